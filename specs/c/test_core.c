@@ -1,0 +1,369 @@
+/*
+** test_core.c: C-level tests of the lease core (src/lease.h), with cmocka.
+** Each test opens a fresh database file under $LEASE_TEST_TMP (or /tmp).
+** The Lua specs cover the contract in depth; these check the C API itself:
+** result codes, reasons, out-parameters, messages and the state after a
+** refused or failed call.
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "lease.h"
+
+/* ------------------------------------------------------------------ */
+/* Fixtures                                                            */
+/* ------------------------------------------------------------------ */
+
+/* A fresh database path per test: $LEASE_TEST_TMP/c-<pid>-<n>.db. */
+static const char *fresh_path(void) {
+  static char path[512];
+  static int n = 0;
+  const char *dir = getenv("LEASE_TEST_TMP");
+  if (!dir || !*dir) dir = "/tmp";
+  snprintf(path, sizeof path, "%s/c-%ld-%d.db", dir, (long)getpid(), n++);
+  unlink(path);
+  return path;
+}
+
+/* Open a fresh database with the default options; the test state. */
+static int setup_db(void **state) {
+  lease_db *db = NULL;
+  int rc = lease_open(fresh_path(), NULL, &db);
+  if (rc != LEASE_OK) {
+    fprintf(stderr, "open: %s\n", lease_errmsg(db));
+    lease_close(db);
+    return -1;
+  }
+  *state = db;
+  return 0;
+}
+
+static int teardown_db(void **state) {
+  lease_close(*state);
+  return 0;
+}
+
+/* Read job id; fails the test when it is missing. */
+static lease_row must_state(lease_db *db, const char *id) {
+  lease_row row;
+  int found = -1;
+  assert_int_equal(lease_state(db, id, LEASE_NTS, &row, &found), LEASE_OK);
+  assert_int_equal(found, 1);
+  return row;
+}
+
+/* ------------------------------------------------------------------ */
+/* Tests                                                               */
+/* ------------------------------------------------------------------ */
+
+/* Step 1: init twice changes nothing, rows and fences survive. */
+static void test_init_idempotent(void **state) {
+  lease_db *db = *state;
+  int64_t fence;
+  int why;
+  assert_int_equal(lease_enqueue(db, "a", LEASE_NTS, &why), LEASE_OK);
+  assert_int_equal(lease_claim(db, "a", LEASE_NTS, "w", LEASE_NTS, 0, 10, &fence, &why), LEASE_OK);
+  assert_int_equal(fence, 1);
+  assert_int_equal(lease_init(db), LEASE_OK);
+  assert_int_equal(lease_init(db), LEASE_OK);
+  assert_int_equal(must_state(db, "a").fence, 1);
+}
+
+/* Step 2: enqueue reports exists and keeps a lease in progress. */
+static void test_enqueue(void **state) {
+  lease_db *db = *state;
+  int64_t fence;
+  int why = -1;
+  lease_row row;
+  assert_int_equal(lease_enqueue(db, "a", LEASE_NTS, &why), LEASE_OK);
+  assert_int_equal(why, LEASE_GRANTED);
+  assert_int_equal(lease_claim(db, "a", 1, "w", 1, 5, 10, &fence, &why), LEASE_OK);
+  assert_int_equal(lease_enqueue(db, "a", LEASE_NTS, &why), LEASE_OK);
+  assert_int_equal(why, LEASE_EXISTS);
+  row = must_state(db, "a");
+  assert_string_equal(row.owner, "w");
+  assert_true(row.until == 15.0);
+  assert_int_equal(row.fence, 1);
+}
+
+/* Step 3: a missing id is found = 0, not an empty row. */
+static void test_state_missing(void **state) {
+  lease_db *db = *state;
+  lease_row row;
+  int found = -1;
+  assert_int_equal(lease_state(db, "nope", LEASE_NTS, &row, &found), LEASE_OK);
+  assert_int_equal(found, 0);
+}
+
+/* Step 4: reasons, the boundary now == until, fence growth. */
+static void test_claim(void **state) {
+  lease_db *db = *state;
+  int64_t fence = -1;
+  int why = -1;
+  assert_int_equal(lease_claim(db, "x", 1, "a", 1, 0, 10, &fence, &why), LEASE_OK);
+  assert_int_equal(why, LEASE_MISSING);
+  assert_int_equal(fence, 0);
+  lease_enqueue(db, "x", 1, NULL);
+  assert_int_equal(lease_claim(db, "x", 1, "a", 1, 0, 10, &fence, &why), LEASE_OK);
+  assert_int_equal(fence, 1);
+  assert_int_equal(why, LEASE_GRANTED);
+  assert_int_equal(lease_claim(db, "x", 1, "b", 1, 9.5, 10, &fence, &why), LEASE_OK);
+  assert_int_equal(why, LEASE_HELD);
+  assert_int_equal(fence, 0);
+  assert_int_equal(lease_claim(db, "x", 1, "b", 1, 10, 10, &fence, &why), LEASE_OK);
+  assert_int_equal(why, LEASE_GRANTED);
+  assert_int_equal(fence, 2);
+  assert_string_equal(must_state(db, "x").owner, "b");
+}
+
+/* Step 5-7: reasons of renew, complete and release, and what they keep. */
+static void test_writes(void **state) {
+  lease_db *db = *state;
+  int64_t f1, f2;
+  int why = -1;
+  lease_row row;
+  lease_enqueue(db, "j", 1, NULL);
+  lease_claim(db, "j", 1, "a", 1, 0, 10, &f1, &why);
+  /* renew: expired at the boundary, stale and foreign refused */
+  assert_int_equal(lease_renew(db, "j", 1, "a", 1, f1, 10, 5, &why), LEASE_OK);
+  assert_int_equal(why, LEASE_EXPIRED);
+  assert_true(must_state(db, "j").until == 10.0);
+  assert_int_equal(lease_renew(db, "j", 1, "a", 1, f1, 9, 5, &why), LEASE_OK);
+  assert_int_equal(why, LEASE_GRANTED);
+  assert_true(must_state(db, "j").until == 14.0);
+  assert_int_equal(lease_renew(db, "j", 1, "b", 1, f1, 9, 5, &why), LEASE_OK);
+  assert_int_equal(why, LEASE_NOT_OWNER);
+  assert_int_equal(lease_renew(db, "j", 1, "a", 1, f1 + 1, 9, 5, &why), LEASE_OK);
+  assert_int_equal(why, LEASE_STALE_FENCE);
+  assert_int_equal(lease_renew(db, "k", 1, "a", 1, f1, 9, 5, &why), LEASE_OK);
+  assert_int_equal(why, LEASE_MISSING);
+  /* takeover; the old generation's complete is refused, result untouched */
+  lease_claim(db, "j", 1, "b", 1, 14, 10, &f2, &why);
+  assert_int_equal(f2, f1 + 1);
+  assert_int_equal(lease_complete(db, "j", 1, "a", 1, f1, 15, "late", LEASE_NTS, &why), LEASE_OK);
+  assert_int_equal(why, LEASE_NOT_OWNER);
+  assert_int_equal(lease_release(db, "j", 1, "a", 1, f1, &why), LEASE_OK);
+  assert_int_equal(why, LEASE_NOT_OWNER);
+  assert_int_equal(lease_complete(db, "j", 1, "b", 1, f2, 15, "ok", LEASE_NTS, &why), LEASE_OK);
+  assert_int_equal(why, LEASE_GRANTED);
+  assert_int_equal(lease_complete(db, "j", 1, "b", 1, f2, 15, "again", LEASE_NTS, &why), LEASE_OK);
+  assert_int_equal(why, LEASE_DONE);
+  assert_int_equal(lease_release(db, "j", 1, "b", 1, f2, &why), LEASE_OK);
+  assert_int_equal(why, LEASE_DONE);
+  row = must_state(db, "j");
+  assert_string_equal(row.result, "ok");
+  assert_int_equal(row.done, 1);
+  assert_int_equal(row.fence, f2);
+}
+
+/* Step 7: release keeps the fence; the next claim gets a larger one. */
+static void test_release_keeps_fence(void **state) {
+  lease_db *db = *state;
+  int64_t f1, f2;
+  int why;
+  lease_row row;
+  lease_enqueue(db, "r", 1, NULL);
+  lease_claim(db, "r", 1, "a", 1, 0, 10, &f1, &why);
+  assert_int_equal(lease_release(db, "r", 1, "a", 1, f1, &why), LEASE_OK);
+  assert_int_equal(why, LEASE_GRANTED);
+  row = must_state(db, "r");
+  assert_null(row.owner);
+  assert_true(row.until == 0.0);
+  assert_int_equal(row.fence, f1);
+  assert_int_equal(lease_claim(db, "r", 1, "b", 1, 1, 10, &f2, &why), LEASE_OK);
+  assert_int_equal(f2, f1 + 1);
+}
+
+/* Byte strings with zero bytes are distinct keys and round-trip. */
+static void test_zero_bytes(void **state) {
+  lease_db *db = *state;
+  int64_t fence;
+  int why;
+  lease_row row;
+  int found;
+  assert_int_equal(lease_enqueue(db, "a\0b", 3, &why), LEASE_OK);
+  assert_int_equal(why, LEASE_GRANTED);
+  assert_int_equal(lease_enqueue(db, "a\0c", 3, &why), LEASE_OK);
+  assert_int_equal(why, LEASE_GRANTED);
+  assert_int_equal(lease_claim(db, "a\0b", 3, "o\0x", 3, 0, 10, &fence, &why), LEASE_OK);
+  assert_int_equal(lease_complete(db, "a\0b", 3, "o\0x", 3, fence, 1, "r\0s", 3, &why), LEASE_OK);
+  assert_int_equal(why, LEASE_GRANTED);
+  assert_int_equal(lease_state(db, "a\0b", 3, &row, &found), LEASE_OK);
+  assert_int_equal(found, 1);
+  assert_int_equal(row.id_len, 3);
+  assert_memory_equal(row.id, "a\0b", 3);
+  assert_int_equal(row.owner_len, 3);
+  assert_memory_equal(row.owner, "o\0x", 3);
+  assert_int_equal(row.result_len, 3);
+  assert_memory_equal(row.result, "r\0s", 3);
+  assert_int_equal(lease_state(db, "a\0c", 3, &row, &found), LEASE_OK);
+  assert_int_equal(row.done, 0);
+  assert_int_equal(lease_state(db, "a", 1, &row, &found), LEASE_OK);
+  assert_int_equal(found, 0);
+}
+
+/* Misuse: bad time and empty strings are refused; nothing changes. */
+static void test_misuse(void **state) {
+  lease_db *db = *state;
+  int64_t fence = -1;
+  int why;
+  const char *msg;
+  lease_enqueue(db, "m", 1, NULL);
+  assert_int_equal(lease_claim(db, "m", 1, "a", 1, 0, 0, &fence, &why), LEASE_MISUSE);
+  assert_int_equal(lease_errcode(db), LEASE_MISUSE);
+  assert_non_null(strstr(lease_errmsg(db), "ttl"));
+  assert_int_equal(fence, 0);
+  assert_int_equal(lease_claim(db, "m", 1, "a", 1, 1e300, 1e-300, &fence, &why), LEASE_MISUSE);
+  assert_int_equal(lease_claim(db, "m", 1, "", 0, 0, 1, &fence, &why), LEASE_MISUSE);
+  assert_non_null(strstr(lease_errmsg(db), "owner"));
+  assert_int_equal(lease_claim(db, "", 0, "a", 1, 0, 1, &fence, &why), LEASE_MISUSE);
+  assert_int_equal(lease_claim(db, NULL, 0, "a", 1, 0, 1, &fence, &why), LEASE_MISUSE);
+  assert_int_equal(lease_check_time(0, -1, &msg), LEASE_ARG_TTL);
+  assert_int_equal(lease_check_time(0.0 / 0.0, 1, &msg), LEASE_ARG_NOW);
+  assert_int_equal(lease_check_time(0, 1, &msg), 0);
+  assert_int_equal(must_state(db, "m").fence, 0);
+  /* the handle still works after refusals */
+  assert_int_equal(lease_claim(db, "m", 1, "a", 1, 0, 1, &fence, &why), LEASE_OK);
+  assert_int_equal(fence, 1);
+  assert_int_equal(lease_errcode(db), LEASE_OK);
+  assert_string_equal(lease_errmsg(db), "not an error");
+}
+
+/* Busy: a writer holding the lock past the timeout makes claim fail
+** LEASE_BUSY (not "held"), and the handle works again afterwards. */
+static void test_busy(void **state) {
+  lease_db *db;
+  lease_options opt;
+  sqlite3 *other;
+  int64_t fence = -1;
+  int why = -1;
+  const char *path = fresh_path();
+  (void)state;
+  lease_options_default(&opt);
+  opt.busy_timeout_ms = 50;
+  assert_int_equal(lease_open(path, &opt, &db), LEASE_OK);
+  lease_enqueue(db, "b", 1, NULL);
+  assert_int_equal(sqlite3_open(path, &other), SQLITE_OK);
+  assert_int_equal(sqlite3_exec(other, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+  assert_int_equal(lease_claim(db, "b", 1, "a", 1, 0, 10, &fence, &why), LEASE_BUSY);
+  assert_string_equal(lease_errname(lease_errcode(db)), "busy");
+  assert_int_equal(fence, 0);
+  assert_int_equal(sqlite3_exec(other, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(other);
+  assert_int_equal(lease_claim(db, "b", 1, "a", 1, 0, 10, &fence, &why), LEASE_OK);
+  assert_int_equal(fence, 1);
+  lease_close(db);
+}
+
+/* A fence at its maximum, or not an integer, is an error, never a reuse. */
+static void test_fence_limits(void **state) {
+  lease_db *db = *state;
+  sqlite3 *other;
+  int64_t fence = -1;
+  int why;
+  lease_enqueue(db, "max", 3, NULL);
+  lease_enqueue(db, "txt", 3, NULL);
+  assert_int_equal(sqlite3_open(lease_path(db), &other), SQLITE_OK);
+  assert_int_equal(sqlite3_exec(other,
+      "UPDATE jobs SET fence = 9223372036854775807 WHERE id = 'max';"
+      "UPDATE jobs SET fence = 'x' WHERE id = 'txt';", NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(other);
+  assert_int_equal(lease_claim(db, "max", 3, "a", 1, 0, 10, &fence, &why), LEASE_RANGE);
+  assert_int_equal(fence, 0);
+  assert_int_equal(must_state(db, "max").fence, INT64_MAX);
+  assert_null(must_state(db, "max").owner);
+  assert_int_equal(lease_claim(db, "txt", 3, "a", 1, 0, 10, &fence, &why), LEASE_MISMATCH);
+  assert_null(must_state(db, "txt").owner);
+}
+
+/* Opening: a missing directory, a non-database, a foreign jobs table. */
+static void test_open_failures(void **state) {
+  lease_db *db = NULL;
+  sqlite3 *other;
+  char path[600];
+  FILE *f;
+  (void)state;
+  assert_int_equal(lease_open("/nonexistent-dir/x.db", NULL, &db), LEASE_CANTOPEN);
+  assert_non_null(db);
+  assert_string_equal(lease_path(db), "/nonexistent-dir/x.db");
+  lease_close(db);
+
+  snprintf(path, sizeof path, "%s", fresh_path());
+  f = fopen(path, "wb");
+  assert_non_null(f);
+  fputs("this is not an SQLite database, just some text long enough to read.....\n", f);
+  fclose(f);
+  assert_int_equal(lease_open(path, NULL, &db), LEASE_NOTADB);
+  assert_string_equal(lease_errmsg(db), "file is not a database");
+  lease_close(db);
+
+  snprintf(path, sizeof path, "%s", fresh_path());
+  assert_int_equal(sqlite3_open(path, &other), SQLITE_OK);
+  assert_int_equal(sqlite3_exec(other, "CREATE TABLE jobs(id TEXT PRIMARY KEY, owner TEXT, "
+      "until REAL NOT NULL DEFAULT 0, fence TEXT, result TEXT, done INTEGER NOT NULL DEFAULT 0)",
+      NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(other);
+  assert_int_equal(lease_open(path, NULL, &db), LEASE_SCHEMA);
+  assert_non_null(strstr(lease_errmsg(db), "fence"));
+  lease_close(db);
+
+  assert_int_equal(lease_open(NULL, NULL, &db), LEASE_MISUSE);
+  lease_close(db);
+  assert_int_equal(lease_open("x", NULL, NULL), LEASE_MISUSE);
+}
+
+/* Read-only: reads work, writes fail LEASE_READONLY and change nothing. */
+static void test_readonly(void **state) {
+  lease_db *db = *state, *ro;
+  lease_options opt;
+  int64_t fence = -1;
+  int why;
+  lease_enqueue(db, "r", 1, NULL);
+  lease_options_default(&opt);
+  opt.flags = LEASE_OPEN_READONLY;
+  assert_int_equal(lease_open(lease_path(db), &opt, &ro), LEASE_OK);
+  assert_int_equal(must_state(ro, "r").fence, 0);
+  assert_int_equal(lease_claim(ro, "r", 1, "a", 1, 0, 10, &fence, &why), LEASE_READONLY);
+  assert_int_equal(fence, 0);
+  assert_int_equal(lease_enqueue(ro, "s", 1, &why), LEASE_READONLY);
+  lease_close(ro);
+  assert_null(must_state(db, "r").owner);
+}
+
+/* Names are stable words. */
+static void test_names(void **state) {
+  (void)state;
+  assert_string_equal(lease_errname(LEASE_BUSY), "busy");
+  assert_string_equal(lease_errname(LEASE_FULL), "full");
+  assert_string_equal(lease_errname(999), "unknown");
+  assert_string_equal(lease_reason_name(LEASE_STALE_FENCE), "stale_fence");
+  assert_string_equal(lease_reason_name(LEASE_HELD), "held");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test_setup_teardown(test_init_idempotent, setup_db, teardown_db),
+    cmocka_unit_test_setup_teardown(test_enqueue, setup_db, teardown_db),
+    cmocka_unit_test_setup_teardown(test_state_missing, setup_db, teardown_db),
+    cmocka_unit_test_setup_teardown(test_claim, setup_db, teardown_db),
+    cmocka_unit_test_setup_teardown(test_writes, setup_db, teardown_db),
+    cmocka_unit_test_setup_teardown(test_release_keeps_fence, setup_db, teardown_db),
+    cmocka_unit_test_setup_teardown(test_zero_bytes, setup_db, teardown_db),
+    cmocka_unit_test_setup_teardown(test_misuse, setup_db, teardown_db),
+    cmocka_unit_test(test_busy),
+    cmocka_unit_test_setup_teardown(test_fence_limits, setup_db, teardown_db),
+    cmocka_unit_test(test_open_failures),
+    cmocka_unit_test_setup_teardown(test_readonly, setup_db, teardown_db),
+    cmocka_unit_test(test_names),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,113 @@
+-- specs/helpers.lua: shared fixtures for the busted specs.
+--
+-- Every spec gets fresh database files under one scratch directory
+-- ($LEASE_TEST_TMP, set by ctest, or the system's temporary directory).
+local H = {}
+
+H.lease = require("lease")
+
+local tmp_root = os.getenv("LEASE_TEST_TMP")
+if not tmp_root or tmp_root == "" then tmp_root = os.getenv("TMPDIR") or "/tmp" end
+os.execute("mkdir -p '" .. tmp_root .. "'")
+
+local counter = 0
+
+--- H.sh(s) -> string: s quoted for the shell.
+function H.sh(s)
+  return "'" .. tostring(s):gsub("'", [['\'']]) .. "'"
+end
+
+--- H.path([name]) -> string: a database path that does not exist yet.
+function H.path(name)
+  counter = counter + 1
+  local p = string.format("%s/spec-%d-%d-%s.db", tmp_root, H.pid(), counter, name or "db")
+  os.remove(p); os.remove(p .. "-wal"); os.remove(p .. "-shm")
+  return p
+end
+
+--- H.pid() -> integer: this process's id (read once from /proc).
+function H.pid()
+  if not H._pid then
+    local f = io.open("/proc/self/stat")
+    H._pid = f and tonumber(f:read("*l"):match("^(%d+)")) or os.time()
+    if f then f:close() end
+  end
+  return H._pid
+end
+
+--- H.dir() -> string: a fresh empty directory.
+function H.dir()
+  counter = counter + 1
+  local d = string.format("%s/dir-%d-%d", tmp_root, H.pid(), counter)
+  os.execute("rm -rf " .. H.sh(d) .. " && mkdir -p " .. H.sh(d))
+  return d
+end
+
+--- H.exists(path) -> boolean
+function H.exists(path)
+  local f = io.open(path, "rb")
+  if f then f:close() return true end
+  return false
+end
+
+--- H.read(path) -> string|nil: the file's bytes.
+function H.read(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+--- H.write(path, bytes)
+function H.write(path, bytes)
+  local f = assert(io.open(path, "wb"))
+  f:write(bytes)
+  f:close()
+end
+
+--- H.fresh(name) -> db, path: an open handle on a new database.
+function H.fresh(name, options)
+  local p = H.path(name)
+  return H.lease.open(p, options), p
+end
+
+--- H.snapshot(path) -> table: every job, read through a new connection,
+-- keyed by id, for comparing the database before and after a call.
+function H.snapshot(path)
+  local out = {}
+  local rows = H.sqlite3(path, "SELECT quote(id), quote(owner), quote(until), quote(fence),"
+    .. " quote(result), quote(done) FROM jobs ORDER BY rowid")
+  for line in rows:gmatch("[^\n]+") do out[#out + 1] = line end
+  return out
+end
+
+--- H.sqlite3(path, sql) -> string: run sql with the sqlite3 command-line
+-- tool (another SQLite client) and return what it printed.  Raises when it fails.
+function H.sqlite3(path, sql)
+  local cli = os.getenv("LEASE_SQLITE3")
+  if not cli or cli == "" then cli = "sqlite3" end
+  local p = assert(io.popen(cli .. " -batch -bail -separator '|' " .. H.sh(path)
+    .. " 2>&1 <<'LEASE_SQL_EOF'\n" .. sql .. ";\nLEASE_SQL_EOF\n"))
+  local out = p:read("a")
+  local ok, _, code = p:close()
+  if not ok then error("sqlite3 failed (" .. tostring(code) .. "): " .. out, 2) end
+  return out
+end
+
+--- H.error_of(fn, ...) -> string: the error fn raises (fails when it does not).
+function H.error_of(fn, ...)
+  local ok, err = pcall(fn, ...)
+  assert(not ok, "expected an error, got a return")
+  return tostring(err)
+end
+
+--- H.is_root() -> boolean: file permissions do not stop root.
+function H.is_root()
+  local p = io.popen("id -u")
+  local uid = p:read("*l")
+  p:close()
+  return uid == "0"
+end
+
+return H

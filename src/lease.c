@@ -1,0 +1,797 @@
+/*
+** lease.c: the lease engine over SQLite.  No Lua here.
+**
+** Every write is one guarded UPDATE whose WHERE clause carries the whole
+** check of the contract (owner, fence, done, until), run inside a
+** BEGIN IMMEDIATE transaction.  When the UPDATE changes nothing, a SELECT in
+** the same transaction says why, so the reason reported is the state that
+** refused the write, not a later one.
+*/
+#include "lease.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include <sqlite3.h>
+
+/* ===================================================================== */
+/* The SQL                                                                */
+/* ===================================================================== */
+
+/* Contract step 1: the table, exactly as the seed declares it. */
+#define SQL_CREATE_JOBS                                                   \
+  "CREATE TABLE IF NOT EXISTS jobs(id TEXT PRIMARY KEY, owner TEXT, "    \
+  "until REAL NOT NULL DEFAULT 0, fence INTEGER NOT NULL DEFAULT 0, "    \
+  "result TEXT, done INTEGER NOT NULL DEFAULT 0)"
+
+/* Cached statements, prepared on first use and kept for the handle's life. */
+enum {
+  ST_BEGIN, ST_COMMIT, ST_ROLLBACK,
+  ST_ENQUEUE, ST_STATE,
+  ST_CLAIM, ST_CLAIM_WHY,
+  ST_RENEW, ST_COMPLETE, ST_RELEASE, ST_WRITE_WHY,
+  ST_COUNT
+};
+
+static const char *const stmt_sql[ST_COUNT] = {
+  /* ST_BEGIN: take the write lock before reading, so the check and the
+  ** update see one state (contract step 4). */
+  "BEGIN IMMEDIATE",
+  "COMMIT",
+  "ROLLBACK",
+  /* ST_ENQUEUE: contract step 2; never OR REPLACE (it would reset a lease). */
+  "INSERT OR IGNORE INTO jobs(id) VALUES (?1)",
+  /* ST_STATE: contract step 3. */
+  "SELECT id, owner, until, fence, result, done FROM jobs WHERE id = ?1",
+  /* ST_CLAIM: contract step 4.  ?1 id, ?2 owner, ?3 now, ?4 now + ttl.
+  ** Held means until > now, so until <= now is free: the boundary
+  ** now == until can be claimed again.  The fence must be an integer
+  ** that can still grow. */
+  "UPDATE jobs SET owner = ?2, until = ?4, fence = fence + 1"
+  " WHERE id = ?1 AND done = 0 AND until <= ?3"
+  " AND typeof(fence) = 'integer' AND fence < 9223372036854775807"
+  " RETURNING fence",
+  /* ST_CLAIM_WHY: why ST_CLAIM changed nothing.  ?1 id, ?2 now. */
+  "SELECT done <> 0, until > ?2, typeof(fence) = 'integer' FROM jobs WHERE id = ?1",
+  /* ST_RENEW: contract step 5.  ?1 id, ?2 owner, ?3 fence, ?4 now, ?5 now + ttl.
+  ** until > now: an expired lease is never revived. */
+  "UPDATE jobs SET until = ?5"
+  " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4",
+  /* ST_COMPLETE: contract step 6.  ?1 id, ?2 owner, ?3 fence, ?4 now, ?5 result. */
+  "UPDATE jobs SET result = ?5, done = 1"
+  " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4",
+  /* ST_RELEASE: contract step 7.  ?1 id, ?2 owner, ?3 fence.  The fence is kept. */
+  "UPDATE jobs SET owner = NULL, until = 0"
+  " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0",
+  /* ST_WRITE_WHY: why ST_RENEW, ST_COMPLETE or ST_RELEASE changed nothing;
+  ** the negation of their WHERE clauses, one column per check. */
+  "SELECT done <> 0, owner IS NOT ?2, fence IS NOT ?3, until <= ?4"
+  " FROM jobs WHERE id = ?1",
+};
+
+/* ===================================================================== */
+/* The handle                                                             */
+/* ===================================================================== */
+
+#define ERRMSG_MAX 512
+
+struct lease_db {
+  sqlite3 *conn;                    /* NULL once closed or when open failed */
+  char *path;                       /* as given to lease_open */
+  sqlite3_stmt *stmt[ST_COUNT];     /* prepared on first use */
+  int busy_timeout_ms;              /* how long busy_wait keeps waiting */
+  double busy_since;                /* monotonic ms when the current wait began */
+  int rc;                           /* last result code */
+  int xrc;                          /* SQLite's extended code behind rc, or 0 */
+  char errmsg[ERRMSG_MAX];          /* message of the last failure */
+  char *buf;                        /* storage for lease_row strings */
+  size_t bufcap;
+};
+
+/* Clear the error state at the start of a call. */
+static void clear_error(lease_db *db) {
+  db->rc = LEASE_OK;
+  db->xrc = 0;
+  db->errmsg[0] = '\0';
+}
+
+/* Record a failure of the engine's own (misuse, schema, range...). */
+static int fail(lease_db *db, int rc, const char *fmt, ...) {
+  va_list ap;
+  db->rc = rc;
+  db->xrc = 0;
+  va_start(ap, fmt);
+  vsnprintf(db->errmsg, sizeof db->errmsg, fmt, ap);
+  va_end(ap);
+  return rc;
+}
+
+/* Map SQLite's primary result code onto the engine's code. */
+static int map_sqlite_rc(int src) {
+  switch (src & 0xff) {
+    case SQLITE_OK: return LEASE_OK;
+    case SQLITE_BUSY: return LEASE_BUSY;
+    case SQLITE_LOCKED: return LEASE_LOCKED;
+    case SQLITE_READONLY: return LEASE_READONLY;
+    case SQLITE_NOTADB: return LEASE_NOTADB;
+    case SQLITE_CORRUPT: return LEASE_CORRUPT;
+    case SQLITE_FULL: return LEASE_FULL;
+    case SQLITE_IOERR: return LEASE_IOERR;
+    case SQLITE_CANTOPEN: return LEASE_CANTOPEN;
+    case SQLITE_NOMEM: return LEASE_NOMEM;
+    case SQLITE_PERM: case SQLITE_AUTH: return LEASE_PERM;
+    case SQLITE_INTERRUPT: return LEASE_INTERRUPT;
+    case SQLITE_CONSTRAINT: return LEASE_CONSTRAINT;
+    case SQLITE_PROTOCOL: return LEASE_PROTOCOL;
+    case SQLITE_MISUSE: case SQLITE_RANGE: return LEASE_MISUSE;
+    case SQLITE_TOOBIG: return LEASE_FULL;
+    default: return LEASE_ERROR;
+  }
+}
+
+/* Record a failure SQLite reported with code src, keeping SQLite's message.
+** Must run before anything else touches the connection. */
+static int fail_sqlite(lease_db *db, int src) {
+  const char *msg = db->conn ? sqlite3_errmsg(db->conn) : sqlite3_errstr(src);
+  /* sqlite3_errmsg may describe a newer call than src; prefer the text of
+  ** src itself when the connection's code does not match. */
+  if (db->conn && (sqlite3_extended_errcode(db->conn) & 0xff) != (src & 0xff))
+    msg = sqlite3_errstr(src);
+  db->rc = map_sqlite_rc(src);
+  if (db->rc == LEASE_OK) db->rc = LEASE_ERROR;
+  db->xrc = src;
+  snprintf(db->errmsg, sizeof db->errmsg, "%s", msg);
+  return db->rc;
+}
+
+/* Milliseconds on the monotonic clock, for the busy timeout. */
+static double monotonic_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/*
+** The busy handler: wait for the write lock with short, growing sleeps
+** (50 us doubling up to 2 ms) until busy_timeout_ms has passed.  SQLite's
+** own busy_timeout sleeps whole milliseconds from the first retry, which
+** wastes most of a short transaction's turn when many threads share a file.
+** Returns non-zero to retry, 0 to give up (the call then fails LEASE_BUSY).
+*/
+static int busy_wait(void *arg, int count) {
+  lease_db *db = arg;
+  double now = monotonic_ms(), left;
+  long us;
+  struct timespec ts;
+  if (db->busy_timeout_ms <= 0) return 0;
+  if (count == 0) db->busy_since = now;
+  left = db->busy_since + db->busy_timeout_ms - now;
+  if (left <= 0) return 0;
+  us = count < 6 ? 50L << count : 2000L;
+  if ((double)us > left * 1e3) us = (long)(left * 1e3) + 1;
+  ts.tv_sec = us / 1000000L;
+  ts.tv_nsec = (us % 1000000L) * 1000L;
+  nanosleep(&ts, NULL);
+  return 1;
+}
+
+/* The cached statement `which`, preparing it on first use; NULL on failure. */
+static sqlite3_stmt *stmt(lease_db *db, int which) {
+  if (!db->stmt[which]) {
+    int src = sqlite3_prepare_v3(db->conn, stmt_sql[which], -1,
+                                 SQLITE_PREPARE_PERSISTENT, &db->stmt[which], NULL);
+    if (src != SQLITE_OK) {
+      fail_sqlite(db, src);
+      sqlite3_finalize(db->stmt[which]);
+      db->stmt[which] = NULL;
+    }
+  }
+  return db->stmt[which];
+}
+
+/* Step a statement that returns no row (BEGIN, COMMIT, INSERT...). */
+static int run(lease_db *db, int which) {
+  sqlite3_stmt *st = stmt(db, which);
+  int src;
+  if (!st) return db->rc;
+  src = sqlite3_step(st);
+  if (src != SQLITE_DONE && src != SQLITE_ROW) {
+    fail_sqlite(db, src);
+    sqlite3_reset(st);
+    return db->rc;
+  }
+  sqlite3_reset(st);
+  return LEASE_OK;
+}
+
+/* Roll back whatever transaction is open, keeping the recorded error. */
+static void rollback(lease_db *db) {
+  if (!sqlite3_get_autocommit(db->conn)) {
+    sqlite3_stmt *st = stmt(db, ST_ROLLBACK);
+    if (st) {
+      sqlite3_step(st);
+      sqlite3_reset(st);
+    }
+  }
+}
+
+/* Commit; on failure roll back, so the handle stays usable. */
+static int commit(lease_db *db) {
+  int rc = run(db, ST_COMMIT);
+  if (rc != LEASE_OK) rollback(db);
+  return rc;
+}
+
+/* Finish a failed step: record the error, reset, roll back. */
+static int abort_step(lease_db *db, sqlite3_stmt *st, int src) {
+  fail_sqlite(db, src);
+  sqlite3_reset(st);
+  rollback(db);
+  return db->rc;
+}
+
+/* ===================================================================== */
+/* Argument checks                                                        */
+/* ===================================================================== */
+
+/* Resolve LEASE_NTS and refuse NULL or empty byte strings. */
+static int check_bytes(lease_db *db, const char *what, const char *s, size_t *len) {
+  if (!s) return fail(db, LEASE_MISUSE, "%s must not be NULL", what);
+  if (*len == LEASE_NTS) *len = strlen(s);
+  if (*len == 0) return fail(db, LEASE_MISUSE, "%s must not be empty", what);
+  if (*len > INT_MAX) return fail(db, LEASE_MISUSE, "%s is too long", what);
+  return LEASE_OK;
+}
+
+/* See lease.h.  The sum check catches a ttl too small to change a huge now
+** (and an overflow to infinity), so a lease always ends after it starts. */
+int lease_check_time(double now, double ttl, const char **why) {
+  const char *msg = NULL;
+  int arg = 0;
+  if (!isfinite(now)) { arg = LEASE_ARG_NOW; msg = "now must be a finite number"; }
+  else if (isnan(ttl) || !(ttl > 0)) { arg = LEASE_ARG_TTL; msg = "ttl must be a number > 0"; }
+  else if (!isfinite(ttl)) { arg = LEASE_ARG_TTL; msg = "ttl must be finite"; }
+  else if (!isfinite(now + ttl) || !(now + ttl > now)) {
+    arg = LEASE_ARG_TTL;
+    msg = "now + ttl must be a finite number greater than now";
+  }
+  if (why) *why = msg;
+  return arg;
+}
+
+/* Refuse a NULL or closed handle.  Evaluates to the code to return. */
+#define CHECK_DB(db)                                   \
+  do {                                                 \
+    if (!(db)) return LEASE_MISUSE;                    \
+    clear_error(db);                                   \
+    if (!(db)->conn)                                   \
+      return fail((db), LEASE_MISUSE, "the database is closed"); \
+  } while (0)
+
+/* Validate id and owner, as most operations need both. */
+static int check_id_owner(lease_db *db, const char *id, size_t *id_len,
+                          const char *owner, size_t *owner_len) {
+  int rc = check_bytes(db, "id", id, id_len);
+  if (rc == LEASE_OK) rc = check_bytes(db, "owner", owner, owner_len);
+  return rc;
+}
+
+/* ===================================================================== */
+/* Opening: pragmas and the schema check                                  */
+/* ===================================================================== */
+
+/* One column of the contract's jobs table. */
+typedef struct column_spec {
+  const char *name;
+  const char *type;
+  int notnull_zero;   /* 1: must be NOT NULL DEFAULT 0 */
+  int pk;             /* 1: the primary key */
+} column_spec;
+
+static const column_spec jobs_columns[] = {
+  {"id", "TEXT", 0, 1},
+  {"owner", "TEXT", 0, 0},
+  {"until", "REAL", 1, 0},
+  {"fence", "INTEGER", 1, 0},
+  {"result", "TEXT", 0, 0},
+  {"done", "INTEGER", 1, 0},
+};
+#define NCOLUMNS (sizeof jobs_columns / sizeof jobs_columns[0])
+
+/* True when a column default (as PRAGMA table_info prints it) is zero:
+** "0", "0.0", "'0'", "(0)" all count. */
+static int default_is_zero(const char *d) {
+  char tmp[64];
+  size_t n, i = 0, j;
+  char *end;
+  double v;
+  if (!d) return 0;
+  n = strlen(d);
+  if (n >= sizeof tmp) return 0;
+  j = n;
+  while (i < j && (d[i] == '(' || d[i] == '\'' || d[i] == '"')) i++;
+  while (j > i && (d[j - 1] == ')' || d[j - 1] == '\'' || d[j - 1] == '"')) j--;
+  memcpy(tmp, d + i, j - i);
+  tmp[j - i] = '\0';
+  if (!tmp[0]) return 0;
+  v = strtod(tmp, &end);
+  return *end == '\0' && v == 0.0;
+}
+
+/*
+** Compare the jobs table with the contract.  Sets *missing when there is no
+** table.  Extra columns are allowed when an INSERT of the id alone can fill
+** them (nullable or with a default); the six columns must keep their names,
+** types, primary key and NOT NULL DEFAULT 0.  Never changes the table.
+*/
+static int check_schema(lease_db *db, int *missing) {
+  sqlite3_stmt *st = NULL;
+  int seen[NCOLUMNS] = {0};
+  int src, rows = 0, rc = LEASE_OK;
+  size_t k;
+  *missing = 0;
+  src = sqlite3_prepare_v2(db->conn,
+      "SELECT type FROM sqlite_master WHERE name = 'jobs' COLLATE NOCASE", -1, &st, NULL);
+  if (src != SQLITE_OK) return fail_sqlite(db, src);
+  src = sqlite3_step(st);
+  if (src == SQLITE_ROW) {
+    const char *type = (const char *)sqlite3_column_text(st, 0);
+    if (!type || strcmp(type, "table") != 0)
+      rc = fail(db, LEASE_SCHEMA, "jobs is a %s, not a table", type ? type : "?");
+  } else if (src == SQLITE_DONE) {
+    *missing = 1;
+  } else {
+    rc = fail_sqlite(db, src);
+  }
+  sqlite3_finalize(st);
+  if (rc != LEASE_OK || *missing) return rc;
+
+  src = sqlite3_prepare_v2(db->conn, "PRAGMA table_info(jobs)", -1, &st, NULL);
+  if (src != SQLITE_OK) return fail_sqlite(db, src);
+  while ((src = sqlite3_step(st)) == SQLITE_ROW && rc == LEASE_OK) {
+    const char *name = (const char *)sqlite3_column_text(st, 1);
+    const char *type = (const char *)sqlite3_column_text(st, 2);
+    int notnull = sqlite3_column_int(st, 3);
+    const char *dflt = (const char *)sqlite3_column_text(st, 4);
+    int pk = sqlite3_column_int(st, 5);
+    rows++;
+    for (k = 0; k < NCOLUMNS; k++)
+      if (name && strcasecmp(name, jobs_columns[k].name) == 0) break;
+    if (k == NCOLUMNS) {   /* a column of another client's */
+      if (pk)
+        rc = fail(db, LEASE_SCHEMA, "jobs has column %s in its primary key; only id may be", name);
+      else if (notnull && !dflt)
+        rc = fail(db, LEASE_SCHEMA,
+                  "jobs has column %s NOT NULL without a default, so enqueue could not insert",
+                  name);
+      continue;
+    }
+    seen[k] = 1;
+    if (!type || strcasecmp(type, jobs_columns[k].type) != 0)
+      rc = fail(db, LEASE_SCHEMA, "jobs.%s is %s, expected %s", jobs_columns[k].name,
+                type && *type ? type : "untyped", jobs_columns[k].type);
+    else if ((pk != 0) != jobs_columns[k].pk)
+      rc = fail(db, LEASE_SCHEMA, jobs_columns[k].pk ? "jobs.%s is not the primary key"
+                                                     : "jobs.%s is part of the primary key",
+                jobs_columns[k].name);
+    else if (jobs_columns[k].notnull_zero && !(notnull && default_is_zero(dflt)))
+      rc = fail(db, LEASE_SCHEMA, "jobs.%s must be NOT NULL DEFAULT 0", jobs_columns[k].name);
+  }
+  if (src != SQLITE_DONE && src != SQLITE_ROW && rc == LEASE_OK) rc = fail_sqlite(db, src);
+  sqlite3_finalize(st);
+  if (rc != LEASE_OK) return rc;
+  if (rows == 0) return fail(db, LEASE_SCHEMA, "jobs has no columns");
+  for (k = 0; k < NCOLUMNS; k++)
+    if (!seen[k])
+      return fail(db, LEASE_SCHEMA, "jobs has no column %s %s", jobs_columns[k].name,
+                  jobs_columns[k].type);
+  return LEASE_OK;
+}
+
+/* Run one pragma statement, reading and ignoring any row it returns. */
+static int pragma(lease_db *db, const char *sql) {
+  sqlite3_stmt *st = NULL;
+  int src = sqlite3_prepare_v2(db->conn, sql, -1, &st, NULL);
+  if (src == SQLITE_OK) {
+    while ((src = sqlite3_step(st)) == SQLITE_ROW) {}
+    if (src == SQLITE_DONE) src = SQLITE_OK;
+  }
+  if (src != SQLITE_OK) fail_sqlite(db, src);
+  sqlite3_finalize(st);
+  return src == SQLITE_OK ? LEASE_OK : db->rc;
+}
+
+void lease_options_default(lease_options *opt) {
+  if (!opt) return;
+  opt->busy_timeout_ms = 10000;
+  opt->synchronous = LEASE_SYNC_FULL;
+  opt->flags = 0;
+}
+
+/* See lease.h. */
+int lease_open(const char *path, const lease_options *opt, lease_db **out) {
+  lease_options defaults;
+  lease_db *db;
+  int flags, src, rc, missing;
+  size_t n;
+  if (!out) return LEASE_MISUSE;
+  *out = NULL;
+  db = calloc(1, sizeof *db);
+  if (!db) return LEASE_NOMEM;
+  *out = db;
+  if (!path) return fail(db, LEASE_MISUSE, "path must not be NULL");
+  n = strlen(path);
+  db->path = malloc(n + 1);
+  if (!db->path) return fail(db, LEASE_NOMEM, "out of memory");
+  memcpy(db->path, path, n + 1);
+  if (!opt) {
+    lease_options_default(&defaults);
+    opt = &defaults;
+  }
+  if (opt->busy_timeout_ms < 0)
+    return fail(db, LEASE_MISUSE, "busy_timeout_ms must be >= 0");
+  if (opt->synchronous != LEASE_SYNC_FULL && opt->synchronous != LEASE_SYNC_NORMAL)
+    return fail(db, LEASE_MISUSE, "synchronous must be LEASE_SYNC_FULL or LEASE_SYNC_NORMAL");
+  if (opt->flags & ~(LEASE_OPEN_READONLY | LEASE_OPEN_NOCREATE))
+    return fail(db, LEASE_MISUSE, "unknown open flags");
+  db->busy_timeout_ms = opt->busy_timeout_ms;
+
+  /* One handle is used by one thread at a time, so SQLite's per-connection
+  ** mutex is not needed (SQLITE_OPEN_NOMUTEX). */
+  flags = SQLITE_OPEN_NOMUTEX;
+  if (opt->flags & LEASE_OPEN_READONLY) flags |= SQLITE_OPEN_READONLY;
+  else flags |= SQLITE_OPEN_READWRITE | ((opt->flags & LEASE_OPEN_NOCREATE) ? 0 : SQLITE_OPEN_CREATE);
+  src = sqlite3_open_v2(path, &db->conn, flags, NULL);
+  if (src != SQLITE_OK) {
+    rc = fail_sqlite(db, src);
+    sqlite3_close_v2(db->conn);
+    db->conn = NULL;
+    return rc;
+  }
+  sqlite3_extended_result_codes(db->conn, 1);
+  sqlite3_busy_handler(db->conn, busy_wait, db);
+
+  /* WAL lets readers run beside the one writer.  A read-only handle
+  ** leaves the mode as it finds it. */
+  rc = LEASE_OK;
+  if (!(opt->flags & LEASE_OPEN_READONLY)) rc = pragma(db, "PRAGMA journal_mode=WAL");
+  if (rc == LEASE_OK)
+    rc = pragma(db, opt->synchronous == LEASE_SYNC_FULL ? "PRAGMA synchronous=FULL"
+                                                        : "PRAGMA synchronous=NORMAL");
+  if (rc == LEASE_OK) rc = check_schema(db, &missing);
+  if (rc == LEASE_OK && missing) {
+    if (opt->flags & LEASE_OPEN_READONLY)
+      rc = fail(db, LEASE_SCHEMA, "the database has no jobs table (opened read-only)");
+    else if ((rc = lease_init(db)) == LEASE_OK)
+      rc = check_schema(db, &missing);   /* another client may have raced us */
+  }
+  if (rc != LEASE_OK) {
+    sqlite3_close_v2(db->conn);
+    db->conn = NULL;
+    return rc;
+  }
+  clear_error(db);
+  return LEASE_OK;
+}
+
+/* See lease.h. */
+int lease_close(lease_db *db) {
+  int i;
+  if (!db) return LEASE_OK;
+  for (i = 0; i < ST_COUNT; i++) sqlite3_finalize(db->stmt[i]);
+  if (db->conn) sqlite3_close_v2(db->conn);
+  free(db->path);
+  free(db->buf);
+  free(db);
+  return LEASE_OK;
+}
+
+/* ===================================================================== */
+/* The operations                                                         */
+/* ===================================================================== */
+
+/* See lease.h (contract step 1). */
+int lease_init(lease_db *db) {
+  sqlite3_stmt *st = NULL;
+  int src;
+  CHECK_DB(db);
+  src = sqlite3_prepare_v2(db->conn, SQL_CREATE_JOBS, -1, &st, NULL);
+  if (src == SQLITE_OK) {
+    src = sqlite3_step(st);
+    if (src == SQLITE_DONE) src = SQLITE_OK;
+  }
+  if (src != SQLITE_OK) fail_sqlite(db, src);
+  sqlite3_finalize(st);
+  return db->rc;
+}
+
+/* See lease.h (contract step 2). */
+int lease_enqueue(lease_db *db, const char *id, size_t id_len, int *reason) {
+  sqlite3_stmt *st;
+  int src;
+  CHECK_DB(db);
+  if (check_bytes(db, "id", id, &id_len)) return db->rc;
+  if (!(st = stmt(db, ST_ENQUEUE))) return db->rc;
+  sqlite3_bind_text(st, 1, id, (int)id_len, SQLITE_STATIC);
+  src = sqlite3_step(st);
+  if (src != SQLITE_DONE) return abort_step(db, st, src);
+  sqlite3_reset(st);
+  if (reason) *reason = sqlite3_changes(db->conn) == 1 ? LEASE_GRANTED : LEASE_EXISTS;
+  return LEASE_OK;
+}
+
+/* Make room for n bytes of row strings in the handle's buffer. */
+static int reserve(lease_db *db, size_t n) {
+  if (n > db->bufcap) {
+    char *p = realloc(db->buf, n);
+    if (!p) return fail(db, LEASE_NOMEM, "out of memory");
+    db->buf = p;
+    db->bufcap = n;
+  }
+  return LEASE_OK;
+}
+
+/* See lease.h (contract step 3). */
+int lease_state(lease_db *db, const char *id, size_t id_len, lease_row *row, int *found) {
+  sqlite3_stmt *st;
+  int src;
+  CHECK_DB(db);
+  if (!row || !found) return fail(db, LEASE_MISUSE, "row and found must not be NULL");
+  *found = 0;
+  if (check_bytes(db, "id", id, &id_len)) return db->rc;
+  if (!(st = stmt(db, ST_STATE))) return db->rc;
+  sqlite3_bind_text(st, 1, id, (int)id_len, SQLITE_STATIC);
+  src = sqlite3_step(st);
+  if (src == SQLITE_ROW) {
+    /* Copy the strings out before the statement is reset. */
+    const void *p[3];
+    size_t n[3], total = 3, off = 0;
+    int cols[3] = {0, 1, 4}, i;
+    for (i = 0; i < 3; i++) {
+      p[i] = sqlite3_column_type(st, cols[i]) == SQLITE_NULL ? NULL : sqlite3_column_text(st, cols[i]);
+      n[i] = (size_t)sqlite3_column_bytes(st, cols[i]);
+      total += n[i];
+    }
+    if (reserve(db, total) != LEASE_OK) {
+      sqlite3_reset(st);
+      return db->rc;
+    }
+    for (i = 0; i < 3; i++) {
+      const char *s = NULL;
+      if (p[i]) {
+        memcpy(db->buf + off, p[i], n[i]);
+        db->buf[off + n[i]] = '\0';
+        s = db->buf + off;
+        off += n[i] + 1;
+      }
+      if (i == 0) { row->id = s; row->id_len = n[i]; }
+      else if (i == 1) { row->owner = s; row->owner_len = s ? n[i] : 0; }
+      else { row->result = s; row->result_len = s ? n[i] : 0; }
+    }
+    row->until = sqlite3_column_double(st, 2);
+    row->fence = sqlite3_column_int64(st, 3);
+    row->done = sqlite3_column_int64(st, 5) != 0;
+    *found = 1;
+    src = sqlite3_step(st);   /* id is the primary key: at most one row */
+  }
+  if (src != SQLITE_DONE) {
+    *found = 0;
+    fail_sqlite(db, src);
+    sqlite3_reset(st);
+    return db->rc;
+  }
+  sqlite3_reset(st);
+  return LEASE_OK;
+}
+
+/* See lease.h (contract step 4). */
+int lease_claim(lease_db *db, const char *id, size_t id_len, const char *owner,
+                size_t owner_len, double now, double ttl, int64_t *fence, int *reason) {
+  sqlite3_stmt *st, *why;
+  const char *msg;
+  int src, rc, granted = 0;
+  int64_t got = 0;
+  CHECK_DB(db);
+  if (fence) *fence = 0;
+  if (check_id_owner(db, id, &id_len, owner, &owner_len)) return db->rc;
+  if (lease_check_time(now, ttl, &msg)) return fail(db, LEASE_MISUSE, "%s", msg);
+  if (!(st = stmt(db, ST_CLAIM)) || !(why = stmt(db, ST_CLAIM_WHY))) return db->rc;
+  if ((rc = run(db, ST_BEGIN)) != LEASE_OK) return rc;
+  sqlite3_bind_text(st, 1, id, (int)id_len, SQLITE_STATIC);
+  sqlite3_bind_text(st, 2, owner, (int)owner_len, SQLITE_STATIC);
+  sqlite3_bind_double(st, 3, now);
+  sqlite3_bind_double(st, 4, now + ttl);
+  while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+    got = sqlite3_column_int64(st, 0);
+    granted = 1;
+  }
+  if (src != SQLITE_DONE) return abort_step(db, st, src);
+  sqlite3_reset(st);
+  if (granted) {
+    if ((rc = commit(db)) != LEASE_OK) return rc;
+    if (fence) *fence = got;
+    if (reason) *reason = LEASE_GRANTED;
+    return LEASE_OK;
+  }
+  /* Refused: say why, from the state that refused it. */
+  sqlite3_bind_text(why, 1, id, (int)id_len, SQLITE_STATIC);
+  sqlite3_bind_double(why, 2, now);
+  src = sqlite3_step(why);
+  if (src == SQLITE_DONE) {
+    if (reason) *reason = LEASE_MISSING;
+  } else if (src == SQLITE_ROW) {
+    if (sqlite3_column_int(why, 0)) { if (reason) *reason = LEASE_DONE; }
+    else if (sqlite3_column_int(why, 1)) { if (reason) *reason = LEASE_HELD; }
+    else if (!sqlite3_column_int(why, 2)) rc = LEASE_MISMATCH;
+    else rc = LEASE_RANGE;
+    src = SQLITE_DONE;
+  }
+  if (src != SQLITE_DONE) return abort_step(db, why, src);
+  sqlite3_reset(why);
+  if (rc != LEASE_OK) {
+    rollback(db);
+    if (rc == LEASE_MISMATCH)
+      return fail(db, rc, "the stored fence of this job is not an integer");
+    return fail(db, rc, "the fence of this job is at its maximum, %lld", (long long)LEASE_FENCE_MAX);
+  }
+  return commit(db);
+}
+
+/*
+** The shared body of renew, complete and release (contract steps 5-7): run
+** the guarded UPDATE `which` in a BEGIN IMMEDIATE transaction; when it
+** changes nothing, read ST_WRITE_WHY in the same transaction.  use_now is 0
+** for release, which does not look at the deadline.
+*/
+static int guarded_write(lease_db *db, int which, const char *id, size_t id_len,
+                         const char *owner, size_t owner_len, int64_t fence,
+                         int use_now, double now, double new_until,
+                         const char *result, size_t result_len, int *reason) {
+  sqlite3_stmt *st, *why;
+  int src, rc, r = LEASE_GRANTED;
+  if (!(st = stmt(db, which)) || !(why = stmt(db, ST_WRITE_WHY))) return db->rc;
+  if ((rc = run(db, ST_BEGIN)) != LEASE_OK) return rc;
+  sqlite3_bind_text(st, 1, id, (int)id_len, SQLITE_STATIC);
+  sqlite3_bind_text(st, 2, owner, (int)owner_len, SQLITE_STATIC);
+  sqlite3_bind_int64(st, 3, fence);
+  if (which == ST_RENEW) {
+    sqlite3_bind_double(st, 4, now);
+    sqlite3_bind_double(st, 5, new_until);
+  } else if (which == ST_COMPLETE) {
+    sqlite3_bind_double(st, 4, now);
+    if (result) sqlite3_bind_text(st, 5, result, (int)result_len, SQLITE_STATIC);
+    else sqlite3_bind_null(st, 5);
+  }
+  src = sqlite3_step(st);
+  if (src != SQLITE_DONE) return abort_step(db, st, src);
+  sqlite3_reset(st);
+  if (which == ST_COMPLETE) sqlite3_clear_bindings(st);   /* drop the pointer to result */
+  if (sqlite3_changes(db->conn) == 0) {
+    sqlite3_bind_text(why, 1, id, (int)id_len, SQLITE_STATIC);
+    sqlite3_bind_text(why, 2, owner, (int)owner_len, SQLITE_STATIC);
+    sqlite3_bind_int64(why, 3, fence);
+    if (use_now) sqlite3_bind_double(why, 4, now);
+    else sqlite3_bind_null(why, 4);
+    src = sqlite3_step(why);
+    if (src == SQLITE_DONE) r = LEASE_MISSING;
+    else if (src == SQLITE_ROW) {
+      if (sqlite3_column_int(why, 0)) r = LEASE_DONE;
+      else if (sqlite3_column_int(why, 1)) r = LEASE_NOT_OWNER;
+      else if (sqlite3_column_int(why, 2)) r = LEASE_STALE_FENCE;
+      else if (use_now && sqlite3_column_int(why, 3)) r = LEASE_EXPIRED;
+      else rc = LEASE_ERROR;   /* every check passes, yet the update refused */
+      src = SQLITE_DONE;
+    }
+    if (src != SQLITE_DONE) return abort_step(db, why, src);
+    sqlite3_reset(why);
+    if (rc != LEASE_OK) {
+      rollback(db);
+      return fail(db, rc, "internal error: the guarded update refused a write that passes every check");
+    }
+  }
+  if ((rc = commit(db)) != LEASE_OK) return rc;
+  if (reason) *reason = r;
+  return LEASE_OK;
+}
+
+/* See lease.h (contract step 5). */
+int lease_renew(lease_db *db, const char *id, size_t id_len, const char *owner,
+                size_t owner_len, int64_t fence, double now, double ttl, int *reason) {
+  const char *msg;
+  CHECK_DB(db);
+  if (check_id_owner(db, id, &id_len, owner, &owner_len)) return db->rc;
+  if (lease_check_time(now, ttl, &msg)) return fail(db, LEASE_MISUSE, "%s", msg);
+  return guarded_write(db, ST_RENEW, id, id_len, owner, owner_len, fence, 1, now,
+                       now + ttl, NULL, 0, reason);
+}
+
+/* See lease.h (contract step 6). */
+int lease_complete(lease_db *db, const char *id, size_t id_len, const char *owner,
+                   size_t owner_len, int64_t fence, double now, const char *result,
+                   size_t result_len, int *reason) {
+  CHECK_DB(db);
+  if (check_id_owner(db, id, &id_len, owner, &owner_len)) return db->rc;
+  if (!isfinite(now)) return fail(db, LEASE_MISUSE, "now must be a finite number");
+  if (result && result_len == LEASE_NTS) result_len = strlen(result);
+  if (result && result_len > INT_MAX) return fail(db, LEASE_MISUSE, "result is too long");
+  return guarded_write(db, ST_COMPLETE, id, id_len, owner, owner_len, fence, 1, now, 0,
+                       result, result_len, reason);
+}
+
+/* See lease.h (contract step 7). */
+int lease_release(lease_db *db, const char *id, size_t id_len, const char *owner,
+                  size_t owner_len, int64_t fence, int *reason) {
+  CHECK_DB(db);
+  if (check_id_owner(db, id, &id_len, owner, &owner_len)) return db->rc;
+  return guarded_write(db, ST_RELEASE, id, id_len, owner, owner_len, fence, 0, 0, 0,
+                       NULL, 0, reason);
+}
+
+/* See lease.h. */
+int lease_read_settings(lease_db *db, lease_settings *out) {
+  sqlite3_stmt *st = NULL;
+  int src;
+  CHECK_DB(db);
+  if (!out) return fail(db, LEASE_MISUSE, "out must not be NULL");
+  memset(out, 0, sizeof *out);
+  out->busy_timeout_ms = db->busy_timeout_ms;
+  src = sqlite3_prepare_v2(db->conn, "PRAGMA journal_mode", -1, &st, NULL);
+  if (src == SQLITE_OK && (src = sqlite3_step(st)) == SQLITE_ROW) {
+    const char *m = (const char *)sqlite3_column_text(st, 0);
+    snprintf(out->journal_mode, sizeof out->journal_mode, "%s", m ? m : "");
+    src = SQLITE_OK;
+  }
+  sqlite3_finalize(st);
+  st = NULL;
+  if (src == SQLITE_OK) src = sqlite3_prepare_v2(db->conn, "PRAGMA synchronous", -1, &st, NULL);
+  if (src == SQLITE_OK && (src = sqlite3_step(st)) == SQLITE_ROW) {
+    out->synchronous = sqlite3_column_int(st, 0);
+    src = SQLITE_OK;
+  }
+  if (src != SQLITE_OK) fail_sqlite(db, src);
+  sqlite3_finalize(st);
+  return db->rc;
+}
+
+/* ===================================================================== */
+/* Errors and names                                                       */
+/* ===================================================================== */
+
+int lease_errcode(const lease_db *db) { return db ? db->rc : LEASE_NOMEM; }
+
+int lease_extended_errcode(const lease_db *db) { return db ? db->xrc : 0; }
+
+const char *lease_errmsg(const lease_db *db) {
+  if (!db) return "out of memory";
+  if (db->rc == LEASE_OK) return "not an error";
+  return db->errmsg[0] ? db->errmsg : lease_errname(db->rc);
+}
+
+const char *lease_path(const lease_db *db) { return db && db->path ? db->path : ""; }
+
+const char *lease_errname(int rc) {
+  static const char *const names[] = {
+    "ok", "error", "misuse", "busy", "locked", "readonly", "notadb", "corrupt",
+    "full", "ioerr", "cantopen", "nomem", "perm", "interrupt", "constraint",
+    "protocol", "schema", "range", "mismatch",
+  };
+  if (rc < 0 || (size_t)rc >= sizeof names / sizeof names[0]) return "unknown";
+  return names[rc];
+}
+
+const char *lease_reason_name(int reason) {
+  static const char *const names[] = {
+    "ok", "missing", "exists", "done", "held", "not_owner", "stale_fence",
+    "expired", "empty",
+  };
+  if (reason < 0 || (size_t)reason >= sizeof names / sizeof names[0]) return "unknown";
+  return names[reason];
+}

@@ -1,0 +1,278 @@
+/*
+** lease.h: the public C API of the lease engine.
+**
+** A job carries an owner, a lease deadline ("until") and a fencing token
+** ("fence") that only ever grows.  Every write checks all three at the
+** moment it is stored, so a worker that stalled, lost its lease and came
+** back late can never overwrite the result of the worker that took over.
+** The contract is ../shared/CONTRACT.md (steps 1-8); each function below
+** names the step it implements.
+**
+** Conventions (SQLite's):
+**   - every function returns a result code, LEASE_OK on success;
+**   - protocol outcomes are not errors: a refused claim returns LEASE_OK and
+**     reports why through a lease_reason out-parameter;
+**   - on failure the handle keeps the message (lease_errmsg) and the code
+**     (lease_errcode) until the next call on it; there is no global state;
+**   - strings are byte strings given as (pointer, length): they may hold zero
+**     bytes.  Pass LEASE_NTS as the length for a NUL-terminated string.
+**   - time ("now", "ttl", "until") is a double in the caller's unit; the
+**     engine never reads a clock.
+**   - a handle is used by one thread at a time; open one handle per thread.
+*/
+#ifndef LEASE_H
+#define LEASE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define LEASE_API __attribute__((visibility("default")))
+#else
+#define LEASE_API
+#endif
+
+#define LEASE_VERSION "0.1.0"
+
+/* Length value meaning "the string ends at its first zero byte". */
+#define LEASE_NTS ((size_t)-1)
+
+/* The largest fence the engine hands out; a claim past it is LEASE_RANGE. */
+#define LEASE_FENCE_MAX INT64_MAX
+
+typedef struct lease_db lease_db;
+
+/*
+** Result codes.  Each one has a stable lower-case word (lease_errname) that
+** the Lua binding puts into its error messages.  Most mirror SQLite's
+** primary result code of the same name; LEASE_SCHEMA, LEASE_RANGE and
+** LEASE_MISMATCH are the engine's own.
+*/
+typedef enum lease_rc {
+  LEASE_OK = 0,       /* "ok": the call ran; see its outcome */
+  LEASE_ERROR,        /* "error": SQL error or other failure */
+  LEASE_MISUSE,       /* "misuse": an invalid argument; nothing was touched */
+  LEASE_BUSY,         /* "busy": the write lock stayed taken past the busy timeout */
+  LEASE_LOCKED,       /* "locked": a conflict inside this process (shared cache) */
+  LEASE_READONLY,     /* "readonly": the database cannot be written */
+  LEASE_NOTADB,       /* "notadb": the file is not an SQLite database */
+  LEASE_CORRUPT,      /* "corrupt": the database file is malformed */
+  LEASE_FULL,         /* "full": disk or database size limit reached */
+  LEASE_IOERR,        /* "ioerr": the operating system reported an I/O error */
+  LEASE_CANTOPEN,     /* "cantopen": the file could not be opened */
+  LEASE_NOMEM,        /* "nomem": out of memory */
+  LEASE_PERM,         /* "perm": access permission denied */
+  LEASE_INTERRUPT,    /* "interrupt": the operation was interrupted */
+  LEASE_CONSTRAINT,   /* "constraint": a constraint set by another client failed */
+  LEASE_PROTOCOL,     /* "protocol": SQLite's locking protocol failed */
+  LEASE_SCHEMA,       /* "schema": the jobs table differs from the contract's */
+  LEASE_RANGE,        /* "range": the job's fence cannot grow any further */
+  LEASE_MISMATCH      /* "mismatch": a stored value has the wrong type (fence not an integer) */
+} lease_rc;
+
+/*
+** Why an operation did not do what was asked.  LEASE_GRANTED (0) means it
+** did.  The words (lease_reason_name) are CONTRACT.md's Lua reason words.
+*/
+typedef enum lease_reason {
+  LEASE_GRANTED = 0,   /* "ok" */
+  LEASE_MISSING,       /* "missing": no job with that id */
+  LEASE_EXISTS,        /* "exists": enqueue found the id already there */
+  LEASE_DONE,          /* "done": the job is completed */
+  LEASE_HELD,          /* "held": another lease is still valid (until > now) */
+  LEASE_NOT_OWNER,     /* "not_owner": the job is not held by this owner */
+  LEASE_STALE_FENCE,   /* "stale_fence": same owner, but an older generation */
+  LEASE_EXPIRED,       /* "expired": owner and fence match, but until <= now */
+  LEASE_EMPTY          /* "empty": no job is ready (claim_next) */
+} lease_reason;
+
+/* synchronous settings: FULL is the default (see lease_options). */
+enum { LEASE_SYNC_FULL = 0, LEASE_SYNC_NORMAL = 1 };
+
+/* Open flags. */
+enum {
+  LEASE_OPEN_READONLY = 1,  /* open read-only: reads work, writes fail LEASE_READONLY */
+  LEASE_OPEN_NOCREATE = 2   /* fail with LEASE_CANTOPEN instead of creating the file */
+};
+
+/*
+** Options for lease_open.  Fill with lease_options_default, then change
+** fields.  A NULL options pointer means the defaults.
+*/
+typedef struct lease_options {
+  int busy_timeout_ms;  /* milliseconds to wait for the write lock; default 10000; 0 = fail at once */
+  int synchronous;      /* LEASE_SYNC_FULL (default) or LEASE_SYNC_NORMAL: NORMAL is faster, but in WAL
+                           mode a committed claim may roll back after power loss, so the same fence
+                           could be handed out twice */
+  int flags;            /* LEASE_OPEN_* bits; default 0 (read-write, create) */
+} lease_options;
+
+/*
+** One job as stored.  The strings point into memory owned by the handle:
+** valid until the next call on the same handle.  owner and result are NULL
+** when the column is NULL.
+*/
+typedef struct lease_row {
+  const char *id;      size_t id_len;
+  const char *owner;   size_t owner_len;
+  double until;        /* lease deadline, caller's time unit; 0 when never claimed or released */
+  int64_t fence;       /* the last fencing token handed out; 0 when never claimed */
+  const char *result;  size_t result_len;
+  int done;            /* 1 when completed, else 0 */
+} lease_row;
+
+/* A handle's settings as SQLite reports them (lease_read_settings). */
+typedef struct lease_settings {
+  char journal_mode[16];  /* "wal" normally; "memory" for ":memory:" */
+  int synchronous;        /* SQLite's PRAGMA synchronous: 0 OFF, 1 NORMAL, 2 FULL, 3 EXTRA */
+  int busy_timeout_ms;    /* milliseconds */
+} lease_settings;
+
+/* Argument positions reported by lease_check_time. */
+enum { LEASE_ARG_NOW = 1, LEASE_ARG_TTL = 2 };
+
+/*
+** lease_options_default: fill *opt with the defaults (busy timeout 10000 ms,
+** synchronous FULL, read-write, create).  Returns nothing; never fails.
+*/
+LEASE_API void lease_options_default(lease_options *opt);
+
+/*
+** lease_open: open (creating if allowed) the database file at path, set WAL
+** journal mode, synchronous and the busy timeout, check that an existing
+** jobs table has the contract's columns, and create the table when it is
+** missing (contract step 1; never re-creates or alters an existing one).
+**   path: file name, passed to SQLite as is (":memory:" works per handle).
+**   opt:  options, or NULL for the defaults.
+**   out:  receives the handle.  As with sqlite3_open, on failure *out is
+**         still a handle carrying the error (read lease_errmsg) unless
+**         memory ran out (then NULL); always lease_close it.
+** Returns LEASE_OK, LEASE_MISUSE (NULL path or out, bad options),
+** LEASE_CANTOPEN, LEASE_NOTADB, LEASE_SCHEMA (the jobs table differs; the
+** message names the difference), LEASE_BUSY, LEASE_READONLY, ... .
+*/
+LEASE_API int lease_open(const char *path, const lease_options *opt, lease_db **out);
+
+/*
+** lease_close: finalize the cached statements and close the connection.
+** db may be NULL.  Returns LEASE_OK (the handle is freed in any case).
+*/
+LEASE_API int lease_close(lease_db *db);
+
+/*
+** lease_init: CREATE TABLE IF NOT EXISTS jobs(...) (contract step 1).
+** Calling it again changes nothing.  Returns LEASE_OK or an error code.
+*/
+LEASE_API int lease_init(lease_db *db);
+
+/*
+** lease_enqueue: insert job id in the default state (contract step 2,
+** INSERT OR IGNORE: an existing job, its lease and fence, stay as they are).
+**   id, id_len: the job id, non-empty bytes.
+**   reason: set to LEASE_GRANTED when inserted, LEASE_EXISTS when the id
+**           was already there.
+** Returns LEASE_OK, LEASE_MISUSE (empty or NULL id) or a database error.
+*/
+LEASE_API int lease_enqueue(lease_db *db, const char *id, size_t id_len, int *reason);
+
+/*
+** lease_state: read job id through this handle's connection (contract
+** step 3).  On LEASE_OK, *found is 1 and *row filled, or *found is 0 when
+** there is no such job.  Row strings live until the next call on db.
+** Returns LEASE_OK, LEASE_MISUSE or a database error.
+*/
+LEASE_API int lease_state(lease_db *db, const char *id, size_t id_len, lease_row *row, int *found);
+
+/*
+** lease_claim: take the lease on job id for owner until now + ttl (contract
+** step 4).  One BEGIN IMMEDIATE transaction covers the check and the
+** update: the job must exist, not be done, and have until <= now (the
+** boundary now == until is claimable).  On success the fence grows by 1.
+**   now, ttl: caller's time unit; ttl > 0, both finite, now + ttl > now.
+**   fence:  receives the new fence, or 0 when not granted.
+**   reason: LEASE_GRANTED, LEASE_MISSING, LEASE_DONE or LEASE_HELD.
+** Returns LEASE_OK, LEASE_MISUSE (bad argument, nothing touched),
+** LEASE_RANGE (fence at LEASE_FENCE_MAX), LEASE_MISMATCH (stored fence is not
+** an integer), or a database error (LEASE_BUSY once the busy timeout ran out).
+*/
+LEASE_API int lease_claim(lease_db *db, const char *id, size_t id_len,
+                          const char *owner, size_t owner_len,
+                          double now, double ttl, int64_t *fence, int *reason);
+
+/*
+** lease_renew: extend the lease to now + ttl (contract step 5) only when
+** owner and fence match, the job is not done and until > now: an expired
+** lease is never revived.
+**   reason: LEASE_GRANTED, LEASE_MISSING, LEASE_DONE, LEASE_NOT_OWNER,
+**           LEASE_STALE_FENCE or LEASE_EXPIRED.
+** Returns LEASE_OK, LEASE_MISUSE or a database error.
+*/
+LEASE_API int lease_renew(lease_db *db, const char *id, size_t id_len,
+                          const char *owner, size_t owner_len, int64_t fence,
+                          double now, double ttl, int *reason);
+
+/*
+** lease_complete: store result and done = 1 (contract step 6) only under
+** the current lease: owner and fence match, done = 0, until > now.
+** Otherwise the stored result stays as it was.
+**   result, result_len: the result bytes, or result NULL for SQL NULL.
+**   reason: as for lease_renew.
+** Returns LEASE_OK, LEASE_MISUSE or a database error.
+*/
+LEASE_API int lease_complete(lease_db *db, const char *id, size_t id_len,
+                             const char *owner, size_t owner_len, int64_t fence,
+                             double now, const char *result, size_t result_len,
+                             int *reason);
+
+/*
+** lease_release: give the lease back (contract step 7) when owner and fence
+** match and done = 0: owner = NULL, until = 0, the fence is kept.
+**   reason: LEASE_GRANTED, LEASE_MISSING, LEASE_DONE, LEASE_NOT_OWNER or
+**           LEASE_STALE_FENCE.
+** Returns LEASE_OK, LEASE_MISUSE or a database error.
+*/
+LEASE_API int lease_release(lease_db *db, const char *id, size_t id_len,
+                            const char *owner, size_t owner_len, int64_t fence,
+                            int *reason);
+
+/*
+** lease_read_settings: read the handle's journal mode and synchronous level from
+** SQLite itself (PRAGMA journal_mode, PRAGMA synchronous), and its busy
+** timeout, into *out.  Returns LEASE_OK, LEASE_MISUSE or a database error.
+*/
+LEASE_API int lease_read_settings(lease_db *db, lease_settings *out);
+
+/*
+** lease_check_time: validate a (now, ttl) pair as claim and renew do.
+** Returns 0 when both are acceptable, else LEASE_ARG_NOW or LEASE_ARG_TTL,
+** and points *why (if not NULL) at a static message.  Pure; never fails.
+*/
+LEASE_API int lease_check_time(double now, double ttl, const char **why);
+
+/* lease_errcode: the result code of the last failed call on db (LEASE_OK after a success). */
+LEASE_API int lease_errcode(const lease_db *db);
+
+/* lease_extended_errcode: SQLite's extended result code behind the last failure, or 0. */
+LEASE_API int lease_extended_errcode(const lease_db *db);
+
+/* lease_errmsg: the message of the last failure on db ("not an error" after a success). */
+LEASE_API const char *lease_errmsg(const lease_db *db);
+
+/* lease_path: the path db was opened with (as given to lease_open). */
+LEASE_API const char *lease_path(const lease_db *db);
+
+/* lease_errname: the stable word of a result code ("busy", "full", ...); "unknown" for others. */
+LEASE_API const char *lease_errname(int rc);
+
+/* lease_reason_name: the stable word of a reason ("held", "stale_fence", ...); "unknown" for others. */
+LEASE_API const char *lease_reason_name(int reason);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

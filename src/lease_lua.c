@@ -1,0 +1,593 @@
+/*
+** lease_lua.c: the `lease` Lua module over the C core (lease.h).
+**
+** Two faces of one implementation:
+**   - the seed's path functions, lease.claim(path, id, ...), each opening its
+**     own connection, running one operation and closing it;
+**   - the handle API, local db = lease.open(path), db:claim(id, ...), one
+**     connection with prepared statements (the fast path).
+** In both, arguments sit at the same stack positions (the path or the
+** handle is #1, id is #2), so one parser and one executor serve both.
+**
+** Error idioms (CONTRACT.md, Lua mapping): protocol outcomes are return
+** values (nil/false plus a reason word); invalid arguments raise through
+** luaL_argerror before the database is touched; database failures raise
+** "lease.<op>: <SQLite's message> [<code word>] (file "<path>")".
+** No SQL in this file.
+*/
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <lua.h>
+#include <lauxlib.h>
+#include <lualib.h>
+
+#include "lease.h"
+#include "lease_lua.h"
+
+#define DB_MT "lease.db"
+
+/* A handle: NULL db means closed (and a handle starts closed). */
+typedef struct lhandle {
+  lease_db *db;
+} lhandle;
+
+/* ===================================================================== */
+/* Argument checks                                                        */
+/* ===================================================================== */
+
+/*
+** Who is being called, for argument errors: the name users wrote
+** ("claim" for db:claim, "lease.claim" for the path function) and whether
+** it was called as a method (then, as in luaL_argerror, self is not
+** counted).  Naming the function ourselves keeps the name even when Lua's
+** debug information has none, as in pcall(db.claim, db, ...).
+*/
+typedef struct callee {
+  char name[32];
+  int shift;
+} callee;
+
+/* Fill c for the running C function called `name`, a method when is_method. */
+static void callee_init(lua_State *L, callee *c, const char *name, int is_method) {
+  lua_Debug ar;
+  snprintf(c->name, sizeof c->name, "%s%s", is_method ? "" : "lease.", name);
+  c->shift = 0;
+  if (is_method && lua_getstack(L, 0, &ar) && lua_getinfo(L, "n", &ar) &&
+      ar.namewhat && strcmp(ar.namewhat, "method") == 0)
+    c->shift = 1;
+}
+
+/* Raise "bad argument #i to '<name>' (<msg>)". */
+static int arg_error(lua_State *L, const callee *c, int i, const char *msg) {
+  return luaL_error(L, "bad argument #%d to '%s' (%s)", i - c->shift, c->name, msg);
+}
+
+/* Raise "bad argument #i to '<f>' (<what> must be <kind>, got <value>)". */
+static int arg_fail(lua_State *L, const callee *c, int i, const char *what, const char *kind) {
+  const char *got;
+  if (lua_type(L, i) == LUA_TSTRING) got = lua_rawlen(L, i) == 0 ? "an empty string" : "a string";
+  else if (lua_type(L, i) == LUA_TNUMBER) got = luaL_tolstring(L, i, NULL);
+  else got = luaL_typename(L, i);
+  return arg_error(L, c, i, lua_pushfstring(L, "%s must be %s, got %s", what, kind, got));
+}
+
+/* A non-empty byte string (zero bytes allowed); numbers are not coerced. */
+static const char *arg_bytes(lua_State *L, const callee *c, int i, const char *what,
+                             size_t *len) {
+  if (lua_type(L, i) != LUA_TSTRING || lua_rawlen(L, i) == 0)
+    arg_fail(L, c, i, what, "a non-empty string");
+  return lua_tolstring(L, i, len);
+}
+
+/* A number (integer or float; strings are not coerced), as a double. */
+static double arg_number(lua_State *L, const callee *c, int i, const char *what) {
+  if (lua_type(L, i) != LUA_TNUMBER) arg_fail(L, c, i, what, "a number");
+  return lua_tonumber(L, i);
+}
+
+/* A finite number. */
+static double arg_finite(lua_State *L, const callee *c, int i, const char *what) {
+  double v = arg_number(L, c, i, what);
+  if (!isfinite(v)) arg_fail(L, c, i, what, "a finite number");
+  return v;
+}
+
+/* now at i and ttl at i + 1, checked together as lease_check_time does. */
+static void arg_time(lua_State *L, const callee *c, int i, double *now, double *ttl) {
+  const char *why;
+  int bad;
+  *now = arg_number(L, c, i, "now");
+  *ttl = arg_number(L, c, i + 1, "ttl");
+  bad = lease_check_time(*now, *ttl, &why);
+  if (bad) {
+    int at = bad == LEASE_ARG_NOW ? i : i + 1;
+    arg_error(L, c, at, lua_pushfstring(L, "%s, got %s", why, luaL_tolstring(L, at, NULL)));
+  }
+}
+
+/* A fencing token: an integer number (2.0 counts; 1.5 and "2" do not). */
+static int64_t arg_fence(lua_State *L, const callee *c, int i) {
+  lua_Integer v = 0;
+  int isint = 0;
+  if (lua_type(L, i) == LUA_TNUMBER) v = lua_tointegerx(L, i, &isint);
+  if (!isint) arg_fail(L, c, i, "fence", "an integer");
+  return (int64_t)v;
+}
+
+/* The handle at i, open; raises on a closed one. */
+static lease_db *check_db(lua_State *L, int i) {
+  lhandle *h = luaL_checkudata(L, i, DB_MT);
+  if (!h->db) luaL_error(L, "attempt to use a closed lease database");
+  return h->db;
+}
+
+/* ===================================================================== */
+/* Operations, shared by methods and path functions                      */
+/* ===================================================================== */
+
+enum { OP_INIT, OP_ENQUEUE, OP_STATE, OP_CLAIM, OP_RENEW, OP_COMPLETE, OP_RELEASE };
+
+static const char *const op_names[] = {
+  "init_db", "enqueue", "state", "claim", "renew", "complete", "release",
+};
+
+/* The parsed arguments of one operation. */
+typedef struct op_args {
+  const char *id, *owner, *result;
+  size_t id_len, owner_len, result_len;
+  int64_t fence;
+  double now, ttl;
+} op_args;
+
+/*
+** Check and convert the arguments of op, starting at stack index 2, before
+** anything touches the database.  Raises on a bad argument.
+*/
+static void parse_args(lua_State *L, const callee *c, int op, op_args *a) {
+  memset(a, 0, sizeof *a);
+  if (op == OP_INIT) return;
+  a->id = arg_bytes(L, c, 2, "id", &a->id_len);
+  if (op == OP_ENQUEUE || op == OP_STATE) return;
+  a->owner = arg_bytes(L, c, 3, "owner", &a->owner_len);
+  switch (op) {
+    case OP_CLAIM:
+      arg_time(L, c, 4, &a->now, &a->ttl);
+      break;
+    case OP_RENEW:
+      a->fence = arg_fence(L, c, 4);
+      arg_time(L, c, 5, &a->now, &a->ttl);
+      break;
+    case OP_COMPLETE:
+      a->fence = arg_fence(L, c, 4);
+      a->now = arg_finite(L, c, 5, "now");
+      if (!lua_isnoneornil(L, 6)) {
+        if (lua_type(L, 6) != LUA_TSTRING) arg_fail(L, c, 6, "result", "a string or nil");
+        a->result = lua_tolstring(L, 6, &a->result_len);
+      }
+      break;
+    case OP_RELEASE:
+      a->fence = arg_fence(L, c, 4);
+      break;
+  }
+}
+
+/* Push the Lua error message for the last failure on db during op. */
+static void push_db_error(lua_State *L, lease_db *db, const char *op) {
+  lua_pushfstring(L, "lease.%s: %s [%s] (file \"%s\")", op, lease_errmsg(db),
+                  lease_errname(lease_errcode(db)), lease_path(db));
+}
+
+/* Push a job row as the table CONTRACT.md describes. */
+static void push_row(lua_State *L, const lease_row *row) {
+  lua_createtable(L, 0, 6);
+  lua_pushlstring(L, row->id, row->id_len);
+  lua_setfield(L, -2, "id");
+  if (row->owner) {
+    lua_pushlstring(L, row->owner, row->owner_len);
+    lua_setfield(L, -2, "owner");
+  }
+  lua_pushnumber(L, row->until);
+  lua_setfield(L, -2, "until");
+  lua_pushinteger(L, (lua_Integer)row->fence);
+  lua_setfield(L, -2, "fence");
+  if (row->result) {
+    lua_pushlstring(L, row->result, row->result_len);
+    lua_setfield(L, -2, "result");
+  }
+  lua_pushboolean(L, row->done);
+  lua_setfield(L, -2, "done");
+}
+
+/* Push `ok` as true, or false and the reason word. */
+static int push_outcome(lua_State *L, int reason) {
+  if (reason == LEASE_GRANTED) {
+    lua_pushboolean(L, 1);
+    return 1;
+  }
+  lua_pushboolean(L, 0);
+  lua_pushstring(L, lease_reason_name(reason));
+  return 2;
+}
+
+/*
+** Run op on db and push its results.  Returns the number of results, or
+** -1 with the error message pushed when the database failed (the caller
+** raises it, after closing a path function's connection).
+*/
+static int exec_op(lua_State *L, lease_db *db, int op, const op_args *a) {
+  int rc = LEASE_OK, reason = LEASE_GRANTED, found = 0;
+  int64_t fence = 0;
+  lease_row row;
+  switch (op) {
+    case OP_INIT:
+      rc = lease_init(db);
+      break;
+    case OP_ENQUEUE:
+      rc = lease_enqueue(db, a->id, a->id_len, &reason);
+      break;
+    case OP_STATE:
+      rc = lease_state(db, a->id, a->id_len, &row, &found);
+      break;
+    case OP_CLAIM:
+      rc = lease_claim(db, a->id, a->id_len, a->owner, a->owner_len, a->now, a->ttl,
+                       &fence, &reason);
+      break;
+    case OP_RENEW:
+      rc = lease_renew(db, a->id, a->id_len, a->owner, a->owner_len, a->fence, a->now,
+                       a->ttl, &reason);
+      break;
+    case OP_COMPLETE:
+      rc = lease_complete(db, a->id, a->id_len, a->owner, a->owner_len, a->fence, a->now,
+                          a->result, a->result_len, &reason);
+      break;
+    case OP_RELEASE:
+      rc = lease_release(db, a->id, a->id_len, a->owner, a->owner_len, a->fence, &reason);
+      break;
+  }
+  if (rc != LEASE_OK) {
+    push_db_error(L, db, op_names[op]);
+    return -1;
+  }
+  switch (op) {
+    case OP_INIT:
+      lua_pushboolean(L, 1);
+      return 1;
+    case OP_STATE:
+      if (found) push_row(L, &row);
+      else lua_pushnil(L);
+      return 1;
+    case OP_CLAIM:
+      if (reason != LEASE_GRANTED) {
+        lua_pushnil(L);
+        lua_pushstring(L, lease_reason_name(reason));
+        return 2;
+      }
+      lua_pushinteger(L, (lua_Integer)fence);
+      return 1;
+    default:
+      return push_outcome(L, reason);
+  }
+}
+
+/* Method body: db:<op>(...). */
+static int method_op(lua_State *L, int op) {
+  lease_db *db = check_db(L, 1);
+  op_args a;
+  callee c;
+  int n;
+  callee_init(L, &c, op_names[op], 1);
+  parse_args(L, &c, op, &a);
+  n = exec_op(L, db, op, &a);
+  if (n < 0) return lua_error(L);
+  return n;
+}
+
+/* ===================================================================== */
+/* Handles                                                                */
+/* ===================================================================== */
+
+/* Push a new handle in the closed state (liolib's newprefile): a failure
+** half-way through opening leaves nothing inconsistent for __gc. */
+static lhandle *new_handle(lua_State *L) {
+  lhandle *h = lua_newuserdatauv(L, sizeof *h, 0);
+  h->db = NULL;
+  luaL_setmetatable(L, DB_MT);
+  return h;
+}
+
+/* Read the options table at i into opt; raises on an unknown key or bad value. */
+static void parse_options(lua_State *L, const callee *c, int i, lease_options *opt) {
+  lease_options_default(opt);
+  if (lua_isnoneornil(L, i)) return;
+  if (!lua_istable(L, i)) arg_fail(L, c, i, "options", "a table or nil");
+  lua_pushnil(L);
+  while (lua_next(L, i)) {
+    const char *key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : NULL;
+    if (key && strcmp(key, "busy_timeout") == 0) {
+      double s = lua_type(L, -1) == LUA_TNUMBER ? lua_tonumber(L, -1) : -1;
+      if (!isfinite(s) || s < 0 || s > 2e6)
+        arg_error(L, c, i, "busy_timeout must be a number of seconds from 0 to 2e6");
+      opt->busy_timeout_ms = (int)ceil(s * 1000.0);
+    } else if (key && strcmp(key, "synchronous") == 0) {
+      const char *v = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
+      if (strcmp(v, "full") == 0) opt->synchronous = LEASE_SYNC_FULL;
+      else if (strcmp(v, "normal") == 0) opt->synchronous = LEASE_SYNC_NORMAL;
+      else arg_error(L, c, i, "synchronous must be \"full\" or \"normal\"");
+    } else if (key && (strcmp(key, "readonly") == 0 || strcmp(key, "create") == 0)) {
+      int flag = key[0] == 'r' ? LEASE_OPEN_READONLY : LEASE_OPEN_NOCREATE;
+      int on;
+      if (lua_type(L, -1) != LUA_TBOOLEAN)
+        arg_error(L, c, i, lua_pushfstring(L, "%s must be a boolean", key));
+      on = lua_toboolean(L, -1);
+      if (flag == LEASE_OPEN_NOCREATE) on = !on;
+      if (on) opt->flags |= flag;
+      else opt->flags &= ~flag;
+    } else {
+      arg_error(L, c, i, lua_pushfstring(L, "unknown option '%s'",
+                                          key ? key : luaL_typename(L, -2)));
+    }
+    lua_pop(L, 1);
+  }
+}
+
+/* Open path into a new handle pushed on the stack; raises on failure. */
+static lease_db *open_handle(lua_State *L, const char *path, const lease_options *opt) {
+  lhandle *h = new_handle(L);
+  lease_db *db = NULL;
+  int rc = lease_open(path, opt, &db);
+  if (rc != LEASE_OK) {
+    if (!db) luaL_error(L, "lease.open: out of memory [nomem] (file \"%s\")", path);
+    push_db_error(L, db, "open");
+    lease_close(db);
+    lua_error(L);
+  }
+  h->db = db;
+  return db;
+}
+
+/* Close the handle at i if open.  Shared by close, __close and __gc. */
+static int close_handle(lua_State *L, int i) {
+  lhandle *h = luaL_checkudata(L, i, DB_MT);
+  if (h->db) {
+    lease_close(h->db);
+    h->db = NULL;
+  }
+  return 0;
+}
+
+/*
+** lease.open(path [, options]) -> lease.db
+**   path (string): the database file; created when missing unless
+**     options.create is false.
+**   options (table, optional): busy_timeout (seconds, default 10),
+**     synchronous ("full" default, or "normal"), readonly (boolean),
+**     create (boolean, default true).
+** Creates the jobs table when missing (contract step 1) and checks an
+** existing one.  Raises a bad-argument error for a bad path or option, and
+** "lease.open: <message> [<code>] (file "<path>")" when the database cannot
+** be opened (cantopen, notadb, schema, busy, readonly...).
+*/
+static int l_open(lua_State *L) {
+  lease_options opt;
+  callee c;
+  const char *path;
+  callee_init(L, &c, "open", 0);
+  path = arg_bytes(L, &c, 1, "path", NULL);
+  parse_options(L, &c, 2, &opt);
+  open_handle(L, path, &opt);
+  return 1;
+}
+
+/*
+** db:close() -> true
+** Closes the connection; closing a closed handle does nothing.  Raises
+** nothing.  Also the __close and __gc metamethods.
+*/
+static int m_close(lua_State *L) {
+  close_handle(L, 1);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+/* __gc and __close: close quietly. */
+static int m_gc(lua_State *L) {
+  return close_handle(L, 1);
+}
+
+/* __tostring: "lease.db (path)" or "lease.db (closed)". */
+static int m_tostring(lua_State *L) {
+  lhandle *h = luaL_checkudata(L, 1, DB_MT);
+  if (h->db) lua_pushfstring(L, "lease.db (%s)", lease_path(h->db));
+  else lua_pushliteral(L, "lease.db (closed)");
+  return 1;
+}
+
+/*
+** db:init_db() -> true
+** CREATE TABLE IF NOT EXISTS jobs (contract step 1); changes nothing on a
+** second call.  Raises "lease.init_db: ..." on a database failure.
+*/
+static int m_init_db(lua_State *L) { return method_op(L, OP_INIT); }
+
+/*
+** db:enqueue(id) -> true | false, "exists"
+**   id (string, non-empty, may hold zero bytes).
+** Inserts the job in the default state (contract step 2); an existing job
+** and its lease stay as they are.  Raises on a bad id or a database failure.
+*/
+static int m_enqueue(lua_State *L) { return method_op(L, OP_ENQUEUE); }
+
+/*
+** db:state(id) -> table | nil
+** The stored row (contract step 3): {id=, owner=, until=, fence=, result=,
+** done=}; owner and result are nil when NULL, done is a boolean, fence an
+** integer, until a float (read it as s["until"]).  nil when there is no
+** such job.  Raises on a bad id or a database failure.
+*/
+static int m_state(lua_State *L) { return method_op(L, OP_STATE); }
+
+/*
+** db:claim(id, owner, now, ttl) -> fence | nil, "missing"|"done"|"held"
+**   id, owner (non-empty strings); now, ttl (numbers, caller's unit):
+**   finite, ttl > 0, now + ttl > now.
+** Takes the lease until now + ttl when the job exists, is not done and
+** until <= now, and returns the new fence (contract step 4, one
+** BEGIN IMMEDIATE transaction).  Raises on a bad argument, and on a
+** database failure (busy past the timeout, readonly, full, ...).
+*/
+static int m_claim(lua_State *L) { return method_op(L, OP_CLAIM); }
+
+/*
+** db:renew(id, owner, fence, now, ttl) -> true | false, reason
+**   fence (integer); the rest as for claim.
+** Extends the lease to now + ttl when owner and fence match, the job is not
+** done and until > now (contract step 5).  Reasons: "missing", "done",
+** "not_owner", "stale_fence", "expired".  Raises as claim does.
+*/
+static int m_renew(lua_State *L) { return method_op(L, OP_RENEW); }
+
+/*
+** db:complete(id, owner, fence, now [, result]) -> true | false, reason
+**   now (finite number); result (string, may hold zero bytes, or nil).
+** Stores result and done under the current lease only (contract step 6);
+** otherwise the stored result stays.  Reasons as for renew.  Raises on a
+** bad argument or a database failure.
+*/
+static int m_complete(lua_State *L) { return method_op(L, OP_COMPLETE); }
+
+/*
+** db:release(id, owner, fence) -> true | false, reason
+** Clears owner and until, keeping the fence, when owner and fence match and
+** the job is not done (contract step 7).  Reasons: "missing", "done",
+** "not_owner", "stale_fence".  Raises on a bad argument or a database failure.
+*/
+static int m_release(lua_State *L) { return method_op(L, OP_RELEASE); }
+
+/*
+** db:settings() -> table
+** {journal_mode = "wal", synchronous = "full"|"normal"|"off"|"extra",
+**  busy_timeout = seconds}, read back from SQLite, not from the options.
+** Raises "lease.settings: ..." on a database failure.
+*/
+static int m_settings(lua_State *L) {
+  static const char *const sync_names[] = {"off", "normal", "full", "extra"};
+  lease_db *db = check_db(L, 1);
+  lease_settings s;
+  if (lease_read_settings(db, &s) != LEASE_OK) {
+    push_db_error(L, db, "settings");
+    return lua_error(L);
+  }
+  lua_createtable(L, 0, 3);
+  lua_pushstring(L, s.journal_mode);
+  lua_setfield(L, -2, "journal_mode");
+  lua_pushstring(L, s.synchronous >= 0 && s.synchronous <= 3 ? sync_names[s.synchronous] : "?");
+  lua_setfield(L, -2, "synchronous");
+  lua_pushnumber(L, s.busy_timeout_ms / 1000.0);
+  lua_setfield(L, -2, "busy_timeout");
+  return 1;
+}
+
+/* ===================================================================== */
+/* Path functions (the seed's signatures)                                 */
+/* ===================================================================== */
+
+/*
+** lease.<op>(path, ...): check the arguments, open path with the default
+** options, run op, close, then return the results or raise the error.
+** The handle is a full userdata, so even an error raised by Lua itself
+** (out of memory) leaves the connection to __gc rather than leaking it.
+*/
+static int path_op(lua_State *L, int op) {
+  const char *path;
+  op_args a;
+  callee c;
+  lease_db *db;
+  int n, base;
+  callee_init(L, &c, op_names[op], 0);
+  path = arg_bytes(L, &c, 1, "path", NULL);
+  parse_args(L, &c, op, &a);
+  base = lua_gettop(L);
+  db = open_handle(L, path, NULL);
+  n = exec_op(L, db, op, &a);
+  close_handle(L, base + 1);
+  if (n < 0) return lua_error(L);
+  return n;
+}
+
+/* lease.init_db(path) -> true.  See db:init_db. */
+static int l_init_db(lua_State *L) { return path_op(L, OP_INIT); }
+/* lease.enqueue(path, id) -> true | false, "exists".  See db:enqueue. */
+static int l_enqueue(lua_State *L) { return path_op(L, OP_ENQUEUE); }
+/* lease.state(path, id) -> table | nil.  See db:state. */
+static int l_state(lua_State *L) { return path_op(L, OP_STATE); }
+/* lease.claim(path, id, owner, now, ttl) -> fence | nil, reason.  See db:claim. */
+static int l_claim(lua_State *L) { return path_op(L, OP_CLAIM); }
+/* lease.renew(path, id, owner, fence, now, ttl) -> true | false, reason.  See db:renew. */
+static int l_renew(lua_State *L) { return path_op(L, OP_RENEW); }
+/* lease.complete(path, id, owner, fence, now [, result]) -> true | false, reason. */
+static int l_complete(lua_State *L) { return path_op(L, OP_COMPLETE); }
+/* lease.release(path, id, owner, fence) -> true | false, reason.  See db:release. */
+static int l_release(lua_State *L) { return path_op(L, OP_RELEASE); }
+
+/* ===================================================================== */
+/* Registration                                                           */
+/* ===================================================================== */
+
+static const luaL_Reg module_funcs[] = {
+  {"open", l_open},
+  {"init_db", l_init_db},
+  {"enqueue", l_enqueue},
+  {"state", l_state},
+  {"claim", l_claim},
+  {"renew", l_renew},
+  {"complete", l_complete},
+  {"release", l_release},
+  {NULL, NULL},
+};
+
+static const luaL_Reg db_methods[] = {
+  {"close", m_close},
+  {"init_db", m_init_db},
+  {"enqueue", m_enqueue},
+  {"state", m_state},
+  {"claim", m_claim},
+  {"renew", m_renew},
+  {"complete", m_complete},
+  {"release", m_release},
+  {"settings", m_settings},
+  {NULL, NULL},
+};
+
+static const luaL_Reg db_metamethods[] = {
+  {"__index", NULL},   /* set to the method table below */
+  {"__gc", m_gc},
+  {"__close", m_gc},
+  {"__tostring", m_tostring},
+  {NULL, NULL},
+};
+
+/*
+** lease_lua_checkdb: the open lease_db at stack index i (for the thread
+** facility and other C parts of the module).  Raises like a method does.
+*/
+lease_db *lease_lua_checkdb(lua_State *L, int i) {
+  return check_db(L, i);
+}
+
+/*
+** luaopen_lease: require "lease".  Returns the module table: open and the
+** seed's path functions, plus `version`.
+*/
+LEASE_API int luaopen_lease(lua_State *L) {
+  luaL_newmetatable(L, DB_MT);
+  luaL_setfuncs(L, db_metamethods, 0);
+  luaL_newlib(L, db_methods);
+  lua_setfield(L, -2, "__index");
+  lua_pop(L, 1);
+  luaL_newlib(L, module_funcs);
+  lua_pushliteral(L, LEASE_VERSION);
+  lua_setfield(L, -2, "version");
+  return 1;
+}

@@ -95,6 +95,17 @@ function H.sqlite3(path, sql)
   return out
 end
 
+--- H.assert_bytes(expected, path): the file holds exactly these bytes
+-- (reported by size and first difference, not by dumping both).
+function H.assert_bytes(expected, path)
+  local got = H.read(path)
+  if got == expected then return end
+  local at = 1
+  while got and at <= #expected and got:byte(at) == expected:byte(at) do at = at + 1 end
+  error(string.format("%s changed: %s bytes, expected %d, first difference at byte %d",
+    path, got and #got or "no", #expected, at), 2)
+end
+
 --- H.error_of(fn, ...) -> string: the error fn raises (fails when it does not).
 function H.error_of(fn, ...)
   local ok, err = pcall(fn, ...)

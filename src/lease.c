@@ -459,14 +459,16 @@ int lease_open(const char *path, const lease_options *opt, lease_db **out) {
   sqlite3_extended_result_codes(db->conn, 1);
   sqlite3_busy_handler(db->conn, busy_wait, db);
 
-  /* WAL lets readers run beside the one writer.  A read-only handle
-  ** leaves the mode as it finds it. */
-  rc = LEASE_OK;
-  if (!(opt->flags & LEASE_OPEN_READONLY)) rc = pragma(db, "PRAGMA journal_mode=WAL");
+  /* Check the file before writing anything to it: a file that is not a
+  ** database, or whose jobs table is another's, stays byte-for-byte as it
+  ** was.  Then WAL, which lets readers run beside the one writer (a
+  ** read-only handle leaves the mode as it finds it). */
+  rc = check_schema(db, &missing);
+  if (rc == LEASE_OK && !(opt->flags & LEASE_OPEN_READONLY))
+    rc = pragma(db, "PRAGMA journal_mode=WAL");
   if (rc == LEASE_OK)
     rc = pragma(db, opt->synchronous == LEASE_SYNC_FULL ? "PRAGMA synchronous=FULL"
                                                         : "PRAGMA synchronous=NORMAL");
-  if (rc == LEASE_OK) rc = check_schema(db, &missing);
   if (rc == LEASE_OK && missing) {
     if (opt->flags & LEASE_OPEN_READONLY)
       rc = fail(db, LEASE_SCHEMA, "the database has no jobs table (opened read-only)");

@@ -332,14 +332,16 @@ static void parse_options(lua_State *L, const callee *c, int i, lease_options *o
   }
 }
 
-/* Open path into a new handle pushed on the stack; raises on failure. */
-static lease_db *open_handle(lua_State *L, const char *path, const lease_options *opt) {
+/* Open path into a new handle pushed on the stack; raises on failure,
+** naming op (the function the user called). */
+static lease_db *open_handle(lua_State *L, const char *op, const char *path,
+                             const lease_options *opt) {
   lhandle *h = new_handle(L);
   lease_db *db = NULL;
   int rc = lease_open(path, opt, &db);
   if (rc != LEASE_OK) {
-    if (!db) luaL_error(L, "lease.open: out of memory [nomem] (file \"%s\")", path);
-    push_db_error(L, db, "open");
+    if (!db) luaL_error(L, "lease.%s: out of memory [nomem] (file \"%s\")", op, path);
+    push_db_error(L, db, op);
     lease_close(db);
     lua_error(L);
   }
@@ -376,7 +378,7 @@ static int l_open(lua_State *L) {
   callee_init(L, &c, "open", 0);
   path = arg_bytes(L, &c, 1, "path", NULL);
   parse_options(L, &c, 2, &opt);
-  open_handle(L, path, &opt);
+  open_handle(L, "open", path, &opt);
   return 1;
 }
 
@@ -509,7 +511,7 @@ static int path_op(lua_State *L, int op) {
   path = arg_bytes(L, &c, 1, "path", NULL);
   parse_args(L, &c, op, &a);
   base = lua_gettop(L);
-  db = open_handle(L, path, NULL);
+  db = open_handle(L, op_names[op], path, NULL);
   n = exec_op(L, db, op, &a);
   close_handle(L, base + 1);
   if (n < 0) return lua_error(L);

@@ -1,0 +1,122 @@
+-- The handle API: lease.open, close, __close, __gc, __tostring, options.
+local H = require("helpers")
+local lease = H.lease
+
+describe("lease.open and the lease.db handle", function()
+  it("opens, prints its path, and closes", function()
+    local p = H.path()
+    local db = lease.open(p)
+    assert.are.equal("lease.db (" .. p .. ")", tostring(db))
+    assert.is_true(db:close())
+    assert.are.equal("lease.db (closed)", tostring(db))
+    assert.is_true(db:close())   -- closing twice is harmless
+  end)
+
+  it("raises 'attempt to use a closed lease database' for every method on a closed handle", function()
+    local db = H.fresh()
+    db:enqueue("a")
+    db:close()
+    for _, call in ipairs({
+      { "enqueue", "a" }, { "state", "a" }, { "claim", "a", "o", 0, 1 },
+      { "renew", "a", "o", 1, 0, 1 }, { "complete", "a", "o", 1, 0, "r" },
+      { "release", "a", "o", 1 }, { "init_db" }, { "settings" },
+    }) do
+      local err = H.error_of(db[call[1]], db, table.unpack(call, 2))
+      assert.truthy(err:find("attempt to use a closed lease database", 1, true), err)
+    end
+  end)
+
+  it("closes at the end of a <close> scope", function()
+    local p = H.path()
+    local kept
+    do
+      local db <close> = lease.open(p)
+      db:enqueue("a")
+      kept = db
+    end
+    assert.are.equal("lease.db (closed)", tostring(kept))
+    -- the last connection closed: SQLite checkpointed and removed the WAL file
+    assert.is_false(H.exists(p .. "-wal"))
+    assert.is_true(lease.state(p, "a") ~= nil)
+  end)
+
+  it("closes when garbage collected", function()
+    local p = H.path()
+    local db = lease.open(p)
+    db:enqueue("a")
+    assert.is_true(H.exists(p .. "-wal"))
+    db = nil   -- luacheck: ignore
+    collectgarbage()
+    collectgarbage()
+    assert.is_false(H.exists(p .. "-wal"))
+  end)
+
+  it("survives many handles left to the garbage collector", function()
+    local p = H.path()
+    lease.init_db(p)
+    for i = 1, 3000 do
+      local db = lease.open(p)
+      if i % 500 == 0 then db:enqueue("j" .. i) end
+    end
+    collectgarbage()
+    assert.are.equal(0, lease.state(p, "j3000").fence)
+  end)
+
+  it("names its type in argument errors", function()
+    local db = H.fresh()
+    local err = H.error_of(db.claim, 42, "a", "o", 0, 1)
+    assert.truthy(err:find("lease.db expected, got number", 1, true), err)
+    err = H.error_of(db.state, {}, "a")
+    assert.truthy(err:find("lease.db expected, got table", 1, true), err)
+  end)
+
+  it("refuses unknown and malformed options", function()
+    local p = H.path()
+    for _, case in ipairs({
+      { { busy = 1 }, "unknown option 'busy'" },
+      { { busy_timeout = -1 }, "busy_timeout must be" },
+      { { busy_timeout = 0 / 0 }, "busy_timeout must be" },
+      { { busy_timeout = "1" }, "busy_timeout must be" },
+      { { synchronous = "off" }, 'synchronous must be "full" or "normal"' },
+      { { synchronous = "FULL" }, 'synchronous must be "full" or "normal"' },
+      { { readonly = "yes" }, "readonly must be a boolean" },
+      { { create = 1 }, "create must be a boolean" },
+      { { [1] = true }, "unknown option" },
+    }) do
+      local err = H.error_of(lease.open, p, case[1])
+      assert.truthy(err:find("bad argument #2 to 'lease.open'", 1, true), err)
+      assert.truthy(err:find(case[2], 1, true), err)
+    end
+    assert.truthy(H.error_of(lease.open, p, 5):find("options must be a table or nil, got 5", 1, true))
+    assert.is_false(H.exists(p))
+  end)
+
+  it("accepts busy_timeout = 0 (fail at once) and reports it", function()
+    local db = H.fresh(nil, { busy_timeout = 0 })
+    assert.are.equal(0, db:settings().busy_timeout)
+    db:close()
+  end)
+
+  it("keeps handles on one file independent", function()
+    local p = H.path()
+    local a, b = lease.open(p), lease.open(p)
+    a:enqueue("j")
+    assert.are.equal(1, b:claim("j", "B", 0, 10))
+    assert.are.same({ nil, "held" }, { a:claim("j", "A", 5, 10) })
+    a:close()
+    assert.are.equal("B", b:state("j").owner)
+    b:close()
+  end)
+
+  it("works on an in-memory database within one handle", function()
+    local db = lease.open(":memory:")
+    db:enqueue("m")
+    assert.are.equal(1, db:claim("m", "o", 0, 1))
+    assert.are.equal("memory", db:settings().journal_mode)
+    db:close()
+  end)
+
+  it("has a version string", function()
+    assert.matches("^%d+%.%d+%.%d+$", lease.version)
+  end)
+end)

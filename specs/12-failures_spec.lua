@@ -74,7 +74,12 @@ describe("database failures", function()
   end)
 
   for _, ddl in ipairs({
-    { "fence TEXT", "CREATE TABLE jobs(id TEXT PRIMARY KEY, owner TEXT, until REAL NOT NULL DEFAULT 0, fence TEXT, result TEXT, done INTEGER NOT NULL DEFAULT 0)", "fence" },
+    { "fence TEXT", "CREATE TABLE jobs(id TEXT PRIMARY KEY, owner TEXT, until REAL NOT NULL DEFAULT 0, fence TEXT NOT NULL DEFAULT 0, result TEXT, done INTEGER NOT NULL DEFAULT 0)", "jobs.fence is TEXT, expected INTEGER" },
+    { "owner INTEGER", "CREATE TABLE jobs(id TEXT PRIMARY KEY, owner INTEGER, until REAL NOT NULL DEFAULT 0, fence INTEGER NOT NULL DEFAULT 0, result TEXT, done INTEGER NOT NULL DEFAULT 0)", "jobs.owner is INTEGER, expected TEXT" },
+    { "untyped result", "CREATE TABLE jobs(id TEXT PRIMARY KEY, owner TEXT, until REAL NOT NULL DEFAULT 0, fence INTEGER NOT NULL DEFAULT 0, result, done INTEGER NOT NULL DEFAULT 0)", "jobs.result is untyped, expected TEXT" },
+    { "fence without default", "CREATE TABLE jobs(id TEXT PRIMARY KEY, owner TEXT, until REAL NOT NULL DEFAULT 0, fence INTEGER NOT NULL, result TEXT, done INTEGER NOT NULL DEFAULT 0)", "jobs.fence must be NOT NULL DEFAULT 0" },
+    { "done default 1", "CREATE TABLE jobs(id TEXT PRIMARY KEY, owner TEXT, until REAL NOT NULL DEFAULT 0, fence INTEGER NOT NULL DEFAULT 0, result TEXT, done INTEGER NOT NULL DEFAULT 1)", "jobs.done must be NOT NULL DEFAULT 0" },
+    { "composite primary key", "CREATE TABLE jobs(id TEXT, owner TEXT, until REAL NOT NULL DEFAULT 0, fence INTEGER NOT NULL DEFAULT 0, result TEXT, done INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (id, owner))", "primary key" },
     { "no primary key", "CREATE TABLE jobs(id TEXT, owner TEXT, until REAL NOT NULL DEFAULT 0, fence INTEGER NOT NULL DEFAULT 0, result TEXT, done INTEGER NOT NULL DEFAULT 0)", "primary key" },
     { "nullable until", "CREATE TABLE jobs(id TEXT PRIMARY KEY, owner TEXT, until REAL, fence INTEGER NOT NULL DEFAULT 0, result TEXT, done INTEGER NOT NULL DEFAULT 0)", "until" },
     { "a view", "CREATE TABLE t(x); CREATE VIEW jobs AS SELECT x AS id FROM t", "view" },

@@ -1,0 +1,246 @@
+-- specs/mutation/mutants.lua: the broken changes the spec suite must catch.
+--
+-- Each mutant is one exact search-and-replace on the real source: `from`
+-- must occur exactly once in `file`, so a refactor that makes a mutant stale
+-- fails the run loudly instead of letting it pass.  `step` is the contract
+-- step (CONTRACT.md) for the seed's eight, "own" for ours.  `hint` names the
+-- spec file tried first (the whole suite runs when it does not kill).
+return {
+  -- The seed's broken changes (CONTRACT.md's table) ---------------------
+  {
+    name = "seed-1-create-not-idempotent", step = "1", file = "src/lease.c",
+    from = [["CREATE TABLE IF NOT EXISTS jobs(id TEXT PRIMARY KEY, owner TEXT, "]],
+    to = [["CREATE TABLE jobs(id TEXT PRIMARY KEY, owner TEXT, "]],
+    hint = "specs/01-init_spec.lua",
+  },
+  {
+    name = "seed-2-insert-or-replace", step = "2", file = "src/lease.c",
+    from = [["INSERT OR IGNORE INTO jobs(id) VALUES (?1)"]],
+    to = [["INSERT OR REPLACE INTO jobs(id) VALUES (?1)"]],
+    hint = "specs/02-enqueue_spec.lua",
+  },
+  {
+    name = "seed-3-state-empty-table", step = "3", file = "src/lease_lua.c",
+    from = "      if (found) push_row(L, &row);\n      else lua_pushnil(L);",
+    to = "      if (found) push_row(L, &row);\n      else lua_newtable(L);",
+    hint = "specs/03-state_spec.lua",
+  },
+  {
+    name = "seed-4-claim-boundary-held", step = "4", file = "src/lease.c",
+    from = [[" WHERE id = ?1 AND done = 0 AND until <= ?3"]],
+    to = [[" WHERE id = ?1 AND done = 0 AND until < ?3"]],
+    hint = "specs/04-claim_spec.lua",
+  },
+  {
+    name = "seed-5-renew-revives-at-boundary", step = "5", file = "src/lease.c",
+    from = "\"UPDATE jobs SET until = ?5\"\n  \" WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4\"",
+    to = "\"UPDATE jobs SET until = ?5\"\n  \" WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until >= ?4\"",
+    hint = "specs/05-renew_spec.lua",
+  },
+  {
+    name = "seed-6-complete-done-ge-0", step = "6", file = "src/lease.c",
+    from = "\"UPDATE jobs SET result = ?5, done = 1\"\n  \" WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4\"",
+    to = "\"UPDATE jobs SET result = ?5, done = 1\"\n  \" WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done >= 0 AND until > ?4\"",
+    hint = "specs/06-complete_spec.lua",
+  },
+  {
+    name = "seed-7-release-resets-fence", step = "7", file = "src/lease.c",
+    from = [["UPDATE jobs SET owner = NULL, until = 0"]],
+    to = [["UPDATE jobs SET owner = NULL, until = 0, fence = 0"]],
+    hint = "specs/07-release_spec.lua",
+  },
+
+  -- Our own: plausible slips a maintainer could make ---------------------
+  {
+    name = "complete-without-owner-check", step = "own", file = "src/lease.c",
+    from = "\"UPDATE jobs SET result = ?5, done = 1\"\n  \" WHERE id = ?1 AND owner = ?2 AND fence = ?3",
+    to = "\"UPDATE jobs SET result = ?5, done = 1\"\n  \" WHERE id = ?1 AND fence = ?3",
+    hint = "specs/06-complete_spec.lua",
+  },
+  {
+    name = "complete-without-fence-check", step = "own", file = "src/lease.c",
+    from = "\"UPDATE jobs SET result = ?5, done = 1\"\n  \" WHERE id = ?1 AND owner = ?2 AND fence = ?3",
+    to = "\"UPDATE jobs SET result = ?5, done = 1\"\n  \" WHERE id = ?1 AND owner = ?2",
+    hint = "specs/06-complete_spec.lua",
+  },
+  {
+    name = "complete-without-deadline-check", step = "own", file = "src/lease.c",
+    from = "\"UPDATE jobs SET result = ?5, done = 1\"\n  \" WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4\"",
+    to = "\"UPDATE jobs SET result = ?5, done = 1\"\n  \" WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND ?4 = ?4\"",
+    hint = "specs/06-complete_spec.lua",
+  },
+  {
+    name = "renew-without-fence-check", step = "own", file = "src/lease.c",
+    from = "\"UPDATE jobs SET until = ?5\"\n  \" WHERE id = ?1 AND owner = ?2 AND fence = ?3",
+    to = "\"UPDATE jobs SET until = ?5\"\n  \" WHERE id = ?1 AND owner = ?2",
+    hint = "specs/05-renew_spec.lua",
+  },
+  {
+    name = "renew-without-owner-check", step = "own", file = "src/lease.c",
+    from = "\"UPDATE jobs SET until = ?5\"\n  \" WHERE id = ?1 AND owner = ?2 AND fence = ?3",
+    to = "\"UPDATE jobs SET until = ?5\"\n  \" WHERE id = ?1 AND fence = ?3",
+    hint = "specs/05-renew_spec.lua",
+  },
+  {
+    name = "renew-without-deadline-check", step = "own", file = "src/lease.c",
+    from = "\"UPDATE jobs SET until = ?5\"\n  \" WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4\"",
+    to = "\"UPDATE jobs SET until = ?5\"\n  \" WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND ?4 = ?4\"",
+    hint = "specs/05-renew_spec.lua",
+  },
+  {
+    name = "renew-on-done-job", step = "own", file = "src/lease.c",
+    from = "\"UPDATE jobs SET until = ?5\"\n  \" WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0",
+    to = "\"UPDATE jobs SET until = ?5\"\n  \" WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done >= 0",
+    hint = "specs/05-renew_spec.lua",
+  },
+  {
+    name = "release-without-owner-check", step = "own", file = "src/lease.c",
+    from = [[" WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0",
+  /* ST_WRITE_WHY]],
+    to = [[" WHERE id = ?1 AND fence = ?3 AND done = 0",
+  /* ST_WRITE_WHY]],
+    hint = "specs/07-release_spec.lua",
+  },
+  {
+    name = "release-without-fence-check", step = "own", file = "src/lease.c",
+    from = [[" WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0",
+  /* ST_WRITE_WHY]],
+    to = [[" WHERE id = ?1 AND owner = ?2 AND done = 0",
+  /* ST_WRITE_WHY]],
+    hint = "specs/07-release_spec.lua",
+  },
+  {
+    name = "release-of-done-job", step = "own", file = "src/lease.c",
+    from = [[" WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0",
+  /* ST_WRITE_WHY]],
+    to = [[" WHERE id = ?1 AND owner = ?2 AND fence = ?3",
+  /* ST_WRITE_WHY]],
+    hint = "specs/07-release_spec.lua",
+  },
+  {
+    name = "release-keeps-deadline", step = "own", file = "src/lease.c",
+    from = [["UPDATE jobs SET owner = NULL, until = 0"]],
+    to = [["UPDATE jobs SET owner = NULL"]],
+    hint = "specs/07-release_spec.lua",
+  },
+  {
+    name = "claim-without-done-check", step = "own", file = "src/lease.c",
+    from = [[" WHERE id = ?1 AND done = 0 AND until <= ?3"]],
+    to = [[" WHERE id = ?1 AND until <= ?3"]],
+    hint = "specs/04-claim_spec.lua",
+  },
+  {
+    name = "claim-without-held-check", step = "own", file = "src/lease.c",
+    from = [[" WHERE id = ?1 AND done = 0 AND until <= ?3"]],
+    to = [[" WHERE id = ?1 AND done = 0 AND ?3 = ?3"]],
+    hint = "specs/04-claim_spec.lua",
+  },
+  {
+    name = "claim-ignores-ttl", step = "own", file = "src/lease.c",
+    from = "  sqlite3_bind_double(st, 3, now);\n  sqlite3_bind_double(st, 4, now + ttl);",
+    to = "  sqlite3_bind_double(st, 3, now);\n  sqlite3_bind_double(st, 4, now);",
+    hint = "specs/04-claim_spec.lua",
+  },
+  {
+    name = "claim-returns-old-fence", step = "own", file = "src/lease.c",
+    from = [[" RETURNING fence",]],
+    to = [[" RETURNING fence - 1",]],
+    hint = "specs/04-claim_spec.lua",
+  },
+  {
+    name = "claim-past-fence-max", step = "own", file = "src/lease.c",
+    from = [[" AND typeof(fence) = 'integer' AND fence < 9223372036854775807"]],
+    to = [[" AND typeof(fence) = 'integer'"]],
+    hint = "specs/04-claim_spec.lua",
+  },
+  {
+    name = "claim-reason-held-for-done", step = "own", file = "src/lease.c",
+    from = "    if (sqlite3_column_int(why, 0)) { if (reason) *reason = LEASE_DONE; }",
+    to = "    if (sqlite3_column_int(why, 0)) { if (reason) *reason = LEASE_HELD; }",
+    hint = "specs/04-claim_spec.lua",
+  },
+  {
+    name = "reason-not-owner-as-stale-fence", step = "own", file = "src/lease.c",
+    from = "      else if (sqlite3_column_int(why, 1)) r = LEASE_NOT_OWNER;",
+    to = "      else if (sqlite3_column_int(why, 1)) r = LEASE_STALE_FENCE;",
+    hint = "specs/06-complete_spec.lua",
+  },
+  {
+    name = "enqueue-always-true", step = "own", file = "src/lease.c",
+    from = "sqlite3_changes(db->conn) == 1 ? LEASE_GRANTED : LEASE_EXISTS",
+    to = "LEASE_GRANTED",
+    hint = "specs/02-enqueue_spec.lua",
+  },
+  {
+    name = "result-bound-with-strlen", step = "own", file = "src/lease_lua.c",
+    from = "        a->result = lua_tolstring(L, 6, &a->result_len);",
+    to = "        a->result = lua_tostring(L, 6);\n        a->result_len = strlen(a->result);",
+    hint = "specs/11-bad_input_spec.lua",
+  },
+  {
+    name = "id-bound-with-strlen", step = "own", file = "src/lease_lua.c",
+    from = "    arg_fail(L, c, i, what, \"a non-empty string\");\n  return lua_tolstring(L, i, len);",
+    to = "    arg_fail(L, c, i, what, \"a non-empty string\");\n  { const char *s_ = lua_tolstring(L, i, len); if (len) *len = strlen(s_); return s_; }",
+    hint = "specs/11-bad_input_spec.lua",
+  },
+  {
+    name = "fence-type-check-removed", step = "own", file = "src/lease_lua.c",
+    from = "  if (!isint) arg_fail(L, c, i, \"fence\", \"an integer\");",
+    to = "  (void)c;\n  if (!isint) v = (lua_Integer)lua_tonumber(L, i);",
+    hint = "specs/11-bad_input_spec.lua",
+  },
+  {
+    name = "time-check-left-to-the-core", step = "own", file = "src/lease_lua.c",
+    from = "  bad = lease_check_time(*now, *ttl, &why);\n  if (bad) {",
+    to = "  bad = lease_check_time(*now, *ttl, &why);\n  if (0) {",
+    hint = "specs/11-bad_input_spec.lua",
+  },
+  {
+    name = "synchronous-normal-by-default", step = "own", file = "src/lease.c",
+    from = "  opt->synchronous = LEASE_SYNC_FULL;",
+    to = "  opt->synchronous = LEASE_SYNC_NORMAL;",
+    hint = "specs/13-interop_spec.lua",
+  },
+  {
+    name = "busy-reported-as-held", step = "own", file = "src/lease_lua.c",
+    from = "  if (rc != LEASE_OK) {\n    push_db_error(L, db, op_names[op]);",
+    to = "  if (rc == LEASE_BUSY) {\n    lua_pushnil(L);\n    lua_pushliteral(L, \"held\");\n    return 2;\n  }\n  if (rc != LEASE_OK) {\n    push_db_error(L, db, op_names[op]);",
+    hint = "specs/12-failures_spec.lua",
+  },
+  {
+    name = "busy-handler-gives-up-at-once", step = "own", file = "src/lease.c",
+    from = "  if (db->busy_timeout_ms <= 0) return 0;",
+    to = "  if (db->busy_timeout_ms >= 0) return 0;",
+    hint = "specs/12-failures_spec.lua",
+  },
+  {
+    name = "schema-types-not-compared", step = "own", file = "src/lease.c",
+    from = "    if (!type || strcasecmp(type, jobs_columns[k].type) != 0)",
+    to = "    if (!type)",
+    hint = "specs/12-failures_spec.lua",
+  },
+  {
+    name = "wal-before-schema-check", step = "own", file = "src/lease.c",
+    from = "  rc = check_schema(db, &missing);\n  if (rc == LEASE_OK && !(opt->flags & LEASE_OPEN_READONLY))\n    rc = pragma(db, \"PRAGMA journal_mode=WAL\");",
+    to = "  rc = opt->flags & LEASE_OPEN_READONLY ? LEASE_OK : pragma(db, \"PRAGMA journal_mode=WAL\");\n  if (rc == LEASE_OK) rc = check_schema(db, &missing);",
+    hint = "specs/12-failures_spec.lua",
+  },
+  {
+    name = "state-done-as-number", step = "own", file = "src/lease_lua.c",
+    from = "  lua_pushboolean(L, row->done);",
+    to = "  lua_pushinteger(L, row->done);",
+    hint = "specs/03-state_spec.lua",
+  },
+  {
+    name = "gc-does-not-close", step = "own", file = "src/lease_lua.c",
+    from = "static int m_gc(lua_State *L) {\n  return close_handle(L, 1);",
+    to = "static int m_gc(lua_State *L) {\n  (void)L;\n  (void)close_handle;\n  return 0;",
+    hint = "specs/10-handle_spec.lua",
+  },
+  {
+    name = "path-function-leaves-connection-open", step = "own", file = "src/lease_lua.c",
+    from = "  n = exec_op(L, db, op, &a);\n  close_handle(L, base + 1);",
+    to = "  n = exec_op(L, db, op, &a);\n  (void)base;",
+    hint = "specs/10-handle_spec.lua",
+  },
+}

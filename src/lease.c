@@ -32,12 +32,18 @@
   "until REAL NOT NULL DEFAULT 0, fence INTEGER NOT NULL DEFAULT 0, "    \
   "result TEXT, done INTEGER NOT NULL DEFAULT 0)"
 
+/* The engine's one index beside the table: the jobs not done, in rowid
+** (enqueue) order, so claim_next never walks over done jobs. */
+#define SQL_CREATE_PENDING_INDEX                                          \
+  "CREATE INDEX IF NOT EXISTS lease_jobs_pending ON jobs(done) WHERE done = 0"
+
 /* Cached statements, prepared on first use and kept for the handle's life. */
 enum {
   ST_BEGIN, ST_COMMIT, ST_ROLLBACK,
   ST_ENQUEUE, ST_STATE,
   ST_CLAIM, ST_CLAIM_WHY,
   ST_RENEW, ST_COMPLETE, ST_RELEASE, ST_WRITE_WHY,
+  ST_CLAIM_NEXT,
   ST_COUNT
 };
 
@@ -75,6 +81,16 @@ static const char *const stmt_sql[ST_COUNT] = {
   ** the negation of their WHERE clauses, one column per check. */
   "SELECT done <> 0, owner IS NOT ?2, fence IS NOT ?3, until <= ?4"
   " FROM jobs WHERE id = ?1",
+  /* ST_CLAIM_NEXT: claim's rule applied to the oldest ready jobs.  ?1 owner,
+  ** ?2 now, ?3 now + ttl, ?4 how many.  Enqueue order is rowid order; the
+  ** partial index lease_jobs_pending yields the jobs not done in that order,
+  ** so the scan skips only jobs still held.  A job whose fence cannot grow
+  ** is never handed out (claim reports it as an error instead). */
+  "UPDATE jobs SET owner = ?1, until = ?3, fence = fence + 1"
+  " WHERE rowid IN (SELECT rowid FROM jobs WHERE done = 0 AND until <= ?2"
+  " AND typeof(fence) = 'integer' AND fence < 9223372036854775807"
+  " ORDER BY rowid LIMIT ?4)"
+  " RETURNING rowid, id, fence",
 };
 
 /* ===================================================================== */
@@ -88,6 +104,7 @@ struct lease_db {
   char *path;                       /* as given to lease_open */
   sqlite3_stmt *stmt[ST_COUNT];     /* prepared on first use */
   int busy_timeout_ms;              /* how long busy_wait keeps waiting */
+  int indexed;                      /* lease_jobs_pending exists (set by check_schema) */
   double busy_since;                /* monotonic ms when the current wait began */
   int rc;                           /* last result code */
   int xrc;                          /* SQLite's extended code behind rc, or 0 */
@@ -210,6 +227,19 @@ static int run(lease_db *db, int which) {
   }
   sqlite3_reset(st);
   return LEASE_OK;
+}
+
+/* Run one statement of DDL or PRAGMA, reading and ignoring any rows. */
+static int exec1(lease_db *db, const char *sql) {
+  sqlite3_stmt *st = NULL;
+  int src = sqlite3_prepare_v2(db->conn, sql, -1, &st, NULL);
+  if (src == SQLITE_OK) {
+    while ((src = sqlite3_step(st)) == SQLITE_ROW) {}
+    if (src == SQLITE_DONE) src = SQLITE_OK;
+  }
+  if (src != SQLITE_OK) fail_sqlite(db, src);
+  sqlite3_finalize(st);
+  return src == SQLITE_OK ? LEASE_OK : db->rc;
 }
 
 /* Roll back whatever transaction is open, keeping the recorded error. */
@@ -338,6 +368,7 @@ static int check_schema(lease_db *db, int *missing) {
   int src, rows = 0, rc = LEASE_OK;
   size_t k;
   *missing = 0;
+  db->indexed = 0;
   src = sqlite3_prepare_v2(db->conn,
       "SELECT type FROM sqlite_master WHERE name = 'jobs' COLLATE NOCASE", -1, &st, NULL);
   if (src != SQLITE_OK) return fail_sqlite(db, src);
@@ -389,24 +420,18 @@ static int check_schema(lease_db *db, int *missing) {
   sqlite3_finalize(st);
   if (rc != LEASE_OK) return rc;
   if (rows == 0) return fail(db, LEASE_SCHEMA, "jobs has no columns");
+  src = sqlite3_prepare_v2(db->conn,
+      "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'lease_jobs_pending'",
+      -1, &st, NULL);
+  if (src == SQLITE_OK && (src = sqlite3_step(st)) == SQLITE_ROW) db->indexed = 1;
+  if (src != SQLITE_OK && src != SQLITE_ROW && src != SQLITE_DONE) rc = fail_sqlite(db, src);
+  sqlite3_finalize(st);
+  if (rc != LEASE_OK) return rc;
   for (k = 0; k < NCOLUMNS; k++)
     if (!seen[k])
       return fail(db, LEASE_SCHEMA, "jobs has no column %s %s", jobs_columns[k].name,
                   jobs_columns[k].type);
   return LEASE_OK;
-}
-
-/* Run one pragma statement, reading and ignoring any row it returns. */
-static int pragma(lease_db *db, const char *sql) {
-  sqlite3_stmt *st = NULL;
-  int src = sqlite3_prepare_v2(db->conn, sql, -1, &st, NULL);
-  if (src == SQLITE_OK) {
-    while ((src = sqlite3_step(st)) == SQLITE_ROW) {}
-    if (src == SQLITE_DONE) src = SQLITE_OK;
-  }
-  if (src != SQLITE_OK) fail_sqlite(db, src);
-  sqlite3_finalize(st);
-  return src == SQLITE_OK ? LEASE_OK : db->rc;
 }
 
 void lease_options_default(lease_options *opt) {
@@ -465,16 +490,22 @@ int lease_open(const char *path, const lease_options *opt, lease_db **out) {
   ** read-only handle leaves the mode as it finds it). */
   rc = check_schema(db, &missing);
   if (rc == LEASE_OK && !(opt->flags & LEASE_OPEN_READONLY))
-    rc = pragma(db, "PRAGMA journal_mode=WAL");
+    rc = exec1(db, "PRAGMA journal_mode=WAL");
   if (rc == LEASE_OK)
-    rc = pragma(db, opt->synchronous == LEASE_SYNC_FULL ? "PRAGMA synchronous=FULL"
-                                                        : "PRAGMA synchronous=NORMAL");
+    rc = exec1(db, opt->synchronous == LEASE_SYNC_FULL ? "PRAGMA synchronous=FULL"
+                                                       : "PRAGMA synchronous=NORMAL");
   if (rc == LEASE_OK && missing) {
     if (opt->flags & LEASE_OPEN_READONLY)
       rc = fail(db, LEASE_SCHEMA, "the database has no jobs table (opened read-only)");
     else if ((rc = lease_init(db)) == LEASE_OK)
       rc = check_schema(db, &missing);   /* another client may have raced us */
   }
+  /* A table made by another client, or by an older engine, gets the index
+  ** claim_next relies on for its speed; a file we may not write goes
+  ** without (claim_next still works, scanning). */
+  if (rc == LEASE_OK && !db->indexed && !(opt->flags & LEASE_OPEN_READONLY) &&
+      !sqlite3_db_readonly(db->conn, "main"))
+    rc = exec1(db, SQL_CREATE_PENDING_INDEX);
   if (rc != LEASE_OK) {
     sqlite3_close_v2(db->conn);
     db->conn = NULL;
@@ -500,19 +531,13 @@ int lease_close(lease_db *db) {
 /* The operations                                                         */
 /* ===================================================================== */
 
-/* See lease.h (contract step 1). */
+/* See lease.h (contract step 1).  The index only speeds up claim_next. */
 int lease_init(lease_db *db) {
-  sqlite3_stmt *st = NULL;
-  int src;
+  int rc;
   CHECK_DB(db);
-  src = sqlite3_prepare_v2(db->conn, SQL_CREATE_JOBS, -1, &st, NULL);
-  if (src == SQLITE_OK) {
-    src = sqlite3_step(st);
-    if (src == SQLITE_DONE) src = SQLITE_OK;
-  }
-  if (src != SQLITE_OK) fail_sqlite(db, src);
-  sqlite3_finalize(st);
-  return db->rc;
+  rc = exec1(db, SQL_CREATE_JOBS);
+  if (rc == LEASE_OK) rc = exec1(db, SQL_CREATE_PENDING_INDEX);
+  return rc;
 }
 
 /* See lease.h (contract step 2). */
@@ -645,6 +670,113 @@ int lease_claim(lease_db *db, const char *id, size_t id_len, const char *owner,
     return fail(db, rc, "the fence of this job is at its maximum, %lld", (long long)LEASE_FENCE_MAX);
   }
   return commit(db);
+}
+
+/* One job taken by claim_next, before sorting: where its id bytes sit in
+** db->buf (offsets, as the buffer may move while growing). */
+typedef struct taken {
+  int64_t rowid, fence;
+  size_t off, len;
+} taken;
+
+/* Order taken jobs by rowid, the enqueue order. */
+static int by_rowid(const void *a, const void *b) {
+  int64_t x = ((const taken *)a)->rowid, y = ((const taken *)b)->rowid;
+  return (x > y) - (x < y);
+}
+
+/* See lease.h. */
+int lease_claim_next(lease_db *db, const char *owner, size_t owner_len, double now,
+                     double ttl, int max, lease_job *jobs, int *count) {
+  sqlite3_stmt *st;
+  const char *msg;
+  taken *t = NULL;
+  size_t used = 0;
+  int src, rc, n = 0, i;
+  CHECK_DB(db);
+  if (count) *count = 0;
+  if (!jobs || !count) return fail(db, LEASE_MISUSE, "jobs and count must not be NULL");
+  if (max < 1) return fail(db, LEASE_MISUSE, "max must be at least 1");
+  if (check_bytes(db, "owner", owner, &owner_len)) return db->rc;
+  if (lease_check_time(now, ttl, &msg)) return fail(db, LEASE_MISUSE, "%s", msg);
+  if (!(t = malloc((size_t)max * sizeof *t))) return fail(db, LEASE_NOMEM, "out of memory");
+  if (!(st = stmt(db, ST_CLAIM_NEXT)) || (rc = run(db, ST_BEGIN)) != LEASE_OK) {
+    free(t);
+    return db->rc;
+  }
+  sqlite3_bind_text(st, 1, owner, (int)owner_len, SQLITE_STATIC);
+  sqlite3_bind_double(st, 2, now);
+  sqlite3_bind_double(st, 3, now + ttl);
+  sqlite3_bind_int(st, 4, max);
+  while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+    const void *id = sqlite3_column_text(st, 1);
+    size_t len = (size_t)sqlite3_column_bytes(st, 1);
+    if (n == max) continue;   /* cannot happen: LIMIT ?4 */
+    if (reserve(db, used + len + 1) != LEASE_OK) {
+      sqlite3_reset(st);
+      rollback(db);
+      free(t);
+      return db->rc;
+    }
+    if (len) memcpy(db->buf + used, id, len);
+    db->buf[used + len] = '\0';
+    t[n].rowid = sqlite3_column_int64(st, 0);
+    t[n].fence = sqlite3_column_int64(st, 2);
+    t[n].off = used;
+    t[n].len = len;
+    used += len + 1;
+    n++;
+  }
+  if (src != SQLITE_DONE) {
+    free(t);
+    return abort_step(db, st, src);
+  }
+  sqlite3_reset(st);
+  if ((rc = commit(db)) != LEASE_OK) {
+    free(t);
+    return rc;
+  }
+  qsort(t, (size_t)n, sizeof *t, by_rowid);
+  for (i = 0; i < n; i++) {
+    jobs[i].id = db->buf + t[i].off;
+    jobs[i].id_len = t[i].len;
+    jobs[i].fence = t[i].fence;
+  }
+  *count = n;
+  free(t);
+  return LEASE_OK;
+}
+
+/* See lease.h. */
+int lease_enqueue_many(lease_db *db, const char *const *ids, const size_t *id_lens, int n,
+                       int *inserted) {
+  sqlite3_stmt *st;
+  int src, rc, i, added = 0;
+  CHECK_DB(db);
+  if (inserted) *inserted = 0;
+  if (n < 0 || (n > 0 && (!ids || !id_lens)))
+    return fail(db, LEASE_MISUSE, "ids and id_lens must hold n entries");
+  for (i = 0; i < n; i++) {
+    size_t len = id_lens[i];
+    if (!ids[i]) return fail(db, LEASE_MISUSE, "id %d must not be NULL", i + 1);
+    if (len == LEASE_NTS) len = strlen(ids[i]);
+    if (len == 0) return fail(db, LEASE_MISUSE, "id %d must not be empty", i + 1);
+    if (len > INT_MAX) return fail(db, LEASE_MISUSE, "id %d is too long", i + 1);
+  }
+  if (n == 0) return LEASE_OK;
+  if (!(st = stmt(db, ST_ENQUEUE))) return db->rc;
+  if ((rc = run(db, ST_BEGIN)) != LEASE_OK) return rc;
+  for (i = 0; i < n; i++) {
+    size_t len = id_lens[i] == LEASE_NTS ? strlen(ids[i]) : id_lens[i];
+    sqlite3_bind_text(st, 1, ids[i], (int)len, SQLITE_STATIC);
+    src = sqlite3_step(st);
+    if (src != SQLITE_DONE) return abort_step(db, st, src);
+    sqlite3_reset(st);
+    added += sqlite3_changes(db->conn);
+  }
+  if ((rc = commit(db)) != LEASE_OK) return rc;
+  if (inserted) *inserted = added;
+  return LEASE_OK;
 }
 
 /*

@@ -132,6 +132,13 @@ typedef struct lease_settings {
   int busy_timeout_ms;    /* milliseconds */
 } lease_settings;
 
+/* One job handed out by lease_claim_next.  id points into memory owned by
+** the handle: valid until the next call on the same handle. */
+typedef struct lease_job {
+  const char *id;  size_t id_len;
+  int64_t fence;   /* the new fence of this job */
+} lease_job;
+
 /* Argument positions reported by lease_check_time. */
 enum { LEASE_ARG_NOW = 1, LEASE_ARG_TTL = 2 };
 
@@ -245,6 +252,36 @@ LEASE_API int lease_release(lease_db *db, const char *id, size_t id_len,
 ** timeout, into *out.  Returns LEASE_OK, LEASE_MISUSE or a database error.
 */
 LEASE_API int lease_read_settings(lease_db *db, lease_settings *out);
+
+/*
+** lease_claim_next: claim the oldest-enqueued ready jobs for owner, in one
+** BEGIN IMMEDIATE transaction, with claim's rule (not done, until <= now;
+** fence + 1, owner, until = now + ttl).  Enqueue order is SQLite's rowid
+** order.  Jobs whose fence cannot grow (see lease_claim) are skipped.
+**   now, ttl: as for lease_claim.
+**   max:   how many jobs at most, >= 1; jobs must hold max entries.
+**   jobs:  receives the jobs taken, oldest first; ids live until the next
+**          call on db.
+**   count: receives how many were taken; 0 means nothing was ready.
+** Cost: the partial index lease_jobs_pending skips done jobs; held jobs
+** enqueued before the first ready one are stepped over.
+** Returns LEASE_OK, LEASE_MISUSE, LEASE_NOMEM or a database error.
+*/
+LEASE_API int lease_claim_next(lease_db *db, const char *owner, size_t owner_len,
+                               double now, double ttl, int max, lease_job *jobs,
+                               int *count);
+
+/*
+** lease_enqueue_many: enqueue n jobs in one transaction (contract step 2's
+** rule for each: existing ids are left as they are).
+**   ids, id_lens: n ids and their lengths (LEASE_NTS allowed); all are
+**          checked (non-empty) before anything is written.
+**   inserted: receives how many were new.
+** Returns LEASE_OK, LEASE_MISUSE (an empty or NULL id; the message names its
+** 1-based position) or a database error (then none is inserted).
+*/
+LEASE_API int lease_enqueue_many(lease_db *db, const char *const *ids, const size_t *id_lens,
+                                 int n, int *inserted);
 
 /*
 ** lease_check_time: validate a (now, ttl) pair as claim and renew do.

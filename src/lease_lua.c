@@ -15,6 +15,7 @@
 ** "lease.<op>: <SQLite's message> [<code word>] (file "<path>")".
 ** No SQL in this file.
 */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -127,11 +128,18 @@ static lease_db *check_db(lua_State *L, int i) {
 /* Operations, shared by methods and path functions                      */
 /* ===================================================================== */
 
-enum { OP_INIT, OP_ENQUEUE, OP_STATE, OP_CLAIM, OP_RENEW, OP_COMPLETE, OP_RELEASE };
+enum {
+  OP_INIT, OP_ENQUEUE, OP_STATE, OP_CLAIM, OP_RENEW, OP_COMPLETE, OP_RELEASE,
+  OP_CLAIM_NEXT, OP_ENQUEUE_MANY
+};
 
 static const char *const op_names[] = {
   "init_db", "enqueue", "state", "claim", "renew", "complete", "release",
+  "claim_next", "enqueue_many",
 };
+
+/* The most jobs one claim_next may take (its n argument). */
+#define CLAIM_NEXT_MAX 1000000
 
 /* The parsed arguments of one operation. */
 typedef struct op_args {
@@ -139,6 +147,10 @@ typedef struct op_args {
   size_t id_len, owner_len, result_len;
   int64_t fence;
   double now, ttl;
+  int n;                  /* claim_next: how many (0: the single form); enqueue_many: count */
+  lease_job *jobs;        /* claim_next: room for n jobs (a userdata on the stack) */
+  const char **ids;       /* enqueue_many: the ids and their lengths (a userdata) */
+  size_t *id_lens;
 } op_args;
 
 /*
@@ -148,6 +160,41 @@ typedef struct op_args {
 static void parse_args(lua_State *L, const callee *c, int op, op_args *a) {
   memset(a, 0, sizeof *a);
   if (op == OP_INIT) return;
+  if (op == OP_CLAIM_NEXT) {
+    a->owner = arg_bytes(L, c, 2, "owner", &a->owner_len);
+    arg_time(L, c, 3, &a->now, &a->ttl);
+    if (!lua_isnoneornil(L, 5)) {
+      lua_Integer n = 0;
+      int isint = 0;
+      if (lua_type(L, 5) == LUA_TNUMBER) n = lua_tointegerx(L, 5, &isint);
+      if (!isint || n < 1 || n > CLAIM_NEXT_MAX)
+        arg_fail(L, c, 5, "n", "an integer from 1 to 1000000");
+      a->n = (int)n;
+    }
+    a->jobs = lua_newuserdatauv(L, sizeof(lease_job) * (size_t)(a->n ? a->n : 1), 0);
+    return;
+  }
+  if (op == OP_ENQUEUE_MANY) {
+    lua_Integer i, n;
+    if (!lua_istable(L, 2)) arg_fail(L, c, 2, "ids", "a table");
+    n = (lua_Integer)lua_rawlen(L, 2);
+    if (n > INT_MAX / 2) arg_error(L, c, 2, "ids has too many entries");
+    a->n = (int)n;
+    a->ids = lua_newuserdatauv(L, (sizeof(char *) + sizeof(size_t)) * (size_t)(n ? n : 1), 0);
+    a->id_lens = (size_t *)(a->ids + (n ? n : 1));
+    for (i = 1; i <= n; i++) {
+      int t = lua_rawgeti(L, 2, i);
+      if (t != LUA_TSTRING || lua_rawlen(L, -1) == 0) {
+        const char *got = t == LUA_TSTRING ? "an empty string" : lua_typename(L, t);
+        arg_error(L, c, 2, lua_pushfstring(L, "ids[%I] must be a non-empty string, got %s",
+                                           (LUAI_UACINT)i, got));
+      }
+      /* the string stays alive in the ids table, which stays on the stack */
+      a->ids[i - 1] = lua_tolstring(L, -1, &a->id_lens[i - 1]);
+      lua_pop(L, 1);
+    }
+    return;
+  }
   a->id = arg_bytes(L, c, 2, "id", &a->id_len);
   if (op == OP_ENQUEUE || op == OP_STATE) return;
   a->owner = arg_bytes(L, c, 3, "owner", &a->owner_len);
@@ -245,6 +292,13 @@ static int exec_op(lua_State *L, lease_db *db, int op, const op_args *a) {
     case OP_RELEASE:
       rc = lease_release(db, a->id, a->id_len, a->owner, a->owner_len, a->fence, &reason);
       break;
+    case OP_CLAIM_NEXT:
+      rc = lease_claim_next(db, a->owner, a->owner_len, a->now, a->ttl, a->n ? a->n : 1,
+                            a->jobs, &found);
+      break;
+    case OP_ENQUEUE_MANY:
+      rc = lease_enqueue_many(db, a->ids, a->id_lens, a->n, &found);
+      break;
   }
   if (rc != LEASE_OK) {
     push_db_error(L, db, op_names[op]);
@@ -265,6 +319,30 @@ static int exec_op(lua_State *L, lease_db *db, int op, const op_args *a) {
         return 2;
       }
       lua_pushinteger(L, (lua_Integer)fence);
+      return 1;
+    case OP_CLAIM_NEXT:
+      if (a->n == 0) {   /* the single form: id, fence | nil, "empty" */
+        if (found == 0) {
+          lua_pushnil(L);
+          lua_pushstring(L, lease_reason_name(LEASE_EMPTY));
+          return 2;
+        }
+        lua_pushlstring(L, a->jobs[0].id, a->jobs[0].id_len);
+        lua_pushinteger(L, (lua_Integer)a->jobs[0].fence);
+        return 2;
+      }
+      lua_createtable(L, found, 0);
+      for (int i = 0; i < found; i++) {
+        lua_createtable(L, 0, 2);
+        lua_pushlstring(L, a->jobs[i].id, a->jobs[i].id_len);
+        lua_setfield(L, -2, "id");
+        lua_pushinteger(L, (lua_Integer)a->jobs[i].fence);
+        lua_setfield(L, -2, "fence");
+        lua_rawseti(L, -2, i + 1);
+      }
+      return 1;
+    case OP_ENQUEUE_MANY:
+      lua_pushinteger(L, found);
       return 1;
     default:
       return push_outcome(L, reason);
@@ -491,6 +569,29 @@ static int m_settings(lua_State *L) {
   return 1;
 }
 
+/*
+** db:claim_next(owner, now, ttl [, n]) -> id, fence | nil, "empty"
+** db:claim_next(owner, now, ttl, n) -> { {id=, fence=}, ... }
+**   owner (non-empty string); now, ttl as for claim; n (integer, 1 to
+**   1000000, optional).
+** Claims the oldest-enqueued ready jobs (not done, until <= now) with
+** claim's rule (fence + 1, owner, until = now + ttl), all in one
+** BEGIN IMMEDIATE transaction.  Without n: the one job, or nil, "empty".
+** With n: a sequence of up to n jobs, oldest first, empty when none is
+** ready.  Raises on a bad argument and on a database failure.
+*/
+static int m_claim_next(lua_State *L) { return method_op(L, OP_CLAIM_NEXT); }
+
+/*
+** db:enqueue_many(ids) -> integer
+**   ids (sequence of non-empty strings).
+** Enqueues every id in one transaction (enqueue's rule for each) and
+** returns how many were new.  Every id is checked first: a bad entry
+** raises "bad argument #1 to 'enqueue_many' (ids[3] must be ...)" and
+** nothing is inserted.  Raises on a database failure (nothing inserted).
+*/
+static int m_enqueue_many(lua_State *L) { return method_op(L, OP_ENQUEUE_MANY); }
+
 /* ===================================================================== */
 /* Path functions (the seed's signatures)                                 */
 /* ===================================================================== */
@@ -532,6 +633,10 @@ static int l_renew(lua_State *L) { return path_op(L, OP_RENEW); }
 static int l_complete(lua_State *L) { return path_op(L, OP_COMPLETE); }
 /* lease.release(path, id, owner, fence) -> true | false, reason.  See db:release. */
 static int l_release(lua_State *L) { return path_op(L, OP_RELEASE); }
+/* lease.claim_next(path, owner, now, ttl [, n]).  See db:claim_next. */
+static int l_claim_next(lua_State *L) { return path_op(L, OP_CLAIM_NEXT); }
+/* lease.enqueue_many(path, ids) -> integer.  See db:enqueue_many. */
+static int l_enqueue_many(lua_State *L) { return path_op(L, OP_ENQUEUE_MANY); }
 
 /* ===================================================================== */
 /* Registration                                                           */
@@ -546,6 +651,8 @@ static const luaL_Reg module_funcs[] = {
   {"renew", l_renew},
   {"complete", l_complete},
   {"release", l_release},
+  {"claim_next", l_claim_next},
+  {"enqueue_many", l_enqueue_many},
   {NULL, NULL},
 };
 
@@ -558,6 +665,8 @@ static const luaL_Reg db_methods[] = {
   {"renew", m_renew},
   {"complete", m_complete},
   {"release", m_release},
+  {"claim_next", m_claim_next},
+  {"enqueue_many", m_enqueue_many},
   {"settings", m_settings},
   {NULL, NULL},
 };

@@ -243,4 +243,28 @@ return {
     to = "  n = exec_op(L, db, op, &a);\n  (void)base;",
     hint = "specs/10-handle_spec.lua",
   },
+  {
+    name = "claim-next-boundary-held", step = "own", file = "src/lease.c",
+    from = [[" WHERE rowid IN (SELECT rowid FROM jobs WHERE done = 0 AND until <= ?2"]],
+    to = [[" WHERE rowid IN (SELECT rowid FROM jobs WHERE done = 0 AND until < ?2"]],
+    hint = "specs/15-claim_next_spec.lua",
+  },
+  {
+    name = "claim-next-takes-done-jobs", step = "own", file = "src/lease.c",
+    from = [[" WHERE rowid IN (SELECT rowid FROM jobs WHERE done = 0 AND until <= ?2"]],
+    to = [[" WHERE rowid IN (SELECT rowid FROM jobs WHERE until <= ?2"]],
+    hint = "specs/15-claim_next_spec.lua",
+  },
+  {
+    name = "claim-next-id-order", step = "own", file = "src/lease.c",
+    from = [[" ORDER BY rowid LIMIT ?4)"]],
+    to = [[" ORDER BY id LIMIT ?4)"]],
+    hint = "specs/15-claim_next_spec.lua",
+  },
+  {
+    name = "claim-next-unsorted-result", step = "own", file = "src/lease.c",
+    from = "  qsort(t, (size_t)n, sizeof *t, by_rowid);",
+    to = "  qsort(t, (size_t)n, sizeof *t, by_rowid);\n  for (i = 0; i < n / 2; i++) { taken x_ = t[i]; t[i] = t[n - 1 - i]; t[n - 1 - i] = x_; }",
+    hint = "specs/15-claim_next_spec.lua",
+  },
 }

@@ -149,9 +149,15 @@ return {
   },
   {
     name = "claim-past-fence-max", step = "own", file = "src/lease.c",
-    from = [[" AND typeof(fence) = 'integer' AND fence < 9223372036854775807"]],
-    to = [[" AND typeof(fence) = 'integer'"]],
+    from = "\" WHERE id = ?1 AND done = 0 AND until <= ?3\"\n  \" AND typeof(fence) = 'integer' AND fence < 9223372036854775807\"",
+    to = "\" WHERE id = ?1 AND done = 0 AND until <= ?3\"\n  \" AND typeof(fence) = 'integer'\"",
     hint = "specs/04-claim_spec.lua",
+  },
+  {
+    name = "claim-next-past-fence-max", step = "own", file = "src/lease.c",
+    from = "\" WHERE rowid IN (SELECT rowid FROM jobs WHERE done = 0 AND until <= ?2\"\n  \" AND typeof(fence) = 'integer' AND fence < 9223372036854775807\"",
+    to = "\" WHERE rowid IN (SELECT rowid FROM jobs WHERE done = 0 AND until <= ?2\"\n  \" AND typeof(fence) = 'integer'\"",
+    hint = "specs/15-claim_next_spec.lua",
   },
   {
     name = "claim-reason-held-for-done", step = "own", file = "src/lease.c",
@@ -221,8 +227,8 @@ return {
   },
   {
     name = "wal-before-schema-check", step = "own", file = "src/lease.c",
-    from = "  rc = check_schema(db, &missing);\n  if (rc == LEASE_OK && !(opt->flags & LEASE_OPEN_READONLY))\n    rc = pragma(db, \"PRAGMA journal_mode=WAL\");",
-    to = "  rc = opt->flags & LEASE_OPEN_READONLY ? LEASE_OK : pragma(db, \"PRAGMA journal_mode=WAL\");\n  if (rc == LEASE_OK) rc = check_schema(db, &missing);",
+    from = "  rc = check_schema(db, &missing);\n  if (rc == LEASE_OK && !(opt->flags & LEASE_OPEN_READONLY))\n    rc = exec1(db, \"PRAGMA journal_mode=WAL\");",
+    to = "  rc = opt->flags & LEASE_OPEN_READONLY ? LEASE_OK : exec1(db, \"PRAGMA journal_mode=WAL\");\n  if (rc == LEASE_OK) rc = check_schema(db, &missing);",
     hint = "specs/12-failures_spec.lua",
   },
   {

@@ -14,6 +14,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +44,7 @@ enum {
   ST_ENQUEUE, ST_STATE,
   ST_CLAIM, ST_CLAIM_WHY,
   ST_RENEW, ST_COMPLETE, ST_RELEASE, ST_WRITE_WHY,
-  ST_CLAIM_NEXT,
+  ST_CLAIM_NEXT, ST_LIST, ST_TALLY,
   ST_COUNT
 };
 
@@ -91,6 +92,17 @@ static const char *const stmt_sql[ST_COUNT] = {
   " AND typeof(fence) = 'integer' AND fence < 9223372036854775807"
   " ORDER BY rowid LIMIT ?4)"
   " RETURNING rowid, id, fence",
+  /* ST_LIST: a page of jobs of one kind.  ?1 after (rowid), ?2 now,
+  ** ?3 limit, ?4 which (LEASE_LIST_*). */
+  "SELECT rowid, id, owner, until, fence, result, done FROM jobs"
+  " WHERE rowid > ?1 AND CASE ?4 WHEN 0 THEN 1"
+  " WHEN 1 THEN done = 0 AND until <= ?2"
+  " WHEN 2 THEN done = 0 AND until > ?2"
+  " ELSE done <> 0 END"
+  " ORDER BY rowid LIMIT ?3",
+  /* ST_TALLY: counts by state.  ?1 now. */
+  "SELECT count(*), total(done <> 0), total(done = 0 AND until <= ?1),"
+  " total(done = 0 AND until > ?1) FROM jobs",
 };
 
 /* ===================================================================== */
@@ -566,9 +578,52 @@ static int reserve(lease_db *db, size_t n) {
   return LEASE_OK;
 }
 
+/*
+** Copy the row at the statement's columns (first column `c0`: id, owner,
+** until, fence, result, done) into *row, its strings appended to the
+** handle's buffer at *used.  Pointers are fixed up by fix_row once the
+** buffer stops moving.  Returns LEASE_OK or LEASE_NOMEM.
+*/
+static int copy_row(lease_db *db, sqlite3_stmt *st, int c0, lease_row *row, size_t *used) {
+  const int cols[3] = {c0, c0 + 1, c0 + 4};
+  size_t *lens[3] = {&row->id_len, &row->owner_len, &row->result_len};
+  const char **ptrs[3] = {&row->id, &row->owner, &row->result};
+  int i;
+  for (i = 0; i < 3; i++) {
+    const void *p = sqlite3_column_type(st, cols[i]) == SQLITE_NULL ? NULL
+                                                                   : sqlite3_column_text(st, cols[i]);
+    size_t n = p ? (size_t)sqlite3_column_bytes(st, cols[i]) : 0;
+    if (!p) {
+      *ptrs[i] = NULL;
+      *lens[i] = 0;
+      continue;
+    }
+    if (reserve(db, *used + n + 1) != LEASE_OK) return db->rc;
+    if (n) memcpy(db->buf + *used, p, n);
+    db->buf[*used + n] = '\0';
+    /* an offset for now: the buffer may still move */
+    *ptrs[i] = (const char *)(uintptr_t)(*used + 1);
+    *lens[i] = n;
+    *used += n + 1;
+  }
+  row->until = sqlite3_column_double(st, c0 + 2);
+  row->fence = sqlite3_column_int64(st, c0 + 3);
+  row->done = sqlite3_column_int64(st, c0 + 5) != 0;
+  return LEASE_OK;
+}
+
+/* Turn the offsets copy_row stored (plus one, so NULL stays NULL) into
+** pointers into the handle's buffer. */
+static void fix_row(lease_db *db, lease_row *row) {
+  if (row->id) row->id = db->buf + ((uintptr_t)row->id - 1);
+  if (row->owner) row->owner = db->buf + ((uintptr_t)row->owner - 1);
+  if (row->result) row->result = db->buf + ((uintptr_t)row->result - 1);
+}
+
 /* See lease.h (contract step 3). */
 int lease_state(lease_db *db, const char *id, size_t id_len, lease_row *row, int *found) {
   sqlite3_stmt *st;
+  size_t used = 0;
   int src;
   CHECK_DB(db);
   if (!row || !found) return fail(db, LEASE_MISUSE, "row and found must not be NULL");
@@ -579,38 +634,79 @@ int lease_state(lease_db *db, const char *id, size_t id_len, lease_row *row, int
   src = sqlite3_step(st);
   if (src == SQLITE_ROW) {
     /* Copy the strings out before the statement is reset. */
-    const void *p[3];
-    size_t n[3], total = 3, off = 0;
-    int cols[3] = {0, 1, 4}, i;
-    for (i = 0; i < 3; i++) {
-      p[i] = sqlite3_column_type(st, cols[i]) == SQLITE_NULL ? NULL : sqlite3_column_text(st, cols[i]);
-      n[i] = (size_t)sqlite3_column_bytes(st, cols[i]);
-      total += n[i];
-    }
-    if (reserve(db, total) != LEASE_OK) {
+    if (copy_row(db, st, 0, row, &used) != LEASE_OK) {
       sqlite3_reset(st);
       return db->rc;
     }
-    for (i = 0; i < 3; i++) {
-      const char *s = NULL;
-      if (p[i]) {
-        memcpy(db->buf + off, p[i], n[i]);
-        db->buf[off + n[i]] = '\0';
-        s = db->buf + off;
-        off += n[i] + 1;
-      }
-      if (i == 0) { row->id = s; row->id_len = n[i]; }
-      else if (i == 1) { row->owner = s; row->owner_len = s ? n[i] : 0; }
-      else { row->result = s; row->result_len = s ? n[i] : 0; }
-    }
-    row->until = sqlite3_column_double(st, 2);
-    row->fence = sqlite3_column_int64(st, 3);
-    row->done = sqlite3_column_int64(st, 5) != 0;
+    fix_row(db, row);
     *found = 1;
     src = sqlite3_step(st);   /* id is the primary key: at most one row */
   }
   if (src != SQLITE_DONE) {
     *found = 0;
+    fail_sqlite(db, src);
+    sqlite3_reset(st);
+    return db->rc;
+  }
+  sqlite3_reset(st);
+  return LEASE_OK;
+}
+
+/* See lease.h. */
+int lease_list(lease_db *db, int which, double now, int64_t after, int max,
+               lease_row *rows, int64_t *seqs, int *count) {
+  sqlite3_stmt *st;
+  size_t used = 0;
+  int src, n = 0, i;
+  CHECK_DB(db);
+  if (count) *count = 0;
+  if (!rows || !seqs || !count) return fail(db, LEASE_MISUSE, "rows, seqs and count must not be NULL");
+  if (which < LEASE_LIST_ALL || which > LEASE_LIST_DONE) return fail(db, LEASE_MISUSE, "unknown list kind");
+  if (max < 1) return fail(db, LEASE_MISUSE, "max must be at least 1");
+  if (isnan(now)) return fail(db, LEASE_MISUSE, "now must be a number");
+  if (!(st = stmt(db, ST_LIST))) return db->rc;
+  sqlite3_bind_int64(st, 1, after);
+  sqlite3_bind_double(st, 2, now);
+  sqlite3_bind_int(st, 3, max);
+  sqlite3_bind_int(st, 4, which);
+  while (n < max && (src = sqlite3_step(st)) == SQLITE_ROW) {
+    seqs[n] = sqlite3_column_int64(st, 0);
+    if (copy_row(db, st, 1, &rows[n], &used) != LEASE_OK) {
+      sqlite3_reset(st);
+      return db->rc;
+    }
+    n++;
+  }
+  if (n < max && src != SQLITE_DONE) {
+    fail_sqlite(db, src);
+    sqlite3_reset(st);
+    return db->rc;
+  }
+  sqlite3_reset(st);
+  for (i = 0; i < n; i++) fix_row(db, &rows[i]);
+  *count = n;
+  return LEASE_OK;
+}
+
+/* See lease.h. */
+int lease_count(lease_db *db, double now, lease_counts *out) {
+  sqlite3_stmt *st;
+  int src;
+  CHECK_DB(db);
+  if (!out) return fail(db, LEASE_MISUSE, "out must not be NULL");
+  if (isnan(now)) return fail(db, LEASE_MISUSE, "now must be a number");
+  memset(out, 0, sizeof *out);
+  if (!(st = stmt(db, ST_TALLY))) return db->rc;
+  sqlite3_bind_double(st, 1, now);
+  src = sqlite3_step(st);
+  if (src == SQLITE_ROW) {
+    out->total = sqlite3_column_int64(st, 0);
+    out->done = (int64_t)sqlite3_column_double(st, 1);
+    out->ready = (int64_t)sqlite3_column_double(st, 2);
+    out->held = (int64_t)sqlite3_column_double(st, 3);
+    src = SQLITE_DONE;
+  }
+  if (src != SQLITE_DONE) {
     fail_sqlite(db, src);
     sqlite3_reset(st);
     return db->rc;

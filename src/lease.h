@@ -139,6 +139,19 @@ typedef struct lease_job {
   int64_t fence;   /* the new fence of this job */
 } lease_job;
 
+/* Which jobs lease_list and lease_count look at. */
+enum {
+  LEASE_LIST_ALL = 0,   /* every job */
+  LEASE_LIST_READY,     /* not done, until <= now: claimable */
+  LEASE_LIST_HELD,      /* not done, until > now: under a lease */
+  LEASE_LIST_DONE       /* completed */
+};
+
+/* Job counts by state at a given now (lease_count). */
+typedef struct lease_counts {
+  int64_t total, ready, held, done;
+} lease_counts;
+
 /* Argument positions reported by lease_check_time. */
 enum { LEASE_ARG_NOW = 1, LEASE_ARG_TTL = 2 };
 
@@ -282,6 +295,28 @@ LEASE_API int lease_claim_next(lease_db *db, const char *owner, size_t owner_len
 */
 LEASE_API int lease_enqueue_many(lease_db *db, const char *const *ids, const size_t *id_lens,
                                  int n, int *inserted);
+
+/*
+** lease_list: read up to max jobs of one kind, in enqueue (rowid) order,
+** starting after the job whose seq is `after` (0 for the start): a page of
+** a listing.  No write, no lock beyond a read snapshot.
+**   which: LEASE_LIST_ALL, _READY, _HELD or _DONE; now (caller's unit)
+**          decides ready versus held.
+**   rows, seqs: room for max entries; seqs[i] is the job's rowid, the
+**          `after` of the next page.  Row strings live until the next
+**          call on db.
+**   count: receives how many were read; fewer than max means the end.
+** Returns LEASE_OK, LEASE_MISUSE (bad which, max < 1, NaN now) or a
+** database error.
+*/
+LEASE_API int lease_list(lease_db *db, int which, double now, int64_t after, int max,
+                         lease_row *rows, int64_t *seqs, int *count);
+
+/*
+** lease_count: count jobs by state at now (caller's unit) into *out.
+** Returns LEASE_OK, LEASE_MISUSE or a database error.
+*/
+LEASE_API int lease_count(lease_db *db, double now, lease_counts *out);
 
 /*
 ** lease_check_time: validate a (now, ttl) pair as claim and renew do.

@@ -15,10 +15,12 @@
 ** "lease.<op>: <SQLite's message> [<code word>] (file "<path>")".
 ** No SQL in this file.
 */
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <lua.h>
 #include <lauxlib.h>
@@ -592,6 +594,87 @@ static int m_claim_next(lua_State *L) { return method_op(L, OP_CLAIM_NEXT); }
 */
 static int m_enqueue_many(lua_State *L) { return method_op(L, OP_ENQUEUE_MANY); }
 
+/*
+** db:jobs(which, now [, limit [, after]]) -> { job, ... }
+**   which (string): "all", "ready" (not done, until <= now), "held" (not
+**     done, until > now) or "done"; now (number, caller's unit); limit
+**     (integer 1..100000, default 1000); after (integer seq, default 0).
+** A page of jobs in enqueue order: each a table as db:state returns, plus
+** `seq`, its place in the enqueue order; pass the last seq as `after` for
+** the next page.  Read-only.  Raises on a bad argument or database failure.
+*/
+static int m_jobs(lua_State *L) {
+  static const char *const kinds[] = {"all", "ready", "held", "done", NULL};
+  lease_db *db = check_db(L, 1);
+  callee c;
+  const char *w;
+  int which, n = 0, i, limit = 1000;
+  lua_Integer after = 0;
+  double now;
+  lease_row *rows;
+  int64_t *seqs;
+  callee_init(L, &c, "jobs", 1);
+  w = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : "";
+  for (which = 0; kinds[which] && strcmp(kinds[which], w) != 0; which++) {}
+  if (!kinds[which]) arg_fail(L, &c, 2, "which", "\"all\", \"ready\", \"held\" or \"done\"");
+  now = arg_finite(L, &c, 3, "now");
+  if (!lua_isnoneornil(L, 4)) {
+    lua_Integer v = 0;
+    int isint = 0;
+    if (lua_type(L, 4) == LUA_TNUMBER) v = lua_tointegerx(L, 4, &isint);
+    if (!isint || v < 1 || v > 100000) arg_fail(L, &c, 4, "limit", "an integer from 1 to 100000");
+    limit = (int)v;
+  }
+  if (!lua_isnoneornil(L, 5)) {
+    int isint = 0;
+    if (lua_type(L, 5) == LUA_TNUMBER) after = lua_tointegerx(L, 5, &isint);
+    if (!isint) arg_fail(L, &c, 5, "after", "an integer");
+  }
+  rows = lua_newuserdatauv(L, (sizeof *rows + sizeof *seqs) * (size_t)limit, 0);
+  seqs = (int64_t *)(rows + limit);
+  if (lease_list(db, which, now, (int64_t)after, limit, rows, seqs, &n) != LEASE_OK) {
+    push_db_error(L, db, "jobs");
+    return lua_error(L);
+  }
+  lua_createtable(L, n, 0);
+  for (i = 0; i < n; i++) {
+    push_row(L, &rows[i]);
+    lua_pushinteger(L, (lua_Integer)seqs[i]);
+    lua_setfield(L, -2, "seq");
+    lua_rawseti(L, -2, i + 1);
+  }
+  return 1;
+}
+
+/*
+** db:counts(now) -> {total=, ready=, held=, done=}
+**   now (number, caller's unit): decides ready versus held.
+** Counts jobs by state (integers).  Read-only.  Raises on a bad argument or
+** a database failure.
+*/
+static int m_counts(lua_State *L) {
+  lease_db *db = check_db(L, 1);
+  lease_counts k;
+  callee c;
+  double now;
+  callee_init(L, &c, "counts", 1);
+  now = arg_finite(L, &c, 2, "now");
+  if (lease_count(db, now, &k) != LEASE_OK) {
+    push_db_error(L, db, "counts");
+    return lua_error(L);
+  }
+  lua_createtable(L, 0, 4);
+  lua_pushinteger(L, (lua_Integer)k.total);
+  lua_setfield(L, -2, "total");
+  lua_pushinteger(L, (lua_Integer)k.ready);
+  lua_setfield(L, -2, "ready");
+  lua_pushinteger(L, (lua_Integer)k.held);
+  lua_setfield(L, -2, "held");
+  lua_pushinteger(L, (lua_Integer)k.done);
+  lua_setfield(L, -2, "done");
+  return 1;
+}
+
 /* ===================================================================== */
 /* Path functions (the seed's signatures)                                 */
 /* ===================================================================== */
@@ -639,6 +722,73 @@ static int l_claim_next(lua_State *L) { return path_op(L, OP_CLAIM_NEXT); }
 static int l_enqueue_many(lua_State *L) { return path_op(L, OP_ENQUEUE_MANY); }
 
 /* ===================================================================== */
+/* Clock and sleep for workers                                            */
+/* ===================================================================== */
+
+/*
+** lease.now() -> number
+** Wall-clock time in seconds since the Unix epoch, as a float with
+** sub-second precision (CLOCK_REALTIME).  Wall time, not monotonic time,
+** because a lease deadline is stored in a file that outlives a boot: a
+** monotonic clock restarts near zero after a reboot, and every stored
+** `until` would then look far in the future.  Raises nothing.
+*/
+static int l_now(lua_State *L) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  lua_pushnumber(L, (lua_Number)ts.tv_sec + (lua_Number)ts.tv_nsec / 1e9);
+  return 1;
+}
+
+/*
+** lease.sleep(seconds) -> nothing
+**   seconds (number, finite, >= 0; fractions allowed).
+** Blocks the calling thread (only it: other native threads run on) for at
+** least that long, resuming after signals.  Raises a bad-argument error for
+** a negative, NaN, infinite or non-number argument.
+*/
+static int l_sleep(lua_State *L) {
+  callee c;
+  double s;
+  struct timespec ts;
+  callee_init(L, &c, "sleep", 0);
+  s = arg_finite(L, &c, 1, "seconds");
+  if (s < 0) arg_fail(L, &c, 1, "seconds", "a number >= 0");
+  if (s > 1e9) s = 1e9;
+  ts.tv_sec = (time_t)s;
+  ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
+  if (ts.tv_nsec > 999999999L) ts.tv_nsec = 999999999L;
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
+  return 0;
+}
+
+/* ===================================================================== */
+/* Embedded Lua modules                                                   */
+/* ===================================================================== */
+
+/* package.preload loader: compile and run the embedded module named by
+** upvalue 1 (its index in lease_lua_sources), as require would a file. */
+static int load_embedded(lua_State *L) {
+  const lease_lua_source *src = &lease_lua_sources[lua_tointeger(L, lua_upvalueindex(1))];
+  if (luaL_loadbuffer(L, src->code, src->size, src->chunkname) != LUA_OK) return lua_error(L);
+  lua_pushstring(L, src->module);
+  lua_call(L, 1, 1);
+  return 1;
+}
+
+/* See lease_lua.h. */
+void lease_lua_preload(lua_State *L) {
+  int i;
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+  for (i = 0; lease_lua_sources[i].module; i++) {
+    lua_pushinteger(L, i);
+    lua_pushcclosure(L, load_embedded, 1);
+    lua_setfield(L, -2, lease_lua_sources[i].module);
+  }
+  lua_pop(L, 1);
+}
+
+/* ===================================================================== */
 /* Registration                                                           */
 /* ===================================================================== */
 
@@ -653,6 +803,8 @@ static const luaL_Reg module_funcs[] = {
   {"release", l_release},
   {"claim_next", l_claim_next},
   {"enqueue_many", l_enqueue_many},
+  {"now", l_now},
+  {"sleep", l_sleep},
   {NULL, NULL},
 };
 
@@ -667,6 +819,8 @@ static const luaL_Reg db_methods[] = {
   {"release", m_release},
   {"claim_next", m_claim_next},
   {"enqueue_many", m_enqueue_many},
+  {"jobs", m_jobs},
+  {"counts", m_counts},
   {"settings", m_settings},
   {NULL, NULL},
 };
@@ -697,6 +851,7 @@ LEASE_API int luaopen_lease(lua_State *L) {
   luaL_newlib(L, db_methods);
   lua_setfield(L, -2, "__index");
   lua_pop(L, 1);
+  lease_lua_preload(L);
   luaL_newlib(L, module_funcs);
   lua_pushliteral(L, LEASE_VERSION);
   lua_setfield(L, -2, "version");

@@ -22,4 +22,22 @@ LEASE_API int luaopen_lease(lua_State *L);
 */
 lease_db *lease_lua_checkdb(lua_State *L, int i);
 
+/* One Lua module of lua/, embedded by cmake/embed_lua.cmake. */
+typedef struct lease_lua_source {
+  const char *module;     /* "lease.pool" */
+  const char *chunkname;  /* "@lua/lease/pool.lua", for tracebacks */
+  const char *code;
+  size_t size;
+} lease_lua_source;
+
+/* The embedded modules, ended by an entry whose module is NULL. */
+extern const lease_lua_source lease_lua_sources[];
+
+/*
+** lease_lua_preload: set package.preload[m] for every embedded module m,
+** so require finds them with no LUA_PATH.  Returns nothing; raises only on
+** a memory error.
+*/
+void lease_lua_preload(lua_State *L);
+
 #endif

@@ -95,9 +95,13 @@ local tree, build, tmp = work .. "/tree", work .. "/build", work .. "/tmp"
 local busted = os.getenv("BUSTED") or "/usr/bin/busted"
 local t0 = os.time()
 
-local ok, out = run("mkdir -p " .. sh(tree) .. " " .. sh(tmp) .. " && cd " .. sh(root)
-  .. " && for f in CMakeLists.txt .busted src lua specs examples; do"
-  .. "   [ -e \"$f\" ] && cp -a \"$f\" " .. sh(tree) .. "/; done; true")
+-- Every file git tracks or would track (the working tree as it is, so an
+-- uncommitted change is judged too); a plain copy outside a git checkout.
+local ok, out = run("rm -rf " .. sh(tree) .. " && mkdir -p " .. sh(tree) .. " " .. sh(tmp)
+  .. " && cd " .. sh(root) .. " && if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then"
+  .. " git ls-files -z -co --exclude-standard | xargs -0 cp --parents -t " .. sh(tree) .. ";"
+  .. " else for f in CMakeLists.txt .busted cmake src lua specs examples; do"
+  .. " [ -e \"$f\" ] && cp -a \"$f\" " .. sh(tree) .. "/; done; fi")
 if not ok then die("copying the source failed:\n" .. out) end
 ok, out = run("cmake -S " .. sh(tree) .. " -B " .. sh(build) .. " -DCMAKE_BUILD_TYPE=RelWithDebInfo")
 if not ok then die("configuring the scratch tree failed:\n" .. out) end

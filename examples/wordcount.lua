@@ -1,0 +1,109 @@
+-- examples/wordcount.lua: the main job.  Word counts of real files by a
+-- pool of native worker threads, some of which stall past their lease.
+--
+-- Usage: lease examples/wordcount.lua [-j N] [--ttl S] [--stall FRACTION]
+--                                     [--db PATH] [DIR]
+--   DIR       every regular file under it becomes a job
+--             (default /usr/share/common-licenses, on every Debian machine)
+--   -j N      worker threads (default 4)
+--   --ttl S   lease length in seconds (default 1)
+--   --stall F fraction of jobs whose first worker stalls for 1.5 ttl
+--             (default 0): the lease runs out, another worker takes the
+--             job over, and the stalled worker's late complete is refused
+--   --db PATH the database file (default: a new temporary file)
+-- Prints the pool's summary, then checks the database itself: every job
+-- done exactly once, every result equal to a fresh single-threaded count.
+-- Exits 0 when the check passes, 1 when it fails, 2 on bad usage.
+local lease = require("lease")
+local pool = require("lease.pool")
+local lfs = require("lfs")   -- Debian's lua-filesystem
+
+local function usage(msg)
+  io.stderr:write("wordcount: ", msg, "\n",
+    "usage: lease examples/wordcount.lua [-j N] [--ttl S] [--stall FRACTION] [--db PATH] [DIR]\n")
+  os.exit(2)
+end
+
+-- Options.
+local opt = { j = 4, ttl = 1, stall = 0, dir = "/usr/share/common-licenses" }
+local i = 1
+while arg[i] do
+  local a = arg[i]
+  local function value()
+    i = i + 1
+    if arg[i] == nil then usage(a .. " needs a value") end
+    return arg[i]
+  end
+  if a == "-j" then opt.j = math.tointeger(tonumber(value())) or usage("-j needs an integer")
+  elseif a == "--ttl" then opt.ttl = tonumber(value()) or usage("--ttl needs a number")
+  elseif a == "--stall" then opt.stall = tonumber(value()) or usage("--stall needs a number")
+  elseif a == "--db" then opt.db = value()
+  elseif a:sub(1, 1) == "-" then usage("unknown option " .. a)
+  else opt.dir = a end
+  i = i + 1
+end
+if opt.j < 1 then usage("-j must be at least 1") end
+if not (opt.ttl > 0) then usage("--ttl must be > 0") end
+if not (opt.stall >= 0 and opt.stall <= 1) then usage("--stall must be from 0 to 1") end
+
+-- Every regular file under dir, sorted, as absolute-or-given paths.
+local function files_under(dir, out)
+  for name in lfs.dir(dir) do
+    if name ~= "." and name ~= ".." then
+      local p = dir .. "/" .. name
+      local mode = lfs.symlinkattributes(p, "mode")
+      if mode == "directory" then files_under(p, out)
+      elseif mode == "file" then out[#out + 1] = p end
+    end
+  end
+  return out
+end
+
+local attr = lfs.attributes(opt.dir)
+if not attr or attr.mode ~= "directory" then usage(opt.dir .. " is not a directory") end
+local files = files_under(opt.dir, {})
+table.sort(files)
+if #files == 0 then usage(opt.dir .. " holds no files") end
+
+local path = opt.db or (os.tmpname() .. ".db")
+if not opt.db then os.remove(path:sub(1, -4)) end   -- os.tmpname made an empty file
+for _, suffix in ipairs({ "", "-wal", "-shm" }) do os.remove(path .. suffix) end
+
+-- Stall an evenly spread share of the jobs (at least one when asked).
+local stall_ids, nstall = {}, 0
+if opt.stall > 0 then
+  nstall = math.max(1, math.floor(#files * opt.stall + 0.5))
+  for k = 1, nstall do stall_ids[files[math.floor((k - 1) * #files / nstall) + 1]] = true end
+end
+
+local db <close> = lease.open(path)
+db:enqueue_many(files)
+print(string.format("wordcount: %d files from %s into %s; %d workers, ttl %g s, %d stalled",
+  #files, opt.dir, path, opt.j, opt.ttl, nstall))
+
+local worker = (debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "wordcount_worker.lua"
+local tty = os.execute("[ -t 2 ]") == true
+local summary = pool.run({
+  db = path, worker = worker, workers = opt.j, ttl = opt.ttl, poll = 0.02,
+  args = { stall_ids = stall_ids }, progress = tty,
+})
+print(pool.format(summary))
+
+-- The self-check, against the database as stored.
+local _, top10 = dofile(worker)
+local once, match, problems = 0, 0, {}
+for _, f in ipairs(files) do
+  local s = db:state(f)
+  local times = summary.completed[f] or 0
+  if s and s.done and times == 1 then once = once + 1
+  else problems[#problems + 1] = string.format("%s: done=%s, completed %d times", f, tostring(s and s.done), times) end
+  if s and s.result == top10(f) then match = match + 1
+  else problems[#problems + 1] = f .. ": stored result differs from a fresh count" end
+end
+local ok = once == #files and match == #files and #summary.failed == 0
+  and (nstall == 0 or summary.refused + summary.renew_refused > 0)
+print(string.format("self-check: %d/%d jobs done exactly once, %d/%d results equal a fresh count, "
+  .. "%d stale completions refused: %s", once, #files, match, #files, summary.refused,
+  ok and "ok" or "FAILED"))
+for _, p in ipairs(problems) do print("  " .. p) end
+os.exit(ok and 0 or 1)

@@ -1,0 +1,43 @@
+-- examples/wordcount_worker.lua: the handler of the main job.
+--
+-- Loaded once in each worker thread by lease.pool.  Returns
+--   handler(job) -> result: the ten most frequent words of the file job.id,
+--                   one "word count" per line;
+--   top10(path)  -> the same, for the single-threaded self-check.
+-- With job.args.stall_ids[job.id] set, the first generation (fence 1)
+-- stalls for 1.5 lease lengths without renewing, as a stuck worker would:
+-- its lease runs out, another worker takes the job over, and this
+-- worker's late complete is refused.
+local lease = require("lease")
+
+-- The ten most frequent words (letters only, lower-cased) of a file, ties
+-- broken alphabetically, as "word count" lines.
+local function top10(path)
+  local f = assert(io.open(path, "rb"))
+  local text = f:read("a")
+  f:close()
+  local counts = {}
+  for word in text:lower():gmatch("%a+") do counts[word] = (counts[word] or 0) + 1 end
+  local words = {}
+  for w in pairs(counts) do words[#words + 1] = w end
+  table.sort(words, function(a, b)
+    if counts[a] ~= counts[b] then return counts[a] > counts[b] end
+    return a < b
+  end)
+  local lines = {}
+  for i = 1, math.min(10, #words) do lines[i] = words[i] .. " " .. counts[words[i]] end
+  return table.concat(lines, "\n")
+end
+
+-- The pool calls this for each job it claimed.
+local function handler(job)
+  local args = job.args or {}
+  if args.stall_ids and args.stall_ids[job.id] and job.fence == 1 then
+    lease.sleep(job.ttl * 1.5)   -- stuck: no heartbeat, the lease runs out
+  end
+  local result = top10(job.id)
+  job.heartbeat()
+  return result
+end
+
+return handler, top10

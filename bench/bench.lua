@@ -1,0 +1,823 @@
+-- bench/bench.lua: cost per operation against the SQLite floor, in one run
+-- (issue 6).
+--
+-- Usage (from the source tree, after a build; scripts/bench does both):
+--   lua5.4 bench/bench.lua [--smoke] [--reps N] [--build DIR] [--dir DIR]
+--                          [--out DIR] [--only a,b,...] [--sync full,normal]
+--
+-- Prints Markdown tables of medians over --reps repetitions.  Every row is
+-- a ratio against a baseline measured in this same process: the floor (the
+-- engine's own SQL through raw SQLite prepared statements in C, same
+-- pragmas; lease_bench.c) for the single-thread rows, one thread for the
+-- thread rows.  Within one repetition every variant runs once, in an order
+-- that rotates from one repetition to the next, and ratios are taken per
+-- repetition before the median, so a slow spell on this shared machine hits
+-- baseline and candidate alike.  Nothing here asserts a time: the targets
+-- section says met or missed, the exit status only says the run worked.
+--
+-- Workloads (--only names): cycle, renew, claim_next, batch, threads,
+-- claim_many, memory.  --smoke runs all of them on tiny sizes in seconds
+-- (ctest's bench_smoke).  --out writes the plot data (threads.dat,
+-- claim_next.dat) and the printed tables (table.md) there.
+
+-- ---------------------------------------------------------------------------
+-- Options
+-- ---------------------------------------------------------------------------
+local opt = {
+  reps = 7, build = "build", dir = nil, out = nil, smoke = false, only = nil,
+  syncs = { "full", "normal" }, child = nil,
+}
+do
+  local i = 1
+  while i <= #arg do
+    local a = arg[i]
+    local function val()
+      i = i + 1
+      if arg[i] == nil then error("bench: " .. a .. " needs a value") end
+      return arg[i]
+    end
+    if a == "--smoke" then opt.smoke = true
+    elseif a == "--reps" then opt.reps = assert(tonumber(val()), "--reps N")
+    elseif a == "--build" then opt.build = val()
+    elseif a == "--dir" then opt.dir = val()
+    elseif a == "--out" then opt.out = val()
+    elseif a == "--only" then
+      opt.only = {}
+      for w in val():gmatch("[^,]+") do opt.only[w] = true end
+    elseif a == "--sync" then
+      opt.syncs = {}
+      for w in val():gmatch("[^,]+") do opt.syncs[#opt.syncs + 1] = w end
+    elseif a == "--child" then opt.child = val()
+    else error("bench: unknown option " .. a) end
+    i = i + 1
+  end
+end
+if opt.smoke and opt.reps == 7 then opt.reps = 2 end
+opt.dir = opt.dir or (opt.build .. "/bench-tmp")
+
+package.cpath = opt.build .. "/?.so;" .. package.cpath
+local script_dir = (debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")) or "."
+package.path = script_dir .. "/?.lua;" .. package.path
+
+local lease = require("lease")
+local B = require("lease_bench")
+local clock = B.clock
+
+-- Sizes: the full run, or the smoke run's tiny ones.
+local S = opt.smoke and {
+  target = 0.01,            -- seconds per timed batch
+  min_n = 5, max_n = 200,
+  sizes = { 100, 1000 },
+  batch = 100, batch_rounds = 2,
+  threads = { 1, 2 }, thread_seconds = 0.05, thread_reps = 1,
+  owners = { 2, 4 },
+  mem_jobs = 10000, mem_handles = 5,
+} or {
+  target = 0.25,
+  min_n = 20, max_n = 200000,
+  sizes = { 1000, 10000, 100000, 1000000 },
+  batch = 1000, batch_rounds = 20,
+  threads = { 1, 2, 4, 8 }, thread_seconds = 1.0, thread_reps = 5,
+  owners = { 2, 4, 8, 16, 32, 64 },
+  mem_jobs = 1000000, mem_handles = 100,
+}
+
+local OWNER, NOW, TTL, RESULT = "worker-1", 1, 1e9, "ok"
+
+-- ---------------------------------------------------------------------------
+-- Helpers
+-- ---------------------------------------------------------------------------
+local function sh(s) return "'" .. tostring(s):gsub("'", [['\'']]) .. "'" end
+
+-- The median of a list of numbers (the mean of the two middle ones when
+-- the count is even).
+local function median(t)
+  local x = {}
+  for i, v in ipairs(t) do x[i] = v end
+  table.sort(x)
+  local n = #x
+  if n == 0 then return 0 / 0 end
+  if n % 2 == 1 then return x[(n + 1) // 2] end
+  return (x[n // 2] + x[n // 2 + 1]) / 2
+end
+
+-- Remove a database file and its WAL companions.
+local function rmdb(p)
+  os.remove(p); os.remove(p .. "-wal"); os.remove(p .. "-shm")
+end
+
+local serial = 0
+-- A fresh id prefix: no two batches of a run share an id.
+local function fresh(tag)
+  serial = serial + 1
+  return string.format("%s%d-", tag, serial)
+end
+
+-- n ids "<prefix><i>" (0-based, as lease_bench.c makes them), made before
+-- the clock starts.
+local function make_ids(prefix, n)
+  local t = {}
+  for i = 1, n do t[i] = prefix .. (i - 1) end
+  return t
+end
+
+-- Read a whole file, or nil.
+local function slurp(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+-- The output of a shell command, trimmed.
+local function capture(cmd)
+  local p = io.popen(cmd .. " 2>/dev/null")
+  if not p then return "" end
+  local s = p:read("a") or ""
+  p:close()
+  return (s:gsub("%s+$", ""))
+end
+
+-- Everything printed is also kept, for --out/table.md.
+local printed = {}
+local function out(...)
+  local line = table.concat({ ... })
+  printed[#printed + 1] = line
+  io.write(line, "\n")
+  io.flush()
+end
+
+-- Format a number with thousands kept readable.
+local function fmt_rate(x)
+  if x ~= x then return "n/a" end
+  if x >= 100 then return string.format("%.0f", x) end
+  return string.format("%.1f", x)
+end
+local function fmt_us(x)
+  if x ~= x then return "n/a" end
+  if x >= 100 then return string.format("%.0f", x) end
+  if x >= 10 then return string.format("%.1f", x) end
+  return string.format("%.2f", x)
+end
+local function fmt_x(x)
+  if x ~= x then return "n/a" end
+  return string.format("%.2fx", x)
+end
+
+-- ---------------------------------------------------------------------------
+-- The floor's SQL must be the engine's: every statement lease_bench.c runs
+-- as the floor occurs, literal for literal, in src/lease.c.
+-- ---------------------------------------------------------------------------
+local function check_floor_sql()
+  local src = slurp(script_dir .. "/../src/lease.c")
+  if not src then error("bench: cannot read src/lease.c to check the floor's SQL") end
+  -- Join adjacent C string literals (separated by blanks, comments and
+  -- line continuations) into the strings the compiler sees.
+  local strings, cur, i, n = {}, nil, 1, #src
+  while i <= n do
+    local c = src:sub(i, i)
+    if c == "'" then   -- a character literal, such as '"'
+      local j = i + 1
+      while src:sub(j, j) ~= "'" and j <= n do j = j + (src:sub(j, j) == "\\" and 2 or 1) end
+      if cur then strings[cur] = true; cur = nil end
+      i = j + 1
+    elseif c == '"' then
+      local j, buf = i + 1, {}
+      while true do
+        local d = src:sub(j, j)
+        if d == "\\" then buf[#buf + 1] = src:sub(j, j + 1); j = j + 2
+        elseif d == '"' or d == "" then break
+        else buf[#buf + 1] = d; j = j + 1 end
+      end
+      cur = (cur or "") .. table.concat(buf)
+      i = j + 1
+    elseif src:sub(i, i + 1) == "/*" then
+      local e = src:find("*/", i + 2, true) or n
+      i = e + 2
+    elseif c:match("[%s\\]") then
+      i = i + 1
+    else
+      if cur then strings[cur] = true; cur = nil end
+      i = i + 1
+    end
+  end
+  for _, sql in ipairs(B.floor_sql()) do
+    if not strings[sql] then
+      error("bench: the floor's SQL is no longer the engine's; update lease_bench.c:\n  " .. sql)
+    end
+  end
+end
+
+-- ---------------------------------------------------------------------------
+-- Measuring
+-- ---------------------------------------------------------------------------
+
+-- A variant: name, and run(n, state) -> seconds for n operations.  setup
+-- (optional) runs once before the repetitions, with the sync mode.
+-- measure() calibrates each variant's n so one batch takes about
+-- S.target seconds, then runs the repetitions in rotating order.
+-- quantum (optional): n is a whole multiple of it (batch workloads).
+-- Returns { [name] = { per_op = {...}, n = n } }.
+local function measure(variants, reps, quantum)
+  local res = {}
+  quantum = quantum or 1
+  local function whole(n) return math.max(quantum, n - n % quantum) end
+  for _, v in ipairs(variants) do
+    local n = whole(S.min_n)
+    -- warm-up and calibration: grow n until a batch is long enough to time
+    while true do
+      local t = v.run(n)
+      if t >= S.target / 4 or n >= S.max_n then
+        n = whole(math.max(S.min_n, math.min(S.max_n, math.floor(n * S.target / math.max(t, 1e-9)))))
+        break
+      end
+      n = whole(math.min(S.max_n, n * 4))
+    end
+    res[v.name] = { per_op = {}, n = n }
+  end
+  for r = 1, reps do
+    for k = 0, #variants - 1 do
+      local v = variants[(k + r - 1) % #variants + 1]
+      local e = res[v.name]
+      e.per_op[r] = v.run(e.n) / e.n
+    end
+  end
+  return res
+end
+
+-- The median over repetitions of base's per-op time divided by name's:
+-- how many times name's throughput the baseline's is (1.00 = the same).
+local function ratio(res, name, base)
+  local q = {}
+  for r, t in ipairs(res[name].per_op) do q[r] = res[base].per_op[r] / t end
+  return median(q)
+end
+
+-- One row per variant: median us/op, ops/s, and the ratio to base.
+local function print_rows(label, sync, variants, res, base, unit)
+  for _, v in ipairs(variants) do
+    local m = median(res[v.name].per_op)
+    out(string.format("| %s | %s | %s | %s | %s | %s |", label, sync, v.name, fmt_us(m * 1e6),
+      fmt_rate(1 / m), fmt_x(ratio(res, v.name, base))))
+  end
+  local _ = unit
+end
+
+-- The scratch directory, emptied.
+local function scratch(name)
+  local p = opt.dir .. "/" .. name
+  rmdb(p)
+  return p
+end
+
+local summary = {}   -- target lines, filled as workloads finish
+
+-- ---------------------------------------------------------------------------
+-- The variants of one workload on one sync mode
+-- ---------------------------------------------------------------------------
+local luasql_lease = require("luasql_lease")
+
+-- Open every API on its own file for workload `w`; returns the handles and
+-- a close function.
+local function open_all(w, sync)
+  local h = {}
+  h.fp, h.cp, h.hp, h.pp, h.sp = scratch(w .. "-" .. sync .. "-floor.db"),
+    scratch(w .. "-" .. sync .. "-capi.db"), scratch(w .. "-" .. sync .. "-handle.db"),
+    scratch(w .. "-" .. sync .. "-path.db"), scratch(w .. "-" .. sync .. "-luasql.db")
+  h.floor = B.floor(h.fp, sync)
+  h.capi = B.capi(h.cp, sync)
+  h.db = lease.open(h.hp, { synchronous = sync })
+  -- the path functions use the default options: synchronous FULL.  For
+  -- NORMAL, the file is set up by a handle; each call still opens its own
+  -- connection (and so runs at FULL, what the path API does).
+  lease.open(h.pp, { synchronous = sync }):close()
+  h.sql = luasql_lease.open(h.sp, sync)
+  function h.close()
+    h.floor:close(); h.capi:close(); h.db:close(); h.sql:close()
+  end
+  return h
+end
+
+-- ---------------------------------------------------------------------------
+-- Workload: enqueue + claim + complete, one job at a time
+-- ---------------------------------------------------------------------------
+local function cycle_variants(h)
+  return {
+    { name = "floor (raw SQLite, C)", run = function(n) return h.floor:cycle(fresh("f"), n) end },
+    { name = "C API", run = function(n) return h.capi:cycle(fresh("c"), n) end },
+    { name = "Lua handle", run = function(n)
+      local db, ids = h.db, make_ids(fresh("h"), n)
+      local t0 = clock()
+      for i = 1, n do
+        local id = ids[i]
+        db:enqueue(id)
+        local fence = db:claim(id, OWNER, NOW, TTL)
+        if not db:complete(id, OWNER, fence, NOW, RESULT) then error("handle cycle refused") end
+      end
+      return clock() - t0
+    end },
+    { name = "Lua path (open per call)", run = function(n)
+      local p, ids = h.pp, make_ids(fresh("p"), n)
+      local t0 = clock()
+      for i = 1, n do
+        local id = ids[i]
+        lease.enqueue(p, id)
+        local fence = lease.claim(p, id, OWNER, NOW, TTL)
+        if not lease.complete(p, id, OWNER, fence, NOW, RESULT) then error("path cycle refused") end
+      end
+      return clock() - t0
+    end },
+    { name = "LuaSQL (one connection)", run = function(n)
+      local db, ids = h.sql, make_ids(fresh("s"), n)
+      local t0 = clock()
+      for i = 1, n do
+        local id = ids[i]
+        db:enqueue(id)
+        local fence = db:claim(id, OWNER, NOW, TTL)
+        if not db:complete(id, OWNER, fence, NOW, RESULT) then error("luasql cycle refused") end
+      end
+      return clock() - t0
+    end },
+  }
+end
+
+local function renew_variants(h)
+  -- each variant renews its own claimed job, now advancing by 1 per renew
+  -- so until really changes (SQLite does not write an unchanged row)
+  local function held(enq, claim)
+    local id = fresh("r") .. "job"
+    enq(id)
+    return id, assert(claim(id))
+  end
+  return {
+    { name = "floor (raw SQLite, C)", run = function(n) return h.floor:renew(fresh("rf"), n) end },
+    { name = "C API", run = function(n) return h.capi:renew(fresh("rc"), n) end },
+    { name = "Lua handle", run = function(n)
+      local db = h.db
+      local id, fence = held(function(i) db:enqueue(i) end,
+        function(i) return db:claim(i, OWNER, NOW, TTL) end)
+      local t0 = clock()
+      for i = 1, n do
+        if not db:renew(id, OWNER, fence, NOW + i, TTL) then error("handle renew refused") end
+      end
+      return clock() - t0
+    end },
+    { name = "Lua path (open per call)", run = function(n)
+      local p = h.pp
+      local id, fence = held(function(i) lease.enqueue(p, i) end,
+        function(i) return lease.claim(p, i, OWNER, NOW, TTL) end)
+      local t0 = clock()
+      for i = 1, n do
+        if not lease.renew(p, id, OWNER, fence, NOW + i, TTL) then error("path renew refused") end
+      end
+      return clock() - t0
+    end },
+    { name = "LuaSQL (one connection)", run = function(n)
+      local db = h.sql
+      local id, fence = held(function(i) db:enqueue(i) end,
+        function(i) return db:claim(i, OWNER, NOW, TTL) end)
+      local t0 = clock()
+      for i = 1, n do
+        if not db:renew(id, OWNER, fence, NOW + i, TTL) then error("luasql renew refused") end
+      end
+      return clock() - t0
+    end },
+  }
+end
+
+local single_results = {}   -- [workload][sync] = res, for the targets
+
+local function run_single(w, make)
+  out("")
+  out(string.format("### %s", w == "cycle" and "One enqueue + claim + complete cycle (3 transactions)"
+    or "renew (1 transaction)"))
+  out("")
+  out("| workload | sync | API | median us/op | ops/s | x floor |")
+  out("|---|---|---|---:|---:|---:|")
+  single_results[w] = {}
+  for _, sync in ipairs(opt.syncs) do
+    local h = open_all(w, sync)
+    local vs = make(h)
+    local res = measure(vs, opt.reps)
+    print_rows(w, sync, vs, res, vs[1].name)
+    single_results[w][sync] = res
+    h.close()
+  end
+end
+
+-- ---------------------------------------------------------------------------
+-- Workload: claim_next against table size
+-- ---------------------------------------------------------------------------
+local claim_next_data = {}   -- [sync][size][api] = median us
+
+local function run_claim_next()
+  out("")
+  out("### claim_next (one job, one transaction) with N pending jobs in the table")
+  out("")
+  out("Each timed claim_next is followed, untimed, by a complete of that job and an enqueue")
+  out("of a new one, so N jobs stay pending throughout.")
+  out("")
+  out("| N pending | sync | API | median us/op | x floor | x own cost at N=" .. S.sizes[1] .. " |")
+  out("|---:|---|---|---:|---:|---:|")
+  local growth = {}
+  for _, size in ipairs(S.sizes) do
+    -- one file per size, filled once by the floor (one transaction per 10^4)
+    local path = scratch(string.format("claim_next-%d.db", size))
+    do
+      local f = B.floor(path, "normal")
+      f:fill(fresh("n"), size)
+      f:close()
+    end
+    for _, sync in ipairs(opt.syncs) do
+      local fl, ca = B.floor(path, sync), B.capi(path, sync)
+      local db = lease.open(path, { synchronous = sync })
+      local sq = luasql_lease.open(path, sync)
+      local vs = {
+        { name = "floor (raw SQLite, C)", run = function(n) return fl:claim_next(fresh("nf"), n) end },
+        { name = "C API", run = function(n) return ca:claim_next(fresh("nc"), n) end },
+        { name = "Lua handle", run = function(n)
+          local ids, t = make_ids(fresh("nh"), n), 0
+          for i = 1, n do
+            local t0 = clock()
+            local id, fence = db:claim_next(OWNER, NOW, TTL)
+            t = t + (clock() - t0)
+            if not id then error("claim_next found nothing") end
+            db:complete(id, OWNER, fence, NOW, RESULT)
+            db:enqueue(ids[i])
+          end
+          return t
+        end },
+        { name = "LuaSQL (one connection)", run = function(n)
+          local ids, t = make_ids(fresh("ns"), n), 0
+          for i = 1, n do
+            local t0 = clock()
+            local id, fence = sq:claim_next(OWNER, NOW, TTL)
+            t = t + (clock() - t0)
+            if not id then error("luasql claim_next found nothing") end
+            sq:complete(id, OWNER, fence, NOW, RESULT)
+            sq:enqueue(ids[i])
+          end
+          return t
+        end },
+      }
+      local res = measure(vs, opt.reps)
+      claim_next_data[sync] = claim_next_data[sync] or {}
+      claim_next_data[sync][size] = {}
+      for _, v in ipairs(vs) do
+        local m = median(res[v.name].per_op)
+        claim_next_data[sync][size][v.name] = m
+        growth[sync .. v.name] = growth[sync .. v.name] or m
+        out(string.format("| %d | %s | %s | %s | %s | %s |", size, sync, v.name, fmt_us(m * 1e6),
+          fmt_x(ratio(res, v.name, vs[1].name)), fmt_x(m / growth[sync .. v.name])))
+      end
+      fl:close(); ca:close(); db:close(); sq:close()
+    end
+    rmdb(path)
+  end
+  local first, last = S.sizes[1], S.sizes[#S.sizes]
+  for _, sync in ipairs(opt.syncs) do
+    for _, api in ipairs({ "C API", "Lua handle" }) do
+      local g = claim_next_data[sync][last][api] / claim_next_data[sync][first][api]
+      summary[#summary + 1] = {
+        target = string.format("claim_next per-op cost at N=%d <= 2x the cost at N=%d (%s, %s)",
+          last, first, api, sync),
+        value = string.format("%.2fx (%s us vs %s us)", g, fmt_us(claim_next_data[sync][last][api] * 1e6),
+          fmt_us(claim_next_data[sync][first][api] * 1e6)),
+        met = g <= 2,
+      }
+    end
+  end
+end
+
+-- ---------------------------------------------------------------------------
+-- Workload: batches (one transaction per stage)
+-- ---------------------------------------------------------------------------
+local function run_batch()
+  local size = S.batch
+  out("")
+  out(string.format("### Batches of %d jobs: enqueue_many, claim_next(n), complete", size))
+  out("")
+  out("enqueue_many and claim_next(n) are one transaction each; \"end to end\" is both plus a")
+  out("complete for every job (one transaction each, the only complete the API has).")
+  out("")
+  out("| stage | sync | API | median us/job | jobs/s | x floor |")
+  out("|---|---|---|---:|---:|---:|")
+  for _, part in ipairs({ "enqueue", "claim", "all" }) do
+    for _, sync in ipairs(opt.syncs) do
+      local h = open_all("batch-" .. part, sync)
+      local vs = {
+        { name = "floor (raw SQLite, C)", run = function(n)
+          return h.floor:batch(fresh("bf"), n // size, size, part, false)
+        end },
+        { name = "C API", run = function(n)
+          return h.capi:batch(fresh("bc"), n // size, size, part, false)
+        end },
+        { name = "Lua handle", run = function(n)
+          local db, t = h.db, 0
+          for _ = 1, n // size do
+            local ids = make_ids(fresh("bh"), size)
+            local t0 = clock()
+            db:enqueue_many(ids)
+            if part == "enqueue" then t = t + (clock() - t0) end
+            if part == "claim" then t0 = clock() end
+            local jobs = db:claim_next(OWNER, NOW, TTL, size)
+            if part == "claim" then t = t + (clock() - t0) end
+            if #jobs ~= size then error("batch claim_next took " .. #jobs) end
+            for i = 1, #jobs do
+              local j = jobs[i]
+              if not db:complete(j.id, OWNER, j.fence, NOW, RESULT) then error("batch complete refused") end
+            end
+            if part == "all" then t = t + (clock() - t0) end
+          end
+          return t
+        end },
+      }
+      -- n counts jobs, in whole batches
+      local res = measure(vs, opt.reps, size)
+      local label = part == "all" and "end to end" or part == "claim" and "claim_next(n)" or "enqueue_many"
+      print_rows(label, sync, vs, res, vs[1].name)
+      if part == "all" then
+        for _, api in ipairs({ "C API", "Lua handle" }) do
+          local rate = 1 / median(res[api].per_op)
+          summary[#summary + 1] = {
+            target = string.format("batched enqueue+claim+complete >= 150k jobs/s end to end (%s, %s)", api, sync),
+            value = string.format("%s jobs/s", fmt_rate(rate)), met = rate >= 150000 }
+        end
+      end
+      h.close()
+    end
+  end
+end
+
+-- ---------------------------------------------------------------------------
+-- Workload: N threads on one file
+-- ---------------------------------------------------------------------------
+local thread_data = {}   -- [sync][api][nthreads] = { rate, ratio }
+
+local function run_threads()
+  out("")
+  out("### N threads, each with its own handle, running cycles on one file")
+  out("")
+  out(string.format("Each measurement runs %.2g s; aggregate = all threads' cycles / wall time.", S.thread_seconds))
+  out("\"x 1 thread\" is against the same API's 1-thread run of the same repetition.  \"fair\" is")
+  out("the fewest cycles one thread ran / the mean (1 = even); \"worst\" the longest single cycle.")
+  out("")
+  out("| threads | sync | API | cycles/s (aggregate) | x 1 thread | busy errors | other errors | fair | worst cycle ms |")
+  out("|---:|---|---|---:|---:|---:|---:|---:|---:|")
+  local apis = { { "capi", "C API (lease_bench pthreads)" }, { "floor", "floor (SQLite's busy handler)" } }
+  for _, sync in ipairs(opt.syncs) do
+    local path = scratch("threads-" .. sync .. ".db")
+    lease.open(path, { synchronous = sync }):close()
+    local rows = {}
+    for r = 1, S.thread_reps do
+      for k = 0, #apis - 1 do
+        local api = apis[(k + r - 1) % #apis + 1][1]
+        for _, n in ipairs(S.threads) do
+          local cycles, elapsed, busy, errors, first, minc, worst =
+            B.threads(path, sync, n, S.thread_seconds, api, fresh("t"))
+          if errors > 0 then error("threads (" .. api .. ", " .. n .. "): " .. tostring(first)) end
+          local key = api .. n
+          rows[key] = rows[key] or { rate = {}, ratio = {}, busy = 0, errors = 0, fair = {}, worst = 0 }
+          local e = rows[key]
+          e.rate[r] = cycles / elapsed
+          e.busy = e.busy + busy
+          e.errors = e.errors + errors
+          e.fair[r] = cycles > 0 and minc * n / cycles or 0
+          if worst > e.worst then e.worst = worst end
+        end
+        for _, n in ipairs(S.threads) do
+          local e = rows[api .. n]
+          e.ratio[r] = e.rate[r] / rows[api .. S.threads[1]].rate[r]
+        end
+      end
+    end
+    thread_data[sync] = {}
+    for _, a in ipairs(apis) do
+      thread_data[sync][a[1]] = {}
+      for _, n in ipairs(S.threads) do
+        local e = rows[a[1] .. n]
+        local rate, rt = median(e.rate), median(e.ratio)
+        thread_data[sync][a[1]][n] = { rate = rate, ratio = rt, busy = e.busy }
+        out(string.format("| %d | %s | %s | %s | %s | %d | %d | %.2f | %.0f |", n, sync, a[2], fmt_rate(rate),
+          fmt_x(rt), e.busy, e.errors, median(e.fair), e.worst * 1e3))
+      end
+    end
+    rmdb(path)
+    local top = S.threads[#S.threads]
+    local t = thread_data[sync].capi[top]
+    summary[#summary + 1] = {
+      target = string.format("%d threads: aggregate >= 0.9x of 1 thread, 0 busy errors (C API, %s)", top, sync),
+      value = string.format("%.2fx, %d busy errors", t.ratio, t.busy),
+      met = t.ratio >= 0.9 and t.busy == 0,
+    }
+  end
+  out("")
+  out("Lua threads (lease.thread) are not measured yet: they are not on this branch.")
+end
+
+-- ---------------------------------------------------------------------------
+-- Workload: claim_many
+-- ---------------------------------------------------------------------------
+local function run_claim_many()
+  out("")
+  out("### claim_many")
+  out("")
+  -- TODO(issue 6): lease_claim_many / db:claim_many arrive with the threads
+  -- branch; when main has them, measure here: for owners in S.owners, the
+  -- time of one claim_many on a fresh job (C and Lua), against that many
+  -- sequential claims on one handle, and check exactly one fence.
+  out("Not measured: claim_many is not on this branch yet.")
+end
+
+-- ---------------------------------------------------------------------------
+-- Memory, each measured in a child process of its own
+-- ---------------------------------------------------------------------------
+local function child(name)
+  local interp = arg[-1] or "lua5.4"
+  local cmd = string.format("%s %s --child %s --build %s --dir %s %s", sh(interp), sh(arg[0]), name,
+    sh(opt.build), sh(opt.dir), opt.smoke and "--smoke" or "")
+  local r = capture(cmd)
+  local t = {}
+  for k, v in r:gmatch("([%w_]+)=(%-?[%d.]+)") do t[k] = tonumber(v) end
+  if not t.ok then error("bench: memory child " .. name .. " failed: " .. r) end
+  return t
+end
+
+local function run_child(name)
+  local rss0, hwm0 = B.rss()
+  if name == "handle" then
+    local path = scratch("mem-handle.db")
+    lease.open(path):close()
+    collectgarbage(); collectgarbage()
+    local r0 = B.rss()
+    local keep = {}
+    local function one(i)
+      local db = lease.open(path, { synchronous = "normal" })
+      local id = "m" .. i
+      db:enqueue(id)
+      db:complete(id, OWNER, db:claim(id, OWNER, NOW, TTL), NOW, RESULT)
+      keep[#keep + 1] = db
+    end
+    one(1)
+    collectgarbage(); collectgarbage()
+    local r1 = B.rss()
+    for i = 2, S.mem_handles do one(i) end
+    collectgarbage(); collectgarbage()
+    local r2 = B.rss()
+    io.write(string.format("ok=1 first=%d each=%.1f base=%d\n", r1 - r0,
+      (r2 - r1) / (S.mem_handles - 1), r0))
+  elseif name == "thread" then
+    local path = scratch("mem-thread.db")
+    lease.open(path):close()
+    local n = 8
+    local before, alive, errors = B.mem_threads(path, n, "mt")
+    io.write(string.format("ok=%d each=%.1f\n", errors == 0 and 1 or 0, (alive - before) / n))
+  elseif name == "jobs" then
+    local path = scratch("mem-jobs.db")
+    local db = lease.open(path, { synchronous = "normal" })
+    local _, h1 = B.rss()
+    for b = 0, S.mem_jobs // 10000 - 1 do
+      local ids = {}
+      for i = 1, 10000 do ids[i] = string.format("job-%d-%d", b, i) end
+      db:enqueue_many(ids)
+    end
+    for _ = 1, 10000 do
+      local id, fence = db:claim_next(OWNER, NOW, TTL)
+      db:complete(id, OWNER, fence, NOW, RESULT)
+    end
+    local jobs = db:claim_next(OWNER, NOW, TTL, 1000)
+    for _, j in ipairs(jobs) do db:complete(j.id, OWNER, j.fence, NOW, RESULT) end
+    collectgarbage()
+    local _, h2 = B.rss()
+    db:close()
+    rmdb(path)
+    io.write(string.format("ok=1 hwm_before=%d hwm=%d\n", h1, h2))
+  end
+  local _ = rss0 + hwm0
+end
+
+local function run_memory()
+  out("")
+  out("### Memory (RSS, each in a fresh process)")
+  out("")
+  local h, t, j = child("handle"), child("thread"), child("jobs")
+  out("| what | kB |")
+  out("|---|---:|")
+  out(string.format("| lua5.4 with lease loaded, before any handle (VmRSS) | %d |", h.base))
+  out(string.format("| the first Lua handle, opened and used for one cycle | %d |", h.first))
+  out(string.format("| each further handle (mean over %d) | %.0f |", S.mem_handles - 1, h.each))
+  out(string.format("| one C thread with its own handle, 100 cycles run (mean over 8) | %.0f |", t.each))
+  out(string.format("| peak (VmHWM) of a Lua process before filling the table | %d |", j.hwm_before))
+  out(string.format("| peak (VmHWM) after enqueuing %d jobs (batches of 10^4) and claiming/completing 11000 | %d |",
+    S.mem_jobs, j.hwm))
+end
+
+-- ---------------------------------------------------------------------------
+-- The machine
+-- ---------------------------------------------------------------------------
+local function machine()
+  out("### Machine")
+  out("")
+  local model = capture("lscpu | sed -n 's/^Model name: *//p'")
+  local hyp = capture("lscpu | sed -n 's/^Hypervisor vendor: *//p'")
+  local mem = capture("awk '/MemTotal/ {printf \"%.1f GiB\", $2/1048576}' /proc/meminfo")
+  local fs = capture("df -PT " .. sh(opt.dir) .. " | awk 'NR==2 {print $2}'")
+  local dev = capture("df -P " .. sh(opt.dir) .. " | awk 'NR==2 {print $1}'")
+  out(string.format("- CPU: %s, %s cores (nproc)%s", model, capture("nproc"), hyp ~= "" and (", " .. hyp .. " guest") or ""))
+  out(string.format("- memory: %s; database files on %s (%s)", mem, dev, fs))
+  out(string.format("- SQLite %s, %s, %s", B.sqlite_version(), _VERSION, capture("uname -sr")))
+  out(string.format("- %d repetitions, medians; journal_mode=WAL everywhere", opt.reps))
+end
+
+-- ---------------------------------------------------------------------------
+-- Main
+-- ---------------------------------------------------------------------------
+os.execute("mkdir -p " .. sh(opt.dir))
+if opt.child then
+  run_child(opt.child)
+  os.exit(0)
+end
+
+local function want(w) return not opt.only or opt.only[w] end
+
+local t_start = clock()
+check_floor_sql()
+out(string.format("## lease benchmark%s", opt.smoke and " (smoke run: tiny sizes, numbers meaningless)" or ""))
+out("")
+machine()
+if want("cycle") then run_single("cycle", cycle_variants) end
+if want("renew") then run_single("renew", renew_variants) end
+if want("claim_next") then run_claim_next() end
+if want("batch") then run_batch() end
+if want("threads") then run_threads() end
+if want("claim_many") then run_claim_many() end
+if want("memory") then run_memory() end
+
+-- Targets ---------------------------------------------------------------
+local function single_target(w, sync, cand, base, goal, what)
+  local res = single_results[w] and single_results[w][sync]
+  if not res then return end
+  local r = ratio(res, cand, base)
+  summary[#summary + 1] = { target = what, value = fmt_x(r), met = r >= goal }
+end
+for _, sync in ipairs(opt.syncs) do
+  single_target("cycle", sync, "Lua handle", "floor (raw SQLite, C)", 0.9,
+    "Lua handle >= 0.9x the C floor per cycle (" .. sync .. ")")
+  local res = single_results.cycle and single_results.cycle[sync]
+  if res then
+    local r = ratio(res, "Lua handle", "LuaSQL (one connection)")
+    summary[#summary + 1] = { target = "Lua handle >= 1.5x the LuaSQL version per cycle (" .. sync .. ")",
+      value = fmt_x(r), met = r >= 1.5 }
+  end
+end
+if #summary > 0 then
+  out("")
+  out("### Targets")
+  out("")
+  out("| target | measured | |")
+  out("|---|---|---|")
+  for _, s in ipairs(summary) do
+    out(string.format("| %s | %s | %s |", s.target, s.value, s.met and "met" or "MISSED"))
+  end
+end
+
+-- Plot data and the table ---------------------------------------------------
+if opt.out then
+  os.execute("mkdir -p " .. sh(opt.out))
+  local f = assert(io.open(opt.out .. "/threads.dat", "w"))
+  f:write("# threads  capi_full_ratio capi_normal_ratio floor_full_ratio floor_normal_ratio",
+    " capi_full_rate capi_normal_rate\n")
+  for _, n in ipairs(S.threads) do
+    local function g(sync, api, k)
+      local d = thread_data[sync] and thread_data[sync][api] and thread_data[sync][api][n]
+      return d and d[k] or 0 / 0
+    end
+    f:write(string.format("%d %.4f %.4f %.4f %.4f %.1f %.1f\n", n, g("full", "capi", "ratio"),
+      g("normal", "capi", "ratio"), g("full", "floor", "ratio"), g("normal", "floor", "ratio"),
+      g("full", "capi", "rate"), g("normal", "capi", "rate")))
+  end
+  f:close()
+  f = assert(io.open(opt.out .. "/claim_next.dat", "w"))
+  f:write("# pending  us/op: floor_full capi_full handle_full floor_normal capi_normal handle_normal",
+    " luasql_full luasql_normal\n")
+  for _, size in ipairs(S.sizes) do
+    local function g(sync, api)
+      local d = claim_next_data[sync] and claim_next_data[sync][size]
+      return d and d[api] and d[api] * 1e6 or 0 / 0
+    end
+    f:write(string.format("%d %.3f %.3f %.3f %.3f %.3f %.3f %.3f %.3f\n", size,
+      g("full", "floor (raw SQLite, C)"), g("full", "C API"), g("full", "Lua handle"),
+      g("normal", "floor (raw SQLite, C)"), g("normal", "C API"), g("normal", "Lua handle"),
+      g("full", "LuaSQL (one connection)"), g("normal", "LuaSQL (one connection)")))
+  end
+  f:close()
+end
+
+out("")
+out(string.format("bench: done in %.0f s", clock() - t_start))
+if opt.out then
+  local f = assert(io.open(opt.out .. "/table.md", "w"))
+  f:write(table.concat(printed, "\n"), "\n")
+  f:close()
+end

@@ -1,0 +1,27 @@
+#!/bin/sh
+# bench/smoke.sh LUA BUILD_DIR: the CI smoke run of the benchmark (ctest
+# bench_smoke).  Runs bench/bench.lua on tiny sizes (seconds), checks that
+# it printed its tables, and draws the plots from its data into the build
+# tree, so the benchmark keeps building and running.  Asserts no timing.
+set -eu
+cd "$(dirname "$0")/.."
+lua=$1
+build=$2
+out=$build/tmp/bench-smoke
+rm -rf "$out"
+mkdir -p "$out"
+fail() { echo "bench_smoke: $*" >&2; exit 1; }
+status=0
+"$lua" bench/bench.lua --smoke --build "$build" --dir "$out/db" --out "$out" >"$out/log" 2>&1 || status=$?
+cat "$out/log"
+[ "$status" -eq 0 ] || fail "bench.lua exited $status"
+for row in '| cycle | full | Lua handle |' '| cycle | normal | LuaSQL (one connection) |' \
+           '| renew | full | floor (raw SQLite, C) |' '| end to end | normal | Lua handle |' \
+           '| each further handle' '| target | measured |' 'bench: done'; do
+  grep -qF -- "$row" "$out/log" || fail "the output has no line with: $row"
+done
+if command -v gnuplot >/dev/null 2>&1; then
+  gnuplot -e "datadir='$out'; outdir='$out'" bench/plot.gp
+  [ -s "$out/bench-threads.svg" ] && [ -s "$out/bench-claim-next.svg" ] || fail "no plots drawn"
+fi
+echo "bench_smoke: ok"

@@ -891,19 +891,24 @@ int lease_enqueue_many(lease_db *db, const char *const *ids, const size_t *id_le
 }
 
 /*
-** The shared body of renew, complete and release (contract steps 5-7): run
-** the guarded UPDATE `which` in a BEGIN IMMEDIATE transaction; when it
-** changes nothing, read ST_WRITE_WHY in the same transaction.  use_now is 0
-** for release, which does not look at the deadline.
+** One guarded write inside an open transaction, the shared body of renew,
+** complete, release and complete_many (contract steps 5-7): run the guarded
+** UPDATE `which`, whose WHERE clause checks owner, fence, done (and until,
+** unless use_now is 0, as for release) at the moment it stores; when it
+** changes nothing, read ST_WRITE_WHY in the same transaction into *r.  On
+** a failure the transaction is rolled back and the error recorded.
 */
-static int guarded_write(lease_db *db, int which, const char *id, size_t id_len,
-                         const char *owner, size_t owner_len, int64_t fence,
-                         int use_now, double now, double new_until,
-                         const char *result, size_t result_len, int *reason) {
+static int guarded_step(lease_db *db, int which, const char *id, size_t id_len,
+                        const char *owner, size_t owner_len, int64_t fence,
+                        int use_now, double now, double new_until,
+                        const char *result, size_t result_len, int *r) {
   sqlite3_stmt *st, *why;
-  int src, rc, r = LEASE_GRANTED;
-  if (!(st = stmt(db, which)) || !(why = stmt(db, ST_WRITE_WHY))) return db->rc;
-  if ((rc = run(db, ST_BEGIN)) != LEASE_OK) return rc;
+  int src, rc = LEASE_OK;
+  *r = LEASE_GRANTED;
+  if (!(st = stmt(db, which)) || !(why = stmt(db, ST_WRITE_WHY))) {
+    rollback(db);
+    return db->rc;
+  }
   sqlite3_bind_text(st, 1, id, (int)id_len, SQLITE_STATIC);
   sqlite3_bind_text(st, 2, owner, (int)owner_len, SQLITE_STATIC);
   sqlite3_bind_int64(st, 3, fence);
@@ -926,12 +931,12 @@ static int guarded_write(lease_db *db, int which, const char *id, size_t id_len,
     if (use_now) sqlite3_bind_double(why, 4, now);
     else sqlite3_bind_null(why, 4);
     src = sqlite3_step(why);
-    if (src == SQLITE_DONE) r = LEASE_MISSING;
+    if (src == SQLITE_DONE) *r = LEASE_MISSING;
     else if (src == SQLITE_ROW) {
-      if (sqlite3_column_int(why, 0)) r = LEASE_DONE;
-      else if (sqlite3_column_int(why, 1)) r = LEASE_NOT_OWNER;
-      else if (sqlite3_column_int(why, 2)) r = LEASE_STALE_FENCE;
-      else if (use_now && sqlite3_column_int(why, 3)) r = LEASE_EXPIRED;
+      if (sqlite3_column_int(why, 0)) *r = LEASE_DONE;
+      else if (sqlite3_column_int(why, 1)) *r = LEASE_NOT_OWNER;
+      else if (sqlite3_column_int(why, 2)) *r = LEASE_STALE_FENCE;
+      else if (use_now && sqlite3_column_int(why, 3)) *r = LEASE_EXPIRED;
       else rc = LEASE_ERROR;   /* every check passes, yet the update refused */
       src = SQLITE_DONE;
     }
@@ -942,6 +947,23 @@ static int guarded_write(lease_db *db, int which, const char *id, size_t id_len,
       return fail(db, rc, "internal error: the guarded update refused a write that passes every check");
     }
   }
+  return LEASE_OK;
+}
+
+/*
+** renew, complete and release (contract steps 5-7): one guarded_step in
+** its own BEGIN IMMEDIATE transaction.
+*/
+static int guarded_write(lease_db *db, int which, const char *id, size_t id_len,
+                         const char *owner, size_t owner_len, int64_t fence,
+                         int use_now, double now, double new_until,
+                         const char *result, size_t result_len, int *reason) {
+  int rc, r;
+  if (!stmt(db, which) || !stmt(db, ST_WRITE_WHY)) return db->rc;
+  if ((rc = run(db, ST_BEGIN)) != LEASE_OK) return rc;
+  rc = guarded_step(db, which, id, id_len, owner, owner_len, fence, use_now, now, new_until,
+                    result, result_len, &r);
+  if (rc != LEASE_OK) return rc;
   if ((rc = commit(db)) != LEASE_OK) return rc;
   if (reason) *reason = r;
   return LEASE_OK;
@@ -969,6 +991,44 @@ int lease_complete(lease_db *db, const char *id, size_t id_len, const char *owne
   if (result && result_len > INT_MAX) return fail(db, LEASE_MISUSE, "result is too long");
   return guarded_write(db, ST_COMPLETE, id, id_len, owner, owner_len, fence, 1, now, 0,
                        result, result_len, reason);
+}
+
+/* See lease.h (contract step 6, for many jobs in one transaction). */
+int lease_complete_many(lease_db *db, const char *owner, size_t owner_len, double now,
+                        const lease_result *items, int n, int *reasons, int *stored) {
+  int rc, i, r, done = 0;
+  CHECK_DB(db);
+  if (stored) *stored = 0;
+  if (n < 0 || (n > 0 && !items)) return fail(db, LEASE_MISUSE, "items must hold n entries");
+  if (check_bytes(db, "owner", owner, &owner_len)) return db->rc;
+  if (!isfinite(now)) return fail(db, LEASE_MISUSE, "now must be a finite number");
+  /* Check every item before anything is written. */
+  for (i = 0; i < n; i++) {
+    size_t len = items[i].id_len, rlen = items[i].result_len;
+    if (!items[i].id) return fail(db, LEASE_MISUSE, "id %d must not be NULL", i + 1);
+    if (len == LEASE_NTS) len = strlen(items[i].id);
+    if (len == 0) return fail(db, LEASE_MISUSE, "id %d must not be empty", i + 1);
+    if (len > INT_MAX) return fail(db, LEASE_MISUSE, "id %d is too long", i + 1);
+    if (items[i].result && rlen == LEASE_NTS) rlen = strlen(items[i].result);
+    if (items[i].result && rlen > INT_MAX)
+      return fail(db, LEASE_MISUSE, "result %d is too long", i + 1);
+  }
+  if (n == 0) return LEASE_OK;
+  if (!stmt(db, ST_COMPLETE) || !stmt(db, ST_WRITE_WHY)) return db->rc;
+  if ((rc = run(db, ST_BEGIN)) != LEASE_OK) return rc;
+  for (i = 0; i < n; i++) {
+    const lease_result *it = &items[i];
+    size_t len = it->id_len == LEASE_NTS ? strlen(it->id) : it->id_len;
+    size_t rlen = it->result && it->result_len == LEASE_NTS ? strlen(it->result) : it->result_len;
+    rc = guarded_step(db, ST_COMPLETE, it->id, len, owner, owner_len, it->fence, 1, now, 0,
+                      it->result, rlen, &r);
+    if (rc != LEASE_OK) return rc;   /* rolled back: none is stored */
+    if (reasons) reasons[i] = r;
+    if (r == LEASE_GRANTED) done++;
+  }
+  if ((rc = commit(db)) != LEASE_OK) return rc;
+  if (stored) *stored = done;
+  return LEASE_OK;
 }
 
 /* See lease.h (contract step 7). */

@@ -248,6 +248,38 @@ LEASE_API int lease_complete(lease_db *db, const char *id, size_t id_len,
                              double now, const char *result, size_t result_len,
                              int *reason);
 
+/* One completion for lease_complete_many. */
+typedef struct lease_result {
+  const char *id;      size_t id_len;      /* the job, non-empty bytes; LEASE_NTS allowed */
+  int64_t fence;                           /* the fence the owner was handed for it */
+  const char *result;  size_t result_len;  /* the result bytes, or result NULL for SQL NULL;
+                                              LEASE_NTS allowed */
+} lease_result;
+
+/*
+** lease_complete_many: complete n jobs held by one owner in one
+** BEGIN IMMEDIATE transaction, one commit for all (contract step 6 for each
+** job).  Each job is stored exactly as lease_complete would store it: its
+** guarded UPDATE checks owner, fence, done = 0 and until > now at the
+** moment it is stored, and a refused job keeps its stored result.  A
+** refused job does not stop the others.  For a batch from lease_claim_next.
+**   owner, owner_len: the owner holding the jobs, non-empty bytes.
+**   now:     caller's time unit, finite.
+**   items:   n completions (n >= 0; items may be NULL when n is 0).  Every
+**            item is checked before anything is written.
+**   reasons: n slots (may be NULL), in input order: LEASE_GRANTED, or why
+**            that job was refused (LEASE_MISSING, LEASE_DONE,
+**            LEASE_NOT_OWNER, LEASE_STALE_FENCE, LEASE_EXPIRED; an id
+**            given twice is LEASE_DONE the second time).
+**   stored:  receives how many were stored (may be NULL); 0 on any error.
+** Returns LEASE_OK, LEASE_MISUSE (empty or NULL owner or id, non-finite
+** now, n < 0; the message names the item's 1-based position; nothing is
+** touched) or a database error (the transaction is rolled back: none is
+** stored, and reasons are not meaningful).
+*/
+LEASE_API int lease_complete_many(lease_db *db, const char *owner, size_t owner_len, double now,
+                                  const lease_result *items, int n, int *reasons, int *stored);
+
 /*
 ** lease_release: give the lease back (contract step 7) when owner and fence
 ** match and done = 0: owner = NULL, until = 0, the fence is kept.

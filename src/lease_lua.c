@@ -132,12 +132,12 @@ static lease_db *check_db(lua_State *L, int i) {
 
 enum {
   OP_INIT, OP_ENQUEUE, OP_STATE, OP_CLAIM, OP_RENEW, OP_COMPLETE, OP_RELEASE,
-  OP_CLAIM_NEXT, OP_ENQUEUE_MANY
+  OP_CLAIM_NEXT, OP_ENQUEUE_MANY, OP_COMPLETE_MANY
 };
 
 static const char *const op_names[] = {
   "init_db", "enqueue", "state", "claim", "renew", "complete", "release",
-  "claim_next", "enqueue_many",
+  "claim_next", "enqueue_many", "complete_many",
 };
 
 /* The most jobs one claim_next may take (its n argument). */
@@ -149,11 +149,60 @@ typedef struct op_args {
   size_t id_len, owner_len, result_len;
   int64_t fence;
   double now, ttl;
-  int n;                  /* claim_next: how many (0: the single form); enqueue_many: count */
+  int n;                  /* claim_next: how many (0: the single form); enqueue_many,
+                             complete_many: count */
   lease_job *jobs;        /* claim_next: room for n jobs (a userdata on the stack) */
   const char **ids;       /* enqueue_many: the ids and their lengths (a userdata) */
   size_t *id_lens;
+  lease_result *items;    /* complete_many: the jobs, then room for their reasons (a userdata) */
+  int *reasons;
 } op_args;
+
+/* How a bad value at stack index i reads in "got ..." (as arg_fail words it). */
+static const char *got_text(lua_State *L, int i) {
+  if (lua_type(L, i) == LUA_TSTRING) return lua_rawlen(L, i) == 0 ? "an empty string" : "a string";
+  if (lua_type(L, i) == LUA_TNUMBER) return luaL_tolstring(L, i, NULL);
+  return luaL_typename(L, i);
+}
+
+/*
+** complete_many's jobs[i] (the table at stack index `at`) into *it: id (a
+** non-empty string), fence (an integer) and result (a string or nil).
+** Fields are read raw, without metamethods, so every string stays alive in
+** the caller's tables, which stay on the stack until the call returns.
+** Raises "bad argument #k to '<f>' (jobs[i].<field> must be ..., got ...)".
+*/
+static void arg_job(lua_State *L, const callee *c, int at, lua_Integer i, lease_result *it) {
+  lua_Integer v = 0;
+  int isint = 0;
+  if (lua_rawgeti(L, at, i) != LUA_TTABLE)
+    arg_error(L, c, at, lua_pushfstring(L, "jobs[%I] must be a table, got %s", (LUAI_UACINT)i,
+                                        got_text(L, -1)));
+  lua_pushliteral(L, "id");
+  if (lua_rawget(L, -2) != LUA_TSTRING || lua_rawlen(L, -1) == 0)
+    arg_error(L, c, at, lua_pushfstring(L, "jobs[%I].id must be a non-empty string, got %s",
+                                        (LUAI_UACINT)i, got_text(L, -1)));
+  it->id = lua_tolstring(L, -1, &it->id_len);
+  lua_pop(L, 1);
+  lua_pushliteral(L, "fence");
+  if (lua_rawget(L, -2) == LUA_TNUMBER) v = lua_tointegerx(L, -1, &isint);
+  if (!isint)
+    arg_error(L, c, at, lua_pushfstring(L, "jobs[%I].fence must be an integer, got %s",
+                                        (LUAI_UACINT)i, got_text(L, -1)));
+  it->fence = (int64_t)v;
+  lua_pop(L, 1);
+  lua_pushliteral(L, "result");
+  it->result = NULL;
+  it->result_len = 0;
+  switch (lua_rawget(L, -2)) {
+    case LUA_TNIL: break;
+    case LUA_TSTRING: it->result = lua_tolstring(L, -1, &it->result_len); break;
+    default:
+      arg_error(L, c, at, lua_pushfstring(L, "jobs[%I].result must be a string or nil, got %s",
+                                          (LUAI_UACINT)i, got_text(L, -1)));
+  }
+  lua_pop(L, 2);
+}
 
 /*
 ** Check and convert the arguments of op, starting at stack index 2, before
@@ -195,6 +244,20 @@ static void parse_args(lua_State *L, const callee *c, int op, op_args *a) {
       a->ids[i - 1] = lua_tolstring(L, -1, &a->id_lens[i - 1]);
       lua_pop(L, 1);
     }
+    return;
+  }
+  if (op == OP_COMPLETE_MANY) {
+    lua_Integer i, n;
+    size_t each = sizeof(lease_result) + sizeof(int);
+    a->owner = arg_bytes(L, c, 2, "owner", &a->owner_len);
+    a->now = arg_finite(L, c, 3, "now");
+    if (!lua_istable(L, 4)) arg_fail(L, c, 4, "jobs", "a table");
+    n = (lua_Integer)lua_rawlen(L, 4);
+    if (n > CLAIM_NEXT_MAX) arg_error(L, c, 4, "jobs has more than 1000000 entries");
+    a->n = (int)n;
+    a->items = lua_newuserdatauv(L, each * (size_t)(n ? n : 1), 0);
+    a->reasons = (int *)(a->items + (n ? n : 1));
+    for (i = 1; i <= n; i++) arg_job(L, c, 4, i, &a->items[i - 1]);
     return;
   }
   a->id = arg_bytes(L, c, 2, "id", &a->id_len);
@@ -301,6 +364,10 @@ static int exec_op(lua_State *L, lease_db *db, int op, const op_args *a) {
     case OP_ENQUEUE_MANY:
       rc = lease_enqueue_many(db, a->ids, a->id_lens, a->n, &found);
       break;
+    case OP_COMPLETE_MANY:
+      rc = lease_complete_many(db, a->owner, a->owner_len, a->now, a->items, a->n, a->reasons,
+                               &found);
+      break;
   }
   if (rc != LEASE_OK) {
     push_db_error(L, db, op_names[op]);
@@ -346,6 +413,19 @@ static int exec_op(lua_State *L, lease_db *db, int op, const op_args *a) {
     case OP_ENQUEUE_MANY:
       lua_pushinteger(L, found);
       return 1;
+    case OP_COMPLETE_MANY:
+      if (found == a->n) {
+        lua_pushboolean(L, 1);
+        return 1;
+      }
+      lua_pushboolean(L, 0);   /* false, {[i] = reason} for each refused job */
+      lua_createtable(L, 0, a->n - found);
+      for (int i = 0; i < a->n; i++) {
+        if (a->reasons[i] == LEASE_GRANTED) continue;
+        lua_pushstring(L, lease_reason_name(a->reasons[i]));
+        lua_rawseti(L, -2, i + 1);
+      }
+      return 2;
     default:
       return push_outcome(L, reason);
   }
@@ -595,6 +675,23 @@ static int m_claim_next(lua_State *L) { return method_op(L, OP_CLAIM_NEXT); }
 static int m_enqueue_many(lua_State *L) { return method_op(L, OP_ENQUEUE_MANY); }
 
 /*
+** db:complete_many(owner, now, jobs) -> true | false, refused
+**   owner (non-empty string); now (finite number); jobs (sequence of
+**   tables {id = string, fence = integer, result = string or nil}: the
+**   shape claim_next(..., n) returns, plus a result; fields read raw).
+** Completes every job in one transaction, each exactly as db:complete
+** would (contract step 6: owner, fence, done and until checked as it is
+** stored; a refused job keeps its stored result and does not stop the
+** others).  true when every job was stored; otherwise false and a table
+** mapping the position of each refused job in `jobs` to its reason word
+** ("missing", "done", "not_owner", "stale_fence", "expired").  Every
+** job is checked first: a bad entry raises "bad argument #3 to
+** 'complete_many' (jobs[2].fence must be an integer, got 1.5)" and nothing
+** is stored.  Raises on a database failure (then nothing is stored).
+*/
+static int m_complete_many(lua_State *L) { return method_op(L, OP_COMPLETE_MANY); }
+
+/*
 ** db:jobs(which, now [, limit [, after]]) -> { job, ... }
 **   which (string): "all", "ready" (not done, until <= now), "held" (not
 **     done, until > now) or "done"; now (number, caller's unit); limit
@@ -720,6 +817,8 @@ static int l_release(lua_State *L) { return path_op(L, OP_RELEASE); }
 static int l_claim_next(lua_State *L) { return path_op(L, OP_CLAIM_NEXT); }
 /* lease.enqueue_many(path, ids) -> integer.  See db:enqueue_many. */
 static int l_enqueue_many(lua_State *L) { return path_op(L, OP_ENQUEUE_MANY); }
+/* lease.complete_many(path, owner, now, jobs) -> true | false, refused.  See db:complete_many. */
+static int l_complete_many(lua_State *L) { return path_op(L, OP_COMPLETE_MANY); }
 
 /* ===================================================================== */
 /* Clock and sleep for workers                                            */
@@ -803,6 +902,7 @@ static const luaL_Reg module_funcs[] = {
   {"release", l_release},
   {"claim_next", l_claim_next},
   {"enqueue_many", l_enqueue_many},
+  {"complete_many", l_complete_many},
   {"now", l_now},
   {"sleep", l_sleep},
   {NULL, NULL},
@@ -819,6 +919,7 @@ static const luaL_Reg db_methods[] = {
   {"release", m_release},
   {"claim_next", m_claim_next},
   {"enqueue_many", m_enqueue_many},
+  {"complete_many", m_complete_many},
   {"jobs", m_jobs},
   {"counts", m_counts},
   {"settings", m_settings},

@@ -238,6 +238,56 @@ static void test_misuse(void **state) {
   assert_string_equal(lease_errmsg(db), "not an error");
 }
 
+/* complete_many: every item is checked before anything is written (the
+** message names the 1-based position); then each job is stored or refused
+** as lease_complete would, with its reason in input order and the count. */
+static void test_complete_many(void **state) {
+  lease_db *db = *state;
+  int64_t fa = 0, fb = 0;
+  int why, reasons[3] = {-1, -1, -1}, stored = -1;
+  lease_result items[3] = {
+    {"a", LEASE_NTS, 0, "ra", LEASE_NTS},
+    {"", 0, 0, NULL, 0},
+    {"b", 1, 0, NULL, 0},
+  };
+  lease_enqueue(db, "a", 1, NULL);
+  lease_enqueue(db, "b", 1, NULL);
+  assert_int_equal(lease_claim(db, "a", 1, "w", 1, 0, 10, &fa, &why), LEASE_OK);
+  assert_int_equal(lease_claim(db, "b", 1, "w", 1, 0, 10, &fb, &why), LEASE_OK);
+  items[0].fence = fa;
+  items[2].fence = fb;
+  /* an empty id at position 2: nothing is stored, not even item 1 */
+  assert_int_equal(lease_complete_many(db, "w", 1, 1, items, 3, reasons, &stored), LEASE_MISUSE);
+  assert_non_null(strstr(lease_errmsg(db), "id 2"));
+  assert_int_equal(stored, 0);
+  assert_int_equal(must_state(db, "a").done, 0);
+  items[1].id = NULL;
+  assert_int_equal(lease_complete_many(db, "w", 1, 1, items, 3, reasons, &stored), LEASE_MISUSE);
+  assert_non_null(strstr(lease_errmsg(db), "id 2"));
+  assert_int_equal(lease_complete_many(db, "", 0, 1, items, 3, reasons, &stored), LEASE_MISUSE);
+  assert_int_equal(lease_complete_many(db, "w", 1, 0.0 / 0.0, items, 3, reasons, &stored),
+                   LEASE_MISUSE);
+  assert_int_equal(lease_complete_many(db, "w", 1, 1, NULL, 1, reasons, &stored), LEASE_MISUSE);
+  assert_int_equal(lease_complete_many(db, "w", 1, 1, items, -1, reasons, &stored), LEASE_MISUSE);
+  assert_int_equal(must_state(db, "a").done, 0);
+  /* item 2 with a stale fence: refused as complete refuses it, the others stored */
+  items[1].id = "b";
+  items[1].id_len = 1;
+  items[1].fence = fb + 1;
+  assert_int_equal(lease_complete_many(db, "w", 1, 1, items, 3, reasons, &stored), LEASE_OK);
+  assert_int_equal(stored, 2);
+  assert_int_equal(reasons[0], LEASE_GRANTED);
+  assert_int_equal(reasons[1], LEASE_STALE_FENCE);
+  assert_int_equal(reasons[2], LEASE_GRANTED);
+  assert_string_equal(must_state(db, "a").result, "ra");
+  assert_null(must_state(db, "b").result);
+  assert_int_equal(must_state(db, "b").done, 1);
+  /* n = 0 does nothing; NULL reasons and stored are allowed */
+  assert_int_equal(lease_complete_many(db, "w", 1, 1, NULL, 0, NULL, &stored), LEASE_OK);
+  assert_int_equal(stored, 0);
+  assert_int_equal(lease_complete_many(db, "w", 1, 1, items, 1, NULL, NULL), LEASE_OK);
+}
+
 /* Busy: a writer holding the lock past the timeout makes claim fail
 ** LEASE_BUSY (not "held"), and the handle works again afterwards. */
 static void test_busy(void **state) {
@@ -359,6 +409,7 @@ int main(void) {
     cmocka_unit_test_setup_teardown(test_release_keeps_fence, setup_db, teardown_db),
     cmocka_unit_test_setup_teardown(test_zero_bytes, setup_db, teardown_db),
     cmocka_unit_test_setup_teardown(test_misuse, setup_db, teardown_db),
+    cmocka_unit_test_setup_teardown(test_complete_many, setup_db, teardown_db),
     cmocka_unit_test(test_busy),
     cmocka_unit_test_setup_teardown(test_fence_limits, setup_db, teardown_db),
     cmocka_unit_test(test_open_failures),

@@ -167,8 +167,8 @@ return {
   },
   {
     name = "reason-not-owner-as-stale-fence", step = "own", file = "src/lease.c",
-    from = "      else if (sqlite3_column_int(why, 1)) r = LEASE_NOT_OWNER;",
-    to = "      else if (sqlite3_column_int(why, 1)) r = LEASE_STALE_FENCE;",
+    from = "      else if (sqlite3_column_int(why, 1)) *r = LEASE_NOT_OWNER;",
+    to = "      else if (sqlite3_column_int(why, 1)) *r = LEASE_STALE_FENCE;",
     hint = "specs/06-complete_spec.lua",
   },
   {
@@ -272,5 +272,55 @@ return {
     from = "  qsort(t, (size_t)n, sizeof *t, by_rowid);",
     to = "  qsort(t, (size_t)n, sizeof *t, by_rowid);\n  for (i = 0; i < n / 2; i++) { taken x_ = t[i]; t[i] = t[n - 1 - i]; t[n - 1 - i] = x_; }",
     hint = "specs/15-claim_next_spec.lua",
+  },
+  -- complete_many (issue 6: the batched complete) ------------------------
+  {
+    name = "complete-many-stops-at-first-refused", step = "own", file = "src/lease.c",
+    from = "    if (r == LEASE_GRANTED) done++;\n  }",
+    to = "    if (r == LEASE_GRANTED) done++;\n    else break;\n  }",
+    hint = "specs/18-complete_many_spec.lua",
+  },
+  {
+    name = "complete-many-commits-each-job", step = "own", file = "src/lease.c",
+    from = "    if (r == LEASE_GRANTED) done++;",
+    to = "    if (r == LEASE_GRANTED) done++;\n"
+      .. "    if ((rc = commit(db)) != LEASE_OK || (rc = run(db, ST_BEGIN)) != LEASE_OK) return rc;",
+    hint = "specs/18-complete_many_spec.lua",
+  },
+  {
+    name = "complete-many-counts-refused-as-stored", step = "own", file = "src/lease.c",
+    from = "  if (stored) *stored = done;",
+    to = "  if (stored) *stored = n;",
+    hint = "specs/18-complete_many_spec.lua",
+  },
+  {
+    name = "complete-many-no-expired-reason", step = "own", file = "src/lease.c",
+    from = "it->fence, 1, now, 0,",
+    to = "it->fence, 0, now, 0,",
+    hint = "specs/18-complete_many_spec.lua",
+  },
+  {
+    name = "complete-many-empty-id-unchecked", step = "own", file = "src/lease.c",
+    from = "    if (len == LEASE_NTS) len = strlen(items[i].id);\n    if (len == 0) return fail(",
+    to = "    if (len == LEASE_NTS) len = strlen(items[i].id);\n    if (0) return fail(",
+    hint = "specs/18-complete_many_spec.lua",
+  },
+  {
+    name = "complete-many-fence-unchecked", step = "own", file = "src/lease_lua.c",
+    from = "  if (!isint)\n    arg_error(L, c, at, lua_pushfstring(L, \"jobs[%I].fence",
+    to = "  if (0)\n    arg_error(L, c, at, lua_pushfstring(L, \"jobs[%I].fence",
+    hint = "specs/18-complete_many_spec.lua",
+  },
+  {
+    name = "complete-many-drops-result", step = "own", file = "src/lease_lua.c",
+    from = "    case LUA_TSTRING: it->result = lua_tolstring(L, -1, &it->result_len); break;",
+    to = "    case LUA_TSTRING: break;",
+    hint = "specs/18-complete_many_spec.lua",
+  },
+  {
+    name = "complete-many-reads-through-metatables", step = "own", file = "src/lease_lua.c",
+    from = "  lua_pushliteral(L, \"fence\");\n  if (lua_rawget(L, -2) == LUA_TNUMBER)",
+    to = "  lua_pushliteral(L, \"fence\");\n  if (lua_gettable(L, -2) == LUA_TNUMBER)",
+    hint = "specs/18-complete_many_spec.lua",
   },
 }

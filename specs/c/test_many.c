@@ -52,7 +52,7 @@ static int teardown_db(void **state) {
 }
 
 /* Fill names with n owner names "w0".."w<n-1>" (storage in buf). */
-static void make_owners(const char **names, char (*buf)[16], size_t n) {
+static void make_owners(const char **names, char (*buf)[24], size_t n) {
   size_t i;
   for (i = 0; i < n; i++) {
     snprintf(buf[i], sizeof buf[i], "w%zu", i);
@@ -105,7 +105,7 @@ static size_t check_one_winner(lease_db *db, const char *id, const char **names,
 static void test_one_winner(void **state) {
   lease_db *db = *state;
   const char *names[8];
-  char buf[8][16], id[32];
+  char buf[8][24], id[32];
   int64_t fences[8];
   int reasons[8], r;
   make_owners(names, buf, 8);
@@ -124,7 +124,7 @@ static void test_queued_owners(void **state) {
   lease_db *db = *state;
   enum { N = LEASE_MANY_THREADS * 2 + 7 };
   const char *names[N];
-  char buf[N][16];
+  char buf[N][24];
   int64_t fences[N];
   int reasons[N];
   make_owners(names, buf, N);

@@ -7,7 +7,7 @@
 ** into the other state.  Copied: nil, booleans, integers and floats (the
 ** subtype is kept), strings (any bytes), tables (cycles and shared
 ** subtables preserved, nesting up to LCOPY_MAXDEPTH), Lua functions whose
-** only upvalue is the global _ENV (moved with lua_dump, unstripped, so
+** only upvalue is _ENV (moved with lua_dump, unstripped, so
 ** tracebacks keep file and line), and barriers and channels (shared, not
 ** copied: one more reference to the same C object).  Everything else is
 ** refused with a message that names its type and where it was found:
@@ -98,7 +98,6 @@ typedef struct enc {
   lua_State *L;
   lcopy *m;
   int seen;                         /* stack index: table -> id, for cycles */
-  int globals;                      /* stack index: the global table */
   uint32_t ntables;                 /* ids handed out so far */
   int keys[LCOPY_MAXDEPTH + 1];     /* stack index of the key at each level; 0: a key itself */
 } enc;
@@ -206,20 +205,18 @@ static int refuse(enc *e, int levels, int is_key, const char *what) {
 /*
 ** Why the function at i cannot move to another state, pushed as a phrase
 ** ("a function with upvalue 'x' ..."), or NULL when it can: a Lua function
-** whose upvalues are at most the global _ENV (lua_load gives the copy the
-** new state's globals).  Leaves the stack as it found it, plus the phrase.
+** whose only upvalue, if any, is _ENV.  lua_load gives the copy the new
+** state's global table as _ENV, whatever table the original had (busted,
+** for one, runs spec files in an environment of their own): the function
+** runs among the new state's globals, which its documentation says.
 */
-static const char *function_problem(lua_State *L, int i, int globals) {
+static const char *function_problem(lua_State *L, int i) {
   const char *name;
   int n;
   if (lua_iscfunction(L, i)) return lua_pushliteral(L, "a C function");
   for (n = 1; (name = lua_getupvalue(L, i, n)) != NULL; n++) {
-    int ok = strcmp(name, "_ENV") == 0 && lua_rawequal(L, -1, globals);
-    int env = strcmp(name, "_ENV") == 0;
     lua_pop(L, 1);
-    if (ok) continue;
-    if (env)
-      return lua_pushliteral(L, "a function whose _ENV upvalue is not the global table");
+    if (strcmp(name, "_ENV") == 0) continue;
     if (name[0] == '\0' || strcmp(name, "(no name)") == 0 || strcmp(name, "?") == 0)
       return lua_pushliteral(L, "a function with an unnamed upvalue (stripped debug "
                                 "information)");
@@ -339,7 +336,7 @@ static int enc_value(enc *e, int i, int depth, int is_key) {
     case LUA_TTABLE:
       return enc_table(e, i, depth, is_key);
     case LUA_TFUNCTION: {
-      const char *why = function_problem(L, i, e->globals);
+      const char *why = function_problem(L, i);
       size_t len_at, start, len;
       int status;
       if (why) return refuse(e, levels, is_key, why);
@@ -396,8 +393,6 @@ lcopy *lcopy_encode(lua_State *L, int first, int last, int *bad) {
   e.m = *slot;
   lua_newtable(L);
   e.seen = lua_gettop(L);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
-  e.globals = lua_gettop(L);
   for (i = first; i <= last; i++) {
     if (!enc_value(&e, i, 0, 0)) {
       *bad = i - first + 1;

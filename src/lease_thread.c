@@ -607,9 +607,9 @@ static char *package_field(lua_State *L, const char *name) {
 
 /*
 ** thread.spawn(fn, ...) -> lease.thread
-**   fn (Lua function): its only upvalue may be _ENV (the globals); it
-**     moves to the new state with lua_dump, unstripped, so tracebacks keep
-**     its file and lines.
+**   fn (Lua function): its only upvalue may be _ENV, which becomes the new
+**     state's global table; it moves there with lua_dump, unstripped, so
+**     tracebacks keep its file and lines.
 **   ...: arguments, copied deep: nil, booleans, integers and floats (kept
 **     apart), strings (any bytes), tables (cycles and shared subtables kept;
 **     no metatables; at most 200 levels deep), functions as fn, barriers and

@@ -706,8 +706,12 @@ static int thread_join(lua_State *L) {
   return 2;
 }
 
-/* __close: join (waiting for the thread) unless already joined; the
-** outcome is dropped: call join first to read it. */
+/*
+** __close (local t <close> = thread.spawn(...)): waits for the thread at
+** scope exit unless it was joined already.  The outcome is dropped (call
+** t:join() inside the scope to read it); a later join raises "thread
+** already joined".  Raises nothing.  Issue #3.
+*/
 static int thread_close(lua_State *L) {
   thandle *h = luaL_checkudata(L, 1, THREAD_MT);
   if (h->t && !h->joined) {
@@ -717,8 +721,12 @@ static int thread_close(lua_State *L) {
   return 0;
 }
 
-/* __gc: never blocks, never kills.  A thread not joined is detached and
-** keeps running; it frees its own record when it ends. */
+/*
+** __gc: never blocks, never kills.  A thread not joined is detached
+** (pthread_detach) and keeps running to its end, then frees its own record
+** and state; the process can exit meanwhile.  Its outcome, error included,
+** is dropped, never printed.  Raises nothing.  Issue #3.
+*/
 static int thread_gc(lua_State *L) {
   thandle *h = luaL_checkudata(L, 1, THREAD_MT);
   if (h->t) {
@@ -729,7 +737,8 @@ static int thread_gc(lua_State *L) {
   return 0;
 }
 
-/* __tostring: "lease.thread: 0x... (running|finished|joined)". */
+/* __tostring: "lease.thread: 0x... (running|finished|joined)"; finished
+** means the function ended and join will not block.  Issue #3. */
 static int thread_tostring(lua_State *L) {
   thandle *h = luaL_checkudata(L, 1, THREAD_MT);
   const char *what = "collected";

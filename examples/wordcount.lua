@@ -106,4 +106,5 @@ print(string.format("self-check: %d/%d jobs done exactly once, %d/%d results equ
   .. "%d stale completions refused: %s", once, #files, match, #files, summary.refused,
   ok and "ok" or "FAILED"))
 for _, p in ipairs(problems) do print("  " .. p) end
+print("inspect the jobs with: lease jobs " .. path)
 os.exit(ok and 0 or 1)

@@ -156,7 +156,7 @@ describe("database failures", function()
     if H.is_root() then prefix = "setpriv --reuid=65534 --regid=65534 --clear-groups " end
     local cpath = (os.getenv("LEASE_BUILD_DIR") or "build") .. "/?.so"
     if cpath:sub(1, 1) ~= "/" then cpath = os.getenv("PWD") .. "/" .. cpath end
-    local pipe = assert(io.popen(prefix .. "lua5.4 " .. H.sh(sf) .. " " .. H.sh(cpath) .. " "
+    local pipe = assert(io.popen(prefix .. H.lua() .. " " .. H.sh(sf) .. " " .. H.sh(cpath) .. " "
       .. H.sh(p) .. " 2>&1"))
     local out = pipe:read("a")
     pipe:close()

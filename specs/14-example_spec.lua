@@ -6,7 +6,7 @@ describe("examples/stale_worker.lua", function()
   it("shows the stale worker's renew and complete refused and B's result stored", function()
     local p = H.path("story")
     local build = os.getenv("LEASE_BUILD_DIR") or "build"
-    local cmd = "LUA_CPATH=" .. H.sh(build .. "/?.so;;") .. " lua5.4 examples/stale_worker.lua "
+    local cmd = "LUA_CPATH=" .. H.sh(build .. "/?.so;;") .. " " .. H.lua() .. " examples/stale_worker.lua "
       .. H.sh(p) .. " 2>&1"
     local pipe = assert(io.popen(cmd))
     local out = pipe:read("a")

@@ -113,6 +113,32 @@ function H.error_of(fn, ...)
   return tostring(err)
 end
 
+--- H.lua() -> string: the interpreter the specs run in, for subprocesses
+-- ($LEASE_LUA, set by ctest: lua5.4 in the normal tree, the instrumented
+-- host build/lease in sanitizer trees), quoted for the shell.
+function H.lua()
+  local lua = os.getenv("LEASE_LUA")
+  if not lua or lua == "" then lua = "lua5.4" end
+  return H.sh(lua)
+end
+
+--- H.host(args [, stdin]) -> status, stdout, stderr: run the host program
+-- build/lease ($LEASE_HOST) with the shell words `args`, feeding `stdin`.
+function H.host(args, stdin)
+  local exe = os.getenv("LEASE_HOST")
+  if not exe or exe == "" then exe = (os.getenv("LEASE_BUILD_DIR") or "build") .. "/lease" end
+  local base = H.path("host")
+  local cmd = H.sh(exe) .. " " .. args .. " >" .. H.sh(base .. ".out") .. " 2>" .. H.sh(base .. ".err")
+  if stdin then
+    H.write(base .. ".in", stdin)
+    cmd = cmd .. " <" .. H.sh(base .. ".in")
+  end
+  local _, _, status = os.execute(cmd)
+  local out, err = H.read(base .. ".out"), H.read(base .. ".err")
+  os.remove(base .. ".out"); os.remove(base .. ".err"); os.remove(base .. ".in")
+  return status, out, err
+end
+
 --- H.is_root() -> boolean: file permissions do not stop root.
 function H.is_root()
   local p = io.popen("id -u")

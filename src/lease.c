@@ -8,6 +8,7 @@
 ** refused the write, not a later one.
 */
 #include "lease.h"
+#include "lease_int.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -123,6 +124,7 @@ struct lease_db {
   char errmsg[ERRMSG_MAX];          /* message of the last failure */
   char *buf;                        /* storage for lease_row strings */
   size_t bufcap;
+  lease_options opt;                /* as opened, for lease__options (claim_many) */
 };
 
 /* Clear the error state at the start of a call. */
@@ -495,6 +497,7 @@ int lease_open(const char *path, const lease_options *opt, lease_db **out) {
   if (opt->flags & ~(LEASE_OPEN_READONLY | LEASE_OPEN_NOCREATE))
     return fail(db, LEASE_MISUSE, "unknown open flags");
   db->busy_timeout_ms = opt->busy_timeout_ms;
+  db->opt = *opt;
 
   /* One handle is used by one thread at a time, so SQLite's per-connection
   ** mutex is not needed (SQLITE_OPEN_NOMUTEX). */
@@ -1099,4 +1102,26 @@ const char *lease_reason_name(int reason) {
   };
   if (reason < 0 || (size_t)reason >= sizeof names / sizeof names[0]) return "unknown";
   return names[reason];
+}
+
+/* ===================================================================== */
+/* Internal: shared with the core's other files (lease_int.h)             */
+/* ===================================================================== */
+
+/* See lease_int.h: CHECK_DB as a function, for lease_many.c. */
+int lease__begin(lease_db *db) {
+  CHECK_DB(db);
+  return LEASE_OK;
+}
+
+/* See lease_int.h. */
+void lease__options(const lease_db *db, lease_options *out) {
+  *out = db->opt;
+}
+
+/* See lease_int.h. */
+int lease__set_error(lease_db *db, int rc, int xrc, const char *msg) {
+  fail(db, rc, "%s", msg ? msg : lease_errname(rc));
+  db->xrc = xrc;
+  return rc;
 }

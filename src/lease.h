@@ -291,6 +291,42 @@ LEASE_API int lease_release(lease_db *db, const char *id, size_t id_len,
                             const char *owner, size_t owner_len, int64_t fence,
                             int *reason);
 
+/* The most threads lease_claim_many runs at once; more owners queue to them. */
+#define LEASE_MANY_THREADS 64
+
+/*
+** lease_claim_many: claim job id for every owner at the same time, on
+** native threads (contract step 8).  Starts min(n, LEASE_MANY_THREADS)
+** threads; each opens its own connection to db's file with db's options
+** (its own lease_open), all wait at one barrier so the claims start
+** together, then each takes the next owner from a shared queue and runs
+** lease_claim for it, until the queue is empty.  One BEGIN IMMEDIATE
+** transaction per claim covers its check and its update, so on a fresh
+** job exactly one owner gets a fence.
+**   db:      an open handle; only its path and options are used, its own
+**            connection stays idle.  Its file must be shareable between
+**            connections: ":memory:" and "" are refused (LEASE_MISUSE).
+**   owners, owner_lens: n owners (byte strings) and their lengths
+**            (LEASE_NTS allowed); owner_lens NULL means all are
+**            NUL-terminated.  n >= 1, none NULL or empty.
+**   now, ttl: as for lease_claim.
+**   fences:  n slots, in input order: the new fence, or 0 when not granted.
+**   reasons: n slots (may be NULL): LEASE_GRANTED or why not, as for
+**            lease_claim.
+** Every argument is checked before any thread starts (LEASE_MISUSE, the
+** message names the bad owner's index from 0).  A failure of any worker
+** (open or claim; LEASE_BUSY once the busy timeout ran out) is returned
+** and recorded on db (lease_errmsg), the lowest owner index first; once one
+** failed, queued owners are not claimed (their slot stays 0).  Note that an
+** owner may have been granted before another failed: read its slot.
+** Returns LEASE_OK, LEASE_MISUSE, LEASE_NOMEM (no thread could start) or a
+** database error.  Blocks until every thread has ended.
+*/
+LEASE_API int lease_claim_many(lease_db *db, const char *id, size_t id_len,
+                               const char *const *owners, const size_t *owner_lens,
+                               size_t n, double now, double ttl,
+                               int64_t *fences, int *reasons);
+
 /*
 ** lease_read_settings: read the handle's journal mode and synchronous level from
 ** SQLite itself (PRAGMA journal_mode, PRAGMA synchronous), and its busy

@@ -40,20 +40,11 @@ typedef struct lhandle {
 /* Argument checks                                                        */
 /* ===================================================================== */
 
-/*
-** Who is being called, for argument errors: the name users wrote
-** ("claim" for db:claim, "lease.claim" for the path function) and whether
-** it was called as a method (then, as in luaL_argerror, self is not
-** counted).  Naming the function ourselves keeps the name even when Lua's
-** debug information has none, as in pcall(db.claim, db, ...).
-*/
-typedef struct callee {
-  char name[32];
-  int shift;
-} callee;
+/* struct callee (who is being called, for argument errors) is in
+** lease_lua.h, shared with the module's other C files. */
 
 /* Fill c for the running C function called `name`, a method when is_method. */
-static void callee_init(lua_State *L, callee *c, const char *name, int is_method) {
+void callee_init(lua_State *L, callee *c, const char *name, int is_method) {
   lua_Debug ar;
   snprintf(c->name, sizeof c->name, "%s%s", is_method ? "" : "lease.", name);
   c->shift = 0;
@@ -63,21 +54,26 @@ static void callee_init(lua_State *L, callee *c, const char *name, int is_method
 }
 
 /* Raise "bad argument #i to '<name>' (<msg>)". */
-static int arg_error(lua_State *L, const callee *c, int i, const char *msg) {
+int arg_error(lua_State *L, const callee *c, int i, const char *msg) {
   return luaL_error(L, "bad argument #%d to '%s' (%s)", i - c->shift, c->name, msg);
 }
 
+/* How argument errors name the value at i: "a string", "an empty string",
+** the number itself, or its type name. */
+const char *arg_got(lua_State *L, int i) {
+  if (lua_type(L, i) == LUA_TSTRING) return lua_rawlen(L, i) == 0 ? "an empty string" : "a string";
+  if (lua_type(L, i) == LUA_TNUMBER) return luaL_tolstring(L, i, NULL);
+  return luaL_typename(L, i);
+}
+
 /* Raise "bad argument #i to '<f>' (<what> must be <kind>, got <value>)". */
-static int arg_fail(lua_State *L, const callee *c, int i, const char *what, const char *kind) {
-  const char *got;
-  if (lua_type(L, i) == LUA_TSTRING) got = lua_rawlen(L, i) == 0 ? "an empty string" : "a string";
-  else if (lua_type(L, i) == LUA_TNUMBER) got = luaL_tolstring(L, i, NULL);
-  else got = luaL_typename(L, i);
+int arg_fail(lua_State *L, const callee *c, int i, const char *what, const char *kind) {
+  const char *got = arg_got(L, i);
   return arg_error(L, c, i, lua_pushfstring(L, "%s must be %s, got %s", what, kind, got));
 }
 
 /* A non-empty byte string (zero bytes allowed); numbers are not coerced. */
-static const char *arg_bytes(lua_State *L, const callee *c, int i, const char *what,
+const char *arg_bytes(lua_State *L, const callee *c, int i, const char *what,
                              size_t *len) {
   if (lua_type(L, i) != LUA_TSTRING || lua_rawlen(L, i) == 0)
     arg_fail(L, c, i, what, "a non-empty string");
@@ -98,7 +94,7 @@ static double arg_finite(lua_State *L, const callee *c, int i, const char *what)
 }
 
 /* now at i and ttl at i + 1, checked together as lease_check_time does. */
-static void arg_time(lua_State *L, const callee *c, int i, double *now, double *ttl) {
+void arg_time(lua_State *L, const callee *c, int i, double *now, double *ttl) {
   const char *why;
   int bad;
   *now = arg_number(L, c, i, "now");
@@ -286,7 +282,7 @@ static void parse_args(lua_State *L, const callee *c, int op, op_args *a) {
 }
 
 /* Push the Lua error message for the last failure on db during op. */
-static void push_db_error(lua_State *L, lease_db *db, const char *op) {
+void push_db_error(lua_State *L, lease_db *db, const char *op) {
   lua_pushfstring(L, "lease.%s: %s [%s] (file \"%s\")", op, lease_errmsg(db),
                   lease_errname(lease_errcode(db)), lease_path(db));
 }
@@ -494,8 +490,8 @@ static void parse_options(lua_State *L, const callee *c, int i, lease_options *o
 
 /* Open path into a new handle pushed on the stack; raises on failure,
 ** naming op (the function the user called). */
-static lease_db *open_handle(lua_State *L, const char *op, const char *path,
-                             const lease_options *opt) {
+lease_db *open_handle(lua_State *L, const char *op, const char *path,
+                      const lease_options *opt) {
   lhandle *h = new_handle(L);
   lease_db *db = NULL;
   int rc = lease_open(path, opt, &db);
@@ -510,7 +506,7 @@ static lease_db *open_handle(lua_State *L, const char *op, const char *path,
 }
 
 /* Close the handle at i if open.  Shared by close, __close and __gc. */
-static int close_handle(lua_State *L, int i) {
+int close_handle(lua_State *L, int i) {
   lhandle *h = luaL_checkudata(L, i, DB_MT);
   if (h->db) {
     lease_close(h->db);
@@ -905,6 +901,7 @@ static const luaL_Reg module_funcs[] = {
   {"complete_many", l_complete_many},
   {"now", l_now},
   {"sleep", l_sleep},
+  {"claim_many", l_claim_many},   /* lease_lua_many.c */
   {NULL, NULL},
 };
 
@@ -923,6 +920,7 @@ static const luaL_Reg db_methods[] = {
   {"jobs", m_jobs},
   {"counts", m_counts},
   {"settings", m_settings},
+  {"claim_many", m_claim_many},   /* lease_lua_many.c */
   {NULL, NULL},
 };
 
@@ -944,7 +942,7 @@ lease_db *lease_lua_checkdb(lua_State *L, int i) {
 
 /*
 ** luaopen_lease: require "lease".  Returns the module table: open and the
-** seed's path functions, plus `version`.
+** seed's path functions, plus `version` and `thread`.
 */
 LEASE_API int luaopen_lease(lua_State *L) {
   luaL_newmetatable(L, DB_MT);
@@ -956,5 +954,8 @@ LEASE_API int luaopen_lease(lua_State *L) {
   luaL_newlib(L, module_funcs);
   lua_pushliteral(L, LEASE_VERSION);
   lua_setfield(L, -2, "version");
+  /* lease.thread: the same table as require "lease.thread" (lease_thread.c) */
+  luaL_requiref(L, "lease.thread", luaopen_lease_thread, 0);
+  lua_setfield(L, -2, "thread");
   return 1;
 }

@@ -22,6 +22,56 @@ LEASE_API int luaopen_lease(lua_State *L);
 */
 lease_db *lease_lua_checkdb(lua_State *L, int i);
 
+/* ===================================================================== */
+/* Shared by the module's C files (defined in lease_lua.c)               */
+/* ===================================================================== */
+
+/*
+** Who is being called, for argument errors: the name users wrote
+** ("claim" for db:claim, "lease.claim" for the path function) and whether
+** it was called as a method (then, as in luaL_argerror, self is not
+** counted).  Naming the function ourselves keeps the name even when Lua's
+** debug information has none, as in pcall(db.claim, db, ...).
+*/
+typedef struct callee {
+  char name[32];
+  int shift;
+} callee;
+
+/* callee_init: fill c for the running C function `name` ("lease." is
+** prepended unless is_method), a method when is_method. */
+void callee_init(lua_State *L, callee *c, const char *name, int is_method);
+/* arg_error: raise "bad argument #i to '<name>' (<msg>)". */
+int arg_error(lua_State *L, const callee *c, int i, const char *msg);
+/* arg_got: how errors name the value at i ("a string", "nil", "42"...). */
+const char *arg_got(lua_State *L, int i);
+/* arg_fail: raise "bad argument #i to '<f>' (<what> must be <kind>, got <value>)". */
+int arg_fail(lua_State *L, const callee *c, int i, const char *what, const char *kind);
+/* arg_bytes: the non-empty string at i (zero bytes allowed), or raise. */
+const char *arg_bytes(lua_State *L, const callee *c, int i, const char *what, size_t *len);
+/* arg_time: now at i and ttl at i + 1, checked as lease_check_time does, or raise. */
+void arg_time(lua_State *L, const callee *c, int i, double *now, double *ttl);
+/* push_db_error: push "lease.<op>: <message> [<code>] (file "<path>")" for db's last failure. */
+void push_db_error(lua_State *L, lease_db *db, const char *op);
+/* open_handle: push a new lease.db handle open on path, or raise "lease.<op>: ...". */
+lease_db *open_handle(lua_State *L, const char *op, const char *path, const lease_options *opt);
+/* close_handle: close the lease.db handle at i if it is open. */
+int close_handle(lua_State *L, int i);
+
+/* ===================================================================== */
+/* Defined in the module's other C files                                  */
+/* ===================================================================== */
+
+/* lease.claim_many and db:claim_many (lease_lua_many.c, contract step 8). */
+int l_claim_many(lua_State *L);
+int m_claim_many(lua_State *L);
+
+/*
+** luaopen_lease_thread: require "lease.thread" (lease_thread.c), also
+** reachable as require("lease").thread.  Returns 1: the module table.
+*/
+LEASE_API int luaopen_lease_thread(lua_State *L);
+
 /* One Lua module of lua/, embedded by cmake/embed_lua.cmake. */
 typedef struct lease_lua_source {
   const char *module;     /* "lease.pool" */

@@ -7,8 +7,10 @@
 -- be called often).  A handler error releases the job so another worker
 -- can take it at once; a complete or renew the engine refuses (the lease
 -- was lost: the job expired and someone else took it) is counted and the
--- work is dropped, never stored.  Workers stop when no job is ready and
--- none is held.
+-- work is dropped, never stored.  A job whose handler has failed on
+-- `attempts` claims (its fence counts them) is given up: completed with a
+-- nil result and listed in the summary, so one bad input cannot keep the
+-- pool busy forever.  Workers stop when no job is ready and none is held.
 --
 --   local pool = require("lease.pool")
 --   local summary = pool.run{ db = "jobs.db", worker = "worker.lua", workers = 4 }
@@ -18,11 +20,11 @@
 -- It is loaded once in each worker thread, so it may keep its own locals.
 local pool = {}
 
-local DEFAULTS = { workers = 4, ttl = 10, poll = 0.05 }
+local DEFAULTS = { workers = 4, ttl = 10, poll = 0.05, attempts = 3 }
 local KNOWN = {
   db = "string", worker = "string", handler = "function", workers = "number",
   ttl = "number", poll = "number", progress = "boolean", args = true,
-  open = "table", owner = "string", out = true,
+  open = "table", owner = "string", out = true, attempts = "number",
 }
 
 -- Raise "bad argument #1 to 'lease.pool.run' (...)".
@@ -50,6 +52,7 @@ local function check_options(o)
   end
   if not (c.ttl > 0 and c.ttl < math.huge) then bad("ttl must be a finite number of seconds > 0") end
   if not (c.poll > 0 and c.poll < math.huge) then bad("poll must be a finite number of seconds > 0") end
+  if math.type(c.attempts) ~= "integer" or c.attempts < 1 then bad("attempts must be an integer >= 1") end
   return c
 end
 
@@ -72,7 +75,7 @@ function pool._worker(cfg, index, events)
     end
   end
   local st = { done = 0, refused = 0, renewed = 0, renew_refused = 0, released = 0,
-               handler_errors = 0, max_fence = 0, completed = {}, errors = {} }
+               handler_errors = 0, max_fence = 0, completed = {}, errors = {}, gave_up = {} }
   local function event(kind, id)
     if events then events:send({ kind, id }) end
   end
@@ -108,7 +111,15 @@ function pool._worker(cfg, index, events)
       if not ok then
         st.handler_errors = st.handler_errors + 1
         if #st.errors < 10 then st.errors[#st.errors + 1] = id .. ": " .. tostring(result) end
-        if db:release(id, owner, fence) then
+        if fence >= cfg.attempts then
+          -- given up: done, with no result, under this worker's lease
+          if db:complete(id, owner, fence, lease.now(), nil) then
+            st.gave_up[#st.gave_up + 1] = id
+            event("gave_up", id)
+          else
+            st.refused = st.refused + 1
+          end
+        elseif db:release(id, owner, fence) then
           st.released = st.released + 1
           event("released", id)
         end
@@ -146,9 +157,12 @@ end
 --   args (any value the thread facility can copy): given to handlers as job.args.
 --   open (table): options for lease.open in every worker.
 --   owner (string, default "pool"): owner names are "<owner>-<n>".
--- Returns summary: done, refused (completions refused as stale),
--- renewed, renew_refused, released, handler_errors, max_fence, wall
--- (seconds), rate (jobs/s), workers, completed ({id = times completed}),
+--   attempts (integer >= 1, default 3): a handler failing on a job whose
+--     fence has reached this is given up (completed with a nil result).
+-- Returns summary: done (completions stored, handler results only),
+-- refused (completions refused as stale), renewed, renew_refused,
+-- released, handler_errors, gave_up (ids), max_fence, wall (seconds),
+-- rate (jobs/s), workers, completed ({id = times its result was stored}),
 -- errors (up to 10 handler messages per worker), failed (messages of
 -- workers that died, e.g. on a database error).
 -- Raises a bad-argument error for bad options; everything else is reported
@@ -162,6 +176,9 @@ function pool.run(options)
   -- here so that a bad path fails before any thread starts.
   lease.open(cfg.db, cfg.open):close()
   local events = cfg.progress and thread.channel() or nil
+  -- what the worker threads get: everything but the progress stream
+  local wcfg = {}
+  for k, v in pairs(cfg) do if k ~= "out" then wcfg[k] = v end end
   local workers = {}
   for i = 1, cfg.workers do
     workers[i] = thread.spawn(function(c, n, ev)
@@ -170,7 +187,7 @@ function pool.run(options)
       if ev then ev:send({ "exit" }) end   -- even a failed worker says it ended
       if not ok then error(st, 0) end
       return st
-    end, cfg, i, events)
+    end, wcfg, i, events)
   end
   if events then
     local db <close> = lease.open(cfg.db, cfg.open)
@@ -195,7 +212,7 @@ function pool.run(options)
   end
   local s = { done = 0, refused = 0, renewed = 0, renew_refused = 0, released = 0,
               handler_errors = 0, max_fence = 0, completed = {}, errors = {}, failed = {},
-              workers = cfg.workers }
+              gave_up = {}, workers = cfg.workers }
   for i, w in ipairs(workers) do
     local ok, st = w:join()
     if not ok then
@@ -207,6 +224,7 @@ function pool.run(options)
       if st.max_fence > s.max_fence then s.max_fence = st.max_fence end
       for _, id in ipairs(st.completed) do s.completed[id] = (s.completed[id] or 0) + 1 end
       for _, e in ipairs(st.errors) do s.errors[#s.errors + 1] = e end
+      for _, id in ipairs(st.gave_up) do s.gave_up[#s.gave_up + 1] = id end
     end
   end
   if events then events:close() end
@@ -222,7 +240,8 @@ function pool.format(s)
     string.format("jobs done          %d", s.done),
     string.format("refused as stale   %d completions, %d renewals", s.refused, s.renew_refused),
     string.format("renewals           %d", s.renewed),
-    string.format("released           %d (handler errors: %d)", s.released, s.handler_errors),
+    string.format("released           %d (handler errors: %d, given up: %d)", s.released,
+      s.handler_errors, #s.gave_up),
     string.format("max fence          %d", s.max_fence),
     string.format("wall time          %.3f s", s.wall),
     string.format("throughput         %.1f jobs/s", s.rate),

@@ -1,0 +1,285 @@
+-- lease.pool: native worker threads running claim_next -> handler ->
+-- complete, with heartbeats, releases on handler errors, and stale
+-- completions refused.  Plus: concurrent claim_next from many threads never
+-- hands one job to two live owners.
+local H = require("helpers")
+local lease = H.lease
+local pool = require("lease.pool")
+local thread = require("lease.thread")
+
+-- A database with n jobs "j1".."jn"; returns path, ids.
+local function queue(n)
+  local db, p = H.fresh("pool")
+  local ids = {}
+  for i = 1, n do ids[i] = "j" .. i end
+  db:enqueue_many(ids)
+  db:close()
+  return p, ids
+end
+
+-- The handler of most specs: the result names the generation that made it.
+local function tag(job)
+  return job.id .. "@" .. job.fence
+end
+
+describe("lease.pool", function()
+  it("runs every job once and stores each handler's result", function()
+    local p, ids = queue(40)
+    local s = pool.run({ db = p, handler = tag, workers = 4, ttl = 30 })
+    assert.are.same({}, s.failed)
+    assert.are.equal(40, s.done)
+    assert.are.equal(0, s.refused)
+    assert.are.equal(1, s.max_fence)
+    assert.are.equal(4, s.workers)
+    local db <close> = lease.open(p)
+    for _, id in ipairs(ids) do
+      assert.are.equal(1, s.completed[id])
+      local st = db:state(id)
+      assert.is_true(st.done)
+      assert.are.equal(id .. "@1", st.result)
+    end
+    assert.are.same({ total = 40, ready = 0, held = 0, done = 40 }, db:counts(lease.now()))
+  end)
+
+  it("refuses stalled workers' late completions; the takeover's result stands", function()
+    local p, ids = queue(12)
+    local stall = { j2 = true, j5 = true, j9 = true }
+    local s = pool.run({
+      db = p, workers = 4, ttl = 0.3, poll = 0.01, args = stall,
+      handler = function(job)
+        if job.args[job.id] and job.fence == 1 then
+          require("lease").sleep(job.ttl * 2)   -- stuck, no heartbeat
+        end
+        return job.id .. "@" .. job.fence
+      end,
+    })
+    assert.are.same({}, s.failed)
+    assert.are.equal(12, s.done)
+    assert.are.equal(3, s.refused)
+    assert.are.equal(2, s.max_fence)
+    local db <close> = lease.open(p)
+    for _, id in ipairs(ids) do
+      local st = db:state(id)
+      assert.are.equal(1, s.completed[id], id)
+      assert.is_true(st.done)
+      -- the stalled generation (fence 1) never stored its result
+      local want = stall[id] and (id .. "@2") or (id .. "@1")
+      assert.are.equal(want, st.result)
+      assert.are.equal(stall[id] and 2 or 1, st.fence)
+    end
+  end)
+
+  it("keeps a lease alive through heartbeats: no takeover, no refusal", function()
+    local p = queue(2)
+    local s = pool.run({
+      db = p, workers = 2, ttl = 0.5, poll = 0.01,
+      handler = function(job)
+        local l = require("lease")
+        local t0 = l.now()
+        while l.now() - t0 < 1.5 do   -- three ttls of work
+          assert(job.heartbeat())
+          l.sleep(0.02)
+        end
+        return "ok@" .. job.fence
+      end,
+    })
+    assert.are.same({}, s.failed)
+    assert.are.equal(2, s.done)
+    assert.are.equal(0, s.refused)
+    assert.are.equal(0, s.renew_refused)
+    assert.is_true(s.renewed >= 6, "renewed " .. s.renewed)
+    assert.are.equal(1, s.max_fence)
+    assert.are.equal("ok@1", lease.state(p, "j1").result)
+  end)
+
+  it("releases a job whose handler failed, so it is retried at once", function()
+    local p = queue(3)
+    local s = pool.run({
+      db = p, workers = 2, ttl = 30,
+      handler = function(job)
+        if job.id == "j2" and job.fence == 1 then error("flaky") end
+        return job.id .. "@" .. job.fence
+      end,
+    })
+    assert.are.equal(1, s.handler_errors)
+    assert.are.equal(1, s.released)
+    assert.are.equal(3, s.done)
+    assert.truthy(s.errors[1]:find("j2: .*flaky"), s.errors[1])
+    assert.are.equal("j2@2", lease.state(p, "j2").result)
+  end)
+
+  it("gives a job up after `attempts` failed claims: done, nil result, listed", function()
+    local p = queue(2)
+    local s = pool.run({
+      db = p, workers = 2, ttl = 30, attempts = 3,
+      handler = function(job)
+        if job.id == "j1" then error("always") end
+        return "fine"
+      end,
+    })
+    assert.are.same({ "j1" }, s.gave_up)
+    assert.are.equal(3, s.handler_errors)
+    assert.are.equal(2, s.released)
+    assert.are.equal(1, s.done)
+    local st = lease.state(p, "j1")
+    assert.is_true(st.done)
+    assert.is_nil(st.result)
+    assert.are.equal(3, st.fence)
+    assert.are.equal("fine", lease.state(p, "j2").result)
+  end)
+
+  it("treats a non-string result as a handler error", function()
+    local p = queue(1)
+    local s = pool.run({ db = p, workers = 1, ttl = 30, attempts = 1,
+                         handler = function() return 42 end })
+    assert.are.equal(1, s.handler_errors)
+    assert.truthy(s.errors[1]:find("handler returned a number", 1, true), s.errors[1])
+  end)
+
+  it("loads a worker file once per thread, keeping its locals", function()
+    local p = queue(10)
+    local f = H.path("worker") .. ".lua"
+    H.write(f, [[
+      local count = 0                     -- one per worker thread
+      return function(job)
+        count = count + 1
+        return job.owner .. "#" .. count
+      end
+    ]])
+    local s = pool.run({ db = p, worker = f, workers = 2, ttl = 30 })
+    assert.are.same({}, s.failed)
+    assert.are.equal(10, s.done)
+    local seen = {}
+    local db <close> = lease.open(p)
+    for i = 1, 10 do
+      local r = db:state("j" .. i).result
+      assert.truthy(r:match("^pool%-%d#%d+$"), r)
+      assert.is_nil(seen[r])
+      seen[r] = true
+    end
+  end)
+
+  it("reports a worker file that does not return a function", function()
+    local p = queue(1)
+    local f = H.path("worker") .. ".lua"
+    H.write(f, "return 5")
+    local s = pool.run({ db = p, worker = f, workers = 2, ttl = 30 })
+    assert.are.equal(2, #s.failed)
+    assert.truthy(s.failed[1]:find("must return a handler function, returned number", 1, true), s.failed[1])
+    assert.is_false(lease.state(p, "j1").done)
+  end)
+
+  it("writes a progress line only when asked", function()
+    local p = queue(5)
+    local out = io.tmpfile()
+    local s = pool.run({ db = p, handler = tag, workers = 2, ttl = 30, progress = true, out = out })
+    out:seek("set")
+    local text = out:read("a")
+    out:close()
+    assert.are.equal(5, s.done)
+    assert.truthy(text:find("\r5/5 done", 1, true), text)
+    assert.truthy(text:find("0 refused", 1, true), text)
+  end)
+
+  it("refuses bad options before starting anything", function()
+    local p = queue(1)
+    for _, c in ipairs({
+      { { db = p }, "give exactly one of worker and handler" },
+      { { db = p, handler = tag, worker = "x.lua" }, "give exactly one of worker and handler" },
+      { { db = p, handler = tag, workers = 0 }, "workers must be an integer from 1 to 256" },
+      { { db = p, handler = tag, workers = 1.5 }, "workers must be an integer from 1 to 256" },
+      { { db = p, handler = tag, ttl = 0 }, "ttl must be a finite number of seconds > 0" },
+      { { db = p, handler = tag, bogus = 1 }, "unknown option 'bogus'" },
+      { { handler = tag }, "db must be a non-empty string" },
+      { { db = p, handler = "f" }, "handler must be a function, got string" },
+      { { db = p, handler = tag, attempts = 0 }, "attempts must be an integer >= 1" },
+    }) do
+      local err = H.error_of(pool.run, c[1])
+      assert.truthy(err:find("bad argument #1 to 'lease.pool.run' (" .. c[2], 1, true), err)
+    end
+    local up = 1
+    local err = H.error_of(pool.run, { db = p, handler = function() return tostring(up) end })
+    assert.truthy(err:find("upvalue 'up'", 1, true), err)
+    assert.are.equal(0, lease.state(p, "j1").fence)
+  end)
+
+  it("raises a database failure before starting threads", function()
+    local err = H.error_of(pool.run, { db = H.dir() .. "/no/such.db", handler = tag })
+    assert.truthy(err:find("[cantopen]", 1, true), err)
+  end)
+end)
+
+describe("claim_next from many threads", function()
+  it("never hands one job to two live owners", function()
+    local p = queue(300)
+    local start = thread.barrier(6)
+    local ts = {}
+    for i = 1, 6 do
+      ts[i] = thread.spawn(function(path, me, b)
+        local l = require("lease")
+        local db <close> = l.open(path)
+        local got = {}
+        b:wait()
+        while true do
+          local batch = db:claim_next(me, 100, 1000, 1 + #got % 3)
+          if #batch == 0 then break end
+          for _, j in ipairs(batch) do got[#got + 1] = j.id .. "=" .. j.fence end
+        end
+        return got
+      end, p, "w" .. i, start)
+    end
+    local owner_of, total = {}, 0
+    for i = 1, 6 do
+      local ok, got = ts[i]:join()
+      assert.is_true(ok, got)
+      for _, g in ipairs(got) do
+        local id, fence = g:match("^(.-)=(%d+)$")
+        assert.is_nil(owner_of[id], id .. " handed to w" .. i .. " and " .. tostring(owner_of[id]))
+        assert.are.equal("1", fence)
+        owner_of[id] = "w" .. i
+        total = total + 1
+      end
+    end
+    assert.are.equal(300, total)
+    local db <close> = lease.open(p)
+    for id, w in pairs(owner_of) do assert.are.equal(w, db:state(id).owner) end
+  end)
+
+  it("hands an expired job to exactly one new owner per generation", function()
+    local p = queue(50)
+    local db <close> = lease.open(p)
+    assert.are.equal(50, #db:claim_next("old", 0, 10, 50))
+    local start = thread.barrier(5)
+    local ts = {}
+    for i = 1, 5 do
+      ts[i] = thread.spawn(function(path, me, b)
+        local d <close> = require("lease").open(path)
+        local got = {}
+        b:wait()
+        repeat
+          local id, fence = d:claim_next(me, 10, 10)
+          if id then got[#got + 1] = id .. "=" .. fence end
+        until not id
+        return got
+      end, p, "n" .. i, start)
+    end
+    local seen = 0
+    local owners = {}
+    for i = 1, 5 do
+      local ok, got = ts[i]:join()
+      assert.is_true(ok, got)
+      for _, g in ipairs(got) do
+        local id, fence = g:match("^(.-)=(%d+)$")
+        assert.are.equal("2", fence)
+        assert.is_nil(owners[id])
+        owners[id] = "n" .. i
+        seen = seen + 1
+      end
+    end
+    assert.are.equal(50, seen)
+    for id, w in pairs(owners) do
+      assert.are.same({ false, "not_owner" }, { db:complete(id, "old", 1, 11, "late") })
+      assert.are.equal(w, db:state(id).owner)
+    end
+  end)
+end)

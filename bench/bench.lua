@@ -498,20 +498,24 @@ local function run_batch()
   out("")
   out(string.format("### Batches of %d jobs: enqueue_many, claim_next(n), complete", size))
   out("")
-  out("enqueue_many and claim_next(n) are one transaction each; \"end to end\" is both plus a")
-  out("complete for every job (one transaction each, the only complete the API has).")
+  out("enqueue_many and claim_next(n) are one transaction each.  \"end to end\" is both plus a")
+  out("complete for every job (one transaction each); \"end to end, complete_many\" completes the")
+  out("batch in one transaction (the floor: the same guarded UPDATE for each job in one transaction).")
   out("")
   out("| stage | sync | API | median us/job | jobs/s | x floor |")
   out("|---|---|---|---:|---:|---:|")
-  for _, part in ipairs({ "enqueue", "claim", "all" }) do
+  for _, stage in ipairs({ "enqueue", "claim", "all", "many" }) do
+    -- enqueue_many and claim_next(n) alone: the rest of the batch runs
+    -- untimed, completing with complete_many so it does not dominate the run
+    local part, many = stage == "many" and "all" or stage, stage ~= "all"
     for _, sync in ipairs(opt.syncs) do
-      local h = open_all("batch-" .. part, sync)
+      local h = open_all("batch-" .. stage, sync)
       local vs = {
         { name = "floor (raw SQLite, C)", run = function(n)
-          return h.floor:batch(fresh("bf"), n // size, size, part, false)
+          return h.floor:batch(fresh("bf"), n // size, size, part, many)
         end },
         { name = "C API", run = function(n)
-          return h.capi:batch(fresh("bc"), n // size, size, part, false)
+          return h.capi:batch(fresh("bc"), n // size, size, part, many)
         end },
         { name = "Lua handle", run = function(n)
           local db, t = h.db, 0
@@ -524,9 +528,14 @@ local function run_batch()
             local jobs = db:claim_next(OWNER, NOW, TTL, size)
             if part == "claim" then t = t + (clock() - t0) end
             if #jobs ~= size then error("batch claim_next took " .. #jobs) end
-            for i = 1, #jobs do
-              local j = jobs[i]
-              if not db:complete(j.id, OWNER, j.fence, NOW, RESULT) then error("batch complete refused") end
+            if many then
+              for i = 1, #jobs do jobs[i].result = RESULT end
+              if not db:complete_many(OWNER, NOW, jobs) then error("batch complete_many refused") end
+            else
+              for i = 1, #jobs do
+                local j = jobs[i]
+                if not db:complete(j.id, OWNER, j.fence, NOW, RESULT) then error("batch complete refused") end
+              end
             end
             if part == "all" then t = t + (clock() - t0) end
           end
@@ -535,9 +544,10 @@ local function run_batch()
       }
       -- n counts jobs, in whole batches
       local res = measure(vs, opt.reps, size)
-      local label = part == "all" and "end to end" or part == "claim" and "claim_next(n)" or "enqueue_many"
+      local label = ({ enqueue = "enqueue_many", claim = "claim_next(n)", all = "end to end",
+        many = "end to end, complete_many" })[stage]
       print_rows(label, sync, vs, res, vs[1].name)
-      if part == "all" then
+      if stage == "many" then
         for _, api in ipairs({ "C API", "Lua handle" }) do
           local rate = 1 / median(res[api].per_op)
           summary[#summary + 1] = {
@@ -555,6 +565,59 @@ end
 -- ---------------------------------------------------------------------------
 local thread_data = {}   -- [sync][api][nthreads] = { rate, ratio }
 
+-- One Lua thread of the thread workload: its own handle, then cycles on
+-- its own ids for `seconds` after the start barrier.  Runs in a fresh
+-- lua_State (lease.thread): no upvalues but _ENV, everything as arguments.
+-- Returns cycles, busy failures, other failures, the first failure, the
+-- longest cycle and the time it ran.
+local function lua_thread_worker(path, sync, prefix, seconds, start)
+  local lease_ = require("lease")
+  local clock_ = require("lease_bench").clock
+  local db = lease_.open(path, { synchronous = sync })
+  start:wait()
+  local t0 = clock_()
+  local cycles, busy, errors, first, worst, i = 0, 0, 0, nil, 0, 0
+  while clock_() - t0 < seconds do
+    i = i + 1
+    local id = prefix .. i
+    local c0 = clock_()
+    local ok, err = pcall(function()
+      db:enqueue(id)
+      local fence = db:claim(id, "worker-1", 1, 1e9)
+      return db:complete(id, "worker-1", fence, 1, "ok")
+    end)
+    local c = clock_() - c0
+    if c > worst then worst = c end
+    if ok and err then cycles = cycles + 1
+    elseif not ok and tostring(err):find("[busy]", 1, true) then busy = busy + 1
+    else errors = errors + 1; first = first or tostring(err) end
+  end
+  local elapsed = clock_() - t0
+  db:close()
+  return cycles, busy, errors, first, worst, elapsed
+end
+
+-- lease_bench.threads' counterpart on Lua threads: the same returns.
+local function lua_threads(path, sync, n, seconds, _, prefix)
+  local thread = require("lease.thread")
+  local start = thread.barrier(n)
+  local ts = {}
+  for i = 1, n do
+    ts[i] = thread.spawn(lua_thread_worker, path, sync, prefix .. i .. "-", seconds, start)
+  end
+  local cycles, busy, errors, first, minc, worst, elapsed = 0, 0, 0, nil, nil, 0, 0
+  for i = 1, n do
+    local ok, c, b, e, f, w, el = ts[i]:join()
+    if not ok then error("Lua thread: " .. tostring(c)) end
+    cycles, busy, errors = cycles + c, busy + b, errors + e
+    first = first or f
+    if not minc or c < minc then minc = c end
+    if w > worst then worst = w end
+    if el > elapsed then elapsed = el end
+  end
+  return cycles, elapsed, busy, errors, first, minc, worst
+end
+
 local function run_threads()
   out("")
   out("### N threads, each with its own handle, running cycles on one file")
@@ -565,7 +628,8 @@ local function run_threads()
   out("")
   out("| threads | sync | API | cycles/s (aggregate) | x 1 thread | busy errors | other errors | fair | worst cycle ms |")
   out("|---:|---|---|---:|---:|---:|---:|---:|---:|")
-  local apis = { { "capi", "C API (lease_bench pthreads)" }, { "floor", "floor (SQLite's busy handler)" } }
+  local apis = { { "capi", "C API (pthreads)" }, { "lua", "Lua handle (lease.thread)" },
+    { "floor", "floor (SQLite's busy handler)" } }
   for _, sync in ipairs(opt.syncs) do
     local path = scratch("threads-" .. sync .. ".db")
     lease.open(path, { synchronous = sync }):close()
@@ -574,8 +638,9 @@ local function run_threads()
       for k = 0, #apis - 1 do
         local api = apis[(k + r - 1) % #apis + 1][1]
         for _, n in ipairs(S.threads) do
+          local run_threads_of = api == "lua" and lua_threads or B.threads
           local cycles, elapsed, busy, errors, first, minc, worst =
-            B.threads(path, sync, n, S.thread_seconds, api, fresh("t"))
+            run_threads_of(path, sync, n, S.thread_seconds, api, fresh("t"))
           if errors > 0 then error("threads (" .. api .. ", " .. n .. "): " .. tostring(first)) end
           local key = api .. n
           rows[key] = rows[key] or { rate = {}, ratio = {}, busy = 0, errors = 0, fair = {}, worst = 0 }
@@ -605,15 +670,16 @@ local function run_threads()
     end
     rmdb(path)
     local top = S.threads[#S.threads]
-    local t = thread_data[sync].capi[top]
-    summary[#summary + 1] = {
-      target = string.format("%d threads: aggregate >= 0.9x of 1 thread, 0 busy errors (C API, %s)", top, sync),
-      value = string.format("%.2fx, %d busy errors", t.ratio, t.busy),
-      met = t.ratio >= 0.9 and t.busy == 0,
-    }
+    for _, a in ipairs({ { "capi", "C API" }, { "lua", "Lua handle" } }) do
+      local t = thread_data[sync][a[1]][top]
+      summary[#summary + 1] = {
+        target = string.format("%d threads: aggregate >= 0.9x of 1 thread, 0 busy errors (%s, %s)", top,
+          a[2], sync),
+        value = string.format("%.2fx, %d busy errors", t.ratio, t.busy),
+        met = t.ratio >= 0.9 and t.busy == 0,
+      }
+    end
   end
-  out("")
-  out("Lua threads (lease.thread) are not measured yet: they are not on this branch.")
 end
 
 -- ---------------------------------------------------------------------------
@@ -621,13 +687,53 @@ end
 -- ---------------------------------------------------------------------------
 local function run_claim_many()
   out("")
-  out("### claim_many")
+  out("### claim_many (contract step 8): one call on a fresh job, per number of owners")
   out("")
-  -- TODO(issue 6): lease_claim_many / db:claim_many arrive with the threads
-  -- branch; when main has them, measure here: for owners in S.owners, the
-  -- time of one claim_many on a fresh job (C and Lua), against that many
-  -- sequential claims on one handle, and check exactly one fence.
-  out("Not measured: claim_many is not on this branch yet.")
+  out("claim_many starts one thread per owner (at most 64), each opening its own connection,")
+  out("released together by a barrier.  Baseline: the same number of claims one after the")
+  out("other on one open handle (what the call replaces when threads are not needed).  Each")
+  out("call is checked to hand out exactly one fence.")
+  out("")
+  out("| owners | sync | API | median ms/call | us per owner | x sequential claims |")
+  out("|---:|---|---|---:|---:|---:|")
+  for _, sync in ipairs(opt.syncs) do
+    local cp, hp = scratch("many-" .. sync .. "-capi.db"), scratch("many-" .. sync .. "-lua.db")
+    local ca = B.capi(cp, sync)
+    local db = lease.open(hp, { synchronous = sync })
+    for _, n in ipairs(S.owners) do
+      local owners = {}
+      for i = 1, n do owners[i] = "o" .. i end
+      local vs = {
+        { name = "sequential claims (C API, one handle)", run = function(k)
+          return ca:claim_seq(fresh("ms"), n, k)
+        end },
+        { name = "claim_many (C)", run = function(k) return ca:claim_many(fresh("mc"), n, k) end },
+        { name = "db:claim_many (Lua)", run = function(k)
+          local ids, t = make_ids(fresh("ml"), k), 0
+          for i = 1, k do
+            db:enqueue(ids[i])
+            local t0 = clock()
+            local res = db:claim_many(ids[i], owners, NOW, TTL)
+            t = t + (clock() - t0)
+            local won = 0
+            for j = 1, n do if res[j] then won = won + 1 end end
+            if won ~= 1 then error("claim_many handed out " .. won .. " fences") end
+          end
+          return t
+        end },
+      }
+      local saved = S.min_n
+      S.min_n = 2
+      local res = measure(vs, opt.reps)
+      S.min_n = saved
+      for _, v in ipairs(vs) do
+        local m = median(res[v.name].per_op)
+        out(string.format("| %d | %s | %s | %s | %s | %s |", n, sync, v.name, fmt_us(m * 1e3),
+          fmt_us(m * 1e6 / n), fmt_x(ratio(res, v.name, vs[1].name))))
+      end
+    end
+    ca:close(); db:close()
+  end
 end
 
 -- ---------------------------------------------------------------------------
@@ -673,6 +779,35 @@ local function run_child(name)
     local n = 8
     local before, alive, errors = B.mem_threads(path, n, "mt")
     io.write(string.format("ok=%d each=%.1f\n", errors == 0 and 1 or 0, (alive - before) / n))
+  elseif name == "luathread" then
+    local path = scratch("mem-luathread.db")
+    lease.open(path):close()
+    local thread = require("lease.thread")
+    local n = 8
+    local ready, leave = thread.barrier(n + 1), thread.barrier(n + 1)
+    collectgarbage(); collectgarbage()
+    local before = B.rss()
+    local ts = {}
+    for i = 1, n do
+      ts[i] = thread.spawn(function(p, me, r, l)
+        local d = require("lease").open(p, { synchronous = "normal" })
+        for k = 1, 100 do
+          local id = me .. k
+          d:enqueue(id)
+          d:complete(id, "w", d:claim(id, "w", 1, 1e9), 1, "ok")
+        end
+        r:wait()
+        l:wait()
+        d:close()
+        return true
+      end, path, "lt" .. i .. "-", ready, leave)
+    end
+    ready:wait()
+    local alive = B.rss()
+    leave:wait()
+    local ok = 1
+    for i = 1, n do if not ts[i]:join() then ok = 0 end end
+    io.write(string.format("ok=%d each=%.1f\n", ok, (alive - before) / n))
   elseif name == "jobs" then
     local path = scratch("mem-jobs.db")
     local db = lease.open(path, { synchronous = "normal" })
@@ -701,13 +836,15 @@ local function run_memory()
   out("")
   out("### Memory (RSS, each in a fresh process)")
   out("")
-  local h, t, j = child("handle"), child("thread"), child("jobs")
+  local h, t, lt, j = child("handle"), child("thread"), child("luathread"), child("jobs")
   out("| what | kB |")
   out("|---|---:|")
   out(string.format("| lua5.4 with lease loaded, before any handle (VmRSS) | %d |", h.base))
   out(string.format("| the first Lua handle, opened and used for one cycle | %d |", h.first))
   out(string.format("| each further handle (mean over %d) | %.0f |", S.mem_handles - 1, h.each))
   out(string.format("| one C thread with its own handle, 100 cycles run (mean over 8) | %.0f |", t.each))
+  out(string.format("| one Lua thread (lease.thread: its own lua_State) with its own handle, 100 cycles run (mean over 8) | %.0f |",
+    lt.each))
   out(string.format("| peak (VmHWM) of a Lua process before filling the table | %d |", j.hwm_before))
   out(string.format("| peak (VmHWM) after enqueuing %d jobs (batches of 10^4) and claiming/completing 11000 | %d |",
     S.mem_jobs, j.hwm))
@@ -728,6 +865,8 @@ local function machine()
   out(string.format("- memory: %s; database files on %s (%s)", mem, dev, fs))
   out(string.format("- SQLite %s, %s, %s", B.sqlite_version(), _VERSION, capture("uname -sr")))
   out(string.format("- %d repetitions, medians; journal_mode=WAL everywhere", opt.reps))
+  out(string.format("- load average at the start (1, 5, 15 min): %s (other work on this shared machine shows here)",
+    capture("cut -d' ' -f1-3 /proc/loadavg")))
 end
 
 -- ---------------------------------------------------------------------------
@@ -787,15 +926,16 @@ if opt.out then
   os.execute("mkdir -p " .. sh(opt.out))
   local f = assert(io.open(opt.out .. "/threads.dat", "w"))
   f:write("# threads  capi_full_ratio capi_normal_ratio floor_full_ratio floor_normal_ratio",
-    " capi_full_rate capi_normal_rate\n")
+    " capi_full_rate capi_normal_rate lua_full_ratio lua_normal_ratio\n")
   for _, n in ipairs(S.threads) do
     local function g(sync, api, k)
       local d = thread_data[sync] and thread_data[sync][api] and thread_data[sync][api][n]
       return d and d[k] or 0 / 0
     end
-    f:write(string.format("%d %.4f %.4f %.4f %.4f %.1f %.1f\n", n, g("full", "capi", "ratio"),
+    f:write(string.format("%d %.4f %.4f %.4f %.4f %.1f %.1f %.4f %.4f\n", n, g("full", "capi", "ratio"),
       g("normal", "capi", "ratio"), g("full", "floor", "ratio"), g("normal", "floor", "ratio"),
-      g("full", "capi", "rate"), g("normal", "capi", "rate")))
+      g("full", "capi", "rate"), g("normal", "capi", "rate"), g("full", "lua", "ratio"),
+      g("normal", "lua", "ratio")))
   end
   f:close()
   f = assert(io.open(opt.out .. "/claim_next.dat", "w"))
@@ -814,6 +954,8 @@ if opt.out then
   f:close()
 end
 
+out("")
+out(string.format("Load average at the end (1, 5, 15 min): %s", capture("cut -d' ' -f1-3 /proc/loadavg")))
 out("")
 out(string.format("bench: done in %.0f s", clock() - t_start))
 if opt.out then

@@ -445,6 +445,24 @@ static int c_enqueue_many(void *h, const char *const *ids, const size_t *lens, i
   return rc != LEASE_OK ? rc : inserted == n ? LEASE_OK : REFUSED;
 }
 
+/* lease_complete_many: the batch in one transaction (one allocation per
+** batch to turn the bench's list into lease_result items). */
+static int c_complete_many(void *h, const bdone *done, int n, double now) {
+  lease_result *items = malloc(sizeof *items * (size_t)(n ? n : 1));
+  int i, rc, stored = 0;
+  if (!items) return LEASE_NOMEM;
+  for (i = 0; i < n; i++) {
+    items[i].id = done[i].id;
+    items[i].id_len = done[i].id_len;
+    items[i].fence = done[i].fence;
+    items[i].result = RESULT;
+    items[i].result_len = RESULT_LEN;
+  }
+  rc = lease_complete_many(h, OWNER, OWNER_LEN, now, items, n, NULL, &stored);
+  free(items);
+  return rc != LEASE_OK ? rc : stored == n ? LEASE_OK : REFUSED;
+}
+
 /* The handle's last message. */
 static const char *c_errmsg(void *h) {
   return lease_errmsg(h);
@@ -452,7 +470,7 @@ static const char *c_errmsg(void *h) {
 
 static const bops capi_ops = {
   "capi", c_enqueue, c_claim, c_renew, c_complete, c_claim_next, c_enqueue_many,
-  NULL /* no lease_complete_many yet */, c_errmsg,
+  c_complete_many, c_errmsg,
 };
 
 /* ===================================================================== */
@@ -713,6 +731,90 @@ failed_complete:
   free(jobs);
   free(done);
   return op_error(L, b, "complete", rc, &ids);
+}
+
+/* n owner names "o0".."o<n-1>" in one block, for the claim_many workloads. */
+static int owners_make(idset *o, int n) {
+  return ids_make(o, "o", n);
+}
+
+/*
+** b:claim_many(prefix, nowners, calls) -> seconds
+** calls times: enqueue a fresh job (untimed), then one lease_claim_many of
+** it for nowners owners (timed: it starts the threads and opens their
+** connections, which is what it does).  Raises unless exactly one owner
+** got a fence each time.  C API only.
+*/
+static int b_claim_many(lua_State *L) {
+  bdb *b = check_bdb(L);
+  lua_Integer n = luaL_checkinteger(L, 3);
+  idset ids, owners;
+  int64_t *fences;
+  double t = 0;
+  int i, k, rc;
+  if (b->ops != &capi_ops) return luaL_error(L, "claim_many: C API connections only");
+  luaL_argcheck(L, n >= 1 && n <= 4096, 3, "1 to 4096 owners");
+  arg_ids(L, &ids, 4);
+  fences = malloc(sizeof *fences * (size_t)n);
+  if (!fences || owners_make(&owners, (int)n) != 0) {
+    free(fences);
+    ids_free(&ids);
+    return luaL_error(L, "out of memory");
+  }
+  for (i = 0; i < ids.n; i++) {
+    int won = 0;
+    double t0;
+    if ((rc = b->ops->enqueue(b->h, ids.ids[i], ids.lens[i])) != LEASE_OK) break;
+    t0 = now_s();
+    rc = lease_claim_many(b->h, ids.ids[i], ids.lens[i], owners.ids, owners.lens, (size_t)n, 1.0,
+                          1e9, fences, NULL);
+    t += now_s() - t0;
+    if (rc != LEASE_OK) break;
+    for (k = 0; k < n; k++) won += fences[k] != 0;
+    if (won != 1) {
+      rc = REFUSED;
+      break;
+    }
+  }
+  free(fences);
+  ids_free(&owners);
+  if (i < ids.n) return op_error(L, b, "claim_many", rc, &ids);
+  ids_free(&ids);
+  lua_pushnumber(L, t);
+  return 1;
+}
+
+/*
+** b:claim_seq(prefix, nowners, calls) -> seconds
+** The baseline for claim_many: calls times, on a fresh job, nowners claims
+** one after the other on this one connection (the first gets the fence,
+** the rest find it held).  Timed: the claims.
+*/
+static int b_claim_seq(lua_State *L) {
+  bdb *b = check_bdb(L);
+  lua_Integer n = luaL_checkinteger(L, 3), k;
+  idset ids;
+  double t = 0;
+  int i, rc = LEASE_OK;
+  luaL_argcheck(L, n >= 1 && n <= 4096, 3, "1 to 4096 owners");
+  arg_ids(L, &ids, 4);
+  for (i = 0; i < ids.n; i++) {
+    double t0;
+    int64_t fence = 0;
+    if ((rc = b->ops->enqueue(b->h, ids.ids[i], ids.lens[i])) != LEASE_OK) break;
+    t0 = now_s();
+    rc = b->ops->claim(b->h, ids.ids[i], ids.lens[i], 1.0, 1e9, &fence);
+    for (k = 1; k < n && rc == LEASE_OK; k++) {
+      int r = b->ops->claim(b->h, ids.ids[i], ids.lens[i], 1.0, 1e9, &fence);
+      if (r != REFUSED) rc = r == LEASE_OK ? REFUSED : r;   /* the others must find it held */
+    }
+    t += now_s() - t0;
+    if (rc != LEASE_OK) break;
+  }
+  if (i < ids.n) return op_error(L, b, "claim (sequential)", rc, &ids);
+  ids_free(&ids);
+  lua_pushnumber(L, t);
+  return 1;
 }
 
 /* b:close() and __gc. */
@@ -994,6 +1096,8 @@ static const luaL_Reg bdb_methods[] = {
   {"fill", b_fill},
   {"claim_next", b_claim_next},
   {"batch", b_batch},
+  {"claim_many", b_claim_many},
+  {"claim_seq", b_claim_seq},
   {"close", b_close},
   {NULL, NULL},
 };

@@ -19,10 +19,12 @@ set xlabel "threads (one handle each; 2-core machine)"
 set ylabel "aggregate throughput, x 1 thread"
 set logscale x 2
 set xrange [0.8:10]
-set yrange [0:1.4]
+set yrange [0:1.6]
 set xtics (1, 2, 4, 8)
 plot datadir . "/threads.dat" using 1:2 with linespoints lw 2 pt 7 title "C API, synchronous=FULL", \
      ""                       using 1:3 with linespoints lw 2 pt 5 title "C API, synchronous=NORMAL", \
+     ""                       using 1:8 with linespoints lw 2 pt 9 title "Lua threads, FULL", \
+     ""                       using 1:9 with linespoints lw 2 pt 11 title "Lua threads, NORMAL", \
      ""                       using 1:4 with linespoints lw 1 dt 2 pt 6 title "floor (SQLite's busy handler), FULL", \
      ""                       using 1:5 with linespoints lw 1 dt 2 pt 4 title "floor (SQLite's busy handler), NORMAL", \
      0.9 with lines lc rgb "#aa0000" dt 3 title "target 0.9x"

@@ -17,6 +17,7 @@ cat "$out/log"
 [ "$status" -eq 0 ] || fail "bench.lua exited $status"
 for row in '| cycle | full | Lua handle |' '| cycle | normal | LuaSQL (one connection) |' \
            '| renew | full | floor (raw SQLite, C) |' '| end to end | normal | Lua handle |' \
+           '| 2 | normal | Lua handle (lease.thread) |' '| 4 | full | db:claim_many (Lua) |' \
            '| each further handle' '| target | measured |' 'bench: done'; do
   grep -qF -- "$row" "$out/log" || fail "the output has no line with: $row"
 done

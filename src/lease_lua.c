@@ -43,19 +43,25 @@ typedef struct lhandle {
 /* struct callee (who is being called, for argument errors) is in
 ** lease_lua.h, shared with the module's other C files. */
 
-/* Fill c for the running C function called `name`, a method when is_method. */
+/* Fill c for the running C function called `name` (a static string), a
+** method when is_method.  Only records them: arg_error does the rest. */
 void callee_init(lua_State *L, callee *c, const char *name, int is_method) {
-  lua_Debug ar;
-  snprintf(c->name, sizeof c->name, "%s%s", is_method ? "" : "lease.", name);
-  c->shift = 0;
-  if (is_method && lua_getstack(L, 0, &ar) && lua_getinfo(L, "n", &ar) &&
-      ar.namewhat && strcmp(ar.namewhat, "method") == 0)
-    c->shift = 1;
+  (void)L;
+  c->name = name;
+  c->is_method = is_method;
 }
 
-/* Raise "bad argument #i to '<name>' (<msg>)". */
+/* Raise "bad argument #i to '<name>' (<msg>)".  Must run in the C function
+** c describes (it is stack level 0): for a method called as db:m(...),
+** self is not counted, as in luaL_argerror. */
 int arg_error(lua_State *L, const callee *c, int i, const char *msg) {
-  return luaL_error(L, "bad argument #%d to '%s' (%s)", i - c->shift, c->name, msg);
+  lua_Debug ar;
+  int shift = 0;
+  if (c->is_method && lua_getstack(L, 0, &ar) && lua_getinfo(L, "n", &ar) && ar.namewhat &&
+      strcmp(ar.namewhat, "method") == 0)
+    shift = 1;
+  return luaL_error(L, "bad argument #%d to '%s%s' (%s)", i - shift, c->is_method ? "" : "lease.",
+                    c->name, msg);
 }
 
 /* How argument errors name the value at i: "a string", "an empty string",
@@ -154,13 +160,6 @@ typedef struct op_args {
   int *reasons;
 } op_args;
 
-/* How a bad value at stack index i reads in "got ..." (as arg_fail words it). */
-static const char *got_text(lua_State *L, int i) {
-  if (lua_type(L, i) == LUA_TSTRING) return lua_rawlen(L, i) == 0 ? "an empty string" : "a string";
-  if (lua_type(L, i) == LUA_TNUMBER) return luaL_tolstring(L, i, NULL);
-  return luaL_typename(L, i);
-}
-
 /*
 ** complete_many's jobs[i] (the table at stack index `at`) into *it: id (a
 ** non-empty string), fence (an integer) and result (a string or nil).
@@ -173,18 +172,18 @@ static void arg_job(lua_State *L, const callee *c, int at, lua_Integer i, lease_
   int isint = 0;
   if (lua_rawgeti(L, at, i) != LUA_TTABLE)
     arg_error(L, c, at, lua_pushfstring(L, "jobs[%I] must be a table, got %s", (LUAI_UACINT)i,
-                                        got_text(L, -1)));
+                                        arg_got(L, -1)));
   lua_pushliteral(L, "id");
   if (lua_rawget(L, -2) != LUA_TSTRING || lua_rawlen(L, -1) == 0)
     arg_error(L, c, at, lua_pushfstring(L, "jobs[%I].id must be a non-empty string, got %s",
-                                        (LUAI_UACINT)i, got_text(L, -1)));
+                                        (LUAI_UACINT)i, arg_got(L, -1)));
   it->id = lua_tolstring(L, -1, &it->id_len);
   lua_pop(L, 1);
   lua_pushliteral(L, "fence");
   if (lua_rawget(L, -2) == LUA_TNUMBER) v = lua_tointegerx(L, -1, &isint);
   if (!isint)
     arg_error(L, c, at, lua_pushfstring(L, "jobs[%I].fence must be an integer, got %s",
-                                        (LUAI_UACINT)i, got_text(L, -1)));
+                                        (LUAI_UACINT)i, arg_got(L, -1)));
   it->fence = (int64_t)v;
   lua_pop(L, 1);
   lua_pushliteral(L, "result");
@@ -195,7 +194,7 @@ static void arg_job(lua_State *L, const callee *c, int at, lua_Integer i, lease_
     case LUA_TSTRING: it->result = lua_tolstring(L, -1, &it->result_len); break;
     default:
       arg_error(L, c, at, lua_pushfstring(L, "jobs[%I].result must be a string or nil, got %s",
-                                          (LUAI_UACINT)i, got_text(L, -1)));
+                                          (LUAI_UACINT)i, arg_got(L, -1)));
   }
   lua_pop(L, 2);
 }

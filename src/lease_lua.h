@@ -31,15 +31,19 @@ lease_db *lease_lua_checkdb(lua_State *L, int i);
 ** ("claim" for db:claim, "lease.claim" for the path function) and whether
 ** it was called as a method (then, as in luaL_argerror, self is not
 ** counted).  Naming the function ourselves keeps the name even when Lua's
-** debug information has none, as in pcall(db.claim, db, ...).
+** debug information has none, as in pcall(db.claim, db, ...).  Nothing is
+** looked up or formatted until an error is raised: every call fills one,
+** and asking Lua how a method was called costs more than a claim's own
+** argument checks.
 */
 typedef struct callee {
-  char name[32];
-  int shift;
+  const char *name;   /* a static string, without "lease." */
+  int is_method;
 } callee;
 
-/* callee_init: fill c for the running C function `name` ("lease." is
-** prepended unless is_method), a method when is_method. */
+/* callee_init: fill c for the running C function `name` (a static
+** string; "lease." is prepended in messages unless is_method), a method
+** when is_method. */
 void callee_init(lua_State *L, callee *c, const char *name, int is_method);
 /* arg_error: raise "bad argument #i to '<name>' (<msg>)". */
 int arg_error(lua_State *L, const callee *c, int i, const char *msg);

@@ -374,4 +374,10 @@ return {
     to = "  lua_pushliteral(L, \"fence\");\n  if (lua_gettable(L, -2) == LUA_TNUMBER)",
     hint = "specs/19-complete_many_spec.lua",
   },
+  {
+    name = "method-errors-count-self", step = "own", file = "src/lease_lua.c",
+    from = "      strcmp(ar.namewhat, \"method\") == 0)\n    shift = 1;",
+    to = "      strcmp(ar.namewhat, \"method\") == 0)\n    shift = 0;",
+    hint = "specs/11-bad_input_spec.lua",
+  },
 }

@@ -6,8 +6,8 @@
 if (!exists("datadir")) datadir = "build/bench-out"
 if (!exists("outdir")) outdir = "docs"
 
-set terminal svg size 720,440 dynamic font "sans,12" background "white"
-set key top right box opaque
+set terminal svg size 760,520 dynamic font "sans,12" background "white"
+set key below box
 set grid ytics lc rgb "#dddddd"
 set border 3
 set tics nomirror
@@ -32,12 +32,13 @@ plot datadir . "/threads.dat" using 1:2 with linespoints lw 2 pt 7 title "C API,
 # --- claim_next against table size ----------------------------------------
 unset logscale
 set output outdir . "/bench-claim-next.svg"
-set title "claim_next: cost per call against pending jobs in the table"
+set title 'claim\_next: cost per call against pending jobs in the table (log scales)'
 set xlabel "pending jobs in the table"
-set ylabel "microseconds per claim_next"
+set ylabel 'microseconds per claim\_next (FULL adds one fsync)'
 set logscale x 10
-set xrange [*:*]
-set yrange [0:*]
+set logscale y 10
+set xrange [500:2000000]
+set yrange [5:1000]
 set xtics auto
 set format x "10^{%L}"
 plot datadir . "/claim_next.dat" using 1:2 with linespoints lw 1 dt 2 pt 6 title "floor, FULL", \

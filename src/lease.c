@@ -411,7 +411,12 @@ static int check_schema(lease_db *db, int *missing) {
     for (k = 0; k < NCOLUMNS; k++)
       if (name && strcasecmp(name, jobs_columns[k].name) == 0) break;
     if (k == NCOLUMNS) {   /* a column of another client's */
-      if (pk)
+      if (name && (strcasecmp(name, "rowid") == 0 || strcasecmp(name, "oid") == 0 ||
+                   strcasecmp(name, "_rowid_") == 0))
+        rc = fail(db, LEASE_SCHEMA,
+                  "jobs has a column named %s, which hides the rowid the engine keeps "
+                  "enqueue order in", name);
+      else if (pk)
         rc = fail(db, LEASE_SCHEMA, "jobs has column %s in its primary key; only id may be", name);
       else if (notnull && !dflt)
         rc = fail(db, LEASE_SCHEMA,
@@ -434,6 +439,13 @@ static int check_schema(lease_db *db, int *missing) {
   sqlite3_finalize(st);
   if (rc != LEASE_OK) return rc;
   if (rows == 0) return fail(db, LEASE_SCHEMA, "jobs has no columns");
+  /* Enqueue order is rowid order: a WITHOUT ROWID or virtual table has none. */
+  src = sqlite3_prepare_v2(db->conn, "SELECT rowid FROM jobs LIMIT 0", -1, &st, NULL);
+  sqlite3_finalize(st);
+  if (src != SQLITE_OK)
+    return fail(db, LEASE_SCHEMA,
+                "jobs has no rowid (a WITHOUT ROWID table?), which the engine keeps enqueue "
+                "order in");
   src = sqlite3_prepare_v2(db->conn,
       "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'lease_jobs_pending'",
       -1, &st, NULL);

@@ -274,6 +274,15 @@ static int commit(lease_db *db) {
   return rc;
 }
 
+/* End a read outside any transaction: reset the statement and, when the
+** last step was not SQLITE_DONE, record that step's error (before the
+** reset, which could change the connection's message). */
+static int finish_read(lease_db *db, sqlite3_stmt *st, int src) {
+  if (src != SQLITE_DONE) fail_sqlite(db, src);
+  sqlite3_reset(st);
+  return src == SQLITE_DONE ? LEASE_OK : db->rc;
+}
+
 /* Finish a failed step: record the error, reset, roll back. */
 static int abort_step(lease_db *db, sqlite3_stmt *st, int src) {
   fail_sqlite(db, src);
@@ -657,14 +666,8 @@ int lease_state(lease_db *db, const char *id, size_t id_len, lease_row *row, int
     *found = 1;
     src = sqlite3_step(st);   /* id is the primary key: at most one row */
   }
-  if (src != SQLITE_DONE) {
-    *found = 0;
-    fail_sqlite(db, src);
-    sqlite3_reset(st);
-    return db->rc;
-  }
-  sqlite3_reset(st);
-  return LEASE_OK;
+  if (src != SQLITE_DONE) *found = 0;
+  return finish_read(db, st, src);
 }
 
 /* See lease.h. */
@@ -692,12 +695,7 @@ int lease_list(lease_db *db, int which, double now, int64_t after, int max,
     }
     n++;
   }
-  if (n < max && src != SQLITE_DONE) {
-    fail_sqlite(db, src);
-    sqlite3_reset(st);
-    return db->rc;
-  }
-  sqlite3_reset(st);
+  if (finish_read(db, st, n < max ? src : SQLITE_DONE) != LEASE_OK) return db->rc;
   for (i = 0; i < n; i++) fix_row(db, &rows[i]);
   *count = n;
   return LEASE_OK;
@@ -721,13 +719,7 @@ int lease_count(lease_db *db, double now, lease_counts *out) {
     out->held = (int64_t)sqlite3_column_double(st, 3);
     src = SQLITE_DONE;
   }
-  if (src != SQLITE_DONE) {
-    fail_sqlite(db, src);
-    sqlite3_reset(st);
-    return db->rc;
-  }
-  sqlite3_reset(st);
-  return LEASE_OK;
+  return finish_read(db, st, src);
 }
 
 /* See lease.h (contract step 4). */

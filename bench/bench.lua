@@ -173,35 +173,51 @@ local function check_floor_sql()
   local src = slurp(script_dir .. "/../src/lease.c")
   if not src then error("bench: cannot read src/lease.c to check the floor's SQL") end
   -- Join adjacent C string literals (separated by blanks, comments and
-  -- line continuations) into the strings the compiler sees.
-  local strings, cur, i, n = {}, nil, 1, #src
-  while i <= n do
-    local c = src:sub(i, i)
-    if c == "'" then   -- a character literal, such as '"'
-      local j = i + 1
-      while src:sub(j, j) ~= "'" and j <= n do j = j + (src:sub(j, j) == "\\" and 2 or 1) end
-      if cur then strings[cur] = true; cur = nil end
-      i = j + 1
-    elseif c == '"' then
-      local j, buf = i + 1, {}
-      while true do
-        local d = src:sub(j, j)
-        if d == "\\" then buf[#buf + 1] = src:sub(j, j + 1); j = j + 2
-        elseif d == '"' or d == "" then break
-        else buf[#buf + 1] = d; j = j + 1 end
+  -- line continuations) into the strings the compiler sees, expanding the
+  -- macros whose body is only string literals (such as SQL_BLOCKED).
+  local function literals(text, macros)
+    local strings, cur, i, n = {}, nil, 1, #text
+    while i <= n do
+      local c = text:sub(i, i)
+      if c == "'" then   -- a character literal, such as '"'
+        local j = i + 1
+        while text:sub(j, j) ~= "'" and j <= n do j = j + (text:sub(j, j) == "\\" and 2 or 1) end
+        if cur then strings[#strings + 1] = cur; cur = nil end
+        i = j + 1
+      elseif c == '"' then
+        local j, buf = i + 1, {}
+        while true do
+          local d = text:sub(j, j)
+          if d == "\\" then buf[#buf + 1] = text:sub(j, j + 1); j = j + 2
+          elseif d == '"' or d == "" then break
+          else buf[#buf + 1] = d; j = j + 1 end
+        end
+        cur = (cur or "") .. table.concat(buf)
+        i = j + 1
+      elseif text:sub(i, i + 1) == "/*" then
+        i = (text:find("*/", i + 2, true) or n) + 2
+      elseif c:match("[%s\\]") then
+        i = i + 1
+      elseif c:match("[%a_]") then
+        local name = text:match("^[%w_]+", i)
+        if macros and macros[name] then cur = (cur or "") .. macros[name]
+        elseif cur then strings[#strings + 1] = cur; cur = nil end
+        i = i + #name
+      else
+        if cur then strings[#strings + 1] = cur; cur = nil end
+        i = i + 1
       end
-      cur = (cur or "") .. table.concat(buf)
-      i = j + 1
-    elseif src:sub(i, i + 1) == "/*" then
-      local e = src:find("*/", i + 2, true) or n
-      i = e + 2
-    elseif c:match("[%s\\]") then
-      i = i + 1
-    else
-      if cur then strings[cur] = true; cur = nil end
-      i = i + 1
     end
+    if cur then strings[#strings + 1] = cur end
+    return strings
   end
+  local macros = {}
+  for name, body in src:gmatch("\n#define%s+([%a_][%w_]*)[ \t]+(.-[^\\])\n") do
+    local stripped = body:gsub("/%*.-%*/", ""):gsub('"[^"]*"', ""):gsub("[%s\\]", "")
+    if stripped == "" then macros[name] = table.concat(literals(body)) end
+  end
+  local strings = {}
+  for _, str in ipairs(literals(src, macros)) do strings[str] = true end
   for _, sql in ipairs(B.floor_sql()) do
     if not strings[sql] then
       error("bench: the floor's SQL is no longer the engine's; update lease_bench.c:\n  " .. sql)

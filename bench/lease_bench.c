@@ -150,6 +150,15 @@ enum {
   F_COUNT
 };
 
+/* The engine's SQL_BLOCKED: why a job not done can never be handed out
+** (a value another client stored that the engine cannot honour); 0 when it
+** can.  Every guard requires it to be 0. */
+#define SQL_BLOCKED                                                       \
+  "(CASE WHEN typeof(id) <> 'text' OR id = '' THEN 1"                    \
+  " WHEN typeof(fence) <> 'integer' OR fence < 0 THEN 2"                 \
+  " WHEN fence >= 9223372036854775807 THEN 3"                           \
+  " WHEN typeof(until) NOT IN ('integer', 'real') THEN 4 ELSE 0 END)"
+
 static const char *const floor_sql[F_COUNT] = {
   "BEGIN IMMEDIATE",
   "COMMIT",
@@ -157,15 +166,17 @@ static const char *const floor_sql[F_COUNT] = {
   "INSERT OR IGNORE INTO jobs(id) VALUES (?1)",
   "UPDATE jobs SET owner = ?2, until = ?4, fence = fence + 1"
   " WHERE id = ?1 AND done = 0 AND until <= ?3"
-  " AND typeof(fence) = 'integer' AND fence < 9223372036854775807"
+  " AND " SQL_BLOCKED " = 0"
   " RETURNING fence",
   "UPDATE jobs SET until = ?5"
-  " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4",
+  " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4"
+  " AND " SQL_BLOCKED " = 0",
   "UPDATE jobs SET result = ?5, done = 1"
-  " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4",
+  " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4"
+  " AND " SQL_BLOCKED " = 0",
   "UPDATE jobs SET owner = ?1, until = ?3, fence = fence + 1"
   " WHERE rowid IN (SELECT rowid FROM jobs WHERE done = 0 AND until <= ?2"
-  " AND typeof(fence) = 'integer' AND fence < 9223372036854775807"
+  " AND " SQL_BLOCKED " = 0"
   " ORDER BY rowid LIMIT ?4)"
   " RETURNING rowid, id, fence",
 };

@@ -97,6 +97,17 @@ describe("complete_many", function()
     assert.is_true(db:complete_many("w", 1, jobs))
   end)
 
+  it("raises for a blocked job, as complete does, and stores none of the batch", function()
+    db:enqueue_many({ "a", "b" })
+    local jobs = db:claim_next("w", 0, 10, 2)
+    -- another client stores an until the engine cannot compare
+    H.sqlite3(p, "UPDATE jobs SET until = 'soon' WHERE id = 'b'")
+    local before = H.snapshot(p)
+    local err = H.error_of(function() return db:complete_many("w", 1, jobs) end)
+    assert.truthy(err:find("[mismatch]", 1, true), err)
+    assert.are.same(before, H.snapshot(p))
+  end)
+
   it("raises busy past the busy timeout, never false, and stores nothing", function()
     local d2 = lease.open(p, { busy_timeout = 0 })
     db:enqueue("a")

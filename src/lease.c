@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include <sqlite3.h>
@@ -448,6 +449,141 @@ static int check_schema(lease_db *db, int *missing) {
   return LEASE_OK;
 }
 
+/* ===================================================================== */
+/* Opening: the file as found, before SQLite writes anything beside it     */
+/* ===================================================================== */
+
+/*
+** Refuse a path that names something other than a regular file, before
+** SQLite opens it: a directory (SQLite's read-only open of one succeeds,
+** then fails as a "disk I/O error"), a FIFO (a read-only open blocks for
+** ever), a device (/dev/null swallows every write, and SQLite creates
+** /dev/null-journal beside it).  A missing path is left to SQLite (it
+** creates the file, or refuses); so are ":memory:", "" and "file:" URIs,
+** which name no file directly.  Only stat(): no descriptor of ours is ever
+** opened on a database file (closing one would drop the POSIX locks that
+** the process's SQLite connections hold on it).
+*/
+static int check_path(lease_db *db, const char *path) {
+  struct stat st;
+  if (!path[0] || strcmp(path, ":memory:") == 0 || strncmp(path, "file:", 5) == 0)
+    return LEASE_OK;
+  if (stat(path, &st) != 0) return LEASE_OK;
+  if (S_ISDIR(st.st_mode))
+    return fail(db, LEASE_CANTOPEN, "unable to open database file: it is a directory");
+  if (!S_ISREG(st.st_mode))
+    return fail(db, LEASE_CANTOPEN, "unable to open database file: not a regular file");
+  return LEASE_OK;
+}
+
+/*
+** Look at the database file before SQLite reads it: its size (stat) and its
+** first 100 bytes, read through the connection's own file handle
+** (SQLITE_FCNTL_FILE_POINTER; SQLite opens the file at sqlite3_open_v2 but
+** reads nothing until the first statement).
+**
+** A file of one byte other than "S" is not a database: SQLite reports a
+** one-byte file as empty (a work-around of its own for OS X's msdos file
+** system, where it writes that "S"), then initialises it over the byte.
+**
+** A file that starts like a database ("SQLite format 3") but is shorter
+** than the 100-byte header, or is not a whole number of its pages, has been
+** cut short.  SQLite itself opens the second kind, reads the missing tail
+** as zeros and writes to it; refuse both as corrupt.  A -wal file holding
+** frames may complete the file (a checkpoint rewrites it), so then the
+** check is SQLite's.  The size is read before the -wal is looked at: a
+** checkpoint extending the file runs only while the -wal holds frames.
+**
+** Sets *precheck when the file is in WAL mode (header bytes 18-19) and has
+** no -wal: SQLite would create -wal and -shm beside it at the first read
+** and leave them behind when the file then turns out corrupt or someone
+** else's (check_schema_immutable avoids that).
+*/
+static int check_file(lease_db *db, int *precheck) {
+  sqlite3_file *f = NULL;
+  long long size;
+  unsigned char hdr[100];
+  const char *name = sqlite3_db_filename(db->conn, "main"), *wal;
+  struct stat st;
+  int src, walfile = 0, page;
+  *precheck = 0;
+  if (!name || !name[0] || stat(name, &st) != 0 || st.st_size <= 0) return LEASE_OK;
+  size = (long long)st.st_size;
+  if (sqlite3_file_control(db->conn, "main", SQLITE_FCNTL_FILE_POINTER, &f) != SQLITE_OK ||
+      !f || !f->pMethods)
+    return LEASE_OK;
+  memset(hdr, 0, sizeof hdr);
+  src = f->pMethods->xRead(f, hdr, size < 100 ? (int)size : 100, 0);
+  if (src != SQLITE_OK && src != SQLITE_IOERR_SHORT_READ) return LEASE_OK;   /* SQLite will say */
+  if (size == 1 && hdr[0] != 'S')
+    return fail(db, LEASE_NOTADB, "file is not a database: one byte");
+  /* Not a database at all: SQLite refuses it (notadb) before creating anything. */
+  if (memcmp(hdr, "SQLite format 3", 16) != 0) return LEASE_OK;
+  wal = sqlite3_filename_wal(name);
+  if (wal && stat(wal, &st) == 0) {
+    walfile = 1;
+    if (st.st_size > 0) return LEASE_OK;
+  }
+  if (size < 100)
+    return fail(db, LEASE_CORRUPT, "database disk image is malformed: the file is %lld bytes,"
+                " shorter than the 100-byte header (truncated)", size);
+  page = hdr[16] << 8 | hdr[17];
+  if (page == 1) page = 65536;
+  if (page >= 512 && page <= 65536 && (page & (page - 1)) == 0 && size % page != 0)
+    return fail(db, LEASE_CORRUPT, "database disk image is malformed: the file is %lld bytes,"
+                " not a whole number of its %d-byte pages (truncated)", size, page);
+  *precheck = !walfile && (hdr[18] == 2 || hdr[19] == 2);
+  return LEASE_OK;
+}
+
+/*
+** check_schema, run on a second connection that opens the file read-only
+** with immutable=1: it takes no locks and opens no -wal or -shm, it reads
+** the main file as it is.  For a WAL-mode file without a -wal (check_file),
+** so that a file that is corrupt, not ours, or whose jobs table differs is
+** refused with nothing created beside it.  Sound there: without a -wal no
+** connection has the file open in WAL mode, and only a checkpoint (which
+** needs a -wal holding frames) writes to the main file.
+*/
+static int check_schema_immutable(lease_db *db) {
+  static const char hex[] = "0123456789ABCDEF";
+  const char *name = sqlite3_db_filename(db->conn, "main");
+  sqlite3 *real = db->conn, *c = NULL;
+  char *uri;
+  size_t n, i, k = 0;
+  int src, rc, missing;
+  if (!name || !name[0]) return LEASE_OK;
+  n = strlen(name);
+  if (!(uri = malloc(3 * n + 32))) return fail(db, LEASE_NOMEM, "out of memory");
+  memcpy(uri, "file:", 5);
+  k = 5;
+  for (i = 0; i < n; i++) {   /* percent-encode all but unreserved bytes and '/' */
+    unsigned char ch = (unsigned char)name[i];
+    if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+        ch == '/' || ch == '.' || ch == '_' || ch == '-' || ch == '~') {
+      uri[k++] = (char)ch;
+    } else {
+      uri[k++] = '%';
+      uri[k++] = hex[ch >> 4];
+      uri[k++] = hex[ch & 15];
+    }
+  }
+  memcpy(uri + k, "?immutable=1", sizeof "?immutable=1");
+  src = sqlite3_open_v2(uri, &c, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
+                        NULL);
+  free(uri);
+  db->conn = c;   /* so that check_schema and fail_sqlite speak of c */
+  if (src != SQLITE_OK) {
+    rc = fail_sqlite(db, src);
+  } else {
+    sqlite3_extended_result_codes(c, 1);
+    rc = check_schema(db, &missing);
+  }
+  db->conn = real;
+  sqlite3_close_v2(c);
+  return rc;
+}
+
 void lease_options_default(lease_options *opt) {
   if (!opt) return;
   opt->busy_timeout_ms = 10000;
@@ -459,7 +595,7 @@ void lease_options_default(lease_options *opt) {
 int lease_open(const char *path, const lease_options *opt, lease_db **out) {
   lease_options defaults;
   lease_db *db;
-  int flags, src, rc, missing;
+  int flags, src, rc, missing, precheck;
   size_t n;
   if (!out) return LEASE_MISUSE;
   *out = NULL;
@@ -483,6 +619,7 @@ int lease_open(const char *path, const lease_options *opt, lease_db **out) {
     return fail(db, LEASE_MISUSE, "unknown open flags");
   db->busy_timeout_ms = opt->busy_timeout_ms;
   db->opt = *opt;
+  if ((rc = check_path(db, path)) != LEASE_OK) return rc;
 
   /* One handle is used by one thread at a time, so SQLite's per-connection
   ** mutex is not needed (SQLITE_OPEN_NOMUTEX). */
@@ -500,10 +637,12 @@ int lease_open(const char *path, const lease_options *opt, lease_db **out) {
   sqlite3_busy_handler(db->conn, busy_wait, db);
 
   /* Check the file before writing anything to it: a file that is not a
-  ** database, or whose jobs table is another's, stays byte-for-byte as it
-  ** was.  Then WAL, which lets readers run beside the one writer (a
+  ** database, cut short, corrupt, or whose jobs table is another's, stays
+  ** byte-for-byte as it was, with no -wal or -shm left beside it.  Then WAL, which lets readers run beside the one writer (a
   ** read-only handle leaves the mode as it finds it). */
-  rc = check_schema(db, &missing);
+  rc = check_file(db, &precheck);
+  if (rc == LEASE_OK && precheck) rc = check_schema_immutable(db);
+  if (rc == LEASE_OK) rc = check_schema(db, &missing);
   if (rc == LEASE_OK && !(opt->flags & LEASE_OPEN_READONLY))
     rc = exec1(db, "PRAGMA journal_mode=WAL");
   if (rc == LEASE_OK)

@@ -273,4 +273,36 @@ return {
     to = "  qsort(t, (size_t)n, sizeof *t, by_rowid);\n  for (i = 0; i < n / 2; i++) { taken x_ = t[i]; t[i] = t[n - 1 - i]; t[n - 1 - i] = x_; }",
     hint = "specs/15-claim_next_spec.lua",
   },
+
+  -- Hostile files (issue #7): the checks before SQLite writes anything --
+  {
+    name = "truncated-mid-page-accepted", step = "own", file = "src/lease.c",
+    from = "(page & (page - 1)) == 0 && size % page != 0)",
+    to = "(page & (page - 1)) == 0 && size % page > page)",
+    hint = "specs/23-hostile_spec.lua",
+  },
+  {
+    name = "wal-file-checked-in-place", step = "own", file = "src/lease.c",
+    from = "  *precheck = !walfile && (hdr[18] == 2 || hdr[19] == 2);",
+    to = "  *precheck = !walfile && (hdr[18] == 1 || hdr[19] == 1);",
+    hint = "specs/23-hostile_spec.lua",
+  },
+  {
+    name = "directory-left-to-sqlite", step = "own", file = "src/lease.c",
+    from = "  if (S_ISDIR(st.st_mode))\n",
+    to = "  if (S_ISDIR(st.st_mode) && 0)\n",
+    hint = "specs/23-hostile_spec.lua",
+  },
+  {
+    name = "fifo-and-devices-opened", step = "own", file = "src/lease.c",
+    from = "  if (!S_ISREG(st.st_mode))\n",
+    to = "  if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode) && !S_ISCHR(st.st_mode))\n",
+    hint = "specs/23-hostile_spec.lua",
+  },
+  {
+    name = "one-byte-file-initialised", step = "own", file = "src/lease.c",
+    from = "  if (size == 1 && hdr[0] != 'S')",
+    to = "  if (size == 1 && hdr[0] == 'S')",
+    hint = "specs/23-hostile_spec.lua",
+  },
 }

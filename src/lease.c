@@ -146,8 +146,38 @@ static int fail(lease_db *db, int rc, const char *fmt, ...) {
   return rc;
 }
 
-/* Map SQLite's primary result code onto the engine's code. */
-static int map_sqlite_rc(int src) {
+/* True when a system error number means "the storage would not grow": the
+** disk is full (ENOSPC), the user's quota is used up (EDQUOT), or the file
+** reached the process's file-size limit (EFBIG, RLIMIT_FSIZE). */
+static int errno_is_full(int e) {
+  return e == ENOSPC || e == EFBIG
+#ifdef EDQUOT
+         || e == EDQUOT
+#endif
+      ;
+}
+
+/* True for SQLite's I/O errors of a write that could have run out of room:
+** a write, a sync, a truncate (extending a file) or growing the -shm. */
+static int is_write_ioerr(int src) {
+  return src == SQLITE_IOERR_WRITE || src == SQLITE_IOERR_FSYNC ||
+         src == SQLITE_IOERR_TRUNCATE || src == SQLITE_IOERR_SHMSIZE;
+}
+
+/*
+** Map SQLite's result code onto the engine's code.  sys_errno is the errno
+** behind an I/O failure (io_errno), 0 when unknown.
+**
+** One mapping is the engine's own: SQLite reports a write that the file
+** system refused for lack of room as SQLITE_FULL only for ENOSPC on a
+** write; for EDQUOT and EFBIG its unix VFS gives SQLITE_IOERR_WRITE (or
+** another write-side I/O error, is_write_ioerr).  To a caller all three mean the same thing, and not what
+** "ioerr" means: nothing is broken, the write did not fit, and it can be
+** retried once space returns.  So an I/O error whose errno is one of them
+** is LEASE_FULL, and the message says which (see fail_sqlite).
+*/
+static int map_sqlite_rc(int src, int sys_errno) {
+  if (is_write_ioerr(src) && errno_is_full(sys_errno)) return LEASE_FULL;
   switch (src & 0xff) {
     case SQLITE_OK: return LEASE_OK;
     case SQLITE_BUSY: return LEASE_BUSY;
@@ -169,18 +199,52 @@ static int map_sqlite_rc(int src) {
   }
 }
 
-/* Record a failure SQLite reported with code src, keeping SQLite's message.
-** Must run before anything else touches the connection. */
+/* The words for an errno that errno_is_full accepts (strerror is not
+** thread-safe, and these are the only ones a message needs). */
+static const char *full_errno_words(int e) {
+  if (e == ENOSPC) return "no space left on device";
+  if (e == EFBIG) return "file too large";
+  return "disk quota exceeded";
+}
+
+/*
+** The errno behind an I/O failure on conn.  SQLite's own record
+** (sqlite3_system_errno) is often 0 by the time a failed COMMIT returns, so
+** fall back to what the unix VFS stored on the file that failed: the WAL or
+** rollback journal (written at commit), then the database file (written at
+** checkpoint).  0 when none is known.
+*/
+static int io_errno(sqlite3 *conn) {
+  sqlite3_file *f = NULL;
+  int e = sqlite3_system_errno(conn);
+  if (e) return e;
+  if (sqlite3_file_control(conn, "main", SQLITE_FCNTL_JOURNAL_POINTER, &f) == SQLITE_OK &&
+      f && f->pMethods && f->pMethods->xFileControl(f, SQLITE_FCNTL_LAST_ERRNO, &e) == SQLITE_OK &&
+      e)
+    return e;
+  e = 0;
+  if (sqlite3_file_control(conn, "main", SQLITE_FCNTL_LAST_ERRNO, &e) != SQLITE_OK) e = 0;
+  return e;
+}
+
+/* Record a failure SQLite reported with code src, keeping SQLite's message
+** (plus the cause, when an I/O error is mapped to LEASE_FULL).  Must run
+** before anything else touches the connection. */
 static int fail_sqlite(lease_db *db, int src) {
   const char *msg = db->conn ? sqlite3_errmsg(db->conn) : sqlite3_errstr(src);
+  int sys = 0;
   /* sqlite3_errmsg may describe a newer call than src; prefer the text of
   ** src itself when the connection's code does not match. */
   if (db->conn && (sqlite3_extended_errcode(db->conn) & 0xff) != (src & 0xff))
     msg = sqlite3_errstr(src);
-  db->rc = map_sqlite_rc(src);
+  if (db->conn && is_write_ioerr(src)) sys = io_errno(db->conn);
+  db->rc = map_sqlite_rc(src, sys);
   if (db->rc == LEASE_OK) db->rc = LEASE_ERROR;
   db->xrc = src;
-  snprintf(db->errmsg, sizeof db->errmsg, "%s", msg);
+  if (db->rc == LEASE_FULL && is_write_ioerr(src))
+    snprintf(db->errmsg, sizeof db->errmsg, "%s (%s)", msg, full_errno_words(sys));
+  else
+    snprintf(db->errmsg, sizeof db->errmsg, "%s", msg);
   return db->rc;
 }
 

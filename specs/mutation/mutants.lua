@@ -305,4 +305,18 @@ return {
     to = "  if (size == 1 && hdr[0] == 'S')",
     hint = "specs/23-hostile_spec.lua",
   },
+
+  -- Disk full (issue #7): an I/O error whose errno says "no room" is full --
+  {
+    name = "full-only-for-enospc", step = "own", file = "src/lease.c",
+    from = "  return e == ENOSPC || e == EFBIG\n",
+    to = "  return e == ENOSPC\n",
+    hint = "specs/24-full_spec.lua",
+  },
+  {
+    name = "full-errno-from-sqlite-only", step = "own", file = "src/lease.c",
+    from = "  int e = sqlite3_system_errno(conn);\n  if (e) return e;\n",
+    to = "  int e = sqlite3_system_errno(conn);\n  return e;\n",
+    hint = "specs/24-full_spec.lua",
+  },
 }

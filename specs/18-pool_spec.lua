@@ -179,6 +179,13 @@ describe("lease.pool", function()
     assert.are.equal(5, s.done)
     assert.truthy(text:find("\r5/5 done", 1, true), text)
     assert.truthy(text:find("0 refused", 1, true), text)
+    -- never more done than there are jobs, and never going backwards
+    local last = 0
+    for d, t in text:gmatch("\r(%d+)/(%d+) done") do
+      assert.are.equal("5", t)
+      assert.is_true(tonumber(d) <= 5 and tonumber(d) >= last, text)
+      last = tonumber(d)
+    end
   end)
 
   it("refuses bad options before starting anything", function()

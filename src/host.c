@@ -104,23 +104,13 @@ static int report(lua_State *L, int status) {
   return status;
 }
 
-/* Message handler: add a traceback to the error (lua.c's msghandler). */
-static int msghandler(lua_State *L) {
-  const char *msg = lua_tostring(L, 1);
-  if (msg == NULL) {
-    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) return 1;
-    msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
-  }
-  luaL_traceback(L, L, msg, 1);
-  return 1;
-}
-
-/* Call the function below narg arguments with the message handler, and
+/* Call the function below narg arguments with the message handler
+** (lease_lua_traceback, shared with lease.thread), and
 ** with SIGINT interrupting it. */
 static int docall(lua_State *L, int narg, int nres) {
   int status;
   int base = lua_gettop(L) - narg;
-  lua_pushcfunction(L, msghandler);
+  lua_pushcfunction(L, lease_lua_traceback);
   lua_insert(L, base);
   globalL = L;
   signal(SIGINT, laction);

@@ -339,6 +339,15 @@ static int commit(lease_db *db) {
   return rc;
 }
 
+/* End a read outside any transaction: reset the statement and, when the
+** last step was not SQLITE_DONE, record that step's error (before the
+** reset, which could change the connection's message). */
+static int finish_read(lease_db *db, sqlite3_stmt *st, int src) {
+  if (src != SQLITE_DONE) fail_sqlite(db, src);
+  sqlite3_reset(st);
+  return src == SQLITE_DONE ? LEASE_OK : db->rc;
+}
+
 /* Finish a failed step: record the error, reset, roll back. */
 static int abort_step(lease_db *db, sqlite3_stmt *st, int src) {
   fail_sqlite(db, src);
@@ -476,7 +485,12 @@ static int check_schema(lease_db *db, int *missing) {
     for (k = 0; k < NCOLUMNS; k++)
       if (name && strcasecmp(name, jobs_columns[k].name) == 0) break;
     if (k == NCOLUMNS) {   /* a column of another client's */
-      if (pk)
+      if (name && (strcasecmp(name, "rowid") == 0 || strcasecmp(name, "oid") == 0 ||
+                   strcasecmp(name, "_rowid_") == 0))
+        rc = fail(db, LEASE_SCHEMA,
+                  "jobs has a column named %s, which hides the rowid the engine keeps "
+                  "enqueue order in", name);
+      else if (pk)
         rc = fail(db, LEASE_SCHEMA, "jobs has column %s in its primary key; only id may be", name);
       else if (notnull && !dflt)
         rc = fail(db, LEASE_SCHEMA,
@@ -499,6 +513,13 @@ static int check_schema(lease_db *db, int *missing) {
   sqlite3_finalize(st);
   if (rc != LEASE_OK) return rc;
   if (rows == 0) return fail(db, LEASE_SCHEMA, "jobs has no columns");
+  /* Enqueue order is rowid order: a WITHOUT ROWID or virtual table has none. */
+  src = sqlite3_prepare_v2(db->conn, "SELECT rowid FROM jobs LIMIT 0", -1, &st, NULL);
+  sqlite3_finalize(st);
+  if (src != SQLITE_OK)
+    return fail(db, LEASE_SCHEMA,
+                "jobs has no rowid (a WITHOUT ROWID table?), which the engine keeps enqueue "
+                "order in");
   src = sqlite3_prepare_v2(db->conn,
       "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'lease_jobs_pending'",
       -1, &st, NULL);
@@ -848,14 +869,8 @@ int lease_state(lease_db *db, const char *id, size_t id_len, lease_row *row, int
     *found = 1;
     src = sqlite3_step(st);   /* id is the primary key: at most one row */
   }
-  if (src != SQLITE_DONE) {
-    *found = 0;
-    fail_sqlite(db, src);
-    sqlite3_reset(st);
-    return db->rc;
-  }
-  sqlite3_reset(st);
-  return LEASE_OK;
+  if (src != SQLITE_DONE) *found = 0;
+  return finish_read(db, st, src);
 }
 
 /* See lease.h. */
@@ -883,12 +898,7 @@ int lease_list(lease_db *db, int which, double now, int64_t after, int max,
     }
     n++;
   }
-  if (n < max && src != SQLITE_DONE) {
-    fail_sqlite(db, src);
-    sqlite3_reset(st);
-    return db->rc;
-  }
-  sqlite3_reset(st);
+  if (finish_read(db, st, n < max ? src : SQLITE_DONE) != LEASE_OK) return db->rc;
   for (i = 0; i < n; i++) fix_row(db, &rows[i]);
   *count = n;
   return LEASE_OK;
@@ -912,13 +922,7 @@ int lease_count(lease_db *db, double now, lease_counts *out) {
     out->held = (int64_t)sqlite3_column_double(st, 3);
     src = SQLITE_DONE;
   }
-  if (src != SQLITE_DONE) {
-    fail_sqlite(db, src);
-    sqlite3_reset(st);
-    return db->rc;
-  }
-  sqlite3_reset(st);
-  return LEASE_OK;
+  return finish_read(db, st, src);
 }
 
 /* See lease.h (contract step 4). */

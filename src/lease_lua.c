@@ -759,6 +759,21 @@ static int l_sleep(lua_State *L) {
 }
 
 /* ===================================================================== */
+/* Error messages with tracebacks                                         */
+/* ===================================================================== */
+
+/* See lease_lua.h (lua.c's msghandler). */
+int lease_lua_traceback(lua_State *L) {
+  const char *msg = lua_tostring(L, 1);
+  if (msg == NULL) {
+    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) return 1;
+    msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+  }
+  luaL_traceback(L, L, msg, 1);
+  return 1;
+}
+
+/* ===================================================================== */
 /* Embedded Lua modules                                                   */
 /* ===================================================================== */
 

@@ -72,6 +72,13 @@ int m_claim_many(lua_State *L);
 */
 LEASE_API int luaopen_lease_thread(lua_State *L);
 
+/*
+** lease_lua_traceback: a message handler for lua_pcall, as lua.c's
+** msghandler: the error message (a string, or one made by __tostring, or
+** "(error object is a T value)") followed by a traceback.  Returns 1.
+*/
+int lease_lua_traceback(lua_State *L);
+
 /* One Lua module of lua/, embedded by cmake/embed_lua.cmake. */
 typedef struct lease_lua_source {
   const char *module;     /* "lease.pool" */

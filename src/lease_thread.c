@@ -501,17 +501,6 @@ static void save_error(lthread *t, lua_State *L, int i) {
   t->ok = 0;
 }
 
-/* The message handler of the thread's function, as lua.c's msghandler: a
-** string message (or one made from __tostring) with a traceback. */
-static int child_msgh(lua_State *L) {
-  const char *msg = lua_tostring(L, 1);
-  if (msg == NULL) {
-    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) return 1;
-    msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
-  }
-  luaL_traceback(L, L, msg, 1);
-  return 1;
-}
 
 /*
 ** The body of a thread's state, run protected: open the libraries, preload
@@ -540,7 +529,7 @@ static int child_pmain(lua_State *L) {
     }
   }
   lua_pop(L, 1);
-  lua_pushcfunction(L, child_msgh);
+  lua_pushcfunction(L, lease_lua_traceback);
   base = lua_gettop(L);
   n = lcopy_decode(L, t->input);   /* fn, then its arguments */
   if (lua_pcall(L, n - 1, LUA_MULTRET, base) != LUA_OK) {

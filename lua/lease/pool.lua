@@ -173,8 +173,14 @@ function pool.run(options)
   local cfg = check_options(options)
   local t0 = lease.now()
   -- Every worker's connection is opened by the worker itself; open once
-  -- here so that a bad path fails before any thread starts.
-  lease.open(cfg.db, cfg.open):close()
+  -- here so that a bad path fails before any thread starts, and count the
+  -- jobs for the progress line.
+  local total, done_before
+  do
+    local db <close> = lease.open(cfg.db, cfg.open)
+    local c = db:counts(lease.now())
+    total, done_before = c.total, c.done   -- before any worker runs
+  end
   local events = cfg.progress and thread.channel() or nil
   -- what the worker threads get: everything but the progress stream
   local wcfg = {}
@@ -190,9 +196,7 @@ function pool.run(options)
     end, wcfg, i, events)
   end
   if events then
-    local db <close> = lease.open(cfg.db, cfg.open)
-    local total = db:counts(lease.now()).total
-    local done, refused, running = db:counts(lease.now()).done, 0, cfg.workers
+    local done, refused, running = done_before, 0, cfg.workers
     local out = cfg.out or io.stderr
     local shown = 0
     while running > 0 do

@@ -2,9 +2,19 @@
 --
 -- Each mutant is one exact search-and-replace on the real source: `from`
 -- must occur exactly once in `file`, so a refactor that makes a mutant stale
--- fails the run loudly instead of letting it pass.  `step` is the contract
--- step (CONTRACT.md) for the seed's eight, "own" for ours.  `hint` names the
--- spec file tried first (the whole suite runs when it does not kill).
+-- fails the run loudly instead of letting it pass.  A mutant that needs
+-- several edits of one file lists them as edits = {{from=, to=}, ...}.
+-- `step` is the contract step (CONTRACT.md) for the seed's eight, "own" for
+-- ours.  `hint` names the spec file tried first (the whole suite runs when
+-- it does not kill).
+--
+-- Left out on purpose, because it is equivalent (no behaviour changes, so
+-- no spec can kill it): "BEGIN DEFERRED" for "BEGIN IMMEDIATE".  Every
+-- write transaction here opens with its guarded UPDATE, which takes the
+-- write lock before reading, through the busy handler, just as IMMEDIATE
+-- does; the SELECT that explains a refusal runs after it, under the lock.
+-- (Measured: the whole suite passes with it.)  The slip that matters, a
+-- check read before the lock is taken, is claim-read-then-write-without-lock.
 return {
   -- The seed's broken changes (CONTRACT.md's table) ---------------------
   {
@@ -48,6 +58,13 @@ return {
     from = [["UPDATE jobs SET owner = NULL, until = 0"]],
     to = [["UPDATE jobs SET owner = NULL, until = 0, fence = 0"]],
     hint = "specs/07-release_spec.lua",
+  },
+
+  {
+    name = "seed-8-claim-many-first-owner-only", step = "8", file = "src/lease_many.c",
+    from = "    if (i >= run->n) break;",
+    to = "    if (i >= 1) break;",
+    hint = "specs/08-claim_many_spec.lua",
   },
 
   -- Our own: plausible slips a maintainer could make ---------------------
@@ -227,8 +244,8 @@ return {
   },
   {
     name = "wal-before-schema-check", step = "own", file = "src/lease.c",
-    from = "  rc = check_schema(db, &missing);\n  if (rc == LEASE_OK && !(opt->flags & LEASE_OPEN_READONLY))\n    rc = exec1(db, \"PRAGMA journal_mode=WAL\");",
-    to = "  rc = opt->flags & LEASE_OPEN_READONLY ? LEASE_OK : exec1(db, \"PRAGMA journal_mode=WAL\");\n  if (rc == LEASE_OK) rc = check_schema(db, &missing);",
+    from = "  if (rc == LEASE_OK) rc = check_schema(db, &missing);\n  if (rc == LEASE_OK && !(opt->flags & LEASE_OPEN_READONLY))\n    rc = exec1(db, \"PRAGMA journal_mode=WAL\");",
+    to = "  if (rc == LEASE_OK && !(opt->flags & LEASE_OPEN_READONLY))\n    rc = exec1(db, \"PRAGMA journal_mode=WAL\");\n  if (rc == LEASE_OK) rc = check_schema(db, &missing);",
     hint = "specs/12-failures_spec.lua",
   },
   {
@@ -272,6 +289,40 @@ return {
     from = "  qsort(t, (size_t)n, sizeof *t, by_rowid);",
     to = "  qsort(t, (size_t)n, sizeof *t, by_rowid);\n  for (i = 0; i < n / 2; i++) { taken x_ = t[i]; t[i] = t[n - 1 - i]; t[n - 1 - i] = x_; }",
     hint = "specs/15-claim_next_spec.lua",
+  },
+  {
+    name = "claim-read-then-write-without-lock", step = "own", file = "src/lease.c",
+    edits = {
+      { from = "\" WHERE id = ?1 AND done = 0 AND until <= ?3\"\n  \" AND typeof(fence) = 'integer' AND fence < 9223372036854775807\"",
+        to = "\" WHERE id = ?1 AND ?3 = ?3\"" },
+      { from = "  if ((rc = run(db, ST_BEGIN)) != LEASE_OK) return rc;\n  sqlite3_bind_text(st, 1, id, (int)id_len, SQLITE_STATIC);\n  sqlite3_bind_text(st, 2, owner, (int)owner_len, SQLITE_STATIC);\n  sqlite3_bind_double(st, 3, now);",
+        to = "  sqlite3_bind_text(why, 1, id, (int)id_len, SQLITE_STATIC);\n  sqlite3_bind_double(why, 2, now);\n  src = sqlite3_step(why);\n  if (src == SQLITE_DONE || (src == SQLITE_ROW && (sqlite3_column_int(why, 0) || sqlite3_column_int(why, 1)))) {\n    if (reason) *reason = src == SQLITE_DONE ? LEASE_MISSING : sqlite3_column_int(why, 0) ? LEASE_DONE : LEASE_HELD;\n    sqlite3_reset(why);\n    return LEASE_OK;\n  }\n  sqlite3_reset(why);\n  if ((rc = run(db, ST_BEGIN)) != LEASE_OK) return rc;\n  sqlite3_bind_text(st, 1, id, (int)id_len, SQLITE_STATIC);\n  sqlite3_bind_text(st, 2, owner, (int)owner_len, SQLITE_STATIC);\n  sqlite3_bind_double(st, 3, now);" },
+    },
+    hint = "specs/08-claim_many_spec.lua",
+  },
+  {
+    name = "claim-many-results-in-wrong-slots", step = "own", file = "src/lease_many.c",
+    from = "    run->fences[i] = fence;",
+    to = "    run->fences[run->n - 1 - i] = fence;",
+    hint = "specs/08-claim_many_spec.lua",
+  },
+  {
+    name = "thread-copy-loses-integer-subtype", step = "own", file = "src/lease_copy.c",
+    from = "      if (lua_isinteger(L, i)) {\n        lua_Integer v = lua_tointeger(L, i);",
+    to = "      if (0) {\n        lua_Integer v = lua_tointeger(L, i);",
+    hint = "specs/20-thread_spec.lua",
+  },
+  {
+    name = "barrier-does-not-wait", step = "own", file = "src/lease_thread.c",
+    from = "    while (b->round == round) pthread_cond_wait(&b->cv, &b->mu);",
+    to = "    (void)round;",
+    hint = "specs/20-thread_spec.lua",
+  },
+  {
+    name = "barrier-true-to-all", step = "own", file = "src/lease_thread.c",
+    from = "  lua_pushboolean(L, serial);",
+    to = "  (void)serial;\n  lua_pushboolean(L, 1);",
+    hint = "specs/20-thread_spec.lua",
   },
 
   -- Hostile files (issue #7): the checks before SQLite writes anything --

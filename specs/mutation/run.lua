@@ -144,13 +144,24 @@ local results, killed, bad = {}, 0, 0
 for _, m in ipairs(selected) do
   local path = tree .. "/" .. m.file
   local original = read(root .. "/" .. m.file)
-  local n = count(original, m.from)
+  -- one edit (from/to) or several (edits = {{from=, to=}, ...}), applied in
+  -- order, each of whose text must occur exactly once when it is applied
+  local edits = m.edits or { { from = m.from, to = m.to } }
+  local mutated, stale = original, nil
+  for k, ed in ipairs(edits) do
+    local n = count(mutated, ed.from)
+    if n ~= 1 then
+      stale = string.format("search text %d found %d times in %s (must be once)", k, n, m.file)
+      break
+    end
+    local s, e = mutated:find(ed.from, 1, true)
+    mutated = mutated:sub(1, s - 1) .. ed.to .. mutated:sub(e + 1)
+  end
   local r = { m = m }
-  if n ~= 1 then
-    r.result, r.by = "stale", string.format("search text found %d times in %s (must be once)", n, m.file)
+  if stale then
+    r.result, r.by = "stale", stale
   else
-    local s, e = original:find(m.from, 1, true)
-    write(path, original:sub(1, s - 1) .. m.to .. original:sub(e + 1))
+    write(path, mutated)
     local built, bout = build_tree()
     if not built then
       r.result, r.by = "nobuild", (bout:match("[^\n]*error:[^\n]*") or "build failed"):sub(1, 120)

@@ -329,7 +329,9 @@ end
 -- invariants 1, 4, 6, 7, 8 against the database; `final` (every worker
 -- stopped) also counts the commits whose log line a kill took
 local function check_db(round, final)
-  local p = io.popen(sh(sqlite3) .. " " .. sh(dbpath) .. " 'PRAGMA integrity_check' 2>&1")
+  -- (the sqlite3 tool waits out a WAL recovery by restarted workers)
+  local p = io.popen(sh(sqlite3) .. " -cmd '.timeout 10000' " .. sh(dbpath)
+    .. " 'PRAGMA integrity_check' 2>&1")
   local out = p:read("a")
   p:close()
   if out ~= "ok\n" then violation("round %d: integrity_check says %q", round, out) end

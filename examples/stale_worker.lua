@@ -4,13 +4,25 @@
 --   the job (a larger fence) and completes it; A wakes up and tries to renew
 --   and to complete with its old fence: both are refused, B's result stays.
 --
--- Usage: lua5.4 examples/stale_worker.lua [database-path]
--- (with package.cpath reaching lease.so; scripts/run sets it up).
+-- Usage: build/lease examples/stale_worker.lua [database-path]
+--    or: LUA_CPATH='build/?.so;;' lua5.4 examples/stale_worker.lua [database-path]
+-- The database path must not exist yet (default: a new temporary file).
 -- Time is a plain number here, as in the contract: the caller's clock.
 local lease = require("lease")
 
-local path = arg[1] or (os.tmpname() .. ".db")
-for _, suffix in ipairs({ "", "-wal", "-shm" }) do os.remove(path .. suffix) end
+local path = arg[1]
+if path then
+  local f = io.open(path, "rb")
+  if f then
+    f:close()
+    io.stderr:write("stale_worker: ", path, " exists: give a path for a new database\n")
+    os.exit(2)
+  end
+else
+  local tmp = os.tmpname()   -- an empty file, made safely; the database sits beside it
+  os.remove(tmp)
+  path = tmp .. ".db"
+end
 
 local db <close> = lease.open(path)
 local id, ttl = "invoice-42", 10

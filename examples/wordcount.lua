@@ -10,7 +10,8 @@
 --   --stall F fraction of jobs whose first worker stalls for 1.5 ttl
 --             (default 0): the lease runs out, another worker takes the
 --             job over, and the stalled worker's late complete is refused
---   --db PATH the database file (default: a new temporary file)
+--   --db PATH the database file to create (default: a new temporary
+--             file); an existing file is refused, never overwritten
 -- Prints the pool's summary, then checks the database itself: every job
 -- done exactly once, every result equal to a fresh single-threaded count.
 -- Exits 0 when the check passes, 1 when it fails, 2 on bad usage.
@@ -65,9 +66,14 @@ local files = files_under(opt.dir, {})
 table.sort(files)
 if #files == 0 then usage(opt.dir .. " holds no files") end
 
-local path = opt.db or (os.tmpname() .. ".db")
-if not opt.db then os.remove(path:sub(1, -4)) end   -- os.tmpname made an empty file
-for _, suffix in ipairs({ "", "-wal", "-shm" }) do os.remove(path .. suffix) end
+local path = opt.db
+if path then
+  if lfs.attributes(path) then usage(path .. " exists: give a path for a new database") end
+else
+  local tmp = os.tmpname()   -- an empty file, made safely; the database sits beside it
+  os.remove(tmp)
+  path = tmp .. ".db"
+end
 
 -- Stall an evenly spread share of the jobs (at least one when asked).
 local stall_ids, nstall = {}, 0
@@ -106,5 +112,5 @@ print(string.format("self-check: %d/%d jobs done exactly once, %d/%d results equ
   .. "%d stale completions refused: %s", once, #files, match, #files, summary.refused,
   ok and "ok" or "FAILED"))
 for _, p in ipairs(problems) do print("  " .. p) end
-print("inspect the jobs with: lease jobs " .. path)
+print("inspect the jobs with: " .. (arg[-1] or "lease") .. " jobs " .. path)
 os.exit(ok and 0 or 1)

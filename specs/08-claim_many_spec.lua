@@ -176,13 +176,21 @@ describe("step 8: claim_many", function()
     assert.matches("attempt to use a closed lease database", err("j", { "a" }, 0, 1), 1, true)
   end)
 
-  it("refuses an in-memory database, which other connections cannot see", function()
-    local mem = H.lease.open(":memory:")
-    mem:enqueue("j")
-    assert.matches("needs a database file", H.error_of(mem.claim_many, mem, "j", { "a" }, 0, 1), 1, true)
+  it("refuses an in-memory or temporary database, which other connections cannot see", function()
+    for _, name in ipairs({ ":memory:", "file::memory:", "file:x?mode=memory" }) do
+      local mem = H.lease.open(name)
+      mem:enqueue("j")
+      local e = H.error_of(function() return mem:claim_many("j", { "a", "b" }, 0, 1) end)
+      assert.truthy(e:find("lease.claim_many: claim_many needs a database file", 1, true), name .. ": " .. e)
+      assert.truthy(e:find("[misuse]", 1, true), e)
+      -- nothing was claimed on the handle's own database
+      assert.are.equal(0, mem:state("j").fence)
+      mem:close()
+    end
     assert.matches("needs a database file",
       H.error_of(H.lease.claim_many, ":memory:", "j", { "a" }, 0, 1), 1, true)
-    mem:close()
+    local e = H.error_of(H.lease.claim_many, "file::memory:", "j", { "a" }, 0, 1)
+    assert.truthy(e:find("needs a database file", 1, true), e)
   end)
 
   it("uses the handle's options: a read-only handle raises [readonly], never false", function()

@@ -76,6 +76,49 @@ describe("lease.open and the lease.db handle", function()
     assert.is_false(H.exists(p .. "-wal"))
   end)
 
+  it("keeps a call's connection alive when a finalizer closes the handle during it", function()
+    -- Any allocation inside a call may run finalizers; one may close the
+    -- handle the call is using.  The call must finish on a live connection
+    -- (the sanitizer builds catch a use after free here) and the handle must
+    -- end up closed.
+    local db, p = H.fresh()
+    db:enqueue_many({ "a", "b", "c" })
+    db:close()
+    collectgarbage("incremental", 0, 1000)   -- collect at (nearly) every allocation
+    local finished, refused = 0, 0
+    local ok, err = pcall(function()
+      for _ = 1, 300 do
+        local d = lease.open(p)
+        for _, call in ipairs({
+          function() return d:state("a") end,
+          function() return d:jobs("all", 0, 10) end,
+          function() return d:claim_next("w", 0, 10, 2) end,
+          function() return d:counts(0) end,
+          function() return d:claim_many("b", { "x", "y" }, 0, 10) end,
+        }) do
+          setmetatable({}, { __gc = function() d:close() end })
+          local done, res = pcall(call)
+          if done then
+            finished = finished + 1
+            assert(type(res) == "table", "a call returned " .. type(res))
+            if res.id then assert(res.id == "a" and res.fence >= 0, "a row read wrong") end
+          else
+            assert(tostring(res):find("attempt to use a closed lease database", 1, true), res)
+            refused = refused + 1
+          end
+          d:close()
+          d = lease.open(p)
+        end
+        d:close()
+      end
+    end)
+    collectgarbage("incremental", 200, 100)
+    collectgarbage()
+    assert.is_true(ok, err)
+    assert.is_true(finished > 0)
+    assert.are.equal(1500, finished + refused)
+  end)
+
   it("names its type in argument errors", function()
     local db = H.fresh()
     local err = H.error_of(db.claim, 42, "a", "o", 0, 1)

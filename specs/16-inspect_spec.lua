@@ -53,8 +53,8 @@ describe("db:jobs and db:counts", function()
   end)
 
   it("counts by state", function()
-    assert.are.same({ total = 5, ready = 3, held = 1, done = 1 }, db:counts(10))
-    assert.are.same({ total = 5, ready = 2, held = 2, done = 1 }, db:counts(4))
+    assert.are.same({ total = 5, ready = 3, held = 1, done = 1, blocked = 0 }, db:counts(10))
+    assert.are.same({ total = 5, ready = 2, held = 2, done = 1, blocked = 0 }, db:counts(4))
   end)
 
   it("refuses bad arguments", function()

@@ -38,7 +38,7 @@ describe("lease.pool", function()
       assert.is_true(st.done)
       assert.are.equal(id .. "@1", st.result)
     end
-    assert.are.same({ total = 40, ready = 0, held = 0, done = 40 }, db:counts(lease.now()))
+    assert.are.same({ total = 40, ready = 0, held = 0, done = 40, blocked = 0 }, db:counts(lease.now()))
   end)
 
   it("refuses stalled workers' late completions; the takeover's result stands", function()
@@ -128,6 +128,36 @@ describe("lease.pool", function()
     assert.are.equal("fine", lease.state(p, "j2").result)
   end)
 
+  it("gives up a job whose every attempt outlived its lease", function()
+    local p = queue(2)
+    local s = pool.run({
+      db = p, workers = 2, ttl = 0.1, poll = 0.01, attempts = 2,
+      handler = function(job)
+        if job.id == "j1" then require("lease").sleep(0.3) end   -- never heartbeats
+        return "fine"
+      end,
+    })
+    assert.are.same({ "j1" }, s.gave_up)
+    assert.are.equal(2, s.refused)
+    local st = lease.state(p, "j1")
+    assert.is_true(st.done)
+    assert.is_nil(st.result)
+    assert.are.equal(3, st.fence)
+    assert.are.equal("fine", lease.state(p, "j2").result)
+  end)
+
+  it("is found with only package.cpath set, in a stock interpreter", function()
+    local T = require("thread_helpers")
+    local ok, code, out, err = T.run([[
+      local pool = require("lease.pool")
+      local cli = require("lease.cli")
+      print(type(pool.run), type(cli.main))
+    ]])
+    assert.are.equal("", err)
+    assert.is_true(ok, tostring(code))
+    assert.are.equal("function\tfunction\n", out)
+  end)
+
   it("treats a non-string result as a handler error", function()
     local p = queue(1)
     local s = pool.run({ db = p, workers = 1, ttl = 30, attempts = 1,
@@ -206,7 +236,11 @@ describe("lease.pool", function()
     end
     local up = 1
     local err = H.error_of(pool.run, { db = p, handler = function() return tostring(up) end })
-    assert.truthy(err:find("upvalue 'up'", 1, true), err)
+    assert.truthy(err:find("bad argument #1 to 'lease.pool.run' (handler must have no upvalue but _ENV", 1, true), err)
+    assert.truthy(err:find("has 'up'", 1, true), err)
+    -- the error points at the caller, not into the library
+    err = H.error_of(function() pool.run({ db = p }) end)
+    assert.truthy(err:find("^specs/18%-pool_spec%.lua:%d+: bad argument"), err)
     assert.are.equal(0, lease.state(p, "j1").fence)
   end)
 

@@ -122,13 +122,15 @@ function H.lua()
   return H.sh(lua)
 end
 
---- H.host(args [, stdin]) -> status, stdout, stderr: run the host program
--- build/lease ($LEASE_HOST) with the shell words `args`, feeding `stdin`.
-function H.host(args, stdin)
+--- H.host(args [, stdin [, deadline]]) -> status, stdout, stderr: run the
+-- host program build/lease ($LEASE_HOST) with the shell words `args`,
+-- feeding `stdin`; with `deadline` (seconds) it is killed then (status 124).
+function H.host(args, stdin, deadline)
   local exe = os.getenv("LEASE_HOST")
   if not exe or exe == "" then exe = (os.getenv("LEASE_BUILD_DIR") or "build") .. "/lease" end
   local base = H.path("host")
-  local cmd = H.sh(exe) .. " " .. args .. " >" .. H.sh(base .. ".out") .. " 2>" .. H.sh(base .. ".err")
+  local cmd = (deadline and ("timeout " .. deadline .. " ") or "") .. H.sh(exe) .. " " .. args
+    .. " >" .. H.sh(base .. ".out") .. " 2>" .. H.sh(base .. ".err")
   if stdin then
     H.write(base .. ".in", stdin)
     cmd = cmd .. " <" .. H.sh(base .. ".in")

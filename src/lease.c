@@ -40,6 +40,23 @@
 #define SQL_CREATE_PENDING_INDEX                                          \
   "CREATE INDEX IF NOT EXISTS lease_jobs_pending ON jobs(done) WHERE done = 0"
 
+/*
+** Why a job not done can never be handed out, as a code: 0 when it can.
+** Another client may store what the engine cannot honour: an id that is
+** not a non-empty text (no call can name it), a fence that is not a
+** non-negative integer (fence + 1 would not be a new token), a fence at
+** 2^63-1 (it cannot grow), an until that is not a number (text compares
+** greater than every number, so it would never expire).  Such a job is
+** "blocked": every guard below requires this to be 0, so it is never
+** claimed, renewed or completed, and never counted ready or held.  One
+** definition for all of them; the codes index blocked_msg.
+*/
+#define SQL_BLOCKED                                                       \
+  "(CASE WHEN typeof(id) <> 'text' OR id = '' THEN 1"                    \
+  " WHEN typeof(fence) <> 'integer' OR fence < 0 THEN 2"                 \
+  " WHEN fence >= 9223372036854775807 THEN 3"                           \
+  " WHEN typeof(until) NOT IN ('integer', 'real') THEN 4 ELSE 0 END)"
+
 /* Cached statements, prepared on first use and kept for the handle's life. */
 enum {
   ST_BEGIN, ST_COMMIT, ST_ROLLBACK,
@@ -58,54 +75,71 @@ static const char *const stmt_sql[ST_COUNT] = {
   "ROLLBACK",
   /* ST_ENQUEUE: contract step 2; never OR REPLACE (it would reset a lease). */
   "INSERT OR IGNORE INTO jobs(id) VALUES (?1)",
-  /* ST_STATE: contract step 3. */
-  "SELECT id, owner, until, fence, result, done FROM jobs WHERE id = ?1",
+  /* ST_STATE: contract step 3, plus the blocked code of a job not done. */
+  "SELECT id, owner, until, fence, result, done,"
+  " CASE WHEN done <> 0 THEN 0 ELSE " SQL_BLOCKED " END FROM jobs WHERE id = ?1",
   /* ST_CLAIM: contract step 4.  ?1 id, ?2 owner, ?3 now, ?4 now + ttl.
   ** Held means until > now, so until <= now is free: the boundary
-  ** now == until can be claimed again.  The fence must be an integer
-  ** that can still grow. */
+  ** now == until can be claimed again.  A blocked job is never claimed. */
   "UPDATE jobs SET owner = ?2, until = ?4, fence = fence + 1"
   " WHERE id = ?1 AND done = 0 AND until <= ?3"
-  " AND typeof(fence) = 'integer' AND fence < 9223372036854775807"
+  " AND " SQL_BLOCKED " = 0"
   " RETURNING fence",
   /* ST_CLAIM_WHY: why ST_CLAIM changed nothing.  ?1 id, ?2 now. */
-  "SELECT done <> 0, until > ?2, typeof(fence) = 'integer' FROM jobs WHERE id = ?1",
+  "SELECT done <> 0, until > ?2, " SQL_BLOCKED " FROM jobs WHERE id = ?1",
   /* ST_RENEW: contract step 5.  ?1 id, ?2 owner, ?3 fence, ?4 now, ?5 now + ttl.
   ** until > now: an expired lease is never revived. */
   "UPDATE jobs SET until = ?5"
-  " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4",
+  " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4"
+  " AND " SQL_BLOCKED " = 0",
   /* ST_COMPLETE: contract step 6.  ?1 id, ?2 owner, ?3 fence, ?4 now, ?5 result. */
   "UPDATE jobs SET result = ?5, done = 1"
-  " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4",
-  /* ST_RELEASE: contract step 7.  ?1 id, ?2 owner, ?3 fence.  The fence is kept. */
+  " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4"
+  " AND " SQL_BLOCKED " = 0",
+  /* ST_RELEASE: contract step 7.  ?1 id, ?2 owner, ?3 fence.  The fence is
+  ** kept.  (A blocked job may be released: that writes a sound until.) */
   "UPDATE jobs SET owner = NULL, until = 0"
   " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0",
   /* ST_WRITE_WHY: why ST_RENEW, ST_COMPLETE or ST_RELEASE changed nothing;
   ** the negation of their WHERE clauses, one column per check. */
-  "SELECT done <> 0, owner IS NOT ?2, fence IS NOT ?3, until <= ?4"
+  "SELECT done <> 0, owner IS NOT ?2, fence IS NOT ?3, until <= ?4, " SQL_BLOCKED
   " FROM jobs WHERE id = ?1",
   /* ST_CLAIM_NEXT: claim's rule applied to the oldest ready jobs.  ?1 owner,
   ** ?2 now, ?3 now + ttl, ?4 how many.  Enqueue order is rowid order; the
   ** partial index lease_jobs_pending yields the jobs not done in that order,
-  ** so the scan skips only jobs still held.  A job whose fence cannot grow
-  ** is never handed out (claim reports it as an error instead). */
+  ** so the scan skips only jobs still held (or blocked). */
   "UPDATE jobs SET owner = ?1, until = ?3, fence = fence + 1"
   " WHERE rowid IN (SELECT rowid FROM jobs WHERE done = 0 AND until <= ?2"
-  " AND typeof(fence) = 'integer' AND fence < 9223372036854775807"
+  " AND " SQL_BLOCKED " = 0"
   " ORDER BY rowid LIMIT ?4)"
   " RETURNING rowid, id, fence",
   /* ST_LIST: a page of jobs of one kind.  ?1 after (rowid), ?2 now,
   ** ?3 limit, ?4 which (LEASE_LIST_*). */
-  "SELECT rowid, id, owner, until, fence, result, done FROM jobs"
+  "SELECT rowid, id, owner, until, fence, result, done,"
+  " CASE WHEN done <> 0 THEN 0 ELSE " SQL_BLOCKED " END AS b FROM jobs"
   " WHERE rowid > ?1 AND CASE ?4 WHEN 0 THEN 1"
-  " WHEN 1 THEN done = 0 AND until <= ?2"
-  " WHEN 2 THEN done = 0 AND until > ?2"
-  " ELSE done <> 0 END"
+  " WHEN 1 THEN done = 0 AND b = 0 AND until <= ?2"
+  " WHEN 2 THEN done = 0 AND b = 0 AND until > ?2"
+  " WHEN 3 THEN done <> 0"
+  " ELSE done = 0 AND b <> 0 END"
   " ORDER BY rowid LIMIT ?3",
   /* ST_TALLY: counts by state.  ?1 now. */
-  "SELECT count(*), total(done <> 0), total(done = 0 AND until <= ?1),"
-  " total(done = 0 AND until > ?1) FROM jobs",
+  "SELECT count(*), total(done <> 0), total(done = 0 AND b = 0 AND until <= ?1),"
+  " total(done = 0 AND b = 0 AND until > ?1), total(done = 0 AND b <> 0)"
+  " FROM (SELECT done, until, " SQL_BLOCKED " AS b FROM jobs)",
 };
+
+/* Messages for SQL_BLOCKED's codes, and the result code each one gives a
+** claim: LEASE_RANGE for a fence that cannot grow, LEASE_MISMATCH for a
+** value of the wrong type. */
+static const char *const blocked_msg[] = {
+  NULL,
+  "its id is not a non-empty text",
+  "its stored fence is not a non-negative integer",
+  "its fence is at its maximum, 9223372036854775807, and cannot grow",
+  "its stored until is not a number",
+};
+#define BLOCKED_RC(code) ((code) == 3 ? LEASE_RANGE : LEASE_MISMATCH)
 
 /* ===================================================================== */
 /* The handle                                                             */
@@ -360,13 +394,26 @@ static int abort_step(lease_db *db, sqlite3_stmt *st, int src) {
 /* Argument checks                                                        */
 /* ===================================================================== */
 
-/* Resolve LEASE_NTS and refuse NULL or empty byte strings. */
+/*
+** Refuse a string longer than this connection's SQLite can hold
+** (SQLITE_LIMIT_LENGTH, 10^9 bytes in Debian's build).  Checked before
+** binding, because sqlite3_bind_text refuses such a string with
+** SQLITE_TOOBIG and leaves the parameter NULL: unchecked, a result would be
+** stored as NULL and reported stored.
+*/
+static int check_length(lease_db *db, const char *what, size_t len) {
+  int limit = sqlite3_limit(db->conn, SQLITE_LIMIT_LENGTH, -1);
+  if (len > (size_t)limit)
+    return fail(db, LEASE_MISUSE, "%s is %zu bytes, more than SQLite's limit of %d", what, len, limit);
+  return LEASE_OK;
+}
+
+/* Resolve LEASE_NTS and refuse NULL or empty byte strings, or too long ones. */
 static int check_bytes(lease_db *db, const char *what, const char *s, size_t *len) {
   if (!s) return fail(db, LEASE_MISUSE, "%s must not be NULL", what);
   if (*len == LEASE_NTS) *len = strlen(s);
   if (*len == 0) return fail(db, LEASE_MISUSE, "%s must not be empty", what);
-  if (*len > INT_MAX) return fail(db, LEASE_MISUSE, "%s is too long", what);
-  return LEASE_OK;
+  return check_length(db, what, *len);
 }
 
 /* See lease.h.  The sum check catches a ttl too small to change a huge now
@@ -513,6 +560,32 @@ static int check_schema(lease_db *db, int *missing) {
   sqlite3_finalize(st);
   if (rc != LEASE_OK) return rc;
   if (rows == 0) return fail(db, LEASE_SCHEMA, "jobs has no columns");
+  /* Ids and owners are byte strings, compared byte for byte: a NOCASE or
+  ** RTRIM collation would make "a " the same job as "a", "W" the owner "w". */
+  for (k = 0; k < 2; k++) {
+    const char *coll = NULL;
+    if (sqlite3_table_column_metadata(db->conn, "main", "jobs", jobs_columns[k].name, NULL,
+                                      &coll, NULL, NULL, NULL) != SQLITE_OK)
+      return fail_sqlite(db, sqlite3_errcode(db->conn));
+    if (coll && strcasecmp(coll, "BINARY") != 0)
+      return fail(db, LEASE_SCHEMA, "jobs.%s has collation %s; ids and owners must compare "
+                  "byte for byte (BINARY)", jobs_columns[k].name, coll);
+  }
+  /* Another unique index would make enqueue refuse ids the primary key
+  ** allows (INSERT OR IGNORE says "exists" instead of failing). */
+  src = sqlite3_prepare_v2(db->conn, "PRAGMA index_list(jobs)", -1, &st, NULL);
+  if (src != SQLITE_OK) return fail_sqlite(db, src);
+  while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+    const char *origin = (const char *)sqlite3_column_text(st, 3);
+    if (sqlite3_column_int(st, 2) && (!origin || strcmp(origin, "pk") != 0)) {
+      rc = fail(db, LEASE_SCHEMA, "jobs has the unique index %s besides its primary key",
+                (const char *)sqlite3_column_text(st, 1));
+      break;
+    }
+  }
+  if (rc == LEASE_OK && src != SQLITE_DONE) rc = fail_sqlite(db, src);
+  sqlite3_finalize(st);
+  if (rc != LEASE_OK) return rc;
   /* Enqueue order is rowid order: a WITHOUT ROWID or virtual table has none. */
   src = sqlite3_prepare_v2(db->conn, "SELECT rowid FROM jobs LIMIT 0", -1, &st, NULL);
   sqlite3_finalize(st);
@@ -814,7 +887,7 @@ static int reserve(lease_db *db, size_t n) {
 
 /*
 ** Copy the row at the statement's columns (first column `c0`: id, owner,
-** until, fence, result, done) into *row, its strings appended to the
+** until, fence, result, done, blocked code) into *row, its strings appended to the
 ** handle's buffer at *used.  Pointers are fixed up by fix_row once the
 ** buffer stops moving.  Returns LEASE_OK or LEASE_NOMEM.
 */
@@ -840,9 +913,13 @@ static int copy_row(lease_db *db, sqlite3_stmt *st, int c0, lease_row *row, size
     *lens[i] = n;
     *used += n + 1;
   }
-  row->until = sqlite3_column_double(st, c0 + 2);
+  /* an until that is not a number reads as NaN, not as a made-up number */
+  i = sqlite3_column_type(st, c0 + 2);
+  row->until = (i == SQLITE_INTEGER || i == SQLITE_FLOAT) ? sqlite3_column_double(st, c0 + 2) : NAN;
   row->fence = sqlite3_column_int64(st, c0 + 3);
   row->done = sqlite3_column_int64(st, c0 + 5) != 0;
+  i = sqlite3_column_int(st, c0 + 6);
+  row->blocked = i > 0 && i <= 4 ? blocked_msg[i] : NULL;
   return LEASE_OK;
 }
 
@@ -889,7 +966,7 @@ int lease_list(lease_db *db, int which, double now, int64_t after, int max,
   CHECK_DB(db);
   if (count) *count = 0;
   if (!rows || !seqs || !count) return fail(db, LEASE_MISUSE, "rows, seqs and count must not be NULL");
-  if (which < LEASE_LIST_ALL || which > LEASE_LIST_DONE) return fail(db, LEASE_MISUSE, "unknown list kind");
+  if (which < LEASE_LIST_ALL || which > LEASE_LIST_BLOCKED) return fail(db, LEASE_MISUSE, "unknown list kind");
   if (max < 1) return fail(db, LEASE_MISUSE, "max must be at least 1");
   if (isnan(now)) return fail(db, LEASE_MISUSE, "now must be a number");
   if (!(st = stmt(db, ST_LIST))) return db->rc;
@@ -927,6 +1004,7 @@ int lease_count(lease_db *db, double now, lease_counts *out) {
     out->done = (int64_t)sqlite3_column_double(st, 1);
     out->ready = (int64_t)sqlite3_column_double(st, 2);
     out->held = (int64_t)sqlite3_column_double(st, 3);
+    out->blocked = (int64_t)sqlite3_column_double(st, 4);
     src = SQLITE_DONE;
   }
   return finish_read(db, st, src);
@@ -968,19 +1046,20 @@ int lease_claim(lease_db *db, const char *id, size_t id_len, const char *owner,
   if (src == SQLITE_DONE) {
     if (reason) *reason = LEASE_MISSING;
   } else if (src == SQLITE_ROW) {
+    int blocked = sqlite3_column_int(why, 2);
     if (sqlite3_column_int(why, 0)) { if (reason) *reason = LEASE_DONE; }
+    else if (blocked > 0 && blocked <= 4) rc = blocked;
     else if (sqlite3_column_int(why, 1)) { if (reason) *reason = LEASE_HELD; }
-    else if (!sqlite3_column_int(why, 2)) rc = LEASE_MISMATCH;
-    else rc = LEASE_RANGE;
+    else rc = -1;   /* every check passes, yet the update refused */
     src = SQLITE_DONE;
   }
   if (src != SQLITE_DONE) return abort_step(db, why, src);
   sqlite3_reset(why);
   if (rc != LEASE_OK) {
     rollback(db);
-    if (rc == LEASE_MISMATCH)
-      return fail(db, rc, "the stored fence of this job is not an integer");
-    return fail(db, rc, "the fence of this job is at its maximum, %lld", (long long)LEASE_FENCE_MAX);
+    if (rc < 0)
+      return fail(db, LEASE_ERROR, "internal error: the guarded claim refused a free job");
+    return fail(db, BLOCKED_RC(rc), "cannot claim this job: %s", blocked_msg[rc]);
   }
   return commit(db);
 }
@@ -1074,7 +1153,7 @@ int lease_enqueue_many(lease_db *db, const char *const *ids, const size_t *id_le
     if (!ids[i]) return fail(db, LEASE_MISUSE, "id %d must not be NULL", i + 1);
     if (len == LEASE_NTS) len = strlen(ids[i]);
     if (len == 0) return fail(db, LEASE_MISUSE, "id %d must not be empty", i + 1);
-    if (len > INT_MAX) return fail(db, LEASE_MISUSE, "id %d is too long", i + 1);
+    if (check_length(db, "an id", len)) return db->rc;
   }
   if (n == 0) return LEASE_OK;
   if (!(st = stmt(db, ST_ENQUEUE))) return db->rc;
@@ -1103,7 +1182,7 @@ static int guarded_write(lease_db *db, int which, const char *id, size_t id_len,
                          int use_now, double now, double new_until,
                          const char *result, size_t result_len, int *reason) {
   sqlite3_stmt *st, *why;
-  int src, rc, r = LEASE_GRANTED;
+  int src, rc, r = LEASE_GRANTED, blocked;
   if (!(st = stmt(db, which)) || !(why = stmt(db, ST_WRITE_WHY))) return db->rc;
   if ((rc = run(db, ST_BEGIN)) != LEASE_OK) return rc;
   sqlite3_bind_text(st, 1, id, (int)id_len, SQLITE_STATIC);
@@ -1133,15 +1212,19 @@ static int guarded_write(lease_db *db, int which, const char *id, size_t id_len,
       if (sqlite3_column_int(why, 0)) r = LEASE_DONE;
       else if (sqlite3_column_int(why, 1)) r = LEASE_NOT_OWNER;
       else if (sqlite3_column_int(why, 2)) r = LEASE_STALE_FENCE;
+      else if (use_now && (blocked = sqlite3_column_int(why, 4)) > 0 && blocked <= 4) rc = blocked;
       else if (use_now && sqlite3_column_int(why, 3)) r = LEASE_EXPIRED;
-      else rc = LEASE_ERROR;   /* every check passes, yet the update refused */
+      else rc = -1;   /* every check passes, yet the update refused */
       src = SQLITE_DONE;
     }
     if (src != SQLITE_DONE) return abort_step(db, why, src);
     sqlite3_reset(why);
     if (rc != LEASE_OK) {
       rollback(db);
-      return fail(db, rc, "internal error: the guarded update refused a write that passes every check");
+      if (rc < 0)
+        return fail(db, LEASE_ERROR,
+                    "internal error: the guarded update refused a write that passes every check");
+      return fail(db, BLOCKED_RC(rc), "cannot write to this job: %s", blocked_msg[rc]);
     }
   }
   if ((rc = commit(db)) != LEASE_OK) return rc;
@@ -1168,7 +1251,7 @@ int lease_complete(lease_db *db, const char *id, size_t id_len, const char *owne
   if (check_id_owner(db, id, &id_len, owner, &owner_len)) return db->rc;
   if (!isfinite(now)) return fail(db, LEASE_MISUSE, "now must be a finite number");
   if (result && result_len == LEASE_NTS) result_len = strlen(result);
-  if (result && result_len > INT_MAX) return fail(db, LEASE_MISUSE, "result is too long");
+  if (result && check_length(db, "result", result_len)) return db->rc;
   return guarded_write(db, ST_COMPLETE, id, id_len, owner, owner_len, fence, 1, now, 0,
                        result, result_len, reason);
 }
@@ -1254,6 +1337,12 @@ int lease__begin(lease_db *db) {
 }
 
 /* See lease_int.h. */
+/* See lease_int.h. */
+int lease__private(const lease_db *db) {
+  const char *f = db && db->conn ? sqlite3_db_filename(db->conn, "main") : NULL;
+  return f == NULL || f[0] == '\0';
+}
+
 void lease__options(const lease_db *db, lease_options *out) {
   *out = db->opt;
 }

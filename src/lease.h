@@ -5,7 +5,7 @@
 ** ("fence") that only ever grows.  Every write checks all three at the
 ** moment it is stored, so a worker that stalled, lost its lease and came
 ** back late can never overwrite the result of the worker that took over.
-** The contract is ../shared/CONTRACT.md (steps 1-8); each function below
+** The contract is docs/contract/CONTRACT.md (steps 1-8); each function below
 ** names the step it implements.
 **
 ** Conventions (SQLite's):
@@ -41,6 +41,10 @@ extern "C" {
 /* Length value meaning "the string ends at its first zero byte". */
 #define LEASE_NTS ((size_t)-1)
 
+/* The longest id, owner or result (bytes): SQLite's default SQLITE_MAX_LENGTH.
+** A connection whose SQLite has a lower limit refuses longer ones itself. */
+#define LEASE_MAX_LENGTH 1000000000
+
 /* The largest fence the engine hands out; a claim past it is LEASE_RANGE. */
 #define LEASE_FENCE_MAX INT64_MAX
 
@@ -72,7 +76,8 @@ typedef enum lease_rc {
   LEASE_PROTOCOL,     /* "protocol": SQLite's locking protocol failed */
   LEASE_SCHEMA,       /* "schema": the jobs table differs from the contract's */
   LEASE_RANGE,        /* "range": the job's fence cannot grow any further */
-  LEASE_MISMATCH      /* "mismatch": a stored value has the wrong type (fence not an integer) */
+  LEASE_MISMATCH      /* "mismatch": another client stored a value of the wrong type
+                         (a fence not a non-negative integer, an until not a number) */
 } lease_rc;
 
 /*
@@ -124,6 +129,9 @@ typedef struct lease_row {
   int64_t fence;       /* the last fencing token handed out; 0 when never claimed */
   const char *result;  size_t result_len;
   int done;            /* 1 when completed, else 0 */
+  const char *blocked; /* NULL, or why this job (not done) can never be handed out:
+                          another client stored an id, fence or until the engine
+                          cannot honour (then until may be NaN: not a number) */
 } lease_row;
 
 /* A handle's settings as SQLite reports them (lease_read_settings). */
@@ -145,12 +153,13 @@ enum {
   LEASE_LIST_ALL = 0,   /* every job */
   LEASE_LIST_READY,     /* not done, until <= now: claimable */
   LEASE_LIST_HELD,      /* not done, until > now: under a lease */
-  LEASE_LIST_DONE       /* completed */
+  LEASE_LIST_DONE,      /* completed */
+  LEASE_LIST_BLOCKED    /* not done, but never claimable: see lease_row.blocked */
 };
 
 /* Job counts by state at a given now (lease_count). */
 typedef struct lease_counts {
-  int64_t total, ready, held, done;
+  int64_t total, ready, held, done, blocked;   /* total = ready + held + done + blocked */
 } lease_counts;
 
 /* Argument positions reported by lease_check_time. */
@@ -222,8 +231,9 @@ LEASE_API int lease_state(lease_db *db, const char *id, size_t id_len, lease_row
 **   fence:  receives the new fence, or 0 when not granted.
 **   reason: LEASE_GRANTED, LEASE_MISSING, LEASE_DONE or LEASE_HELD.
 ** Returns LEASE_OK, LEASE_MISUSE (bad argument, nothing touched),
-** LEASE_RANGE (fence at LEASE_FENCE_MAX), LEASE_MISMATCH (stored fence is not
-** an integer), or a database error (LEASE_BUSY once the busy timeout ran out).
+** LEASE_RANGE (fence at LEASE_FENCE_MAX), LEASE_MISMATCH (another client
+** stored a fence or until of the wrong type: see lease_row.blocked), or a
+** database error (LEASE_BUSY once the busy timeout ran out).
 */
 LEASE_API int lease_claim(lease_db *db, const char *id, size_t id_len,
                           const char *owner, size_t owner_len,
@@ -235,7 +245,8 @@ LEASE_API int lease_claim(lease_db *db, const char *id, size_t id_len,
 ** lease is never revived.
 **   reason: LEASE_GRANTED, LEASE_MISSING, LEASE_DONE, LEASE_NOT_OWNER,
 **           LEASE_STALE_FENCE or LEASE_EXPIRED.
-** Returns LEASE_OK, LEASE_MISUSE or a database error.
+** Returns LEASE_OK, LEASE_MISUSE, LEASE_RANGE or LEASE_MISMATCH (the job is
+** blocked: see lease_row.blocked) or a database error.
 */
 LEASE_API int lease_renew(lease_db *db, const char *id, size_t id_len,
                           const char *owner, size_t owner_len, int64_t fence,
@@ -247,7 +258,9 @@ LEASE_API int lease_renew(lease_db *db, const char *id, size_t id_len,
 ** Otherwise the stored result stays as it was.
 **   result, result_len: the result bytes, or result NULL for SQL NULL.
 **   reason: as for lease_renew.
-** Returns LEASE_OK, LEASE_MISUSE or a database error.
+** Returns LEASE_OK, LEASE_MISUSE (also for a result longer than SQLite's
+** length limit), LEASE_RANGE or LEASE_MISMATCH (as for lease_renew) or a
+** database error.
 */
 LEASE_API int lease_complete(lease_db *db, const char *id, size_t id_len,
                              const char *owner, size_t owner_len, int64_t fence,

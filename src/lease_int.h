@@ -29,4 +29,12 @@ void lease__options(const lease_db *db, lease_options *out);
 */
 int lease__set_error(lease_db *db, int rc, int xrc, const char *msg);
 
+/*
+** lease__private: 1 when db's database is private to its connection (an
+** in-memory or temporary database, however it was named: ":memory:",
+** "file::memory:", "file:x?mode=memory", ""), so another connection
+** opened on the same path would see a different, empty one.  Else 0.
+*/
+int lease__private(const lease_db *db);
+
 #endif

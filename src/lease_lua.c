@@ -31,9 +31,18 @@
 
 #define DB_MT "lease.db"
 
-/* A handle: NULL db means closed (and a handle starts closed). */
+/*
+** A handle: NULL db means closed (and a handle starts closed).  inuse
+** counts the calls running on it.  Any Lua allocation inside a call can run
+** a finalizer, and a finalizer may close this very handle; the call still
+** reads the connection and its buffers, so such a close is deferred
+** (closing) to the end of the last running call, while the handle already
+** counts as closed for every new call.
+*/
 typedef struct lhandle {
   lease_db *db;
+  int inuse;
+  int closing;
 } lhandle;
 
 /* ===================================================================== */
@@ -62,7 +71,11 @@ int arg_error(lua_State *L, const callee *c, int i, const char *msg) {
 ** the number itself, or its type name. */
 const char *arg_got(lua_State *L, int i) {
   if (lua_type(L, i) == LUA_TSTRING) return lua_rawlen(L, i) == 0 ? "an empty string" : "a string";
-  if (lua_type(L, i) == LUA_TNUMBER) return luaL_tolstring(L, i, NULL);
+  if (lua_type(L, i) == LUA_TNUMBER) {
+    lua_Number v = lua_tonumber(L, i);
+    if (v != v) return "nan";   /* printf would say "-nan" or "nan" by the sign bit */
+    return luaL_tolstring(L, i, NULL);
+  }
   return luaL_typename(L, i);
 }
 
@@ -72,12 +85,29 @@ int arg_fail(lua_State *L, const callee *c, int i, const char *what, const char 
   return arg_error(L, c, i, lua_pushfstring(L, "%s must be %s, got %s", what, kind, got));
 }
 
-/* A non-empty byte string (zero bytes allowed); numbers are not coerced. */
+/* See lease_lua.h. */
+void arg_length(lua_State *L, const callee *c, int i, const char *what, size_t len) {
+  if (len > LEASE_MAX_LENGTH)
+    arg_error(L, c, i, lua_pushfstring(L, "%s must be at most %d bytes, got %I", what,
+                                       LEASE_MAX_LENGTH, (lua_Integer)len));
+}
+
+/* A non-empty byte string (zero bytes allowed, at most LEASE_MAX_LENGTH
+** bytes); numbers are not coerced. */
 const char *arg_bytes(lua_State *L, const callee *c, int i, const char *what,
                              size_t *len) {
   if (lua_type(L, i) != LUA_TSTRING || lua_rawlen(L, i) == 0)
     arg_fail(L, c, i, what, "a non-empty string");
+  arg_length(L, c, i, what, lua_rawlen(L, i));
   return lua_tolstring(L, i, len);
+}
+
+/* See lease_lua.h. */
+const char *arg_path(lua_State *L, const callee *c, int i) {
+  size_t len;
+  const char *p = arg_bytes(L, c, i, "path", &len);
+  if (strlen(p) != len) arg_error(L, c, i, "path must not contain zero bytes");
+  return p;
 }
 
 /* A number (integer or float; strings are not coerced), as a double. */
@@ -102,7 +132,7 @@ void arg_time(lua_State *L, const callee *c, int i, double *now, double *ttl) {
   bad = lease_check_time(*now, *ttl, &why);
   if (bad) {
     int at = bad == LEASE_ARG_NOW ? i : i + 1;
-    arg_error(L, c, at, lua_pushfstring(L, "%s, got %s", why, luaL_tolstring(L, at, NULL)));
+    arg_error(L, c, at, lua_pushfstring(L, "%s, got %s", why, arg_got(L, at)));
   }
 }
 
@@ -115,11 +145,29 @@ static int64_t arg_fence(lua_State *L, const callee *c, int i) {
   return (int64_t)v;
 }
 
-/* The handle at i, open; raises on a closed one. */
-static lease_db *check_db(lua_State *L, int i) {
+/* The handle at i, open; raises on a closed one (or one being closed). */
+static lhandle *check_handle(lua_State *L, int i) {
   lhandle *h = luaL_checkudata(L, i, DB_MT);
-  if (!h->db) luaL_error(L, "attempt to use a closed lease database");
+  if (!h->db || h->closing) luaL_error(L, "attempt to use a closed lease database");
+  return h;
+}
+
+/* See lease_lua.h. */
+lease_db *lease_lua_enter(lua_State *L, int i) {
+  lhandle *h = check_handle(L, i);
+  h->inuse++;
   return h->db;
+}
+
+/* See lease_lua.h. */
+void lease_lua_leave(lua_State *L, int i) {
+  lhandle *h = lua_touserdata(L, i);
+  if (h->inuse > 0) h->inuse--;
+  if (h->inuse == 0 && h->closing) {
+    lease_close(h->db);
+    h->db = NULL;
+    h->closing = 0;
+  }
 }
 
 /* ===================================================================== */
@@ -189,6 +237,8 @@ static void parse_args(lua_State *L, const callee *c, int op, op_args *a) {
       }
       /* the string stays alive in the ids table, which stays on the stack */
       a->ids[i - 1] = lua_tolstring(L, -1, &a->id_lens[i - 1]);
+      if (a->id_lens[i - 1] > LEASE_MAX_LENGTH)
+        arg_length(L, c, 2, lua_pushfstring(L, "ids[%I]", (LUAI_UACINT)i), a->id_lens[i - 1]);
       lua_pop(L, 1);
     }
     return;
@@ -210,6 +260,7 @@ static void parse_args(lua_State *L, const callee *c, int op, op_args *a) {
       if (!lua_isnoneornil(L, 6)) {
         if (lua_type(L, 6) != LUA_TSTRING) arg_fail(L, c, 6, "result", "a string or nil");
         a->result = lua_tolstring(L, 6, &a->result_len);
+        arg_length(L, c, 6, "result", a->result_len);
       }
       break;
     case OP_RELEASE:
@@ -243,6 +294,10 @@ static void push_row(lua_State *L, const lease_row *row) {
   }
   lua_pushboolean(L, row->done);
   lua_setfield(L, -2, "done");
+  if (row->blocked) {
+    lua_pushstring(L, row->blocked);
+    lua_setfield(L, -2, "blocked");
+  }
 }
 
 /* Push `ok` as true, or false and the reason word. */
@@ -347,15 +402,19 @@ static int exec_op(lua_State *L, lease_db *db, int op, const op_args *a) {
   }
 }
 
-/* Method body: db:<op>(...). */
+/* Method body: db:<op>(...).  The arguments are parsed (which allocates)
+** before the call is entered; results are pushed inside it. */
 static int method_op(lua_State *L, int op) {
-  lease_db *db = check_db(L, 1);
+  lease_db *db;
   op_args a;
   callee c;
   int n;
+  check_handle(L, 1);
   callee_init(L, &c, op_names[op], 1);
   parse_args(L, &c, op, &a);
+  db = lease_lua_enter(L, 1);
   n = exec_op(L, db, op, &a);
+  lease_lua_leave(L, 1);
   if (n < 0) return lua_error(L);
   return n;
 }
@@ -369,6 +428,8 @@ static int method_op(lua_State *L, int op) {
 static lhandle *new_handle(lua_State *L) {
   lhandle *h = lua_newuserdatauv(L, sizeof *h, 0);
   h->db = NULL;
+  h->inuse = 0;
+  h->closing = 0;
   luaL_setmetatable(L, DB_MT);
   return h;
 }
@@ -425,10 +486,14 @@ lease_db *open_handle(lua_State *L, const char *op, const char *path,
   return db;
 }
 
-/* Close the handle at i if open.  Shared by close, __close and __gc. */
+/* Close the handle at i if open, or, when calls on it are running (this
+** close comes from a finalizer inside one), when the last of them ends.
+** Shared by close, __close and the path functions. */
 int close_handle(lua_State *L, int i) {
   lhandle *h = luaL_checkudata(L, i, DB_MT);
-  if (h->db) {
+  if (h->db && h->inuse > 0) {
+    h->closing = 1;
+  } else if (h->db) {
     lease_close(h->db);
     h->db = NULL;
   }
@@ -452,7 +517,7 @@ static int l_open(lua_State *L) {
   callee c;
   const char *path;
   callee_init(L, &c, "open", 0);
-  path = arg_bytes(L, &c, 1, "path", NULL);
+  path = arg_path(L, &c, 1);
   parse_options(L, &c, 2, &opt);
   open_handle(L, "open", path, &opt);
   return 1;
@@ -469,15 +534,29 @@ static int m_close(lua_State *L) {
   return 1;
 }
 
-/* __gc and __close: close quietly. */
-static int m_gc(lua_State *L) {
+/* __close: close quietly, as db:close() does. */
+static int m_close_scope(lua_State *L) {
   return close_handle(L, 1);
+}
+
+/* __gc: close now.  A collected handle is unreachable, so no call can be
+** running on it; a nonzero inuse only means a call ended by an error
+** (out of memory) before it could leave. */
+static int m_gc(lua_State *L) {
+  lhandle *h = luaL_checkudata(L, 1, DB_MT);
+  h->inuse = 0;
+  h->closing = 0;
+  if (h->db) {
+    lease_close(h->db);
+    h->db = NULL;
+  }
+  return 0;
 }
 
 /* __tostring: "lease.db (path)" or "lease.db (closed)". */
 static int m_tostring(lua_State *L) {
   lhandle *h = luaL_checkudata(L, 1, DB_MT);
-  if (h->db) lua_pushfstring(L, "lease.db (%s)", lease_path(h->db));
+  if (h->db && !h->closing) lua_pushfstring(L, "lease.db (%s)", lease_path(h->db));
   else lua_pushliteral(L, "lease.db (closed)");
   return 1;
 }
@@ -501,8 +580,9 @@ static int m_enqueue(lua_State *L) { return method_op(L, OP_ENQUEUE); }
 ** db:state(id) -> table | nil
 ** The stored row (contract step 3): {id=, owner=, until=, fence=, result=,
 ** done=}; owner and result are nil when NULL, done is a boolean, fence an
-** integer, until a float (read it as s["until"]).  nil when there is no
-** such job.  Raises on a bad id or a database failure.
+** integer, until a float (read it as s["until"]).  A job another client
+** left unclaimable also has blocked = "<why>" (and until = NaN when the
+** stored until is not a number).  nil when there is no such job.  Raises on a bad id or a database failure.
 */
 static int m_state(lua_State *L) { return method_op(L, OP_STATE); }
 
@@ -551,12 +631,12 @@ static int m_release(lua_State *L) { return method_op(L, OP_RELEASE); }
 */
 static int m_settings(lua_State *L) {
   static const char *const sync_names[] = {"off", "normal", "full", "extra"};
-  lease_db *db = check_db(L, 1);
+  lease_db *db = lease_lua_enter(L, 1);
   lease_settings s;
-  if (lease_read_settings(db, &s) != LEASE_OK) {
-    push_db_error(L, db, "settings");
-    return lua_error(L);
-  }
+  int rc = lease_read_settings(db, &s);
+  if (rc != LEASE_OK) push_db_error(L, db, "settings");
+  lease_lua_leave(L, 1);
+  if (rc != LEASE_OK) return lua_error(L);
   lua_createtable(L, 0, 3);
   lua_pushstring(L, s.journal_mode);
   lua_setfield(L, -2, "journal_mode");
@@ -593,15 +673,17 @@ static int m_enqueue_many(lua_State *L) { return method_op(L, OP_ENQUEUE_MANY); 
 /*
 ** db:jobs(which, now [, limit [, after]]) -> { job, ... }
 **   which (string): "all", "ready" (not done, until <= now), "held" (not
-**     done, until > now) or "done"; now (number, caller's unit); limit
+**     done, until > now), "done", or "blocked" (not done, but holding a
+**     value another client stored that the engine cannot honour; such a
+**     job has a `blocked` field saying which); now (number, caller's unit); limit
 **     (integer 1..100000, default 1000); after (integer seq, default 0).
 ** A page of jobs in enqueue order: each a table as db:state returns, plus
 ** `seq`, its place in the enqueue order; pass the last seq as `after` for
 ** the next page.  Read-only.  Raises on a bad argument or database failure.
 */
 static int m_jobs(lua_State *L) {
-  static const char *const kinds[] = {"all", "ready", "held", "done", NULL};
-  lease_db *db = check_db(L, 1);
+  static const char *const kinds[] = {"all", "ready", "held", "done", "blocked", NULL};
+  lease_db *db;
   callee c;
   const char *w;
   int which, n = 0, i, limit = 1000;
@@ -609,10 +691,12 @@ static int m_jobs(lua_State *L) {
   double now;
   lease_row *rows;
   int64_t *seqs;
+  check_handle(L, 1);
   callee_init(L, &c, "jobs", 1);
   w = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : "";
   for (which = 0; kinds[which] && strcmp(kinds[which], w) != 0; which++) {}
-  if (!kinds[which]) arg_fail(L, &c, 2, "which", "\"all\", \"ready\", \"held\" or \"done\"");
+  if (!kinds[which])
+    arg_fail(L, &c, 2, "which", "\"all\", \"ready\", \"held\", \"done\" or \"blocked\"");
   now = arg_finite(L, &c, 3, "now");
   if (!lua_isnoneornil(L, 4)) {
     lua_Integer v = 0;
@@ -628,8 +712,10 @@ static int m_jobs(lua_State *L) {
   }
   rows = lua_newuserdatauv(L, (sizeof *rows + sizeof *seqs) * (size_t)limit, 0);
   seqs = (int64_t *)(rows + limit);
+  db = lease_lua_enter(L, 1);   /* the rows point into the handle's buffer */
   if (lease_list(db, which, now, (int64_t)after, limit, rows, seqs, &n) != LEASE_OK) {
     push_db_error(L, db, "jobs");
+    lease_lua_leave(L, 1);
     return lua_error(L);
   }
   lua_createtable(L, n, 0);
@@ -639,26 +725,30 @@ static int m_jobs(lua_State *L) {
     lua_setfield(L, -2, "seq");
     lua_rawseti(L, -2, i + 1);
   }
+  lease_lua_leave(L, 1);
   return 1;
 }
 
 /*
-** db:counts(now) -> {total=, ready=, held=, done=}
+** db:counts(now) -> {total=, ready=, held=, done=, blocked=}
 **   now (number, caller's unit): decides ready versus held.
-** Counts jobs by state (integers).  Read-only.  Raises on a bad argument or
+** Counts jobs by state (integers; they add up to total).  Read-only.  Raises on a bad argument or
 ** a database failure.
 */
 static int m_counts(lua_State *L) {
-  lease_db *db = check_db(L, 1);
+  lease_db *db;
   lease_counts k;
   callee c;
   double now;
+  int rc;
+  check_handle(L, 1);
   callee_init(L, &c, "counts", 1);
   now = arg_finite(L, &c, 2, "now");
-  if (lease_count(db, now, &k) != LEASE_OK) {
-    push_db_error(L, db, "counts");
-    return lua_error(L);
-  }
+  db = lease_lua_enter(L, 1);
+  rc = lease_count(db, now, &k);
+  if (rc != LEASE_OK) push_db_error(L, db, "counts");
+  lease_lua_leave(L, 1);
+  if (rc != LEASE_OK) return lua_error(L);
   lua_createtable(L, 0, 4);
   lua_pushinteger(L, (lua_Integer)k.total);
   lua_setfield(L, -2, "total");
@@ -668,6 +758,8 @@ static int m_counts(lua_State *L) {
   lua_setfield(L, -2, "held");
   lua_pushinteger(L, (lua_Integer)k.done);
   lua_setfield(L, -2, "done");
+  lua_pushinteger(L, (lua_Integer)k.blocked);
+  lua_setfield(L, -2, "blocked");
   return 1;
 }
 
@@ -688,7 +780,7 @@ static int path_op(lua_State *L, int op) {
   lease_db *db;
   int n, base;
   callee_init(L, &c, op_names[op], 0);
-  path = arg_bytes(L, &c, 1, "path", NULL);
+  path = arg_path(L, &c, 1);
   parse_args(L, &c, op, &a);
   base = lua_gettop(L);
   db = open_handle(L, op_names[op], path, NULL);
@@ -777,14 +869,18 @@ int lease_lua_traceback(lua_State *L) {
 /* Embedded Lua modules                                                   */
 /* ===================================================================== */
 
-/* package.preload loader: compile and run the embedded module named by
-** upvalue 1 (its index in lease_lua_sources), as require would a file. */
-static int load_embedded(lua_State *L) {
-  const lease_lua_source *src = &lease_lua_sources[lua_tointeger(L, lua_upvalueindex(1))];
+/* See lease_lua.h. */
+int lease_lua_run_embedded(lua_State *L, int i) {
+  const lease_lua_source *src = &lease_lua_sources[i];
   if (luaL_loadbuffer(L, src->code, src->size, src->chunkname) != LUA_OK) return lua_error(L);
   lua_pushstring(L, src->module);
   lua_call(L, 1, 1);
   return 1;
+}
+
+/* package.preload loader: run the embedded module whose index is upvalue 1. */
+static int load_embedded(lua_State *L) {
+  return lease_lua_run_embedded(L, (int)lua_tointeger(L, lua_upvalueindex(1)));
 }
 
 /* See lease_lua.h. */
@@ -841,17 +937,14 @@ static const luaL_Reg db_methods[] = {
 static const luaL_Reg db_metamethods[] = {
   {"__index", NULL},   /* set to the method table below */
   {"__gc", m_gc},
-  {"__close", m_gc},
+  {"__close", m_close_scope},
   {"__tostring", m_tostring},
   {NULL, NULL},
 };
 
-/*
-** lease_lua_checkdb: the open lease_db at stack index i (for the thread
-** facility and other C parts of the module).  Raises like a method does.
-*/
-lease_db *lease_lua_checkdb(lua_State *L, int i) {
-  return check_db(L, i);
+/* See lease_lua.h. */
+void lease_lua_checkdb(lua_State *L, int i) {
+  check_handle(L, i);
 }
 
 /*

@@ -16,11 +16,24 @@
 LEASE_API int luaopen_lease(lua_State *L);
 
 /*
-** lease_lua_checkdb: the open lease_db behind the lease.db handle at stack
-** index i.  Raises "lease.db expected" for another value and "attempt to
-** use a closed lease database" for a closed handle.
+** lease_lua_checkdb: check that the value at stack index i is an open
+** lease.db handle.  Raises "lease.db expected" for another value and
+** "attempt to use a closed lease database" for a closed handle.
 */
-lease_db *lease_lua_checkdb(lua_State *L, int i);
+void lease_lua_checkdb(lua_State *L, int i);
+
+/*
+** lease_lua_enter: enter a call on the open lease.db handle at stack index
+** i and return its connection, valid until the matching lease_lua_leave
+** even if a finalizer closes the handle meanwhile (the close waits).  Raises
+** like lease_lua_checkdb.  Enter after parsing arguments; push results
+** before leaving; leave before raising a database error.
+*/
+lease_db *lease_lua_enter(lua_State *L, int i);
+
+/* lease_lua_leave: end a call entered by lease_lua_enter on the handle at i,
+** finishing a close that was asked for during it. */
+void lease_lua_leave(lua_State *L, int i);
 
 /* ===================================================================== */
 /* Shared by the module's C files (defined in lease_lua.c)               */
@@ -49,6 +62,12 @@ const char *arg_got(lua_State *L, int i);
 int arg_fail(lua_State *L, const callee *c, int i, const char *what, const char *kind);
 /* arg_bytes: the non-empty string at i (zero bytes allowed), or raise. */
 const char *arg_bytes(lua_State *L, const callee *c, int i, const char *what, size_t *len);
+/* arg_length: raise "bad argument #i to '<f>' (<what> must be at most
+** LEASE_MAX_LENGTH bytes, got <len>)" for a longer string. */
+void arg_length(lua_State *L, const callee *c, int i, const char *what, size_t len);
+/* arg_path: the database path at i: a non-empty string without zero bytes
+** (the C API takes a C string, which would end at the first), or raise. */
+const char *arg_path(lua_State *L, const callee *c, int i);
 /* arg_time: now at i and ttl at i + 1, checked as lease_check_time does, or raise. */
 void arg_time(lua_State *L, const callee *c, int i, double *now, double *ttl);
 /* push_db_error: push "lease.<op>: <message> [<code>] (file "<path>")" for db's last failure. */
@@ -89,6 +108,14 @@ typedef struct lease_lua_source {
 
 /* The embedded modules, ended by an entry whose module is NULL. */
 extern const lease_lua_source lease_lua_sources[];
+
+/*
+** lease_lua_run_embedded: compile and run embedded module i (an index into
+** lease_lua_sources) as require would a file, passing its name; returns 1
+** with the module's value pushed.  Raises a syntax or runtime error.  The
+** generated luaopen_lease_<name> functions call it.
+*/
+int lease_lua_run_embedded(lua_State *L, int i);
 
 /*
 ** lease_lua_preload: set package.preload[m] for every embedded module m,

@@ -34,6 +34,8 @@ static size_t check_owners(lua_State *L, const callee *c, int i) {
     if (lua_type(L, -1) != LUA_TSTRING || lua_rawlen(L, -1) == 0)
       arg_error(L, c, i, lua_pushfstring(L, "owners[%I] must be a non-empty string, got %s",
                                          (lua_Integer)k, arg_got(L, lua_gettop(L))));
+    if (lua_rawlen(L, -1) > LEASE_MAX_LENGTH)
+      arg_length(L, c, i, lua_pushfstring(L, "owners[%I]", (lua_Integer)k), lua_rawlen(L, -1));
     lua_pop(L, 1);
   }
   /* Any key outside 1..n would be an owner silently left out. */
@@ -51,13 +53,17 @@ static size_t check_owners(lua_State *L, const callee *c, int i) {
 }
 
 /*
-** The shared body: db is open, the id is at stack index 2 and owners, now,
-** ttl follow.  Arrays live in a userdata, so a raised error frees them.
+** The shared body: db is an open path function's connection, or NULL for
+** the method, whose handle (at stack index 1) is entered once the arguments
+** are parsed (see lease_lua_enter).  The id is at stack index 2 and owners,
+** now, ttl follow.  Arrays live in a userdata, so a raised error frees them.
 ** Pushes the result sequence and returns 1, or pushes the message
 ** "lease.claim_many: ..." of a database failure and returns -1 (the caller
 ** raises it, after closing a path function's connection).
 */
 static int claim_many(lua_State *L, const callee *c, lease_db *db) {
+  int entered = db == NULL;   /* a method: enter the handle at 1 after parsing */
+  int rc;
   const char *id, **owners;
   size_t id_len, n, k, *lens;
   int64_t *fences;
@@ -78,10 +84,14 @@ static int claim_many(lua_State *L, const callee *c, lease_db *db) {
     owners[k] = lua_tolstring(L, -1, &lens[k]);   /* stays alive: owners holds it */
     lua_pop(L, 1);
   }
-  if (lease_claim_many(db, id, id_len, owners, lens, n, now, ttl, fences, NULL) != LEASE_OK) {
+  if (entered) db = lease_lua_enter(L, 1);
+  rc = lease_claim_many(db, id, id_len, owners, lens, n, now, ttl, fences, NULL);
+  if (rc != LEASE_OK) {
     push_db_error(L, db, "claim_many");
+    if (entered) lease_lua_leave(L, 1);
     return -1;
   }
+  if (entered) lease_lua_leave(L, 1);
   lua_createtable(L, (int)(n < 0x7fffffff ? n : 0), 0);
   for (k = 0; k < n; k++) {
     if (fences[k] != 0) lua_pushinteger(L, (lua_Integer)fences[k]);
@@ -103,20 +113,20 @@ static int claim_many(lua_State *L, const callee *c, lease_db *db) {
 ** input order: the winner's slot holds the new fence, every other slot
 ** false.  On a missing, done or held job every slot is false.
 ** Raises a bad-argument error (naming owners[k] for a bad owner) before
-** anything runs; "attempt to use a closed lease database"; a bad-argument
-** error for a ":memory:" handle (its database is private to one
-** connection); and "lease.claim_many: <message> [<code>] (file "<path>")"
+** anything runs; "attempt to use a closed lease database";
+** "lease.claim_many: ... [misuse]" for a handle on a private in-memory or
+** temporary database (each thread would see an empty one of its own); and
+** "lease.claim_many: <message> [<code>] (file "<path>")"
 ** when any thread's connection fails (busy past the timeout, readonly, ...),
 ** never false for it.
 */
 int m_claim_many(lua_State *L) {
-  lease_db *db = lease_lua_checkdb(L, 1);
-  const char *path = lease_path(db);
   callee c;
+  lease_lua_checkdb(L, 1);
   callee_init(L, &c, "claim_many", 1);
-  if (path[0] == '\0' || strcmp(path, ":memory:") == 0)
-    arg_error(L, &c, 1, "claim_many needs a database file, not a private in-memory one");
-  if (claim_many(L, &c, db) < 0) return lua_error(L);
+  /* a private database (":memory:", "file::memory:", "") is refused by the
+  ** core, as a "lease.claim_many: ... [misuse]" error naming the handle's file */
+  if (claim_many(L, &c, NULL) < 0) return lua_error(L);
   return 1;
 }
 
@@ -133,7 +143,7 @@ int l_claim_many(lua_State *L) {
   lease_db *db;
   int base, n;
   callee_init(L, &c, "claim_many", 0);
-  path = arg_bytes(L, &c, 1, "path", NULL);
+  path = arg_path(L, &c, 1);
   if (strcmp(path, ":memory:") == 0)
     arg_error(L, &c, 1, "claim_many needs a database file, not a private in-memory one");
   /* check every argument before opening anything, as path_op does */

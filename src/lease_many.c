@@ -142,7 +142,7 @@ static void *many_worker_main(void *arg) {
 static int many_check(lease_db *db, const char *id, size_t *id_len,
                       const char *const *owners, const size_t *owner_lens, size_t n,
                       double now, double ttl, const int64_t *fences, size_t *lens) {
-  const char *why, *path = lease_path(db);
+  const char *why;
   char msg[128];
   size_t i;
   if (!fences) return lease__set_error(db, LEASE_MISUSE, 0, "fences must not be NULL");
@@ -166,7 +166,7 @@ static int many_check(lease_db *db, const char *id, size_t *id_len,
   if (lease_check_time(now, ttl, &why)) return lease__set_error(db, LEASE_MISUSE, 0, why);
   /* Each worker opens the file anew: a private database would be a
   ** different, empty one per connection. */
-  if (path[0] == '\0' || strcmp(path, ":memory:") == 0)
+  if (lease__private(db))
     return lease__set_error(db, LEASE_MISUSE, 0,
                             "claim_many needs a database file that other connections can "
                             "open, not a private temporary or in-memory database");

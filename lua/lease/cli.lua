@@ -1,7 +1,7 @@
 -- lease.cli: the subcommands of the `lease` host program.
 --
 --   lease pool [-j N] [--ttl S] [--quiet] WORKER.lua DB
---   lease jobs DB [--ready|--held|--done] [--json] [--now T]
+--   lease jobs DB [--ready|--held|--done|--blocked] [--json] [--now T]
 --   lease show DB ID [--json] [--now T]
 --
 -- Inspection reads `until` as wall-clock seconds (lease.now(), what the pool
@@ -15,7 +15,7 @@ local function usage(msg) error(setmetatable({ msg = msg }, Usage), 0) end
 
 local USAGE = [==[
 usage: lease pool [-j N] [--ttl S] [--quiet] WORKER.lua DB
-       lease jobs DB [--ready|--held|--done] [--json] [--now T]
+       lease jobs DB [--ready|--held|--done|--blocked] [--json] [--now T]
        lease show DB ID [--json] [--now T]]==]
 
 -- Split argv into flags (with their values) and positional arguments.
@@ -48,24 +48,56 @@ end
 
 -- Time left on a lease, for a person.
 local function left(job, now)
+  if job.blocked then return "blocked" end
   if job.done or not job.owner then return "-" end
   local d = job["until"] - now
   if d > 0 then return string.format("%.1fs", d) end
   return string.format("expired %.1fs ago", -d)
 end
 
+-- A byte string as valid UTF-8 for JSON: unchanged when it is UTF-8, else
+-- each byte that is not part of a valid sequence becomes the character of
+-- the same number (Latin-1), so the JSON stays valid; JSON cannot carry
+-- raw bytes.
+local function utf8_safe(s)
+  if s == nil or utf8.len(s) then return s end
+  local out, i = {}, 1
+  while i <= #s do
+    local ok = false
+    for n = 4, 1, -1 do   -- the longest valid sequence starting here
+      local piece = s:sub(i, i + n - 1)
+      if #piece == n and utf8.len(piece) == 1 then
+        out[#out + 1] = piece
+        i = i + n
+        ok = true
+        break
+      end
+    end
+    if not ok then
+      out[#out + 1] = utf8.char(s:byte(i))
+      i = i + 1
+    end
+  end
+  return table.concat(out)
+end
+
 -- The JSON text of a job (dkjson, Debian's lua-dkjson).
 local function job_json(job, with_result)
   local json = require("dkjson")
-  local t = { id = job.id, owner = job.owner or json.null, ["until"] = job["until"],
-              fence = job.fence, done = job.done, result_bytes = job.result and #job.result or 0 }
-  if with_result then t.result = job.result or json.null end
-  return json.encode(t, { keyorder = { "id", "owner", "until", "fence", "done", "result_bytes", "result" } })
+  local u = job["until"]
+  local t = { id = utf8_safe(job.id), owner = utf8_safe(job.owner) or json.null,
+              ["until"] = u == u and u or json.null, fence = job.fence, done = job.done,
+              result_bytes = job.result and #job.result or 0, blocked = job.blocked }
+  if with_result then t.result = utf8_safe(job.result) or json.null end
+  return json.encode(t, { keyorder = { "id", "owner", "until", "fence", "done", "result_bytes",
+                                       "blocked", "result" } })
 end
 
 local function now_from(flags)
   if flags["--now"] then
-    return tonumber(flags["--now"]) or usage("--now needs a number")
+    local t = tonumber(flags["--now"])
+    if not t or t ~= t or t == math.huge or t == -math.huge then usage("--now needs a finite number") end
+    return t
   end
   return require("lease").now()
 end
@@ -81,12 +113,12 @@ end
 -- array.  Returns 0.
 local function cmd_jobs(argv, out)
   local flags, pos = parse(argv, 2, { ["--ready"] = false, ["--held"] = false, ["--done"] = false,
-                                     ["--json"] = false, ["--now"] = true })
+                                     ["--blocked"] = false, ["--json"] = false, ["--now"] = true })
   if #pos ~= 1 then usage("jobs takes one database path") end
   local which = "all"
-  for _, w in ipairs({ "ready", "held", "done" }) do
+  for _, w in ipairs({ "ready", "held", "done", "blocked" }) do
     if flags["--" .. w] then
-      if which ~= "all" then usage("give at most one of --ready, --held, --done") end
+      if which ~= "all" then usage("give at most one of --ready, --held, --done, --blocked") end
       which = w
     end
   end
@@ -114,8 +146,9 @@ local function cmd_jobs(argv, out)
       left(j, now), j.fence, j.done and "yes" or "no", j.result and (#j.result .. " B") or "-"))
   end
   local c = db:counts(now)
-  out:write(string.format("%d jobs: %d ready, %d held, %d done%s\n", c.total, c.ready, c.held,
-    c.done, which ~= "all" and string.format(" (%d shown)", #rows) or ""))
+  out:write(string.format("%d jobs: %d ready, %d held, %d done%s%s\n", c.total, c.ready, c.held,
+    c.done, c.blocked > 0 and string.format(", %d blocked", c.blocked) or "",
+    which ~= "all" and string.format(" (%d shown)", #rows) or ""))
   return 0
 end
 
@@ -140,6 +173,7 @@ local function cmd_show(argv, out, err)
     .. "fence       %d\ndone        %s\nresult      %s\n", show_bytes(j.id),
     j.owner and show_bytes(j.owner) or "-", j["until"], left(j, now), j.fence,
     j.done and "yes" or "no", j.result and (#j.result .. " bytes") or "-"))
+  if j.blocked then out:write("blocked     ", j.blocked, "\n") end
   if j.result then out:write(j.result, j.result:sub(-1) == "\n" and "" or "\n") end
   return 0
 end
@@ -155,7 +189,10 @@ local function cmd_pool(argv, out)
   local j = math.tointeger(tonumber(flags["-j"] or "4"))
   if not j or j < 1 or j > 256 then usage("-j needs an integer from 1 to 256") end
   local ttl = tonumber(flags["--ttl"] or "10")
-  if not ttl or not (ttl > 0) then usage("--ttl needs a number of seconds > 0") end
+  local now = require("lease").now()
+  if not ttl or not (ttl > 0) or ttl == math.huge or not (now + ttl > now) then
+    usage("--ttl needs a finite number of seconds > 0, large enough to change the clock")
+  end
   local f = io.open(pos[1], "rb")
   if not f then usage("cannot read worker script " .. pos[1]) end
   f:close()

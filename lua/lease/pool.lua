@@ -7,10 +7,12 @@
 -- be called often).  A handler error releases the job so another worker
 -- can take it at once; a complete or renew the engine refuses (the lease
 -- was lost: the job expired and someone else took it) is counted and the
--- work is dropped, never stored.  A job whose handler has failed on
--- `attempts` claims (its fence counts them) is given up: completed with a
--- nil result and listed in the summary, so one bad input cannot keep the
--- pool busy forever.  Workers stop when no job is ready and none is held.
+-- work is dropped, never stored.  A job is tried on at most `attempts`
+-- claims (its fence counts them): when its handler fails on the last one,
+-- or it comes up once more after every attempt lost its lease, it is given
+-- up: completed with a nil result and listed in the summary, so one bad
+-- input cannot keep the pool busy forever.  Workers stop when no job is
+-- ready and none is held.
 --
 --   local pool = require("lease.pool")
 --   local summary = pool.run{ db = "jobs.db", worker = "worker.lua", workers = 4 }
@@ -27,9 +29,10 @@ local KNOWN = {
   open = "table", owner = "string", out = true, attempts = "number",
 }
 
--- Raise "bad argument #1 to 'lease.pool.run' (...)".
+-- Raise "bad argument #1 to 'lease.pool.run' (...)", positioned at the
+-- caller of pool.run (level 4: bad, check_options, pool.run, its caller).
 local function bad(msg)
-  error("bad argument #1 to 'lease.pool.run' (" .. msg .. ")", 3)
+  error("bad argument #1 to 'lease.pool.run' (" .. msg .. ")", 4)
 end
 
 -- Check the options table and fill in defaults; returns a new table.
@@ -47,23 +50,38 @@ local function check_options(o)
   for k, v in pairs(DEFAULTS) do if c[k] == nil then c[k] = v end end
   if not c.db or c.db == "" then bad("db must be a non-empty string") end
   if (c.worker == nil) == (c.handler == nil) then bad("give exactly one of worker and handler") end
+  if c.handler then
+    -- it moves to other threads as code: only _ENV may be an upvalue
+    for i = 1, math.huge do
+      local name = debug.getupvalue(c.handler, i)
+      if name == nil then break end
+      if name ~= "_ENV" then
+        bad("handler must have no upvalue but _ENV (it runs in other threads), has '" .. name
+          .. "': pass values through args, or use a worker file")
+      end
+    end
+  end
   if math.type(c.workers) ~= "integer" or c.workers < 1 or c.workers > 256 then
     bad("workers must be an integer from 1 to 256")
   end
-  if not (c.ttl > 0 and c.ttl < math.huge) then bad("ttl must be a finite number of seconds > 0") end
+  local now = require("lease").now()
+  if not (c.ttl > 0 and c.ttl < math.huge and now + c.ttl > now) then
+    bad("ttl must be a finite number of seconds > 0, large enough to change lease.now()")
+  end
   if not (c.poll > 0 and c.poll < math.huge) then bad("poll must be a finite number of seconds > 0") end
   if math.type(c.attempts) ~= "integer" or c.attempts < 1 then bad("attempts must be an integer >= 1") end
   return c
 end
 
---- pool._worker(cfg, index, events) -> stats
+--- pool._worker(cfg, index, events, st) -> st
 -- The body of one worker thread (internal; run by pool.run through
 -- lease.thread.spawn).  cfg is pool.run's checked options; index (integer)
 -- names the worker; events (lease.thread channel or nil) receives
--- {kind, id} for the progress line.  Returns the worker's counters and the
--- ids it completed.  Database failures propagate as errors (the pool
--- reports the worker as failed); handler errors release the job.
-function pool._worker(cfg, index, events)
+-- {kind, id} for the progress line; st (table) receives the worker's
+-- counters and the ids it completed, and is returned.  Database failures
+-- propagate as errors (the pool reports the worker as failed, keeping what
+-- st counted so far); handler errors release the job.
+function pool._worker(cfg, index, events, st)
   local lease = require("lease")
   local db <close> = lease.open(cfg.db, cfg.open)
   local owner = (cfg.owner or "pool") .. "-" .. index
@@ -74,8 +92,10 @@ function pool._worker(cfg, index, events)
       error(cfg.worker .. " must return a handler function, returned " .. type(handler), 0)
     end
   end
-  local st = { done = 0, refused = 0, renewed = 0, renew_refused = 0, released = 0,
-               handler_errors = 0, max_fence = 0, completed = {}, errors = {}, gave_up = {} }
+  -- counters live in the caller's table, so they survive this function's error
+  for k, v in pairs({ done = 0, refused = 0, renewed = 0, renew_refused = 0, released = 0,
+                      handler_errors = 0, max_fence = 0 }) do st[k] = v end
+  st.completed, st.errors, st.gave_up = {}, {}, {}
   local function event(kind, id)
     if events then events:send({ kind, id }) end
   end
@@ -85,6 +105,15 @@ function pool._worker(cfg, index, events)
       local c = db:counts(lease.now())
       if c.ready == 0 and c.held == 0 then break end
       lease.sleep(cfg.poll)
+    elseif fence > cfg.attempts then
+      -- every earlier claim failed or lost its lease: give the job up
+      if fence > st.max_fence then st.max_fence = fence end
+      if db:complete(id, owner, fence, lease.now(), nil) then
+        st.gave_up[#st.gave_up + 1] = id
+        event("gave_up", id)
+      else
+        st.refused = st.refused + 1
+      end
     else
       if fence > st.max_fence then st.max_fence = fence end
       local last_renew = lease.now()
@@ -110,7 +139,12 @@ function pool._worker(cfg, index, events)
       end
       if not ok then
         st.handler_errors = st.handler_errors + 1
-        if #st.errors < 10 then st.errors[#st.errors + 1] = id .. ": " .. tostring(result) end
+        if #st.errors < 10 then
+          -- the error value is the handler's: even its __tostring may raise
+          local shown, text = pcall(tostring, result)
+          if not shown or type(text) ~= "string" then text = "(an error object of type " .. type(result) .. ")" end
+          st.errors[#st.errors + 1] = id .. ": " .. text
+        end
         if fence >= cfg.attempts then
           -- given up: done, with no result, under this worker's lease
           if db:complete(id, owner, fence, lease.now(), nil) then
@@ -157,16 +191,19 @@ end
 --   args (any value the thread facility can copy): given to handlers as job.args.
 --   open (table): options for lease.open in every worker.
 --   owner (string, default "pool"): owner names are "<owner>-<n>".
---   attempts (integer >= 1, default 3): a handler failing on a job whose
---     fence has reached this is given up (completed with a nil result).
+--   attempts (integer >= 1, default 3): how many claims a job gets; one
+--     whose handler fails on the last, or that comes up again after all of
+--     them lost their leases, is given up (completed with a nil result).
 -- Returns summary: done (completions stored, handler results only),
 -- refused (completions refused as stale), renewed, renew_refused,
 -- released, handler_errors, gave_up (ids), max_fence, wall (seconds),
 -- rate (jobs/s), workers, completed ({id = times its result was stored}),
 -- errors (up to 10 handler messages per worker), failed (messages of
--- workers that died, e.g. on a database error).
--- Raises a bad-argument error for bad options; everything else is reported
--- in the summary.
+-- workers that died, e.g. on a database error), blocked (jobs left that no
+-- worker can take: another client stored values the engine cannot honour).
+-- Raises a bad-argument error for bad options, including values that
+-- cannot be copied to the worker threads; everything else is reported in
+-- the summary.
 function pool.run(options)
   local lease = require("lease")
   local thread = lease.thread
@@ -187,13 +224,20 @@ function pool.run(options)
   for k, v in pairs(cfg) do if k ~= "out" then wcfg[k] = v end end
   local workers = {}
   for i = 1, cfg.workers do
-    workers[i] = thread.spawn(function(c, n, ev)
+    local ok, w = pcall(thread.spawn, function(c, n, ev)
       require("lease")
-      local ok, st = xpcall(require("lease.pool")._worker, debug.traceback, c, n, ev)
+      local st = {}
+      local ok, err = xpcall(require("lease.pool")._worker, debug.traceback, c, n, ev, st)
       if ev then ev:send({ "exit" }) end   -- even a failed worker says it ended
-      if not ok then error(st, 0) end
-      return st
+      return st, not ok and tostring(err) or nil
     end, wcfg, i, events)
+    if not ok then
+      -- a value in the options that cannot move to a thread (args, handler)
+      for _, t in ipairs(workers) do t:join() end
+      if events then events:close() end
+      error("bad argument #1 to 'lease.pool.run' (" .. tostring(w):gsub("^.-%((.*)%)$", "%1") .. ")", 2)
+    end
+    workers[i] = w
   end
   if events then
     local done, refused, running = done_before, 0, cfg.workers
@@ -218,10 +262,10 @@ function pool.run(options)
               handler_errors = 0, max_fence = 0, completed = {}, errors = {}, failed = {},
               gave_up = {}, workers = cfg.workers }
   for i, w in ipairs(workers) do
-    local ok, st = w:join()
-    if not ok then
-      s.failed[#s.failed + 1] = string.format("worker %d: %s", i, tostring(st))
-    else
+    local ok, st, err = w:join()
+    if not ok then st, err = {}, st end
+    if err then s.failed[#s.failed + 1] = string.format("worker %d: %s", i, tostring(err)) end
+    if st.done then   -- the counters, kept even when the worker failed
       for _, k in ipairs({ "done", "refused", "renewed", "renew_refused", "released", "handler_errors" }) do
         s[k] = s[k] + st[k]
       end
@@ -232,6 +276,10 @@ function pool.run(options)
     end
   end
   if events then events:close() end
+  do   -- jobs left that no worker could ever take (see db:jobs("blocked"))
+    local db <close> = lease.open(cfg.db, cfg.open)
+    s.blocked = db:counts(lease.now()).blocked
+  end
   s.wall = lease.now() - t0
   s.rate = s.wall > 0 and s.done / s.wall or 0
   return s
@@ -247,6 +295,7 @@ function pool.format(s)
     string.format("released           %d (handler errors: %d, given up: %d)", s.released,
       s.handler_errors, #s.gave_up),
     string.format("max fence          %d", s.max_fence),
+    string.format("blocked jobs       %d", s.blocked or 0),
     string.format("wall time          %.3f s", s.wall),
     string.format("throughput         %.1f jobs/s", s.rate),
   }

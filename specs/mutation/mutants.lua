@@ -165,16 +165,40 @@ return {
     hint = "specs/04-claim_spec.lua",
   },
   {
-    name = "claim-past-fence-max", step = "own", file = "src/lease.c",
-    from = "\" WHERE id = ?1 AND done = 0 AND until <= ?3\"\n  \" AND typeof(fence) = 'integer' AND fence < 9223372036854775807\"",
-    to = "\" WHERE id = ?1 AND done = 0 AND until <= ?3\"\n  \" AND typeof(fence) = 'integer'\"",
+    name = "blocked-ignores-fence-max", step = "own", file = "src/lease.c",
+    from = [[" WHEN fence >= 9223372036854775807 THEN 3"]],
+    to = [[" WHEN fence > 9223372036854775807 THEN 3"]],
     hint = "specs/04-claim_spec.lua",
   },
   {
-    name = "claim-next-past-fence-max", step = "own", file = "src/lease.c",
-    from = "\" WHERE rowid IN (SELECT rowid FROM jobs WHERE done = 0 AND until <= ?2\"\n  \" AND typeof(fence) = 'integer' AND fence < 9223372036854775807\"",
-    to = "\" WHERE rowid IN (SELECT rowid FROM jobs WHERE done = 0 AND until <= ?2\"\n  \" AND typeof(fence) = 'integer'\"",
-    hint = "specs/15-claim_next_spec.lua",
+    name = "blocked-ignores-until-type", step = "own", file = "src/lease.c",
+    from = [[" WHEN typeof(until) NOT IN ('integer', 'real') THEN 4 ELSE 0 END)"]],
+    to = [[" ELSE 0 END)"]],
+    hint = "specs/19-hostile_values_spec.lua",
+  },
+  {
+    name = "claim-without-blocked-guard", step = "own", file = "src/lease.c",
+    from = "  \" AND \" SQL_BLOCKED \" = 0\"\n  \" RETURNING fence\",",
+    to = "  \" RETURNING fence\",",
+    hint = "specs/19-hostile_values_spec.lua",
+  },
+  {
+    name = "complete-without-blocked-guard", step = "own", file = "src/lease.c",
+    from = "\"UPDATE jobs SET result = ?5, done = 1\"\n  \" WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4\"\n  \" AND \" SQL_BLOCKED \" = 0\",",
+    to = "\"UPDATE jobs SET result = ?5, done = 1\"\n  \" WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4\",",
+    hint = "specs/19-hostile_values_spec.lua",
+  },
+  {
+    name = "claim-next-without-blocked-guard", step = "own", file = "src/lease.c",
+    from = "  \" AND \" SQL_BLOCKED \" = 0\"\n  \" ORDER BY rowid LIMIT ?4)\"",
+    to = "  \" ORDER BY rowid LIMIT ?4)\"",
+    hint = "specs/19-hostile_values_spec.lua",
+  },
+  {
+    name = "counts-ready-includes-blocked", step = "own", file = "src/lease.c",
+    from = [["SELECT count(*), total(done <> 0), total(done = 0 AND b = 0 AND until <= ?1),"]],
+    to = [["SELECT count(*), total(done <> 0), total(done = 0 AND until <= ?1),"]],
+    hint = "specs/19-hostile_values_spec.lua",
   },
   {
     name = "claim-reason-held-for-done", step = "own", file = "src/lease.c",
@@ -202,8 +226,8 @@ return {
   },
   {
     name = "id-bound-with-strlen", step = "own", file = "src/lease_lua.c",
-    from = "    arg_fail(L, c, i, what, \"a non-empty string\");\n  return lua_tolstring(L, i, len);",
-    to = "    arg_fail(L, c, i, what, \"a non-empty string\");\n  { const char *s_ = lua_tolstring(L, i, len); if (len) *len = strlen(s_); return s_; }",
+    from = "  arg_length(L, c, i, what, lua_rawlen(L, i));\n  return lua_tolstring(L, i, len);",
+    to = "  arg_length(L, c, i, what, lua_rawlen(L, i));\n  { const char *s_ = lua_tolstring(L, i, len); if (len) *len = strlen(s_); return s_; }",
     hint = "specs/11-bad_input_spec.lua",
   },
   {
@@ -256,8 +280,14 @@ return {
   },
   {
     name = "gc-does-not-close", step = "own", file = "src/lease_lua.c",
-    from = "static int m_gc(lua_State *L) {\n  return close_handle(L, 1);",
-    to = "static int m_gc(lua_State *L) {\n  (void)L;\n  (void)close_handle;\n  return 0;",
+    from = "static int m_gc(lua_State *L) {\n  lhandle *h = luaL_checkudata(L, 1, DB_MT);",
+    to = "static int m_gc(lua_State *L) {\n  lhandle *h = luaL_checkudata(L, 1, DB_MT);\n  if (h) return 0;",
+    hint = "specs/10-handle_spec.lua",
+  },
+  {
+    name = "close-scope-does-not-close", step = "own", file = "src/lease_lua.c",
+    from = "static int m_close_scope(lua_State *L) {\n  return close_handle(L, 1);",
+    to = "static int m_close_scope(lua_State *L) {\n  (void)L;\n  return 0;",
     hint = "specs/10-handle_spec.lua",
   },
   {
@@ -293,7 +323,7 @@ return {
   {
     name = "claim-read-then-write-without-lock", step = "own", file = "src/lease.c",
     edits = {
-      { from = "\" WHERE id = ?1 AND done = 0 AND until <= ?3\"\n  \" AND typeof(fence) = 'integer' AND fence < 9223372036854775807\"",
+      { from = "\" WHERE id = ?1 AND done = 0 AND until <= ?3\"\n  \" AND \" SQL_BLOCKED \" = 0\"",
         to = "\" WHERE id = ?1 AND ?3 = ?3\"" },
       { from = "  if ((rc = run(db, ST_BEGIN)) != LEASE_OK) return rc;\n  sqlite3_bind_text(st, 1, id, (int)id_len, SQLITE_STATIC);\n  sqlite3_bind_text(st, 2, owner, (int)owner_len, SQLITE_STATIC);\n  sqlite3_bind_double(st, 3, now);",
         to = "  sqlite3_bind_text(why, 1, id, (int)id_len, SQLITE_STATIC);\n  sqlite3_bind_double(why, 2, now);\n  src = sqlite3_step(why);\n  if (src == SQLITE_DONE || (src == SQLITE_ROW && (sqlite3_column_int(why, 0) || sqlite3_column_int(why, 1)))) {\n    if (reason) *reason = src == SQLITE_DONE ? LEASE_MISSING : sqlite3_column_int(why, 0) ? LEASE_DONE : LEASE_HELD;\n    sqlite3_reset(why);\n    return LEASE_OK;\n  }\n  sqlite3_reset(why);\n  if ((rc = run(db, ST_BEGIN)) != LEASE_OK) return rc;\n  sqlite3_bind_text(st, 1, id, (int)id_len, SQLITE_STATIC);\n  sqlite3_bind_text(st, 2, owner, (int)owner_len, SQLITE_STATIC);\n  sqlite3_bind_double(st, 3, now);" },

@@ -1,0 +1,190 @@
+-- Values the engine cannot honour, written by another client or passed in
+-- by a caller: the engine refuses them with a clear error, never stores
+-- them half-way, and never lets them stall a queue or a pool.
+local H = require("helpers")
+local lease = H.lease
+local pool = require("lease.pool")
+
+-- A database with a normal job "ok" and the job "bad", on which `sql` (run
+-- by the sqlite3 tool, another client) then stores something odd.
+local function with_bad(sql)
+  local db, p = H.fresh("hostile")
+  db:enqueue_many({ "ok", "bad" })
+  db:close()
+  H.sqlite3(p, sql)
+  return p
+end
+
+describe("a job another client left unclaimable (blocked)", function()
+  local cases = {
+    { "an until stored as text", "UPDATE jobs SET owner = 'A', fence = 1, until = datetime('now', '+1 hour') WHERE id = 'bad'",
+      "its stored until is not a number", "mismatch" },
+    { "a fence stored as 1.5", "UPDATE jobs SET fence = 1.5 WHERE id = 'bad'",
+      "its stored fence is not a non-negative integer", "mismatch" },
+    { "a negative fence", "UPDATE jobs SET fence = -1 WHERE id = 'bad'",
+      "its stored fence is not a non-negative integer", "mismatch" },
+    { "a fence at 2^63-1", "UPDATE jobs SET fence = 9223372036854775807 WHERE id = 'bad'",
+      "its fence is at its maximum", "range" },
+  }
+  for _, c in ipairs(cases) do
+    it("with " .. c[1] .. " is refused, reported, counted and skipped", function()
+      local p = with_bad(c[2])
+      local db <close> = lease.open(p)
+      local before = H.snapshot(p)
+      local err = H.error_of(db.claim, db, "bad", "B", 1e15, 10)
+      assert.truthy(err:find("lease.claim: cannot claim this job: " .. c[3], 1, true), err)
+      assert.truthy(err:find("[" .. c[4] .. "]", 1, true), err)
+      local s = db:state("bad")
+      assert.truthy(s.blocked and s.blocked:find(c[3], 1, true), tostring(s.blocked))
+      assert.are.same({ total = 2, ready = 1, held = 0, done = 0, blocked = 1 }, db:counts(1e15))
+      assert.are.same({ "bad" }, { db:jobs("blocked", 1e15)[1].id })
+      assert.are.equal(0, #db:jobs("held", 1e15))
+      -- claim_next takes the good job and never the blocked one
+      assert.are.same({ "ok", 1 }, { db:claim_next("B", 1e15, 10) })
+      assert.are.same({ nil, "empty" }, { db:claim_next("B", 1e15, 10) })
+      assert.are.same(before[2], H.snapshot(p)[2])
+    end)
+  end
+
+  it("with an until stored as text takes no renew or complete, even from its owner", function()
+    local p = with_bad("UPDATE jobs SET owner = 'A', fence = 1, until = 'tomorrow' WHERE id = 'bad'")
+    local db <close> = lease.open(p)
+    local s = db:state("bad")
+    assert.is_true(s["until"] ~= s["until"])   -- NaN: not a number, never a made-up one
+    for _, call in ipairs({
+      function() return db:renew("bad", "A", 1, 1e15, 10) end,
+      function() return db:complete("bad", "A", 1, 1e15, "late") end,
+    }) do
+      local err = H.error_of(call)
+      assert.truthy(err:find("cannot write to this job: its stored until is not a number [mismatch]", 1, true), err)
+    end
+    assert.is_nil(db:state("bad").result)
+    -- a release repairs it: until = 0, the fence kept, claimable again
+    assert.is_true(db:release("bad", "A", 1))
+    assert.is_nil(db:state("bad").blocked)
+    assert.are.equal(2, db:claim("bad", "B", 0, 10))
+  end)
+
+  it("with an id that is NULL or empty is never handed out", function()
+    local db, p = H.fresh("ids")
+    db:enqueue("ok")
+    db:close()
+    H.sqlite3(p, "INSERT INTO jobs(id) VALUES (NULL); INSERT INTO jobs(id) VALUES ('');"
+      .. " INSERT INTO jobs(id) VALUES (x'00ff')")
+    db = lease.open(p)
+    assert.are.same({ total = 4, ready = 1, held = 0, done = 0, blocked = 3 }, db:counts(0))
+    local b = db:claim_next("w", 0, 10, 10)
+    assert.are.same({ { id = "ok", fence = 1 } }, b)
+    db:close()
+  end)
+
+  it("does not keep a pool waiting", function()
+    local p = with_bad("UPDATE jobs SET fence = 1.5 WHERE id = 'bad'")
+    local w = H.path("w") .. ".lua"
+    H.write(w, "return function(job) return 'done' end\n")
+    -- in a child process with a deadline: a pool that waits forever fails here
+    local status, out, err = H.host("pool -j 2 --ttl 5 " .. H.sh(w) .. " " .. H.sh(p), nil, 60)
+    assert.are.equal("", err)
+    assert.are.equal(0, status, out)
+    assert.truthy(out:find("jobs done          1\n", 1, true), out)
+    assert.truthy(out:find("blocked jobs       1\n", 1, true), out)
+  end)
+end)
+
+describe("strings the database cannot hold", function()
+  it("are refused as arguments before anything is written", function()
+    if os.getenv("LEASE_SANITIZED") then
+      pending("needs gigabytes under a sanitizer")
+      return
+    end
+    local db, p = H.fresh("big")
+    db:enqueue("a")
+    local f = db:claim("a", "w", 0, 100)
+    local before = H.snapshot(p)
+    local big = ("x"):rep(1000000001)
+    local err = H.error_of(function() return db:complete("a", "w", f, 1, big) end)
+    assert.truthy(err:find("bad argument #5 to 'complete' (result must be at most 1000000000 bytes, got 1000000001)", 1, true), err)
+    err = H.error_of(function() return db:enqueue(big) end)
+    assert.truthy(err:find("bad argument #1 to 'enqueue' (id must be at most 1000000000 bytes", 1, true), err)
+    err = H.error_of(function() return db:claim("a", big, 0, 1) end)
+    assert.truthy(err:find("(owner must be at most 1000000000 bytes", 1, true), err)
+    err = H.error_of(function() return db:enqueue_many({ "b", big }) end)
+    assert.truthy(err:find("(ids[2] must be at most 1000000000 bytes", 1, true), err)
+    big = nil   -- luacheck: ignore
+    collectgarbage()
+    assert.are.same(before, H.snapshot(p))
+    assert.is_false(db:state("a").done)
+    db:close()
+  end)
+
+  it("a path with a zero byte is refused, and nothing is created", function()
+    local p = H.path("nul")
+    local err = H.error_of(lease.open, p .. "\0junk")
+    assert.truthy(err:find("bad argument #1 to 'lease.open' (path must not contain zero bytes)", 1, true), err)
+    err = H.error_of(lease.enqueue, p .. "\0junk", "a")
+    assert.truthy(err:find("bad argument #1 to 'lease.enqueue' (path must not contain zero bytes)", 1, true), err)
+    assert.is_false(H.exists(p))
+  end)
+end)
+
+describe("the pool and the lease program with odd inputs", function()
+  it("survives a handler error object whose __tostring raises", function()
+    local db, p = H.fresh("tostring")
+    db:enqueue_many({ "j1", "j2", "j3", "j4" })
+    db:close()
+    local s = pool.run({
+      db = p, workers = 2, ttl = 30, attempts = 1,
+      handler = function(job)
+        if job.id == "j2" then
+          error(setmetatable({}, { __tostring = function() error("no tostring for you") end }))
+        end
+        return "ok"
+      end,
+    })
+    assert.are.same({}, s.failed)
+    assert.are.equal(3, s.done)
+    assert.are.same({ "j2" }, s.gave_up)
+    assert.truthy(s.errors[1]:find("j2: (an error object of type table)", 1, true), s.errors[1])
+  end)
+
+  it("refuses options that cannot reach the worker threads, or a ttl too small to matter", function()
+    local db, p = H.fresh("opts")
+    db:enqueue("j")
+    db:close()
+    local err = H.error_of(pool.run, { db = p, handler = function() return "x" end, args = { co = coroutine.create(print) } })
+    assert.truthy(err:find("bad argument #1 to 'lease.pool.run' (cannot copy a coroutine", 1, true), err)
+    err = H.error_of(pool.run, { db = p, handler = function() return "x" end, ttl = 1e-9 })
+    assert.truthy(err:find("bad argument #1 to 'lease.pool.run' (ttl must be", 1, true), err)
+    assert.are.equal(0, lease.state(p, "j").fence)
+  end)
+
+  it("lease jobs|pool refuse infinite or useless numbers as usage errors", function()
+    local db, p = H.fresh("cli")
+    db:enqueue("j")
+    db:close()
+    local w = H.path("w") .. ".lua"
+    H.write(w, "return function() return 'x' end\n")
+    for _, args in ipairs({ "jobs " .. H.sh(p) .. " --now 1e999", "jobs " .. H.sh(p) .. " --now nan",
+                            "pool --ttl 1e999 " .. H.sh(w) .. " " .. H.sh(p),
+                            "pool --ttl 1e-9 " .. H.sh(w) .. " " .. H.sh(p) }) do
+      local status, out, err = H.host(args)
+      assert.are.equal(2, status, args .. ": " .. err)
+      assert.are.equal("", out)
+      assert.truthy(err:find("usage: lease", 1, true), err)
+    end
+    assert.are.equal(0, lease.state(p, "j").fence)
+  end)
+
+  it("lease jobs --json stays valid UTF-8 JSON for byte-string ids", function()
+    local db, p = H.fresh("json")
+    db:enqueue_many({ "caf\xc3\xa9", "bin\xff\xfe", "nul\0x" })
+    db:close()
+    local status, out = H.host("jobs " .. H.sh(p) .. " --json")
+    assert.are.equal(0, status)
+    assert.is_truthy(utf8.len(out), "output is not UTF-8")
+    local list = require("dkjson").decode(out)
+    assert.are.equal("caf\xc3\xa9", list[1].id)                   -- valid UTF-8 unchanged
+    assert.are.equal("bin" .. utf8.char(0xff, 0xfe), list[2].id)   -- bytes as Latin-1 characters
+    assert.are.equal("nul\0x", list[3].id)
+  end)
+end)

@@ -560,6 +560,12 @@ static int check_schema(lease_db *db, int *missing) {
   sqlite3_finalize(st);
   if (rc != LEASE_OK) return rc;
   if (rows == 0) return fail(db, LEASE_SCHEMA, "jobs has no columns");
+  /* Every contract column must be there before anything asks about one
+  ** (sqlite3_table_column_metadata fails on a missing column). */
+  for (k = 0; k < NCOLUMNS; k++)
+    if (!seen[k])
+      return fail(db, LEASE_SCHEMA, "jobs has no column %s %s", jobs_columns[k].name,
+                  jobs_columns[k].type);
   /* Ids and owners are byte strings, compared byte for byte: a NOCASE or
   ** RTRIM collation would make "a " the same job as "a", "W" the owner "w". */
   for (k = 0; k < 2; k++) {
@@ -599,12 +605,7 @@ static int check_schema(lease_db *db, int *missing) {
   if (src == SQLITE_OK && (src = sqlite3_step(st)) == SQLITE_ROW) db->indexed = 1;
   if (src != SQLITE_OK && src != SQLITE_ROW && src != SQLITE_DONE) rc = fail_sqlite(db, src);
   sqlite3_finalize(st);
-  if (rc != LEASE_OK) return rc;
-  for (k = 0; k < NCOLUMNS; k++)
-    if (!seen[k])
-      return fail(db, LEASE_SCHEMA, "jobs has no column %s %s", jobs_columns[k].name,
-                  jobs_columns[k].type);
-  return LEASE_OK;
+  return rc;
 }
 
 /* ===================================================================== */

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include <sqlite3.h>
@@ -179,8 +180,38 @@ static int fail(lease_db *db, int rc, const char *fmt, ...) {
   return rc;
 }
 
-/* Map SQLite's primary result code onto the engine's code. */
-static int map_sqlite_rc(int src) {
+/* True when a system error number means "the storage would not grow": the
+** disk is full (ENOSPC), the user's quota is used up (EDQUOT), or the file
+** reached the process's file-size limit (EFBIG, RLIMIT_FSIZE). */
+static int errno_is_full(int e) {
+  return e == ENOSPC || e == EFBIG
+#ifdef EDQUOT
+         || e == EDQUOT
+#endif
+      ;
+}
+
+/* True for SQLite's I/O errors of a write that could have run out of room:
+** a write, a sync, a truncate (extending a file) or growing the -shm. */
+static int is_write_ioerr(int src) {
+  return src == SQLITE_IOERR_WRITE || src == SQLITE_IOERR_FSYNC ||
+         src == SQLITE_IOERR_TRUNCATE || src == SQLITE_IOERR_SHMSIZE;
+}
+
+/*
+** Map SQLite's result code onto the engine's code.  sys_errno is the errno
+** behind an I/O failure (io_errno), 0 when unknown.
+**
+** One mapping is the engine's own: SQLite reports a write that the file
+** system refused for lack of room as SQLITE_FULL only for ENOSPC on a
+** write; for EDQUOT and EFBIG its unix VFS gives SQLITE_IOERR_WRITE (or
+** another write-side I/O error, is_write_ioerr).  To a caller all three mean the same thing, and not what
+** "ioerr" means: nothing is broken, the write did not fit, and it can be
+** retried once space returns.  So an I/O error whose errno is one of them
+** is LEASE_FULL, and the message says which (see fail_sqlite).
+*/
+static int map_sqlite_rc(int src, int sys_errno) {
+  if (is_write_ioerr(src) && errno_is_full(sys_errno)) return LEASE_FULL;
   switch (src & 0xff) {
     case SQLITE_OK: return LEASE_OK;
     case SQLITE_BUSY: return LEASE_BUSY;
@@ -202,18 +233,52 @@ static int map_sqlite_rc(int src) {
   }
 }
 
-/* Record a failure SQLite reported with code src, keeping SQLite's message.
-** Must run before anything else touches the connection. */
+/* The words for an errno that errno_is_full accepts (strerror is not
+** thread-safe, and these are the only ones a message needs). */
+static const char *full_errno_words(int e) {
+  if (e == ENOSPC) return "no space left on device";
+  if (e == EFBIG) return "file too large";
+  return "disk quota exceeded";
+}
+
+/*
+** The errno behind an I/O failure on conn.  SQLite's own record
+** (sqlite3_system_errno) is often 0 by the time a failed COMMIT returns, so
+** fall back to what the unix VFS stored on the file that failed: the WAL or
+** rollback journal (written at commit), then the database file (written at
+** checkpoint).  0 when none is known.
+*/
+static int io_errno(sqlite3 *conn) {
+  sqlite3_file *f = NULL;
+  int e = sqlite3_system_errno(conn);
+  if (e) return e;
+  if (sqlite3_file_control(conn, "main", SQLITE_FCNTL_JOURNAL_POINTER, &f) == SQLITE_OK &&
+      f && f->pMethods && f->pMethods->xFileControl(f, SQLITE_FCNTL_LAST_ERRNO, &e) == SQLITE_OK &&
+      e)
+    return e;
+  e = 0;
+  if (sqlite3_file_control(conn, "main", SQLITE_FCNTL_LAST_ERRNO, &e) != SQLITE_OK) e = 0;
+  return e;
+}
+
+/* Record a failure SQLite reported with code src, keeping SQLite's message
+** (plus the cause, when an I/O error is mapped to LEASE_FULL).  Must run
+** before anything else touches the connection. */
 static int fail_sqlite(lease_db *db, int src) {
   const char *msg = db->conn ? sqlite3_errmsg(db->conn) : sqlite3_errstr(src);
+  int sys = 0;
   /* sqlite3_errmsg may describe a newer call than src; prefer the text of
   ** src itself when the connection's code does not match. */
   if (db->conn && (sqlite3_extended_errcode(db->conn) & 0xff) != (src & 0xff))
     msg = sqlite3_errstr(src);
-  db->rc = map_sqlite_rc(src);
+  if (db->conn && is_write_ioerr(src)) sys = io_errno(db->conn);
+  db->rc = map_sqlite_rc(src, sys);
   if (db->rc == LEASE_OK) db->rc = LEASE_ERROR;
   db->xrc = src;
-  snprintf(db->errmsg, sizeof db->errmsg, "%s", msg);
+  if (db->rc == LEASE_FULL && is_write_ioerr(src))
+    snprintf(db->errmsg, sizeof db->errmsg, "%s (%s)", msg, full_errno_words(sys));
+  else
+    snprintf(db->errmsg, sizeof db->errmsg, "%s", msg);
   return db->rc;
 }
 
@@ -510,6 +575,12 @@ static int check_schema(lease_db *db, int *missing) {
   sqlite3_finalize(st);
   if (rc != LEASE_OK) return rc;
   if (rows == 0) return fail(db, LEASE_SCHEMA, "jobs has no columns");
+  /* Every contract column must be there before anything asks about one
+  ** (sqlite3_table_column_metadata fails on a missing column). */
+  for (k = 0; k < NCOLUMNS; k++)
+    if (!seen[k])
+      return fail(db, LEASE_SCHEMA, "jobs has no column %s %s", jobs_columns[k].name,
+                  jobs_columns[k].type);
   /* Ids and owners are byte strings, compared byte for byte: a NOCASE or
   ** RTRIM collation would make "a " the same job as "a", "W" the owner "w". */
   for (k = 0; k < 2; k++) {
@@ -549,12 +620,146 @@ static int check_schema(lease_db *db, int *missing) {
   if (src == SQLITE_OK && (src = sqlite3_step(st)) == SQLITE_ROW) db->indexed = 1;
   if (src != SQLITE_OK && src != SQLITE_ROW && src != SQLITE_DONE) rc = fail_sqlite(db, src);
   sqlite3_finalize(st);
-  if (rc != LEASE_OK) return rc;
-  for (k = 0; k < NCOLUMNS; k++)
-    if (!seen[k])
-      return fail(db, LEASE_SCHEMA, "jobs has no column %s %s", jobs_columns[k].name,
-                  jobs_columns[k].type);
+  return rc;
+}
+
+/* ===================================================================== */
+/* Opening: the file as found, before SQLite writes anything beside it     */
+/* ===================================================================== */
+
+/*
+** Refuse a path that names something other than a regular file, before
+** SQLite opens it: a directory (SQLite's read-only open of one succeeds,
+** then fails as a "disk I/O error"), a FIFO (a read-only open blocks for
+** ever), a device (/dev/null swallows every write, and SQLite creates
+** /dev/null-journal beside it).  A missing path is left to SQLite (it
+** creates the file, or refuses); so are ":memory:", "" and "file:" URIs,
+** which name no file directly.  Only stat(): no descriptor of ours is ever
+** opened on a database file (closing one would drop the POSIX locks that
+** the process's SQLite connections hold on it).
+*/
+static int check_path(lease_db *db, const char *path) {
+  struct stat st;
+  if (!path[0] || strcmp(path, ":memory:") == 0 || strncmp(path, "file:", 5) == 0)
+    return LEASE_OK;
+  if (stat(path, &st) != 0) return LEASE_OK;
+  if (S_ISDIR(st.st_mode))
+    return fail(db, LEASE_CANTOPEN, "unable to open database file: it is a directory");
+  if (!S_ISREG(st.st_mode))
+    return fail(db, LEASE_CANTOPEN, "unable to open database file: not a regular file");
   return LEASE_OK;
+}
+
+/*
+** Look at the database file before SQLite reads it: its size (stat) and its
+** first 100 bytes, read through the connection's own file handle
+** (SQLITE_FCNTL_FILE_POINTER; SQLite opens the file at sqlite3_open_v2 but
+** reads nothing until the first statement).
+**
+** A file of one byte other than "S" is not a database: SQLite reports a
+** one-byte file as empty (a work-around of its own for OS X's msdos file
+** system, where it writes that "S"), then initialises it over the byte.
+**
+** A file that starts like a database ("SQLite format 3") but is shorter
+** than the 100-byte header, or is not a whole number of its pages, has been
+** cut short.  SQLite itself opens the second kind, reads the missing tail
+** as zeros and writes to it; refuse both as corrupt.  A -wal file holding
+** frames may complete the file (a checkpoint rewrites it), so then the
+** check is SQLite's.  The size is read before the -wal is looked at: a
+** checkpoint extending the file runs only while the -wal holds frames.
+**
+** Sets *precheck when the file is in WAL mode (header bytes 18-19) and has
+** no -wal: SQLite would create -wal and -shm beside it at the first read
+** and leave them behind when the file then turns out corrupt or someone
+** else's (check_schema_immutable avoids that).
+*/
+static int check_file(lease_db *db, int *precheck) {
+  sqlite3_file *f = NULL;
+  long long size;
+  unsigned char hdr[100];
+  const char *name = sqlite3_db_filename(db->conn, "main"), *wal;
+  struct stat st;
+  int src, walfile = 0, page;
+  *precheck = 0;
+  if (!name || !name[0] || stat(name, &st) != 0 || st.st_size <= 0) return LEASE_OK;
+  size = (long long)st.st_size;
+  if (sqlite3_file_control(db->conn, "main", SQLITE_FCNTL_FILE_POINTER, &f) != SQLITE_OK ||
+      !f || !f->pMethods)
+    return LEASE_OK;
+  memset(hdr, 0, sizeof hdr);
+  src = f->pMethods->xRead(f, hdr, size < 100 ? (int)size : 100, 0);
+  if (src != SQLITE_OK && src != SQLITE_IOERR_SHORT_READ) return LEASE_OK;   /* SQLite will say */
+  if (size == 1 && hdr[0] != 'S')
+    return fail(db, LEASE_NOTADB, "file is not a database: one byte");
+  /* Not a database at all: SQLite refuses it (notadb) before creating anything. */
+  if (memcmp(hdr, "SQLite format 3", 16) != 0) return LEASE_OK;
+  wal = sqlite3_filename_wal(name);
+  if (wal && stat(wal, &st) == 0) {
+    walfile = 1;
+    if (st.st_size > 0) return LEASE_OK;
+  }
+  if (size < 100)
+    return fail(db, LEASE_CORRUPT, "database disk image is malformed: the file is %lld bytes,"
+                " shorter than the 100-byte header (truncated)", size);
+  page = hdr[16] << 8 | hdr[17];
+  if (page == 1) page = 65536;
+  if (page >= 512 && page <= 65536 && (page & (page - 1)) == 0 && size % page != 0)
+    return fail(db, LEASE_CORRUPT, "database disk image is malformed: the file is %lld bytes,"
+                " not a whole number of its %d-byte pages (truncated)", size, page);
+  *precheck = !walfile && (hdr[18] == 2 || hdr[19] == 2);
+  return LEASE_OK;
+}
+
+/*
+** check_schema, run on a second connection that opens the file read-only
+** with immutable=1: it takes no locks and opens no -wal or -shm, it reads
+** the main file as it is.  For a WAL-mode file without a -wal (check_file),
+** so that a file that is corrupt, not ours, or whose jobs table differs is
+** refused with nothing created beside it; when it passes, its result (and
+** *missing, and db->indexed) stands for the check on db's own connection,
+** which then needs no second schema read.  Sound there: without a -wal no
+** connection has the file open in WAL mode, and only a checkpoint (which
+** needs a -wal holding frames) writes to the main file.  Costs one more
+** open per opening of an idle WAL file (about 60 us here).
+*/
+static int check_schema_immutable(lease_db *db, int *missing) {
+  static const char hex[] = "0123456789ABCDEF";
+  const char *name = sqlite3_db_filename(db->conn, "main");
+  sqlite3 *real = db->conn, *c = NULL;
+  char *uri;
+  size_t n, i, k = 0;
+  int src, rc;
+  *missing = 0;
+  if (!name || !name[0]) return check_schema(db, missing);
+  n = strlen(name);
+  if (!(uri = malloc(3 * n + 32))) return fail(db, LEASE_NOMEM, "out of memory");
+  memcpy(uri, "file:", 5);
+  k = 5;
+  for (i = 0; i < n; i++) {   /* percent-encode all but unreserved bytes and '/' */
+    unsigned char ch = (unsigned char)name[i];
+    if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+        ch == '/' || ch == '.' || ch == '_' || ch == '-' || ch == '~') {
+      uri[k++] = (char)ch;
+    } else {
+      uri[k++] = '%';
+      uri[k++] = hex[ch >> 4];
+      uri[k++] = hex[ch & 15];
+    }
+  }
+  memcpy(uri + k, "?immutable=1", sizeof "?immutable=1");
+  src = sqlite3_open_v2(uri, &c, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
+                        NULL);
+  free(uri);
+  db->conn = c;   /* so that check_schema and fail_sqlite speak of c */
+  if (src != SQLITE_OK) {
+    rc = fail_sqlite(db, src);
+  } else {
+    sqlite3_extended_result_codes(c, 1);
+    rc = check_schema(db, missing);
+  }
+  db->conn = real;
+  sqlite3_close_v2(c);
+  return rc;
 }
 
 void lease_options_default(lease_options *opt) {
@@ -568,7 +773,7 @@ void lease_options_default(lease_options *opt) {
 int lease_open(const char *path, const lease_options *opt, lease_db **out) {
   lease_options defaults;
   lease_db *db;
-  int flags, src, rc, missing;
+  int flags, src, rc, missing, precheck;
   size_t n;
   if (!out) return LEASE_MISUSE;
   *out = NULL;
@@ -592,6 +797,7 @@ int lease_open(const char *path, const lease_options *opt, lease_db **out) {
     return fail(db, LEASE_MISUSE, "unknown open flags");
   db->busy_timeout_ms = opt->busy_timeout_ms;
   db->opt = *opt;
+  if ((rc = check_path(db, path)) != LEASE_OK) return rc;
 
   /* One handle is used by one thread at a time, so SQLite's per-connection
   ** mutex is not needed (SQLITE_OPEN_NOMUTEX). */
@@ -609,10 +815,15 @@ int lease_open(const char *path, const lease_options *opt, lease_db **out) {
   sqlite3_busy_handler(db->conn, busy_wait, db);
 
   /* Check the file before writing anything to it: a file that is not a
-  ** database, or whose jobs table is another's, stays byte-for-byte as it
-  ** was.  Then WAL, which lets readers run beside the one writer (a
-  ** read-only handle leaves the mode as it finds it). */
-  rc = check_schema(db, &missing);
+  ** database, cut short, corrupt, or whose jobs table is another's, stays
+  ** byte-for-byte as it was, with no -wal or -shm left beside it (a WAL
+  ** file without a -wal is checked through an immutable connection, which
+  ** then stands for this one's check).  Then WAL, which lets readers run
+  ** beside the one writer (a read-only handle leaves the mode as it finds
+  ** it). */
+  rc = check_file(db, &precheck);
+  if (rc == LEASE_OK && precheck) rc = check_schema_immutable(db, &missing);
+  else if (rc == LEASE_OK) rc = check_schema(db, &missing);
   if (rc == LEASE_OK && !(opt->flags & LEASE_OPEN_READONLY))
     rc = exec1(db, "PRAGMA journal_mode=WAL");
   if (rc == LEASE_OK)

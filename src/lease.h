@@ -64,10 +64,11 @@ typedef enum lease_rc {
   LEASE_LOCKED,       /* "locked": a conflict inside this process (shared cache) */
   LEASE_READONLY,     /* "readonly": the database cannot be written */
   LEASE_NOTADB,       /* "notadb": the file is not an SQLite database */
-  LEASE_CORRUPT,      /* "corrupt": the database file is malformed */
-  LEASE_FULL,         /* "full": disk or database size limit reached */
-  LEASE_IOERR,        /* "ioerr": the operating system reported an I/O error */
-  LEASE_CANTOPEN,     /* "cantopen": the file could not be opened */
+  LEASE_CORRUPT,      /* "corrupt": the database file is malformed or cut short */
+  LEASE_FULL,         /* "full": a write did not fit: disk full (ENOSPC), quota (EDQUOT),
+                         file-size limit (EFBIG), or SQLite's own size limits */
+  LEASE_IOERR,        /* "ioerr": the operating system reported another I/O error */
+  LEASE_CANTOPEN,     /* "cantopen": the file could not be opened, or is not a regular file */
   LEASE_NOMEM,        /* "nomem": out of memory */
   LEASE_PERM,         /* "perm": access permission denied */
   LEASE_INTERRUPT,    /* "interrupt": the operation was interrupted */
@@ -181,8 +182,13 @@ LEASE_API void lease_options_default(lease_options *opt);
 **         still a handle carrying the error (read lease_errmsg) unless
 **         memory ran out (then NULL); always lease_close it.
 ** Returns LEASE_OK, LEASE_MISUSE (NULL path or out, bad options),
-** LEASE_CANTOPEN, LEASE_NOTADB, LEASE_SCHEMA (the jobs table differs; the
-** message names the difference), LEASE_BUSY, LEASE_READONLY, ... .
+** LEASE_CANTOPEN (also for a directory, a FIFO or a device), LEASE_NOTADB,
+** LEASE_CORRUPT (also a database cut short: shorter than its header, or
+** not a whole number of pages, with no -wal to complete it), LEASE_SCHEMA
+** (the jobs table differs; the message names the difference), LEASE_BUSY,
+** LEASE_READONLY, LEASE_FULL, ... .  A file refused for what it holds is
+** left byte-for-byte as it was, with no -wal, -shm or -journal created
+** beside it.
 */
 LEASE_API int lease_open(const char *path, const lease_options *opt, lease_db **out);
 

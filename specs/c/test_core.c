@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -371,6 +372,64 @@ static void test_open_failures(void **state) {
   assert_int_equal(lease_open("x", NULL, NULL), LEASE_MISUSE);
 }
 
+/* Size of the file at path, or -1 when it does not exist. */
+static long file_size(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 ? (long)st.st_size : -1;
+}
+
+/* Hostile files: a database cut inside a page, a WAL-mode database cut at
+** a page boundary, a directory.  Each is refused with its code and a
+** message saying what is wrong, the file keeps its size, and no -wal or
+** -shm appears beside it. */
+static void test_hostile_files(void **state) {
+  lease_db *db = NULL;
+  char path[600], wal[620], shm[620];
+  long size;
+  int i;
+  (void)state;
+  snprintf(path, sizeof path, "%s", fresh_path());
+  snprintf(wal, sizeof wal, "%s-wal", path);
+  snprintf(shm, sizeof shm, "%s-shm", path);
+  assert_int_equal(lease_open(path, NULL, &db), LEASE_OK);
+  for (i = 0; i < 200; i++) {
+    char id[64];
+    snprintf(id, sizeof id, "job-%d-with-a-longer-id-to-fill-pages", i);
+    assert_int_equal(lease_enqueue(db, id, LEASE_NTS, NULL), LEASE_OK);
+  }
+  lease_close(db);
+  size = file_size(path);
+  assert_true(size >= 3 * 4096);
+  assert_int_equal(file_size(wal), -1);
+
+  /* one byte short: SQLite alone would open it and write to it */
+  assert_int_equal(truncate(path, size - 1), 0);
+  assert_int_equal(lease_open(path, NULL, &db), LEASE_CORRUPT);
+  assert_non_null(strstr(lease_errmsg(db), "not a whole number of its 4096-byte pages (truncated)"));
+  lease_close(db);
+  assert_int_equal(file_size(path), size - 1);
+
+  /* a page short: SQLite refuses it, but would leave -wal and -shm */
+  assert_int_equal(truncate(path, size - 4096), 0);
+  assert_int_equal(lease_open(path, NULL, &db), LEASE_CORRUPT);
+  lease_close(db);
+  assert_int_equal(file_size(path), size - 4096);
+  assert_int_equal(file_size(wal), -1);
+  assert_int_equal(file_size(shm), -1);
+
+  /* a directory, even read-only (SQLite's answer was a "disk I/O error") */
+  {
+    lease_options opt;
+    const char *dir = getenv("LEASE_TEST_TMP");
+    if (!dir || !*dir) dir = "/tmp";
+    lease_options_default(&opt);
+    opt.flags = LEASE_OPEN_READONLY;
+    assert_int_equal(lease_open(dir, &opt, &db), LEASE_CANTOPEN);
+    assert_string_equal(lease_errmsg(db), "unable to open database file: it is a directory");
+    lease_close(db);
+  }
+}
+
 /* Read-only: reads work, writes fail LEASE_READONLY and change nothing. */
 static void test_readonly(void **state) {
   lease_db *db = *state, *ro;
@@ -413,6 +472,7 @@ int main(void) {
     cmocka_unit_test(test_busy),
     cmocka_unit_test_setup_teardown(test_fence_limits, setup_db, teardown_db),
     cmocka_unit_test(test_open_failures),
+    cmocka_unit_test(test_hostile_files),
     cmocka_unit_test_setup_teardown(test_readonly, setup_db, teardown_db),
     cmocka_unit_test(test_names),
   };

@@ -268,8 +268,8 @@ return {
   },
   {
     name = "wal-before-schema-check", step = "own", file = "src/lease.c",
-    from = "  rc = check_schema(db, &missing);\n  if (rc == LEASE_OK && !(opt->flags & LEASE_OPEN_READONLY))\n    rc = exec1(db, \"PRAGMA journal_mode=WAL\");",
-    to = "  rc = opt->flags & LEASE_OPEN_READONLY ? LEASE_OK : exec1(db, \"PRAGMA journal_mode=WAL\");\n  if (rc == LEASE_OK) rc = check_schema(db, &missing);",
+    from = "  else if (rc == LEASE_OK) rc = check_schema(db, &missing);\n  if (rc == LEASE_OK && !(opt->flags & LEASE_OPEN_READONLY))\n    rc = exec1(db, \"PRAGMA journal_mode=WAL\");",
+    to = "  if (rc == LEASE_OK && !(opt->flags & LEASE_OPEN_READONLY))\n    rc = exec1(db, \"PRAGMA journal_mode=WAL\");\n  if (rc == LEASE_OK && !precheck) rc = check_schema(db, &missing);",
     hint = "specs/12-failures_spec.lua",
   },
   {
@@ -409,5 +409,57 @@ return {
     from = "      strcmp(ar.namewhat, \"method\") == 0)\n    shift = 1;",
     to = "      strcmp(ar.namewhat, \"method\") == 0)\n    shift = 0;",
     hint = "specs/11-bad_input_spec.lua",
+  },
+
+  -- Hostile files (issue #7): the checks before SQLite writes anything --
+  {
+    name = "truncated-mid-page-accepted", step = "own", file = "src/lease.c",
+    from = "(page & (page - 1)) == 0 && size % page != 0)",
+    to = "(page & (page - 1)) == 0 && size % page > page)",
+    hint = "specs/23-hostile_spec.lua",
+  },
+  {
+    name = "wal-file-checked-in-place", step = "own", file = "src/lease.c",
+    from = "  *precheck = !walfile && (hdr[18] == 2 || hdr[19] == 2);",
+    to = "  *precheck = !walfile && (hdr[18] == 1 || hdr[19] == 1);",
+    hint = "specs/23-hostile_spec.lua",
+  },
+  {
+    name = "directory-left-to-sqlite", step = "own", file = "src/lease.c",
+    from = "  if (S_ISDIR(st.st_mode))\n",
+    to = "  if (S_ISDIR(st.st_mode) && 0)\n",
+    hint = "specs/23-hostile_spec.lua",
+  },
+  {
+    name = "fifo-and-devices-opened", step = "own", file = "src/lease.c",
+    from = "  if (!S_ISREG(st.st_mode))\n",
+    to = "  if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode) && !S_ISCHR(st.st_mode))\n",
+    hint = "specs/23-hostile_spec.lua",
+  },
+  {
+    name = "one-byte-file-initialised", step = "own", file = "src/lease.c",
+    from = "  if (size == 1 && hdr[0] != 'S')",
+    to = "  if (size == 1 && hdr[0] == 'S')",
+    hint = "specs/23-hostile_spec.lua",
+  },
+  {
+    name = "missing-column-asked-about", step = "own", file = "src/lease.c",
+    from = "  for (k = 0; k < NCOLUMNS; k++)\n    if (!seen[k])\n",
+    to = "  for (k = 0; k < NCOLUMNS; k++)\n    if (!seen[k] && k >= 2)\n",
+    hint = "specs/23-hostile_spec.lua",
+  },
+
+  -- Disk full (issue #7): an I/O error whose errno says "no room" is full --
+  {
+    name = "full-only-for-enospc", step = "own", file = "src/lease.c",
+    from = "  return e == ENOSPC || e == EFBIG\n",
+    to = "  return e == ENOSPC\n",
+    hint = "specs/24-full_spec.lua",
+  },
+  {
+    name = "full-errno-from-sqlite-only", step = "own", file = "src/lease.c",
+    from = "  int e = sqlite3_system_errno(conn);\n  if (e) return e;\n",
+    to = "  int e = sqlite3_system_errno(conn);\n  return e;\n",
+    hint = "specs/24-full_spec.lua",
   },
 }

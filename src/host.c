@@ -304,13 +304,7 @@ static int pmain(lua_State *L) {
   int script = 0, args;
   luaL_checkversion(L);
   luaL_openlibs(L);
-  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
-  lua_pushcfunction(L, luaopen_lease);
-  lua_setfield(L, -2, "lease");
-  lua_pushcfunction(L, luaopen_lease_thread);
-  lua_setfield(L, -2, "lease.thread");
-  lua_pop(L, 1);
-  lease_lua_preload(L);   /* lease.pool, lease.cli: the modules under lua/ */
+  lease_lua_preload_all(L);   /* lease, lease.thread, lease.pool, lease.cli */
   lua_gc(L, LUA_GCRESTART);
   lua_gc(L, LUA_GCGEN, 0, 0);
 

@@ -982,6 +982,17 @@ static int load_embedded(lua_State *L) {
 }
 
 /* See lease_lua.h. */
+void lease_lua_preload_all(lua_State *L) {
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+  lua_pushcfunction(L, luaopen_lease);
+  lua_setfield(L, -2, "lease");
+  lua_pushcfunction(L, luaopen_lease_thread);
+  lua_setfield(L, -2, "lease.thread");
+  lua_pop(L, 1);
+  lease_lua_preload(L);
+}
+
+/* See lease_lua.h. */
 void lease_lua_preload(lua_State *L) {
   int i;
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);

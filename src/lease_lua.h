@@ -122,6 +122,13 @@ extern const lease_lua_source lease_lua_sources[];
 int lease_lua_run_embedded(lua_State *L, int i);
 
 /*
+** lease_lua_preload_all: set package.preload for lease, lease.thread and
+** every embedded module, as a fresh state (the host's, a thread's) needs
+** them.  Raises only on a memory error.
+*/
+void lease_lua_preload_all(lua_State *L);
+
+/*
 ** lease_lua_preload: set package.preload[m] for every embedded module m,
 ** so require finds them with no LUA_PATH.  Returns nothing; raises only on
 ** a memory error.

@@ -512,12 +512,7 @@ static int child_pmain(lua_State *L) {
   lthread *t = lua_touserdata(L, 1);
   int base, n, bad;
   luaL_openlibs(L);
-  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
-  lua_pushcfunction(L, luaopen_lease);
-  lua_setfield(L, -2, "lease");
-  lua_pushcfunction(L, luaopen_lease_thread);
-  lua_setfield(L, -2, "lease.thread");
-  lua_pop(L, 1);
+  lease_lua_preload_all(L);   /* lease, lease.thread, lease.pool, lease.cli */
   if (lua_getglobal(L, "package") == LUA_TTABLE) {
     if (t->path) {
       lua_pushstring(L, t->path);

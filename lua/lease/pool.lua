@@ -99,6 +99,15 @@ function pool._worker(cfg, index, events, st)
   local function event(kind, id)
     if events then events:send({ kind, id }) end
   end
+  -- Give job id up: done, with no result, under this worker's lease.
+  local function give_up(id, fence)
+    if db:complete(id, owner, fence, lease.now(), nil) then
+      st.gave_up[#st.gave_up + 1] = id
+      event("gave_up", id)
+    else
+      st.refused = st.refused + 1
+    end
+  end
   while true do
     local id, fence = db:claim_next(owner, lease.now(), cfg.ttl)
     if not id then
@@ -108,12 +117,7 @@ function pool._worker(cfg, index, events, st)
     elseif fence > cfg.attempts then
       -- every earlier claim failed or lost its lease: give the job up
       if fence > st.max_fence then st.max_fence = fence end
-      if db:complete(id, owner, fence, lease.now(), nil) then
-        st.gave_up[#st.gave_up + 1] = id
-        event("gave_up", id)
-      else
-        st.refused = st.refused + 1
-      end
+      give_up(id, fence)
     else
       if fence > st.max_fence then st.max_fence = fence end
       local last_renew = lease.now()
@@ -146,13 +150,7 @@ function pool._worker(cfg, index, events, st)
           st.errors[#st.errors + 1] = id .. ": " .. text
         end
         if fence >= cfg.attempts then
-          -- given up: done, with no result, under this worker's lease
-          if db:complete(id, owner, fence, lease.now(), nil) then
-            st.gave_up[#st.gave_up + 1] = id
-            event("gave_up", id)
-          else
-            st.refused = st.refused + 1
-          end
+          give_up(id, fence)   -- that was its last attempt
         elseif db:release(id, owner, fence) then
           st.released = st.released + 1
           event("released", id)

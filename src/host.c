@@ -222,7 +222,7 @@ static int cmd_cli(lua_State *L) {
 
 static const subcommand subcommands[] = {
   {"pool", cmd_cli, "pool [-j N] [--ttl S] [--quiet] WORKER.lua DB   run worker threads over DB's jobs"},
-  {"jobs", cmd_cli, "jobs DB [--ready|--held|--done] [--json] [--now T]   list jobs"},
+  {"jobs", cmd_cli, "jobs DB [--ready|--held|--done|--blocked] [--json] [--now T]   list jobs"},
   {"show", cmd_cli, "show DB ID [--json] [--now T]   show one job and its result"},
   {NULL, NULL, NULL},
 };

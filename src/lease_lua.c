@@ -10,8 +10,10 @@
 ** handle is #1, id is #2), so one parser and one executor serve both.
 **
 ** Error idioms (CONTRACT.md, Lua mapping): protocol outcomes are return
-** values (nil/false plus a reason word); invalid arguments raise through
-** luaL_argerror before the database is touched; database failures raise
+** values (nil/false plus a reason word); invalid arguments raise, worded as
+** luaL_argerror words them but naming the function even where Lua's debug
+** information cannot (arg_error), before the database is touched; database
+** failures raise
 ** "lease.<op>: <SQLite's message> [<code word>] (file "<path>")".
 ** No SQL in this file.
 */

@@ -4,12 +4,7 @@
 local H = require("helpers")
 local lease = H.lease
 
--- ids of a batch, in the order returned
-local function ids(batch)
-  local out = {}
-  for i, j in ipairs(batch) do out[i] = j.id end
-  return out
-end
+local ids = H.ids
 
 describe("claim_next", function()
   local db, p

@@ -3,11 +3,7 @@
 local H = require("helpers")
 local lease = H.lease
 
-local function ids(list)
-  local out = {}
-  for i, j in ipairs(list) do out[i] = j.id end
-  return out
-end
+local ids = H.ids
 
 describe("db:jobs and db:counts", function()
   local db

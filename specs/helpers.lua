@@ -141,6 +141,14 @@ function H.host(args, stdin, deadline)
   return status, out, err
 end
 
+--- H.ids(list) -> table: the `id` field of each job in a list of jobs
+-- (what claim_next(..., n) and db:jobs return), in order.
+function H.ids(list)
+  local out = {}
+  for i, j in ipairs(list) do out[i] = j.id end
+  return out
+end
+
 --- H.is_root() -> boolean: file permissions do not stop root.
 function H.is_root()
   local p = io.popen("id -u")

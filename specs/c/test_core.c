@@ -20,47 +20,11 @@
 
 #include "lease.h"
 
-/* ------------------------------------------------------------------ */
-/* Fixtures                                                            */
-/* ------------------------------------------------------------------ */
+#define FIXTURE_PREFIX "c"
+#include "fixtures.h"
 
-/* A fresh database path per test: $LEASE_TEST_TMP/c-<pid>-<n>.db. */
-static const char *fresh_path(void) {
-  static char path[512];
-  static int n = 0;
-  const char *dir = getenv("LEASE_TEST_TMP");
-  if (!dir || !*dir) dir = "/tmp";
-  snprintf(path, sizeof path, "%s/c-%ld-%d.db", dir, (long)getpid(), n++);
-  unlink(path);
-  return path;
-}
-
-/* Open a fresh database with the default options; the test state. */
-static int setup_db(void **state) {
-  lease_db *db = NULL;
-  int rc = lease_open(fresh_path(), NULL, &db);
-  if (rc != LEASE_OK) {
-    fprintf(stderr, "open: %s\n", lease_errmsg(db));
-    lease_close(db);
-    return -1;
-  }
-  *state = db;
-  return 0;
-}
-
-static int teardown_db(void **state) {
-  lease_close(*state);
-  return 0;
-}
-
-/* Read job id; fails the test when it is missing. */
-static lease_row must_state(lease_db *db, const char *id) {
-  lease_row row;
-  int found = -1;
-  assert_int_equal(lease_state(db, id, LEASE_NTS, &row, &found), LEASE_OK);
-  assert_int_equal(found, 1);
-  return row;
-}
+/* The shared fixtures (fresh_path, setup_db, teardown_db, must_state) are
+** in fixtures.h. */
 
 /* ------------------------------------------------------------------ */
 /* Tests                                                               */

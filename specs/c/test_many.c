@@ -18,38 +18,12 @@
 
 #include "lease.h"
 
+#define FIXTURE_PREFIX "many"
+#include "fixtures.h"
+
 /* ------------------------------------------------------------------ */
-/* Fixtures                                                            */
+/* Fixtures (the shared ones are in fixtures.h)                        */
 /* ------------------------------------------------------------------ */
-
-/* A fresh database path per test: $LEASE_TEST_TMP/many-<pid>-<n>.db. */
-static const char *fresh_path(void) {
-  static char path[512];
-  static int n = 0;
-  const char *dir = getenv("LEASE_TEST_TMP");
-  if (!dir || !*dir) dir = "/tmp";
-  snprintf(path, sizeof path, "%s/many-%ld-%d.db", dir, (long)getpid(), n++);
-  unlink(path);
-  return path;
-}
-
-/* Open a fresh database with the default options; the test state. */
-static int setup_db(void **state) {
-  lease_db *db = NULL;
-  if (lease_open(fresh_path(), NULL, &db) != LEASE_OK) {
-    fprintf(stderr, "open: %s\n", lease_errmsg(db));
-    lease_close(db);
-    return -1;
-  }
-  *state = db;
-  return 0;
-}
-
-/* Close the test's handle. */
-static int teardown_db(void **state) {
-  lease_close(*state);
-  return 0;
-}
 
 /* Fill names with n owner names "w0".."w<n-1>" (storage in buf). */
 static void make_owners(const char **names, char (*buf)[24], size_t n) {
@@ -58,15 +32,6 @@ static void make_owners(const char **names, char (*buf)[24], size_t n) {
     snprintf(buf[i], sizeof buf[i], "w%zu", i);
     names[i] = buf[i];
   }
-}
-
-/* Read job id's row; fails the test when it is missing. */
-static lease_row must_state(lease_db *db, const char *id) {
-  lease_row row;
-  int found = -1;
-  assert_int_equal(lease_state(db, id, LEASE_NTS, &row, &found), LEASE_OK);
-  assert_int_equal(found, 1);
-  return row;
 }
 
 /*

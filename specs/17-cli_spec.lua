@@ -72,6 +72,70 @@ describe("lease jobs and lease show", function()
     assert.are.equal(17, j.result_bytes)
   end)
 
+  it("writes every number in JSON so that it reads back to the stored value", function()
+    local json = require("dkjson")
+    -- until = 0 + ttl, so each value is stored exactly as written here
+    local untils = { 1700000030.123456, 0.1 + 0.2, 1 / 3, 2 ^ 53 + 2.0, 1700000030.0, 5e-324,
+                     1.7976931348623157e308, 123456789.98765432 }
+    local db, path = H.fresh("digits")
+    for i, u in ipairs(untils) do
+      db:enqueue("u" .. i)
+      assert.is_truthy(db:claim("u" .. i, "w", 0, u))
+    end
+    db:close()
+    -- a fence above 2^53, where a float would round it
+    H.sqlite3(path, "UPDATE jobs SET fence = 9007199254740993 WHERE id = 'u1'")
+    local function check(j)
+      local i = tonumber(j.id:sub(2))
+      local stored = lease.state(path, j.id)
+      assert.are.equal(untils[i], stored["until"])
+      assert.are.equal(math.type(stored["until"]), math.type(j["until"]), j.id)
+      assert.is_true(stored["until"] == j["until"], string.format("%s: %.17g read back as %.17g",
+        j.id, stored["until"], j["until"]))
+      assert.are.equal("integer", math.type(j.fence))
+      assert.are.equal(stored.fence, j.fence)
+    end
+    local status, out = run({ "jobs", path, "--json", "--now", "0" })
+    assert.are.equal(0, status)
+    local list = json.decode(out)
+    assert.are.equal(#untils, #list)
+    for _, j in ipairs(list) do check(j) end
+    assert.are.equal(9007199254740993, list[1].fence)
+    for i = 1, #untils do
+      status, out = run({ "show", path, "u" .. i, "--json" })
+      assert.are.equal(0, status)
+      check(json.decode(out))
+    end
+    -- the shortest text that reads back exactly, and a float stays a float
+    assert.truthy(out:find('"until":123456789.98765431,', 1, true), out)
+    status, out = run({ "show", path, "u5", "--json" })
+    assert.truthy(out:find('"until":1700000030.0,', 1, true), out)
+  end)
+
+  it("never writes NaN or inf as a JSON number", function()
+    local json = require("lease.json")
+    for _, x in ipairs({ 0 / 0, math.huge, -math.huge }) do
+      local ok, err = pcall(json.number, x)
+      assert.is_false(ok)
+      assert.truthy(err:find("lease.json.number: cannot write [-]?[%a]+ as JSON"), err)
+      ok, err = pcall(json.encode, { 1, { x } })
+      assert.is_false(ok)
+      assert.truthy(err:find("cannot write", 1, true), err)
+    end
+    assert.are.equal("[1,-2.5,1e+300,0.1]", json.encode({ 1, -2.5, 1e300, 0.1 }))
+    -- a stored until of inf (a lease that never runs out) is null, not a number
+    local db, path = H.fresh("inf")
+    db:enqueue("a")
+    db:claim("a", "w", 0, 10)
+    db:close()
+    H.sqlite3(path, "UPDATE jobs SET until = 9e999")
+    assert.are.equal(math.huge, lease.state(path, "a")["until"])
+    local status, out, err = run({ "show", path, "a", "--json" })
+    assert.are.equal("", err)
+    assert.are.equal(0, status)
+    assert.truthy(out:find('"until":null,"fence":1,', 1, true), out)
+  end)
+
   it("shows one job with its whole result", function()
     local status, out = run({ "show", p, "done", "--now", "5" })
     assert.are.equal(0, status)
@@ -94,7 +158,6 @@ describe("lease jobs and lease show", function()
     for _, argv in ipairs({ { "jobs" }, { "jobs", p, "--bogus" }, { "jobs", p, "--ready", "--done" },
                             { "show", p }, { "jobs", p, "--now", "x" }, { "nope" } }) do
       status, out, err = run(argv)
-      assert.are.equal("", out)
       assert.are.equal(2, status)
       assert.are.equal("", out)
       assert.truthy(err:find("usage: lease", 1, true), err)

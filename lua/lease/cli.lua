@@ -81,12 +81,18 @@ local function utf8_safe(s)
   return table.concat(out)
 end
 
--- The JSON text of a job (dkjson, Debian's lua-dkjson).
+--- The JSON text of a job, one object (lease.json: numbers read back exactly).
+-- `until` is null when the stored value is not a finite number (the job
+-- is then blocked, and `blocked` says why).
+-- @tparam table job a job as db:state or db:jobs returns it
+-- @tparam boolean with_result whether to include the result text
+-- @treturn string the JSON object
 local function job_json(job, with_result)
-  local json = require("dkjson")
+  local json = require("lease.json")
   local u = job["until"]
+  local finite = u == u and u ~= math.huge and u ~= -math.huge
   local t = { id = utf8_safe(job.id), owner = utf8_safe(job.owner) or json.null,
-              ["until"] = u == u and u or json.null, fence = job.fence, done = job.done,
+              ["until"] = finite and u or json.null, fence = job.fence, done = job.done,
               result_bytes = job.result and #job.result or 0, blocked = job.blocked }
   if with_result then t.result = utf8_safe(job.result) or json.null end
   return json.encode(t, { keyorder = { "id", "owner", "until", "fence", "done", "result_bytes",

@@ -462,4 +462,31 @@ return {
     to = "  int e = sqlite3_system_errno(conn);\n  return e;\n",
     hint = "specs/24-full_spec.lua",
   },
+
+  -- Machine-readable output: numbers read back exactly -------------------
+  {
+    name = "json-number-14-digits", step = "own", file = "lua/lease/json.lua",
+    from = "  for digits = 15, 17 do\n",
+    to = "  for digits = 14, 14 do\n",
+    hint = "specs/17-cli_spec.lua",
+  },
+  {
+    name = "json-float-read-as-integer", step = "own", file = "lua/lease/json.lua",
+    from = [[  if not s:find("[.e]") then s = s .. ".0" end
+]],
+    to = "",
+    hint = "specs/17-cli_spec.lua",
+  },
+  {
+    name = "json-writes-nan", step = "own", file = "lua/lease/json.lua",
+    from = "  if x ~= x or x == math.huge or x == -math.huge then\n",
+    to = "  if false then\n",
+    hint = "specs/17-cli_spec.lua",
+  },
+  {
+    name = "cli-json-until-inf-as-number", step = "own", file = "lua/lease/cli.lua",
+    from = "  local finite = u == u and u ~= math.huge and u ~= -math.huge\n",
+    to = "  local finite = u == u\n",
+    hint = "specs/17-cli_spec.lua",
+  },
 }

@@ -1,0 +1,70 @@
+--- JSON text for machine-readable output, with numbers that read back exactly.
+--
+-- Strings, tables, booleans and `null` are written by dkjson (Debian's
+-- lua-dkjson), which writes numbers with 14 significant digits; every
+-- number goes through @{number} instead, so a reader gets back the exact
+-- value that was stored: integers as integers, floats as the shortest
+-- decimal that reads back as the same double.
+-- @module lease.json
+local dkjson = require("dkjson")
+
+local json = {}
+
+--- The JSON `null` value (dkjson's).
+json.null = dkjson.null
+
+--- The decimal text of a number, shortest that reads back exactly.
+-- An integer is written with all its digits; a float with the fewest
+-- significant digits (15, 16 or 17) for which `tonumber` gives back the
+-- same double, and with ".0" when it would otherwise read as an integer.
+-- The decimal point is "." whatever the C locale says.
+-- @tparam number x an integer, or a finite float
+-- @treturn string the JSON number text
+-- @raise "lease.json.number: cannot write nan as JSON" (or inf, -inf):
+-- JSON has no text for them.
+function json.number(x)
+  if math.type(x) == "integer" then return string.format("%d", x) end
+  if x ~= x or x == math.huge or x == -math.huge then
+    error(string.format("lease.json.number: cannot write %s as JSON",
+      x ~= x and "nan" or (x > 0 and "inf" or "-inf")), 2)
+  end
+  local s
+  for digits = 15, 17 do
+    s = string.format("%." .. digits .. "g", x):gsub(",", ".")
+    if tonumber(s) == x then break end
+  end
+  if not s:find("[.e]") then s = s .. ".0" end
+  return s
+end
+
+-- A copy of v in which every number is a dkjson custom value holding its
+-- text from json.number.  seen guards against a table that holds itself.
+local function prepare(v, seen)
+  if type(v) == "number" then
+    local text = json.number(v)
+    return setmetatable({}, { __tojson = function() return text end })
+  end
+  if type(v) ~= "table" or getmetatable(v) ~= nil then return v end
+  if seen[v] then error("lease.json.encode: a table holds itself", 3) end
+  seen[v] = true
+  local c = {}
+  for k, x in pairs(v) do c[k] = prepare(x, seen) end
+  seen[v] = nil
+  return c
+end
+
+--- Encode a value as JSON text.
+-- @param value a string, number, boolean, @{null}, or a table of them (an
+-- array or a table with string keys)
+-- @tparam[opt] table options dkjson's encode options, e.g. `keyorder`
+-- @treturn string the JSON text
+-- @raise "lease.json.number: cannot write nan as JSON" (or inf) for a
+-- number JSON cannot carry, "lease.json.encode: a table holds itself" for
+-- a cycle, or dkjson's error for a value it cannot write (a function).
+function json.encode(value, options)
+  local text, err = dkjson.encode(prepare(value, {}), options)
+  if not text then error("lease.json.encode: " .. tostring(err), 2) end
+  return text
+end
+
+return json

@@ -57,6 +57,15 @@ describe("lease.pool", function()
     assert.are.equal(12, s.done)
     assert.are.equal(3, s.refused)
     assert.are.equal(2, s.max_fence)
+    -- each refusal comes with the engine's reason: the takeover has
+    -- completed the job (done), or holds it still (not_owner)
+    local n = 0
+    for k, c in pairs(s.refusals) do
+      assert.truthy(k == "complete done" or k == "complete not_owner", k)
+      n = n + c
+    end
+    assert.are.equal(3, n)
+    assert.truthy(pool.format(s):find("\nrefusals           complete [a-z_]+ %d"), pool.format(s))
     local db <close> = lease.open(p)
     for _, id in ipairs(ids) do
       local st = db:state(id)
@@ -139,6 +148,12 @@ describe("lease.pool", function()
     })
     assert.are.same({ "j1" }, s.gave_up)
     assert.are.equal(2, s.refused)
+    local refusals = 0
+    for k, n in pairs(s.refusals) do
+      assert.truthy(k:find("^complete %a"), k)
+      refusals = refusals + n
+    end
+    assert.are.equal(2, refusals)
     local st = lease.state(p, "j1")
     assert.is_true(st.done)
     assert.is_nil(st.result)

@@ -489,4 +489,18 @@ return {
     to = "  local finite = u == u\n",
     hint = "specs/17-cli_spec.lua",
   },
+
+  -- The pool: counters merged from every worker, refusals with reasons ----
+  {
+    name = "pool-refusal-reason-dropped", step = "own", file = "lua/lease/pool.lua",
+    from = "  w.st.refusals[key] = (w.st.refusals[key] or 0) + 1\n",
+    to = "",
+    hint = "specs/18-pool_spec.lua",
+  },
+  {
+    name = "pool-counters-last-worker-only", step = "own", file = "lua/lease/pool.lua",
+    from = "  for _, k in ipairs(pool.COUNTERS) do s[k] = s[k] + st[k] end\n",
+    to = "  for _, k in ipairs(pool.COUNTERS) do s[k] = st[k] end\n",
+    hint = "specs/18-pool_spec.lua",
+  },
 }

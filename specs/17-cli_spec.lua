@@ -109,6 +109,7 @@ describe("lease jobs and lease show", function()
     -- the shortest text that reads back exactly, and a float stays a float
     assert.truthy(out:find('"until":123456789.98765431,', 1, true), out)
     status, out = run({ "show", path, "u5", "--json" })
+    assert.are.equal(0, status)
     assert.truthy(out:find('"until":1700000030.0,', 1, true), out)
   end)
 

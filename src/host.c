@@ -1,13 +1,16 @@
 /*
 ** host.c: the `lease` program, a Lua 5.4 host with the lease module built
-** in, shaped like Lua's own lua.c.
+** in, behaving like Lua's own lua.c (5.4): the same options, `arg` table,
+** LUA_INIT handling, interactive prompt and exit statuses, plus built-in
+** subcommands.
 **
-**   lease script.lua [args]    run a script; `arg` as lua.c sets it
-**   lease -e 'code' [...]      run code (repeatable; a script may follow)
-**   lease -                    run standard input
-**   lease -v | --version       print the versions
-**   lease -h | --help          print the usage
-**   lease <subcommand> [args]  a built-in command (table `subcommands`)
+**   lease [options] [script [args]]   as lua: -e stat, -l mod, -l g=mod,
+**                                     -i, -v, -E, -W, --, - (stdin)
+**   lease                             a prompt on a terminal, else stdin
+**   lease -h | --help | --version     the usage (from lease.cli), the version
+**   lease COMMAND [args]              a subcommand of lease.cli (pool, jobs,
+**                                     show); a first argument that is a word
+**                                     (no '.' or '/') always names a command
 **
 ** `lease` and `lease.thread` are in package.preload, so a script needs no
 ** cpath to find them, and the module's code runs inside this program: a
@@ -17,6 +20,9 @@
 ** scripts can still require Debian's C modules (busted needs system.core
 ** and term.core).
 **
+** The prompt reads lines with fgets, as lua.c does when built without
+** LUA_USE_READLINE: no line editing or history.
+**
 ** As in lua.c: main pushes one C function (pmain) and lua_pcall's it, so
 ** even setup errors are caught; one message handler adds the traceback;
 ** one place (report) prints errors, once; a signal only sets a hook.
@@ -25,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <lua.h>
 #include <lauxlib.h>
@@ -34,6 +41,15 @@
 #include "lease.h"
 #include "lease_lua.h"
 
+/* The environment variables run before anything else (lua.c's names). */
+#define LEASE_INIT_VAR "LUA_INIT"
+#define LEASE_INIT_VARVERSION LEASE_INIT_VAR LUA_VERSUFFIX
+
+#define LEASE_PROMPT "> "
+#define LEASE_PROMPT2 ">> "
+#define LEASE_MAXINPUT 512   /* bytes per line read at the prompt */
+
+/* The program's name for messages; NULL while the prompt runs (lua.c). */
 static const char *progname = "lease";
 
 /*
@@ -66,24 +82,6 @@ static void laction(int i) {
 /* ===================================================================== */
 /* Messages                                                               */
 /* ===================================================================== */
-
-static void print_subcommands(FILE *f);
-
-/* Print the usage to f. */
-static void print_usage(FILE *f) {
-  fprintf(f,
-          "usage: %s [options] [script [args]]\n"
-          "Available options are:\n"
-          "  -e stat        execute string 'stat' (repeatable)\n"
-          "  -v, --version  show version information\n"
-          "  -h, --help     show this help\n"
-          "  --             stop handling options\n"
-          "  -              execute stdin and stop handling options\n"
-          "The modules lease, lease.thread, lease.pool and lease.cli are preloaded.\n",
-          progname);
-  print_subcommands(f);
-  fflush(f);
-}
 
 /* Print an error message, prefixed with the program name when given. */
 static void l_message(const char *pname, const char *msg) {
@@ -121,6 +119,20 @@ static int docall(lua_State *L, int narg, int nres) {
   return status;
 }
 
+/* Print the usage to f: the text lease.cli.usage gives (the one place it
+** is written).  Raises if lease.cli cannot be loaded. */
+static void print_usage(lua_State *L, FILE *f) {
+  lua_getglobal(L, "require");
+  lua_pushliteral(L, "lease.cli");
+  lua_call(L, 1, 1);
+  lua_getfield(L, -1, "usage");
+  lua_pushstring(L, progname ? progname : "lease");
+  lua_call(L, 1, 1);
+  fputs(luaL_checkstring(L, -1), f);
+  fflush(f);
+  lua_pop(L, 2);
+}
+
 /* Print the versions of this program, Lua and SQLite. */
 static void print_version(void) {
   printf("lease %s (%s, SQLite %s)\n", LEASE_VERSION, LUA_RELEASE, sqlite3_libversion());
@@ -128,18 +140,18 @@ static void print_version(void) {
 }
 
 /* ===================================================================== */
-/* Running code                                                           */
+/* Running code (lua.c's dochunk, dofile, dostring, dolibrary)            */
 /* ===================================================================== */
 
 /*
-** Create the global `arg` as lua.c does: arg[0] is the script, the
-** arguments after it are arg[1..n], the ones before are negative.
+** Create the global `arg` as lua.c does: arg[0] is argv[script], the
+** arguments after it are arg[1..n], the ones before are negative.  With no
+** script (script == 0) the program name is arg[0].
 */
 static void createargtable(lua_State *L, char **argv, int argc, int script) {
   int i, narg;
-  if (script == argc) script = 0;   /* no script: the program name is arg[0] */
   narg = argc - (script + 1);
-  lua_createtable(L, narg, script + 1);
+  lua_createtable(L, narg > 0 ? narg : 0, script + 1);
   for (i = 0; i < argc; i++) {
     lua_pushstring(L, argv[i]);
     lua_rawseti(L, -2, i - script);
@@ -153,9 +165,33 @@ static int dochunk(lua_State *L, int status) {
   return report(L, status);
 }
 
-/* Run the string s (option -e). */
+/* Run the file name (NULL: standard input). */
+static int dofile(lua_State *L, const char *name) {
+  return dochunk(L, luaL_loadfile(L, name));
+}
+
+/* Run the string s (option -e, LUA_INIT) as the chunk called name. */
 static int dostring(lua_State *L, const char *s, const char *name) {
   return dochunk(L, luaL_loadbuffer(L, s, strlen(s), name));
+}
+
+/* Option -l: "mod" runs mod = require("mod"); "g=mod" runs
+** g = require("mod").  spec is not changed. */
+static int dolibrary(lua_State *L, const char *spec) {
+  int status;
+  const char *eq = strchr(spec, '=');
+  const char *modname = eq ? eq + 1 : spec;
+  lua_getglobal(L, "require");
+  lua_pushstring(L, modname);
+  status = docall(L, 1, 1);
+  if (status == LUA_OK) {
+    if (eq) lua_pushlstring(L, spec, (size_t)(eq - spec));
+    else lua_pushstring(L, spec);
+    lua_insert(L, -2);
+    lua_setglobal(L, lua_tostring(L, -2));
+    lua_pop(L, 1);
+  }
+  return report(L, status);
 }
 
 /* Push the script's arguments (arg[1..n]) and return how many. */
@@ -169,7 +205,8 @@ static int pushargs(lua_State *L) {
   return n;
 }
 
-/* Load and run the script argv[0] ("-" is stdin) with its arguments. */
+/* Load and run the script argv[0] ("-" is stdin, unless after "--") with
+** its arguments. */
 static int handle_script(lua_State *L, char **argv) {
   int status;
   const char *fname = argv[0];
@@ -182,25 +219,157 @@ static int handle_script(lua_State *L, char **argv) {
   return report(L, status);
 }
 
+/* Run LUA_INIT_5_4, or else LUA_INIT: "@file" runs the file, anything
+** else runs as code.  Not called under -E. */
+static int handle_luainit(lua_State *L) {
+  const char *name = "=" LEASE_INIT_VARVERSION;
+  const char *init = getenv(name + 1);
+  if (init == NULL) {
+    name = "=" LEASE_INIT_VAR;
+    init = getenv(name + 1);
+  }
+  if (init == NULL) return LUA_OK;
+  if (init[0] == '@') return dofile(L, init + 1);
+  return dostring(L, init, name);
+}
+
+/* ===================================================================== */
+/* The prompt (lua.c's REPL, reading with fgets)                          */
+/* ===================================================================== */
+
+/* The prompt to show: _PROMPT or _PROMPT2 through tostring, or the
+** default.  Leaves one value on the stack to anchor the string. */
+static const char *get_prompt(lua_State *L, int firstline) {
+  if (lua_getglobal(L, firstline ? "_PROMPT" : "_PROMPT2") == LUA_TNIL)
+    return firstline ? LEASE_PROMPT : LEASE_PROMPT2;
+  else {
+    const char *p = luaL_tolstring(L, -1, NULL);
+    lua_remove(L, -2);
+    return p;
+  }
+}
+
+/* Whether status is a syntax error at the end of the input (a statement
+** that more lines may complete); pops the message if so. */
+static int incomplete(lua_State *L, int status) {
+  static const char mark[] = "<eof>";
+  if (status == LUA_ERRSYNTAX) {
+    size_t lmsg;
+    const char *msg = lua_tolstring(L, -1, &lmsg);
+    if (lmsg >= sizeof mark - 1 && strcmp(msg + lmsg - (sizeof mark - 1), mark) == 0) {
+      lua_pop(L, 1);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* Show the prompt, read a line and push it (without its newline; a first
+** line "=x" becomes "return x").  Returns 0 at end of input. */
+static int pushline(lua_State *L, int firstline) {
+  char buffer[LEASE_MAXINPUT];
+  size_t l;
+  const char *prompt = get_prompt(L, firstline);
+  fputs(prompt, stdout);
+  fflush(stdout);
+  if (fgets(buffer, sizeof buffer, stdin) == NULL) return 0;   /* prompt popped by the caller */
+  lua_pop(L, 1);
+  l = strlen(buffer);
+  if (l > 0 && buffer[l - 1] == '\n') buffer[--l] = '\0';
+  if (firstline && buffer[0] == '=') lua_pushfstring(L, "return %s", buffer + 1);
+  else lua_pushlstring(L, buffer, l);
+  return 1;
+}
+
+/* Try the line on the stack as "return <line>;"; leaves the compiled
+** chunk, or the line when that did not compile. */
+static int addreturn(lua_State *L) {
+  const char *line = lua_tostring(L, -1);
+  const char *retline = lua_pushfstring(L, "return %s;", line);
+  int status = luaL_loadbuffer(L, retline, strlen(retline), "=stdin");
+  if (status == LUA_OK) lua_remove(L, -2);
+  else lua_pop(L, 2);
+  return status;
+}
+
+/* Read more lines until the statement compiles or fails for another
+** reason than ending too soon. */
+static int multiline(lua_State *L) {
+  for (;;) {
+    size_t len;
+    const char *line = lua_tolstring(L, 1, &len);
+    int status = luaL_loadbuffer(L, line, len, "=stdin");
+    if (!incomplete(L, status) || !pushline(L, 0)) return status;
+    lua_pushliteral(L, "\n");
+    lua_insert(L, -2);
+    lua_concat(L, 3);
+  }
+}
+
+/* Read and compile one entry: as an expression first, else as a
+** statement.  Returns -1 at end of input, else the status, with the chunk
+** (or the error message) alone on the stack. */
+static int loadline(lua_State *L) {
+  int status;
+  lua_settop(L, 0);
+  if (!pushline(L, 1)) return -1;
+  if ((status = addreturn(L)) != LUA_OK) status = multiline(L);
+  lua_remove(L, 1);
+  return status;
+}
+
+/* Print the values on the stack with the global print. */
+static void l_print(lua_State *L) {
+  int n = lua_gettop(L);
+  if (n > 0) {
+    luaL_checkstack(L, LUA_MINSTACK, "too many results to print");
+    lua_getglobal(L, "print");
+    lua_insert(L, 1);
+    if (lua_pcall(L, n, 0, 0) != LUA_OK)
+      l_message(progname, lua_pushfstring(L, "error calling 'print' (%s)", lua_tostring(L, -1)));
+  }
+}
+
+/* The read-eval-print loop, until end of input.  Errors are printed
+** without the program name, as lua.c does. */
+static void doREPL(lua_State *L) {
+  int status;
+  const char *oldprogname = progname;
+  progname = NULL;
+  while ((status = loadline(L)) != -1) {
+    if (status == LUA_OK) status = docall(L, 0, LUA_MULTRET);
+    if (status == LUA_OK) l_print(L);
+    else report(L, status);
+  }
+  lua_settop(L, 0);
+  fputs("\n", stdout);
+  fflush(stdout);
+  progname = oldprogname;
+}
+
 /* ===================================================================== */
 /* Subcommands                                                            */
 /* ===================================================================== */
 
 /*
-** A built-in command: `lease <name> [args]`.  run is called protected with
-** `arg` set as for a script (arg[0] is the name); it raises on failure and
-** may return an integer exit status (none means 0).  A script whose name
-** equals a subcommand's can still be run as ./name.
+** Whether argv[1] names a subcommand rather than a script: a word of
+** letters, digits, '_' and '-' starting with a letter.  A script file
+** called like that is run as ./name.
 */
-typedef struct subcommand {
-  const char *name;
-  lua_CFunction run;
-  const char *help;   /* one line for --help */
-} subcommand;
+static int is_command_word(const char *s) {
+  if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z'))) return 0;
+  for (; *s; s++) {
+    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+          *s == '_' || *s == '-'))
+      return 0;
+  }
+  return 1;
+}
 
 /*
-** Run a subcommand written in Lua: require("lease.cli").main(argv) with
-** argv = {name, args...} from the global `arg`.  Returns its exit status.
+** Run `lease <word> [args]`: require("lease.cli").main(argv) with
+** argv = {word, args...} from the global `arg`, protected.  Pushes its
+** integer exit status (an unknown word is its usage error, status 2).
 */
 static int cmd_cli(lua_State *L) {
   lua_Integer i, n;
@@ -220,125 +389,153 @@ static int cmd_cli(lua_State *L) {
   return 1;
 }
 
-static const subcommand subcommands[] = {
-  {"pool", cmd_cli, "pool [-j N] [--ttl S] [--quiet] WORKER.lua DB   run worker threads over DB's jobs"},
-  {"jobs", cmd_cli, "jobs DB [--ready|--held|--done|--blocked] [--json] [--now T]   list jobs"},
-  {"show", cmd_cli, "show DB ID [--json] [--now T]   show one job and its result"},
-  {NULL, NULL, NULL},
-};
-
-/* Print the subcommands, one line each, for --help. */
-static void print_subcommands(FILE *f) {
-  const subcommand *s;
-  fprintf(f, "Commands:\n");
-  for (s = subcommands; s->name; s++) fprintf(f, "  %s %s\n", progname, s->help);
-}
-
-/* The subcommand called name, or NULL. */
-static const subcommand *find_subcommand(const char *name) {
-  const subcommand *s;
-  for (s = subcommands; s->name; s++)
-    if (strcmp(s->name, name) == 0) return s;
-  return NULL;
-}
-
 /* ===================================================================== */
 /* Options and main                                                       */
 /* ===================================================================== */
 
-/* What the command line asks for. */
-enum { HAS_ERROR = 1, HAS_V = 2, HAS_H = 4, HAS_E = 8 };
+/* What the command line asks for (lua.c's bits, and -h/--help). */
+enum { HAS_ERROR = 1, HAS_I = 2, HAS_V = 4, HAS_E = 8, HAS_EENV = 16, HAS_H = 32 };
 
 /*
-** Scan the options (lua.c's collectargs).  Returns the bits above and sets
-** *first to the index of the script (or argc when there is none).
+** Scan the options (lua.c's collectargs).  Returns the bits above, or
+** HAS_ERROR with *first the index of the bad option.  Otherwise *first is
+** the index of the script, or 0 when there is none.
 */
 static int collectargs(char **argv, int *first) {
   int args = 0, i;
   for (i = 1; argv[i] != NULL; i++) {
+    const char *a = argv[i];
     *first = i;
-    if (argv[i][0] != '-') return args;   /* not an option: the script */
-    if (strcmp(argv[i], "--") == 0) {
-      *first = i + 1;
-      return args;
-    }
-    if (strcmp(argv[i], "-") == 0) return args;   /* stdin is the script */
-    if (strcmp(argv[i], "-v") == 0 || strcmp(argv[i], "--version") == 0) args |= HAS_V;
-    else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) args |= HAS_H;
-    else if (strncmp(argv[i], "-e", 2) == 0) {   /* -e code, or -ecode */
-      args |= HAS_E;
-      if (argv[i][2] == '\0') {   /* the code is the next argument */
-        i++;
-        if (argv[i] == NULL || argv[i][0] == '-') return HAS_ERROR;
-      }
-    } else {
-      *first = i;
-      return HAS_ERROR;
+    if (a[0] != '-') return args;   /* not an option: the script */
+    if (strcmp(a, "--help") == 0) { args |= HAS_H; continue; }
+    if (strcmp(a, "--version") == 0) { args |= HAS_V; continue; }
+    switch (a[1]) {
+      case '-':   /* "--" */
+        if (a[2] != '\0') return HAS_ERROR;
+        *first = argv[i + 1] ? i + 1 : 0;
+        return args;
+      case '\0':   /* "-": the script is stdin */
+        return args;
+      case 'E':
+        if (a[2] != '\0') return HAS_ERROR;
+        args |= HAS_EENV;
+        break;
+      case 'W':
+        if (a[2] != '\0') return HAS_ERROR;
+        break;
+      case 'h':
+        if (a[2] != '\0') return HAS_ERROR;
+        args |= HAS_H;
+        break;
+      case 'i':
+        args |= HAS_I;   /* -i implies -v */
+        /* FALLTHROUGH */
+      case 'v':
+        if (a[2] != '\0') return HAS_ERROR;
+        args |= HAS_V;
+        break;
+      case 'e':
+        args |= HAS_E;
+        /* FALLTHROUGH */
+      case 'l':   /* both take an argument, joined or next */
+        if (a[2] == '\0') {
+          i++;
+          if (argv[i] == NULL || argv[i][0] == '-') return HAS_ERROR;
+        }
+        break;
+      default:
+        return HAS_ERROR;
     }
   }
-  *first = i;
+  *first = 0;
   return args;
 }
 
-/* Run every -e option in order, up to the script.  Returns 1 when all ran. */
+/* Run the -e, -l and -W options in order, before the script argv[n].
+** Returns 1 when all ran. */
 static int runargs(lua_State *L, char **argv, int n) {
   int i;
   for (i = 1; i < n; i++) {
-    if (strncmp(argv[i], "-e", 2) == 0) {
-      const char *code = argv[i][2] ? argv[i] + 2 : argv[++i];
-      if (dostring(L, code, "=(command line)") != LUA_OK) return 0;
+    int option = argv[i][1];
+    if (argv[i][0] != '-' || argv[i][1] == '-') continue;   /* --help, --version */
+    if (option == 'e' || option == 'l') {
+      const char *extra = argv[i][2] ? argv[i] + 2 : argv[++i];
+      int status = option == 'e' ? dostring(L, extra, "=(command line)") : dolibrary(L, extra);
+      if (status != LUA_OK) return 0;
+    } else if (option == 'W') {
+      lua_warning(L, "@on", 0);
     }
   }
   return 1;
 }
 
+/* Report a bad option (argv[bad]) and print the usage to stderr. */
+static void bad_option(lua_State *L, const char *bad) {
+  if (bad[1] == 'e' || bad[1] == 'l')
+    fprintf(stderr, "%s: '%s' needs an argument\n", progname, bad);
+  else
+    fprintf(stderr, "%s: unrecognized option '%s'\n", progname, bad);
+  print_usage(L, stderr);
+}
+
 /*
 ** The protected main: open the libraries, preload lease, then do what the
-** command line says.  Pushes a boolean (true on success) or, for a
-** subcommand, its integer exit status.
+** command line says, in lua.c's order: -v, LUA_INIT, -e/-l/-W, the script,
+** then -i or, with nothing else to do, the prompt (a terminal) or stdin.
+** Pushes true on success, or a subcommand's integer exit status.
 */
 static int pmain(lua_State *L) {
   int argc = (int)lua_tointeger(L, 1);
   char **argv = (char **)lua_touserdata(L, 2);
-  const subcommand *sub;
-  int script = 0, args;
+  int script = 0, args = 0, optlim;
   luaL_checkversion(L);
-  luaL_openlibs(L);
-  lease_lua_preload_all(L);   /* lease, lease.thread, lease.pool, lease.cli */
-  lua_gc(L, LUA_GCRESTART);
-  lua_gc(L, LUA_GCGEN, 0, 0);
-
-  if (argc > 1 && (sub = find_subcommand(argv[1])) != NULL) {
-    int code;
+  if (argc > 1 && is_command_word(argv[1])) {
+    luaL_openlibs(L);
+    lease_lua_preload_all(L);
+    lua_gc(L, LUA_GCRESTART);
+    lua_gc(L, LUA_GCGEN, 0, 0);
     createargtable(L, argv, argc, 1);
-    lua_pushcfunction(L, sub->run);
+    lua_pushcfunction(L, cmd_cli);
     if (report(L, docall(L, 0, 1)) != LUA_OK) return 0;
-    code = lua_isinteger(L, -1) ? (int)lua_tointeger(L, -1) : 0;
-    lua_pushinteger(L, code >= 0 && code < 256 ? code : EXIT_FAILURE);
+    {
+      int code = lua_isinteger(L, -1) ? (int)lua_tointeger(L, -1) : 0;
+      lua_pushinteger(L, code >= 0 && code < 256 ? code : EXIT_FAILURE);
+    }
     return 1;
   }
-  args = collectargs(argv, &script);
+  if (argc > 0) args = collectargs(argv, &script);
+  if (args & HAS_EENV) {   /* -E: the libraries ignore LUA_PATH and LUA_CPATH */
+    lua_pushboolean(L, 1);
+    lua_setfield(L, LUA_REGISTRYINDEX, "LUA_NOENV");
+  }
+  luaL_openlibs(L);
+  lease_lua_preload_all(L);   /* lease, lease.thread, lease.pool, lease.cli, ... */
   if (args == HAS_ERROR) {
-    if (argv[script] && strncmp(argv[script], "-e", 2) == 0)
-      l_message(progname, "'-e' needs an argument");
-    else
-      fprintf(stderr, "%s: unrecognized option '%s'\n", progname, argv[script]);
-    print_usage(stderr);
+    bad_option(L, argv[script]);
     return 0;
   }
   if (args & HAS_H) {
-    print_usage(stdout);
+    print_usage(L, stdout);
     lua_pushboolean(L, 1);
     return 1;
   }
   if (args & HAS_V) print_version();
+  optlim = script > 0 ? script : argc;
   createargtable(L, argv, argc, script);
-  if (!runargs(L, argv, script)) return 0;
-  if (script < argc && handle_script(L, argv + script) != LUA_OK) return 0;
-  if (script >= argc && !(args & (HAS_E | HAS_V))) {
-    l_message(progname, "no script given");
-    print_usage(stderr);
-    return 0;
+  lua_gc(L, LUA_GCRESTART);
+  lua_gc(L, LUA_GCGEN, 0, 0);
+  if (!(args & HAS_EENV) && handle_luainit(L) != LUA_OK) return 0;
+  if (!runargs(L, argv, optlim)) return 0;
+  if (script > 0 && handle_script(L, argv + script) != LUA_OK) return 0;
+  if (args & HAS_I) {
+    doREPL(L);
+  } else if (script == 0 && !(args & (HAS_E | HAS_V))) {
+    if (isatty(0)) {
+      print_version();
+      doREPL(L);
+    } else if (dofile(L, NULL) != LUA_OK) {
+      return 0;
+    }
   }
   lua_pushboolean(L, 1);
   return 1;

@@ -1,25 +1,45 @@
--- lease.cli: the subcommands of the `lease` host program.
+--- The subcommands of the `lease` host program, and its usage text.
 --
 --   lease pool [-j N] [--ttl S] [--quiet] WORKER.lua DB
 --   lease jobs DB [--ready|--held|--done|--blocked] [--json] [--now T]
 --   lease show DB ID [--json] [--now T]
 --
 -- Inspection reads `until` as wall-clock seconds (lease.now(), what the pool
--- stores); a database kept on another clock passes its own --now.
+-- stores); a database kept on another clock passes its own --now.  The
+-- host program (src/host.c) asks this module for its whole usage text
+-- (@{usage}) and runs a first argument that is a word through @{main}.
+-- @module lease.cli
 local cli = {}
 
--- A usage error: caught by cli.main, which prints it and returns 2.
+-- The metatable of a usage error: cli.main prints it and returns 2.
 local Usage = {}
 
+--- Raise a usage error.
+-- @tparam string msg what is wrong with the command line
+-- @raise always: a table with metatable Usage, caught by cli.main
 local function usage(msg) error(setmetatable({ msg = msg }, Usage), 0) end
 
-local USAGE = [==[
-usage: lease pool [-j N] [--ttl S] [--quiet] WORKER.lua DB
-       lease jobs DB [--ready|--held|--done|--blocked] [--json] [--now T]
-       lease show DB ID [--json] [--now T]]==]
+-- The host program's own options, as lua.c's, one line each.
+local OPTIONS = [==[
+  -e stat   execute string 'stat'
+  -i        enter interactive mode after executing 'script'
+  -l mod    require library 'mod' into global 'mod'
+  -l g=mod  require library 'mod' into global 'g'
+  -v        show version information
+  -E        ignore environment variables (LUA_INIT, LUA_PATH, ...)
+  -W        turn warnings on
+  --        stop handling options
+  -         stop handling options and execute stdin
+  -h, --help     show this help
+  --version      show version information]==]
 
--- Split argv into flags (with their values) and positional arguments.
--- spec maps a flag to true (takes a value) or false (a switch).
+--- Split argv into flags (with their values) and positional arguments.
+-- @tparam table argv the arguments (strings)
+-- @tparam integer first the index of the first one to read
+-- @tparam table spec maps each flag to true (takes a value) or false (a switch)
+-- @treturn table flags: flag -> its value, or true for a switch
+-- @treturn table the positional arguments, in order
+-- @raise a usage error for an unknown flag or a missing value
 local function parse(argv, first, spec)
   local flags, pos, i = {}, {}, first
   while argv[i] ~= nil do
@@ -41,12 +61,18 @@ local function parse(argv, first, spec)
   return flags, pos
 end
 
--- A byte string shown to a person: printable ASCII as is, the rest escaped.
+--- A byte string shown to a person: printable ASCII as is, the rest as \xNN.
+-- @tparam string s any bytes
+-- @treturn string the text to show
 local function show_bytes(s)
   return (s:gsub("[^\32-\126]", function(c) return string.format("\\x%02x", c:byte()) end))
 end
 
--- Time left on a lease, for a person.
+--- Time left on a lease, for a person: "12.5s", "expired 3.0s ago",
+-- "blocked", or "-" for a job that is done or not held.
+-- @tparam table job a job as db:state returns it
+-- @tparam number now the time to measure from (seconds, the lease's clock)
+-- @treturn string
 local function left(job, now)
   if job.blocked then return "blocked" end
   if job.done or not job.owner then return "-" end
@@ -55,10 +81,12 @@ local function left(job, now)
   return string.format("expired %.1fs ago", -d)
 end
 
--- A byte string as valid UTF-8 for JSON: unchanged when it is UTF-8, else
+--- A byte string as valid UTF-8 for JSON: unchanged when it is UTF-8, else
 -- each byte that is not part of a valid sequence becomes the character of
 -- the same number (Latin-1), so the JSON stays valid; JSON cannot carry
 -- raw bytes.
+-- @tparam ?string s any bytes, or nil
+-- @treturn ?string valid UTF-8 (nil for nil)
 local function utf8_safe(s)
   if s == nil or utf8.len(s) then return s end
   local out, i = {}, 1
@@ -99,6 +127,10 @@ local function job_json(job, with_result)
                                        "blocked", "result" } })
 end
 
+--- The time inspection measures leases from: --now T, or lease.now().
+-- @tparam table flags the parsed flags
+-- @treturn number seconds
+-- @raise a usage error when --now is not a finite number
 local function now_from(flags)
   if flags["--now"] then
     local t = tonumber(flags["--now"])
@@ -108,15 +140,22 @@ local function now_from(flags)
   return require("lease").now()
 end
 
--- Open an existing database read-only (inspection never writes).
+--- Open an existing database read-only (inspection never writes).
+-- @tparam string path the database file
+-- @return a lease handle
+-- @raise lease.open's error, e.g. [cantopen] for a missing file
 local function open_ro(path)
   return require("lease").open(path, { readonly = true, create = false })
 end
 
---- lease jobs DB [--ready|--held|--done] [--json] [--now T]
--- Lists jobs in enqueue order: a table a person reads (id, owner, time left
--- on the lease, fence, done, result size) with a count line, or one JSON
--- array.  Returns 0.
+--- lease jobs DB [--ready|--held|--done|--blocked] [--json] [--now T]:
+-- lists jobs in enqueue order, as a table a person reads (id, owner, time
+-- left on the lease, fence, done, result size) with a count line, or one
+-- JSON array.
+-- @tparam table argv {"jobs", args...}
+-- @tparam file out where the list goes
+-- @treturn integer 0
+-- @raise a usage error, or a database error
 local function cmd_jobs(argv, out)
   local flags, pos = parse(argv, 2, { ["--ready"] = false, ["--held"] = false, ["--done"] = false,
                                      ["--blocked"] = false, ["--json"] = false, ["--now"] = true })
@@ -158,9 +197,13 @@ local function cmd_jobs(argv, out)
   return 0
 end
 
---- lease show DB ID [--json] [--now T]
--- Prints one job with its whole result.  Returns 0, or 1 when the job is
--- missing.
+--- lease show DB ID [--json] [--now T]: prints one job with its whole
+-- result.
+-- @tparam table argv {"show", args...}
+-- @tparam file out where the job goes
+-- @tparam file err where "no job" goes
+-- @treturn integer 0, or 1 when the job is missing
+-- @raise a usage error, or a database error
 local function cmd_show(argv, out, err)
   local flags, pos = parse(argv, 2, { ["--json"] = false, ["--now"] = true })
   if #pos ~= 2 then usage("show takes a database path and a job id") end
@@ -184,11 +227,15 @@ local function cmd_show(argv, out, err)
   return 0
 end
 
---- lease pool [-j N] [--ttl S] [--quiet] WORKER.lua DB
--- Runs lease.pool over the jobs already in DB with the handler WORKER.lua
--- returns; prints the summary.  A live progress line goes to stderr when
--- it is a terminal (never with --quiet).  Returns 0, or 1 when a worker
--- failed or a handler raised.
+--- lease pool [-j N] [--ttl S] [--quiet] WORKER.lua DB: runs lease.pool
+-- over the jobs already in DB with the handler WORKER.lua returns, and
+-- prints the summary.  A live progress line goes to stderr when it is a
+-- terminal (never with --quiet).
+-- @tparam table argv {"pool", args...}
+-- @tparam file out where the summary goes
+-- @treturn integer 0, or 1 when a worker failed or a handler raised
+-- @raise a usage error (bad -j or --ttl, unreadable worker script), or
+-- lease.pool.run's error
 local function cmd_pool(argv, out)
   local flags, pos = parse(argv, 2, { ["-j"] = true, ["--ttl"] = true, ["--quiet"] = false })
   if #pos ~= 2 then usage("pool takes a worker script and a database path") end
@@ -210,30 +257,79 @@ local function cmd_pool(argv, out)
   return (#s.failed == 0 and s.handler_errors == 0) and 0 or 1
 end
 
-local COMMANDS = { jobs = cmd_jobs, show = cmd_show, pool = cmd_pool }
+-- The subcommands, in the order the usage lists them.
+local COMMANDS = {
+  { name = "pool", args = "[-j N] [--ttl S] [--quiet] WORKER.lua DB", run = cmd_pool,
+    help = "run worker threads over DB's jobs" },
+  { name = "jobs", args = "DB [--ready|--held|--done|--blocked] [--json] [--now T]", run = cmd_jobs,
+    help = "list jobs" },
+  { name = "show", args = "DB ID [--json] [--now T]", run = cmd_show,
+    help = "show one job and its result" },
+}
+local BY_NAME = {}
+for _, c in ipairs(COMMANDS) do BY_NAME[c.name] = c end
 
---- cli.is_command(name) -> boolean: whether `lease NAME ...` is a subcommand.
-function cli.is_command(name)
-  return COMMANDS[name] ~= nil
+--- The subcommands' usage lines: "usage: lease pool ...", then one
+-- indented line per other command.
+-- @treturn string the lines, with no final newline
+local function commands_usage()
+  local lines = {}
+  for i, c in ipairs(COMMANDS) do
+    lines[i] = (i == 1 and "usage: " or "       ") .. "lease " .. c.name .. " " .. c.args
+  end
+  return table.concat(lines, "\n")
 end
 
---- cli.main(argv [, out [, err]]) -> exit status
---   argv (table): argv[1] the subcommand, then its arguments.
---   out, err (files, default io.stdout, io.stderr).
--- Runs the subcommand; usage errors print the usage and return 2; a
--- database or other error prints "lease <cmd>: <message>" and returns 1.
+--- Whether `lease NAME ...` names a subcommand.
+-- @tparam string name the first argument
+-- @treturn boolean
+function cli.is_command(name)
+  return BY_NAME[name] ~= nil
+end
+
+--- The host program's whole usage text: its options (as lua.c's) and the
+-- subcommands.
+-- @tparam[opt="lease"] string progname the program's name as invoked
+-- @treturn string the text, ending with a newline
+function cli.usage(progname)
+  progname = progname or "lease"
+  local lines = {
+    "usage: " .. progname .. " [options] [script [args]]",
+    "       " .. progname .. " COMMAND [args]",
+    "Available options are:",
+    OPTIONS,
+    "With no script and no -e or -v: an interactive prompt when standard input is a",
+    "terminal, else standard input is run as the script.",
+    "The modules lease, lease.thread, lease.pool and lease.cli are preloaded.",
+    "Commands:",
+  }
+  for _, c in ipairs(COMMANDS) do
+    lines[#lines + 1] = string.format("  %s %s %s   %s", progname, c.name, c.args, c.help)
+  end
+  lines[#lines + 1] = "A first argument that is a word (no '.' or '/') names a command: run a script"
+  lines[#lines + 1] = "file called like a command as ./NAME."
+  return table.concat(lines, "\n") .. "\n"
+end
+
+--- Run a subcommand.
+-- @tparam table argv argv[1] the subcommand, then its arguments (strings)
+-- @tparam[opt=io.stdout] file out where results go
+-- @tparam[opt=io.stderr] file err where messages go
+-- @treturn integer the exit status: 0; 1 for a missing job, a worker that
+-- failed or a database error (printed as "lease <cmd>: <message>"); 2 for
+-- bad usage or an unknown command (printed with the usage lines)
 function cli.main(argv, out, err)
   out, err = out or io.stdout, err or io.stderr
   local name = argv[1]
-  local cmd = COMMANDS[name]
+  local cmd = BY_NAME[name]
   if not cmd then
-    err:write("lease: unknown command ", tostring(name), "\n", USAGE, "\n")
+    err:write("lease: unknown command '", tostring(name), "'\n", commands_usage(), "\n")
     return 2
   end
-  local ok, res = pcall(cmd, argv, out, err)
+  local ok, res = pcall(cmd.run, argv, out, err)
   if ok then return res end
   if getmetatable(res) == Usage then
-    err:write("lease ", name, ": ", res.msg, "\n", USAGE, "\n")
+    err:write("lease ", name, ": ", res.msg, "\n", commands_usage(), "\n")
     return 2
   end
   err:write("lease ", name, ": ", tostring(res), "\n")

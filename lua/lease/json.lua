@@ -37,8 +37,12 @@ function json.number(x)
   return s
 end
 
--- A copy of v in which every number is a dkjson custom value holding its
--- text from json.number.  seen guards against a table that holds itself.
+--- A copy of v in which every number is a dkjson custom value holding its
+-- text from json.number.
+-- @param v the value to encode
+-- @tparam table seen the tables being copied (guards against a cycle)
+-- @return the copy
+-- @raise json.number's error, or "lease.json.encode: a table holds itself"
 local function prepare(v, seen)
   if type(v) == "number" then
     local text = json.number(v)

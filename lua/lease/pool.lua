@@ -49,8 +49,10 @@ local MAX_ERRORS = 10
 -- Options
 -- ===========================================================================
 
--- Raise "bad argument #1 to 'lease.pool.run' (msg)", positioned at the
+--- Raise a bad-argument error for pool.run's options, positioned at the
 -- caller of pool.run (level 4: bad, check_options, pool.run, its caller).
+-- @tparam string msg what is wrong
+-- @raise always: "bad argument #1 to 'lease.pool.run' (msg)"
 local function bad(msg)
   error("bad argument #1 to 'lease.pool.run' (" .. msg .. ")", 4)
 end

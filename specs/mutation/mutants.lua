@@ -503,4 +503,48 @@ return {
     to = "  for _, k in ipairs(pool.COUNTERS) do s[k] = st[k] end\n",
     hint = "specs/18-pool_spec.lua",
   },
+
+  -- The host program behaves like lua.c ---------------------------------
+  {
+    name = "host-command-word-opened-as-file", step = "own", file = "src/host.c",
+    from = "  if (argc > 1 && is_command_word(argv[1])) {\n",
+    to = "  if (argc > 1 && is_command_word(argv[1]) && 0) {\n",
+    hint = "specs/21-host_spec.lua",
+  },
+  {
+    name = "host-luainit-under-E", step = "own", file = "src/host.c",
+    from = "  if (!(args & HAS_EENV) && handle_luainit(L) != LUA_OK) return 0;\n",
+    to = "  if (handle_luainit(L) != LUA_OK) return 0;\n",
+    hint = "specs/21-host_spec.lua",
+  },
+  {
+    name = "host-E-keeps-lua-path", step = "own", file = "src/host.c",
+    from = "    lua_setfield(L, LUA_REGISTRYINDEX, \"LUA_NOENV\");\n",
+    to = "    lua_pop(L, 1);\n",
+    hint = "specs/21-host_spec.lua",
+  },
+  {
+    name = "host-prompt-on-a-pipe", step = "own", file = "src/host.c",
+    from = "    if (isatty(0)) {\n",
+    to = "    if (1) {\n",
+    hint = "specs/21-host_spec.lua",
+  },
+  {
+    name = "host-l-global-named-after-module", step = "own", file = "src/host.c",
+    from = "    if (eq) lua_pushlstring(L, spec, (size_t)(eq - spec));\n",
+    to = "    if (eq) lua_pushstring(L, eq + 1);\n",
+    hint = "specs/21-host_spec.lua",
+  },
+  {
+    name = "host-W-ignored", step = "own", file = "src/host.c",
+    from = "      lua_warning(L, \"@on\", 0);\n",
+    to = "      (void)0;\n",
+    hint = "specs/21-host_spec.lua",
+  },
+  {
+    name = "cli-unknown-command-unnamed", step = "own", file = "lua/lease/cli.lua",
+    from = "    err:write(\"lease: unknown command '\", tostring(name), \"'\\n\", commands_usage(), \"\\n\")\n",
+    to = "    err:write(\"lease: unknown command\\n\", commands_usage(), \"\\n\")\n",
+    hint = "specs/21-host_spec.lua",
+  },
 }

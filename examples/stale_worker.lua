@@ -28,7 +28,11 @@ local db <close> = lease.open(path)
 local id, ttl = "invoice-42", 10
 local ok_all = true
 
--- Print one step: the time, who did what, and the outcome.
+--- Print one step: the time, who did what, and the outcome.
+-- @tparam number t the scenario's clock (seconds)
+-- @tparam string who "A", "B" or ""
+-- @tparam string what the call made
+-- @param ... what the call returned
 local function step(t, who, what, ...)
   local out = {}
   for i = 1, select("#", ...) do
@@ -38,7 +42,9 @@ local function step(t, who, what, ...)
   print(string.format("t=%-3s %-2s %-44s -> %s", t, who, what, table.concat(out, ", ")))
 end
 
--- Check an outcome the scenario depends on; remember a mismatch.
+--- Check an outcome the scenario depends on; remember a mismatch.
+-- @tparam boolean cond whether the outcome was the expected one
+-- @tparam string what the expectation, printed when it failed
 local function expect(cond, what)
   if not cond then
     ok_all = false

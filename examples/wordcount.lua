@@ -19,6 +19,8 @@ local lease = require("lease")
 local pool = require("lease.pool")
 local lfs = require("lfs")   -- Debian's lua-filesystem
 
+--- Print a usage error and exit with status 2.
+-- @tparam string msg what is wrong with the command line
 local function usage(msg)
   io.stderr:write("wordcount: ", msg, "\n",
     "usage: lease examples/wordcount.lua [-j N] [--ttl S] [--stall FRACTION] [--db PATH] [DIR]\n")
@@ -30,6 +32,8 @@ local opt = { j = 4, ttl = 1, stall = 0, dir = "/usr/share/common-licenses" }
 local i = 1
 while arg[i] do
   local a = arg[i]
+  --- The value after option a.
+  -- @treturn string the next argument (exits through usage when there is none)
   local function value()
     i = i + 1
     if arg[i] == nil then usage(a .. " needs a value") end
@@ -47,7 +51,12 @@ if opt.j < 1 then usage("-j must be at least 1") end
 if not (opt.ttl > 0) then usage("--ttl must be > 0") end
 if not (opt.stall >= 0 and opt.stall <= 1) then usage("--stall must be from 0 to 1") end
 
--- Every regular file under dir, sorted, as absolute-or-given paths.
+--- Every regular file under dir (symbolic links skipped), as paths that
+-- start with dir.
+-- @tparam string dir the directory
+-- @tparam table out the list to append to
+-- @treturn table out
+-- @raise lfs's error when a directory cannot be read
 local function files_under(dir, out)
   for name in lfs.dir(dir) do
     if name ~= "." and name ~= ".." then

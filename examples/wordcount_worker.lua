@@ -10,8 +10,11 @@
 -- worker's late complete is refused.
 local lease = require("lease")
 
--- The ten most frequent words (letters only, lower-cased) of a file, ties
+--- The ten most frequent words (letters only, lower-cased) of a file, ties
 -- broken alphabetically, as "word count" lines.
+-- @tparam string path the file
+-- @treturn string the lines, joined by "\n"
+-- @raise when the file cannot be read
 local function top10(path)
   local f = assert(io.open(path, "rb"))
   local text = f:read("a")
@@ -29,7 +32,11 @@ local function top10(path)
   return table.concat(lines, "\n")
 end
 
--- The pool calls this for each job it claimed.
+--- The pool calls this for each job it claimed: a stalled first attempt
+-- of the ids in job.args.stall_ids sleeps 1.5 ttl without a heartbeat.
+-- @tparam table job the pool's job (id is the file's path)
+-- @treturn string the file's top ten words
+-- @raise when the file cannot be read (the pool releases the job)
 local function handler(job)
   local args = job.args or {}
   if args.stall_ids and args.stall_ids[job.id] and job.fence == 1 then

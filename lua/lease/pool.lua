@@ -42,7 +42,7 @@ local KNOWN = {
 -- @field handler_errors handler errors (raised, or a result of the wrong type)
 pool.COUNTERS = { "done", "refused", "renewed", "renew_refused", "released", "handler_errors" }
 
---- How many handler error messages each worker keeps for the summary.
+-- How many handler error messages each worker keeps for the summary.
 local MAX_ERRORS = 10
 
 -- ===========================================================================

@@ -112,7 +112,7 @@ describe("claim_next", function()
       { { "w", 0, 0 }, "#3 to 'claim_next' (ttl must be a number > 0" },
       { { "w", 0, "1" }, "#3 to 'claim_next' (ttl must be a number" },
       { { "w", 1e300, 1e-300 }, "#3 to 'claim_next' (now + ttl" },
-      { { "w", 0, 10, 0 }, "#4 to 'claim_next' (n must be an integer from 1 to 1000000, got 0)" },
+      { { "w", 0, 10, 0 }, "#4 to 'claim_next' (n must be an integer from 1 to 1000000 or nil, got 0)" },
       { { "w", 0, 10, 1.5 }, "#4 to 'claim_next' (n must be an integer" },
       { { "w", 0, 10, "2" }, "#4 to 'claim_next' (n must be an integer" },
       { { "w", 0, 10, 1e7 }, "#4 to 'claim_next' (n must be an integer" },

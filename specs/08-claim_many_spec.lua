@@ -28,7 +28,7 @@ local function one_winner(res, owners, want)
     local v = res[i]
     if v ~= false then
       assert(winner == nil, "two winners: slots " .. tostring(winner) .. " and " .. i)
-      assert(math.type(v) == "integer", "slot " .. i .. " is " .. tostring(v))
+      assert(H.is_integer(v), "slot " .. i .. " is " .. tostring(v))
       assert.are.equal(want, v)
       winner = i
     end

@@ -94,7 +94,8 @@ end
 -- A function calling db:<op>(...) with method syntax, as users write it
 -- (argument numbers in the message then leave out self, as in luaL_argerror).
 local function method(db, op)
-  return assert(load("local db = ...; return function(...) return db:" .. op .. "(...) end"))(db)
+  local compile = loadstring or load   -- luacheck: ignore (5.1 names it loadstring)
+  return assert(compile("local db = ...; return function(...) return db:" .. op .. "(...) end"))(db)
 end
 
 local function show(v)

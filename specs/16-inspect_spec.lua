@@ -34,7 +34,7 @@ describe("db:jobs and db:counts", function()
       local s = db:state(j.id)
       s.seq = j.seq
       assert.are.same(s, j)
-      assert.are.equal("integer", math.type(j.seq))
+      assert.is_true(H.is_integer(j.seq))
     end
   end)
 
@@ -74,7 +74,7 @@ end)
 describe("lease.now and lease.sleep", function()
   it("now is wall-clock seconds as a float", function()
     local t = lease.now()
-    assert.are.equal("float", math.type(t))
+    if H.integers then assert.are.equal("float", math.type(t)) end
     assert.is_true(math.abs(t - os.time()) < 2)
   end)
 

@@ -178,6 +178,7 @@ static void push_key(lua_State *L, int k) {
 static int refuse(enc *e, int levels, int is_key, const char *what) {
   lua_State *L = e->L;
   luaL_Buffer b;
+  size_t path_len = 0;   /* bytes of the path added so far */
   int d;
   luaL_checkstack(L, 8, NULL);
   luaL_buffinit(L, &b);
@@ -187,11 +188,12 @@ static int refuse(enc *e, int levels, int is_key, const char *what) {
   if (levels > 0) {
     luaL_addstring(&b, is_key ? " in t" : " at t");
     for (d = 0; d < levels; d++) {
-      if (luaL_bufflen(&b) > 200) {
+      if (path_len > 160) {
         luaL_addstring(&b, "...");
         break;
       }
       push_key(L, e->keys[d]);
+      path_len += lua_rawlen(L, -1);
       luaL_addvalue(&b);
     }
   }

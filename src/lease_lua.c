@@ -1034,7 +1034,7 @@ static int load_embedded(lua_State *L) {
 /* Set package.preload[m] for every embedded module m. */
 static void preload_embedded(lua_State *L) {
   int i;
-  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+  lb_pushpreload(L);
   for (i = 0; lease_lua_sources[i].module; i++) {
     lua_pushinteger(L, i);
     lua_pushcclosure(L, load_embedded, 1);
@@ -1045,7 +1045,7 @@ static void preload_embedded(lua_State *L) {
 
 /* See lease_lua.h. */
 LEASE_API void lease_lua_preload_all(lua_State *L) {
-  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+  lb_pushpreload(L);
   lua_pushcfunction(L, luaopen_lease);
   lua_setfield(L, -2, "lease");
   lua_pushcfunction(L, luaopen_lease_thread);

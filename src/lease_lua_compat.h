@@ -31,6 +31,10 @@
 #  endif
 #endif
 
+#ifndef LUA_LOADED_TABLE
+#  define LUA_LOADED_TABLE "_LOADED"   /* the registry's table of loaded modules */
+#endif
+
 #if LUA_VERSION_NUM < 504
 /* No user values: the module's userdata never use them. */
 #  define lua_newuserdatauv(L, size, nuv) ((void)(nuv), lua_newuserdata((L), (size)))
@@ -47,6 +51,22 @@
 #else
 #  define LB_INTEGERS 0
 #endif
+
+/*
+** lb_pushpreload: push package.preload, the table require looks in first.
+** 5.3 and 5.4 keep it in the registry; 5.1 only as a field of package.
+*/
+static inline void lb_pushpreload(lua_State *L) {
+#if LUA_VERSION_NUM >= 503
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+#else
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  luaL_getsubtable(L, -1, LUA_LOADLIBNAME);
+  luaL_getsubtable(L, -1, "preload");
+  lua_replace(L, -3);
+  lua_pop(L, 1);
+#endif
+}
 
 /* The largest integer every Lua number holds exactly: 2^53. */
 #define LB_EXACT_MAX ((int64_t)1 << 53)

@@ -4,6 +4,8 @@
 ** a private key marking it shareable, so a value copy recognises every
 ** kind without knowing any.
 */
+#include <stdint.h>
+
 #include "lease_shared.h"
 
 /* What a shareable userdata holds: one reference to the object. */

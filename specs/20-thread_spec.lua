@@ -217,14 +217,15 @@ describe("lease.thread", function()
 
     it("refuses what cannot be copied at spawn, naming its type, position and path", function()
       local f = function() end
-      local co = coroutine.create(print)
+      local co = coroutine.create(function() end)
       local db = H.fresh()
       local x = 1
       local cases = {
         { { 1, { a = { 1, 2, co } } }, "bad argument #3 to 'lease.thread.spawn' (cannot copy a coroutine at t.a[3])" },
         { { co }, "bad argument #2 to 'lease.thread.spawn' (cannot copy a coroutine)" },
         { { db }, "bad argument #2 to 'lease.thread.spawn' (cannot copy a lease.db (userdata))" },
-        { { io.stdout }, "(cannot copy a FILE* (userdata))" },
+        -- Lua 5.1 metatables carry no __name to say which userdata
+        { { io.stdout }, _VERSION == "Lua 5.1" and "(cannot copy a userdata)" or "(cannot copy a FILE* (userdata))" },
         { { { cb = print } }, "(cannot copy a C function at t.cb)" },
         { { setmetatable({}, {}) }, "(cannot copy a table with a metatable)" },
         { { { deep = { setmetatable({}, {}) } } }, "(cannot copy a table with a metatable at t.deep[1])" },

@@ -434,7 +434,7 @@ return {
     name = "path-zero-bytes-unchecked", step = "own", file = "src/lease_lua_args.c",
     from = "  if ((flags & LB_NOZERO) && strlen(s) != n)",
     to = "  if (0)",
-    hint = "specs/11-bad_input_spec.lua",
+    hint = "specs/19-hostile_values_spec.lua",
   },
   {
     name = "path-function-opens-before-checking", step = "own", file = "src/lease_lua.c",

@@ -28,7 +28,7 @@ local function one_winner(res, owners, want)
     local v = res[i]
     if v ~= false then
       assert(winner == nil, "two winners: slots " .. tostring(winner) .. " and " .. i)
-      assert(math.type(v) == "integer", "slot " .. i .. " is " .. tostring(v))
+      assert(H.is_integer(v), "slot " .. i .. " is " .. tostring(v))
       assert.are.equal(want, v)
       winner = i
     end
@@ -145,7 +145,7 @@ describe("step 8: claim_many", function()
     -- called as a method, so positions count from id (#1), as users see them
     local function err(...)
       local a = table.pack(...)
-      return H.error_of(function() return db:claim_many(table.unpack(a, 1, a.n)) end)
+      return H.error_of(function() local _ = db:claim_many(table.unpack(a, 1, a.n)) end)
     end
     assert.matches("bad argument #2 to 'claim_many' (owners must be a table of strings, got nil)",
       err("j", nil, 0, 10), 1, true)
@@ -159,8 +159,11 @@ describe("step 8: claim_many", function()
       err("j", { {} }, 0, 10), 1, true)
     assert.matches("owners must be a sequence, but has key name beside 1..2",
       err("j", { "a", "b", name = "c" }, 0, 10), 1, true)
-    assert.matches("owners must be a sequence, but has key 4 beside 1..2",
-      err("j", { "a", "b", [4] = "d" }, 0, 10), 1, true)
+    -- a table with a hole: its length is 2 or 4 (both are borders; LuaJIT
+    -- says 4), and either way the owner past the hole is refused
+    local holed = err("j", { "a", "b", [4] = "d" }, 0, 10)
+    assert.truthy(holed:find("owners must be a sequence, but has key 4 beside 1..2", 1, true)
+      or holed:find("owners[3] must be a non-empty string, got nil", 1, true), holed)
     assert.matches("bad argument #4 to 'claim_many' (ttl must be a number > 0, got 0)",
       err("j", { "a" }, 0, 0), 1, true)
     assert.matches("bad argument #3 to 'claim_many' (now must be a finite number",
@@ -187,7 +190,9 @@ describe("step 8: claim_many", function()
       assert.are.equal(0, mem:state("j").fence)
       mem:close()
     end
-    assert.matches("needs a database file",
+    -- the path function refuses ":memory:" as an argument, before opening anything
+    assert.matches("bad argument #1 to 'lease.claim_many' (claim_many needs a database file, "
+      .. "not a private in-memory one)",
       H.error_of(H.lease.claim_many, ":memory:", "j", { "a" }, 0, 1), 1, true)
     local e = H.error_of(H.lease.claim_many, "file::memory:", "j", { "a" }, 0, 1)
     assert.truthy(e:find("needs a database file", 1, true), e)

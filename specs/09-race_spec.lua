@@ -22,7 +22,7 @@ local thread = T.thread
 -- `ops` random operations, report what succeeded, wait at the barrier.
 local function worker(path, me, seed, ops, b, orders, reports)
   local lease = require("lease")
-  local db <close> = lease.open(path)
+  local db = lease.open(path)   -- closed by __gc when the thread's state closes
   local mine = {}   -- job id -> the last fence granted to me
   math.randomseed(seed)
   while true do

@@ -163,7 +163,7 @@ describe("database failures", function()
     if cpath:sub(1, 1) ~= "/" then cpath = os.getenv("PWD") .. "/" .. cpath end
     local pipe = assert(io.popen(prefix .. H.lua() .. " " .. H.sh(sf) .. " " .. H.sh(cpath) .. " "
       .. H.sh(p) .. " 2>&1"))
-    local out = pipe:read("a")
+    local out = pipe:read("*a")
     pipe:close()
     assert.truthy(out:find("state 0\n", 1, true), out)
     assert.truthy(out:find('claim false lease.claim: attempt to write a readonly database [readonly] (file "'

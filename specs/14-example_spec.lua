@@ -8,9 +8,7 @@ describe("examples/stale_worker.lua", function()
     local build = os.getenv("LEASE_BUILD_DIR") or "build"
     local cmd = "LUA_CPATH=" .. H.sh(build .. "/?.so;;") .. " " .. H.lua() .. " examples/stale_worker.lua "
       .. H.sh(p) .. " 2>&1"
-    local pipe = assert(io.popen(cmd))
-    local out = pipe:read("a")
-    local ok, _, code = pipe:close()
+    local out, ok, code = H.capture(cmd)
     assert.is_true(ok, out)
     assert.are.equal(0, code)
     assert.truthy(out:find("A  wakes up, renews with fence 1%s+%-> false, not_owner"), out)

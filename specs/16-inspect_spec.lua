@@ -34,7 +34,7 @@ describe("db:jobs and db:counts", function()
       local s = db:state(j.id)
       s.seq = j.seq
       assert.are.same(s, j)
-      assert.are.equal("integer", math.type(j.seq))
+      assert.is_true(H.is_integer(j.seq))
     end
   end)
 
@@ -54,7 +54,7 @@ describe("db:jobs and db:counts", function()
   end)
 
   it("refuses bad arguments", function()
-    local jobs = function(...) return db:jobs(...) end
+    local jobs = function(...) local _ = db:jobs(...) end
     for _, c in ipairs({
       { { "some", 1 }, "#1 to 'jobs' (which must be" },
       { { nil, 1 }, "#1 to 'jobs' (which must be" },
@@ -66,7 +66,7 @@ describe("db:jobs and db:counts", function()
       local err = H.error_of(jobs, table.unpack(c[1], 1, 4))
       assert.truthy(err:find("bad argument " .. c[2], 1, true), err)
     end
-    local err = H.error_of(function() return db:counts(nil) end)
+    local err = H.error_of(function() local _ = db:counts(nil) end)
     assert.truthy(err:find("bad argument #1 to 'counts' (now must be a number", 1, true), err)
   end)
 end)
@@ -74,7 +74,7 @@ end)
 describe("lease.now and lease.sleep", function()
   it("now is wall-clock seconds as a float", function()
     local t = lease.now()
-    assert.are.equal("float", math.type(t))
+    if H.integers then assert.are.equal("float", math.type(t)) end
     assert.is_true(math.abs(t - os.time()) < 2)
   end)
 

@@ -10,7 +10,7 @@ local function run(argv)
   local out, err = io.tmpfile(), io.tmpfile()
   local status = cli.main(argv, out, err)
   out:seek("set"); err:seek("set")
-  local o, e = out:read("a"), err:read("a")
+  local o, e = out:read("*a"), err:read("*a")
   out:close(); err:close()
   return status, o, e
 end

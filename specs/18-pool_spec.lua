@@ -31,7 +31,8 @@ describe("lease.pool", function()
     assert.are.equal(0, s.refused)
     assert.are.equal(1, s.max_fence)
     assert.are.equal(4, s.workers)
-    local db <close> = lease.open(p)
+    local db = lease.open(p)
+    finally(function() db:close() end)
     for _, id in ipairs(ids) do
       assert.are.equal(1, s.completed[id])
       local st = db:state(id)
@@ -66,7 +67,8 @@ describe("lease.pool", function()
     end
     assert.are.equal(3, n)
     assert.truthy(pool.format(s):find("\nrefusals           complete [a-z_]+ %d"), pool.format(s))
-    local db <close> = lease.open(p)
+    local db = lease.open(p)
+    finally(function() db:close() end)
     for _, id in ipairs(ids) do
       local st = db:state(id)
       assert.are.equal(1, s.completed[id], id)
@@ -195,7 +197,8 @@ describe("lease.pool", function()
     assert.are.same({}, s.failed)
     assert.are.equal(10, s.done)
     local seen = {}
-    local db <close> = lease.open(p)
+    local db = lease.open(p)
+    finally(function() db:close() end)
     for i = 1, 10 do
       local r = db:state("j" .. i).result
       assert.truthy(r:match("^pool%-%d#%d+$"), r)
@@ -219,7 +222,7 @@ describe("lease.pool", function()
     local out = io.tmpfile()
     local s = pool.run({ db = p, handler = tag, workers = 2, ttl = 30, progress = true, out = out })
     out:seek("set")
-    local text = out:read("a")
+    local text = out:read("*a")
     out:close()
     assert.are.equal(5, s.done)
     assert.truthy(text:find("\r5/5 done", 1, true), text)
@@ -273,7 +276,7 @@ describe("claim_next from many threads", function()
     for i = 1, 6 do
       ts[i] = thread.spawn(function(path, me, b)
         local l = require("lease")
-        local db <close> = l.open(path)
+        local db = l.open(path)   -- closed by __gc when the thread's state closes
         local got = {}
         b:wait()
         while true do
@@ -297,19 +300,21 @@ describe("claim_next from many threads", function()
       end
     end
     assert.are.equal(300, total)
-    local db <close> = lease.open(p)
+    local db = lease.open(p)
+    finally(function() db:close() end)
     for id, w in pairs(owner_of) do assert.are.equal(w, db:state(id).owner) end
   end)
 
   it("hands an expired job to exactly one new owner per generation", function()
     local p = queue(50)
-    local db <close> = lease.open(p)
+    local db = lease.open(p)
+    finally(function() db:close() end)
     assert.are.equal(50, #db:claim_next("old", 0, 10, 50))
     local start = thread.barrier(5)
     local ts = {}
     for i = 1, 5 do
       ts[i] = thread.spawn(function(path, me, b)
-        local d <close> = require("lease").open(path)
+        local d = require("lease").open(path)   -- closed by __gc when the thread's state closes
         local got = {}
         b:wait()
         repeat

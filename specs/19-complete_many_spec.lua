@@ -89,7 +89,7 @@ describe("complete_many", function()
     H.sqlite3(p, "CREATE TRIGGER boom BEFORE UPDATE OF done ON jobs WHEN NEW.id = 'j3'"
       .. " BEGIN SELECT RAISE(ABORT, 'boom'); END")
     local before = H.snapshot(p)
-    local err = H.error_of(function() return db:complete_many("w", 1, jobs) end)
+    local err = H.error_of(function() local _ = db:complete_many("w", 1, jobs) end)
     assert.truthy(err:find("lease.complete_many: boom [constraint]", 1, true), err)
     assert.are.same(before, H.snapshot(p))
     -- the handle is usable afterwards
@@ -103,7 +103,7 @@ describe("complete_many", function()
     -- another client stores an until the engine cannot compare
     H.sqlite3(p, "UPDATE jobs SET until = 'soon' WHERE id = 'b'")
     local before = H.snapshot(p)
-    local err = H.error_of(function() return db:complete_many("w", 1, jobs) end)
+    local err = H.error_of(function() local _ = db:complete_many("w", 1, jobs) end)
     assert.truthy(err:find("[mismatch]", 1, true), err)
     assert.are.same(before, H.snapshot(p))
   end)
@@ -152,7 +152,7 @@ describe("complete_many", function()
       { { "w", 1, { good, { id = "b", fence = fb, result = false } } }, "(jobs[2].result must be a string or nil, got boolean)" },
     }
     for _, c in ipairs(cases) do
-      local err = H.error_of(function() return db:complete_many(table.unpack(c[1], 1, 3)) end)
+      local err = H.error_of(function() local _ = db:complete_many(table.unpack(c[1], 1, 3)) end)
       assert.truthy(err:find(c[2], 1, true), err .. "\nexpected: " .. c[2])
     end
     assert.are.same(before, H.snapshot(p))
@@ -162,7 +162,7 @@ describe("complete_many", function()
     db:enqueue("a")
     local f = db:claim("a", "w", 0, 10)
     local job = setmetatable({ id = "a" }, { __index = { fence = f } })
-    local err = H.error_of(function() return db:complete_many("w", 1, { job }) end)
+    local err = H.error_of(function() local _ = db:complete_many("w", 1, { job }) end)
     assert.truthy(err:find("(jobs[1].fence must be an integer, got nil)", 1, true), err)
     assert.is_false(db:state("a").done)
   end)

@@ -4,6 +4,22 @@
 -- ($LEASE_TEST_TMP, set by ctest, or the system's temporary directory).
 local H = {}
 
+-- The specs run on Lua 5.4, 5.3, 5.1 and LuaJIT: what 5.1 names otherwise.
+table.unpack = table.unpack or unpack   -- luacheck: ignore
+table.pack = table.pack or function(...) return { n = select("#", ...), ... } end   -- luacheck: ignore
+
+--- H.integers: true when Lua numbers have an integer subtype (5.3, 5.4), so
+-- fencing tokens come back as integers up to 2^63-1; false on 5.1 and
+-- LuaJIT, where the binding refuses a fence above 2^53 instead of rounding.
+H.integers = math.type ~= nil
+
+--- H.is_integer(v) -> boolean: v is an integer (of subtype integer where
+-- Lua has one; an integral number elsewhere).
+function H.is_integer(v)
+  if math.type then return math.type(v) == "integer" end
+  return type(v) == "number" and v == math.floor(v)
+end
+
 H.lease = require("lease")
 
 local tmp_root = os.getenv("LEASE_TEST_TMP")
@@ -54,7 +70,7 @@ end
 function H.read(path)
   local f = io.open(path, "rb")
   if not f then return nil end
-  local s = f:read("a")
+  local s = f:read("*a")
   f:close()
   return s
 end
@@ -82,15 +98,35 @@ function H.snapshot(path)
   return out
 end
 
+--- H.capture(cmd) -> output, ok, code: run the shell command `cmd` and
+-- return its standard output, whether it exited 0, and its exit status.
+-- The same on every Lua version (5.1's pipe:close() reports no status).
+function H.capture(cmd)
+  local p = assert(io.popen("{ " .. cmd .. "\n}; printf '\\n__LEASE_STATUS=%d' $?"))
+  local all = p:read("*a")
+  p:close()
+  local out, code = all:match("^(.*)\n__LEASE_STATUS=(%d+)$")
+  code = tonumber(code)
+  return out or all, code == 0, code
+end
+
+--- H.execute(cmd) -> status: run `cmd` with os.execute and return its exit
+-- status (the signal number when a signal ended it), on every Lua version.
+function H.execute(cmd)
+  local a, _, code = os.execute(cmd)
+  if type(a) ~= "number" then return code end
+  -- Lua 5.1 and LuaJIT: the raw wait status
+  if a % 256 ~= 0 then return a % 128 end
+  return math.floor(a / 256)
+end
+
 --- H.sqlite3(path, sql) -> string: run sql with the sqlite3 command-line
 -- tool (another SQLite client) and return what it printed.  Raises when it fails.
 function H.sqlite3(path, sql)
   local cli = os.getenv("LEASE_SQLITE3")
   if not cli or cli == "" then cli = "sqlite3" end
-  local p = assert(io.popen(cli .. " -batch -bail -separator '|' " .. H.sh(path)
-    .. " 2>&1 <<'LEASE_SQL_EOF'\n" .. sql .. ";\nLEASE_SQL_EOF\n"))
-  local out = p:read("a")
-  local ok, _, code = p:close()
+  local out, ok, code = H.capture(cli .. " -batch -bail -separator '|' " .. H.sh(path)
+    .. " 2>&1 <<'LEASE_SQL_EOF'\n" .. sql .. ";\nLEASE_SQL_EOF\n")
   if not ok then error("sqlite3 failed (" .. tostring(code) .. "): " .. out, 2) end
   return out
 end
@@ -135,7 +171,7 @@ function H.host(args, stdin, deadline)
     H.write(base .. ".in", stdin)
     cmd = cmd .. " <" .. H.sh(base .. ".in")
   end
-  local _, _, status = os.execute(cmd)
+  local status = H.execute(cmd)
   local out, err = H.read(base .. ".out"), H.read(base .. ".err")
   os.remove(base .. ".out"); os.remove(base .. ".err"); os.remove(base .. ".in")
   return status, out, err

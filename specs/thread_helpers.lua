@@ -27,9 +27,7 @@ function T.run(code)
   local errfile = script .. ".err"
   H.write(script, "package.cpath = " .. string.format("%q", build .. "/?.so;")
     .. " .. package.cpath\n" .. code)
-  local p = assert(io.popen(T.lua() .. " " .. H.sh(script) .. " 2>" .. H.sh(errfile)))
-  local out = p:read("a")
-  local ok, _, status = p:close()
+  local out, ok, status = H.capture(T.lua() .. " " .. H.sh(script) .. " 2>" .. H.sh(errfile))
   local err = H.read(errfile) or ""
   os.remove(script); os.remove(errfile)
   return ok, status, out, err

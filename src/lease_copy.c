@@ -18,10 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <lua.h>
-#include <lauxlib.h>
-
-#include "lease_thread.h"
+#include "lease_copy.h"
 
 /* Tags of the encoding, one byte before each value. */
 enum {
@@ -59,7 +56,7 @@ static int reserve(lcopy *m, size_t n) {
   return 1;
 }
 
-/* See lease_thread.h. */
+/* See lease_copy.h. */
 void lcopy_free(lcopy *m) {
   size_t i;
   if (!m) return;
@@ -77,7 +74,7 @@ static int box_gc(lua_State *L) {
   return 0;
 }
 
-/* See lease_thread.h. */
+/* See lease_copy.h. */
 lcopy **lcopy_newbox(lua_State *L) {
   lcopy **slot = lua_newuserdatauv(L, sizeof *slot, 0);
   *slot = NULL;
@@ -181,6 +178,7 @@ static void push_key(lua_State *L, int k) {
 static int refuse(enc *e, int levels, int is_key, const char *what) {
   lua_State *L = e->L;
   luaL_Buffer b;
+  size_t path_len = 0;   /* bytes of the path added so far */
   int d;
   luaL_checkstack(L, 8, NULL);
   luaL_buffinit(L, &b);
@@ -190,11 +188,12 @@ static int refuse(enc *e, int levels, int is_key, const char *what) {
   if (levels > 0) {
     luaL_addstring(&b, is_key ? " in t" : " at t");
     for (d = 0; d < levels; d++) {
-      if (luaL_bufflen(&b) > 200) {
+      if (path_len > 160) {
         luaL_addstring(&b, "...");
         break;
       }
       push_key(L, e->keys[d]);
+      path_len += lua_rawlen(L, -1);
       luaL_addvalue(&b);
     }
   }
@@ -376,7 +375,7 @@ static int enc_value(enc *e, int i, int depth, int is_key) {
   }
 }
 
-/* See lease_thread.h. */
+/* See lease_copy.h. */
 lcopy *lcopy_encode(lua_State *L, int first, int last, int *bad) {
   int base = lua_gettop(L), i;
   lcopy **slot, *m;
@@ -524,7 +523,7 @@ static void dec_value(dec *d) {
   }
 }
 
-/* See lease_thread.h. */
+/* See lease_copy.h. */
 int lcopy_decode(lua_State *L, const lcopy *m) {
   dec d;
   int i;

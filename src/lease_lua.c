@@ -1,35 +1,35 @@
+/***
+The `lease` module: leases with fencing tokens on a SQLite file.
+
+Two faces of one implementation: the handle API (`local db = lease.open(path)`,
+then `db:claim(id, ...)`: one connection, prepared statements) and the path
+functions (`lease.claim(path, id, ...)`: each opens its own connection, runs
+one operation and closes it).
+
+Error idioms (CONTRACT.md, Lua mapping): protocol outcomes are return values
+(`nil`/`false` plus a reason word); invalid arguments raise
+`bad argument #i to 'f' (...)` before the database is touched; database
+failures raise `lease.<op>: <SQLite's message> [<code word>] (file "<path>")`.
+Times (`now`, `ttl`, `until`) are numbers in the caller's unit (seconds with
+`lease.now`).
+@module lease
+*/
 /*
-** lease_lua.c: the `lease` Lua module over the C core (lease.h).
-**
-** Two faces of one implementation:
-**   - the seed's path functions, lease.claim(path, id, ...), each opening its
-**     own connection, running one operation and closing it;
-**   - the handle API, local db = lease.open(path), db:claim(id, ...), one
-**     connection with prepared statements (the fast path).
-** In both, arguments sit at the same stack positions (the path or the
-** handle is #1, id is #2), so one parser and one executor serve both.
-**
-** Error idioms (CONTRACT.md, Lua mapping): protocol outcomes are return
-** values (nil/false plus a reason word); invalid arguments raise, worded as
-** luaL_argerror words them but naming the function even where Lua's debug
-** information cannot (arg_error), before the database is touched; database
-** failures raise
-** "lease.<op>: <SQLite's message> [<code word>] (file "<path>")".
-** No SQL in this file.
+** lease_lua.c: the module table, the lease.db handle, and the binding's
+** operations, one record each (lb_op: name, check, run, push; see
+** lease_lua_int.h).  Every record is reached two ways by two generic C
+** functions: op_method (db:<name>) and op_path (lease.<name>(path, ...)).
+** Adding an operation is adding one record, its three functions, and a
+** line in `ops`.  No SQL in this file.
 */
 #include <errno.h>
-#include <limits.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
-#include <lua.h>
-#include <lauxlib.h>
-#include <lualib.h>
-
-#include "lease.h"
-#include "lease_lua.h"
+#include "lease_lua_int.h"
 
 #define DB_MT "lease.db"
 
@@ -48,110 +48,8 @@ typedef struct lhandle {
 } lhandle;
 
 /* ===================================================================== */
-/* Argument checks                                                        */
+/* Handles                                                                */
 /* ===================================================================== */
-
-/* struct callee (who is being called, for argument errors) is in
-** lease_lua.h, shared with the module's other C files. */
-
-/* Fill c for the running C function called `name` (a static string), a
-** method when is_method.  Only records them: arg_error does the rest. */
-void callee_init(lua_State *L, callee *c, const char *name, int is_method) {
-  (void)L;
-  c->name = name;
-  c->is_method = is_method;
-}
-
-/* Raise "bad argument #i to '<name>' (<msg>)".  Must run in the C function
-** c describes (it is stack level 0): for a method called as db:m(...),
-** self is not counted, as in luaL_argerror. */
-int arg_error(lua_State *L, const callee *c, int i, const char *msg) {
-  lua_Debug ar;
-  int shift = 0;
-  if (c->is_method && lua_getstack(L, 0, &ar) && lua_getinfo(L, "n", &ar) && ar.namewhat &&
-      strcmp(ar.namewhat, "method") == 0)
-    shift = 1;
-  return luaL_error(L, "bad argument #%d to '%s%s' (%s)", i - shift, c->is_method ? "" : "lease.",
-                    c->name, msg);
-}
-
-/* How argument errors name the value at i: "a string", "an empty string",
-** the number itself, or its type name. */
-const char *arg_got(lua_State *L, int i) {
-  if (lua_type(L, i) == LUA_TSTRING) return lua_rawlen(L, i) == 0 ? "an empty string" : "a string";
-  if (lua_type(L, i) == LUA_TNUMBER) {
-    lua_Number v = lua_tonumber(L, i);
-    if (v != v) return "nan";   /* printf would say "-nan" or "nan" by the sign bit */
-    return luaL_tolstring(L, i, NULL);
-  }
-  return luaL_typename(L, i);
-}
-
-/* Raise "bad argument #i to '<f>' (<what> must be <kind>, got <value>)". */
-int arg_fail(lua_State *L, const callee *c, int i, const char *what, const char *kind) {
-  const char *got = arg_got(L, i);
-  return arg_error(L, c, i, lua_pushfstring(L, "%s must be %s, got %s", what, kind, got));
-}
-
-/* See lease_lua.h. */
-void arg_length(lua_State *L, const callee *c, int i, const char *what, size_t len) {
-  if (len > LEASE_MAX_LENGTH)
-    arg_error(L, c, i, lua_pushfstring(L, "%s must be at most %d bytes, got %I", what,
-                                       LEASE_MAX_LENGTH, (lua_Integer)len));
-}
-
-/* A non-empty byte string (zero bytes allowed, at most LEASE_MAX_LENGTH
-** bytes); numbers are not coerced. */
-const char *arg_bytes(lua_State *L, const callee *c, int i, const char *what,
-                             size_t *len) {
-  if (lua_type(L, i) != LUA_TSTRING || lua_rawlen(L, i) == 0)
-    arg_fail(L, c, i, what, "a non-empty string");
-  arg_length(L, c, i, what, lua_rawlen(L, i));
-  return lua_tolstring(L, i, len);
-}
-
-/* See lease_lua.h. */
-const char *arg_path(lua_State *L, const callee *c, int i) {
-  size_t len;
-  const char *p = arg_bytes(L, c, i, "path", &len);
-  if (strlen(p) != len) arg_error(L, c, i, "path must not contain zero bytes");
-  return p;
-}
-
-/* A number (integer or float; strings are not coerced), as a double. */
-static double arg_number(lua_State *L, const callee *c, int i, const char *what) {
-  if (lua_type(L, i) != LUA_TNUMBER) arg_fail(L, c, i, what, "a number");
-  return lua_tonumber(L, i);
-}
-
-/* A finite number. */
-static double arg_finite(lua_State *L, const callee *c, int i, const char *what) {
-  double v = arg_number(L, c, i, what);
-  if (!isfinite(v)) arg_fail(L, c, i, what, "a finite number");
-  return v;
-}
-
-/* now at i and ttl at i + 1, checked together as lease_check_time does. */
-void arg_time(lua_State *L, const callee *c, int i, double *now, double *ttl) {
-  const char *why;
-  int bad;
-  *now = arg_number(L, c, i, "now");
-  *ttl = arg_number(L, c, i + 1, "ttl");
-  bad = lease_check_time(*now, *ttl, &why);
-  if (bad) {
-    int at = bad == LEASE_ARG_NOW ? i : i + 1;
-    arg_error(L, c, at, lua_pushfstring(L, "%s, got %s", why, arg_got(L, at)));
-  }
-}
-
-/* A fencing token: an integer number (2.0 counts; 1.5 and "2" do not). */
-static int64_t arg_fence(lua_State *L, const callee *c, int i) {
-  lua_Integer v = 0;
-  int isint = 0;
-  if (lua_type(L, i) == LUA_TNUMBER) v = lua_tointegerx(L, i, &isint);
-  if (!isint) arg_fail(L, c, i, "fence", "an integer");
-  return (int64_t)v;
-}
 
 /* The handle at i, open; raises on a closed one (or one being closed). */
 static lhandle *check_handle(lua_State *L, int i) {
@@ -160,15 +58,17 @@ static lhandle *check_handle(lua_State *L, int i) {
   return h;
 }
 
-/* See lease_lua.h. */
-lease_db *lease_lua_enter(lua_State *L, int i) {
+/* Enter a call on the open handle at i: its connection stays valid until
+** leave_handle, even if a finalizer closes the handle meanwhile. */
+static lease_db *enter_handle(lua_State *L, int i) {
   lhandle *h = check_handle(L, i);
   h->inuse++;
   return h->db;
 }
 
-/* See lease_lua.h. */
-void lease_lua_leave(lua_State *L, int i) {
+/* End a call entered on the handle at i, finishing a close asked for
+** during it. */
+static void leave_handle(lua_State *L, int i) {
   lhandle *h = lua_touserdata(L, i);
   if (h->inuse > 0) h->inuse--;
   if (h->inuse == 0 && h->closing) {
@@ -177,332 +77,6 @@ void lease_lua_leave(lua_State *L, int i) {
     h->closing = 0;
   }
 }
-
-/* ===================================================================== */
-/* Operations, shared by methods and path functions                      */
-/* ===================================================================== */
-
-enum {
-  OP_INIT, OP_ENQUEUE, OP_STATE, OP_CLAIM, OP_RENEW, OP_COMPLETE, OP_RELEASE,
-  OP_CLAIM_NEXT, OP_ENQUEUE_MANY, OP_COMPLETE_MANY
-};
-
-static const char *const op_names[] = {
-  "init_db", "enqueue", "state", "claim", "renew", "complete", "release",
-  "claim_next", "enqueue_many", "complete_many",
-};
-
-/* The most jobs one claim_next may take (its n argument). */
-#define CLAIM_NEXT_MAX 1000000
-
-/* The parsed arguments of one operation. */
-typedef struct op_args {
-  const char *id, *owner, *result;
-  size_t id_len, owner_len, result_len;
-  int64_t fence;
-  double now, ttl;
-  int n;                  /* claim_next: how many (0: the single form); enqueue_many,
-                             complete_many: count */
-  lease_job *jobs;        /* claim_next: room for n jobs (a userdata on the stack) */
-  const char **ids;       /* enqueue_many: the ids and their lengths (a userdata) */
-  size_t *id_lens;
-  lease_result *items;    /* complete_many: the jobs, then room for their reasons (a userdata) */
-  int *reasons;
-} op_args;
-
-/*
-** complete_many's jobs[i] (the table at stack index `at`) into *it: id (a
-** non-empty string), fence (an integer) and result (a string or nil).
-** Fields are read raw, without metamethods, so every string stays alive in
-** the caller's tables, which stay on the stack until the call returns.
-** Raises "bad argument #k to '<f>' (jobs[i].<field> must be ..., got ...)".
-*/
-static void arg_job(lua_State *L, const callee *c, int at, lua_Integer i, lease_result *it) {
-  lua_Integer v = 0;
-  int isint = 0;
-  if (lua_rawgeti(L, at, i) != LUA_TTABLE)
-    arg_error(L, c, at, lua_pushfstring(L, "jobs[%I] must be a table, got %s", (LUAI_UACINT)i,
-                                        arg_got(L, -1)));
-  lua_pushliteral(L, "id");
-  if (lua_rawget(L, -2) != LUA_TSTRING || lua_rawlen(L, -1) == 0)
-    arg_error(L, c, at, lua_pushfstring(L, "jobs[%I].id must be a non-empty string, got %s",
-                                        (LUAI_UACINT)i, arg_got(L, -1)));
-  it->id = lua_tolstring(L, -1, &it->id_len);
-  lua_pop(L, 1);
-  lua_pushliteral(L, "fence");
-  if (lua_rawget(L, -2) == LUA_TNUMBER) v = lua_tointegerx(L, -1, &isint);
-  if (!isint)
-    arg_error(L, c, at, lua_pushfstring(L, "jobs[%I].fence must be an integer, got %s",
-                                        (LUAI_UACINT)i, arg_got(L, -1)));
-  it->fence = (int64_t)v;
-  lua_pop(L, 1);
-  lua_pushliteral(L, "result");
-  it->result = NULL;
-  it->result_len = 0;
-  switch (lua_rawget(L, -2)) {
-    case LUA_TNIL: break;
-    case LUA_TSTRING: it->result = lua_tolstring(L, -1, &it->result_len); break;
-    default:
-      arg_error(L, c, at, lua_pushfstring(L, "jobs[%I].result must be a string or nil, got %s",
-                                          (LUAI_UACINT)i, arg_got(L, -1)));
-  }
-  lua_pop(L, 2);
-}
-
-/*
-** Check and convert the arguments of op, starting at stack index 2, before
-** anything touches the database.  Raises on a bad argument.
-*/
-static void parse_args(lua_State *L, const callee *c, int op, op_args *a) {
-  memset(a, 0, sizeof *a);
-  if (op == OP_INIT) return;
-  if (op == OP_CLAIM_NEXT) {
-    a->owner = arg_bytes(L, c, 2, "owner", &a->owner_len);
-    arg_time(L, c, 3, &a->now, &a->ttl);
-    if (!lua_isnoneornil(L, 5)) {
-      lua_Integer n = 0;
-      int isint = 0;
-      if (lua_type(L, 5) == LUA_TNUMBER) n = lua_tointegerx(L, 5, &isint);
-      if (!isint || n < 1 || n > CLAIM_NEXT_MAX)
-        arg_fail(L, c, 5, "n", "an integer from 1 to 1000000");
-      a->n = (int)n;
-    }
-    a->jobs = lua_newuserdatauv(L, sizeof(lease_job) * (size_t)(a->n ? a->n : 1), 0);
-    return;
-  }
-  if (op == OP_ENQUEUE_MANY) {
-    lua_Integer i, n;
-    if (!lua_istable(L, 2)) arg_fail(L, c, 2, "ids", "a table");
-    n = (lua_Integer)lua_rawlen(L, 2);
-    if (n > INT_MAX / 2) arg_error(L, c, 2, "ids has too many entries");
-    a->n = (int)n;
-    a->ids = lua_newuserdatauv(L, (sizeof(char *) + sizeof(size_t)) * (size_t)(n ? n : 1), 0);
-    a->id_lens = (size_t *)(a->ids + (n ? n : 1));
-    for (i = 1; i <= n; i++) {
-      int t = lua_rawgeti(L, 2, i);
-      if (t != LUA_TSTRING || lua_rawlen(L, -1) == 0) {
-        const char *got = t == LUA_TSTRING ? "an empty string" : lua_typename(L, t);
-        arg_error(L, c, 2, lua_pushfstring(L, "ids[%I] must be a non-empty string, got %s",
-                                           (LUAI_UACINT)i, got));
-      }
-      /* the string stays alive in the ids table, which stays on the stack */
-      a->ids[i - 1] = lua_tolstring(L, -1, &a->id_lens[i - 1]);
-      if (a->id_lens[i - 1] > LEASE_MAX_LENGTH)
-        arg_length(L, c, 2, lua_pushfstring(L, "ids[%I]", (LUAI_UACINT)i), a->id_lens[i - 1]);
-      lua_pop(L, 1);
-    }
-    return;
-  }
-  if (op == OP_COMPLETE_MANY) {
-    lua_Integer i, n;
-    size_t each = sizeof(lease_result) + sizeof(int);
-    a->owner = arg_bytes(L, c, 2, "owner", &a->owner_len);
-    a->now = arg_finite(L, c, 3, "now");
-    if (!lua_istable(L, 4)) arg_fail(L, c, 4, "jobs", "a table");
-    n = (lua_Integer)lua_rawlen(L, 4);
-    if (n > CLAIM_NEXT_MAX) arg_error(L, c, 4, "jobs has more than 1000000 entries");
-    a->n = (int)n;
-    a->items = lua_newuserdatauv(L, each * (size_t)(n ? n : 1), 0);
-    a->reasons = (int *)(a->items + (n ? n : 1));
-    for (i = 1; i <= n; i++) arg_job(L, c, 4, i, &a->items[i - 1]);
-    return;
-  }
-  a->id = arg_bytes(L, c, 2, "id", &a->id_len);
-  if (op == OP_ENQUEUE || op == OP_STATE) return;
-  a->owner = arg_bytes(L, c, 3, "owner", &a->owner_len);
-  switch (op) {
-    case OP_CLAIM:
-      arg_time(L, c, 4, &a->now, &a->ttl);
-      break;
-    case OP_RENEW:
-      a->fence = arg_fence(L, c, 4);
-      arg_time(L, c, 5, &a->now, &a->ttl);
-      break;
-    case OP_COMPLETE:
-      a->fence = arg_fence(L, c, 4);
-      a->now = arg_finite(L, c, 5, "now");
-      if (!lua_isnoneornil(L, 6)) {
-        if (lua_type(L, 6) != LUA_TSTRING) arg_fail(L, c, 6, "result", "a string or nil");
-        a->result = lua_tolstring(L, 6, &a->result_len);
-        arg_length(L, c, 6, "result", a->result_len);
-      }
-      break;
-    case OP_RELEASE:
-      a->fence = arg_fence(L, c, 4);
-      break;
-  }
-}
-
-/* Push the Lua error message for the last failure on db during op. */
-void push_db_error(lua_State *L, lease_db *db, const char *op) {
-  lua_pushfstring(L, "lease.%s: %s [%s] (file \"%s\")", op, lease_errmsg(db),
-                  lease_errname(lease_errcode(db)), lease_path(db));
-}
-
-/* Push a job row as the table CONTRACT.md describes. */
-static void push_row(lua_State *L, const lease_row *row) {
-  lua_createtable(L, 0, 6);
-  lua_pushlstring(L, row->id, row->id_len);
-  lua_setfield(L, -2, "id");
-  if (row->owner) {
-    lua_pushlstring(L, row->owner, row->owner_len);
-    lua_setfield(L, -2, "owner");
-  }
-  lua_pushnumber(L, row->until);
-  lua_setfield(L, -2, "until");
-  lua_pushinteger(L, (lua_Integer)row->fence);
-  lua_setfield(L, -2, "fence");
-  if (row->result) {
-    lua_pushlstring(L, row->result, row->result_len);
-    lua_setfield(L, -2, "result");
-  }
-  lua_pushboolean(L, row->done);
-  lua_setfield(L, -2, "done");
-  if (row->blocked) {
-    lua_pushstring(L, row->blocked);
-    lua_setfield(L, -2, "blocked");
-  }
-}
-
-/* Push `ok` as true, or false and the reason word. */
-static int push_outcome(lua_State *L, int reason) {
-  if (reason == LEASE_GRANTED) {
-    lua_pushboolean(L, 1);
-    return 1;
-  }
-  lua_pushboolean(L, 0);
-  lua_pushstring(L, lease_reason_name(reason));
-  return 2;
-}
-
-/*
-** Run op on db and push its results.  Returns the number of results, or
-** -1 with the error message pushed when the database failed (the caller
-** raises it, after closing a path function's connection).
-*/
-static int exec_op(lua_State *L, lease_db *db, int op, const op_args *a) {
-  int rc = LEASE_OK, reason = LEASE_GRANTED, found = 0;
-  int64_t fence = 0;
-  lease_row row;
-  switch (op) {
-    case OP_INIT:
-      rc = lease_init(db);
-      break;
-    case OP_ENQUEUE:
-      rc = lease_enqueue(db, a->id, a->id_len, &reason);
-      break;
-    case OP_STATE:
-      rc = lease_state(db, a->id, a->id_len, &row, &found);
-      break;
-    case OP_CLAIM:
-      rc = lease_claim(db, a->id, a->id_len, a->owner, a->owner_len, a->now, a->ttl,
-                       &fence, &reason);
-      break;
-    case OP_RENEW:
-      rc = lease_renew(db, a->id, a->id_len, a->owner, a->owner_len, a->fence, a->now,
-                       a->ttl, &reason);
-      break;
-    case OP_COMPLETE:
-      rc = lease_complete(db, a->id, a->id_len, a->owner, a->owner_len, a->fence, a->now,
-                          a->result, a->result_len, &reason);
-      break;
-    case OP_RELEASE:
-      rc = lease_release(db, a->id, a->id_len, a->owner, a->owner_len, a->fence, &reason);
-      break;
-    case OP_CLAIM_NEXT:
-      rc = lease_claim_next(db, a->owner, a->owner_len, a->now, a->ttl, a->n ? a->n : 1,
-                            a->jobs, &found);
-      break;
-    case OP_ENQUEUE_MANY:
-      rc = lease_enqueue_many(db, a->ids, a->id_lens, a->n, &found);
-      break;
-    case OP_COMPLETE_MANY:
-      rc = lease_complete_many(db, a->owner, a->owner_len, a->now, a->items, a->n, a->reasons,
-                               &found);
-      break;
-  }
-  if (rc != LEASE_OK) {
-    push_db_error(L, db, op_names[op]);
-    return -1;
-  }
-  switch (op) {
-    case OP_INIT:
-      lua_pushboolean(L, 1);
-      return 1;
-    case OP_STATE:
-      if (found) push_row(L, &row);
-      else lua_pushnil(L);
-      return 1;
-    case OP_CLAIM:
-      if (reason != LEASE_GRANTED) {
-        lua_pushnil(L);
-        lua_pushstring(L, lease_reason_name(reason));
-        return 2;
-      }
-      lua_pushinteger(L, (lua_Integer)fence);
-      return 1;
-    case OP_CLAIM_NEXT:
-      if (a->n == 0) {   /* the single form: id, fence | nil, "empty" */
-        if (found == 0) {
-          lua_pushnil(L);
-          lua_pushstring(L, lease_reason_name(LEASE_EMPTY));
-          return 2;
-        }
-        lua_pushlstring(L, a->jobs[0].id, a->jobs[0].id_len);
-        lua_pushinteger(L, (lua_Integer)a->jobs[0].fence);
-        return 2;
-      }
-      lua_createtable(L, found, 0);
-      for (int i = 0; i < found; i++) {
-        lua_createtable(L, 0, 2);
-        lua_pushlstring(L, a->jobs[i].id, a->jobs[i].id_len);
-        lua_setfield(L, -2, "id");
-        lua_pushinteger(L, (lua_Integer)a->jobs[i].fence);
-        lua_setfield(L, -2, "fence");
-        lua_rawseti(L, -2, i + 1);
-      }
-      return 1;
-    case OP_ENQUEUE_MANY:
-      lua_pushinteger(L, found);
-      return 1;
-    case OP_COMPLETE_MANY:
-      if (found == a->n) {
-        lua_pushboolean(L, 1);
-        return 1;
-      }
-      lua_pushboolean(L, 0);   /* false, {[i] = reason} for each refused job */
-      lua_createtable(L, 0, a->n - found);
-      for (int i = 0; i < a->n; i++) {
-        if (a->reasons[i] == LEASE_GRANTED) continue;
-        lua_pushstring(L, lease_reason_name(a->reasons[i]));
-        lua_rawseti(L, -2, i + 1);
-      }
-      return 2;
-    default:
-      return push_outcome(L, reason);
-  }
-}
-
-/* Method body: db:<op>(...).  The arguments are parsed (which allocates)
-** before the call is entered; results are pushed inside it. */
-static int method_op(lua_State *L, int op) {
-  lease_db *db;
-  op_args a;
-  callee c;
-  int n;
-  check_handle(L, 1);
-  callee_init(L, &c, op_names[op], 1);
-  parse_args(L, &c, op, &a);
-  db = lease_lua_enter(L, 1);
-  n = exec_op(L, db, op, &a);
-  lease_lua_leave(L, 1);
-  if (n < 0) return lua_error(L);
-  return n;
-}
-
-/* ===================================================================== */
-/* Handles                                                                */
-/* ===================================================================== */
 
 /* Push a new handle in the closed state (liolib's newprefile): a failure
 ** half-way through opening leaves nothing inconsistent for __gc. */
@@ -515,51 +89,22 @@ static lhandle *new_handle(lua_State *L) {
   return h;
 }
 
-/* Read the options table at i into opt; raises on an unknown key or bad value. */
-static void parse_options(lua_State *L, const callee *c, int i, lease_options *opt) {
-  lease_options_default(opt);
-  if (lua_isnoneornil(L, i)) return;
-  if (!lua_istable(L, i)) arg_fail(L, c, i, "options", "a table or nil");
-  lua_pushnil(L);
-  while (lua_next(L, i)) {
-    const char *key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : NULL;
-    if (key && strcmp(key, "busy_timeout") == 0) {
-      double s = lua_type(L, -1) == LUA_TNUMBER ? lua_tonumber(L, -1) : -1;
-      if (!isfinite(s) || s < 0 || s > 2e6)
-        arg_error(L, c, i, "busy_timeout must be a number of seconds from 0 to 2e6");
-      opt->busy_timeout_ms = (int)ceil(s * 1000.0);
-    } else if (key && strcmp(key, "synchronous") == 0) {
-      const char *v = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
-      if (strcmp(v, "full") == 0) opt->synchronous = LEASE_SYNC_FULL;
-      else if (strcmp(v, "normal") == 0) opt->synchronous = LEASE_SYNC_NORMAL;
-      else arg_error(L, c, i, "synchronous must be \"full\" or \"normal\"");
-    } else if (key && (strcmp(key, "readonly") == 0 || strcmp(key, "create") == 0)) {
-      int flag = key[0] == 'r' ? LEASE_OPEN_READONLY : LEASE_OPEN_NOCREATE;
-      int on;
-      if (lua_type(L, -1) != LUA_TBOOLEAN)
-        arg_error(L, c, i, lua_pushfstring(L, "%s must be a boolean", key));
-      on = lua_toboolean(L, -1);
-      if (flag == LEASE_OPEN_NOCREATE) on = !on;
-      if (on) opt->flags |= flag;
-      else opt->flags &= ~flag;
-    } else {
-      arg_error(L, c, i, lua_pushfstring(L, "unknown option '%s'",
-                                          key ? key : luaL_typename(L, -2)));
-    }
-    lua_pop(L, 1);
-  }
+/* See lease_lua_int.h. */
+void lb_push_db_error(lua_State *L, lease_db *db, const char *op) {
+  lua_pushfstring(L, "lease.%s: %s [%s] (file \"%s\")", op, lease_errmsg(db),
+                  lease_errname(lease_errcode(db)), lease_path(db));
 }
 
 /* Open path into a new handle pushed on the stack; raises on failure,
 ** naming op (the function the user called). */
-lease_db *open_handle(lua_State *L, const char *op, const char *path,
-                      const lease_options *opt) {
+static lease_db *open_handle(lua_State *L, const char *op, const char *path,
+                             const lease_options *opt) {
   lhandle *h = new_handle(L);
   lease_db *db = NULL;
   int rc = lease_open(path, opt, &db);
   if (rc != LEASE_OK) {
     if (!db) luaL_error(L, "lease.%s: out of memory [nomem] (file \"%s\")", op, path);
-    push_db_error(L, db, op);
+    lb_push_db_error(L, db, op);
     lease_close(db);
     lua_error(L);
   }
@@ -570,7 +115,7 @@ lease_db *open_handle(lua_State *L, const char *op, const char *path,
 /* Close the handle at i if open, or, when calls on it are running (this
 ** close comes from a finalizer inside one), when the last of them ends.
 ** Shared by close, __close and the path functions. */
-int close_handle(lua_State *L, int i) {
+static int close_handle(lua_State *L, int i) {
   lhandle *h = luaL_checkudata(L, i, DB_MT);
   if (h->db && h->inuse > 0) {
     h->closing = 1;
@@ -581,33 +126,77 @@ int close_handle(lua_State *L, int i) {
   return 0;
 }
 
-/*
-** lease.open(path [, options]) -> lease.db
-**   path (string): the database file; created when missing unless
-**     options.create is false.
-**   options (table, optional): busy_timeout (seconds, default 10),
-**     synchronous ("full" default, or "normal"), readonly (boolean),
-**     create (boolean, default true).
-** Creates the jobs table when missing (contract step 1) and checks an
-** existing one.  Raises a bad-argument error for a bad path or option, and
-** "lease.open: <message> [<code>] (file "<path>")" when the database cannot
-** be opened (cantopen, notadb, schema, busy, readonly...).
+/* Read the options table at i into opt; raises on an unknown key or bad value. */
+static void check_options(lua_State *L, const lb_callee *c, int i, lease_options *opt) {
+  const lb_arg *a = LB_ARG(c, i, "options");
+  lease_options_default(opt);
+  if (lua_isnoneornil(L, i)) return;
+  if (!lua_istable(L, i)) lb_fail(L, i, a, "a table or nil");
+  lua_pushnil(L);
+  while (lua_next(L, i)) {
+    const char *key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : NULL;
+    if (key && strcmp(key, "busy_timeout") == 0) {
+      double s = lua_type(L, -1) == LUA_TNUMBER ? lua_tonumber(L, -1) : -1;
+      if (!isfinite(s) || s < 0 || s > 2e6)
+        lb_error(L, a, "busy_timeout must be a number of seconds from 0 to 2e6");
+      opt->busy_timeout_ms = (int)ceil(s * 1000.0);
+    } else if (key && strcmp(key, "synchronous") == 0) {
+      const char *v = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
+      if (strcmp(v, "full") == 0) opt->synchronous = LEASE_SYNC_FULL;
+      else if (strcmp(v, "normal") == 0) opt->synchronous = LEASE_SYNC_NORMAL;
+      else lb_error(L, a, "synchronous must be \"full\" or \"normal\"");
+    } else if (key && (strcmp(key, "readonly") == 0 || strcmp(key, "create") == 0)) {
+      int flag = key[0] == 'r' ? LEASE_OPEN_READONLY : LEASE_OPEN_NOCREATE;
+      int on;
+      if (lua_type(L, -1) != LUA_TBOOLEAN)
+        lb_error(L, a, lua_pushfstring(L, "%s must be a boolean", key));
+      on = lua_toboolean(L, -1);
+      if (flag == LEASE_OPEN_NOCREATE) on = !on;
+      if (on) opt->flags |= flag;
+      else opt->flags &= ~flag;
+    } else {
+      lb_error(L, a, lua_pushfstring(L, "unknown option '%s'", key ? key : luaL_typename(L, -2)));
+    }
+    lua_pop(L, 1);
+  }
+}
+
+/***
+Open a database file and return a handle on it.
+Creates the jobs table when missing (contract step 1) and checks an existing
+one (its columns, types and constraints).
+@function open
+@tparam string path the database file (a URI with `file:` too); created when
+  missing unless `options.create` is false. Non-empty, no zero bytes.
+@tparam[opt] table options `busy_timeout` (number, seconds, 0 to 2e6, default
+  10), `synchronous` (`"full"`, the default, or `"normal"`), `readonly`
+  (boolean, default false), `create` (boolean, default true).
+@treturn db an open handle
+@raise `bad argument` for a bad path or option; `lease.open: <message> [<code>]
+  (file "<path>")` when the database cannot be opened (cantopen, notadb,
+  schema, busy, readonly...).
 */
 static int l_open(lua_State *L) {
   lease_options opt;
-  callee c;
-  const char *path;
-  callee_init(L, &c, "open", 0);
-  path = arg_path(L, &c, 1);
-  parse_options(L, &c, 2, &opt);
+  lb_callee c = {"open", 0};
+  const char *path = lb_check_string(L, 1, LB_ARG(&c, 1, "path"), LB_NOZERO, NULL);
+  check_options(L, &c, 2, &opt);
   open_handle(L, "open", path, &opt);
   return 1;
 }
 
-/*
-** db:close() -> true
-** Closes the connection; closing a closed handle does nothing.  Raises
-** nothing.  Also the __close and __gc metamethods.
+/***
+A handle on one database file: one connection with prepared statements.
+Using a closed handle raises `attempt to use a closed lease database`.
+@type db
+*/
+
+/***
+Close the connection; closing a closed handle does nothing.
+Also the `__close` (`local db <close> = lease.open(p)`) and `__gc` metamethods.
+@function db:close
+@treturn boolean true
+@raise nothing
 */
 static int m_close(lua_State *L) {
   close_handle(L, 1);
@@ -642,284 +231,745 @@ static int m_tostring(lua_State *L) {
   return 1;
 }
 
-/*
-** db:init_db() -> true
-** CREATE TABLE IF NOT EXISTS jobs (contract step 1); changes nothing on a
-** second call.  Raises "lease.init_db: ..." on a database failure.
-*/
-static int m_init_db(lua_State *L) { return method_op(L, OP_INIT); }
+/* ===================================================================== */
+/* Pushing results                                                        */
+/* ===================================================================== */
 
 /*
-** db:enqueue(id) -> true | false, "exists"
-**   id (string, non-empty, may hold zero bytes).
-** Inserts the job in the default state (contract step 2); an existing job
-** and its lease stay as they are.  Raises on a bad id or a database failure.
+** Push fencing token v.  Every Lua 5.3+ integer holds it; on 5.1 and
+** LuaJIT a fence above 2^53 would be rounded to another token, so this
+** returns 0 with the message pushed instead (the caller raises it after
+** leaving the handle).  Returns 1 when pushed.
 */
-static int m_enqueue(lua_State *L) { return method_op(L, OP_ENQUEUE); }
-
-/*
-** db:state(id) -> table | nil
-** The stored row (contract step 3): {id=, owner=, until=, fence=, result=,
-** done=}; owner and result are nil when NULL, done is a boolean, fence an
-** integer, until a float (read it as s["until"]).  A job another client
-** left unclaimable also has blocked = "<why>" (and until = NaN when the
-** stored until is not a number).  nil when there is no such job.  Raises on a bad id or a database failure.
-*/
-static int m_state(lua_State *L) { return method_op(L, OP_STATE); }
-
-/*
-** db:claim(id, owner, now, ttl) -> fence | nil, "missing"|"done"|"held"
-**   id, owner (non-empty strings); now, ttl (numbers, caller's unit):
-**   finite, ttl > 0, now + ttl > now.
-** Takes the lease until now + ttl when the job exists, is not done and
-** until <= now, and returns the new fence (contract step 4, one
-** BEGIN IMMEDIATE transaction).  Raises on a bad argument, and on a
-** database failure (busy past the timeout, readonly, full, ...).
-*/
-static int m_claim(lua_State *L) { return method_op(L, OP_CLAIM); }
-
-/*
-** db:renew(id, owner, fence, now, ttl) -> true | false, reason
-**   fence (integer); the rest as for claim.
-** Extends the lease to now + ttl when owner and fence match, the job is not
-** done and until > now (contract step 5).  Reasons: "missing", "done",
-** "not_owner", "stale_fence", "expired".  Raises as claim does.
-*/
-static int m_renew(lua_State *L) { return method_op(L, OP_RENEW); }
-
-/*
-** db:complete(id, owner, fence, now [, result]) -> true | false, reason
-**   now (finite number); result (string, may hold zero bytes, or nil).
-** Stores result and done under the current lease only (contract step 6);
-** otherwise the stored result stays.  Reasons as for renew.  Raises on a
-** bad argument or a database failure.
-*/
-static int m_complete(lua_State *L) { return method_op(L, OP_COMPLETE); }
-
-/*
-** db:release(id, owner, fence) -> true | false, reason
-** Clears owner and until, keeping the fence, when owner and fence match and
-** the job is not done (contract step 7).  Reasons: "missing", "done",
-** "not_owner", "stale_fence".  Raises on a bad argument or a database failure.
-*/
-static int m_release(lua_State *L) { return method_op(L, OP_RELEASE); }
-
-/*
-** db:settings() -> table
-** {journal_mode = "wal", synchronous = "full"|"normal"|"off"|"extra",
-**  busy_timeout = seconds}, read back from SQLite, not from the options.
-** Raises "lease.settings: ..." on a database failure.
-*/
-static int m_settings(lua_State *L) {
-  static const char *const sync_names[] = {"off", "normal", "full", "extra"};
-  lease_db *db = lease_lua_enter(L, 1);
-  lease_settings s;
-  int rc = lease_read_settings(db, &s);
-  if (rc != LEASE_OK) push_db_error(L, db, "settings");
-  lease_lua_leave(L, 1);
-  if (rc != LEASE_OK) return lua_error(L);
-  lua_createtable(L, 0, 3);
-  lua_pushstring(L, s.journal_mode);
-  lua_setfield(L, -2, "journal_mode");
-  lua_pushstring(L, s.synchronous >= 0 && s.synchronous <= 3 ? sync_names[s.synchronous] : "?");
-  lua_setfield(L, -2, "synchronous");
-  lua_pushnumber(L, s.busy_timeout_ms / 1000.0);
-  lua_setfield(L, -2, "busy_timeout");
+static int push_fence(lua_State *L, const char *op, int64_t v) {
+#if !LB_INTEGERS
+  if (v > LB_EXACT_MAX || v < -LB_EXACT_MAX) {
+    char num[24];
+    snprintf(num, sizeof num, "%lld", (long long)v);
+    lua_pushfstring(L, "lease.%s: fence %s is above 2^53, which this Lua cannot hold "
+                    "exactly (its numbers are doubles); the stored row keeps it", op, num);
+    return 0;
+  }
+#else
+  (void)op;
+#endif
+  lua_pushinteger(L, (lua_Integer)v);
   return 1;
 }
 
-/*
-** db:claim_next(owner, now, ttl [, n]) -> id, fence | nil, "empty"
-** db:claim_next(owner, now, ttl, n) -> { {id=, fence=}, ... }
-**   owner (non-empty string); now, ttl as for claim; n (integer, 1 to
-**   1000000, optional).
-** Claims the oldest-enqueued ready jobs (not done, until <= now) with
-** claim's rule (fence + 1, owner, until = now + ttl), all in one
-** BEGIN IMMEDIATE transaction.  Without n: the one job, or nil, "empty".
-** With n: a sequence of up to n jobs, oldest first, empty when none is
-** ready.  Raises on a bad argument and on a database failure.
-*/
-static int m_claim_next(lua_State *L) { return method_op(L, OP_CLAIM_NEXT); }
+/* Push a job row as CONTRACT.md describes; returns 0 with a message
+** pushed instead when its fence cannot be pushed (push_fence). */
+static int push_row(lua_State *L, const char *op, const lease_row *row) {
+  lua_createtable(L, 0, 6);
+  lua_pushlstring(L, row->id, row->id_len);
+  lua_setfield(L, -2, "id");
+  if (row->owner) {
+    lua_pushlstring(L, row->owner, row->owner_len);
+    lua_setfield(L, -2, "owner");
+  }
+  lua_pushnumber(L, row->until);
+  lua_setfield(L, -2, "until");
+  if (!push_fence(L, op, row->fence)) return 0;
+  lua_setfield(L, -2, "fence");
+  if (row->result) {
+    lua_pushlstring(L, row->result, row->result_len);
+    lua_setfield(L, -2, "result");
+  }
+  lua_pushboolean(L, row->done);
+  lua_setfield(L, -2, "done");
+  if (row->blocked) {
+    lua_pushstring(L, row->blocked);
+    lua_setfield(L, -2, "blocked");
+  }
+  return 1;
+}
 
-/*
-** db:enqueue_many(ids) -> integer
-**   ids (sequence of non-empty strings).
-** Enqueues every id in one transaction (enqueue's rule for each) and
-** returns how many were new.  Every id is checked first: a bad entry
-** raises "bad argument #1 to 'enqueue_many' (ids[3] must be ...)" and
-** nothing is inserted.  Raises on a database failure (nothing inserted).
-*/
-static int m_enqueue_many(lua_State *L) { return method_op(L, OP_ENQUEUE_MANY); }
+/* Push `ok` as true, or false and the reason word. */
+static int push_outcome(lua_State *L, lb_args *a) {
+  if (a->reason == LEASE_GRANTED) {
+    lua_pushboolean(L, 1);
+    return 1;
+  }
+  lua_pushboolean(L, 0);
+  lua_pushstring(L, lease_reason_name(a->reason));
+  return 2;
+}
 
-/*
-** db:complete_many(owner, now, jobs) -> true | false, refused
-**   owner (non-empty string); now (finite number); jobs (sequence of
-**   tables {id = string, fence = integer, result = string or nil}: the
-**   shape claim_next(..., n) returns, plus a result; fields read raw).
-** Completes every job in one transaction, each exactly as db:complete
-** would (contract step 6: owner, fence, done and until checked as it is
-** stored; a refused job keeps its stored result and does not stop the
-** others).  true when every job was stored; otherwise false and a table
-** mapping the position of each refused job in `jobs` to its reason word
-** ("missing", "done", "not_owner", "stale_fence", "expired").  Every
-** job is checked first: a bad entry raises "bad argument #3 to
-** 'complete_many' (jobs[2].fence must be an integer, got 1.5)" and nothing
-** is stored.  Raises on a database failure (then nothing is stored).
-*/
-static int m_complete_many(lua_State *L) { return method_op(L, OP_COMPLETE_MANY); }
+/* Check no arguments. */
+static void check_none(lua_State *L, const lb_callee *c, lb_args *a) {
+  (void)L, (void)c, (void)a;
+}
 
-/*
-** db:jobs(which, now [, limit [, after]]) -> { job, ... }
-**   which (string): "all", "ready" (not done, until <= now), "held" (not
-**     done, until > now), "done", or "blocked" (not done, but holding a
-**     value another client stored that the engine cannot honour; such a
-**     job has a `blocked` field saying which); now (number, caller's unit); limit
-**     (integer 1..100000, default 1000); after (integer seq, default 0).
-** A page of jobs in enqueue order: each a table as db:state returns, plus
-** `seq`, its place in the enqueue order; pass the last seq as `after` for
-** the next page.  Read-only.  Raises on a bad argument or database failure.
+/* The id at 2: a non-empty string (zero bytes allowed). */
+static void check_id(lua_State *L, const lb_callee *c, lb_args *a) {
+  a->id = lb_check_string(L, 2, LB_ARG(c, 2, "id"), 0, &a->id_len);
+}
+
+/* id at 2, owner at 3, fence at 4: what renew, complete, release share. */
+static void check_id_owner_fence(lua_State *L, const lb_callee *c, lb_args *a) {
+  check_id(L, c, a);
+  a->owner = lb_check_string(L, 3, LB_ARG(c, 3, "owner"), 0, &a->owner_len);
+  a->fence = lb_check_integer(L, 4, LB_ARG(c, 4, "fence"), INT64_MIN, INT64_MAX);
+}
+
+/* ===================================================================== */
+/* The operations: one record each                                       */
+/* ===================================================================== */
+
+/* --- init_db --------------------------------------------------------- */
+
+/***
+Create the jobs table if it does not exist (contract step 1); a second call
+changes nothing.
+@function db:init_db
+@treturn boolean true
+@raise `lease.init_db: ...` on a database failure
 */
-static int m_jobs(lua_State *L) {
+static int run_init(lease_db *db, lb_args *a) {
+  (void)a;
+  return lease_init(db);
+}
+static int push_true(lua_State *L, lb_args *a) {
+  (void)a;
+  lua_pushboolean(L, 1);
+  return 1;
+}
+static const lb_op op_init_db = {"init_db", 1, 0, check_none, run_init, push_true};
+
+/* --- enqueue --------------------------------------------------------- */
+
+/***
+Insert a job in the default state (contract step 2): no owner, until 0,
+fence 0, not done.  An existing job and its lease stay as they are.
+@function db:enqueue
+@tparam string id the job (non-empty, may hold zero bytes)
+@treturn boolean true when inserted
+@treturn[2] boolean false
+@treturn[2] string `"exists"`
+@raise `bad argument` for a bad id; `lease.enqueue: ...` on a database failure
+*/
+static int run_enqueue(lease_db *db, lb_args *a) {
+  return lease_enqueue(db, a->id, a->id_len, &a->reason);
+}
+static const lb_op op_enqueue = {"enqueue", 1, 0, check_id, run_enqueue, push_outcome};
+
+/* --- state ----------------------------------------------------------- */
+
+/***
+Read a job's stored row (contract step 3).
+`owner` and `result` are nil when NULL, `done` is a boolean, `fence` an
+integer, `until` a number (read it as `s["until"]`).  A job another client
+left unclaimable also has `blocked = "<why>"` (and `until` NaN when the
+stored until is not a number).
+@function db:state
+@tparam string id the job
+@treturn table `{id=, owner=, until=, fence=, result=, done=[, blocked=]}`
+@treturn[2] nil when there is no such job
+@raise `bad argument` for a bad id; `lease.state: ...` on a database failure;
+  `lease.state: fence ... is above 2^53` on a Lua without integers.
+*/
+static int run_state(lease_db *db, lb_args *a) {
+  return lease_state(db, a->id, a->id_len, &a->row, &a->found);
+}
+static int push_state(lua_State *L, lb_args *a) {
+  if (!a->found) {
+    lua_pushnil(L);
+    return 1;
+  }
+  return push_row(L, "state", &a->row) ? 1 : -1;
+}
+static const lb_op op_state = {"state", 1, 0, check_id, run_state, push_state};
+
+/* --- claim ----------------------------------------------------------- */
+
+/***
+Take the lease on a job (contract step 4, one `BEGIN IMMEDIATE`
+transaction): when it exists, is not done and `until <= now`, store
+owner, `until = now + ttl` and `fence + 1`.
+@function db:claim
+@tparam string id the job (non-empty)
+@tparam string owner who takes it (non-empty)
+@tparam number now the time, caller's unit; finite
+@tparam number ttl the lease's length, same unit; finite, > 0, and
+  `now + ttl > now`
+@treturn integer the new fencing token
+@treturn[2] nil
+@treturn[2] string `"missing"`, `"done"` or `"held"`
+@raise `bad argument #4 to 'claim' (ttl must be a number > 0, got 0)` and the
+  like before anything runs; `lease.claim: <message> [<code>] (file "<path>")`
+  on a database failure (busy past the timeout, readonly, full...).
+*/
+static void check_claim(lua_State *L, const lb_callee *c, lb_args *a) {
+  check_id(L, c, a);
+  a->owner = lb_check_string(L, 3, LB_ARG(c, 3, "owner"), 0, &a->owner_len);
+  lb_check_time(L, c, 4, &a->now, &a->ttl);
+}
+static int run_claim(lease_db *db, lb_args *a) {
+  return lease_claim(db, a->id, a->id_len, a->owner, a->owner_len, a->now, a->ttl, &a->fence,
+                     &a->reason);
+}
+static int push_claim(lua_State *L, lb_args *a) {
+  if (a->reason != LEASE_GRANTED) {
+    lua_pushnil(L);
+    lua_pushstring(L, lease_reason_name(a->reason));
+    return 2;
+  }
+  return push_fence(L, "claim", a->fence) ? 1 : -1;
+}
+static const lb_op op_claim = {"claim", 1, 0, check_claim, run_claim, push_claim};
+
+/* --- renew ----------------------------------------------------------- */
+
+/***
+Extend a lease to `now + ttl` (contract step 5) when owner and fence match,
+the job is not done and `until > now`.
+@function db:renew
+@tparam string id the job
+@tparam string owner the holder
+@tparam integer fence the token claim returned
+@tparam number now as for claim
+@tparam number ttl as for claim
+@treturn boolean true when extended
+@treturn[2] boolean false
+@treturn[2] string `"missing"`, `"done"`, `"not_owner"`, `"stale_fence"` or `"expired"`
+@raise as claim does
+*/
+static void check_renew(lua_State *L, const lb_callee *c, lb_args *a) {
+  check_id_owner_fence(L, c, a);
+  lb_check_time(L, c, 5, &a->now, &a->ttl);
+}
+static int run_renew(lease_db *db, lb_args *a) {
+  return lease_renew(db, a->id, a->id_len, a->owner, a->owner_len, a->fence, a->now, a->ttl,
+                     &a->reason);
+}
+static const lb_op op_renew = {"renew", 1, 0, check_renew, run_renew, push_outcome};
+
+/* --- complete -------------------------------------------------------- */
+
+/***
+Store a result and mark the job done (contract step 6), only under the
+current lease: owner and fence match, not done, `until > now`.  Otherwise
+the stored result stays.
+@function db:complete
+@tparam string id the job
+@tparam string owner the holder
+@tparam integer fence the token claim returned
+@tparam number now finite, caller's unit
+@tparam[opt] string result any bytes, or nil
+@treturn boolean true when stored
+@treturn[2] boolean false
+@treturn[2] string a reason, as for renew
+@raise `bad argument` for a bad argument; `lease.complete: ...` on a database failure
+*/
+static void check_complete(lua_State *L, const lb_callee *c, lb_args *a) {
+  check_id_owner_fence(L, c, a);
+  a->now = lb_check_number(L, 5, LB_ARG(c, 5, "now"), LB_FINITE, -HUGE_VAL, 0);
+  a->result = lb_check_string(L, 6, LB_ARG(c, 6, "result"), LB_OPTIONAL | LB_EMPTY,
+                              &a->result_len);
+}
+static int run_complete(lease_db *db, lb_args *a) {
+  return lease_complete(db, a->id, a->id_len, a->owner, a->owner_len, a->fence, a->now,
+                        a->result, a->result_len, &a->reason);
+}
+static const lb_op op_complete = {"complete", 1, 0, check_complete, run_complete, push_outcome};
+
+/* --- release --------------------------------------------------------- */
+
+/***
+Give a lease back (contract step 7) when owner and fence match and the job is
+not done: owner and until are cleared, the fence is kept.
+@function db:release
+@tparam string id the job
+@tparam string owner the holder
+@tparam integer fence the token claim returned
+@treturn boolean true when released
+@treturn[2] boolean false
+@treturn[2] string `"missing"`, `"done"`, `"not_owner"` or `"stale_fence"`
+@raise `bad argument` for a bad argument; `lease.release: ...` on a database failure
+*/
+static int run_release(lease_db *db, lb_args *a) {
+  return lease_release(db, a->id, a->id_len, a->owner, a->owner_len, a->fence, &a->reason);
+}
+static const lb_op op_release = {"release", 1, 0, check_id_owner_fence, run_release,
+                                 push_outcome};
+
+/* --- claim_next ------------------------------------------------------ */
+
+/* The most jobs one claim_next may take, and one complete_many complete. */
+#define BATCH_MAX 1000000
+
+/***
+Claim the oldest-enqueued ready jobs (not done, `until <= now`) with claim's
+rule (fence + 1, owner, `until = now + ttl`), all in one `BEGIN IMMEDIATE`
+transaction.
+@function db:claim_next
+@tparam string owner who takes them (non-empty)
+@tparam number now as for claim
+@tparam number ttl as for claim
+@tparam[opt] integer n how many, 1 to 1000000
+@treturn string without n: the job's id...
+@treturn integer ...and its new fence
+@treturn[2] nil without n, when no job is ready...
+@treturn[2] string ...`"empty"`
+@treturn[3] table with n: `{ {id=, fence=}, ... }`, up to n jobs, oldest first,
+  empty when none is ready
+@raise `bad argument` for a bad argument; `lease.claim_next: ...` on a database failure
+*/
+static void check_claim_next(lua_State *L, const lb_callee *c, lb_args *a) {
+  a->owner = lb_check_string(L, 2, LB_ARG(c, 2, "owner"), 0, &a->owner_len);
+  lb_check_time(L, c, 3, &a->now, &a->ttl);
+  a->n = (int)lb_opt_integer(L, 5, LB_ARG(c, 5, "n"), 1, BATCH_MAX, 0);
+  a->mem = lua_newuserdatauv(L, sizeof(lease_job) * (size_t)(a->n ? a->n : 1), 0);
+}
+static int run_claim_next(lease_db *db, lb_args *a) {
+  return lease_claim_next(db, a->owner, a->owner_len, a->now, a->ttl, a->n ? a->n : 1,
+                          (lease_job *)a->mem, &a->found);
+}
+static int push_claim_next(lua_State *L, lb_args *a) {
+  const lease_job *jobs = a->mem;
+  int i;
+  if (a->n == 0) {   /* the single form: id, fence | nil, "empty" */
+    if (a->found == 0) {
+      lua_pushnil(L);
+      lua_pushstring(L, lease_reason_name(LEASE_EMPTY));
+      return 2;
+    }
+    lua_pushlstring(L, jobs[0].id, jobs[0].id_len);
+    return push_fence(L, "claim_next", jobs[0].fence) ? 2 : -1;
+  }
+  lua_createtable(L, a->found, 0);
+  for (i = 0; i < a->found; i++) {
+    lua_createtable(L, 0, 2);
+    lua_pushlstring(L, jobs[i].id, jobs[i].id_len);
+    lua_setfield(L, -2, "id");
+    if (!push_fence(L, "claim_next", jobs[i].fence)) return -1;
+    lua_setfield(L, -2, "fence");
+    lua_rawseti(L, -2, i + 1);
+  }
+  return 1;
+}
+static const lb_op op_claim_next = {"claim_next", 1, 0, check_claim_next, run_claim_next,
+                                    push_claim_next};
+
+/* --- enqueue_many ---------------------------------------------------- */
+
+/***
+Enqueue every id in one transaction (enqueue's rule for each).  Every id is
+checked first: a bad entry raises and nothing is inserted.
+@function db:enqueue_many
+@tparam {string,...} ids non-empty strings
+@treturn integer how many were new
+@raise `bad argument #1 to 'enqueue_many' (ids[3] must be a non-empty string,
+  got 7)` and the like; `lease.enqueue_many: ...` on a database failure
+  (nothing inserted)
+*/
+static void check_enqueue_many(lua_State *L, const lb_callee *c, lb_args *a) {
+  const char **ids;
+  size_t *lens;
+  int i, room;
+  a->n = lb_check_sequence(L, 2, LB_ARG(c, 2, "ids"), INT32_MAX / 2);
+  room = a->n ? a->n : 1;
+  a->mem = lua_newuserdatauv(L, (sizeof *ids + sizeof *lens) * (size_t)room, 0);
+  ids = a->mem;
+  lens = (size_t *)(void *)(ids + room);
+  for (i = 1; i <= a->n; i++) {
+    lb_arg entry = {c, 2, "ids[%d]", i};
+    lua_rawgeti(L, 2, i);
+    /* the string stays alive in the ids table, which stays on the stack */
+    ids[i - 1] = lb_check_string(L, -1, &entry, 0, &lens[i - 1]);
+    lua_pop(L, 1);
+  }
+}
+static int run_enqueue_many(lease_db *db, lb_args *a) {
+  const char **ids = a->mem;
+  return lease_enqueue_many(db, ids, (size_t *)(void *)(ids + (a->n ? a->n : 1)), a->n,
+                            &a->found);
+}
+static int push_found(lua_State *L, lb_args *a) {
+  lua_pushinteger(L, a->found);
+  return 1;
+}
+static const lb_op op_enqueue_many = {"enqueue_many", 1, 0, check_enqueue_many, run_enqueue_many,
+                                      push_found};
+
+/* --- complete_many --------------------------------------------------- */
+
+/***
+Complete many jobs of one owner in one transaction, each exactly as
+db:complete would (contract step 6: owner, fence, done and until checked as
+it is stored; a refused job keeps its stored result and does not stop the
+others).  Every job is checked first: a bad entry raises and nothing is stored.
+@function db:complete_many
+@tparam string owner the holder of every job
+@tparam number now finite, caller's unit
+@tparam {table,...} jobs at most 1000000 tables `{id = string, fence = integer,
+  result = string or nil}`: the shape claim_next(..., n) returns, plus a
+  result; fields read raw (no metamethods)
+@treturn boolean true when every job was stored
+@treturn[2] boolean false
+@treturn[2] table the position of each refused job in `jobs` mapped to its
+  reason word (`"missing"`, `"done"`, `"not_owner"`, `"stale_fence"`, `"expired"`)
+@raise `bad argument #3 to 'complete_many' (jobs[2].fence must be an integer,
+  got 1.5)` and the like; `lease.complete_many: ...` on a database failure
+  (then nothing is stored)
+*/
+static void check_job(lua_State *L, const lb_callee *c, int at, int i, lease_result *it) {
+  lb_arg field = {c, at, "jobs[%d]", i};
+  if (lua_rawgeti(L, at, i) != LUA_TTABLE) lb_fail(L, -1, &field, "a table");
+  /* fields are read raw; the strings stay alive in the caller's tables */
+  lua_pushliteral(L, "id");
+  lua_rawget(L, -2);
+  field.what = "jobs[%d].id";
+  it->id = lb_check_string(L, -1, &field, 0, &it->id_len);
+  lua_pushliteral(L, "fence");
+  lua_rawget(L, -3);
+  field.what = "jobs[%d].fence";
+  it->fence = lb_check_integer(L, -1, &field, INT64_MIN, INT64_MAX);
+  lua_pushliteral(L, "result");
+  lua_rawget(L, -4);
+  field.what = "jobs[%d].result";
+  it->result = lb_check_string(L, -1, &field, LB_OPTIONAL | LB_EMPTY, &it->result_len);
+  lua_pop(L, 4);
+}
+static void check_complete_many(lua_State *L, const lb_callee *c, lb_args *a) {
+  lease_result *items;
+  int i, room;
+  a->owner = lb_check_string(L, 2, LB_ARG(c, 2, "owner"), 0, &a->owner_len);
+  a->now = lb_check_number(L, 3, LB_ARG(c, 3, "now"), LB_FINITE, -HUGE_VAL, 0);
+  a->n = lb_check_sequence(L, 4, LB_ARG(c, 4, "jobs"), BATCH_MAX);
+  room = a->n ? a->n : 1;
+  /* the jobs, then room for their reasons */
+  a->mem = lua_newuserdatauv(L, (sizeof *items + sizeof(int)) * (size_t)room, 0);
+  items = a->mem;
+  for (i = 1; i <= a->n; i++) check_job(L, c, 4, i, &items[i - 1]);
+}
+static int *complete_many_reasons(lb_args *a) {
+  return (int *)(void *)((lease_result *)a->mem + (a->n ? a->n : 1));
+}
+static int run_complete_many(lease_db *db, lb_args *a) {
+  return lease_complete_many(db, a->owner, a->owner_len, a->now, (lease_result *)a->mem, a->n,
+                             complete_many_reasons(a), &a->found);
+}
+static int push_complete_many(lua_State *L, lb_args *a) {
+  const int *reasons = complete_many_reasons(a);
+  int i;
+  if (a->found == a->n) {
+    lua_pushboolean(L, 1);
+    return 1;
+  }
+  lua_pushboolean(L, 0);   /* false, {[i] = reason} for each refused job */
+  lua_createtable(L, 0, a->n - a->found);
+  for (i = 0; i < a->n; i++) {
+    if (reasons[i] == LEASE_GRANTED) continue;
+    lua_pushstring(L, lease_reason_name(reasons[i]));
+    lua_rawseti(L, -2, i + 1);
+  }
+  return 2;
+}
+static const lb_op op_complete_many = {"complete_many", 1, 0, check_complete_many,
+                                       run_complete_many, push_complete_many};
+
+/* --- jobs ------------------------------------------------------------ */
+
+/***
+A page of jobs in enqueue order; read-only.  Each is a table as db:state
+returns, plus `seq`, its place in the enqueue order: pass the last seq as
+`after` for the next page.
+@function db:jobs
+@tparam string which `"all"`, `"ready"` (not done, until <= now), `"held"`
+  (not done, until > now), `"done"`, or `"blocked"` (not done, holding a value
+  another client stored that the engine cannot honour; such a job has a
+  `blocked` field saying which)
+@tparam number now finite, caller's unit
+@tparam[opt=1000] integer limit 1 to 100000
+@tparam[opt=0] integer after a seq
+@treturn {table,...} the jobs
+@raise `bad argument` for a bad argument; `lease.jobs: ...` on a database failure
+*/
+static void check_jobs(lua_State *L, const lb_callee *c, lb_args *a) {
   static const char *const kinds[] = {"all", "ready", "held", "done", "blocked", NULL};
-  lease_db *db;
-  callee c;
-  const char *w;
-  int which, n = 0, i, limit = 1000;
-  lua_Integer after = 0;
-  double now;
-  lease_row *rows;
-  int64_t *seqs;
-  check_handle(L, 1);
-  callee_init(L, &c, "jobs", 1);
-  w = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : "";
-  for (which = 0; kinds[which] && strcmp(kinds[which], w) != 0; which++) {}
-  if (!kinds[which])
-    arg_fail(L, &c, 2, "which", "\"all\", \"ready\", \"held\", \"done\" or \"blocked\"");
-  now = arg_finite(L, &c, 3, "now");
-  if (!lua_isnoneornil(L, 4)) {
-    lua_Integer v = 0;
-    int isint = 0;
-    if (lua_type(L, 4) == LUA_TNUMBER) v = lua_tointegerx(L, 4, &isint);
-    if (!isint || v < 1 || v > 100000) arg_fail(L, &c, 4, "limit", "an integer from 1 to 100000");
-    limit = (int)v;
-  }
-  if (!lua_isnoneornil(L, 5)) {
-    int isint = 0;
-    if (lua_type(L, 5) == LUA_TNUMBER) after = lua_tointegerx(L, 5, &isint);
-    if (!isint) arg_fail(L, &c, 5, "after", "an integer");
-  }
-  rows = lua_newuserdatauv(L, (sizeof *rows + sizeof *seqs) * (size_t)limit, 0);
-  seqs = (int64_t *)(rows + limit);
-  db = lease_lua_enter(L, 1);   /* the rows point into the handle's buffer */
-  if (lease_list(db, which, now, (int64_t)after, limit, rows, seqs, &n) != LEASE_OK) {
-    push_db_error(L, db, "jobs");
-    lease_lua_leave(L, 1);
-    return lua_error(L);
-  }
-  lua_createtable(L, n, 0);
-  for (i = 0; i < n; i++) {
-    push_row(L, &rows[i]);
+  const char *w = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : "";
+  for (a->which = 0; kinds[a->which] && strcmp(kinds[a->which], w) != 0; a->which++) {}
+  if (!kinds[a->which])
+    lb_fail(L, 2, LB_ARG(c, 2, "which"), "\"all\", \"ready\", \"held\", \"done\" or \"blocked\"");
+  a->now = lb_check_number(L, 3, LB_ARG(c, 3, "now"), LB_FINITE, -HUGE_VAL, 0);
+  a->n = (int)lb_opt_integer(L, 4, LB_ARG(c, 4, "limit"), 1, 100000, 1000);
+  a->after = lb_opt_integer(L, 5, LB_ARG(c, 5, "after"), INT64_MIN, INT64_MAX, 0);
+  a->mem = lua_newuserdatauv(L, (sizeof(lease_row) + sizeof(int64_t)) * (size_t)a->n, 0);
+}
+static int run_jobs(lease_db *db, lb_args *a) {
+  lease_row *rows = a->mem;
+  return lease_list(db, a->which, a->now, a->after, a->n, rows,
+                    (int64_t *)(void *)(rows + a->n), &a->found);
+}
+static int push_jobs(lua_State *L, lb_args *a) {
+  const lease_row *rows = a->mem;
+  const int64_t *seqs = (const int64_t *)(const void *)(rows + a->n);
+  int i;
+  lua_createtable(L, a->found, 0);
+  for (i = 0; i < a->found; i++) {
+    if (!push_row(L, "jobs", &rows[i])) return -1;
     lua_pushinteger(L, (lua_Integer)seqs[i]);
     lua_setfield(L, -2, "seq");
     lua_rawseti(L, -2, i + 1);
   }
-  lease_lua_leave(L, 1);
   return 1;
 }
+static const lb_op op_jobs = {"jobs", 0, 0, check_jobs, run_jobs, push_jobs};
 
-/*
-** db:counts(now) -> {total=, ready=, held=, done=, blocked=}
-**   now (number, caller's unit): decides ready versus held.
-** Counts jobs by state (integers; they add up to total).  Read-only.  Raises on a bad argument or
-** a database failure.
+/* --- counts ---------------------------------------------------------- */
+
+/***
+Count jobs by state (integers; they add up to total); read-only.
+@function db:counts
+@tparam number now finite, caller's unit: decides ready versus held
+@treturn table `{total=, ready=, held=, done=, blocked=}`
+@raise `bad argument` for a bad now; `lease.counts: ...` on a database failure
 */
-static int m_counts(lua_State *L) {
+static void check_counts(lua_State *L, const lb_callee *c, lb_args *a) {
+  a->now = lb_check_number(L, 2, LB_ARG(c, 2, "now"), LB_FINITE, -HUGE_VAL, 0);
+}
+static int run_counts(lease_db *db, lb_args *a) {
+  return lease_count(db, a->now, &a->counts);
+}
+static int push_counts(lua_State *L, lb_args *a) {
+  static const char *const names[] = {"total", "ready", "held", "done", "blocked"};
+  const int64_t values[] = {a->counts.total, a->counts.ready, a->counts.held, a->counts.done,
+                            a->counts.blocked};
+  size_t i;
+  lua_createtable(L, 0, 5);
+  for (i = 0; i < sizeof names / sizeof names[0]; i++) {
+    lua_pushinteger(L, (lua_Integer)values[i]);
+    lua_setfield(L, -2, names[i]);
+  }
+  return 1;
+}
+static const lb_op op_counts = {"counts", 0, 0, check_counts, run_counts, push_counts};
+
+/* --- settings -------------------------------------------------------- */
+
+/***
+The connection's settings, read back from SQLite, not from the options.
+@function db:settings
+@treturn table `{journal_mode = "wal", synchronous = "full"|"normal"|"off"|"extra",
+  busy_timeout = seconds}`
+@raise `lease.settings: ...` on a database failure
+*/
+static int run_settings(lease_db *db, lb_args *a) {
+  return lease_read_settings(db, &a->settings);
+}
+static int push_settings(lua_State *L, lb_args *a) {
+  static const char *const sync_names[] = {"off", "normal", "full", "extra"};
+  int sync = a->settings.synchronous;
+  lua_createtable(L, 0, 3);
+  lua_pushstring(L, a->settings.journal_mode);
+  lua_setfield(L, -2, "journal_mode");
+  lua_pushstring(L, sync >= 0 && sync < (int)(sizeof sync_names / sizeof sync_names[0])
+                        ? sync_names[sync] : "?");
+  lua_setfield(L, -2, "synchronous");
+  lua_pushnumber(L, a->settings.busy_timeout_ms / 1000.0);
+  lua_setfield(L, -2, "busy_timeout");
+  return 1;
+}
+static const lb_op op_settings = {"settings", 0, 0, check_none, run_settings, push_settings};
+
+/* Every operation; the path functions are those with has_path. */
+static const lb_op *const ops[] = {
+  &op_init_db, &op_enqueue, &op_state, &op_claim, &op_renew, &op_complete, &op_release,
+  &op_claim_next, &op_enqueue_many, &op_complete_many, &op_jobs, &op_counts, &op_settings,
+  &lb_op_claim_many,
+};
+
+/* ===================================================================== */
+/* One record, two ways in                                               */
+/* ===================================================================== */
+
+/* Run op on db and push its results: how many, or -1 with the error
+** message pushed (the caller raises it once the connection is let go). */
+static int run_and_push(lua_State *L, const lb_op *op, lease_db *db, lb_args *a) {
+  if (op->run(db, a) != LEASE_OK) {
+    lb_push_db_error(L, db, op->name);
+    return -1;
+  }
+  return op->push(L, a);
+}
+
+/* db:<name>(...): the record is upvalue 1.  The arguments are checked
+** (which may allocate) before the call is entered; results are pushed
+** inside it. */
+static int op_method(lua_State *L) {
+  const lb_op *op = lua_touserdata(L, lua_upvalueindex(1));
+  lb_callee c = {op->name, 1};
+  lb_args a;
   lease_db *db;
-  lease_counts k;
-  callee c;
-  double now;
-  int rc;
+  int n;
   check_handle(L, 1);
-  callee_init(L, &c, "counts", 1);
-  now = arg_finite(L, &c, 2, "now");
-  db = lease_lua_enter(L, 1);
-  rc = lease_count(db, now, &k);
-  if (rc != LEASE_OK) push_db_error(L, db, "counts");
-  lease_lua_leave(L, 1);
-  if (rc != LEASE_OK) return lua_error(L);
-  lua_createtable(L, 0, 4);
-  lua_pushinteger(L, (lua_Integer)k.total);
-  lua_setfield(L, -2, "total");
-  lua_pushinteger(L, (lua_Integer)k.ready);
-  lua_setfield(L, -2, "ready");
-  lua_pushinteger(L, (lua_Integer)k.held);
-  lua_setfield(L, -2, "held");
-  lua_pushinteger(L, (lua_Integer)k.done);
-  lua_setfield(L, -2, "done");
-  lua_pushinteger(L, (lua_Integer)k.blocked);
-  lua_setfield(L, -2, "blocked");
-  return 1;
+  memset(&a, 0, sizeof a);
+  op->check(L, &c, &a);
+  db = enter_handle(L, 1);
+  n = run_and_push(L, op, db, &a);
+  leave_handle(L, 1);
+  if (n < 0) return lua_error(L);
+  return n;
 }
 
-/* ===================================================================== */
-/* Path functions (the seed's signatures)                                 */
-/* ===================================================================== */
-
 /*
-** lease.<op>(path, ...): check the arguments, open path with the default
-** options, run op, close, then return the results or raise the error.
-** The handle is a full userdata, so even an error raised by Lua itself
-** (out of memory) leaves the connection to __gc rather than leaking it.
+** lease.<name>(path, ...): check the path and every argument, open path
+** with the default options, run the record, close, then return its results
+** or raise its error.  A bad argument raises before the file is touched
+** (not even created).  The handle is a full userdata, so even an error
+** raised by Lua itself (out of memory) leaves the connection to __gc.
 */
-static int path_op(lua_State *L, int op) {
-  const char *path;
-  op_args a;
-  callee c;
+static int op_path(lua_State *L) {
+  const lb_op *op = lua_touserdata(L, lua_upvalueindex(1));
+  lb_callee c = {op->name, 0};
+  const char *path = lb_check_string(L, 1, LB_ARG(&c, 1, "path"), LB_NOZERO, NULL);
+  lb_args a;
   lease_db *db;
   int n, base;
-  callee_init(L, &c, op_names[op], 0);
-  path = arg_path(L, &c, 1);
-  parse_args(L, &c, op, &a);
+  if (op->needs_file && strcmp(path, ":memory:") == 0)
+    lb_error(L, LB_ARG(&c, 1, NULL),
+             lua_pushfstring(L, "%s needs a database file, not a private in-memory one",
+                             op->name));
+  memset(&a, 0, sizeof a);
+  op->check(L, &c, &a);
   base = lua_gettop(L);
-  db = open_handle(L, op_names[op], path, NULL);
-  n = exec_op(L, db, op, &a);
+  db = open_handle(L, op->name, path, NULL);
+  n = run_and_push(L, op, db, &a);
   close_handle(L, base + 1);
   if (n < 0) return lua_error(L);
   return n;
 }
 
-/* lease.init_db(path) -> true.  See db:init_db. */
-static int l_init_db(lua_State *L) { return path_op(L, OP_INIT); }
-/* lease.enqueue(path, id) -> true | false, "exists".  See db:enqueue. */
-static int l_enqueue(lua_State *L) { return path_op(L, OP_ENQUEUE); }
-/* lease.state(path, id) -> table | nil.  See db:state. */
-static int l_state(lua_State *L) { return path_op(L, OP_STATE); }
-/* lease.claim(path, id, owner, now, ttl) -> fence | nil, reason.  See db:claim. */
-static int l_claim(lua_State *L) { return path_op(L, OP_CLAIM); }
-/* lease.renew(path, id, owner, fence, now, ttl) -> true | false, reason.  See db:renew. */
-static int l_renew(lua_State *L) { return path_op(L, OP_RENEW); }
-/* lease.complete(path, id, owner, fence, now [, result]) -> true | false, reason. */
-static int l_complete(lua_State *L) { return path_op(L, OP_COMPLETE); }
-/* lease.release(path, id, owner, fence) -> true | false, reason.  See db:release. */
-static int l_release(lua_State *L) { return path_op(L, OP_RELEASE); }
-/* lease.claim_next(path, owner, now, ttl [, n]).  See db:claim_next. */
-static int l_claim_next(lua_State *L) { return path_op(L, OP_CLAIM_NEXT); }
-/* lease.enqueue_many(path, ids) -> integer.  See db:enqueue_many. */
-static int l_enqueue_many(lua_State *L) { return path_op(L, OP_ENQUEUE_MANY); }
-/* lease.complete_many(path, owner, now, jobs) -> true | false, refused.  See db:complete_many. */
-static int l_complete_many(lua_State *L) { return path_op(L, OP_COMPLETE_MANY); }
+/* ===================================================================== */
+/* The path functions (documented here; each is one record's other way in) */
+/* ===================================================================== */
+
+/***
+Path functions.
+Each opens `path` with the default options, runs one
+operation as the db method of the same name does, and closes the connection
+before returning.  They check every argument before touching the file (a bad
+argument never creates it) and raise as the method does, plus
+`lease.<name>: ...` when the file cannot be opened.
+@section path
+*/
+
+/***
+@function init_db
+@tparam string path the database file
+@treturn boolean true
+@raise see db:init_db
+*/
+/***
+@function enqueue
+@tparam string path the database file
+@tparam string id
+@treturn boolean true, or false, "exists"
+@raise see db:enqueue
+*/
+/***
+@function state
+@tparam string path the database file
+@tparam string id
+@treturn table|nil
+@raise see db:state
+*/
+/***
+@function claim
+@tparam string path the database file
+@tparam string id
+@tparam string owner
+@tparam number now
+@tparam number ttl
+@treturn integer|nil the fence, or nil and a reason
+@raise see db:claim
+*/
+/***
+@function renew
+@tparam string path the database file
+@tparam string id
+@tparam string owner
+@tparam integer fence
+@tparam number now
+@tparam number ttl
+@treturn boolean true, or false and a reason
+@raise see db:renew
+*/
+/***
+@function complete
+@tparam string path the database file
+@tparam string id
+@tparam string owner
+@tparam integer fence
+@tparam number now
+@tparam[opt] string result
+@treturn boolean true, or false and a reason
+@raise see db:complete
+*/
+/***
+@function release
+@tparam string path the database file
+@tparam string id
+@tparam string owner
+@tparam integer fence
+@treturn boolean true, or false and a reason
+@raise see db:release
+*/
+/***
+@function claim_next
+@tparam string path the database file
+@tparam string owner
+@tparam number now
+@tparam number ttl
+@tparam[opt] integer n
+@return as db:claim_next
+@raise see db:claim_next
+*/
+/***
+@function enqueue_many
+@tparam string path the database file
+@tparam {string,...} ids
+@treturn integer how many were new
+@raise see db:enqueue_many
+*/
+/***
+@function complete_many
+@tparam string path the database file
+@tparam string owner
+@tparam number now
+@tparam {table,...} jobs
+@treturn boolean true, or false and the refused positions
+@raise see db:complete_many
+*/
+/***
+@function claim_many
+@tparam string path the database file, not ":memory:"
+@tparam string id
+@tparam {string,...} owners
+@tparam number now
+@tparam number ttl
+@treturn {integer|false,...} as db:claim_many
+@raise see db:claim_many; also `bad argument #1 to 'lease.claim_many' (claim_many
+  needs a database file, not a private in-memory one)`
+*/
 
 /* ===================================================================== */
 /* Clock and sleep for workers                                            */
 /* ===================================================================== */
 
-/*
-** lease.now() -> number
-** Wall-clock time in seconds since the Unix epoch, as a float with
-** sub-second precision (CLOCK_REALTIME).  Wall time, not monotonic time,
-** because a lease deadline is stored in a file that outlives a boot: a
-** monotonic clock restarts near zero after a reboot, and every stored
-** `until` would then look far in the future.  Raises nothing.
+/***
+Clock and sleep.
+@section clock
+*/
+
+/***
+Wall-clock time in seconds since the Unix epoch, with sub-second precision
+(`CLOCK_REALTIME`).  Wall time, not monotonic time, because a lease deadline
+is stored in a file that outlives a boot.
+@function now
+@treturn number seconds
+@raise nothing
 */
 static int l_now(lua_State *L) {
   struct timespec ts;
@@ -928,20 +978,18 @@ static int l_now(lua_State *L) {
   return 1;
 }
 
-/*
-** lease.sleep(seconds) -> nothing
-**   seconds (number, finite, >= 0; fractions allowed).
-** Blocks the calling thread (only it: other native threads run on) for at
-** least that long, resuming after signals.  Raises a bad-argument error for
-** a negative, NaN, infinite or non-number argument.
+/***
+Block the calling thread (only it: other native threads run on) for at least
+that long, resuming after signals.
+@function sleep
+@tparam number seconds finite, >= 0, fractions allowed
+@raise `bad argument #1 to 'lease.sleep' (seconds must be a finite number, got nan)`
+  and the like for a negative, NaN, infinite or non-number argument
 */
 static int l_sleep(lua_State *L) {
-  callee c;
-  double s;
+  lb_callee c = {"sleep", 0};
+  double s = lb_check_number(L, 1, LB_ARG(&c, 1, "seconds"), LB_FINITE, 0, 0);
   struct timespec ts;
-  callee_init(L, &c, "sleep", 0);
-  s = arg_finite(L, &c, 1, "seconds");
-  if (s < 0) arg_fail(L, &c, 1, "seconds", "a number >= 0");
   if (s > 1e9) s = 1e9;
   ts.tv_sec = (time_t)s;
   ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
@@ -955,7 +1003,7 @@ static int l_sleep(lua_State *L) {
 /* ===================================================================== */
 
 /* See lease_lua.h (lua.c's msghandler). */
-int lease_lua_traceback(lua_State *L) {
+LEASE_API int lease_lua_traceback(lua_State *L) {
   const char *msg = lua_tostring(L, 1);
   if (msg == NULL) {
     if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) return 1;
@@ -969,7 +1017,7 @@ int lease_lua_traceback(lua_State *L) {
 /* Embedded Lua modules                                                   */
 /* ===================================================================== */
 
-/* See lease_lua.h. */
+/* See lease_lua_int.h. */
 int lease_lua_run_embedded(lua_State *L, int i) {
   const lease_lua_source *src = &lease_lua_sources[i];
   if (luaL_loadbuffer(L, src->code, src->size, src->chunkname) != LUA_OK) return lua_error(L);
@@ -983,21 +1031,10 @@ static int load_embedded(lua_State *L) {
   return lease_lua_run_embedded(L, (int)lua_tointeger(L, lua_upvalueindex(1)));
 }
 
-/* See lease_lua.h. */
-void lease_lua_preload_all(lua_State *L) {
-  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
-  lua_pushcfunction(L, luaopen_lease);
-  lua_setfield(L, -2, "lease");
-  lua_pushcfunction(L, luaopen_lease_thread);
-  lua_setfield(L, -2, "lease.thread");
-  lua_pop(L, 1);
-  lease_lua_preload(L);
-}
-
-/* See lease_lua.h. */
-void lease_lua_preload(lua_State *L) {
+/* Set package.preload[m] for every embedded module m. */
+static void preload_embedded(lua_State *L) {
   int i;
-  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+  lb_pushpreload(L);
   for (i = 0; lease_lua_sources[i].module; i++) {
     lua_pushinteger(L, i);
     lua_pushcclosure(L, load_embedded, 1);
@@ -1006,72 +1043,67 @@ void lease_lua_preload(lua_State *L) {
   lua_pop(L, 1);
 }
 
+/* See lease_lua.h. */
+LEASE_API void lease_lua_preload_all(lua_State *L) {
+  lb_pushpreload(L);
+  lua_pushcfunction(L, luaopen_lease);
+  lua_setfield(L, -2, "lease");
+  lua_pushcfunction(L, luaopen_lease_thread);
+  lua_setfield(L, -2, "lease.thread");
+  lua_pop(L, 1);
+  preload_embedded(L);
+}
+
 /* ===================================================================== */
 /* Registration                                                           */
 /* ===================================================================== */
 
 static const luaL_Reg module_funcs[] = {
   {"open", l_open},
-  {"init_db", l_init_db},
-  {"enqueue", l_enqueue},
-  {"state", l_state},
-  {"claim", l_claim},
-  {"renew", l_renew},
-  {"complete", l_complete},
-  {"release", l_release},
-  {"claim_next", l_claim_next},
-  {"enqueue_many", l_enqueue_many},
-  {"complete_many", l_complete_many},
   {"now", l_now},
   {"sleep", l_sleep},
-  {"claim_many", l_claim_many},   /* lease_lua_many.c */
   {NULL, NULL},
 };
 
 static const luaL_Reg db_methods[] = {
   {"close", m_close},
-  {"init_db", m_init_db},
-  {"enqueue", m_enqueue},
-  {"state", m_state},
-  {"claim", m_claim},
-  {"renew", m_renew},
-  {"complete", m_complete},
-  {"release", m_release},
-  {"claim_next", m_claim_next},
-  {"enqueue_many", m_enqueue_many},
-  {"complete_many", m_complete_many},
-  {"jobs", m_jobs},
-  {"counts", m_counts},
-  {"settings", m_settings},
-  {"claim_many", m_claim_many},   /* lease_lua_many.c */
   {NULL, NULL},
 };
 
 static const luaL_Reg db_metamethods[] = {
-  {"__index", NULL},   /* set to the method table below */
   {"__gc", m_gc},
   {"__close", m_close_scope},
   {"__tostring", m_tostring},
   {NULL, NULL},
 };
 
-/* See lease_lua.h. */
-void lease_lua_checkdb(lua_State *L, int i) {
-  check_handle(L, i);
+/* Set t[op->name] = fn with op as its upvalue, for t at the top. */
+static void set_op(lua_State *L, const lb_op *op, lua_CFunction fn) {
+  lua_pushlightuserdata(L, (void *)(uintptr_t)op);
+  lua_pushcclosure(L, fn, 1);
+  lua_setfield(L, -2, op->name);
 }
 
-/*
-** luaopen_lease: require "lease".  Returns the module table: open and the
-** seed's path functions, plus `version` and `thread`.
+/***
+The module's version, as `LEASE_VERSION` in lease.h: "major.minor.patch".
+@field _VERSION
 */
+
+/* See lease_lua.h: require "lease". */
 LEASE_API int luaopen_lease(lua_State *L) {
+  size_t i;
   luaL_newmetatable(L, DB_MT);
   luaL_setfuncs(L, db_metamethods, 0);
   luaL_newlib(L, db_methods);
+  for (i = 0; i < sizeof ops / sizeof ops[0]; i++) set_op(L, ops[i], op_method);
   lua_setfield(L, -2, "__index");
   lua_pop(L, 1);
-  lease_lua_preload(L);
+  preload_embedded(L);
   luaL_newlib(L, module_funcs);
+  for (i = 0; i < sizeof ops / sizeof ops[0]; i++)
+    if (ops[i]->has_path) set_op(L, ops[i], op_path);
+  lua_pushliteral(L, LEASE_VERSION);
+  lua_setfield(L, -2, "_VERSION");
   lua_pushliteral(L, LEASE_VERSION);
   lua_setfield(L, -2, "version");
   /* lease.thread: the same table as require "lease.thread" (lease_thread.c) */

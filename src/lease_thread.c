@@ -1,6 +1,13 @@
+/***
+Native threads, barriers and channels: `require "lease.thread"`, also
+`require("lease").thread`.  Each thread runs in a fresh lua_State; no Lua
+value is shared between states: arguments, results and channel messages are
+deep copies.
+@module lease.thread
+*/
 /*
 ** lease_thread.c: the lease.thread module, native threads from Lua
-** (issue #3; contract step 8 is tested with it).
+** (contract step 8 is tested with it).
 **
 **   local thread = require "lease.thread"   -- or require("lease").thread
 **   local t = thread.spawn(fn, ...)         -- fn(...) on an OS thread
@@ -32,76 +39,19 @@
 #include <string.h>
 #include <time.h>
 
-#include <lua.h>
-#include <lauxlib.h>
-#include <lualib.h>
-
-#include "lease_lua.h"
-#include "lease_thread.h"
+#include "lease_copy.h"
+#include "lease_lua_int.h"
+#include "lease_shared.h"
 
 #define THREAD_MT "lease.thread"
 
 /* ===================================================================== */
-/* Shareable objects (lease_thread.h)                                     */
+/* Timing                                                                 */
 /* ===================================================================== */
 
-/* What a barrier or channel userdata holds: one reference to the object. */
-typedef struct shared_ud {
-  lshared *o;   /* NULL only while being made */
-} shared_ud;
-
-static const char *const shared_mt[LSHARED_KINDS] = {BARRIER_MT, CHANNEL_MT};
-
-static void ensure_metatables(lua_State *L);
-
-/* See lease_thread.h. */
-void lshared_ref(lshared *o) {
-  atomic_fetch_add_explicit(&o->refs, 1, memory_order_relaxed);
-}
-
-/* See lease_thread.h.  acq_rel: the thread that destroys must see every
-** write the others made before dropping their references. */
-void lshared_unref(lshared *o) {
-  if (atomic_fetch_sub_explicit(&o->refs, 1, memory_order_acq_rel) == 1) o->destroy(o);
-}
-
-/* See lease_thread.h. */
-lshared *lshared_test(lua_State *L, int i) {
-  int k;
-  for (k = 0; k < LSHARED_KINDS; k++) {
-    shared_ud *u = luaL_testudata(L, i, shared_mt[k]);
-    if (u) return u->o;
-  }
-  return NULL;
-}
-
-/* See lease_thread.h. */
-void lshared_push(lua_State *L, lshared *o) {
-  shared_ud *u;
-  ensure_metatables(L);
-  u = lua_newuserdatauv(L, sizeof *u, 0);
-  u->o = NULL;   /* owns nothing until the metatable (and so __gc) is set */
-  luaL_setmetatable(L, shared_mt[o->kind]);
-  lshared_ref(o);
-  u->o = o;
-}
-
-/* The object of kind `kind` at i, or raise "lease.barrier expected, got ...". */
-static lshared *check_shared(lua_State *L, int i, int kind) {
-  shared_ud *u = luaL_checkudata(L, i, shared_mt[kind]);
-  if (!u->o) luaL_error(L, "attempt to use an unfinished %s", shared_mt[kind]);
-  return u->o;
-}
-
-/* __gc of barriers and channels: drop this state's reference. */
-static int shared_gc(lua_State *L) {
-  shared_ud *u = lua_touserdata(L, 1);
-  if (u && u->o) {
-    lshared_unref(u->o);
-    u->o = NULL;
-  }
-  return 0;
-}
+/* The kinds of shareable object this module makes (lease_shared.h);
+** their methods are defined below. */
+static const lshared_kind barrier_kind, channel_kind;
 
 /* Fill *ts with the CLOCK_MONOTONIC time `seconds` from now. */
 static void deadline_after(struct timespec *ts, double seconds) {
@@ -147,26 +97,24 @@ static void barrier_destroy(lshared *o) {
   free(b);
 }
 
-/*
-** thread.barrier(n) -> lease.barrier
-**   n (integer >= 1): how many threads each round waits for.
-** Makes a reusable barrier (libuv's uv_barrier_t) that can be passed to
-** threads as an argument or through a channel; it lives as long as any
-** state holds it.  Raises a bad-argument error for a bad n, and "not
-** enough memory".  Issue #3.
+/***
+Make a reusable barrier (libuv's `uv_barrier_t`) that can be passed to
+threads as an argument or through a channel; it lives as long as any state
+holds it.
+@function barrier
+@tparam integer n how many threads each round waits for, 1 to 2^31-1
+@treturn barrier
+@raise `bad argument #1 to 'lease.thread.barrier' (n must be an integer from
+  1 to 2^31-1, got 0)`; "not enough memory"
 */
 static int thread_barrier(lua_State *L) {
   lbarrier *b;
-  lua_Integer n;
-  int isint = 0;
-  callee c;
-  callee_init(L, &c, "thread.barrier", 0);
-  n = lua_type(L, 1) == LUA_TNUMBER ? lua_tointegerx(L, 1, &isint) : 0;
-  if (!isint || n < 1 || n > INT32_MAX) arg_fail(L, &c, 1, "n", "an integer from 1 to 2^31-1");
+  lb_callee c = {"thread.barrier", 0};
+  int64_t n = lb_check_integer(L, 1, LB_ARG(&c, 1, "n"), 1, INT32_MAX);
   b = calloc(1, sizeof *b);
   if (!b) return luaL_error(L, "not enough memory");
   atomic_init(&b->base.refs, 0);
-  b->base.kind = LSHARED_BARRIER;
+  b->base.kind = &barrier_kind;
   b->base.destroy = barrier_destroy;
   b->n = n;
   if (pthread_mutex_init(&b->mu, NULL) != 0) {
@@ -185,16 +133,16 @@ static int thread_barrier(lua_State *L) {
   return 1;
 }
 
-/*
-** b:wait() -> boolean
-** Blocks until n threads (n as given to thread.barrier) have called wait
-** in this round, then releases them all.  Returns true to exactly one of
-** them (the last to arrive) and false to the others, as uv_barrier_wait
-** does; the barrier is then ready for the next round.  Raises only for a
-** value that is not a barrier.  Issue #3.
+/***
+Block until n threads (n as given to thread.barrier) have called wait in this
+round, then release them all; the barrier is then ready for the next round.
+@function barrier:wait
+@treturn boolean true to exactly one of them (the last to arrive), false to
+  the others, as `uv_barrier_wait` does
+@raise only for a value that is not a barrier
 */
 static int barrier_wait(lua_State *L) {
-  lbarrier *b = (lbarrier *)check_shared(L, 1, LSHARED_BARRIER);
+  lbarrier *b = (lbarrier *)lshared_check(L, 1, &barrier_kind);
   int serial = 0;
   uint64_t round;
   pthread_mutex_lock(&b->mu);
@@ -214,8 +162,8 @@ static int barrier_wait(lua_State *L) {
 
 /* __tostring of a barrier: "lease.barrier: 0x... (n = 8)". */
 static int barrier_tostring(lua_State *L) {
-  lbarrier *b = (lbarrier *)check_shared(L, 1, LSHARED_BARRIER);
-  lua_pushfstring(L, "%s: %p (n = %I)", BARRIER_MT, (void *)b, b->n);
+  lbarrier *b = (lbarrier *)lshared_check(L, 1, &barrier_kind);
+  lua_pushfstring(L, "%s: %p (n = %d)", barrier_kind.name, (void *)b, (int)b->n);
   return 1;
 }
 
@@ -256,29 +204,24 @@ static void channel_destroy(lshared *o) {
   free(ch);
 }
 
-/*
-** thread.channel([capacity]) -> lease.channel
-**   capacity (integer >= 1, optional): how many messages it holds before
-**     send blocks; nil (the default) means unbounded.
-** Makes a first-in first-out queue of deep-copied values between threads;
-** pass it to threads as an argument.  It lives as long as any state holds
-** it.  Raises a bad-argument error for a bad capacity, and "not enough
-** memory".  Issue #3.
+/***
+Make a first-in first-out queue of deep-copied values between threads; pass
+it to threads as an argument.  It lives as long as any state holds it.
+@function channel
+@tparam[opt] integer capacity how many messages it holds before send blocks,
+  >= 1; nil (the default) means unbounded
+@treturn channel
+@raise `bad argument #1 to 'lease.thread.channel' (capacity must be an integer
+  >= 1 or nil, got 0)`; "not enough memory"
 */
 static int thread_channel(lua_State *L) {
   lchannel *ch;
-  lua_Integer cap = 0;
-  callee c;
-  callee_init(L, &c, "thread.channel", 0);
-  if (!lua_isnoneornil(L, 1)) {
-    int isint = 0;
-    cap = lua_type(L, 1) == LUA_TNUMBER ? lua_tointegerx(L, 1, &isint) : 0;
-    if (!isint || cap < 1) arg_fail(L, &c, 1, "capacity", "an integer >= 1 or nil");
-  }
+  lb_callee c = {"thread.channel", 0};
+  int64_t cap = lb_opt_integer(L, 1, LB_ARG(&c, 1, "capacity"), 1, INT64_MAX, 0);
   ch = calloc(1, sizeof *ch);
   if (!ch) return luaL_error(L, "not enough memory");
   atomic_init(&ch->base.refs, 0);
-  ch->base.kind = LSHARED_CHANNEL;
+  ch->base.kind = &channel_kind;
   ch->base.destroy = channel_destroy;
   ch->capacity = (size_t)cap;
   if (pthread_mutex_init(&ch->mu, NULL) != 0) {
@@ -302,29 +245,29 @@ static int thread_channel(lua_State *L) {
   return 1;
 }
 
-/*
-** ch:send(value) -> true | false, "closed"
-**   value: anything thread.spawn can copy, except nil (so that recv's nil
-**     always comes with a reason).
-** Copies value deep (as spawn copies arguments) and queues it; blocks
-** while the channel holds `capacity` messages.  Returns false, "closed"
-** when the channel is closed, also when it is closed while send waits.
-** Raises a bad-argument error for nil or a value that cannot be copied
-** (naming its type and its path, e.g. "cannot copy a coroutine at t.a[3]"),
-** and "not enough memory".  Issue #3.
+/***
+Copy a value deep (as spawn copies arguments) and queue it; blocks while the
+channel holds `capacity` messages.
+@function channel:send
+@param value anything thread.spawn can copy, except nil (so that recv's nil
+  always comes with a reason)
+@treturn boolean true when queued
+@treturn[2] boolean false, when the channel is closed (also while send waits)
+@treturn[2] string `"closed"`
+@raise `bad argument` for nil or a value that cannot be copied (naming its
+  type and its path: `cannot copy a coroutine at t.a[3]`); "not enough memory"
 */
 static int channel_send(lua_State *L) {
-  lchannel *ch = (lchannel *)check_shared(L, 1, LSHARED_CHANNEL);
+  lchannel *ch = (lchannel *)lshared_check(L, 1, &channel_kind);
   citem *it;
   lcopy *m;
-  callee c;
+  lb_callee c = {"send", 1};
   int bad;
-  callee_init(L, &c, "send", 1);
   if (lua_isnoneornil(L, 2))
-    arg_error(L, &c, 2, "value must not be nil (recv returns nil only with a reason)");
+    lb_error(L, LB_ARG(&c, 2, NULL), "value must not be nil (recv returns nil only with a reason)");
   lua_settop(L, 2);
   m = lcopy_encode(L, 2, 2, &bad);
-  if (!m) return arg_error(L, &c, 2, lua_tostring(L, -1));
+  if (!m) return lb_error(L, LB_ARG(&c, 2, NULL), lua_tostring(L, -1));
   it = malloc(sizeof *it);
   if (!it) {
     lcopy_free(m);
@@ -353,31 +296,28 @@ static int channel_send(lua_State *L) {
   return 1;
 }
 
-/*
-** ch:recv([timeout]) -> value | nil, "timeout" | nil, "closed"
-**   timeout (number of seconds >= 0, optional): how long to wait for a
-**     message; nil (the default) waits as long as it takes, 0 only looks.
-** Returns the oldest message (a fresh copy in this state).  Messages sent
-** before close are still received; after them, a closed channel gives
-** nil, "closed".  nil, "timeout" when the time ran out first.  Raises a
-** bad-argument error for a bad timeout, and "not enough memory".
-** Issue #3.
+/***
+Take the oldest message (a fresh copy in this state).  Messages sent before
+close are still received; after them, a closed channel gives nil, "closed".
+@function channel:recv
+@tparam[opt] number timeout seconds to wait, finite, >= 0; nil (the default)
+  waits as long as it takes, 0 only looks
+@return the message
+@treturn[2] nil
+@treturn[2] string `"timeout"` when the time ran out first, `"closed"`
+@raise `bad argument` for a bad timeout; "not enough memory"
 */
 static int channel_recv(lua_State *L) {
-  lchannel *ch = (lchannel *)check_shared(L, 1, LSHARED_CHANNEL);
+  lchannel *ch = (lchannel *)lshared_check(L, 1, &channel_kind);
   double timeout = -1;   /* < 0: no limit */
   struct timespec until;
   citem *it = NULL;
   lcopy **slot;
-  callee c;
+  lb_callee c = {"recv", 1};
   int closed;
-  callee_init(L, &c, "recv", 1);
-  if (!lua_isnoneornil(L, 2)) {
-    timeout = lua_type(L, 2) == LUA_TNUMBER ? lua_tonumber(L, 2) : -1;
-    if (!(timeout >= 0) || isinf(timeout))
-      arg_fail(L, &c, 2, "timeout", "a finite number of seconds >= 0 or nil");
-    if (timeout > 1e9) timeout = -1;   /* beyond 30 years: no limit */
-  }
+  timeout = lb_check_number(L, 2, LB_ARG(&c, 2, "timeout"),
+                            LB_OPTIONAL | LB_FINITE | LB_SECONDS, 0, -1);
+  if (timeout > 1e9) timeout = -1;   /* beyond 30 years: no limit */
   slot = lcopy_newbox(L);   /* made before taking a message: cannot fail after */
   if (timeout >= 0) deadline_after(&until, timeout);
   pthread_mutex_lock(&ch->mu);
@@ -407,15 +347,16 @@ static int channel_recv(lua_State *L) {
   return 1;
 }
 
-/*
-** ch:close() -> true
-** Closes the channel for every state that holds it: blocked senders and
-** receivers wake up; send then returns false, "closed"; recv returns the
-** messages still queued, then nil, "closed".  Closing again does nothing.
-** Raises only for a value that is not a channel.  Issue #3.
+/***
+Close the channel for every state that holds it: blocked senders and
+receivers wake up; send then returns false, "closed"; recv returns the
+messages still queued, then nil, "closed".  Closing again does nothing.
+@function channel:close
+@treturn boolean true
+@raise only for a value that is not a channel
 */
 static int channel_close(lua_State *L) {
-  lchannel *ch = (lchannel *)check_shared(L, 1, LSHARED_CHANNEL);
+  lchannel *ch = (lchannel *)lshared_check(L, 1, &channel_kind);
   pthread_mutex_lock(&ch->mu);
   ch->closed = 1;
   pthread_cond_broadcast(&ch->readable);
@@ -425,9 +366,16 @@ static int channel_close(lua_State *L) {
   return 1;
 }
 
+/* Write count n into buf; returns buf. */
+static const char *count_text(char *buf, size_t size, size_t n) {
+  snprintf(buf, size, "%zu", n);
+  return buf;
+}
+
 /* __tostring of a channel: "lease.channel: 0x... (2 queued, capacity 8)". */
 static int channel_tostring(lua_State *L) {
-  lchannel *ch = (lchannel *)check_shared(L, 1, LSHARED_CHANNEL);
+  lchannel *ch = (lchannel *)lshared_check(L, 1, &channel_kind);
+  char num[24], cap[24];
   size_t count;
   int closed;
   pthread_mutex_lock(&ch->mu);
@@ -435,11 +383,12 @@ static int channel_tostring(lua_State *L) {
   closed = ch->closed;
   pthread_mutex_unlock(&ch->mu);
   if (ch->capacity)
-    lua_pushfstring(L, "%s: %p (%I queued, capacity %I%s)", CHANNEL_MT, (void *)ch,
-                    (lua_Integer)count, (lua_Integer)ch->capacity, closed ? ", closed" : "");
+    lua_pushfstring(L, "%s: %p (%s queued, capacity %s%s)", channel_kind.name, (void *)ch,
+                    count_text(num, sizeof num, count), count_text(cap, sizeof cap, ch->capacity),
+                    closed ? ", closed" : "");
   else
-    lua_pushfstring(L, "%s: %p (%I queued, unbounded%s)", CHANNEL_MT, (void *)ch,
-                    (lua_Integer)count, closed ? ", closed" : "");
+    lua_pushfstring(L, "%s: %p (%s queued, unbounded%s)", channel_kind.name, (void *)ch,
+                    count_text(num, sizeof num, count), closed ? ", closed" : "");
   return 1;
 }
 
@@ -589,24 +538,24 @@ static char *package_field(lua_State *L, const char *name) {
   return copy;
 }
 
-/*
-** thread.spawn(fn, ...) -> lease.thread
-**   fn (Lua function): its only upvalue may be _ENV, which becomes the new
-**     state's global table; it moves there with lua_dump, unstripped, so
-**     tracebacks keep its file and lines.
-**   ...: arguments, copied deep: nil, booleans, integers and floats (kept
-**     apart), strings (any bytes), tables (cycles and shared subtables kept;
-**     no metatables; at most 200 levels deep), functions as fn, barriers and
-**     channels (shared).
-** Starts an OS thread running fn(...) in a fresh lua_State with the
-** standard libraries, `lease` preloaded and this state's package.path and
-** package.cpath; returns its handle.  Raises "bad argument #k to
-** 'lease.thread.spawn' (...)" when fn is not a Lua function, has another
-** upvalue, or argument k (or something inside it, named by its path such
-** as t.a[3]) cannot be copied: coroutines, userdata (a lease.db handle
-** included: open one in the thread), C functions, tables with metatables.
-** Raises "lease.thread.spawn: cannot start a thread: ..." when the system
-** refuses one.  Issue #3.
+/***
+Run fn(...) on a new OS thread, in a fresh lua_State with the standard
+libraries, `lease` preloaded and this state's package.path and package.cpath.
+@function spawn
+@tparam function fn a Lua function whose only upvalue may be _ENV (which
+  becomes the new state's global table); it moves with lua_dump, unstripped,
+  so tracebacks keep its file and lines
+@param ... arguments, copied deep: nil, booleans, integers and floats (kept
+  apart), strings (any bytes), tables (cycles and shared subtables kept; no
+  metatables; at most 200 levels deep), functions as fn, barriers and channels
+  (shared)
+@treturn thread its handle
+@raise `bad argument #k to 'lease.thread.spawn' (...)` when fn is not a Lua
+  function, has another upvalue, or argument k (or something inside it, named
+  by its path such as t.a[3]) cannot be copied: coroutines, userdata (a
+  lease.db handle included: open one in the thread), C functions, tables with
+  metatables; `lease.thread.spawn: cannot start a thread: ...` when the system
+  refuses one
 */
 static int thread_spawn(lua_State *L) {
   static pthread_once_t pinned = PTHREAD_ONCE_INIT;
@@ -616,10 +565,10 @@ static int thread_spawn(lua_State *L) {
   thandle *h;
   lthread *t;
   lcopy *m;
-  callee c;
-  callee_init(L, &c, "thread.spawn", 0);
-  if (lua_type(L, 1) != LUA_TFUNCTION) arg_fail(L, &c, 1, "fn", "a function");
-  if (lua_iscfunction(L, 1)) arg_error(L, &c, 1, "fn must be a Lua function, got a C function");
+  lb_callee c = {"thread.spawn", 0};
+  if (lua_type(L, 1) != LUA_TFUNCTION) lb_fail(L, 1, LB_ARG(&c, 1, "fn"), "a function");
+  if (lua_iscfunction(L, 1))
+    lb_error(L, LB_ARG(&c, 1, NULL), "fn must be a Lua function, got a C function");
   /* The handle first, closed (liolib's newprefile): if anything below
   ** raises, its __gc has nothing to undo. */
   h = lua_newuserdatauv(L, sizeof *h, 0);
@@ -627,7 +576,7 @@ static int thread_spawn(lua_State *L) {
   h->joined = 0;
   luaL_setmetatable(L, THREAD_MT);
   m = lcopy_encode(L, 1, top, &bad);
-  if (!m) return arg_error(L, &c, bad, lua_tostring(L, -1));
+  if (!m) return lb_error(L, LB_ARG(&c, bad, NULL), lua_tostring(L, -1));
   path = package_field(L, "path");
   cpath = package_field(L, "cpath");
   t = calloc(1, sizeof *t);
@@ -664,15 +613,19 @@ static thandle *check_thread(lua_State *L, int i) {
   return h;
 }
 
-/*
-** t:join() -> true, ... | false, message
-** Waits for the thread to end.  Returns true and fn's results (copied into
-** this state), or false and the error message with the thread's traceback
-** (file:line of fn included), pcall's shape.  When a result cannot be
-** copied back (a coroutine, a userdata...) the outcome is false,
-** "result #k: cannot copy ... at t.path".  Raises "thread already joined"
-** on a second join (also after __close), and "not enough memory".
-** Issue #3.
+/***
+Wait for the thread to end, pcall's shape.  When a result cannot be copied
+back (a coroutine, a userdata...) the outcome is false,
+"result #k: cannot copy ... at t.path".  `__close` (`local t <close> =
+thread.spawn(...)`) also waits, dropping the outcome; `__gc` never blocks
+and never kills: a thread not joined is detached and runs to its end.
+@function thread:join
+@treturn boolean true
+@return ... fn's results, copied into this state
+@treturn[2] boolean false
+@treturn[2] string the error message with the thread's traceback
+@raise "thread already joined" on a second join (also after `__close`);
+  "not enough memory"
 */
 static int thread_join(lua_State *L) {
   thandle *h = check_thread(L, 1);
@@ -694,7 +647,7 @@ static int thread_join(lua_State *L) {
 ** __close (local t <close> = thread.spawn(...)): waits for the thread at
 ** scope exit unless it was joined already.  The outcome is dropped (call
 ** t:join() inside the scope to read it); a later join raises "thread
-** already joined".  Raises nothing.  Issue #3.
+** already joined".  Raises nothing.
 */
 static int thread_close(lua_State *L) {
   thandle *h = luaL_checkudata(L, 1, THREAD_MT);
@@ -709,7 +662,7 @@ static int thread_close(lua_State *L) {
 ** __gc: never blocks, never kills.  A thread not joined is detached
 ** (pthread_detach) and keeps running to its end, then frees its own record
 ** and state; the process can exit meanwhile.  Its outcome, error included,
-** is dropped, never printed.  Raises nothing.  Issue #3.
+** is dropped, never printed.  Raises nothing.
 */
 static int thread_gc(lua_State *L) {
   thandle *h = luaL_checkudata(L, 1, THREAD_MT);
@@ -722,7 +675,7 @@ static int thread_gc(lua_State *L) {
 }
 
 /* __tostring: "lease.thread: 0x... (running|finished|joined)"; finished
-** means the function ended and join will not block.  Issue #3. */
+** means the function ended and join will not block. */
 static int thread_tostring(lua_State *L) {
   thandle *h = luaL_checkudata(L, 1, THREAD_MT);
   const char *what = "collected";
@@ -748,7 +701,6 @@ static const luaL_Reg thread_methods[] = {
 };
 
 static const luaL_Reg thread_metamethods[] = {
-  {"__index", NULL},
   {"__gc", thread_gc},
   {"__close", thread_close},
   {"__tostring", thread_tostring},
@@ -761,8 +713,6 @@ static const luaL_Reg barrier_methods[] = {
 };
 
 static const luaL_Reg barrier_metamethods[] = {
-  {"__index", NULL},
-  {"__gc", shared_gc},
   {"__tostring", barrier_tostring},
   {NULL, NULL},
 };
@@ -775,31 +725,26 @@ static const luaL_Reg channel_methods[] = {
 };
 
 static const luaL_Reg channel_metamethods[] = {
-  {"__index", NULL},
-  {"__gc", shared_gc},
   {"__tostring", channel_tostring},
   {NULL, NULL},
 };
 
-/* Create the metatable `name` (with __name) unless L already has it. */
-static void new_metatable(lua_State *L, const char *name, const luaL_Reg *meta,
-                          const luaL_Reg *methods) {
-  if (luaL_newmetatable(L, name)) {
-    luaL_setfuncs(L, meta, 0);
-    lua_newtable(L);
-    luaL_setfuncs(L, methods, 0);
-    lua_setfield(L, -2, "__index");
-  }
-  lua_pop(L, 1);
-}
+static const lshared_kind barrier_kind = {"lease.barrier", barrier_methods, barrier_metamethods};
+static const lshared_kind channel_kind = {"lease.channel", channel_methods, channel_metamethods};
 
 /* Make sure L has the three metatables: decoding a copy may need a barrier
 ** or channel metatable in a state that never required lease.thread. */
 static void ensure_metatables(lua_State *L) {
   luaL_checkstack(L, 4, NULL);
-  new_metatable(L, THREAD_MT, thread_metamethods, thread_methods);
-  new_metatable(L, BARRIER_MT, barrier_metamethods, barrier_methods);
-  new_metatable(L, CHANNEL_MT, channel_metamethods, channel_methods);
+  if (luaL_newmetatable(L, THREAD_MT)) {
+    luaL_setfuncs(L, thread_metamethods, 0);
+    lua_newtable(L);
+    luaL_setfuncs(L, thread_methods, 0);
+    lua_setfield(L, -2, "__index");
+  }
+  lua_pop(L, 1);
+  lshared_metatable(L, &barrier_kind);
+  lshared_metatable(L, &channel_kind);
 }
 
 /* See lease_lua.h: require "lease.thread". */

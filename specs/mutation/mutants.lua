@@ -31,8 +31,8 @@ return {
   },
   {
     name = "seed-3-state-empty-table", step = "3", file = "src/lease_lua.c",
-    from = "      if (found) push_row(L, &row);\n      else lua_pushnil(L);",
-    to = "      if (found) push_row(L, &row);\n      else lua_newtable(L);",
+    from = "  if (!a->found) {\n    lua_pushnil(L);\n    return 1;",
+    to = "  if (!a->found) {\n    lua_newtable(L);\n    return 1;",
     hint = "specs/03-state_spec.lua",
   },
   {
@@ -220,24 +220,24 @@ return {
   },
   {
     name = "result-bound-with-strlen", step = "own", file = "src/lease_lua.c",
-    from = "        a->result = lua_tolstring(L, 6, &a->result_len);",
-    to = "        a->result = lua_tostring(L, 6);\n        a->result_len = strlen(a->result);",
+    from = "  a->result = lb_check_string(L, 6, LB_ARG(c, 6, \"result\"), LB_OPTIONAL | LB_EMPTY,\n                              &a->result_len);",
+    to = "  a->result = lb_check_string(L, 6, LB_ARG(c, 6, \"result\"), LB_OPTIONAL | LB_EMPTY,\n                              &a->result_len);\n  if (a->result) a->result_len = strlen(a->result);",
     hint = "specs/11-bad_input_spec.lua",
   },
   {
-    name = "id-bound-with-strlen", step = "own", file = "src/lease_lua.c",
-    from = "  arg_length(L, c, i, what, lua_rawlen(L, i));\n  return lua_tolstring(L, i, len);",
-    to = "  arg_length(L, c, i, what, lua_rawlen(L, i));\n  { const char *s_ = lua_tolstring(L, i, len); if (len) *len = strlen(s_); return s_; }",
+    name = "id-bound-with-strlen", step = "own", file = "src/lease_lua_args.c",
+    from = "  if (len) *len = n;\n  return s;",
+    to = "  if (len) *len = strlen(s);\n  return s;",
     hint = "specs/11-bad_input_spec.lua",
   },
   {
     name = "fence-type-check-removed", step = "own", file = "src/lease_lua.c",
-    from = "  if (!isint) arg_fail(L, c, i, \"fence\", \"an integer\");",
-    to = "  (void)c;\n  if (!isint) v = (lua_Integer)lua_tonumber(L, i);",
+    from = "  a->fence = lb_check_integer(L, 4, LB_ARG(c, 4, \"fence\"), INT64_MIN, INT64_MAX);",
+    to = "  a->fence = (int64_t)lua_tonumber(L, 4);",
     hint = "specs/11-bad_input_spec.lua",
   },
   {
-    name = "time-check-left-to-the-core", step = "own", file = "src/lease_lua.c",
+    name = "time-check-left-to-the-core", step = "own", file = "src/lease_lua_args.c",
     from = "  bad = lease_check_time(*now, *ttl, &why);\n  if (bad) {",
     to = "  bad = lease_check_time(*now, *ttl, &why);\n  if (0) {",
     hint = "specs/11-bad_input_spec.lua",
@@ -250,8 +250,8 @@ return {
   },
   {
     name = "busy-reported-as-held", step = "own", file = "src/lease_lua.c",
-    from = "  if (rc != LEASE_OK) {\n    push_db_error(L, db, op_names[op]);",
-    to = "  if (rc == LEASE_BUSY) {\n    lua_pushnil(L);\n    lua_pushliteral(L, \"held\");\n    return 2;\n  }\n  if (rc != LEASE_OK) {\n    push_db_error(L, db, op_names[op]);",
+    from = "  if (op->run(db, a) != LEASE_OK) {\n    lb_push_db_error(L, db, op->name);",
+    to = "  int rc_ = op->run(db, a);\n  if (rc_ == LEASE_BUSY) {\n    lua_pushnil(L);\n    lua_pushliteral(L, \"held\");\n    return 2;\n  }\n  if (rc_ != LEASE_OK) {\n    lb_push_db_error(L, db, op->name);",
     hint = "specs/12-failures_spec.lua",
   },
   {
@@ -292,8 +292,8 @@ return {
   },
   {
     name = "path-function-leaves-connection-open", step = "own", file = "src/lease_lua.c",
-    from = "  n = exec_op(L, db, op, &a);\n  close_handle(L, base + 1);",
-    to = "  n = exec_op(L, db, op, &a);\n  (void)base;",
+    from = "  n = run_and_push(L, op, db, &a);\n  close_handle(L, base + 1);",
+    to = "  n = run_and_push(L, op, db, &a);\n  (void)base;",
     hint = "specs/10-handle_spec.lua",
   },
   {
@@ -388,27 +388,71 @@ return {
   },
   {
     name = "complete-many-fence-unchecked", step = "own", file = "src/lease_lua.c",
-    from = "  if (!isint)\n    arg_error(L, c, at, lua_pushfstring(L, \"jobs[%I].fence",
-    to = "  if (0)\n    arg_error(L, c, at, lua_pushfstring(L, \"jobs[%I].fence",
+    from = "  it->fence = lb_check_integer(L, -1, &field, INT64_MIN, INT64_MAX);",
+    to = "  it->fence = (int64_t)lua_tonumber(L, -1);",
     hint = "specs/19-complete_many_spec.lua",
   },
   {
     name = "complete-many-drops-result", step = "own", file = "src/lease_lua.c",
-    from = "    case LUA_TSTRING: it->result = lua_tolstring(L, -1, &it->result_len); break;",
-    to = "    case LUA_TSTRING: break;",
+    from = "  it->result = lb_check_string(L, -1, &field, LB_OPTIONAL | LB_EMPTY, &it->result_len);",
+    to = "  it->result = lb_check_string(L, -1, &field, LB_OPTIONAL | LB_EMPTY, &it->result_len);\n  it->result = NULL;\n  it->result_len = 0;",
     hint = "specs/19-complete_many_spec.lua",
   },
   {
     name = "complete-many-reads-through-metatables", step = "own", file = "src/lease_lua.c",
-    from = "  lua_pushliteral(L, \"fence\");\n  if (lua_rawget(L, -2) == LUA_TNUMBER)",
-    to = "  lua_pushliteral(L, \"fence\");\n  if (lua_gettable(L, -2) == LUA_TNUMBER)",
+    from = "  lua_pushliteral(L, \"fence\");\n  lua_rawget(L, -3);",
+    to = "  lua_pushliteral(L, \"fence\");\n  lua_gettable(L, -3);",
     hint = "specs/19-complete_many_spec.lua",
   },
   {
-    name = "method-errors-count-self", step = "own", file = "src/lease_lua.c",
+    name = "method-errors-count-self", step = "own", file = "src/lease_lua_args.c",
     from = "      strcmp(ar.namewhat, \"method\") == 0)\n    shift = 1;",
     to = "      strcmp(ar.namewhat, \"method\") == 0)\n    shift = 0;",
     hint = "specs/11-bad_input_spec.lua",
+  },
+
+  -- The binding's one argument checker per kind, and its two ways in ----
+  {
+    name = "integer-check-accepts-floats", step = "own", file = "src/lease_lua_args.c",
+    from = "    v = lua_tointegerx(L, idx, &isint);\n#else",
+    to = "    v = (lua_Integer)lua_tonumber(L, idx);\n    isint = 1;\n#else",
+    hint = "specs/11-bad_input_spec.lua",
+  },
+  {
+    name = "integer-bounds-unchecked", step = "own", file = "src/lease_lua_args.c",
+    from = "  if (!isint || (int64_t)v < min || (int64_t)v > max)\n    return integer_fail(",
+    to = "  if (!isint)\n    return integer_fail(",
+    hint = "specs/15-claim_next_spec.lua",
+  },
+  {
+    name = "length-limit-unchecked", step = "own", file = "src/lease_lua_args.c",
+    from = "  if (n > LEASE_MAX_LENGTH) {",
+    to = "  if (0) {",
+    hint = "specs/19-hostile_values_spec.lua",
+  },
+  {
+    name = "path-zero-bytes-unchecked", step = "own", file = "src/lease_lua_args.c",
+    from = "  if ((flags & LB_NOZERO) && strlen(s) != n)",
+    to = "  if (0)",
+    hint = "specs/19-hostile_values_spec.lua",
+  },
+  {
+    name = "path-function-opens-before-checking", step = "own", file = "src/lease_lua.c",
+    from = "  op->check(L, &c, &a);\n  base = lua_gettop(L);\n  db = open_handle(L, op->name, path, NULL);",
+    to = "  base = lua_gettop(L);\n  db = open_handle(L, op->name, path, NULL);\n  op->check(L, &c, &a);",
+    hint = "specs/11-bad_input_spec.lua",
+  },
+  {
+    name = "claim-many-path-takes-memory", step = "own", file = "src/lease_lua.c",
+    from = "  if (op->needs_file && strcmp(path, \":memory:\") == 0)",
+    to = "  if (0)",
+    hint = "specs/08-claim_many_spec.lua",
+  },
+  {
+    name = "copy-takes-any-userdata-as-shared", step = "own", file = "src/lease_shared.c",
+    from = "  return marked ? ((shared_ud *)lua_touserdata(L, i))->o : NULL;",
+    to = "  (void)marked;\n  return ((shared_ud *)lua_touserdata(L, i))->o;",
+    hint = "specs/20-thread_spec.lua",
   },
 
   -- Hostile files (issue #7): the checks before SQLite writes anything --

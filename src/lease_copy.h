@@ -1,46 +1,15 @@
 /*
-** lease_thread.h: what lease_thread.c (threads, barriers, channels) and
-** lease_copy.c (copying values between Lua states) share.  Internal to the
-** `lease` module.
+** lease_copy.h: copies of Lua values that can cross to another lua_State,
+** possibly on another thread (prefix lcopy_).  Internal to the `lease`
+** module; used by the threads module (lease_thread.c).  Shareable objects
+** inside a value travel as references (lease_shared.h).
 */
-#ifndef LEASE_THREAD_H
-#define LEASE_THREAD_H
+#ifndef LEASE_COPY_H
+#define LEASE_COPY_H
 
-#include <stdatomic.h>
 #include <stddef.h>
 
-#include <lua.h>
-
-/* ===================================================================== */
-/* Shareable objects: barriers and channels                               */
-/* ===================================================================== */
-
-/* The kinds of shareable object, and their metatable names (__name). */
-enum { LSHARED_BARRIER = 0, LSHARED_CHANNEL = 1, LSHARED_KINDS };
-#define BARRIER_MT "lease.barrier"
-#define CHANNEL_MT "lease.channel"
-
-/*
-** The head of every shareable C object.  Each Lua state holding it (one
-** userdata per state) and each copy in flight (an lcopy) owns one
-** reference; the last lshared_unref destroys it, whatever thread that is.
-*/
-typedef struct lshared {
-  atomic_int refs;
-  int kind;                                   /* LSHARED_BARRIER, ... */
-  void (*destroy)(struct lshared *self);      /* frees the object */
-} lshared;
-
-/* lshared_ref: take one more reference to o. */
-void lshared_ref(lshared *o);
-/* lshared_unref: drop a reference to o; the last one destroys it. */
-void lshared_unref(lshared *o);
-/* lshared_test: the object behind the barrier or channel userdata at i,
-** or NULL when the value at i is something else. */
-lshared *lshared_test(lua_State *L, int i);
-/* lshared_push: push a new userdata for o in L (taking a reference),
-** creating the kind's metatable in L when it is missing. */
-void lshared_push(lua_State *L, lshared *o);
+#include "lease_shared.h"
 
 /* ===================================================================== */
 /* Copies of Lua values that can cross to another state (lease_copy.c)    */

@@ -1,0 +1,197 @@
+/*
+** lease_lua_int.h: what the binding's C files share (prefix lb_).  Internal
+** to the `lease` module; the public part is lease_lua.h.
+**
+** The binding in files, each using only the ones below it:
+**   lease_lua.c        the module, handles, and one record per operation
+**   lease_lua_many.c   the claim_many record
+**   lease_lua_args.c   argument checks: one string, integer, number checker
+**   lease_lua_compat.h the Lua 5.1/5.3/5.4/LuaJIT differences
+** and the threads (lease_thread.c) over value copies (lease_copy.h) over
+** the shared-object registry (lease_shared.h).
+*/
+#ifndef LEASE_LUA_INT_H
+#define LEASE_LUA_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lease_lua_compat.h"
+#include "lease_lua.h"
+
+/* ===================================================================== */
+/* Argument checks (lease_lua_args.c)                                     */
+/* ===================================================================== */
+
+/*
+** Who is being called, for argument errors: the name users wrote ("claim"
+** for db:claim, "lease.claim" for the path function) and whether it was
+** called as a method (then, as in luaL_argerror, self is not counted).
+** Naming the function ourselves keeps the name even when Lua's debug
+** information has none, as in pcall(db.claim, db, ...).  Nothing is
+** looked up or formatted until an error is raised.
+*/
+typedef struct lb_callee {
+  const char *name;   /* a static string, without "lease." */
+  int is_method;      /* 1: "name"; 0: "lease.name" */
+} lb_callee;
+
+/*
+** One argument, or one entry of a table argument, as errors name it:
+** "bad argument #<pos> to '<f>' (<what> must be ..., got ...)".  For an
+** entry, what is a format with one %d, filled with k (counted from 1):
+** "ids[%d]", "jobs[%d].fence".  Formatted only when an error is raised.
+*/
+typedef struct lb_arg {
+  const lb_callee *c;
+  int pos;            /* the argument's position, self counted */
+  const char *what;   /* "id", or a format such as "ids[%d]" when k > 0 */
+  int k;              /* the entry's index from 1, or 0 for the argument itself */
+} lb_arg;
+
+/* An lb_arg for argument pos of c, named what. */
+#define LB_ARG(c, pos, what) (&(const lb_arg){(c), (pos), (what), 0})
+
+/* Flags of lb_check_string and lb_check_number. */
+enum {
+  LB_OPTIONAL = 1,   /* nil (or none) is allowed: NULL, or the number's default */
+  LB_EMPTY = 2,      /* an empty string is allowed */
+  LB_NOZERO = 4,     /* no zero bytes (a C string, such as a path) */
+  LB_FINITE = 8,     /* no NaN, no infinity */
+  LB_SECONDS = 16    /* errors say "a number of seconds" */
+};
+
+/* lb_error: raise "bad argument #<pos> to '<f>' (<msg>)", self not
+** counted for a method called as one.  Must run in the C function c
+** describes (stack level 0).  Never returns. */
+int lb_error(lua_State *L, const lb_arg *a, const char *msg);
+
+/* lb_got: how errors name the value at idx: "a string", "an empty
+** string", the number itself ("nan" for NaN), or its type name. */
+const char *lb_got(lua_State *L, int idx);
+
+/* lb_fail: raise "bad argument ... (<what> must be <kind>, got <value at idx>)". */
+int lb_fail(lua_State *L, int idx, const lb_arg *a, const char *kind);
+
+/*
+** lb_check_string: the string at idx (numbers are not coerced), stored in
+** *len when len is not NULL.  Non-empty unless LB_EMPTY; nil gives NULL
+** (and *len 0) under LB_OPTIONAL; without zero bytes under LB_NOZERO; at
+** most LEASE_MAX_LENGTH bytes always (the one place lengths are checked).
+** Raises "... (<what> must be a non-empty string, got ...)" or
+** "... (<what> must be at most <max> bytes, got <len>)".
+*/
+const char *lb_check_string(lua_State *L, int idx, const lb_arg *a, int flags, size_t *len);
+
+/*
+** lb_check_integer: the number at idx as an integer from min to max: an
+** integer value (2.0 counts; 1.5 and "2" do not).  On a Lua without an
+** integer subtype (5.1, LuaJIT) a value of magnitude above 2^53 is refused
+** too, as it may already be rounded.  Raises "... (<what> must be an
+** integer[ from min to max | >= min], got ...)".
+*/
+int64_t lb_check_integer(lua_State *L, int idx, const lb_arg *a, int64_t min, int64_t max);
+
+/* lb_opt_integer: as lb_check_integer, but nil or none gives def. */
+int64_t lb_opt_integer(lua_State *L, int idx, const lb_arg *a, int64_t min, int64_t max,
+                       int64_t def);
+
+/*
+** lb_check_number: the number at idx (strings are not coerced) as a
+** double, finite under LB_FINITE, at least min; nil gives def under
+** LB_OPTIONAL.  Raises "... (<what> must be a number, got ...)" for
+** another type, and for a value out of bounds "... (<what> must be a
+** finite number[ of seconds][ >= <min>][ or nil], got ...)", naming every
+** bound the flags set.
+*/
+double lb_check_number(lua_State *L, int idx, const lb_arg *a, int flags, double min,
+                       double def);
+
+/* lb_check_time: now at idx and ttl at idx + 1 (arguments pos and pos + 1
+** of c), checked together as lease_check_time does, or raise its words:
+** "bad argument #4 to 'claim' (ttl must be a number > 0, got 0)". */
+void lb_check_time(lua_State *L, const lb_callee *c, int idx, double *now, double *ttl);
+
+/*
+** lb_check_sequence: the table at idx and its length (lua_rawlen), at most
+** max entries.  Raises "... (<what> must be a table, got ...)" or
+** "... (<what> has more than <max> entries)".
+*/
+int lb_check_sequence(lua_State *L, int idx, const lb_arg *a, int max);
+
+/* ===================================================================== */
+/* Operations as records (lease_lua.c)                                   */
+/* ===================================================================== */
+
+/*
+** What a record's functions pass each other: the checked arguments, the
+** core's outputs, and arrays living in a userdata on the stack (so a
+** raised error frees them).  Each record uses the fields it names.
+*/
+typedef struct lb_args {
+  const char *id, *owner, *result;
+  size_t id_len, owner_len, result_len;
+  int64_t fence;
+  double now, ttl;
+  int n;                 /* entries, or a count asked for; 0: the single form */
+  int which, after_set;  /* jobs: which list */
+  int64_t after;
+  void *mem;             /* a record's arrays (a userdata on the stack) */
+  /* outputs of the core */
+  int reason, found;
+  lease_row row;
+  lease_counts counts;
+  lease_settings settings;
+} lb_args;
+
+/*
+** One operation of the binding, reached two ways: as the method
+** db:<name>(...) and, when has_path, as the path function
+** lease.<name>(path, ...), which opens its own connection for the call.
+** Arguments start at stack index 2 in both (the handle or the path is 1).
+**   check: check every argument into a, raising a bad-argument error
+**          before anything touches the database; may push a userdata.
+**   run:   the core call on db; returns its LEASE_ code.
+**   push:  push the results for Lua; returns how many.  Runs while the
+**          handle is entered: pointers into the connection are valid.
+*/
+typedef struct lb_op {
+  const char *name;
+  int has_path;       /* 1: also lease.<name>(path, ...) */
+  int needs_file;     /* 1: the path function refuses ":memory:" */
+  void (*check)(lua_State *L, const lb_callee *c, lb_args *a);
+  int (*run)(lease_db *db, lb_args *a);
+  int (*push)(lua_State *L, lb_args *a);
+} lb_op;
+
+/* The claim_many record (lease_lua_many.c). */
+extern const lb_op lb_op_claim_many;
+
+/* lb_push_db_error: push "lease.<op>: <message> [<code>] (file "<path>")"
+** for db's last failure. */
+void lb_push_db_error(lua_State *L, lease_db *db, const char *op);
+
+/* ===================================================================== */
+/* Embedded Lua modules (lease_lua.c and the generated lease_lua_sources.c) */
+/* ===================================================================== */
+
+/* One Lua module of lua/, embedded by cmake/embed_lua.cmake. */
+typedef struct lease_lua_source {
+  const char *module;     /* "lease.pool" */
+  const char *chunkname;  /* "@lua/lease/pool.lua", for tracebacks */
+  const char *code;
+  size_t size;
+} lease_lua_source;
+
+/* The embedded modules, ended by an entry whose module is NULL. */
+extern const lease_lua_source lease_lua_sources[];
+
+/*
+** lease_lua_run_embedded: compile and run embedded module i (an index into
+** lease_lua_sources) as require would a file, passing its name; returns 1
+** with the module's value pushed.  Raises a syntax or runtime error.  The
+** generated luaopen_lease_<name> functions call it.
+*/
+int lease_lua_run_embedded(lua_State *L, int i);
+
+#endif

@@ -8,7 +8,7 @@ describe("lease.thread on Lua 5.4", function()
   it("joins at scope exit with <close>", function()
     local ch = thread.channel()
     do
-      local t <close> = thread.spawn(function(out)
+      local t <close> = thread.spawn(function(out)   -- luacheck: ignore 211 (closed at the end of the block)
         require("lease.thread").channel():recv(0.2)
         out:send("finished")
       end, ch)

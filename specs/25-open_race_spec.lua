@@ -6,11 +6,14 @@
 -- switches the file to WAL and creates the table while the others read the
 -- file being switched; each must wait for the others' locks up to its busy
 -- timeout (10 s), as every operation does, and never fail `busy` at once.
+-- The last case makes the collision certain: another client holds the
+-- write lock of an empty file (rollback journal) while they all open, so
+-- each one's switch to WAL meets the lock.
 local H = require("helpers")
 local T = require("thread_helpers")
 local system = require("system")
 
-local THREADS, ROUNDS = 6, 160
+local THREADS, ROUNDS = 6, 100
 local PROCS, PROC_ROUNDS = 4, 40
 
 -- One opener: wait for the common start, then open and enqueue through a
@@ -102,5 +105,68 @@ describe("opening at the same moment", function()
       assert_all(paths[r], PROCS)
       remove(paths[r])
     end
+  end)
+  it("while another client holds the write lock of an empty file: all wait for it", function()
+    local path = round_path(2)
+    local cli = os.getenv("LEASE_SQLITE3")
+    if not cli or cli == "" then cli = "sqlite3" end
+    local holder = assert(io.popen(cli .. " " .. H.sh(path) .. " >/dev/null 2>&1", "w"))
+    holder:write("BEGIN IMMEDIATE;\n")
+    holder:flush()
+    H.lease.sleep(0.2)   -- the holder has the lock
+    local ts = {}
+    for k = 1, THREADS do
+      ts[k] = T.thread.spawn(function(p, k_)
+        local lease = require("lease")
+        local sys = require("system")
+        local t0 = sys.monotime()
+        local ok, err = pcall(function()
+          if k_ % 2 == 0 then
+            local db = lease.open(p)
+            db:enqueue("job" .. k_)
+            db:close()
+          else
+            lease.enqueue(p, "job" .. k_)
+          end
+        end)
+        return ok, err, sys.monotime() - t0
+      end, path, k)
+    end
+    local t0 = system.monotime()
+    H.lease.sleep(0.3)
+    holder:write("COMMIT;\n")
+    holder:close()
+    local held = system.monotime() - t0
+    local failures = {}
+    for k = 1, THREADS do
+      local _, ok, err, waited = ts[k]:join()
+      if not ok then failures[#failures + 1] = tostring(err) end
+      -- none got past the lock before the holder let go
+      if ok and waited < held - 0.05 then
+        failures[#failures + 1] = ("opener %d finished after %.3f s, the lock was held %.3f s"):format(k, waited, held)
+      end
+    end
+    assert.are.same({}, failures)
+    assert_all(path, THREADS)
+    remove(path)
+  end)
+
+  it("raises busy once the busy timeout ran out, not before", function()
+    local path = round_path(2)
+    local cli = os.getenv("LEASE_SQLITE3")
+    if not cli or cli == "" then cli = "sqlite3" end
+    local holder = assert(io.popen(cli .. " " .. H.sh(path) .. " >/dev/null 2>&1", "w"))
+    holder:write("BEGIN IMMEDIATE;\n")
+    holder:flush()
+    H.lease.sleep(0.2)
+    local t0 = system.monotime()
+    local ok, err = pcall(H.lease.open, path, { busy_timeout = 0.3 })
+    local waited = system.monotime() - t0
+    holder:write("COMMIT;\n")
+    holder:close()
+    assert.is_false(ok)
+    assert.matches("%[busy%]", err)
+    assert.is_true(waited >= 0.29, ("raised after %.3f s"):format(waited))
+    remove(path)
   end)
 end)

@@ -225,10 +225,15 @@ LEASE_API void lease_options_default(lease_options *opt);
 ** LEASE_CANTOPEN (also for a directory, a FIFO or a device), LEASE_NOTADB,
 ** LEASE_CORRUPT (also a database cut short: shorter than its header, or
 ** not a whole number of pages, with no -wal to complete it), LEASE_SCHEMA
-** (the jobs table differs; the message names the difference), LEASE_BUSY,
-** LEASE_READONLY, LEASE_FULL, ... .  A file refused for what it holds is
-** left byte-for-byte as it was, with no -wal, -shm or -journal created
-** beside it.
+** (the jobs table differs; the message names the difference), LEASE_BUSY
+** (a lock another connection held stayed taken past the busy timeout: each
+** step of opening waits, as every operation does, also where SQLite itself
+** would fail at once), LEASE_READONLY, LEASE_FULL, ... .  A file refused
+** for what it holds is left byte-for-byte as it was, with no -wal, -shm or
+** -journal created beside it.  The -wal is kept to 4 MiB whenever no
+** reader holds an older snapshot (PRAGMA journal_size_limit); a read-only
+** handle opens the file read-write where it may and refuses writes itself,
+** so that it leaves no -wal or -shm behind when it closes last.
 */
 LEASE_API int lease_open(const char *path, const lease_options *opt, lease_db **out);
 

@@ -283,8 +283,8 @@ return {
   },
   {
     name = "busy-handler-gives-up-at-once", step = "own", file = "src/sqlite/lsq_conn.c",
-    from = [=[  if (c->busy_timeout_ms <= 0) return 0;]=],
-    to = [=[  if (c->busy_timeout_ms >= 0) return 0;]=],
+    from = [=[  if (c->busy_timeout_ms > 0 && wait_turn(c, count)) return 1;]=],
+    to = [=[  if (c->busy_timeout_ms < 0 && wait_turn(c, count)) return 1;]=],
     hint = "specs/12-failures_spec.lua",
   },
   {
@@ -521,7 +521,7 @@ return {
   -- Opening while others open or write; the WAL's bound; read-only opens --
   {
     name = "open-busy-wait-removed", step = "own", file = "src/sqlite/lsq_conn.c",
-    from = [[  if (c->handler_calls != 0 || c->busy_timeout_ms <= 0) return 0;]],
+    from = [[  if (c->gave_up || c->busy_timeout_ms <= 0) return 0;]],
     to = [[  if (1) return 0;]],
     hint = "specs/25-open_race_spec.lua",
   },

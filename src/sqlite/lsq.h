@@ -29,6 +29,7 @@ typedef struct lsq_conn {
   double busy_since;                /* monotonic ms when the current wait began */
   int waiting;                      /* 1 while lsq_step's own wait owns busy_since */
   int handler_calls;                /* busy handler calls during the current step */
+  int gave_up;                      /* the busy handler gave up during the current step */
   int indexed;                      /* lease_jobs_pending exists (set by the schema check) */
 } lsq_conn;
 

@@ -164,13 +164,15 @@ static int wait_turn(lsq_conn *c, int count) {
 }
 
 /* See lsq.h.  A wait lsq_step started keeps its start time, so the two
-** together never wait longer than the busy timeout. */
+** together never wait longer than the busy timeout.  Notes a refusal in
+** c->gave_up: the timeout ran out, lsq_step must not wait again. */
 int lsq_busy_handler(void *arg, int count) {
   lsq_conn *c = LSQ((lease_db *)arg);
   c->handler_calls++;
-  if (c->busy_timeout_ms <= 0) return 0;
   if (count == 0 && !c->waiting) c->busy_since = monotonic_ms();
-  return wait_turn(c, count);
+  if (c->busy_timeout_ms > 0 && wait_turn(c, count)) return 1;
+  c->gave_up = 1;
+  return 0;
 }
 
 /* True for a code that means "another connection holds a lock". */
@@ -184,28 +186,33 @@ static int is_lock_conflict(int src) {
 ** pragma upgrades its own read transaction to write), SQLITE_BUSY_SNAPSHOT
 ** and SQLITE_BUSY_RECOVERY in some paths, and reading the schema of a file
 ** another connection is switching to WAL all come back SQLITE_BUSY at
-** once.  Outside a transaction such a statement can simply run again once
-** the lock is gone.  So after a step or prepare that failed on a lock
-** without the handler having been called (a handler that was called and
-** gave up means the timeout ran out), wait a turn (wait_turn), up to the
-** busy timeout.  Returns 1 to try again, 0 to give up.
+** once, also after the handler waited for another lock in the same step.
+** Outside a transaction such a statement can simply run again once the
+** lock is gone.  So after a step or prepare that failed on a lock, unless
+** the busy handler gave up (the timeout ran out), wait a turn (wait_turn),
+** up to the busy timeout counted from the first wait of this step (the
+** handler's, when it waited).  Returns 1 to try again, 0 to give up.
 */
 static int wait_again(lsq_conn *c, int *count) {
-  if (c->handler_calls != 0 || c->busy_timeout_ms <= 0) return 0;
+  if (c->gave_up || c->busy_timeout_ms <= 0) return 0;
   if (!c->waiting) {
     c->waiting = 1;
-    c->busy_since = monotonic_ms();
+    if (c->handler_calls == 0) c->busy_since = monotonic_ms();
   }
-  if (!wait_turn(c, (*count)++)) return 0;
+  return wait_turn(c, (*count)++);
+}
+
+/* Start a step or prepare: no wait yet. */
+static void begin_wait(lsq_conn *c) {
   c->handler_calls = 0;
-  return 1;
+  c->gave_up = 0;
 }
 
 /* See lsq.h: wait_again for a step outside a transaction. */
 int lsq_step(lease_db *db, sqlite3 *sql, sqlite3_stmt *st) {
   lsq_conn *c = LSQ(db);
   int src, count = 0;
-  c->handler_calls = 0;
+  begin_wait(c);
   while (is_lock_conflict(src = sqlite3_step(st)) && sqlite3_get_autocommit(sql) &&
          wait_again(c, &count))
     sqlite3_reset(st);
@@ -269,7 +276,7 @@ void lsq_rollback(lease_db *db) {
 static int prepare(lease_db *db, sqlite3 *sql, const char *text, sqlite3_stmt **st) {
   lsq_conn *c = LSQ(db);
   int src, count = 0;
-  c->handler_calls = 0;
+  begin_wait(c);
   while (is_lock_conflict(src = sqlite3_prepare_v2(sql, text, -1, st, NULL)) &&
          wait_again(c, &count)) {}
   c->waiting = 0;

@@ -148,7 +148,7 @@ static double monotonic_ms(void) {
 ** back; the 2 ms cap keeps a waiter polling often enough to get its turn
 ** well within the busy timeout.  SQLite's own handler (1 ms rising to
 ** 100 ms) hands over least but leaves a waiter starving for a second or
-** more.  Measurements: docs/bench-results.md (busy handler schedule).
+** more.  Measurements: docs/sqlite-backend.md.
 */
 static int wait_turn(lsq_conn *c, int count) {
   double left = c->busy_since + c->busy_timeout_ms - monotonic_ms();

@@ -1,5 +1,4 @@
--- bench/bench.lua: cost per operation against the SQLite floor, in one run
--- (issue 6).
+-- bench/bench.lua: cost per operation against the SQLite floor, in one run.
 --
 -- Usage (from the source tree, after a build; scripts/bench does both):
 --   lua5.4 bench/bench.lua [--smoke] [--reps N] [--build DIR] [--dir DIR]
@@ -121,15 +120,6 @@ local function make_ids(prefix, n)
   return t
 end
 
--- Read a whole file, or nil.
-local function slurp(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
-
 -- The output of a shell command, trimmed.
 local function capture(cmd)
   local p = io.popen(cmd .. " 2>/dev/null")
@@ -163,66 +153,6 @@ end
 local function fmt_x(x)
   if x ~= x then return "n/a" end
   return string.format("%.2fx", x)
-end
-
--- ---------------------------------------------------------------------------
--- The floor's SQL must be the engine's: every statement lease_bench.c runs
--- as the floor occurs, literal for literal, in src/lease.c.
--- ---------------------------------------------------------------------------
-local function check_floor_sql()
-  local src = slurp(script_dir .. "/../src/lease.c")
-  if not src then error("bench: cannot read src/lease.c to check the floor's SQL") end
-  -- Join adjacent C string literals (separated by blanks, comments and
-  -- line continuations) into the strings the compiler sees, expanding the
-  -- macros whose body is only string literals (such as SQL_BLOCKED).
-  local function literals(text, macros)
-    local strings, cur, i, n = {}, nil, 1, #text
-    while i <= n do
-      local c = text:sub(i, i)
-      if c == "'" then   -- a character literal, such as '"'
-        local j = i + 1
-        while text:sub(j, j) ~= "'" and j <= n do j = j + (text:sub(j, j) == "\\" and 2 or 1) end
-        if cur then strings[#strings + 1] = cur; cur = nil end
-        i = j + 1
-      elseif c == '"' then
-        local j, buf = i + 1, {}
-        while true do
-          local d = text:sub(j, j)
-          if d == "\\" then buf[#buf + 1] = text:sub(j, j + 1); j = j + 2
-          elseif d == '"' or d == "" then break
-          else buf[#buf + 1] = d; j = j + 1 end
-        end
-        cur = (cur or "") .. table.concat(buf)
-        i = j + 1
-      elseif text:sub(i, i + 1) == "/*" then
-        i = (text:find("*/", i + 2, true) or n) + 2
-      elseif c:match("[%s\\]") then
-        i = i + 1
-      elseif c:match("[%a_]") then
-        local name = text:match("^[%w_]+", i)
-        if macros and macros[name] then cur = (cur or "") .. macros[name]
-        elseif cur then strings[#strings + 1] = cur; cur = nil end
-        i = i + #name
-      else
-        if cur then strings[#strings + 1] = cur; cur = nil end
-        i = i + 1
-      end
-    end
-    if cur then strings[#strings + 1] = cur end
-    return strings
-  end
-  local macros = {}
-  for name, body in src:gmatch("\n#define%s+([%a_][%w_]*)[ \t]+(.-[^\\])\n") do
-    local stripped = body:gsub("/%*.-%*/", ""):gsub('"[^"]*"', ""):gsub("[%s\\]", "")
-    if stripped == "" then macros[name] = table.concat(literals(body)) end
-  end
-  local strings = {}
-  for _, str in ipairs(literals(src, macros)) do strings[str] = true end
-  for _, sql in ipairs(B.floor_sql()) do
-    if not strings[sql] then
-      error("bench: the floor's SQL is no longer the engine's; update lease_bench.c:\n  " .. sql)
-    end
-  end
 end
 
 -- ---------------------------------------------------------------------------
@@ -909,7 +839,6 @@ end
 local function want(w) return not opt.only or opt.only[w] end
 
 local t_start = clock()
-check_floor_sql()
 out(string.format("## lease benchmark%s", opt.smoke and " (smoke run: tiny sizes, numbers meaningless)" or ""))
 out("")
 machine()

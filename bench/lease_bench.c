@@ -1,11 +1,11 @@
 /*
-** lease_bench.c: the C half of the benchmark (issue 6), a Lua module
+** lease_bench.c: the C half of the benchmark, a Lua module
 ** `lease_bench` that bench/bench.lua drives.
 **
 ** It holds what must run in C to be measured fairly:
-**   - the floor: the engine's own SQL (copied from src/lease.c's stmt_sql,
-**     checked by bench.lua against that file) through raw SQLite prepared
-**     statements, with the engine's pragmas, and nothing else;
+**   - the floor: the engine's own SQL (src/sqlite/lsq_sql.h, the very
+**     strings the engine prepares) through raw SQLite prepared statements,
+**     with the engine's pragmas, and nothing else;
 **   - the same workloads through the C API (lease.h);
 **   - N pthreads, one handle each, running cycles on one file;
 **   - a monotonic clock and the process's RSS for the Lua side.
@@ -30,6 +30,7 @@
 #include <sqlite3.h>
 
 #include "lease.h"
+#include "sqlite/lsq_sql.h"
 
 LEASE_API int luaopen_lease_bench(lua_State *L);
 
@@ -141,8 +142,7 @@ typedef struct bops {
 
 /* ---------------------------------------------------------------------
 ** The floor: raw SQLite, the engine's statements and pragmas, no engine.
-** The strings below are copied from src/lease.c's stmt_sql; bench.lua
-** (lease_bench.floor_sql) checks that each one still occurs there.
+** The statements are the engine's own, from its private SQL header.
 ** --------------------------------------------------------------------- */
 
 enum {
@@ -150,44 +150,15 @@ enum {
   F_COUNT
 };
 
-/* The engine's SQL_BLOCKED: why a job not done can never be handed out
-** (a value another client stored that the engine cannot honour); 0 when it
-** can.  Every guard requires it to be 0. */
-#define SQL_BLOCKED                                                       \
-  "(CASE WHEN typeof(id) <> 'text' OR id = '' THEN 1"                    \
-  " WHEN typeof(fence) <> 'integer' OR fence < 0 THEN 2"                 \
-  " WHEN fence >= 9223372036854775807 THEN 3"                           \
-  " WHEN typeof(until) NOT IN ('integer', 'real') THEN 4 ELSE 0 END)"
-
 static const char *const floor_sql[F_COUNT] = {
-  "BEGIN IMMEDIATE",
-  "COMMIT",
-  "ROLLBACK",
-  "INSERT OR IGNORE INTO jobs(id) VALUES (?1)",
-  "UPDATE jobs SET owner = ?2, until = ?4, fence = fence + 1"
-  " WHERE id = ?1 AND done = 0 AND until <= ?3"
-  " AND " SQL_BLOCKED " = 0"
-  " RETURNING fence",
-  "UPDATE jobs SET until = ?5"
-  " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4"
-  " AND " SQL_BLOCKED " = 0",
-  "UPDATE jobs SET result = ?5, done = 1"
-  " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4"
-  " AND " SQL_BLOCKED " = 0",
-  "UPDATE jobs SET owner = ?1, until = ?3, fence = fence + 1"
-  " WHERE rowid IN (SELECT rowid FROM jobs WHERE done = 0 AND until <= ?2"
-  " AND " SQL_BLOCKED " = 0"
-  " ORDER BY rowid LIMIT ?4)"
-  " RETURNING rowid, id, fence",
+  LSQ_SQL_BEGIN, LSQ_SQL_COMMIT, LSQ_SQL_ROLLBACK, LSQ_SQL_ENQUEUE,
+  LSQ_SQL_CLAIM, LSQ_SQL_RENEW, LSQ_SQL_COMPLETE, LSQ_SQL_CLAIM_NEXT,
 };
 
-/* The engine's schema (its SQL_CREATE_JOBS and SQL_CREATE_PENDING_INDEX),
-** so the floor's file is the engine's file. */
+/* The engine's schema, so the floor's file is the engine's file. */
 static const char *const floor_schema[2] = {
-  "CREATE TABLE IF NOT EXISTS jobs(id TEXT PRIMARY KEY, owner TEXT, "
-  "until REAL NOT NULL DEFAULT 0, fence INTEGER NOT NULL DEFAULT 0, "
-  "result TEXT, done INTEGER NOT NULL DEFAULT 0)",
-  "CREATE INDEX IF NOT EXISTS lease_jobs_pending ON jobs(done) WHERE done = 0",
+  LSQ_SQL_CREATE_JOBS,
+  LSQ_SQL_CREATE_PENDING_INDEX,
 };
 
 typedef struct floordb {
@@ -569,7 +540,7 @@ static void arg_ids(lua_State *L, idset *ids, int count_at) {
 /*
 ** b:cycle(prefix, n) -> seconds, cpu_seconds
 ** n cycles of enqueue + claim + complete on fresh ids "<prefix><i>": the
-** issue's basic cycle, three transactions each.
+** basic cycle, three transactions each.
 */
 static int b_cycle(lua_State *L) {
   bdb *b = check_bdb(L);
@@ -895,7 +866,7 @@ typedef struct tworker {
 
 /* One thread: open its own connection, wait for the others, then run
 ** cycles on its own ids until told to stop; counts cycles and failures
-** (busy apart: the issue wants them at 0).  A busy failure skips to the
+** (busy apart: a sound run has none).  A busy failure skips to the
 ** next id, as a worker would. */
 static void *thread_main(void *arg) {
   tworker *w = arg;
@@ -1100,22 +1071,6 @@ static int l_rss(lua_State *L) {
   return 2;
 }
 
-/* lease_bench.floor_sql() -> the floor's statements and schema, so
-** bench.lua can check they are still the engine's. */
-static int l_floor_sql(lua_State *L) {
-  int i;
-  lua_createtable(L, F_COUNT + 2, 0);
-  for (i = 0; i < F_COUNT; i++) {
-    lua_pushstring(L, floor_sql[i]);
-    lua_rawseti(L, -2, i + 1);
-  }
-  for (i = 0; i < 2; i++) {
-    lua_pushstring(L, floor_schema[i]);
-    lua_rawseti(L, -2, F_COUNT + i + 1);
-  }
-  return 1;
-}
-
 /* lease_bench.sqlite_version() -> the SQLite library's version string. */
 static int l_sqlite_version(lua_State *L) {
   lua_pushstring(L, sqlite3_libversion());
@@ -1142,7 +1097,6 @@ static const luaL_Reg module_funcs[] = {
   {"clock", l_clock},
   {"cpu", l_cpu},
   {"rss", l_rss},
-  {"floor_sql", l_floor_sql},
   {"sqlite_version", l_sqlite_version},
   {NULL, NULL},
 };

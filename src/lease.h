@@ -51,49 +51,89 @@ extern "C" {
 typedef struct lease_db lease_db;
 
 /*
-** Result codes.  Each one has a stable lower-case word (lease_errname) that
-** the Lua binding puts into its error messages.  Most mirror SQLite's
-** primary result code of the same name; LEASE_SCHEMA, LEASE_RANGE and
-** LEASE_MISMATCH are the engine's own.
+** Result codes, one list: LEASE_RC_MAP(XX) calls XX(NAME, "word") for each
+** in order, from LEASE_OK (0) up (libuv's UV_ERRNO_MAP idiom).  The word
+** is stable and lower-case (lease_errname); the Lua binding puts it into
+** its error messages.  Most mirror SQLite's primary result code of the same
+** name; LEASE_SCHEMA, LEASE_RANGE and LEASE_MISMATCH are the engine's own.
+**   OK          the call ran; see its outcome
+**   ERROR       SQL error or other failure
+**   MISUSE      an invalid argument; nothing was touched
+**   BUSY        a lock stayed taken past the busy timeout
+**   LOCKED      a conflict inside this process (shared cache)
+**   READONLY    the database cannot be written
+**   NOTADB      the file is not an SQLite database
+**   CORRUPT     the database file is malformed or cut short
+**   FULL        a write did not fit: disk full (ENOSPC), quota (EDQUOT),
+**               file-size limit (EFBIG), or SQLite's own size limits
+**   IOERR       the operating system reported another I/O error
+**   CANTOPEN    the file could not be opened, or is not a regular file
+**   NOMEM       out of memory
+**   PERM        access permission denied
+**   INTERRUPT   the operation was interrupted
+**   CONSTRAINT  a constraint set by another client failed
+**   PROTOCOL    SQLite's locking protocol failed
+**   SCHEMA      the jobs table differs from the contract's
+**   RANGE       the job's fence cannot grow any further
+**   MISMATCH    another client stored a value of the wrong type (a fence
+**               not a non-negative integer, an until not a number)
 */
+#define LEASE_RC_MAP(XX)                                                  \
+  XX(OK, "ok")                                                            \
+  XX(ERROR, "error")                                                      \
+  XX(MISUSE, "misuse")                                                    \
+  XX(BUSY, "busy")                                                        \
+  XX(LOCKED, "locked")                                                    \
+  XX(READONLY, "readonly")                                                \
+  XX(NOTADB, "notadb")                                                    \
+  XX(CORRUPT, "corrupt")                                                  \
+  XX(FULL, "full")                                                        \
+  XX(IOERR, "ioerr")                                                      \
+  XX(CANTOPEN, "cantopen")                                                \
+  XX(NOMEM, "nomem")                                                      \
+  XX(PERM, "perm")                                                        \
+  XX(INTERRUPT, "interrupt")                                              \
+  XX(CONSTRAINT, "constraint")                                            \
+  XX(PROTOCOL, "protocol")                                                \
+  XX(SCHEMA, "schema")                                                    \
+  XX(RANGE, "range")                                                      \
+  XX(MISMATCH, "mismatch")
+
 typedef enum lease_rc {
-  LEASE_OK = 0,       /* "ok": the call ran; see its outcome */
-  LEASE_ERROR,        /* "error": SQL error or other failure */
-  LEASE_MISUSE,       /* "misuse": an invalid argument; nothing was touched */
-  LEASE_BUSY,         /* "busy": the write lock stayed taken past the busy timeout */
-  LEASE_LOCKED,       /* "locked": a conflict inside this process (shared cache) */
-  LEASE_READONLY,     /* "readonly": the database cannot be written */
-  LEASE_NOTADB,       /* "notadb": the file is not an SQLite database */
-  LEASE_CORRUPT,      /* "corrupt": the database file is malformed or cut short */
-  LEASE_FULL,         /* "full": a write did not fit: disk full (ENOSPC), quota (EDQUOT),
-                         file-size limit (EFBIG), or SQLite's own size limits */
-  LEASE_IOERR,        /* "ioerr": the operating system reported another I/O error */
-  LEASE_CANTOPEN,     /* "cantopen": the file could not be opened, or is not a regular file */
-  LEASE_NOMEM,        /* "nomem": out of memory */
-  LEASE_PERM,         /* "perm": access permission denied */
-  LEASE_INTERRUPT,    /* "interrupt": the operation was interrupted */
-  LEASE_CONSTRAINT,   /* "constraint": a constraint set by another client failed */
-  LEASE_PROTOCOL,     /* "protocol": SQLite's locking protocol failed */
-  LEASE_SCHEMA,       /* "schema": the jobs table differs from the contract's */
-  LEASE_RANGE,        /* "range": the job's fence cannot grow any further */
-  LEASE_MISMATCH      /* "mismatch": another client stored a value of the wrong type
-                         (a fence not a non-negative integer, an until not a number) */
+#define LEASE_RC_ENUM_(name, word) LEASE_##name,
+  LEASE_RC_MAP(LEASE_RC_ENUM_)
+#undef LEASE_RC_ENUM_
 } lease_rc;
 
 /*
-** Why an operation did not do what was asked.  LEASE_GRANTED (0) means it
+** Why an operation did not do what was asked, one list as above:
+** LEASE_REASON_MAP(XX) calls XX(NAME, "word").  LEASE_GRANTED (0) means it
 ** did.  The words (lease_reason_name) are CONTRACT.md's Lua reason words.
+**   GRANTED      "ok"
+**   MISSING      no job with that id
+**   EXISTS       enqueue found the id already there
+**   DONE         the job is completed
+**   HELD         another lease is still valid (until > now)
+**   NOT_OWNER    the job is not held by this owner
+**   STALE_FENCE  same owner, but an older generation
+**   EXPIRED      owner and fence match, but until <= now
+**   EMPTY        no job is ready (claim_next)
 */
+#define LEASE_REASON_MAP(XX)                                              \
+  XX(GRANTED, "ok")                                                       \
+  XX(MISSING, "missing")                                                  \
+  XX(EXISTS, "exists")                                                    \
+  XX(DONE, "done")                                                        \
+  XX(HELD, "held")                                                        \
+  XX(NOT_OWNER, "not_owner")                                              \
+  XX(STALE_FENCE, "stale_fence")                                          \
+  XX(EXPIRED, "expired")                                                  \
+  XX(EMPTY, "empty")
+
 typedef enum lease_reason {
-  LEASE_GRANTED = 0,   /* "ok" */
-  LEASE_MISSING,       /* "missing": no job with that id */
-  LEASE_EXISTS,        /* "exists": enqueue found the id already there */
-  LEASE_DONE,          /* "done": the job is completed */
-  LEASE_HELD,          /* "held": another lease is still valid (until > now) */
-  LEASE_NOT_OWNER,     /* "not_owner": the job is not held by this owner */
-  LEASE_STALE_FENCE,   /* "stale_fence": same owner, but an older generation */
-  LEASE_EXPIRED,       /* "expired": owner and fence match, but until <= now */
-  LEASE_EMPTY          /* "empty": no job is ready (claim_next) */
+#define LEASE_REASON_ENUM_(name, word) LEASE_##name,
+  LEASE_REASON_MAP(LEASE_REASON_ENUM_)
+#undef LEASE_REASON_ENUM_
 } lease_reason;
 
 /* synchronous settings: FULL is the default (see lease_options). */
@@ -185,10 +225,15 @@ LEASE_API void lease_options_default(lease_options *opt);
 ** LEASE_CANTOPEN (also for a directory, a FIFO or a device), LEASE_NOTADB,
 ** LEASE_CORRUPT (also a database cut short: shorter than its header, or
 ** not a whole number of pages, with no -wal to complete it), LEASE_SCHEMA
-** (the jobs table differs; the message names the difference), LEASE_BUSY,
-** LEASE_READONLY, LEASE_FULL, ... .  A file refused for what it holds is
-** left byte-for-byte as it was, with no -wal, -shm or -journal created
-** beside it.
+** (the jobs table differs; the message names the difference), LEASE_BUSY
+** (a lock another connection held stayed taken past the busy timeout: each
+** step of opening waits, as every operation does, also where SQLite itself
+** would fail at once), LEASE_READONLY, LEASE_FULL, ... .  A file refused
+** for what it holds is left byte-for-byte as it was, with no -wal, -shm or
+** -journal created beside it.  The -wal is kept to 4 MiB whenever no
+** reader holds an older snapshot (PRAGMA journal_size_limit); a read-only
+** handle opens the file read-write where it may and refuses writes itself,
+** so that it leaves no -wal or -shm behind when it closes last.
 */
 LEASE_API int lease_open(const char *path, const lease_options *opt, lease_db **out);
 

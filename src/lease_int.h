@@ -1,12 +1,146 @@
 /*
-** lease_int.h: what the C files of the core share beyond lease.h.
-** Not installed, not part of the API: the names carry a double underscore
-** (libuv's uv__ convention) so they never look public.
+** lease_int.h: the core's internal header, what the core (src/lease.c,
+** src/lease_many.c) and its storage backends (src/sqlite/) share beyond
+** lease.h.  Not installed, not part of the API: every name carries the
+** prefix lease__ (libuv's uv__ convention), so none looks public.
+**
+** The backend seam: a handle carries a table of functions (lease__backend)
+** that runs each operation on one storage engine.  The core checks every
+** argument first (so a backend receives only valid, resolved arguments:
+** lengths never LEASE_NTS, times finite), keeps the error state, and calls
+** through the table; a backend runs its statements and records failures
+** with lease__fail.  The binding, the pool and the threads see lease.h only.
 */
 #ifndef LEASE_INT_H
 #define LEASE_INT_H
 
 #include "lease.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* How many result codes and reasons lease.h's lists hold. */
+#define LEASE__PLUS_ONE_(name, word) +1
+enum {
+  LEASE__RC_COUNT = 0 LEASE_RC_MAP(LEASE__PLUS_ONE_),
+  LEASE__REASON_COUNT = 0 LEASE_REASON_MAP(LEASE__PLUS_ONE_)
+};
+
+/*
+** Why a job not done can never be handed out (lease_row.blocked), one list:
+** XX(NAME, code, rc, message).  code is what the backend's check yields (0:
+** not blocked); rc is the result code a claim or write of such a job
+** returns: LEASE_RANGE for a fence that cannot grow, LEASE_MISMATCH for a
+** value of the wrong type.  The SQLite backend's LSQ_SQL_BLOCKED yields
+** these codes (src/sqlite/lsq_sql.h).
+*/
+#define LEASE__BLOCKED_MAP(XX)                                                      \
+  XX(BAD_ID, 1, LEASE_MISMATCH, "its id is not a non-empty text")                   \
+  XX(BAD_FENCE, 2, LEASE_MISMATCH, "its stored fence is not a non-negative integer") \
+  XX(FENCE_MAX, 3, LEASE_RANGE,                                                     \
+     "its fence is at its maximum, 9223372036854775807, and cannot grow")           \
+  XX(BAD_UNTIL, 4, LEASE_MISMATCH, "its stored until is not a number")
+
+enum {
+#define LEASE__BLOCKED_ENUM_(name, code, rc, msg) LEASE__BLOCKED_##name = code,
+  LEASE__BLOCKED_MAP(LEASE__BLOCKED_ENUM_)
+#undef LEASE__BLOCKED_ENUM_
+  LEASE__BLOCKED_END   /* one past the last code */
+};
+
+/* lease__blocked_msg: the message of a blocked code, NULL for 0 (not
+** blocked) and for a code outside the list. */
+const char *lease__blocked_msg(int code);
+
+/* lease__blocked_fail: record on db that the job cannot be written because
+** of blocked code `code` ("cannot <verb> this job: <message>"); returns the
+** code's result code (LEASE_RANGE or LEASE_MISMATCH). */
+int lease__blocked_fail(lease_db *db, int code, const char *verb);
+
+/* The guarded writes (contract steps 4-7): which one a lease__write is. */
+typedef enum lease__op { LEASE__CLAIM, LEASE__RENEW, LEASE__COMPLETE, LEASE__RELEASE } lease__op;
+
+/*
+** One guarded write, its arguments checked and resolved by the core.
+** Fields a write does not use are 0 / NULL.
+*/
+typedef struct lease__write {
+  lease__op op;
+  const char *id;      size_t id_len;      /* non-empty */
+  const char *owner;   size_t owner_len;   /* non-empty */
+  int64_t fence;                           /* renew, complete, release */
+  double now;                              /* claim, renew, complete: finite */
+  double until;                            /* claim, renew: now + ttl, > now */
+  const char *result;  size_t result_len;  /* complete: result NULL for SQL NULL */
+} lease__write;
+
+/*
+** A storage backend: one function per operation, each called by the
+** public function of the same name after the core checked the arguments
+** (see lease.h for what each does and returns).  Each records its failures
+** on db (lease__fail, lease__set_error) and returns the result code.
+*/
+typedef struct lease__backend {
+  const char *name;
+  /* Open db->path with db->opt; set db->conn.  On failure db->conn may be
+  ** left NULL; close is called in any case. */
+  int (*open)(lease_db *db);
+  void (*close)(lease_db *db);
+  int (*init)(lease_db *db);
+  int (*enqueue)(lease_db *db, const char *id, size_t id_len, int *reason);
+  int (*enqueue_many)(lease_db *db, const char *const *ids, const size_t *id_lens, int n,
+                      int *inserted);
+  int (*state)(lease_db *db, const char *id, size_t id_len, lease_row *row, int *found);
+  /* claim, renew, complete or release (w->op), each in its own transaction;
+  ** *fence: claim's new fence (may be NULL for the others). */
+  int (*write)(lease_db *db, const lease__write *w, int64_t *fence, int *reason);
+  /* n completions by w->owner at w->now, one transaction; reasons has n slots. */
+  int (*complete_many)(lease_db *db, const lease__write *w, const lease_result *items, int n,
+                       int *reasons, int *stored);
+  int (*claim_next)(lease_db *db, const lease__write *w, int max, lease_job *jobs, int *count);
+  int (*list)(lease_db *db, int which, double now, int64_t after, int max, lease_row *rows,
+              int64_t *seqs, int *count);
+  int (*count)(lease_db *db, double now, lease_counts *out);
+  int (*settings)(lease_db *db, lease_settings *out);
+  /* 1 when another connection to db->path would see another database. */
+  int (*is_private)(const lease_db *db);
+  /* The longest string (id, owner, result) the connection stores, bytes. */
+  size_t (*max_length)(const lease_db *db);
+} lease__backend;
+
+#define LEASE__ERRMSG_MAX 512
+
+/* A handle: what the core keeps, and the backend's connection. */
+struct lease_db {
+  const lease__backend *be;         /* the storage engine */
+  void *conn;                       /* the backend's connection; NULL once closed */
+  char *path;                       /* as given to lease_open */
+  lease_options opt;                /* as opened, defaults applied */
+  int rc;                           /* last result code */
+  int xrc;                          /* the backend's code behind rc, or 0 */
+  char errmsg[LEASE__ERRMSG_MAX];   /* message of the last failure */
+  char *buf;                        /* storage for row strings and ids handed out */
+  size_t bufcap;
+};
+
+/* lease__fail: record a failure (rc, printf-style message) on db; the
+** backend's code is 0.  Returns rc. */
+int lease__fail(lease_db *db, int rc, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/*
+** lease__set_error: record a failure on db as if the last call had failed
+** with result code rc, the backend's code xrc (or 0) and message msg.
+** Returns rc.  Also carries an error from another handle (a claim_many
+** worker's) back to the caller's handle.
+*/
+int lease__set_error(lease_db *db, int rc, int xrc, const char *msg);
+
+/* lease__reserve: make room for n bytes in db->buf.  LEASE_OK or LEASE_NOMEM. */
+int lease__reserve(lease_db *db, size_t n);
 
 /*
 ** lease__begin: start a call on db as every public function does: clear
@@ -22,19 +156,14 @@ int lease__begin(lease_db *db);
 void lease__options(const lease_db *db, lease_options *out);
 
 /*
-** lease__set_error: record a failure on db as if the last call had failed
-** with result code rc, SQLite's extended code xrc (or 0) and message msg.
-** Returns rc.  Used to carry an error from another connection (a
-** claim_many worker's) back to the caller's handle.
-*/
-int lease__set_error(lease_db *db, int rc, int xrc, const char *msg);
-
-/*
 ** lease__private: 1 when db's database is private to its connection (an
 ** in-memory or temporary database, however it was named: ":memory:",
 ** "file::memory:", "file:x?mode=memory", ""), so another connection
 ** opened on the same path would see a different, empty one.  Else 0.
 */
 int lease__private(const lease_db *db);
+
+/* The SQLite backend (src/sqlite/lsq_ops.c). */
+extern const lease__backend lease__sqlite;
 
 #endif

@@ -412,9 +412,52 @@ static void test_readonly(void **state) {
   assert_null(must_state(db, "r").owner);
 }
 
-/* Names are stable words. */
-static void test_names(void **state) {
+/* A read-only handle leaves no -wal or -shm beside an idle database. */
+static void test_readonly_leaves_no_wal(void **state) {
+  char wal[600], shm[600];
+  const char *path = fresh_path();
+  lease_db *db, *ro;
+  lease_options opt;
+  int why;
   (void)state;
+  snprintf(wal, sizeof wal, "%s-wal", path);
+  snprintf(shm, sizeof shm, "%s-shm", path);
+  assert_int_equal(lease_open(path, NULL, &db), LEASE_OK);
+  assert_int_equal(lease_enqueue(db, "a", 1, &why), LEASE_OK);
+  lease_close(db);
+  assert_int_equal(file_size(wal), -1);
+  lease_options_default(&opt);
+  opt.flags = LEASE_OPEN_READONLY;
+  assert_int_equal(lease_open(path, &opt, &ro), LEASE_OK);
+  assert_int_equal(must_state(ro, "a").fence, 0);
+  assert_int_equal(lease_enqueue(ro, "b", 1, &why), LEASE_READONLY);
+  lease_close(ro);
+  assert_int_equal(file_size(wal), -1);
+  assert_int_equal(file_size(shm), -1);
+}
+
+/* Names are stable words: every code and reason has the word CONTRACT.md
+** and the Lua binding use, in order, and nothing past the last. */
+static void test_names(void **state) {
+  static const char *const rc_words[] = {
+    "ok", "error", "misuse", "busy", "locked", "readonly", "notadb", "corrupt", "full",
+    "ioerr", "cantopen", "nomem", "perm", "interrupt", "constraint", "protocol", "schema",
+    "range", "mismatch",
+  };
+  static const char *const reason_words[] = {
+    "ok", "missing", "exists", "done", "held", "not_owner", "stale_fence", "expired", "empty",
+  };
+  int i;
+  (void)state;
+  for (i = 0; i < (int)(sizeof rc_words / sizeof rc_words[0]); i++)
+    assert_string_equal(lease_errname(i), rc_words[i]);
+  assert_string_equal(lease_errname(i), "unknown");
+  assert_string_equal(lease_errname(-1), "unknown");
+  assert_int_equal(LEASE_MISMATCH, 18);
+  for (i = 0; i < (int)(sizeof reason_words / sizeof reason_words[0]); i++)
+    assert_string_equal(lease_reason_name(i), reason_words[i]);
+  assert_string_equal(lease_reason_name(i), "unknown");
+  assert_int_equal(LEASE_EMPTY, 8);
   assert_string_equal(lease_errname(LEASE_BUSY), "busy");
   assert_string_equal(lease_errname(LEASE_FULL), "full");
   assert_string_equal(lease_errname(999), "unknown");
@@ -438,6 +481,7 @@ int main(void) {
     cmocka_unit_test(test_open_failures),
     cmocka_unit_test(test_hostile_files),
     cmocka_unit_test_setup_teardown(test_readonly, setup_db, teardown_db),
+    cmocka_unit_test(test_readonly_leaves_no_wal),
     cmocka_unit_test(test_names),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

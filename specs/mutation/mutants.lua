@@ -18,13 +18,13 @@
 return {
   -- The seed's broken changes (CONTRACT.md's table) ---------------------
   {
-    name = "seed-1-create-not-idempotent", step = "1", file = "src/lease.c",
+    name = "seed-1-create-not-idempotent", step = "1", file = "src/sqlite/lsq_sql.h",
     from = [["CREATE TABLE IF NOT EXISTS jobs(id TEXT PRIMARY KEY, owner TEXT, "]],
     to = [["CREATE TABLE jobs(id TEXT PRIMARY KEY, owner TEXT, "]],
     hint = "specs/01-init_spec.lua",
   },
   {
-    name = "seed-2-insert-or-replace", step = "2", file = "src/lease.c",
+    name = "seed-2-insert-or-replace", step = "2", file = "src/sqlite/lsq_sql.h",
     from = [["INSERT OR IGNORE INTO jobs(id) VALUES (?1)"]],
     to = [["INSERT OR REPLACE INTO jobs(id) VALUES (?1)"]],
     hint = "specs/02-enqueue_spec.lua",
@@ -36,25 +36,29 @@ return {
     hint = "specs/03-state_spec.lua",
   },
   {
-    name = "seed-4-claim-boundary-held", step = "4", file = "src/lease.c",
+    name = "seed-4-claim-boundary-held", step = "4", file = "src/sqlite/lsq_sql.h",
     from = [[" WHERE id = ?1 AND done = 0 AND until <= ?3"]],
     to = [[" WHERE id = ?1 AND done = 0 AND until < ?3"]],
     hint = "specs/04-claim_spec.lua",
   },
   {
-    name = "seed-5-renew-revives-at-boundary", step = "5", file = "src/lease.c",
-    from = "\"UPDATE jobs SET until = ?5\"\n  \" WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4\"",
-    to = "\"UPDATE jobs SET until = ?5\"\n  \" WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until >= ?4\"",
+    name = "seed-5-renew-revives-at-boundary", step = "5", file = "src/sqlite/lsq_sql.h",
+    from = [=[  "UPDATE jobs SET until = ?5"                                           \
+  " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4" \]=],
+    to = [=[  "UPDATE jobs SET until = ?5"                                           \
+  " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until >= ?4" \]=],
     hint = "specs/05-renew_spec.lua",
   },
   {
-    name = "seed-6-complete-done-ge-0", step = "6", file = "src/lease.c",
-    from = "\"UPDATE jobs SET result = ?5, done = 1\"\n  \" WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4\"",
-    to = "\"UPDATE jobs SET result = ?5, done = 1\"\n  \" WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done >= 0 AND until > ?4\"",
+    name = "seed-6-complete-done-ge-0", step = "6", file = "src/sqlite/lsq_sql.h",
+    from = [=[  "UPDATE jobs SET result = ?5, done = 1"                                \
+  " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4" \]=],
+    to = [=[  "UPDATE jobs SET result = ?5, done = 1"                                \
+  " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done >= 0 AND until > ?4" \]=],
     hint = "specs/06-complete_spec.lua",
   },
   {
-    name = "seed-7-release-resets-fence", step = "7", file = "src/lease.c",
+    name = "seed-7-release-resets-fence", step = "7", file = "src/sqlite/lsq_sql.h",
     from = [["UPDATE jobs SET owner = NULL, until = 0"]],
     to = [["UPDATE jobs SET owner = NULL, until = 0, fence = 0"]],
     hint = "specs/07-release_spec.lua",
@@ -69,153 +73,176 @@ return {
 
   -- Our own: plausible slips a maintainer could make ---------------------
   {
-    name = "complete-without-owner-check", step = "own", file = "src/lease.c",
-    from = "\"UPDATE jobs SET result = ?5, done = 1\"\n  \" WHERE id = ?1 AND owner = ?2 AND fence = ?3",
-    to = "\"UPDATE jobs SET result = ?5, done = 1\"\n  \" WHERE id = ?1 AND fence = ?3",
+    name = "complete-without-owner-check", step = "own", file = "src/sqlite/lsq_sql.h",
+    from = [=[  "UPDATE jobs SET result = ?5, done = 1"                                \
+  " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4" \]=],
+    to = [=[  "UPDATE jobs SET result = ?5, done = 1"                                \
+  " WHERE id = ?1 AND fence = ?3 AND done = 0 AND until > ?4" \]=],
     hint = "specs/06-complete_spec.lua",
   },
   {
-    name = "complete-without-fence-check", step = "own", file = "src/lease.c",
-    from = "\"UPDATE jobs SET result = ?5, done = 1\"\n  \" WHERE id = ?1 AND owner = ?2 AND fence = ?3",
-    to = "\"UPDATE jobs SET result = ?5, done = 1\"\n  \" WHERE id = ?1 AND owner = ?2",
+    name = "complete-without-fence-check", step = "own", file = "src/sqlite/lsq_sql.h",
+    from = [=[  "UPDATE jobs SET result = ?5, done = 1"                                \
+  " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4" \]=],
+    to = [=[  "UPDATE jobs SET result = ?5, done = 1"                                \
+  " WHERE id = ?1 AND owner = ?2 AND done = 0 AND until > ?4" \]=],
     hint = "specs/06-complete_spec.lua",
   },
   {
-    name = "complete-without-deadline-check", step = "own", file = "src/lease.c",
-    from = "\"UPDATE jobs SET result = ?5, done = 1\"\n  \" WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4\"",
-    to = "\"UPDATE jobs SET result = ?5, done = 1\"\n  \" WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND ?4 = ?4\"",
+    name = "complete-without-deadline-check", step = "own", file = "src/sqlite/lsq_sql.h",
+    from = [=[  "UPDATE jobs SET result = ?5, done = 1"                                \
+  " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4" \]=],
+    to = [=[  "UPDATE jobs SET result = ?5, done = 1"                                \
+  " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND ?4 = ?4" \]=],
     hint = "specs/06-complete_spec.lua",
   },
   {
-    name = "renew-without-fence-check", step = "own", file = "src/lease.c",
-    from = "\"UPDATE jobs SET until = ?5\"\n  \" WHERE id = ?1 AND owner = ?2 AND fence = ?3",
-    to = "\"UPDATE jobs SET until = ?5\"\n  \" WHERE id = ?1 AND owner = ?2",
+    name = "renew-without-fence-check", step = "own", file = "src/sqlite/lsq_sql.h",
+    from = [=[  "UPDATE jobs SET until = ?5"                                           \
+  " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4" \]=],
+    to = [=[  "UPDATE jobs SET until = ?5"                                           \
+  " WHERE id = ?1 AND owner = ?2 AND done = 0 AND until > ?4" \]=],
     hint = "specs/05-renew_spec.lua",
   },
   {
-    name = "renew-without-owner-check", step = "own", file = "src/lease.c",
-    from = "\"UPDATE jobs SET until = ?5\"\n  \" WHERE id = ?1 AND owner = ?2 AND fence = ?3",
-    to = "\"UPDATE jobs SET until = ?5\"\n  \" WHERE id = ?1 AND fence = ?3",
+    name = "renew-without-owner-check", step = "own", file = "src/sqlite/lsq_sql.h",
+    from = [=[  "UPDATE jobs SET until = ?5"                                           \
+  " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4" \]=],
+    to = [=[  "UPDATE jobs SET until = ?5"                                           \
+  " WHERE id = ?1 AND fence = ?3 AND done = 0 AND until > ?4" \]=],
     hint = "specs/05-renew_spec.lua",
   },
   {
-    name = "renew-without-deadline-check", step = "own", file = "src/lease.c",
-    from = "\"UPDATE jobs SET until = ?5\"\n  \" WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4\"",
-    to = "\"UPDATE jobs SET until = ?5\"\n  \" WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND ?4 = ?4\"",
+    name = "renew-without-deadline-check", step = "own", file = "src/sqlite/lsq_sql.h",
+    from = [=[  "UPDATE jobs SET until = ?5"                                           \
+  " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4" \]=],
+    to = [=[  "UPDATE jobs SET until = ?5"                                           \
+  " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND ?4 = ?4" \]=],
     hint = "specs/05-renew_spec.lua",
   },
   {
-    name = "renew-on-done-job", step = "own", file = "src/lease.c",
-    from = "\"UPDATE jobs SET until = ?5\"\n  \" WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0",
-    to = "\"UPDATE jobs SET until = ?5\"\n  \" WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done >= 0",
+    name = "renew-on-done-job", step = "own", file = "src/sqlite/lsq_sql.h",
+    from = [=[  "UPDATE jobs SET until = ?5"                                           \
+  " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4" \]=],
+    to = [=[  "UPDATE jobs SET until = ?5"                                           \
+  " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done >= 0 AND until > ?4" \]=],
     hint = "specs/05-renew_spec.lua",
   },
   {
-    name = "release-without-owner-check", step = "own", file = "src/lease.c",
-    from = [[" WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0",
-  /* ST_WRITE_WHY]],
-    to = [[" WHERE id = ?1 AND fence = ?3 AND done = 0",
-  /* ST_WRITE_WHY]],
+    name = "release-without-owner-check", step = "own", file = "src/sqlite/lsq_sql.h",
+    from = [=[" WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0"
+]=],
+    to = [=[" WHERE id = ?1 AND fence = ?3 AND done = 0"
+]=],
     hint = "specs/07-release_spec.lua",
   },
   {
-    name = "release-without-fence-check", step = "own", file = "src/lease.c",
-    from = [[" WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0",
-  /* ST_WRITE_WHY]],
-    to = [[" WHERE id = ?1 AND owner = ?2 AND done = 0",
-  /* ST_WRITE_WHY]],
+    name = "release-without-fence-check", step = "own", file = "src/sqlite/lsq_sql.h",
+    from = [=[" WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0"
+]=],
+    to = [=[" WHERE id = ?1 AND owner = ?2 AND done = 0"
+]=],
     hint = "specs/07-release_spec.lua",
   },
   {
-    name = "release-of-done-job", step = "own", file = "src/lease.c",
-    from = [[" WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0",
-  /* ST_WRITE_WHY]],
-    to = [[" WHERE id = ?1 AND owner = ?2 AND fence = ?3",
-  /* ST_WRITE_WHY]],
+    name = "release-of-done-job", step = "own", file = "src/sqlite/lsq_sql.h",
+    from = [=[" WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0"
+]=],
+    to = [=[" WHERE id = ?1 AND owner = ?2 AND fence = ?3"
+]=],
     hint = "specs/07-release_spec.lua",
   },
   {
-    name = "release-keeps-deadline", step = "own", file = "src/lease.c",
+    name = "release-keeps-deadline", step = "own", file = "src/sqlite/lsq_sql.h",
     from = [["UPDATE jobs SET owner = NULL, until = 0"]],
     to = [["UPDATE jobs SET owner = NULL"]],
     hint = "specs/07-release_spec.lua",
   },
   {
-    name = "claim-without-done-check", step = "own", file = "src/lease.c",
+    name = "claim-without-done-check", step = "own", file = "src/sqlite/lsq_sql.h",
     from = [[" WHERE id = ?1 AND done = 0 AND until <= ?3"]],
     to = [[" WHERE id = ?1 AND until <= ?3"]],
     hint = "specs/04-claim_spec.lua",
   },
   {
-    name = "claim-without-held-check", step = "own", file = "src/lease.c",
+    name = "claim-without-held-check", step = "own", file = "src/sqlite/lsq_sql.h",
     from = [[" WHERE id = ?1 AND done = 0 AND until <= ?3"]],
     to = [[" WHERE id = ?1 AND done = 0 AND ?3 = ?3"]],
     hint = "specs/04-claim_spec.lua",
   },
   {
-    name = "claim-ignores-ttl", step = "own", file = "src/lease.c",
-    from = "  sqlite3_bind_double(st, 3, now);\n  sqlite3_bind_double(st, 4, now + ttl);",
-    to = "  sqlite3_bind_double(st, 3, now);\n  sqlite3_bind_double(st, 4, now);",
+    name = "claim-ignores-ttl", step = "own", file = "src/sqlite/lsq_ops.c",
+    from = [=[      sqlite3_bind_double(st, 3, w->now);
+      sqlite3_bind_double(st, 4, w->until);]=],
+    to = [=[      sqlite3_bind_double(st, 3, w->now);
+      sqlite3_bind_double(st, 4, w->now);]=],
     hint = "specs/04-claim_spec.lua",
   },
   {
-    name = "claim-returns-old-fence", step = "own", file = "src/lease.c",
-    from = [[" RETURNING fence",]],
-    to = [[" RETURNING fence - 1",]],
+    name = "claim-returns-old-fence", step = "own", file = "src/sqlite/lsq_sql.h",
+    from = [=[" RETURNING fence"
+]=],
+    to = [=[" RETURNING fence - 1"
+]=],
     hint = "specs/04-claim_spec.lua",
   },
   {
-    name = "blocked-ignores-fence-max", step = "own", file = "src/lease.c",
+    name = "blocked-ignores-fence-max", step = "own", file = "src/sqlite/lsq_sql.h",
     from = [[" WHEN fence >= 9223372036854775807 THEN 3"]],
     to = [[" WHEN fence > 9223372036854775807 THEN 3"]],
     hint = "specs/04-claim_spec.lua",
   },
   {
-    name = "blocked-ignores-until-type", step = "own", file = "src/lease.c",
+    name = "blocked-ignores-until-type", step = "own", file = "src/sqlite/lsq_sql.h",
     from = [[" WHEN typeof(until) NOT IN ('integer', 'real') THEN 4 ELSE 0 END)"]],
     to = [[" ELSE 0 END)"]],
     hint = "specs/25-hostile_values_spec.lua",
   },
   {
-    name = "claim-without-blocked-guard", step = "own", file = "src/lease.c",
-    from = "  \" AND \" SQL_BLOCKED \" = 0\"\n  \" RETURNING fence\",",
-    to = "  \" RETURNING fence\",",
+    name = "claim-without-blocked-guard", step = "own", file = "src/sqlite/lsq_sql.h",
+    from = [=[  " AND " LSQ_SQL_BLOCKED " = 0"                                         \
+  " RETURNING fence"]=],
+    to = [=[  " RETURNING fence"]=],
     hint = "specs/25-hostile_values_spec.lua",
   },
   {
-    name = "complete-without-blocked-guard", step = "own", file = "src/lease.c",
-    from = "\"UPDATE jobs SET result = ?5, done = 1\"\n  \" WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4\"\n  \" AND \" SQL_BLOCKED \" = 0\",",
-    to = "\"UPDATE jobs SET result = ?5, done = 1\"\n  \" WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4\",",
+    name = "complete-without-blocked-guard", step = "own", file = "src/sqlite/lsq_sql.h",
+    from = [=[  "UPDATE jobs SET result = ?5, done = 1"                                \
+  " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4" \
+  " AND " LSQ_SQL_BLOCKED " = 0"]=],
+    to = [=[  "UPDATE jobs SET result = ?5, done = 1"                                \
+  " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4"]=],
     hint = "specs/25-hostile_values_spec.lua",
   },
   {
-    name = "claim-next-without-blocked-guard", step = "own", file = "src/lease.c",
-    from = "  \" AND \" SQL_BLOCKED \" = 0\"\n  \" ORDER BY rowid LIMIT ?4)\"",
-    to = "  \" ORDER BY rowid LIMIT ?4)\"",
+    name = "claim-next-without-blocked-guard", step = "own", file = "src/sqlite/lsq_sql.h",
+    from = [=[  " AND " LSQ_SQL_BLOCKED " = 0"                                         \
+  " ORDER BY rowid LIMIT ?4)"                                            \]=],
+    to = [=[  " ORDER BY rowid LIMIT ?4)"                                            \]=],
     hint = "specs/25-hostile_values_spec.lua",
   },
   {
-    name = "counts-ready-includes-blocked", step = "own", file = "src/lease.c",
+    name = "counts-ready-includes-blocked", step = "own", file = "src/sqlite/lsq_sql.h",
     from = [["SELECT count(*), total(done <> 0), total(done = 0 AND b = 0 AND until <= ?1),"]],
     to = [["SELECT count(*), total(done <> 0), total(done = 0 AND until <= ?1),"]],
     hint = "specs/25-hostile_values_spec.lua",
   },
   {
-    name = "claim-reason-held-for-done", step = "own", file = "src/lease.c",
-    from = "    if (sqlite3_column_int(why, 0)) { if (reason) *reason = LEASE_DONE; }",
-    to = "    if (sqlite3_column_int(why, 0)) { if (reason) *reason = LEASE_HELD; }",
+    name = "claim-reason-held-for-done", step = "own", file = "src/sqlite/lsq_ops.c",
+    from = [=[    if (sqlite3_column_int(why, 0)) *reason = LEASE_DONE;]=],
+    to = [=[    if (sqlite3_column_int(why, 0)) *reason = is_claim ? LEASE_HELD : LEASE_DONE;]=],
     hint = "specs/04-claim_spec.lua",
   },
   {
-    name = "reason-not-owner-as-stale-fence", step = "own", file = "src/lease.c",
-    from = "      else if (sqlite3_column_int(why, 1)) *r = LEASE_NOT_OWNER;",
-    to = "      else if (sqlite3_column_int(why, 1)) *r = LEASE_STALE_FENCE;",
+    name = "reason-not-owner-as-stale-fence", step = "own", file = "src/sqlite/lsq_ops.c",
+    from = [=[*reason = LEASE_NOT_OWNER;]=],
+    to = [=[*reason = LEASE_STALE_FENCE;]=],
     hint = "specs/06-complete_spec.lua",
   },
   {
-    name = "enqueue-always-true", step = "own", file = "src/lease.c",
-    from = "sqlite3_changes(db->conn) == 1 ? LEASE_GRANTED : LEASE_EXISTS",
-    to = "LEASE_GRANTED",
+    name = "enqueue-always-true", step = "own", file = "src/sqlite/lsq_ops.c",
+    from = [=[sqlite3_changes(LSQ(db)->sql) == 1 ? LEASE_GRANTED : LEASE_EXISTS]=],
+    to = [=[LEASE_GRANTED]=],
     hint = "specs/02-enqueue_spec.lua",
   },
   {
@@ -255,21 +282,27 @@ return {
     hint = "specs/12-failures_spec.lua",
   },
   {
-    name = "busy-handler-gives-up-at-once", step = "own", file = "src/lease.c",
-    from = "  if (db->busy_timeout_ms <= 0) return 0;",
-    to = "  if (db->busy_timeout_ms >= 0) return 0;",
+    name = "busy-handler-gives-up-at-once", step = "own", file = "src/sqlite/lsq_conn.c",
+    from = [=[  if (c->busy_timeout_ms > 0 && wait_turn(c, count)) return 1;]=],
+    to = [=[  if (c->busy_timeout_ms < 0 && wait_turn(c, count)) return 1;]=],
     hint = "specs/12-failures_spec.lua",
   },
   {
-    name = "schema-types-not-compared", step = "own", file = "src/lease.c",
-    from = "    if (!type || strcasecmp(type, jobs_columns[k].type) != 0)",
-    to = "    if (!type)",
+    name = "schema-types-not-compared", step = "own", file = "src/sqlite/lsq_open.c",
+    from = [=[  if (!type || strcasecmp(type, c->type) != 0)]=],
+    to = [=[  if (!type)]=],
     hint = "specs/12-failures_spec.lua",
   },
   {
-    name = "wal-before-schema-check", step = "own", file = "src/lease.c",
-    from = "  else if (rc == LEASE_OK) rc = check_schema(db, &missing);\n  if (rc == LEASE_OK && !(opt->flags & LEASE_OPEN_READONLY))\n    rc = exec1(db, \"PRAGMA journal_mode=WAL\");",
-    to = "  if (rc == LEASE_OK && !(opt->flags & LEASE_OPEN_READONLY))\n    rc = exec1(db, \"PRAGMA journal_mode=WAL\");\n  if (rc == LEASE_OK && !precheck) rc = check_schema(db, &missing);",
+    name = "wal-before-schema-check", step = "own", file = "src/sqlite/lsq_open.c",
+    from = [=[  rc = check_file(db, &precheck);
+  if (rc == LEASE_OK && precheck) rc = check_schema_immutable(db, &missing);
+  else if (rc == LEASE_OK) rc = check_schema(db, c->sql, &missing);
+  if (rc == LEASE_OK) rc = set_pragmas(db);]=],
+    to = [=[  rc = check_file(db, &precheck);
+  if (rc == LEASE_OK) rc = set_pragmas(db);
+  if (rc == LEASE_OK && precheck) rc = check_schema_immutable(db, &missing);
+  else if (rc == LEASE_OK) rc = check_schema(db, c->sql, &missing);]=],
     hint = "specs/12-failures_spec.lua",
   },
   {
@@ -297,37 +330,53 @@ return {
     hint = "specs/10-handle_spec.lua",
   },
   {
-    name = "claim-next-boundary-held", step = "own", file = "src/lease.c",
+    name = "claim-next-boundary-held", step = "own", file = "src/sqlite/lsq_sql.h",
     from = [[" WHERE rowid IN (SELECT rowid FROM jobs WHERE done = 0 AND until <= ?2"]],
     to = [[" WHERE rowid IN (SELECT rowid FROM jobs WHERE done = 0 AND until < ?2"]],
     hint = "specs/15-claim_next_spec.lua",
   },
   {
-    name = "claim-next-takes-done-jobs", step = "own", file = "src/lease.c",
+    name = "claim-next-takes-done-jobs", step = "own", file = "src/sqlite/lsq_sql.h",
     from = [[" WHERE rowid IN (SELECT rowid FROM jobs WHERE done = 0 AND until <= ?2"]],
     to = [[" WHERE rowid IN (SELECT rowid FROM jobs WHERE until <= ?2"]],
     hint = "specs/15-claim_next_spec.lua",
   },
   {
-    name = "claim-next-id-order", step = "own", file = "src/lease.c",
+    name = "claim-next-id-order", step = "own", file = "src/sqlite/lsq_sql.h",
     from = [[" ORDER BY rowid LIMIT ?4)"]],
     to = [[" ORDER BY id LIMIT ?4)"]],
     hint = "specs/15-claim_next_spec.lua",
   },
   {
-    name = "claim-next-unsorted-result", step = "own", file = "src/lease.c",
+    name = "claim-next-unsorted-result", step = "own", file = "src/sqlite/lsq_ops.c",
     from = "  qsort(t, (size_t)n, sizeof *t, by_rowid);",
     to = "  qsort(t, (size_t)n, sizeof *t, by_rowid);\n  for (i = 0; i < n / 2; i++) { taken x_ = t[i]; t[i] = t[n - 1 - i]; t[n - 1 - i] = x_; }",
     hint = "specs/15-claim_next_spec.lua",
   },
   {
-    name = "claim-read-then-write-without-lock", step = "own", file = "src/lease.c",
-    edits = {
-      { from = "\" WHERE id = ?1 AND done = 0 AND until <= ?3\"\n  \" AND \" SQL_BLOCKED \" = 0\"",
-        to = "\" WHERE id = ?1 AND ?3 = ?3\"" },
-      { from = "  if ((rc = run(db, ST_BEGIN)) != LEASE_OK) return rc;\n  sqlite3_bind_text(st, 1, id, (int)id_len, SQLITE_STATIC);\n  sqlite3_bind_text(st, 2, owner, (int)owner_len, SQLITE_STATIC);\n  sqlite3_bind_double(st, 3, now);",
-        to = "  sqlite3_bind_text(why, 1, id, (int)id_len, SQLITE_STATIC);\n  sqlite3_bind_double(why, 2, now);\n  src = sqlite3_step(why);\n  if (src == SQLITE_DONE || (src == SQLITE_ROW && (sqlite3_column_int(why, 0) || sqlite3_column_int(why, 1)))) {\n    if (reason) *reason = src == SQLITE_DONE ? LEASE_MISSING : sqlite3_column_int(why, 0) ? LEASE_DONE : LEASE_HELD;\n    sqlite3_reset(why);\n    return LEASE_OK;\n  }\n  sqlite3_reset(why);\n  if ((rc = run(db, ST_BEGIN)) != LEASE_OK) return rc;\n  sqlite3_bind_text(st, 1, id, (int)id_len, SQLITE_STATIC);\n  sqlite3_bind_text(st, 2, owner, (int)owner_len, SQLITE_STATIC);\n  sqlite3_bind_double(st, 3, now);" },
-    },
+    name = "claim-read-then-write-without-lock", step = "own", file = "src/sqlite/lsq_ops.c",
+    from = [=[  if ((rc = lsq_run(db, LSQ_ST_BEGIN)) != LEASE_OK) return rc;
+  if ((rc = guarded_step(db, w, &got, &r)) != LEASE_OK) return rc;]=],
+    to = [=[  if (w->op == LEASE__CLAIM) {
+    sqlite3_stmt *q_ = NULL;
+    int held_ = 1;
+    sqlite3_prepare_v2(LSQ(db)->sql, "SELECT done <> 0 OR until > ?2 FROM jobs WHERE id = ?1", -1, &q_, NULL);
+    bind_bytes(q_, 1, w->id, w->id_len);
+    sqlite3_bind_double(q_, 2, w->now);
+    if (sqlite3_step(q_) == SQLITE_ROW) held_ = sqlite3_column_int(q_, 0);
+    sqlite3_finalize(q_);
+    if (held_) { if (reason) *reason = LEASE_HELD; return LEASE_OK; }
+    if ((rc = lsq_run(db, LSQ_ST_BEGIN)) != LEASE_OK) return rc;
+    q_ = NULL;
+    sqlite3_prepare_v2(LSQ(db)->sql, "UPDATE jobs SET owner = ?2, until = ?4, fence = fence + 1 WHERE id = ?1 AND ?3 = ?3 RETURNING fence", -1, &q_, NULL);
+    bind_write(q_, w);
+    if (sqlite3_step(q_) == SQLITE_ROW && fence) *fence = sqlite3_column_int64(q_, 0);
+    sqlite3_finalize(q_);
+    if (reason) *reason = LEASE_GRANTED;
+    return commit(db);
+  }
+  if ((rc = lsq_run(db, LSQ_ST_BEGIN)) != LEASE_OK) return rc;
+  if ((rc = guarded_step(db, w, &got, &r)) != LEASE_OK) return rc;]=],
     hint = "specs/08-claim_many_spec.lua",
   },
   {
@@ -356,34 +405,36 @@ return {
   },
   -- complete_many (issue 6: the batched complete) ------------------------
   {
-    name = "complete-many-stops-at-first-refused", step = "own", file = "src/lease.c",
+    name = "complete-many-stops-at-first-refused", step = "own", file = "src/sqlite/lsq_ops.c",
     from = "    if (r == LEASE_GRANTED) done++;\n  }",
     to = "    if (r == LEASE_GRANTED) done++;\n    else break;\n  }",
     hint = "specs/19-complete_many_spec.lua",
   },
   {
-    name = "complete-many-commits-each-job", step = "own", file = "src/lease.c",
-    from = "    if (r == LEASE_GRANTED) done++;",
-    to = "    if (r == LEASE_GRANTED) done++;\n"
-      .. "    if ((rc = commit(db)) != LEASE_OK || (rc = run(db, ST_BEGIN)) != LEASE_OK) return rc;",
+    name = "complete-many-commits-each-job", step = "own", file = "src/sqlite/lsq_ops.c",
+    from = [=[    if (r == LEASE_GRANTED) done++;]=],
+    to = [=[    if (r == LEASE_GRANTED) done++;
+    if ((rc = commit(db)) != LEASE_OK || (rc = lsq_run(db, LSQ_ST_BEGIN)) != LEASE_OK) return rc;]=],
     hint = "specs/19-complete_many_spec.lua",
   },
   {
-    name = "complete-many-counts-refused-as-stored", step = "own", file = "src/lease.c",
+    name = "complete-many-counts-refused-as-stored", step = "own", file = "src/sqlite/lsq_ops.c",
     from = "  if (stored) *stored = done;",
     to = "  if (stored) *stored = n;",
     hint = "specs/19-complete_many_spec.lua",
   },
   {
-    name = "complete-many-no-expired-reason", step = "own", file = "src/lease.c",
-    from = "it->fence, 1, now, 0,",
-    to = "it->fence, 0, now, 0,",
+    name = "complete-many-no-expired-reason", step = "own", file = "src/sqlite/lsq_ops.c",
+    from = [=[    rc = guarded_step(db, &one, NULL, &r);]=],
+    to = [=[    one.now = -HUGE_VAL;
+    rc = guarded_step(db, &one, NULL, &r);]=],
     hint = "specs/19-complete_many_spec.lua",
   },
   {
     name = "complete-many-empty-id-unchecked", step = "own", file = "src/lease.c",
-    from = "    if (len == LEASE_NTS) len = strlen(items[i].id);\n    if (len == 0) return fail(",
-    to = "    if (len == LEASE_NTS) len = strlen(items[i].id);\n    if (0) return fail(",
+    from = [=[    if (check_item(db, "id", i, items[i].id, &len)) return db->rc;]=],
+    to = [=[    if (items[i].id && (len == LEASE_NTS ? strlen(items[i].id) : len) == 0) continue;
+    if (check_item(db, "id", i, items[i].id, &len)) return db->rc;]=],
     hint = "specs/19-complete_many_spec.lua",
   },
   {
@@ -457,51 +508,55 @@ return {
 
   -- Hostile files (issue #7): the checks before SQLite writes anything --
   {
-    name = "truncated-mid-page-accepted", step = "own", file = "src/lease.c",
+    name = "truncated-mid-page-accepted", step = "own", file = "src/sqlite/lsq_open.c",
     from = "(page & (page - 1)) == 0 && size % page != 0)",
     to = "(page & (page - 1)) == 0 && size % page > page)",
     hint = "specs/23-hostile_spec.lua",
   },
   {
-    name = "wal-file-checked-in-place", step = "own", file = "src/lease.c",
+    name = "wal-file-checked-in-place", step = "own", file = "src/sqlite/lsq_open.c",
     from = "  *precheck = !walfile && (hdr[18] == 2 || hdr[19] == 2);",
     to = "  *precheck = !walfile && (hdr[18] == 1 || hdr[19] == 1);",
     hint = "specs/23-hostile_spec.lua",
   },
   {
-    name = "directory-left-to-sqlite", step = "own", file = "src/lease.c",
+    name = "directory-left-to-sqlite", step = "own", file = "src/sqlite/lsq_open.c",
     from = "  if (S_ISDIR(st.st_mode))\n",
     to = "  if (S_ISDIR(st.st_mode) && 0)\n",
     hint = "specs/23-hostile_spec.lua",
   },
   {
-    name = "fifo-and-devices-opened", step = "own", file = "src/lease.c",
+    name = "fifo-and-devices-opened", step = "own", file = "src/sqlite/lsq_open.c",
     from = "  if (!S_ISREG(st.st_mode))\n",
     to = "  if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode) && !S_ISCHR(st.st_mode))\n",
     hint = "specs/23-hostile_spec.lua",
   },
   {
-    name = "one-byte-file-initialised", step = "own", file = "src/lease.c",
+    name = "one-byte-file-initialised", step = "own", file = "src/sqlite/lsq_open.c",
     from = "  if (size == 1 && hdr[0] != 'S')",
     to = "  if (size == 1 && hdr[0] == 'S')",
     hint = "specs/23-hostile_spec.lua",
   },
   {
-    name = "missing-column-asked-about", step = "own", file = "src/lease.c",
-    from = "  for (k = 0; k < NCOLUMNS; k++)\n    if (!seen[k])\n",
-    to = "  for (k = 0; k < NCOLUMNS; k++)\n    if (!seen[k] && k >= 2)\n",
+    name = "missing-column-asked-about", step = "own", file = "src/sqlite/lsq_open.c",
+    from = [=[  for (k = 0; k < NCOLUMNS; k++)
+    if (!cs.seen[k])
+]=],
+    to = [=[  for (k = 0; k < NCOLUMNS; k++)
+    if (!cs.seen[k] && k >= 2)
+]=],
     hint = "specs/23-hostile_spec.lua",
   },
 
   -- Disk full (issue #7): an I/O error whose errno says "no room" is full --
   {
-    name = "full-only-for-enospc", step = "own", file = "src/lease.c",
+    name = "full-only-for-enospc", step = "own", file = "src/sqlite/lsq_conn.c",
     from = "  return e == ENOSPC || e == EFBIG\n",
     to = "  return e == ENOSPC\n",
     hint = "specs/24-full_spec.lua",
   },
   {
-    name = "full-errno-from-sqlite-only", step = "own", file = "src/lease.c",
+    name = "full-errno-from-sqlite-only", step = "own", file = "src/sqlite/lsq_conn.c",
     from = "  int e = sqlite3_system_errno(conn);\n  if (e) return e;\n",
     to = "  int e = sqlite3_system_errno(conn);\n  return e;\n",
     hint = "specs/24-full_spec.lua",
@@ -590,5 +645,30 @@ return {
     from = "    err:write(\"lease: unknown command '\", tostring(name), \"'\\n\", commands_usage(), \"\\n\")\n",
     to = "    err:write(\"lease: unknown command\\n\", commands_usage(), \"\\n\")\n",
     hint = "specs/21-host_spec.lua",
+  },
+  -- Opening while others open or write; the WAL's bound; read-only opens --
+  {
+    name = "open-busy-wait-removed", step = "own", file = "src/sqlite/lsq_conn.c",
+    from = [[  if (c->gave_up || c->busy_timeout_ms <= 0) return 0;]],
+    to = [[  if (1) return 0;]],
+    hint = "specs/26-open_race_spec.lua",
+  },
+  {
+    name = "wal-checkpoint-bound-removed", step = "own", file = "src/sqlite/lsq_open.c",
+    from = [[  if (rc == LEASE_OK) rc = lsq_exec(db, "PRAGMA journal_size_limit=" LSQ_WAL_LIMIT_BYTES);]],
+    to = [[]],
+    hint = "specs/27-wal_bound_spec.lua",
+  },
+  {
+    name = "readonly-opened-readonly", step = "own", file = "src/sqlite/lsq_open.c",
+    from = [[  int flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_READWRITE, src;]],
+    to = [[  int flags = SQLITE_OPEN_NOMUTEX | ((db->opt.flags & LEASE_OPEN_READONLY) ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE), src;]],
+    hint = "specs/27-wal_bound_spec.lua",
+  },
+  {
+    name = "readonly-handle-writes", step = "own", file = "src/sqlite/lsq_open.c",
+    from = [["PRAGMA query_only=1"]],
+    to = [["PRAGMA query_only=0"]],
+    hint = "specs/27-wal_bound_spec.lua",
   },
 }

@@ -1,0 +1,470 @@
+/*
+** lsq_open.c: opening a database file for the SQLite backend: the path and
+** the file as found (before SQLite writes anything beside it), the jobs
+** table checked against the contract, then WAL, synchronous, the WAL's
+** size bound, and the table and index created when missing.
+**
+** Every statement here runs through lsq_query, so each waits out locks up
+** to the busy timeout, also where SQLite itself would not wait (lsq_conn.c).
+*/
+#include "lsq.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+/* ===================================================================== */
+/* The path and the file, before SQLite reads them                        */
+/* ===================================================================== */
+
+/*
+** Refuse a path that names something other than a regular file, before
+** SQLite opens it: a directory (SQLite's read-only open of one succeeds,
+** then fails as a "disk I/O error"), a FIFO (a read-only open blocks for
+** ever), a device (/dev/null swallows every write, and SQLite creates
+** /dev/null-journal beside it).  A missing path is left to SQLite (it
+** creates the file, or refuses); so are ":memory:", "" and "file:" URIs,
+** which name no file directly.  Only stat(): no descriptor of ours is ever
+** opened on a database file (closing one would drop the POSIX locks that
+** the process's SQLite connections hold on it).
+*/
+static int check_path(lease_db *db, const char *path) {
+  struct stat st;
+  if (!path[0] || strcmp(path, ":memory:") == 0 || strncmp(path, "file:", 5) == 0)
+    return LEASE_OK;
+  if (stat(path, &st) != 0) return LEASE_OK;
+  if (S_ISDIR(st.st_mode))
+    return lease__fail(db, LEASE_CANTOPEN, "unable to open database file: it is a directory");
+  if (!S_ISREG(st.st_mode))
+    return lease__fail(db, LEASE_CANTOPEN, "unable to open database file: not a regular file");
+  return LEASE_OK;
+}
+
+/* Refuse a file that starts like a database but was cut short: shorter
+** than the 100-byte header, or not a whole number of its pages. */
+static int check_length(lease_db *db, const unsigned char *hdr, long long size) {
+  int page;
+  if (size < 100)
+    return lease__fail(db, LEASE_CORRUPT, "database disk image is malformed: the file is %lld "
+                       "bytes, shorter than the 100-byte header (truncated)", size);
+  page = hdr[16] << 8 | hdr[17];
+  if (page == 1) page = 65536;
+  if (page >= 512 && page <= 65536 && (page & (page - 1)) == 0 && size % page != 0)
+    return lease__fail(db, LEASE_CORRUPT, "database disk image is malformed: the file is %lld "
+                       "bytes, not a whole number of its %d-byte pages (truncated)", size, page);
+  return LEASE_OK;
+}
+
+/*
+** Look at the database file before SQLite reads it: its size (stat) and its
+** first 100 bytes, read through the connection's own file handle
+** (SQLITE_FCNTL_FILE_POINTER; SQLite opens the file at sqlite3_open_v2 but
+** reads nothing until the first statement).
+**
+** A file of one byte other than "S" is not a database: SQLite reports a
+** one-byte file as empty (a work-around of its own for OS X's msdos file
+** system, where it writes that "S"), then initialises it over the byte.
+**
+** A file that starts like a database ("SQLite format 3") but was cut short
+** (check_length) is refused as corrupt: SQLite itself opens one that is not
+** a whole number of pages, reads the missing tail as zeros and writes to
+** it.  A -wal file holding frames may complete the file (a checkpoint
+** rewrites it), so then the check is SQLite's.  The size is read before
+** the -wal is looked at: a checkpoint extending the file runs only while
+** the -wal holds frames.
+**
+** Sets *precheck when the file is in WAL mode (header bytes 18-19) and has
+** no -wal: SQLite would create -wal and -shm beside it at the first read
+** and leave them behind when the file then turns out corrupt or someone
+** else's (check_schema_immutable avoids that).
+*/
+static int check_file(lease_db *db, int *precheck) {
+  sqlite3 *sql = LSQ(db)->sql;
+  sqlite3_file *f = NULL;
+  long long size;
+  unsigned char hdr[100];
+  const char *name = sqlite3_db_filename(sql, "main"), *wal;
+  struct stat st;
+  int src, walfile = 0, rc;
+  *precheck = 0;
+  if (!name || !name[0] || stat(name, &st) != 0 || st.st_size <= 0) return LEASE_OK;
+  size = (long long)st.st_size;
+  if (sqlite3_file_control(sql, "main", SQLITE_FCNTL_FILE_POINTER, &f) != SQLITE_OK || !f ||
+      !f->pMethods)
+    return LEASE_OK;
+  memset(hdr, 0, sizeof hdr);
+  src = f->pMethods->xRead(f, hdr, size < 100 ? (int)size : 100, 0);
+  if (src != SQLITE_OK && src != SQLITE_IOERR_SHORT_READ) return LEASE_OK;   /* SQLite will say */
+  if (size == 1 && hdr[0] != 'S')
+    return lease__fail(db, LEASE_NOTADB, "file is not a database: one byte");
+  /* Not a database at all: SQLite refuses it (notadb) before creating anything. */
+  if (memcmp(hdr, "SQLite format 3", 16) != 0) return LEASE_OK;
+  wal = sqlite3_filename_wal(name);
+  if (wal && stat(wal, &st) == 0) {
+    walfile = 1;
+    if (st.st_size > 0) return LEASE_OK;
+  }
+  if ((rc = check_length(db, hdr, size)) != LEASE_OK) return rc;
+  *precheck = !walfile && (hdr[18] == 2 || hdr[19] == 2);
+  return LEASE_OK;
+}
+
+/* ===================================================================== */
+/* The jobs table against the contract                                    */
+/* ===================================================================== */
+
+/* One column of the contract's jobs table. */
+typedef struct column_spec {
+  const char *name;
+  const char *type;
+  int notnull_zero;   /* 1: must be NOT NULL DEFAULT 0 */
+  int pk;             /* 1: the primary key */
+} column_spec;
+
+static const column_spec jobs_columns[] = {
+  {"id", "TEXT", 0, 1},
+  {"owner", "TEXT", 0, 0},
+  {"until", "REAL", 1, 0},
+  {"fence", "INTEGER", 1, 0},
+  {"result", "TEXT", 0, 0},
+  {"done", "INTEGER", 1, 0},
+};
+#define NCOLUMNS (sizeof jobs_columns / sizeof jobs_columns[0])
+
+/* True when a column default (as PRAGMA table_info prints it) is zero:
+** "0", "0.0", "'0'", "(0)" all count. */
+static int default_is_zero(const char *d) {
+  char tmp[64];
+  size_t n, i = 0, j;
+  char *end;
+  double v;
+  if (!d) return 0;
+  n = strlen(d);
+  if (n >= sizeof tmp) return 0;
+  j = n;
+  while (i < j && (d[i] == '(' || d[i] == '\'' || d[i] == '"')) i++;
+  while (j > i && (d[j - 1] == ')' || d[j - 1] == '\'' || d[j - 1] == '"')) j--;
+  memcpy(tmp, d + i, j - i);
+  tmp[j - i] = '\0';
+  if (!tmp[0]) return 0;
+  v = strtod(tmp, &end);
+  return *end == '\0' && v == 0.0;
+}
+
+/* Row of "SELECT type FROM sqlite_master ...": *(int *)ctx = 1 (found); a
+** jobs that is not a table is refused. */
+static int on_jobs_kind(lease_db *db, sqlite3_stmt *st, void *ctx) {
+  const char *type = (const char *)sqlite3_column_text(st, 0);
+  *(int *)ctx = 1;
+  if (!type || strcmp(type, "table") != 0)
+    return lease__fail(db, LEASE_SCHEMA, "jobs is a %s, not a table", type ? type : "?");
+  return LSQ_STOP;
+}
+
+/* What check_columns gathers over PRAGMA table_info's rows. */
+typedef struct columns_seen {
+  int rows;
+  int seen[NCOLUMNS];
+} columns_seen;
+
+/* A column of another client's: allowed when an INSERT of the id alone
+** can fill it, and when it hides nothing the engine relies on. */
+static int check_other_column(lease_db *db, const char *name, int notnull, const char *dflt,
+                              int pk) {
+  if (name && (strcasecmp(name, "rowid") == 0 || strcasecmp(name, "oid") == 0 ||
+               strcasecmp(name, "_rowid_") == 0))
+    return lease__fail(db, LEASE_SCHEMA, "jobs has a column named %s, which hides the rowid "
+                       "the engine keeps enqueue order in", name);
+  if (pk)
+    return lease__fail(db, LEASE_SCHEMA, "jobs has column %s in its primary key; only id may be",
+                       name);
+  if (notnull && !dflt)
+    return lease__fail(db, LEASE_SCHEMA, "jobs has column %s NOT NULL without a default, so "
+                       "enqueue could not insert", name);
+  return LEASE_OK;
+}
+
+/* Row of PRAGMA table_info(jobs): a contract column must keep its name,
+** type, primary key and NOT NULL DEFAULT 0. */
+static int on_column(lease_db *db, sqlite3_stmt *st, void *ctx) {
+  columns_seen *cs = ctx;
+  const char *name = (const char *)sqlite3_column_text(st, 1);
+  const char *type = (const char *)sqlite3_column_text(st, 2);
+  int notnull = sqlite3_column_int(st, 3);
+  const char *dflt = (const char *)sqlite3_column_text(st, 4);
+  int pk = sqlite3_column_int(st, 5);
+  const column_spec *c;
+  size_t k;
+  cs->rows++;
+  for (k = 0; k < NCOLUMNS; k++)
+    if (name && strcasecmp(name, jobs_columns[k].name) == 0) break;
+  if (k == NCOLUMNS) return check_other_column(db, name, notnull, dflt, pk);
+  c = &jobs_columns[k];
+  cs->seen[k] = 1;
+  if (!type || strcasecmp(type, c->type) != 0)
+    return lease__fail(db, LEASE_SCHEMA, "jobs.%s is %s, expected %s", c->name,
+                       type && *type ? type : "untyped", c->type);
+  if ((pk != 0) != c->pk)
+    return lease__fail(db, LEASE_SCHEMA, c->pk ? "jobs.%s is not the primary key"
+                                               : "jobs.%s is part of the primary key", c->name);
+  if (c->notnull_zero && !(notnull && default_is_zero(dflt)))
+    return lease__fail(db, LEASE_SCHEMA, "jobs.%s must be NOT NULL DEFAULT 0", c->name);
+  return LEASE_OK;
+}
+
+/* The six columns, each as the contract declares it; extra columns as
+** check_other_column allows. */
+static int check_columns(lease_db *db, sqlite3 *sql) {
+  columns_seen cs;
+  size_t k;
+  int rc;
+  memset(&cs, 0, sizeof cs);
+  if ((rc = lsq_query(db, sql, "PRAGMA table_info(jobs)", on_column, &cs)) != LEASE_OK) return rc;
+  if (cs.rows == 0) return lease__fail(db, LEASE_SCHEMA, "jobs has no columns");
+  for (k = 0; k < NCOLUMNS; k++)
+    if (!cs.seen[k])
+      return lease__fail(db, LEASE_SCHEMA, "jobs has no column %s %s", jobs_columns[k].name,
+                         jobs_columns[k].type);
+  return LEASE_OK;
+}
+
+/* Ids and owners are byte strings, compared byte for byte: a NOCASE or
+** RTRIM collation would make "a " the same job as "a", "W" the owner "w".
+** Runs after check_columns (sqlite3_table_column_metadata fails on a
+** missing column). */
+static int check_collations(lease_db *db, sqlite3 *sql) {
+  size_t k;
+  for (k = 0; k < 2; k++) {
+    const char *coll = NULL;
+    int src = sqlite3_table_column_metadata(sql, "main", "jobs", jobs_columns[k].name, NULL,
+                                            &coll, NULL, NULL, NULL);
+    if (src != SQLITE_OK) return lsq_fail(db, sql, src);
+    if (coll && strcasecmp(coll, "BINARY") != 0)
+      return lease__fail(db, LEASE_SCHEMA, "jobs.%s has collation %s; ids and owners must "
+                         "compare byte for byte (BINARY)", jobs_columns[k].name, coll);
+  }
+  return LEASE_OK;
+}
+
+/* Row of PRAGMA index_list(jobs): another unique index would make enqueue
+** refuse ids the primary key allows (INSERT OR IGNORE says "exists"). */
+static int on_index(lease_db *db, sqlite3_stmt *st, void *ctx) {
+  const char *origin = (const char *)sqlite3_column_text(st, 3);
+  (void)ctx;
+  if (sqlite3_column_int(st, 2) && (!origin || strcmp(origin, "pk") != 0))
+    return lease__fail(db, LEASE_SCHEMA, "jobs has the unique index %s besides its primary key",
+                       (const char *)sqlite3_column_text(st, 1));
+  return LEASE_OK;
+}
+
+/* Enqueue order is rowid order: a WITHOUT ROWID or virtual table has none. */
+static int check_rowid(lease_db *db, sqlite3 *sql) {
+  int rc = lsq_query(db, sql, "SELECT rowid FROM jobs LIMIT 0", NULL, NULL);
+  if (rc == LEASE_ERROR)
+    return lease__fail(db, LEASE_SCHEMA, "jobs has no rowid (a WITHOUT ROWID table?), which the "
+                       "engine keeps enqueue order in");
+  return rc;
+}
+
+/* Row of the lease_jobs_pending lookup: the index is there. */
+static int on_found(lease_db *db, sqlite3_stmt *st, void *ctx) {
+  (void)db;
+  (void)st;
+  *(int *)ctx = 1;
+  return LSQ_STOP;
+}
+
+/*
+** Compare the jobs table on connection sql with the contract.  Sets
+** *missing when there is no table, and LSQ(db)->indexed when the index
+** claim_next uses is there.  Extra columns are allowed when an INSERT of
+** the id alone can fill them (nullable or with a default).  Never changes
+** the table.
+*/
+static int check_schema(lease_db *db, sqlite3 *sql, int *missing) {
+  int found = 0, rc;
+  *missing = 0;
+  LSQ(db)->indexed = 0;
+  rc = lsq_query(db, sql, "SELECT type FROM sqlite_master WHERE name = 'jobs' COLLATE NOCASE",
+                 on_jobs_kind, &found);
+  if (rc != LEASE_OK) return rc;
+  if (!found) {
+    *missing = 1;
+    return LEASE_OK;
+  }
+  if ((rc = check_columns(db, sql)) != LEASE_OK) return rc;
+  if ((rc = check_collations(db, sql)) != LEASE_OK) return rc;
+  if ((rc = lsq_query(db, sql, "PRAGMA index_list(jobs)", on_index, NULL)) != LEASE_OK) return rc;
+  if ((rc = check_rowid(db, sql)) != LEASE_OK) return rc;
+  return lsq_query(db, sql, "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = "
+                   "'lease_jobs_pending'", on_found, &LSQ(db)->indexed);
+}
+
+/* The URI "file:<name>?immutable=1", name percent-encoded but for
+** unreserved bytes and '/'.  NULL when memory ran out. */
+static char *immutable_uri(const char *name) {
+  static const char hex[] = "0123456789ABCDEF";
+  size_t n = strlen(name), i, k = 5;
+  char *uri = malloc(3 * n + 32);
+  if (!uri) return NULL;
+  memcpy(uri, "file:", 5);
+  for (i = 0; i < n; i++) {
+    unsigned char ch = (unsigned char)name[i];
+    if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+        ch == '/' || ch == '.' || ch == '_' || ch == '-' || ch == '~') {
+      uri[k++] = (char)ch;
+    } else {
+      uri[k++] = '%';
+      uri[k++] = hex[ch >> 4];
+      uri[k++] = hex[ch & 15];
+    }
+  }
+  memcpy(uri + k, "?immutable=1", sizeof "?immutable=1");
+  return uri;
+}
+
+/*
+** check_schema, run on a second connection that opens the file read-only
+** with immutable=1: it takes no locks and opens no -wal or -shm, it reads
+** the main file as it is.  For a WAL-mode file without a -wal (check_file),
+** so that a file that is corrupt, not ours, or whose jobs table differs is
+** refused with nothing created beside it; when it passes, its result (and
+** *missing, and indexed) stands for the check on db's own connection,
+** which then needs no second schema read.  Sound there: without a -wal no
+** connection has the file open in WAL mode, and only a checkpoint (which
+** needs a -wal holding frames) writes to the main file.  A refusal is
+** confirmed on db's own connection when a -wal appeared meanwhile (another
+** connection opened the file while it was read).
+*/
+static int check_schema_immutable(lease_db *db, int *missing) {
+  sqlite3 *own = LSQ(db)->sql, *c = NULL;
+  const char *name = sqlite3_db_filename(own, "main"), *wal;
+  struct stat st;
+  char *uri;
+  int src, rc;
+  *missing = 0;
+  if (!name || !name[0]) return check_schema(db, own, missing);
+  if (!(uri = immutable_uri(name))) return lease__fail(db, LEASE_NOMEM, "out of memory");
+  src = sqlite3_open_v2(uri, &c, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
+                        NULL);
+  free(uri);
+  if (src != SQLITE_OK) {
+    rc = lsq_fail(db, c, src);
+  } else {
+    sqlite3_extended_result_codes(c, 1);
+    rc = check_schema(db, c, missing);
+  }
+  sqlite3_close_v2(c);
+  wal = sqlite3_filename_wal(name);
+  if (rc != LEASE_OK && rc != LEASE_NOMEM && wal && stat(wal, &st) == 0)
+    rc = check_schema(db, own, missing);
+  return rc;
+}
+
+/* ===================================================================== */
+/* Settings and the table                                                 */
+/* ===================================================================== */
+
+/*
+** The most the -wal file keeps once a checkpoint has copied it all back
+** (PRAGMA journal_size_limit, bytes).  While readers keep older snapshots
+** open the WAL cannot restart from its start and grows with every commit;
+** once they are gone, the next checkpoint copies it back and the next
+** commit truncates it to this size.  What steady readers cost: README
+** ("The WAL and long readers").
+*/
+#define LSQ_WAL_LIMIT_BYTES "4194304"
+
+/* WAL (a read-only handle leaves the mode as it finds it, and refuses
+** every write: query_only, see open_connection), synchronous, and the
+** WAL's size bound. */
+static int set_pragmas(lease_db *db) {
+  int rc;
+  if (db->opt.flags & LEASE_OPEN_READONLY) rc = lsq_exec(db, "PRAGMA query_only=1");
+  else rc = lsq_exec(db, "PRAGMA journal_mode=WAL");
+  if (rc == LEASE_OK)
+    rc = lsq_exec(db, db->opt.synchronous == LEASE_SYNC_FULL ? "PRAGMA synchronous=FULL"
+                                                             : "PRAGMA synchronous=NORMAL");
+  if (rc == LEASE_OK) rc = lsq_exec(db, "PRAGMA journal_size_limit=" LSQ_WAL_LIMIT_BYTES);
+  return rc;
+}
+
+/* Create the table when it is missing (contract step 1), then check it
+** again: another client may have created its own meanwhile.  A table made
+** by another client gets the index claim_next relies on for its speed; a
+** file we may not write goes without (claim_next still works, scanning). */
+static int create_missing(lease_db *db, int missing) {
+  lsq_conn *c = LSQ(db);
+  int rc = LEASE_OK, readonly = db->opt.flags & LEASE_OPEN_READONLY;
+  if (missing) {
+    if (readonly)
+      return lease__fail(db, LEASE_SCHEMA, "the database has no jobs table (opened read-only)");
+    if ((rc = lsq_exec(db, LSQ_SQL_CREATE_JOBS)) != LEASE_OK) return rc;
+    if ((rc = check_schema(db, c->sql, &missing)) != LEASE_OK) return rc;
+  }
+  if (!c->indexed && !readonly && !sqlite3_db_readonly(c->sql, "main"))
+    rc = lsq_exec(db, LSQ_SQL_CREATE_PENDING_INDEX);
+  return rc;
+}
+
+/*
+** sqlite3_open_v2 with db's options: NOMUTEX, as one handle is used by one
+** thread at a time; extended result codes; the engine's busy handler.
+** A read-only handle opens the file read-write where it may, never
+** creating it, and refuses writes with PRAGMA query_only (set_pragmas):
+** a connection opened SQLITE_OPEN_READONLY cannot take the lock that
+** closing the last connection needs to checkpoint the WAL and delete the
+** -wal and -shm, so it would leave both beside an idle database.  On a
+** file it may not write, SQLite opens it read-only anyway.
+*/
+static int open_connection(lease_db *db) {
+  lsq_conn *c = LSQ(db);
+  int flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_READWRITE, src;
+  if (!(db->opt.flags & (LEASE_OPEN_READONLY | LEASE_OPEN_NOCREATE))) flags |= SQLITE_OPEN_CREATE;
+  src = sqlite3_open_v2(db->path, &c->sql, flags, NULL);
+  if (src != SQLITE_OK) {
+    int rc = lsq_fail(db, c->sql, src);
+    sqlite3_close_v2(c->sql);
+    c->sql = NULL;
+    return rc;
+  }
+  sqlite3_extended_result_codes(c->sql, 1);
+  sqlite3_busy_handler(c->sql, lsq_busy_handler, db);
+  return LEASE_OK;
+}
+
+/*
+** See lsq.h.  Check the file before writing anything to it: a file that is
+** not a database, cut short, corrupt, or whose jobs table is another's,
+** stays byte-for-byte as it was, with no -wal or -shm left beside it (a
+** WAL file without a -wal is checked through an immutable connection,
+** which then stands for this one's check).  Then the settings, then the
+** table and index when missing.
+*/
+int lsq_open(lease_db *db) {
+  lsq_conn *c = calloc(1, sizeof *c);
+  int rc, missing = 0, precheck = 0;
+  if (!c) return lease__fail(db, LEASE_NOMEM, "out of memory");
+  db->conn = c;
+  c->busy_timeout_ms = db->opt.busy_timeout_ms;
+  if ((rc = check_path(db, db->path)) != LEASE_OK) return rc;
+  if ((rc = open_connection(db)) != LEASE_OK) return rc;
+  rc = check_file(db, &precheck);
+  if (rc == LEASE_OK && precheck) rc = check_schema_immutable(db, &missing);
+  else if (rc == LEASE_OK) rc = check_schema(db, c->sql, &missing);
+  if (rc == LEASE_OK) rc = set_pragmas(db);
+  if (rc == LEASE_OK) rc = create_missing(db, missing);
+  return rc;
+}
+
+/* See lsq.h. */
+void lsq_close(lease_db *db) {
+  lsq_conn *c = LSQ(db);
+  int i;
+  if (!c) return;
+  for (i = 0; i < LSQ_ST_COUNT; i++) sqlite3_finalize(c->stmt[i]);
+  if (c->sql) sqlite3_close_v2(c->sql);
+  free(c);
+  db->conn = NULL;
+}

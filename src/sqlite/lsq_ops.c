@@ -1,0 +1,500 @@
+/*
+** lsq_ops.c: the operations of the SQLite backend, and its table of
+** functions (lease__sqlite).  Arguments arrive checked and resolved by the
+** core (src/lease.c).
+**
+** Every write is one guarded UPDATE whose WHERE clause carries the whole
+** check of the contract (owner, fence, done, until), run inside a
+** BEGIN IMMEDIATE transaction.  When the UPDATE changes nothing, one SELECT
+** in the same transaction says why (why_refused), so the reason reported
+** is the state that refused the write, not a later one.
+*/
+#include "lsq.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Commit; on failure roll back, so the handle stays usable. */
+static int commit(lease_db *db) {
+  int rc = lsq_run(db, LSQ_ST_COMMIT);
+  if (rc != LEASE_OK) lsq_rollback(db);
+  return rc;
+}
+
+/* End a read outside any transaction: reset the statement and, when the
+** last step was not SQLITE_DONE, record that step's error (before the
+** reset, which could change the connection's message). */
+static int finish_read(lease_db *db, sqlite3_stmt *st, int src) {
+  if (src != SQLITE_DONE) lsq_fail(db, LSQ(db)->sql, src);
+  sqlite3_reset(st);
+  return src == SQLITE_DONE ? LEASE_OK : db->rc;
+}
+
+/* Finish a failed step: record the error, reset, roll back. */
+static int abort_step(lease_db *db, sqlite3_stmt *st, int src) {
+  lsq_fail(db, LSQ(db)->sql, src);
+  sqlite3_reset(st);
+  lsq_rollback(db);
+  return db->rc;
+}
+
+/* Bind a byte string (its length fits: the core checked it against
+** max_length, which is at most INT_MAX). */
+static void bind_bytes(sqlite3_stmt *st, int i, const char *s, size_t len) {
+  sqlite3_bind_text(st, i, s, (int)len, SQLITE_STATIC);
+}
+
+/* ===================================================================== */
+/* Opening, schema, settings                                              */
+/* ===================================================================== */
+
+/* See lease.h (contract step 1).  The index only speeds up claim_next. */
+static int sq_init(lease_db *db) {
+  int rc = lsq_exec(db, LSQ_SQL_CREATE_JOBS);
+  if (rc == LEASE_OK) rc = lsq_exec(db, LSQ_SQL_CREATE_PENDING_INDEX);
+  return rc;
+}
+
+/* Row of a one-column PRAGMA: copy its text into ctx (16 bytes). */
+static int on_mode(lease_db *db, sqlite3_stmt *st, void *ctx) {
+  const char *m = (const char *)sqlite3_column_text(st, 0);
+  (void)db;
+  snprintf(ctx, sizeof ((lease_settings *)0)->journal_mode, "%s", m ? m : "");
+  return LSQ_STOP;
+}
+
+/* Row of PRAGMA synchronous: its level into *(int *)ctx. */
+static int on_level(lease_db *db, sqlite3_stmt *st, void *ctx) {
+  (void)db;
+  *(int *)ctx = sqlite3_column_int(st, 0);
+  return LSQ_STOP;
+}
+
+/* See lease.h: lease_read_settings. */
+static int sq_settings(lease_db *db, lease_settings *out) {
+  int rc = lsq_query(db, LSQ(db)->sql, "PRAGMA journal_mode", on_mode, out->journal_mode);
+  if (rc == LEASE_OK) rc = lsq_query(db, LSQ(db)->sql, "PRAGMA synchronous", on_level,
+                                     &out->synchronous);
+  return rc;
+}
+
+/* See lease_int.h: an in-memory or temporary database has no file name. */
+static int sq_is_private(const lease_db *db) {
+  const char *f = sqlite3_db_filename(LSQ(db)->sql, "main");
+  return f == NULL || f[0] == '\0';
+}
+
+/* See lease_int.h: SQLITE_LIMIT_LENGTH of this connection. */
+static size_t sq_max_length(const lease_db *db) {
+  return (size_t)sqlite3_limit(LSQ(db)->sql, SQLITE_LIMIT_LENGTH, -1);
+}
+
+/* ===================================================================== */
+/* Reads                                                                  */
+/* ===================================================================== */
+
+/*
+** Copy the row at the statement's columns (first column `c0`: id, owner,
+** until, fence, result, done, blocked code) into *row, its strings appended
+** to the handle's buffer at *used.  Pointers are fixed up by fix_row once
+** the buffer stops moving.  Returns LEASE_OK or LEASE_NOMEM.
+*/
+static int copy_row(lease_db *db, sqlite3_stmt *st, int c0, lease_row *row, size_t *used) {
+  const int cols[3] = {c0, c0 + 1, c0 + 4};
+  size_t *lens[3] = {&row->id_len, &row->owner_len, &row->result_len};
+  const char **ptrs[3] = {&row->id, &row->owner, &row->result};
+  int i;
+  for (i = 0; i < 3; i++) {
+    const void *p = sqlite3_column_type(st, cols[i]) == SQLITE_NULL
+                        ? NULL : sqlite3_column_text(st, cols[i]);
+    size_t n = p ? (size_t)sqlite3_column_bytes(st, cols[i]) : 0;
+    if (!p) {
+      *ptrs[i] = NULL;
+      *lens[i] = 0;
+      continue;
+    }
+    if (lease__reserve(db, *used + n + 1) != LEASE_OK) return db->rc;
+    if (n) memcpy(db->buf + *used, p, n);
+    db->buf[*used + n] = '\0';
+    /* an offset for now: the buffer may still move */
+    *ptrs[i] = (const char *)(uintptr_t)(*used + 1);
+    *lens[i] = n;
+    *used += n + 1;
+  }
+  /* an until that is not a number reads as NaN, not as a made-up number */
+  i = sqlite3_column_type(st, c0 + 2);
+  row->until = (i == SQLITE_INTEGER || i == SQLITE_FLOAT) ? sqlite3_column_double(st, c0 + 2) : NAN;
+  row->fence = sqlite3_column_int64(st, c0 + 3);
+  row->done = sqlite3_column_int64(st, c0 + 5) != 0;
+  row->blocked = lease__blocked_msg(sqlite3_column_int(st, c0 + 6));
+  return LEASE_OK;
+}
+
+/* Turn the offsets copy_row stored (plus one, so NULL stays NULL) into
+** pointers into the handle's buffer. */
+static void fix_row(lease_db *db, lease_row *row) {
+  if (row->id) row->id = db->buf + ((uintptr_t)row->id - 1);
+  if (row->owner) row->owner = db->buf + ((uintptr_t)row->owner - 1);
+  if (row->result) row->result = db->buf + ((uintptr_t)row->result - 1);
+}
+
+/* See lease.h (contract step 3). */
+static int sq_state(lease_db *db, const char *id, size_t id_len, lease_row *row, int *found) {
+  sqlite3_stmt *st;
+  size_t used = 0;
+  int src;
+  if (!(st = lsq_stmt(db, LSQ_ST_STATE))) return db->rc;
+  bind_bytes(st, 1, id, id_len);
+  src = lsq_step(db, LSQ(db)->sql, st);
+  if (src == SQLITE_ROW) {
+    /* Copy the strings out before the statement is reset. */
+    if (copy_row(db, st, 0, row, &used) != LEASE_OK) {
+      sqlite3_reset(st);
+      return db->rc;
+    }
+    fix_row(db, row);
+    *found = 1;
+    src = sqlite3_step(st);   /* id is the primary key: at most one row */
+  }
+  if (src != SQLITE_DONE) *found = 0;
+  return finish_read(db, st, src);
+}
+
+/* See lease.h. */
+static int sq_list(lease_db *db, int which, double now, int64_t after, int max, lease_row *rows,
+                   int64_t *seqs, int *count) {
+  sqlite3_stmt *st;
+  size_t used = 0;
+  int src = SQLITE_DONE, n = 0, i;
+  if (!(st = lsq_stmt(db, LSQ_ST_LIST))) return db->rc;
+  sqlite3_bind_int64(st, 1, after);
+  sqlite3_bind_double(st, 2, now);
+  sqlite3_bind_int(st, 3, max);
+  sqlite3_bind_int(st, 4, which);
+  if (max > 0) src = lsq_step(db, LSQ(db)->sql, st);
+  while (src == SQLITE_ROW) {
+    seqs[n] = sqlite3_column_int64(st, 0);
+    if (copy_row(db, st, 1, &rows[n], &used) != LEASE_OK) {
+      sqlite3_reset(st);
+      return db->rc;
+    }
+    if (++n == max) {
+      src = SQLITE_DONE;
+      break;
+    }
+    src = sqlite3_step(st);
+  }
+  if (finish_read(db, st, src) != LEASE_OK) return db->rc;
+  for (i = 0; i < n; i++) fix_row(db, &rows[i]);
+  *count = n;
+  return LEASE_OK;
+}
+
+/* See lease.h. */
+static int sq_count(lease_db *db, double now, lease_counts *out) {
+  sqlite3_stmt *st;
+  int src;
+  if (!(st = lsq_stmt(db, LSQ_ST_TALLY))) return db->rc;
+  sqlite3_bind_double(st, 1, now);
+  src = lsq_step(db, LSQ(db)->sql, st);
+  if (src == SQLITE_ROW) {
+    out->total = sqlite3_column_int64(st, 0);
+    out->done = (int64_t)sqlite3_column_double(st, 1);
+    out->ready = (int64_t)sqlite3_column_double(st, 2);
+    out->held = (int64_t)sqlite3_column_double(st, 3);
+    out->blocked = (int64_t)sqlite3_column_double(st, 4);
+    src = SQLITE_DONE;
+  }
+  return finish_read(db, st, src);
+}
+
+/* ===================================================================== */
+/* Writes                                                                 */
+/* ===================================================================== */
+
+/* See lease.h (contract step 2). */
+static int sq_enqueue(lease_db *db, const char *id, size_t id_len, int *reason) {
+  sqlite3_stmt *st;
+  int src;
+  if (!(st = lsq_stmt(db, LSQ_ST_ENQUEUE))) return db->rc;
+  bind_bytes(st, 1, id, id_len);
+  src = lsq_step(db, LSQ(db)->sql, st);
+  if (src != SQLITE_DONE) return abort_step(db, st, src);
+  sqlite3_reset(st);
+  if (reason) *reason = sqlite3_changes(LSQ(db)->sql) == 1 ? LEASE_GRANTED : LEASE_EXISTS;
+  return LEASE_OK;
+}
+
+/* See lease.h. */
+static int sq_enqueue_many(lease_db *db, const char *const *ids, const size_t *id_lens, int n,
+                           int *inserted) {
+  sqlite3_stmt *st;
+  int src, rc, i, added = 0;
+  if (!(st = lsq_stmt(db, LSQ_ST_ENQUEUE))) return db->rc;
+  if ((rc = lsq_run(db, LSQ_ST_BEGIN)) != LEASE_OK) return rc;
+  for (i = 0; i < n; i++) {
+    bind_bytes(st, 1, ids[i], id_lens[i]);
+    src = sqlite3_step(st);
+    if (src != SQLITE_DONE) return abort_step(db, st, src);
+    sqlite3_reset(st);
+    added += sqlite3_changes(LSQ(db)->sql);
+  }
+  if ((rc = commit(db)) != LEASE_OK) return rc;
+  if (inserted) *inserted = added;
+  return LEASE_OK;
+}
+
+/* The guarded UPDATE of each write. */
+static const int write_stmt[] = {
+  [LEASE__CLAIM] = LSQ_ST_CLAIM,
+  [LEASE__RENEW] = LSQ_ST_RENEW,
+  [LEASE__COMPLETE] = LSQ_ST_COMPLETE,
+  [LEASE__RELEASE] = LSQ_ST_RELEASE,
+};
+_Static_assert(sizeof write_stmt / sizeof write_stmt[0] == LEASE__RELEASE + 1,
+               "one statement per guarded write");
+
+/* Bind w to its guarded UPDATE (parameters as lsq_sql.h numbers them). */
+static void bind_write(sqlite3_stmt *st, const lease__write *w) {
+  bind_bytes(st, 1, w->id, w->id_len);
+  bind_bytes(st, 2, w->owner, w->owner_len);
+  switch (w->op) {
+    case LEASE__CLAIM:
+      sqlite3_bind_double(st, 3, w->now);
+      sqlite3_bind_double(st, 4, w->until);
+      break;
+    case LEASE__RENEW:
+      sqlite3_bind_int64(st, 3, w->fence);
+      sqlite3_bind_double(st, 4, w->now);
+      sqlite3_bind_double(st, 5, w->until);
+      break;
+    case LEASE__COMPLETE:
+      sqlite3_bind_int64(st, 3, w->fence);
+      sqlite3_bind_double(st, 4, w->now);
+      if (w->result) bind_bytes(st, 5, w->result, w->result_len);
+      else sqlite3_bind_null(st, 5);
+      break;
+    case LEASE__RELEASE:
+      sqlite3_bind_int64(st, 3, w->fence);
+      break;
+  }
+}
+
+/* The verb of a write, for messages. */
+static const char *write_verb(const lease__write *w) {
+  return w->op == LEASE__CLAIM ? "claim" : "write to";
+}
+
+/*
+** Why the guarded write w changed nothing, read in its transaction
+** (LSQ_SQL_WHY), in the order its WHERE clause checks: missing, done, then
+** for all but claim the owner and the fence, then a blocked job (release
+** may write one), then the lease: held for a claim, expired for renew and
+** complete.  Sets *reason, or records why no reason fits (a blocked job;
+** every check passing) and returns that failure.  The transaction stays
+** open; the caller rolls back on failure.
+*/
+static int why_refused(lease_db *db, const lease__write *w, int *reason) {
+  sqlite3_stmt *why = lsq_stmt(db, LSQ_ST_WHY);
+  int src, blocked = 0, rc = LEASE_OK, is_claim = w->op == LEASE__CLAIM;
+  if (!why) return db->rc;
+  bind_bytes(why, 1, w->id, w->id_len);
+  bind_bytes(why, 2, w->owner, w->owner_len);
+  sqlite3_bind_int64(why, 3, w->fence);
+  if (w->op == LEASE__RELEASE) sqlite3_bind_null(why, 4);
+  else sqlite3_bind_double(why, 4, w->now);
+  src = sqlite3_step(why);
+  if (src == SQLITE_DONE) {
+    *reason = LEASE_MISSING;
+  } else if (src == SQLITE_ROW) {
+    if (w->op != LEASE__RELEASE) blocked = sqlite3_column_int(why, 4);
+    if (sqlite3_column_int(why, 0)) *reason = LEASE_DONE;
+    else if (!is_claim && sqlite3_column_int(why, 1)) *reason = LEASE_NOT_OWNER;
+    else if (!is_claim && sqlite3_column_int(why, 2)) *reason = LEASE_STALE_FENCE;
+    else if (lease__blocked_msg(blocked)) rc = lease__blocked_fail(db, blocked, write_verb(w));
+    else if (is_claim && sqlite3_column_int(why, 5)) *reason = LEASE_HELD;
+    else if (!is_claim && w->op != LEASE__RELEASE && sqlite3_column_int(why, 3))
+      *reason = LEASE_EXPIRED;
+    else
+      rc = lease__fail(db, LEASE_ERROR, "internal error: the guarded %s refused a write that "
+                       "passes every check", is_claim ? "claim" : "update");
+    src = SQLITE_DONE;
+  }
+  if (src != SQLITE_DONE) rc = lsq_fail(db, LSQ(db)->sql, src);
+  sqlite3_reset(why);
+  return rc;
+}
+
+/*
+** One guarded write inside an open transaction, the shared body of every
+** write (contract steps 4-7): run w's guarded UPDATE, whose WHERE clause
+** checks the contract at the moment it stores; when it changes nothing,
+** why_refused in the same transaction.  *fence gets a claim's new fence.
+** On a failure the transaction is rolled back and the error recorded.
+*/
+static int guarded_step(lease_db *db, const lease__write *w, int64_t *fence, int *reason) {
+  sqlite3_stmt *st = lsq_stmt(db, write_stmt[w->op]);
+  int src, rc, changed;
+  *reason = LEASE_GRANTED;
+  if (!st) {
+    lsq_rollback(db);
+    return db->rc;
+  }
+  bind_write(st, w);
+  if (w->op == LEASE__CLAIM) {
+    changed = 0;
+    while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+      *fence = sqlite3_column_int64(st, 0);
+      changed = 1;
+    }
+  } else {
+    src = sqlite3_step(st);
+    changed = src == SQLITE_DONE && sqlite3_changes(LSQ(db)->sql) > 0;
+  }
+  if (src != SQLITE_DONE) return abort_step(db, st, src);
+  sqlite3_reset(st);
+  if (w->op == LEASE__COMPLETE) sqlite3_clear_bindings(st);   /* drop the pointer to result */
+  if (changed) return LEASE_OK;
+  if ((rc = why_refused(db, w, reason)) != LEASE_OK) lsq_rollback(db);
+  return rc;
+}
+
+/* See lease_int.h: claim, renew, complete or release in its own
+** BEGIN IMMEDIATE transaction. */
+static int sq_write(lease_db *db, const lease__write *w, int64_t *fence, int *reason) {
+  int64_t got = 0;
+  int rc, r;
+  if (!lsq_stmt(db, write_stmt[w->op]) || !lsq_stmt(db, LSQ_ST_WHY)) return db->rc;
+  if ((rc = lsq_run(db, LSQ_ST_BEGIN)) != LEASE_OK) return rc;
+  if ((rc = guarded_step(db, w, &got, &r)) != LEASE_OK) return rc;
+  if ((rc = commit(db)) != LEASE_OK) return rc;
+  if (fence) *fence = r == LEASE_GRANTED ? got : 0;
+  if (reason) *reason = r;
+  return LEASE_OK;
+}
+
+/* See lease.h (contract step 6 for each job, one transaction). */
+static int sq_complete_many(lease_db *db, const lease__write *w, const lease_result *items,
+                            int n, int *reasons, int *stored) {
+  lease__write one = *w;
+  int rc, i, r, done = 0;
+  if (!lsq_stmt(db, LSQ_ST_COMPLETE) || !lsq_stmt(db, LSQ_ST_WHY)) return db->rc;
+  if ((rc = lsq_run(db, LSQ_ST_BEGIN)) != LEASE_OK) return rc;
+  for (i = 0; i < n; i++) {
+    one.id = items[i].id;
+    one.id_len = items[i].id_len == LEASE_NTS ? strlen(items[i].id) : items[i].id_len;
+    one.fence = items[i].fence;
+    one.result = items[i].result;
+    one.result_len = items[i].result && items[i].result_len == LEASE_NTS
+                         ? strlen(items[i].result) : items[i].result_len;
+    rc = guarded_step(db, &one, NULL, &r);
+    if (rc != LEASE_OK) return rc;   /* rolled back: none is stored */
+    if (reasons) reasons[i] = r;
+    if (r == LEASE_GRANTED) done++;
+  }
+  if ((rc = commit(db)) != LEASE_OK) return rc;
+  if (stored) *stored = done;
+  return LEASE_OK;
+}
+
+/* One job taken by claim_next, before sorting: where its id bytes sit in
+** db->buf (offsets, as the buffer may move while growing). */
+typedef struct taken {
+  int64_t rowid, fence;
+  size_t off, len;
+} taken;
+
+/* Order taken jobs by rowid, the enqueue order. */
+static int by_rowid(const void *a, const void *b) {
+  int64_t x = ((const taken *)a)->rowid, y = ((const taken *)b)->rowid;
+  return (x > y) - (x < y);
+}
+
+/* Step claim_next's UPDATE, copying each job taken into t (at most max)
+** and its id into db->buf.  Returns SQLite's last code, or -1 when memory
+** ran out (recorded). */
+static int take_jobs(lease_db *db, sqlite3_stmt *st, int max, taken *t, int *n) {
+  size_t used = 0;
+  int src;
+  while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+    const void *id = sqlite3_column_text(st, 1);
+    size_t len = (size_t)sqlite3_column_bytes(st, 1);
+    if (*n == max) continue;   /* cannot happen: LIMIT ?4 */
+    if (lease__reserve(db, used + len + 1) != LEASE_OK) return -1;
+    if (len) memcpy(db->buf + used, id, len);
+    db->buf[used + len] = '\0';
+    t[*n].rowid = sqlite3_column_int64(st, 0);
+    t[*n].fence = sqlite3_column_int64(st, 2);
+    t[*n].off = used;
+    t[*n].len = len;
+    used += len + 1;
+    (*n)++;
+  }
+  return src;
+}
+
+/* See lease.h. */
+static int sq_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jobs,
+                         int *count) {
+  sqlite3_stmt *st;
+  taken *t;
+  int src, rc, n = 0, i;
+  if (!(t = malloc((size_t)max * sizeof *t))) return lease__fail(db, LEASE_NOMEM, "out of memory");
+  if (!(st = lsq_stmt(db, LSQ_ST_CLAIM_NEXT)) || (rc = lsq_run(db, LSQ_ST_BEGIN)) != LEASE_OK) {
+    free(t);
+    return db->rc;
+  }
+  bind_bytes(st, 1, w->owner, w->owner_len);
+  sqlite3_bind_double(st, 2, w->now);
+  sqlite3_bind_double(st, 3, w->until);
+  sqlite3_bind_int(st, 4, max);
+  src = take_jobs(db, st, max, t, &n);
+  if (src < 0) {
+    sqlite3_reset(st);
+    lsq_rollback(db);
+  } else if (src != SQLITE_DONE) {
+    abort_step(db, st, src);
+  } else {
+    sqlite3_reset(st);
+    commit(db);
+  }
+  if (db->rc != LEASE_OK) {
+    free(t);
+    return db->rc;
+  }
+  qsort(t, (size_t)n, sizeof *t, by_rowid);
+  for (i = 0; i < n; i++) {
+    jobs[i].id = db->buf + t[i].off;
+    jobs[i].id_len = t[i].len;
+    jobs[i].fence = t[i].fence;
+  }
+  *count = n;
+  free(t);
+  return LEASE_OK;
+}
+
+/* ===================================================================== */
+/* The table of functions                                                 */
+/* ===================================================================== */
+
+/* See lease_int.h. */
+const lease__backend lease__sqlite = {
+  .name = "SQLite",
+  .open = lsq_open,
+  .close = lsq_close,
+  .init = sq_init,
+  .enqueue = sq_enqueue,
+  .enqueue_many = sq_enqueue_many,
+  .state = sq_state,
+  .write = sq_write,
+  .complete_many = sq_complete_many,
+  .claim_next = sq_claim_next,
+  .list = sq_list,
+  .count = sq_count,
+  .settings = sq_settings,
+  .is_private = sq_is_private,
+  .max_length = sq_max_length,
+};

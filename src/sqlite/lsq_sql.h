@@ -1,0 +1,140 @@
+/*
+** lsq_sql.h: the SQL of the SQLite backend, one definition of each
+** statement.  Private: included by the backend (src/sqlite/) and by the
+** benchmark's floor (bench/lease_bench.c), which runs these very strings
+** through raw SQLite to measure what the engine adds around them.
+**
+** Every write is one guarded UPDATE whose WHERE clause carries the whole
+** check of the contract (owner, fence, done, until).
+*/
+#ifndef LSQ_SQL_H
+#define LSQ_SQL_H
+
+/* Contract step 1: the table, exactly as the seed declares it. */
+#define LSQ_SQL_CREATE_JOBS                                               \
+  "CREATE TABLE IF NOT EXISTS jobs(id TEXT PRIMARY KEY, owner TEXT, "    \
+  "until REAL NOT NULL DEFAULT 0, fence INTEGER NOT NULL DEFAULT 0, "    \
+  "result TEXT, done INTEGER NOT NULL DEFAULT 0)"
+
+/* The engine's one index beside the table: the jobs not done, in rowid
+** (enqueue) order, so claim_next never walks over done jobs. */
+#define LSQ_SQL_CREATE_PENDING_INDEX                                      \
+  "CREATE INDEX IF NOT EXISTS lease_jobs_pending ON jobs(done) WHERE done = 0"
+
+/*
+** Why a job not done can never be handed out, as a code: 0 when it can.
+** Another client may store what the engine cannot honour: an id that is
+** not a non-empty text (no call can name it), a fence that is not a
+** non-negative integer (fence + 1 would not be a new token), a fence at
+** 2^63-1 (it cannot grow), an until that is not a number (text compares
+** greater than every number, so it would never expire).  Such a job is
+** "blocked": every guard requires this to be 0, so it is never claimed,
+** renewed or completed, and never counted ready or held.  The codes are
+** LEASE_BLOCKED_MAP's (lease_int.h), in its order.
+*/
+#define LSQ_SQL_BLOCKED                                                   \
+  "(CASE WHEN typeof(id) <> 'text' OR id = '' THEN 1"                    \
+  " WHEN typeof(fence) <> 'integer' OR fence < 0 THEN 2"                 \
+  " WHEN fence >= 9223372036854775807 THEN 3"                           \
+  " WHEN typeof(until) NOT IN ('integer', 'real') THEN 4 ELSE 0 END)"
+
+/* Take the write lock before reading, so the check and the update see one
+** state (contract step 4). */
+#define LSQ_SQL_BEGIN "BEGIN IMMEDIATE"
+#define LSQ_SQL_COMMIT "COMMIT"
+#define LSQ_SQL_ROLLBACK "ROLLBACK"
+
+/* Contract step 2; never OR REPLACE (it would reset a lease). */
+#define LSQ_SQL_ENQUEUE "INSERT OR IGNORE INTO jobs(id) VALUES (?1)"
+
+/* Contract step 3, plus the blocked code of a job not done. */
+#define LSQ_SQL_STATE                                                     \
+  "SELECT id, owner, until, fence, result, done,"                        \
+  " CASE WHEN done <> 0 THEN 0 ELSE " LSQ_SQL_BLOCKED " END FROM jobs WHERE id = ?1"
+
+/* Contract step 4.  ?1 id, ?2 owner, ?3 now, ?4 now + ttl.  Held means
+** until > now, so until <= now is free: the boundary now == until can be
+** claimed again.  A blocked job is never claimed. */
+#define LSQ_SQL_CLAIM                                                     \
+  "UPDATE jobs SET owner = ?2, until = ?4, fence = fence + 1"            \
+  " WHERE id = ?1 AND done = 0 AND until <= ?3"                          \
+  " AND " LSQ_SQL_BLOCKED " = 0"                                         \
+  " RETURNING fence"
+
+/* Contract step 5.  ?1 id, ?2 owner, ?3 fence, ?4 now, ?5 now + ttl.
+** until > now: an expired lease is never revived. */
+#define LSQ_SQL_RENEW                                                     \
+  "UPDATE jobs SET until = ?5"                                           \
+  " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4" \
+  " AND " LSQ_SQL_BLOCKED " = 0"
+
+/* Contract step 6.  ?1 id, ?2 owner, ?3 fence, ?4 now, ?5 result. */
+#define LSQ_SQL_COMPLETE                                                  \
+  "UPDATE jobs SET result = ?5, done = 1"                                \
+  " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4" \
+  " AND " LSQ_SQL_BLOCKED " = 0"
+
+/* Contract step 7.  ?1 id, ?2 owner, ?3 fence.  The fence is kept.  (A
+** blocked job may be released: that writes a sound until.) */
+#define LSQ_SQL_RELEASE                                                   \
+  "UPDATE jobs SET owner = NULL, until = 0"                              \
+  " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0"
+
+/*
+** Why a guarded write (claim, renew, complete, release) changed nothing:
+** the negation of their WHERE clauses, one column per check.  ?1 id,
+** ?2 owner, ?3 fence (a claim checks neither: it never reads columns 1
+** and 2), ?4 now (NULL for release, which never reads columns 3 to 5).
+** Columns: done, owner differs, fence differs, until <= now, blocked
+** code, until > now.
+*/
+#define LSQ_SQL_WHY                                                       \
+  "SELECT done <> 0, owner IS NOT ?2, fence IS NOT ?3, until <= ?4, "    \
+  LSQ_SQL_BLOCKED ", until > ?4 FROM jobs WHERE id = ?1"
+
+/* Claim's rule applied to the oldest ready jobs.  ?1 owner, ?2 now,
+** ?3 now + ttl, ?4 how many.  Enqueue order is rowid order; the partial
+** index lease_jobs_pending yields the jobs not done in that order, so the
+** scan skips only jobs still held (or blocked). */
+#define LSQ_SQL_CLAIM_NEXT                                                \
+  "UPDATE jobs SET owner = ?1, until = ?3, fence = fence + 1"            \
+  " WHERE rowid IN (SELECT rowid FROM jobs WHERE done = 0 AND until <= ?2" \
+  " AND " LSQ_SQL_BLOCKED " = 0"                                         \
+  " ORDER BY rowid LIMIT ?4)"                                            \
+  " RETURNING rowid, id, fence"
+
+/* A page of jobs of one kind.  ?1 after (rowid), ?2 now, ?3 limit,
+** ?4 which (LEASE_LIST_*). */
+#define LSQ_SQL_LIST                                                      \
+  "SELECT rowid, id, owner, until, fence, result, done,"                 \
+  " CASE WHEN done <> 0 THEN 0 ELSE " LSQ_SQL_BLOCKED " END AS b FROM jobs" \
+  " WHERE rowid > ?1 AND CASE ?4 WHEN 0 THEN 1"                          \
+  " WHEN 1 THEN done = 0 AND b = 0 AND until <= ?2"                      \
+  " WHEN 2 THEN done = 0 AND b = 0 AND until > ?2"                       \
+  " WHEN 3 THEN done <> 0"                                               \
+  " ELSE done = 0 AND b <> 0 END"                                        \
+  " ORDER BY rowid LIMIT ?3"
+
+/* Counts by state.  ?1 now. */
+#define LSQ_SQL_TALLY                                                     \
+  "SELECT count(*), total(done <> 0), total(done = 0 AND b = 0 AND until <= ?1)," \
+  " total(done = 0 AND b = 0 AND until > ?1), total(done = 0 AND b <> 0)" \
+  " FROM (SELECT done, until, " LSQ_SQL_BLOCKED " AS b FROM jobs)"
+
+/* The cached statements of a connection: enum name and SQL, one list. */
+#define LSQ_STATEMENT_MAP(XX)          \
+  XX(BEGIN, LSQ_SQL_BEGIN)             \
+  XX(COMMIT, LSQ_SQL_COMMIT)           \
+  XX(ROLLBACK, LSQ_SQL_ROLLBACK)       \
+  XX(ENQUEUE, LSQ_SQL_ENQUEUE)         \
+  XX(STATE, LSQ_SQL_STATE)             \
+  XX(CLAIM, LSQ_SQL_CLAIM)             \
+  XX(RENEW, LSQ_SQL_RENEW)             \
+  XX(COMPLETE, LSQ_SQL_COMPLETE)       \
+  XX(RELEASE, LSQ_SQL_RELEASE)         \
+  XX(WHY, LSQ_SQL_WHY)                 \
+  XX(CLAIM_NEXT, LSQ_SQL_CLAIM_NEXT)   \
+  XX(LIST, LSQ_SQL_LIST)               \
+  XX(TALLY, LSQ_SQL_TALLY)
+
+#endif

@@ -36,9 +36,9 @@ build = {
     CMAKE_C_FLAGS = "$(CFLAGS)",
     CMAKE_INSTALL_PREFIX = "$(PREFIX)",
     SQLite3_INCLUDE_DIR = "$(SQLITE3_INCDIR)",
-    LUA = "$(LUA)",
-    LUA_INCDIR = "$(LUA_INCDIR)",
-    LUA_LIBDIR = "$(LUA_LIBDIR)",
-    LIBDIR = "$(LIBDIR)",
+    LEASE_LUA_INTERPRETER = "$(LUA)",
+    LEASE_LUA_INCDIR = "$(LUA_INCDIR)",
+    LEASE_LUA_LIBDIR = "$(LUA_LIBDIR)",
+    LEASE_ROCK_LIBDIR = "$(LIBDIR)",
   },
 }

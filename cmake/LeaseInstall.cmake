@@ -8,12 +8,12 @@
 #   bin/lease, share/man/man1/lease.1  the host program and its manual
 #   share/doc/lease/                   LICENSE, README.md, CHANGELOG.md
 #
-# Under luarocks (LEASE_ROCK), only the module, into the rock's LIBDIR.
+# Under luarocks (LEASE_ROCK), only the module, into the rock's lib directory.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 if(LEASE_ROCK)
-  install(TARGETS lease_lua LIBRARY DESTINATION ${LIBDIR})
+  install(TARGETS lease_lua LIBRARY DESTINATION ${LEASE_ROCK_LIBDIR})
   return()
 endif()
 

@@ -1,9 +1,10 @@
 # LeaseLua.cmake: find the Lua that lease is built for.
 #
 # In:  LEASE_LUA  5.4 (default), 5.3, 5.1 or luajit.
-#      LUA_INCDIR, LUA (optional): given by luarocks (the rockspec passes its
-#      $(LUA_INCDIR) and $(LUA)); they take precedence over pkg-config, and
-#      when LEASE_LUA is not set, LUA's version decides it.
+#      LEASE_LUA_INCDIR, LEASE_LUA_INTERPRETER (optional): given by luarocks
+#      (the rockspec passes its $(LUA_INCDIR) and $(LUA)); they take
+#      precedence over pkg-config, and when LEASE_LUA is not set, the
+#      interpreter's version decides it.
 # Out: LEASE_LUA_ABI          5.4, 5.3 or 5.1 (LuaJIT is 5.1): the module dir
 #      LUA_INCLUDE_DIR        the header directories (a list)
 #      LUA_LIBRARY            the library the host program links (may be empty
@@ -15,8 +16,8 @@
 # systems: lua-5.4, lua54, lua), then CMake's FindLua.
 
 # When luarocks names the interpreter but not the version, ask it.
-if(NOT DEFINED LEASE_LUA AND DEFINED LUA AND NOT LUA STREQUAL "")
-  execute_process(COMMAND ${LUA} -e "io.write(jit and 'luajit' or _VERSION:sub(5))"
+if(NOT DEFINED LEASE_LUA AND LEASE_LUA_INTERPRETER)
+  execute_process(COMMAND ${LEASE_LUA_INTERPRETER} -e "io.write(jit and 'luajit' or _VERSION:sub(5))"
                   OUTPUT_VARIABLE _lease_lua_guess RESULT_VARIABLE _rc)
   if(_rc EQUAL 0 AND _lease_lua_guess MATCHES "^(5\\.[134]|luajit)$")
     set(LEASE_LUA ${_lease_lua_guess} CACHE STRING "Lua to build for: 5.4, 5.3, 5.1 or luajit")
@@ -43,10 +44,10 @@ endif()
 unset(_inc)
 unset(_lib)
 unset(_interp)
-if(DEFINED LUA_INCDIR AND NOT LUA_INCDIR STREQUAL "")
+if(LEASE_LUA_INCDIR)
   # luarocks: its idea of the headers wins; the module needs no library.
-  set(_inc ${LUA_INCDIR})
-  find_library(_lib NAMES ${_lib_names} HINTS ${LUA_LIBDIR} NO_CACHE)
+  set(_inc ${LEASE_LUA_INCDIR})
+  find_library(_lib NAMES ${_lib_names} HINTS ${LEASE_LUA_LIBDIR} NO_CACHE)
 else()
   find_package(PkgConfig QUIET)
   if(PKG_CONFIG_FOUND)
@@ -78,8 +79,8 @@ if(LEASE_LUA_ABI STREQUAL "5.1")
 endif()
 list(REMOVE_DUPLICATES _inc)
 
-if(DEFINED LUA AND NOT LUA STREQUAL "")
-  set(_interp ${LUA})
+if(LEASE_LUA_INTERPRETER)
+  set(_interp ${LEASE_LUA_INTERPRETER})
 else()
   find_program(_interp NAMES ${_lua_names} NO_CACHE)
 endif()

@@ -1,7 +1,7 @@
 /*
 ** examples/claim.c: the C API in one page.  Built by CMake as
 ** build/example_claim; by hand:
-**   cc -Isrc examples/claim.c build/liblease_core.a -lsqlite3 -lm -o claim
+**   cc -Isrc examples/claim.c build/liblease.a -lsqlite3 -lm -pthread -o claim
 ** Usage: example_claim [database-path]   (default jobs.db)
 */
 #include <stdint.h>

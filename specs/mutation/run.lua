@@ -103,7 +103,8 @@ local ok, out = run("rm -rf " .. sh(tree) .. " && mkdir -p " .. sh(tree) .. " " 
   .. " else for f in CMakeLists.txt .busted cmake src lua specs examples; do"
   .. " [ -e \"$f\" ] && cp -a \"$f\" " .. sh(tree) .. "/; done; fi")
 if not ok then die("copying the source failed:\n" .. out) end
-ok, out = run("cmake -S " .. sh(tree) .. " -B " .. sh(build) .. " -DCMAKE_BUILD_TYPE=RelWithDebInfo")
+ok, out = run("cmake -S " .. sh(tree) .. " -B " .. sh(build) .. " -DCMAKE_BUILD_TYPE=RelWithDebInfo"
+  .. " -DLEASE_BUILD_TESTS=ON -DLEASE_WERROR=ON -DLEASE_INSTALL=OFF")
 if not ok then die("configuring the scratch tree failed:\n" .. out) end
 
 local function build_tree()

@@ -1,6 +1,6 @@
 /***
 claim_many: one job, many owners at once, on native threads (contract step 8).
-@submodule lease
+@module lease
 */
 /*
 ** lease_lua_many.c: the claim_many record (contract step 8), over the

@@ -52,6 +52,8 @@ local seeds = {
     { OP.enqueue, pool("a") },
     { OP.claim, pool("a"), pool("w1"), now(0), ttl(1) },
     { OP.tick, 2 },
+    { OP.count, now(0) },
+    { OP.list, 1, now(0), 0, 3 },
     { OP.claim, pool("a"), pool("w2"), now(0), ttl(1) },
     { OP.state, pool("a") }),
   -- claim, renew, complete; a late complete and a stale release refused

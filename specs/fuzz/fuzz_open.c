@@ -121,6 +121,15 @@ static void check_rc(lease_db *db, int rc, const char *what) {
   if (rc != LEASE_OK) check_error(db, rc, what);
 }
 
+/* At exit: remove the files and the directory. */
+static void cleanup(void) {
+  unlink(dbpath);
+  unlink(walpath);
+  unlink(shmpath);
+  unlink(jrnpath);
+  rmdir(dir);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   const char *base = getenv("LEASE_FUZZ_DIR");
   (void)argc;
@@ -134,6 +143,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
   snprintf(walpath, sizeof walpath, "%s-wal", dbpath);
   snprintf(shmpath, sizeof shmpath, "%s-shm", dbpath);
   snprintf(jrnpath, sizeof jrnpath, "%s-journal", dbpath);
+  atexit(cleanup);
   return 0;
 }
 

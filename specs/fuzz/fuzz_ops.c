@@ -737,6 +737,14 @@ static void remove_db(void) {
   }
 }
 
+/* At exit: remove the database files and the directory. */
+static void cleanup(void) {
+  if (db) lease_close(db);
+  db = NULL;
+  remove_db();
+  rmdir(dir);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   const char *base = getenv("LEASE_FUZZ_DIR"), *sc = getenv("LEASE_FUZZ_SELFCHECK");
   (void)argc;
@@ -746,6 +754,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
   snprintf(dir, sizeof dir, "%s/lease-fuzz-ops-%ld", base, (long)getpid());
   REQUIRE(mkdir(dir, 0700) == 0 || errno == EEXIST, "cannot create %s: %s", dir, strerror(errno));
   snprintf(dbpath, sizeof dbpath, "%s/ops.db", dir);
+  atexit(cleanup);
   return 0;
 }
 

@@ -53,7 +53,7 @@ local seeds = {
     { OP.claim, pool("a"), pool("w1"), now(0), ttl(1) },
     { OP.tick, 2 },
     { OP.count, now(0) },
-    { OP.list, 1, now(0), 0, 3 },
+    { OP.list, 2, now(0), 0, 3 },   -- which = 2 - 1: LEASE_LIST_READY
     { OP.claim, pool("a"), pool("w2"), now(0), ttl(1) },
     { OP.state, pool("a") }),
   -- claim, renew, complete; a late complete and a stale release refused
@@ -71,8 +71,8 @@ local seeds = {
     { OP.tick, 6 },
     { OP.renew, pool("b"), CURRENT, FENCE, now(0), ttl(1) },
     { OP.count, now(0) },
-    { OP.list, 0, now(0), 0, 3 },
-    { OP.list, 2, now(0), 0, 3 }),
+    { OP.list, 1, now(0), 0, 3 },   -- LEASE_LIST_ALL
+    { OP.list, 3, now(0), 0, 3 }),  -- LEASE_LIST_HELD
   -- the batch operations
   batches = program(
     { OP.enqueue_many, 3, pool("a"), pool("a\0"), pool("a") },
@@ -92,7 +92,7 @@ local seeds = {
     { OP.claim, pool("a"), pool("w1"), now(0), { 3 } },
     { OP.claim_many, pool("a"), 2, pool("w1"), nts("\0"), now(0), ttl(1) },
     { OP.claim_next, pool("w1"), now(0), ttl(1), 0 },
-    { OP.list, 6, now(0), 0, 3 },
+    { OP.list, 6, now(0), 0, 3 },   -- 5: no such kind
     { OP.count, NAN_TIME }),
 }
 

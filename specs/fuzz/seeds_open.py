@@ -1,6 +1,7 @@
 # specs/fuzz/seeds_open.py: write the seed corpus of fuzz_open (see the input
 # layout in specs/fuzz/fuzz_open.c) into DIR, with Python's sqlite3 module:
-#   python3 specs/fuzz/seeds_open.py specs/fuzz/corpus/fuzz_open
+#   python3 specs/fuzz/seeds_open.py specs/fuzz/corpus/fuzz_open [specs/fuzz/regress/fuzz_open]
+# (with the second directory, also the regression inputs made by hand)
 # Databases of 512-byte pages: the engine's own table (rollback and WAL mode,
 # idle or with frames in a -wal, read-only opens too), a foreign jobs table,
 # extra columns with a trigger, files cut short, bytes that are no database.
@@ -25,8 +26,8 @@ def make(name, script, wal=False, keep_wal=False):
         return db, w
     c.close()
     return open(p, 'rb').read(), None
-def put(name, flags, db, wal=None):
-    with open(f'{out}/{name}', 'wb') as f:
+def put(name, flags, db, wal=None, to=None):
+    with open(f'{to or out}/{name}', 'wb') as f:
         if wal is None:
             f.write(bytes([flags]) + db)
         else:
@@ -50,6 +51,14 @@ extra, _ = make('extra', SCHEMA.replace('done INTEGER NOT NULL DEFAULT 0)', 'don
                 + "CREATE TRIGGER t AFTER UPDATE ON jobs BEGIN UPDATE jobs SET note = 'u' WHERE id = new.id; END;" + rows)
 put('extra-column-trigger', 0, extra)
 put('truncated-mid-page', 0, lease[:len(lease) - 100])
+# a foreign jobs table whose pages are still in the -wal
+if len(sys.argv) > 2:
+    regress = sys.argv[2]
+    db, w = make('walforeign', "CREATE TABLE t(a); PRAGMA wal_checkpoint; "
+                 "CREATE TABLE jobs(id INTEGER PRIMARY KEY, name TEXT); INSERT INTO jobs VALUES (1, 'x');",
+                 wal=True, keep_wal=True)
+    put('wal-foreign-table-checkpointed-on-refusal', 0, db, w, regress)
+    put('wal-foreign-table-refused-readonly', 1, db, w, regress)
 put('header-only', 0, lease[:100])
 put('not-a-db', 0, b'hello, this is not a database\n' * 4)
 put('one-byte', 0, b'x')

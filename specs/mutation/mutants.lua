@@ -671,4 +671,23 @@ return {
     to = [["PRAGMA query_only=0"]],
     hint = "specs/27-wal_bound_spec.lua",
   },
+  -- Fuzzing: mutants for fuzz_ops's model of the contract.  The hint runs
+  -- the harness over its seed corpus in a clang tree (specs/fuzz/replay.lua),
+  -- so each shows the model catching a broken engine, not only a broken model.
+  {
+    name = "counts-boundary-held", step = "own", file = "src/sqlite/lsq_sql.h",
+    edits = {
+      { from = [[total(done = 0 AND b = 0 AND until <= ?1),"]],
+        to = [[total(done = 0 AND b = 0 AND until < ?1),"]] },
+      { from = [[" total(done = 0 AND b = 0 AND until > ?1)]],
+        to = [[" total(done = 0 AND b = 0 AND until >= ?1)]] },
+    },
+    hint = "specs/fuzz/replay.lua",
+  },
+  {
+    name = "list-ready-boundary-held", step = "own", file = "src/sqlite/lsq_sql.h",
+    from = [[" WHEN 1 THEN done = 0 AND b = 0 AND until <= ?2"]],
+    to = [[" WHEN 1 THEN done = 0 AND b = 0 AND until < ?2"]],
+    hint = "specs/fuzz/replay.lua",
+  },
 }

@@ -167,19 +167,19 @@ static int check_length(lease_db *db, const char *what, size_t len) {
   return LEASE_OK;
 }
 
-/* Resolve LEASE_NTS and refuse NULL or empty byte strings, or too long ones. */
-static int check_bytes(lease_db *db, const char *what, const char *s, size_t *len) {
+/* See lease_int.h. */
+int lease__check_bytes(lease_db *db, const char *what, const char *s, size_t *len) {
   if (!s) return lease__fail(db, LEASE_MISUSE, "%s must not be NULL", what);
   if (*len == LEASE_NTS) *len = strlen(s);
   if (*len == 0) return lease__fail(db, LEASE_MISUSE, "%s must not be empty", what);
   return check_length(db, what, *len);
 }
 
-/* check_bytes for item i (0-based) of a list, named by its 1-based position. */
+/* lease__check_bytes for item i (0-based) of a list, named by its 1-based position. */
 static int check_item(lease_db *db, const char *what, int i, const char *s, size_t *len) {
   char name[48];
   snprintf(name, sizeof name, "%s %d", what, i + 1);
-  return check_bytes(db, name, s, len);
+  return lease__check_bytes(db, name, s, len);
 }
 
 /* Resolve and check an optional result (NULL stays NULL). */
@@ -214,8 +214,8 @@ static int check_write(lease_db *db, lease__write *w, lease__op op, const char *
                        size_t id_len, const char *owner, size_t owner_len) {
   memset(w, 0, sizeof *w);
   w->op = op;
-  if (check_bytes(db, "id", id, &id_len)) return db->rc;
-  if (check_bytes(db, "owner", owner, &owner_len)) return db->rc;
+  if (lease__check_bytes(db, "id", id, &id_len)) return db->rc;
+  if (lease__check_bytes(db, "owner", owner, &owner_len)) return db->rc;
   w->id = id;
   w->id_len = id_len;
   w->owner = owner;
@@ -310,7 +310,7 @@ int lease_init(lease_db *db) {
 /* See lease.h (contract step 2). */
 int lease_enqueue(lease_db *db, const char *id, size_t id_len, int *reason) {
   CHECK_DB(db);
-  if (check_bytes(db, "id", id, &id_len)) return db->rc;
+  if (lease__check_bytes(db, "id", id, &id_len)) return db->rc;
   return db->be->enqueue(db, id, id_len, reason);
 }
 
@@ -342,7 +342,7 @@ int lease_state(lease_db *db, const char *id, size_t id_len, lease_row *row, int
   CHECK_DB(db);
   if (!row || !found) return lease__fail(db, LEASE_MISUSE, "row and found must not be NULL");
   *found = 0;
-  if (check_bytes(db, "id", id, &id_len)) return db->rc;
+  if (lease__check_bytes(db, "id", id, &id_len)) return db->rc;
   return db->be->state(db, id, id_len, row, found);
 }
 
@@ -404,7 +404,7 @@ int lease_complete_many(lease_db *db, const char *owner, size_t owner_len, doubl
   if (n < 0 || (n > 0 && !items)) return lease__fail(db, LEASE_MISUSE, "items must hold n entries");
   memset(&w, 0, sizeof w);
   w.op = LEASE__COMPLETE;
-  if (check_bytes(db, "owner", owner, &owner_len)) return db->rc;
+  if (lease__check_bytes(db, "owner", owner, &owner_len)) return db->rc;
   if (check_now(db, &w, now)) return db->rc;
   w.owner = owner;
   w.owner_len = owner_len;
@@ -429,7 +429,7 @@ int lease_claim_next(lease_db *db, const char *owner, size_t owner_len, double n
   if (max < 1) return lease__fail(db, LEASE_MISUSE, "max must be at least 1");
   memset(&w, 0, sizeof w);
   w.op = LEASE__CLAIM;
-  if (check_bytes(db, "owner", owner, &owner_len)) return db->rc;
+  if (lease__check_bytes(db, "owner", owner, &owner_len)) return db->rc;
   if (check_time(db, &w, now, ttl)) return db->rc;
   w.owner = owner;
   w.owner_len = owner_len;

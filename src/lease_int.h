@@ -139,6 +139,11 @@ int lease__fail(lease_db *db, int rc, const char *fmt, ...)
 */
 int lease__set_error(lease_db *db, int rc, int xrc, const char *msg);
 
+/* Resolve LEASE_NTS in *len and refuse a NULL or empty byte string, or one
+** longer than the backend can store (LEASE_MISUSE, the message naming it by
+** what).  Every id and owner goes through it before a backend sees it. */
+int lease__check_bytes(lease_db *db, const char *what, const char *s, size_t *len);
+
 /* lease__reserve: make room for n bytes in db->buf.  LEASE_OK or LEASE_NOMEM. */
 int lease__reserve(lease_db *db, size_t n);
 

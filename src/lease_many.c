@@ -143,25 +143,19 @@ static int many_check(lease_db *db, const char *id, size_t *id_len,
                       const char *const *owners, const size_t *owner_lens, size_t n,
                       double now, double ttl, const int64_t *fences, size_t *lens) {
   const char *why;
-  char msg[128];
+  char name[48];
   size_t i;
+  int rc;
   if (!fences) return lease__set_error(db, LEASE_MISUSE, 0, "fences must not be NULL");
   if (!owners) return lease__set_error(db, LEASE_MISUSE, 0, "owners must not be NULL");
   if (n == 0) return lease__set_error(db, LEASE_MISUSE, 0, "owners must not be empty");
-  if (!id) return lease__set_error(db, LEASE_MISUSE, 0, "id must not be NULL");
-  if (*id_len == LEASE_NTS) *id_len = strlen(id);
-  if (*id_len == 0) return lease__set_error(db, LEASE_MISUSE, 0, "id must not be empty");
+  if ((rc = lease__check_bytes(db, "id", id, id_len)) != LEASE_OK) return rc;
   for (i = 0; i < n; i++) {
-    if (!owners[i]) {
-      snprintf(msg, sizeof msg, "owners[%zu] must not be NULL", i);
-      return lease__set_error(db, LEASE_MISUSE, 0, msg);
-    }
+    /* Every owner, its length included, is checked before any thread
+    ** starts: a refused argument must leave the job as it was. */
+    snprintf(name, sizeof name, "owners[%zu]", i);
     lens[i] = owner_lens ? owner_lens[i] : LEASE_NTS;
-    if (lens[i] == LEASE_NTS) lens[i] = strlen(owners[i]);
-    if (lens[i] == 0) {
-      snprintf(msg, sizeof msg, "owners[%zu] must not be empty", i);
-      return lease__set_error(db, LEASE_MISUSE, 0, msg);
-    }
+    if ((rc = lease__check_bytes(db, name, owners[i], &lens[i])) != LEASE_OK) return rc;
   }
   if (lease_check_time(now, ttl, &why)) return lease__set_error(db, LEASE_MISUSE, 0, why);
   /* Each worker opens the file anew: a private database would be a

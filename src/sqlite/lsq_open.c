@@ -439,8 +439,10 @@ static int open_connection(lease_db *db) {
 ** not a database, cut short, corrupt, or whose jobs table is another's,
 ** stays byte-for-byte as it was, with no -wal or -shm left beside it (a
 ** WAL file without a -wal is checked through an immutable connection,
-** which then stands for this one's check).  Then the settings, then the
-** table and index when missing.
+** which then stands for this one's check).  Then the table and index when
+** missing, each in its own transaction that a failure rolls back, and only
+** then the settings: switching a rollback-journal file to WAL rewrites its
+** header, so it comes last, when nothing can refuse the file any more.
 */
 int lsq_open(lease_db *db) {
   lsq_conn *c = calloc(1, sizeof *c);
@@ -453,8 +455,12 @@ int lsq_open(lease_db *db) {
   rc = check_file(db, &precheck);
   if (rc == LEASE_OK && precheck) rc = check_schema_immutable(db, &missing);
   else if (rc == LEASE_OK) rc = check_schema(db, c->sql, &missing);
-  if (rc == LEASE_OK) rc = set_pragmas(db);
   if (rc == LEASE_OK) rc = create_missing(db, missing);
+  if (rc == LEASE_OK) rc = set_pragmas(db);
+  /* A refused file stays as it was: closing the last connection would
+  ** otherwise checkpoint a -wal it came with into the main file. */
+  if (rc != LEASE_OK && c->sql)
+    sqlite3_db_config(c->sql, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)NULL);
   return rc;
 }
 

@@ -1,13 +1,16 @@
 -- scripts/soak.lua: the soak's driver (run it through scripts/soak).
 --
 --   build/lease scripts/soak.lua --host build/lease [--full] [--claims N]
---       [--procs P] [--threads T] [--jobs J] [--ttl S] [--db PATH] [--keep]
+--       [--procs P] [--threads T] [--jobs J] [--ttl S] [--sync full|normal]
+--       [--db PATH] [--keep]
 --
 -- Enqueues J jobs in a fresh database, starts P worker processes
 -- (scripts/soak_worker.lua) of T threads each, all starting at the same
 -- wall-clock second, which claim random jobs with a short lease (TTL
 -- seconds, so most claims find the lease expired and the job is claimed
--- again and again) until N claims were granted in all.  Then it checks, from
+-- again and again) until N claims were granted in all.  --sync sets the
+-- workers' synchronous option (default "full", the engine's default; with
+-- "normal" a claim costs no fsync, and the run measures the locking alone).  Then it checks, from
 -- the workers' logs and the database:
 --   - no (id, fence) pair was handed out twice;
 --   - each job's fences are exactly 1 .. its stored fence, no gap (every
@@ -21,6 +24,7 @@
 local lease = require("lease")
 
 local opts = { claims = 20000, procs = 4, threads = 8, jobs = 16, ttl = 0.001 }
+local sync = "full"
 local host, dbpath, keep
 local i = 1
 local function die(msg, code)
@@ -33,6 +37,10 @@ while arg[i] do
   elseif a == "--keep" then keep = true; i = i + 1
   elseif a == "--host" then host = v; i = i + 2
   elseif a == "--db" then dbpath = v; i = i + 2
+  elseif a == "--sync" then
+    if v ~= "full" and v ~= "normal" then die("--sync must be full or normal") end
+    sync = v
+    i = i + 2
   elseif opts[a:match("^%-%-(%a+)$") or ""] then
     local n = tonumber(v)
     if not n or n <= 0 then die("bad value for " .. a .. ": " .. tostring(v)) end
@@ -73,8 +81,8 @@ end
 local load = io.open("/proc/loadavg")
 local loadavg = load and load:read("l"):match("^(%S+ %S+ %S+)") or "?"
 if load then load:close() end
-print(("soak: %d claims by %d processes x %d threads on %d jobs, ttl %g s, db %s, load %s")
-  :format(opts.claims, opts.procs, opts.threads, opts.jobs, opts.ttl, dbpath, loadavg))
+print(("soak: %d claims by %d processes x %d threads on %d jobs, ttl %g s, synchronous %s, db %s, load %s")
+  :format(opts.claims, opts.procs, opts.threads, opts.jobs, opts.ttl, sync, dbpath, loadavg))
 io.stdout:flush()
 
 -- Start the workers; they begin together at t0.
@@ -84,7 +92,7 @@ for p = 1, opts.procs do
   local quota = opts.claims // opts.procs + (p <= opts.claims % opts.procs and 1 or 0)
   local cmd = table.concat({ sh(host), sh(here .. "/soak_worker.lua"), sh(dbpath), sh(prefix),
     p, opts.threads, quota, opts.jobs, ("%.17g"):format(opts.ttl), ("%.17g"):format(t0),
-    p * 7919 + os.time() % 1000 }, " ")
+    p * 7919 + os.time() % 1000, sync }, " ")
   pipes[p] = assert(io.popen(cmd .. " 2>&1", "r"))
 end
 local failed, sums = false, { 0, 0, 0, 0 }
@@ -102,6 +110,9 @@ for p = 1, opts.procs do
 end
 local elapsed = lease.now() - t0
 if failed then os.exit(1) end
+load = io.open("/proc/loadavg")
+local loadend = load and load:read("l"):match("^(%S+ %S+ %S+)") or "?"
+if load then load:close() end
 
 -- Read every log: seen[job][fence] = true.
 local seen, count, dups, order = {}, 0, 0, 0
@@ -141,8 +152,8 @@ end
 
 local ok = dups == 0 and order == 0 and gaps == 0 and mismatched == 0 and sums[4] == 0
   and count == opts.claims and sums[2] == opts.claims
-print(("soak: %d claims granted (%d attempts, %d refused as held, %d busy) in %.1f s: %.0f claims/s")
-  :format(count, sums[1], sums[3], sums[4], elapsed, count / elapsed))
+print(("soak: %d claims granted (%d attempts, %d refused as held, %d busy) in %.1f s: %.0f claims/s; load %s")
+  :format(count, sums[1], sums[3], sums[4], elapsed, count / elapsed, loadend))
 print(("soak: fences handed out twice %d, gaps %d, out of order within a thread %d,"
   .. " above the stored fence %d: %s"):format(dups, gaps, order, mismatched, ok and "ok" or "FAILED"))
 if not keep then remove_all() end

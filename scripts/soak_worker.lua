@@ -1,10 +1,10 @@
 -- scripts/soak_worker.lua: one process of the soak (scripts/soak), run by
 -- the host program:
 --
---   build/lease scripts/soak_worker.lua DB LOGPREFIX PROC THREADS QUOTA JOBS TTL START SEED
+--   build/lease scripts/soak_worker.lua DB LOGPREFIX PROC THREADS QUOTA JOBS TTL START SEED SYNC
 --
 -- Runs THREADS native threads (lease.thread), each with its own handle on
--- DB.  Each waits until the wall clock reaches START, then claims random
+-- DB, opened with synchronous = SYNC ("full" or "normal").  Each waits until the wall clock reaches START, then claims random
 -- jobs job1..jobJOBS as owner "p<PROC>t<k>" with now = lease.now() and the
 -- given TTL (seconds) until it was granted its share of QUOTA claims.
 -- Every granted claim is one line "id fence owner" in the thread's own log
@@ -15,11 +15,11 @@
 local lease = require("lease")
 local thread = require("lease.thread")
 
-local db, prefix, proc, nthreads, quota, njobs, ttl, start, seed = table.unpack(arg, 1, 9)
+local db, prefix, proc, nthreads, quota, njobs, ttl, start, seed, sync = table.unpack(arg, 1, 10)
 proc, nthreads, quota, njobs = tonumber(proc), tonumber(nthreads), tonumber(quota), tonumber(njobs)
 ttl, start, seed = tonumber(ttl), tonumber(start), tonumber(seed)
-assert(proc and nthreads and quota and njobs and ttl and start and seed,
-  "usage: soak_worker.lua DB LOGPREFIX PROC THREADS QUOTA JOBS TTL START SEED")
+assert(proc and nthreads and quota and njobs and ttl and start and seed and sync,
+  "usage: soak_worker.lua DB LOGPREFIX PROC THREADS QUOTA JOBS TTL START SEED SYNC")
 
 --- One thread's loop (runs in its own Lua state: no upvalues but _ENV).
 -- @tparam string path the database file
@@ -30,11 +30,12 @@ assert(proc and nthreads and quota and njobs and ttl and start and seed,
 -- @tparam number ttl lease length, seconds
 -- @tparam number t0 wall-clock second to start at
 -- @tparam integer rseed random seed
+-- @tparam string sync "full" or "normal": the handle's synchronous option
 -- @treturn integer attempts, granted, held (refused: the lease was valid), busy
 -- @raise any database error other than busy
-local function loop(path, logpath, owner, want, jobs, ttl, t0, rseed)
+local function loop(path, logpath, owner, want, jobs, ttl, t0, rseed, sync)
   local lease = require("lease")
-  local d <close> = lease.open(path)
+  local d <close> = lease.open(path, { synchronous = sync })
   local log = assert(io.open(logpath, "w"))
   log:setvbuf("full")
   math.randomseed(rseed)
@@ -64,7 +65,7 @@ local threads = {}
 for k = 1, nthreads do
   local want = quota // nthreads + (k <= quota % nthreads and 1 or 0)
   threads[k] = thread.spawn(loop, db, ("%s.p%d.t%d.log"):format(prefix, proc, k),
-    ("p%dt%d"):format(proc, k), want, njobs, ttl, start, seed * 100 + k)
+    ("p%dt%d"):format(proc, k), want, njobs, ttl, start, seed * 100 + k, sync)
 end
 local total = { 0, 0, 0, 0 }
 for k = 1, nthreads do

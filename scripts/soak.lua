@@ -27,6 +27,9 @@ local opts = { claims = 20000, procs = 4, threads = 8, jobs = 16, ttl = 0.001 }
 local sync = "full"
 local host, dbpath, keep
 local i = 1
+--- Print msg on stderr and end the run.
+-- @tparam string msg what went wrong
+-- @tparam[opt=2] integer code the exit status (2: bad usage, 1: a check failed)
 local function die(msg, code)
   io.stderr:write("soak: ", msg, "\n")
   os.exit(code or 2)
@@ -55,6 +58,9 @@ for _, k in ipairs({ "claims", "procs", "threads", "jobs" }) do
 end
 if not host then die("--host PATH (the lease program) is required") end
 
+--- Quote s for the shell.
+-- @tparam string s any bytes
+-- @treturn string s in single quotes
 local function sh(s) return "'" .. tostring(s):gsub("'", [['\'']]) .. "'" end
 local here = (debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")) or "."
 if not dbpath then
@@ -63,6 +69,7 @@ if not dbpath then
   dbpath = dbpath .. ".soak.db"
 end
 local prefix = dbpath .. ".log"
+--- Remove the database, the files SQLite keeps beside it and the workers' logs.
 local function remove_all()
   for _, sfx in ipairs({ "", "-wal", "-shm", "-journal" }) do os.remove(dbpath .. sfx) end
   for p = 1, opts.procs do

@@ -846,6 +846,24 @@ static void remove_files(const char *path) {
   }
 }
 
+/* The number n of a name "<prefix><n>" given as (p, len) bytes, or -1 when
+** it is not one (NULL, too long, other bytes): a database that survived a
+** broken sync may hold anything, a NULL id included. */
+static int name_number(const char *p, size_t len, const char *prefix) {
+  char buf[32];
+  size_t k = strlen(prefix), i;
+  int n = 0;
+  if (!p || len <= k || len >= sizeof buf) return -1;
+  memcpy(buf, p, len);
+  buf[len] = 0;
+  if (strncmp(buf, prefix, k) != 0) return -1;
+  for (i = k; i < len; i++) {
+    if (buf[i] < '0' || buf[i] > '9' || n > 100000) return -1;
+    n = n * 10 + (buf[i] - '0');
+  }
+  return n;
+}
+
 /* Read the recovered database into *m through the public API; 0 on success. */
 static int read_state(lease_db *db, mstate *m, char *why, size_t whylen) {
   lease_row rows[MAX_JOBS + 1];
@@ -858,16 +876,17 @@ static int read_state(lease_db *db, mstate *m, char *why, size_t whylen) {
     return -1;
   }
   for (i = 0; i < n; i++) {
-    int k = -1, o = -1;
+    int k = name_number(rows[i].id, rows[i].id_len, "job"), o;
     mjob *j;
-    if (sscanf(rows[i].id, "job%d", &k) != 1 || k < 0 || k >= MAX_JOBS || m->j[k].exists) {
-      snprintf(why, whylen, "unexpected row %.*s", (int)rows[i].id_len, rows[i].id);
+    if (k < 0 || k >= MAX_JOBS || m->j[k].exists) {
+      snprintf(why, whylen, "unexpected row %.*s", rows[i].id ? (int)rows[i].id_len : 6,
+               rows[i].id ? rows[i].id : "(NULL)");
       return -1;
     }
     j = &m->j[k];
     j->exists = 1;
-    if (rows[i].owner && sscanf(rows[i].owner, "w%d", &o) != 1) o = -2;
-    j->owner = rows[i].owner ? o : -1;
+    o = name_number(rows[i].owner, rows[i].owner_len, "w");
+    j->owner = rows[i].owner ? (o >= 0 ? o : -2) : -1;
     j->until = rows[i].until;
     j->fence = rows[i].fence;
     j->done = rows[i].done;
@@ -1063,7 +1082,7 @@ static int trial(const char *path, int normal, int lying, int full, uint64_t see
       if (verbose || (!expect_violations && t->violations <= 3))
         fprintf(stderr, "powerloss: violation (--replay %llu,%lld,%s,%s --ops %d): %s\n",
                 (unsigned long long)seed, (long long)crash_point, mode_names[mode],
-                normal ? "normal" : "full", nops, why);
+                lying ? "lying" : normal ? "normal" : "full", nops, why);
     }
     free(snap);
   }
@@ -1142,7 +1161,10 @@ static int phase(const char *path, int normal, int lying, int full, uint64_t see
     ssize_t got = read(fds[w], &u, sizeof u);
     close(fds[w]);
     waitpid(pids[w], &status, 0);
-    if (got != (ssize_t)sizeof u || !WIFEXITED(status) || WEXITSTATUS(status) != 0) bad = 1;
+    if (got != (ssize_t)sizeof u || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      fprintf(stderr, "powerloss: worker %d ended with status %d\n", w, status);
+      bad = 1;
+    }
     else add_tally(t, &u);
   }
   return bad || t->errors ? -1 : 0;
@@ -1202,7 +1224,8 @@ int main(int argc, char **argv) {
   install_shim();
   snprintf(path, sizeof path, "%s/powerloss-%ld.db", dir, (long)getpid());
   if (replay) {
-    /* one trial as a violation message names it: SEED,AT,MODE,SYNC */
+    /* one trial as a violation message names it: SEED,AT,MODE,SYNC with
+    ** SYNC full, normal or lying (FULL with the sync that lies) */
     unsigned long long rs = 0;
     long long at = 0;
     char mode[16] = "", sync[16] = "full";
@@ -1212,8 +1235,8 @@ int main(int argc, char **argv) {
     if (m == LOSS_COUNT) goto usage;
     memset(&t, 0, sizeof t);
     verbose = keep_files = 1;
-    if (trial(path, strcmp(sync, "normal") == 0, 0, strcmp(sync, "normal") != 0, rs, nops,
-              at, m, &t) != 0)
+    if (trial(path, strcmp(sync, "normal") == 0, strcmp(sync, "lying") == 0,
+              strcmp(sync, "normal") != 0, rs, nops, at, m, &t) != 0)
       return 1;
     printf("powerloss: replay %s: %s; files kept at %s\n", replay,
            t.violations ? "violation" : "ok", path);

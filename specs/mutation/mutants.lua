@@ -690,4 +690,18 @@ return {
     to = [[" WHEN 1 THEN done = 0 AND b = 0 AND until < ?2"]],
     hint = "specs/fuzz/replay.lua",
   },
+  -- Power loss, simulated (specs/faults/powerloss.c): the test itself must
+  -- see a sync that makes nothing durable and a FULL run lowered to NORMAL --
+  {
+    name = "powerloss-sync-makes-nothing-durable", step = "own", file = "specs/faults/powerloss.c",
+    from = "  if (!lying_sync) clear_log(p->t);",
+    to = "  if (0) clear_log(p->t);",
+    hint = "specs/faults/powerloss.lua",
+  },
+  {
+    name = "powerloss-full-run-at-normal", step = "own", file = "specs/faults/powerloss.c",
+    from = "  if (normal) opt.synchronous = LEASE_SYNC_NORMAL;\n  remove_files(path);",
+    to = "  opt.synchronous = LEASE_SYNC_NORMAL;\n  remove_files(path);",
+    hint = "specs/faults/powerloss.lua",
+  },
 }

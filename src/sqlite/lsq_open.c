@@ -70,7 +70,9 @@ static int check_length(lease_db *db, const unsigned char *hdr, long long size) 
 ** (check_length) is refused as corrupt: SQLite itself opens one that is not
 ** a whole number of pages, reads the missing tail as zeros and writes to
 ** it.  A -wal file holding frames may complete the file (a checkpoint
-** rewrites it), so then the check is SQLite's.  The size is read before
+** rewrites it), and so may a hot -journal (a power loss inside a rollback
+** transaction, such as the one that creates the table of a new file: the
+** first read rolls it back), so then the check is SQLite's.  The size is read before
 ** the -wal is looked at: a checkpoint extending the file runs only while
 ** the -wal holds frames.
 **
@@ -84,7 +86,7 @@ static int check_file(lease_db *db, int *precheck) {
   sqlite3_file *f = NULL;
   long long size;
   unsigned char hdr[100];
-  const char *name = sqlite3_db_filename(sql, "main"), *wal;
+  const char *name = sqlite3_db_filename(sql, "main"), *wal, *journal;
   struct stat st;
   int src, walfile = 0, rc;
   *precheck = 0;
@@ -105,6 +107,8 @@ static int check_file(lease_db *db, int *precheck) {
     walfile = 1;
     if (st.st_size > 0) return LEASE_OK;
   }
+  journal = sqlite3_filename_journal(name);
+  if (journal && stat(journal, &st) == 0 && st.st_size > 0) return LEASE_OK;
   if ((rc = check_length(db, hdr, size)) != LEASE_OK) return rc;
   *precheck = !walfile && (hdr[18] == 2 || hdr[19] == 2);
   return LEASE_OK;

@@ -6,7 +6,9 @@
 ** (5.4, 5.3, 5.1 or LuaJIT 2.1) through lease_lua_compat.h; on a Lua
 ** before 5.4, -W is accepted and does nothing (no warnings there), the
 ** collector keeps its incremental mode, and before 5.3 only LUA_INIT (no
-** versioned variable) is read, as that version's lua.c does.
+** versioned variable) is read, as that version's lua.c does; on 5.1 and
+** LuaJIT, -E sets package.path and package.cpath to their defaults itself
+** (PUC Lua 5.1's package library knows no LUA_NOENV).
 **
 **   lease [options] [script [args]]   as lua: -e stat, -l mod, -l g=mod,
 **                                     -i, -v, -E, -W, --, - (stdin)

@@ -14,9 +14,8 @@ local EXACT = 9007199254740992
 -- 2^53 in magnitude, so that it is exact.
 -- @param x any value
 -- @treturn boolean
-compat.is_integer = math.type and function(x)
-  return math.type(x) == "integer"
-end or function(x)
+function compat.is_integer(x)
+  if math.type then return math.type(x) == "integer" end
   return type(x) == "number" and x == math.floor(x) and x >= -EXACT and x <= EXACT
 end
 

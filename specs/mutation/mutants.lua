@@ -606,8 +606,8 @@ return {
   },
   {
     name = "compat-float-taken-as-integer", step = "own", file = "lua/lease/compat.lua",
-    from = "  return math.type(x) == \"integer\"\n",
-    to = "  return math.type(x) ~= nil\n",
+    from = "  if math.type then return math.type(x) == \"integer\" end\n",
+    to = "  if math.type then return math.type(x) ~= nil end\n",
     hint = "specs/26-compat_spec.lua",
   },
 

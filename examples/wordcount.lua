@@ -39,7 +39,9 @@ while arg[i] do
     if arg[i] == nil then usage(a .. " needs a value") end
     return arg[i]
   end
-  if a == "-j" then opt.j = math.tointeger(tonumber(value())) or usage("-j needs an integer")
+  if a == "-j" then
+    local n = tonumber(value())   -- math.floor gives an integer on 5.3 and 5.4
+    opt.j = n and n == math.floor(n) and n < 2 ^ 31 and math.floor(n) or usage("-j needs an integer")
   elseif a == "--ttl" then opt.ttl = tonumber(value()) or usage("--ttl needs a number")
   elseif a == "--stall" then opt.stall = tonumber(value()) or usage("--stall needs a number")
   elseif a == "--db" then opt.db = value()
@@ -91,35 +93,48 @@ if opt.stall > 0 then
   for k = 1, nstall do stall_ids[files[math.floor((k - 1) * #files / nstall) + 1]] = true end
 end
 
-local db <close> = lease.open(path)
-db:enqueue_many(files)
-print(string.format("wordcount: %d files from %s into %s; %d workers, ttl %g s, %d stalled",
-  #files, opt.dir, path, opt.j, opt.ttl, nstall))
+--- Fill db with the jobs, run the pool, and check the database as stored.
+-- @param db the lease handle on path
+-- @treturn boolean whether the self-check passed
+local function run(db)
+  db:enqueue_many(files)
+  print(string.format("wordcount: %d files from %s into %s; %d workers, ttl %g s, %d stalled",
+    #files, opt.dir, path, opt.j, opt.ttl, nstall))
 
-local worker = (debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "wordcount_worker.lua"
-local tty = os.execute("[ -t 2 ]") == true
-local summary = pool.run({
-  db = path, worker = worker, workers = opt.j, ttl = opt.ttl, poll = 0.02,
-  args = { stall_ids = stall_ids }, progress = tty,
-})
-print(pool.format(summary))
+  local worker = (debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "wordcount_worker.lua"
+  local tty = os.execute("[ -t 2 ]") == true
+  local summary = pool.run({
+    db = path, worker = worker, workers = opt.j, ttl = opt.ttl, poll = 0.02,
+    args = { stall_ids = stall_ids }, progress = tty,
+  })
+  print(pool.format(summary))
 
--- The self-check, against the database as stored.
-local _, top10 = dofile(worker)
-local once, match, problems = 0, 0, {}
-for _, f in ipairs(files) do
-  local s = db:state(f)
-  local times = summary.completed[f] or 0
-  if s and s.done and times == 1 then once = once + 1
-  else problems[#problems + 1] = string.format("%s: done=%s, completed %d times", f, tostring(s and s.done), times) end
-  if s and s.result == top10(f) then match = match + 1
-  else problems[#problems + 1] = f .. ": stored result differs from a fresh count" end
+  -- The self-check, against the database as stored.
+  local _, top10 = dofile(worker)
+  local once, match, problems = 0, 0, {}
+  for _, f in ipairs(files) do
+    local s = db:state(f)
+    local times = summary.completed[f] or 0
+    if s and s.done and times == 1 then once = once + 1
+    else problems[#problems + 1] = string.format("%s: done=%s, completed %d times", f, tostring(s and s.done), times) end
+    if s and s.result == top10(f) then match = match + 1
+    else problems[#problems + 1] = f .. ": stored result differs from a fresh count" end
+  end
+  local ok = once == #files and match == #files and #summary.failed == 0
+    and (nstall == 0 or summary.refused + summary.renew_refused > 0)
+  print(string.format("self-check: %d/%d jobs done exactly once, %d/%d results equal a fresh count, "
+    .. "%d stale completions refused: %s", once, #files, match, #files, summary.refused,
+    ok and "ok" or "FAILED"))
+  for _, p in ipairs(problems) do print("  " .. p) end
+  return ok
 end
-local ok = once == #files and match == #files and #summary.failed == 0
-  and (nstall == 0 or summary.refused + summary.renew_refused > 0)
-print(string.format("self-check: %d/%d jobs done exactly once, %d/%d results equal a fresh count, "
-  .. "%d stale completions refused: %s", once, #files, match, #files, summary.refused,
-  ok and "ok" or "FAILED"))
-for _, p in ipairs(problems) do print("  " .. p) end
+
+-- The handle is closed when run ends, however it ends (every Lua version:
+-- no `<close>`); an error is raised again after the close.
+local db = lease.open(path)
+local ran, res = pcall(run, db)
+db:close()
+if not ran then error(res, 0) end
+local ok = res
 print("inspect the jobs with: " .. (arg[-1] or "lease") .. " jobs " .. path)
 os.exit(ok and 0 or 1)

@@ -17,7 +17,7 @@ local lease = require("lease")
 -- @raise when the file cannot be read
 local function top10(path)
   local f = assert(io.open(path, "rb"))
-  local text = f:read("a")
+  local text = f:read("*a")   -- "*a": every Lua version reads it as "all"
   f:close()
   local counts = {}
   for word in text:lower():gmatch("%a+") do counts[word] = (counts[word] or 0) + 1 end

@@ -83,16 +83,25 @@ describe("lease jobs and lease show", function()
       assert.is_truthy(db:claim("u" .. i, "w", 0, u))
     end
     db:close()
-    -- a fence above 2^53, where a float would round it
+    -- a fence above 2^53, where a float would round it: written exactly on a
+    -- Lua with integers; on one without (5.1, LuaJIT) the command fails and
+    -- says why, never writing a rounded fence
     H.sqlite3(path, "UPDATE jobs SET fence = 9007199254740993 WHERE id = 'u1'")
+    if not H.integers then
+      local status, out, err = run({ "jobs", path, "--json", "--now", "0" })
+      assert.are.equal(1, status)
+      assert.are.equal("", out)
+      assert.truthy(err:find("fence 9007199254740993 is above 2^53", 1, true), err)
+      H.sqlite3(path, "UPDATE jobs SET fence = 1 WHERE id = 'u1'")
+    end
     local function check(j)
       local i = tonumber(j.id:sub(2))
       local stored = lease.state(path, j.id)
       assert.are.equal(untils[i], stored["until"])
-      assert.are.equal(math.type(stored["until"]), math.type(j["until"]), j.id)
+      if H.integers then assert.are.equal(math.type(stored["until"]), math.type(j["until"]), j.id) end
       assert.is_true(stored["until"] == j["until"], string.format("%s: %.17g read back as %.17g",
         j.id, stored["until"], j["until"]))
-      assert.are.equal("integer", math.type(j.fence))
+      assert.is_true(H.is_integer(j.fence), tostring(j.fence))
       assert.are.equal(stored.fence, j.fence)
     end
     local status, out = run({ "jobs", path, "--json", "--now", "0" })
@@ -100,17 +109,19 @@ describe("lease jobs and lease show", function()
     local list = json.decode(out)
     assert.are.equal(#untils, #list)
     for _, j in ipairs(list) do check(j) end
-    assert.are.equal(9007199254740993, list[1].fence)
+    assert.are.equal(H.integers and 9007199254740993 or 1, list[1].fence)
     for i = 1, #untils do
       status, out = run({ "show", path, "u" .. i, "--json" })
       assert.are.equal(0, status)
       check(json.decode(out))
     end
     -- the shortest text that reads back exactly, and a float stays a float
+    -- (a Lua without integers has no float subtype to keep: its integral
+    -- numbers are written as integers)
     assert.truthy(out:find('"until":123456789.98765431,', 1, true), out)
     status, out = run({ "show", path, "u5", "--json" })
     assert.are.equal(0, status)
-    assert.truthy(out:find('"until":1700000030.0,', 1, true), out)
+    assert.truthy(out:find(H.integers and '"until":1700000030.0,' or '"until":1700000030,', 1, true), out)
   end)
 
   it("never writes NaN or inf as a JSON number", function()

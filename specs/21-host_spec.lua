@@ -1,7 +1,14 @@
--- The host program build/lease (src/host.c): a Lua 5.4 host with lease and
--- lease.thread preloaded, shaped like lua.c.  Sanitizer trees run every
+-- The host program build/lease (src/host.c): a Lua host (the version the
+-- tree is built for) with lease and lease.thread preloaded, shaped like
+-- lua.c.  Sanitizer trees run every
 -- spec through it; these check its own command line.
 local H = require("helpers")
+
+-- The Lua version the specs (and so the host, built for the same Lua) run:
+-- "5.4", "5.3" or "5.1" (LuaJIT too).
+local VERSION = _VERSION:match("%d+%.%d+")
+-- The versioned init variable lua.c reads first (5.3 on): LUA_INIT_5_4, ...
+local INIT_VERSIONED = VERSION ~= "5.1" and "LUA_INIT_" .. VERSION:gsub("%.", "_") or nil
 
 -- The host program's path, absolute (specs below run it in other directories).
 local function exe()
@@ -9,7 +16,7 @@ local function exe()
   if not e or e == "" then e = (os.getenv("LEASE_BUILD_DIR") or "build") .. "/lease" end
   if e:sub(1, 1) ~= "/" then
     local p = io.popen("pwd")
-    e = p:read("l") .. "/" .. e
+    e = p:read("*l") .. "/" .. e
     p:close()
   end
   return e
@@ -30,10 +37,10 @@ local function host(args, stdin, deadline, dir, env)
   local vars = {}
   for k, v in pairs(env or {}) do vars[#vars + 1] = k .. "=" .. H.sh(v) end
   local cmd = (dir and ("cd " .. H.sh(dir) .. " && ") or "")
-    .. (#vars > 0 and ("env -u LUA_INIT -u LUA_INIT_5_4 " .. table.concat(vars, " ") .. " ") or "")
+    .. (#vars > 0 and ("env -u LUA_INIT -u LUA_INIT_5_4 -u LUA_INIT_5_3 " .. table.concat(vars, " ") .. " ") or "")
     .. "timeout " .. (deadline or 60) .. " " .. H.sh(exe()) .. " " .. args
     .. " <" .. H.sh(base .. ".in") .. " >" .. H.sh(base .. ".out") .. " 2>" .. H.sh(base .. ".err")
-  local _, _, status = os.execute(cmd)
+  local status = H.execute(cmd)
   local out, err = H.read(base .. ".out"), H.read(base .. ".err")
   os.remove(base .. ".out"); os.remove(base .. ".err"); os.remove(base .. ".in")
   return status, out, err
@@ -53,7 +60,8 @@ describe("the lease host program", function()
   it("prints its version and its usage", function()
     local status, out, err = host("-v")
     assert.are.equal(0, status)
-    assert.matches("^lease " .. H.lease.version:gsub("%.", "%%.") .. " %(Lua 5%.4%.%d+, SQLite 3%.[%d.]+%)\n$", out)
+    assert.matches("^lease " .. H.lease.version:gsub("%.", "%%.") .. " %(Lua " .. VERSION:gsub("%.", "%%.")
+      .. "%.%d+, SQLite 3%.[%d.]+%)\n$", out)
     assert.are.equal("", err)
     status, out = host("--help")
     assert.are.equal(0, status)
@@ -218,7 +226,7 @@ describe("the lease host program", function()
     assert.truthy(err:find("piped failure", 1, true), err)
   end)
 
-  it("runs LUA_INIT_5_4, else LUA_INIT (code or @file), unless -E", function()
+  it("runs LUA_INIT_5_4 (LUA_INIT_5_3 on 5.3; none on 5.1), else LUA_INIT (code or @file), unless -E", function()
     local init = H.path("init") .. ".lua"
     H.write(init, "print('init file')\n")
     local e = " -e " .. H.sh("print('main')")
@@ -226,9 +234,16 @@ describe("the lease host program", function()
     assert.are.equal("", err)
     assert.are.equal(0, status)
     assert.are.equal("init\nmain\n", out)
-    status, out = host(e, nil, nil, nil, { LUA_INIT = "print('init')", LUA_INIT_5_4 = "print('init 5.4')" })
+    if INIT_VERSIONED then
+      status, out = host(e, nil, nil, nil, { LUA_INIT = "print('init')", [INIT_VERSIONED] = "print('init versioned')" })
+      assert.are.equal(0, status)
+      assert.are.equal("init versioned\nmain\n", out)
+    end
+    -- another version's variable is not this one's
+    status, out = host(e, nil, nil, nil, { LUA_INIT = "print('init')",
+      [VERSION == "5.4" and "LUA_INIT_5_3" or "LUA_INIT_5_4"] = "print('other version')" })
     assert.are.equal(0, status)
-    assert.are.equal("init 5.4\nmain\n", out)
+    assert.are.equal("init\nmain\n", out)
     status, out = host(e, nil, nil, nil, { LUA_INIT = "@" .. init })
     assert.are.equal(0, status)
     assert.are.equal("init file\nmain\n", out)
@@ -251,7 +266,14 @@ describe("the lease host program", function()
     os.remove(init)
   end)
 
-  it("turns warnings on with -W", function()
+  it("turns warnings on with -W (5.4; accepted and without effect before, which has no warnings)", function()
+    if VERSION ~= "5.4" then
+      local status, out, err = host("-W -e " .. H.sh("print(warn)"))
+      assert.are.equal(0, status)
+      assert.are.equal("nil\n", out)
+      assert.are.equal("", err)
+      return
+    end
     local status, _, err = host("-e " .. H.sh("warn('quiet')"))
     assert.are.equal(0, status)
     assert.are.equal("", err)
@@ -274,14 +296,14 @@ describe("the lease host program", function()
   end)
 
   it("gives a prompt with no arguments on a terminal", function()
-    if not os.execute("command -v script >/dev/null 2>&1") then
+    if H.execute("command -v script >/dev/null 2>&1") ~= 0 then
       pending("no script(1) to make a terminal")
       return
     end
     local input = H.path("tty") .. ".in"
     H.write(input, "print(40 + 2)\n")
     local p = io.popen("timeout 20 script -qc " .. H.sh(exe()) .. " /dev/null < " .. H.sh(input) .. " 2>&1")
-    local out = p:read("a")
+    local out = p:read("*a")
     p:close()
     os.remove(input)
     assert.truthy(out:find("lease %S+ %(Lua"), out)

@@ -35,10 +35,20 @@ describe("a job another client left unclaimable (blocked)", function()
       local err = H.error_of(db.claim, db, "bad", "B", 1e15, 10)
       assert.truthy(err:find("lease.claim: cannot claim this job: " .. c[3], 1, true), err)
       assert.truthy(err:find("[" .. c[4] .. "]", 1, true), err)
-      local s = db:state("bad")
-      assert.truthy(s.blocked and s.blocked:find(c[3], 1, true), tostring(s.blocked))
+      if H.integers or c[4] ~= "range" then
+        local s = db:state("bad")
+        assert.truthy(s.blocked and s.blocked:find(c[3], 1, true), tostring(s.blocked))
+        assert.are.same({ "bad" }, { db:jobs("blocked", 1e15)[1].id })
+      else
+        -- a Lua without integers (5.1, LuaJIT) cannot hold the stored fence:
+        -- reading the row says so instead of giving a rounded fence
+        for _, read in ipairs({ function() return db:state("bad") end,
+                                function() return db:jobs("blocked", 1e15) end }) do
+          local e = H.error_of(read)
+          assert.truthy(e:find("fence 9223372036854775807 is above 2^53", 1, true), e)
+        end
+      end
       assert.are.same({ total = 2, ready = 1, held = 0, done = 0, blocked = 1 }, db:counts(1e15))
-      assert.are.same({ "bad" }, { db:jobs("blocked", 1e15)[1].id })
       assert.are.equal(0, #db:jobs("held", 1e15))
       -- claim_next takes the good job and never the blocked one
       assert.are.same({ "ok", 1 }, { db:claim_next("B", 1e15, 10) })
@@ -104,13 +114,14 @@ describe("strings the database cannot hold", function()
     local f = db:claim("a", "w", 0, 100)
     local before = H.snapshot(p)
     local big = ("x"):rep(1000000001)
-    local err = H.error_of(function() return db:complete("a", "w", f, 1, big) end)
+    -- not tail calls: LuaJIT would count self in the argument numbers
+    local err = H.error_of(function() local _ = db:complete("a", "w", f, 1, big) end)
     assert.truthy(err:find("bad argument #5 to 'complete' (result must be at most 1000000000 bytes, got 1000000001)", 1, true), err)
-    err = H.error_of(function() return db:enqueue(big) end)
+    err = H.error_of(function() local _ = db:enqueue(big) end)
     assert.truthy(err:find("bad argument #1 to 'enqueue' (id must be at most 1000000000 bytes", 1, true), err)
-    err = H.error_of(function() return db:claim("a", big, 0, 1) end)
+    err = H.error_of(function() local _ = db:claim("a", big, 0, 1) end)
     assert.truthy(err:find("(owner must be at most 1000000000 bytes", 1, true), err)
-    err = H.error_of(function() return db:enqueue_many({ "b", big }) end)
+    err = H.error_of(function() local _ = db:enqueue_many({ "b", big }) end)
     assert.truthy(err:find("(ids[2] must be at most 1000000000 bytes", 1, true), err)
     big = nil   -- luacheck: ignore
     collectgarbage()
@@ -153,7 +164,7 @@ describe("the pool and the lease program with odd inputs", function()
     local db, p = H.fresh("opts")
     db:enqueue("j")
     db:close()
-    local err = H.error_of(pool.run, { db = p, handler = function() return "x" end, args = { co = coroutine.create(print) } })
+    local err = H.error_of(pool.run, { db = p, handler = function() return "x" end, args = { co = coroutine.create(function() end) } })
     assert.truthy(err:find("bad argument #1 to 'lease.pool.run' (cannot copy a coroutine", 1, true), err)
     err = H.error_of(pool.run, { db = p, handler = function() return "x" end, ttl = 1e-9 })
     assert.truthy(err:find("bad argument #1 to 'lease.pool.run' (ttl must be", 1, true), err)
@@ -177,16 +188,37 @@ describe("the pool and the lease program with odd inputs", function()
     assert.are.equal(0, lease.state(p, "j").fence)
   end)
 
-  it("lease jobs --json stays valid UTF-8 JSON for byte-string ids #lua53", function()
+  it("lease jobs --json stays valid UTF-8 JSON for byte-string ids", function()
+    -- id, then the id as the JSON carries it: valid UTF-8 unchanged, every
+    -- other byte as the Latin-1 character of its number (U+0080..U+00FF)
+    local cases = {
+      { "caf\195\169", "caf\195\169" },                                -- U+00E9
+      { "\240\159\152\128", "\240\159\152\128" },                      -- U+1F600, four bytes
+      { "nul\0x", "nul\0x" },
+      { "bin\255\254", "bin\195\191\195\190" },                         -- bytes no sequence starts with
+      { "\237\160\128", "\195\173\194\160\194\128" },                  -- U+D800, a surrogate
+      { "\192\128", "\195\128\194\128" },                              -- NUL in two bytes (overlong)
+      { "\224\128\128", "\195\160\194\128\194\128" },                  -- overlong in three bytes
+      { "\240\128\128\128", "\195\176\194\128\194\128\194\128" },      -- overlong in four bytes
+      { "\244\144\128\128", "\195\180\194\144\194\128\194\128" },      -- U+110000, above Unicode
+      { "a\226\130", "a\195\162\194\130" },                            -- a sequence cut short
+      { "\226\130\65", "\195\162\194\130A" },                          -- a continuation byte missing
+    }
+    local ids = {}
+    for i, c in ipairs(cases) do ids[i] = c[1] end
     local db, p = H.fresh("json")
-    db:enqueue_many({ "caf\195\169", "bin\255\254", "nul\0x" })
+    db:enqueue_many(ids)
     db:close()
     local status, out = H.host("jobs " .. H.sh(p) .. " --json")
     assert.are.equal(0, status)
-    assert.is_truthy(utf8.len(out), "output is not UTF-8")
+    -- iconv (glibc) refuses any byte string that is not UTF-8
+    local file = H.path("json") .. ".out"
+    H.write(file, out)
+    local _, valid = H.capture("iconv -f UTF-8 -t UTF-8 " .. H.sh(file) .. " >/dev/null 2>&1")
+    os.remove(file)
+    assert.is_true(valid, "output is not UTF-8")
     local list = require("dkjson").decode(out)
-    assert.are.equal("caf\195\169", list[1].id)                   -- valid UTF-8 unchanged
-    assert.are.equal("bin" .. utf8.char(0xff, 0xfe), list[2].id)   -- bytes as Latin-1 characters
-    assert.are.equal("nul\0x", list[3].id)
+    assert.are.equal(#cases, #list)
+    for i, c in ipairs(cases) do assert.are.equal(c[2], list[i].id, "case " .. i) end
   end)
 end)

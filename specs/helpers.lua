@@ -151,10 +151,14 @@ end
 
 --- H.lua() -> string: the interpreter the specs run in, for subprocesses
 -- ($LEASE_LUA, set by ctest: lua5.4 in the normal tree, the instrumented
--- host build/lease in sanitizer trees), quoted for the shell.
+-- host build/lease in sanitizer trees; unset, the stock interpreter of the
+-- Lua running the specs: luajit, lua5.1, lua5.3 or lua5.4), quoted for the
+-- shell.
 function H.lua()
   local lua = os.getenv("LEASE_LUA")
-  if not lua or lua == "" then lua = "lua5.4" end
+  if not lua or lua == "" then
+    lua = rawget(_G, "jit") and "luajit" or ("lua" .. _VERSION:match("%d+%.%d+"))
+  end
   return H.sh(lua)
 end
 

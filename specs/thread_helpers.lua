@@ -13,14 +13,13 @@ function T.now()
   return system.monotime()
 end
 
---- T.lua() -> string: the interpreter the specs run in ($LEASE_LUA, set by
--- ctest: lua5.4 in the normal tree, the instrumented host build/lease in
--- sanitizer trees), quoted for the shell.
+--- T.lua() -> string: the interpreter the specs run in (H.lua), quoted
+-- for the shell.
 T.lua = H.lua
 
 --- T.run(code) -> ok, code, stdout, stderr: run the Lua chunk `code` in a
 -- new process of T.lua(), with the build tree first on package.cpath so
--- stock lua5.4 finds lease.so (the host has lease preloaded).
+-- the stock interpreter finds lease.so (the host has lease preloaded).
 function T.run(code)
   local build = os.getenv("LEASE_BUILD_DIR") or "build"
   local script = H.path("script") .. ".lua"

@@ -1,8 +1,14 @@
 /*
-** host.c: the `lease` program, a Lua 5.4 host with the lease module built
-** in, behaving like Lua's own lua.c (5.4): the same options, `arg` table,
+** host.c: the `lease` program, a Lua host with the lease module built in,
+** behaving like Lua's own lua.c (5.4): the same options, `arg` table,
 ** LUA_INIT handling, interactive prompt and exit statuses, plus built-in
-** subcommands.
+** subcommands.  It builds against the Lua the module is configured for
+** (5.4, 5.3, 5.1 or LuaJIT 2.1) through lease_lua_compat.h; on a Lua
+** before 5.4, -W is accepted and does nothing (no warnings there), the
+** collector keeps its incremental mode, and before 5.3 only LUA_INIT (no
+** versioned variable) is read, as that version's lua.c does; on 5.1 and
+** LuaJIT, -E sets package.path and package.cpath to their defaults itself
+** (PUC Lua 5.1's package library knows no LUA_NOENV).
 **
 **   lease [options] [script [args]]   as lua: -e stat, -l mod, -l g=mod,
 **                                     -i, -v, -E, -W, --, - (stdin)
@@ -16,7 +22,8 @@
 ** cpath to find them, and the module's code runs inside this program: a
 ** sanitizer build of the program (LEASE_SANITIZE) instruments the module
 ** too, which Debian's lua5.4 (static Lua, uninstrumented) cannot do.  The
-** program links Debian's liblua5.4.so and exports its symbols (-Wl,-E), so
+** program links Debian's liblua (liblua5.4.so by default) and exports its
+** symbols (-Wl,-E), so
 ** scripts can still require Debian's C modules (busted needs system.core
 ** and term.core).
 **
@@ -33,17 +40,30 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <lua.h>
-#include <lauxlib.h>
-#include <lualib.h>
 #include <sqlite3.h>
 
 #include "lease.h"
+#include "lease_lua_compat.h"
 #include "lease_lua.h"
 
 /* The environment variables run before anything else (lua.c's names). */
 #define LEASE_INIT_VAR "LUA_INIT"
-#define LEASE_INIT_VARVERSION LEASE_INIT_VAR LUA_VERSUFFIX
+#ifdef LUA_VERSUFFIX
+#  define LEASE_INIT_VARVERSION LEASE_INIT_VAR LUA_VERSUFFIX   /* LUA_INIT_5_4 */
+#endif
+
+/*
+** host_gc(L, what): lua_gc with no data argument; 5.4 takes varargs, the
+** earlier versions one int.  host_gc_generational: switch the collector
+** to generational mode as lua.c 5.4 does; earlier versions have none.
+*/
+#if LUA_VERSION_NUM >= 504
+#  define host_gc(L, what) lua_gc((L), (what))
+#  define host_gc_generational(L) lua_gc((L), LUA_GCGEN, 0, 0)
+#else
+#  define host_gc(L, what) lua_gc((L), (what), 0)
+#  define host_gc_generational(L) ((void)(L))
+#endif
 
 #define LEASE_PROMPT "> "
 #define LEASE_PROMPT2 ">> "
@@ -219,11 +239,16 @@ static int handle_script(lua_State *L, char **argv) {
   return report(L, status);
 }
 
-/* Run LUA_INIT_5_4, or else LUA_INIT: "@file" runs the file, anything
-** else runs as code.  Not called under -E. */
+/* Run LUA_INIT_5_4 (LUA_INIT_5_3 on 5.3; none before), or else LUA_INIT:
+** "@file" runs the file, anything else runs as code.  Not called under
+** -E. */
 static int handle_luainit(lua_State *L) {
-  const char *name = "=" LEASE_INIT_VARVERSION;
-  const char *init = getenv(name + 1);
+  const char *name = NULL;
+  const char *init = NULL;
+#ifdef LEASE_INIT_VARVERSION
+  name = "=" LEASE_INIT_VARVERSION;
+  init = getenv(name + 1);
+#endif
   if (init == NULL) {
     name = "=" LEASE_INIT_VAR;
     init = getenv(name + 1);
@@ -252,7 +277,11 @@ static const char *get_prompt(lua_State *L, int firstline) {
 /* Whether status is a syntax error at the end of the input (a statement
 ** that more lines may complete); pops the message if so. */
 static int incomplete(lua_State *L, int status) {
+#if LUA_VERSION_NUM >= 502
   static const char mark[] = "<eof>";
+#else
+  static const char mark[] = "'<eof>'";   /* 5.1 and LuaJIT quote it */
+#endif
   if (status == LUA_ERRSYNTAX) {
     size_t lmsg;
     const char *msg = lua_tolstring(L, -1, &lmsg);
@@ -463,7 +492,9 @@ static int runargs(lua_State *L, char **argv, int n) {
       int status = option == 'e' ? dostring(L, extra, "=(command line)") : dolibrary(L, extra);
       if (status != LUA_OK) return 0;
     } else if (option == 'W') {
+#if LUA_VERSION_NUM >= 504
       lua_warning(L, "@on", 0);
+#endif
     }
   }
   return 1;
@@ -492,8 +523,8 @@ static int pmain(lua_State *L) {
   if (argc > 1 && is_command_word(argv[1])) {
     luaL_openlibs(L);
     lease_lua_preload_all(L);
-    lua_gc(L, LUA_GCRESTART);
-    lua_gc(L, LUA_GCGEN, 0, 0);
+    host_gc(L, LUA_GCRESTART);
+    host_gc_generational(L);
     createargtable(L, argv, argc, 1);
     lua_pushcfunction(L, cmd_cli);
     if (report(L, docall(L, 0, 1)) != LUA_OK) return 0;
@@ -509,6 +540,16 @@ static int pmain(lua_State *L) {
     lua_setfield(L, LUA_REGISTRYINDEX, "LUA_NOENV");
   }
   luaL_openlibs(L);
+#if LUA_VERSION_NUM < 502
+  if (args & HAS_EENV) {   /* 5.1's package library reads no LUA_NOENV: reset the paths */
+    lua_getglobal(L, LUA_LOADLIBNAME);
+    lua_pushliteral(L, LUA_PATH_DEFAULT);
+    lua_setfield(L, -2, "path");
+    lua_pushliteral(L, LUA_CPATH_DEFAULT);
+    lua_setfield(L, -2, "cpath");
+    lua_pop(L, 1);
+  }
+#endif
   lease_lua_preload_all(L);   /* lease, lease.thread, lease.pool, lease.cli, ... */
   if (args == HAS_ERROR) {
     bad_option(L, argv[script]);
@@ -522,8 +563,8 @@ static int pmain(lua_State *L) {
   if (args & HAS_V) print_version();
   optlim = script > 0 ? script : argc;
   createargtable(L, argv, argc, script);
-  lua_gc(L, LUA_GCRESTART);
-  lua_gc(L, LUA_GCGEN, 0, 0);
+  host_gc(L, LUA_GCRESTART);
+  host_gc_generational(L);
   if (!(args & HAS_EENV) && handle_luainit(L) != LUA_OK) return 0;
   if (!runargs(L, argv, optlim)) return 0;
   if (script > 0 && handle_script(L, argv + script) != LUA_OK) return 0;
@@ -551,7 +592,7 @@ int main(int argc, char **argv) {
     l_message(progname, "cannot create state: not enough memory");
     return EXIT_FAILURE;
   }
-  lua_gc(L, LUA_GCSTOP);
+  host_gc(L, LUA_GCSTOP);
   lua_pushcfunction(L, pmain);
   lua_pushinteger(L, argc);
   lua_pushlightuserdata(L, argv);

@@ -10,6 +10,7 @@
 -- (@{usage}) and runs a first argument that is a word through @{main}.
 -- @module lease.cli
 local cli = {}
+local compat = require("lease.compat")
 
 -- The metatable of a usage error: cli.main prints it and returns 2.
 local Usage = {}
@@ -81,6 +82,32 @@ local function left(job, now)
   return string.format("expired %.1fs ago", -d)
 end
 
+--- The length of the UTF-8 sequence that starts at byte i of s, or nil
+-- when none starts there.  Valid means what Lua 5.4's utf8.len accepts
+-- (RFC 3629): the shortest form, no surrogate (U+D800..U+DFFF), nothing
+-- above U+10FFFF.  Written out because 5.1 and LuaJIT have no utf8
+-- library and 5.3's accepts surrogates.
+-- @tparam string s any bytes
+-- @tparam integer i a byte index in s
+-- @treturn ?integer 1 to 4, or nil
+local function utf8_sequence(s, i)
+  local c = s:byte(i)
+  if c < 0x80 then return 1 end
+  local n, cp
+  if c >= 0xC2 and c <= 0xDF then n, cp = 2, c - 0xC0
+  elseif c >= 0xE0 and c <= 0xEF then n, cp = 3, c - 0xE0
+  elseif c >= 0xF0 and c <= 0xF4 then n, cp = 4, c - 0xF0
+  else return nil end
+  for k = 1, n - 1 do
+    local b = s:byte(i + k)
+    if not b or b < 0x80 or b > 0xBF then return nil end
+    cp = cp * 64 + (b - 0x80)
+  end
+  if n == 3 and (cp < 0x800 or (cp >= 0xD800 and cp <= 0xDFFF)) then return nil end
+  if n == 4 and (cp < 0x10000 or cp > 0x10FFFF) then return nil end
+  return n
+end
+
 --- A byte string as valid UTF-8 for JSON: unchanged when it is UTF-8, else
 -- each byte that is not part of a valid sequence becomes the character of
 -- the same number (Latin-1), so the JSON stays valid; JSON cannot carry
@@ -88,24 +115,21 @@ end
 -- @tparam ?string s any bytes, or nil
 -- @treturn ?string valid UTF-8 (nil for nil)
 local function utf8_safe(s)
-  if s == nil or utf8.len(s) then return s end
-  local out, i = {}, 1
+  if s == nil or not s:find("[\128-\255]") then return s end
+  local out, i, changed = {}, 1, false
   while i <= #s do
-    local ok = false
-    for n = 4, 1, -1 do   -- the longest valid sequence starting here
-      local piece = s:sub(i, i + n - 1)
-      if #piece == n and utf8.len(piece) == 1 then
-        out[#out + 1] = piece
-        i = i + n
-        ok = true
-        break
-      end
-    end
-    if not ok then
-      out[#out + 1] = utf8.char(s:byte(i))
+    local n = utf8_sequence(s, i)
+    if n then
+      out[#out + 1] = s:sub(i, i + n - 1)
+      i = i + n
+    else
+      local b = s:byte(i)   -- 0x80..0xFF: two bytes in UTF-8
+      out[#out + 1] = string.char(0xC0 + math.floor(b / 64), 0x80 + b % 64)
       i = i + 1
+      changed = true
     end
   end
+  if not changed then return s end
   return table.concat(out)
 end
 
@@ -168,33 +192,34 @@ local function cmd_jobs(argv, out)
     end
   end
   local now = now_from(flags)
-  local db <close> = open_ro(pos[1])
-  local rows, after = {}, 0
-  repeat
-    local page = db:jobs(which, now, 1000, after)
-    for _, j in ipairs(page) do rows[#rows + 1] = j end
-    if #page > 0 then after = page[#page].seq end
-  until #page < 1000
-  if flags["--json"] then
-    local parts = {}
-    for k, j in ipairs(rows) do parts[k] = job_json(j, false) end
-    out:write("[", table.concat(parts, ",\n "), "]\n")
+  return compat.using(open_ro(pos[1]), function(db)
+    local rows, after = {}, 0
+    repeat
+      local page = db:jobs(which, now, 1000, after)
+      for _, j in ipairs(page) do rows[#rows + 1] = j end
+      if #page > 0 then after = page[#page].seq end
+    until #page < 1000
+    if flags["--json"] then
+      local parts = {}
+      for k, j in ipairs(rows) do parts[k] = job_json(j, false) end
+      out:write("[", table.concat(parts, ",\n "), "]\n")
+      return 0
+    end
+    local w = 2
+    for _, j in ipairs(rows) do w = math.max(w, #show_bytes(j.id)) end
+    w = math.min(w, 60)
+    local fmt = "%-" .. w .. "s  %-12s  %-18s  %6s  %-4s  %s\n"
+    out:write(string.format(fmt, "ID", "OWNER", "LEASE LEFT", "FENCE", "DONE", "RESULT"))
+    for _, j in ipairs(rows) do
+      out:write(string.format(fmt, show_bytes(j.id), j.owner and show_bytes(j.owner) or "-",
+        left(j, now), j.fence, j.done and "yes" or "no", j.result and (#j.result .. " B") or "-"))
+    end
+    local c = db:counts(now)
+    out:write(string.format("%d jobs: %d ready, %d held, %d done%s%s\n", c.total, c.ready, c.held,
+      c.done, c.blocked > 0 and string.format(", %d blocked", c.blocked) or "",
+      which ~= "all" and string.format(" (%d shown)", #rows) or ""))
     return 0
-  end
-  local w = 2
-  for _, j in ipairs(rows) do w = math.max(w, #show_bytes(j.id)) end
-  w = math.min(w, 60)
-  local fmt = "%-" .. w .. "s  %-12s  %-18s  %6s  %-4s  %s\n"
-  out:write(string.format(fmt, "ID", "OWNER", "LEASE LEFT", "FENCE", "DONE", "RESULT"))
-  for _, j in ipairs(rows) do
-    out:write(string.format(fmt, show_bytes(j.id), j.owner and show_bytes(j.owner) or "-",
-      left(j, now), j.fence, j.done and "yes" or "no", j.result and (#j.result .. " B") or "-"))
-  end
-  local c = db:counts(now)
-  out:write(string.format("%d jobs: %d ready, %d held, %d done%s%s\n", c.total, c.ready, c.held,
-    c.done, c.blocked > 0 and string.format(", %d blocked", c.blocked) or "",
-    which ~= "all" and string.format(" (%d shown)", #rows) or ""))
-  return 0
+  end)
 end
 
 --- lease show DB ID [--json] [--now T]: prints one job with its whole
@@ -208,23 +233,24 @@ local function cmd_show(argv, out, err)
   local flags, pos = parse(argv, 2, { ["--json"] = false, ["--now"] = true })
   if #pos ~= 2 then usage("show takes a database path and a job id") end
   local now = now_from(flags)
-  local db <close> = open_ro(pos[1])
-  local j = db:state(pos[2])
-  if not j then
-    err:write(string.format("lease show: no job %q in %s\n", pos[2], pos[1]))
-    return 1
-  end
-  if flags["--json"] then
-    out:write(job_json(j, true), "\n")
+  return compat.using(open_ro(pos[1]), function(db)
+    local j = db:state(pos[2])
+    if not j then
+      err:write(string.format("lease show: no job %q in %s\n", pos[2], pos[1]))
+      return 1
+    end
+    if flags["--json"] then
+      out:write(job_json(j, true), "\n")
+      return 0
+    end
+    out:write(string.format("id          %s\nowner       %s\nuntil       %.3f\nlease left  %s\n"
+      .. "fence       %d\ndone        %s\nresult      %s\n", show_bytes(j.id),
+      j.owner and show_bytes(j.owner) or "-", j["until"], left(j, now), j.fence,
+      j.done and "yes" or "no", j.result and (#j.result .. " bytes") or "-"))
+    if j.blocked then out:write("blocked     ", j.blocked, "\n") end
+    if j.result then out:write(j.result, j.result:sub(-1) == "\n" and "" or "\n") end
     return 0
-  end
-  out:write(string.format("id          %s\nowner       %s\nuntil       %.3f\nlease left  %s\n"
-    .. "fence       %d\ndone        %s\nresult      %s\n", show_bytes(j.id),
-    j.owner and show_bytes(j.owner) or "-", j["until"], left(j, now), j.fence,
-    j.done and "yes" or "no", j.result and (#j.result .. " bytes") or "-"))
-  if j.blocked then out:write("blocked     ", j.blocked, "\n") end
-  if j.result then out:write(j.result, j.result:sub(-1) == "\n" and "" or "\n") end
-  return 0
+  end)
 end
 
 --- lease pool [-j N] [--ttl S] [--quiet] WORKER.lua DB: runs lease.pool
@@ -239,7 +265,7 @@ end
 local function cmd_pool(argv, out)
   local flags, pos = parse(argv, 2, { ["-j"] = true, ["--ttl"] = true, ["--quiet"] = false })
   if #pos ~= 2 then usage("pool takes a worker script and a database path") end
-  local j = math.tointeger(tonumber(flags["-j"] or "4"))
+  local j = compat.tointeger(tonumber(flags["-j"] or "4"))
   if not j or j < 1 or j > 256 then usage("-j needs an integer from 1 to 256") end
   local ttl = tonumber(flags["--ttl"] or "10")
   local now = require("lease").now()

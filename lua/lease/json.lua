@@ -7,6 +7,7 @@
 -- decimal that reads back as the same double.
 -- @module lease.json
 local dkjson = require("dkjson")
+local compat = require("lease.compat")
 
 local json = {}
 
@@ -14,7 +15,8 @@ local json = {}
 json.null = dkjson.null
 
 --- The decimal text of a number, shortest that reads back exactly.
--- An integer is written with all its digits; a float with the fewest
+-- An integer (lease.compat.is_integer: on 5.1 and LuaJIT a number with no
+-- fraction up to 2^53) is written with all its digits; a float with the fewest
 -- significant digits (15, 16 or 17) for which `tonumber` gives back the
 -- same double, and with ".0" when it would otherwise read as an integer.
 -- The decimal point is "." whatever the C locale says.
@@ -23,7 +25,7 @@ json.null = dkjson.null
 -- @raise "lease.json.number: cannot write nan as JSON" (or inf, -inf):
 -- JSON has no text for them.
 function json.number(x)
-  if math.type(x) == "integer" then return string.format("%d", x) end
+  if compat.is_integer(x) then return string.format("%d", x) end
   if x ~= x or x == math.huge or x == -math.huge then
     error(string.format("lease.json.number: cannot write %s as JSON",
       x ~= x and "nan" or (x > 0 and "inf" or "-inf")), 2)

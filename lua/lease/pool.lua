@@ -22,6 +22,7 @@
 -- It is loaded once in each worker thread, so it may keep its own locals.
 -- @module lease.pool
 local pool = {}
+local compat = require("lease.compat")
 
 local DEFAULTS = { workers = 4, ttl = 10, poll = 0.05, attempts = 3 }
 local KNOWN = {
@@ -86,7 +87,7 @@ local function check_options(o)
       end
     end
   end
-  if math.type(c.workers) ~= "integer" or c.workers < 1 or c.workers > 256 then
+  if not compat.is_integer(c.workers) or c.workers < 1 or c.workers > 256 then
     bad("workers must be an integer from 1 to 256")
   end
   local now = require("lease").now()
@@ -94,7 +95,7 @@ local function check_options(o)
     bad("ttl must be a finite number of seconds > 0, large enough to change lease.now()")
   end
   if not (c.poll > 0 and c.poll < math.huge) then bad("poll must be a finite number of seconds > 0") end
-  if math.type(c.attempts) ~= "integer" or c.attempts < 1 then bad("attempts must be an integer >= 1") end
+  if not compat.is_integer(c.attempts) or c.attempts < 1 then bad("attempts must be an integer >= 1") end
   return c
 end
 
@@ -300,11 +301,12 @@ end
 function pool._worker(cfg, index, events, st)
   local lease = require("lease")
   new_stats(st)
-  local db <close> = lease.open(cfg.db, cfg.open)
-  local w = { db = db, owner = (cfg.owner or "pool") .. "-" .. index, cfg = cfg,
-              handler = load_handler(cfg), events = events, st = st }
-  while step(w) do end
-  return st
+  return compat.using(lease.open(cfg.db, cfg.open), function(db)
+    local w = { db = db, owner = (cfg.owner or "pool") .. "-" .. index, cfg = cfg,
+                handler = load_handler(cfg), events = events, st = st }
+    while step(w) do end
+    return st
+  end)
 end
 
 -- ===========================================================================
@@ -338,7 +340,9 @@ local function spawn_workers(cfg, events)
     local ok, w = pcall(thread.spawn, function(c, n, ev)
       require("lease")
       local st = {}
-      local ran, err = xpcall(require("lease.pool")._worker, debug.traceback, c, n, ev, st)
+      -- a closure: xpcall passes no arguments on 5.1
+      local ran, err = xpcall(function() return require("lease.pool")._worker(c, n, ev, st) end,
+        debug.traceback)
       if ev then ev:send({ "exit" }) end   -- even a failed worker says it ended
       return st, not ran and tostring(err) or nil
     end, wcfg, i, events)
@@ -428,12 +432,10 @@ function pool.run(options)
   -- Every worker's connection is opened by the worker itself; open once
   -- here so that a bad path fails before any thread starts, and count the
   -- jobs for the progress line.
-  local total, done_before
-  do
-    local db <close> = lease.open(cfg.db, cfg.open)
+  local total, done_before = compat.using(lease.open(cfg.db, cfg.open), function(db)
     local c = db:counts(lease.now())
-    total, done_before = c.total, c.done   -- before any worker runs
-  end
+    return c.total, c.done   -- before any worker runs
+  end)
   local events = cfg.progress and lease.thread.channel() or nil
   local workers = spawn_workers(cfg, events)
   if events then show_progress(cfg, events, total, done_before, t0) end
@@ -447,10 +449,10 @@ function pool.run(options)
     if st.max_fence then merge(s, st) end   -- kept even when the worker failed
   end
   if events then events:close() end
-  do   -- jobs left that no worker could ever take (see db:jobs("blocked"))
-    local db <close> = lease.open(cfg.db, cfg.open)
-    s.blocked = db:counts(lease.now()).blocked
-  end
+  -- jobs left that no worker could ever take (see db:jobs("blocked"))
+  s.blocked = compat.using(lease.open(cfg.db, cfg.open), function(db)
+    return db:counts(lease.now()).blocked
+  end)
   s.wall = lease.now() - t0
   s.rate = s.wall > 0 and s.done / s.wall or 0
   return s

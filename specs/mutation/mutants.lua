@@ -704,4 +704,55 @@ return {
     to = "  opt.synchronous = LEASE_SYNC_NORMAL;\n  remove_files(path);",
     hint = "specs/faults/powerloss.lua",
   },
+  -- lease.compat: <close> and math.type on every Lua version -------------
+  {
+    name = "compat-using-never-closes", step = "own", file = "lua/lease/compat.lua",
+    from = "  h:close()\n  if not ok then error((...), 0) end\n",
+    to = "  if not ok then error((...), 0) end\n",
+    hint = "specs/28-compat_spec.lua",
+  },
+  {
+    name = "compat-using-error-repositioned", step = "own", file = "lua/lease/compat.lua",
+    from = "  if not ok then error((...), 0) end\n",
+    to = "  if not ok then error((...)) end\n",
+    hint = "specs/28-compat_spec.lua",
+  },
+  {
+    name = "compat-float-taken-as-integer", step = "own", file = "lua/lease/compat.lua",
+    from = "  if math.type then return math.type(x) == \"integer\" end\n",
+    to = "  if math.type then return math.type(x) ~= nil end\n",
+    hint = "specs/28-compat_spec.lua",
+  },
+
+  -- lease.cli: JSON output stays valid UTF-8 ------------------------------
+  {
+    name = "cli-utf8-surrogate-kept", step = "own", file = "lua/lease/cli.lua",
+    from = "  if n == 3 and (cp < 0x800 or (cp >= 0xD800 and cp <= 0xDFFF)) then return nil end\n",
+    to = "  if n == 3 and cp < 0x800 then return nil end\n",
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    name = "cli-utf8-overlong-3-kept", step = "own", file = "lua/lease/cli.lua",
+    from = "  if n == 3 and (cp < 0x800 or (cp >= 0xD800 and cp <= 0xDFFF)) then return nil end\n",
+    to = "  if n == 3 and cp >= 0xD800 and cp <= 0xDFFF then return nil end\n",
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    name = "cli-utf8-above-unicode-kept", step = "own", file = "lua/lease/cli.lua",
+    from = "  if n == 4 and (cp < 0x10000 or cp > 0x10FFFF) then return nil end\n",
+    to = "  if n == 4 and cp < 0x10000 then return nil end\n",
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    name = "cli-utf8-overlong-2-kept", step = "own", file = "lua/lease/cli.lua",
+    from = "  if c >= 0xC2 and c <= 0xDF then n, cp = 2, c - 0xC0\n",
+    to = "  if c >= 0xC0 and c <= 0xDF then n, cp = 2, c - 0xC0\n",
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    name = "cli-utf8-continuation-unchecked", step = "own", file = "lua/lease/cli.lua",
+    from = "    if not b or b < 0x80 or b > 0xBF then return nil end\n",
+    to = "    if not b then return nil end\n",
+    hint = "specs/25-hostile_values_spec.lua",
+  },
 }

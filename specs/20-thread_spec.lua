@@ -1,4 +1,4 @@
--- lease.thread (issue #3): native threads from Lua.  spawn runs fn(...) in
+-- lease.thread: native threads from Lua.  spawn runs fn(...) in
 -- a fresh lua_State on an OS thread; values cross as deep copies; join is
 -- shaped like pcall; barriers and channels are shared C objects.
 --

@@ -1,4 +1,4 @@
--- Hostile files (issue #7, part 3): files that are not what they claim to
+-- Hostile files: files that are not what they claim to
 -- be.  Each must be refused by `lease.open` (read-write and read-only) and
 -- by every path function with a clear error: the operation, a message
 -- saying what is wrong, the code word and the file's name.  And the file

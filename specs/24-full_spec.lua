@@ -1,4 +1,4 @@
--- Disk full (issue #7, part 4): a write that does not fit raises an error
+-- Disk full: a write that does not fit raises an error
 -- with the code word `full`, never a nil or false; nothing stored before
 -- is lost; and once space returns, the same handle and new ones go on.
 --

@@ -1,5 +1,5 @@
--- specs/thread_helpers.lua: fixtures for the specs over native threads
--- (issue #3): the thread module, a monotonic clock, and a way to run Lua
+-- specs/thread_helpers.lua: fixtures for the specs over native threads:
+-- the thread module, a monotonic clock, and a way to run Lua
 -- code in a subprocess with the lease module reachable.
 local H = require("helpers")
 local T = {}

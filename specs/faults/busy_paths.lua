@@ -1,5 +1,5 @@
--- specs/faults/busy_paths.lua: the path functions past the busy timeout
--- (issue #7, part 5).  A busted file, run by its own ctest test
+-- specs/faults/busy_paths.lua: the path functions past the busy timeout.
+-- A busted file, run by its own ctest test
 -- (faults_busy_paths) in the normal tree only, not with the default
 -- suite: the path functions use the default busy timeout, 10 s, so this
 -- waits that long once (every function at the same time, one native

@@ -1,5 +1,5 @@
 -- specs/faults/chaos.lua: worker processes killed at random moments, and
--- processes with threads, on one database (issue #7, parts 1 and 2).
+-- processes with threads, on one database.
 --
 --   build/lease specs/faults/chaos.lua [--procs 4] [--threads 1] [--kills 100]
 --     [--rounds N] [--ttl 0.25] [--seed S] [--timeout 240] [--dir DIR]

@@ -1,5 +1,5 @@
 -- specs/faults/chaos_worker.lua: one worker process of the fault tests
--- (issue #7, parts 1 and 2), run by the host program:
+--, run by the host program:
 --
 --   build/lease specs/faults/chaos_worker.lua DB LOGDIR NAME SEED THREADS TTL STOPFILE DEADLINE
 --

@@ -403,7 +403,7 @@ return {
     to = "  (void)serial;\n  lua_pushboolean(L, 1);",
     hint = "specs/20-thread_spec.lua",
   },
-  -- complete_many (issue 6: the batched complete) ------------------------
+  -- complete_many: the batched complete ---------------------------------
   {
     name = "complete-many-stops-at-first-refused", step = "own", file = "src/sqlite/lsq_ops.c",
     from = "    if (r == LEASE_GRANTED) done++;\n  }",
@@ -506,7 +506,7 @@ return {
     hint = "specs/20-thread_spec.lua",
   },
 
-  -- Hostile files (issue #7): the checks before SQLite writes anything --
+  -- Hostile files: the checks before SQLite writes anything --------------
   {
     name = "truncated-mid-page-accepted", step = "own", file = "src/sqlite/lsq_open.c",
     from = "(page & (page - 1)) == 0 && size % page != 0)",
@@ -548,7 +548,7 @@ return {
     hint = "specs/23-hostile_spec.lua",
   },
 
-  -- Disk full (issue #7): an I/O error whose errno says "no room" is full --
+  -- Disk full: an I/O error whose errno says "no room" is full -----------
   {
     name = "full-only-for-enospc", step = "own", file = "src/sqlite/lsq_conn.c",
     from = "  return e == ENOSPC || e == EFBIG\n",

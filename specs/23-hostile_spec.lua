@@ -195,6 +195,70 @@ describe("hostile files", function()
     end
   end)
 
+  describe("a file torn inside its first transaction, beside a hot -journal", function()
+    -- A power loss while the first transaction of a new file commits (the
+    -- one that creates its table) leaves the file cut inside a page beside
+    -- a -journal whose header says the file was empty.  SQLite rolls that
+    -- journal back at the first read; open must leave it to SQLite rather
+    -- than refuse the cut file.
+    it("is rolled back by SQLite and initialised by open, not refused as truncated", function()
+      local p = H.path("torn")
+      local fresh = H.path("fresh")
+      -- the journal of a transaction that began on an empty file, copied
+      -- while that transaction is open
+      H.sqlite3(fresh, "PRAGMA journal_mode=DELETE; PRAGMA cache_size=2; BEGIN; CREATE TABLE t(x);"
+        .. " WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 300)"
+        .. " INSERT INTO t SELECT randomblob(2000) FROM c;\n"
+        .. ".shell cp " .. H.sh(fresh .. "-journal") .. " " .. H.sh(p .. "-journal") .. "\n"
+        .. "ROLLBACK")
+      assert.is_true(H.exists(p .. "-journal"))
+      H.write(p, DELETE_DB:sub(1, 5000))    -- pages written, the last one torn
+      local db = lease.open(p)
+      assert.are.same({ total = 0, done = 0, ready = 0, held = 0, blocked = 0 }, db:counts(0))
+      assert.is_true(db:enqueue("a"))
+      assert.are.equal(1, db:claim("a", "w", 0, 10))
+      db:close()
+      assert.is_false(H.exists(p .. "-journal"))
+      assert.are.equal("ok\n", H.sqlite3(p, "PRAGMA integrity_check"))
+    end)
+  end)
+
+  describe("inputs the fuzzer found (specs/fuzz/regress/fuzz_open), through the Lua API", function()
+    -- fuzz_open's input: a flags byte (1 read-only, 2 a -wal follows, its
+    -- length from the next 4 bytes, little-endian, modulo what is left).
+    local function decode(input)
+      local flags = input:byte(1)
+      if flags % 4 >= 2 then
+        local n = input:byte(2) + input:byte(3) * 256 + input:byte(4) * 65536 + input:byte(5) * 16777216
+        local rest = input:sub(6)
+        local len = n % (#rest + 1)
+        return flags, rest:sub(1, len), rest:sub(len + 1)
+      end
+      return flags, input:sub(2), nil
+    end
+    for _, name in ipairs({ "rollback-file-refused-at-index-creation-unchanged",
+                            "wal-mode-refused-at-index-creation-leaves-no-wal",
+                            "wal-foreign-table-checkpointed-on-refusal" }) do
+      it(name .. ": refused, the file and any -wal it came with as they were", function()
+        local src = (os.getenv("LEASE_SOURCE_DIR") or ".") .. "/specs/fuzz/regress/fuzz_open/" .. name
+        local flags, file, wal = decode(assert(H.read(src), src))
+        local p = H.path("fuzzed")
+        H.write(p, file)
+        if wal then H.write(p .. "-wal", wal) end
+        local ok, e = pcall(lease.open, p, { readonly = flags % 2 == 1, busy_timeout = 0 })
+        if ok then e:close() end
+        assert.is_false(ok, "open accepted it")
+        assert.truthy(tostring(e):match("%[(%w+)%]"), tostring(e))
+        H.assert_bytes(file, p)
+        if wal then
+          H.assert_bytes(wal, p .. "-wal")
+        else
+          for _, sc in ipairs(SIDECARS) do assert.is_false(H.exists(p .. sc), p .. sc) end
+        end
+      end)
+    end
+  end)
+
   describe("a zero-length file", function()
     it("is initialised by open: the table is created and works", function()
       local p = H.path("empty")

@@ -145,6 +145,18 @@ static void test_misuse(void **state) {
   assert_string_equal(lease_errmsg(db), "owners[1] must not be NULL");
   assert_int_equal(lease_claim_many(db, "j", 1, names, lens, 2, 0, 10, fences, NULL),
                    LEASE_MISUSE);
+  {
+    /* A second owner longer than the database can store: refused before
+    ** any thread runs, so the first owner's claim never happens.  (The
+    ** length is checked before the bytes are read.) */
+    const char *two[2] = {"a", "b"};
+    size_t long_lens[2] = {1, (size_t)LEASE_MAX_LENGTH + 1};
+    assert_int_equal(lease_claim_many(db, "j", 1, two, long_lens, 2, 0, 10, fences, NULL),
+                     LEASE_MISUSE);
+    assert_non_null(strstr(lease_errmsg(db), "owners[1] is 1000000001 bytes, more than"));
+    assert_int_equal(fences[0], 7);
+    assert_int_equal(must_state(db, "j").fence, 0);
+  }
   assert_int_equal(lease_claim_many(db, "j", 1, names, NULL, 0, 0, 10, fences, NULL),
                    LEASE_MISUSE);
   assert_int_equal(lease_claim_many(db, "j", 1, names, NULL, 1, 0, 0, fences, NULL),

@@ -755,4 +755,37 @@ return {
     to = "    if not b then return nil end\n",
     hint = "specs/25-hostile_values_spec.lua",
   },
+  -- What the fuzzers and the power-loss test found --------------------------
+  {
+    name = "claim-many-owner-length-unchecked", step = "own", file = "src/lease_many.c",
+    from = "    if ((rc = lease__check_bytes(db, name, owners[i], &lens[i])) != LEASE_OK) return rc;\n",
+    to = "    if (!owners[i]) return lease__fail(db, LEASE_MISUSE, \"%s must not be NULL\", name);\n"
+      .. "    if (lens[i] == LEASE_NTS) lens[i] = strlen(owners[i]);\n"
+      .. "    if (lens[i] == 0) return lease__fail(db, LEASE_MISUSE, \"%s must not be empty\", name);\n",
+    hint = "specs/08-claim_many_spec.lua",
+  },
+  {
+    name = "refused-open-checkpoints-given-wal", step = "own", file = "src/sqlite/lsq_open.c",
+    from = "  if (rc != LEASE_OK && c->sql && c->wal_given)\n",
+    to = "  if (0)\n",
+    hint = "specs/23-hostile_spec.lua",
+  },
+  {
+    name = "refused-open-keeps-own-wal", step = "own", file = "src/sqlite/lsq_open.c",
+    from = "  if (rc != LEASE_OK && c->sql && c->wal_given)\n",
+    to = "  if (rc != LEASE_OK && c->sql)\n",
+    hint = "specs/23-hostile_spec.lua",
+  },
+  {
+    name = "wal-switch-before-table", step = "own", file = "src/sqlite/lsq_open.c",
+    from = "  if (rc == LEASE_OK) rc = create_missing(db, missing);\n  if (rc == LEASE_OK) rc = set_pragmas(db);\n",
+    to = "  if (rc == LEASE_OK) rc = set_pragmas(db);\n  if (rc == LEASE_OK) rc = create_missing(db, missing);\n",
+    hint = "specs/23-hostile_spec.lua",
+  },
+  {
+    name = "hot-journal-refused-as-truncated", step = "own", file = "src/sqlite/lsq_open.c",
+    from = "  if (journal && stat(journal, &st) == 0 && st.st_size > 0) return LEASE_OK;\n",
+    to = "  (void)journal;\n",
+    hint = "specs/23-hostile_spec.lua",
+  },
 }

@@ -128,9 +128,13 @@ local function run_specs(files)
 end
 
 local function run_c_tests()
-  local passed, output = run(env .. "timeout 300 " .. sh(build .. "/test_core"))
-  if passed then return true end
-  return false, "specs/c/test_core.c " .. (output:match("%[  FAILED  %] ([%w_]+)") or "failed")
+  for _, t in ipairs({ "test_core", "test_many" }) do
+    local passed, output = run(env .. "timeout 300 " .. sh(build .. "/" .. t))
+    if not passed then
+      return false, "specs/c/" .. t .. ".c " .. (output:match("%[  FAILED  %] ([%w_]+)") or "failed")
+    end
+  end
+  return true
 end
 
 io.write("mutation: baseline build and suite in ", tree, "\n")

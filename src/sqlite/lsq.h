@@ -31,6 +31,7 @@ typedef struct lsq_conn {
   int handler_calls;                /* busy handler calls during the current step */
   int gave_up;                      /* the busy handler gave up during the current step */
   int indexed;                      /* lease_jobs_pending exists (set by the schema check) */
+  int wal_given;                    /* the file came with a -wal holding frames */
 } lsq_conn;
 
 /* The connection of db. */

@@ -105,7 +105,10 @@ static int check_file(lease_db *db, int *precheck) {
   wal = sqlite3_filename_wal(name);
   if (wal && stat(wal, &st) == 0) {
     walfile = 1;
-    if (st.st_size > 0) return LEASE_OK;
+    if (st.st_size > 0) {
+      LSQ(db)->wal_given = 1;
+      return LEASE_OK;
+    }
   }
   journal = sqlite3_filename_journal(name);
   if (journal && stat(journal, &st) == 0 && st.st_size > 0) return LEASE_OK;
@@ -462,8 +465,9 @@ int lsq_open(lease_db *db) {
   if (rc == LEASE_OK) rc = create_missing(db, missing);
   if (rc == LEASE_OK) rc = set_pragmas(db);
   /* A refused file stays as it was: closing the last connection would
-  ** otherwise checkpoint a -wal it came with into the main file. */
-  if (rc != LEASE_OK && c->sql)
+  ** otherwise checkpoint a -wal it came with into the main file.  A -wal
+  ** this open made holds nothing committed: closing removes it. */
+  if (rc != LEASE_OK && c->sql && c->wal_given)
     sqlite3_db_config(c->sql, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)NULL);
   return rc;
 }

@@ -106,7 +106,7 @@ describe("opening at the same moment", function()
       local script = H.path("proc") .. ".lua"
       H.write(script, ([[
         package.cpath = %q .. package.cpath
-        local opener = load(%q, "opener", "b")
+        local opener = (loadstring or load)(%q, "opener", "b")
         local paths, start, gap, k = {%s}, %.6f, %.3f, %d
         for r, path in ipairs(paths) do
           local ok, err = opener(path, start + r * gap, k + r)
@@ -117,7 +117,7 @@ describe("opening at the same moment", function()
     end
     local out = {}
     for k = 1, PROCS do
-      local text = pipes[k].p:read("a")
+      local text = pipes[k].p:read("*a")
       local ok = pipes[k].p:close()
       os.remove(pipes[k].script)
       if text ~= "" or not ok then out[#out + 1] = ("process %d: %s"):format(k, text) end

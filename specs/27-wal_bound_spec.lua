@@ -50,7 +50,7 @@ describe("the -wal file", function()
     local most = 0
     for i = 1, 600 do
       cycle(db, "job" .. i)
-      if i % 20 == 0 then renew_snapshot(readers[(i // 20) % 2 + 1]) end
+      if i % 20 == 0 then renew_snapshot(readers[math.floor(i / 20) % 2 + 1]) end
       most = math.max(most, size(path .. "-wal") or 0)
     end
     -- The readers did hold the WAL: it outgrew the bound.

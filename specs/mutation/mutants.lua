@@ -297,8 +297,7 @@ return {
     name = "wal-before-schema-check", step = "own", file = "src/sqlite/lsq_open.c",
     from = [=[  rc = check_file(db, &precheck);
   if (rc == LEASE_OK && precheck) rc = check_schema_immutable(db, &missing);
-  else if (rc == LEASE_OK) rc = check_schema(db, c->sql, &missing);
-  if (rc == LEASE_OK) rc = set_pragmas(db);]=],
+  else if (rc == LEASE_OK) rc = check_schema(db, c->sql, &missing);]=],
     to = [=[  rc = check_file(db, &precheck);
   if (rc == LEASE_OK) rc = set_pragmas(db);
   if (rc == LEASE_OK && precheck) rc = check_schema_immutable(db, &missing);
@@ -479,13 +478,13 @@ return {
     name = "length-limit-unchecked", step = "own", file = "src/lease_lua_args.c",
     from = "  if (n > LEASE_MAX_LENGTH) {",
     to = "  if (0) {",
-    hint = "specs/19-hostile_values_spec.lua",
+    hint = "specs/25-hostile_values_spec.lua",
   },
   {
     name = "path-zero-bytes-unchecked", step = "own", file = "src/lease_lua_args.c",
     from = "  if ((flags & LB_NOZERO) && strlen(s) != n)",
     to = "  if (0)",
-    hint = "specs/19-hostile_values_spec.lua",
+    hint = "specs/25-hostile_values_spec.lua",
   },
   {
     name = "path-function-opens-before-checking", step = "own", file = "src/lease_lua.c",

@@ -238,7 +238,8 @@ describe("hostile files", function()
     end
     for _, name in ipairs({ "rollback-file-refused-at-index-creation-unchanged",
                             "wal-mode-refused-at-index-creation-leaves-no-wal",
-                            "wal-foreign-table-checkpointed-on-refusal" }) do
+                            "wal-foreign-table-checkpointed-on-refusal",
+                            "not-a-database-readonly-given-wal-kept" }) do
       it(name .. ": refused, the file and any -wal it came with as they were", function()
         local src = (os.getenv("LEASE_SOURCE_DIR") or ".") .. "/specs/fuzz/regress/fuzz_open/" .. name
         local flags, file, wal = decode(assert(H.read(src), src))

@@ -513,12 +513,6 @@ return {
     hint = "specs/23-hostile_spec.lua",
   },
   {
-    name = "wal-file-checked-in-place", step = "own", file = "src/sqlite/lsq_open.c",
-    from = "  *precheck = !walfile && (hdr[18] == 2 || hdr[19] == 2);",
-    to = "  *precheck = !walfile && (hdr[18] == 1 || hdr[19] == 1);",
-    hint = "specs/23-hostile_spec.lua",
-  },
-  {
     name = "directory-left-to-sqlite", step = "own", file = "src/sqlite/lsq_open.c",
     from = "  if (S_ISDIR(st.st_mode))\n",
     to = "  if (S_ISDIR(st.st_mode) && 0)\n",

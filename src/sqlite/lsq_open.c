@@ -90,7 +90,12 @@ static int check_file(lease_db *db, int *precheck) {
   struct stat st;
   int src, walfile = 0, rc;
   *precheck = 0;
-  if (!name || !name[0] || stat(name, &st) != 0 || st.st_size <= 0) return LEASE_OK;
+  if (!name || !name[0]) return LEASE_OK;
+  /* Whatever the file turns out to be, a -wal it came with stays as it
+  ** was when the file is refused (lsq_open). */
+  wal = sqlite3_filename_wal(name);
+  if (wal && stat(wal, &st) == 0 && st.st_size > 0) LSQ(db)->wal_given = 1;
+  if (stat(name, &st) != 0 || st.st_size <= 0) return LEASE_OK;
   size = (long long)st.st_size;
   if (sqlite3_file_control(sql, "main", SQLITE_FCNTL_FILE_POINTER, &f) != SQLITE_OK || !f ||
       !f->pMethods)
@@ -102,13 +107,9 @@ static int check_file(lease_db *db, int *precheck) {
     return lease__fail(db, LEASE_NOTADB, "file is not a database: one byte");
   /* Not a database at all: SQLite refuses it (notadb) before creating anything. */
   if (memcmp(hdr, "SQLite format 3", 16) != 0) return LEASE_OK;
-  wal = sqlite3_filename_wal(name);
   if (wal && stat(wal, &st) == 0) {
     walfile = 1;
-    if (st.st_size > 0) {
-      LSQ(db)->wal_given = 1;
-      return LEASE_OK;
-    }
+    if (st.st_size > 0) return LEASE_OK;
   }
   journal = sqlite3_filename_journal(name);
   if (journal && stat(journal, &st) == 0 && st.st_size > 0) return LEASE_OK;

@@ -241,7 +241,7 @@ return {
   },
   {
     name = "enqueue-always-true", step = "own", file = "src/sqlite/lsq_ops.c",
-    from = [=[sqlite3_changes(LSQ(db)->sql) == 1 ? LEASE_GRANTED : LEASE_EXISTS]=],
+    from = [=[e.added == 1 ? LEASE_GRANTED : LEASE_EXISTS]=],
     to = [=[LEASE_GRANTED]=],
     hint = "specs/02-enqueue_spec.lua",
   },
@@ -354,8 +354,7 @@ return {
   },
   {
     name = "claim-read-then-write-without-lock", step = "own", file = "src/sqlite/lsq_ops.c",
-    from = [=[  if ((rc = lsq_run(db, LSQ_ST_BEGIN)) != LEASE_OK) return rc;
-  if ((rc = guarded_step(db, w, &got, &r)) != LEASE_OK) return rc;]=],
+    from = [=[  if ((rc = lsq_write_txn(db, write_body, &x)) != LEASE_OK) return rc;]=],
     to = [=[  if (w->op == LEASE__CLAIM) {
     sqlite3_stmt *q_ = NULL;
     int held_ = 1;
@@ -365,17 +364,15 @@ return {
     if (sqlite3_step(q_) == SQLITE_ROW) held_ = sqlite3_column_int(q_, 0);
     sqlite3_finalize(q_);
     if (held_) { if (reason) *reason = LEASE_HELD; return LEASE_OK; }
-    if ((rc = lsq_run(db, LSQ_ST_BEGIN)) != LEASE_OK) return rc;
     q_ = NULL;
     sqlite3_prepare_v2(LSQ(db)->sql, "UPDATE jobs SET owner = ?2, until = ?4, fence = fence + 1 WHERE id = ?1 AND ?3 = ?3 RETURNING fence", -1, &q_, NULL);
     bind_write(q_, w);
     if (sqlite3_step(q_) == SQLITE_ROW && fence) *fence = sqlite3_column_int64(q_, 0);
     sqlite3_finalize(q_);
     if (reason) *reason = LEASE_GRANTED;
-    return commit(db);
+    return LEASE_OK;
   }
-  if ((rc = lsq_run(db, LSQ_ST_BEGIN)) != LEASE_OK) return rc;
-  if ((rc = guarded_step(db, w, &got, &r)) != LEASE_OK) return rc;]=],
+  if ((rc = lsq_write_txn(db, write_body, &x)) != LEASE_OK) return rc;]=],
     hint = "specs/08-claim_many_spec.lua",
   },
   {
@@ -413,13 +410,13 @@ return {
     name = "complete-many-commits-each-job", step = "own", file = "src/sqlite/lsq_ops.c",
     from = [=[    if (r == LEASE_GRANTED) done++;]=],
     to = [=[    if (r == LEASE_GRANTED) done++;
-    if ((rc = commit(db)) != LEASE_OK || (rc = lsq_run(db, LSQ_ST_BEGIN)) != LEASE_OK) return rc;]=],
+    if ((rc = lsq_run(db, LSQ_ST_COMMIT)) != LEASE_OK || (rc = lsq_run(db, LSQ_ST_BEGIN)) != LEASE_OK) return rc;]=],
     hint = "specs/19-complete_many_spec.lua",
   },
   {
     name = "complete-many-counts-refused-as-stored", step = "own", file = "src/sqlite/lsq_ops.c",
-    from = "  if (stored) *stored = done;",
-    to = "  if (stored) *stored = n;",
+    from = "  x->stored = done;",
+    to = "  x->stored = x->n;",
     hint = "specs/19-complete_many_spec.lua",
   },
   {

@@ -68,6 +68,22 @@ int lsq_run(lease_db *db, int which);
 ** recorded error. */
 void lsq_rollback(lease_db *db);
 
+/*
+** The body of a write transaction: runs with the transaction open and
+** db's cached statements at hand.  Returns LEASE_OK, or a failure it
+** recorded on db; it never begins, commits or rolls back itself.
+*/
+typedef int lsq_body(lease_db *db, void *ctx);
+
+/*
+** lsq_write_txn: run body(db, ctx) inside one BEGIN IMMEDIATE transaction
+** (the write lock taken before the first read, contract step 4), then
+** commit.  When the body fails or the commit fails, everything the body
+** wrote is rolled back and that failure returned; the handle stays
+** usable.  The one way every write of the backend reaches the file.
+*/
+int lsq_write_txn(lease_db *db, lsq_body *body, void *ctx);
+
 /* A row callback of lsq_query: LEASE_OK to go on, LSQ_STOP to stop with
 ** success, or a failure already recorded on db (stops, and is returned). */
 typedef int lsq_row_fn(lease_db *db, sqlite3_stmt *st, void *ctx);

@@ -17,12 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Commit; on failure roll back, so the handle stays usable. */
-static int commit(lease_db *db) {
-  int rc = lsq_run(db, LSQ_ST_COMMIT);
-  if (rc != LEASE_OK) lsq_rollback(db);
-  return rc;
-}
 
 /* End a read outside any transaction: reset the statement and, when the
 ** last step was not SQLITE_DONE, record that step's error (before the
@@ -33,11 +27,11 @@ static int finish_read(lease_db *db, sqlite3_stmt *st, int src) {
   return src == SQLITE_DONE ? LEASE_OK : db->rc;
 }
 
-/* Finish a failed step: record the error, reset, roll back. */
-static int abort_step(lease_db *db, sqlite3_stmt *st, int src) {
+/* Finish a failed step inside a write body: record the error, reset.
+** lsq_write_txn rolls the transaction back. */
+static int step_failed(lease_db *db, sqlite3_stmt *st, int src) {
   lsq_fail(db, LSQ(db)->sql, src);
   sqlite3_reset(st);
-  lsq_rollback(db);
   return db->rc;
 }
 
@@ -215,36 +209,44 @@ static int sq_count(lease_db *db, double now, lease_counts *out) {
 /* Writes                                                                 */
 /* ===================================================================== */
 
+/* The arguments and outcome of an enqueue body. */
+typedef struct enqueue_ctx {
+  const char *const *ids;
+  const size_t *id_lens;
+  int n, added;
+} enqueue_ctx;
+
+/* Write body: insert each id unless it exists (contract step 2). */
+static int enqueue_body(lease_db *db, void *ctx) {
+  enqueue_ctx *e = ctx;
+  sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_ENQUEUE);
+  int src, i;
+  if (!st) return db->rc;
+  for (i = 0; i < e->n; i++) {
+    bind_bytes(st, 1, e->ids[i], e->id_lens[i]);
+    src = sqlite3_step(st);
+    if (src != SQLITE_DONE) return step_failed(db, st, src);
+    sqlite3_reset(st);
+    e->added += sqlite3_changes(LSQ(db)->sql);
+  }
+  return LEASE_OK;
+}
+
 /* See lease.h (contract step 2). */
 static int sq_enqueue(lease_db *db, const char *id, size_t id_len, int *reason) {
-  sqlite3_stmt *st;
-  int src;
-  if (!(st = lsq_stmt(db, LSQ_ST_ENQUEUE))) return db->rc;
-  bind_bytes(st, 1, id, id_len);
-  src = lsq_step(db, LSQ(db)->sql, st);
-  if (src != SQLITE_DONE) return abort_step(db, st, src);
-  sqlite3_reset(st);
-  if (reason) *reason = sqlite3_changes(LSQ(db)->sql) == 1 ? LEASE_GRANTED : LEASE_EXISTS;
-  return LEASE_OK;
+  enqueue_ctx e = { &id, &id_len, 1, 0 };
+  int rc = lsq_write_txn(db, enqueue_body, &e);
+  if (rc == LEASE_OK && reason) *reason = e.added == 1 ? LEASE_GRANTED : LEASE_EXISTS;
+  return rc;
 }
 
 /* See lease.h. */
 static int sq_enqueue_many(lease_db *db, const char *const *ids, const size_t *id_lens, int n,
                            int *inserted) {
-  sqlite3_stmt *st;
-  int src, rc, i, added = 0;
-  if (!(st = lsq_stmt(db, LSQ_ST_ENQUEUE))) return db->rc;
-  if ((rc = lsq_run(db, LSQ_ST_BEGIN)) != LEASE_OK) return rc;
-  for (i = 0; i < n; i++) {
-    bind_bytes(st, 1, ids[i], id_lens[i]);
-    src = sqlite3_step(st);
-    if (src != SQLITE_DONE) return abort_step(db, st, src);
-    sqlite3_reset(st);
-    added += sqlite3_changes(LSQ(db)->sql);
-  }
-  if ((rc = commit(db)) != LEASE_OK) return rc;
-  if (inserted) *inserted = added;
-  return LEASE_OK;
+  enqueue_ctx e = { ids, id_lens, n, 0 };
+  int rc = lsq_write_txn(db, enqueue_body, &e);
+  if (rc == LEASE_OK && inserted) *inserted = e.added;
+  return rc;
 }
 
 /* The guarded UPDATE of each write. */
@@ -333,16 +335,13 @@ static int why_refused(lease_db *db, const lease__write *w, int *reason) {
 ** write (contract steps 4-7): run w's guarded UPDATE, whose WHERE clause
 ** checks the contract at the moment it stores; when it changes nothing,
 ** why_refused in the same transaction.  *fence gets a claim's new fence.
-** On a failure the transaction is rolled back and the error recorded.
+** On a failure the error is recorded (lsq_write_txn rolls back).
 */
 static int guarded_step(lease_db *db, const lease__write *w, int64_t *fence, int *reason) {
   sqlite3_stmt *st = lsq_stmt(db, write_stmt[w->op]);
-  int src, rc, changed;
+  int src, changed;
   *reason = LEASE_GRANTED;
-  if (!st) {
-    lsq_rollback(db);
-    return db->rc;
-  }
+  if (!st) return db->rc;
   bind_write(st, w);
   if (w->op == LEASE__CLAIM) {
     changed = 0;
@@ -354,36 +353,50 @@ static int guarded_step(lease_db *db, const lease__write *w, int64_t *fence, int
     src = sqlite3_step(st);
     changed = src == SQLITE_DONE && sqlite3_changes(LSQ(db)->sql) > 0;
   }
-  if (src != SQLITE_DONE) return abort_step(db, st, src);
+  if (src != SQLITE_DONE) return step_failed(db, st, src);
   sqlite3_reset(st);
   if (w->op == LEASE__COMPLETE) sqlite3_clear_bindings(st);   /* drop the pointer to result */
   if (changed) return LEASE_OK;
-  if ((rc = why_refused(db, w, reason)) != LEASE_OK) lsq_rollback(db);
-  return rc;
+  return why_refused(db, w, reason);
+}
+
+/* The arguments and outcome of a write body: one guarded write, or a
+** batch of completions (items, n) by w's owner at w's time. */
+typedef struct write_ctx {
+  const lease__write *w;
+  const lease_result *items;
+  int n, stored;
+  int64_t fence;
+  int reason;
+  int *reasons;
+} write_ctx;
+
+/* Write body: the guarded write x->w (contract steps 4-7). */
+static int write_body(lease_db *db, void *ctx) {
+  write_ctx *x = ctx;
+  return guarded_step(db, x->w, &x->fence, &x->reason);
 }
 
 /* See lease_int.h: claim, renew, complete or release in its own
 ** BEGIN IMMEDIATE transaction. */
 static int sq_write(lease_db *db, const lease__write *w, int64_t *fence, int *reason) {
-  int64_t got = 0;
-  int rc, r;
+  write_ctx x = { w, NULL, 0, 0, 0, LEASE_GRANTED, NULL };
+  int rc;
   if (!lsq_stmt(db, write_stmt[w->op]) || !lsq_stmt(db, LSQ_ST_WHY)) return db->rc;
-  if ((rc = lsq_run(db, LSQ_ST_BEGIN)) != LEASE_OK) return rc;
-  if ((rc = guarded_step(db, w, &got, &r)) != LEASE_OK) return rc;
-  if ((rc = commit(db)) != LEASE_OK) return rc;
-  if (fence) *fence = r == LEASE_GRANTED ? got : 0;
-  if (reason) *reason = r;
+  if ((rc = lsq_write_txn(db, write_body, &x)) != LEASE_OK) return rc;
+  if (fence) *fence = x.reason == LEASE_GRANTED ? x.fence : 0;
+  if (reason) *reason = x.reason;
   return LEASE_OK;
 }
 
-/* See lease.h (contract step 6 for each job, one transaction). */
-static int sq_complete_many(lease_db *db, const lease__write *w, const lease_result *items,
-                            int n, int *reasons, int *stored) {
-  lease__write one = *w;
+/* Write body: complete each of x->items as complete would; a refusal
+** does not stop the others, a failure stops all. */
+static int complete_many_body(lease_db *db, void *ctx) {
+  write_ctx *x = ctx;
+  const lease_result *items = x->items;
+  lease__write one = *x->w;
   int rc, i, r, done = 0;
-  if (!lsq_stmt(db, LSQ_ST_COMPLETE) || !lsq_stmt(db, LSQ_ST_WHY)) return db->rc;
-  if ((rc = lsq_run(db, LSQ_ST_BEGIN)) != LEASE_OK) return rc;
-  for (i = 0; i < n; i++) {
+  for (i = 0; i < x->n; i++) {
     one.id = items[i].id;
     one.id_len = items[i].id_len == LEASE_NTS ? strlen(items[i].id) : items[i].id_len;
     one.fence = items[i].fence;
@@ -392,11 +405,21 @@ static int sq_complete_many(lease_db *db, const lease__write *w, const lease_res
                          ? strlen(items[i].result) : items[i].result_len;
     rc = guarded_step(db, &one, NULL, &r);
     if (rc != LEASE_OK) return rc;   /* rolled back: none is stored */
-    if (reasons) reasons[i] = r;
+    if (x->reasons) x->reasons[i] = r;
     if (r == LEASE_GRANTED) done++;
   }
-  if ((rc = commit(db)) != LEASE_OK) return rc;
-  if (stored) *stored = done;
+  x->stored = done;
+  return LEASE_OK;
+}
+
+/* See lease.h (contract step 6 for each job, one transaction). */
+static int sq_complete_many(lease_db *db, const lease__write *w, const lease_result *items,
+                            int n, int *reasons, int *stored) {
+  write_ctx x = { w, items, n, 0, 0, LEASE_GRANTED, reasons };
+  int rc;
+  if (!lsq_stmt(db, LSQ_ST_COMPLETE) || !lsq_stmt(db, LSQ_ST_WHY)) return db->rc;
+  if ((rc = lsq_write_txn(db, complete_many_body, &x)) != LEASE_OK) return rc;
+  if (stored) *stored = x.stored;
   return LEASE_OK;
 }
 
@@ -436,43 +459,53 @@ static int take_jobs(lease_db *db, sqlite3_stmt *st, int max, taken *t, int *n) 
   return src;
 }
 
+/* The arguments and outcome of claim_next's body. */
+typedef struct claim_next_ctx {
+  const lease__write *w;
+  int max, n;
+  taken *t;
+} claim_next_ctx;
+
+/* Write body: claim up to c->max ready jobs (LSQ_SQL_CLAIM_NEXT). */
+static int claim_next_body(lease_db *db, void *ctx) {
+  claim_next_ctx *c = ctx;
+  sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_CLAIM_NEXT);
+  int src;
+  if (!st) return db->rc;
+  bind_bytes(st, 1, c->w->owner, c->w->owner_len);
+  sqlite3_bind_double(st, 2, c->w->now);
+  sqlite3_bind_double(st, 3, c->w->until);
+  sqlite3_bind_int(st, 4, c->max);
+  c->n = 0;
+  src = take_jobs(db, st, c->max, c->t, &c->n);
+  if (src < 0) {
+    sqlite3_reset(st);
+    return db->rc;
+  }
+  if (src != SQLITE_DONE) return step_failed(db, st, src);
+  sqlite3_reset(st);
+  return LEASE_OK;
+}
+
 /* See lease.h. */
 static int sq_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jobs,
                          int *count) {
-  sqlite3_stmt *st;
-  taken *t;
-  int src, rc, n = 0, i;
-  if (!(t = malloc((size_t)max * sizeof *t))) return lease__fail(db, LEASE_NOMEM, "out of memory");
-  if (!(st = lsq_stmt(db, LSQ_ST_CLAIM_NEXT)) || (rc = lsq_run(db, LSQ_ST_BEGIN)) != LEASE_OK) {
-    free(t);
+  claim_next_ctx c = { w, max, 0, NULL };
+  int i;
+  if (!(c.t = malloc((size_t)max * sizeof *c.t)))
+    return lease__fail(db, LEASE_NOMEM, "out of memory");
+  if (lsq_write_txn(db, claim_next_body, &c) != LEASE_OK) {
+    free(c.t);
     return db->rc;
   }
-  bind_bytes(st, 1, w->owner, w->owner_len);
-  sqlite3_bind_double(st, 2, w->now);
-  sqlite3_bind_double(st, 3, w->until);
-  sqlite3_bind_int(st, 4, max);
-  src = take_jobs(db, st, max, t, &n);
-  if (src < 0) {
-    sqlite3_reset(st);
-    lsq_rollback(db);
-  } else if (src != SQLITE_DONE) {
-    abort_step(db, st, src);
-  } else {
-    sqlite3_reset(st);
-    commit(db);
+  qsort(c.t, (size_t)c.n, sizeof *c.t, by_rowid);
+  for (i = 0; i < c.n; i++) {
+    jobs[i].id = db->buf + c.t[i].off;
+    jobs[i].id_len = c.t[i].len;
+    jobs[i].fence = c.t[i].fence;
   }
-  if (db->rc != LEASE_OK) {
-    free(t);
-    return db->rc;
-  }
-  qsort(t, (size_t)n, sizeof *t, by_rowid);
-  for (i = 0; i < n; i++) {
-    jobs[i].id = db->buf + t[i].off;
-    jobs[i].id_len = t[i].len;
-    jobs[i].fence = t[i].fence;
-  }
-  *count = n;
-  free(t);
+  *count = c.n;
+  free(c.t);
   return LEASE_OK;
 }
 

@@ -348,8 +348,8 @@ return {
   },
   {
     name = "claim-next-unsorted-result", step = "own", file = "src/sqlite/lsq_ops.c",
-    from = "  qsort(t, (size_t)n, sizeof *t, by_rowid);",
-    to = "  qsort(t, (size_t)n, sizeof *t, by_rowid);\n  for (i = 0; i < n / 2; i++) { taken x_ = t[i]; t[i] = t[n - 1 - i]; t[n - 1 - i] = x_; }",
+    from = "  qsort(c.t, (size_t)c.n, sizeof *c.t, by_rowid);",
+    to = "  qsort(c.t, (size_t)c.n, sizeof *c.t, by_rowid);\n  for (i = 0; i < c.n / 2; i++) { taken x_ = c.t[i]; c.t[i] = c.t[c.n - 1 - i]; c.t[c.n - 1 - i] = x_; }",
     hint = "specs/15-claim_next_spec.lua",
   },
   {

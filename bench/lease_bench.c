@@ -3,9 +3,10 @@
 ** `lease_bench` that bench/bench.lua drives.
 **
 ** It holds what must run in C to be measured fairly:
-**   - the floor: the engine's own SQL (src/sqlite/lsq_sql.h, the very
-**     strings the engine prepares) through raw SQLite prepared statements,
-**     with the engine's pragmas, and nothing else;
+**   - the floor: the contract's SQL (src/sqlite/lsq_sql.h's table, index
+**     and guards, without the job queue beside them: see floor_sql)
+**     through raw SQLite prepared statements, with the engine's pragmas,
+**     and nothing else;
 **   - the same workloads through the C API (lease.h);
 **   - N pthreads, one handle each, running cycles on one file;
 **   - a monotonic clock and the process's RSS for the Lua side.
@@ -150,9 +151,35 @@ enum {
   F_COUNT
 };
 
+/*
+** The contract's statements alone, without the job queue beside the table
+** (the engine's guards add "the queue has not ended the job", and its
+** claim_next reads the queue's index): the cost of the cycle before the
+** queue existed, measured in the same run as the engine with it.  The
+** guards are the contract's, as src/sqlite/lsq_sql.h writes them.
+*/
+#define FLOOR_SQL_CLAIM                                                   \
+  "UPDATE jobs SET owner = ?2, until = ?4, fence = fence + 1"            \
+  " WHERE id = ?1 AND done = 0 AND until <= ?3"                          \
+  " AND " LSQ_SQL_BLOCKED " = 0 RETURNING fence"
+#define FLOOR_SQL_RENEW                                                   \
+  "UPDATE jobs SET until = ?5"                                           \
+  " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4" \
+  " AND " LSQ_SQL_BLOCKED " = 0"
+#define FLOOR_SQL_COMPLETE                                                \
+  "UPDATE jobs SET result = ?5, done = 1"                                \
+  " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4" \
+  " AND " LSQ_SQL_BLOCKED " = 0"
+#define FLOOR_SQL_CLAIM_NEXT                                              \
+  "UPDATE jobs SET owner = ?1, until = ?3, fence = fence + 1"            \
+  " WHERE rowid IN (SELECT rowid FROM jobs WHERE done = 0 AND until <= ?2" \
+  " AND " LSQ_SQL_BLOCKED " = 0"                                         \
+  " ORDER BY rowid LIMIT ?4)"                                            \
+  " RETURNING rowid, id, fence"
+
 static const char *const floor_sql[F_COUNT] = {
   LSQ_SQL_BEGIN, LSQ_SQL_COMMIT, LSQ_SQL_ROLLBACK, LSQ_SQL_ENQUEUE,
-  LSQ_SQL_CLAIM, LSQ_SQL_RENEW, LSQ_SQL_COMPLETE, LSQ_SQL_CLAIM_NEXT,
+  FLOOR_SQL_CLAIM, FLOOR_SQL_RENEW, FLOOR_SQL_COMPLETE, FLOOR_SQL_CLAIM_NEXT,
 };
 
 /* The engine's schema, so the floor's file is the engine's file. */

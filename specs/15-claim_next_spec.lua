@@ -136,7 +136,8 @@ describe("claim_next", function()
       .. " INSERT INTO jobs(id) VALUES ('z'), ('y')")
     assert.are.same({ "z", 1 }, { lease.claim_next(q, "w", 0, 10) })
     assert.are.equal("lease_jobs_pending\nsqlite_autoindex_jobs_1\n",
-      H.sqlite3(q, "SELECT name FROM sqlite_master WHERE type = 'index' ORDER BY name"))
+      H.sqlite3(q, "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'jobs'"
+        .. " ORDER BY name"))
   end)
 
   it("raises busy past the busy timeout, never nil", function()

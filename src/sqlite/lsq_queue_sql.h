@@ -12,7 +12,8 @@
 **                 2 discarded, 3 cancelled) and finished_at;
 **   lease_errors  the errors of failed attempts, the last 20 per job.
 ** Triggers on jobs keep lease_queue complete for every client, the engine
-** or raw SQL: a row for each job inserted (defaults), removed with it,
+** or raw SQL: a row for each job inserted (defaults; not for an id that is
+** not text, which no call can name and claim_next never hands out), removed with it,
 ** completed when done becomes 1 (reopened with a fresh attempt budget when
 ** it goes back to 0), and an attempt counted for each claim (fence grows).
 ** Opening a database without them creates them and fills lease_queue for
@@ -57,13 +58,15 @@
   XX("CREATE TRIGGER IF NOT EXISTS lease_jobs_claimed AFTER UPDATE OF fence ON jobs" \
      " WHEN new.fence > old.fence BEGIN"                                  \
      " UPDATE lease_queue SET attempt = attempt + 1 WHERE id = new.id; END") \
-  XX("CREATE TRIGGER IF NOT EXISTS lease_jobs_added AFTER INSERT ON jobs BEGIN" \
+  XX("CREATE TRIGGER IF NOT EXISTS lease_jobs_added AFTER INSERT ON jobs"  \
+     " WHEN typeof(new.id) = 'text' BEGIN"                                \
      " INSERT OR REPLACE INTO lease_queue(id, seq, state, finished_at)"   \
      " VALUES (new.id, new.rowid, new.done <> 0,"                         \
      " CASE WHEN new.done <> 0 THEN new.until END); END")                 \
   XX("DELETE FROM lease_queue WHERE id NOT IN (SELECT id FROM jobs)")     \
   XX("INSERT OR IGNORE INTO lease_queue(id, seq, state, finished_at)"     \
-     " SELECT id, rowid, done <> 0, CASE WHEN done <> 0 THEN until END FROM jobs")
+     " SELECT id, rowid, done <> 0, CASE WHEN done <> 0 THEN until END FROM jobs" \
+     " WHERE typeof(id) = 'text'")
 
 /* The trigger whose presence says the schema above is complete (it is
 ** created last). */

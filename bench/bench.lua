@@ -297,6 +297,28 @@ local function cycle_variants(h)
   }
 end
 
+-- ---------------------------------------------------------------------------
+-- Workload: the job queue's cycle, enqueue + claim_next + complete
+-- ---------------------------------------------------------------------------
+-- The floor runs the contract's statements alone (no job queue beside the
+-- table): the cost of this cycle before the queue existed.
+local function qcycle_variants(h)
+  return {
+    { name = "floor (raw SQLite, C)", run = function(n) return h.floor:qcycle(fresh("qf"), n) end },
+    { name = "C API", run = function(n) return h.capi:qcycle(fresh("qc"), n) end },
+    { name = "Lua handle", run = function(n)
+      local db, ids = h.db, make_ids(fresh("qh"), n)
+      local c0, t0 = cpu(), clock()
+      for i = 1, n do
+        db:enqueue(ids[i])
+        local id, fence = db:claim_next(OWNER, NOW, TTL)
+        if not db:complete(id, OWNER, fence, NOW, RESULT) then error("handle qcycle refused") end
+      end
+      return clock() - t0, cpu() - c0
+    end },
+  }
+end
+
 local function renew_variants(h)
   -- each variant renews its own claimed job, now advancing by 1 per renew
   -- so until really changes (SQLite does not write an unchanged row)
@@ -346,6 +368,8 @@ local single_results = {}   -- [workload][sync] = res, for the targets
 local function run_single(w, make)
   out("")
   out(string.format("### %s", w == "cycle" and "One enqueue + claim + complete cycle (3 transactions)"
+    or w == "qcycle" and "The job queue's cycle: enqueue + claim_next + complete (3 transactions;"
+      .. " the floor runs the contract's statements without the queue)"
     or "renew (1 transaction)"))
   out("")
   out("Wall time is what the targets speak of; CPU time (this process, all threads) is beside")
@@ -843,6 +867,7 @@ out(string.format("## lease benchmark%s", opt.smoke and " (smoke run: tiny sizes
 out("")
 machine()
 if want("cycle") then run_single("cycle", cycle_variants) end
+if want("qcycle") then run_single("qcycle", qcycle_variants) end
 if want("renew") then run_single("renew", renew_variants) end
 if want("claim_next") then run_claim_next() end
 if want("batch") then run_batch() end
@@ -863,6 +888,11 @@ for _, sync in ipairs(opt.syncs) do
     "Lua handle >= 0.9x the C floor per cycle (" .. sync .. ")")
   single_target("cycle", sync, "Lua handle", "LuaSQL (one connection)", 1.5,
     "Lua handle >= 1.5x the LuaSQL version per cycle (" .. sync .. ")")
+  for _, api in ipairs({ "C API", "Lua handle" }) do
+    single_target("qcycle", sync, api, "floor (raw SQLite, C)", 1 / 1.3,
+      "enqueue + claim_next + complete with the job queue costs <= 1.3x the contract's"
+      .. " statements alone (throughput >= 0.77x; " .. api .. ", " .. sync .. ")")
+  end
 end
 if #summary > 0 then
   out("")

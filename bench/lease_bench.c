@@ -595,6 +595,38 @@ static int b_cycle(lua_State *L) {
 }
 
 /*
+** b:qcycle(prefix, n) -> seconds, cpu_seconds
+** n cycles of enqueue + claim_next + complete on fresh ids "<prefix><i>",
+** three transactions each: the job queue's cycle.  claim_next takes the
+** job just enqueued (the only one ready).
+*/
+static int b_qcycle(lua_State *L) {
+  bdb *b = check_bdb(L);
+  idset ids;
+  double t0, t, c0;
+  int i, rc, count;
+  arg_ids(L, &ids, 3);
+  c0 = cpu_s();
+  t0 = now_s();
+  for (i = 0; i < ids.n; i++) {
+    lease_job job;
+    if ((rc = b->ops->enqueue(b->h, ids.ids[i], ids.lens[i])) != LEASE_OK)
+      return op_error(L, b, "enqueue", rc, &ids);
+    if ((rc = b->ops->claim_next(b->h, 1.0, 1e9, 1, &job, &count)) != LEASE_OK)
+      return op_error(L, b, "claim_next", rc, &ids);
+    if (count != 1) return op_error(L, b, "claim_next", REFUSED, &ids);
+    if ((rc = b->ops->complete(b->h, job.id, job.id_len, job.fence, 1.0)) != LEASE_OK)
+      return op_error(L, b, "complete", rc, &ids);
+  }
+  t = now_s() - t0;
+  c0 = cpu_s() - c0;
+  ids_free(&ids);
+  lua_pushnumber(L, t);
+  lua_pushnumber(L, c0);
+  return 2;
+}
+
+/*
 ** b:renew(id, n) -> seconds, cpu_seconds
 ** Enqueue and claim id (untimed), then renew it n times, now advancing by
 ** 1 each time and ttl 1e9, so the lease stays valid and every renew
@@ -1106,6 +1138,7 @@ static int l_sqlite_version(lua_State *L) {
 
 static const luaL_Reg bdb_methods[] = {
   {"cycle", b_cycle},
+  {"qcycle", b_qcycle},
   {"renew", b_renew},
   {"fill", b_fill},
   {"claim_next", b_claim_next},

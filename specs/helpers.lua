@@ -219,6 +219,20 @@ function H.counts(t)
   return { total = t.total, ready = t.ready, held = t.held, done = t.done, blocked = t.blocked }
 end
 
+--- H.qsnapshot(path) -> table: H.snapshot plus every row of the job
+-- queue's tables (lease_queue, lease_errors), for "nothing changed" checks.
+function H.qsnapshot(path)
+  local out = H.snapshot(path)
+  for _, sql in ipairs({
+    "SELECT quote(id), seq, quote(queue), priority, quote(run_at), attempt, max_attempts,"
+      .. " quote(payload), state, quote(finished_at) FROM lease_queue ORDER BY id",
+    "SELECT quote(id), attempt, quote(at), quote(owner), fence, quote(message)"
+      .. " FROM lease_errors ORDER BY rowid" }) do
+    for line in H.sqlite3(path, sql):gmatch("[^\n]+") do out[#out + 1] = line end
+  end
+  return out
+end
+
 --- H.idfence(list) -> table: {id=, fence=} of each job of a list.
 function H.idfence(list)
   local out = {}

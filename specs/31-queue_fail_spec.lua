@@ -172,6 +172,13 @@ describe("retry, cancel, prune", function()
     assert.are.equal(f + 1, db:claim("a", "v", 8, 10))
   end)
 
+  it("claim_next skips ended jobs ahead of a ready one", function()
+    db:enqueue_many({ "canc", { id = "disc", max_attempts = 1 }, "ready" })
+    db:cancel("canc", 0)
+    db:fail("disc", "w", db:claim("disc", "w", 0, 10), 1, "x")
+    assert.are.same({ "ready", 1 }, { H.two(db:claim_next("w", 2, 10)) })
+  end)
+
   it("cancel refuses completed and discarded jobs", function()
     db:enqueue_many({ "c", { id = "d", max_attempts = 1 } })
     db:complete("c", "w", db:claim("c", "w", 0, 10), 1, "r")

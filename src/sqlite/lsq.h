@@ -32,6 +32,7 @@ typedef struct lsq_conn {
   int gave_up;                      /* the busy handler gave up during the current step */
   int indexed;                      /* lease_jobs_pending exists (set by the schema check) */
   int queued;                       /* the queue's schema exists (LSQ_SQL_QUEUE_MARK) */
+  long expiry_discards;             /* jobs lsq_q_expired discarded on this connection */
   int wal_given;                    /* the file came with a -wal holding frames */
 } lsq_conn;
 

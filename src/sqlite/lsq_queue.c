@@ -121,7 +121,8 @@ int lsq_q_expired(lease_db *db, const lease__write *w) {
   bind_bytes(end, 1, w->id, w->id_len);
   sqlite3_bind_int(end, 2, 2);
   sqlite3_bind_double(end, 3, w->now);
-  return run_once(db, end);
+  if ((rc = run_once(db, end)) == LEASE_OK) LSQ(db)->expiry_discards++;
+  return rc;
 }
 
 /* See lsq.h. */
@@ -340,15 +341,17 @@ static int read_candidates(lease_db *db, claim_ctx *x, int want, size_t *used) {
 
 /* Write body: take the ready jobs of the queue in order, each by claim's
 ** own guarded step (which first counts a lease that expired unreported,
-** and may discard the job instead); when some were discarded, look
-** again for as many more. */
+** and may discard the job instead); when some were discarded so, look
+** again for as many more.  Every candidate meets claim's rule in this
+** transaction, so only such a discard refuses one, and a discarded job
+** leaves the index: each round that looks again has fewer candidates. */
 static int claim_next_body(lease_db *db, void *ctx) {
   claim_ctx *x = ctx;
   size_t used = 0;
   int want, got, i, rc, reason;
   x->n = 0;
   for (;;) {
-    int discarded = 0;
+    long discarded = LSQ(db)->expiry_discards;
     want = x->max - x->n;
     if ((got = read_candidates(db, x, want, &used)) < 0) return db->rc;
     for (i = 0; i < got; i++) {
@@ -358,10 +361,7 @@ static int claim_next_body(lease_db *db, void *ctx) {
       one.id = kept(db, c->id);
       one.id_len = c->id_len;
       if ((rc = lsq_guarded_step(db, &one, &fence, &reason)) != LEASE_OK) return rc;
-      if (reason != LEASE_GRANTED) {
-        discarded++;
-        continue;
-      }
+      if (reason != LEASE_GRANTED) continue;
       x->jobs[x->n].id = (const char *)(uintptr_t)c->id;
       x->jobs[x->n].id_len = c->id_len;
       x->jobs[x->n].fence = fence;
@@ -374,7 +374,7 @@ static int claim_next_body(lease_db *db, void *ctx) {
       x->jobs[x->n].max_attempts = c->max_attempts;
       x->n++;
     }
-    if (discarded == 0 || got == 0 || x->n == x->max) return LEASE_OK;
+    if (LSQ(db)->expiry_discards == discarded || got == 0 || x->n == x->max) return LEASE_OK;
   }
 }
 

@@ -65,8 +65,8 @@
 #define LSQ_SQL_CLAIM                                                     \
   "UPDATE jobs SET owner = ?2, until = ?4, fence = fence + 1"            \
   " WHERE id = ?1 AND done = 0 AND until <= ?3"                          \
-  " AND " LSQ_SQL_BLOCKED " = 0"                                         \
   " AND " LSQ_SQL_NOT_ENDED                                               \
+  " AND " LSQ_SQL_BLOCKED " = 0"                                         \
   " RETURNING fence"
 
 /* Contract step 5.  ?1 id, ?2 owner, ?3 fence, ?4 now, ?5 now + ttl.
@@ -74,15 +74,15 @@
 #define LSQ_SQL_RENEW                                                     \
   "UPDATE jobs SET until = ?5"                                           \
   " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4" \
-  " AND " LSQ_SQL_NOT_ENDED                                               \
-  " AND " LSQ_SQL_BLOCKED " = 0"
+  " AND " LSQ_SQL_BLOCKED " = 0"                                         \
+  " AND " LSQ_SQL_NOT_ENDED
 
 /* Contract step 6.  ?1 id, ?2 owner, ?3 fence, ?4 now, ?5 result. */
 #define LSQ_SQL_COMPLETE                                                  \
   "UPDATE jobs SET result = ?5, done = 1"                                \
   " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4" \
-  " AND " LSQ_SQL_NOT_ENDED                                               \
-  " AND " LSQ_SQL_BLOCKED " = 0"
+  " AND " LSQ_SQL_BLOCKED " = 0"                                         \
+  " AND " LSQ_SQL_NOT_ENDED
 
 /* Contract step 7.  ?1 id, ?2 owner, ?3 fence.  The fence is kept.  (A
 ** blocked job may be released: that writes a sound until.) */

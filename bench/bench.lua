@@ -14,7 +14,8 @@
 -- baseline and candidate alike.  Nothing here asserts a time: the targets
 -- section says met or missed, the exit status only says the run worked.
 --
--- Workloads (--only names): cycle, renew, claim_next, batch, threads,
+-- Workloads (--only names): cycle, qcycle, renew, claim_next,
+-- claim_next_ended, batch, threads,
 -- claim_many, memory.  --smoke runs all of them on tiny sizes in seconds
 -- (ctest's bench_smoke).  --out writes the plot data (threads.dat,
 -- claim_next.dat) and the printed tables (table.md) there.
@@ -295,6 +296,87 @@ local function cycle_variants(h)
       return clock() - t0, cpu() - c0
     end },
   }
+end
+
+-- ---------------------------------------------------------------------------
+-- Workload: claim_next with N ended and scheduled jobs in the table
+-- ---------------------------------------------------------------------------
+-- Half the N jobs are completed, half scheduled far in the future, and 100
+-- are ready; each timed claim_next is followed, untimed, by a complete of
+-- that job and an enqueue, so the table keeps its shape.  What the job
+-- queue's index promises: the cost does not grow with the jobs it ended or
+-- that wait for their run_at.
+local function run_claim_next_ended()
+  out("")
+  out("### claim_next (one job) with N completed and scheduled jobs in the table, 100 ready")
+  out("")
+  out("| N ended + scheduled | sync | API | median us/op | x own cost at N=" .. S.sizes[1] .. " |")
+  out("|---:|---|---|---:|---:|")
+  local data, first, last = {}, S.sizes[1], S.sizes[#S.sizes]
+  for _, size in ipairs(S.sizes) do
+    local path = scratch(string.format("claim_next_ended-%d.db", size))
+    do
+      local db = lease.open(path, { synchronous = "normal" })
+      local chunk, done = 100000, 0
+      while done < size do
+        local n = math.min(chunk, size - done)
+        local list = {}
+        for i = 1, n do
+          local k = done + i
+          list[i] = k % 2 == 0 and { id = "e" .. k, run_at = 1e12 } or "e" .. k
+        end
+        db:enqueue_many(list)
+        local todo = db:claim_next(OWNER, NOW, TTL, chunk)
+        for _, j in ipairs(todo) do j.result = RESULT end
+        if #todo > 0 then db:complete_many(OWNER, NOW, todo) end
+        done = done + n
+      end
+      db:enqueue_many(make_ids(fresh("r"), 100))
+      db:close()
+    end
+    for _, sync in ipairs(opt.syncs) do
+      local ca = B.capi(path, sync)
+      local db = lease.open(path, { synchronous = sync })
+      local vs = {
+        { name = "C API", run = function(n) return ca:claim_next(fresh("ec"), n) end },
+        { name = "Lua handle", run = function(n)
+          local ids, t = make_ids(fresh("eh"), n), 0
+          for i = 1, n do
+            local t0 = clock()
+            local id, fence = db:claim_next(OWNER, NOW, TTL)
+            t = t + (clock() - t0)
+            if not id then error("claim_next found nothing") end
+            db:complete(id, OWNER, fence, NOW, RESULT)
+            db:enqueue(ids[i])
+          end
+          return t
+        end },
+      }
+      local res = measure(vs, opt.reps)
+      data[sync] = data[sync] or {}
+      data[sync][size] = {}
+      for _, v in ipairs(vs) do
+        local m = median(res[v.name].per_op)
+        data[sync][size][v.name] = m
+        out(string.format("| %d | %s | %s | %s | %s |", size, sync, v.name, fmt_us(m * 1e6),
+          fmt_x(m / data[sync][first][v.name])))
+      end
+      ca:close(); db:close()
+    end
+    rmdb(path)
+  end
+  for _, sync in ipairs(opt.syncs) do
+    for _, api in ipairs({ "C API", "Lua handle" }) do
+      local g = data[sync][last][api] / data[sync][first][api]
+      summary[#summary + 1] = {
+        target = string.format("claim_next with N=%d completed and scheduled jobs <= 2x the cost at"
+          .. " N=%d (%s, %s)", last, first, api, sync),
+        value = string.format("%.2fx (%s us vs %s us)", g, fmt_us(data[sync][last][api] * 1e6),
+          fmt_us(data[sync][first][api] * 1e6)),
+        met = g <= 2,
+      }
+    end
+  end
 end
 
 -- ---------------------------------------------------------------------------
@@ -870,6 +952,7 @@ if want("cycle") then run_single("cycle", cycle_variants) end
 if want("qcycle") then run_single("qcycle", qcycle_variants) end
 if want("renew") then run_single("renew", renew_variants) end
 if want("claim_next") then run_claim_next() end
+if want("claim_next_ended") then run_claim_next_ended() end
 if want("batch") then run_batch() end
 if want("threads") then run_threads() end
 if want("claim_many") then run_claim_many() end

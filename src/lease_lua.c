@@ -710,8 +710,22 @@ returns, plus `seq`, its place in the enqueue order: pass the last seq as
 @tparam number now finite, caller's unit
 @tparam[opt=1000] integer limit 1 to 100000
 @tparam[opt=0] integer after a seq
-@treturn {table,...} the jobs
+@treturn {table,...} the jobs (the contract's fields and `seq`)
 @raise `bad argument` for a bad argument; `lease.jobs: ...` on a database failure
+*/
+/***
+The table form of db:jobs: a page of jobs with their queue data, in enqueue
+order; read-only.  Each row is as db:state returns it (without `errors`
+unless asked), plus `seq` (pass the last as `after`) and `result_size`
+(bytes of the result).
+@function db:jobs
+@tparam table filter `{status = word or nil (all), queue = string or nil
+  (all), now = number (default lease.now()), limit = 1..100000 (default
+  1000), after = seq (default 0), results = false (leave results out),
+  errors = true (add each row's errors)}`; other keys raise
+@treturn {table,...} the jobs
+@raise `bad argument #1 to 'jobs' (filter.status must be a status word ...)` and
+  the like; `lease.jobs: ...` on a database failure
 */
 static void check_jobs(lua_State *L, const lb_callee *c, lb_args *a) {
   static const char *const kinds[] = {"all", "ready", "held", "done", "blocked", NULL};

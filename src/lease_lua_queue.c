@@ -166,13 +166,17 @@ void lb_check_claim_opts(lua_State *L, const lb_callee *c, lb_args *a) {
   lua_pop(L, 1);
 }
 
-/* See lease_lua_int.h. */
-double lb_check_now_opt(lua_State *L, const lb_callee *c, int idx) {
+/* The number at idx (named by a), finite, or the current time when nil. */
+static double now_or_clock(lua_State *L, int idx, const lb_arg *a) {
   struct timespec ts;
-  if (!lua_isnoneornil(L, idx))
-    return lb_check_number(L, idx, LB_ARG(c, idx, "now"), LB_FINITE, -HUGE_VAL, 0);
+  if (!lua_isnoneornil(L, idx)) return lb_check_number(L, idx, a, LB_FINITE, -HUGE_VAL, 0);
   clock_gettime(CLOCK_REALTIME, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* See lease_lua_int.h. */
+double lb_check_now_opt(lua_State *L, const lb_callee *c, int idx) {
+  return now_or_clock(L, idx, LB_ARG(c, idx, "now"));
 }
 
 /* The status word at idx into a LEASE_STATUS_* (0 for nil). */
@@ -212,7 +216,7 @@ void lb_check_jobs_table(lua_State *L, const lb_callee *c, lb_args *a) {
       case 1:
         a->filter.queue = check_queue_name(L, -1, f, LB_OPTIONAL, &a->filter.queue_len);
         break;
-      case 2: a->filter.now = lb_check_now_opt(L, c, lua_gettop(L)); break;
+      case 2: a->filter.now = now_or_clock(L, -1, f); break;
       case 3: a->n = (int)lb_opt_integer(L, -1, f, 1, 100000, 1000); break;
       case 4: a->filter.after = lb_opt_integer(L, -1, f, INT64_MIN, INT64_MAX, 0); break;
       case 5:

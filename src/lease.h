@@ -298,7 +298,12 @@ LEASE_API int lease_state(lease_db *db, const char *id, size_t id_len, lease_row
 ** boundary now == until is claimable).  On success the fence grows by 1.
 **   now, ttl: caller's time unit; ttl > 0, both finite, now + ttl > now.
 **   fence:  receives the new fence, or 0 when not granted.
-**   reason: LEASE_GRANTED, LEASE_MISSING, LEASE_DONE or LEASE_HELD.
+**   reason: LEASE_GRANTED, LEASE_MISSING, LEASE_DONE, LEASE_DISCARDED,
+**           LEASE_CANCELLED (the job queue ended the job) or LEASE_HELD.
+** A job whose lease expired without complete, fail or release gets the
+** error "lease expired" recorded first (lease_errors), and is discarded
+** instead when that used up its attempts; each claim granted counts an
+** attempt (see "The job queue").
 ** Returns LEASE_OK, LEASE_MISUSE (bad argument, nothing touched),
 ** LEASE_RANGE (fence at LEASE_FENCE_MAX), LEASE_MISMATCH (another client
 ** stored a fence or until of the wrong type: see lease_row.blocked), or a
@@ -312,8 +317,9 @@ LEASE_API int lease_claim(lease_db *db, const char *id, size_t id_len,
 ** lease_renew: extend the lease to now + ttl (contract step 5) only when
 ** owner and fence match, the job is not done and until > now: an expired
 ** lease is never revived.
-**   reason: LEASE_GRANTED, LEASE_MISSING, LEASE_DONE, LEASE_NOT_OWNER,
-**           LEASE_STALE_FENCE or LEASE_EXPIRED.
+**   reason: LEASE_GRANTED, LEASE_MISSING, LEASE_DONE, LEASE_DISCARDED,
+**           LEASE_CANCELLED, LEASE_NOT_OWNER, LEASE_STALE_FENCE or
+**           LEASE_EXPIRED.
 ** Returns LEASE_OK, LEASE_MISUSE, LEASE_RANGE or LEASE_MISMATCH (the job is
 ** blocked: see lease_row.blocked) or a database error.
 */
@@ -425,17 +431,19 @@ LEASE_API int lease_claim_many(lease_db *db, const char *id, size_t id_len,
 LEASE_API int lease_read_settings(lease_db *db, lease_settings *out);
 
 /*
-** lease_claim_next: claim the oldest-enqueued ready jobs for owner, in one
-** BEGIN IMMEDIATE transaction, with claim's rule (not done, until <= now;
-** fence + 1, owner, until = now + ttl).  Enqueue order is SQLite's rowid
-** order.  Jobs whose fence cannot grow (see lease_claim) are skipped.
+** lease_claim_next: lease_claim_next_queue on the queue "default": claim
+** the ready jobs for owner, in one BEGIN IMMEDIATE transaction, with
+** claim's rule (not done, until <= now; fence + 1, owner, until = now +
+** ttl), smallest (priority, run_at, enqueue order) first; jobs with the
+** defaults come in enqueue order (SQLite's rowid order at insert).  Jobs
+** whose fence cannot grow (see lease_claim), discarded and cancelled jobs,
+** and jobs whose run_at is after now are skipped.
 **   now, ttl: as for lease_claim.
 **   max:   how many jobs at most, >= 1; jobs must hold max entries.
-**   jobs:  receives the jobs taken, oldest first; ids live until the next
+**   jobs:  receives the jobs taken, in that order; ids live until the next
 **          call on db.
 **   count: receives how many were taken; 0 means nothing was ready.
-** Cost: the partial index lease_jobs_pending skips done jobs; held jobs
-** enqueued before the first ready one are stepped over.
+** Cost: see lease_claim_next_queue.
 ** Returns LEASE_OK, LEASE_MISUSE, LEASE_NOMEM or a database error.
 */
 LEASE_API int lease_claim_next(lease_db *db, const char *owner, size_t owner_len,

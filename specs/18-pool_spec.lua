@@ -39,7 +39,7 @@ describe("lease.pool", function()
       assert.is_true(st.done)
       assert.are.equal(id .. "@1", st.result)
     end
-    assert.are.same({ total = 40, ready = 0, held = 0, done = 40, blocked = 0 }, db:counts(lease.now()))
+    assert.are.same({ total = 40, ready = 0, held = 0, done = 40, blocked = 0 }, H.counts(db:counts(lease.now())))
   end)
 
   it("refuses stalled workers' late completions; the takeover's result stands", function()

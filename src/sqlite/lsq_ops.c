@@ -92,19 +92,28 @@ static size_t sq_max_length(const lease_db *db) {
 
 /*
 ** Copy the row at the statement's columns (first column `c0`: id, owner,
-** until, fence, result, done, blocked code) into *row, its strings appended
-** to the handle's buffer at *used.  Pointers are fixed up by fix_row once
-** the buffer stops moving.  Returns LEASE_OK or LEASE_NOMEM.
+** until, fence, result, done, blocked code, and when the statement has
+** them the queue's columns of LSQ_SQL_FULL_ROW: payload, queue, priority,
+** run_at, attempt, max_attempts, finished_at, status, seq, result size)
+** into *row, its strings appended to the handle's buffer at *used.
+** Without the queue's columns the row gets their defaults.  Pointers are
+** fixed up by lsq_fix_row once the buffer stops moving.  Returns LEASE_OK
+** or LEASE_NOMEM.
 */
-static int copy_row(lease_db *db, sqlite3_stmt *st, int c0, lease_row *row, size_t *used) {
-  const int cols[3] = {c0, c0 + 1, c0 + 4};
-  size_t *lens[3] = {&row->id_len, &row->owner_len, &row->result_len};
-  const char **ptrs[3] = {&row->id, &row->owner, &row->result};
+int lsq_copy_row(lease_db *db, sqlite3_stmt *st, int c0, lease_row *row, size_t *used) {
+  const int full = sqlite3_column_count(st) >= c0 + 17;
+  const int cols[5] = {c0, c0 + 1, c0 + 4, c0 + 7, c0 + 8};
+  size_t *lens[5] = {&row->id_len, &row->owner_len, &row->result_len, &row->payload_len,
+                     &row->queue_len};
+  const char **ptrs[5] = {&row->id, &row->owner, &row->result, &row->payload, &row->queue};
   int i;
-  for (i = 0; i < 3; i++) {
-    const void *p = sqlite3_column_type(st, cols[i]) == SQLITE_NULL
-                        ? NULL : sqlite3_column_text(st, cols[i]);
+  for (i = 0; i < 5; i++) {
+    const void *p = i >= 3 && !full ? NULL
+                    : sqlite3_column_type(st, cols[i]) == SQLITE_NULL
+                        ? NULL : (i == 3 ? sqlite3_column_blob(st, cols[i])
+                                         : (const void *)sqlite3_column_text(st, cols[i]));
     size_t n = p ? (size_t)sqlite3_column_bytes(st, cols[i]) : 0;
+    if (i == 3 && !p && full && sqlite3_column_type(st, cols[i]) != SQLITE_NULL) p = "";
     if (!p) {
       *ptrs[i] = NULL;
       *lens[i] = 0;
@@ -124,15 +133,38 @@ static int copy_row(lease_db *db, sqlite3_stmt *st, int c0, lease_row *row, size
   row->fence = sqlite3_column_int64(st, c0 + 3);
   row->done = sqlite3_column_int64(st, c0 + 5) != 0;
   row->blocked = lease__blocked_msg(sqlite3_column_int(st, c0 + 6));
+  if (!full) {
+    row->priority = 0;
+    row->run_at = NAN;
+    row->attempt = 0;
+    row->max_attempts = LEASE_MAX_ATTEMPTS_DEFAULT;
+    row->finished_at = NAN;
+    row->status = LEASE_STATUS_UNKNOWN;
+    row->seq = 0;
+    row->result_size = (int64_t)row->result_len;
+    return LEASE_OK;
+  }
+  row->priority = sqlite3_column_int64(st, c0 + 9);
+  row->run_at = sqlite3_column_type(st, c0 + 10) == SQLITE_NULL ? NAN
+                : sqlite3_column_double(st, c0 + 10);
+  row->attempt = sqlite3_column_int64(st, c0 + 11);
+  row->max_attempts = sqlite3_column_int64(st, c0 + 12);
+  row->finished_at = sqlite3_column_type(st, c0 + 13) == SQLITE_NULL ? NAN
+                     : sqlite3_column_double(st, c0 + 13);
+  row->status = sqlite3_column_int(st, c0 + 14);
+  row->seq = sqlite3_column_int64(st, c0 + 15);
+  row->result_size = sqlite3_column_int64(st, c0 + 16);
   return LEASE_OK;
 }
 
-/* Turn the offsets copy_row stored (plus one, so NULL stays NULL) into
-** pointers into the handle's buffer. */
-static void fix_row(lease_db *db, lease_row *row) {
+/* Turn the offsets lsq_copy_row stored (plus one, so NULL stays NULL)
+** into pointers into the handle's buffer. */
+void lsq_fix_row(lease_db *db, lease_row *row) {
   if (row->id) row->id = db->buf + ((uintptr_t)row->id - 1);
   if (row->owner) row->owner = db->buf + ((uintptr_t)row->owner - 1);
   if (row->result) row->result = db->buf + ((uintptr_t)row->result - 1);
+  if (row->payload) row->payload = db->buf + ((uintptr_t)row->payload - 1);
+  if (row->queue) row->queue = db->buf + ((uintptr_t)row->queue - 1);
 }
 
 /* See lease.h (contract step 3). */
@@ -145,11 +177,11 @@ static int sq_state(lease_db *db, const char *id, size_t id_len, lease_row *row,
   src = lsq_step(db, LSQ(db)->sql, st);
   if (src == SQLITE_ROW) {
     /* Copy the strings out before the statement is reset. */
-    if (copy_row(db, st, 0, row, &used) != LEASE_OK) {
+    if (lsq_copy_row(db, st, 0, row, &used) != LEASE_OK) {
       sqlite3_reset(st);
       return db->rc;
     }
-    fix_row(db, row);
+    lsq_fix_row(db, row);
     *found = 1;
     src = sqlite3_step(st);   /* id is the primary key: at most one row */
   }
@@ -171,7 +203,7 @@ static int sq_list(lease_db *db, int which, double now, int64_t after, int max, 
   if (max > 0) src = lsq_step(db, LSQ(db)->sql, st);
   while (src == SQLITE_ROW) {
     seqs[n] = sqlite3_column_int64(st, 0);
-    if (copy_row(db, st, 1, &rows[n], &used) != LEASE_OK) {
+    if (lsq_copy_row(db, st, 1, &rows[n], &used) != LEASE_OK) {
       sqlite3_reset(st);
       return db->rc;
     }
@@ -182,17 +214,21 @@ static int sq_list(lease_db *db, int which, double now, int64_t after, int max, 
     src = sqlite3_step(st);
   }
   if (finish_read(db, st, src) != LEASE_OK) return db->rc;
-  for (i = 0; i < n; i++) fix_row(db, &rows[i]);
+  for (i = 0; i < n; i++) lsq_fix_row(db, &rows[i]);
   *count = n;
   return LEASE_OK;
 }
 
-/* See lease.h. */
-static int sq_count(lease_db *db, double now, lease_counts *out) {
+/* See lease.h: lease_count and lease_count_queue (queue NULL: all). */
+int lsq_count(lease_db *db, double now, const char *queue, size_t queue_len, lease_counts *out) {
+  int64_t *by_status[7] = {&out->available, &out->scheduled, &out->running, &out->retryable,
+                           &out->completed, &out->discarded, &out->cancelled};
   sqlite3_stmt *st;
-  int src;
+  int src, i;
   if (!(st = lsq_stmt(db, LSQ_ST_TALLY))) return db->rc;
   sqlite3_bind_double(st, 1, now);
+  if (queue) bind_bytes(st, 2, queue, queue_len);
+  else sqlite3_bind_null(st, 2);
   src = lsq_step(db, LSQ(db)->sql, st);
   if (src == SQLITE_ROW) {
     out->total = sqlite3_column_int64(st, 0);
@@ -200,9 +236,15 @@ static int sq_count(lease_db *db, double now, lease_counts *out) {
     out->ready = (int64_t)sqlite3_column_double(st, 2);
     out->held = (int64_t)sqlite3_column_double(st, 3);
     out->blocked = (int64_t)sqlite3_column_double(st, 4);
+    for (i = 0; i < 7; i++) *by_status[i] = (int64_t)sqlite3_column_double(st, 5 + i);
     src = SQLITE_DONE;
   }
   return finish_read(db, st, src);
+}
+
+/* See lease.h. */
+static int sq_count(lease_db *db, double now, lease_counts *out) {
+  return lsq_count(db, now, NULL, 0, out);
 }
 
 /* ===================================================================== */
@@ -293,13 +335,14 @@ static const char *write_verb(const lease__write *w) {
 /*
 ** Why the guarded write w changed nothing, read in its transaction
 ** (LSQ_SQL_WHY), in the order its WHERE clause checks: missing, done, then
-** for all but claim the owner and the fence, then a blocked job (release
+** (but for release) discarded or cancelled, then for all but claim the
+** owner and the fence, then a blocked job (release
 ** may write one), then the lease: held for a claim, expired for renew and
 ** complete.  Sets *reason, or records why no reason fits (a blocked job;
 ** every check passing) and returns that failure.  The transaction stays
 ** open; the caller rolls back on failure.
 */
-static int why_refused(lease_db *db, const lease__write *w, int *reason) {
+int lsq_why_refused(lease_db *db, const lease__write *w, int *reason) {
   sqlite3_stmt *why = lsq_stmt(db, LSQ_ST_WHY);
   int src, blocked = 0, rc = LEASE_OK, is_claim = w->op == LEASE__CLAIM;
   if (!why) return db->rc;
@@ -313,7 +356,10 @@ static int why_refused(lease_db *db, const lease__write *w, int *reason) {
     *reason = LEASE_MISSING;
   } else if (src == SQLITE_ROW) {
     if (w->op != LEASE__RELEASE) blocked = sqlite3_column_int(why, 4);
+    int ended = w->op == LEASE__RELEASE ? 0 : sqlite3_column_int(why, 6);
     if (sqlite3_column_int(why, 0)) *reason = LEASE_DONE;
+    else if (ended == 2) *reason = LEASE_DISCARDED;
+    else if (ended == 3) *reason = LEASE_CANCELLED;
     else if (!is_claim && sqlite3_column_int(why, 1)) *reason = LEASE_NOT_OWNER;
     else if (!is_claim && sqlite3_column_int(why, 2)) *reason = LEASE_STALE_FENCE;
     else if (lease__blocked_msg(blocked)) rc = lease__blocked_fail(db, blocked, write_verb(w));
@@ -337,11 +383,16 @@ static int why_refused(lease_db *db, const lease__write *w, int *reason) {
 ** why_refused in the same transaction.  *fence gets a claim's new fence.
 ** On a failure the error is recorded (lsq_write_txn rolls back).
 */
-static int guarded_step(lease_db *db, const lease__write *w, int64_t *fence, int *reason) {
+int lsq_guarded_step(lease_db *db, const lease__write *w, int64_t *fence, int *reason) {
   sqlite3_stmt *st = lsq_stmt(db, write_stmt[w->op]);
   int src, changed;
   *reason = LEASE_GRANTED;
   if (!st) return db->rc;
+  if (w->op == LEASE__CLAIM) {
+    /* A lease that expired unreported counts against the job first. */
+    int rc = lsq_q_expired(db, w);
+    if (rc != LEASE_OK) return rc;
+  }
   bind_write(st, w);
   if (w->op == LEASE__CLAIM) {
     changed = 0;
@@ -356,8 +407,9 @@ static int guarded_step(lease_db *db, const lease__write *w, int64_t *fence, int
   if (src != SQLITE_DONE) return step_failed(db, st, src);
   sqlite3_reset(st);
   if (w->op == LEASE__COMPLETE) sqlite3_clear_bindings(st);   /* drop the pointer to result */
+  if (changed && w->op == LEASE__COMPLETE) return lsq_q_finished(db, w);
   if (changed) return LEASE_OK;
-  return why_refused(db, w, reason);
+  return lsq_why_refused(db, w, reason);
 }
 
 /* The arguments and outcome of a write body: one guarded write, or a
@@ -374,7 +426,7 @@ typedef struct write_ctx {
 /* Write body: the guarded write x->w (contract steps 4-7). */
 static int write_body(lease_db *db, void *ctx) {
   write_ctx *x = ctx;
-  return guarded_step(db, x->w, &x->fence, &x->reason);
+  return lsq_guarded_step(db, x->w, &x->fence, &x->reason);
 }
 
 /* See lease_int.h: claim, renew, complete or release in its own
@@ -403,7 +455,7 @@ static int complete_many_body(lease_db *db, void *ctx) {
     one.result = items[i].result;
     one.result_len = items[i].result && items[i].result_len == LEASE_NTS
                          ? strlen(items[i].result) : items[i].result_len;
-    rc = guarded_step(db, &one, NULL, &r);
+    rc = lsq_guarded_step(db, &one, NULL, &r);
     if (rc != LEASE_OK) return rc;   /* rolled back: none is stored */
     if (x->reasons) x->reasons[i] = r;
     if (r == LEASE_GRANTED) done++;
@@ -423,90 +475,13 @@ static int sq_complete_many(lease_db *db, const lease__write *w, const lease_res
   return LEASE_OK;
 }
 
-/* One job taken by claim_next, before sorting: where its id bytes sit in
-** db->buf (offsets, as the buffer may move while growing). */
-typedef struct taken {
-  int64_t rowid, fence;
-  size_t off, len;
-} taken;
-
-/* Order taken jobs by rowid, the enqueue order. */
-static int by_rowid(const void *a, const void *b) {
-  int64_t x = ((const taken *)a)->rowid, y = ((const taken *)b)->rowid;
-  return (x > y) - (x < y);
-}
-
-/* Step claim_next's UPDATE, copying each job taken into t (at most max)
-** and its id into db->buf.  Returns SQLite's last code, or -1 when memory
-** ran out (recorded). */
-static int take_jobs(lease_db *db, sqlite3_stmt *st, int max, taken *t, int *n) {
-  size_t used = 0;
-  int src;
-  while ((src = sqlite3_step(st)) == SQLITE_ROW) {
-    const void *id = sqlite3_column_text(st, 1);
-    size_t len = (size_t)sqlite3_column_bytes(st, 1);
-    if (*n == max) continue;   /* cannot happen: LIMIT ?4 */
-    if (lease__reserve(db, used + len + 1) != LEASE_OK) return -1;
-    if (len) memcpy(db->buf + used, id, len);
-    db->buf[used + len] = '\0';
-    t[*n].rowid = sqlite3_column_int64(st, 0);
-    t[*n].fence = sqlite3_column_int64(st, 2);
-    t[*n].off = used;
-    t[*n].len = len;
-    used += len + 1;
-    (*n)++;
-  }
-  return src;
-}
-
-/* The arguments and outcome of claim_next's body. */
-typedef struct claim_next_ctx {
-  const lease__write *w;
-  int max, n;
-  taken *t;
-} claim_next_ctx;
-
-/* Write body: claim up to c->max ready jobs (LSQ_SQL_CLAIM_NEXT). */
-static int claim_next_body(lease_db *db, void *ctx) {
-  claim_next_ctx *c = ctx;
-  sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_CLAIM_NEXT);
-  int src;
-  if (!st) return db->rc;
-  bind_bytes(st, 1, c->w->owner, c->w->owner_len);
-  sqlite3_bind_double(st, 2, c->w->now);
-  sqlite3_bind_double(st, 3, c->w->until);
-  sqlite3_bind_int(st, 4, c->max);
-  c->n = 0;
-  src = take_jobs(db, st, c->max, c->t, &c->n);
-  if (src < 0) {
-    sqlite3_reset(st);
-    return db->rc;
-  }
-  if (src != SQLITE_DONE) return step_failed(db, st, src);
-  sqlite3_reset(st);
-  return LEASE_OK;
-}
-
-/* See lease.h. */
+/* See lease.h: lease_claim_next is the queue "default"'s. */
 static int sq_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jobs,
                          int *count) {
-  claim_next_ctx c = { w, max, 0, NULL };
-  int i;
-  if (!(c.t = malloc((size_t)max * sizeof *c.t)))
-    return lease__fail(db, LEASE_NOMEM, "out of memory");
-  if (lsq_write_txn(db, claim_next_body, &c) != LEASE_OK) {
-    free(c.t);
-    return db->rc;
-  }
-  qsort(c.t, (size_t)c.n, sizeof *c.t, by_rowid);
-  for (i = 0; i < c.n; i++) {
-    jobs[i].id = db->buf + c.t[i].off;
-    jobs[i].id_len = c.t[i].len;
-    jobs[i].fence = c.t[i].fence;
-  }
-  *count = c.n;
-  free(c.t);
-  return LEASE_OK;
+  lease__write q = *w;
+  q.queue = "default";
+  q.queue_len = 7;
+  return lsq_q_claim_next(db, &q, max, jobs, count);
 }
 
 /* ===================================================================== */
@@ -530,4 +505,14 @@ const lease__backend lease__sqlite = {
   .settings = sq_settings,
   .is_private = sq_is_private,
   .max_length = sq_max_length,
+  .enqueue_jobs = lsq_q_enqueue_jobs,
+  .state_at = lsq_q_state_at,
+  .errors = lsq_q_errors,
+  .claim_next_queue = lsq_q_claim_next_queue,
+  .fail = lsq_q_fail,
+  .retry = lsq_q_retry,
+  .cancel = lsq_q_cancel,
+  .prune = lsq_q_prune,
+  .list_jobs = lsq_q_list_jobs,
+  .count_queue = lsq_q_count_queue,
 };

@@ -559,16 +559,18 @@ local function cmd_pool(argv, out)
   if batch and batch > 1000000 then usage("--batch needs an integer from 1 to 1000000") end
   local poll = number_flag(flags, "--poll", "seconds")
   if poll and not (poll > 0) then usage("--poll needs a finite number of seconds > 0, got '0'") end
+  local queue = queue_flag(flags)
+  local grace = number_flag(flags, "--grace", "seconds")
+  local drain_wait = number_flag(flags, "--drain-wait", "seconds")
   local f = io.open(pos[1], "rb")
   if not f then usage("cannot read worker script " .. pos[1]) end
   f:close()
   local pool = require("lease.pool")
   local progress = not flags["--quiet"] and os.execute("[ -t 2 ]") == true
   local s = pool.run({ db = pos[2], worker = pos[1], workers = j, ttl = ttl, progress = progress,
-                       open = { create = false }, queue = queue_flag(flags),
-                       forever = flags["--forever"] and true or nil,
-                       shutdown_grace = number_flag(flags, "--grace", "seconds"), batch = batch,
-                       poll = poll, drain_wait = number_flag(flags, "--drain-wait", "seconds") })
+                       open = { create = false }, queue = queue,
+                       forever = flags["--forever"] and true or nil, shutdown_grace = grace,
+                       batch = batch, poll = poll, drain_wait = drain_wait })
   out:write(pool.format(s), "\n")
   return (#s.failed == 0 and s.discarded == 0) and 0 or 1
 end

@@ -786,7 +786,7 @@ return {
     name = "pool-owner-shared-across-processes", step = "own", file = "lua/lease/pool.lua",
     from = "  return lease.hostname() .. \":\" .. lease.pid() .. \":\" .. index\n",
     to = "  return \"pool-\" .. index\n",
-    hint = "specs/30-service_process_spec.lua",
+    hint = "specs/33-pool_process_spec.lua",
   },
   {
     name = "pool-shutdown-counts-attempt", step = "own", file = "lua/lease/pool.lua",
@@ -840,7 +840,7 @@ return {
     name = "pool-signals-not-given-back", step = "own", file = "lua/lease/pool.lua",
     from = "  if cfg.signals then lease.on_signal({ \"INT\", \"TERM\" }, false) end\n",
     to = "",
-    hint = "specs/30-service_process_spec.lua",
+    hint = "specs/33-pool_process_spec.lua",
   },
   {
     name = "signal-not-counted", step = "own", file = "src/lease_process.c",
@@ -852,19 +852,19 @@ return {
     name = "cli-jobs-loads-results", step = "own", file = "lua/lease/cli.lua",
     from = "                         results = false, errors = with_errors or nil })\n",
     to = "                         errors = with_errors or nil })\n",
-    hint = "specs/31-cli_queue_spec.lua",
+    hint = "specs/34-cli_queue_spec.lua",
   },
   {
     name = "cli-run-at-and-in-together", step = "own", file = "lua/lease/cli.lua",
     from = "  if flags[\"--run-at\"] and flags[\"--in\"] then usage(\"give at most one of --run-at and --in\") end\n",
     to = "",
-    hint = "specs/31-cli_queue_spec.lua",
+    hint = "specs/34-cli_queue_spec.lua",
   },
   {
     name = "cli-max-attempts-zero-passed-on", step = "own", file = "lua/lease/cli.lua",
     from = "                 max_attempts = number_flag(flags, \"--max-attempts\", \"integer\", 1),\n",
     to = "                 max_attempts = number_flag(flags, \"--max-attempts\", \"integer\"),\n",
-    hint = "specs/31-cli_queue_spec.lua",
+    hint = "specs/34-cli_queue_spec.lua",
   },
   {
     name = "cli-pool-discard-exits-0", step = "own", file = "lua/lease/cli.lua",

@@ -14,7 +14,8 @@
 -- baseline and candidate alike.  Nothing here asserts a time: the targets
 -- section says met or missed, the exit status only says the run worked.
 --
--- Workloads (--only names): cycle, renew, claim_next, batch, threads,
+-- Workloads (--only names): cycle, qcycle, renew, claim_next,
+-- claim_next_ended, batch, threads,
 -- claim_many, memory.  --smoke runs all of them on tiny sizes in seconds
 -- (ctest's bench_smoke).  --out writes the plot data (threads.dat,
 -- claim_next.dat) and the printed tables (table.md) there.
@@ -297,6 +298,109 @@ local function cycle_variants(h)
   }
 end
 
+-- ---------------------------------------------------------------------------
+-- Workload: claim_next with N ended and scheduled jobs in the table
+-- ---------------------------------------------------------------------------
+-- Half the N jobs are completed, half scheduled far in the future, and 100
+-- are ready; each timed claim_next is followed, untimed, by a complete of
+-- that job and an enqueue, so the table keeps its shape.  What the job
+-- queue's index promises: the cost does not grow with the jobs it ended or
+-- that wait for their run_at.
+local function run_claim_next_ended()
+  out("")
+  out("### claim_next (one job) with N completed and scheduled jobs in the table, 100 ready")
+  out("")
+  out("| N ended + scheduled | sync | API | median us/op | x own cost at N=" .. S.sizes[1] .. " |")
+  out("|---:|---|---|---:|---:|")
+  local data, first, last = {}, S.sizes[1], S.sizes[#S.sizes]
+  for _, size in ipairs(S.sizes) do
+    local path = scratch(string.format("claim_next_ended-%d.db", size))
+    do
+      local db = lease.open(path, { synchronous = "normal" })
+      local chunk, done = 100000, 0
+      while done < size do
+        local n = math.min(chunk, size - done)
+        local list = {}
+        for i = 1, n do
+          local k = done + i
+          list[i] = k % 2 == 0 and { id = "e" .. k, run_at = 1e12 } or "e" .. k
+        end
+        db:enqueue_many(list)
+        local todo = db:claim_next(OWNER, NOW, TTL, chunk)
+        for _, j in ipairs(todo) do j.result = RESULT end
+        if #todo > 0 then db:complete_many(OWNER, NOW, todo) end
+        done = done + n
+      end
+      db:enqueue_many(make_ids(fresh("r"), 100))
+      db:close()
+    end
+    for _, sync in ipairs(opt.syncs) do
+      local ca = B.capi(path, sync)
+      local db = lease.open(path, { synchronous = sync })
+      local vs = {
+        { name = "C API", run = function(n) return ca:claim_next(fresh("ec"), n) end },
+        { name = "Lua handle", run = function(n)
+          local ids, t = make_ids(fresh("eh"), n), 0
+          for i = 1, n do
+            local t0 = clock()
+            local id, fence = db:claim_next(OWNER, NOW, TTL)
+            t = t + (clock() - t0)
+            if not id then error("claim_next found nothing") end
+            db:complete(id, OWNER, fence, NOW, RESULT)
+            db:enqueue(ids[i])
+          end
+          return t
+        end },
+      }
+      local res = measure(vs, opt.reps)
+      data[sync] = data[sync] or {}
+      data[sync][size] = {}
+      for _, v in ipairs(vs) do
+        local m = median(res[v.name].per_op)
+        data[sync][size][v.name] = m
+        out(string.format("| %d | %s | %s | %s | %s |", size, sync, v.name, fmt_us(m * 1e6),
+          fmt_x(m / data[sync][first][v.name])))
+      end
+      ca:close(); db:close()
+    end
+    rmdb(path)
+  end
+  for _, sync in ipairs(opt.syncs) do
+    for _, api in ipairs({ "C API", "Lua handle" }) do
+      local g = data[sync][last][api] / data[sync][first][api]
+      summary[#summary + 1] = {
+        target = string.format("claim_next with N=%d completed and scheduled jobs <= 2x the cost at"
+          .. " N=%d (%s, %s)", last, first, api, sync),
+        value = string.format("%.2fx (%s us vs %s us)", g, fmt_us(data[sync][last][api] * 1e6),
+          fmt_us(data[sync][first][api] * 1e6)),
+        met = g <= 2,
+      }
+    end
+  end
+end
+
+-- ---------------------------------------------------------------------------
+-- Workload: the job queue's cycle, enqueue + claim_next + complete
+-- ---------------------------------------------------------------------------
+-- The floor runs the contract's statements alone (no job queue beside the
+-- table): the cost of this cycle before the queue existed.
+local function qcycle_variants(h)
+  return {
+    { name = "floor (raw SQLite, C)", run = function(n) return h.floor:qcycle(fresh("qf"), n) end },
+    { name = "C API", run = function(n) return h.capi:qcycle(fresh("qc"), n) end },
+    { name = "Lua handle", run = function(n)
+      local db, ids = h.db, make_ids(fresh("qh"), n)
+      local c0, t0 = cpu(), clock()
+      for i = 1, n do
+        db:enqueue(ids[i])
+        local id, fence = db:claim_next(OWNER, NOW, TTL)
+        if not db:complete(id, OWNER, fence, NOW, RESULT) then error("handle qcycle refused") end
+      end
+      return clock() - t0, cpu() - c0
+    end },
+  }
+end
+
 local function renew_variants(h)
   -- each variant renews its own claimed job, now advancing by 1 per renew
   -- so until really changes (SQLite does not write an unchanged row)
@@ -346,6 +450,8 @@ local single_results = {}   -- [workload][sync] = res, for the targets
 local function run_single(w, make)
   out("")
   out(string.format("### %s", w == "cycle" and "One enqueue + claim + complete cycle (3 transactions)"
+    or w == "qcycle" and "The job queue's cycle: enqueue + claim_next + complete (3 transactions;"
+      .. " the floor runs the contract's statements without the queue)"
     or "renew (1 transaction)"))
   out("")
   out("Wall time is what the targets speak of; CPU time (this process, all threads) is beside")
@@ -843,8 +949,10 @@ out(string.format("## lease benchmark%s", opt.smoke and " (smoke run: tiny sizes
 out("")
 machine()
 if want("cycle") then run_single("cycle", cycle_variants) end
+if want("qcycle") then run_single("qcycle", qcycle_variants) end
 if want("renew") then run_single("renew", renew_variants) end
 if want("claim_next") then run_claim_next() end
+if want("claim_next_ended") then run_claim_next_ended() end
 if want("batch") then run_batch() end
 if want("threads") then run_threads() end
 if want("claim_many") then run_claim_many() end
@@ -863,6 +971,11 @@ for _, sync in ipairs(opt.syncs) do
     "Lua handle >= 0.9x the C floor per cycle (" .. sync .. ")")
   single_target("cycle", sync, "Lua handle", "LuaSQL (one connection)", 1.5,
     "Lua handle >= 1.5x the LuaSQL version per cycle (" .. sync .. ")")
+  for _, api in ipairs({ "C API", "Lua handle" }) do
+    single_target("qcycle", sync, api, "floor (raw SQLite, C)", 1 / 1.3,
+      "enqueue + claim_next + complete with the job queue costs <= 1.3x the contract's"
+      .. " statements alone (throughput >= 0.77x; " .. api .. ", " .. sync .. ")")
+  end
 end
 if #summary > 0 then
   out("")

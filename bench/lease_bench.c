@@ -3,9 +3,10 @@
 ** `lease_bench` that bench/bench.lua drives.
 **
 ** It holds what must run in C to be measured fairly:
-**   - the floor: the engine's own SQL (src/sqlite/lsq_sql.h, the very
-**     strings the engine prepares) through raw SQLite prepared statements,
-**     with the engine's pragmas, and nothing else;
+**   - the floor: the contract's SQL (src/sqlite/lsq_sql.h's table, index
+**     and guards, without the job queue beside them: see floor_sql)
+**     through raw SQLite prepared statements, with the engine's pragmas,
+**     and nothing else;
 **   - the same workloads through the C API (lease.h);
 **   - N pthreads, one handle each, running cycles on one file;
 **   - a monotonic clock and the process's RSS for the Lua side.
@@ -150,9 +151,35 @@ enum {
   F_COUNT
 };
 
+/*
+** The contract's statements alone, without the job queue beside the table
+** (the engine's guards add "the queue has not ended the job", and its
+** claim_next reads the queue's index): the cost of the cycle before the
+** queue existed, measured in the same run as the engine with it.  The
+** guards are the contract's, as src/sqlite/lsq_sql.h writes them.
+*/
+#define FLOOR_SQL_CLAIM                                                   \
+  "UPDATE jobs SET owner = ?2, until = ?4, fence = fence + 1"            \
+  " WHERE id = ?1 AND done = 0 AND until <= ?3"                          \
+  " AND " LSQ_SQL_BLOCKED " = 0 RETURNING fence"
+#define FLOOR_SQL_RENEW                                                   \
+  "UPDATE jobs SET until = ?5"                                           \
+  " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4" \
+  " AND " LSQ_SQL_BLOCKED " = 0"
+#define FLOOR_SQL_COMPLETE                                                \
+  "UPDATE jobs SET result = ?5, done = 1"                                \
+  " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4" \
+  " AND " LSQ_SQL_BLOCKED " = 0"
+#define FLOOR_SQL_CLAIM_NEXT                                              \
+  "UPDATE jobs SET owner = ?1, until = ?3, fence = fence + 1"            \
+  " WHERE rowid IN (SELECT rowid FROM jobs WHERE done = 0 AND until <= ?2" \
+  " AND " LSQ_SQL_BLOCKED " = 0"                                         \
+  " ORDER BY rowid LIMIT ?4)"                                            \
+  " RETURNING rowid, id, fence"
+
 static const char *const floor_sql[F_COUNT] = {
   LSQ_SQL_BEGIN, LSQ_SQL_COMMIT, LSQ_SQL_ROLLBACK, LSQ_SQL_ENQUEUE,
-  LSQ_SQL_CLAIM, LSQ_SQL_RENEW, LSQ_SQL_COMPLETE, LSQ_SQL_CLAIM_NEXT,
+  FLOOR_SQL_CLAIM, FLOOR_SQL_RENEW, FLOOR_SQL_COMPLETE, FLOOR_SQL_CLAIM_NEXT,
 };
 
 /* The engine's schema, so the floor's file is the engine's file. */
@@ -557,6 +584,38 @@ static int b_cycle(lua_State *L) {
     if ((rc = b->ops->claim(b->h, ids.ids[i], ids.lens[i], 1.0, 1e9, &fence)) != LEASE_OK)
       return op_error(L, b, "claim", rc, &ids);
     if ((rc = b->ops->complete(b->h, ids.ids[i], ids.lens[i], fence, 1.0)) != LEASE_OK)
+      return op_error(L, b, "complete", rc, &ids);
+  }
+  t = now_s() - t0;
+  c0 = cpu_s() - c0;
+  ids_free(&ids);
+  lua_pushnumber(L, t);
+  lua_pushnumber(L, c0);
+  return 2;
+}
+
+/*
+** b:qcycle(prefix, n) -> seconds, cpu_seconds
+** n cycles of enqueue + claim_next + complete on fresh ids "<prefix><i>",
+** three transactions each: the job queue's cycle.  claim_next takes the
+** job just enqueued (the only one ready).
+*/
+static int b_qcycle(lua_State *L) {
+  bdb *b = check_bdb(L);
+  idset ids;
+  double t0, t, c0;
+  int i, rc, count;
+  arg_ids(L, &ids, 3);
+  c0 = cpu_s();
+  t0 = now_s();
+  for (i = 0; i < ids.n; i++) {
+    lease_job job;
+    if ((rc = b->ops->enqueue(b->h, ids.ids[i], ids.lens[i])) != LEASE_OK)
+      return op_error(L, b, "enqueue", rc, &ids);
+    if ((rc = b->ops->claim_next(b->h, 1.0, 1e9, 1, &job, &count)) != LEASE_OK)
+      return op_error(L, b, "claim_next", rc, &ids);
+    if (count != 1) return op_error(L, b, "claim_next", REFUSED, &ids);
+    if ((rc = b->ops->complete(b->h, job.id, job.id_len, job.fence, 1.0)) != LEASE_OK)
       return op_error(L, b, "complete", rc, &ids);
   }
   t = now_s() - t0;
@@ -1079,6 +1138,7 @@ static int l_sqlite_version(lua_State *L) {
 
 static const luaL_Reg bdb_methods[] = {
   {"cycle", b_cycle},
+  {"qcycle", b_qcycle},
   {"renew", b_renew},
   {"fill", b_fill},
   {"claim_next", b_claim_next},

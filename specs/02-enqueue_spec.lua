@@ -9,7 +9,7 @@ describe("step 2: enqueue", function()
   it("inserts a new job in the default state", function()
     local db = H.fresh()
     assert.is_true(db:enqueue("job-1"))
-    assert.are.same({ id = "job-1", ["until"] = 0, fence = 0, done = false }, db:state("job-1"))
+    assert.are.same({ id = "job-1", ["until"] = 0, fence = 0, done = false }, H.row(db:state("job-1")))
   end)
 
   it("returns false, 'exists' for an existing id", function()

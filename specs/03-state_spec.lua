@@ -29,7 +29,7 @@ describe("step 3: state", function()
     local f = db:claim("a", "w", 1, 2)
     assert.is_true(db:complete("a", "w", f, 2, "out"))
     s = db:state("a")
-    assert.are.same({ id = "a", owner = "w", ["until"] = 3, fence = 1, result = "out", done = true }, s)
+    assert.are.same({ id = "a", owner = "w", ["until"] = 3, fence = 1, result = "out", done = true }, H.row(s))
   end)
 
   it("reads what another connection stored, not a cache", function()

@@ -43,7 +43,7 @@ describe("interop with other SQLite clients", function()
   it("a job inserted with only its id has the default state", function()
     local db, p = H.fresh()
     H.sqlite3(p, "INSERT INTO jobs(id) VALUES ('plain')")
-    assert.are.same({ id = "plain", fence = 0, ["until"] = 0, done = false }, db:state("plain"))
+    assert.are.same({ id = "plain", fence = 0, ["until"] = 0, done = false }, H.row(db:state("plain")))
     assert.are.equal(1, db:claim("plain", "me", 0, 10))
   end)
 

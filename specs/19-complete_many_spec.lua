@@ -24,7 +24,7 @@ describe("complete_many", function()
     assert.are.same({ true }, { db:complete_many("w", 5, jobs) })
     for _, id in ipairs({ "a", "b", "c" }) do
       assert.are.same({ id = id, owner = "w", ["until"] = 10, fence = 1, result = "r-" .. id, done = true },
-        db:state(id))
+        H.row(db:state(id)))
     end
   end)
 
@@ -61,8 +61,8 @@ describe("complete_many", function()
     assert.is_nil(db:state("missing"))
     -- the others were stored, after the refusals too
     assert.are.same({ id = "ok1", owner = "w", ["until"] = 100, fence = 1, result = "one", done = true },
-      db:state("ok1"))
-    assert.are.same({ id = "ok2", owner = "w", ["until"] = 100, fence = 1, done = true }, db:state("ok2"))
+      H.row(db:state("ok1")))
+    assert.are.same({ id = "ok2", owner = "w", ["until"] = 100, fence = 1, done = true }, H.row(db:state("ok2")))
   end)
 
   it("refuses the same id the second time in one batch: done", function()

@@ -127,7 +127,7 @@ describe("disk full", function()
     end
     local s = db:state(id)
     assert.are.same({ true, id .. big }, { s.done, s.result })
-    assert.are.same({ total = #stored + 21, done = #stored + 21, ready = 0, held = 0, blocked = 0 }, db:counts(2))
+    assert.are.same({ total = #stored + 21, done = #stored + 21, ready = 0, held = 0, blocked = 0 }, H.counts(db:counts(2)))
     assert.is_true(db:enqueue("after"))
     assert.are.equal(1, db:claim("after", "w", 0, 10))
     db:close()

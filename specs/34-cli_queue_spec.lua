@@ -204,7 +204,7 @@ describe("lease jobs, retry, cancel, prune", function()
   end)
 
   it("exits 2 naming the option for bad usage, and changes nothing", function()
-    local before = H.snapshot(p)
+    local before = H.qsnapshot(p)
     for _, c in ipairs({
       { { "jobs", p, "--status", "done" }, "--status needs one of available, scheduled" },
       { { "jobs", p, "--status", "running", "--ready" }, "give at most one of --status, --ready" },
@@ -224,6 +224,6 @@ describe("lease jobs, retry, cancel, prune", function()
       assert.are.equal("", out)
       assert.truthy(err:find("lease " .. c[1][1] .. ": " .. c[2], 1, true), err)
     end
-    assert.are.same(before, H.snapshot(p))
+    assert.are.same(before, H.qsnapshot(p))
   end)
 end)

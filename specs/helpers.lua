@@ -197,4 +197,47 @@ function H.is_root()
   return uid == "0"
 end
 
+--- H.row(t) -> table: the contract's fields of a row db:state or db:jobs
+-- returned (id, owner, until, fence, result, done, blocked), without the
+-- job queue's fields beside them.
+function H.row(t)
+  if t == nil then return nil end
+  local out = {}
+  for _, k in ipairs({ "id", "owner", "until", "fence", "result", "done", "blocked" }) do
+    out[k] = t[k]
+  end
+  return out
+end
+
+--- H.two(a, b) -> a, b: the first two values (claim_next's id and fence,
+-- without the job table beside them).
+function H.two(a, b) return a, b end
+
+--- H.counts(t) -> table: the counts by state of db:counts (total, ready,
+-- held, done, blocked), without the counts by status.
+function H.counts(t)
+  return { total = t.total, ready = t.ready, held = t.held, done = t.done, blocked = t.blocked }
+end
+
+--- H.qsnapshot(path) -> table: H.snapshot plus every row of the job
+-- queue's tables (lease_queue, lease_errors), for "nothing changed" checks.
+function H.qsnapshot(path)
+  local out = H.snapshot(path)
+  for _, sql in ipairs({
+    "SELECT quote(id), seq, quote(queue), priority, quote(run_at), attempt, max_attempts,"
+      .. " quote(payload), state, quote(finished_at) FROM lease_queue ORDER BY id",
+    "SELECT quote(id), attempt, quote(at), quote(owner), fence, quote(message)"
+      .. " FROM lease_errors ORDER BY rowid" }) do
+    for line in H.sqlite3(path, sql):gmatch("[^\n]+") do out[#out + 1] = line end
+  end
+  return out
+end
+
+--- H.idfence(list) -> table: {id=, fence=} of each job of a list.
+function H.idfence(list)
+  local out = {}
+  for i, j in ipairs(list) do out[i] = { id = j.id, fence = j.fence } end
+  return out
+end
+
 return H

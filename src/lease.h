@@ -118,6 +118,8 @@ typedef enum lease_rc {
 **   STALE_FENCE  same owner, but an older generation
 **   EXPIRED      owner and fence match, but until <= now
 **   EMPTY        no job is ready (claim_next)
+**   DISCARDED    the job's attempts are used up (the queue ended it)
+**   CANCELLED    the job was cancelled (lease_cancel)
 */
 #define LEASE_REASON_MAP(XX)                                              \
   XX(GRANTED, "ok")                                                       \
@@ -128,7 +130,9 @@ typedef enum lease_rc {
   XX(NOT_OWNER, "not_owner")                                              \
   XX(STALE_FENCE, "stale_fence")                                          \
   XX(EXPIRED, "expired")                                                  \
-  XX(EMPTY, "empty")
+  XX(EMPTY, "empty")                                                      \
+  XX(DISCARDED, "discarded")                                              \
+  XX(CANCELLED, "cancelled")
 
 typedef enum lease_reason {
 #define LEASE_REASON_ENUM_(name, word) LEASE_##name,
@@ -172,6 +176,20 @@ typedef struct lease_row {
   const char *blocked; /* NULL, or why this job (not done) can never be handed out:
                           another client stored an id, fence or until the engine
                           cannot honour (then until may be NaN: not a number) */
+  /* The job-queue fields (see "The job queue" below).  A job another
+  ** client inserted has the defaults. */
+  const char *payload; size_t payload_len;  /* NULL when none */
+  const char *queue;   size_t queue_len;    /* "default" unless enqueued elsewhere;
+                                               NULL from lease_state and lease_list,
+                                               which read the contract's columns only */
+  int64_t priority;    /* smaller runs first */
+  double run_at;       /* not claimed by claim_next before it; NaN when claimable at once */
+  int64_t attempt;     /* claims since enqueue or the last retry */
+  int64_t max_attempts;
+  double finished_at;  /* when it was completed, discarded or cancelled; NaN when not */
+  int status;          /* LEASE_STATUS_*, at the now of the read (UNKNOWN from lease_state) */
+  int64_t seq;         /* enqueue order */
+  int64_t result_size; /* bytes of result, 0 when NULL (set whether loaded or not) */
 } lease_row;
 
 /* A handle's settings as SQLite reports them (lease_read_settings). */
@@ -186,6 +204,10 @@ typedef struct lease_settings {
 typedef struct lease_job {
   const char *id;  size_t id_len;
   int64_t fence;   /* the new fence of this job */
+  /* The job-queue fields, as in lease_row; strings live as id does. */
+  const char *payload; size_t payload_len;   /* NULL when none */
+  const char *queue;   size_t queue_len;
+  int64_t priority, attempt, max_attempts;  /* attempt counts this claim */
 } lease_job;
 
 /* Which jobs lease_list and lease_count look at. */
@@ -200,6 +222,8 @@ enum {
 /* Job counts by state at a given now (lease_count). */
 typedef struct lease_counts {
   int64_t total, ready, held, done, blocked;   /* total = ready + held + done + blocked */
+  /* By status: they add up to total too. */
+  int64_t available, scheduled, running, retryable, completed, discarded, cancelled;
 } lease_counts;
 
 /* Argument positions reported by lease_check_time. */
@@ -274,7 +298,12 @@ LEASE_API int lease_state(lease_db *db, const char *id, size_t id_len, lease_row
 ** boundary now == until is claimable).  On success the fence grows by 1.
 **   now, ttl: caller's time unit; ttl > 0, both finite, now + ttl > now.
 **   fence:  receives the new fence, or 0 when not granted.
-**   reason: LEASE_GRANTED, LEASE_MISSING, LEASE_DONE or LEASE_HELD.
+**   reason: LEASE_GRANTED, LEASE_MISSING, LEASE_DONE, LEASE_DISCARDED,
+**           LEASE_CANCELLED (the job queue ended the job) or LEASE_HELD.
+** A job whose lease expired without complete, fail or release gets the
+** error "lease expired" recorded first (lease_errors), and is discarded
+** instead when that used up its attempts; each claim granted counts an
+** attempt (see "The job queue").
 ** Returns LEASE_OK, LEASE_MISUSE (bad argument, nothing touched),
 ** LEASE_RANGE (fence at LEASE_FENCE_MAX), LEASE_MISMATCH (another client
 ** stored a fence or until of the wrong type: see lease_row.blocked), or a
@@ -288,8 +317,9 @@ LEASE_API int lease_claim(lease_db *db, const char *id, size_t id_len,
 ** lease_renew: extend the lease to now + ttl (contract step 5) only when
 ** owner and fence match, the job is not done and until > now: an expired
 ** lease is never revived.
-**   reason: LEASE_GRANTED, LEASE_MISSING, LEASE_DONE, LEASE_NOT_OWNER,
-**           LEASE_STALE_FENCE or LEASE_EXPIRED.
+**   reason: LEASE_GRANTED, LEASE_MISSING, LEASE_DONE, LEASE_DISCARDED,
+**           LEASE_CANCELLED, LEASE_NOT_OWNER, LEASE_STALE_FENCE or
+**           LEASE_EXPIRED.
 ** Returns LEASE_OK, LEASE_MISUSE, LEASE_RANGE or LEASE_MISMATCH (the job is
 ** blocked: see lease_row.blocked) or a database error.
 */
@@ -401,17 +431,19 @@ LEASE_API int lease_claim_many(lease_db *db, const char *id, size_t id_len,
 LEASE_API int lease_read_settings(lease_db *db, lease_settings *out);
 
 /*
-** lease_claim_next: claim the oldest-enqueued ready jobs for owner, in one
-** BEGIN IMMEDIATE transaction, with claim's rule (not done, until <= now;
-** fence + 1, owner, until = now + ttl).  Enqueue order is SQLite's rowid
-** order.  Jobs whose fence cannot grow (see lease_claim) are skipped.
+** lease_claim_next: lease_claim_next_queue on the queue "default": claim
+** the ready jobs for owner, in one BEGIN IMMEDIATE transaction, with
+** claim's rule (not done, until <= now; fence + 1, owner, until = now +
+** ttl), smallest (priority, run_at, enqueue order) first; jobs with the
+** defaults come in enqueue order (SQLite's rowid order at insert).  Jobs
+** whose fence cannot grow (see lease_claim), discarded and cancelled jobs,
+** and jobs whose run_at is after now are skipped.
 **   now, ttl: as for lease_claim.
 **   max:   how many jobs at most, >= 1; jobs must hold max entries.
-**   jobs:  receives the jobs taken, oldest first; ids live until the next
+**   jobs:  receives the jobs taken, in that order; ids live until the next
 **          call on db.
 **   count: receives how many were taken; 0 means nothing was ready.
-** Cost: the partial index lease_jobs_pending skips done jobs; held jobs
-** enqueued before the first ready one are stepped over.
+** Cost: see lease_claim_next_queue.
 ** Returns LEASE_OK, LEASE_MISUSE, LEASE_NOMEM or a database error.
 */
 LEASE_API int lease_claim_next(lease_db *db, const char *owner, size_t owner_len,
@@ -476,6 +508,232 @@ LEASE_API const char *lease_errname(int rc);
 
 /* lease_reason_name: the stable word of a reason ("held", "stale_fence", ...); "unknown" for others. */
 LEASE_API const char *lease_reason_name(int reason);
+
+/* ===================================================================== */
+/* The job queue: job data, claiming by queue and priority, failing with  */
+/* backoff, operator actions.  The jobs table stays the contract's; the   */
+/* queue's data lives beside it (README: "The job queue").                */
+/* ===================================================================== */
+
+/*
+** A job's status at a given now, one list: LEASE_STATUS_MAP(XX) calls
+** XX(NAME, "word").  Derived at read time, in this order:
+**   COMPLETED   done = 1
+**   DISCARDED   its attempts are used up (lease_fail, or leases that expired)
+**   CANCELLED   lease_cancel ended it
+**   RUNNING     held: until > now
+**   RETRYABLE   failed at least once (attempt > 0), waiting for run_at > now
+**   SCHEDULED   run_at > now, not attempted yet
+**   AVAILABLE   claimable now
+** UNKNOWN (0) is the status of a row read without a now (lease_state).
+*/
+#define LEASE_STATUS_MAP(XX)                                              \
+  XX(UNKNOWN, "unknown")                                                  \
+  XX(AVAILABLE, "available")                                              \
+  XX(SCHEDULED, "scheduled")                                              \
+  XX(RUNNING, "running")                                                  \
+  XX(RETRYABLE, "retryable")                                              \
+  XX(COMPLETED, "completed")                                              \
+  XX(DISCARDED, "discarded")                                              \
+  XX(CANCELLED, "cancelled")
+
+typedef enum lease_status {
+#define LEASE_STATUS_ENUM_(name, word) LEASE_STATUS_##name,
+  LEASE_STATUS_MAP(LEASE_STATUS_ENUM_)
+#undef LEASE_STATUS_ENUM_
+} lease_status;
+
+/* The most errors kept per job (the newest ones; lease_errors). */
+#define LEASE_ERRORS_KEPT 20
+
+/* The default max_attempts of a job. */
+#define LEASE_MAX_ATTEMPTS_DEFAULT 25
+
+/* The longest queue name, bytes. */
+#define LEASE_QUEUE_MAX 255
+
+/*
+** A job to enqueue with its data (lease_enqueue_job, lease_enqueue_jobs).
+** Fill with lease_new_job_default, then set fields.
+*/
+typedef struct lease_new_job {
+  const char *id;       size_t id_len;       /* non-empty; LEASE_NTS allowed */
+  const char *payload;  size_t payload_len;  /* any bytes, or NULL for none; LEASE_NTS allowed */
+  const char *queue;    size_t queue_len;    /* 1 to LEASE_QUEUE_MAX bytes; NULL: "default" */
+  int64_t priority;     /* smaller runs first; default 0 */
+  int has_run_at;       /* 1: run_at is set */
+  double run_at;        /* finite, caller's unit: claim_next does not hand it out before */
+  int64_t max_attempts; /* >= 1; default LEASE_MAX_ATTEMPTS_DEFAULT */
+} lease_new_job;
+
+/* lease_new_job_default: fill *job with the defaults (no id, no payload,
+** queue "default", priority 0, no run_at, 25 attempts).  Never fails. */
+LEASE_API void lease_new_job_default(lease_new_job *job);
+
+/*
+** lease_enqueue_job: enqueue one job with its data (contract step 2's
+** rule: an existing id, its lease, fence and data stay as they are).
+**   reason: LEASE_GRANTED when inserted, LEASE_EXISTS when not.
+** Returns LEASE_OK, LEASE_MISUSE (a bad field: the message names it;
+** nothing written) or a database error.
+*/
+LEASE_API int lease_enqueue_job(lease_db *db, const lease_new_job *job, int *reason);
+
+/*
+** lease_enqueue_jobs: enqueue n jobs with their data in one transaction,
+** as lease_enqueue_job each.  Every job is checked first (the message
+** names its 1-based position).  inserted: how many were new.
+** Returns LEASE_OK, LEASE_MISUSE or a database error (then none is inserted).
+*/
+LEASE_API int lease_enqueue_jobs(lease_db *db, const lease_new_job *jobs, int n, int *inserted);
+
+/*
+** lease_state_at: lease_state, with the row's status computed at now
+** (caller's unit, finite) and its seq filled.  Returns as lease_state,
+** and LEASE_MISUSE for a non-finite now.
+*/
+LEASE_API int lease_state_at(lease_db *db, const char *id, size_t id_len, double now,
+                             lease_row *row, int *found);
+
+/* One error recorded against a job (lease_fail, an expired lease). */
+typedef struct lease_job_error {
+  int64_t attempt;        /* the attempt that failed */
+  double at;              /* when, caller's unit (for an expired lease: its until) */
+  const char *owner;      size_t owner_len;
+  int64_t fence;
+  const char *message;    size_t message_len;
+} lease_job_error;
+
+/*
+** lease_errors: the errors kept for job id, oldest first, at most max
+** (the last LEASE_ERRORS_KEPT are kept).  Strings live until the next call
+** on db.  count: how many were read (0 also for a missing job).
+** Returns LEASE_OK, LEASE_MISUSE or a database error.
+*/
+LEASE_API int lease_errors(lease_db *db, const char *id, size_t id_len, lease_job_error *out,
+                           int max, int *count);
+
+/*
+** lease_claim_next_queue: lease_claim_next within one queue, in the order
+** of (priority, run_at, enqueue order), smallest first, skipping jobs not
+** ready: completed, discarded, cancelled, held (until > now), and those
+** whose run_at is after now.  Each job taken counts an attempt.  A job
+** found with a lease that expired without complete, fail or release gets
+** the error "lease expired" recorded first; when that used up its
+** attempts it is discarded instead of being handed out.
+**   queue, queue_len: the queue; NULL for "default".
+** Cost: the partial index lease_queue_ready holds only jobs the queue has
+** not ended, in that order; jobs held, and scheduled jobs of a smaller
+** priority than the first ready one, are stepped over.
+** Returns as lease_claim_next.
+*/
+LEASE_API int lease_claim_next_queue(lease_db *db, const char *queue, size_t queue_len,
+                                     const char *owner, size_t owner_len, double now,
+                                     double ttl, int max, lease_job *jobs, int *count);
+
+/* Options of lease_fail.  NULL options: the defaults (all 0). */
+typedef struct lease_fail_opts {
+  int has_run_at;   /* 1: retry at run_at instead of now + lease_backoff(attempt) */
+  double run_at;    /* finite, caller's unit */
+  int no_attempt;   /* 1: this attempt is given back (not counted against
+                       max_attempts): retryable at run_at, default now */
+} lease_fail_opts;
+
+/*
+** lease_fail: record that the holder's attempt failed, under the same guard
+** as lease_complete (owner and fence match, not done, until > now, not
+** cancelled or discarded): records {attempt, now, owner, fence, message}
+** (the last LEASE_ERRORS_KEPT kept), ends the lease (owner NULL, until 0,
+** the fence kept), then either discards the job (attempt >= max_attempts)
+** or makes it retryable at now + lease_backoff(attempt) (seconds: pass
+** opts->run_at when now is in another unit).  When refused nothing is
+** stored.
+**   message, message_len: the error text (any bytes; NULL for none).
+**   status: LEASE_STATUS_RETRYABLE or LEASE_STATUS_DISCARDED when granted.
+**   run_at: the retry time when retryable (may be NULL).
+**   reason: LEASE_GRANTED, LEASE_MISSING, LEASE_DONE, LEASE_DISCARDED,
+**           LEASE_CANCELLED, LEASE_NOT_OWNER, LEASE_STALE_FENCE, LEASE_EXPIRED.
+** Returns LEASE_OK, LEASE_MISUSE, LEASE_RANGE or LEASE_MISMATCH (as for
+** lease_complete) or a database error.
+*/
+LEASE_API int lease_fail(lease_db *db, const char *id, size_t id_len, const char *owner,
+                         size_t owner_len, int64_t fence, double now, const char *message,
+                         size_t message_len, const lease_fail_opts *opts, int *status,
+                         double *run_at, int *reason);
+
+/*
+** lease_retry: make a job the queue ended (completed, discarded,
+** cancelled), or one waiting (scheduled, retryable), available at once
+** with a fresh attempt budget (attempt 0); its fence is kept and its
+** errors stay.  A completed job gets done = 0 (its result stays until the
+** next complete).
+**   reason: LEASE_GRANTED, LEASE_MISSING, or LEASE_HELD (running: until > now).
+** Returns LEASE_OK, LEASE_MISUSE or a database error.
+*/
+LEASE_API int lease_retry(lease_db *db, const char *id, size_t id_len, double now, int *reason);
+
+/*
+** lease_cancel: end a job that is not completed: never handed out again
+** (until lease_retry); a holder's renew, complete and fail are refused with
+** LEASE_CANCELLED; its fence is kept.
+**   reason: LEASE_GRANTED, LEASE_MISSING, LEASE_DONE, LEASE_DISCARDED or
+**           LEASE_CANCELLED (already cancelled).
+** Returns LEASE_OK, LEASE_MISUSE or a database error.
+*/
+LEASE_API int lease_cancel(lease_db *db, const char *id, size_t id_len, double now, int *reason);
+
+/*
+** lease_prune: delete the jobs the queue ended (completed, discarded,
+** cancelled) that finished before `before` (finished_at < before), with
+** their data and errors; never one still held (not done and until >
+** before, as a job cancelled while held).
+**   queue: NULL for every queue.  status: 0 for every ended status, or
+**          LEASE_STATUS_COMPLETED, _DISCARDED or _CANCELLED.
+**   deleted: how many jobs were deleted.
+** Returns LEASE_OK, LEASE_MISUSE or a database error.
+*/
+LEASE_API int lease_prune(lease_db *db, double before, const char *queue, size_t queue_len,
+                          int status, int64_t *deleted);
+
+/* What lease_list_jobs reads.  Fill with lease_filter_default. */
+typedef struct lease_filter {
+  int status;               /* LEASE_STATUS_*, 0 (UNKNOWN) for all */
+  const char *queue;        size_t queue_len;   /* NULL for every queue */
+  double now;               /* finite: decides the status */
+  int64_t after;            /* seq to start after; 0 for the start */
+  int results;              /* 1: load results; 0: result left NULL (result_size still set) */
+} lease_filter;
+
+/* lease_filter_default: all statuses, every queue, now 0, from the start,
+** results loaded.  Never fails. */
+LEASE_API void lease_filter_default(lease_filter *f);
+
+/*
+** lease_list_jobs: read up to max jobs matching f, in enqueue (seq) order:
+** a page; rows[i].seq is the next page's after.  Read-only.
+** Returns LEASE_OK, LEASE_MISUSE or a database error.
+*/
+LEASE_API int lease_list_jobs(lease_db *db, const lease_filter *f, int max, lease_row *rows,
+                              int *count);
+
+/*
+** lease_count_queue: lease_count, restricted to one queue (NULL for all),
+** with the counts by status filled too.
+*/
+LEASE_API int lease_count_queue(lease_db *db, double now, const char *queue, size_t queue_len,
+                                lease_counts *out);
+
+/*
+** lease_backoff: the default delay before retrying a job whose attempt
+** `attempt` (>= 1) failed, in seconds: exponential, 2^(attempt-1), times a
+** jitter drawn uniformly from [0.9, 1.1], capped at LEASE_BACKOFF_CAP.
+** attempt < 1 counts as 1.  Thread-safe; never fails.
+*/
+#define LEASE_BACKOFF_CAP 3600.0
+LEASE_API double lease_backoff(int64_t attempt);
+
+/* lease_status_name: the word of a status ("available", ...); "unknown" for others. */
+LEASE_API const char *lease_status_name(int status);
 
 #ifdef __cplusplus
 }

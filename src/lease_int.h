@@ -72,6 +72,8 @@ typedef struct lease__write {
   double now;                              /* claim, renew, complete: finite */
   double until;                            /* claim, renew: now + ttl, > now */
   const char *result;  size_t result_len;  /* complete: result NULL for SQL NULL */
+  const char *queue;   size_t queue_len;   /* claim_next_queue: non-empty */
+  const char *message; size_t message_len; /* fail: NULL for none */
 } lease__write;
 
 /*
@@ -102,6 +104,27 @@ typedef struct lease__backend {
               int64_t *seqs, int *count);
   int (*count)(lease_db *db, double now, lease_counts *out);
   int (*settings)(lease_db *db, lease_settings *out);
+  /* The job queue (lease.h, "The job queue").  A backend may leave these
+  ** NULL: the core then fails with "not supported by the <name> backend".
+  ** enqueue_jobs: jobs checked, lengths resolved, queue never NULL. */
+  int (*enqueue_jobs)(lease_db *db, const lease_new_job *jobs, int n, int *inserted);
+  int (*state_at)(lease_db *db, const char *id, size_t id_len, double now, lease_row *row,
+                  int *found);
+  int (*errors)(lease_db *db, const char *id, size_t id_len, lease_job_error *out, int max,
+                int *count);
+  /* w: a claim whose queue is set. */
+  int (*claim_next_queue)(lease_db *db, const lease__write *w, int max, lease_job *jobs,
+                          int *count);
+  /* w: a complete-like write (op LEASE__COMPLETE) with message; opts never NULL. */
+  int (*fail)(lease_db *db, const lease__write *w, const lease_fail_opts *opts, int *status,
+              double *run_at, int *reason);
+  int (*retry)(lease_db *db, const char *id, size_t id_len, double now, int *reason);
+  int (*cancel)(lease_db *db, const char *id, size_t id_len, double now, int *reason);
+  int (*prune)(lease_db *db, double before, const char *queue, size_t queue_len, int status,
+               int64_t *deleted);
+  int (*list_jobs)(lease_db *db, const lease_filter *f, int max, lease_row *rows, int *count);
+  int (*count_queue)(lease_db *db, double now, const char *queue, size_t queue_len,
+                     lease_counts *out);
   /* 1 when another connection to db->path would see another database. */
   int (*is_private)(const lease_db *db);
   /* The longest string (id, owner, result) the connection stores, bytes. */

@@ -340,45 +340,73 @@ static const lb_op op_init_db = {"init_db", 1, 0, check_none, run_init, push_tru
 
 /***
 Insert a job in the default state (contract step 2): no owner, until 0,
-fence 0, not done.  An existing job and its lease stay as they are.
+fence 0, not done, with its queue data beside it.  An existing job, its
+lease and its data stay as they are.
 @function db:enqueue
 @tparam string id the job (non-empty, may hold zero bytes)
+@tparam[opt] table opts `{payload = string (any bytes), queue = string
+  (1 to 255 bytes, default "default"), priority = integer (smaller runs first,
+  default 0), run_at = number (claim_next does not hand it out before; default
+  at once), max_attempts = integer >= 1 (default 25)}`; other keys raise
 @treturn boolean true when inserted
 @treturn[2] boolean false
 @treturn[2] string `"exists"`
-@raise `bad argument` for a bad id; `lease.enqueue: ...` on a database failure
+@raise `bad argument` for a bad id or option; `lease.enqueue: ...` on a database failure
 */
-static int run_enqueue(lease_db *db, lb_args *a) {
-  return lease_enqueue(db, a->id, a->id_len, &a->reason);
+static void check_enqueue(lua_State *L, const lb_callee *c, lb_args *a) {
+  check_id(L, c, a);
+  lease_new_job_default(&a->job);
+  lb_check_job_opts(L, c, 3, 3, &a->job);
+  a->job.id = a->id;
+  a->job.id_len = a->id_len;
 }
-static const lb_op op_enqueue = {"enqueue", 1, 0, check_id, run_enqueue, push_outcome};
+static int run_enqueue(lease_db *db, lb_args *a) {
+  return lease_enqueue_job(db, &a->job, &a->reason);
+}
+static const lb_op op_enqueue = {"enqueue", 1, 0, check_enqueue, run_enqueue, push_outcome};
 
 /* --- state ----------------------------------------------------------- */
 
 /***
-Read a job's stored row (contract step 3).
+Read a job's stored row (contract step 3) and its queue data; a pure read.
 `owner` and `result` are nil when NULL, `done` is a boolean, `fence` an
 integer, `until` a number (read it as `s["until"]`).  A job another client
 left unclaimable also has `blocked = "<why>"` (and `until` NaN when the
-stored until is not a number).
+stored until is not a number).  The queue's fields: `payload` (nil when
+none), `queue`, `priority`, `run_at` (nil: at once), `attempt` (claims since
+enqueue or the last retry), `max_attempts`, `finished_at` (when it was
+completed, discarded or cancelled), `errors` (`{attempt=, at=, owner=,
+fence=, message=}`, oldest first, the last 20 kept) and `status` at now:
+`"available"`, `"scheduled"`, `"running"`, `"retryable"`, `"completed"`,
+`"discarded"` or `"cancelled"`.
 @function db:state
 @tparam string id the job
-@treturn table `{id=, owner=, until=, fence=, result=, done=[, blocked=]}`
+@tparam[opt] number now finite, caller's unit: the time the status is for
+  (default lease.now())
+@treturn table `{id=, owner=, until=, fence=, result=, done=[, blocked=], payload=,
+  queue=, priority=, run_at=, attempt=, max_attempts=, errors=, status=}`
 @treturn[2] nil when there is no such job
 @raise `bad argument` for a bad id; `lease.state: ...` on a database failure;
   `lease.state: fence ... is above 2^53` on a Lua without integers.
 */
+static void check_state(lua_State *L, const lb_callee *c, lb_args *a) {
+  check_id(L, c, a);
+  a->now = lb_check_now_opt(L, c, 3);
+}
 static int run_state(lease_db *db, lb_args *a) {
-  return lease_state(db, a->id, a->id_len, &a->row, &a->found);
+  a->db = db;
+  return lease_state_at(db, a->id, a->id_len, a->now, &a->row, &a->found);
 }
 static int push_state(lua_State *L, lb_args *a) {
   if (!a->found) {
     lua_pushnil(L);
     return 1;
   }
-  return push_row(L, "state", &a->row) ? 1 : -1;
+  if (!push_row(L, "state", &a->row)) return -1;
+  lb_push_queue_fields(L, &a->row, 0);
+  return lb_attach_errors(L, a->db, "state", 0) ? 1 : -1;
 }
-static const lb_op op_state = {"state", 1, 0, check_id, run_state, push_state};
+static const lb_op op_state = {"state", 1, 0, check_state, run_state, push_state};
 
 /* --- claim ----------------------------------------------------------- */
 
@@ -499,31 +527,38 @@ static const lb_op op_release = {"release", 1, 0, check_id_owner_fence, run_rele
 #define BATCH_MAX 1000000
 
 /***
-Claim the oldest-enqueued ready jobs (not done, `until <= now`) with claim's
-rule (fence + 1, owner, `until = now + ttl`), all in one `BEGIN IMMEDIATE`
-transaction.
+Claim the ready jobs of one queue with claim's rule (fence + 1, owner,
+`until = now + ttl`), all in one `BEGIN IMMEDIATE` transaction, in the order
+of (priority, run_at, enqueue order), smallest first.  Ready: not done, not
+discarded or cancelled, `until <= now`, run_at nil or `<= now`.  Each job
+taken counts an attempt; a job found with a lease that expired unreported
+gets the error "lease expired" first, and is discarded instead when that
+used up its attempts.
 @function db:claim_next
 @tparam string owner who takes them (non-empty)
 @tparam number now as for claim
 @tparam number ttl as for claim
-@tparam[opt] integer n how many, 1 to 1000000
+@tparam[opt] integer|table opts how many, 1 to 1000000, or a table
+  `{n = integer, queue = string}` (queue default `"default"`)
 @treturn string without n: the job's id...
-@treturn integer ...and its new fence
+@treturn integer ...its new fence...
+@treturn table ...and the job `{id=, fence=, payload=, queue=, priority=,
+  attempt=, max_attempts=}`
 @treturn[2] nil without n, when no job is ready...
 @treturn[2] string ...`"empty"`
-@treturn[3] table with n: `{ {id=, fence=}, ... }`, up to n jobs, oldest first,
+@treturn[3] table with n: a list of such jobs, up to n, in claim order,
   empty when none is ready
 @raise `bad argument` for a bad argument; `lease.claim_next: ...` on a database failure
 */
 static void check_claim_next(lua_State *L, const lb_callee *c, lb_args *a) {
   a->owner = lb_check_string(L, 2, LB_ARG(c, 2, "owner"), 0, &a->owner_len);
   lb_check_time(L, c, 3, &a->now, &a->ttl);
-  a->n = (int)lb_opt_integer(L, 5, LB_ARG(c, 5, "n"), 1, BATCH_MAX, 0);
+  lb_check_claim_opts(L, c, a);
   a->mem = lua_newuserdatauv(L, sizeof(lease_job) * (size_t)(a->n ? a->n : 1), 0);
 }
 static int run_claim_next(lease_db *db, lb_args *a) {
-  return lease_claim_next(db, a->owner, a->owner_len, a->now, a->ttl, a->n ? a->n : 1,
-                          (lease_job *)a->mem, &a->found);
+  return lease_claim_next_queue(db, a->queue, a->queue_len, a->owner, a->owner_len, a->now,
+                                a->ttl, a->n ? a->n : 1, (lease_job *)a->mem, &a->found);
 }
 static int push_claim_next(lua_State *L, lb_args *a) {
   const lease_job *jobs = a->mem;
@@ -535,15 +570,23 @@ static int push_claim_next(lua_State *L, lb_args *a) {
       return 2;
     }
     lua_pushlstring(L, jobs[0].id, jobs[0].id_len);
-    return push_fence(L, "claim_next", jobs[0].fence) ? 2 : -1;
+    if (!push_fence(L, "claim_next", jobs[0].fence)) return -1;
+    lua_createtable(L, 0, 7);
+    lua_pushvalue(L, -3);
+    lua_setfield(L, -2, "id");
+    lua_pushvalue(L, -2);
+    lua_setfield(L, -2, "fence");
+    lb_push_job_fields(L, &jobs[0]);
+    return 3;
   }
   lua_createtable(L, a->found, 0);
   for (i = 0; i < a->found; i++) {
-    lua_createtable(L, 0, 2);
+    lua_createtable(L, 0, 7);
     lua_pushlstring(L, jobs[i].id, jobs[i].id_len);
     lua_setfield(L, -2, "id");
     if (!push_fence(L, "claim_next", jobs[i].fence)) return -1;
     lua_setfield(L, -2, "fence");
+    lb_push_job_fields(L, &jobs[i]);
     lua_rawseti(L, -2, i + 1);
   }
   return 1;
@@ -554,42 +597,26 @@ static const lb_op op_claim_next = {"claim_next", 1, 0, check_claim_next, run_cl
 /* --- enqueue_many ---------------------------------------------------- */
 
 /***
-Enqueue every id in one transaction (enqueue's rule for each).  Every id is
-checked first: a bad entry raises and nothing is inserted.
+Enqueue every job in one transaction (enqueue's rule for each).  Every entry
+is checked first: a bad entry raises and nothing is inserted.
 @function db:enqueue_many
-@tparam {string,...} ids non-empty strings
+@tparam {string|table,...} list ids (non-empty strings), or tables `{id =
+  string, payload =, queue =, priority =, run_at =, max_attempts =}` (as
+  enqueue's opts)
+@tparam[opt] table opts the defaults of every entry, as enqueue's opts
 @treturn integer how many were new
 @raise `bad argument #1 to 'enqueue_many' (ids[3] must be a non-empty string,
   got 7)` and the like; `lease.enqueue_many: ...` on a database failure
   (nothing inserted)
 */
-static void check_enqueue_many(lua_State *L, const lb_callee *c, lb_args *a) {
-  const char **ids;
-  size_t *lens;
-  int i, room;
-  a->n = lb_check_sequence(L, 2, LB_ARG(c, 2, "ids"), INT32_MAX / 2);
-  room = a->n ? a->n : 1;
-  a->mem = lua_newuserdatauv(L, (sizeof *ids + sizeof *lens) * (size_t)room, 0);
-  ids = a->mem;
-  lens = (size_t *)(void *)(ids + room);
-  for (i = 1; i <= a->n; i++) {
-    lb_arg entry = {c, 2, "ids[%d]", i};
-    lua_rawgeti(L, 2, i);
-    /* the string stays alive in the ids table, which stays on the stack */
-    ids[i - 1] = lb_check_string(L, -1, &entry, 0, &lens[i - 1]);
-    lua_pop(L, 1);
-  }
-}
 static int run_enqueue_many(lease_db *db, lb_args *a) {
-  const char **ids = a->mem;
-  return lease_enqueue_many(db, ids, (size_t *)(void *)(ids + (a->n ? a->n : 1)), a->n,
-                            &a->found);
+  return lease_enqueue_jobs(db, (const lease_new_job *)a->mem, a->n, &a->found);
 }
 static int push_found(lua_State *L, lb_args *a) {
   lua_pushinteger(L, a->found);
   return 1;
 }
-static const lb_op op_enqueue_many = {"enqueue_many", 1, 0, check_enqueue_many, run_enqueue_many,
+static const lb_op op_enqueue_many = {"enqueue_many", 1, 0, lb_check_new_jobs, run_enqueue_many,
                                       push_found};
 
 /* --- complete_many --------------------------------------------------- */
@@ -683,12 +710,30 @@ returns, plus `seq`, its place in the enqueue order: pass the last seq as
 @tparam number now finite, caller's unit
 @tparam[opt=1000] integer limit 1 to 100000
 @tparam[opt=0] integer after a seq
-@treturn {table,...} the jobs
+@treturn {table,...} the jobs (the contract's fields and `seq`)
 @raise `bad argument` for a bad argument; `lease.jobs: ...` on a database failure
+*/
+/***
+The table form of db:jobs: a page of jobs with their queue data, in enqueue
+order; read-only.  Each row is as db:state returns it (without `errors`
+unless asked), plus `seq` (pass the last as `after`) and `result_size`
+(bytes of the result).
+@function db:jobs
+@tparam table filter `{status = word or nil (all), queue = string or nil
+  (all), now = number (default lease.now()), limit = 1..100000 (default
+  1000), after = seq (default 0), results = false (leave results out),
+  errors = true (add each row's errors)}`; other keys raise
+@treturn {table,...} the jobs
+@raise `bad argument #1 to 'jobs' (filter.status must be a status word ...)` and
+  the like; `lease.jobs: ...` on a database failure
 */
 static void check_jobs(lua_State *L, const lb_callee *c, lb_args *a) {
   static const char *const kinds[] = {"all", "ready", "held", "done", "blocked", NULL};
   const char *w = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : "";
+  if (lua_type(L, 2) == LUA_TTABLE) {
+    lb_check_jobs_table(L, c, a);
+    return;
+  }
   for (a->which = 0; kinds[a->which] && strcmp(kinds[a->which], w) != 0; a->which++) {}
   if (!kinds[a->which])
     lb_fail(L, 2, LB_ARG(c, 2, "which"), "\"all\", \"ready\", \"held\", \"done\" or \"blocked\"");
@@ -699,6 +744,8 @@ static void check_jobs(lua_State *L, const lb_callee *c, lb_args *a) {
 }
 static int run_jobs(lease_db *db, lb_args *a) {
   lease_row *rows = a->mem;
+  a->db = db;
+  if (a->table_form) return lease_list_jobs(db, &a->filter, a->n, rows, &a->found);
   return lease_list(db, a->which, a->now, a->after, a->n, rows,
                     (int64_t *)(void *)(rows + a->n), &a->found);
 }
@@ -709,10 +756,15 @@ static int push_jobs(lua_State *L, lb_args *a) {
   lua_createtable(L, a->found, 0);
   for (i = 0; i < a->found; i++) {
     if (!push_row(L, "jobs", &rows[i])) return -1;
-    lua_pushinteger(L, (lua_Integer)seqs[i]);
-    lua_setfield(L, -2, "seq");
+    if (a->table_form) {
+      lb_push_queue_fields(L, &rows[i], 1);
+    } else {
+      lua_pushinteger(L, (lua_Integer)seqs[i]);
+      lua_setfield(L, -2, "seq");
+    }
     lua_rawseti(L, -2, i + 1);
   }
+  if (a->with_errors && !lb_attach_errors(L, a->db, "jobs", 1)) return -1;
   return 1;
 }
 static const lb_op op_jobs = {"jobs", 0, 0, check_jobs, run_jobs, push_jobs};
@@ -720,24 +772,33 @@ static const lb_op op_jobs = {"jobs", 0, 0, check_jobs, run_jobs, push_jobs};
 /* --- counts ---------------------------------------------------------- */
 
 /***
-Count jobs by state (integers; they add up to total); read-only.
+Count jobs by state (integers; ready, held, done and blocked add up to
+total) and by status (the seven status words, adding up to total too);
+read-only.
 @function db:counts
 @tparam number now finite, caller's unit: decides ready versus held
-@treturn table `{total=, ready=, held=, done=, blocked=}`
+@tparam[opt] string queue count only this queue's jobs (default: all)
+@treturn table `{total=, ready=, held=, done=, blocked=, available=, scheduled=,
+  running=, retryable=, completed=, discarded=, cancelled=}`
 @raise `bad argument` for a bad now; `lease.counts: ...` on a database failure
 */
 static void check_counts(lua_State *L, const lb_callee *c, lb_args *a) {
   a->now = lb_check_number(L, 2, LB_ARG(c, 2, "now"), LB_FINITE, -HUGE_VAL, 0);
+  a->queue = lb_check_string(L, 3, LB_ARG(c, 3, "queue"), LB_OPTIONAL, &a->queue_len);
 }
 static int run_counts(lease_db *db, lb_args *a) {
-  return lease_count(db, a->now, &a->counts);
+  return lease_count_queue(db, a->now, a->queue, a->queue_len, &a->counts);
 }
 static int push_counts(lua_State *L, lb_args *a) {
-  static const char *const names[] = {"total", "ready", "held", "done", "blocked"};
-  const int64_t values[] = {a->counts.total, a->counts.ready, a->counts.held, a->counts.done,
-                            a->counts.blocked};
+  static const char *const names[] = {"total", "ready", "held", "done", "blocked", "available",
+                                      "scheduled", "running", "retryable", "completed",
+                                      "discarded", "cancelled"};
+  const lease_counts *n = &a->counts;
+  const int64_t values[] = {n->total, n->ready, n->held, n->done, n->blocked, n->available,
+                            n->scheduled, n->running, n->retryable, n->completed, n->discarded,
+                            n->cancelled};
   size_t i;
-  lua_createtable(L, 0, 5);
+  lua_createtable(L, 0, 12);
   for (i = 0; i < sizeof names / sizeof names[0]; i++) {
     lua_pushinteger(L, (lua_Integer)values[i]);
     lua_setfield(L, -2, names[i]);
@@ -777,7 +838,7 @@ static const lb_op op_settings = {"settings", 0, 0, check_none, run_settings, pu
 static const lb_op *const ops[] = {
   &op_init_db, &op_enqueue, &op_state, &op_claim, &op_renew, &op_complete, &op_release,
   &op_claim_next, &op_enqueue_many, &op_complete_many, &op_jobs, &op_counts, &op_settings,
-  &lb_op_claim_many,
+  &lb_op_claim_many, &lb_op_fail, &lb_op_retry, &lb_op_cancel, &lb_op_prune,
 };
 
 /* ===================================================================== */
@@ -1062,6 +1123,7 @@ static const luaL_Reg module_funcs[] = {
   {"open", l_open},
   {"now", l_now},
   {"sleep", l_sleep},
+  {"backoff", lb_backoff},
   {NULL, NULL},
 };
 

@@ -142,6 +142,20 @@ typedef struct lb_args {
   lease_row row;
   lease_counts counts;
   lease_settings settings;
+  /* the job queue (lease_lua_queue.c) */
+  lease_new_job job;            /* enqueue */
+  const char *queue;            /* claim_next, counts, prune: NULL for the default or all */
+  size_t queue_len;
+  lease_fail_opts fail;         /* fail */
+  lease_filter filter;          /* jobs{...} */
+  int table_form;               /* jobs: 1 for jobs{...} */
+  int with_errors;              /* jobs{errors = true} */
+  int status;                   /* fail's outcome; prune's status */
+  double run_at;                /* fail's outcome */
+  int64_t deleted;              /* prune */
+  lease_db *db;                 /* the handle run used, for a push that reads again */
+  int nerrs;                    /* state: errors read into errs */
+  lease_job_error errs[LEASE_ERRORS_KEPT];
 } lb_args;
 
 /*
@@ -166,6 +180,56 @@ typedef struct lb_op {
 
 /* The claim_many record (lease_lua_many.c). */
 extern const lb_op lb_op_claim_many;
+
+/* ===================================================================== */
+/* The job queue (lease_lua_queue.c)                                      */
+/* ===================================================================== */
+
+/* The records fail, retry, cancel and prune. */
+extern const lb_op lb_op_fail, lb_op_retry, lb_op_cancel, lb_op_prune;
+
+/* lease.backoff(attempt): the default backoff (lease_backoff). */
+int lb_backoff(lua_State *L);
+
+/* lb_check_job_opts: the optional table at idx (argument pos of c) of
+** enqueue's options into *job, over its current values; unknown keys and
+** bad values raise ("bad argument #2 to 'enqueue' (opts.priority must be
+** an integer, got 1.5)"). */
+void lb_check_job_opts(lua_State *L, const lb_callee *c, int idx, int pos, lease_new_job *job);
+
+/* lb_check_new_jobs: enqueue_many's list at 2 and defaults at 3 into a
+** userdata of lease_new_job pushed on the stack (a->mem, a->n). */
+void lb_check_new_jobs(lua_State *L, const lb_callee *c, lb_args *a);
+
+/* lb_check_claim_opts: claim_next's argument 5: nil, an integer n, or a
+** table {n =, queue =}, into a->n (0: the single form) and a->queue. */
+void lb_check_claim_opts(lua_State *L, const lb_callee *c, lb_args *a);
+
+/* lb_check_now_opt: the optional now at idx (argument pos): a finite
+** number, or the current time (lease.now()) when nil. */
+double lb_check_now_opt(lua_State *L, const lb_callee *c, int idx);
+
+/* lb_check_jobs_table: jobs{...} at 2 into a->filter, a->n (limit),
+** a->with_errors, and a userdata of rows (a->mem). */
+void lb_check_jobs_table(lua_State *L, const lb_callee *c, lb_args *a);
+
+/* lb_push_queue_fields: set the queue's fields of row on the table at the
+** top (payload, queue, priority, run_at, attempt, max_attempts, status,
+** finished_at; seq and result_size when with_seq). */
+void lb_push_queue_fields(lua_State *L, const lease_row *row, int with_seq);
+
+/* lb_push_errors: push errs[0..n) as a list of {attempt=, at=, owner=,
+** fence=, message=}. */
+void lb_push_errors(lua_State *L, const lease_job_error *errs, int n);
+
+/* lb_push_job_fields: set payload, queue, priority, attempt and
+** max_attempts of job on the table at the top. */
+void lb_push_job_fields(lua_State *L, const lease_job *job);
+
+/* lb_attach_errors: for the row table at the top (list 0), or each row
+** table in the list at the top (list 1), read its errors through db and
+** set them as its `errors`.  0 with a message pushed on a database failure. */
+int lb_attach_errors(lua_State *L, lease_db *db, const char *op, int list);
 
 /* lb_push_db_error: push "lease.<op>: <message> [<code>] (file "<path>")"
 ** for db's last failure. */

@@ -15,6 +15,12 @@
 -- does; the SELECT that explains a refusal runs after it, under the lock.
 -- (Measured: the whole suite passes with it.)  The slip that matters, a
 -- check read before the lock is taken, is claim-read-then-write-without-lock.
+-- Also "claim-next-takes-done-jobs" (done = 0 dropped from claim_next's
+-- candidates): a trigger keeps lease_queue.state = 1 for every done job, so
+-- the index filter state = 0 already leaves them out, and a done job that
+-- slipped through would still be refused by claim's own guarded UPDATE in
+-- the same transaction; the slip that matters, a candidate filter that lets
+-- ended jobs through ahead of a ready one, is claim-next-takes-ended-jobs.
 return {
   -- The seed's broken changes (CONTRACT.md's table) ---------------------
   {
@@ -215,14 +221,15 @@ return {
     hint = "specs/25-hostile_values_spec.lua",
   },
   {
-    name = "claim-next-without-blocked-guard", step = "own", file = "src/sqlite/lsq_sql.h",
-    from = [=[  " AND " LSQ_SQL_BLOCKED " = 0"                                         \
-  " ORDER BY rowid LIMIT ?4)"                                            \]=],
-    to = [=[  " ORDER BY rowid LIMIT ?4)"                                            \]=],
+    name = "claim-next-without-blocked-guard", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    from = [=[  " AND " LSQ_SQL_BLOCKED " = 0)"                                        \
+  " ORDER BY q.priority, q.run_at, q.seq LIMIT ?3"]=],
+    to = [=[  ")"                                        \
+  " ORDER BY q.priority, q.run_at, q.seq LIMIT ?3"]=],
     hint = "specs/25-hostile_values_spec.lua",
   },
   {
-    name = "counts-ready-includes-blocked", step = "own", file = "src/sqlite/lsq_sql.h",
+    name = "counts-ready-includes-blocked", step = "own", file = "src/sqlite/lsq_queue_sql.h",
     from = [["SELECT count(*), total(done <> 0), total(done = 0 AND b = 0 AND until <= ?1),"]],
     to = [["SELECT count(*), total(done <> 0), total(done = 0 AND until <= ?1),"]],
     hint = "specs/25-hostile_values_spec.lua",
@@ -241,7 +248,7 @@ return {
   },
   {
     name = "enqueue-always-true", step = "own", file = "src/sqlite/lsq_ops.c",
-    from = [=[sqlite3_changes(LSQ(db)->sql) == 1 ? LEASE_GRANTED : LEASE_EXISTS]=],
+    from = [=[e.added == 1 ? LEASE_GRANTED : LEASE_EXISTS]=],
     to = [=[LEASE_GRANTED]=],
     hint = "specs/02-enqueue_spec.lua",
   },
@@ -329,33 +336,26 @@ return {
     hint = "specs/10-handle_spec.lua",
   },
   {
-    name = "claim-next-boundary-held", step = "own", file = "src/sqlite/lsq_sql.h",
-    from = [[" WHERE rowid IN (SELECT rowid FROM jobs WHERE done = 0 AND until <= ?2"]],
-    to = [[" WHERE rowid IN (SELECT rowid FROM jobs WHERE done = 0 AND until < ?2"]],
+    name = "claim-next-boundary-held", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    from = [[" AND EXISTS (SELECT 1 FROM jobs WHERE id = q.id AND done = 0 AND until <= ?2"]],
+    to = [[" AND EXISTS (SELECT 1 FROM jobs WHERE id = q.id AND done = 0 AND until < ?2"]],
     hint = "specs/15-claim_next_spec.lua",
   },
   {
-    name = "claim-next-takes-done-jobs", step = "own", file = "src/sqlite/lsq_sql.h",
-    from = [[" WHERE rowid IN (SELECT rowid FROM jobs WHERE done = 0 AND until <= ?2"]],
-    to = [[" WHERE rowid IN (SELECT rowid FROM jobs WHERE until <= ?2"]],
+    name = "claim-next-id-order", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    from = [[" ORDER BY q.priority, q.run_at, q.seq LIMIT ?3"]],
+    to = [[" ORDER BY q.priority, q.run_at, q.id LIMIT ?3"]],
     hint = "specs/15-claim_next_spec.lua",
   },
   {
-    name = "claim-next-id-order", step = "own", file = "src/sqlite/lsq_sql.h",
-    from = [[" ORDER BY rowid LIMIT ?4)"]],
-    to = [[" ORDER BY id LIMIT ?4)"]],
-    hint = "specs/15-claim_next_spec.lua",
-  },
-  {
-    name = "claim-next-unsorted-result", step = "own", file = "src/sqlite/lsq_ops.c",
-    from = "  qsort(t, (size_t)n, sizeof *t, by_rowid);",
-    to = "  qsort(t, (size_t)n, sizeof *t, by_rowid);\n  for (i = 0; i < n / 2; i++) { taken x_ = t[i]; t[i] = t[n - 1 - i]; t[n - 1 - i] = x_; }",
+    name = "claim-next-unsorted-result", step = "own", file = "src/sqlite/lsq_queue.c",
+    from = "  *count = x.n;\n  return LEASE_OK;",
+    to = "  for (i = 0; i < x.n / 2; i++) { lease_job j_ = jobs[i]; jobs[i] = jobs[x.n - 1 - i]; jobs[x.n - 1 - i] = j_; }\n  *count = x.n;\n  return LEASE_OK;",
     hint = "specs/15-claim_next_spec.lua",
   },
   {
     name = "claim-read-then-write-without-lock", step = "own", file = "src/sqlite/lsq_ops.c",
-    from = [=[  if ((rc = lsq_run(db, LSQ_ST_BEGIN)) != LEASE_OK) return rc;
-  if ((rc = guarded_step(db, w, &got, &r)) != LEASE_OK) return rc;]=],
+    from = [=[  if ((rc = lsq_write_txn(db, write_body, &x)) != LEASE_OK) return rc;]=],
     to = [=[  if (w->op == LEASE__CLAIM) {
     sqlite3_stmt *q_ = NULL;
     int held_ = 1;
@@ -365,17 +365,15 @@ return {
     if (sqlite3_step(q_) == SQLITE_ROW) held_ = sqlite3_column_int(q_, 0);
     sqlite3_finalize(q_);
     if (held_) { if (reason) *reason = LEASE_HELD; return LEASE_OK; }
-    if ((rc = lsq_run(db, LSQ_ST_BEGIN)) != LEASE_OK) return rc;
     q_ = NULL;
     sqlite3_prepare_v2(LSQ(db)->sql, "UPDATE jobs SET owner = ?2, until = ?4, fence = fence + 1 WHERE id = ?1 AND ?3 = ?3 RETURNING fence", -1, &q_, NULL);
     bind_write(q_, w);
     if (sqlite3_step(q_) == SQLITE_ROW && fence) *fence = sqlite3_column_int64(q_, 0);
     sqlite3_finalize(q_);
     if (reason) *reason = LEASE_GRANTED;
-    return commit(db);
+    return LEASE_OK;
   }
-  if ((rc = lsq_run(db, LSQ_ST_BEGIN)) != LEASE_OK) return rc;
-  if ((rc = guarded_step(db, w, &got, &r)) != LEASE_OK) return rc;]=],
+  if ((rc = lsq_write_txn(db, write_body, &x)) != LEASE_OK) return rc;]=],
     hint = "specs/08-claim_many_spec.lua",
   },
   {
@@ -413,20 +411,20 @@ return {
     name = "complete-many-commits-each-job", step = "own", file = "src/sqlite/lsq_ops.c",
     from = [=[    if (r == LEASE_GRANTED) done++;]=],
     to = [=[    if (r == LEASE_GRANTED) done++;
-    if ((rc = commit(db)) != LEASE_OK || (rc = lsq_run(db, LSQ_ST_BEGIN)) != LEASE_OK) return rc;]=],
+    if ((rc = lsq_run(db, LSQ_ST_COMMIT)) != LEASE_OK || (rc = lsq_run(db, LSQ_ST_BEGIN)) != LEASE_OK) return rc;]=],
     hint = "specs/19-complete_many_spec.lua",
   },
   {
     name = "complete-many-counts-refused-as-stored", step = "own", file = "src/sqlite/lsq_ops.c",
-    from = "  if (stored) *stored = done;",
-    to = "  if (stored) *stored = n;",
+    from = "  x->stored = done;",
+    to = "  x->stored = x->n;",
     hint = "specs/19-complete_many_spec.lua",
   },
   {
     name = "complete-many-no-expired-reason", step = "own", file = "src/sqlite/lsq_ops.c",
-    from = [=[    rc = guarded_step(db, &one, NULL, &r);]=],
+    from = [=[    rc = lsq_guarded_step(db, &one, NULL, &r);]=],
     to = [=[    one.now = -HUGE_VAL;
-    rc = guarded_step(db, &one, NULL, &r);]=],
+    rc = lsq_guarded_step(db, &one, NULL, &r);]=],
     hint = "specs/19-complete_many_spec.lua",
   },
   {
@@ -668,7 +666,7 @@ return {
   -- the harness over its seed corpus in a clang tree (specs/fuzz/replay.lua),
   -- so each shows the model catching a broken engine, not only a broken model.
   {
-    name = "counts-boundary-held", step = "own", file = "src/sqlite/lsq_sql.h",
+    name = "counts-boundary-held", step = "own", file = "src/sqlite/lsq_queue_sql.h",
     edits = {
       { from = [[total(done = 0 AND b = 0 AND until <= ?1),"]],
         to = [[total(done = 0 AND b = 0 AND until < ?1),"]] },
@@ -781,6 +779,118 @@ return {
     to = "  (void)journal;\n",
     hint = "specs/23-hostile_spec.lua",
   },
+  -- The job queue's guards ------------------------------------------------
+  {
+    name = "fail-without-fence-check", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    from = [=[  "UPDATE jobs SET owner = NULL, until = 0"                              \
+  " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4" \]=],
+    to = [=[  "UPDATE jobs SET owner = NULL, until = 0"                              \
+  " WHERE id = ?1 AND owner = ?2 AND done = 0 AND until > ?4" \]=],
+    hint = "specs/31-queue_fail_spec.lua",
+  },
+  {
+    name = "fail-without-deadline-check", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    from = [=[  "UPDATE jobs SET owner = NULL, until = 0"                              \
+  " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4" \]=],
+    to = [=[  "UPDATE jobs SET owner = NULL, until = 0"                              \
+  " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0" \]=],
+    hint = "specs/31-queue_fail_spec.lua",
+  },
+  {
+    name = "claim-next-without-run-at-filter", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    from = [[  " AND (q.run_at IS NULL OR q.run_at <= ?2)"                            \]],
+    to = [[  ""                            \]],
+    hint = "specs/30-queue_data_spec.lua",
+  },
+  {
+    name = "claim-next-run-at-boundary", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    from = [[  " AND (q.run_at IS NULL OR q.run_at <= ?2)"                            \]],
+    to = [[  " AND (q.run_at IS NULL OR q.run_at < ?2)"                            \]],
+    hint = "specs/30-queue_data_spec.lua",
+  },
+  {
+    name = "claim-next-takes-ended-jobs", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    from = [[  " FROM lease_queue AS q WHERE q.state = 0 AND q.queue = ?1"            \]],
+    to = [[  " FROM lease_queue AS q WHERE q.state <> 1 AND q.queue = ?1"            \]],
+    hint = "specs/31-queue_fail_spec.lua",
+  },
+  {
+    name = "claim-next-ignores-priority", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    from = [[" ORDER BY q.priority, q.run_at, q.seq LIMIT ?3"]],
+    to = [[" ORDER BY q.run_at, q.seq LIMIT ?3"]],
+    hint = "specs/30-queue_data_spec.lua",
+  },
+  {
+    name = "claim-by-id-takes-ended-jobs", step = "own", file = "src/sqlite/lsq_sql.h",
+    from = [=[  " WHERE id = ?1 AND done = 0 AND until <= ?3"                          \
+  " AND " LSQ_SQL_NOT_ENDED                                               \]=],
+    to = [=[  " WHERE id = ?1 AND done = 0 AND until <= ?3"                          \]=],
+    hint = "specs/31-queue_fail_spec.lua",
+  },
+  {
+    name = "attempt-not-counted", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    from = [[" UPDATE lease_queue SET attempt = attempt + 1 WHERE id = new.id; END")]],
+    to = [[" UPDATE lease_queue SET attempt = attempt WHERE id = new.id; END")]],
+    hint = "specs/30-queue_data_spec.lua",
+  },
+  {
+    name = "discard-one-attempt-late", step = "own", file = "src/sqlite/lsq_queue.c",
+    from = [=[  } else if (attempt >= max) {]=],
+    to = [=[  } else if (attempt > max) {]=],
+    hint = "specs/31-queue_fail_spec.lua",
+  },
+  {
+    name = "expired-lease-never-discards", step = "own", file = "src/sqlite/lsq_queue.c",
+    from = [=[  if (attempt < max) return LEASE_OK;]=],
+    to = [=[  return LEASE_OK;]=],
+    hint = "specs/30-queue_data_spec.lua",
+  },
+  {
+    name = "complete-ignores-cancel", step = "own", file = "src/sqlite/lsq_sql.h",
+    from = [=[  "UPDATE jobs SET result = ?5, done = 1"                                \
+  " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4" \
+  " AND " LSQ_SQL_BLOCKED " = 0"                                         \
+  " AND " LSQ_SQL_NOT_ENDED]=],
+    to = [=[  "UPDATE jobs SET result = ?5, done = 1"                                \
+  " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4" \
+  " AND " LSQ_SQL_BLOCKED " = 0"]=],
+    hint = "specs/31-queue_fail_spec.lua",
+  },
+  {
+    name = "cancel-reason-as-done", step = "own", file = "src/sqlite/lsq_ops.c",
+    from = [=[    else if (ended == 3) *reason = LEASE_CANCELLED;]=],
+    to = [=[    else if (ended == 3) *reason = LEASE_DONE;]=],
+    hint = "specs/31-queue_fail_spec.lua",
+  },
+  {
+    name = "prune-deletes-held-job", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    from = [[  " AND NOT EXISTS (SELECT 1 FROM jobs WHERE id = q.id AND done = 0 AND until > ?1))"]],
+    to = [[  ")"]],
+    hint = "specs/31-queue_fail_spec.lua",
+  },
+  {
+    name = "prune-includes-the-boundary", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    from = [[  " WHERE q.state <> 0 AND q.finished_at < ?1"                           \]],
+    to = [[  " WHERE q.state <> 0 AND q.finished_at <= ?1"                           \]],
+    hint = "specs/31-queue_fail_spec.lua",
+  },
+  {
+    name = "errors-keep-all", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    from = [[" FROM lease_errors WHERE id = new.id ORDER BY rowid DESC LIMIT 1 OFFSET 20); END")]],
+    to = [[" FROM lease_errors WHERE id = new.id ORDER BY rowid DESC LIMIT 1 OFFSET 200); END")]],
+    hint = "specs/31-queue_fail_spec.lua",
+  },
+  {
+    name = "seed-insert-not-queued", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    from = [[     " WHEN typeof(new.id) = 'text' BEGIN"                                \]],
+    to = [[     " WHEN 0 BEGIN"                                \]],
+    hint = "specs/32-queue_seed_spec.lua",
+  },
+  {
+    name = "retry-keeps-attempts", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    from = [["UPDATE lease_queue SET state = 0, attempt = 0, run_at = NULL, finished_at = NULL"]],
+    to = [["UPDATE lease_queue SET state = 0, run_at = NULL, finished_at = NULL"]],
+    hint = "specs/31-queue_fail_spec.lua",
   -- The job-queue service (lease.pool, lease.cli, lease_process.c) -------
   {
     name = "pool-owner-shared-across-processes", step = "own", file = "lua/lease/pool.lua",

@@ -31,6 +31,8 @@ typedef struct lsq_conn {
   int handler_calls;                /* busy handler calls during the current step */
   int gave_up;                      /* the busy handler gave up during the current step */
   int indexed;                      /* lease_jobs_pending exists (set by the schema check) */
+  int queued;                       /* the queue's schema exists (LSQ_SQL_QUEUE_MARK) */
+  long expiry_discards;             /* jobs lsq_q_expired discarded on this connection */
   int wal_given;                    /* the file came with a -wal holding frames */
 } lsq_conn;
 
@@ -68,6 +70,22 @@ int lsq_run(lease_db *db, int which);
 ** recorded error. */
 void lsq_rollback(lease_db *db);
 
+/*
+** The body of a write transaction: runs with the transaction open and
+** db's cached statements at hand.  Returns LEASE_OK, or a failure it
+** recorded on db; it never begins, commits or rolls back itself.
+*/
+typedef int lsq_body(lease_db *db, void *ctx);
+
+/*
+** lsq_write_txn: run body(db, ctx) inside one BEGIN IMMEDIATE transaction
+** (the write lock taken before the first read, contract step 4), then
+** commit.  When the body fails or the commit fails, everything the body
+** wrote is rolled back and that failure returned; the handle stays
+** usable.  The one way every write of the backend reaches the file.
+*/
+int lsq_write_txn(lease_db *db, lsq_body *body, void *ctx);
+
 /* A row callback of lsq_query: LEASE_OK to go on, LSQ_STOP to stop with
 ** success, or a failure already recorded on db (stops, and is returned). */
 typedef int lsq_row_fn(lease_db *db, sqlite3_stmt *st, void *ctx);
@@ -90,5 +108,59 @@ int lsq_open(lease_db *db);
 
 /* lsq_close: finalize the statements and close the connection. */
 void lsq_close(lease_db *db);
+
+/* ---- shared by lsq_ops.c and lsq_queue.c ---------------------------- */
+
+/* lsq_copy_row, lsq_fix_row: copy a row's columns into *row with its
+** strings in db->buf, then point them there (lsq_ops.c). */
+int lsq_copy_row(lease_db *db, sqlite3_stmt *st, int c0, lease_row *row, size_t *used);
+void lsq_fix_row(lease_db *db, lease_row *row);
+
+/* lsq_guarded_step: one guarded write (claim, renew, complete, release)
+** inside an open transaction; lsq_why_refused: why one changed nothing
+** (lsq_ops.c). */
+int lsq_guarded_step(lease_db *db, const lease__write *w, int64_t *fence, int *reason);
+int lsq_why_refused(lease_db *db, const lease__write *w, int *reason);
+
+/* lsq_count: counts at now, of one queue or all (queue NULL). */
+int lsq_count(lease_db *db, double now, const char *queue, size_t queue_len, lease_counts *out);
+
+/* lsq_q_expired: inside a claim's transaction, before its guarded write:
+** when job w->id holds a lease that expired unreported, record the error
+** "lease expired" and, when that used up its attempts, discard it (the
+** claim is then refused as discarded).  LEASE_OK or the failure
+** recorded (lsq_queue.c). */
+int lsq_q_expired(lease_db *db, const lease__write *w);
+
+/* lsq_q_finished: inside complete's transaction, once stored: record
+** when (w->now). */
+int lsq_q_finished(lease_db *db, const lease__write *w);
+
+/* lsq_q_claim_next: lease_claim_next_queue (w->queue set). */
+int lsq_q_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jobs, int *count);
+
+/* lsq_q_ensure: make the queue's schema when the file lacks it
+** (LSQ_QUEUE_SCHEMA, one write transaction), or on a handle that may not
+** write, empty temporary side tables; `marked` says whether the file has
+** it (check_schema looks). */
+int lsq_q_ensure(lease_db *db, int marked);
+
+/* The queue's members of lease__sqlite (lease_int.h; lsq_queue.c). */
+int lsq_q_enqueue_jobs(lease_db *db, const lease_new_job *jobs, int n, int *inserted);
+int lsq_q_state_at(lease_db *db, const char *id, size_t id_len, double now, lease_row *row,
+                   int *found);
+int lsq_q_errors(lease_db *db, const char *id, size_t id_len, lease_job_error *out, int max,
+                 int *count);
+int lsq_q_claim_next_queue(lease_db *db, const lease__write *w, int max, lease_job *jobs,
+                           int *count);
+int lsq_q_fail(lease_db *db, const lease__write *w, const lease_fail_opts *o, int *status,
+               double *run_at, int *reason);
+int lsq_q_retry(lease_db *db, const char *id, size_t id_len, double now, int *reason);
+int lsq_q_cancel(lease_db *db, const char *id, size_t id_len, double now, int *reason);
+int lsq_q_prune(lease_db *db, double before, const char *queue, size_t queue_len, int status,
+                int64_t *deleted);
+int lsq_q_list_jobs(lease_db *db, const lease_filter *f, int max, lease_row *rows, int *count);
+int lsq_q_count_queue(lease_db *db, double now, const char *queue, size_t queue_len,
+                      lease_counts *out);
 
 #endif

@@ -294,6 +294,7 @@ static int check_schema(lease_db *db, sqlite3 *sql, int *missing) {
   int found = 0, rc;
   *missing = 0;
   LSQ(db)->indexed = 0;
+  LSQ(db)->queued = 0;
   rc = lsq_query(db, sql, "SELECT type FROM sqlite_master WHERE name = 'jobs' COLLATE NOCASE",
                  on_jobs_kind, &found);
   if (rc != LEASE_OK) return rc;
@@ -305,8 +306,11 @@ static int check_schema(lease_db *db, sqlite3 *sql, int *missing) {
   if ((rc = check_collations(db, sql)) != LEASE_OK) return rc;
   if ((rc = lsq_query(db, sql, "PRAGMA index_list(jobs)", on_index, NULL)) != LEASE_OK) return rc;
   if ((rc = check_rowid(db, sql)) != LEASE_OK) return rc;
-  return lsq_query(db, sql, "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = "
-                   "'lease_jobs_pending'", on_found, &LSQ(db)->indexed);
+  rc = lsq_query(db, sql, "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = "
+                 "'lease_jobs_pending'", on_found, &LSQ(db)->indexed);
+  if (rc != LEASE_OK) return rc;
+  return lsq_query(db, sql, "SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = '"
+                   LSQ_SQL_QUEUE_MARK "'", on_found, &LSQ(db)->queued);
 }
 
 /* The URI "file:<name>?immutable=1", name percent-encoded but for
@@ -401,7 +405,8 @@ static int set_pragmas(lease_db *db) {
 /* Create the table when it is missing (contract step 1), then check it
 ** again: another client may have created its own meanwhile.  A table made
 ** by another client gets the index claim_next relies on for its speed; a
-** file we may not write goes without (claim_next still works, scanning). */
+** file we may not write goes without (claim_next still works, scanning).
+** Then the queue's schema beside it (lsq_q_ensure). */
 static int create_missing(lease_db *db, int missing) {
   lsq_conn *c = LSQ(db);
   int rc = LEASE_OK, readonly = db->opt.flags & LEASE_OPEN_READONLY;
@@ -413,6 +418,7 @@ static int create_missing(lease_db *db, int missing) {
   }
   if (!c->indexed && !readonly && !sqlite3_db_readonly(c->sql, "main"))
     rc = lsq_exec(db, LSQ_SQL_CREATE_PENDING_INDEX);
+  if (rc == LEASE_OK) rc = lsq_q_ensure(db, c->queued);
   return rc;
 }
 

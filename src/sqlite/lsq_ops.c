@@ -17,12 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Commit; on failure roll back, so the handle stays usable. */
-static int commit(lease_db *db) {
-  int rc = lsq_run(db, LSQ_ST_COMMIT);
-  if (rc != LEASE_OK) lsq_rollback(db);
-  return rc;
-}
 
 /* End a read outside any transaction: reset the statement and, when the
 ** last step was not SQLITE_DONE, record that step's error (before the
@@ -33,11 +27,11 @@ static int finish_read(lease_db *db, sqlite3_stmt *st, int src) {
   return src == SQLITE_DONE ? LEASE_OK : db->rc;
 }
 
-/* Finish a failed step: record the error, reset, roll back. */
-static int abort_step(lease_db *db, sqlite3_stmt *st, int src) {
+/* Finish a failed step inside a write body: record the error, reset.
+** lsq_write_txn rolls the transaction back. */
+static int step_failed(lease_db *db, sqlite3_stmt *st, int src) {
   lsq_fail(db, LSQ(db)->sql, src);
   sqlite3_reset(st);
-  lsq_rollback(db);
   return db->rc;
 }
 
@@ -98,19 +92,28 @@ static size_t sq_max_length(const lease_db *db) {
 
 /*
 ** Copy the row at the statement's columns (first column `c0`: id, owner,
-** until, fence, result, done, blocked code) into *row, its strings appended
-** to the handle's buffer at *used.  Pointers are fixed up by fix_row once
-** the buffer stops moving.  Returns LEASE_OK or LEASE_NOMEM.
+** until, fence, result, done, blocked code, and when the statement has
+** them the queue's columns of LSQ_SQL_FULL_ROW: payload, queue, priority,
+** run_at, attempt, max_attempts, finished_at, status, seq, result size)
+** into *row, its strings appended to the handle's buffer at *used.
+** Without the queue's columns the row gets their defaults.  Pointers are
+** fixed up by lsq_fix_row once the buffer stops moving.  Returns LEASE_OK
+** or LEASE_NOMEM.
 */
-static int copy_row(lease_db *db, sqlite3_stmt *st, int c0, lease_row *row, size_t *used) {
-  const int cols[3] = {c0, c0 + 1, c0 + 4};
-  size_t *lens[3] = {&row->id_len, &row->owner_len, &row->result_len};
-  const char **ptrs[3] = {&row->id, &row->owner, &row->result};
+int lsq_copy_row(lease_db *db, sqlite3_stmt *st, int c0, lease_row *row, size_t *used) {
+  const int full = sqlite3_column_count(st) >= c0 + 17;
+  const int cols[5] = {c0, c0 + 1, c0 + 4, c0 + 7, c0 + 8};
+  size_t *lens[5] = {&row->id_len, &row->owner_len, &row->result_len, &row->payload_len,
+                     &row->queue_len};
+  const char **ptrs[5] = {&row->id, &row->owner, &row->result, &row->payload, &row->queue};
   int i;
-  for (i = 0; i < 3; i++) {
-    const void *p = sqlite3_column_type(st, cols[i]) == SQLITE_NULL
-                        ? NULL : sqlite3_column_text(st, cols[i]);
+  for (i = 0; i < 5; i++) {
+    const void *p = i >= 3 && !full ? NULL
+                    : sqlite3_column_type(st, cols[i]) == SQLITE_NULL
+                        ? NULL : (i == 3 ? sqlite3_column_blob(st, cols[i])
+                                         : (const void *)sqlite3_column_text(st, cols[i]));
     size_t n = p ? (size_t)sqlite3_column_bytes(st, cols[i]) : 0;
+    if (i == 3 && !p && full && sqlite3_column_type(st, cols[i]) != SQLITE_NULL) p = "";
     if (!p) {
       *ptrs[i] = NULL;
       *lens[i] = 0;
@@ -130,15 +133,38 @@ static int copy_row(lease_db *db, sqlite3_stmt *st, int c0, lease_row *row, size
   row->fence = sqlite3_column_int64(st, c0 + 3);
   row->done = sqlite3_column_int64(st, c0 + 5) != 0;
   row->blocked = lease__blocked_msg(sqlite3_column_int(st, c0 + 6));
+  if (!full) {
+    row->priority = 0;
+    row->run_at = NAN;
+    row->attempt = 0;
+    row->max_attempts = LEASE_MAX_ATTEMPTS_DEFAULT;
+    row->finished_at = NAN;
+    row->status = LEASE_STATUS_UNKNOWN;
+    row->seq = 0;
+    row->result_size = (int64_t)row->result_len;
+    return LEASE_OK;
+  }
+  row->priority = sqlite3_column_int64(st, c0 + 9);
+  row->run_at = sqlite3_column_type(st, c0 + 10) == SQLITE_NULL ? NAN
+                : sqlite3_column_double(st, c0 + 10);
+  row->attempt = sqlite3_column_int64(st, c0 + 11);
+  row->max_attempts = sqlite3_column_int64(st, c0 + 12);
+  row->finished_at = sqlite3_column_type(st, c0 + 13) == SQLITE_NULL ? NAN
+                     : sqlite3_column_double(st, c0 + 13);
+  row->status = sqlite3_column_int(st, c0 + 14);
+  row->seq = sqlite3_column_int64(st, c0 + 15);
+  row->result_size = sqlite3_column_int64(st, c0 + 16);
   return LEASE_OK;
 }
 
-/* Turn the offsets copy_row stored (plus one, so NULL stays NULL) into
-** pointers into the handle's buffer. */
-static void fix_row(lease_db *db, lease_row *row) {
+/* Turn the offsets lsq_copy_row stored (plus one, so NULL stays NULL)
+** into pointers into the handle's buffer. */
+void lsq_fix_row(lease_db *db, lease_row *row) {
   if (row->id) row->id = db->buf + ((uintptr_t)row->id - 1);
   if (row->owner) row->owner = db->buf + ((uintptr_t)row->owner - 1);
   if (row->result) row->result = db->buf + ((uintptr_t)row->result - 1);
+  if (row->payload) row->payload = db->buf + ((uintptr_t)row->payload - 1);
+  if (row->queue) row->queue = db->buf + ((uintptr_t)row->queue - 1);
 }
 
 /* See lease.h (contract step 3). */
@@ -151,11 +177,11 @@ static int sq_state(lease_db *db, const char *id, size_t id_len, lease_row *row,
   src = lsq_step(db, LSQ(db)->sql, st);
   if (src == SQLITE_ROW) {
     /* Copy the strings out before the statement is reset. */
-    if (copy_row(db, st, 0, row, &used) != LEASE_OK) {
+    if (lsq_copy_row(db, st, 0, row, &used) != LEASE_OK) {
       sqlite3_reset(st);
       return db->rc;
     }
-    fix_row(db, row);
+    lsq_fix_row(db, row);
     *found = 1;
     src = sqlite3_step(st);   /* id is the primary key: at most one row */
   }
@@ -177,7 +203,7 @@ static int sq_list(lease_db *db, int which, double now, int64_t after, int max, 
   if (max > 0) src = lsq_step(db, LSQ(db)->sql, st);
   while (src == SQLITE_ROW) {
     seqs[n] = sqlite3_column_int64(st, 0);
-    if (copy_row(db, st, 1, &rows[n], &used) != LEASE_OK) {
+    if (lsq_copy_row(db, st, 1, &rows[n], &used) != LEASE_OK) {
       sqlite3_reset(st);
       return db->rc;
     }
@@ -188,17 +214,21 @@ static int sq_list(lease_db *db, int which, double now, int64_t after, int max, 
     src = sqlite3_step(st);
   }
   if (finish_read(db, st, src) != LEASE_OK) return db->rc;
-  for (i = 0; i < n; i++) fix_row(db, &rows[i]);
+  for (i = 0; i < n; i++) lsq_fix_row(db, &rows[i]);
   *count = n;
   return LEASE_OK;
 }
 
-/* See lease.h. */
-static int sq_count(lease_db *db, double now, lease_counts *out) {
+/* See lease.h: lease_count and lease_count_queue (queue NULL: all). */
+int lsq_count(lease_db *db, double now, const char *queue, size_t queue_len, lease_counts *out) {
+  int64_t *by_status[7] = {&out->available, &out->scheduled, &out->running, &out->retryable,
+                           &out->completed, &out->discarded, &out->cancelled};
   sqlite3_stmt *st;
-  int src;
+  int src, i;
   if (!(st = lsq_stmt(db, LSQ_ST_TALLY))) return db->rc;
   sqlite3_bind_double(st, 1, now);
+  if (queue) bind_bytes(st, 2, queue, queue_len);
+  else sqlite3_bind_null(st, 2);
   src = lsq_step(db, LSQ(db)->sql, st);
   if (src == SQLITE_ROW) {
     out->total = sqlite3_column_int64(st, 0);
@@ -206,45 +236,59 @@ static int sq_count(lease_db *db, double now, lease_counts *out) {
     out->ready = (int64_t)sqlite3_column_double(st, 2);
     out->held = (int64_t)sqlite3_column_double(st, 3);
     out->blocked = (int64_t)sqlite3_column_double(st, 4);
+    for (i = 0; i < 7; i++) *by_status[i] = (int64_t)sqlite3_column_double(st, 5 + i);
     src = SQLITE_DONE;
   }
   return finish_read(db, st, src);
+}
+
+/* See lease.h. */
+static int sq_count(lease_db *db, double now, lease_counts *out) {
+  return lsq_count(db, now, NULL, 0, out);
 }
 
 /* ===================================================================== */
 /* Writes                                                                 */
 /* ===================================================================== */
 
+/* The arguments and outcome of an enqueue body. */
+typedef struct enqueue_ctx {
+  const char *const *ids;
+  const size_t *id_lens;
+  int n, added;
+} enqueue_ctx;
+
+/* Write body: insert each id unless it exists (contract step 2). */
+static int enqueue_body(lease_db *db, void *ctx) {
+  enqueue_ctx *e = ctx;
+  sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_ENQUEUE);
+  int src, i;
+  if (!st) return db->rc;
+  for (i = 0; i < e->n; i++) {
+    bind_bytes(st, 1, e->ids[i], e->id_lens[i]);
+    src = sqlite3_step(st);
+    if (src != SQLITE_DONE) return step_failed(db, st, src);
+    sqlite3_reset(st);
+    e->added += sqlite3_changes(LSQ(db)->sql);
+  }
+  return LEASE_OK;
+}
+
 /* See lease.h (contract step 2). */
 static int sq_enqueue(lease_db *db, const char *id, size_t id_len, int *reason) {
-  sqlite3_stmt *st;
-  int src;
-  if (!(st = lsq_stmt(db, LSQ_ST_ENQUEUE))) return db->rc;
-  bind_bytes(st, 1, id, id_len);
-  src = lsq_step(db, LSQ(db)->sql, st);
-  if (src != SQLITE_DONE) return abort_step(db, st, src);
-  sqlite3_reset(st);
-  if (reason) *reason = sqlite3_changes(LSQ(db)->sql) == 1 ? LEASE_GRANTED : LEASE_EXISTS;
-  return LEASE_OK;
+  enqueue_ctx e = { &id, &id_len, 1, 0 };
+  int rc = lsq_write_txn(db, enqueue_body, &e);
+  if (rc == LEASE_OK && reason) *reason = e.added == 1 ? LEASE_GRANTED : LEASE_EXISTS;
+  return rc;
 }
 
 /* See lease.h. */
 static int sq_enqueue_many(lease_db *db, const char *const *ids, const size_t *id_lens, int n,
                            int *inserted) {
-  sqlite3_stmt *st;
-  int src, rc, i, added = 0;
-  if (!(st = lsq_stmt(db, LSQ_ST_ENQUEUE))) return db->rc;
-  if ((rc = lsq_run(db, LSQ_ST_BEGIN)) != LEASE_OK) return rc;
-  for (i = 0; i < n; i++) {
-    bind_bytes(st, 1, ids[i], id_lens[i]);
-    src = sqlite3_step(st);
-    if (src != SQLITE_DONE) return abort_step(db, st, src);
-    sqlite3_reset(st);
-    added += sqlite3_changes(LSQ(db)->sql);
-  }
-  if ((rc = commit(db)) != LEASE_OK) return rc;
-  if (inserted) *inserted = added;
-  return LEASE_OK;
+  enqueue_ctx e = { ids, id_lens, n, 0 };
+  int rc = lsq_write_txn(db, enqueue_body, &e);
+  if (rc == LEASE_OK && inserted) *inserted = e.added;
+  return rc;
 }
 
 /* The guarded UPDATE of each write. */
@@ -291,13 +335,14 @@ static const char *write_verb(const lease__write *w) {
 /*
 ** Why the guarded write w changed nothing, read in its transaction
 ** (LSQ_SQL_WHY), in the order its WHERE clause checks: missing, done, then
-** for all but claim the owner and the fence, then a blocked job (release
+** (but for release) discarded or cancelled, then for all but claim the
+** owner and the fence, then a blocked job (release
 ** may write one), then the lease: held for a claim, expired for renew and
 ** complete.  Sets *reason, or records why no reason fits (a blocked job;
 ** every check passing) and returns that failure.  The transaction stays
 ** open; the caller rolls back on failure.
 */
-static int why_refused(lease_db *db, const lease__write *w, int *reason) {
+int lsq_why_refused(lease_db *db, const lease__write *w, int *reason) {
   sqlite3_stmt *why = lsq_stmt(db, LSQ_ST_WHY);
   int src, blocked = 0, rc = LEASE_OK, is_claim = w->op == LEASE__CLAIM;
   if (!why) return db->rc;
@@ -311,7 +356,10 @@ static int why_refused(lease_db *db, const lease__write *w, int *reason) {
     *reason = LEASE_MISSING;
   } else if (src == SQLITE_ROW) {
     if (w->op != LEASE__RELEASE) blocked = sqlite3_column_int(why, 4);
+    int ended = w->op == LEASE__RELEASE ? 0 : sqlite3_column_int(why, 6);
     if (sqlite3_column_int(why, 0)) *reason = LEASE_DONE;
+    else if (ended == 2) *reason = LEASE_DISCARDED;
+    else if (ended == 3) *reason = LEASE_CANCELLED;
     else if (!is_claim && sqlite3_column_int(why, 1)) *reason = LEASE_NOT_OWNER;
     else if (!is_claim && sqlite3_column_int(why, 2)) *reason = LEASE_STALE_FENCE;
     else if (lease__blocked_msg(blocked)) rc = lease__blocked_fail(db, blocked, write_verb(w));
@@ -333,15 +381,17 @@ static int why_refused(lease_db *db, const lease__write *w, int *reason) {
 ** write (contract steps 4-7): run w's guarded UPDATE, whose WHERE clause
 ** checks the contract at the moment it stores; when it changes nothing,
 ** why_refused in the same transaction.  *fence gets a claim's new fence.
-** On a failure the transaction is rolled back and the error recorded.
+** On a failure the error is recorded (lsq_write_txn rolls back).
 */
-static int guarded_step(lease_db *db, const lease__write *w, int64_t *fence, int *reason) {
+int lsq_guarded_step(lease_db *db, const lease__write *w, int64_t *fence, int *reason) {
   sqlite3_stmt *st = lsq_stmt(db, write_stmt[w->op]);
-  int src, rc, changed;
+  int src, changed;
   *reason = LEASE_GRANTED;
-  if (!st) {
-    lsq_rollback(db);
-    return db->rc;
+  if (!st) return db->rc;
+  if (w->op == LEASE__CLAIM) {
+    /* A lease that expired unreported counts against the job first. */
+    int rc = lsq_q_expired(db, w);
+    if (rc != LEASE_OK) return rc;
   }
   bind_write(st, w);
   if (w->op == LEASE__CLAIM) {
@@ -354,126 +404,84 @@ static int guarded_step(lease_db *db, const lease__write *w, int64_t *fence, int
     src = sqlite3_step(st);
     changed = src == SQLITE_DONE && sqlite3_changes(LSQ(db)->sql) > 0;
   }
-  if (src != SQLITE_DONE) return abort_step(db, st, src);
+  if (src != SQLITE_DONE) return step_failed(db, st, src);
   sqlite3_reset(st);
   if (w->op == LEASE__COMPLETE) sqlite3_clear_bindings(st);   /* drop the pointer to result */
+  if (changed && w->op == LEASE__COMPLETE) return lsq_q_finished(db, w);
   if (changed) return LEASE_OK;
-  if ((rc = why_refused(db, w, reason)) != LEASE_OK) lsq_rollback(db);
-  return rc;
+  return lsq_why_refused(db, w, reason);
+}
+
+/* The arguments and outcome of a write body: one guarded write, or a
+** batch of completions (items, n) by w's owner at w's time. */
+typedef struct write_ctx {
+  const lease__write *w;
+  const lease_result *items;
+  int n, stored;
+  int64_t fence;
+  int reason;
+  int *reasons;
+} write_ctx;
+
+/* Write body: the guarded write x->w (contract steps 4-7). */
+static int write_body(lease_db *db, void *ctx) {
+  write_ctx *x = ctx;
+  return lsq_guarded_step(db, x->w, &x->fence, &x->reason);
 }
 
 /* See lease_int.h: claim, renew, complete or release in its own
 ** BEGIN IMMEDIATE transaction. */
 static int sq_write(lease_db *db, const lease__write *w, int64_t *fence, int *reason) {
-  int64_t got = 0;
-  int rc, r;
+  write_ctx x = { w, NULL, 0, 0, 0, LEASE_GRANTED, NULL };
+  int rc;
   if (!lsq_stmt(db, write_stmt[w->op]) || !lsq_stmt(db, LSQ_ST_WHY)) return db->rc;
-  if ((rc = lsq_run(db, LSQ_ST_BEGIN)) != LEASE_OK) return rc;
-  if ((rc = guarded_step(db, w, &got, &r)) != LEASE_OK) return rc;
-  if ((rc = commit(db)) != LEASE_OK) return rc;
-  if (fence) *fence = r == LEASE_GRANTED ? got : 0;
-  if (reason) *reason = r;
+  if ((rc = lsq_write_txn(db, write_body, &x)) != LEASE_OK) return rc;
+  if (fence) *fence = x.reason == LEASE_GRANTED ? x.fence : 0;
+  if (reason) *reason = x.reason;
   return LEASE_OK;
 }
 
-/* See lease.h (contract step 6 for each job, one transaction). */
-static int sq_complete_many(lease_db *db, const lease__write *w, const lease_result *items,
-                            int n, int *reasons, int *stored) {
-  lease__write one = *w;
+/* Write body: complete each of x->items as complete would; a refusal
+** does not stop the others, a failure stops all. */
+static int complete_many_body(lease_db *db, void *ctx) {
+  write_ctx *x = ctx;
+  const lease_result *items = x->items;
+  lease__write one = *x->w;
   int rc, i, r, done = 0;
-  if (!lsq_stmt(db, LSQ_ST_COMPLETE) || !lsq_stmt(db, LSQ_ST_WHY)) return db->rc;
-  if ((rc = lsq_run(db, LSQ_ST_BEGIN)) != LEASE_OK) return rc;
-  for (i = 0; i < n; i++) {
+  for (i = 0; i < x->n; i++) {
     one.id = items[i].id;
     one.id_len = items[i].id_len == LEASE_NTS ? strlen(items[i].id) : items[i].id_len;
     one.fence = items[i].fence;
     one.result = items[i].result;
     one.result_len = items[i].result && items[i].result_len == LEASE_NTS
                          ? strlen(items[i].result) : items[i].result_len;
-    rc = guarded_step(db, &one, NULL, &r);
+    rc = lsq_guarded_step(db, &one, NULL, &r);
     if (rc != LEASE_OK) return rc;   /* rolled back: none is stored */
-    if (reasons) reasons[i] = r;
+    if (x->reasons) x->reasons[i] = r;
     if (r == LEASE_GRANTED) done++;
   }
-  if ((rc = commit(db)) != LEASE_OK) return rc;
-  if (stored) *stored = done;
+  x->stored = done;
   return LEASE_OK;
 }
 
-/* One job taken by claim_next, before sorting: where its id bytes sit in
-** db->buf (offsets, as the buffer may move while growing). */
-typedef struct taken {
-  int64_t rowid, fence;
-  size_t off, len;
-} taken;
-
-/* Order taken jobs by rowid, the enqueue order. */
-static int by_rowid(const void *a, const void *b) {
-  int64_t x = ((const taken *)a)->rowid, y = ((const taken *)b)->rowid;
-  return (x > y) - (x < y);
+/* See lease.h (contract step 6 for each job, one transaction). */
+static int sq_complete_many(lease_db *db, const lease__write *w, const lease_result *items,
+                            int n, int *reasons, int *stored) {
+  write_ctx x = { w, items, n, 0, 0, LEASE_GRANTED, reasons };
+  int rc;
+  if (!lsq_stmt(db, LSQ_ST_COMPLETE) || !lsq_stmt(db, LSQ_ST_WHY)) return db->rc;
+  if ((rc = lsq_write_txn(db, complete_many_body, &x)) != LEASE_OK) return rc;
+  if (stored) *stored = x.stored;
+  return LEASE_OK;
 }
 
-/* Step claim_next's UPDATE, copying each job taken into t (at most max)
-** and its id into db->buf.  Returns SQLite's last code, or -1 when memory
-** ran out (recorded). */
-static int take_jobs(lease_db *db, sqlite3_stmt *st, int max, taken *t, int *n) {
-  size_t used = 0;
-  int src;
-  while ((src = sqlite3_step(st)) == SQLITE_ROW) {
-    const void *id = sqlite3_column_text(st, 1);
-    size_t len = (size_t)sqlite3_column_bytes(st, 1);
-    if (*n == max) continue;   /* cannot happen: LIMIT ?4 */
-    if (lease__reserve(db, used + len + 1) != LEASE_OK) return -1;
-    if (len) memcpy(db->buf + used, id, len);
-    db->buf[used + len] = '\0';
-    t[*n].rowid = sqlite3_column_int64(st, 0);
-    t[*n].fence = sqlite3_column_int64(st, 2);
-    t[*n].off = used;
-    t[*n].len = len;
-    used += len + 1;
-    (*n)++;
-  }
-  return src;
-}
-
-/* See lease.h. */
+/* See lease.h: lease_claim_next is the queue "default"'s. */
 static int sq_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jobs,
                          int *count) {
-  sqlite3_stmt *st;
-  taken *t;
-  int src, rc, n = 0, i;
-  if (!(t = malloc((size_t)max * sizeof *t))) return lease__fail(db, LEASE_NOMEM, "out of memory");
-  if (!(st = lsq_stmt(db, LSQ_ST_CLAIM_NEXT)) || (rc = lsq_run(db, LSQ_ST_BEGIN)) != LEASE_OK) {
-    free(t);
-    return db->rc;
-  }
-  bind_bytes(st, 1, w->owner, w->owner_len);
-  sqlite3_bind_double(st, 2, w->now);
-  sqlite3_bind_double(st, 3, w->until);
-  sqlite3_bind_int(st, 4, max);
-  src = take_jobs(db, st, max, t, &n);
-  if (src < 0) {
-    sqlite3_reset(st);
-    lsq_rollback(db);
-  } else if (src != SQLITE_DONE) {
-    abort_step(db, st, src);
-  } else {
-    sqlite3_reset(st);
-    commit(db);
-  }
-  if (db->rc != LEASE_OK) {
-    free(t);
-    return db->rc;
-  }
-  qsort(t, (size_t)n, sizeof *t, by_rowid);
-  for (i = 0; i < n; i++) {
-    jobs[i].id = db->buf + t[i].off;
-    jobs[i].id_len = t[i].len;
-    jobs[i].fence = t[i].fence;
-  }
-  *count = n;
-  free(t);
-  return LEASE_OK;
+  lease__write q = *w;
+  q.queue = "default";
+  q.queue_len = 7;
+  return lsq_q_claim_next(db, &q, max, jobs, count);
 }
 
 /* ===================================================================== */
@@ -497,4 +505,14 @@ const lease__backend lease__sqlite = {
   .settings = sq_settings,
   .is_private = sq_is_private,
   .max_length = sq_max_length,
+  .enqueue_jobs = lsq_q_enqueue_jobs,
+  .state_at = lsq_q_state_at,
+  .errors = lsq_q_errors,
+  .claim_next_queue = lsq_q_claim_next_queue,
+  .fail = lsq_q_fail,
+  .retry = lsq_q_retry,
+  .cancel = lsq_q_cancel,
+  .prune = lsq_q_prune,
+  .list_jobs = lsq_q_list_jobs,
+  .count_queue = lsq_q_count_queue,
 };

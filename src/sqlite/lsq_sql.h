@@ -10,6 +10,8 @@
 #ifndef LSQ_SQL_H
 #define LSQ_SQL_H
 
+#include "lsq_queue_sql.h"
+
 /* Contract step 1: the table, exactly as the seed declares it. */
 #define LSQ_SQL_CREATE_JOBS                                               \
   "CREATE TABLE IF NOT EXISTS jobs(id TEXT PRIMARY KEY, owner TEXT, "    \
@@ -38,6 +40,11 @@
   " WHEN fence >= 9223372036854775807 THEN 3"                           \
   " WHEN typeof(until) NOT IN ('integer', 'real') THEN 4 ELSE 0 END)"
 
+/* The queue has not ended the job (lsq_queue_sql.h: discarded 2,
+** cancelled 3): claim, renew, complete and fail require it. */
+#define LSQ_SQL_NOT_ENDED                                                 \
+  "NOT EXISTS (SELECT 1 FROM lease_queue AS q WHERE q.id = jobs.id AND q.state >= 2)"
+
 /* Take the write lock before reading, so the check and the update see one
 ** state (contract step 4). */
 #define LSQ_SQL_BEGIN "BEGIN IMMEDIATE"
@@ -58,6 +65,7 @@
 #define LSQ_SQL_CLAIM                                                     \
   "UPDATE jobs SET owner = ?2, until = ?4, fence = fence + 1"            \
   " WHERE id = ?1 AND done = 0 AND until <= ?3"                          \
+  " AND " LSQ_SQL_NOT_ENDED                                               \
   " AND " LSQ_SQL_BLOCKED " = 0"                                         \
   " RETURNING fence"
 
@@ -66,13 +74,15 @@
 #define LSQ_SQL_RENEW                                                     \
   "UPDATE jobs SET until = ?5"                                           \
   " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4" \
-  " AND " LSQ_SQL_BLOCKED " = 0"
+  " AND " LSQ_SQL_BLOCKED " = 0"                                         \
+  " AND " LSQ_SQL_NOT_ENDED
 
 /* Contract step 6.  ?1 id, ?2 owner, ?3 fence, ?4 now, ?5 result. */
 #define LSQ_SQL_COMPLETE                                                  \
   "UPDATE jobs SET result = ?5, done = 1"                                \
   " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4" \
-  " AND " LSQ_SQL_BLOCKED " = 0"
+  " AND " LSQ_SQL_BLOCKED " = 0"                                         \
+  " AND " LSQ_SQL_NOT_ENDED
 
 /* Contract step 7.  ?1 id, ?2 owner, ?3 fence.  The fence is kept.  (A
 ** blocked job may be released: that writes a sound until.) */
@@ -86,22 +96,13 @@
 ** ?2 owner, ?3 fence (a claim checks neither: it never reads columns 1
 ** and 2), ?4 now (NULL for release, which never reads columns 3 to 5).
 ** Columns: done, owner differs, fence differs, until <= now, blocked
-** code, until > now.
+** code, until > now, the queue's end state (2 discarded, 3 cancelled).
 */
 #define LSQ_SQL_WHY                                                       \
   "SELECT done <> 0, owner IS NOT ?2, fence IS NOT ?3, until <= ?4, "    \
-  LSQ_SQL_BLOCKED ", until > ?4 FROM jobs WHERE id = ?1"
-
-/* Claim's rule applied to the oldest ready jobs.  ?1 owner, ?2 now,
-** ?3 now + ttl, ?4 how many.  Enqueue order is rowid order; the partial
-** index lease_jobs_pending yields the jobs not done in that order, so the
-** scan skips only jobs still held (or blocked). */
-#define LSQ_SQL_CLAIM_NEXT                                                \
-  "UPDATE jobs SET owner = ?1, until = ?3, fence = fence + 1"            \
-  " WHERE rowid IN (SELECT rowid FROM jobs WHERE done = 0 AND until <= ?2" \
-  " AND " LSQ_SQL_BLOCKED " = 0"                                         \
-  " ORDER BY rowid LIMIT ?4)"                                            \
-  " RETURNING rowid, id, fence"
+  LSQ_SQL_BLOCKED ", until > ?4,"                                        \
+  " coalesce((SELECT state FROM lease_queue AS q WHERE q.id = jobs.id), 0)" \
+  " FROM jobs WHERE id = ?1"
 
 /* A page of jobs of one kind.  ?1 after (rowid), ?2 now, ?3 limit,
 ** ?4 which (LEASE_LIST_*). */
@@ -115,11 +116,8 @@
   " ELSE done = 0 AND b <> 0 END"                                        \
   " ORDER BY rowid LIMIT ?3"
 
-/* Counts by state.  ?1 now. */
-#define LSQ_SQL_TALLY                                                     \
-  "SELECT count(*), total(done <> 0), total(done = 0 AND b = 0 AND until <= ?1)," \
-  " total(done = 0 AND b = 0 AND until > ?1), total(done = 0 AND b <> 0)" \
-  " FROM (SELECT done, until, " LSQ_SQL_BLOCKED " AS b FROM jobs)"
+/* Counts by state: LSQ_SQL_Q_TALLY (lsq_queue_sql.h), by status too. */
+#define LSQ_SQL_TALLY LSQ_SQL_Q_TALLY
 
 /* The cached statements of a connection: enum name and SQL, one list. */
 #define LSQ_STATEMENT_MAP(XX)          \
@@ -133,8 +131,8 @@
   XX(COMPLETE, LSQ_SQL_COMPLETE)       \
   XX(RELEASE, LSQ_SQL_RELEASE)         \
   XX(WHY, LSQ_SQL_WHY)                 \
-  XX(CLAIM_NEXT, LSQ_SQL_CLAIM_NEXT)   \
   XX(LIST, LSQ_SQL_LIST)               \
-  XX(TALLY, LSQ_SQL_TALLY)
+  XX(TALLY, LSQ_SQL_TALLY)              \
+  LSQ_QUEUE_STATEMENT_MAP(XX)
 
 #endif

@@ -1,0 +1,281 @@
+-- The job queue, failing and operator actions: fail under complete's
+-- guard, the backoff, discard at max_attempts, retry, cancel, prune, and
+-- the listing and counts by status.
+local H = require("helpers")
+local lease = H.lease
+
+describe("fail", function()
+  local db, p
+  before_each(function() db, p = H.fresh() end)
+  after_each(function() db:close() end)
+
+  it("records the error, ends the lease and makes the job retryable after the backoff", function()
+    db:enqueue("a")
+    local id, f = db:claim_next("w", 100, 30)
+    local status, run_at = db:fail(id, "w", f, 110, "boom")
+    assert.are.equal("retryable", status)
+    -- attempt 1: 1 second, jitter within [0.9, 1.1]
+    assert.is_true(run_at >= 110.9 and run_at <= 111.1, tostring(run_at))
+    local s = db:state("a", 110)
+    assert.are.same({ "retryable", 1, run_at, f }, { s.status, s.attempt, s.run_at, s.fence })
+    assert.is_nil(s.owner)
+    assert.are.equal(0, s["until"])
+    assert.are.same({ { attempt = 1, at = 110, owner = "w", fence = f, message = "boom" } }, s.errors)
+    -- not claimable by claim_next before run_at, then claimable
+    assert.are.same({ nil, "empty" }, { db:claim_next("w", 110.5, 30) })
+    assert.are.equal("a", (db:claim_next("w", 111.1, 30)))
+  end)
+
+  it("takes opts.run_at instead of the backoff, and attempt = false gives the attempt back", function()
+    db:enqueue("a")
+    local f = db:claim("a", "w", 0, 10)
+    assert.are.same({ "retryable", 500 }, { db:fail("a", "w", f, 1, "later", { run_at = 500 }) })
+    f = db:claim("a", "w", 600, 10)
+    assert.are.equal(2, db:state("a").attempt)
+    assert.are.same({ "retryable", 601 }, { db:fail("a", "w", f, 601, "shutdown", { attempt = false }) })
+    local s = db:state("a", 601)
+    assert.are.same({ 1, "available", 2 }, { s.attempt, s.status, #s.errors })
+  end)
+
+  it("refuses a stale worker with complete's reasons and records nothing", function()
+    db:enqueue("a")
+    local f1 = db:claim("a", "A", 0, 10)
+    local f2 = db:claim("a", "B", 10, 10)
+    local before = H.qsnapshot(p)
+    assert.are.same({ false, "not_owner" }, { db:fail("a", "A", f1, 12, "late") })
+    assert.are.same({ false, "stale_fence" }, { db:fail("a", "B", f1, 12, "x") })
+    assert.are.same({ false, "expired" }, { db:fail("a", "B", f2, 20, "x") })
+    assert.are.same({ false, "missing" }, { db:fail("nope", "B", f2, 12, "x") })
+    assert.are.same(before, H.qsnapshot(p))
+    -- the one error is A's expired lease, recorded when B claimed
+    assert.are.equal("lease expired\n", H.sqlite3(p, "SELECT CAST(message AS TEXT) FROM lease_errors"))
+    assert.is_true(db:complete("a", "B", f2, 12, "r"))
+    assert.are.same({ false, "done" }, { db:fail("a", "B", f2, 13, "x") })
+  end)
+
+  it("discards the job when the failed attempt was its last", function()
+    db:enqueue("a", { max_attempts = 2 })
+    local f = db:claim("a", "w", 0, 10)
+    assert.are.equal("retryable", (db:fail("a", "w", f, 1, "one", { run_at = 1 })))
+    f = db:claim("a", "w", 2, 10)
+    assert.are.same({ "discarded" }, { db:fail("a", "w", f, 3, "two") })
+    local s = db:state("a", 3)
+    assert.are.same({ "discarded", 2, 3 }, { s.status, s.attempt, s.finished_at })
+    assert.are.same({ "one", "two" }, { s.errors[1].message, s.errors[2].message })
+    assert.are.same({ nil, "empty" }, { db:claim_next("w", 100, 10) })
+    assert.are.same({ nil, "discarded" }, { db:claim("a", "w", 100, 10) })
+  end)
+
+  it("keeps the last 20 errors, oldest first", function()
+    db:enqueue("a", { max_attempts = 100 })
+    for i = 1, 23 do
+      local f = db:claim("a", "w", i, 0.5)
+      db:fail("a", "w", f, i, "e" .. i, { run_at = i })
+    end
+    local errs = db:state("a").errors
+    assert.are.equal(20, #errs)
+    assert.are.same({ "e4", 4, "e23", 23 }, { errs[1].message, errs[1].attempt, errs[20].message, errs[20].attempt })
+  end)
+
+  it("refuses bad arguments with the argument named, and writes nothing", function()
+    db:enqueue("a")
+    local f = db:claim("a", "w", 0, 10)
+    local before = H.qsnapshot(p)
+    for _, c in ipairs({
+      { { nil, "w", f, 1 }, "#1 to 'fail' (id must be a non-empty string" },
+      { { "a", "", f, 1 }, "#2 to 'fail' (owner must be a non-empty string" },
+      { { "a", "w", 1.5, 1 }, "#3 to 'fail' (fence must be an integer" },
+      { { "a", "w", f, 0 / 0 }, "#4 to 'fail' (now must be a finite number" },
+      { { "a", "w", f, 1, 5 }, "#5 to 'fail' (message must be a string or nil" },
+      { { "a", "w", f, 1, "m", 5 }, "#6 to 'fail' (opts must be a table or nil" },
+      { { "a", "w", f, 1, "m", { when = 1 } }, "#6 to 'fail' (opts has an unknown key 'when')" },
+      { { "a", "w", f, 1, "m", { run_at = 1 / 0 } }, "#6 to 'fail' (opts.run_at must be a finite number" },
+      { { "a", "w", f, 1, "m", { attempt = 0 } }, "#6 to 'fail' (opts.attempt must be a boolean or nil" },
+    }) do
+      local err = H.error_of(function() db:fail(table.unpack(c[1], 1, 6)) end)
+      assert.truthy(err:find("bad argument " .. c[2], 1, true), err)
+    end
+    local err = H.error_of(function() lease.fail(p, "a", "w", f, "now") end)
+    assert.truthy(err:find("bad argument #5 to 'lease.fail' (now must be", 1, true), err)
+    assert.are.same(before, H.qsnapshot(p))
+  end)
+
+  it("works through the path function", function()
+    db:enqueue("a")
+    local f = db:claim("a", "w", 0, 10)
+    assert.are.same({ "retryable", 9 }, { lease.fail(p, "a", "w", f, 1, "m", { run_at = 9 }) })
+  end)
+end)
+
+describe("lease.backoff", function()
+  it("grows exponentially with jitter, capped at one hour", function()
+    for attempt = 1, 12 do
+      local base = 2 ^ (attempt - 1)
+      for _ = 1, 20 do
+        local d = lease.backoff(attempt)
+        assert.is_true(d >= 0.9 * base and d <= 1.1 * base, attempt .. ": " .. d)
+      end
+    end
+    for _, attempt in ipairs({ 13, 20, 64, 1000 }) do
+      local d = lease.backoff(attempt)
+      assert.is_true(d <= 3600 and d >= 0.9 * 3600 * (attempt > 13 and 1 or 0.5), attempt .. ": " .. d)
+    end
+    -- jitter: twenty draws are not all the same
+    local seen = {}
+    for _ = 1, 20 do seen[lease.backoff(5)] = true end
+    assert.is_true(next(seen, next(seen)) ~= nil)
+    local err = H.error_of(lease.backoff, 0)
+    assert.truthy(err:find("bad argument #1 to 'lease.backoff' (attempt must be an integer", 1, true), err)
+  end)
+end)
+
+describe("retry, cancel, prune", function()
+  local db, p
+  before_each(function() db, p = H.fresh() end)
+  after_each(function() db:close() end)
+
+  it("retry makes a discarded job claimable again with a fresh budget, the fence kept", function()
+    db:enqueue("a", { max_attempts = 1 })
+    local f = db:claim("a", "w", 0, 10)
+    assert.are.same({ "discarded" }, { db:fail("a", "w", f, 1, "bad") })
+    assert.is_true(db:retry("a", 2))
+    local s = db:state("a", 2)
+    assert.are.same({ "available", 0, 1, 1 }, { s.status, s.attempt, s.fence, #s.errors })
+    local id, f2 = db:claim_next("w", 2, 10)
+    assert.are.same({ "a", 2 }, { id, f2 })
+    assert.is_true(db:complete("a", "w", f2, 3, "ok"))
+    -- a completed job can be retried too: done goes back to false
+    assert.is_true(db:retry("a", 4))
+    assert.are.same({ false, "available" }, { db:state("a", 4).done, db:state("a", 4).status })
+    assert.are.same({ "a", 3 }, { H.two(db:claim_next("w", 4, 10)) })
+    assert.are.same({ false, "held" }, { db:retry("a", 5) })
+    assert.are.same({ false, "missing" }, { db:retry("nope", 5) })
+  end)
+
+  it("cancel while held refuses the holder's complete, renew and fail; the fence never goes down", function()
+    db:enqueue("a")
+    local f = db:claim("a", "w", 0, 100)
+    assert.is_true(db:cancel("a", 5))
+    local before = H.qsnapshot(p)
+    assert.are.same({ false, "cancelled" }, { db:complete("a", "w", f, 6, "r") })
+    assert.are.same({ false, "cancelled" }, { db:renew("a", "w", f, 6, 10) })
+    assert.are.same({ false, "cancelled" }, { db:fail("a", "w", f, 6, "x") })
+    assert.are.same(before, H.qsnapshot(p))
+    assert.are.same({ nil, "cancelled" }, { db:claim("a", "v", 200, 10) })
+    assert.are.same({ nil, "empty" }, { db:claim_next("v", 200, 10) })
+    local s = db:state("a", 6)
+    assert.are.same({ "cancelled", f, 5 }, { s.status, s.fence, s.finished_at })
+    assert.are.same({ false, "cancelled" }, { db:cancel("a", 7) })
+    -- the holder may still give the lease back
+    assert.is_true(db:release("a", "w", f))
+    assert.is_true(db:retry("a", 8))
+    assert.are.equal(f + 1, db:claim("a", "v", 8, 10))
+  end)
+
+  it("claim_next skips ended jobs ahead of a ready one", function()
+    db:enqueue_many({ "canc", { id = "disc", max_attempts = 1 }, "ready" })
+    db:cancel("canc", 0)
+    db:fail("disc", "w", db:claim("disc", "w", 0, 10), 1, "x")
+    assert.are.same({ "ready", 1 }, { H.two(db:claim_next("w", 2, 10)) })
+  end)
+
+  it("cancel refuses completed and discarded jobs", function()
+    db:enqueue_many({ "c", { id = "d", max_attempts = 1 } })
+    db:complete("c", "w", db:claim("c", "w", 0, 10), 1, "r")
+    db:fail("d", "w", db:claim("d", "w", 0, 10), 1, "x")
+    assert.are.same({ false, "done" }, { db:cancel("c", 2) })
+    assert.are.same({ false, "discarded" }, { db:cancel("d", 2) })
+    assert.are.same({ false, "missing" }, { db:cancel("x", 2) })
+  end)
+
+  it("prune deletes ended jobs finished before the time, never a held one", function()
+    db:enqueue_many({ "done", { id = "disc", max_attempts = 1 }, "held", "canc", "open", "late" })
+    db:complete("done", "w", db:claim("done", "w", 0, 10), 1, "r")
+    db:fail("disc", "w", db:claim("disc", "w", 0, 10), 2, "x")
+    db:claim("held", "w", 0, 1000)
+    db:cancel("held", 3)           -- cancelled while a worker holds it until 1000
+    db:cancel("canc", 4)
+    db:cancel("late", 50)
+    assert.are.equal(0, db:prune(1))   -- strictly before
+    assert.are.equal(1, db:prune(100, { status = "discarded" }))
+    assert.are.equal(0, db:prune(100, { queue = "other" }))
+    assert.are.equal(3, db:prune(100))
+    assert.is_nil(db:state("done"))
+    assert.is_table(db:state("held"))
+    assert.is_table(db:state("open"))
+    assert.are.equal("held\nopen\n", H.sqlite3(p, "SELECT id FROM jobs ORDER BY id"))
+    assert.are.equal("held\nopen\n", H.sqlite3(p, "SELECT id FROM lease_queue ORDER BY id"))
+    assert.are.equal("0\n", H.sqlite3(p, "SELECT count(*) FROM lease_errors"))
+    -- once its lease ended, the cancelled job goes too
+    assert.are.equal(1, lease.prune(p, 2000))
+  end)
+
+  it("refuses bad arguments of retry, cancel and prune, and writes nothing", function()
+    db:enqueue("a")
+    local before = H.qsnapshot(p)
+    for _, c in ipairs({
+      { function() db:retry("", 1) end, "#1 to 'retry' (id must be a non-empty string" },
+      { function() db:retry("a", 0 / 0) end, "#2 to 'retry' (now must be a finite number" },
+      { function() db:cancel(nil, 1) end, "#1 to 'cancel' (id must be a non-empty string" },
+      { function() db:cancel("a", "1") end, "#2 to 'cancel' (now must be a number" },
+      { function() db:prune("x") end, "#1 to 'prune' (before must be a number" },
+      { function() db:prune(0 / 0) end, "#1 to 'prune' (before must be a number, got nan)" },
+      { function() db:prune(1, { status = "available" }) end, "#2 to 'prune' (opts.status must be" },
+      { function() db:prune(1, { age = 1 }) end, "#2 to 'prune' (opts has an unknown key 'age')" },
+      { function() db:prune(1, { queue = "" }) end, "#2 to 'prune' (opts.queue must be" },
+      { function() lease.cancel(p, "a") end, "#3 to 'lease.cancel' (now must be" },
+    }) do
+      local err = H.error_of(c[1])
+      assert.truthy(err:find("bad argument " .. c[2], 1, true), err)
+    end
+    assert.are.same(before, H.qsnapshot(p))
+  end)
+end)
+
+describe("jobs{...} and counts by status", function()
+  local db
+  before_each(function()
+    db = H.fresh()
+    db:enqueue_many({ "avail", { id = "sched", run_at = 100 }, "run", "done", { id = "disc", max_attempts = 1 },
+      "canc", { id = "retr", queue = "q2" } })
+    db:claim("run", "w", 0, 50)
+    db:complete("done", "w", db:claim("done", "w", 0, 10), 1, ("r"):rep(1000))
+    db:fail("disc", "w", db:claim("disc", "w", 0, 10), 1, "x")
+    db:cancel("canc", 1)
+    db:fail("retr", "w", db:claim("retr", "w", 0, 10), 1, "y", { run_at = 60 })
+  end)
+  after_each(function() db:close() end)
+
+  it("filters by status and queue, with seq, result sizes and errors on request", function()
+    local by = {}
+    for _, w in ipairs({ "available", "scheduled", "running", "retryable", "completed", "discarded", "cancelled" }) do
+      by[w] = H.ids(db:jobs{ status = w, now = 10 })
+    end
+    assert.are.same({ available = { "avail" }, scheduled = { "sched" }, running = { "run" },
+      retryable = { "retr" }, completed = { "done" }, discarded = { "disc" }, cancelled = { "canc" } }, by)
+    assert.are.same({ "retr" }, H.ids(db:jobs{ queue = "q2", now = 10 }))
+    local d = db:jobs{ status = "completed", now = 10, results = false }[1]
+    assert.are.same({ nil, 1000, 4 }, { d.result, d.result_size, d.seq })
+    assert.are.equal(("r"):rep(1000), db:jobs{ status = "completed", now = 10 }[1].result)
+    local r = db:jobs{ status = "retryable", now = 10, errors = true }[1]
+    assert.are.equal("y", r.errors[1].message)
+    assert.is_nil(db:jobs{ status = "retryable", now = 10 }[1].errors)
+    local page = db:jobs{ now = 10, limit = 3 }
+    assert.are.same({ "avail", "sched", "run" }, H.ids(page))
+    assert.are.same({ "done", "disc", "canc" }, H.ids(db:jobs{ now = 10, limit = 3, after = page[3].seq }))
+    local err = H.error_of(function() db:jobs{ status = "lost" } end)
+    assert.truthy(err:find("bad argument #1 to 'jobs' (filter.status must be a status word", 1, true), err)
+    err = H.error_of(function() db:jobs{ now = "x" } end)
+    assert.truthy(err:find("bad argument #1 to 'jobs' (filter.now must be a number", 1, true), err)
+    err = H.error_of(function() db:jobs{ state = "x" } end)
+    assert.truthy(err:find("(filter has an unknown key 'state')", 1, true), err)
+  end)
+
+  it("counts by status, adding up to total, for all queues or one", function()
+    local c = db:counts(10)
+    assert.are.same({ 7, 1, 1, 1, 1, 1, 1, 1 }, { c.total, c.available, c.scheduled, c.running,
+      c.retryable, c.completed, c.discarded, c.cancelled })
+    c = db:counts(10, "q2")
+    assert.are.same({ 1, 1, 0 }, { c.total, c.retryable, c.available })
+  end)
+end)

@@ -1,0 +1,146 @@
+-- The job queue and the seed: the contract's jobs table stays the seed's,
+-- a database made by the seed's own CREATE TABLE gets every feature, and
+-- the seed's steps (docs/contract/seed.txt), run as raw SQL by another
+-- client, keep their outcomes on a database that uses the queue.
+local H = require("helpers")
+local lease = H.lease
+
+-- The seed's statements (docs/contract/CONTRACT.md steps 1-7), as another
+-- client sends them; each returns what the seed's function would.
+local SEED_CREATE = "CREATE TABLE IF NOT EXISTS jobs(id TEXT PRIMARY KEY, owner TEXT,"
+  .. " until REAL NOT NULL DEFAULT 0, fence INTEGER NOT NULL DEFAULT 0, result TEXT,"
+  .. " done INTEGER NOT NULL DEFAULT 0)"
+local seed = {}
+function seed.enqueue(p, id)
+  return H.sqlite3(p, "INSERT OR IGNORE INTO jobs(id) VALUES ('" .. id .. "'); SELECT changes()") == "1\n"
+end
+function seed.claim(p, id, owner, now, ttl)
+  local out = H.sqlite3(p, "BEGIN IMMEDIATE; UPDATE jobs SET owner = '" .. owner .. "', until = "
+    .. (now + ttl) .. ", fence = fence + 1 WHERE id = '" .. id .. "' AND done = 0 AND until <= " .. now
+    .. "; SELECT changes(), fence FROM jobs WHERE id = '" .. id .. "'; COMMIT")
+  local n, fence = out:match("^(%d+)|(%d+)")
+  return n == "1" and tonumber(fence) or nil
+end
+function seed.renew(p, id, owner, fence, now, ttl)
+  return H.sqlite3(p, "UPDATE jobs SET until = " .. (now + ttl) .. " WHERE id = '" .. id .. "' AND owner = '"
+    .. owner .. "' AND fence = " .. fence .. " AND done = 0 AND until > " .. now .. "; SELECT changes()") == "1\n"
+end
+function seed.complete(p, id, owner, fence, now, result)
+  return H.sqlite3(p, "UPDATE jobs SET result = '" .. result .. "', done = 1 WHERE id = '" .. id
+    .. "' AND owner = '" .. owner .. "' AND fence = " .. fence .. " AND done = 0 AND until > " .. now
+    .. "; SELECT changes()") == "1\n"
+end
+function seed.release(p, id, owner, fence)
+  return H.sqlite3(p, "UPDATE jobs SET owner = NULL, until = 0 WHERE id = '" .. id .. "' AND owner = '"
+    .. owner .. "' AND fence = " .. fence .. " AND done = 0; SELECT changes()") == "1\n"
+end
+function seed.state(p, id)
+  return H.sqlite3(p, "SELECT id, owner, until, fence, result, done FROM jobs WHERE id = '" .. id .. "'")
+end
+
+describe("a database the seed made", function()
+  it("opens and gets every feature, its rows claimable in insertion order", function()
+    local p = H.path("seeded")
+    H.sqlite3(p, SEED_CREATE .. "; INSERT INTO jobs(id) VALUES ('s1'), ('s2');"
+      .. " INSERT INTO jobs(id, owner, until, fence, result, done) VALUES ('s0', 'x', 5, 3, 'old', 1)")
+    local db = lease.open(p)
+    -- the jobs table is exactly as the seed made it
+    assert.are.equal(SEED_CREATE:gsub("IF NOT EXISTS ", "") .. "\n",
+      H.sqlite3(p, "SELECT sql FROM sqlite_master WHERE name = 'jobs'"))
+    assert.are.same({ "completed", 5 }, { db:state("s0", 10).status, db:state("s0").finished_at })
+    assert.are.same({ "s1", 1 }, { H.two(db:claim_next("w", 0, 10)) })
+    db:enqueue("new", { payload = "p", priority = -1 })
+    assert.are.same({ "new", 1 }, { H.two(db:claim_next("w", 0, 10)) })
+    assert.are.same({ "s2", 1 }, { H.two(db:claim_next("w", 0, 10)) })
+    assert.are.equal("retryable", (db:fail("s2", "w", 1, 1, "x")))
+    assert.are.equal("ok\n", H.sqlite3(p, "PRAGMA integrity_check"))
+    db:close()
+  end)
+
+  it("opens read-only with the queue's defaults, writing nothing", function()
+    local p = H.path("seeded-ro")
+    H.sqlite3(p, SEED_CREATE .. "; INSERT INTO jobs(id) VALUES ('a')")
+    local before = H.read(p)
+    local db = lease.open(p, { readonly = true })
+    local s = db:state("a", 1)
+    assert.are.same({ "available", "default", 0, 25 }, { s.status, s.queue, s.attempt, s.max_attempts })
+    assert.are.equal(1, db:counts(1).available)
+    db:close()
+    H.assert_bytes(before, p)
+  end)
+end)
+
+describe("the seed's steps on a database using the queue", function()
+  local db, p
+  before_each(function()
+    db, p = H.fresh()
+    db:enqueue("queued", { payload = "data", priority = 2 })
+    db:enqueue("sched", { run_at = 1000 })
+    db:enqueue("disc", { max_attempts = 1 })
+    db:fail("disc", "w", db:claim("disc", "w", 0, 10), 1, "gone")
+  end)
+  after_each(function() db:close() end)
+
+  it("step 1: CREATE TABLE IF NOT EXISTS changes nothing", function()
+    local before = H.qsnapshot(p)
+    H.sqlite3(p, SEED_CREATE)
+    assert.are.same(before, H.qsnapshot(p))
+  end)
+
+  it("step 2: enqueue of an existing id is refused and keeps its data; a new one is queued last", function()
+    assert.is_false(seed.enqueue(p, "sched"))
+    assert.is_false(seed.enqueue(p, "disc"))
+    assert.are.same({ 1000, "discarded" }, { db:state("sched").run_at, db:state("disc", 1).status })
+    assert.is_true(seed.enqueue(p, "raw"))
+    local s = db:state("raw", 1)
+    assert.are.same({ "available", "default", 0, 0 }, { s.status, s.queue, s.priority, s.attempt })
+    assert.are.same({ "raw", "queued" }, H.ids(db:claim_next("w", 1, 10, 5)))
+  end)
+
+  it("step 3: state reads the contract's columns as the seed wrote them", function()
+    assert.are.equal("queued||0.0|0||0\n", seed.state(p, "queued"))
+    assert.are.equal("disc||0.0|1||0\n", seed.state(p, "disc"))
+  end)
+
+  it("steps 4-7: claim, renew, complete and release keep their outcomes", function()
+    -- claim: free jobs (queued, scheduled: the seed knows no run_at) are claimed, the fence grows
+    assert.are.equal(1, seed.claim(p, "queued", "A", 0, 10))
+    assert.are.equal(1, seed.claim(p, "sched", "A", 0, 10))
+    assert.is_nil(seed.claim(p, "queued", "B", 9.5, 10))      -- held
+    assert.are.equal(2, seed.claim(p, "queued", "B", 10, 10))  -- the boundary now == until
+    assert.are.equal(2, db:state("queued").attempt)            -- each claim counted
+    -- renew and complete only under the current lease
+    assert.is_false(seed.renew(p, "queued", "A", 1, 11, 10))
+    assert.is_true(seed.renew(p, "queued", "B", 2, 11, 10))
+    assert.is_false(seed.complete(p, "queued", "A", 1, 12, "late"))
+    assert.is_true(seed.complete(p, "queued", "B", 2, 12, "ok"))
+    assert.is_false(seed.complete(p, "queued", "B", 2, 12, "again"))
+    assert.are.equal("queued|B|21.0|2|ok|1\n", seed.state(p, "queued"))
+    assert.are.same({ "completed", "data" }, { db:state("queued", 13).status, db:state("queued").payload })
+    -- release keeps the fence
+    assert.is_true(seed.release(p, "sched", "A", 1))
+    assert.are.equal("sched||0.0|1||0\n", seed.state(p, "sched"))
+    -- attempted once (the raw claim counted), waiting for its run_at
+    assert.are.same({ "retryable", 1000 }, { db:state("sched", 13).status, db:state("sched").run_at })
+    -- the engine still refuses what the queue ended, whoever asks
+    assert.are.same({ nil, "discarded" }, { db:claim("disc", "C", 20, 10) })
+    assert.are.same({ nil, "empty" }, { db:claim_next("C", 20, 10) })
+  end)
+
+  it("a row another client deletes takes its queue data and errors with it", function()
+    H.sqlite3(p, "DELETE FROM jobs WHERE id = 'disc'")
+    assert.are.equal("0|0\n", H.sqlite3(p, "SELECT (SELECT count(*) FROM lease_queue WHERE id = 'disc'),"
+      .. " (SELECT count(*) FROM lease_errors WHERE id = 'disc')"))
+    assert.is_true(db:enqueue("disc"))
+    assert.are.same({ "available", 0, {} }, { db:state("disc", 1).status, db:state("disc").attempt, db:state("disc").errors })
+  end)
+
+  it("a job done by hand and reset by hand gets a fresh attempt budget", function()
+    db:claim("queued", "w", 0, 10)
+    H.sqlite3(p, "UPDATE jobs SET done = 1 WHERE id = 'queued'")
+    assert.are.equal("completed", db:state("queued", 1).status)
+    H.sqlite3(p, "UPDATE jobs SET done = 0, owner = NULL, until = 0 WHERE id = 'queued'")
+    local s = db:state("queued", 1)
+    assert.are.same({ "available", 0 }, { s.status, s.attempt })
+  end)
+end)

@@ -1,0 +1,217 @@
+/*
+** test_queue.c: the job queue's C API (lease.h, "The job queue"): what the
+** Lua specs 30-32 check through the binding, here on the C functions the
+** binding calls, including their argument checks and the "not supported"
+** error of a backend without the queue.
+*/
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "lease.h"
+#include "lease_int.h"
+
+#define FIXTURE_PREFIX "test_queue"
+#include "fixtures.h"
+
+/* Enqueue id with the given priority and run_at (NAN: none). */
+static void enqueue(lease_db *db, const char *id, int64_t priority, double run_at) {
+  lease_new_job j;
+  int reason = -1;
+  lease_new_job_default(&j);
+  j.id = id;
+  j.id_len = LEASE_NTS;
+  j.priority = priority;
+  if (!isnan(run_at)) {
+    j.has_run_at = 1;
+    j.run_at = run_at;
+  }
+  assert_int_equal(lease_enqueue_job(db, &j, &reason), LEASE_OK);
+  assert_int_equal(reason, LEASE_GRANTED);
+}
+
+/* claim_next of one job in the default queue: its id, or "" when empty. */
+static const char *next_id(lease_db *db, double now, int64_t *fence) {
+  lease_job job;
+  int count = -1;
+  assert_int_equal(lease_claim_next_queue(db, NULL, 0, "w", LEASE_NTS, now, 10, 1, &job, &count),
+                   LEASE_OK);
+  if (count == 0) return "";
+  if (fence) *fence = job.fence;
+  return job.id;
+}
+
+static void test_order_and_run_at(void **state) {
+  lease_db *db = *state;
+  enqueue(db, "late", 0, 5);
+  enqueue(db, "plain", 0, NAN);
+  enqueue(db, "urgent", -1, NAN);
+  assert_string_equal(next_id(db, 4.5, NULL), "urgent");
+  assert_string_equal(next_id(db, 4.5, NULL), "plain");
+  assert_string_equal(next_id(db, 4.999, NULL), "");
+  assert_string_equal(next_id(db, 5, NULL), "late");
+}
+
+static void test_fail_retry_cancel_prune(void **state) {
+  lease_db *db = *state;
+  lease_fail_opts o = {0, 0, 0};
+  lease_job_error errs[LEASE_ERRORS_KEPT];
+  lease_row row;
+  int64_t fence = 0, deleted = -1;
+  int status = -1, reason = -1, found = 0, count = -1;
+  double run_at = 0;
+  lease_new_job j;
+  lease_new_job_default(&j);
+  j.id = "a";
+  j.id_len = LEASE_NTS;
+  j.max_attempts = 2;
+  j.payload = "p\0q";
+  j.payload_len = 3;
+  assert_int_equal(lease_enqueue_job(db, &j, &reason), LEASE_OK);
+  assert_string_equal(next_id(db, 0, &fence), "a");
+  /* a stale fence is refused, nothing recorded */
+  assert_int_equal(lease_fail(db, "a", LEASE_NTS, "w", LEASE_NTS, fence + 1, 1, "x", LEASE_NTS,
+                              NULL, &status, &run_at, &reason), LEASE_OK);
+  assert_int_equal(reason, LEASE_STALE_FENCE);
+  assert_int_equal(lease_errors(db, "a", LEASE_NTS, errs, LEASE_ERRORS_KEPT, &count), LEASE_OK);
+  assert_int_equal(count, 0);
+  assert_int_equal(lease_fail(db, "a", LEASE_NTS, "w", LEASE_NTS, fence, 1, "boom", LEASE_NTS,
+                              &o, &status, &run_at, &reason), LEASE_OK);
+  assert_int_equal(reason, LEASE_GRANTED);
+  assert_int_equal(status, LEASE_STATUS_RETRYABLE);
+  assert_true(run_at >= 1.9 && run_at <= 2.1);
+  assert_int_equal(lease_state_at(db, "a", LEASE_NTS, 1, &row, &found), LEASE_OK);
+  assert_int_equal(found, 1);
+  assert_int_equal(row.status, LEASE_STATUS_RETRYABLE);
+  assert_int_equal(row.payload_len, 3);
+  assert_memory_equal(row.payload, "p\0q", 3);
+  assert_string_equal(next_id(db, 3, &fence), "a");
+  assert_int_equal(lease_fail(db, "a", LEASE_NTS, "w", LEASE_NTS, fence, 4, NULL, 0, NULL,
+                              &status, &run_at, &reason), LEASE_OK);
+  assert_int_equal(status, LEASE_STATUS_DISCARDED);
+  assert_int_equal(lease_errors(db, "a", LEASE_NTS, errs, LEASE_ERRORS_KEPT, &count), LEASE_OK);
+  assert_int_equal(count, 2);
+  assert_string_equal(errs[0].message, "boom");
+  assert_null(errs[1].message);
+  assert_int_equal(lease_claim(db, "a", LEASE_NTS, "v", LEASE_NTS, 5, 10, &fence, &reason),
+                   LEASE_OK);
+  assert_int_equal(reason, LEASE_DISCARDED);
+  assert_int_equal(lease_retry(db, "a", LEASE_NTS, 5, &reason), LEASE_OK);
+  assert_int_equal(reason, LEASE_GRANTED);
+  assert_string_equal(next_id(db, 5, &fence), "a");
+  assert_int_equal(fence, 3);
+  assert_int_equal(lease_cancel(db, "a", LEASE_NTS, 6, &reason), LEASE_OK);
+  assert_int_equal(reason, LEASE_GRANTED);
+  assert_int_equal(lease_complete(db, "a", LEASE_NTS, "w", LEASE_NTS, fence, 7, "r", LEASE_NTS,
+                                  &reason), LEASE_OK);
+  assert_int_equal(reason, LEASE_CANCELLED);
+  /* held until 15: prune leaves it; after, it goes */
+  assert_int_equal(lease_prune(db, 10, NULL, 0, 0, &deleted), LEASE_OK);
+  assert_int_equal(deleted, 0);
+  assert_int_equal(lease_prune(db, 16, NULL, 0, LEASE_STATUS_CANCELLED, &deleted), LEASE_OK);
+  assert_int_equal(deleted, 1);
+}
+
+static void test_list_and_counts(void **state) {
+  lease_db *db = *state;
+  lease_filter f;
+  lease_row rows[4];
+  lease_counts c;
+  int count = -1;
+  enqueue(db, "a", 0, NAN);
+  enqueue(db, "b", 0, 100);
+  lease_filter_default(&f);
+  f.now = 1;
+  f.status = LEASE_STATUS_SCHEDULED;
+  assert_int_equal(lease_list_jobs(db, &f, 4, rows, &count), LEASE_OK);
+  assert_int_equal(count, 1);
+  assert_string_equal(rows[0].id, "b");
+  assert_int_equal(rows[0].seq, 2);
+  assert_int_equal(lease_count_queue(db, 1, NULL, 0, &c), LEASE_OK);
+  assert_int_equal(c.total, 2);
+  assert_int_equal(c.available, 1);
+  assert_int_equal(c.scheduled, 1);
+  assert_int_equal(lease_count_queue(db, 1, "other", LEASE_NTS, &c), LEASE_OK);
+  assert_int_equal(c.total, 0);
+}
+
+static void test_misuse(void **state) {
+  lease_db *db = *state;
+  lease_new_job j;
+  lease_filter f;
+  lease_row row;
+  lease_job job;
+  int reason, count, found;
+  int64_t deleted;
+  lease_new_job_default(&j);
+  j.id = "a";
+  j.id_len = LEASE_NTS;
+  j.max_attempts = 0;
+  assert_int_equal(lease_enqueue_job(db, &j, &reason), LEASE_MISUSE);
+  assert_string_equal(lease_errmsg(db), "max_attempts must be at least 1");
+  j.max_attempts = 1;
+  j.queue = "";
+  j.queue_len = 0;
+  assert_int_equal(lease_enqueue_jobs(db, &j, 1, &count), LEASE_MISUSE);
+  assert_string_equal(lease_errmsg(db), "job 1: queue must be 1 to 255 bytes, got 0");
+  assert_int_equal(lease_state_at(db, "a", LEASE_NTS, NAN, &row, &found), LEASE_MISUSE);
+  assert_int_equal(lease_claim_next_queue(db, "q", LEASE_NTS, "w", LEASE_NTS, 0, 0, 1, &job,
+                                          &count), LEASE_MISUSE);
+  assert_int_equal(lease_prune(db, NAN, NULL, 0, 0, &deleted), LEASE_MISUSE);
+  assert_int_equal(lease_prune(db, 1, NULL, 0, LEASE_STATUS_RUNNING, &deleted), LEASE_MISUSE);
+  lease_filter_default(&f);
+  f.status = 99;
+  assert_int_equal(lease_list_jobs(db, &f, 1, &row, &count), LEASE_MISUSE);
+  assert_int_equal(lease_cancel(db, "a", LEASE_NTS, INFINITY, &reason), LEASE_MISUSE);
+  /* nothing was written */
+  assert_int_equal(lease_state(db, "a", LEASE_NTS, &row, &found), LEASE_OK);
+  assert_int_equal(found, 0);
+  enqueue(db, "b", 0, NAN);
+  row = must_state(db, "b");
+  assert_null(row.queue);   /* lease_state reads the contract's columns only */
+}
+
+/* A backend without the queue's members: the core says so by name. */
+static void test_not_supported(void **state) {
+  lease_db *db = *state;
+  lease__backend bare = *db->be;
+  const lease__backend *real = db->be;
+  int reason = -1;
+  bare.cancel = NULL;
+  bare.name = "bare";
+  db->be = &bare;
+  assert_int_equal(lease_cancel(db, "a", LEASE_NTS, 0, &reason), LEASE_ERROR);
+  assert_string_equal(lease_errmsg(db), "cancel is not supported by the bare backend");
+  db->be = real;
+}
+
+static void test_backoff(void **state) {
+  int64_t a;
+  (void)state;
+  for (a = 1; a <= 12; a++) {
+    double d = lease_backoff(a), base = ldexp(1.0, (int)(a - 1));
+    assert_true(d >= 0.9 * base && d <= 1.1 * base);
+  }
+  assert_true(lease_backoff(13) <= LEASE_BACKOFF_CAP);
+  assert_true(lease_backoff(INT64_MAX) <= LEASE_BACKOFF_CAP);
+  assert_true(lease_backoff(INT64_MAX) >= 0.9 * LEASE_BACKOFF_CAP);
+  assert_string_equal(lease_status_name(LEASE_STATUS_CANCELLED), "cancelled");
+  assert_string_equal(lease_reason_name(LEASE_DISCARDED), "discarded");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test_setup_teardown(test_order_and_run_at, setup_db, teardown_db),
+    cmocka_unit_test_setup_teardown(test_fail_retry_cancel_prune, setup_db, teardown_db),
+    cmocka_unit_test_setup_teardown(test_list_and_counts, setup_db, teardown_db),
+    cmocka_unit_test_setup_teardown(test_misuse, setup_db, teardown_db),
+    cmocka_unit_test_setup_teardown(test_not_supported, setup_db, teardown_db),
+    cmocka_unit_test(test_backoff),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

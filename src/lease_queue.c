@@ -1,0 +1,323 @@
+/*
+** lease_queue.c: the core of the job-queue part of the C API (lease.h,
+** "The job queue"): argument checks, the default backoff and the status
+** words.  Each public function checks its arguments (a bad one is
+** LEASE_MISUSE naming it, nothing touched), resolves LEASE_NTS lengths,
+** and calls the backend member of the same name, or fails with
+** LEASE_ERROR "not supported by the <name> backend" when the backend
+** leaves it NULL.
+*/
+#include "lease.h"
+#include "lease_int.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define LEASE_WORD_(name, word) word,
+static const char *const status_words[] = {LEASE_STATUS_MAP(LEASE_WORD_)};
+#undef LEASE_WORD_
+
+/* See lease.h. */
+const char *lease_status_name(int status) {
+  if (status < 0 || status >= (int)(sizeof status_words / sizeof status_words[0]))
+    return "unknown";
+  return status_words[status];
+}
+
+/* ===================================================================== */
+/* The default backoff                                                    */
+/* ===================================================================== */
+
+/* A per-thread xorshift64* generator, seeded on first use from the clock
+** and the address of its state (distinct per thread). */
+static _Thread_local uint64_t rng_state;
+
+static uint64_t next_random(void) {
+  uint64_t x = rng_state;
+  if (x == 0) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    x = ((uint64_t)ts.tv_sec * 1000000007u) ^ (uint64_t)ts.tv_nsec ^
+        (uint64_t)(uintptr_t)&rng_state;
+    if (x == 0) x = 0x9E3779B97F4A7C15u;
+  }
+  x ^= x >> 12;
+  x ^= x << 25;
+  x ^= x >> 27;
+  rng_state = x;
+  return x * 0x2545F4914F6CDD1Du;
+}
+
+/* See lease.h.  Exponential from 1 second, doubling per attempt, times a
+** jitter from [0.9, 1.1] so that jobs failing together do not retry
+** together, capped at LEASE_BACKOFF_CAP seconds. */
+double lease_backoff(int64_t attempt) {
+  double base, jitter;
+  if (attempt < 1) attempt = 1;
+  base = attempt > 40 ? LEASE_BACKOFF_CAP : ldexp(1.0, (int)(attempt - 1));
+  jitter = 0.9 + 0.2 * ((double)(next_random() >> 11) / 9007199254740992.0);
+  base *= jitter;
+  return base > LEASE_BACKOFF_CAP ? LEASE_BACKOFF_CAP : base;
+}
+
+/* ===================================================================== */
+/* Argument checks                                                        */
+/* ===================================================================== */
+
+/* Start a call: lease__begin, then refuse a backend without member fn. */
+#define BEGIN(db, fn)                                                              \
+  do {                                                                             \
+    int rc_ = lease__begin(db);                                                    \
+    if (rc_ != LEASE_OK) return rc_;                                               \
+    if (!(db)->be->fn)                                                             \
+      return lease__fail((db), LEASE_ERROR, "%s is not supported by the %s backend", \
+                         #fn, (db)->be->name);                                     \
+  } while (0)
+
+/* Resolve and check an optional byte string (NULL stays NULL; empty
+** allowed) against the backend's length limit. */
+static int check_optional(lease_db *db, const char *what, const char *s, size_t *len) {
+  size_t limit = db->be->max_length(db);
+  if (!s) {
+    *len = 0;
+    return LEASE_OK;
+  }
+  if (*len == LEASE_NTS) *len = strlen(s);
+  if (*len > limit)
+    return lease__fail(db, LEASE_MISUSE, "%s is %zu bytes, more than %s's limit of %zu", what,
+                       *len, db->be->name, limit);
+  return LEASE_OK;
+}
+
+/* Resolve and check a queue name: NULL is "default"; else 1 to
+** LEASE_QUEUE_MAX bytes. */
+static int check_queue(lease_db *db, const char *what, const char **q, size_t *len) {
+  if (!*q) {
+    *q = "default";
+    *len = 7;
+    return LEASE_OK;
+  }
+  if (*len == LEASE_NTS) *len = strlen(*q);
+  if (*len == 0 || *len > LEASE_QUEUE_MAX)
+    return lease__fail(db, LEASE_MISUSE, "%s must be 1 to %d bytes, got %zu", what,
+                       LEASE_QUEUE_MAX, *len);
+  return LEASE_OK;
+}
+
+/* Check a finite time argument. */
+static int check_finite(lease_db *db, const char *what, double t) {
+  if (!isfinite(t)) return lease__fail(db, LEASE_MISUSE, "%s must be a finite number", what);
+  return LEASE_OK;
+}
+
+/* Check job (named by prefix, e.g. "job 3: ") into *out, lengths resolved. */
+static int check_new_job(lease_db *db, const char *prefix, const lease_new_job *job,
+                         lease_new_job *out) {
+  char what[64];
+  *out = *job;
+  snprintf(what, sizeof what, "%sid", prefix);
+  if (lease__check_bytes(db, what, out->id, &out->id_len)) return db->rc;
+  snprintf(what, sizeof what, "%spayload", prefix);
+  if (check_optional(db, what, out->payload, &out->payload_len)) return db->rc;
+  snprintf(what, sizeof what, "%squeue", prefix);
+  if (check_queue(db, what, &out->queue, &out->queue_len)) return db->rc;
+  if (out->has_run_at && !isfinite(out->run_at))
+    return lease__fail(db, LEASE_MISUSE, "%srun_at must be a finite number", prefix);
+  if (out->max_attempts < 1)
+    return lease__fail(db, LEASE_MISUSE, "%smax_attempts must be at least 1", prefix);
+  return LEASE_OK;
+}
+
+/* ===================================================================== */
+/* The operations                                                         */
+/* ===================================================================== */
+
+/* See lease.h. */
+void lease_new_job_default(lease_new_job *job) {
+  if (!job) return;
+  memset(job, 0, sizeof *job);
+  job->max_attempts = LEASE_MAX_ATTEMPTS_DEFAULT;
+}
+
+/* See lease.h. */
+void lease_filter_default(lease_filter *f) {
+  if (!f) return;
+  memset(f, 0, sizeof *f);
+  f->results = 1;
+}
+
+/* See lease.h. */
+int lease_enqueue_job(lease_db *db, const lease_new_job *job, int *reason) {
+  lease_new_job j;
+  int n = 0, rc;
+  BEGIN(db, enqueue_jobs);
+  if (!job) return lease__fail(db, LEASE_MISUSE, "job must not be NULL");
+  if (check_new_job(db, "", job, &j)) return db->rc;
+  rc = db->be->enqueue_jobs(db, &j, 1, &n);
+  if (rc == LEASE_OK && reason) *reason = n == 1 ? LEASE_GRANTED : LEASE_EXISTS;
+  return rc;
+}
+
+/* See lease.h. */
+int lease_enqueue_jobs(lease_db *db, const lease_new_job *jobs, int n, int *inserted) {
+  lease_new_job *js;
+  int i, rc;
+  BEGIN(db, enqueue_jobs);
+  if (inserted) *inserted = 0;
+  if (n < 0 || (n > 0 && !jobs)) return lease__fail(db, LEASE_MISUSE, "jobs must hold n entries");
+  if (n == 0) return LEASE_OK;
+  if (!(js = malloc((size_t)n * sizeof *js))) return lease__fail(db, LEASE_NOMEM, "out of memory");
+  for (i = 0; i < n; i++) {
+    char prefix[32];
+    snprintf(prefix, sizeof prefix, "job %d: ", i + 1);
+    if (check_new_job(db, prefix, &jobs[i], &js[i])) {
+      free(js);
+      return db->rc;
+    }
+  }
+  rc = db->be->enqueue_jobs(db, js, n, inserted);
+  free(js);
+  return rc;
+}
+
+/* See lease.h. */
+int lease_state_at(lease_db *db, const char *id, size_t id_len, double now, lease_row *row,
+                   int *found) {
+  BEGIN(db, state_at);
+  if (!row || !found) return lease__fail(db, LEASE_MISUSE, "row and found must not be NULL");
+  *found = 0;
+  if (lease__check_bytes(db, "id", id, &id_len)) return db->rc;
+  if (check_finite(db, "now", now)) return db->rc;
+  return db->be->state_at(db, id, id_len, now, row, found);
+}
+
+/* See lease.h. */
+int lease_errors(lease_db *db, const char *id, size_t id_len, lease_job_error *out, int max,
+                 int *count) {
+  BEGIN(db, errors);
+  if (count) *count = 0;
+  if (!out || !count) return lease__fail(db, LEASE_MISUSE, "out and count must not be NULL");
+  if (max < 1) return lease__fail(db, LEASE_MISUSE, "max must be at least 1");
+  if (lease__check_bytes(db, "id", id, &id_len)) return db->rc;
+  return db->be->errors(db, id, id_len, out, max, count);
+}
+
+/* See lease.h. */
+int lease_claim_next_queue(lease_db *db, const char *queue, size_t queue_len, const char *owner,
+                           size_t owner_len, double now, double ttl, int max, lease_job *jobs,
+                           int *count) {
+  lease__write w;
+  const char *why;
+  BEGIN(db, claim_next_queue);
+  if (count) *count = 0;
+  if (!jobs || !count) return lease__fail(db, LEASE_MISUSE, "jobs and count must not be NULL");
+  if (max < 1) return lease__fail(db, LEASE_MISUSE, "max must be at least 1");
+  memset(&w, 0, sizeof w);
+  w.op = LEASE__CLAIM;
+  if (check_queue(db, "queue", &queue, &queue_len)) return db->rc;
+  if (lease__check_bytes(db, "owner", owner, &owner_len)) return db->rc;
+  if (lease_check_time(now, ttl, &why)) return lease__fail(db, LEASE_MISUSE, "%s", why);
+  w.owner = owner;
+  w.owner_len = owner_len;
+  w.now = now;
+  w.until = now + ttl;
+  w.queue = queue;
+  w.queue_len = queue_len;
+  return db->be->claim_next_queue(db, &w, max, jobs, count);
+}
+
+/* See lease.h. */
+int lease_fail(lease_db *db, const char *id, size_t id_len, const char *owner, size_t owner_len,
+               int64_t fence, double now, const char *message, size_t message_len,
+               const lease_fail_opts *opts, int *status, double *run_at, int *reason) {
+  static const lease_fail_opts none;
+  lease__write w;
+  int st = 0;
+  double at = NAN;
+  BEGIN(db, fail);
+  if (status) *status = 0;
+  if (run_at) *run_at = NAN;
+  if (!opts) opts = &none;
+  memset(&w, 0, sizeof w);
+  w.op = LEASE__COMPLETE;
+  if (lease__check_bytes(db, "id", id, &id_len)) return db->rc;
+  if (lease__check_bytes(db, "owner", owner, &owner_len)) return db->rc;
+  if (check_finite(db, "now", now)) return db->rc;
+  if (check_optional(db, "message", message, &message_len)) return db->rc;
+  if (opts->has_run_at && check_finite(db, "run_at", opts->run_at)) return db->rc;
+  w.id = id;
+  w.id_len = id_len;
+  w.owner = owner;
+  w.owner_len = owner_len;
+  w.fence = fence;
+  w.now = now;
+  w.message = message;
+  w.message_len = message_len;
+  if (db->be->fail(db, &w, opts, &st, &at, reason) != LEASE_OK) return db->rc;
+  if (status) *status = st;
+  if (run_at) *run_at = at;
+  return LEASE_OK;
+}
+
+/* See lease.h. */
+int lease_retry(lease_db *db, const char *id, size_t id_len, double now, int *reason) {
+  BEGIN(db, retry);
+  if (lease__check_bytes(db, "id", id, &id_len)) return db->rc;
+  if (check_finite(db, "now", now)) return db->rc;
+  return db->be->retry(db, id, id_len, now, reason);
+}
+
+/* See lease.h. */
+int lease_cancel(lease_db *db, const char *id, size_t id_len, double now, int *reason) {
+  BEGIN(db, cancel);
+  if (lease__check_bytes(db, "id", id, &id_len)) return db->rc;
+  if (check_finite(db, "now", now)) return db->rc;
+  return db->be->cancel(db, id, id_len, now, reason);
+}
+
+/* See lease.h. */
+int lease_prune(lease_db *db, double before, const char *queue, size_t queue_len, int status,
+                int64_t *deleted) {
+  int64_t n = 0;
+  BEGIN(db, prune);
+  if (deleted) *deleted = 0;
+  if (isnan(before)) return lease__fail(db, LEASE_MISUSE, "before must be a number");
+  if (queue && check_queue(db, "queue", &queue, &queue_len)) return db->rc;
+  if (status != 0 && status != LEASE_STATUS_COMPLETED && status != LEASE_STATUS_DISCARDED &&
+      status != LEASE_STATUS_CANCELLED)
+    return lease__fail(db, LEASE_MISUSE,
+                       "status must be completed, discarded or cancelled (or 0 for all three)");
+  if (db->be->prune(db, before, queue, queue_len, status, &n) != LEASE_OK) return db->rc;
+  if (deleted) *deleted = n;
+  return LEASE_OK;
+}
+
+/* See lease.h. */
+int lease_list_jobs(lease_db *db, const lease_filter *f, int max, lease_row *rows, int *count) {
+  lease_filter g;
+  BEGIN(db, list_jobs);
+  if (count) *count = 0;
+  if (!f || !rows || !count) return lease__fail(db, LEASE_MISUSE, "f, rows and count must not be NULL");
+  if (max < 1) return lease__fail(db, LEASE_MISUSE, "max must be at least 1");
+  g = *f;
+  if (g.status < 0 || g.status > LEASE_STATUS_CANCELLED)
+    return lease__fail(db, LEASE_MISUSE, "unknown status %d", g.status);
+  if (g.queue && check_queue(db, "queue", &g.queue, &g.queue_len)) return db->rc;
+  if (check_finite(db, "now", g.now)) return db->rc;
+  return db->be->list_jobs(db, &g, max, rows, count);
+}
+
+/* See lease.h. */
+int lease_count_queue(lease_db *db, double now, const char *queue, size_t queue_len,
+                      lease_counts *out) {
+  BEGIN(db, count_queue);
+  if (!out) return lease__fail(db, LEASE_MISUSE, "out must not be NULL");
+  if (isnan(now)) return lease__fail(db, LEASE_MISUSE, "now must be a number");
+  if (queue && check_queue(db, "queue", &queue, &queue_len)) return db->rc;
+  memset(out, 0, sizeof *out);
+  return db->be->count_queue(db, now, queue, queue_len, out);
+}

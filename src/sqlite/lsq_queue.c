@@ -1,0 +1,604 @@
+/*
+** lsq_queue.c: the job queue in the SQLite backend (lease.h, "The job
+** queue"; the SQL and the schema's layout: lsq_queue_sql.h).  Arguments
+** arrive checked and resolved by the core (src/lease_queue.c).  Every
+** write runs as a body inside lsq_write_txn, as the contract's writes do;
+** every write that changes a job under a lease (claim, fail) goes through
+** a guarded UPDATE that checks owner, fence, done and until when it stores.
+*/
+#include "lsq.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Bind a byte string (the core checked its length against max_length). */
+static void bind_bytes(sqlite3_stmt *st, int i, const char *s, size_t len) {
+  sqlite3_bind_text(st, i, s, (int)len, SQLITE_STATIC);
+}
+
+/* Record the failed step of st, reset it; returns the code recorded. */
+static int step_failed(lease_db *db, sqlite3_stmt *st, int src) {
+  lsq_fail(db, LSQ(db)->sql, src);
+  sqlite3_reset(st);
+  return db->rc;
+}
+
+/* Step st, which returns no row, and reset it.  LEASE_OK or the failure. */
+static int run_once(lease_db *db, sqlite3_stmt *st) {
+  int src = sqlite3_step(st);
+  if (src != SQLITE_DONE) return step_failed(db, st, src);
+  sqlite3_reset(st);
+  return LEASE_OK;
+}
+
+/* End a read outside any transaction (as lsq_ops.c's finish_read). */
+static int finish_read(lease_db *db, sqlite3_stmt *st, int src) {
+  if (src != SQLITE_DONE) lsq_fail(db, LSQ(db)->sql, src);
+  sqlite3_reset(st);
+  return src == SQLITE_DONE ? LEASE_OK : db->rc;
+}
+
+/* Append n bytes at p to db->buf at *used (NUL-terminated); returns the
+** offset + 1 (0 for p NULL), or 0 with LEASE_NOMEM recorded (*failed). */
+static size_t keep_bytes(lease_db *db, const void *p, size_t n, size_t *used, int *failed) {
+  size_t at = *used;
+  if (!p) return 0;
+  if (lease__reserve(db, at + n + 1) != LEASE_OK) {
+    *failed = 1;
+    return 0;
+  }
+  if (n) memcpy(db->buf + at, p, n);
+  db->buf[at + n] = '\0';
+  *used = at + n + 1;
+  return at + 1;
+}
+
+/* The pointer for an offset from keep_bytes (0: NULL). */
+static const char *kept(lease_db *db, size_t off) { return off ? db->buf + off - 1 : NULL; }
+
+/* ===================================================================== */
+/* The schema                                                             */
+/* ===================================================================== */
+
+/* Write body: every statement of LSQ_QUEUE_SCHEMA, in order. */
+static int schema_body(lease_db *db, void *ctx) {
+#define LSQ_SCHEMA_TEXT_(sql) sql,
+  static const char *const texts[] = {LSQ_QUEUE_SCHEMA(LSQ_SCHEMA_TEXT_)};
+#undef LSQ_SCHEMA_TEXT_
+  size_t i;
+  int rc = LEASE_OK;
+  (void)ctx;
+  for (i = 0; i < sizeof texts / sizeof texts[0] && rc == LEASE_OK; i++)
+    rc = lsq_exec(db, texts[i]);
+  return rc;
+}
+
+/* See lsq.h. */
+int lsq_q_ensure(lease_db *db, int marked) {
+  int rc;
+  if (marked) return LEASE_OK;
+  if ((db->opt.flags & LEASE_OPEN_READONLY) || sqlite3_db_readonly(LSQ(db)->sql, "main")) {
+    rc = lsq_exec(db, LSQ_SQL_QUEUE_TABLE("TEMP "));
+    if (rc == LEASE_OK) rc = lsq_exec(db, LSQ_SQL_ERRORS_TABLE("TEMP "));
+    return rc;
+  }
+  if ((rc = lsq_write_txn(db, schema_body, NULL)) == LEASE_OK) LSQ(db)->queued = 1;
+  return rc;
+}
+
+/* ===================================================================== */
+/* Steps shared with the contract's writes                                */
+/* ===================================================================== */
+
+/* See lsq.h. */
+int lsq_q_expired(lease_db *db, const lease__write *w) {
+  sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_EXPIRED), *add = lsq_stmt(db, LSQ_ST_Q_ERROR_ADD);
+  sqlite3_stmt *end = lsq_stmt(db, LSQ_ST_Q_END);
+  int64_t attempt, max;
+  int src, rc;
+  if (!st || !add || !end) return db->rc;
+  bind_bytes(st, 1, w->id, w->id_len);
+  sqlite3_bind_double(st, 2, w->now);
+  src = sqlite3_step(st);
+  if (src == SQLITE_DONE) {
+    sqlite3_reset(st);
+    return LEASE_OK;
+  }
+  if (src != SQLITE_ROW) return step_failed(db, st, src);
+  attempt = sqlite3_column_int64(st, 3);
+  max = sqlite3_column_int64(st, 4);
+  bind_bytes(add, 1, w->id, w->id_len);
+  sqlite3_bind_int64(add, 2, attempt);
+  sqlite3_bind_value(add, 3, sqlite3_column_value(st, 2));   /* at: when it expired */
+  sqlite3_bind_value(add, 4, sqlite3_column_value(st, 0));   /* bound as copies */
+  sqlite3_bind_value(add, 5, sqlite3_column_value(st, 1));
+  sqlite3_bind_text(add, 6, "lease expired", -1, SQLITE_STATIC);
+  sqlite3_reset(st);
+  if ((rc = run_once(db, add)) != LEASE_OK) return rc;
+  if (attempt < max) return LEASE_OK;
+  bind_bytes(end, 1, w->id, w->id_len);
+  sqlite3_bind_int(end, 2, 2);
+  sqlite3_bind_double(end, 3, w->now);
+  if ((rc = run_once(db, end)) == LEASE_OK) LSQ(db)->expiry_discards++;
+  return rc;
+}
+
+/* See lsq.h. */
+int lsq_q_finished(lease_db *db, const lease__write *w) {
+  sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_FINISHED);
+  if (!st) return db->rc;
+  bind_bytes(st, 1, w->id, w->id_len);
+  sqlite3_bind_double(st, 2, w->now);
+  return run_once(db, st);
+}
+
+/* ===================================================================== */
+/* Enqueue                                                                */
+/* ===================================================================== */
+
+/* 1 when job carries data beyond the defaults a trigger gives. */
+static int has_data(const lease_new_job *j) {
+  return j->payload || j->queue_len != 7 || memcmp(j->queue, "default", 7) != 0 ||
+         j->priority != 0 || j->has_run_at || j->max_attempts != LEASE_MAX_ATTEMPTS_DEFAULT;
+}
+
+typedef struct enqueue_ctx {
+  const lease_new_job *jobs;
+  int n, added;
+} enqueue_ctx;
+
+/* Write body: insert each job unless its id exists (contract step 2),
+** then store its data beside it. */
+static int enqueue_body(lease_db *db, void *ctx) {
+  enqueue_ctx *e = ctx;
+  sqlite3_stmt *ins = lsq_stmt(db, LSQ_ST_ENQUEUE), *data = lsq_stmt(db, LSQ_ST_Q_DATA);
+  int i, rc;
+  if (!ins || !data) return db->rc;
+  for (i = 0; i < e->n; i++) {
+    const lease_new_job *j = &e->jobs[i];
+    bind_bytes(ins, 1, j->id, j->id_len);
+    if ((rc = run_once(db, ins)) != LEASE_OK) return rc;
+    if (sqlite3_changes(LSQ(db)->sql) != 1) continue;
+    e->added++;
+    if (!has_data(j)) continue;
+    bind_bytes(data, 1, j->id, j->id_len);
+    if (j->payload) sqlite3_bind_blob(data, 2, j->payload, (int)j->payload_len, SQLITE_STATIC);
+    else sqlite3_bind_null(data, 2);
+    bind_bytes(data, 3, j->queue, j->queue_len);
+    sqlite3_bind_int64(data, 4, j->priority);
+    if (j->has_run_at) sqlite3_bind_double(data, 5, j->run_at);
+    else sqlite3_bind_null(data, 5);
+    sqlite3_bind_int64(data, 6, j->max_attempts);
+    rc = run_once(db, data);
+    sqlite3_clear_bindings(data);   /* drop the pointers to the caller's bytes */
+    if (rc != LEASE_OK) return rc;
+  }
+  return LEASE_OK;
+}
+
+/* See lease.h: lease_enqueue_job and lease_enqueue_jobs. */
+int lsq_q_enqueue_jobs(lease_db *db, const lease_new_job *jobs, int n, int *inserted) {
+  enqueue_ctx e = {jobs, n, 0};
+  int rc = lsq_write_txn(db, enqueue_body, &e);
+  if (rc == LEASE_OK && inserted) *inserted = e.added;
+  return rc;
+}
+
+/* ===================================================================== */
+/* Reads                                                                  */
+/* ===================================================================== */
+
+/* See lease.h: lease_state_at. */
+int lsq_q_state_at(lease_db *db, const char *id, size_t id_len, double now, lease_row *row,
+                       int *found) {
+  sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_STATE);
+  size_t used = 0;
+  int src;
+  if (!st) return db->rc;
+  bind_bytes(st, 1, id, id_len);
+  sqlite3_bind_double(st, 2, now);
+  src = lsq_step(db, LSQ(db)->sql, st);
+  if (src == SQLITE_ROW) {
+    if (lsq_copy_row(db, st, 0, row, &used) != LEASE_OK) {
+      sqlite3_reset(st);
+      return db->rc;
+    }
+    lsq_fix_row(db, row);
+    *found = 1;
+    src = sqlite3_step(st);
+  }
+  if (src != SQLITE_DONE) *found = 0;
+  return finish_read(db, st, src);
+}
+
+/* See lease.h: lease_list_jobs. */
+int lsq_q_list_jobs(lease_db *db, const lease_filter *f, int max, lease_row *rows,
+                        int *count) {
+  sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_LIST);
+  size_t used = 0;
+  int src, n = 0, i;
+  if (!st) return db->rc;
+  sqlite3_bind_int64(st, 1, f->after);
+  sqlite3_bind_double(st, 2, f->now);
+  sqlite3_bind_int(st, 3, max);
+  sqlite3_bind_int(st, 4, f->status);
+  if (f->queue) bind_bytes(st, 5, f->queue, f->queue_len);
+  else sqlite3_bind_null(st, 5);
+  sqlite3_bind_int(st, 6, f->results != 0);
+  src = lsq_step(db, LSQ(db)->sql, st);
+  while (src == SQLITE_ROW && n < max) {
+    if (lsq_copy_row(db, st, 0, &rows[n], &used) != LEASE_OK) {
+      sqlite3_reset(st);
+      return db->rc;
+    }
+    n++;
+    src = sqlite3_step(st);
+  }
+  if (src == SQLITE_ROW) src = SQLITE_DONE;
+  if (finish_read(db, st, src) != LEASE_OK) return db->rc;
+  for (i = 0; i < n; i++) lsq_fix_row(db, &rows[i]);
+  *count = n;
+  return LEASE_OK;
+}
+
+/* See lease.h: lease_errors. */
+int lsq_q_errors(lease_db *db, const char *id, size_t id_len, lease_job_error *out, int max,
+                     int *count) {
+  sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_ERRORS);
+  size_t used = 0;
+  int src, n = 0, i, failed = 0;
+  if (!st) return db->rc;
+  bind_bytes(st, 1, id, id_len);
+  sqlite3_bind_int(st, 2, max);
+  src = lsq_step(db, LSQ(db)->sql, st);
+  while (src == SQLITE_ROW && n < max && !failed) {
+    lease_job_error *e = &out[n++];
+    const void *owner = sqlite3_column_text(st, 2), *msg = sqlite3_column_blob(st, 4);
+    e->attempt = sqlite3_column_int64(st, 0);
+    e->at = sqlite3_column_double(st, 1);
+    e->owner_len = owner ? (size_t)sqlite3_column_bytes(st, 2) : 0;
+    e->owner = (const char *)(uintptr_t)keep_bytes(db, owner, e->owner_len, &used, &failed);
+    if (!msg && sqlite3_column_type(st, 4) != SQLITE_NULL) msg = "";
+    e->message_len = msg ? (size_t)sqlite3_column_bytes(st, 4) : 0;
+    e->message = (const char *)(uintptr_t)keep_bytes(db, msg, e->message_len, &used, &failed);
+    e->fence = sqlite3_column_int64(st, 3);
+    src = sqlite3_step(st);
+  }
+  if (failed) {
+    sqlite3_reset(st);
+    return db->rc;
+  }
+  if (src == SQLITE_ROW) src = SQLITE_DONE;
+  if (finish_read(db, st, src) != LEASE_OK) return db->rc;
+  for (i = 0; i < n; i++) {
+    out[i].owner = kept(db, (uintptr_t)out[i].owner);
+    out[i].message = kept(db, (uintptr_t)out[i].message);
+  }
+  *count = n;
+  return LEASE_OK;
+}
+
+/* See lease.h: lease_count_queue. */
+int lsq_q_count_queue(lease_db *db, double now, const char *queue, size_t queue_len,
+                          lease_counts *out) {
+  return lsq_count(db, now, queue, queue_len, out);
+}
+
+/* ===================================================================== */
+/* claim_next                                                             */
+/* ===================================================================== */
+
+/* A ready job found by the candidates' query: offsets into db->buf. */
+typedef struct candidate {
+  size_t id, id_len, payload, payload_len, queue, queue_len;
+  int64_t priority, attempt, max_attempts;
+} candidate;
+
+typedef struct claim_ctx {
+  const lease__write *w;
+  int max, n;
+  candidate *c;       /* max entries */
+  lease_job *jobs;    /* max entries: the jobs taken, ids as offsets until the end */
+  int64_t *fences;
+} claim_ctx;
+
+/* Read up to `want` candidates into x->c from db->buf offset *used on.
+** Returns how many, or -1 on a failure recorded. */
+static int read_candidates(lease_db *db, claim_ctx *x, int want, size_t *used) {
+  sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_CANDIDATES);
+  int src, n = 0, failed = 0;
+  if (!st) return -1;
+  bind_bytes(st, 1, x->w->queue, x->w->queue_len);
+  sqlite3_bind_double(st, 2, x->w->now);
+  sqlite3_bind_int(st, 3, want);
+  while ((src = sqlite3_step(st)) == SQLITE_ROW && n < want && !failed) {
+    candidate *c = &x->c[n++];
+    const void *payload = sqlite3_column_blob(st, 1);
+    if (!payload && sqlite3_column_type(st, 1) != SQLITE_NULL) payload = "";
+    c->id_len = (size_t)sqlite3_column_bytes(st, 0);
+    c->id = keep_bytes(db, sqlite3_column_text(st, 0), c->id_len, used, &failed);
+    c->payload_len = payload ? (size_t)sqlite3_column_bytes(st, 1) : 0;
+    c->payload = keep_bytes(db, payload, c->payload_len, used, &failed);
+    c->queue_len = (size_t)sqlite3_column_bytes(st, 2);
+    c->queue = keep_bytes(db, sqlite3_column_text(st, 2), c->queue_len, used, &failed);
+    c->priority = sqlite3_column_int64(st, 3);
+    c->attempt = sqlite3_column_int64(st, 4);
+    c->max_attempts = sqlite3_column_int64(st, 5);
+  }
+  if (failed) {
+    sqlite3_reset(st);
+    return -1;
+  }
+  if (src != SQLITE_DONE && src != SQLITE_ROW) {
+    step_failed(db, st, src);
+    return -1;
+  }
+  sqlite3_reset(st);
+  return n;
+}
+
+/* Write body: take the ready jobs of the queue in order, each by claim's
+** own guarded step (which first counts a lease that expired unreported,
+** and may discard the job instead); when some were discarded so, look
+** again for as many more.  Every candidate meets claim's rule in this
+** transaction, so only such a discard refuses one, and a discarded job
+** leaves the index: each round that looks again has fewer candidates. */
+static int claim_next_body(lease_db *db, void *ctx) {
+  claim_ctx *x = ctx;
+  size_t used = 0;
+  int want, got, i, rc, reason;
+  x->n = 0;
+  for (;;) {
+    long discarded = LSQ(db)->expiry_discards;
+    want = x->max - x->n;
+    if ((got = read_candidates(db, x, want, &used)) < 0) return db->rc;
+    for (i = 0; i < got; i++) {
+      lease__write one = *x->w;
+      candidate *c = &x->c[i];
+      int64_t fence = 0;
+      one.id = kept(db, c->id);
+      one.id_len = c->id_len;
+      if ((rc = lsq_guarded_step(db, &one, &fence, &reason)) != LEASE_OK) return rc;
+      if (reason != LEASE_GRANTED) continue;
+      x->jobs[x->n].id = (const char *)(uintptr_t)c->id;
+      x->jobs[x->n].id_len = c->id_len;
+      x->jobs[x->n].fence = fence;
+      x->jobs[x->n].payload = (const char *)(uintptr_t)c->payload;
+      x->jobs[x->n].payload_len = c->payload_len;
+      x->jobs[x->n].queue = (const char *)(uintptr_t)c->queue;
+      x->jobs[x->n].queue_len = c->queue_len;
+      x->jobs[x->n].priority = c->priority;
+      x->jobs[x->n].attempt = c->attempt + 1;
+      x->jobs[x->n].max_attempts = c->max_attempts;
+      x->n++;
+    }
+    if (LSQ(db)->expiry_discards == discarded || got == 0 || x->n == x->max) return LEASE_OK;
+  }
+}
+
+/* See lsq.h. */
+int lsq_q_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jobs, int *count) {
+  claim_ctx x = {w, max, 0, NULL, jobs, NULL};
+  int i;
+  if (!(x.c = malloc((size_t)max * sizeof *x.c)))
+    return lease__fail(db, LEASE_NOMEM, "out of memory");
+  if (lsq_write_txn(db, claim_next_body, &x) != LEASE_OK) {
+    free(x.c);
+    return db->rc;
+  }
+  free(x.c);
+  for (i = 0; i < x.n; i++) {
+    jobs[i].id = kept(db, (uintptr_t)jobs[i].id);
+    jobs[i].payload = kept(db, (uintptr_t)jobs[i].payload);
+    jobs[i].queue = kept(db, (uintptr_t)jobs[i].queue);
+  }
+  *count = x.n;
+  return LEASE_OK;
+}
+
+/* See lease.h: lease_claim_next_queue. */
+int lsq_q_claim_next_queue(lease_db *db, const lease__write *w, int max, lease_job *jobs,
+                               int *count) {
+  return lsq_q_claim_next(db, w, max, jobs, count);
+}
+
+/* ===================================================================== */
+/* fail, retry, cancel, prune                                             */
+/* ===================================================================== */
+
+typedef struct fail_ctx {
+  const lease__write *w;
+  const lease_fail_opts *o;
+  int status, reason;
+  double run_at;
+} fail_ctx;
+
+/* Write body: fail's guarded UPDATE (complete's guard; the lease ends),
+** then, when it stored, the error and the job's next state. */
+static int fail_body(lease_db *db, void *ctx) {
+  fail_ctx *x = ctx;
+  const lease__write *w = x->w;
+  sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_FAIL), *att = lsq_stmt(db, LSQ_ST_Q_ATTEMPTS);
+  sqlite3_stmt *add = lsq_stmt(db, LSQ_ST_Q_ERROR_ADD), *set = lsq_stmt(db, LSQ_ST_Q_AFTER_FAIL);
+  int64_t attempt, max;
+  int src, rc, state = 0;
+  x->reason = LEASE_GRANTED;
+  if (!st || !att || !add || !set) return db->rc;
+  bind_bytes(st, 1, w->id, w->id_len);
+  bind_bytes(st, 2, w->owner, w->owner_len);
+  sqlite3_bind_int64(st, 3, w->fence);
+  sqlite3_bind_double(st, 4, w->now);
+  if ((rc = run_once(db, st)) != LEASE_OK) return rc;
+  if (sqlite3_changes(LSQ(db)->sql) == 0) return lsq_why_refused(db, w, &x->reason);
+  bind_bytes(att, 1, w->id, w->id_len);
+  src = sqlite3_step(att);
+  if (src != SQLITE_ROW) {
+    if (src != SQLITE_DONE) return step_failed(db, att, src);
+    sqlite3_reset(att);
+    return lease__fail(db, LEASE_ERROR, "internal error: the job has no queue row");
+  }
+  attempt = sqlite3_column_int64(att, 0);
+  max = sqlite3_column_int64(att, 1);
+  sqlite3_reset(att);
+  bind_bytes(add, 1, w->id, w->id_len);
+  sqlite3_bind_int64(add, 2, attempt);
+  sqlite3_bind_double(add, 3, w->now);
+  bind_bytes(add, 4, w->owner, w->owner_len);
+  sqlite3_bind_int64(add, 5, w->fence);
+  if (w->message) sqlite3_bind_blob(add, 6, w->message, (int)w->message_len, SQLITE_STATIC);
+  else sqlite3_bind_null(add, 6);
+  rc = run_once(db, add);
+  sqlite3_clear_bindings(add);
+  if (rc != LEASE_OK) return rc;
+  if (x->o->no_attempt) {
+    if (attempt > 0) attempt--;
+    x->run_at = x->o->has_run_at ? x->o->run_at : w->now;
+    x->status = LEASE_STATUS_RETRYABLE;
+  } else if (attempt >= max) {
+    state = 2;
+    x->run_at = NAN;
+    x->status = LEASE_STATUS_DISCARDED;
+  } else {
+    x->run_at = x->o->has_run_at ? x->o->run_at : w->now + lease_backoff(attempt);
+    x->status = LEASE_STATUS_RETRYABLE;
+  }
+  bind_bytes(set, 1, w->id, w->id_len);
+  sqlite3_bind_int64(set, 2, attempt);
+  sqlite3_bind_int(set, 3, state);
+  if (state == 0) sqlite3_bind_double(set, 4, x->run_at);
+  else sqlite3_bind_null(set, 4);
+  if (state == 0) sqlite3_bind_null(set, 5);
+  else sqlite3_bind_double(set, 5, w->now);
+  return run_once(db, set);
+}
+
+/* See lease.h: lease_fail. */
+int lsq_q_fail(lease_db *db, const lease__write *w, const lease_fail_opts *o, int *status,
+                   double *run_at, int *reason) {
+  fail_ctx x = {w, o, 0, LEASE_GRANTED, NAN};
+  int rc = lsq_write_txn(db, fail_body, &x);
+  if (rc != LEASE_OK) return rc;
+  if (reason) *reason = x.reason;
+  if (x.reason == LEASE_GRANTED) {
+    *status = x.status;
+    *run_at = x.run_at;
+  }
+  return LEASE_OK;
+}
+
+typedef struct admin_ctx {
+  const char *id;
+  size_t id_len;
+  double now;
+  int reason;
+  int64_t deleted;
+} admin_ctx;
+
+/* Read Q_INFO for x->id: *found, and the row's done, held, end state. */
+static int read_info(lease_db *db, admin_ctx *x, int *found, int *done, int *held, int *ended) {
+  sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_INFO);
+  int src;
+  if (!st) return db->rc;
+  bind_bytes(st, 1, x->id, x->id_len);
+  sqlite3_bind_double(st, 2, x->now);
+  src = sqlite3_step(st);
+  *found = src == SQLITE_ROW;
+  if (src == SQLITE_ROW) {
+    *done = sqlite3_column_int(st, 0);
+    *held = sqlite3_column_int(st, 1);
+    *ended = sqlite3_column_int(st, 2);
+    src = SQLITE_DONE;
+  }
+  if (src != SQLITE_DONE) return step_failed(db, st, src);
+  sqlite3_reset(st);
+  return LEASE_OK;
+}
+
+/* Run one-id statement `which` (?1 id) in a body. */
+static int run_id(lease_db *db, int which, admin_ctx *x) {
+  sqlite3_stmt *st = lsq_stmt(db, which);
+  if (!st) return db->rc;
+  bind_bytes(st, 1, x->id, x->id_len);
+  return run_once(db, st);
+}
+
+/* Write body: retry (see lease.h). */
+static int retry_body(lease_db *db, void *ctx) {
+  admin_ctx *x = ctx;
+  int found, done = 0, held = 0, ended = 0, rc;
+  if ((rc = read_info(db, x, &found, &done, &held, &ended)) != LEASE_OK) return rc;
+  x->reason = LEASE_GRANTED;
+  if (!found) x->reason = LEASE_MISSING;
+  else if (!done && !ended && held) x->reason = LEASE_HELD;
+  if (x->reason != LEASE_GRANTED) return LEASE_OK;
+  if ((rc = run_id(db, LSQ_ST_Q_REOPEN, x)) != LEASE_OK) return rc;
+  return run_id(db, LSQ_ST_Q_RESET, x);
+}
+
+/* Write body: cancel (see lease.h). */
+static int cancel_body(lease_db *db, void *ctx) {
+  admin_ctx *x = ctx;
+  sqlite3_stmt *end = lsq_stmt(db, LSQ_ST_Q_END);
+  int found, done = 0, held = 0, ended = 0, rc;
+  if (!end) return db->rc;
+  if ((rc = read_info(db, x, &found, &done, &held, &ended)) != LEASE_OK) return rc;
+  x->reason = !found ? LEASE_MISSING : done ? LEASE_DONE : ended == 2 ? LEASE_DISCARDED
+              : ended == 3 ? LEASE_CANCELLED : LEASE_GRANTED;
+  if (x->reason != LEASE_GRANTED) return LEASE_OK;
+  bind_bytes(end, 1, x->id, x->id_len);
+  sqlite3_bind_int(end, 2, 3);
+  sqlite3_bind_double(end, 3, x->now);
+  return run_once(db, end);
+}
+
+/* See lease.h: lease_retry. */
+int lsq_q_retry(lease_db *db, const char *id, size_t id_len, double now, int *reason) {
+  admin_ctx x = {id, id_len, now, LEASE_GRANTED, 0};
+  int rc = lsq_write_txn(db, retry_body, &x);
+  if (rc == LEASE_OK && reason) *reason = x.reason;
+  return rc;
+}
+
+/* See lease.h: lease_cancel. */
+int lsq_q_cancel(lease_db *db, const char *id, size_t id_len, double now, int *reason) {
+  admin_ctx x = {id, id_len, now, LEASE_GRANTED, 0};
+  int rc = lsq_write_txn(db, cancel_body, &x);
+  if (rc == LEASE_OK && reason) *reason = x.reason;
+  return rc;
+}
+
+typedef struct prune_ctx {
+  double before;
+  const char *queue;
+  size_t queue_len;
+  int state;
+  int64_t deleted;
+} prune_ctx;
+
+/* Write body: prune (LSQ_SQL_Q_PRUNE). */
+static int prune_body(lease_db *db, void *ctx) {
+  prune_ctx *x = ctx;
+  sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_PRUNE);
+  int rc;
+  if (!st) return db->rc;
+  sqlite3_bind_double(st, 1, x->before);
+  if (x->queue) bind_bytes(st, 2, x->queue, x->queue_len);
+  else sqlite3_bind_null(st, 2);
+  sqlite3_bind_int(st, 3, x->state);
+  if ((rc = run_once(db, st)) != LEASE_OK) return rc;
+  x->deleted = sqlite3_changes(LSQ(db)->sql);
+  return LEASE_OK;
+}
+
+/* See lease.h: lease_prune.  status: LEASE_STATUS_* of an ended job, or 0. */
+int lsq_q_prune(lease_db *db, double before, const char *queue, size_t queue_len, int status,
+                    int64_t *deleted) {
+  prune_ctx x = {before, queue, queue_len, 0, 0};
+  int rc;
+  x.state = status == LEASE_STATUS_COMPLETED ? 1 : status == LEASE_STATUS_DISCARDED ? 2
+            : status == LEASE_STATUS_CANCELLED ? 3 : 0;
+  if ((rc = lsq_write_txn(db, prune_body, &x)) == LEASE_OK) *deleted = x.deleted;
+  return rc;
+}

@@ -1,0 +1,230 @@
+/*
+** lsq_queue_sql.h: the SQL of the job queue in the SQLite backend (see
+** lease.h, "The job queue"), one definition of each statement; included
+** by lsq_sql.h, whose statement list takes LSQ_QUEUE_STATEMENT_MAP.
+**
+** The contract's jobs table stays as the seed declares it.  The queue's
+** data lives beside it, keyed by job id:
+**   lease_queue   one row per job: seq (the job's rowid at insert: the
+**                 enqueue order), queue, priority, run_at (NULL: at once),
+**                 attempt (claims since enqueue or the last retry),
+**                 max_attempts, payload, state (0 open, 1 completed,
+**                 2 discarded, 3 cancelled) and finished_at;
+**   lease_errors  the errors of failed attempts, the last 20 per job.
+** Triggers on jobs keep lease_queue complete for every client, the engine
+** or raw SQL: a row for each job inserted (defaults; not for an id that is
+** not text, which no call can name and claim_next never hands out), removed with it,
+** completed when done becomes 1 (reopened with a fresh attempt budget when
+** it goes back to 0), and an attempt counted for each claim (fence grows).
+** Opening a database without them creates them and fills lease_queue for
+** the jobs already there (LSQ_QUEUE_SCHEMA, one transaction).
+*/
+#ifndef LSQ_QUEUE_SQL_H
+#define LSQ_QUEUE_SQL_H
+
+/* The side tables; kw is "" or "TEMP " (a read-only handle on a file
+** without them gets empty temporary ones, so reads see the defaults). */
+#define LSQ_SQL_QUEUE_TABLE(kw)                                           \
+  "CREATE " kw "TABLE IF NOT EXISTS lease_queue(id TEXT PRIMARY KEY NOT NULL," \
+  " seq INTEGER NOT NULL, queue TEXT NOT NULL DEFAULT 'default',"        \
+  " priority INTEGER NOT NULL DEFAULT 0, run_at REAL,"                   \
+  " attempt INTEGER NOT NULL DEFAULT 0, max_attempts INTEGER NOT NULL DEFAULT 25," \
+  " payload BLOB, state INTEGER NOT NULL DEFAULT 0, finished_at REAL)"
+#define LSQ_SQL_ERRORS_TABLE(kw)                                          \
+  "CREATE " kw "TABLE IF NOT EXISTS lease_errors(id TEXT NOT NULL, attempt INTEGER," \
+  " at REAL, owner TEXT, fence INTEGER, message BLOB)"
+
+/* The statements that make the queue's schema, in order; the last fills
+** lease_queue for jobs inserted before the triggers existed. */
+#define LSQ_QUEUE_SCHEMA(XX)                                              \
+  XX(LSQ_SQL_QUEUE_TABLE(""))                                             \
+  XX("CREATE INDEX IF NOT EXISTS lease_queue_ready"                       \
+     " ON lease_queue(queue, priority, run_at, seq) WHERE state = 0")     \
+  XX("CREATE INDEX IF NOT EXISTS lease_queue_ended"                       \
+     " ON lease_queue(finished_at) WHERE state <> 0")                     \
+  XX(LSQ_SQL_ERRORS_TABLE(""))                                            \
+  XX("CREATE INDEX IF NOT EXISTS lease_errors_job ON lease_errors(id)")  \
+  XX("CREATE TRIGGER IF NOT EXISTS lease_errors_kept AFTER INSERT ON lease_errors BEGIN" \
+     " DELETE FROM lease_errors WHERE id = new.id AND rowid <= (SELECT rowid" \
+     " FROM lease_errors WHERE id = new.id ORDER BY rowid DESC LIMIT 1 OFFSET 20); END") \
+  XX("CREATE TRIGGER IF NOT EXISTS lease_jobs_deleted AFTER DELETE ON jobs BEGIN" \
+     " DELETE FROM lease_queue WHERE id = old.id;"                        \
+     " DELETE FROM lease_errors WHERE id = old.id; END")                  \
+  XX("CREATE TRIGGER IF NOT EXISTS lease_jobs_done AFTER UPDATE OF done ON jobs" \
+     " WHEN (new.done <> 0) <> (old.done <> 0) BEGIN"                     \
+     " UPDATE lease_queue SET state = CASE WHEN new.done <> 0 THEN 1 ELSE 0 END," \
+     " finished_at = CASE WHEN new.done <> 0 THEN new.until END,"         \
+     " attempt = CASE WHEN new.done <> 0 THEN attempt ELSE 0 END WHERE id = new.id; END") \
+  XX("CREATE TRIGGER IF NOT EXISTS lease_jobs_claimed AFTER UPDATE OF fence ON jobs" \
+     " WHEN new.fence > old.fence BEGIN"                                  \
+     " UPDATE lease_queue SET attempt = attempt + 1 WHERE id = new.id; END") \
+  XX("CREATE TRIGGER IF NOT EXISTS lease_jobs_added AFTER INSERT ON jobs"  \
+     " WHEN typeof(new.id) = 'text' BEGIN"                                \
+     " INSERT OR REPLACE INTO lease_queue(id, seq, state, finished_at)"   \
+     " VALUES (new.id, new.rowid, new.done <> 0,"                         \
+     " CASE WHEN new.done <> 0 THEN new.until END); END")                 \
+  XX("DELETE FROM lease_queue WHERE id NOT IN (SELECT id FROM jobs)")     \
+  XX("INSERT OR IGNORE INTO lease_queue(id, seq, state, finished_at)"     \
+     " SELECT id, rowid, done <> 0, CASE WHEN done <> 0 THEN until END FROM jobs" \
+     " WHERE typeof(id) = 'text'")
+
+/* The trigger whose presence says the schema above is complete (it is
+** created last). */
+#define LSQ_SQL_QUEUE_MARK "lease_jobs_added"
+
+/*
+** A job's status at now (the parameter `now`; NULL gives 0, unknown), over
+** j (the jobs row) and q (its lease_queue row, NULL columns when none):
+** lease.h's LEASE_STATUS_* numbers, in its order of precedence.
+*/
+#define LSQ_SQL_STATUS(now)                                               \
+  "(CASE WHEN " now " IS NULL THEN 0 WHEN j.done <> 0 THEN 5"            \
+  " WHEN q.state = 2 THEN 6 WHEN q.state = 3 THEN 7"                     \
+  " WHEN j.until > " now " THEN 3"                                       \
+  " WHEN q.run_at > " now " THEN (CASE WHEN q.attempt > 0 THEN 4 ELSE 2 END)" \
+  " ELSE 1 END)"
+
+/* A job row with its queue data, lease_row's order: id, owner, until,
+** fence, result (NULL unless `res`), done, blocked code, payload, queue,
+** priority, run_at, attempt, max_attempts, finished_at, status (at `now`),
+** seq, result size.  From j, the jobs rows `where` selects. */
+#define LSQ_SQL_FULL_ROW(now, res, where)                                 \
+  "SELECT j.id, j.owner, j.until, j.fence, CASE WHEN " res " THEN j.result END," \
+  " j.done, j.b, q.payload, coalesce(q.queue, 'default'), coalesce(q.priority, 0)," \
+  " q.run_at, coalesce(q.attempt, 0), coalesce(q.max_attempts, 25), q.finished_at, " \
+  LSQ_SQL_STATUS(now) ", j.rid, coalesce(length(CAST(j.result AS BLOB)), 0)" \
+  " FROM (SELECT rowid AS rid, id, owner, until, fence, result, done,"   \
+  " CASE WHEN done <> 0 THEN 0 ELSE " LSQ_SQL_BLOCKED " END AS b FROM jobs" \
+  " WHERE " where ") AS j LEFT JOIN lease_queue AS q ON q.id = j.id"
+
+/* One job.  ?1 id, ?2 now. */
+#define LSQ_SQL_Q_STATE LSQ_SQL_FULL_ROW("?2", "1", "id = ?1")
+
+/* A page of jobs.  ?1 after (seq), ?2 now, ?3 limit, ?4 status (0: all),
+** ?5 queue (NULL: all), ?6 load results (0 or 1). */
+#define LSQ_SQL_Q_LIST                                                    \
+  LSQ_SQL_FULL_ROW("?2", "?6", "rowid > ?1")                             \
+  " WHERE (?4 = 0 OR " LSQ_SQL_STATUS("?2") " = ?4)"                    \
+  " AND (?5 IS NULL OR coalesce(q.queue, 'default') = ?5)"              \
+  " ORDER BY j.rid LIMIT ?3"
+
+/* Counts: total, done, ready, held, blocked, then one per status 1..7.  ?1 now, ?2 queue
+** (NULL: all). */
+#define LSQ_SQL_Q_TALLY                                                   \
+  "SELECT count(*), total(done <> 0), total(done = 0 AND b = 0 AND until <= ?1)," \
+  " total(done = 0 AND b = 0 AND until > ?1), total(done = 0 AND b <> 0)," \
+  " total(s = 1), total(s = 2), total(s = 3), total(s = 4), total(s = 5)," \
+  " total(s = 6), total(s = 7) FROM (SELECT j.done, j.until, j.b, "       \
+  LSQ_SQL_STATUS("?1") " AS s FROM (SELECT id, done, until,"             \
+  " CASE WHEN done <> 0 THEN 0 ELSE " LSQ_SQL_BLOCKED " END AS b FROM jobs) AS j" \
+  " LEFT JOIN lease_queue AS q ON q.id = j.id"                           \
+  " WHERE ?2 IS NULL OR coalesce(q.queue, 'default') = ?2)"
+
+/* The data of a job just inserted.  ?1 id, ?2 payload, ?3 queue,
+** ?4 priority, ?5 run_at, ?6 max_attempts. */
+#define LSQ_SQL_Q_DATA                                                    \
+  "UPDATE lease_queue SET payload = ?2, queue = ?3, priority = ?4, run_at = ?5," \
+  " max_attempts = ?6 WHERE id = ?1"
+
+/* A lease that expired without complete, fail or release, found by the
+** next claim of its job: the job still names an owner, until <= now.
+** ?1 id, ?2 now.  Columns: owner, fence, until, attempt, max_attempts. */
+#define LSQ_SQL_Q_EXPIRED                                                 \
+  "SELECT j.owner, j.fence, j.until, q.attempt, q.max_attempts"          \
+  " FROM jobs AS j JOIN lease_queue AS q ON q.id = j.id"                 \
+  " WHERE j.id = ?1 AND j.done = 0 AND q.state = 0 AND j.owner IS NOT NULL" \
+  " AND j.until <= ?2"
+
+/* Record an error.  ?1 id, ?2 attempt, ?3 at, ?4 owner, ?5 fence, ?6 message. */
+#define LSQ_SQL_Q_ERROR_ADD                                               \
+  "INSERT INTO lease_errors(id, attempt, at, owner, fence, message)"     \
+  " VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
+
+/* End a job: ?1 id, ?2 state (2 discarded, 3 cancelled), ?3 finished_at. */
+#define LSQ_SQL_Q_END                                                     \
+  "UPDATE lease_queue SET state = ?2, finished_at = ?3 WHERE id = ?1 AND state = 0"
+
+/* When a completion was stored.  ?1 id, ?2 now. */
+#define LSQ_SQL_Q_FINISHED "UPDATE lease_queue SET finished_at = ?2 WHERE id = ?1"
+
+/*
+** The ready jobs of a queue, in claim order.  ?1 queue, ?2 now, ?3 how
+** many.  lease_queue_ready yields the jobs the queue has not ended in
+** (priority, run_at, seq) order within the queue; run_at NULL (at once)
+** sorts first.  The jobs row must be claimable (claim's rule).
+** Columns: id, payload, queue, priority, attempt, max_attempts.
+*/
+#define LSQ_SQL_Q_CANDIDATES                                              \
+  "SELECT q.id, q.payload, q.queue, q.priority, q.attempt, q.max_attempts" \
+  " FROM lease_queue AS q WHERE q.state = 0 AND q.queue = ?1"            \
+  " AND (q.run_at IS NULL OR q.run_at <= ?2)"                            \
+  " AND EXISTS (SELECT 1 FROM jobs WHERE id = q.id AND done = 0 AND until <= ?2" \
+  " AND " LSQ_SQL_BLOCKED " = 0)"                                        \
+  " ORDER BY q.priority, q.run_at, q.seq LIMIT ?3"
+
+/* fail's guarded write: complete's guard, then the lease ends (owner
+** NULL, until 0; the fence is kept).  ?1 id, ?2 owner, ?3 fence, ?4 now. */
+#define LSQ_SQL_Q_FAIL                                                    \
+  "UPDATE jobs SET owner = NULL, until = 0"                              \
+  " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4" \
+  " AND " LSQ_SQL_NOT_ENDED                                               \
+  " AND " LSQ_SQL_BLOCKED " = 0"
+
+/* A job's attempt and max_attempts.  ?1 id. */
+#define LSQ_SQL_Q_ATTEMPTS "SELECT attempt, max_attempts FROM lease_queue WHERE id = ?1"
+
+/* After a failure: ?1 id, ?2 attempt, ?3 state, ?4 run_at, ?5 finished_at. */
+#define LSQ_SQL_Q_AFTER_FAIL                                              \
+  "UPDATE lease_queue SET attempt = ?2, state = ?3, run_at = ?4, finished_at = ?5" \
+  " WHERE id = ?1"
+
+/* What retry and cancel decide on.  ?1 id, ?2 now.  Columns: done,
+** held (until > now), end state. */
+#define LSQ_SQL_Q_INFO                                                    \
+  "SELECT done <> 0, until > ?2,"                                        \
+  " coalesce((SELECT state FROM lease_queue AS q WHERE q.id = jobs.id), 0)" \
+  " FROM jobs WHERE id = ?1"
+
+/* retry: the job open and not held (the fence kept), then its queue row
+** open with a fresh attempt budget.  ?1 id. */
+#define LSQ_SQL_Q_REOPEN "UPDATE jobs SET done = 0, owner = NULL, until = 0 WHERE id = ?1"
+#define LSQ_SQL_Q_RESET                                                   \
+  "UPDATE lease_queue SET state = 0, attempt = 0, run_at = NULL, finished_at = NULL" \
+  " WHERE id = ?1"
+
+/*
+** prune: delete the jobs the queue ended before ?1 (finished_at < ?1), of
+** queue ?2 (NULL: all) and state ?3 (0: any ended), never one still held
+** (not done, until > ?1).  The triggers remove their queue rows and errors.
+*/
+#define LSQ_SQL_Q_PRUNE                                                   \
+  "DELETE FROM jobs WHERE id IN (SELECT q.id FROM lease_queue AS q"      \
+  " WHERE q.state <> 0 AND q.finished_at < ?1"                           \
+  " AND (?2 IS NULL OR q.queue = ?2) AND (?3 = 0 OR q.state = ?3)"        \
+  " AND NOT EXISTS (SELECT 1 FROM jobs WHERE id = q.id AND done = 0 AND until > ?1))"
+
+/* The errors of a job, oldest first.  ?1 id, ?2 limit. */
+#define LSQ_SQL_Q_ERRORS                                                  \
+  "SELECT attempt, at, owner, fence, message FROM lease_errors WHERE id = ?1" \
+  " ORDER BY rowid LIMIT ?2"
+
+/* The cached statements of the queue. */
+#define LSQ_QUEUE_STATEMENT_MAP(XX)      \
+  XX(Q_STATE, LSQ_SQL_Q_STATE)           \
+  XX(Q_LIST, LSQ_SQL_Q_LIST)             \
+  XX(Q_DATA, LSQ_SQL_Q_DATA)             \
+  XX(Q_EXPIRED, LSQ_SQL_Q_EXPIRED)       \
+  XX(Q_ERROR_ADD, LSQ_SQL_Q_ERROR_ADD)   \
+  XX(Q_END, LSQ_SQL_Q_END)               \
+  XX(Q_FINISHED, LSQ_SQL_Q_FINISHED)     \
+  XX(Q_CANDIDATES, LSQ_SQL_Q_CANDIDATES) \
+  XX(Q_FAIL, LSQ_SQL_Q_FAIL)             \
+  XX(Q_ATTEMPTS, LSQ_SQL_Q_ATTEMPTS)     \
+  XX(Q_AFTER_FAIL, LSQ_SQL_Q_AFTER_FAIL) \
+  XX(Q_INFO, LSQ_SQL_Q_INFO)             \
+  XX(Q_REOPEN, LSQ_SQL_Q_REOPEN)         \
+  XX(Q_RESET, LSQ_SQL_Q_RESET)           \
+  XX(Q_PRUNE, LSQ_SQL_Q_PRUNE)           \
+  XX(Q_ERRORS, LSQ_SQL_Q_ERRORS)
+
+#endif

@@ -97,7 +97,7 @@ describe("the main job (examples/wordcount.lua)", function()
     assert.truthy(out:find("\n    last error attempt 3: simulated failure on every attempt", 1, true), out)
     assert.truthy(out:find(": ok\n", 1, true), out)
     -- and the file says so too
-    assert.are.equal("word1 10\nalpha 1\nbeta 1\ndelta 1\ngamma 1", lease.state(db, dir .. "/f1.txt").result)
+    assert.are.equal("word 10\nalpha 1\nbeta 1\ndelta 1\ngamma 1", lease.state(db, dir .. "/f1.txt").result)
     -- the last file is the one that always fails: discarded, an error per attempt
     local deep = lease.state(db, dir .. "/sub/deep.txt")
     assert.are.equal("discarded", deep.status)

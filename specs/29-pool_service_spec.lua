@@ -66,7 +66,7 @@ describe("lease.pool failures", function()
     local s = pool.run({
       db = p, workers = 1, ttl = 30, signals = false, drain_wait = 0,
       backoff = function() return 100 end,
-      handler = function() error("later") end,
+      handler = function() error("later", 0) end,
     })
     assert.are.equal(1, s.retried)
     local st = lease.state(p, "a")
@@ -265,9 +265,11 @@ describe("lease.pool shutdown", function()
       db = p, workers = 1, ttl = 30, poll = 0.01, forever = true, shutdown_grace = 30,
       handler = function(job)
         local l = require("lease")
+        -- TERM twice: while os.execute runs, glibc's system() ignores SIGINT
+        -- in the whole process, so a kill -INT sent from it would be lost
         os.execute("kill -TERM " .. l.pid())
-        l.sleep(0.2)
-        os.execute("kill -INT " .. l.pid())
+        l.sleep(0.3)
+        os.execute("kill -TERM " .. l.pid())
         l.sleep(3)
         return "late " .. job.fence
       end,
@@ -342,7 +344,7 @@ describe("lease.pool options", function()
       assert.truthy(err:find("bad argument #1 to 'lease.pool.run' (" .. c[2], 1, true), err)
     end
     local up = 2
-    local err = H.error_of(pool.run, { db = p, handler = h, backoff = function() return up end })
+    local err = H.error_of(function() pool.run({ db = p, handler = h, backoff = function() return up end }) end)
     assert.truthy(err:find("(backoff must have no upvalue but _ENV", 1, true), err)
     assert.truthy(err:find("^specs/29%-pool_service_spec%.lua:%d+: bad argument"), err)
     local st = lease.state(p, "a")

@@ -335,7 +335,7 @@ local function cmd_jobs(argv, out)
       out:write(string.format(fmt, show_bytes(j.id), tostring(j.status or "-"),
         show_bytes(j.queue or "-"), string.format("%s/%s", tostring(j.attempt or "-"),
         tostring(j.max_attempts or "-")), j.owner and show_bytes(j.owner) or "-", left(j, now),
-        j.fence, size and (size .. " B") or "-"))
+        j.fence, (size and (size > 0 or j.status == "completed")) and (size .. " B") or "-"))
       local e = last_error(j)
       if e then out:write("    last error ", e, "\n") end
     end
@@ -471,7 +471,7 @@ end
 local function cmd_retry(argv, out)
   local flags, pos = parse(argv, 2, { ["--discarded"] = false, ["--queue"] = true, ["--json"] = false })
   if #pos < 1 then usage("retry takes a database path, then job ids or --discarded") end
-  if flags["--discarded"] == (#pos > 1) then usage("give job ids or --discarded, not both, not neither") end
+  if (flags["--discarded"] == true) == (#pos > 1) then usage("give job ids or --discarded, not both, not neither") end
   local queue = queue_flag(flags)
   if queue and not flags["--discarded"] then usage("--queue goes with --discarded") end
   return compat.using(open_rw(pos[1], false), function(db)

@@ -891,6 +891,7 @@ return {
     from = [["UPDATE lease_queue SET state = 0, attempt = 0, run_at = NULL, finished_at = NULL"]],
     to = [["UPDATE lease_queue SET state = 0, run_at = NULL, finished_at = NULL"]],
     hint = "specs/31-queue_fail_spec.lua",
+  },
   -- The job-queue service (lease.pool, lease.cli, lease_process.c) -------
   {
     name = "pool-owner-shared-across-processes", step = "own", file = "lua/lease/pool.lua",

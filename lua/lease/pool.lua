@@ -400,8 +400,8 @@ end
 
 --- Whether a draining worker is finished: nothing of its queue is
 -- available or running, and no retry is due within cfg.drain_wait seconds.
--- Jobs scheduled for later (never tried yet) and retries due later stay
--- in the queue.  Reads only: counts, then (when retries wait) their run_at.
+-- Jobs scheduled for later (never tried yet), retries due later and
+-- blocked jobs stay in the queue.  Reads only: counts, then (when retries wait) their run_at.
 -- @tparam table w the worker
 -- @treturn boolean
 -- @raise a database error
@@ -409,7 +409,9 @@ local function drained(w)
   local now = require("lease").now()
   local cfg = w.cfg
   local c = w.db:counts(now, cfg.queue)
-  if c.available > 0 or c.running > 0 then return false end
+  -- a blocked job (values another client stored that the engine cannot
+  -- honour) counts as available or running, but no worker can take it
+  if c.available + c.running > c.blocked then return false end
   if c.retryable == 0 then return true end
   local after = 0
   repeat
@@ -650,7 +652,8 @@ end
 -- error), interrupted (the signal's name, when one stopped the pool),
 -- unfinished (workers still running a handler when the pool returned;
 -- their jobs were failed back and their late writes are refused), counts
--- (db:counts of the queue at the end).
+-- (db:counts of the queue at the end), blocked (jobs left that no worker
+-- can take: another client stored values the engine cannot honour).
 -- @raise "bad argument #1 to 'lease.pool.run' (...)" for bad options,
 -- including values that cannot be copied to the worker threads; a database
 -- error when the file cannot be opened; everything after the workers start
@@ -699,6 +702,7 @@ function pool.run(options)
   s.counts = compat.using(lease.open(cfg.db, cfg.open), function(db)
     return db:counts(lease.now(), cfg.queue)
   end)
+  s.blocked = s.counts.blocked   -- jobs left that no worker can take (db:jobs("blocked"))
   s.wall = lease.now() - t0
   s.rate = s.wall > 0 and s.done / s.wall or 0
   return s
@@ -717,6 +721,7 @@ function pool.format(s)
     string.format("refused as stale   %d completes and fails, %d renewals", s.refused, s.renew_refused),
     string.format("renewals           %d", s.renewed),
     string.format("max fence          %d", s.max_fence),
+    string.format("blocked jobs       %d", c.blocked or 0),
     string.format("wall time          %.3f s", s.wall),
     string.format("throughput         %.1f jobs/s", s.rate),
     string.format("queue now          %d available, %d scheduled, %d running, %d retryable, "

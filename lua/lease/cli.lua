@@ -270,19 +270,22 @@ local function open_rw(path, create)
   return require("lease").open(path, { create = create })
 end
 
---- The last error of a job as one line, or nil when it has none.
--- @tparam table job a job with its errors list
--- @treturn ?string "attempt N: message"
-local function last_error(job)
-  local e = job.errors and job.errors[#job.errors]
-  if not e then return nil end
-  return string.format("attempt %s: %s", tostring(e.attempt), show_bytes(e.message or ""))
+--- Write the errors of a job a list loaded, one indented line each,
+-- oldest first ("    error attempt N at T by OWNER: message").
+-- @tparam file out where the lines go
+-- @tparam table job a job, with its errors list when it was loaded
+local function write_errors(out, job)
+  for _, e in ipairs(job.errors or {}) do
+    out:write(string.format("    error attempt %s at %.3f by %s: %s\n", tostring(e.attempt), e.at,
+      show_bytes(e.owner or "-"), show_bytes(e.message or "")))
+  end
 end
 
 --- lease jobs DB [--status S] [--queue Q] [--errors] [--ready|--held|--done|--blocked]
 -- [--json] [--now T]: lists jobs in enqueue order, as a table a person
 -- reads (id, status, queue, attempts, owner, time left on the lease, fence,
--- result size, and the last error of a job that failed) with a count
+-- result size; with --errors, or for discarded and retryable jobs, every
+-- error kept under the job) with a count
 -- line, or one JSON array.  Results are never loaded, only their sizes.
 -- --ready, --held and --done are --status available, running and
 -- completed; --blocked lists the jobs no worker can take.
@@ -336,8 +339,7 @@ local function cmd_jobs(argv, out)
         show_bytes(j.queue or "-"), string.format("%s/%s", tostring(j.attempt or "-"),
         tostring(j.max_attempts or "-")), j.owner and show_bytes(j.owner) or "-", left(j, now),
         j.fence, (size and (size > 0 or j.status == "completed")) and (size .. " B") or "-"))
-      local e = last_error(j)
-      if e then out:write("    last error ", e, "\n") end
+      write_errors(out, j)
     end
     local c = db:counts(now, queue)
     local parts = {}

@@ -39,7 +39,8 @@ describe("lease.pool", function()
       assert.is_true(st.done)
       assert.are.equal(id .. "@1", st.result)
     end
-    assert.are.same({ total = 40, ready = 0, held = 0, done = 40, blocked = 0 }, H.counts(db:counts(lease.now())))
+    local c = db:counts(lease.now())
+    assert.are.same({ 40, 40, 0, 0 }, { c.total, c.completed, c.available, c.running })
   end)
 
   it("refuses stalled workers' late completions; the takeover's result stands", function()
@@ -103,63 +104,41 @@ describe("lease.pool", function()
     assert.are.equal("ok@1", lease.state(p, "j1").result)
   end)
 
-  it("releases a job whose handler failed, so it is retried at once", function()
+  it("fails a job whose handler raised through db:fail; it runs again after the backoff", function()
     local p = queue(3)
     local s = pool.run({
-      db = p, workers = 2, ttl = 30,
+      db = p, workers = 2, ttl = 30, poll = 0.01, backoff = function() return 0 end,
       handler = function(job)
         if job.id == "j2" and job.fence == 1 then error("flaky") end
         return job.id .. "@" .. job.fence
       end,
     })
     assert.are.equal(1, s.handler_errors)
-    assert.are.equal(1, s.released)
+    assert.are.equal(1, s.retried)
     assert.are.equal(3, s.done)
     assert.truthy(s.errors[1]:find("j2: .*flaky"), s.errors[1])
-    assert.are.equal("j2@2", lease.state(p, "j2").result)
+    local st = lease.state(p, "j2")
+    assert.are.equal("j2@2", st.result)
+    assert.truthy(st.errors[1].message:find("flaky", 1, true), st.errors[1].message)
   end)
 
-  it("gives a job up after `attempts` failed claims: done, nil result, listed", function()
-    local p = queue(2)
+  it("a job whose every attempt outlives its lease ends discarded, never completed", function()
+    local db, p = H.fresh("pool")
+    db:enqueue("j1", { max_attempts = 2 })
+    db:enqueue("j2")
+    db:close()
     local s = pool.run({
-      db = p, workers = 2, ttl = 30, attempts = 3,
-      handler = function(job)
-        if job.id == "j1" then error("always") end
-        return "fine"
-      end,
-    })
-    assert.are.same({ "j1" }, s.gave_up)
-    assert.are.equal(3, s.handler_errors)
-    assert.are.equal(2, s.released)
-    assert.are.equal(1, s.done)
-    local st = lease.state(p, "j1")
-    assert.is_true(st.done)
-    assert.is_nil(st.result)
-    assert.are.equal(3, st.fence)
-    assert.are.equal("fine", lease.state(p, "j2").result)
-  end)
-
-  it("gives up a job whose every attempt outlived its lease", function()
-    local p = queue(2)
-    local s = pool.run({
-      db = p, workers = 2, ttl = 0.1, poll = 0.01, attempts = 2,
+      db = p, workers = 2, ttl = 0.1, poll = 0.01,
       handler = function(job)
         if job.id == "j1" then require("lease").sleep(0.3) end   -- never heartbeats
         return "fine"
       end,
     })
-    assert.are.same({ "j1" }, s.gave_up)
     assert.are.equal(2, s.refused)
-    local refusals = 0
-    for k, n in pairs(s.refusals) do
-      assert.truthy(k:find("^complete %a"), k)
-      refusals = refusals + n
-    end
-    assert.are.equal(2, refusals)
+    for k in pairs(s.refusals) do assert.truthy(k:find("^complete %a"), k) end
     local st = lease.state(p, "j1")
-    assert.is_true(st.done)
+    assert.are.equal("discarded", st.status)
     assert.is_nil(st.result)
-    assert.are.equal(3, st.fence)
     assert.are.equal("fine", lease.state(p, "j2").result)
   end)
 
@@ -177,8 +156,8 @@ describe("lease.pool", function()
 
   it("treats a non-string result as a handler error", function()
     local p = queue(1)
-    local s = pool.run({ db = p, workers = 1, ttl = 30, attempts = 1,
-                         handler = function() return 42 end })
+    local s = pool.run({ db = p, workers = 1, ttl = 30, backoff = function() return 100 end,
+                         drain_wait = 0, handler = function() return 42 end })
     assert.are.equal(1, s.handler_errors)
     assert.truthy(s.errors[1]:find("handler returned a number", 1, true), s.errors[1])
   end)
@@ -201,7 +180,7 @@ describe("lease.pool", function()
     finally(function() db:close() end)
     for i = 1, 10 do
       local r = db:state("j" .. i).result
-      assert.truthy(r:match("^pool%-%d#%d+$"), r)
+      assert.truthy(r:match("^.+:%d+:%d#%d+$"), r)
       assert.is_nil(seen[r])
       seen[r] = true
     end
@@ -247,7 +226,7 @@ describe("lease.pool", function()
       { { db = p, handler = tag, bogus = 1 }, "unknown option 'bogus'" },
       { { handler = tag }, "db must be a non-empty string" },
       { { db = p, handler = "f" }, "handler must be a function, got string" },
-      { { db = p, handler = tag, attempts = 0 }, "attempts must be an integer >= 1" },
+      { { db = p, handler = tag, attempts = 3 }, "unknown option 'attempts'" },
     }) do
       local err = H.error_of(pool.run, c[1])
       assert.truthy(err:find("bad argument #1 to 'lease.pool.run' (" .. c[2], 1, true), err)

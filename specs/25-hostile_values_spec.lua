@@ -143,10 +143,10 @@ end)
 describe("the pool and the lease program with odd inputs", function()
   it("survives a handler error object whose __tostring raises", function()
     local db, p = H.fresh("tostring")
-    db:enqueue_many({ "j1", "j2", "j3", "j4" })
+    db:enqueue_many({ "j1", "j2", "j3", "j4" }, { max_attempts = 1 })
     db:close()
     local s = pool.run({
-      db = p, workers = 2, ttl = 30, attempts = 1,
+      db = p, workers = 2, ttl = 30,
       handler = function(job)
         if job.id == "j2" then
           error(setmetatable({}, { __tostring = function() error("no tostring for you") end }))
@@ -156,8 +156,9 @@ describe("the pool and the lease program with odd inputs", function()
     })
     assert.are.same({}, s.failed)
     assert.are.equal(3, s.done)
-    assert.are.same({ "j2" }, s.gave_up)
+    assert.are.same({ "j2" }, s.discarded_ids)
     assert.truthy(s.errors[1]:find("j2: (an error object of type table)", 1, true), s.errors[1])
+    assert.are.equal("(an error object of type table)", lease.state(p, "j2").errors[1].message)
   end)
 
   it("refuses options that cannot reach the worker threads, or a ttl too small to matter", function()

@@ -14,8 +14,9 @@
 **                                     -i, -v, -E, -W, --, - (stdin)
 **   lease                             a prompt on a terminal, else stdin
 **   lease -h | --help | --version     the usage (from lease.cli), the version
-**   lease COMMAND [args]              a subcommand of lease.cli (pool, jobs,
-**                                     show); a first argument that is a word
+**   lease COMMAND [args]              a subcommand of lease.cli (pool,
+**                                     enqueue, jobs, show, retry, cancel,
+**                                     prune); a first argument that is a word
 **                                     (no '.' or '/') always names a command
 **
 ** `lease` and `lease.thread` are in package.preload, so a script needs no

@@ -1168,6 +1168,7 @@ LEASE_API int luaopen_lease(lua_State *L) {
   lua_setfield(L, -2, "_VERSION");
   lua_pushliteral(L, LEASE_VERSION);
   lua_setfield(L, -2, "version");
+  lease_lua_process_register(L);   /* pid, hostname, on_signal, signals */
   /* lease.thread: the same table as require "lease.thread" (lease_thread.c) */
   luaL_requiref(L, "lease.thread", luaopen_lease_thread, 0);
   lua_setfield(L, -2, "thread");

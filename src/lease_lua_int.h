@@ -258,4 +258,8 @@ extern const lease_lua_source lease_lua_sources[];
 */
 int lease_lua_run_embedded(lua_State *L, int i);
 
+/* lease_lua_process_register (lease_process.c): add lease.pid,
+** lease.hostname, lease.on_signal and lease.signals to the table on top. */
+void lease_lua_process_register(lua_State *L);
+
 #endif

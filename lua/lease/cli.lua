@@ -1,8 +1,14 @@
 --- The subcommands of the `lease` host program, and its usage text.
 --
---   lease pool [-j N] [--ttl S] [--quiet] WORKER.lua DB
---   lease jobs DB [--ready|--held|--done|--blocked] [--json] [--now T]
+--   lease pool [-j N] [--ttl S] [--queue Q] [--forever] [--grace S] [--batch N]
+--              [--poll S] [--drain-wait S] [--quiet] WORKER.lua DB
+--   lease enqueue DB ID [--payload S] [--queue Q] [--priority N]
+--                 [--run-at T | --in SECONDS] [--max-attempts N] [--json]
+--   lease jobs DB [--status S] [--queue Q] [--errors] [--json] [--now T]
 --   lease show DB ID [--json] [--now T]
+--   lease retry DB ID... | DB --discarded [--queue Q] [--json]
+--   lease cancel DB ID... [--json]
+--   lease prune DB --before T [--queue Q] [--status S] [--json]
 --
 -- Inspection reads `until` as wall-clock seconds (lease.now(), what the pool
 -- stores); a database kept on another clock passes its own --now.  The
@@ -133,22 +139,52 @@ local function utf8_safe(s)
   return table.concat(out)
 end
 
+--- Whether x is a finite number (JSON can write it).
+-- @param x any value
+-- @treturn boolean
+local function finite(x)
+  return type(x) == "number" and x == x and x ~= math.huge and x ~= -math.huge
+end
+
+--- The errors of a job for JSON (texts made valid UTF-8).
+-- @tparam ?table errors the job's errors list
+-- @treturn ?table
+local function errors_json(errors)
+  if not errors then return nil end
+  local out = {}
+  for k, e in ipairs(errors) do
+    out[k] = { attempt = e.attempt, at = finite(e.at) and e.at or nil, owner = utf8_safe(e.owner),
+               fence = e.fence, message = utf8_safe(e.message) }
+  end
+  return out
+end
+
 --- The JSON text of a job, one object (lease.json: numbers read back exactly).
 -- `until` is null when the stored value is not a finite number (the job
--- is then blocked, and `blocked` says why).
+-- is then blocked, and `blocked` says why).  Results are counted in
+-- bytes (result_bytes); the text itself only with with_result.
 -- @tparam table job a job as db:state or db:jobs returns it
--- @tparam boolean with_result whether to include the result text
+-- @tparam boolean with_result whether to include the result and payload text
 -- @treturn string the JSON object
 local function job_json(job, with_result)
   local json = require("lease.json")
   local u = job["until"]
-  local finite = u == u and u ~= math.huge and u ~= -math.huge
-  local t = { id = utf8_safe(job.id), owner = utf8_safe(job.owner) or json.null,
-              ["until"] = finite and u or json.null, fence = job.fence, done = job.done,
-              result_bytes = job.result and #job.result or 0, blocked = job.blocked }
-  if with_result then t.result = utf8_safe(job.result) or json.null end
-  return json.encode(t, { keyorder = { "id", "owner", "until", "fence", "done", "result_bytes",
-                                       "blocked", "result" } })
+  local t = { id = utf8_safe(job.id), status = job.status, queue = utf8_safe(job.queue),
+              priority = job.priority, run_at = finite(job.run_at) and job.run_at or nil,
+              attempt = job.attempt, max_attempts = job.max_attempts,
+              owner = utf8_safe(job.owner) or json.null,
+              ["until"] = finite(u) and u or json.null, fence = job.fence, done = job.done,
+              payload_bytes = job.payload and #job.payload or 0,
+              result_bytes = job.result_size or (job.result and #job.result) or 0,
+              blocked = job.blocked, errors = errors_json(job.errors) }
+  if with_result then
+    t.payload = utf8_safe(job.payload) or json.null
+    t.result = utf8_safe(job.result) or json.null
+  end
+  return json.encode(t, { keyorder = { "id", "status", "queue", "priority", "run_at", "attempt",
+                                       "max_attempts", "owner", "until", "fence", "done",
+                                       "payload_bytes", "result_bytes", "blocked", "errors",
+                                       "payload", "result" } })
 end
 
 --- The time inspection measures leases from: --now T, or lease.now().
@@ -172,30 +208,116 @@ local function open_ro(path)
   return require("lease").open(path, { readonly = true, create = false })
 end
 
---- lease jobs DB [--ready|--held|--done|--blocked] [--json] [--now T]:
--- lists jobs in enqueue order, as a table a person reads (id, owner, time
--- left on the lease, fence, done, result size) with a count line, or one
--- JSON array.
+--- A number flag, checked.
+-- @tparam table flags the parsed flags
+-- @tparam string name the flag ("--priority")
+-- @tparam string kind "integer", "time" (finite) or "seconds" (finite, >= 0)
+-- @tparam[opt] integer min for an integer: the smallest allowed
+-- @return the number, or nil when the flag was not given
+-- @raise a usage error naming the flag
+local function number_flag(flags, name, kind, min)
+  local text = flags[name]
+  if text == nil then return nil end
+  local x = tonumber(text)
+  if kind == "integer" then
+    x = x and compat.tointeger(x)
+    if not x or (min and x < min) then
+      usage(string.format("%s needs an integer%s, got '%s'", name,
+        min and (" >= " .. min) or "", text))
+    end
+    return x
+  end
+  if not x or x ~= x or x == math.huge or x == -math.huge or (kind == "seconds" and x < 0) then
+    usage(string.format("%s needs a finite number%s, got '%s'", name,
+      kind == "seconds" and " of seconds >= 0" or "", text))
+  end
+  return x
+end
+
+-- The statuses a job can have (db:state's status), for --status.
+local STATUSES = { available = true, scheduled = true, running = true, retryable = true,
+                   completed = true, discarded = true, cancelled = true }
+
+--- The --status flag, checked (nil when not given).
+-- @tparam table flags the parsed flags
+-- @treturn ?string
+-- @raise a usage error naming the flag and the words it takes
+local function status_flag(flags)
+  local st = flags["--status"]
+  if st ~= nil and not STATUSES[st] then
+    usage("--status needs one of available, scheduled, running, retryable, completed, discarded, "
+      .. "cancelled, got '" .. st .. "'")
+  end
+  return st
+end
+
+--- The --queue flag, checked (nil when not given).
+-- @tparam table flags the parsed flags
+-- @treturn ?string
+-- @raise a usage error when it is empty
+local function queue_flag(flags)
+  local q = flags["--queue"]
+  if q == "" then usage("--queue needs a non-empty name") end
+  return q
+end
+
+--- Open a database for writing; create it only when asked.
+-- @tparam string path the database file
+-- @tparam boolean create whether a missing file is created
+-- @return a lease handle
+-- @raise lease.open's error, e.g. [cantopen] for a missing file
+local function open_rw(path, create)
+  return require("lease").open(path, { create = create })
+end
+
+--- Write the errors of a job a list loaded, one indented line each,
+-- oldest first ("    error attempt N at T by OWNER: message").
+-- @tparam file out where the lines go
+-- @tparam table job a job, with its errors list when it was loaded
+local function write_errors(out, job)
+  for _, e in ipairs(job.errors or {}) do
+    out:write(string.format("    error attempt %s at %.3f by %s: %s\n", tostring(e.attempt), e.at,
+      show_bytes(e.owner or "-"), show_bytes(e.message or "")))
+  end
+end
+
+--- lease jobs DB [--status S] [--queue Q] [--errors] [--ready|--held|--done|--blocked]
+-- [--json] [--now T]: lists jobs in enqueue order, as a table a person
+-- reads (id, status, queue, attempts, owner, time left on the lease, fence,
+-- result size; with --errors, or for discarded and retryable jobs, every
+-- error kept under the job) with a count
+-- line, or one JSON array.  Results are never loaded, only their sizes.
+-- --ready, --held and --done are --status available, running and
+-- completed; --blocked lists the jobs no worker can take.
 -- @tparam table argv {"jobs", args...}
 -- @tparam file out where the list goes
 -- @treturn integer 0
 -- @raise a usage error, or a database error
 local function cmd_jobs(argv, out)
   local flags, pos = parse(argv, 2, { ["--ready"] = false, ["--held"] = false, ["--done"] = false,
-                                     ["--blocked"] = false, ["--json"] = false, ["--now"] = true })
+                                     ["--blocked"] = false, ["--json"] = false, ["--now"] = true,
+                                     ["--status"] = true, ["--queue"] = true, ["--errors"] = false })
   if #pos ~= 1 then usage("jobs takes one database path") end
-  local which = "all"
-  for _, w in ipairs({ "ready", "held", "done", "blocked" }) do
+  local status = status_flag(flags)
+  local queue = queue_flag(flags)
+  local blocked = false
+  for w, st in pairs({ ready = "available", held = "running", done = "completed", blocked = true }) do
     if flags["--" .. w] then
-      if which ~= "all" then usage("give at most one of --ready, --held, --done, --blocked") end
-      which = w
+      if status or blocked then usage("give at most one of --status, --ready, --held, --done, --blocked") end
+      if st == true then blocked = true else status = st end
     end
   end
+  local with_errors = flags["--errors"] or status == "discarded" or status == "retryable"
   local now = now_from(flags)
   return compat.using(open_ro(pos[1]), function(db)
     local rows, after = {}, 0
     repeat
-      local page = db:jobs(which, now, 1000, after)
+      local page
+      if blocked then page = db:jobs("blocked", now, 1000, after)
+      else
+        page = db:jobs({ status = status, queue = queue, now = now, limit = 1000, after = after,
+                         results = false, errors = with_errors or nil })
+      end
       for _, j in ipairs(page) do rows[#rows + 1] = j end
       if #page > 0 then after = page[#page].seq end
     until #page < 1000
@@ -208,22 +330,32 @@ local function cmd_jobs(argv, out)
     local w = 2
     for _, j in ipairs(rows) do w = math.max(w, #show_bytes(j.id)) end
     w = math.min(w, 60)
-    local fmt = "%-" .. w .. "s  %-12s  %-18s  %6s  %-4s  %s\n"
-    out:write(string.format(fmt, "ID", "OWNER", "LEASE LEFT", "FENCE", "DONE", "RESULT"))
+    local fmt = "%-" .. w .. "s  %-10s  %-10s  %-7s  %-12s  %-18s  %6s  %s\n"
+    out:write(string.format(fmt, "ID", "STATUS", "QUEUE", "ATTEMPT", "OWNER", "LEASE LEFT", "FENCE",
+      "RESULT"))
     for _, j in ipairs(rows) do
-      out:write(string.format(fmt, show_bytes(j.id), j.owner and show_bytes(j.owner) or "-",
-        left(j, now), j.fence, j.done and "yes" or "no", j.result and (#j.result .. " B") or "-"))
+      local size = j.result_size or (j.result and #j.result)
+      out:write(string.format(fmt, show_bytes(j.id), tostring(j.status or "-"),
+        show_bytes(j.queue or "-"), string.format("%s/%s", tostring(j.attempt or "-"),
+        tostring(j.max_attempts or "-")), j.owner and show_bytes(j.owner) or "-", left(j, now),
+        j.fence, (size and (size > 0 or j.status == "completed")) and (size .. " B") or "-"))
+      write_errors(out, j)
     end
-    local c = db:counts(now)
-    out:write(string.format("%d jobs: %d ready, %d held, %d done%s%s\n", c.total, c.ready, c.held,
-      c.done, c.blocked > 0 and string.format(", %d blocked", c.blocked) or "",
-      which ~= "all" and string.format(" (%d shown)", #rows) or ""))
+    local c = db:counts(now, queue)
+    local parts = {}
+    for _, st in ipairs({ "available", "scheduled", "running", "retryable", "completed", "discarded",
+                          "cancelled" }) do
+      if (c[st] or 0) > 0 then parts[#parts + 1] = string.format("%d %s", c[st], st) end
+    end
+    if (c.blocked or 0) > 0 then parts[#parts + 1] = string.format("%d blocked", c.blocked) end
+    out:write(string.format("%d jobs%s%s%s\n", c.total, #parts > 0 and ": " or "",
+      table.concat(parts, ", "), (status or blocked) and string.format(" (%d shown)", #rows) or ""))
     return 0
   end)
 end
 
---- lease show DB ID [--json] [--now T]: prints one job with its whole
--- result.
+--- lease show DB ID [--json] [--now T]: prints one job with its payload,
+-- its errors and its whole result.
 -- @tparam table argv {"show", args...}
 -- @tparam file out where the job goes
 -- @tparam file err where "no job" goes
@@ -234,7 +366,7 @@ local function cmd_show(argv, out, err)
   if #pos ~= 2 then usage("show takes a database path and a job id") end
   local now = now_from(flags)
   return compat.using(open_ro(pos[1]), function(db)
-    local j = db:state(pos[2])
+    local j = db:state(pos[2], now)
     if not j then
       err:write(string.format("lease show: no job %q in %s\n", pos[2], pos[1]))
       return 1
@@ -243,27 +375,180 @@ local function cmd_show(argv, out, err)
       out:write(job_json(j, true), "\n")
       return 0
     end
-    out:write(string.format("id          %s\nowner       %s\nuntil       %.3f\nlease left  %s\n"
-      .. "fence       %d\ndone        %s\nresult      %s\n", show_bytes(j.id),
-      j.owner and show_bytes(j.owner) or "-", j["until"], left(j, now), j.fence,
-      j.done and "yes" or "no", j.result and (#j.result .. " bytes") or "-"))
+    out:write(string.format("id          %s\nstatus      %s\nqueue       %s\npriority    %s\n"
+      .. "run at      %s\nattempt     %s of %s\nowner       %s\nuntil       %.3f\nlease left  %s\n"
+      .. "fence       %d\ndone        %s\npayload     %s\n", show_bytes(j.id), tostring(j.status),
+      show_bytes(j.queue or "-"), tostring(j.priority), j.run_at and string.format("%.3f", j.run_at) or "-",
+      tostring(j.attempt), tostring(j.max_attempts), j.owner and show_bytes(j.owner) or "-",
+      j["until"], left(j, now), j.fence, j.done and "yes" or "no",
+      j.payload and show_bytes(j.payload) or "-"))
+    for _, e in ipairs(j.errors or {}) do
+      out:write(string.format("error       attempt %s at %.3f by %s (fence %s): %s\n", tostring(e.attempt),
+        e.at, show_bytes(e.owner or "-"), tostring(e.fence), show_bytes(e.message or "")))
+    end
     if j.blocked then out:write("blocked     ", j.blocked, "\n") end
+    out:write(string.format("result      %s\n", j.result and (#j.result .. " bytes") or "-"))
     if j.result then out:write(j.result, j.result:sub(-1) == "\n" and "" or "\n") end
     return 0
   end)
 end
 
---- lease pool [-j N] [--ttl S] [--quiet] WORKER.lua DB: runs lease.pool
--- over the jobs already in DB with the handler WORKER.lua returns, and
+--- lease enqueue DB ID [--payload S] [--queue Q] [--priority N]
+-- [--run-at T | --in SECONDS] [--max-attempts N] [--json]: adds one job
+-- (the file is created when missing).
+-- @tparam table argv {"enqueue", args...}
+-- @tparam file out where the outcome goes
+-- @tparam file err where "exists" goes
+-- @treturn integer 0, or 1 when a job with that id exists (left as it was)
+-- @raise a usage error, or a database error
+local function cmd_enqueue(argv, out, err)
+  local flags, pos = parse(argv, 2, { ["--payload"] = true, ["--queue"] = true, ["--priority"] = true,
+                                     ["--run-at"] = true, ["--in"] = true, ["--max-attempts"] = true,
+                                     ["--json"] = false })
+  if #pos ~= 2 then usage("enqueue takes a database path and a job id") end
+  if pos[2] == "" then usage("enqueue needs a non-empty job id") end
+  if flags["--run-at"] and flags["--in"] then usage("give at most one of --run-at and --in") end
+  local opts = { payload = flags["--payload"], queue = queue_flag(flags),
+                 priority = number_flag(flags, "--priority", "integer"),
+                 max_attempts = number_flag(flags, "--max-attempts", "integer", 1),
+                 run_at = number_flag(flags, "--run-at", "time") }
+  local delay = number_flag(flags, "--in", "seconds")
+  if delay then opts.run_at = require("lease").now() + delay end
+  return compat.using(open_rw(pos[1], true), function(db)
+    local ok, why = db:enqueue(pos[2], opts)
+    if flags["--json"] then
+      local json = require("lease.json")
+      out:write(json.encode({ id = utf8_safe(pos[2]), enqueued = ok and true or false, reason = why },
+        { keyorder = { "id", "enqueued", "reason" } }), "\n")
+    elseif ok then
+      out:write("enqueued ", show_bytes(pos[2]), "\n")
+    end
+    if not ok and not flags["--json"] then
+      err:write(string.format("lease enqueue: job %q %s in %s\n", pos[2], tostring(why), pos[1]))
+    end
+    return ok and 0 or 1
+  end)
+end
+
+--- Apply db:retry or db:cancel to ids and print each outcome.
+-- @tparam string name "retry" or "cancel"
+-- @param db a lease handle
+-- @tparam {string,...} ids the jobs
+-- @tparam table flags the parsed flags (--json)
+-- @tparam file out where the outcomes go
+-- @treturn integer 0 when every job was changed, else 1
+-- @raise a database error
+local function apply_each(name, db, ids, flags, out)
+  local now = require("lease").now()
+  local results, all = {}, true
+  for k, id in ipairs(ids) do
+    local ok, why = db[name](db, id, now)
+    results[k] = { id = id, ok = ok and true or false, reason = why }
+    if not ok then all = false end
+  end
+  if flags["--json"] then
+    local json = require("lease.json")
+    local parts = {}
+    for k, r in ipairs(results) do
+      parts[k] = json.encode({ id = utf8_safe(r.id), ok = r.ok, reason = r.reason },
+        { keyorder = { "id", "ok", "reason" } })
+    end
+    out:write("[", table.concat(parts, ",\n "), "]\n")
+  else
+    local verb = name == "retry" and "retried" or "cancelled"
+    for _, r in ipairs(results) do
+      if r.ok then out:write(verb, " ", show_bytes(r.id), "\n")
+      else out:write("refused ", show_bytes(r.id), ": ", tostring(r.reason), "\n") end
+    end
+  end
+  return all and 0 or 1
+end
+
+--- lease retry DB ID... | --discarded [--queue Q] [--json]: makes jobs
+-- available again with a fresh attempt budget (db:retry).
+-- @tparam table argv {"retry", args...}
+-- @tparam file out where the outcomes go
+-- @treturn integer 0, or 1 when a job was refused (missing, held, ...)
+-- @raise a usage error, or a database error
+local function cmd_retry(argv, out)
+  local flags, pos = parse(argv, 2, { ["--discarded"] = false, ["--queue"] = true, ["--json"] = false })
+  if #pos < 1 then usage("retry takes a database path, then job ids or --discarded") end
+  if (flags["--discarded"] == true) == (#pos > 1) then usage("give job ids or --discarded, not both, not neither") end
+  local queue = queue_flag(flags)
+  if queue and not flags["--discarded"] then usage("--queue goes with --discarded") end
+  return compat.using(open_rw(pos[1], false), function(db)
+    local ids = {}
+    if flags["--discarded"] then
+      local after = 0
+      repeat
+        local page = db:jobs({ status = "discarded", queue = queue, results = false, limit = 1000,
+                               after = after })
+        for _, j in ipairs(page) do ids[#ids + 1] = j.id; after = j.seq end
+      until #page < 1000
+    else
+      for k = 2, #pos do ids[#ids + 1] = pos[k] end
+    end
+    return apply_each("retry", db, ids, flags, out)
+  end)
+end
+
+--- lease cancel DB ID... [--json]: cancels jobs (db:cancel): never
+-- claimed again, and a worker still holding one is refused when it
+-- completes.
+-- @tparam table argv {"cancel", args...}
+-- @tparam file out where the outcomes go
+-- @treturn integer 0, or 1 when a job was refused
+-- @raise a usage error, or a database error
+local function cmd_cancel(argv, out)
+  local flags, pos = parse(argv, 2, { ["--json"] = false })
+  if #pos < 2 then usage("cancel takes a database path and job ids") end
+  return compat.using(open_rw(pos[1], false), function(db)
+    local ids = {}
+    for k = 2, #pos do ids[#ids + 1] = pos[k] end
+    return apply_each("cancel", db, ids, flags, out)
+  end)
+end
+
+--- lease prune DB --before T [--queue Q] [--status S] [--json]: deletes
+-- completed, discarded and cancelled jobs finished before T (db:prune);
+-- never a job that is held or still to run.
+-- @tparam table argv {"prune", args...}
+-- @tparam file out where the count goes
+-- @treturn integer 0
+-- @raise a usage error, or a database error
+local function cmd_prune(argv, out)
+  local flags, pos = parse(argv, 2, { ["--before"] = true, ["--queue"] = true, ["--status"] = true,
+                                     ["--json"] = false })
+  if #pos ~= 1 then usage("prune takes one database path") end
+  if not flags["--before"] then usage("prune needs --before T (seconds since the epoch)") end
+  local before = number_flag(flags, "--before", "time")
+  local status = status_flag(flags)
+  if status and status ~= "completed" and status ~= "discarded" and status ~= "cancelled" then
+    usage("--status for prune needs completed, discarded or cancelled, got '" .. status .. "'")
+  end
+  return compat.using(open_rw(pos[1], false), function(db)
+    local n = db:prune(before, { queue = queue_flag(flags), status = status })
+    if flags["--json"] then out:write(require("lease.json").encode({ pruned = n }), "\n")
+    else out:write(string.format("pruned %d jobs\n", n)) end
+    return 0
+  end)
+end
+
+--- lease pool [-j N] [--ttl S] [--queue Q] [--forever] [--grace S]
+-- [--batch N] [--poll S] [--drain-wait S] [--quiet] WORKER.lua DB: runs
+-- lease.pool over the queue with the handler WORKER.lua returns, and
 -- prints the summary.  A live progress line goes to stderr when it is a
--- terminal (never with --quiet).
+-- terminal (never with --quiet).  SIGINT and SIGTERM shut it down.
 -- @tparam table argv {"pool", args...}
 -- @tparam file out where the summary goes
--- @treturn integer 0, or 1 when a worker failed or a handler raised
--- @raise a usage error (bad -j or --ttl, unreadable worker script), or
+-- @treturn integer 0; 1 when a worker failed or a job was discarded
+-- during the run
+-- @raise a usage error (a bad flag value, an unreadable worker script), or
 -- lease.pool.run's error
 local function cmd_pool(argv, out)
-  local flags, pos = parse(argv, 2, { ["-j"] = true, ["--ttl"] = true, ["--quiet"] = false })
+  local flags, pos = parse(argv, 2, { ["-j"] = true, ["--ttl"] = true, ["--quiet"] = false,
+                                     ["--queue"] = true, ["--forever"] = false, ["--grace"] = true,
+                                     ["--batch"] = true, ["--poll"] = true, ["--drain-wait"] = true })
   if #pos ~= 2 then usage("pool takes a worker script and a database path") end
   local j = compat.tointeger(tonumber(flags["-j"] or "4"))
   if not j or j < 1 or j > 256 then usage("-j needs an integer from 1 to 256") end
@@ -272,25 +557,43 @@ local function cmd_pool(argv, out)
   if not ttl or not (ttl > 0) or ttl == math.huge or not (now + ttl > now) then
     usage("--ttl needs a finite number of seconds > 0, large enough to change the clock")
   end
+  local batch = number_flag(flags, "--batch", "integer", 1)
+  if batch and batch > 1000000 then usage("--batch needs an integer from 1 to 1000000") end
+  local poll = number_flag(flags, "--poll", "seconds")
+  if poll and not (poll > 0) then usage("--poll needs a finite number of seconds > 0, got '0'") end
+  local queue = queue_flag(flags)
+  local grace = number_flag(flags, "--grace", "seconds")
+  local drain_wait = number_flag(flags, "--drain-wait", "seconds")
   local f = io.open(pos[1], "rb")
   if not f then usage("cannot read worker script " .. pos[1]) end
   f:close()
   local pool = require("lease.pool")
   local progress = not flags["--quiet"] and os.execute("[ -t 2 ]") == true
   local s = pool.run({ db = pos[2], worker = pos[1], workers = j, ttl = ttl, progress = progress,
-                       open = { create = false } })
+                       open = { create = false }, queue = queue,
+                       forever = flags["--forever"] and true or nil, shutdown_grace = grace,
+                       batch = batch, poll = poll, drain_wait = drain_wait })
   out:write(pool.format(s), "\n")
-  return (#s.failed == 0 and s.handler_errors == 0) and 0 or 1
+  return (#s.failed == 0 and s.discarded == 0) and 0 or 1
 end
 
 -- The subcommands, in the order the usage lists them.
 local COMMANDS = {
-  { name = "pool", args = "[-j N] [--ttl S] [--quiet] WORKER.lua DB", run = cmd_pool,
-    help = "run worker threads over DB's jobs" },
-  { name = "jobs", args = "DB [--ready|--held|--done|--blocked] [--json] [--now T]", run = cmd_jobs,
-    help = "list jobs" },
+  { name = "pool", args = "[-j N] [--ttl S] [--queue Q] [--forever] [--grace S] [--batch N] "
+      .. "[--poll S] [--drain-wait S] [--quiet] WORKER.lua DB", run = cmd_pool,
+    help = "run worker threads over a queue of DB" },
+  { name = "enqueue", args = "DB ID [--payload S] [--queue Q] [--priority N] "
+      .. "[--run-at T | --in SECONDS] [--max-attempts N] [--json]", run = cmd_enqueue,
+    help = "add a job" },
+  { name = "jobs", args = "DB [--status S] [--queue Q] [--errors] [--ready|--held|--done|--blocked] "
+      .. "[--json] [--now T]", run = cmd_jobs, help = "list jobs" },
   { name = "show", args = "DB ID [--json] [--now T]", run = cmd_show,
-    help = "show one job and its result" },
+    help = "show one job, its errors and its result" },
+  { name = "retry", args = "DB ID... | DB --discarded [--queue Q] [--json]", run = cmd_retry,
+    help = "run jobs again with a fresh attempt budget" },
+  { name = "cancel", args = "DB ID... [--json]", run = cmd_cancel, help = "cancel jobs" },
+  { name = "prune", args = "DB --before T [--queue Q] [--status S] [--json]", run = cmd_prune,
+    help = "delete finished jobs" },
 }
 local BY_NAME = {}
 for _, c in ipairs(COMMANDS) do BY_NAME[c.name] = c end
@@ -341,9 +644,11 @@ end
 -- @tparam table argv argv[1] the subcommand, then its arguments (strings)
 -- @tparam[opt=io.stdout] file out where results go
 -- @tparam[opt=io.stderr] file err where messages go
--- @treturn integer the exit status: 0; 1 for a missing job, a worker that
--- failed or a database error (printed as "lease <cmd>: <message>"); 2 for
--- bad usage or an unknown command (printed with the usage lines)
+-- @treturn integer the exit status: 0; 1 for a missing job, a job that
+-- exists (enqueue), a refused retry or cancel, a worker that failed or a
+-- job discarded during a pool run, or a database error (printed as
+-- "lease <cmd>: <message>"); 2 for bad usage or an unknown command
+-- (printed with the usage lines, the message naming the option)
 function cli.main(argv, out, err)
   out, err = out or io.stdout, err or io.stderr
   local name = argv[1]

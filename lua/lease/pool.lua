@@ -1,50 +1,79 @@
---- A pool of native worker threads over one database file.
+--- A pool of native worker threads over one database file: a batch run
+-- that drains a queue, or a service that keeps waiting for new jobs.
 --
 -- Each worker is an OS thread (`lease.thread`) with its own Lua state and
--- its own connection.  It loops: `claim_next` -> `handler(job)` ->
--- `complete` with the fence it got.  A handler keeps its lease alive by
+-- its own connection.  It loops: `claim_next` in its queue -> `handler(job)`
+-- -> `complete` with the fence it got.  A handler keeps its lease alive by
 -- calling `job.heartbeat()`, which renews it (at most every ttl/3 seconds,
--- so it can be called often).  A handler error releases the job so another
--- worker can take it at once; a complete, renew or release the engine
--- refuses (the lease was lost: the job expired and someone else took it) is
--- counted with its reason and the work is dropped, never stored.  A job is
--- tried on at most `attempts` claims (its fence counts them): when its
--- handler fails on the last one, or it comes up once more after every
--- attempt lost its lease, it is given up: completed with a nil result and
--- listed in the summary, so one bad input cannot keep the pool busy
--- forever.  Workers stop when no job is ready and none is held.
+-- so it can be called often).  A handler error goes to `db:fail`: the
+-- error is recorded in the database with the job, which comes back after
+-- its backoff, or is discarded once it used its `max_attempts` (both are
+-- the job's, kept by the engine).  A complete, fail or renew the engine
+-- refuses (the lease was lost: the job expired and someone else took it)
+-- is counted with its reason and the work is dropped, never stored.
+--
+-- Without `forever`, workers stop when no job of the queue is available or
+-- running and no retry is due within `drain_wait` seconds; with it they
+-- keep polling for new jobs.
+-- A SIGINT or SIGTERM (while `signals` is on) stops the claiming; handlers
+-- that are running get `shutdown_grace` seconds to finish, and whatever a
+-- worker of this pool still holds after that (or at once, on a second
+-- signal) is failed back to the queue with the error "shutdown", not
+-- counted against the job's attempts.
 --
 --   local pool = require("lease.pool")
 --   local summary = pool.run{ db = "jobs.db", worker = "worker.lua", workers = 4 }
 --
 -- worker.lua returns the handler: `function(job) ... return result end`,
--- where job = `{ id =, fence =, owner =, ttl =, args =, heartbeat = fn }`.
--- It is loaded once in each worker thread, so it may keep its own locals.
+-- where job = `{ id =, fence =, owner =, ttl =, args =, payload =, data =,
+-- queue =, priority =, attempt =, max_attempts =, heartbeat = fn }`.  It is
+-- loaded once in each worker thread, so it may keep its own locals.
 -- @module lease.pool
 local pool = {}
 local compat = require("lease.compat")
 
-local DEFAULTS = { workers = 4, ttl = 10, poll = 0.05, attempts = 3 }
+--- Seconds a running handler gets to finish after the first shutdown
+-- signal, unless `shutdown_grace` says otherwise.
+pool.SHUTDOWN_GRACE = 10
+
+--- Seconds ahead a draining pool (not `forever`) looks for retries: a job
+-- that failed and comes back sooner than that is waited for; one that
+-- comes back later is left in the queue for the next run.
+pool.DRAIN_WAIT = 30
+
+local DEFAULTS = { workers = 4, ttl = 10, poll = 0.05, queue = "default", forever = false,
+                   shutdown_grace = pool.SHUTDOWN_GRACE, signals = true, batch = 1,
+                   drain_wait = pool.DRAIN_WAIT }
 local KNOWN = {
   db = "string", worker = "string", handler = "function", workers = "number",
   ttl = "number", poll = "number", progress = "boolean", args = true,
-  open = "table", owner = "string", out = true, attempts = "number",
+  open = "table", owner = "string", out = true, queue = "string", forever = "boolean",
+  shutdown_grace = "number", signals = "boolean", backoff = "function", decode = "string",
+  batch = "number", drain_wait = "number",
 }
 
 --- The counters every worker keeps, summed over the workers into the
 -- summary.  A worker bumps them through one function, which also sends an
--- event of the same name for the progress line.
+-- event of the same name for the progress line (only when progress is on).
 -- @table COUNTERS
 -- @field done completions stored (handler results)
--- @field refused completions the engine refused (the lease was lost)
+-- @field refused completes and fails the engine refused (the lease was lost)
 -- @field renewed renewals stored by job.heartbeat()
 -- @field renew_refused renewals the engine refused
--- @field released jobs released after a handler error
--- @field handler_errors handler errors (raised, or a result of the wrong type)
-pool.COUNTERS = { "done", "refused", "renewed", "renew_refused", "released", "handler_errors" }
+-- @field retried handler errors stored by db:fail, the job retryable after its backoff
+-- @field discarded handler errors stored by db:fail that used the job's last attempt
+-- @field handler_errors handler errors (raised, a result of the wrong type,
+-- or a payload that did not decode)
+-- @field shutdown jobs failed back to the queue at shutdown (attempt not counted)
+pool.COUNTERS = { "done", "refused", "renewed", "renew_refused", "retried", "discarded",
+                  "handler_errors", "shutdown" }
 
--- How many handler error messages each worker keeps for the summary.
+-- How many handler error messages each worker keeps for the summary (every
+-- one is stored with its job in the database).
 local MAX_ERRORS = 10
+
+-- The error stored with a job failed back at shutdown.
+local SHUTDOWN_MESSAGE = "shutdown"
 
 -- ===========================================================================
 -- Options
@@ -58,6 +87,29 @@ local function bad(msg)
   error("bad argument #1 to 'lease.pool.run' (" .. msg .. ")", 4)
 end
 
+--- Raise unless fn has no upvalue but _ENV (it moves to other threads as code).
+-- @tparam string name the option's name
+-- @tparam function fn its value
+-- @raise "bad argument #1 to 'lease.pool.run' (NAME must have no upvalue but _ENV ...)"
+local function check_movable(name, fn)
+  for i = 1, math.huge do
+    local up = debug.getupvalue(fn, i)
+    if up == nil then break end
+    if up ~= "_ENV" then
+      error("bad argument #1 to 'lease.pool.run' (" .. name .. " must have no upvalue but _ENV"
+        .. " (it runs in other threads), has '" .. up .. "': pass values through args, or use"
+        .. " a worker file)", 4)
+    end
+  end
+end
+
+--- Whether x is a finite number >= 0.
+-- @param x any value
+-- @treturn boolean
+local function seconds(x)
+  return type(x) == "number" and x >= 0 and x < math.huge
+end
+
 --- Check pool.run's options and fill in the defaults.
 -- @tparam table o the options as pool.run documents them
 -- @treturn table a new table: the options with defaults filled in
@@ -66,6 +118,9 @@ local function check_options(o)
   if type(o) ~= "table" then bad("options must be a table, got " .. type(o)) end
   for k, v in pairs(o) do
     local want = KNOWN[k]
+    if k == "attempts" then
+      bad("unknown option 'attempts': how often a job is tried is its own max_attempts (db:enqueue)")
+    end
     if not want then bad("unknown option '" .. tostring(k) .. "'") end
     if want ~= true and type(v) ~= want then
       bad(string.format("%s must be a %s, got %s", k, want, type(v)))
@@ -76,17 +131,7 @@ local function check_options(o)
   for k, v in pairs(DEFAULTS) do if c[k] == nil then c[k] = v end end
   if not c.db or c.db == "" then bad("db must be a non-empty string") end
   if (c.worker == nil) == (c.handler == nil) then bad("give exactly one of worker and handler") end
-  if c.handler then
-    -- it moves to other threads as code: only _ENV may be an upvalue
-    for i = 1, math.huge do
-      local name = debug.getupvalue(c.handler, i)
-      if name == nil then break end
-      if name ~= "_ENV" then
-        bad("handler must have no upvalue but _ENV (it runs in other threads), has '" .. name
-          .. "': pass values through args, or use a worker file")
-      end
-    end
-  end
+  if c.handler then check_movable("handler", c.handler) end
   if not compat.is_integer(c.workers) or c.workers < 1 or c.workers > 256 then
     bad("workers must be an integer from 1 to 256")
   end
@@ -95,14 +140,44 @@ local function check_options(o)
     bad("ttl must be a finite number of seconds > 0, large enough to change lease.now()")
   end
   if not (c.poll > 0 and c.poll < math.huge) then bad("poll must be a finite number of seconds > 0") end
-  if not compat.is_integer(c.attempts) or c.attempts < 1 then bad("attempts must be an integer >= 1") end
+  if c.queue == "" then bad("queue must be a non-empty string") end
+  if not seconds(c.shutdown_grace) then bad("shutdown_grace must be a finite number of seconds >= 0") end
+  if not seconds(c.drain_wait) then bad("drain_wait must be a finite number of seconds >= 0") end
+  if not compat.is_integer(c.batch) or c.batch < 1 or c.batch > 1000000 then
+    bad("batch must be an integer from 1 to 1000000")
+  end
+  if c.decode ~= nil and c.decode ~= "json" then bad("decode must be \"json\" or nil") end
+  if c.owner == "" then bad("owner must be a non-empty string") end
+  if c.backoff then
+    check_movable("backoff", c.backoff)
+    local ok, d = pcall(c.backoff, 1)
+    if not ok or not seconds(d) then
+      bad("backoff(1) must return a finite number of seconds >= 0, "
+        .. (ok and ("returned " .. tostring(d)) or ("raised " .. tostring(d))))
+    end
+  end
   return c
+end
+
+--- The owner name of a worker: "<owner>-<n>" when the pool was given an
+-- owner, else "<host>:<pid>:<n>", unique per process (two pools in one
+-- process share it only if they share a file and run at once: give one an
+-- owner).
+-- @tparam table cfg the checked options
+-- @tparam integer index the worker's number, from 1
+-- @treturn string the owner name
+function pool.owner_name(cfg, index)
+  if cfg.owner then return cfg.owner .. "-" .. index end
+  local lease = require("lease")
+  return lease.hostname() .. ":" .. lease.pid() .. ":" .. index
 end
 
 -- ===========================================================================
 -- One worker thread.  Its state is one table w:
 --   w.db (handle), w.owner (string), w.cfg (checked options),
---   w.handler (function), w.events (channel or nil), w.st (the counters).
+--   w.handler (function), w.events (channel: progress events when
+--   cfg.progress), w.stop (channel: one message asks it to stop),
+--   w.st (the counters), w.claim_opts (claim_next's opts).
 -- ===========================================================================
 
 --- Fill st with a worker's zeroed counters and empty lists.
@@ -112,39 +187,40 @@ end
 local function new_stats(st)
   for _, k in ipairs(pool.COUNTERS) do st[k] = 0 end
   st.max_fence = 0
-  st.completed, st.errors, st.gave_up, st.refusals = {}, {}, {}, {}
+  st.completed, st.errors, st.discarded_ids, st.refusals = {}, {}, {}, {}
   return st
 end
 
---- Send a progress event, when the pool asked for progress.
--- @tparam table w the worker
--- @tparam string kind a counter name, "gave_up" or "exit"
--- @tparam[opt] string id the job
--- @tparam[opt] string why the engine's reason, for a refusal
-local function event(w, kind, id, why)
-  if w.events then w.events:send({ kind, id, why }) end
-end
-
---- Add one to a counter and report it as a progress event.
+--- Add one to a counter and, when the pool shows progress, send it as an
+-- event.
 -- @tparam table w the worker
 -- @tparam string name one of pool.COUNTERS
--- @tparam string id the job
--- @tparam[opt] string why the engine's reason, for a refusal
-local function bump(w, name, id, why)
-  w.st[name] = w.st[name] + 1
-  event(w, name, id, why)
+-- @tparam[opt] integer k how many (default 1)
+local function bump(w, name, k)
+  w.st[name] = w.st[name] + (k or 1)
+  if w.cfg.progress then w.events:send({ name, k or 1 }) end
 end
 
 --- Record a write the engine refused, with its reason.
 -- @tparam table w the worker
--- @tparam string op "complete", "renew" or "release"
--- @tparam string id the job
+-- @tparam string op "complete", "fail" or "renew"
 -- @tparam string why the engine's reason word ("expired", "not_owner", ...)
-local function refusal(w, op, id, why)
+local function refusal(w, op, why)
   local key = op .. " " .. tostring(why)
   w.st.refusals[key] = (w.st.refusals[key] or 0) + 1
-  if op == "complete" then bump(w, "refused", id, why)
-  elseif op == "renew" then bump(w, "renew_refused", id, why) end
+  if op == "renew" then bump(w, "renew_refused") else bump(w, "refused") end
+end
+
+--- Whether the pool asked this worker to stop: a message on its stop
+-- channel, or the channel closed.  The answer sticks.
+-- @tparam table w the worker
+-- @tparam[opt=0] number wait seconds to wait for the request
+-- @treturn boolean
+local function stop_asked(w, wait)
+  if w.stopping then return true end
+  local msg, why = w.stop:recv(wait or 0)
+  if msg ~= nil or why == "closed" then w.stopping = true end
+  return w.stopping == true
 end
 
 --- Load the handler: cfg.handler, or what the file cfg.worker returns.
@@ -161,32 +237,19 @@ local function load_handler(cfg)
   return handler
 end
 
---- Give a job up: done, with no result, under this worker's lease.
--- @tparam table w the worker
--- @tparam string id the job
--- @tparam integer fence the fencing token this worker holds
--- @raise the database error of db:complete
-local function give_up(w, id, fence)
-  local lease = require("lease")
-  local stored, why = w.db:complete(id, w.owner, fence, lease.now(), nil)
-  if stored then
-    w.st.gave_up[#w.st.gave_up + 1] = id
-    event(w, "gave_up", id)
-  else
-    refusal(w, "complete", id, why)
-  end
-end
-
 --- The job table a handler gets, with its heartbeat.
 -- @tparam table w the worker
--- @tparam string id the job
--- @tparam integer fence the fencing token of this claim
--- @treturn table `{ id, fence, owner, ttl, args, heartbeat }`
-local function new_job(w, id, fence)
+-- @tparam table c what claim_next returned for the job: `{id=, fence=,
+-- payload=, queue=, priority=, attempt=, max_attempts=}`
+-- @treturn table the job: c's fields plus owner, ttl, args and heartbeat
+local function new_job(w, c)
   local lease = require("lease")
   local cfg, db, owner = w.cfg, w.db, w.owner
+  local id, fence = c.id, c.fence
   local last_renew = lease.now()
-  local job = { id = id, fence = fence, owner = owner, ttl = cfg.ttl, args = cfg.args }
+  local job = { id = id, fence = fence, owner = owner, ttl = cfg.ttl, args = cfg.args,
+                payload = c.payload, queue = c.queue, priority = c.priority,
+                attempt = c.attempt, max_attempts = c.max_attempts }
   --- Renew the lease when a third of the ttl (seconds) has passed since
   -- the last renewal; cheap to call often.
   -- @treturn boolean true while the lease is held
@@ -197,113 +260,215 @@ local function new_job(w, id, fence)
     if now - last_renew < cfg.ttl / 3 then return true end
     local ok, why = db:renew(id, owner, fence, now, cfg.ttl)
     if ok then
-      bump(w, "renewed", id)
+      bump(w, "renewed")
       last_renew = now
     else
-      refusal(w, "renew", id, why)
+      refusal(w, "renew", why)
     end
     return ok, why
   end
   return job
 end
 
---- Run the handler on a job, protected.
--- @tparam function handler the handler
+--- The text of an error value, whatever it is (even its __tostring may raise).
+-- @param err any value
+-- @treturn string
+local function error_text(err)
+  local shown, text = pcall(tostring, err)
+  if not shown or type(text) ~= "string" then text = "(an error object of type " .. type(err) .. ")" end
+  return text
+end
+
+--- Run the handler on a job, protected, decoding its payload first when
+-- the pool was asked to.
+-- @tparam table w the worker
 -- @tparam table job the job (see new_job)
 -- @treturn boolean true when it returned a string or nil
--- @return its result, or the error value (or a message for a result of
--- another type)
-local function call_handler(handler, job)
-  local ok, result = pcall(handler, job)
-  if ok and result ~= nil and type(result) ~= "string" then
+-- @return its result, or the error's text
+local function call_handler(w, job)
+  if w.cfg.decode == "json" then
+    if job.payload == nil then
+      return false, "payload is missing, and the pool decodes JSON"
+    end
+    local data, _, err = require("dkjson").decode(job.payload)
+    if err then return false, "payload is not JSON: " .. err end
+    job.data = data
+  end
+  local ok, result = pcall(w.handler, job)
+  if not ok then return false, error_text(result) end
+  if result ~= nil and type(result) ~= "string" then
     return false, "handler returned a " .. type(result) .. ", not a string or nil"
   end
-  return ok, result
+  return true, result
 end
 
---- Count a handler error, keep its message, and release the job (or give
--- it up when that claim was its last attempt).
+--- Record a handler error in the database with db:fail (the job comes back
+-- after its backoff, or is discarded after its last attempt).
 -- @tparam table w the worker
--- @tparam string id the job
--- @tparam integer fence the fencing token of this claim
--- @param err the handler's error value (any type)
--- @raise the database error of db:release or db:complete
-local function handler_failed(w, id, fence, err)
+-- @tparam table job the job
+-- @tparam string text the error's text
+-- @raise the database error of db:fail, or a backoff function's error
+local function handler_failed(w, job, text)
+  local lease = require("lease")
   local st = w.st
-  bump(w, "handler_errors", id)
-  if #st.errors < MAX_ERRORS then
-    -- the error value is the handler's: even its __tostring may raise
-    local shown, text = pcall(tostring, err)
-    if not shown or type(text) ~= "string" then text = "(an error object of type " .. type(err) .. ")" end
-    st.errors[#st.errors + 1] = id .. ": " .. text
+  bump(w, "handler_errors")
+  if #st.errors < MAX_ERRORS then st.errors[#st.errors + 1] = job.id .. ": " .. text end
+  local now = lease.now()
+  local opts
+  if w.cfg.backoff then
+    local d = w.cfg.backoff(job.attempt)
+    if not seconds(d) then
+      error("lease.pool: backoff(" .. tostring(job.attempt) .. ") returned " .. tostring(d)
+        .. ", not a finite number of seconds >= 0", 0)
+    end
+    opts = { run_at = now + d }
   end
-  if fence >= w.cfg.attempts then
-    give_up(w, id, fence)   -- that was its last attempt
-    return
+  local status, why = w.db:fail(job.id, w.owner, job.fence, now, text, opts)
+  if status == "retryable" then bump(w, "retried")
+  elseif status == "discarded" then
+    st.discarded_ids[#st.discarded_ids + 1] = job.id
+    bump(w, "discarded")
+  else
+    refusal(w, "fail", why)
   end
-  local released, why = w.db:release(id, w.owner, fence)
-  if released then bump(w, "released", id)
-  else refusal(w, "release", id, why) end
 end
 
---- Store a handler's result under the lease this worker holds.
+--- Give a job this worker holds back to the queue at shutdown: failed with
+-- "shutdown", the attempt not counted, claimable at once.
+-- @tparam table w the worker
+-- @tparam table job the job (id, fence)
+-- @raise the database error of db:fail
+local function give_back(w, job)
+  local status, why = w.db:fail(job.id, w.owner, job.fence, require("lease").now(),
+    SHUTDOWN_MESSAGE, { attempt = false })
+  if status then bump(w, "shutdown") else refusal(w, "fail", why) end
+end
+
+--- Count one stored completion.
 -- @tparam table w the worker
 -- @tparam string id the job
--- @tparam integer fence the fencing token of this claim
--- @tparam ?string result the handler's result
--- @raise the database error of db:complete
-local function store_result(w, id, fence, result)
-  local stored, why = w.db:complete(id, w.owner, fence, require("lease").now(), result)
-  if stored then
-    w.st.completed[#w.st.completed + 1] = id
-    bump(w, "done", id)
-  else
-    refusal(w, "complete", id, why)
+local function stored(w, id)
+  w.st.completed[#w.st.completed + 1] = id
+  bump(w, "done")
+end
+
+--- Note the highest fence seen (for the summary).
+-- @tparam table w the worker
+-- @tparam integer fence a fencing token this worker got
+local function saw_fence(w, fence)
+  if fence > w.st.max_fence then w.st.max_fence = fence end
+end
+
+--- Handle one claimed job: run the handler and store its result or its error.
+-- @tparam table w the worker
+-- @tparam table c the job as claim_next gave it
+-- @raise a database error
+local function handle_one(w, c)
+  saw_fence(w, c.fence)
+  local job = new_job(w, c)
+  local ok, result = call_handler(w, job)
+  if not ok then return handler_failed(w, job, result) end
+  local done, why = w.db:complete(c.id, w.owner, c.fence, require("lease").now(), result)
+  if done then stored(w, c.id) else refusal(w, "complete", why) end
+end
+
+--- Handle a batch of claimed jobs: run the handler on each, then store
+-- every result in one complete_many.  Handler errors go to db:fail one by
+-- one; once the pool asks to stop, the jobs not started yet are given back.
+-- @tparam table w the worker
+-- @tparam {table,...} batch the jobs as claim_next(..., {n=}) gave them
+-- @raise a database error
+local function handle_batch(w, batch)
+  local results = {}
+  for k, c in ipairs(batch) do
+    saw_fence(w, c.fence)
+    if k > 1 and stop_asked(w) then
+      for r = k, #batch do give_back(w, batch[r]) end
+      break
+    end
+    local job = new_job(w, c)
+    local ok, result = call_handler(w, job)
+    if ok then results[#results + 1] = { id = c.id, fence = c.fence, result = result }
+    else handler_failed(w, job, result) end
+  end
+  if #results == 0 then return end
+  local all, refused = w.db:complete_many(w.owner, require("lease").now(), results)
+  for k, r in ipairs(results) do
+    if all or not refused[k] then stored(w, r.id) else refusal(w, "complete", refused[k]) end
   end
 end
 
---- Take one step: claim the next job and handle it, or wait.
+--- Whether a draining worker is finished: nothing of its queue is
+-- available or running, and no retry is due within cfg.drain_wait seconds.
+-- Jobs scheduled for later (never tried yet), retries due later and
+-- blocked jobs stay in the queue.  Reads only: counts, then (when retries wait) their run_at.
 -- @tparam table w the worker
--- @treturn boolean false when the worker should stop (no job ready, none held)
+-- @treturn boolean
+-- @raise a database error
+local function drained(w)
+  local now = require("lease").now()
+  local cfg = w.cfg
+  local c = w.db:counts(now, cfg.queue)
+  -- a blocked job (values another client stored that the engine cannot
+  -- honour) counts as available or running, but no worker can take it
+  if c.available + c.running > c.blocked then return false end
+  if c.retryable == 0 then return true end
+  local after = 0
+  repeat
+    local page = w.db:jobs({ status = "retryable", queue = cfg.queue, now = now, results = false,
+                             limit = 1000, after = after })
+    for _, j in ipairs(page) do
+      if j.run_at <= now + cfg.drain_wait then return false end
+      after = j.seq
+    end
+  until #page < 1000
+  return true
+end
+
+--- Take one step: claim the next job (or batch) and handle it, or wait.
+-- @tparam table w the worker
+-- @treturn boolean false when the worker should stop
 -- @raise a database error
 local function step(w)
   local lease = require("lease")
   local cfg = w.cfg
-  local id, fence = w.db:claim_next(w.owner, lease.now(), cfg.ttl)
-  if not id then
-    local c = w.db:counts(lease.now())
-    if c.ready == 0 and c.held == 0 then return false end
-    lease.sleep(cfg.poll)
-    return true
+  if stop_asked(w) then return false end
+  if cfg.batch > 1 then
+    local batch = w.db:claim_next(w.owner, lease.now(), cfg.ttl, w.claim_opts)
+    if #batch > 0 then
+      handle_batch(w, batch)
+      return true
+    end
+  else
+    local id, fence, c = w.db:claim_next(w.owner, lease.now(), cfg.ttl, w.claim_opts)
+    if id then
+      handle_one(w, c or { id = id, fence = fence })
+      return true
+    end
   end
-  if fence > w.st.max_fence then w.st.max_fence = fence end
-  if fence > cfg.attempts then
-    give_up(w, id, fence)   -- every earlier claim failed or lost its lease
-    return true
-  end
-  local ok, result = call_handler(w.handler, new_job(w, id, fence))
-  if ok then store_result(w, id, fence, result)
-  else handler_failed(w, id, fence, result) end
-  return true
+  if not cfg.forever and drained(w) then return false end
+  return not stop_asked(w, cfg.poll)   -- the wait ends early when the pool asks to stop
 end
 
 --- The body of one worker thread (internal: pool.run runs it through
 -- lease.thread.spawn).
 -- @tparam table cfg pool.run's checked options
--- @tparam integer index the worker's number (its owner is "<owner>-<index>")
--- @param events a lease.thread channel that receives `{kind, id, why}` for
--- the progress line, or nil
+-- @tparam integer index the worker's number (see pool.owner_name)
+-- @param events a lease.thread channel: `{counter, k}` progress events when
+-- cfg.progress
+-- @param stop a lease.thread channel: a message asks the worker to stop
 -- @tparam table st receives the counters (pool.COUNTERS, max_fence) and the
--- lists completed, errors, gave_up, refusals ("op reason" -> count)
+-- lists completed, errors, discarded_ids, refusals ("op reason" -> count)
 -- @treturn table st
 -- @raise a database error, or the worker file's error; st keeps what was
--- counted before it.  Handler errors release the job instead.
-function pool._worker(cfg, index, events, st)
+-- counted before it.  Handler errors go to db:fail instead.
+function pool._worker(cfg, index, events, stop, st)
   local lease = require("lease")
   new_stats(st)
   return compat.using(lease.open(cfg.db, cfg.open), function(db)
-    local w = { db = db, owner = (cfg.owner or "pool") .. "-" .. index, cfg = cfg,
-                handler = load_handler(cfg), events = events, st = st }
+    local w = { db = db, owner = pool.owner_name(cfg, index), cfg = cfg,
+                handler = load_handler(cfg), events = events, stop = stop, st = st,
+                claim_opts = { queue = cfg.queue, n = cfg.batch > 1 and cfg.batch or nil } }
     while step(w) do end
     return st
   end)
@@ -315,7 +480,7 @@ end
 
 --- Format a progress line: done/total, rate, refused.
 -- @tparam integer done jobs done so far
--- @tparam integer total jobs in the file
+-- @tparam integer total jobs in the queue
 -- @tparam integer refused completions refused so far
 -- @tparam number t seconds since the pool started
 -- @treturn string the line, starting with "\r"
@@ -326,29 +491,31 @@ end
 
 --- Start the worker threads.
 -- @tparam table cfg the checked options
--- @param events the progress channel, or nil
+-- @param events the channel workers report on
+-- @param stop the channel that asks workers to stop
 -- @treturn {lease.thread,...} the threads
 -- @raise "bad argument #1 to 'lease.pool.run' (...)" for a value that
 -- cannot be copied to a thread (level: pool.run's caller)
-local function spawn_workers(cfg, events)
+local function spawn_workers(cfg, events, stop)
   local thread = require("lease").thread
   -- what the worker threads get: everything but the progress stream
   local wcfg = {}
   for k, v in pairs(cfg) do if k ~= "out" then wcfg[k] = v end end
   local workers = {}
   for i = 1, cfg.workers do
-    local ok, w = pcall(thread.spawn, function(c, n, ev)
+    local ok, w = pcall(thread.spawn, function(c, n, ev, sp)
       require("lease")
       local st = {}
       -- a closure: xpcall passes no arguments on 5.1
-      local ran, err = xpcall(function() return require("lease.pool")._worker(c, n, ev, st) end,
+      local ran, err = xpcall(function() return require("lease.pool")._worker(c, n, ev, sp, st) end,
         debug.traceback)
-      if ev then ev:send({ "exit" }) end   -- even a failed worker says it ended
+      ev:send({ "exit", n })   -- even a failed worker says it ended
       return st, not ran and tostring(err) or nil
-    end, wcfg, i, events)
+    end, wcfg, i, events, stop)
     if not ok then
+      stop:close()
       for _, t in ipairs(workers) do t:join() end
-      if events then events:close() end
+      events:close()
       error("bad argument #1 to 'lease.pool.run' (" .. tostring(w):gsub("^.-%((.*)%)$", "%1") .. ")", 3)
     end
     workers[i] = w
@@ -356,32 +523,35 @@ local function spawn_workers(cfg, events)
   return workers
 end
 
---- Show the progress line until every worker has ended.
--- @tparam table cfg the checked options (cfg.out, cfg.workers)
--- @param events the progress channel
--- @tparam integer total jobs in the file
--- @tparam integer done_before jobs already done when the pool started
--- @tparam number t0 lease.now() when the pool started (seconds)
-local function show_progress(cfg, events, total, done_before, t0)
+--- Fail back to the queue every job a worker of this pool still holds, with
+-- "shutdown" (the attempt not counted): after the grace ran out, or on a
+-- second signal.  A worker that finishes meanwhile is refused by its fence.
+-- @tparam table cfg the checked options
+-- @tparam table s the summary (its shutdown count grows)
+-- @raise a database error
+local function give_back_held(cfg, s)
   local lease = require("lease")
-  local seen = {}
-  for _, k in ipairs(pool.COUNTERS) do seen[k] = 0 end
-  local running = cfg.workers
-  local out = cfg.out or io.stderr
-  local shown = 0
-  while running > 0 do
-    local ev = events:recv(0.2)
-    if ev then
-      if ev[1] == "exit" then running = running - 1
-      elseif seen[ev[1]] then seen[ev[1]] = seen[ev[1]] + 1 end
+  local mine = {}
+  for i = 1, cfg.workers do mine[pool.owner_name(cfg, i)] = true end
+  compat.using(lease.open(cfg.db, cfg.open), function(db)
+    local held, after = {}, 0
+    repeat
+      local page = db:jobs({ status = "running", queue = cfg.queue, results = false,
+                             limit = 1000, after = after })
+      for _, j in ipairs(page) do
+        if mine[j.owner] then held[#held + 1] = j end
+        after = j.seq
+      end
+    until #page < 1000
+    for _, j in ipairs(held) do
+      local status, why = db:fail(j.id, j.owner, j.fence, lease.now(), SHUTDOWN_MESSAGE, { attempt = false })
+      if status then s.shutdown = s.shutdown + 1
+      else
+        local key = "fail " .. tostring(why)
+        s.refusals[key] = (s.refusals[key] or 0) + 1
+      end
     end
-    if lease.now() - shown >= 0.1 or running == 0 then
-      out:write(progress_line(done_before + seen.done, total, seen.refused, lease.now() - t0))
-      out:flush()
-      shown = lease.now()
-    end
-  end
-  out:write("\n")
+  end)
 end
 
 --- Add one worker's counters and lists into the summary.
@@ -392,35 +562,98 @@ local function merge(s, st)
   if st.max_fence > s.max_fence then s.max_fence = st.max_fence end
   for _, id in ipairs(st.completed) do s.completed[id] = (s.completed[id] or 0) + 1 end
   for _, e in ipairs(st.errors) do s.errors[#s.errors + 1] = e end
-  for _, id in ipairs(st.gave_up) do s.gave_up[#s.gave_up + 1] = id end
+  for _, id in ipairs(st.discarded_ids) do s.discarded_ids[#s.discarded_ids + 1] = id end
   for k, n in pairs(st.refusals) do s.refusals[k] = (s.refusals[k] or 0) + n end
 end
 
---- Run a pool of worker threads over the jobs already in a database.
+--- Watch the workers until every one has ended, or the shutdown's grace
+-- ran out, or a second signal came: show progress, and on the first
+-- signal ask every worker to stop.
+-- @tparam table cfg the checked options
+-- @param events the channel workers report on
+-- @param stop the channel that asks workers to stop
+-- @tparam table s the summary (interrupted is set here)
+-- @tparam table run `{total=, done_before=, t0=, signals0=}`
+-- @treturn table ended: worker index -> true for the workers that ended
+-- @treturn boolean whether the pool stopped without waiting for the rest
+local function supervise(cfg, events, stop, s, run)
+  local lease = require("lease")
+  local ended, running = {}, cfg.workers
+  local done, refused, shown = 0, 0, 0
+  local out = cfg.out or io.stderr
+  local deadline
+  while running > 0 do
+    local ev = events:recv(0.1)
+    if ev then
+      if ev[1] == "exit" then
+        ended[ev[2]] = true
+        running = running - 1
+      elseif ev[1] == "done" then done = done + ev[2]
+      elseif ev[1] == "refused" then refused = refused + ev[2] end
+    end
+    if cfg.signals then
+      local n, name = lease.signals()
+      n = n - run.signals0
+      if n >= 1 and not deadline then
+        s.interrupted = name
+        deadline = lease.now() + cfg.shutdown_grace
+        for _ = 1, cfg.workers do stop:send(true) end
+      end
+      if running > 0 and (n >= 2 or (deadline and lease.now() >= deadline)) then
+        if cfg.progress then out:write("\n") end
+        return ended, true
+      end
+    end
+    if cfg.progress and (lease.now() - shown >= 0.1 or running == 0) then
+      out:write(progress_line(run.done_before + done, run.total, refused, lease.now() - run.t0))
+      out:flush()
+      shown = lease.now()
+    end
+  end
+  if cfg.progress then out:write("\n") end
+  return ended, false
+end
+
+--- Run a pool of worker threads over a queue of a database.
 -- @tparam table options
---   db (string, required): the database file (jobs already enqueued).
+--   db (string, required): the database file.
 --   worker (string) or handler (function without upvalues), exactly one:
 --     the handler, or a Lua file returning it.
 --   workers (integer 1..256, default 4): worker threads.
+--   queue (string, default "default"): the queue the workers claim from.
+--   forever (boolean, default false): keep waiting for new jobs (a
+--     service) instead of stopping once the queue is drained.
+--   drain_wait (number, seconds, default pool.DRAIN_WAIT = 30): without
+--     forever, how far ahead retries are waited for before stopping.
 --   ttl (number, seconds, default 10): lease length; renewed by job.heartbeat().
---   poll (number, seconds, default 0.05): wait when no job is ready but some are held.
+--   poll (number, seconds, default 0.05): wait when no job is ready.
+--   batch (integer, default 1): jobs claimed per claim_next; their results
+--     are stored with one complete_many.
+--   backoff (function without upvalues, attempt -> seconds): when a job
+--     that failed comes back; default the engine's (lease.backoff).
+--   decode ("json" or nil): decode each payload with dkjson into job.data
+--     (a payload that does not decode is a handler error).
+--   signals (boolean, default true): catch SIGINT and SIGTERM while the pool
+--     runs and shut down on them (the previous actions come back after).
+--   shutdown_grace (number, seconds, default pool.SHUTDOWN_GRACE = 10): how
+--     long running handlers get after the first signal.
 --   progress (boolean, default false): a live line on io.stderr.
 --   out (file, default io.stderr): where the progress line goes.
 --   args (any value the thread facility can copy): given to handlers as job.args.
 --   open (table): options for lease.open in every worker.
---   owner (string, default "pool"): owner names are "<owner>-<n>".
---   attempts (integer >= 1, default 3): how many claims a job gets; one
---     whose handler fails on the last, or that comes up again after all of
---     them lost their leases, is given up (completed with a nil result).
--- @treturn table summary: the pool.COUNTERS (done: completions stored;
--- refused: completions refused as stale; renewed; renew_refused; released;
--- handler_errors), refusals ("complete expired", "renew not_owner", ... ->
--- count: every refused write by operation and the engine's reason),
--- gave_up (ids), max_fence, wall (seconds), rate (jobs/s), workers,
--- completed ({id = times its result was stored}), errors (up to 10
--- handler messages per worker), failed (messages of workers that died,
--- e.g. on a database error), blocked (jobs left that no worker can take:
--- another client stored values the engine cannot honour).
+--   owner (string): owner names "<owner>-<n>"; default "<host>:<pid>:<n>".
+-- @treturn table summary: the pool.COUNTERS (done; refused: completes and
+-- fails refused as stale; renewed; renew_refused; retried; discarded;
+-- handler_errors; shutdown), refusals ("complete expired", "renew
+-- not_owner", ... -> count), discarded_ids, max_fence, wall (seconds),
+-- rate (jobs/s), workers, queue, completed ({id = times its result was
+-- stored}), errors (up to 10 handler messages per worker; every one is in
+-- the database), failed (messages of workers that died, e.g. on a database
+-- error), interrupted (the signal's name, when one stopped the pool),
+-- unfinished (workers still running a handler when the pool returned;
+-- their jobs were failed back and their late writes are refused), counts
+-- (db:counts of the queue at the end), blocked (jobs left that no worker
+-- can take: another client stored values the engine cannot honour).
 -- @raise "bad argument #1 to 'lease.pool.run' (...)" for bad options,
 -- including values that cannot be copied to the worker threads; a database
 -- error when the file cannot be opened; everything after the workers start
@@ -433,26 +666,43 @@ function pool.run(options)
   -- here so that a bad path fails before any thread starts, and count the
   -- jobs for the progress line.
   local total, done_before = compat.using(lease.open(cfg.db, cfg.open), function(db)
-    local c = db:counts(lease.now())
-    return c.total, c.done   -- before any worker runs
+    local c = db:counts(lease.now(), cfg.queue)
+    return c.total, c.completed
   end)
-  local events = cfg.progress and lease.thread.channel() or nil
-  local workers = spawn_workers(cfg, events)
-  if events then show_progress(cfg, events, total, done_before, t0) end
-  local s = { max_fence = 0, completed = {}, errors = {}, failed = {}, gave_up = {},
-              refusals = {}, workers = cfg.workers }
+  local events, stop = lease.thread.channel(), lease.thread.channel()
+  local workers = spawn_workers(cfg, events, stop)
+  local signals0 = lease.signals()
+  if cfg.signals then lease.on_signal({ "INT", "TERM" }) end
+  local s = { max_fence = 0, completed = {}, errors = {}, failed = {}, discarded_ids = {},
+              refusals = {}, workers = cfg.workers, queue = cfg.queue, unfinished = 0 }
   for _, k in ipairs(pool.COUNTERS) do s[k] = 0 end
-  for i, w in ipairs(workers) do
-    local ok, st, err = w:join()
-    if not ok then st, err = {}, st end
-    if err then s.failed[#s.failed + 1] = string.format("worker %d: %s", i, tostring(err)) end
-    if st.max_fence then merge(s, st) end   -- kept even when the worker failed
-  end
-  if events then events:close() end
-  -- jobs left that no worker could ever take (see db:jobs("blocked"))
-  s.blocked = compat.using(lease.open(cfg.db, cfg.open), function(db)
-    return db:counts(lease.now()).blocked
+  -- the signals' previous actions come back however this ends
+  local ok, err = pcall(function()
+    local ended, cut = supervise(cfg, events, stop, s,
+      { total = total, done_before = done_before, t0 = t0, signals0 = signals0 })
+    if cut then
+      stop:close()   -- a worker that comes back from its handler stops at once
+      give_back_held(cfg, s)
+    end
+    for i, w in ipairs(workers) do
+      if ended[i] then
+        local joined, st, werr = w:join()
+        if not joined then st, werr = {}, st end
+        if werr then s.failed[#s.failed + 1] = string.format("worker %d: %s", i, tostring(werr)) end
+        if st.max_fence then merge(s, st) end   -- kept even when the worker failed
+      else
+        s.unfinished = s.unfinished + 1   -- left running: detached when collected
+      end
+    end
   end)
+  if cfg.signals then lease.on_signal({ "INT", "TERM" }, false) end
+  stop:close()
+  events:close()
+  if not ok then error(err, 0) end
+  s.counts = compat.using(lease.open(cfg.db, cfg.open), function(db)
+    return db:counts(lease.now(), cfg.queue)
+  end)
+  s.blocked = s.counts.blocked   -- jobs left that no worker can take (db:jobs("blocked"))
   s.wall = lease.now() - t0
   s.rate = s.wall > 0 and s.done / s.wall or 0
   return s
@@ -462,24 +712,34 @@ end
 -- @tparam table s a summary from pool.run
 -- @treturn string the lines, joined by "\n" (no final newline)
 function pool.format(s)
+  local c = s.counts or {}
   local lines = {
-    string.format("workers            %d", s.workers),
+    string.format("workers            %d (queue %s)", s.workers, tostring(s.queue)),
     string.format("jobs done          %d", s.done),
-    string.format("refused as stale   %d completions, %d renewals", s.refused, s.renew_refused),
+    string.format("handler errors     %d (retried after backoff: %d, discarded: %d)",
+      s.handler_errors, s.retried, s.discarded),
+    string.format("refused as stale   %d completes and fails, %d renewals", s.refused, s.renew_refused),
     string.format("renewals           %d", s.renewed),
-    string.format("released           %d (handler errors: %d, given up: %d)", s.released,
-      s.handler_errors, #s.gave_up),
     string.format("max fence          %d", s.max_fence),
-    string.format("blocked jobs       %d", s.blocked or 0),
+    string.format("blocked jobs       %d", c.blocked or 0),
     string.format("wall time          %.3f s", s.wall),
     string.format("throughput         %.1f jobs/s", s.rate),
+    string.format("queue now          %d available, %d scheduled, %d running, %d retryable, "
+      .. "%d completed, %d discarded, %d cancelled", c.available or 0, c.scheduled or 0,
+      c.running or 0, c.retryable or 0, c.completed or 0, c.discarded or 0, c.cancelled or 0),
   }
+  if s.interrupted then
+    lines[#lines + 1] = string.format("shutdown           on SIG%s: %d jobs given back to the queue%s",
+      s.interrupted, s.shutdown, s.unfinished > 0
+        and string.format(", %d handlers still running were cut off", s.unfinished) or "")
+  end
   local reasons = {}
   for k, n in pairs(s.refusals or {}) do reasons[#reasons + 1] = string.format("%s %d", k, n) end
   if #reasons > 0 then
     table.sort(reasons)
     lines[#lines + 1] = "refusals           " .. table.concat(reasons, ", ")
   end
+  for _, id in ipairs(s.discarded_ids) do lines[#lines + 1] = "discarded          " .. id end
   for _, e in ipairs(s.errors) do lines[#lines + 1] = "handler error      " .. e end
   for _, f in ipairs(s.failed) do lines[#lines + 1] = "worker failed      " .. f end
   return table.concat(lines, "\n")

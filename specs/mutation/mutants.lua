@@ -575,8 +575,8 @@ return {
   },
   {
     name = "cli-json-until-inf-as-number", step = "own", file = "lua/lease/cli.lua",
-    from = "  local finite = u == u and u ~= math.huge and u ~= -math.huge\n",
-    to = "  local finite = u == u\n",
+    from = "  return type(x) == \"number\" and x == x and x ~= math.huge and x ~= -math.huge\n",
+    to = "  return type(x) == \"number\" and x == x\n",
     hint = "specs/17-cli_spec.lua",
   },
 
@@ -891,5 +891,96 @@ return {
     from = [["UPDATE lease_queue SET state = 0, attempt = 0, run_at = NULL, finished_at = NULL"]],
     to = [["UPDATE lease_queue SET state = 0, run_at = NULL, finished_at = NULL"]],
     hint = "specs/31-queue_fail_spec.lua",
+  },
+  -- The job-queue service (lease.pool, lease.cli, lease_process.c) -------
+  {
+    name = "pool-owner-shared-across-processes", step = "own", file = "lua/lease/pool.lua",
+    from = "  return lease.hostname() .. \":\" .. lease.pid() .. \":\" .. index\n",
+    to = "  return \"pool-\" .. index\n",
+    hint = "specs/33-pool_process_spec.lua",
+  },
+  {
+    name = "pool-shutdown-counts-attempt", step = "own", file = "lua/lease/pool.lua",
+    from = "      local status, why = db:fail(j.id, j.owner, j.fence, lease.now(), SHUTDOWN_MESSAGE, { attempt = false })\n",
+    to = "      local status, why = db:fail(j.id, j.owner, j.fence, lease.now(), SHUTDOWN_MESSAGE)\n",
+    hint = "specs/29-pool_service_spec.lua",
+  },
+  {
+    name = "pool-batch-give-back-counts-attempt", step = "own", file = "lua/lease/pool.lua",
+    from = "    SHUTDOWN_MESSAGE, { attempt = false })\n",
+    to = "    SHUTDOWN_MESSAGE)\n",
+    hint = "specs/29-pool_service_spec.lua",
+  },
+  {
+    name = "pool-stop-never-asked", step = "own", file = "lua/lease/pool.lua",
+    from = "        for _ = 1, cfg.workers do stop:send(true) end\n",
+    to = "",
+    hint = "specs/29-pool_service_spec.lua",
+  },
+  {
+    name = "pool-second-signal-ignored", step = "own", file = "lua/lease/pool.lua",
+    from = "      if running > 0 and (n >= 2 or (deadline and lease.now() >= deadline)) then\n",
+    to = "      if running > 0 and (deadline and lease.now() >= deadline) then\n",
+    hint = "specs/29-pool_service_spec.lua",
+  },
+  {
+    name = "pool-grace-never-ends", step = "own", file = "lua/lease/pool.lua",
+    from = "      if running > 0 and (n >= 2 or (deadline and lease.now() >= deadline)) then\n",
+    to = "      if running > 0 and n >= 2 then\n",
+    hint = "specs/29-pool_service_spec.lua",
+  },
+  {
+    name = "pool-backoff-ignored", step = "own", file = "lua/lease/pool.lua",
+    from = "    opts = { run_at = now + d }\n",
+    to = "    opts = nil\n",
+    hint = "specs/29-pool_service_spec.lua",
+  },
+  {
+    name = "pool-drain-leaves-retries", step = "own", file = "lua/lease/pool.lua",
+    from = "  if c.retryable == 0 then return true end\n",
+    to = "  do return true end\n",
+    hint = "specs/29-pool_service_spec.lua",
+  },
+  {
+    name = "pool-batch-results-dropped", step = "own", file = "lua/lease/pool.lua",
+    from = "    if ok then results[#results + 1] = { id = c.id, fence = c.fence, result = result }\n",
+    to = "    if ok then results[#results] = { id = c.id, fence = c.fence, result = result }\n",
+    hint = "specs/29-pool_service_spec.lua",
+  },
+  {
+    name = "pool-signals-not-given-back", step = "own", file = "lua/lease/pool.lua",
+    from = "  if cfg.signals then lease.on_signal({ \"INT\", \"TERM\" }, false) end\n",
+    to = "",
+    hint = "specs/33-pool_process_spec.lua",
+  },
+  {
+    name = "signal-not-counted", step = "own", file = "src/lease_process.c",
+    from = "  atomic_fetch_add(&caught_count, 1u);\n",
+    to = "",
+    hint = "specs/29-pool_service_spec.lua",
+  },
+  {
+    name = "cli-jobs-loads-results", step = "own", file = "lua/lease/cli.lua",
+    from = "                         results = false, errors = with_errors or nil })\n",
+    to = "                         errors = with_errors or nil })\n",
+    hint = "specs/34-cli_queue_spec.lua",
+  },
+  {
+    name = "cli-run-at-and-in-together", step = "own", file = "lua/lease/cli.lua",
+    from = "  if flags[\"--run-at\"] and flags[\"--in\"] then usage(\"give at most one of --run-at and --in\") end\n",
+    to = "",
+    hint = "specs/34-cli_queue_spec.lua",
+  },
+  {
+    name = "cli-max-attempts-zero-passed-on", step = "own", file = "lua/lease/cli.lua",
+    from = "                 max_attempts = number_flag(flags, \"--max-attempts\", \"integer\", 1),\n",
+    to = "                 max_attempts = number_flag(flags, \"--max-attempts\", \"integer\"),\n",
+    hint = "specs/34-cli_queue_spec.lua",
+  },
+  {
+    name = "cli-pool-discard-exits-0", step = "own", file = "lua/lease/cli.lua",
+    from = "  return (#s.failed == 0 and s.discarded == 0) and 0 or 1\n",
+    to = "  return #s.failed == 0 and 0 or 1\n",
+    hint = "specs/22-host_commands_spec.lua",
   },
 }

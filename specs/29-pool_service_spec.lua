@@ -1,0 +1,354 @@
+-- lease.pool as a job system: handler errors through db:fail and the
+-- backoff (retried, then done; or discarded with their errors in the
+-- database), payloads and JSON decoding, queues, batch mode, owner names
+-- unique per process, and shutdown on a signal (sent by a handler to this
+-- very process: the pool catches it, so the spec process lives on).
+local H = require("helpers")
+local lease = H.lease
+local pool = require("lease.pool")
+
+-- A database with jobs; entries are ids or enqueue option tables with an id.
+local function queue(list, opts)
+  local db, p = H.fresh("svc")
+  for _, e in ipairs(list) do
+    if type(e) == "string" then assert(db:enqueue(e, opts))
+    else
+      local o = {}
+      for k, v in pairs(opts or {}) do o[k] = v end
+      for k, v in pairs(e) do if k ~= "id" then o[k] = v end end
+      assert(db:enqueue(e.id, o))
+    end
+  end
+  db:close()
+  return p
+end
+
+-- ids "j1".."jn"
+local function ids(n)
+  local t = {}
+  for i = 1, n do t[i] = "j" .. i end
+  return t
+end
+
+describe("lease.pool failures", function()
+  it("fails a job through db:fail with the pool's backoff, then runs it again: done", function()
+    local p = queue(ids(4), { max_attempts = 3 })
+    local t0 = lease.now()
+    local s = pool.run({
+      db = p, workers = 2, ttl = 30, poll = 0.01, signals = false,
+      backoff = function(attempt) return 0.3 * attempt end,
+      handler = function(job)
+        if job.id == "j2" and job.attempt == 1 then error("flaky " .. job.attempt, 0) end
+        return job.id .. "@" .. job.attempt .. "/" .. job.max_attempts
+      end,
+    })
+    assert.are.same({}, s.failed)
+    assert.are.equal(4, s.done)
+    assert.are.equal(1, s.handler_errors)
+    assert.are.equal(1, s.retried)
+    assert.are.equal(0, s.discarded)
+    -- the draining pool waited for the retry (0.3 s after the failure)
+    assert.is_true(lease.now() - t0 >= 0.3)
+    local st = lease.state(p, "j2")
+    assert.are.equal("completed", st.status)
+    assert.are.equal("j2@2/3", st.result)
+    assert.are.equal(2, st.attempt)
+    assert.are.equal(1, #st.errors)
+    assert.are.equal("flaky 1", st.errors[1].message)
+    assert.are.equal(1, st.errors[1].attempt)
+    assert.truthy(st.errors[1].owner:find(":" .. H.pid() .. ":", 1, true), st.errors[1].owner)
+    assert.are.equal("j1@1/3", lease.state(p, "j1").result)
+  end)
+
+  it("stores the backoff as the job's run_at: retryable until then", function()
+    local p = queue({ "a" }, { max_attempts = 5 })
+    local t0 = lease.now()
+    local s = pool.run({
+      db = p, workers = 1, ttl = 30, signals = false, drain_wait = 0,
+      backoff = function() return 100 end,
+      handler = function() error("later", 0) end,
+    })
+    assert.are.equal(1, s.retried)
+    local st = lease.state(p, "a")
+    assert.are.equal("retryable", st.status)
+    assert.is_true(st.run_at >= t0 + 100 and st.run_at <= lease.now() + 100, tostring(st.run_at))
+    assert.are.equal(1, st.attempt)
+    assert.are.equal("later", st.errors[1].message)
+    -- not claimable before run_at
+    local db = lease.open(p)
+    finally(function() db:close() end)
+    assert.are.same({ nil, "empty" }, { db:claim_next("x", lease.now(), 10) })
+  end)
+
+  it("discards a job that always fails after its max_attempts, its errors in the database", function()
+    local p = queue({ "bad", "good" }, { max_attempts = 3 })
+    local s = pool.run({
+      db = p, workers = 2, ttl = 30, poll = 0.01, signals = false,
+      backoff = function() return 0.05 end,
+      handler = function(job)
+        if job.id == "bad" then error({ code = job.attempt }) end   -- not a string
+        return "fine"
+      end,
+    })
+    assert.are.equal(1, s.done)
+    assert.are.equal(3, s.handler_errors)
+    assert.are.equal(2, s.retried)
+    assert.are.equal(1, s.discarded)
+    assert.are.same({ "bad" }, s.discarded_ids)
+    assert.truthy(pool.format(s):find("\ndiscarded          bad", 1, true), pool.format(s))
+    local st = lease.state(p, "bad")
+    assert.are.equal("discarded", st.status)
+    assert.are.equal(3, st.attempt)
+    assert.are.equal(3, #st.errors)
+    for k, e in ipairs(st.errors) do
+      assert.are.equal(k, e.attempt)
+      assert.truthy(e.message:find("^table: "), e.message)
+    end
+    assert.are.equal("completed", lease.state(p, "good").status)
+  end)
+
+  it("counts a result of the wrong type and a payload that is not JSON as handler errors", function()
+    local p = queue({ { id = "n", payload = "{}" }, { id = "j", payload = "{not json" },
+                      { id = "ok", payload = '{"x": [1, 2]}' } }, { max_attempts = 1 })
+    local s = pool.run({
+      db = p, workers = 1, ttl = 30, signals = false, decode = "json",
+      handler = function(job)
+        if job.id == "n" then return 42 end
+        return job.payload .. "=" .. job.data.x[2]
+      end,
+    })
+    assert.are.equal(1, s.done)
+    assert.are.equal(2, s.discarded)
+    assert.are.equal('{"x": [1, 2]}=2', lease.state(p, "ok").result)
+    assert.truthy(lease.state(p, "n").errors[1].message:find("handler returned a number", 1, true))
+    assert.truthy(lease.state(p, "j").errors[1].message:find("payload is not JSON", 1, true))
+  end)
+
+  it("gives handlers the job's payload, queue, priority and attempts", function()
+    local p = queue({ { id = "a", payload = "x\0y", priority = -3 } }, { queue = "mail", max_attempts = 7 })
+    local s = pool.run({
+      db = p, workers = 1, ttl = 30, signals = false, queue = "mail",
+      handler = function(job)
+        return table.concat({ job.payload, job.queue, job.priority, job.attempt, job.max_attempts }, "|")
+      end,
+    })
+    assert.are.equal(1, s.done)
+    assert.are.equal("x\0y|mail|-3|1|7", lease.state(p, "a").result)
+  end)
+end)
+
+describe("lease.pool queues and batches", function()
+  it("claims from its own queue only", function()
+    local p = queue({ "d1", "d2" })
+    local db = lease.open(p)
+    assert(db:enqueue("m1", { queue = "mail" }))
+    db:close()
+    local s = pool.run({ db = p, workers = 2, ttl = 30, signals = false, queue = "mail",
+                         handler = function(job) return job.queue end })
+    assert.are.equal(1, s.done)
+    assert.are.equal("mail", lease.state(p, "m1").result)
+    assert.are.equal("available", lease.state(p, "d1").status)
+  end)
+
+  it("completes every job exactly once in batch mode, with complete_many", function()
+    local list = ids(203)
+    local p = queue(list, { max_attempts = 2 })
+    local s = pool.run({
+      db = p, workers = 3, ttl = 30, poll = 0.01, signals = false, batch = 10,
+      backoff = function() return 0 end,
+      handler = function(job)
+        if job.id == "j7" and job.attempt == 1 then error("once") end
+        return job.id .. "@" .. job.fence
+      end,
+    })
+    assert.are.same({}, s.failed)
+    assert.are.equal(203, s.done)
+    assert.are.equal(1, s.retried)
+    local db = lease.open(p)
+    finally(function() db:close() end)
+    for _, id in ipairs(list) do
+      assert.are.equal(1, s.completed[id], id)
+      local st = db:state(id)
+      assert.are.equal("completed", st.status)
+      assert.are.equal(id .. "@" .. st.fence, st.result)
+    end
+    assert.are.equal(203, db:counts(lease.now()).completed)
+  end)
+end)
+
+describe("lease.pool owners", function()
+  it("names its owners <host>:<pid>:<n> by default, <owner>-<n> when given", function()
+    local p = queue(ids(20))
+    local s = pool.run({ db = p, workers = 3, ttl = 30, signals = false,
+                         handler = function(job) return job.owner end })
+    assert.are.equal(20, s.done)
+    local prefix = lease.hostname() .. ":" .. H.pid() .. ":"
+    for i = 1, 20 do
+      local r = lease.state(p, "j" .. i).result
+      assert.are.equal(prefix, r:sub(1, #prefix), r)
+      assert.truthy(r:sub(#prefix + 1):match("^[123]$"), r)
+    end
+    assert.are.equal("x-2", pool.owner_name({ owner = "x" }, 2))
+  end)
+end)
+
+describe("lease.pool shutdown", function()
+  -- A handler that sends SIGTERM to this process on job "kill" (when
+  -- job.args.kill), then works `job.args.work` seconds on every job.
+  local function signalling(job)
+    local l = require("lease")
+    if job.id == "kill" and job.args.kill then
+      os.execute("kill -TERM " .. l.pid())
+    end
+    l.sleep(job.args.work)
+    return "done by " .. job.owner
+  end
+
+  it("stops claiming on SIGTERM, lets running handlers finish, returns with the summary", function()
+    local list = { "kill" }
+    for i = 1, 30 do list[#list + 1] = "j" .. i end
+    local p = queue(list)
+    local t0 = lease.now()
+    local s = pool.run({ db = p, workers = 2, ttl = 30, poll = 0.01, forever = true,
+                         shutdown_grace = 5, args = { work = 0.2, kill = true }, handler = signalling })
+    -- a service (forever) stopped well within the grace: nothing cut off
+    assert.is_true(lease.now() - t0 < 3, "took " .. (lease.now() - t0))
+    assert.are.equal("TERM", s.interrupted)
+    assert.are.equal(0, s.unfinished)
+    assert.are.equal(0, s.shutdown)
+    assert.is_true(s.done >= 1 and s.done <= 4, "done " .. s.done)
+    assert.truthy(pool.format(s):find("shutdown           on SIGTERM: 0 jobs given back", 1, true))
+    local db = lease.open(p)
+    finally(function() db:close() end)
+    assert.are.equal("completed", db:state("kill").status)
+    local c = db:counts(lease.now())
+    assert.are.equal(s.done, c.completed)
+    assert.are.equal(31 - s.done, c.available)
+    assert.are.equal(0, c.running)
+  end)
+
+  it("fails what is still held after the grace back to the queue, the attempt not counted", function()
+    local p = queue({ "kill", "other" }, { max_attempts = 1 })
+    local t0 = lease.now()
+    local s = pool.run({ db = p, workers = 2, ttl = 30, poll = 0.01, forever = true,
+                         shutdown_grace = 0.3, args = { work = 3, kill = true }, handler = signalling })
+    local took = lease.now() - t0
+    assert.is_true(took >= 0.3 and took < 2.5, "took " .. took)
+    assert.are.equal("TERM", s.interrupted)
+    assert.are.equal(2, s.unfinished)
+    assert.are.equal(2, s.shutdown)
+    assert.are.equal(0, s.done)
+    local db = lease.open(p)
+    finally(function() db:close() end)
+    for _, id in ipairs({ "kill", "other" }) do
+      local st = db:state(id)
+      -- max_attempts 1, and still not discarded: the shutdown did not count
+      assert.are.equal("available", st.status, id)
+      assert.is_nil(st.owner)
+      assert.are.equal("shutdown", st.errors[#st.errors].message)
+    end
+    -- the cut-off handlers' late completes are refused
+    lease.sleep(3.2)
+    assert.are.equal("available", db:state("kill").status)
+    assert.is_nil(db:state("kill").result)
+    -- and the next run does them
+    local s2 = pool.run({ db = p, workers = 2, ttl = 30, signals = false, args = { work = 0 },
+                          handler = signalling })
+    assert.are.equal(2, s2.done)
+    assert.are.equal("completed", db:state("other").status)
+  end)
+
+  it("stops at once on a second signal, still giving back what it holds", function()
+    local p = queue({ "kill" })
+    local t0 = lease.now()
+    local s = pool.run({
+      db = p, workers = 1, ttl = 30, poll = 0.01, forever = true, shutdown_grace = 30,
+      handler = function(job)
+        local l = require("lease")
+        -- TERM twice: while os.execute runs, glibc's system() ignores SIGINT
+        -- in the whole process, so a kill -INT sent from it would be lost
+        os.execute("kill -TERM " .. l.pid())
+        l.sleep(0.3)
+        os.execute("kill -TERM " .. l.pid())
+        l.sleep(3)
+        return "late " .. job.fence
+      end,
+    })
+    assert.is_true(lease.now() - t0 < 2, "took " .. (lease.now() - t0))
+    assert.are.equal("TERM", s.interrupted)
+    assert.are.equal(1, s.shutdown)
+    assert.are.equal(1, s.unfinished)
+    local st = lease.state(p, "kill")
+    assert.are.equal("available", st.status)
+    assert.are.equal("shutdown", st.errors[#st.errors].message)
+  end)
+
+  it("gives back the rest of a batch when asked to stop in the middle", function()
+    local list = { "kill" }
+    for i = 1, 9 do list[#list + 1] = "j" .. i end
+    local p = queue(list, { max_attempts = 1 })
+    local s = pool.run({ db = p, workers = 1, ttl = 30, forever = true, batch = 10,
+                         shutdown_grace = 5, handler = function(job)
+                           local l = require("lease")
+                           if job.id == "kill" then
+                             os.execute("kill -TERM " .. l.pid())
+                             l.sleep(0.4)   -- the pool sees the signal meanwhile
+                           end
+                           return "ok"
+                         end })
+    assert.are.equal(0, s.unfinished)
+    assert.are.equal(1, s.done)
+    assert.are.equal(9, s.shutdown)
+    local db = lease.open(p)
+    finally(function() db:close() end)
+    assert.are.equal("completed", db:state("kill").status)
+    for i = 1, 9 do
+      local st = db:state("j" .. i)
+      assert.are.equal("available", st.status)
+      assert.are.equal("shutdown", st.errors[1].message)
+    end
+  end)
+
+  it("ignores signals with signals = false (the caller keeps them)", function()
+    local p = queue({ "a" })
+    local before = lease.signals()
+    lease.on_signal({ "USR1" })
+    finally(function() lease.on_signal({ "USR1" }, false) end)
+    os.execute("kill -USR1 " .. H.pid())
+    lease.sleep(0.05)
+    assert.are.equal(before + 1, (lease.signals()))
+    local s = pool.run({ db = p, workers = 1, ttl = 30, signals = false,
+                         handler = function() return "x" end })
+    assert.is_nil(s.interrupted)
+    assert.are.equal(1, s.done)
+  end)
+end)
+
+describe("lease.pool options", function()
+  it("refuses the new options' bad values before starting anything", function()
+    local p = queue({ "a" })
+    local h = function() return "x" end
+    for _, c in ipairs({
+      { { db = p, handler = h, attempts = 3 }, "unknown option 'attempts': how often a job is tried is its own max_attempts" },
+      { { db = p, handler = h, queue = "" }, "queue must be a non-empty string" },
+      { { db = p, handler = h, forever = 1 }, "forever must be a boolean, got number" },
+      { { db = p, handler = h, shutdown_grace = -1 }, "shutdown_grace must be a finite number of seconds >= 0" },
+      { { db = p, handler = h, drain_wait = 0 / 0 }, "drain_wait must be a finite number of seconds >= 0" },
+      { { db = p, handler = h, batch = 0 }, "batch must be an integer from 1 to 1000000" },
+      { { db = p, handler = h, decode = "xml" }, "decode must be \"json\" or nil" },
+      { { db = p, handler = h, owner = "" }, "owner must be a non-empty string" },
+      { { db = p, handler = h, backoff = function() return -1 end }, "backoff(1) must return a finite number of seconds >= 0, returned -1" },
+      { { db = p, handler = h, backoff = function() error("no") end }, "backoff(1) must return a finite number of seconds >= 0, raised" },
+    }) do
+      local err = H.error_of(pool.run, c[1])
+      assert.truthy(err:find("bad argument #1 to 'lease.pool.run' (" .. c[2], 1, true), err)
+    end
+    local up = 2
+    local err = H.error_of(function() pool.run({ db = p, handler = h, backoff = function() return up end }) end)
+    assert.truthy(err:find("(backoff must have no upvalue but _ENV", 1, true), err)
+    assert.truthy(err:find("^specs/29%-pool_service_spec%.lua:%d+: bad argument"), err)
+    local st = lease.state(p, "a")
+    assert.are.equal("available", st.status)
+    assert.are.equal(0, st.fence)
+  end)
+end)

@@ -1,0 +1,238 @@
+-- The job-queue subcommands through lease.cli.main: enqueue, jobs
+-- --status/--queue, show, retry, cancel, prune, each with --json and with
+-- bad usage (exit 2, the message naming the option, nothing changed).
+local H = require("helpers")
+local lease = H.lease
+local cli = require("lease.cli")
+local json = require("dkjson")
+
+-- Run cli.main(argv); returns status, stdout text, stderr text.
+local function run(argv)
+  local out, err = io.tmpfile(), io.tmpfile()
+  local status = cli.main(argv, out, err)
+  out:seek("set"); err:seek("set")
+  local o, e = out:read("*a"), err:read("*a")
+  out:close(); err:close()
+  return status, o, e
+end
+
+describe("lease enqueue", function()
+  it("adds a job with payload, queue, priority, run_at and max_attempts", function()
+    local p = H.path("enq")
+    local status, out, err = run({ "enqueue", p, "a", "--payload", '{"n":1}', "--queue", "mail",
+                                   "--priority", "-2", "--run-at", "100.5", "--max-attempts", "4" })
+    assert.are.equal("", err)
+    assert.are.equal(0, status)
+    assert.are.equal("enqueued a\n", out)
+    local st = lease.state(p, "a", 200)
+    assert.are.equal('{"n":1}', st.payload)
+    assert.are.equal("mail", st.queue)
+    assert.are.equal(-2, st.priority)
+    assert.are.equal(100.5, st.run_at)
+    assert.are.equal(4, st.max_attempts)
+    assert.are.equal("available", st.status)
+  end)
+
+  it("schedules with --in seconds from now", function()
+    local p = H.path("enq")
+    local t0 = lease.now()
+    assert.are.equal(0, (run({ "enqueue", p, "later", "--in", "60" })))
+    local st = lease.state(p, "later")
+    assert.is_true(st.run_at >= t0 + 60 and st.run_at <= lease.now() + 60)
+    assert.are.equal("scheduled", st.status)
+  end)
+
+  it("says so, exit 1, when the job exists; --json either way", function()
+    local p = H.path("enq")
+    local status, out = run({ "enqueue", p, "a", "--json" })
+    assert.are.equal(0, status)
+    assert.are.same({ id = "a", enqueued = true }, json.decode(out))
+    local err
+    status, out, err = run({ "enqueue", p, "a", "--payload", "other" })
+    assert.are.equal(1, status)
+    assert.are.equal("", out)
+    assert.truthy(err:find('lease enqueue: job "a" exists in', 1, true), err)
+    status, out = run({ "enqueue", p, "a", "--json" })
+    assert.are.equal(1, status)
+    assert.are.same({ id = "a", enqueued = false, reason = "exists" }, json.decode(out))
+    assert.is_nil(lease.state(p, "a").payload)
+  end)
+
+  it("exits 2 naming the option for bad usage, and writes nothing", function()
+    local p = H.path("enq")
+    for _, c in ipairs({
+      { { "enqueue", p }, "enqueue takes a database path and a job id" },
+      { { "enqueue", p, "a", "--priority", "x" }, "--priority needs an integer, got 'x'" },
+      { { "enqueue", p, "a", "--priority", "1.5" }, "--priority needs an integer, got '1.5'" },
+      { { "enqueue", p, "a", "--max-attempts", "0" }, "--max-attempts needs an integer >= 1, got '0'" },
+      { { "enqueue", p, "a", "--run-at", "nan" }, "--run-at needs a finite number, got 'nan'" },
+      { { "enqueue", p, "a", "--in", "-1" }, "--in needs a finite number of seconds >= 0, got '-1'" },
+      { { "enqueue", p, "a", "--in", "1", "--run-at", "5" }, "give at most one of --run-at and --in" },
+      { { "enqueue", p, "a", "--queue", "" }, "--queue needs a non-empty name" },
+      { { "enqueue", p, "a", "--payload" }, "--payload needs a value" },
+      { { "enqueue", p, "a", "--bogus" }, "unknown option --bogus" },
+    }) do
+      local status, out, err = run(c[1])
+      assert.are.equal(2, status, c[2])
+      assert.are.equal("", out)
+      assert.truthy(err:find("lease enqueue: " .. c[2], 1, true), err)
+      assert.truthy(err:find("usage: lease", 1, true), err)
+    end
+    assert.is_false(H.exists(p))
+  end)
+end)
+
+describe("lease jobs, retry, cancel, prune", function()
+  local p
+  before_each(function()
+    local db
+    db, p = H.fresh("ops")
+    assert(db:enqueue("ok"))
+    assert(db:enqueue("bad", { max_attempts = 1, payload = "p" }))
+    assert(db:enqueue("mail1", { queue = "mail" }))
+    local id, f = db:claim_next("w", 10, 5)
+    assert.are.equal("ok", id)
+    assert(db:complete("ok", "w", f, 11, string.rep("r", 5000)))
+    id, f = db:claim_next("w", 12, 5)
+    assert.are.equal("bad", id)
+    assert.are.equal("discarded", (db:fail("bad", "w", f, 13, "boom")))
+    db:close()
+  end)
+
+  it("lists by status and queue, with result sizes, never loading the results", function()
+    -- every db:jobs call the command makes asks for no results
+    local db = lease.open(p)
+    local methods = getmetatable(db).__index
+    db:close()
+    local real, calls = methods.jobs, {}
+    methods.jobs = function(self, q, ...)
+      calls[#calls + 1] = q
+      return real(self, q, ...)
+    end
+    local status, out, err = run({ "jobs", p, "--now", "20" })
+    methods.jobs = real
+    assert.are.equal("", err)
+    assert.are.equal(0, status)
+    assert.is_true(#calls >= 1)
+    for _, q in ipairs(calls) do
+      assert.are.equal("table", type(q))
+      assert.is_false(q.results)
+    end
+    assert.truthy(out:find("\nok%s+completed%s+default%s+1/25%s+w%s+%-%s+1%s+5000 B\n"), out)
+    assert.truthy(out:find("\nbad%s+discarded%s+default%s+1/1%s+%-%s+%-%s+1%s+%-\n"), out)
+    assert.truthy(out:find("\nmail1%s+available%s+mail%s+0/25%s+%-%s+%-%s+0%s+%-\n"), out)
+    assert.truthy(out:find("3 jobs: 1 available, 1 completed, 1 discarded\n", 1, true), out)
+    assert.is_nil(out:find("    error", 1, true))
+    -- a list of discarded jobs shows why each failed
+    status, out = run({ "jobs", p, "--status", "discarded", "--now", "20" })
+    assert.are.equal(0, status)
+    assert.truthy(out:find("\nbad ", 1, true), out)
+    assert.truthy(out:find("\n    error attempt 1 at 13.000 by w: boom\n", 1, true), out)
+    assert.is_nil(out:find("\nok ", 1, true))
+    assert.truthy(out:find("(1 shown)", 1, true), out)
+    status, out = run({ "jobs", p, "--errors", "--now", "20" })
+    assert.are.equal(0, status)
+    assert.truthy(out:find("\n    error attempt 1 at 13.000 by w: boom\n", 1, true), out)
+    status, out = run({ "jobs", p, "--queue", "mail", "--json", "--now", "20" })
+    assert.are.equal(0, status)
+    local list = json.decode(out)
+    assert.are.equal(1, #list)
+    assert.are.equal("mail1", list[1].id)
+    assert.are.equal("available", list[1].status)
+    assert.are.equal("mail", list[1].queue)
+    status, out = run({ "jobs", p, "--status", "completed", "--json", "--now", "20" })
+    assert.are.equal(0, status)
+    list = json.decode(out)
+    assert.are.equal(5000, list[1].result_bytes)
+    assert.is_nil(list[1].result)
+    status, out = run({ "jobs", p, "--status", "discarded", "--json", "--now", "20" })
+    assert.are.equal(0, status)
+    list = json.decode(out)
+    assert.are.equal("boom", list[1].errors[1].message)
+    assert.are.equal(1, list[1].payload_bytes)
+  end)
+
+  it("shows one job with its status, payload and errors", function()
+    local status, out = run({ "show", p, "bad", "--now", "20" })
+    assert.are.equal(0, status)
+    assert.truthy(out:find("status      discarded\n", 1, true), out)
+    assert.truthy(out:find("payload     p\n", 1, true), out)
+    assert.truthy(out:find("attempt     1 of 1\n", 1, true), out)
+    assert.truthy(out:find("error       attempt 1 at 13.000 by w (fence 1): boom\n", 1, true), out)
+    status, out = run({ "show", p, "bad", "--json", "--now", "20" })
+    assert.are.equal(0, status)
+    local j = json.decode(out)
+    assert.are.equal("discarded", j.status)
+    assert.are.equal("p", j.payload)
+    assert.are.equal("boom", j.errors[1].message)
+  end)
+
+  it("retries discarded jobs with a fresh budget; says which were refused", function()
+    local status, out = run({ "retry", p, "--discarded", "--json" })
+    assert.are.equal(0, status)
+    assert.are.same({ { id = "bad", ok = true } }, json.decode(out))
+    local st = lease.state(p, "bad")
+    assert.are.equal("available", st.status)
+    assert.are.equal(0, st.attempt)
+    assert.are.equal(1, st.fence)   -- the fence never goes down
+    -- a held job is refused; so is a missing one
+    assert.are.equal("mail1", (lease.claim_next(p, "w", lease.now(), 60, { queue = "mail" })))
+    status, out = run({ "retry", p, "mail1", "nope" })
+    assert.are.equal(1, status)
+    assert.truthy(out:find("refused mail1: held\n", 1, true), out)
+    assert.are.equal("running", lease.state(p, "mail1").status)
+    assert.truthy(out:find("refused nope: missing\n", 1, true), out)
+    status, out = run({ "retry", p, "ok" })
+    assert.are.equal(0, status)
+    assert.are.equal("retried ok\n", out)
+    assert.are.equal("available", lease.state(p, "ok").status)
+  end)
+
+  it("cancels jobs: never claimed again", function()
+    local status, out = run({ "cancel", p, "mail1", "--json" })
+    assert.are.equal(0, status)
+    assert.are.same({ { id = "mail1", ok = true } }, json.decode(out))
+    assert.are.equal("cancelled", lease.state(p, "mail1").status)
+    assert.are.same({ nil, "empty" }, { lease.claim_next(p, "w", 100, 5, { queue = "mail" }) })
+    status, out = run({ "cancel", p, "nope" })
+    assert.are.equal(1, status)
+    assert.truthy(out:find("refused nope: ", 1, true), out)
+  end)
+
+  it("prunes finished jobs before a time, never the others", function()
+    local status, out = run({ "prune", p, "--before", "12", "--json" })
+    assert.are.equal(0, status)
+    assert.are.same({ pruned = 1 }, json.decode(out))   -- "ok", finished at 11
+    assert.is_nil(lease.state(p, "ok"))
+    assert.truthy(lease.state(p, "bad"))
+    status, out = run({ "prune", p, "--before", "1e12" })
+    assert.are.equal(0, status)
+    assert.are.equal("pruned 1 jobs\n", out)
+    assert.is_nil(lease.state(p, "bad"))
+    assert.are.equal("available", lease.state(p, "mail1").status)
+  end)
+
+  it("exits 2 naming the option for bad usage, and changes nothing", function()
+    local before = H.qsnapshot(p)
+    for _, c in ipairs({
+      { { "jobs", p, "--status", "done" }, "--status needs one of available, scheduled" },
+      { { "jobs", p, "--status", "running", "--ready" }, "give at most one of --status, --ready" },
+      { { "retry", p }, "give job ids or --discarded, not both, not neither" },
+      { { "retry", p, "a", "--discarded" }, "give job ids or --discarded, not both, not neither" },
+      { { "retry", p, "a", "--queue", "mail" }, "--queue goes with --discarded" },
+      { { "cancel", p }, "cancel takes a database path and job ids" },
+      { { "prune", p }, "prune needs --before T" },
+      { { "prune", p, "--before", "x" }, "--before needs a finite number, got 'x'" },
+      { { "prune", p, "--before", "5", "--status", "running" }, "--status for prune needs completed, discarded or cancelled" },
+      { { "pool", "--forever", "-j", "2", "--grace", "-1", "w.lua", p }, "--grace needs a finite number of seconds >= 0, got '-1'" },
+      { { "pool", "--batch", "0", "w.lua", p }, "--batch needs an integer >= 1, got '0'" },
+      { { "pool", "--queue", "", "w.lua", p }, "--queue needs a non-empty name" },
+    }) do
+      local status, out, err = run(c[1])
+      assert.are.equal(2, status, c[2])
+      assert.are.equal("", out)
+      assert.truthy(err:find("lease " .. c[1][1] .. ": " .. c[2], 1, true), err)
+    end
+    assert.are.same(before, H.qsnapshot(p))
+  end)
+end)

@@ -167,6 +167,9 @@ typedef struct lb_op {
 /* The claim_many record (lease_lua_many.c). */
 extern const lb_op lb_op_claim_many;
 
+/* The with_lease and fence_gate records (lease_lua_tx.c). */
+extern const lb_op lb_op_with_lease, lb_op_fence_gate;
+
 /* lb_push_db_error: push "lease.<op>: <message> [<code>] (file "<path>")"
 ** for db's last failure. */
 void lb_push_db_error(lua_State *L, lease_db *db, const char *op);

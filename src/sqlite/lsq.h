@@ -32,6 +32,7 @@ typedef struct lsq_conn {
   int gave_up;                      /* the busy handler gave up during the current step */
   int indexed;                      /* lease_jobs_pending exists (set by the schema check) */
   int wal_given;                    /* the file came with a -wal holding frames */
+  void *tx;                         /* lsq_tx.c's state (its statements), or NULL */
 } lsq_conn;
 
 /* The connection of db. */
@@ -106,5 +107,26 @@ int lsq_open(lease_db *db);
 
 /* lsq_close: finalize the statements and close the connection. */
 void lsq_close(lease_db *db);
+
+/* lsq_guarded_step: one guarded write w (claim's fence not returned) in
+** the open transaction, as every write runs it (lsq_ops.c).  *reason
+** gets LEASE_GRANTED or why it was refused.  LEASE_OK or the failure. */
+int lsq_guarded_step(lease_db *db, const lease__write *w, int *reason);
+
+/* lsq_why_refused: why the guarded write w would change nothing, read in
+** the open transaction (lsq_ops.c); the words complete and renew report. */
+int lsq_why_refused(lease_db *db, const lease__write *w, int *reason);
+
+/* The fenced side effects (lsq_tx.c), lease__backend's members of the
+** same names. */
+int lsq_with_lease(lease_db *db, lease_tx *tx, int *reason);
+int lsq_tx_run(lease_tx *tx, const char *sql, const lease_value *params, int n,
+               lease_row_fn *row, void *ctx, int64_t *changes);
+int lsq_tx_write(lease_tx *tx, const lease__write *w, int *reason);
+int lsq_fence_gate(lease_db *db, lease_tx *tx, const char *resource, size_t resource_len,
+                   int64_t fence, int *reason);
+
+/* lsq_tx_close: finalize lsq_tx.c's statements and free its state. */
+void lsq_tx_close(lease_db *db);
 
 #endif

@@ -509,6 +509,16 @@ static int sq_claim_next(lease_db *db, const lease__write *w, int max, lease_job
   return LEASE_OK;
 }
 
+/* See lsq.h: guarded_step for the fenced side effects (lsq_tx.c). */
+int lsq_guarded_step(lease_db *db, const lease__write *w, int *reason) {
+  return guarded_step(db, w, NULL, reason);
+}
+
+/* See lsq.h: why_refused for the fenced side effects (lsq_tx.c). */
+int lsq_why_refused(lease_db *db, const lease__write *w, int *reason) {
+  return why_refused(db, w, reason);
+}
+
 /* ===================================================================== */
 /* The table of functions                                                 */
 /* ===================================================================== */
@@ -530,4 +540,8 @@ const lease__backend lease__sqlite = {
   .settings = sq_settings,
   .is_private = sq_is_private,
   .max_length = sq_max_length,
+  .with_lease = lsq_with_lease,
+  .tx_run = lsq_tx_run,
+  .tx_write = lsq_tx_write,
+  .fence_gate = lsq_fence_gate,
 };

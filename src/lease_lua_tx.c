@@ -244,7 +244,7 @@ static int tx_renew(lua_State *L) {
   int reason = LEASE_GRANTED;
   if (isnan(now)) now = lease_tx_now(t->tx);
   if (lease_check_time(now, ttl, &why) == LEASE_ARG_TTL)
-    return lb_error(L, LB_ARG(&c, 2, NULL), why);
+    return lb_error(L, LB_ARG(&c, 2, NULL), lua_pushfstring(L, "%s, got %s", why, lb_got(L, 2)));
   if (lease_tx_renew(t->tx, now, ttl, &reason) != LEASE_OK) return tx_error(L, t, "renew");
   return push_reason(L, reason);
 }

@@ -18,7 +18,8 @@
 --   local summary = pool.run{ db = "jobs.db", worker = "worker.lua", workers = 4 }
 --
 -- worker.lua returns the handler: `function(job) ... return result end`,
--- where job = `{ id =, fence =, owner =, ttl =, args =, heartbeat = fn }`.
+-- where job = `{ id =, fence =, owner =, ttl =, args =, heartbeat = fn,
+-- with_lease = fn }`.
 -- It is loaded once in each worker thread, so it may keep its own locals.
 -- @module lease.pool
 local pool = {}
@@ -181,7 +182,7 @@ end
 -- @tparam table w the worker
 -- @tparam string id the job
 -- @tparam integer fence the fencing token of this claim
--- @treturn table `{ id, fence, owner, ttl, args, heartbeat }`
+-- @treturn table `{ id, fence, owner, ttl, args, heartbeat, with_lease }`
 local function new_job(w, id, fence)
   local lease = require("lease")
   local cfg, db, owner = w.cfg, w.db, w.owner
@@ -203,6 +204,14 @@ local function new_job(w, id, fence)
       refusal(w, "renew", id, why)
     end
     return ok, why
+  end
+  --- Run fn(tx) inside one transaction that holds this job's lease (see
+  -- db:with_lease): the handler's own rows commit only while it holds.
+  -- @tparam function fn called as fn(tx)
+  -- @return as db:with_lease: true and fn's results, or false and a reason
+  -- @raise fn's error (rolled back), or the database error of db:with_lease
+  function job.with_lease(fn)
+    return db:with_lease(id, owner, fence, lease.now(), fn)
   end
   return job
 end

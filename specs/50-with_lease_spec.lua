@@ -336,3 +336,21 @@ describe("job.with_lease in a pool", function()
     assert.are.equal("2\n", H.sqlite3(p, "SELECT fence FROM out WHERE job = 'j3'"))
   end)
 end)
+
+describe("examples/fenced_worker.lua", function()
+  it("shows the stale worker's rows never appearing, and counts them", function()
+    local d = H.dir() .. "/run"
+    local build = os.getenv("LEASE_BUILD_DIR") or "build"
+    local out, ok = H.capture("LUA_CPATH=" .. H.sh(build .. "/?.so;;") .. " " .. H.lua()
+      .. " examples/fenced_worker.lua " .. H.sh(d) .. " 2>&1")
+    assert.is_true(ok, out)
+    assert.truthy(out:find("A  wakes up, with_lease with fence 1 %-> false, done"), out)
+    assert.truthy(out:find("invoice lines written by A: 0, by B: 3", 1, true), out)
+    assert.truthy(out:find("ok: the stale worker's rows never appeared", 1, true), out)
+    -- the files hold what it printed
+    assert.are.equal("B|3\n", H.sqlite3(d .. "/jobs.db",
+      "SELECT written_by, count(*) FROM invoice_lines GROUP BY written_by"))
+    assert.are.equal("invoice-totals/invoice-42|2\n", H.sqlite3(d .. "/store.db",
+      "SELECT resource, fence FROM lease_fences"))
+  end)
+end)

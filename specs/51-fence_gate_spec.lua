@@ -94,11 +94,11 @@ end)
 -- "fence ok reason" line per call, in the order it made them.
 -- Self-contained: it runs in threads and in other processes.
 local function gate_racer(path, k, n, max, start)
-  local lease = require("lease")
-  local db = lease.open(path)
+  local lease_ = require("lease")
+  local db = lease_.open(path)
   local seed = k * 7919 + 17
   local lines = {}
-  while lease.now() < start do lease.sleep(0.0005) end
+  while lease_.now() < start do lease_.sleep(0.0005) end
   for _ = 1, n do
     seed = (seed * 1103515245 + 12345) % 2147483648
     local f = seed % max + 1

@@ -1,3 +1,7 @@
+/***
+with_lease and its tx, fence_gate: fenced side effects.
+@module lease
+*/
 /*
 ** lease_lua_tx.c: the binding of fenced side effects: db:with_lease and
 ** its tx object (lease.tx), db:fence_gate and lease.fence_gate.  Two
@@ -108,8 +112,8 @@ static lease_value *check_statement(lua_State *L, const lb_callee *c, const char
 }
 
 /***
-Fenced side effects.
-@section tx
+The transaction of db:with_lease, handed to its function.
+@type tx
 */
 
 /***
@@ -356,6 +360,7 @@ raised again (a string with its traceback).  While `fn` runs, the handle
 itself refuses every other call (`[misuse]`): use `tx`.  `fn` must not
 yield.
 @function db:with_lease
+@within db
 @tparam string id the job
 @tparam string owner the holder
 @tparam integer fence the token claim returned
@@ -420,6 +425,7 @@ stored; an equal or larger one passes and is stored.  One statement in one
 write transaction.  Also a path function: `lease.fence_gate(path, resource,
 fence)`.
 @function db:fence_gate
+@within db
 @tparam string resource the resource's name (non-empty)
 @tparam integer fence >= 0
 @treturn boolean true when it passed
@@ -444,6 +450,7 @@ const lb_op lb_op_fence_gate = {"fence_gate", 1, 0, check_fence_gate, run_fence_
 
 /***
 @function fence_gate
+@within path
 @tparam string path the database file
 @tparam string resource
 @tparam integer fence

@@ -16,7 +16,7 @@
 --
 -- Workloads (--only names): cycle, qcycle, renew, claim_next,
 -- claim_next_ended, batch, threads,
--- claim_many, memory.  --smoke runs all of them on tiny sizes in seconds
+-- claim_many, with_lease, memory.  --smoke runs all of them on tiny sizes in seconds
 -- (ctest's bench_smoke).  --out writes the plot data (threads.dat,
 -- claim_next.dat) and the printed tables (table.md) there.
 
@@ -467,6 +467,75 @@ local function run_single(w, make)
     print_rows(w, sync, vs, res, vs[1].name, true)
     single_results[w][sync] = res
     h.close()
+  end
+end
+
+-- ---------------------------------------------------------------------------
+-- Workload: with_lease with one insert against complete plus the same
+-- insert in a transaction of its own (one commit against two)
+-- ---------------------------------------------------------------------------
+local function with_lease_variants(db)
+  local INSERT = "INSERT INTO out(job, fence, v) VALUES (?, ?, ?)"
+  -- n jobs enqueued and claimed, untimed; returns ids and fences
+  local function held(prefix, n)
+    local ids, fences = make_ids(fresh(prefix), n), {}
+    db:enqueue_many(ids)
+    for i = 1, n do fences[i] = db:claim(ids[i], OWNER, NOW, TTL) end
+    return ids, fences
+  end
+  return {
+    { name = "complete + insert, 2 transactions", run = function(n)
+      local ids, fences = held("w2", n)
+      local c0, t0 = cpu(), clock()
+      for i = 1, n do
+        local id, fence = ids[i], fences[i]
+        if not db:with_lease(id, OWNER, fence, NOW, function(tx) tx:exec(INSERT, id, fence, RESULT) end) then
+          error("with_lease refused")
+        end
+        if not db:complete(id, OWNER, fence, NOW, RESULT) then error("complete refused") end
+      end
+      return clock() - t0, cpu() - c0
+    end },
+    { name = "with_lease: insert + tx:complete, 1 transaction", run = function(n)
+      local ids, fences = held("w1", n)
+      local c0, t0 = cpu(), clock()
+      for i = 1, n do
+        local id, fence = ids[i], fences[i]
+        if not db:with_lease(id, OWNER, fence, NOW, function(tx)
+          tx:exec(INSERT, id, fence, RESULT)
+          assert(tx:complete(RESULT))
+        end) then error("with_lease refused") end
+      end
+      return clock() - t0, cpu() - c0
+    end },
+  }
+end
+
+local function run_with_lease()
+  out("")
+  out("### with_lease: one insert and the completion in one transaction, against two")
+  out("")
+  out("Both variants per job: the worker's insert and complete, on a job already claimed; x is")
+  out("the throughput against complete plus the insert in a separate transaction (with_lease")
+  out("without tx:complete, then db:complete): one commit against two.")
+  out("")
+  out("| workload | sync | API | median us/op | ops/s | x two transactions | CPU us/op | x (CPU) |")
+  out("|---|---|---|---:|---:|---:|---:|---:|")
+  for _, sync in ipairs(opt.syncs) do
+    local path = scratch("with_lease-" .. sync .. ".db")
+    local db = lease.open(path, { synchronous = sync })
+    db:enqueue("setup")
+    local f = db:claim("setup", OWNER, NOW, TTL)
+    db:with_lease("setup", OWNER, f, NOW, function(tx)
+      tx:exec("CREATE TABLE out(job TEXT, fence INTEGER, v TEXT)")
+    end)
+    local vs = with_lease_variants(db)
+    local res = measure(vs, opt.reps)
+    print_rows("with_lease", sync, vs, res, vs[1].name, true)
+    local r = ratio(res, vs[2].name, vs[1].name)
+    summary[#summary + 1] = { target = "with_lease (1 commit) faster than complete + insert (2 commits) ("
+      .. sync .. ")", met = r > 1, value = fmt_x(r) }
+    db:close()
   end
 end
 
@@ -956,6 +1025,7 @@ if want("claim_next_ended") then run_claim_next_ended() end
 if want("batch") then run_batch() end
 if want("threads") then run_threads() end
 if want("claim_many") then run_claim_many() end
+if want("with_lease") then run_with_lease() end
 if want("memory") then run_memory() end
 
 -- Targets ---------------------------------------------------------------

@@ -116,6 +116,8 @@ int lease__reserve(lease_db *db, size_t n) {
     if (!(db)) return LEASE_MISUSE;                                   \
     clear_error(db);                                                  \
     if (!(db)->conn) return lease__fail((db), LEASE_MISUSE, "the database is closed"); \
+    if ((db)->tx) return lease__fail((db), LEASE_MISUSE, "this handle is inside a with_lease " \
+                                     "callback: use its tx"); \
   } while (0)
 
 /* See lease_int.h: CHECK_DB as a function, for lease_many.c. */

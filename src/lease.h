@@ -735,6 +735,153 @@ LEASE_API double lease_backoff(int64_t attempt);
 /* lease_status_name: the word of a status ("available", ...); "unknown" for others. */
 LEASE_API const char *lease_status_name(int status);
 
+/* ===================================================================== */
+/* Fenced side effects: the caller's writes inside the lease's transaction */
+/* ===================================================================== */
+
+/* A with_lease transaction, handed to the callback; valid only while the
+** callback runs. */
+typedef struct lease_tx lease_tx;
+
+/* The type of a lease_value. */
+enum {
+  LEASE_TYPE_NULL = 0,
+  LEASE_TYPE_INTEGER,   /* i */
+  LEASE_TYPE_FLOAT,     /* f */
+  LEASE_TYPE_TEXT,      /* s, len: bytes (zero bytes allowed), stored as TEXT */
+  LEASE_TYPE_BLOB       /* s, len: bytes, stored as a BLOB */
+};
+
+/* One value: a `?` parameter of lease_tx_exec / lease_tx_query, or a
+** column of a result row.  A column's s points into memory valid until
+** the row callback returns. */
+typedef struct lease_value {
+  int type;            /* LEASE_TYPE_* */
+  int64_t i;           /* LEASE_TYPE_INTEGER */
+  double f;            /* LEASE_TYPE_FLOAT */
+  const char *s;       /* LEASE_TYPE_TEXT, LEASE_TYPE_BLOB (may be NULL when len is 0) */
+  size_t len;          /* bytes at s; LEASE_NTS allowed for a parameter */
+} lease_value;
+
+/*
+** The callback of lease_with_lease: runs with the lease's transaction
+** open.  Return LEASE_OK to commit everything it wrote, any other code to
+** roll it all back (lease_with_lease then returns that code).
+*/
+typedef int lease_tx_fn(lease_tx *tx, void *ctx);
+
+/*
+** A row callback of lease_tx_query: ncols columns, their names and values
+** (valid until it returns).  Return LEASE_OK for the next row, any other
+** code to stop (lease_tx_query then returns that code).
+*/
+typedef int lease_row_fn(void *ctx, int ncols, const char *const *names,
+                         const lease_value *values);
+
+/*
+** lease_with_lease: run fn(tx, ctx) inside one write transaction that
+** holds the lease (contract step 6's check, kept while fn runs): BEGIN
+** IMMEDIATE, then the job must exist, be held by owner with this fence,
+** not be done and have until > now, checked exactly as lease_complete
+** checks it; only then fn runs.  When fn returns LEASE_OK, everything it
+** wrote (lease_tx_exec, lease_tx_complete, ...) commits at once; otherwise
+** all of it rolls back.  While fn runs, every other function on db returns
+** LEASE_MISUSE: fn works through tx.
+**   id, owner: non-empty byte strings (LEASE_NTS allowed).
+**   fence:  the fencing token claim returned.
+**   now:    caller's time unit, finite; tx's renew and complete use it.
+**   fn:     the callback, not NULL; ctx is passed to it.
+**   reason: receives LEASE_GRANTED when fn ran and its work committed, or
+**           why the lease was refused (fn never ran, nothing changed):
+**           LEASE_MISSING, LEASE_DONE, LEASE_NOT_OWNER, LEASE_STALE_FENCE
+**           or LEASE_EXPIRED, as lease_complete reports it.
+** Returns LEASE_OK (see reason), LEASE_MISUSE (bad argument, or db is
+** already inside a with_lease callback), LEASE_RANGE or LEASE_MISMATCH (the
+** job is blocked, as for lease_complete), fn's own code when it asked for
+** a rollback (the message says so unless fn recorded a failure), or a
+** database error (BEGIN, the check or COMMIT failed; rolled back).
+** LEASE_ERROR "not supported by the <name> backend" on a backend without
+** transactions of the caller's own.
+*/
+LEASE_API int lease_with_lease(lease_db *db, const char *id, size_t id_len,
+                               const char *owner, size_t owner_len, int64_t fence,
+                               double now, lease_tx_fn *fn, void *ctx, int *reason);
+
+/*
+** lease_tx_exec: run one SQL statement inside tx, its `?` parameters bound
+** from params[0..n-1] (n >= 0; params may be NULL when n is 0).
+**   changes: receives the rows it inserted, updated or deleted (may be NULL).
+** Refused with LEASE_MISUSE, nothing run: a tx whose callback returned,
+** more than one statement, a parameter count other than n, and statements
+** that would end or widen the transaction or touch the engine's own
+** tables: BEGIN, COMMIT, ROLLBACK, ATTACH, DETACH, pragmas that set a
+** value, and writes or schema changes to `jobs` and `lease_fences` (use
+** lease_tx_complete, lease_tx_renew and lease_tx_fence_gate for those).
+** Returns LEASE_OK, LEASE_MISUSE, or the database's error (LEASE_CONSTRAINT,
+** LEASE_ERROR for an SQL error...), recorded on the handle (lease_errmsg);
+** the transaction stays open unless SQLite ended it (then the commit
+** fails with that error).
+*/
+LEASE_API int lease_tx_exec(lease_tx *tx, const char *sql, const lease_value *params, int n,
+                            int64_t *changes);
+
+/*
+** lease_tx_query: as lease_tx_exec, and call row(ctx, ...) for each result
+** row (row may be NULL: rows are skipped).  A code other than LEASE_OK from
+** row stops the query and is returned.
+*/
+LEASE_API int lease_tx_query(lease_tx *tx, const char *sql, const lease_value *params, int n,
+                             lease_row_fn *row, void *ctx);
+
+/*
+** lease_tx_complete: lease_complete of the held job inside tx (contract
+** step 6, the same guarded write), at the with_lease's now.  Stored only
+** if the transaction commits.
+**   result, result_len: the result bytes, or result NULL for SQL NULL.
+**   reason: as for lease_complete.
+** Returns LEASE_OK, LEASE_MISUSE (tx no longer open, result too long) or a
+** database error.
+*/
+LEASE_API int lease_tx_complete(lease_tx *tx, const char *result, size_t result_len,
+                                int *reason);
+
+/*
+** lease_tx_renew: lease_renew of the held job inside tx (contract step 5),
+** until = now + ttl, guarded as lease_renew.  Stored only if the
+** transaction commits.
+**   now, ttl: as for lease_renew (caller's unit).
+**   reason: as for lease_renew.
+** Returns LEASE_OK, LEASE_MISUSE or a database error.
+*/
+LEASE_API int lease_tx_renew(lease_tx *tx, double now, double ttl, int *reason);
+
+/* lease_tx_now: the `now` tx's with_lease was called with (caller's unit). */
+LEASE_API double lease_tx_now(const lease_tx *tx);
+
+/*
+** lease_fence_gate: the fencing check of a resource outside the jobs
+** table (a storage service receiving writes tagged with a fence).  Keeps,
+** per resource name, the largest fence that passed, in the table
+** lease_fences(resource TEXT PRIMARY KEY, fence INTEGER NOT NULL), created
+** on first use.  One statement in one write transaction: a fence smaller
+** than the stored one is refused and nothing is stored; an equal or larger
+** one passes and is stored.  Works on any database the engine opens, also
+** one without jobs.
+**   resource, resource_len: non-empty bytes (LEASE_NTS allowed).
+**   fence:  >= 0.
+**   reason: LEASE_GRANTED when it passed, LEASE_STALE_FENCE when refused.
+** Returns LEASE_OK, LEASE_MISUSE or a database error (nothing stored).
+*/
+LEASE_API int lease_fence_gate(lease_db *db, const char *resource, size_t resource_len,
+                               int64_t fence, int *reason);
+
+/*
+** lease_tx_fence_gate: lease_fence_gate inside tx: stored only if the
+** transaction commits.  Returns as lease_fence_gate.
+*/
+LEASE_API int lease_tx_fence_gate(lease_tx *tx, const char *resource, size_t resource_len,
+                                  int64_t fence, int *reason);
+
 #ifdef __cplusplus
 }
 #endif

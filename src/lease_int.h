@@ -129,7 +129,32 @@ typedef struct lease__backend {
   int (*is_private)(const lease_db *db);
   /* The longest string (id, owner, result) the connection stores, bytes. */
   size_t (*max_length)(const lease_db *db);
+  /* Fenced side effects (src/lease_tx.c).  A backend without them leaves
+  ** these NULL and the core returns "not supported by the <name> backend".
+  ** with_lease: open tx's transaction, check tx->w's lease as complete does
+  ** (*reason), call tx->fn only when granted, then commit, or roll back
+  ** when fn fails.  tx_run: one statement of the caller's inside tx, rows
+  ** to row (may be NULL).  tx_write: renew or complete of tx->w's job in
+  ** tx.  fence_gate: the gate, in its own transaction or in tx (NULL). */
+  int (*with_lease)(lease_db *db, lease_tx *tx, int *reason);
+  int (*tx_run)(lease_tx *tx, const char *sql, const lease_value *params, int n,
+                lease_row_fn *row, void *ctx, int64_t *changes);
+  int (*tx_write)(lease_tx *tx, const lease__write *w, int *reason);
+  int (*fence_gate)(lease_db *db, lease_tx *tx, const char *resource, size_t resource_len,
+                    int64_t fence, int *reason);
 } lease__backend;
+
+/* A with_lease transaction (lease.h: lease_tx), on the caller's stack for
+** the length of lease_with_lease. */
+struct lease_tx {
+  lease_db *db;
+  lease__write w;      /* the lease held: id, owner, fence, now (op LEASE__COMPLETE) */
+  lease_tx_fn *fn;     /* the caller's callback and its argument */
+  void *ctx;
+  int open;            /* 1 while fn runs: only then may tx be used */
+  int ended;           /* the backend's code when SQLite ended the transaction
+                          under fn (an I/O error...), else 0 */
+};
 
 #define LEASE__ERRMSG_MAX 512
 
@@ -144,6 +169,7 @@ struct lease_db {
   char errmsg[LEASE__ERRMSG_MAX];   /* message of the last failure */
   char *buf;                        /* storage for row strings and ids handed out */
   size_t bufcap;
+  lease_tx *tx;                     /* the with_lease running on db, else NULL */
 };
 
 /* lease__fail: record a failure (rc, printf-style message) on db; the

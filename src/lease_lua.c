@@ -839,6 +839,7 @@ static const lb_op *const ops[] = {
   &op_init_db, &op_enqueue, &op_state, &op_claim, &op_renew, &op_complete, &op_release,
   &op_claim_next, &op_enqueue_many, &op_complete_many, &op_jobs, &op_counts, &op_settings,
   &lb_op_claim_many, &lb_op_fail, &lb_op_retry, &lb_op_cancel, &lb_op_prune,
+  &lb_op_with_lease, &lb_op_fence_gate,
 };
 
 /* ===================================================================== */

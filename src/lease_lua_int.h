@@ -231,6 +231,13 @@ void lb_push_job_fields(lua_State *L, const lease_job *job);
 ** set them as its `errors`.  0 with a message pushed on a database failure. */
 int lb_attach_errors(lua_State *L, lease_db *db, const char *op, int list);
 
+/* ===================================================================== */
+/* Fenced side effects (lease_lua_tx.c)                                   */
+/* ===================================================================== */
+
+/* The with_lease and fence_gate records (lease_lua_tx.c). */
+extern const lb_op lb_op_with_lease, lb_op_fence_gate;
+
 /* lb_push_db_error: push "lease.<op>: <message> [<code>] (file "<path>")"
 ** for db's last failure. */
 void lb_push_db_error(lua_State *L, lease_db *db, const char *op);

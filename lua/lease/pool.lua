@@ -26,7 +26,8 @@
 --
 -- worker.lua returns the handler: `function(job) ... return result end`,
 -- where job = `{ id =, fence =, owner =, ttl =, args =, payload =, data =,
--- queue =, priority =, attempt =, max_attempts =, heartbeat = fn }`.  It is
+-- queue =, priority =, attempt =, max_attempts =, heartbeat = fn,
+-- with_lease = fn }`.  It is
 -- loaded once in each worker thread, so it may keep its own locals.
 -- @module lease.pool
 local pool = {}
@@ -241,7 +242,7 @@ end
 -- @tparam table w the worker
 -- @tparam table c what claim_next returned for the job: `{id=, fence=,
 -- payload=, queue=, priority=, attempt=, max_attempts=}`
--- @treturn table the job: c's fields plus owner, ttl, args and heartbeat
+-- @treturn table the job: c's fields plus owner, ttl, args, heartbeat and with_lease
 local function new_job(w, c)
   local lease = require("lease")
   local cfg, db, owner = w.cfg, w.db, w.owner
@@ -266,6 +267,14 @@ local function new_job(w, c)
       refusal(w, "renew", why)
     end
     return ok, why
+  end
+  --- Run fn(tx) inside one transaction that holds this job's lease (see
+  -- db:with_lease): the handler's own rows commit only while it holds.
+  -- @tparam function fn called as fn(tx)
+  -- @return as db:with_lease: true and fn's results, or false and a reason
+  -- @raise fn's error (rolled back), or the database error of db:with_lease
+  function job.with_lease(fn)
+    return db:with_lease(id, owner, fence, lease.now(), fn)
   end
   return job
 end

@@ -983,4 +983,29 @@ return {
     to = "  return #s.failed == 0 and 0 or 1\n",
     hint = "specs/22-host_commands_spec.lua",
   },
+  -- Fenced side effects (src/sqlite/lsq_tx.c) ----------------------------
+  {
+    name = "with-lease-check-skipped", step = "own", file = "src/sqlite/lsq_tx.c",
+    from = "  if (!held) return lsq_why_refused(db, w, reason);\n",
+    to = "  (void)held;\n",
+    hint = "specs/50-with_lease_spec.lua",
+  },
+  {
+    name = "with-lease-no-rollback-on-error", step = "own", file = "src/sqlite/lsq_tx.c",
+    from = "rolled back\", lease_errname(rc));\n    lsq_rollback(db);\n",
+    to = "rolled back\", lease_errname(rc));\n",
+    hint = "specs/50-with_lease_spec.lua",
+  },
+  {
+    name = "fence-gate-equal-refused", step = "own", file = "src/sqlite/lsq_tx.c",
+    from = [[" WHERE excluded.fence >= lease_fences.fence"]],
+    to = [[" WHERE excluded.fence > lease_fences.fence"]],
+    hint = "specs/51-fence_gate_spec.lua",
+  },
+  {
+    name = "fence-gate-reversed", step = "own", file = "src/sqlite/lsq_tx.c",
+    from = [[" WHERE excluded.fence >= lease_fences.fence"]],
+    to = [[" WHERE excluded.fence <= lease_fences.fence"]],
+    hint = "specs/51-fence_gate_spec.lua",
+  },
 }

@@ -34,6 +34,7 @@ typedef struct lsq_conn {
   int queued;                       /* the queue's schema exists (LSQ_SQL_QUEUE_MARK) */
   long expiry_discards;             /* jobs lsq_q_expired discarded on this connection */
   int wal_given;                    /* the file came with a -wal holding frames */
+  void *tx;                         /* lsq_tx.c's state (its statements), or NULL */
 } lsq_conn;
 
 /* The connection of db. */
@@ -162,5 +163,17 @@ int lsq_q_prune(lease_db *db, double before, const char *queue, size_t queue_len
 int lsq_q_list_jobs(lease_db *db, const lease_filter *f, int max, lease_row *rows, int *count);
 int lsq_q_count_queue(lease_db *db, double now, const char *queue, size_t queue_len,
                       lease_counts *out);
+
+/* The fenced side effects (lsq_tx.c), lease__backend's members of the
+** same names. */
+int lsq_with_lease(lease_db *db, lease_tx *tx, int *reason);
+int lsq_tx_run(lease_tx *tx, const char *sql, const lease_value *params, int n,
+               lease_row_fn *row, void *ctx, int64_t *changes);
+int lsq_tx_write(lease_tx *tx, const lease__write *w, int *reason);
+int lsq_fence_gate(lease_db *db, lease_tx *tx, const char *resource, size_t resource_len,
+                   int64_t fence, int *reason);
+
+/* lsq_tx_close: finalize lsq_tx.c's statements and free its state. */
+void lsq_tx_close(lease_db *db);
 
 #endif

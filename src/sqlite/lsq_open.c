@@ -485,6 +485,7 @@ void lsq_close(lease_db *db) {
   int i;
   if (!c) return;
   for (i = 0; i < LSQ_ST_COUNT; i++) sqlite3_finalize(c->stmt[i]);
+  lsq_tx_close(db);
   if (c->sql) sqlite3_close_v2(c->sql);
   free(c);
   db->conn = NULL;

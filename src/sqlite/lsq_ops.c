@@ -515,4 +515,8 @@ const lease__backend lease__sqlite = {
   .prune = lsq_q_prune,
   .list_jobs = lsq_q_list_jobs,
   .count_queue = lsq_q_count_queue,
+  .with_lease = lsq_with_lease,
+  .tx_run = lsq_tx_run,
+  .tx_write = lsq_tx_write,
+  .fence_gate = lsq_fence_gate,
 };

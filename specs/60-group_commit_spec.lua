@@ -114,6 +114,41 @@ describe("group commit", function()
       ("frames: %s together, %s apart"):format(frames[true], frames[false]))
   end)
 
+  it("never shares a transaction between handles of different synchronous settings", function()
+    local frames = {}
+    for _, mixed in ipairs({ false, true }) do
+      local db, p = H.fresh("sync")
+      assert.is_true(db:enqueue("a"))
+      assert.is_true(db:enqueue("b"))
+      local before = wal_frames(p)
+      local out = batch(p, { { call = { "claim", "a", "w", 1, 100 } },
+                             { call = { "claim", "b", "w", 1, 100 } } },
+                        { { synchronous = "full" }, { synchronous = mixed and "normal" or "full" } })
+      assert.are.same({ true, 1 }, out[1].res)
+      assert.are.same({ true, 1 }, out[2].res)
+      frames[mixed] = wal_frames(p) - before
+      db:close()
+    end
+    assert.is_true(frames[true] >= 2 * frames[false],
+      ("frames: %s same setting, %s mixed"):format(frames[false], frames[true]))
+  end)
+
+  it("never lends a writable connection to a read-only handle", function()
+    local db, p = H.fresh("ro")
+    assert.is_true(db:enqueue("a"))
+    local before = H.snapshot(p)
+    local out = batch(p, { { call = { "claim", "a", "w", 1, 100 } },
+                           { call = { "enqueue", "ro-job" } } },
+                      { {}, { readonly = true } })
+    assert.are.same({ true, 1 }, out[1].res)
+    assert.is_false(out[2].res[1])
+    assert.matches("%[readonly%]", out[2].res[2])
+    local after = H.snapshot(p)
+    assert.are.equal(1, #after)
+    assert.are_not.equal(before[1], after[1])
+    db:close()
+  end)
+
   it("gives a refusal and a failing write their own outcomes; the others in the batch commit", function()
     local db, p = H.fresh("mixed")
     local fence = {}

@@ -257,14 +257,15 @@ static int copy_failure(lsq_request *to, const lease_db *from) {
 }
 
 /*
-** Run a batch of two or more requests on the leader's connection lc, whose
-** transaction is open: each body in its own savepoint, then one COMMIT.
+** Run the bodies of a batch of two or more requests on the leader's
+** connection lc, whose transaction is open: each in its own savepoint.
 ** Sets each request's rc.  When SQLite ends the transaction itself (a
 ** failure it cannot undo by statement), the requests that had succeeded in
 ** it lose their writes and get that failure; the ones still to run go on
-** in a new transaction.
+** in a new transaction.  Returns the first request of the transaction
+** still open (NULL when none is).
 */
-static void run_batch(lsq_request *batch, lsq_conn *lc) {
+static lsq_request *run_bodies(lsq_request *batch, lsq_conn *lc) {
   lsq_request *q, *first = batch, *p;
   void *own;
   for (q = batch; q; q = q->next) {
@@ -283,22 +284,35 @@ static void run_batch(lsq_request *batch, lsq_conn *lc) {
     }
     lend_back(q, own);
   }
-  if (sqlite3_get_autocommit(lc->sql)) return;
-  /* COMMIT through a request whose write it stores, so that a failure is
-  ** recorded where it is that request's outcome anyway */
-  for (q = first; q && q->rc != LEASE_OK; q = q->next) {}
-  if (!q) {
-    lsq_rollback(batch->db);   /* the leader's own connection: nothing to store */
+  return sqlite3_get_autocommit(lc->sql) ? NULL : first;
+}
+
+/*
+** End the open transaction of a batch on the leader's own handle (the
+** batch's head): COMMIT when a request from `first` on succeeded, else
+** ROLLBACK.  A failing COMMIT is the outcome of every request whose write
+** it would have stored; the leader's handle keeps its own request's error
+** when that request had failed already.
+*/
+static void commit_batch(lsq_request *batch, lsq_request *first) {
+  lease_db *leader = batch->db;
+  lsq_request *p;
+  int xrc = leader->xrc, rc = leader->rc, own_rc = batch->rc;
+  char msg[LEASE__ERRMSG_MAX];
+  for (p = first; p && p->rc != LEASE_OK; p = p->next) {}
+  if (!p) {
+    lsq_rollback(leader);
     return;
   }
-  own = lend(q, lc);
-  if (lsq_run(q->db, LSQ_ST_COMMIT) != LEASE_OK) {
-    q->rc = q->db->rc;
-    lsq_rollback(q->db);
-    for (p = first; p; p = p->next)
-      if (p != q && p->rc == LEASE_OK) copy_failure(p, q->db);
-  }
-  lend_back(q, own);
+  memcpy(msg, leader->errmsg, sizeof msg);
+  if (lsq_run(leader, LSQ_ST_COMMIT) == LEASE_OK) return;
+  lsq_rollback(leader);
+  for (p = first; p; p = p->next)
+    if (p->rc == LEASE_OK) {
+      if (p->db == leader) p->rc = leader->rc;
+      else copy_failure(p, leader);
+    }
+  if (own_rc != LEASE_OK) lease__set_error(leader, rc, xrc, msg);
 }
 
 /* ===================================================================== */
@@ -319,7 +333,7 @@ static void unqueue(lsq_group *g, lsq_request *r) {
 ** Lead one batch (g->mu held on entry and on return; r is the head of the
 ** queue and no one leads).  Takes the write lock on r's own connection,
 ** waiting at most until deadline_ms, then every request queued by then,
-** runs them (run_batch, or today's transaction for a batch of one), and
+** runs them (run_bodies and commit_batch, or today's transaction for a batch of one), and
 ** marks each done only after its transaction ended.
 */
 static void lead(lsq_group *g, lsq_request *r, double deadline_ms) {
@@ -343,8 +357,12 @@ static void lead(lsq_group *g, lsq_request *r, double deadline_ms) {
     g->head = g->tail = NULL;
     for (q = batch; q; q = q->next) q->state = REQ_TAKEN;
     pthread_mutex_unlock(&g->mu);
-    if (!batch->next) batch->rc = finish_alone(db, batch->body, batch->ctx);
-    else run_batch(batch, lc);
+    if (!batch->next) {
+      batch->rc = finish_alone(db, batch->body, batch->ctx);
+    } else {
+      q = run_bodies(batch, lc);
+      if (q) commit_batch(batch, q);
+    }
     pthread_mutex_lock(&g->mu);
     for (q = batch; q; q = q->next) q->state = REQ_DONE;
   }

@@ -12,7 +12,8 @@
 **
 ** A write (lsq_write_txn) of a handle in a group with other members queues
 ** a request {db, body, ctx}.  When no member is leading, the request at the
-** head of the queue leads: on its own connection it takes the write lock
+** head of the queue leads: it waits a little for the writers the last
+** batch served (gather), then on its own connection it takes the write lock
 ** (BEGIN IMMEDIATE, waiting no longer than its caller's busy timeout
 ** allows), then takes every request queued by then as one batch, runs each
 ** request's body inside a SAVEPOINT of its own, commits once, and then
@@ -69,8 +70,12 @@ struct lsq_group {
   int refs;                   /* handles joined (under registry_mu) */
   pthread_mutex_t mu;
   pthread_cond_t cv;          /* signalled when a batch ends or a request leaves */
+  pthread_cond_t arrive;      /* signalled when a request is queued */
   lsq_request *head, *tail;   /* requests queued, in arrival order */
+  int queued;                 /* how many */
   int leading;                /* 1 while a member runs a batch */
+  int last_batch;             /* requests in the last batch */
+  double last_hold_ms;        /* how long the last batch held the write lock */
   struct lsq_group *next;     /* the registry's list */
 };
 
@@ -104,6 +109,11 @@ static lsq_group *group_new(dev_t dev, ino_t ino, int synchronous, const void *v
   if (pthread_condattr_init(&ca) != 0) goto fail;
   if (pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) != 0 ||
       pthread_cond_init(&g->cv, &ca) != 0) {
+    pthread_condattr_destroy(&ca);
+    goto fail;
+  }
+  if (pthread_cond_init(&g->arrive, &ca) != 0) {
+    pthread_cond_destroy(&g->cv);
     pthread_condattr_destroy(&ca);
     goto fail;
   }
@@ -157,6 +167,7 @@ void lsq_group_leave(lease_db *db) {
     *p = g->next;
     pthread_mutex_destroy(&g->mu);
     pthread_cond_destroy(&g->cv);
+    pthread_cond_destroy(&g->arrive);
     free(g);
   }
   pthread_mutex_unlock(&registry_mu);
@@ -327,6 +338,42 @@ static void unqueue(lsq_group *g, lsq_request *r) {
   *p = r->next;
   if (g->tail == r) g->tail = prev;
   r->next = NULL;
+  g->queued--;
+}
+
+/* The deadline as the condition variables' clock (CLOCK_MONOTONIC) reads it. */
+static struct timespec to_timespec(double ms) {
+  struct timespec ts;
+  ts.tv_sec = (time_t)(ms / 1e3);
+  ts.tv_nsec = (long)((ms - (double)ts.tv_sec * 1e3) * 1e6);
+  if (ts.tv_nsec >= 1000000000L) {
+    ts.tv_sec++;
+    ts.tv_nsec -= 1000000000L;
+  }
+  if (ts.tv_nsec < 0) ts.tv_nsec = 0;
+  return ts;
+}
+
+/*
+** Before taking the write lock, a leader whose queue holds fewer requests
+** than the last batch had waits a little for the rest (g->mu held): the
+** writers the last batch served are likely on their way back, and each
+** that makes it saves a commit of its own.  The wait ends when they are
+** all there, after half as long as the last batch held the lock (at most
+** LSQ_GROUP_WAIT_MAX_MS), or at the leader's own deadline.  Where commits
+** are cheap (synchronous NORMAL), so is the wait.
+*/
+#define LSQ_GROUP_WAIT_MAX_MS 2.0
+static void gather(lsq_group *g, double deadline_ms) {
+  double until = g->last_hold_ms / 2;
+  struct timespec ts;
+  if (g->queued >= g->last_batch || until <= 0) return;
+  if (until > LSQ_GROUP_WAIT_MAX_MS) until = LSQ_GROUP_WAIT_MAX_MS;
+  until += now_ms();
+  if (until > deadline_ms) until = deadline_ms;
+  ts = to_timespec(until);
+  while (g->queued < g->last_batch && now_ms() < until)
+    if (pthread_cond_timedwait(&g->arrive, &g->mu, &ts) == ETIMEDOUT) break;
 }
 
 /*
@@ -340,13 +387,16 @@ static void lead(lsq_group *g, lsq_request *r, double deadline_ms) {
   lease_db *db = r->db;
   lsq_conn *lc = LSQ(db);
   lsq_request *batch, *q;
-  int timeout = lc->busy_timeout_ms, rc;
-  double left = deadline_ms - now_ms();
+  int timeout = lc->busy_timeout_ms, rc, n = 0;
+  double left, held;
   g->leading = 1;
+  gather(g, deadline_ms);
   pthread_mutex_unlock(&g->mu);
+  left = deadline_ms - now_ms();
   lc->busy_timeout_ms = left <= 0 ? 0 : left < timeout ? (int)left + 1 : timeout;
   rc = lsq_run(db, LSQ_ST_BEGIN);
   lc->busy_timeout_ms = timeout;
+  held = now_ms();
   pthread_mutex_lock(&g->mu);
   if (rc != LEASE_OK) {
     unqueue(g, r);
@@ -355,7 +405,8 @@ static void lead(lsq_group *g, lsq_request *r, double deadline_ms) {
   } else {
     batch = g->head;   /* r first */
     g->head = g->tail = NULL;
-    for (q = batch; q; q = q->next) q->state = REQ_TAKEN;
+    g->queued = 0;
+    for (q = batch; q; q = q->next, n++) q->state = REQ_TAKEN;
     pthread_mutex_unlock(&g->mu);
     if (!batch->next) {
       batch->rc = finish_alone(db, batch->body, batch->ctx);
@@ -363,24 +414,14 @@ static void lead(lsq_group *g, lsq_request *r, double deadline_ms) {
       q = run_bodies(batch, lc);
       if (q) commit_batch(batch, q);
     }
+    held = now_ms() - held;
     pthread_mutex_lock(&g->mu);
     for (q = batch; q; q = q->next) q->state = REQ_DONE;
+    g->last_batch = n;
+    g->last_hold_ms = held;
   }
   g->leading = 0;
   pthread_cond_broadcast(&g->cv);
-}
-
-/* The deadline as the condition variable's clock (CLOCK_MONOTONIC) reads it. */
-static struct timespec to_timespec(double ms) {
-  struct timespec ts;
-  ts.tv_sec = (time_t)(ms / 1e3);
-  ts.tv_nsec = (long)((ms - (double)ts.tv_sec * 1e3) * 1e6);
-  if (ts.tv_nsec >= 1000000000L) {
-    ts.tv_sec++;
-    ts.tv_nsec -= 1000000000L;
-  }
-  if (ts.tv_nsec < 0) ts.tv_nsec = 0;
-  return ts;
 }
 
 /* A write of a handle in a group with other members: queue, then lead or
@@ -398,6 +439,8 @@ static int group_write(lsq_group *g, lease_db *db, lsq_body *body, void *ctx) {
   if (g->tail) g->tail->next = &r;
   else g->head = &r;
   g->tail = &r;
+  g->queued++;
+  pthread_cond_signal(&g->arrive);
   while (r.state != REQ_DONE) {
     if (r.state == REQ_QUEUED && !g->leading && g->head == &r) {
       lead(g, &r, deadline);

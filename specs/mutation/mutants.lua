@@ -780,13 +780,19 @@ return {
   },
   -- group commit (src/sqlite/lsq_group.c) ------------------------------
   {
+    -- the followers hear their outcome when their bodies ran, before the
+    -- COMMIT (the batch is cut off after the leader's request, so that the
+    -- leader no longer reads requests whose callers have returned)
     name = "group-commit-outcome-before-commit", step = "own", file = "src/sqlite/lsq_group.c",
-    from = "      q = run_bodies(batch, lc);\n      if (q) commit_batch(batch, q);\n",
-    to = "      q = run_bodies(batch, lc);\n"
-      .. "      { lsq_request *e_; pthread_mutex_lock(&g->mu);\n"
-      .. "        for (e_ = batch->next; e_; e_ = e_->next) e_->state = REQ_DONE;\n"
-      .. "        pthread_cond_broadcast(&g->cv); pthread_mutex_unlock(&g->mu); }\n"
-      .. "      if (q) commit_batch(batch, q);\n",
+    edits = {
+      { from = "      q = run_bodies(batch, lc);\n      if (q) commit_batch(batch, q);\n",
+        to = "      q = run_bodies(batch, lc);\n"
+          .. "      { lsq_request *e_; pthread_mutex_lock(&g->mu);\n"
+          .. "        for (e_ = batch->next; e_; e_ = e_->next) e_->state = REQ_DONE;\n"
+          .. "        batch->next = NULL; pthread_cond_broadcast(&g->cv); pthread_mutex_unlock(&g->mu); }\n"
+          .. "      if (q) commit_batch(batch, q);\n" },
+      { from = "  for (p = first; p && p->rc != LEASE_OK; p = p->next) {}\n", to = "  p = first;\n" },
+    },
     hint = "specs/60-group_commit_spec.lua",
   },
   {

@@ -378,10 +378,11 @@ static void gather(lsq_group *g, double deadline_ms) {
 
 /*
 ** Lead one batch (g->mu held on entry and on return; r is the head of the
-** queue and no one leads).  Takes the write lock on r's own connection,
-** waiting at most until deadline_ms, then every request queued by then,
-** runs them (run_bodies and commit_batch, or today's transaction for a batch of one), and
-** marks each done only after its transaction ended.
+** queue and no one leads).  Gathers, takes the write lock on r's own
+** connection, waiting at most until deadline_ms, then every request queued
+** by then; runs them (run_bodies and commit_batch, or a transaction of its
+** own for a batch of one), and marks each done only after its transaction
+** ended.  Notes the batch's size and how long it held the lock (gather).
 */
 static void lead(lsq_group *g, lsq_request *r, double deadline_ms) {
   lease_db *db = r->db;

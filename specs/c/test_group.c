@@ -116,7 +116,8 @@ static void *run_worker(void *arg) {
     }
     if (n == 0) break;
     /* the ids live in the handle's memory until its next call: copy them */
-    for (i = 0; i < n; i++) snprintf(ids[i], sizeof ids[i], "%.*s", (int)jobs[i].id_len, jobs[i].id);
+    for (i = 0; i < n; i++)
+      snprintf(ids[i], sizeof ids[i], "%.*s", (int)jobs[i].id_len, jobs[i].id);
     for (i = 0; i < n; i++) work_on(w, db, ids[i], &jobs[i]);
   }
   lease_close(db);

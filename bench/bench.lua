@@ -16,7 +16,7 @@
 --
 -- Workloads (--only names): cycle, qcycle, renew, claim_next,
 -- claim_next_ended, batch, threads,
--- claim_many, with_lease, memory.  --smoke runs all of them on tiny sizes in seconds
+-- claim_many, with_lease, memory, group.  --smoke runs all of them on tiny sizes in seconds
 -- (ctest's bench_smoke).  --out writes the plot data (threads.dat,
 -- claim_next.dat) and the printed tables (table.md) there.
 
@@ -72,6 +72,7 @@ local S = opt.smoke and {
   threads = { 1, 2 }, thread_seconds = 0.05, thread_reps = 1,
   owners = { 2, 4 },
   mem_jobs = 10000, mem_handles = 5,
+  group_seconds = 0.05, group_reps = 1, group_jobs = 5000,
 } or {
   target = 0.25,
   min_n = 20, max_n = 200000,
@@ -80,6 +81,7 @@ local S = opt.smoke and {
   threads = { 1, 2, 4, 8 }, thread_seconds = 1.0, thread_reps = 5,
   owners = { 2, 4, 8, 16, 32, 64 },
   mem_jobs = 1000000, mem_handles = 100,
+  group_seconds = 1.0, group_reps = 5, group_jobs = 200000,
 }
 
 local OWNER, NOW, TTL, RESULT = "worker-1", 1, 1e9, "ok"
@@ -1013,6 +1015,102 @@ end
 
 local function want(w) return not opt.only or opt.only[w] end
 
+-- ---------------------------------------------------------------------------
+-- Workload: claim+complete on one queue, 1 and 4 threads, group commit on/off
+-- ---------------------------------------------------------------------------
+local group_res = {}   -- [sync][gc][nthreads] = { rates per repetition }
+
+-- One worker of the group workload (a lease.thread, no upvalues): its own
+-- handle, claim_next + complete until `seconds` pass or the queue is
+-- empty.  Returns the jobs done and the time it ran.
+local function group_worker(path, sync, gc, me, start, seconds)
+  local lease_ = require("lease")
+  local clock_ = require("lease_bench").clock
+  local db = lease_.open(path, { synchronous = sync, group_commit = gc })
+  start:wait()
+  local t0, n = clock_(), 0
+  while clock_() - t0 < seconds do
+    local id, fence = db:claim_next(me, 1, 1e9)
+    if not id then break end
+    assert(db:complete(id, me, fence, 1, "ok"))
+    n = n + 1
+  end
+  local elapsed = clock_() - t0
+  db:close()
+  return n, elapsed
+end
+
+-- jobs/s of n threads on a fresh queue of `jobs` jobs (the enqueuing handle
+-- closed before they start, so one thread is the file's only writer).
+local function group_run(sync, gc, n, jobs)
+  local thread = require("lease.thread")
+  local path = scratch("group.db")
+  rmdb(path)
+  local db = lease.open(path, { synchronous = sync })
+  db:enqueue_many(make_ids(fresh("g"), jobs))
+  db:close()
+  local start = thread.barrier(n)
+  local ts = {}
+  for i = 1, n do ts[i] = thread.spawn(group_worker, path, sync, gc, "w" .. i, start, S.group_seconds) end
+  local total, elapsed = 0, 0
+  for i = 1, n do
+    local ok, c, el = ts[i]:join()
+    if not ok then error("group worker: " .. tostring(c)) end
+    total = total + c
+    if el > elapsed then elapsed = el end
+  end
+  rmdb(path)
+  if total >= jobs then error("group: the queue ran dry; enqueue more jobs") end
+  return total / elapsed
+end
+
+local function run_group()
+  local gcs = { true, false }
+  local variants = {}
+  for _, sync in ipairs(opt.syncs) do
+    group_res[sync] = { [true] = {}, [false] = {} }
+    for _, gc in ipairs(gcs) do
+      for _, n in ipairs({ 1, 4 }) do
+        group_res[sync][gc][n] = {}
+        variants[#variants + 1] = { sync = sync, gc = gc, n = n }
+      end
+    end
+  end
+  for r = 1, S.group_reps do
+    for k = 0, #variants - 1 do
+      local v = variants[(k + r - 1) % #variants + 1]
+      group_res[v.sync][v.gc][v.n][r] = group_run(v.sync, v.gc, v.n, S.group_jobs)
+    end
+  end
+  -- a ratio per repetition, then the median
+  local function rat(a, b)
+    local t = {}
+    for r = 1, S.group_reps do t[r] = a[r] / b[r] end
+    return median(t)
+  end
+  out("")
+  out("### Group commit: claim_next + complete, 1 and 4 threads on one queue")
+  out("")
+  out(string.format("Each thread has its own handle (lease.thread); each measurement runs %.2g s on", S.group_seconds))
+  out(string.format("a fresh queue; medians of %d interleaved repetitions, ratios per repetition.", S.group_reps))
+  out("")
+  out("| sync | group commit | 1 thread jobs/s | 4 threads jobs/s | 4 / 1 thread | on / off (4 threads) |")
+  out("|---|---|---:|---:|---:|---:|")
+  for _, sync in ipairs(opt.syncs) do
+    for _, gc in ipairs(gcs) do
+      local g = group_res[sync][gc]
+      out(string.format("| %s | %s | %s | %s | %s | %s |", sync, gc and "on" or "off",
+        fmt_rate(median(g[1])), fmt_rate(median(g[4])), fmt_x(rat(g[4], g[1])),
+        gc and fmt_x(rat(g[4], group_res[sync][false][4])) or ""))
+    end
+  end
+  if group_res.full then
+    local r = rat(group_res.full[true][4], group_res.full[true][1])
+    summary[#summary + 1] = { target = "4 threads >= 3x 1 thread, claim_next + complete (full, group commit)",
+      met = r >= 3, value = fmt_x(r) }
+  end
+end
+
 local t_start = clock()
 out(string.format("## lease benchmark%s", opt.smoke and " (smoke run: tiny sizes, numbers meaningless)" or ""))
 out("")
@@ -1027,6 +1125,7 @@ if want("threads") then run_threads() end
 if want("claim_many") then run_claim_many() end
 if want("with_lease") then run_with_lease() end
 if want("memory") then run_memory() end
+if want("group") then run_group() end
 
 -- Targets ---------------------------------------------------------------
 local function single_target(w, sync, cand, base, goal, what)

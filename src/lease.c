@@ -260,7 +260,7 @@ static int check_options(lease_db *db, const lease_options *opt) {
   if (opt->synchronous != LEASE_SYNC_FULL && opt->synchronous != LEASE_SYNC_NORMAL)
     return lease__fail(db, LEASE_MISUSE,
                        "synchronous must be LEASE_SYNC_FULL or LEASE_SYNC_NORMAL");
-  if (opt->flags & ~(LEASE_OPEN_READONLY | LEASE_OPEN_NOCREATE))
+  if (opt->flags & ~(LEASE_OPEN_READONLY | LEASE_OPEN_NOCREATE | LEASE_OPEN_NO_GROUP_COMMIT))
     return lease__fail(db, LEASE_MISUSE, "unknown open flags");
   return LEASE_OK;
 }

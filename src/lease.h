@@ -146,7 +146,10 @@ enum { LEASE_SYNC_FULL = 0, LEASE_SYNC_NORMAL = 1 };
 /* Open flags. */
 enum {
   LEASE_OPEN_READONLY = 1,  /* open read-only: reads work, writes fail LEASE_READONLY */
-  LEASE_OPEN_NOCREATE = 2   /* fail with LEASE_CANTOPEN instead of creating the file */
+  LEASE_OPEN_NOCREATE = 2,  /* fail with LEASE_CANTOPEN instead of creating the file */
+  LEASE_OPEN_NO_GROUP_COMMIT = 4  /* every write in a transaction of its own: no group commit
+                                     (by default, handles of this process that write the
+                                     same file share commits; see README "Group commit") */
 };
 
 /*

@@ -154,6 +154,10 @@ static void check_options(lua_State *L, const lb_callee *c, int i, lease_options
       if (flag == LEASE_OPEN_NOCREATE) on = !on;
       if (on) opt->flags |= flag;
       else opt->flags &= ~flag;
+    } else if (key && strcmp(key, "group_commit") == 0) {
+      if (lua_type(L, -1) != LUA_TBOOLEAN) lb_error(L, a, "group_commit must be a boolean");
+      if (lua_toboolean(L, -1)) opt->flags &= ~LEASE_OPEN_NO_GROUP_COMMIT;
+      else opt->flags |= LEASE_OPEN_NO_GROUP_COMMIT;
     } else {
       lb_error(L, a, lua_pushfstring(L, "unknown option '%s'", key ? key : luaL_typename(L, -2)));
     }
@@ -170,7 +174,9 @@ one (its columns, types and constraints).
   missing unless `options.create` is false. Non-empty, no zero bytes.
 @tparam[opt] table options `busy_timeout` (number, seconds, 0 to 2e6, default
   10), `synchronous` (`"full"`, the default, or `"normal"`), `readonly`
-  (boolean, default false), `create` (boolean, default true).
+  (boolean, default false), `create` (boolean, default true), `group_commit`
+  (boolean, default true: threads of this process writing the same file share
+  commits; false: each write commits alone).
 @treturn db an open handle
 @raise `bad argument` for a bad path or option; `lease.open: <message> [<code>]
   (file "<path>")` when the database cannot be opened (cantopen, notadb,

@@ -1008,4 +1008,66 @@ return {
     to = [[" WHERE excluded.fence <= lease_fences.fence"]],
     hint = "specs/51-fence_gate_spec.lua",
   },
+  -- group commit (src/sqlite/lsq_group.c) ------------------------------
+  {
+    -- the followers hear their outcome when their bodies ran, before the
+    -- COMMIT (the batch is cut off after the leader's request, so that the
+    -- leader no longer reads requests whose callers have returned)
+    name = "group-commit-outcome-before-commit", step = "own", file = "src/sqlite/lsq_group.c",
+    edits = {
+      { from = "      q = run_bodies(batch, lc);\n      if (q) commit_batch(batch, q);\n",
+        to = "      q = run_bodies(batch, lc);\n"
+          .. "      { lsq_request *e_; pthread_mutex_lock(&g->mu);\n"
+          .. "        for (e_ = batch->next; e_; e_ = e_->next) e_->state = REQ_DONE;\n"
+          .. "        batch->next = NULL; pthread_cond_broadcast(&g->cv); pthread_mutex_unlock(&g->mu); }\n"
+          .. "      if (q) commit_batch(batch, q);\n" },
+      { from = "  for (p = first; p && p->rc != LEASE_OK; p = p->next) {}\n", to = "  p = first;\n" },
+    },
+    hint = "specs/60-group_commit_spec.lua",
+  },
+  {
+    name = "group-commit-failing-write-not-undone", step = "own", file = "src/sqlite/lsq_group.c",
+    from = "  if (rc != LEASE_OK && !sqlite3_get_autocommit(LSQ(db)->sql)) {",
+    to = "  if (0) {",
+    hint = "specs/60-group_commit_spec.lua",
+  },
+  {
+    name = "group-commit-failure-leaks-into-neighbours", step = "own", file = "src/sqlite/lsq_group.c",
+    edits = {
+      { from = "    if (savepoint_run(db, SP_UNDO) != LEASE_OK || savepoint_run(db, SP_RELEASE) != LEASE_OK)\n      lsq_rollback(db);",
+        to = "    lsq_rollback(db);" },
+      { from = "        if (p->rc == LEASE_OK) copy_failure(p, q->db);", to = "        (void)p;" },
+    },
+    hint = "specs/60-group_commit_spec.lua",
+  },
+  {
+    name = "group-commit-commit-failure-to-leader-only", step = "own", file = "src/sqlite/lsq_group.c",
+    from = "      else copy_failure(p, leader);",
+    to = "      else (void)0;",
+    hint = "specs/60-group_commit_spec.lua",
+  },
+  {
+    name = "group-commit-follower-deadline-ignored", step = "own", file = "src/sqlite/lsq_group.c",
+    from = "    } else if (r.state == REQ_QUEUED && now_ms() >= deadline) {",
+    to = "    } else if (0) {",
+    hint = "specs/60-group_commit_spec.lua",
+  },
+  {
+    name = "group-commit-readonly-joins", step = "own", file = "src/sqlite/lsq_group.c",
+    from = "  if (db->opt.flags & (LEASE_OPEN_READONLY | LEASE_OPEN_NO_GROUP_COMMIT)) return;",
+    to = "  if (db->opt.flags & LEASE_OPEN_NO_GROUP_COMMIT) return;",
+    hint = "specs/60-group_commit_spec.lua",
+  },
+  {
+    name = "group-commit-ignores-synchronous", step = "own", file = "src/sqlite/lsq_group.c",
+    from = "    if (g->dev == st.st_dev && g->ino == st.st_ino && g->synchronous == db->opt.synchronous &&",
+    to = "    if (g->dev == st.st_dev && g->ino == st.st_ino &&",
+    hint = "specs/60-group_commit_spec.lua",
+  },
+  {
+    name = "group-commit-option-ignored", step = "own", file = "src/sqlite/lsq_group.c",
+    from = "  if (db->opt.flags & (LEASE_OPEN_READONLY | LEASE_OPEN_NO_GROUP_COMMIT)) return;",
+    to = "  if (db->opt.flags & LEASE_OPEN_READONLY) return;",
+    hint = "specs/60-group_commit_spec.lua",
+  },
 }

@@ -35,7 +35,12 @@ typedef struct lsq_conn {
   long expiry_discards;             /* jobs lsq_q_expired discarded on this connection */
   int wal_given;                    /* the file came with a -wal holding frames */
   void *tx;                         /* lsq_tx.c's state (its statements), or NULL */
+  struct lsq_group *group;          /* the file's writers in this process (lsq_group.c), or NULL */
+  sqlite3_stmt *savepoint[3];       /* lsq_group.c's SAVEPOINT, RELEASE, ROLLBACK TO */
 } lsq_conn;
+
+/* The writers of one database file in this process: lsq_group.c. */
+typedef struct lsq_group lsq_group;
 
 /* The connection of db. */
 #define LSQ(db) ((lsq_conn *)(db)->conn)
@@ -84,8 +89,25 @@ typedef int lsq_body(lease_db *db, void *ctx);
 ** commit.  When the body fails or the commit fails, everything the body
 ** wrote is rolled back and that failure returned; the handle stays
 ** usable.  The one way every write of the backend reaches the file.
+** With group commit (lsq_group.c) the transaction may be shared with
+** other handles' writes to the same file, each body in a savepoint of its
+** own and on the connection of the handle that leads the batch (LSQ(db)
+** is that connection while the body runs); the outcome is returned only
+** once that transaction has ended.
 */
 int lsq_write_txn(lease_db *db, lsq_body *body, void *ctx);
+
+/*
+** lsq_group_join: after a successful open, enter db in the registry of its
+** file's writers (lsq_group.c), unless it is read-only, private, not a
+** regular file, or opened with LEASE_OPEN_NO_GROUP_COMMIT.  Never fails:
+** a handle that cannot join writes alone.
+*/
+void lsq_group_join(lease_db *db);
+
+/* lsq_group_leave: drop db from its group (at close; a no-op when it has
+** none), freeing the group with its last member. */
+void lsq_group_leave(lease_db *db);
 
 /* A row callback of lsq_query: LEASE_OK to go on, LSQ_STOP to stop with
 ** success, or a failure already recorded on db (stops, and is returned). */

@@ -271,15 +271,6 @@ void lsq_rollback(lease_db *db) {
   }
 }
 
-/* See lsq.h. */
-int lsq_write_txn(lease_db *db, lsq_body *body, void *ctx) {
-  int rc;
-  if ((rc = lsq_run(db, LSQ_ST_BEGIN)) != LEASE_OK) return rc;
-  if ((rc = body(db, ctx)) == LEASE_OK) rc = lsq_run(db, LSQ_ST_COMMIT);
-  if (rc != LEASE_OK) lsq_rollback(db);
-  return rc;
-}
-
 /* Prepare text on sql, waiting out a lock the schema read met
 ** (wait_again). */
 static int prepare(lease_db *db, sqlite3 *sql, const char *text, sqlite3_stmt **st) {

@@ -106,6 +106,8 @@ typedef struct lease__backend {
   int (*is_private)(const lease_db *db);
   /* The longest string (id, owner, result) the connection stores, bytes. */
   size_t (*max_length)(const lease_db *db);
+  /* The device and inode of the file the connection holds (lease_file_id). */
+  int (*file_id)(lease_db *db, uint64_t *dev, uint64_t *ino);
 } lease__backend;
 
 #define LEASE__ERRMSG_MAX 512

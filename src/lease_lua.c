@@ -834,9 +834,9 @@ static int op_path(lua_State *L) {
   memset(&a, 0, sizeof a);
   op->check(L, &c, &a);
   base = lua_gettop(L);
-  db = open_handle(L, op->name, path, NULL);
+  db = lb_path_take(L, op->name, path);
   n = run_and_push(L, op, db, &a);
-  close_handle(L, base + 1);
+  lb_path_give(L, base + 1, n >= 0);
   if (n < 0) return lua_error(L);
   return n;
 }

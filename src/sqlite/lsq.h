@@ -91,4 +91,7 @@ int lsq_open(lease_db *db);
 /* lsq_close: finalize the statements and close the connection. */
 void lsq_close(lease_db *db);
 
+/* lsq_file_id: the backend's file_id (lease_file_id): lsq_open.c. */
+int lsq_file_id(lease_db *db, uint64_t *dev, uint64_t *ino);
+
 #endif

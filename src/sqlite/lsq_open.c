@@ -473,13 +473,56 @@ int lsq_open(lease_db *db) {
   return rc;
 }
 
+/*
+** The last connection to a WAL file, closing, deletes the -wal and -shm by
+** name.  When the database file is no longer at its name (deleted, renamed,
+** replaced by another file), those names may now be another database's
+** live -wal and -shm: keep the names (SQLITE_FCNTL_PERSIST_WAL), so the
+** close works only through its own descriptors (the checkpoint into the
+** file it holds, the -wal emptied through its descriptor).
+*/
+static void keep_names_of_moved(sqlite3 *sql) {
+  int moved = 0, persist = 1;
+  if (sqlite3_file_control(sql, "main", SQLITE_FCNTL_HAS_MOVED, &moved) == SQLITE_OK && moved)
+    sqlite3_file_control(sql, "main", SQLITE_FCNTL_PERSIST_WAL, &persist);
+}
+
 /* See lsq.h. */
 void lsq_close(lease_db *db) {
   lsq_conn *c = LSQ(db);
   int i;
   if (!c) return;
   for (i = 0; i < LSQ_ST_COUNT; i++) sqlite3_finalize(c->stmt[i]);
+  if (c->sql) keep_names_of_moved(c->sql);
   if (c->sql) sqlite3_close_v2(c->sql);
   free(c);
   db->conn = NULL;
+}
+
+/* ===================================================================== */
+/* The file held                                                          */
+/* ===================================================================== */
+
+/*
+** See lease.h (lease_file_id).  stat() first, then SQLite's own check that
+** the name still names the inode its descriptor holds: a name that moved to
+** another file in between fails that check instead of passing with the
+** other file's identity.
+*/
+int lsq_file_id(lease_db *db, uint64_t *dev, uint64_t *ino) {
+  sqlite3 *sql = LSQ(db)->sql;
+  const char *name = sqlite3_db_filename(sql, "main");
+  struct stat st;
+  int moved = 1;
+  if (!name || !name[0])
+    return lease__fail(db, LEASE_CANTOPEN, "the database is no file (in-memory or temporary)");
+  if (stat(name, &st) != 0)
+    return lease__fail(db, LEASE_CANTOPEN, "the database file is no longer at its name");
+  if (sqlite3_file_control(sql, "main", SQLITE_FCNTL_HAS_MOVED, &moved) != SQLITE_OK)
+    return lease__fail(db, LEASE_CANTOPEN, "cannot tell which file the connection holds");
+  if (moved)
+    return lease__fail(db, LEASE_CANTOPEN, "the database file was renamed, deleted or replaced");
+  *dev = (uint64_t)st.st_dev;
+  *ino = (uint64_t)st.st_ino;
+  return LEASE_OK;
 }

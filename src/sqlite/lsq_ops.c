@@ -497,4 +497,5 @@ const lease__backend lease__sqlite = {
   .settings = sq_settings,
   .is_private = sq_is_private,
   .max_length = sq_max_length,
+  .file_id = lsq_file_id,
 };

@@ -24,8 +24,9 @@
 **   - a call that fails with a database error closes its connection rather
 **     than returning it, so no connection left in an unknown state (after
 **     busy, ioerr, full...) is used again.
-** Paths that may name no file or carry their own parameters (":memory:",
-** "", "file:" URIs) are never cached: each call opens and closes.
+** A connection is cached only when it holds a file and stat(path) names
+** it: in-memory and temporary databases (":memory:", "") and "file:" URIs
+** are opened and closed by each call.
 */
 #include <string.h>
 #include <sys/resource.h>
@@ -133,13 +134,6 @@ static pc_hold *new_hold(lua_State *L, pc_cache *c) {
 /* Finding, checking and keeping connections                              */
 /* ===================================================================== */
 
-/* 1 when path names a file whose connection may be cached: not ":memory:",
-** "" (a temporary database) or a "file:" URI (which may name a private
-** database or carry parameters of its own). */
-static int cacheable(const char *path) {
-  return path[0] && strcmp(path, ":memory:") != 0 && strncmp(path, "file:", 5) != 0;
-}
-
 /* The slot of c holding a connection to path, or -1. */
 static int find_slot(const pc_cache *c, const char *path) {
   int i;
@@ -154,11 +148,12 @@ static int names_file(const char *path, uint64_t dev, uint64_t ino) {
   return stat(path, &st) == 0 && (uint64_t)st.st_dev == dev && (uint64_t)st.st_ino == ino;
 }
 
-/* After opening h->db on path: keep it for later calls when the file it
-** holds is known (lease_file_id) and path names that very file. */
+/* After opening h->db on path: keep it for later calls when it holds a
+** file (lease_file_id: not an in-memory or temporary database) and stat()
+** of path names that very file (not so for a "file:" URI, nor when the
+** path was replaced while it was opened). */
 static void identify(pc_hold *h, const char *path) {
-  h->keep = cacheable(path) && lease_file_id(h->db, &h->dev, &h->ino) == LEASE_OK &&
-            names_file(path, h->dev, h->ino);
+  h->keep = lease_file_id(h->db, &h->dev, &h->ino) == LEASE_OK && names_file(path, h->dev, h->ino);
 }
 
 /* See lease_lua_int.h. */
@@ -166,7 +161,7 @@ lease_db *lb_path_take(lua_State *L, const char *op, const char *path) {
   pc_cache *c = get_cache(L);
   pc_hold *h = new_hold(L, c);
   lease_db *db = NULL;
-  int i = cacheable(path) ? find_slot(c, path) : -1, rc;
+  int i = find_slot(c, path), rc;
   if (i >= 0) {
     pc_slot *s = &c->slot[i];
     h->db = s->db;

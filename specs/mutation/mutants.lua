@@ -323,9 +323,9 @@ return {
     hint = "specs/10-handle_spec.lua",
   },
   {
-    name = "path-function-leaves-connection-open", step = "own", file = "src/lease_lua.c",
-    from = "  n = run_and_push(L, op, db, &a);\n  close_handle(L, base + 1);",
-    to = "  n = run_and_push(L, op, db, &a);\n  (void)base;",
+    name = "path-function-leaves-connection-open", step = "own", file = "src/lease_lua_pathcache.c",
+    from = "    lease_close(c->slot[i].db);\n    c->slot[i].db = NULL;",
+    to = "    c->slot[i].db = NULL;",
     hint = "specs/10-handle_spec.lua",
   },
   {
@@ -488,8 +488,8 @@ return {
   },
   {
     name = "path-function-opens-before-checking", step = "own", file = "src/lease_lua.c",
-    from = "  op->check(L, &c, &a);\n  base = lua_gettop(L);\n  db = open_handle(L, op->name, path, NULL);",
-    to = "  base = lua_gettop(L);\n  db = open_handle(L, op->name, path, NULL);\n  op->check(L, &c, &a);",
+    from = "  op->check(L, &c, &a);\n  base = lua_gettop(L);\n  db = lb_path_take(L, op->name, path);",
+    to = "  base = lua_gettop(L);\n  db = lb_path_take(L, op->name, path);\n  op->check(L, &c, &a);",
     hint = "specs/11-bad_input_spec.lua",
   },
   {
@@ -780,5 +780,48 @@ return {
     from = "  if (journal && stat(journal, &st) == 0 && st.st_size > 0) return LEASE_OK;\n",
     to = "  (void)journal;\n",
     hint = "specs/23-hostile_spec.lua",
+  },
+  -- The path functions' connections (src/lease_lua_pathcache.c) ---------
+  {
+    name = "path-cache-skips-inode", step = "own", file = "src/lease_lua_pathcache.c",
+    from = "(uint64_t)st.st_dev == dev && (uint64_t)st.st_ino == ino",
+    to = "(uint64_t)st.st_dev == dev",
+    hint = "specs/40-path_cache_spec.lua",
+  },
+  {
+    name = "path-cache-skips-identity-check", step = "own", file = "src/lease_lua_pathcache.c",
+    from = "    if (names_file(path, h->dev, h->ino)) {",
+    to = "    if (1) {",
+    hint = "specs/40-path_cache_spec.lua",
+  },
+  {
+    name = "path-cache-identity-unchecked-at-open", step = "own", file = "src/lease_lua_pathcache.c",
+    from = "  h->keep = lease_file_id(h->db, &h->dev, &h->ino) == LEASE_OK && names_file(path, h->dev, h->ino);",
+    to = "  h->keep = 1;\n  (void)lease_file_id(h->db, &h->dev, &h->ino);",
+    hint = "specs/40-path_cache_spec.lua",
+  },
+  {
+    name = "path-cache-keeps-failed-connection", step = "own", file = "src/lease_lua_pathcache.c",
+    from = "  if (!ok || !h->keep || find_slot(c, lease_path(db)) >= 0) {",
+    to = "  if (!h->keep || find_slot(c, lease_path(db)) >= 0) {",
+    hint = "specs/40-path_cache_spec.lua",
+  },
+  {
+    name = "path-cache-ignores-fd-limit", step = "own", file = "src/lease_lua_pathcache.c",
+    from = "  n = r.rlim_cur / PC_FDS_EACH;",
+    to = "  n = PC_MAX;",
+    hint = "specs/40-path_cache_spec.lua",
+  },
+  {
+    name = "path-cache-evicts-most-recent", step = "own", file = "src/lease_lua_pathcache.c",
+    from = "    if (!s || c->slot[i].used < s->used) s = &c->slot[i];",
+    to = "    if (!s || c->slot[i].used > s->used) s = &c->slot[i];",
+    hint = "specs/40-path_cache_spec.lua",
+  },
+  {
+    name = "moved-file-closed-without-checkpoint", step = "own", file = "src/sqlite/lsq_open.c",
+    from = "  if (c->sql) settle_moved(c->sql);\n",
+    to = "",
+    hint = "specs/40-path_cache_spec.lua",
   },
 }

@@ -474,17 +474,22 @@ int lsq_open(lease_db *db) {
 }
 
 /*
-** The last connection to a WAL file, closing, deletes the -wal and -shm by
-** name.  When the database file is no longer at its name (deleted, renamed,
-** replaced by another file), those names may now be another database's
-** live -wal and -shm: keep the names (SQLITE_FCNTL_PERSIST_WAL), so the
-** close works only through its own descriptors (the checkpoint into the
-** file it holds, the -wal emptied through its descriptor).
+** A connection whose database file is no longer at its name (deleted,
+** renamed, replaced by another file) closes without a checkpoint: SQLite
+** then neither checkpoints nor deletes the -wal (SQLITE_READONLY_DBMOVED).
+** Its -wal, still at the name beside the file, keeps the commits not yet
+** copied into the file, and the next connection to whatever file has the
+** name now would read them as that file's own.  So before closing such a
+** connection, copy them into the file it holds and empty its -wal
+** (SQLITE_CHECKPOINT_TRUNCATE, through its own descriptors), without
+** waiting: when other connections still use that -wal, it is theirs.
 */
-static void keep_names_of_moved(sqlite3 *sql) {
-  int moved = 0, persist = 1;
-  if (sqlite3_file_control(sql, "main", SQLITE_FCNTL_HAS_MOVED, &moved) == SQLITE_OK && moved)
-    sqlite3_file_control(sql, "main", SQLITE_FCNTL_PERSIST_WAL, &persist);
+static void settle_moved(sqlite3 *sql) {
+  int moved = 0;
+  if (sqlite3_file_control(sql, "main", SQLITE_FCNTL_HAS_MOVED, &moved) != SQLITE_OK || !moved)
+    return;
+  sqlite3_busy_handler(sql, NULL, NULL);
+  sqlite3_wal_checkpoint_v2(sql, "main", SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
 }
 
 /* See lsq.h. */
@@ -493,7 +498,7 @@ void lsq_close(lease_db *db) {
   int i;
   if (!c) return;
   for (i = 0; i < LSQ_ST_COUNT; i++) sqlite3_finalize(c->stmt[i]);
-  if (c->sql) keep_names_of_moved(c->sql);
+  if (c->sql) settle_moved(c->sql);
   if (c->sql) sqlite3_close_v2(c->sql);
   free(c);
   db->conn = NULL;

@@ -14,6 +14,9 @@
 -- baseline and candidate alike.  Nothing here asserts a time: the targets
 -- section says met or missed, the exit status only says the run worked.
 --
+-- The cycle and renew workloads also run bench/seed_sketch.py (the seed's
+-- own sketch in Python, a connection per call) when python3 is on PATH.
+--
 -- Workloads (--only names): cycle, renew, claim_next, batch, threads,
 -- claim_many, memory.  --smoke runs all of them on tiny sizes in seconds
 -- (ctest's bench_smoke).  --out writes the plot data (threads.dat,
@@ -233,6 +236,25 @@ local summary = {}   -- target lines, filled as workloads finish
 -- ---------------------------------------------------------------------------
 local luasql_lease = require("luasql_lease")
 
+-- The seed's sketch in Python (bench/seed_sketch.py), run when python3 is here.
+local SKETCH = script_dir .. "/seed_sketch.py"
+local has_python = os.execute("command -v python3 >/dev/null 2>&1")
+has_python = has_python == true or has_python == 0
+local SKETCH_NAME = "Python seed sketch (connection per call)"
+local PATH_NAME = "Lua path (lease.claim(path, ...))"
+
+-- Run the sketch's timed command cmd ("cycle" or "renew") for n operations
+-- on path with ids from prefix; returns its wall and CPU seconds.
+local function sketch(cmd, path, prefix, n)
+  local pipe = assert(io.popen(string.format("python3 %s %s %s %s %d", sh(SKETCH), cmd, sh(path),
+    sh(prefix), n)))
+  local s = pipe:read("a")
+  pipe:close()
+  local wall, cpu_t = s:match("^(%S+) (%S+)")
+  if not wall then error("bench: seed_sketch.py " .. cmd .. " failed: " .. s) end
+  return tonumber(wall), tonumber(cpu_t)
+end
+
 -- Open every API on its own file for workload `w`; returns the handles and
 -- a close function.
 local function open_all(w, sync)
@@ -240,13 +262,16 @@ local function open_all(w, sync)
   h.fp, h.cp, h.hp, h.pp, h.sp = scratch(w .. "-" .. sync .. "-floor.db"),
     scratch(w .. "-" .. sync .. "-capi.db"), scratch(w .. "-" .. sync .. "-handle.db"),
     scratch(w .. "-" .. sync .. "-path.db"), scratch(w .. "-" .. sync .. "-luasql.db")
+  h.yp = scratch(w .. "-" .. sync .. "-sketch.db")
   h.floor = B.floor(h.fp, sync)
   h.capi = B.capi(h.cp, sync)
   h.db = lease.open(h.hp, { synchronous = sync })
   -- the path functions use the default options: synchronous FULL.  For
-  -- NORMAL, the file is set up by a handle; each call still opens its own
-  -- connection (and so runs at FULL, what the path API does).
+  -- NORMAL, the file is set up by a handle; the path functions' own
+  -- connection still runs at FULL, what the path API does.
   lease.open(h.pp, { synchronous = sync }):close()
+  -- the sketch: Python's defaults (rollback journal, synchronous FULL)
+  if has_python then os.execute("python3 " .. sh(SKETCH) .. " init " .. sh(h.yp)) end
   h.sql = luasql_lease.open(h.sp, sync)
   function h.close()
     h.floor:close(); h.capi:close(); h.db:close(); h.sql:close()
@@ -272,7 +297,7 @@ local function cycle_variants(h)
       end
       return clock() - t0, cpu() - c0
     end },
-    { name = "Lua path (open per call)", run = function(n)
+    { name = PATH_NAME, run = function(n)
       local p, ids = h.pp, make_ids(fresh("p"), n)
       local c0, t0 = cpu(), clock()
       for i = 1, n do
@@ -294,6 +319,8 @@ local function cycle_variants(h)
       end
       return clock() - t0, cpu() - c0
     end },
+    has_python and { name = SKETCH_NAME, run = function(n) return sketch("cycle", h.yp, fresh("y"), n) end }
+      or nil,
   }
 end
 
@@ -318,7 +345,7 @@ local function renew_variants(h)
       end
       return clock() - t0, cpu() - c0
     end },
-    { name = "Lua path (open per call)", run = function(n)
+    { name = PATH_NAME, run = function(n)
       local p = h.pp
       local id, fence = held(function(i) lease.enqueue(p, i) end,
         function(i) return lease.claim(p, i, OWNER, NOW, TTL) end)
@@ -338,6 +365,8 @@ local function renew_variants(h)
       end
       return clock() - t0, cpu() - c0
     end },
+    has_python and { name = SKETCH_NAME, run = function(n) return sketch("renew", h.yp, fresh("yr"), n) end }
+      or nil,
   }
 end
 
@@ -361,6 +390,21 @@ local function run_single(w, make)
     print_rows(w, sync, vs, res, vs[1].name, true)
     single_results[w][sync] = res
     h.close()
+  end
+  -- the path row against the handle row and against the seed's sketch
+  out("")
+  out("The path functions against the handle and against the seed's sketch (medians of")
+  out("per-repetition ratios; above 1 the path functions are faster).  They run at")
+  out("synchronous FULL whatever the handle's setting, as the sketch does.")
+  out("")
+  out("| workload | sync | Lua path ops/s | x Lua handle | x Python seed sketch | sketch ops/s |")
+  out("|---|---|---:|---:|---:|---:|")
+  for _, sync in ipairs(opt.syncs) do
+    local res = single_results[w][sync]
+    local sk = res[SKETCH_NAME]
+    out(string.format("| %s | %s | %s | %s | %s | %s |", w, sync, fmt_rate(1 / median(res[PATH_NAME].per_op)),
+      fmt_x(ratio(res, PATH_NAME, "Lua handle")), sk and fmt_x(ratio(res, PATH_NAME, SKETCH_NAME)) or "n/a",
+      sk and fmt_rate(1 / median(sk.per_op)) or "n/a (no python3)"))
   end
 end
 
@@ -863,7 +907,14 @@ for _, sync in ipairs(opt.syncs) do
     "Lua handle >= 0.9x the C floor per cycle (" .. sync .. ")")
   single_target("cycle", sync, "Lua handle", "LuaSQL (one connection)", 1.5,
     "Lua handle >= 1.5x the LuaSQL version per cycle (" .. sync .. ")")
+  if has_python then
+    single_target("cycle", sync, PATH_NAME, SKETCH_NAME, 10,
+      "Lua path >= 10x the Python seed sketch per cycle (" .. sync .. " section; both at FULL)")
+  end
 end
+-- the path functions run at FULL: held against the handle at FULL
+single_target("cycle", "full", PATH_NAME, "Lua handle", 1 / 1.5,
+  "Lua path within 1.5x of the Lua handle per cycle (>= 0.67x; full)")
 if #summary > 0 then
   out("")
   out("### Targets")

@@ -147,7 +147,8 @@ typedef struct lb_args {
 /*
 ** One operation of the binding, reached two ways: as the method
 ** db:<name>(...) and, when has_path, as the path function
-** lease.<name>(path, ...), which opens its own connection for the call.
+** lease.<name>(path, ...), which runs on the state's connection to path
+** (lease_lua_pathcache.c).
 ** Arguments start at stack index 2 in both (the handle or the path is 1).
 **   check: check every argument into a, raising a bad-argument error
 **          before anything touches the database; may push a userdata.

@@ -824,4 +824,16 @@ return {
     to = "",
     hint = "specs/40-path_cache_spec.lua",
   },
+  {
+    name = "file-id-ignores-moved", step = "own", file = "src/sqlite/lsq_open.c",
+    from = "  if (moved)\n    return lease__fail(db, LEASE_CANTOPEN, \"the database file was renamed, deleted or replaced\");\n",
+    to = "",
+    hint = "specs/40-path_cache_spec.lua",   -- killed by specs/c/test_core.c (test_file_id)
+  },
+  {
+    name = "file-id-without-its-name", step = "own", file = "src/sqlite/lsq_open.c",
+    from = "  if (stat(name, &st) != 0)\n    return lease__fail(db, LEASE_CANTOPEN, \"the database file is no longer at its name\");\n",
+    to = "  memset(&st, 0, sizeof st);\n  (void)stat(name, &st);\n",
+    hint = "specs/40-path_cache_spec.lua",   -- killed by specs/c/test_core.c (test_file_id)
+  },
 }

@@ -866,7 +866,8 @@ local function machine()
   out(string.format("- CPU: %s, %s cores (nproc)%s", model, capture("nproc"), hyp ~= "" and (", " .. hyp .. " guest") or ""))
   out(string.format("- memory: %s; database files on %s (%s)", mem, dev, fs))
   out(string.format("- SQLite %s, %s, %s", B.sqlite_version(), _VERSION, capture("uname -sr")))
-  out(string.format("- %d repetitions, medians; journal_mode=WAL everywhere", opt.reps))
+  out(string.format("- %d repetitions, medians; journal_mode=WAL everywhere but in the Python seed sketch"
+    .. " (Python's sqlite3 defaults: rollback journal, synchronous FULL)", opt.reps))
   out(string.format("- load average at the start (1, 5, 15 min): %s (other work on this shared machine shows here)",
     capture("cut -d' ' -f1-3 /proc/loadavg")))
 end

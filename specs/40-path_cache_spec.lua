@@ -262,6 +262,39 @@ describe("path functions' connections", function()
     assert.are.equal(4, tonumber(out))
   end)
 
+  it("give a call run from a finalizer during a call on the same path its own connection", function()
+    -- Any allocation inside a call may run finalizers; one may call a path
+    -- function on the same file while the outer call still reads its
+    -- results from its connection.  Both must get their own results (the
+    -- sanitizer builds catch a use after free here).
+    local p = H.path()
+    lease.enqueue_many(p, { "a", "b" })
+    assert.are.equal(1, lease.claim(p, "b", "w", 0, 10))
+    -- collect at (nearly) every allocation (5.4 names the mode; 5.1-5.3 set the multiplier)
+    if not pcall(collectgarbage, "incremental", 0, 1000) then
+      collectgarbage("setpause", 0); collectgarbage("setstepmul", 1000)
+    end
+    local inner, bad = 0, 0
+    local ok, err = pcall(function()
+      for _ = 1, 500 do
+        setmetatable({}, { __gc = function()
+          local s = lease.state(p, "b")
+          if s and s.owner == "w" then inner = inner + 1 else bad = bad + 1 end
+        end })
+        local s = lease.state(p, "a")
+        assert(s.id == "a" and s.fence == 0 and s.owner == nil, "a row read wrong")
+      end
+    end)
+    if not pcall(collectgarbage, "incremental", 200, 100) then
+      collectgarbage("setpause", 200); collectgarbage("setstepmul", 100)
+    end
+    collectgarbage()
+    assert.is_true(ok, err)
+    assert.is_true(inner > 0)
+    assert.are.equal(0, bad)
+    assert.are.equal(1, fds(p))
+  end)
+
   it("are not kept for a file: URI: each call opens and closes its own", function()
     local p = H.path()
     assert.is_true(lease.enqueue("file:" .. p, "a"))

@@ -177,13 +177,14 @@ lease_db *lb_path_take(lua_State *L, const char *op, const char *path) {
     h->db = NULL;
   }
   rc = lease_open(path, NULL, &db);
+  h->db = db;   /* the holder closes it, also when pushing the error fails */
   if (rc != LEASE_OK) {
     if (!db) luaL_error(L, "lease.%s: out of memory [nomem] (file \"%s\")", op, path);
     lb_push_db_error(L, db, op);
     lease_close(db);
+    h->db = NULL;
     lua_error(L);
   }
-  h->db = db;
   identify(h, path);
   return db;
 }

@@ -244,15 +244,34 @@ local SKETCH_NAME = "Python seed sketch (connection per call)"
 local PATH_NAME = "Lua path (lease.claim(path, ...))"
 
 -- Run the sketch's timed command cmd ("cycle" or "renew") for n operations
--- on path with ids from prefix; returns its wall and CPU seconds.
+-- on path with ids from prefix; returns its wall and CPU seconds.  One
+-- Python process serves the whole run (seed_sketch.py serve): commands go
+-- down its stdin, results come back through a named pipe.
+local sketch_srv
 local function sketch(cmd, path, prefix, n)
-  local pipe = assert(io.popen(string.format("python3 %s %s %s %s %d", sh(SKETCH), cmd, sh(path),
-    sh(prefix), n)))
-  local s = pipe:read("a")
-  pipe:close()
-  local wall, cpu_t = s:match("^(%S+) (%S+)")
-  if not wall then error("bench: seed_sketch.py " .. cmd .. " failed: " .. s) end
+  if not sketch_srv then
+    local fifo = opt.dir .. "/seed_sketch.fifo"
+    os.remove(fifo)
+    local made = os.execute("mkfifo " .. sh(fifo))
+    if not (made == true or made == 0) then error("bench: mkfifo " .. fifo .. " failed") end
+    local w = assert(io.popen("python3 " .. sh(SKETCH) .. " serve " .. sh(fifo), "w"))
+    sketch_srv = { w = w, r = assert(io.open(fifo, "r")), fifo = fifo }
+  end
+  sketch_srv.w:write(string.format("%s\t%s\t%s\t%d\n", cmd, path, prefix, n))
+  sketch_srv.w:flush()
+  local s = sketch_srv.r:read("l")
+  local wall, cpu_t = (s or ""):match("^(%S+) (%S+)")
+  if not wall then error("bench: seed_sketch.py " .. cmd .. " failed: " .. tostring(s)) end
   return tonumber(wall), tonumber(cpu_t)
+end
+
+-- End the sketch's process, if one was started.
+local function sketch_done()
+  if not sketch_srv then return end
+  sketch_srv.w:close()
+  sketch_srv.r:close()
+  os.remove(sketch_srv.fifo)
+  sketch_srv = nil
 end
 
 -- Open every API on its own file for workload `w`; returns the handles and
@@ -894,6 +913,8 @@ if want("batch") then run_batch() end
 if want("threads") then run_threads() end
 if want("claim_many") then run_claim_many() end
 if want("memory") then run_memory() end
+
+sketch_done()
 
 -- Targets ---------------------------------------------------------------
 local function single_target(w, sync, cand, base, goal, what)

@@ -15,8 +15,12 @@ Usage:
   seed_sketch.py init PATH
   seed_sketch.py cycle PATH PREFIX N    N x (enqueue, claim, complete) of ids PREFIX0..
   seed_sketch.py renew PATH PREFIX N    enqueue and claim PREFIXjob, then N renews
+  seed_sketch.py serve FIFO             read such commands, one a line with tab-
+                                        separated words, from stdin until its end
 Timed commands print "<wall seconds> <CPU seconds>" of the timed loop only
-(not the interpreter's start-up).
+(not the interpreter's start-up); serve writes that line to FIFO (a named
+pipe the caller reads) after each command, so one interpreter serves a
+whole benchmark run.
 """
 import sqlite3
 import sys
@@ -111,20 +115,14 @@ OWNER, NOW, TTL, RESULT = "worker-1", 1, 1e9, "ok"
 
 
 def _timed(loop):
-    """Run loop(); print its wall and CPU seconds."""
+    """Run loop(); return its wall and CPU seconds as one line."""
     c0, t0 = time.process_time(), time.perf_counter()
     loop()
-    print("%.9f %.9f" % (time.perf_counter() - t0, time.process_time() - c0))
+    return "%.9f %.9f" % (time.perf_counter() - t0, time.process_time() - c0)
 
 
-def main(argv):
-    if len(argv) == 3 and argv[1] == "init":
-        init_db(argv[2])
-        return 0
-    if len(argv) != 5 or argv[1] not in ("cycle", "renew"):
-        sys.stderr.write(__doc__)
-        return 2
-    cmd, path, prefix, n = argv[1], argv[2], argv[3], int(argv[4])
+def run(cmd, path, prefix, n):
+    """One timed command ("cycle" or "renew"): its result line."""
     if cmd == "cycle":
         ids = ["%s%d" % (prefix, i) for i in range(n)]
 
@@ -143,7 +141,24 @@ def main(argv):
             for i in range(1, n + 1):
                 if not renew(path, job_id, OWNER, fence, NOW + i, TTL):
                     raise SystemExit("seed_sketch: renew refused")
-    _timed(loop)
+    return _timed(loop)
+
+
+def main(argv):
+    if len(argv) == 3 and argv[1] == "init":
+        init_db(argv[2])
+        return 0
+    if len(argv) == 3 and argv[1] == "serve":
+        with open(argv[2], "w") as out:
+            for line in sys.stdin:
+                cmd, path, prefix, n = line.rstrip("\n").split("\t")
+                out.write(run(cmd, path, prefix, int(n)) + "\n")
+                out.flush()
+        return 0
+    if len(argv) != 5 or argv[1] not in ("cycle", "renew"):
+        sys.stderr.write(__doc__)
+        return 2
+    print(run(argv[1], argv[2], argv[3], int(argv[4])))
     return 0
 
 

@@ -14,6 +14,9 @@
 -- baseline and candidate alike.  Nothing here asserts a time: the targets
 -- section says met or missed, the exit status only says the run worked.
 --
+-- The cycle and renew workloads also run bench/seed_sketch.py (the seed's
+-- own sketch in Python, a connection per call) when python3 is on PATH.
+--
 -- Workloads (--only names): cycle, qcycle, renew, claim_next,
 -- claim_next_ended, batch, threads,
 -- claim_many, with_lease, memory, group.  --smoke runs all of them on tiny sizes in seconds
@@ -236,6 +239,44 @@ local summary = {}   -- target lines, filled as workloads finish
 -- ---------------------------------------------------------------------------
 local luasql_lease = require("luasql_lease")
 
+-- The seed's sketch in Python (bench/seed_sketch.py), run when python3 is here.
+local SKETCH = script_dir .. "/seed_sketch.py"
+local has_python = os.execute("command -v python3 >/dev/null 2>&1")
+has_python = has_python == true or has_python == 0
+local SKETCH_NAME = "Python seed sketch (connection per call)"
+local PATH_NAME = "Lua path (lease.claim(path, ...))"
+
+-- Run the sketch's timed command cmd ("cycle" or "renew") for n operations
+-- on path with ids from prefix; returns its wall and CPU seconds.  One
+-- Python process serves the whole run (seed_sketch.py serve): commands go
+-- down its stdin, results come back through a named pipe.
+local sketch_srv
+local function sketch(cmd, path, prefix, n)
+  if not sketch_srv then
+    local fifo = opt.dir .. "/seed_sketch.fifo"
+    os.remove(fifo)
+    local made = os.execute("mkfifo " .. sh(fifo))
+    if not (made == true or made == 0) then error("bench: mkfifo " .. fifo .. " failed") end
+    local w = assert(io.popen("python3 " .. sh(SKETCH) .. " serve " .. sh(fifo), "w"))
+    sketch_srv = { w = w, r = assert(io.open(fifo, "r")), fifo = fifo }
+  end
+  sketch_srv.w:write(string.format("%s\t%s\t%s\t%d\n", cmd, path, prefix, n))
+  sketch_srv.w:flush()
+  local s = sketch_srv.r:read("l")
+  local wall, cpu_t = (s or ""):match("^(%S+) (%S+)")
+  if not wall then error("bench: seed_sketch.py " .. cmd .. " failed: " .. tostring(s)) end
+  return tonumber(wall), tonumber(cpu_t)
+end
+
+-- End the sketch's process, if one was started.
+local function sketch_done()
+  if not sketch_srv then return end
+  sketch_srv.w:close()
+  sketch_srv.r:close()
+  os.remove(sketch_srv.fifo)
+  sketch_srv = nil
+end
+
 -- Open every API on its own file for workload `w`; returns the handles and
 -- a close function.
 local function open_all(w, sync)
@@ -243,13 +284,16 @@ local function open_all(w, sync)
   h.fp, h.cp, h.hp, h.pp, h.sp = scratch(w .. "-" .. sync .. "-floor.db"),
     scratch(w .. "-" .. sync .. "-capi.db"), scratch(w .. "-" .. sync .. "-handle.db"),
     scratch(w .. "-" .. sync .. "-path.db"), scratch(w .. "-" .. sync .. "-luasql.db")
+  h.yp = scratch(w .. "-" .. sync .. "-sketch.db")
   h.floor = B.floor(h.fp, sync)
   h.capi = B.capi(h.cp, sync)
   h.db = lease.open(h.hp, { synchronous = sync })
   -- the path functions use the default options: synchronous FULL.  For
-  -- NORMAL, the file is set up by a handle; each call still opens its own
-  -- connection (and so runs at FULL, what the path API does).
+  -- NORMAL, the file is set up by a handle; the path functions' own
+  -- connection still runs at FULL, what the path API does.
   lease.open(h.pp, { synchronous = sync }):close()
+  -- the sketch: Python's defaults (rollback journal, synchronous FULL)
+  if has_python then os.execute("python3 " .. sh(SKETCH) .. " init " .. sh(h.yp)) end
   h.sql = luasql_lease.open(h.sp, sync)
   function h.close()
     h.floor:close(); h.capi:close(); h.db:close(); h.sql:close()
@@ -275,7 +319,7 @@ local function cycle_variants(h)
       end
       return clock() - t0, cpu() - c0
     end },
-    { name = "Lua path (open per call)", run = function(n)
+    { name = PATH_NAME, run = function(n)
       local p, ids = h.pp, make_ids(fresh("p"), n)
       local c0, t0 = cpu(), clock()
       for i = 1, n do
@@ -297,6 +341,8 @@ local function cycle_variants(h)
       end
       return clock() - t0, cpu() - c0
     end },
+    has_python and { name = SKETCH_NAME, run = function(n) return sketch("cycle", h.yp, fresh("y"), n) end }
+      or nil,
   }
 end
 
@@ -424,7 +470,7 @@ local function renew_variants(h)
       end
       return clock() - t0, cpu() - c0
     end },
-    { name = "Lua path (open per call)", run = function(n)
+    { name = PATH_NAME, run = function(n)
       local p = h.pp
       local id, fence = held(function(i) lease.enqueue(p, i) end,
         function(i) return lease.claim(p, i, OWNER, NOW, TTL) end)
@@ -444,6 +490,8 @@ local function renew_variants(h)
       end
       return clock() - t0, cpu() - c0
     end },
+    has_python and { name = SKETCH_NAME, run = function(n) return sketch("renew", h.yp, fresh("yr"), n) end }
+      or nil,
   }
 end
 
@@ -469,6 +517,21 @@ local function run_single(w, make)
     print_rows(w, sync, vs, res, vs[1].name, true)
     single_results[w][sync] = res
     h.close()
+  end
+  -- the path row against the handle row and against the seed's sketch
+  out("")
+  out("The path functions against the handle and against the seed's sketch (medians of")
+  out("per-repetition ratios; above 1 the path functions are faster).  They run at")
+  out("synchronous FULL whatever the handle's setting, as the sketch does.")
+  out("")
+  out("| workload | sync | Lua path ops/s | x Lua handle | x Python seed sketch | sketch ops/s |")
+  out("|---|---|---:|---:|---:|---:|")
+  for _, sync in ipairs(opt.syncs) do
+    local res = single_results[w][sync]
+    local sk = res[SKETCH_NAME]
+    out(string.format("| %s | %s | %s | %s | %s | %s |", w, sync, fmt_rate(1 / median(res[PATH_NAME].per_op)),
+      fmt_x(ratio(res, PATH_NAME, "Lua handle")), sk and fmt_x(ratio(res, PATH_NAME, SKETCH_NAME)) or "n/a",
+      sk and fmt_rate(1 / median(sk.per_op)) or "n/a (no python3)"))
   end
 end
 
@@ -999,7 +1062,8 @@ local function machine()
   out(string.format("- CPU: %s, %s cores (nproc)%s", model, capture("nproc"), hyp ~= "" and (", " .. hyp .. " guest") or ""))
   out(string.format("- memory: %s; database files on %s (%s)", mem, dev, fs))
   out(string.format("- SQLite %s, %s, %s", B.sqlite_version(), _VERSION, capture("uname -sr")))
-  out(string.format("- %d repetitions, medians; journal_mode=WAL everywhere", opt.reps))
+  out(string.format("- %d repetitions, medians; journal_mode=WAL everywhere but in the Python seed sketch"
+    .. " (Python's sqlite3 defaults: rollback journal, synchronous FULL)", opt.reps))
   out(string.format("- load average at the start (1, 5, 15 min): %s (other work on this shared machine shows here)",
     capture("cut -d' ' -f1-3 /proc/loadavg")))
 end
@@ -1127,6 +1191,8 @@ if want("with_lease") then run_with_lease() end
 if want("memory") then run_memory() end
 if want("group") then run_group() end
 
+sketch_done()
+
 -- Targets ---------------------------------------------------------------
 local function single_target(w, sync, cand, base, goal, what)
   local res = single_results[w] and single_results[w][sync]
@@ -1145,7 +1211,14 @@ for _, sync in ipairs(opt.syncs) do
       "enqueue + claim_next + complete with the job queue costs <= 1.3x the contract's"
       .. " statements alone (throughput >= 0.77x; " .. api .. ", " .. sync .. ")")
   end
+  if has_python then
+    single_target("cycle", sync, PATH_NAME, SKETCH_NAME, 10,
+      "Lua path >= 10x the Python seed sketch per cycle (" .. sync .. " section; both at FULL)")
+  end
 end
+-- the path functions run at FULL: held against the handle at FULL
+single_target("cycle", "full", PATH_NAME, "Lua handle", 1 / 1.5,
+  "Lua path within 1.5x of the Lua handle per cycle (>= 0.67x; full)")
 if #summary > 0 then
   out("")
   out("### Targets")

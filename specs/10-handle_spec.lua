@@ -48,18 +48,23 @@ describe("lease.open and the lease.db handle", function()
     assert.are.equal(0, lease.state(p, "j3000").fence)
   end)
 
-  it("path functions close their connection before returning", function()
+  it("path functions keep their connection between calls and close it with the Lua state", function()
     local p = H.path()
-    assert.is_true(lease.enqueue(p, "a"))
-    -- the last connection to close checkpoints and removes the WAL file
+    local t = lease.thread.spawn(function(path)
+      local l = require("lease")
+      local function wal() local f = io.open(path .. "-wal") if f then f:close() end return f ~= nil end
+      local seen = {}
+      l.enqueue(path, "a")
+      seen[1] = wal()
+      seen[2] = l.claim(path, "a", "o", 0, 10)
+      seen[3] = wal()
+      seen[4] = pcall(l.claim, path, "a", "o", 0, 0)
+      return seen
+    end, p)
+    assert.are.same({ true, { true, 1, true, false } }, { t:join() })
+    -- the thread's state closed its connection, the last one: the WAL file is gone
     assert.is_false(H.exists(p .. "-wal"))
-    assert.are.equal(1, lease.claim(p, "a", "o", 0, 10))
-    assert.is_false(H.exists(p .. "-wal"))
-    assert.are.same({ false, "not_owner" }, { lease.complete(p, "a", "x", 1, 1, "r") })
-    assert.is_false(H.exists(p .. "-wal"))
-    local ok = pcall(lease.claim, p, "a", "o", 0, 0)
-    assert.is_false(ok)
-    assert.is_false(H.exists(p .. "-wal"))
+    assert.are.equal("o", lease.open(p):state("a").owner)
   end)
 
   it("keeps a call's connection alive when a finalizer closes the handle during it", function()

@@ -469,3 +469,12 @@ int lease_read_settings(lease_db *db, lease_settings *out) {
   out->busy_timeout_ms = db->opt.busy_timeout_ms;
   return db->be->settings(db, out);
 }
+
+/* See lease.h. */
+int lease_file_id(lease_db *db, uint64_t *dev, uint64_t *ino) {
+  if (dev) *dev = 0;
+  if (ino) *ino = 0;
+  CHECK_DB(db);
+  if (!dev || !ino) return lease__fail(db, LEASE_MISUSE, "dev and ino must not be NULL");
+  return db->be->file_id(db, dev, ino);
+}

@@ -506,6 +506,23 @@ LEASE_API const char *lease_errmsg(const lease_db *db);
 /* lease_path: the path db was opened with (as given to lease_open). */
 LEASE_API const char *lease_path(const lease_db *db);
 
+/*
+** lease_file_id: the identity of the file db's connection holds open: its
+** device and inode numbers (st_dev, st_ino) into *dev and *ino.  They are
+** read with stat() on the name the connection opened the file by (SQLite's
+** absolute name, symbolic links resolved), and only once SQLite confirms
+** that this name still names the file it holds (SQLITE_FCNTL_HAS_MOVED, an
+** inode comparison); no descriptor is opened on the file.  A caller keeping
+** a connection per path compares them with stat() of that path to tell a
+** file replaced, renamed or deleted since it was opened.
+** Returns LEASE_OK; LEASE_MISUSE (db NULL or closed, dev or ino NULL);
+** LEASE_CANTOPEN when the database is no file (in-memory or temporary) or
+** its name no longer names the file held (renamed away, deleted, replaced)
+** or cannot be stat()ed; the message says which.  *dev and *ino are 0 on
+** failure.
+*/
+LEASE_API int lease_file_id(lease_db *db, uint64_t *dev, uint64_t *ino);
+
 /* lease_errname: the stable word of a result code ("busy", "full", ...); "unknown" for others. */
 LEASE_API const char *lease_errname(int rc);
 

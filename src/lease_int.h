@@ -142,6 +142,8 @@ typedef struct lease__backend {
   int (*tx_write)(lease_tx *tx, const lease__write *w, int *reason);
   int (*fence_gate)(lease_db *db, lease_tx *tx, const char *resource, size_t resource_len,
                     int64_t fence, int *reason);
+  /* The device and inode of the file the connection holds (lease_file_id). */
+  int (*file_id)(lease_db *db, uint64_t *dev, uint64_t *ino);
 } lease__backend;
 
 /* A with_lease transaction (lease.h: lease_tx), on the caller's stack for

@@ -3,8 +3,8 @@ The `lease` module: leases with fencing tokens on a SQLite file.
 
 Two faces of one implementation: the handle API (`local db = lease.open(path)`,
 then `db:claim(id, ...)`: one connection, prepared statements) and the path
-functions (`lease.claim(path, id, ...)`: each opens its own connection, runs
-one operation and closes it).
+functions (`lease.claim(path, id, ...)`: one operation on the Lua state's
+own connection to that file, kept from call to call).
 
 Error idioms (CONTRACT.md, Lua mapping): protocol outcomes are return values
 (`nil`/`false` plus a reason word); invalid arguments raise
@@ -882,11 +882,13 @@ static int op_method(lua_State *L) {
 }
 
 /*
-** lease.<name>(path, ...): check the path and every argument, open path
-** with the default options, run the record, close, then return its results
-** or raise its error.  A bad argument raises before the file is touched
-** (not even created).  The handle is a full userdata, so even an error
-** raised by Lua itself (out of memory) leaves the connection to __gc.
+** lease.<name>(path, ...): check the path and every argument, take the
+** state's connection to path (lease_lua_pathcache.c: opened with the
+** default options, checked against the file's identity), run the record,
+** give the connection back, then return its results or raise its error.
+** A bad argument raises before the file is touched (not even created).
+** The connection is held by a full userdata during the call, so even an
+** error raised by Lua itself (out of memory) leaves it to __gc.
 */
 static int op_path(lua_State *L) {
   const lb_op *op = lua_touserdata(L, lua_upvalueindex(1));
@@ -902,9 +904,9 @@ static int op_path(lua_State *L) {
   memset(&a, 0, sizeof a);
   op->check(L, &c, &a);
   base = lua_gettop(L);
-  db = open_handle(L, op->name, path, NULL);
+  db = lb_path_take(L, op->name, path);
   n = run_and_push(L, op, db, &a);
-  close_handle(L, base + 1);
+  lb_path_give(L, base + 1, n >= 0);
   if (n < 0) return lua_error(L);
   return n;
 }
@@ -915,10 +917,15 @@ static int op_path(lua_State *L) {
 
 /***
 Path functions.
-Each opens `path` with the default options, runs one
-operation as the db method of the same name does, and closes the connection
-before returning.  They check every argument before touching the file (a bad
-argument never creates it) and raise as the method does, plus
+Each runs one operation, in its own transaction, as the db
+method of the same name does, on a connection to `path` opened with the
+default options.  Each Lua state keeps one such connection per file (at most
+16, the least recently used closed first) and closes them when it closes;
+before each call, a kept connection is checked against the file `path` names
+(device and inode), and one whose file was deleted, renamed or replaced is
+closed and `path` opened again.  A call that fails with a database error
+closes its connection.  They check every argument before touching the file
+(a bad argument never creates it) and raise as the method does, plus
 `lease.<name>: ...` when the file cannot be opened.
 @section path
 */

@@ -161,7 +161,8 @@ typedef struct lb_args {
 /*
 ** One operation of the binding, reached two ways: as the method
 ** db:<name>(...) and, when has_path, as the path function
-** lease.<name>(path, ...), which opens its own connection for the call.
+** lease.<name>(path, ...), which runs on the state's connection to path
+** (lease_lua_pathcache.c).
 ** Arguments start at stack index 2 in both (the handle or the path is 1).
 **   check: check every argument into a, raising a bad-argument error
 **          before anything touches the database; may push a userdata.
@@ -241,6 +242,27 @@ extern const lb_op lb_op_with_lease, lb_op_fence_gate;
 /* lb_push_db_error: push "lease.<op>: <message> [<code>] (file "<path>")"
 ** for db's last failure. */
 void lb_push_db_error(lua_State *L, lease_db *db, const char *op);
+
+/* ===================================================================== */
+/* The path functions' connections (lease_lua_pathcache.c)               */
+/* ===================================================================== */
+
+/*
+** lb_path_take: a connection to path for one call of the path function op
+** (opened with the default options), with a holder pushed on the stack
+** that owns it until lb_path_give.  It is the state's cached connection to
+** path when stat(path) still names the file that one holds; otherwise path
+** is opened (creating the file when missing, as lease.open does).  Raises
+** "lease.<op>: <message> [<code>] (file "<path>")" when opening fails.
+*/
+lease_db *lb_path_take(lua_State *L, const char *op, const char *path);
+
+/*
+** lb_path_give: end the call whose holder is at idx: keep its connection
+** for the next call on the path when ok (the call succeeded) and it holds
+** a file path names, else close it.  Never raises.
+*/
+void lb_path_give(lua_State *L, int idx, int ok);
 
 /* ===================================================================== */
 /* Embedded Lua modules (lease_lua.c and the generated lease_lua_sources.c) */

@@ -466,6 +466,58 @@ static void test_names(void **state) {
   assert_string_equal(lease_reason_name(LEASE_HELD), "held");
 }
 
+/* lease_file_id: the file held, by device and inode; CANTOPEN once its name
+** names another file or none, and for a database that is no file. */
+static void test_file_id(void **state) {
+  char path[512], moved[530], other[530];
+  lease_db *db = NULL, *mem = NULL;
+  uint64_t dev = 1, ino = 1;
+  struct stat st;
+  int why;
+  (void)state;
+  snprintf(path, sizeof path, "%s", fresh_path());
+  snprintf(moved, sizeof moved, "%s.moved", path);
+  assert_int_equal(lease_open(path, NULL, &db), LEASE_OK);
+  assert_int_equal(stat(path, &st), 0);
+  assert_int_equal(lease_file_id(db, &dev, &ino), LEASE_OK);
+  assert_true(dev == (uint64_t)st.st_dev && ino == (uint64_t)st.st_ino);
+  assert_int_equal(lease_file_id(db, NULL, &ino), LEASE_MISUSE);
+  /* renamed away: the name no longer names the file held */
+  assert_int_equal(rename(path, moved), 0);
+  assert_int_equal(lease_file_id(db, &dev, &ino), LEASE_CANTOPEN);
+  assert_true(dev == 0 && ino == 0);
+  assert_non_null(strstr(lease_errmsg(db), "no longer at its name"));
+  /* another database renamed to the name: not the file held */
+  snprintf(other, sizeof other, "%s.other", path);
+  assert_int_equal(lease_open(other, NULL, &mem), LEASE_OK);
+  assert_int_equal(lease_close(mem), LEASE_OK);
+  assert_int_equal(rename(other, path), 0);
+  assert_int_equal(lease_file_id(db, &dev, &ino), LEASE_CANTOPEN);
+  assert_non_null(strstr(lease_errmsg(db), "renamed, deleted or replaced"));
+  /* the connection still works on the file it holds; closing it leaves its
+  ** commits in that file and no frames in the -wal at the name */
+  assert_int_equal(lease_enqueue(db, "a", LEASE_NTS, &why), LEASE_OK);
+  assert_int_equal(lease_close(db), LEASE_OK);
+  assert_int_equal(lease_open(moved, NULL, &db), LEASE_OK);
+  assert_int_equal(must_state(db, "a").fence, 0);
+  assert_int_equal(lease_close(db), LEASE_OK);
+  assert_int_equal(lease_open(path, NULL, &db), LEASE_OK);
+  {
+    lease_row row;
+    int found = 1;
+    assert_int_equal(lease_state(db, "a", LEASE_NTS, &row, &found), LEASE_OK);
+    assert_int_equal(found, 0);
+  }
+  assert_int_equal(lease_close(db), LEASE_OK);
+  /* no file at all */
+  assert_int_equal(lease_open(":memory:", NULL, &mem), LEASE_OK);
+  assert_int_equal(lease_file_id(mem, &dev, &ino), LEASE_CANTOPEN);
+  assert_non_null(strstr(lease_errmsg(mem), "no file"));
+  assert_int_equal(lease_close(mem), LEASE_OK);
+  assert_int_equal(lease_file_id(NULL, &dev, &ino), LEASE_MISUSE);
+  unlink(moved);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_init_idempotent, setup_db, teardown_db),
@@ -484,6 +536,7 @@ int main(void) {
     cmocka_unit_test_setup_teardown(test_readonly, setup_db, teardown_db),
     cmocka_unit_test(test_readonly_leaves_no_wal),
     cmocka_unit_test(test_names),
+    cmocka_unit_test(test_file_id),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

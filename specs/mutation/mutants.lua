@@ -330,9 +330,9 @@ return {
     hint = "specs/10-handle_spec.lua",
   },
   {
-    name = "path-function-leaves-connection-open", step = "own", file = "src/lease_lua.c",
-    from = "  n = run_and_push(L, op, db, &a);\n  close_handle(L, base + 1);",
-    to = "  n = run_and_push(L, op, db, &a);\n  (void)base;",
+    name = "path-function-leaves-connection-open", step = "own", file = "src/lease_lua_pathcache.c",
+    from = "    lease_close(c->slot[i].db);\n    c->slot[i].db = NULL;",
+    to = "    c->slot[i].db = NULL;",
     hint = "specs/10-handle_spec.lua",
   },
   {
@@ -486,8 +486,8 @@ return {
   },
   {
     name = "path-function-opens-before-checking", step = "own", file = "src/lease_lua.c",
-    from = "  op->check(L, &c, &a);\n  base = lua_gettop(L);\n  db = open_handle(L, op->name, path, NULL);",
-    to = "  base = lua_gettop(L);\n  db = open_handle(L, op->name, path, NULL);\n  op->check(L, &c, &a);",
+    from = "  op->check(L, &c, &a);\n  base = lua_gettop(L);\n  db = lb_path_take(L, op->name, path);",
+    to = "  base = lua_gettop(L);\n  db = lb_path_take(L, op->name, path);\n  op->check(L, &c, &a);",
     hint = "specs/11-bad_input_spec.lua",
   },
   {
@@ -1069,5 +1069,60 @@ return {
     from = "  if (db->opt.flags & (LEASE_OPEN_READONLY | LEASE_OPEN_NO_GROUP_COMMIT)) return;",
     to = "  if (db->opt.flags & LEASE_OPEN_READONLY) return;",
     hint = "specs/60-group_commit_spec.lua",
+  },
+  -- The path functions' connections (src/lease_lua_pathcache.c) ---------
+  {
+    name = "path-cache-skips-inode", step = "own", file = "src/lease_lua_pathcache.c",
+    from = "(uint64_t)st.st_dev == dev && (uint64_t)st.st_ino == ino",
+    to = "(uint64_t)st.st_dev == dev && ((void)ino, 1)",
+    hint = "specs/40-path_cache_spec.lua",
+  },
+  {
+    name = "path-cache-skips-identity-check", step = "own", file = "src/lease_lua_pathcache.c",
+    from = "    if (names_file(path, h->dev, h->ino)) {",
+    to = "    if (1) {",
+    hint = "specs/40-path_cache_spec.lua",
+  },
+  {
+    name = "path-cache-identity-unchecked-at-open", step = "own", file = "src/lease_lua_pathcache.c",
+    from = "  h->keep = lease_file_id(h->db, &h->dev, &h->ino) == LEASE_OK && names_file(path, h->dev, h->ino);",
+    to = "  h->keep = 1;\n  (void)path;\n  (void)lease_file_id(h->db, &h->dev, &h->ino);",
+    hint = "specs/40-path_cache_spec.lua",
+  },
+  {
+    name = "path-cache-keeps-failed-connection", step = "own", file = "src/lease_lua_pathcache.c",
+    from = "  if (!ok || !h->keep || find_slot(c, lease_path(db)) >= 0) {",
+    to = "  (void)ok;\n  if (!h->keep || find_slot(c, lease_path(db)) >= 0) {",
+    hint = "specs/40-path_cache_spec.lua",
+  },
+  {
+    name = "path-cache-ignores-fd-limit", step = "own", file = "src/lease_lua_pathcache.c",
+    from = "  n = r.rlim_cur / PC_FDS_EACH;",
+    to = "  n = PC_MAX;",
+    hint = "specs/40-path_cache_spec.lua",
+  },
+  {
+    name = "path-cache-evicts-most-recent", step = "own", file = "src/lease_lua_pathcache.c",
+    from = "    if (!s || c->slot[i].used < s->used) s = &c->slot[i];",
+    to = "    if (!s || c->slot[i].used > s->used) s = &c->slot[i];",
+    hint = "specs/40-path_cache_spec.lua",
+  },
+  {
+    name = "moved-file-closed-without-checkpoint", step = "own", file = "src/sqlite/lsq_open.c",
+    from = "  if (c->sql) settle_moved(c->sql);\n",
+    to = "  (void)settle_moved;\n",
+    hint = "specs/40-path_cache_spec.lua",
+  },
+  {
+    name = "file-id-ignores-moved", step = "own", file = "src/sqlite/lsq_open.c",
+    from = "  if (moved)\n    return lease__fail(db, LEASE_CANTOPEN, \"the database file was renamed, deleted or replaced\");\n",
+    to = "",
+    hint = "specs/40-path_cache_spec.lua",   -- killed by specs/c/test_core.c (test_file_id)
+  },
+  {
+    name = "file-id-without-its-name", step = "own", file = "src/sqlite/lsq_open.c",
+    from = "  if (stat(name, &st) != 0)\n    return lease__fail(db, LEASE_CANTOPEN, \"the database file is no longer at its name\");\n",
+    to = "  memset(&st, 0, sizeof st);\n  (void)stat(name, &st);\n",
+    hint = "specs/40-path_cache_spec.lua",   -- killed by specs/c/test_core.c (test_file_id)
   },
 }

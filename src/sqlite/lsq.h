@@ -197,5 +197,7 @@ int lsq_fence_gate(lease_db *db, lease_tx *tx, const char *resource, size_t reso
 
 /* lsq_tx_close: finalize lsq_tx.c's statements and free its state. */
 void lsq_tx_close(lease_db *db);
+/* lsq_file_id: the backend's file_id (lease_file_id): lsq_open.c. */
+int lsq_file_id(lease_db *db, uint64_t *dev, uint64_t *ino);
 
 #endif

@@ -480,6 +480,25 @@ int lsq_open(lease_db *db) {
   return rc;
 }
 
+/*
+** A connection whose database file is no longer at its name (deleted,
+** renamed, replaced by another file) closes without a checkpoint: SQLite
+** then neither checkpoints nor deletes the -wal (SQLITE_READONLY_DBMOVED).
+** Its -wal, still at the name beside the file, keeps the commits not yet
+** copied into the file, and the next connection to whatever file has the
+** name now would read them as that file's own.  So before closing such a
+** connection, copy them into the file it holds and empty its -wal
+** (SQLITE_CHECKPOINT_TRUNCATE, through its own descriptors), without
+** waiting: when other connections still use that -wal, it is theirs.
+*/
+static void settle_moved(sqlite3 *sql) {
+  int moved = 0;
+  if (sqlite3_file_control(sql, "main", SQLITE_FCNTL_HAS_MOVED, &moved) != SQLITE_OK || !moved)
+    return;
+  sqlite3_busy_handler(sql, NULL, NULL);
+  sqlite3_wal_checkpoint_v2(sql, "main", SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+}
+
 /* See lsq.h. */
 void lsq_close(lease_db *db) {
   lsq_conn *c = LSQ(db);
@@ -489,7 +508,36 @@ void lsq_close(lease_db *db) {
   for (i = 0; i < LSQ_ST_COUNT; i++) sqlite3_finalize(c->stmt[i]);
   lsq_tx_close(db);
   for (i = 0; i < 3; i++) sqlite3_finalize(c->savepoint[i]);
+  if (c->sql) settle_moved(c->sql);
   if (c->sql) sqlite3_close_v2(c->sql);
   free(c);
   db->conn = NULL;
+}
+
+/* ===================================================================== */
+/* The file held                                                          */
+/* ===================================================================== */
+
+/*
+** See lease.h (lease_file_id).  stat() first, then SQLite's own check that
+** the name still names the inode its descriptor holds: a name that moved to
+** another file in between fails that check instead of passing with the
+** other file's identity.
+*/
+int lsq_file_id(lease_db *db, uint64_t *dev, uint64_t *ino) {
+  sqlite3 *sql = LSQ(db)->sql;
+  const char *name = sqlite3_db_filename(sql, "main");
+  struct stat st;
+  int moved = 1;
+  if (!name || !name[0])
+    return lease__fail(db, LEASE_CANTOPEN, "the database is no file (in-memory or temporary)");
+  if (stat(name, &st) != 0)
+    return lease__fail(db, LEASE_CANTOPEN, "the database file is no longer at its name");
+  if (sqlite3_file_control(sql, "main", SQLITE_FCNTL_HAS_MOVED, &moved) != SQLITE_OK)
+    return lease__fail(db, LEASE_CANTOPEN, "cannot tell which file the connection holds");
+  if (moved)
+    return lease__fail(db, LEASE_CANTOPEN, "the database file was renamed, deleted or replaced");
+  *dev = (uint64_t)st.st_dev;
+  *ino = (uint64_t)st.st_ino;
+  return LEASE_OK;
 }

@@ -519,4 +519,5 @@ const lease__backend lease__sqlite = {
   .tx_run = lsq_tx_run,
   .tx_write = lsq_tx_write,
   .fence_gate = lsq_fence_gate,
+  .file_id = lsq_file_id,
 };

@@ -459,10 +459,23 @@ LEASE_API int lease_count(lease_db *db, double now, lease_counts *out);
 */
 LEASE_API int lease_check_time(double now, double ttl, const char **why);
 
+/*
+** lease_server_now: the database's clock, in seconds since the Unix epoch
+** (a float), into *out: on PostgreSQL the server's clock_timestamp(), one
+** clock for workers on many hosts; on SQLite the local wall clock
+** (CLOCK_REALTIME), as lease.now() reads it.  The operations never read it:
+** pass it as their now.
+** Returns LEASE_OK, LEASE_MISUSE (out NULL, db closed) or a database error.
+*/
+LEASE_API int lease_server_now(lease_db *db, double *out);
+
 /* lease_errcode: the result code of the last failed call on db (LEASE_OK after a success). */
 LEASE_API int lease_errcode(const lease_db *db);
 
-/* lease_extended_errcode: SQLite's extended result code behind the last failure, or 0. */
+/* lease_extended_errcode: SQLite's extended result code behind the last failure, or 0.
+** On PostgreSQL: the SQLSTATE packed as PostgreSQL packs it (six bits per
+** character, first character lowest), or 0; the message ends with
+** "(SQLSTATE xxxxx)". */
 LEASE_API int lease_extended_errcode(const lease_db *db);
 
 /* lease_errmsg: the message of the last failure on db ("not an error" after a success). */

@@ -106,6 +106,8 @@ typedef struct lease__backend {
   int (*is_private)(const lease_db *db);
   /* The longest string (id, owner, result) the connection stores, bytes. */
   size_t (*max_length)(const lease_db *db);
+  /* The database's clock, seconds since the epoch, into *out. */
+  int (*server_now)(lease_db *db, double *out);
 } lease__backend;
 
 #define LEASE__ERRMSG_MAX 512
@@ -170,5 +172,14 @@ int lease__private(const lease_db *db);
 
 /* The SQLite backend (src/sqlite/lsq_ops.c). */
 extern const lease__backend lease__sqlite;
+
+/* The PostgreSQL backend (src/pg/lpg.c; src/pg/lpg_none.c when built
+** without libpq: its open fails with LEASE_CANTOPEN). */
+extern const lease__backend lease__pg;
+
+/* lease__pg_path: 1 when path is a PostgreSQL connection string
+** ("postgresql://...", "postgres://...", or libpq's keyword form such as
+** "host=... dbname=..."), else 0 (an SQLite path).  src/pg/lpg_path.c. */
+int lease__pg_path(const char *path);
 
 #endif

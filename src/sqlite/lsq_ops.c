@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* Commit; on failure roll back, so the handle stays usable. */
 static int commit(lease_db *db) {
@@ -476,6 +477,16 @@ static int sq_claim_next(lease_db *db, const lease__write *w, int max, lease_job
   return LEASE_OK;
 }
 
+/* See lease_int.h: SQLite has no clock of its own; the local wall clock
+** (CLOCK_REALTIME), as lease.now() reads it. */
+static int sq_server_now(lease_db *db, double *out) {
+  struct timespec ts;
+  (void)db;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  *out = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+  return LEASE_OK;
+}
+
 /* ===================================================================== */
 /* The table of functions                                                 */
 /* ===================================================================== */
@@ -497,4 +508,5 @@ const lease__backend lease__sqlite = {
   .settings = sq_settings,
   .is_private = sq_is_private,
   .max_length = sq_max_length,
+  .server_now = sq_server_now,
 };

@@ -13,7 +13,7 @@ describe("lease pool|jobs|show", function()
   end)
 
   it("lease pool runs a worker file over the jobs and prints the summary", function()
-    local w = H.path("w") .. ".lua"
+    local w = H.file("w") .. ".lua"
     H.write(w, "return function(job) return job.id:upper() end\n")
     local status, out, err = H.host("pool -j 2 --ttl 30 " .. H.sh(w) .. " " .. H.sh(p))
     assert.are.equal("", err)   -- piped: no progress line
@@ -25,7 +25,7 @@ describe("lease pool|jobs|show", function()
   end)
 
   it("lease pool exits 1 when a handler failed, 2 on bad usage", function()
-    local w = H.path("w") .. ".lua"
+    local w = H.file("w") .. ".lua"
     H.write(w, "return function(job) error('nope') end\n")
     local status, out = H.host("pool -j 1 " .. H.sh(w) .. " " .. H.sh(p))
     assert.are.equal(1, status)

@@ -393,11 +393,13 @@ static int check_schema(lease_db *db, int *missing) {
 }
 
 /* See lease.h (contract step 1): the table and index, created under an
-** advisory lock so that concurrent creators do not collide. */
+** advisory lock so that concurrent creators do not collide.  A read-only
+** handle has nothing to write when the table exists (its open checked
+** that), as on SQLite. */
 static int pg_init(lease_db *db) {
   int rc = ready(db);
-  if (rc == LEASE_OK) rc = exec_plain(db, LPG_SQL_INIT);
-  if (rc != LEASE_OK) rollback(db);
+  if (rc != LEASE_OK || (db->opt.flags & LEASE_OPEN_READONLY)) return rc;
+  if ((rc = exec_plain(db, LPG_SQL_INIT)) != LEASE_OK) rollback(db);
   return rc;
 }
 

@@ -28,7 +28,9 @@ if H.backend ~= "pg" then return end
 -- the spec wait until the session reached that point (wait_marker).
 local function psql_background(path, sql)
   local done = H.file("psql-done")
-  os.execute("(psql -X -q -v ON_ERROR_STOP=1 -d " .. H.sh(path) .. " >/dev/null 2>&1 <<'EOF'\n"
+  local psql = os.getenv("LEASE_PSQL")
+  if not psql or psql == "" then psql = "psql" end
+  os.execute("(" .. H.sh(psql) .. " -X -q -v ON_ERROR_STOP=1 -d " .. H.sh(path) .. " >/dev/null 2>&1 <<'EOF'\n"
     .. sql .. "\nEOF\n touch " .. H.sh(done) .. ") &")
   return function()
     for _ = 1, 3000 do

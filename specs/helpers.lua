@@ -51,9 +51,12 @@ if H.pg_conninfo == "" then H.pg_conninfo = nil end
 H.backend = H.pg_conninfo and "pg" or "sqlite"
 
 --- H.psql(conninfo, sql) -> string: run sql with psql (another PostgreSQL
--- client), unaligned, '|' between columns, no headers.  Raises when it fails.
+-- client; $LEASE_PSQL, else psql on PATH), unaligned, '|' between columns, no
+-- headers.  Raises when it fails.
 function H.psql(conninfo, sql)
-  local out, ok, code = H.capture("psql -X -q -A -t -F '|' -v ON_ERROR_STOP=1 -d "
+  local psql = os.getenv("LEASE_PSQL")
+  if not psql or psql == "" then psql = "psql" end
+  local out, ok, code = H.capture(H.sh(psql) .. " -X -q -A -t -F '|' -v ON_ERROR_STOP=1 -d "
     .. H.sh(conninfo) .. " 2>&1 <<'LEASE_SQL_EOF'\n" .. sql .. ";\nLEASE_SQL_EOF\n")
   if not ok then error("psql failed (" .. tostring(code) .. "): " .. out, 2) end
   return out

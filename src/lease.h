@@ -234,6 +234,12 @@ LEASE_API void lease_options_default(lease_options *opt);
 ** reader holds an older snapshot (PRAGMA journal_size_limit); a read-only
 ** handle opens the file read-write where it may and refuses writes itself,
 ** so that it leaves no -wal or -shm behind when it closes last.
+** A PostgreSQL connection string ("postgresql://...", "postgres://..." or
+** libpq's keyword form "host=... dbname=...") opens a connection to that
+** server instead (built with libpq): the jobs table in the connection's
+** current schema, created when missing; options map onto lock_timeout,
+** synchronous_commit and default_transaction_read_only; a server that
+** cannot be reached, or a build without libpq, is LEASE_CANTOPEN.
 */
 LEASE_API int lease_open(const char *path, const lease_options *opt, lease_db **out);
 

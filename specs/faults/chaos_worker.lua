@@ -97,8 +97,11 @@ function W.loop(cfg)
   local held = {}   -- leases this loop holds: { id =, fence = }
   local last_done   -- the last job this loop completed: { id =, fence = }
   local n = 0
-  -- one step of the loop: a claim, or a write on a held lease
+  -- one step of the loop: a claim, or a write on a held lease.  inflight:
+  -- the lease a write in flight was taken off `held` for
+  local inflight
   local function step()
+    inflight = nil
     local r = math.random(100)
     if #held == 0 or (r <= 35 and #held < 3) then
       -- claim: the oldest ready job, or one of the first few ready ones
@@ -149,6 +152,7 @@ function W.loop(cfg)
         end
       elseif what <= 75 then
         table.remove(held, k)
+        inflight = h
         local result = owner .. "/" .. h.fence
         local now = lease.now()
         local ok, why = db:complete(h.id, owner, h.fence, now, result)
@@ -160,12 +164,14 @@ function W.loop(cfg)
         end
       elseif what <= 99 then
         table.remove(held, k)
+        inflight = h
         local ok, why = db:release(h.id, owner, h.fence)
         if ok then put("L", h.id, h.fence, owner)
         else put("F", h.id, h.fence, owner, "release", why) end
       else
         -- stall past the lease without renewing, then write late: refused
         table.remove(held, k)
+        inflight = h
         lease.sleep(ttl * 1.3)
         local ok, why = db:complete(h.id, owner, h.fence, lease.now(), owner .. "/" .. h.fence)
         put("S", h.id, h.fence, owner, tostring(ok), tostring(why))
@@ -179,6 +185,7 @@ function W.loop(cfg)
     if not ok then
       if not down(err) then error(err, 0) end
       put("E", "-", 0, owner, "call")
+      if inflight then held[#held + 1] = inflight end
       for _, h in ipairs(held) do put("E", h.id, h.fence, owner, "held") end
       held = {}
       lease.sleep(0.05)

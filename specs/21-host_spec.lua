@@ -32,7 +32,7 @@ end
 -- @treturn string stdout
 -- @treturn string stderr
 local function host(args, stdin, deadline, dir, env)
-  local base = H.path("host")
+  local base = H.file("host")
   H.write(base .. ".in", stdin or "")
   local vars = {}
   for k, v in pairs(env or {}) do vars[#vars + 1] = k .. "=" .. H.sh(v) end

@@ -406,7 +406,9 @@ static int pg_init(lease_db *db) {
 /*
 ** See lease_int.h: connect with db->path as libpq's connection string
 ** (URI or keyword form), set the session, check the jobs table and create
-** it when missing (not on a read-only handle: LEASE_SCHEMA, as on SQLite).
+** it when missing: not on a read-only handle (LEASE_SCHEMA, as on SQLite),
+** nor with LEASE_OPEN_NOCREATE (LEASE_CANTOPEN, as SQLite refuses a
+** missing file).
 ** A server that cannot be reached, or refuses the connection, is
 ** LEASE_CANTOPEN with libpq's message.
 */
@@ -428,6 +430,8 @@ static int pg_open(lease_db *db) {
   if (missing) {
     if (db->opt.flags & LEASE_OPEN_READONLY)
       return lease__fail(db, LEASE_SCHEMA, "the database has no jobs table (opened read-only)");
+    if (db->opt.flags & LEASE_OPEN_NOCREATE)
+      return lease__fail(db, LEASE_CANTOPEN, "the database has no jobs table (create = false)");
     if ((rc = exec_plain(db, LPG_SQL_INIT)) != LEASE_OK) {
       rollback(db);
       return rc;

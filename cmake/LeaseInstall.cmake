@@ -31,6 +31,10 @@ target_include_directories(lease_shared
   INTERFACE $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/src>)
 target_compile_definitions(lease_shared PRIVATE $<TARGET_PROPERTY:lease_core,COMPILE_DEFINITIONS>)
 target_link_libraries(lease_shared PRIVATE SQLite::SQLite3 m Threads::Threads)
+if(LEASE_HAVE_POSTGRESQL)
+  target_include_directories(lease_shared PRIVATE ${LIBPQ_INCLUDE_DIRS})
+  target_link_libraries(lease_shared PRIVATE ${LIBPQ_LINK_LIBRARIES})
+endif()
 set_target_properties(lease_shared PROPERTIES
   OUTPUT_NAME lease EXPORT_NAME lease
   VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR}.${PROJECT_VERSION_MINOR})

@@ -7,7 +7,7 @@ local H = require("helpers")
 local lease = H.lease
 
 describe("step 1: init_db", function()
-  it("creates the jobs table with the contract's columns", function()
+  it("creates the jobs table with the contract's columns #sqlite", function()
     local p = H.path()
     assert.is_true(lease.init_db(p))
     local cols = H.sqlite3(p, "SELECT name, type, \"notnull\", dflt_value, pk FROM pragma_table_info('jobs')")
@@ -44,7 +44,7 @@ describe("step 1: init_db", function()
     assert.are.equal(1, lease.state(p, "a").fence)
   end)
 
-  it("opening a file again keeps the table as it is", function()
+  it("opening a file again keeps the table as it is #sqlite", function()
     local db, p = H.fresh()
     db:enqueue("x")
     db:claim("x", "w", 0, 5)

@@ -88,7 +88,7 @@ describe("step 4: claim", function()
   end)
 
   it("refuses to hand out a fence past the largest integer", function()
-    H.sqlite3(p, "UPDATE jobs SET fence = 9223372036854775807 WHERE id = 'job'")
+    H.sql(p, "UPDATE jobs SET fence = 9223372036854775807 WHERE id = 'job'")
     local err = H.error_of(db.claim, db, "job", "A", 0, 10)
     assert.matches("[range]", err, 1, true)
     if H.integers then
@@ -101,7 +101,7 @@ describe("step 4: claim", function()
   end)
 
   it("returns a fence above 2^53 exactly, or says it cannot: never a rounded one", function()
-    H.sqlite3(p, "UPDATE jobs SET fence = 9007199254740992 WHERE id = 'job'")   -- 2^53
+    H.sql(p, "UPDATE jobs SET fence = 9007199254740992 WHERE id = 'job'")   -- 2^53
     if H.integers then
       assert.are.equal(9007199254740993, db:claim("job", "A", 0, 10))
       assert.are.equal(9007199254740993, db:state("job").fence)
@@ -122,7 +122,7 @@ describe("step 4: claim", function()
     end
   end)
 
-  it("refuses a job whose stored fence is not an integer", function()
+  it("refuses a job whose stored fence is not an integer #sqlite", function()
     H.sqlite3(p, "UPDATE jobs SET fence = 'seven' WHERE id = 'job'")
     local err = H.error_of(db.claim, db, "job", "A", 0, 10)
     assert.matches("[mismatch]", err, 1, true)

@@ -11,7 +11,7 @@ local function parts(err)
   return { op = op, msg = msg, code = code, file = file }
 end
 
-describe("database failures", function()
+describe("database failures #sqlite", function()
   it("a directory that does not exist: cantopen, for open and every path function", function()
     local p = H.dir() .. "/no/such/dir/jobs.db"
     local e = parts(H.error_of(lease.open, p))

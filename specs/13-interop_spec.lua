@@ -4,7 +4,7 @@
 local H = require("helpers")
 local lease = H.lease
 
-describe("interop with other SQLite clients", function()
+describe("interop with other SQLite clients #sqlite", function()
   it("the sqlite3 tool reads what the engine wrote", function()
     local db, p = H.fresh()
     db:enqueue("a")

@@ -94,10 +94,10 @@ describe("claim_next", function()
 
   it("never hands out a job whose fence cannot grow", function()
     db:enqueue_many({ "maxed", "ok" })
-    H.sqlite3(p, "UPDATE jobs SET fence = 9223372036854775807 WHERE id = 'maxed'")
+    H.sql(p, "UPDATE jobs SET fence = 9223372036854775807 WHERE id = 'maxed'")
     assert.are.same({ "ok", 1 }, { H.two(db:claim_next("w", 0, 10)) })
     assert.are.same({ nil, "empty" }, { H.two(db:claim_next("w", 0, 10)) })
-    assert.are.equal("|9223372036854775807\n", H.sqlite3(p, "SELECT owner, fence FROM jobs WHERE id = 'maxed'"))
+    assert.are.equal("|9223372036854775807\n", H.sql(p, "SELECT owner, fence FROM jobs WHERE id = 'maxed'"))
   end)
 
   it("refuses bad arguments before touching the database", function()
@@ -129,7 +129,7 @@ describe("claim_next", function()
     assert.are.same({ nil, "empty" }, { H.two(lease.claim_next(p, "w", 0, 10)) })
   end)
 
-  it("adds its index to a jobs table another client made", function()
+  it("adds its index to a jobs table another client made #sqlite", function()
     local q = H.path("foreign")
     H.sqlite3(q, "CREATE TABLE jobs(id TEXT PRIMARY KEY, owner TEXT, until REAL NOT NULL DEFAULT 0,"
       .. " fence INTEGER NOT NULL DEFAULT 0, result TEXT, done INTEGER NOT NULL DEFAULT 0);"
@@ -140,7 +140,7 @@ describe("claim_next", function()
         .. " ORDER BY name"))
   end)
 
-  it("raises busy past the busy timeout, never nil", function()
+  it("raises busy past the busy timeout, never nil #sqlite", function()
     local d2 = H.lease.open(p, { busy_timeout = 0 })
     db:enqueue("a")
     local cli = os.getenv("LEASE_SQLITE3") or "sqlite3"

@@ -91,13 +91,13 @@ describe("lease jobs and lease show", function()
     -- a fence above 2^53, where a float would round it: written exactly on a
     -- Lua with integers; on one without (5.1, LuaJIT) the command fails and
     -- says why, never writing a rounded fence
-    H.sqlite3(path, "UPDATE jobs SET fence = 9007199254740993 WHERE id = 'u1'")
+    H.sql(path, "UPDATE jobs SET fence = 9007199254740993 WHERE id = 'u1'")
     if not H.integers then
       local status, out, err = run({ "jobs", path, "--json", "--now", "0" })
       assert.are.equal(1, status)
       assert.are.equal("", out)
       assert.truthy(err:find("fence 9007199254740993 is above 2^53", 1, true), err)
-      H.sqlite3(path, "UPDATE jobs SET fence = 1 WHERE id = 'u1'")
+      H.sql(path, "UPDATE jobs SET fence = 1 WHERE id = 'u1'")
     end
     local function check(j)
       local i = tonumber(j.id:sub(2))
@@ -129,7 +129,7 @@ describe("lease jobs and lease show", function()
     assert.truthy(out:find(H.integers and '"until":1700000030.0,' or '"until":1700000030,', 1, true), out)
   end)
 
-  it("never writes NaN or inf as a JSON number", function()
+  it("never writes NaN or inf as a JSON number #sqlite", function()
     local json = require("lease.json")
     for _, x in ipairs({ 0 / 0, math.huge, -math.huge }) do
       local ok, err = pcall(json.number, x)

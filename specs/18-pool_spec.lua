@@ -22,7 +22,7 @@ local function tag(job)
   return job.id .. "@" .. job.fence
 end
 
-describe("lease.pool", function()
+describe("lease.pool #not_on_pg", function()
   it("runs every job once and stores each handler's result", function()
     local p, ids = queue(40)
     local s = pool.run({ db = p, handler = tag, workers = 4, ttl = 30 })
@@ -164,7 +164,7 @@ describe("lease.pool", function()
 
   it("loads a worker file once per thread, keeping its locals", function()
     local p = queue(10)
-    local f = H.path("worker") .. ".lua"
+    local f = H.file("worker") .. ".lua"
     H.write(f, [[
       local count = 0                     -- one per worker thread
       return function(job)
@@ -188,7 +188,7 @@ describe("lease.pool", function()
 
   it("reports a worker file that does not return a function", function()
     local p = queue(1)
-    local f = H.path("worker") .. ".lua"
+    local f = H.file("worker") .. ".lua"
     H.write(f, "return 5")
     local s = pool.run({ db = p, worker = f, workers = 2, ttl = 30 })
     assert.are.equal(2, #s.failed)

@@ -82,7 +82,7 @@ describe("complete_many", function()
     assert.are.same(before, H.snapshot(p))
   end)
 
-  it("is one transaction: a failure part-way stores none of the batch", function()
+  it("is one transaction: a failure part-way stores none of the batch #sqlite", function()
     db:enqueue_many({ "j1", "j2", "j3" })
     local jobs = db:claim_next("w", 0, 10, 3)
     -- another client's trigger makes the third write fail
@@ -97,7 +97,7 @@ describe("complete_many", function()
     assert.is_true(db:complete_many("w", 1, jobs))
   end)
 
-  it("raises for a blocked job, as complete does, and stores none of the batch", function()
+  it("raises for a blocked job, as complete does, and stores none of the batch #sqlite", function()
     db:enqueue_many({ "a", "b" })
     local jobs = db:claim_next("w", 0, 10, 2)
     -- another client stores an until the engine cannot compare
@@ -108,7 +108,7 @@ describe("complete_many", function()
     assert.are.same(before, H.snapshot(p))
   end)
 
-  it("raises busy past the busy timeout, never false, and stores nothing", function()
+  it("raises busy past the busy timeout, never false, and stores nothing #sqlite", function()
     local d2 = lease.open(p, { busy_timeout = 0 })
     db:enqueue("a")
     local f = db:claim("a", "w", 0, 10)

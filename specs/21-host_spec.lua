@@ -32,7 +32,7 @@ end
 -- @treturn string stdout
 -- @treturn string stderr
 local function host(args, stdin, deadline, dir, env)
-  local base = H.path("host")
+  local base = H.file("host")
   H.write(base .. ".in", stdin or "")
   local vars = {}
   for k, v in pairs(env or {}) do vars[#vars + 1] = k .. "=" .. H.sh(v) end
@@ -77,7 +77,7 @@ describe("the lease host program", function()
   end)
 
   it("runs a script with arg and ... set as lua.c does", function()
-    local script = H.path("args") .. ".lua"
+    local script = H.file("args") .. ".lua"
     H.write(script, "print(arg[0], arg[1], arg[2], #arg, select('#', ...), ...)\n")
     local status, out = host("-e 'x=1' " .. H.sh(script) .. " one 'two 2'")
     assert.are.equal(0, status)
@@ -89,7 +89,7 @@ describe("the lease host program", function()
   end)
 
   it("prints an error once, with a traceback, and exits non-zero", function()
-    local script = H.path("fails") .. ".lua"
+    local script = H.file("fails") .. ".lua"
     H.write(script, "local x = 1\nerror('oops')\n")
     local status, out, err = host(H.sh(script))
     assert.are.equal(1, status)
@@ -128,7 +128,7 @@ describe("the lease host program", function()
     assert.are.equal(1, status)
     assert.are.equal("", out)
     assert.matches("'%-l' needs an argument", err)
-    status, out, err = host(H.sh(H.path("missing") .. ".lua"))
+    status, out, err = host(H.sh(H.file("missing") .. ".lua"))
     assert.are.equal("", out)
     assert.are.equal(1, status)
     assert.matches("cannot open", err)
@@ -185,7 +185,7 @@ describe("the lease host program", function()
   end)
 
   it("builds arg as lua.c does: options negative, script 0, its arguments 1..n", function()
-    local script = H.path("argt") .. ".lua"
+    local script = H.file("argt") .. ".lua"
     H.write(script, "local t = {} for i = -3, #arg do t[#t + 1] = i .. '=' .. tostring(arg[i]) end "
       .. "print(table.concat(t, ' '))\n")
     local status, out = host("-W -e 'x=1' " .. H.sh(script) .. " a -e")
@@ -227,7 +227,7 @@ describe("the lease host program", function()
   end)
 
   it("runs LUA_INIT_5_4 (LUA_INIT_5_3 on 5.3; none on 5.1), else LUA_INIT (code or @file), unless -E", function()
-    local init = H.path("init") .. ".lua"
+    local init = H.file("init") .. ".lua"
     H.write(init, "print('init file')\n")
     local e = " -e " .. H.sh("print('main')")
     local status, out, err = host(e, nil, nil, nil, { LUA_INIT = "print('init')" })
@@ -300,7 +300,7 @@ describe("the lease host program", function()
       pending("no script(1) to make a terminal")
       return
     end
-    local input = H.path("tty") .. ".in"
+    local input = H.file("tty") .. ".in"
     H.write(input, "print(40 + 2)\n")
     local p = io.popen("timeout 20 script -qc " .. H.sh(exe()) .. " /dev/null < " .. H.sh(input) .. " 2>&1")
     local out = p:read("*a")

@@ -3,7 +3,7 @@
 local H = require("helpers")
 local lease = H.lease
 
-describe("lease pool|jobs|show", function()
+describe("lease pool|jobs|show #not_on_pg", function()
   local p
   before_each(function()
     local db
@@ -13,7 +13,7 @@ describe("lease pool|jobs|show", function()
   end)
 
   it("lease pool runs a worker file over the jobs and prints the summary", function()
-    local w = H.path("w") .. ".lua"
+    local w = H.file("w") .. ".lua"
     H.write(w, "return function(job) return job.id:upper() end\n")
     local status, out, err = H.host("pool -j 2 --ttl 30 " .. H.sh(w) .. " " .. H.sh(p))
     assert.are.equal("", err)   -- piped: no progress line
@@ -25,7 +25,7 @@ describe("lease pool|jobs|show", function()
   end)
 
   it("lease pool exits 1 when a job was discarded, 2 on bad usage", function()
-    local w = H.path("w") .. ".lua"
+    local w = H.file("w") .. ".lua"
     H.write(w, "return function(job) error('nope') end\n")
     local db1, p1 = H.fresh("cmd1")
     db1:enqueue("a", { max_attempts = 1 })
@@ -73,7 +73,7 @@ describe("lease pool|jobs|show", function()
   end)
 end)
 
-describe("the main job (examples/wordcount.lua)", function()
+describe("the main job (examples/wordcount.lua) #not_on_pg", function()
   it("stalls some workers, retries and discards failing files, and passes its self-check", function()
     local dir = H.dir()
     for i = 1, 8 do

@@ -87,7 +87,7 @@ local function real_database(mode)
   return bytes
 end
 
-describe("hostile files", function()
+describe("hostile files #sqlite", function()
   local WAL_DB, DELETE_DB
 
   setup(function()

@@ -99,7 +99,7 @@ print("more", 20)
 db:close()
 ]==]
 
-describe("disk full", function()
+describe("disk full #sqlite", function()
   it("a write past the limit raises full, earlier results stay, and the same handle goes on", function()
     local p = H.path("full")
     local out, err = run_limited(512 * 1024, CHILD, p)

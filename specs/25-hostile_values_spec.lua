@@ -15,7 +15,7 @@ local function with_bad(sql)
   return p
 end
 
-describe("a job another client left unclaimable (blocked)", function()
+describe("a job another client left unclaimable (blocked) #sqlite", function()
   local cases = {
     { "an until stored as text", "UPDATE jobs SET owner = 'A', fence = 1, until = datetime('now', '+1 hour') WHERE id = 'bad'",
       "its stored until is not a number", "mismatch" },
@@ -92,7 +92,7 @@ describe("a job another client left unclaimable (blocked)", function()
 
   it("does not keep a pool waiting", function()
     local p = with_bad("UPDATE jobs SET fence = 1.5 WHERE id = 'bad'")
-    local w = H.path("w") .. ".lua"
+    local w = H.file("w") .. ".lua"
     H.write(w, "return function(job) return 'done' end\n")
     -- in a child process with a deadline: a pool that waits forever fails here
     local status, out, err = H.host("pool -j 2 --ttl 5 " .. H.sh(w) .. " " .. H.sh(p), nil, 60)
@@ -176,7 +176,7 @@ describe("the pool and the lease program with odd inputs", function()
     local db, p = H.fresh("cli")
     db:enqueue("j")
     db:close()
-    local w = H.path("w") .. ".lua"
+    local w = H.file("w") .. ".lua"
     H.write(w, "return function() return 'x' end\n")
     for _, args in ipairs({ "jobs " .. H.sh(p) .. " --now 1e999", "jobs " .. H.sh(p) .. " --now nan",
                             "pool --ttl 1e999 " .. H.sh(w) .. " " .. H.sh(p),
@@ -213,7 +213,7 @@ describe("the pool and the lease program with odd inputs", function()
     local status, out = H.host("jobs " .. H.sh(p) .. " --json")
     assert.are.equal(0, status)
     -- iconv (glibc) refuses any byte string that is not UTF-8
-    local file = H.path("json") .. ".out"
+    local file = H.file("json") .. ".out"
     H.write(file, out)
     local _, valid = H.capture("iconv -f UTF-8 -t UTF-8 " .. H.sh(file) .. " >/dev/null 2>&1")
     os.remove(file)

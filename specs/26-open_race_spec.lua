@@ -75,7 +75,7 @@ local function assert_all(path, n)
   assert.are.equal(n, c.total, path)
 end
 
-describe("opening at the same moment", function()
+describe("opening at the same moment #sqlite", function()
   it("from " .. THREADS .. " threads, " .. ROUNDS .. " rounds, new and empty files: none fails", function()
     local failures = {}
     for r = 1, ROUNDS do

@@ -41,7 +41,7 @@ local function cycle(db, id)
   assert(db:complete(id, "w", fence, 1, string.rep("r", 200)))
 end
 
-describe("the -wal file", function()
+describe("the -wal file #sqlite", function()
   it("grows under steady readers and shrinks to the bound after they are gone", function()
     local path = H.path("wal")
     local db = H.lease.open(path, { synchronous = "normal" })

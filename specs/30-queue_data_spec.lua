@@ -3,7 +3,7 @@
 local H = require("helpers")
 local lease = H.lease
 
-describe("job data", function()
+describe("job data #not_on_pg", function()
   local db, p
   before_each(function() db, p = H.fresh() end)
   after_each(function() db:close() end)
@@ -76,7 +76,7 @@ describe("job data", function()
   end)
 end)
 
-describe("claim_next over the queue", function()
+describe("claim_next over the queue #not_on_pg", function()
   local db, p
   before_each(function() db, p = H.fresh() end)
   after_each(function() db:close() end)

@@ -4,7 +4,7 @@
 local H = require("helpers")
 local lease = H.lease
 
-describe("fail", function()
+describe("fail #not_on_pg", function()
   local db, p
   before_each(function() db, p = H.fresh() end)
   after_each(function() db:close() end)
@@ -107,7 +107,7 @@ describe("fail", function()
   end)
 end)
 
-describe("lease.backoff", function()
+describe("lease.backoff #not_on_pg", function()
   it("grows exponentially with jitter, capped at one hour", function()
     for attempt = 1, 12 do
       local base = 2 ^ (attempt - 1)
@@ -129,7 +129,7 @@ describe("lease.backoff", function()
   end)
 end)
 
-describe("retry, cancel, prune", function()
+describe("retry, cancel, prune #not_on_pg", function()
   local db, p
   before_each(function() db, p = H.fresh() end)
   after_each(function() db:close() end)
@@ -232,7 +232,7 @@ describe("retry, cancel, prune", function()
   end)
 end)
 
-describe("jobs{...} and counts by status", function()
+describe("jobs{...} and counts by status #not_on_pg", function()
   local db
   before_each(function()
     db = H.fresh()

@@ -38,7 +38,7 @@ function seed.state(p, id)
   return H.sqlite3(p, "SELECT id, owner, until, fence, result, done FROM jobs WHERE id = '" .. id .. "'")
 end
 
-describe("a database the seed made", function()
+describe("a database the seed made #sqlite", function()
   it("opens and gets every feature, its rows claimable in insertion order", function()
     local p = H.path("seeded")
     H.sqlite3(p, SEED_CREATE .. "; INSERT INTO jobs(id) VALUES ('s1'), ('s2');"
@@ -70,7 +70,7 @@ describe("a database the seed made", function()
   end)
 end)
 
-describe("the seed's steps on a database using the queue", function()
+describe("the seed's steps on a database using the queue #sqlite", function()
   local db, p
   before_each(function()
     db, p = H.fresh()

@@ -64,7 +64,7 @@ local function wait_completed(path, n)
   error("fewer than " .. n .. " jobs completed in 20 s")
 end
 
-describe("lease pool as a service process", function()
+describe("lease pool as a service process #not_on_pg", function()
   it("exits 0 on SIGTERM with every job completed or back in the queue, and prints the summary", function()
     local db, p = H.fresh("svc")
     local list = {}

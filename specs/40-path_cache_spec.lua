@@ -33,7 +33,7 @@ local function hold_lock(p)
   error("sqlite3 did not take the lock")
 end
 
-describe("path functions' connections", function()
+describe("path functions' connections #sqlite", function()
   it("keep one connection per file across calls", function()
     local p = H.path()
     assert.is_true(lease.enqueue(p, "a"))

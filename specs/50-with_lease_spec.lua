@@ -29,7 +29,7 @@ local function everything(p)
   return { H.snapshot(p), out_rows(p) }
 end
 
-describe("with_lease", function()
+describe("with_lease #not_on_pg", function()
   local db, p, fence
   before_each(function() db, p, fence = setup() end)
   after_each(function() db:close() end)
@@ -309,7 +309,7 @@ describe("with_lease", function()
   end)
 end)
 
-describe("job.with_lease in a pool", function()
+describe("job.with_lease in a pool #not_on_pg", function()
   it("commits each handler's rows with the lease; a stalled worker's rows never appear", function()
     local pool = require("lease.pool")
     local db, p = H.fresh("wl-pool")
@@ -337,7 +337,7 @@ describe("job.with_lease in a pool", function()
   end)
 end)
 
-describe("examples/fenced_worker.lua", function()
+describe("examples/fenced_worker.lua #not_on_pg", function()
   it("shows the stale worker's rows never appearing, and counts them", function()
     local d = H.dir() .. "/run"
     local build = os.getenv("LEASE_BUILD_DIR") or "build"

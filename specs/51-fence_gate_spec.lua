@@ -12,7 +12,7 @@ local function fences(p)
   return H.sqlite3(p, "SELECT resource, fence FROM lease_fences ORDER BY resource")
 end
 
-describe("fence_gate", function()
+describe("fence_gate #not_on_pg", function()
   it("passes equal or larger fences, refuses smaller ones and stores nothing then", function()
     local db, p = H.fresh("gate")
     finally(function() db:close() end)
@@ -150,7 +150,7 @@ local function check_logs(p, logs)
   assert.are.equal("shared|" .. max_passed .. "\n", fences(p))
 end
 
-describe("fence_gate raced", function()
+describe("fence_gate raced #not_on_pg", function()
   it("by many lease.threads: the stored fence never goes down", function()
     local p = H.path("gate-threads")
     assert.is_true(lease.fence_gate(p, "shared", 0))

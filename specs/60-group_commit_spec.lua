@@ -81,7 +81,7 @@ local function wal_frames(path)
   return (size - 32) / (page + 24)
 end
 
-describe("group commit", function()
+describe("group commit #sqlite", function()
   it("is an open option: group_commit = true or false; anything else is refused", function()
     local p = H.path("opt")
     lease.open(p, { group_commit = false }):close()

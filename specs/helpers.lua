@@ -33,12 +33,54 @@ function H.sh(s)
   return "'" .. tostring(s):gsub("'", [['\'']]) .. "'"
 end
 
---- H.path([name]) -> string: a database path that does not exist yet.
-function H.path(name)
+--- H.file([name]) -> string: a scratch file path that does not exist yet
+-- (with no -wal or -shm beside it), whatever the backend.
+function H.file(name)
   counter = counter + 1
   local p = string.format("%s/spec-%d-%d-%s.db", tmp_root, H.pid(), counter, name or "db")
   os.remove(p); os.remove(p .. "-wal"); os.remove(p .. "-shm")
   return p
+end
+
+--- The backend the specs run on: "sqlite", or "pg" when $LEASE_TEST_PG holds
+-- a libpq connection string (scripts/pg-cluster run sets it).  Specs about
+-- SQLite files carry the busted tag #sqlite and are left out of the
+-- PostgreSQL run (--exclude-tags=sqlite).
+H.pg_conninfo = os.getenv("LEASE_TEST_PG")
+if H.pg_conninfo == "" then H.pg_conninfo = nil end
+H.backend = H.pg_conninfo and "pg" or "sqlite"
+
+--- H.psql(conninfo, sql) -> string: run sql with psql (another PostgreSQL
+-- client; $LEASE_PSQL, else psql on PATH), unaligned, '|' between columns, no
+-- headers.  Raises when it fails.
+function H.psql(conninfo, sql)
+  local psql = os.getenv("LEASE_PSQL")
+  if not psql or psql == "" then psql = "psql" end
+  local out, ok, code = H.capture(H.sh(psql) .. " -X -q -A -t -F '|' -v ON_ERROR_STOP=1 -d "
+    .. H.sh(conninfo) .. " 2>&1 <<'LEASE_SQL_EOF'\n" .. sql .. ";\nLEASE_SQL_EOF\n")
+  if not ok then error("psql failed (" .. tostring(code) .. "): " .. out, 2) end
+  return out
+end
+
+--- H.rounds(n, pg_n) -> integer: how many rounds a spec runs: n on SQLite,
+-- pg_n on PostgreSQL, for loops that open connections (a server connection
+-- costs a process on the server: milliseconds, not microseconds).
+function H.rounds(n, pg_n)
+  return H.backend == "pg" and pg_n or n
+end
+
+--- H.path([name]) -> string: a database that does not exist yet.  On
+-- SQLite a file path (H.file); on PostgreSQL a connection string whose
+-- search_path is a new, empty schema of its own, so every spec starts from
+-- no jobs table.
+function H.path(name)
+  if H.backend ~= "pg" then return H.file(name) end
+  counter = counter + 1
+  local schema = string.format("s%d_%d", H.pid(), counter)
+  -- the name repeats across spec files (each loads this file afresh), as
+  -- H.file's do: what a finished file left there goes first
+  H.psql(H.pg_conninfo, "DROP SCHEMA IF EXISTS " .. schema .. " CASCADE; CREATE SCHEMA " .. schema)
+  return H.pg_conninfo .. " options='-csearch_path=" .. schema .. "'"
 end
 
 --- H.pid() -> integer: this process's id (read once from /proc).
@@ -92,6 +134,12 @@ end
 -- keyed by id, for comparing the database before and after a call.
 function H.snapshot(path)
   local out = {}
+  if H.backend == "pg" then
+    local rows = H.psql(path, "SELECT encode(id, 'hex'), coalesce(encode(owner, 'hex'), 'NULL'),"
+      .. " until, fence, coalesce(encode(result, 'hex'), 'NULL'), done FROM jobs ORDER BY seq")
+    for line in rows:gmatch("[^\n]+") do out[#out + 1] = line end
+    return out
+  end
   local rows = H.sqlite3(path, "SELECT quote(id), quote(owner), quote(until), quote(fence),"
     .. " quote(result), quote(done) FROM jobs ORDER BY rowid")
   for line in rows:gmatch("[^\n]+") do out[#out + 1] = line end
@@ -123,12 +171,24 @@ end
 --- H.sqlite3(path, sql) -> string: run sql with the sqlite3 command-line
 -- tool (another SQLite client) and return what it printed.  Raises when it fails.
 function H.sqlite3(path, sql)
+  if H.backend == "pg" then
+    error("H.sqlite3 on the PostgreSQL run: tag this spec #sqlite, or use H.psql", 2)
+  end
   local cli = os.getenv("LEASE_SQLITE3")
   if not cli or cli == "" then cli = "sqlite3" end
   local out, ok, code = H.capture(cli .. " -batch -bail -separator '|' " .. H.sh(path)
     .. " 2>&1 <<'LEASE_SQL_EOF'\n" .. sql .. ";\nLEASE_SQL_EOF\n")
   if not ok then error("sqlite3 failed (" .. tostring(code) .. "): " .. out, 2) end
   return out
+end
+
+--- H.sql(path, sql) -> string: run sql that both engines understand through
+-- another client of the spec's database: the sqlite3 tool on SQLite, psql on
+-- PostgreSQL (ids are bytea there: a literal 'job' compares as its bytes).
+-- Output: one line per row, '|' between columns, NULL as nothing.
+function H.sql(path, sql)
+  if H.backend == "pg" then return H.psql(path, sql) end
+  return H.sqlite3(path, sql)
 end
 
 --- H.assert_bytes(expected, path): the file holds exactly these bytes
@@ -168,7 +228,7 @@ end
 function H.host(args, stdin, deadline)
   local exe = os.getenv("LEASE_HOST")
   if not exe or exe == "" then exe = (os.getenv("LEASE_BUILD_DIR") or "build") .. "/lease" end
-  local base = H.path("host")
+  local base = H.file("host")
   local cmd = (deadline and ("timeout " .. deadline .. " ") or "") .. H.sh(exe) .. " " .. args
     .. " >" .. H.sh(base .. ".out") .. " 2>" .. H.sh(base .. ".err")
   if stdin then

@@ -22,7 +22,7 @@ T.lua = H.lua
 -- the stock interpreter finds lease.so (the host has lease preloaded).
 function T.run(code)
   local build = os.getenv("LEASE_BUILD_DIR") or "build"
-  local script = H.path("script") .. ".lua"
+  local script = H.file("script") .. ".lua"
   local errfile = script .. ".err"
   H.write(script, "package.cpath = " .. string.format("%q", build .. "/?.so;")
     .. " .. package.cpath\n" .. code)

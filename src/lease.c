@@ -265,7 +265,8 @@ static int check_options(lease_db *db, const lease_options *opt) {
   return LEASE_OK;
 }
 
-/* See lease.h.  The one backend is SQLite's; the path goes to it as is. */
+/* See lease.h.  A PostgreSQL connection string goes to the PostgreSQL
+** backend, any other path to SQLite's, as is. */
 int lease_open(const char *path, const lease_options *opt, lease_db **out) {
   lease_db *db;
   size_t n;
@@ -273,7 +274,7 @@ int lease_open(const char *path, const lease_options *opt, lease_db **out) {
   if (!out) return LEASE_MISUSE;
   *out = db = calloc(1, sizeof *db);
   if (!db) return LEASE_NOMEM;
-  db->be = &lease__sqlite;
+  db->be = lease__pg_path(path) ? &lease__pg : &lease__sqlite;
   if (!path) return lease__fail(db, LEASE_MISUSE, "path must not be NULL");
   n = strlen(path);
   if (!(db->path = malloc(n + 1))) return lease__fail(db, LEASE_NOMEM, "out of memory");
@@ -476,5 +477,16 @@ int lease_file_id(lease_db *db, uint64_t *dev, uint64_t *ino) {
   if (ino) *ino = 0;
   CHECK_DB(db);
   if (!dev || !ino) return lease__fail(db, LEASE_MISUSE, "dev and ino must not be NULL");
+  if (!db->be->file_id)
+    return lease__fail(db, LEASE_ERROR, "lease_file_id is not supported by the %s backend: it "
+                       "holds no file", db->be->name);
   return db->be->file_id(db, dev, ino);
+}
+
+/* See lease.h. */
+int lease_server_now(lease_db *db, double *out) {
+  CHECK_DB(db);
+  if (!out) return lease__fail(db, LEASE_MISUSE, "out must not be NULL");
+  *out = 0;
+  return db->be->server_now(db, out);
 }

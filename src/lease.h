@@ -261,6 +261,12 @@ LEASE_API void lease_options_default(lease_options *opt);
 ** reader holds an older snapshot (PRAGMA journal_size_limit); a read-only
 ** handle opens the file read-write where it may and refuses writes itself,
 ** so that it leaves no -wal or -shm behind when it closes last.
+** A PostgreSQL connection string ("postgresql://...", "postgres://..." or
+** libpq's keyword form "host=... dbname=...") opens a connection to that
+** server instead (built with libpq): the jobs table in the connection's
+** current schema, created when missing; options map onto lock_timeout,
+** synchronous_commit and default_transaction_read_only; a server that
+** cannot be reached, or a build without libpq, is LEASE_CANTOPEN.
 */
 LEASE_API int lease_open(const char *path, const lease_options *opt, lease_db **out);
 
@@ -494,10 +500,23 @@ LEASE_API int lease_count(lease_db *db, double now, lease_counts *out);
 */
 LEASE_API int lease_check_time(double now, double ttl, const char **why);
 
+/*
+** lease_server_now: the database's clock, in seconds since the Unix epoch
+** (a float), into *out: on PostgreSQL the server's clock_timestamp(), one
+** clock for workers on many hosts; on SQLite the local wall clock
+** (CLOCK_REALTIME), as lease.now() reads it.  The operations never read it:
+** pass it as their now.
+** Returns LEASE_OK, LEASE_MISUSE (out NULL, db closed) or a database error.
+*/
+LEASE_API int lease_server_now(lease_db *db, double *out);
+
 /* lease_errcode: the result code of the last failed call on db (LEASE_OK after a success). */
 LEASE_API int lease_errcode(const lease_db *db);
 
-/* lease_extended_errcode: SQLite's extended result code behind the last failure, or 0. */
+/* lease_extended_errcode: SQLite's extended result code behind the last failure, or 0.
+** On PostgreSQL: the SQLSTATE packed as PostgreSQL packs it (six bits per
+** character, first character lowest), or 0; the message ends with
+** "(SQLSTATE xxxxx)". */
 LEASE_API int lease_extended_errcode(const lease_db *db);
 
 /* lease_errmsg: the message of the last failure on db ("not an error" after a success). */

@@ -144,6 +144,8 @@ typedef struct lease__backend {
                     int64_t fence, int *reason);
   /* The device and inode of the file the connection holds (lease_file_id). */
   int (*file_id)(lease_db *db, uint64_t *dev, uint64_t *ino);
+  /* The database's clock, seconds since the epoch, into *out. */
+  int (*server_now)(lease_db *db, double *out);
 } lease__backend;
 
 /* A with_lease transaction (lease.h: lease_tx), on the caller's stack for
@@ -221,5 +223,14 @@ int lease__private(const lease_db *db);
 
 /* The SQLite backend (src/sqlite/lsq_ops.c). */
 extern const lease__backend lease__sqlite;
+
+/* The PostgreSQL backend (src/pg/lpg.c; src/pg/lpg_none.c when built
+** without libpq: its open fails with LEASE_CANTOPEN). */
+extern const lease__backend lease__pg;
+
+/* lease__pg_path: 1 when path is a PostgreSQL connection string
+** ("postgresql://...", "postgres://...", or libpq's keyword form such as
+** "host=... dbname=..."), else 0 (an SQLite path).  src/pg/lpg_path.c. */
+int lease__pg_path(const char *path);
 
 #endif

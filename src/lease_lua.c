@@ -840,12 +840,34 @@ static int push_settings(lua_State *L, lb_args *a) {
 }
 static const lb_op op_settings = {"settings", 0, 0, check_none, run_settings, push_settings};
 
+/* --- server_now ------------------------------------------------------ */
+
+/***
+The database's clock: on PostgreSQL the server's `clock_timestamp()`, one
+clock for workers on many hosts; on SQLite the local wall clock, as
+`lease.now()`.  Seconds since the Unix epoch, with fractions.  No operation
+reads a clock: pass it as their `now`.
+@function db:server_now
+@treturn number seconds
+@raise `lease.server_now: ...` on a database failure (on PostgreSQL a lost
+  connection: `ioerr`)
+*/
+static int run_server_now(lease_db *db, lb_args *a) {
+  return lease_server_now(db, &a->now);
+}
+static int push_now(lua_State *L, lb_args *a) {
+  lua_pushnumber(L, (lua_Number)a->now);
+  return 1;
+}
+static const lb_op op_server_now = {"server_now", 0, 0, check_none, run_server_now, push_now};
+
 /* Every operation; the path functions are those with has_path. */
 static const lb_op *const ops[] = {
   &op_init_db, &op_enqueue, &op_state, &op_claim, &op_renew, &op_complete, &op_release,
   &op_claim_next, &op_enqueue_many, &op_complete_many, &op_jobs, &op_counts, &op_settings,
   &lb_op_claim_many, &lb_op_fail, &lb_op_retry, &lb_op_cancel, &lb_op_prune,
   &lb_op_with_lease, &lb_op_fence_gate,
+  &op_server_now,
 };
 
 /* ===================================================================== */

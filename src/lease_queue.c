@@ -133,6 +133,66 @@ static int check_new_job(lease_db *db, const char *prefix, const lease_new_job *
 }
 
 /* ===================================================================== */
+/* A backend without the queue                                            */
+/* ===================================================================== */
+
+/*
+** A backend that stores only the contract's columns (its members of the
+** queue left NULL) still serves the calls that ask for nothing beyond
+** them: a job with every field at its default is an enqueue, a state is
+** the contract's row with the status it implies, the default queue is
+** claim_next's enqueue order.  Anything else is "not supported".
+*/
+
+/* 1 when job j (checked) carries nothing but an id. */
+static int plain_job(const lease_new_job *j) {
+  return !j->payload && j->queue_len == 7 && memcmp(j->queue, "default", 7) == 0 &&
+         j->priority == 0 && !j->has_run_at && j->max_attempts == LEASE_MAX_ATTEMPTS_DEFAULT;
+}
+
+/* Refuse what a backend without the queue cannot store. */
+static int unsupported(lease_db *db, const char *what) {
+  return lease__fail(db, LEASE_ERROR, "%s is not supported by the %s backend", what,
+                     db->be->name);
+}
+
+/* The queue's fields of a contract row read at now, on such a backend. */
+static void plain_row(lease_row *row, double now) {
+  row->queue = "default";
+  row->queue_len = 7;
+  row->run_at = NAN;
+  row->finished_at = NAN;
+  row->max_attempts = LEASE_MAX_ATTEMPTS_DEFAULT;
+  row->status = row->done ? LEASE_STATUS_COMPLETED
+              : row->until > now ? LEASE_STATUS_RUNNING : LEASE_STATUS_AVAILABLE;
+}
+
+/* enqueue_many of the ids of js (checked), when every job is plain. */
+static int plain_many(lease_db *db, const lease_new_job *js, int n, int *inserted) {
+  const char **ids;
+  size_t *lens;
+  int i, rc;
+  for (i = 0; i < n; i++)
+    if (!plain_job(&js[i])) return unsupported(db, "a job with data (payload, queue, priority, "
+                                               "run_at, max_attempts)");
+  ids = malloc((size_t)n * sizeof *ids);
+  lens = malloc((size_t)n * sizeof *lens);
+  if (!ids || !lens) {
+    free(ids);
+    free(lens);
+    return lease__fail(db, LEASE_NOMEM, "out of memory");
+  }
+  for (i = 0; i < n; i++) {
+    ids[i] = js[i].id;
+    lens[i] = js[i].id_len;
+  }
+  rc = db->be->enqueue_many(db, ids, lens, n, inserted);
+  free(ids);
+  free(lens);
+  return rc;
+}
+
+/* ===================================================================== */
 /* The operations                                                         */
 /* ===================================================================== */
 
@@ -153,10 +213,15 @@ void lease_filter_default(lease_filter *f) {
 /* See lease.h. */
 int lease_enqueue_job(lease_db *db, const lease_new_job *job, int *reason) {
   lease_new_job j;
-  int n = 0, rc;
-  BEGIN(db, enqueue_jobs);
+  int n = 0, rc = lease__begin(db);
+  if (rc != LEASE_OK) return rc;
   if (!job) return lease__fail(db, LEASE_MISUSE, "job must not be NULL");
   if (check_new_job(db, "", job, &j)) return db->rc;
+  if (!db->be->enqueue_jobs) {
+    if (!plain_job(&j)) return unsupported(db, "a job with data (payload, queue, priority, "
+                                           "run_at, max_attempts)");
+    return db->be->enqueue(db, j.id, j.id_len, reason);
+  }
   rc = db->be->enqueue_jobs(db, &j, 1, &n);
   if (rc == LEASE_OK && reason) *reason = n == 1 ? LEASE_GRANTED : LEASE_EXISTS;
   return rc;
@@ -165,8 +230,8 @@ int lease_enqueue_job(lease_db *db, const lease_new_job *job, int *reason) {
 /* See lease.h. */
 int lease_enqueue_jobs(lease_db *db, const lease_new_job *jobs, int n, int *inserted) {
   lease_new_job *js;
-  int i, rc;
-  BEGIN(db, enqueue_jobs);
+  int i, rc = lease__begin(db);
+  if (rc != LEASE_OK) return rc;
   if (inserted) *inserted = 0;
   if (n < 0 || (n > 0 && !jobs)) return lease__fail(db, LEASE_MISUSE, "jobs must hold n entries");
   if (n == 0) return LEASE_OK;
@@ -179,7 +244,11 @@ int lease_enqueue_jobs(lease_db *db, const lease_new_job *jobs, int n, int *inse
       return db->rc;
     }
   }
-  rc = db->be->enqueue_jobs(db, js, n, inserted);
+  if (db->be->enqueue_jobs) {
+    rc = db->be->enqueue_jobs(db, js, n, inserted);
+  } else {
+    rc = plain_many(db, js, n, inserted);
+  }
   free(js);
   return rc;
 }
@@ -187,22 +256,28 @@ int lease_enqueue_jobs(lease_db *db, const lease_new_job *jobs, int n, int *inse
 /* See lease.h. */
 int lease_state_at(lease_db *db, const char *id, size_t id_len, double now, lease_row *row,
                    int *found) {
-  BEGIN(db, state_at);
+  int rc = lease__begin(db);
+  if (rc != LEASE_OK) return rc;
   if (!row || !found) return lease__fail(db, LEASE_MISUSE, "row and found must not be NULL");
   *found = 0;
   if (lease__check_bytes(db, "id", id, &id_len)) return db->rc;
   if (check_finite(db, "now", now)) return db->rc;
-  return db->be->state_at(db, id, id_len, now, row, found);
+  if (db->be->state_at) return db->be->state_at(db, id, id_len, now, row, found);
+  memset(row, 0, sizeof *row);
+  if ((rc = db->be->state(db, id, id_len, row, found)) == LEASE_OK && *found) plain_row(row, now);
+  return rc;
 }
 
 /* See lease.h. */
 int lease_errors(lease_db *db, const char *id, size_t id_len, lease_job_error *out, int max,
                  int *count) {
-  BEGIN(db, errors);
+  int rc = lease__begin(db);
+  if (rc != LEASE_OK) return rc;
   if (count) *count = 0;
   if (!out || !count) return lease__fail(db, LEASE_MISUSE, "out and count must not be NULL");
   if (max < 1) return lease__fail(db, LEASE_MISUSE, "max must be at least 1");
   if (lease__check_bytes(db, "id", id, &id_len)) return db->rc;
+  if (!db->be->errors) return LEASE_OK;   /* a backend without the queue keeps none */
   return db->be->errors(db, id, id_len, out, max, count);
 }
 
@@ -212,7 +287,8 @@ int lease_claim_next_queue(lease_db *db, const char *queue, size_t queue_len, co
                            int *count) {
   lease__write w;
   const char *why;
-  BEGIN(db, claim_next_queue);
+  int rc = lease__begin(db);
+  if (rc != LEASE_OK) return rc;
   if (count) *count = 0;
   if (!jobs || !count) return lease__fail(db, LEASE_MISUSE, "jobs and count must not be NULL");
   if (max < 1) return lease__fail(db, LEASE_MISUSE, "max must be at least 1");
@@ -227,7 +303,19 @@ int lease_claim_next_queue(lease_db *db, const char *queue, size_t queue_len, co
   w.until = now + ttl;
   w.queue = queue;
   w.queue_len = queue_len;
-  return db->be->claim_next_queue(db, &w, max, jobs, count);
+  if (db->be->claim_next_queue) return db->be->claim_next_queue(db, &w, max, jobs, count);
+  if (queue_len != 7 || memcmp(queue, "default", 7) != 0) return unsupported(db, "a named queue");
+  memset(jobs, 0, (size_t)max * sizeof *jobs);
+  if ((rc = db->be->claim_next(db, &w, max, jobs, count)) == LEASE_OK) {
+    int i;
+    for (i = 0; i < *count; i++) {
+      jobs[i].queue = "default";
+      jobs[i].queue_len = 7;
+      jobs[i].attempt = 0;
+      jobs[i].max_attempts = LEASE_MAX_ATTEMPTS_DEFAULT;
+    }
+  }
+  return rc;
 }
 
 /* See lease.h. */
@@ -314,10 +402,19 @@ int lease_list_jobs(lease_db *db, const lease_filter *f, int max, lease_row *row
 /* See lease.h. */
 int lease_count_queue(lease_db *db, double now, const char *queue, size_t queue_len,
                       lease_counts *out) {
-  BEGIN(db, count_queue);
+  int rc = lease__begin(db);
+  if (rc != LEASE_OK) return rc;
   if (!out) return lease__fail(db, LEASE_MISUSE, "out must not be NULL");
   if (isnan(now)) return lease__fail(db, LEASE_MISUSE, "now must be a number");
   if (queue && check_queue(db, "queue", &queue, &queue_len)) return db->rc;
   memset(out, 0, sizeof *out);
-  return db->be->count_queue(db, now, queue, queue_len, out);
+  if (db->be->count_queue) return db->be->count_queue(db, now, queue, queue_len, out);
+  if (queue && (queue_len != 7 || memcmp(queue, "default", 7) != 0))
+    return unsupported(db, "a named queue");
+  if ((rc = db->be->count(db, now, out)) == LEASE_OK) {
+    out->available = out->ready;
+    out->running = out->held;
+    out->completed = out->done;
+  }
+  return rc;
 }

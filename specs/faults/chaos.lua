@@ -3,6 +3,14 @@
 --
 --   build/lease specs/faults/chaos.lua [--procs 4] [--threads 1] [--kills 100]
 --     [--rounds N] [--ttl 0.25] [--seed S] [--timeout 240] [--dir DIR]
+--     [--pg CONNINFO [--restart-dir CLUSTERDIR --restarts N]]
+--
+-- With --pg the database is a new schema on that PostgreSQL server instead
+-- of an SQLite file (no integrity_check: the server keeps its own), and with
+-- --restarts the server is killed with SIGKILL and restarted N times during
+-- the run (scripts/pg-cluster restart-hard CLUSTERDIR).  Workers then see
+-- ioerr, cantopen or busy while it is down: they log E lines ("outcome
+-- unknown", like a kill between commit and log) and carry on.
 --
 -- Starts PROCS worker processes (the host running chaos_worker.lua, each
 -- with THREADS loops) on one database with real leases (lease.now(), ttl
@@ -47,12 +55,14 @@ local opt = { procs = 4, threads = 1, kills = 100, ttl = 0.25, timeout = 240 }
 do
   local i = 1
   while arg[i] do
-    local k = arg[i]:match("^%-%-([%w_]+)$")
+    local k = arg[i]:match("^%-%-([%w_%-]+)$")
+    k = k and k:gsub("%-", "_")
     if not k or arg[i + 1] == nil then
       io.stderr:write("chaos: bad argument ", arg[i], " (see the header of this file)\n")
       os.exit(2)
     end
-    opt[k] = k == "dir" and arg[i + 1] or tonumber(arg[i + 1])
+    local text = k == "dir" or k == "pg" or k == "restart_dir"
+    opt[k] = text and arg[i + 1] or tonumber(arg[i + 1])
     i = i + 2
   end
 end
@@ -72,6 +82,16 @@ if not sqlite3 or sqlite3 == "" then sqlite3 = "sqlite3" end
 local dir = opt.dir or ((os.getenv("LEASE_TEST_TMP") or "/tmp") .. "/chaos-" .. opt.seed)
 assert(os.execute("rm -rf " .. sh(dir) .. " && mkdir -p " .. sh(dir)))
 local dbpath, stopfile = dir .. "/jobs.db", dir .. "/stop"
+opt.restarts = opt.restarts or 0
+if opt.pg then
+  -- a schema of its own on the server, named after the seed
+  local schema = "chaos_" .. opt.seed
+  local p = io.popen("psql -X -q -v ON_ERROR_STOP=1 -d " .. sh(opt.pg) .. " -c "
+    .. sh("DROP SCHEMA IF EXISTS " .. schema .. " CASCADE; CREATE SCHEMA " .. schema) .. " 2>&1")
+  local out = p:read("a")
+  assert(p:close(), "chaos: creating the schema failed: " .. out)
+  dbpath = opt.pg .. " options='-csearch_path=" .. schema .. "'"
+end
 local t_start = lease.now()
 local deadline = t_start + opt.timeout
 
@@ -90,6 +110,18 @@ local function violation(fmt, ...)
   end
 end
 
+-- The driver's own handle for one use; on PostgreSQL it waits out a
+-- server restart (up to 60 s) instead of failing.
+local function open_db()
+  local t0 = lease.now()
+  while true do
+    local ok, db = pcall(lease.open, dbpath)
+    if ok then return db end
+    if not opt.pg or lease.now() - t0 > 60 then error(db, 0) end
+    lease.sleep(0.2)
+  end
+end
+
 -- Jobs ------------------------------------------------------------------
 -- The driver opens a handle only while it uses one, so that when every
 -- worker is killed at once no connection is left and the restarted
@@ -100,7 +132,7 @@ local function add_jobs(n)
   local ids = {}
   for i = 1, n do ids[i] = ("job-%05d"):format(next_job + i) end
   next_job = next_job + n
-  local db <close> = lease.open(dbpath)
+  local db <close> = open_db()
   db:enqueue_many(ids)
 end
 add_jobs(32)
@@ -163,7 +195,9 @@ local max_logged = {}   -- id -> the highest fence in any log
 local completed = {}    -- id -> { fence =, owner =, result = } of its complete
 local released = {}     -- id -> fence -> true when a release of it was logged
 local resolved = {}     -- id -> fence -> true when its holder logged how it ended
-local counts = { C = 0, R = 0, D = 0, L = 0, S = 0, F = 0, W = 0 }
+local counts = { C = 0, R = 0, D = 0, L = 0, S = 0, F = 0, W = 0, E = 0 }
+local unknown = {}      -- id -> fence -> true when a call on it failed (outcome unknown)
+local calls_failed = 0  -- calls that failed while the server was down
 local touched = {}      -- ids with new claims since the last order check
 
 -- mark (id, fence) in one of the tables above
@@ -182,6 +216,10 @@ local function take(line, file)
   end
   counts[kind] = counts[kind] + 1
   claims[id] = claims[id] or {}
+  if kind == "E" then   -- a call failed (server down): its outcome is unknown
+    if id == "-" then calls_failed = calls_failed + 1 else mark(unknown, id, fence, true) end
+    return
+  end
   if kind == "C" then
     local prev = claims[id][fence]
     if prev then
@@ -294,7 +332,8 @@ local function check_holders()
       if b then
         local lease_end = a.lease_end
         if b.now < lease_end and not (released[id] and released[id][f]) then
-          if killed[a.owner:match("^(p%d+i%d+)")] and not (resolved[id] and resolved[id][f]) then
+          if (killed[a.owner:match("^(p%d+i%d+)")] or (unknown[id] and unknown[id][f]))
+              and not (resolved[id] and resolved[id][f]) then
             skipped = skipped + 1
           else
             violation("%s: fence %d granted to %s at now=%.6f while %s's lease (fence %d) ran to"
@@ -316,7 +355,7 @@ local unlogged = { claims = 0, completes = 0 }   -- commits whose log line a kil
 
 -- every job as stored, through a handle of the driver's
 local function read_db()
-  local db <close> = lease.open(dbpath)
+  local db <close> = open_db()
   local rows, after = {}, 0
   while true do
     local page = db:jobs("all", lease.now(), 5000, after)
@@ -330,11 +369,13 @@ end
 -- stopped) also counts the commits whose log line a kill took
 local function check_db(round, final)
   -- (the sqlite3 tool waits out a WAL recovery by restarted workers)
-  local p = io.popen(sh(sqlite3) .. " -cmd '.timeout 10000' " .. sh(dbpath)
-    .. " 'PRAGMA integrity_check' 2>&1")
-  local out = p:read("a")
-  p:close()
-  if out ~= "ok\n" then violation("round %d: integrity_check says %q", round, out) end
+  if not opt.pg then
+    local p = io.popen(sh(sqlite3) .. " -cmd '.timeout 10000' " .. sh(dbpath)
+      .. " 'PRAGMA integrity_check' 2>&1")
+    local out = p:read("a")
+    p:close()
+    if out ~= "ok\n" then violation("round %d: integrity_check says %q", round, out) end
+  end
   local seen = {}
   for _, r in ipairs(read_db()) do
     seen[r.id] = r
@@ -387,7 +428,8 @@ local function run()
   -- kills every worker at once (no connection survives: the restarted ones
   -- recover the WAL), the others one worker chosen at random.
   for i = 1, opt.procs do start(i) end
-  local kill_rounds, all_at_once = 0, 0
+  local kill_rounds, all_at_once, restarts = 0, 0, 0
+  local pg_cluster = here .. '/../../scripts/pg-cluster'
   for round = 1, opt.rounds do
     if lease.now() > deadline then
       violation("timed out after %d of %d rounds", round - 1, opt.rounds)
@@ -408,10 +450,18 @@ local function run()
       for _, i in ipairs(victims) do if slots[i] then kill(i) end end
       for _, i in ipairs(victims) do start(i) end
     end
+    -- a server restart in the middle of the run (kill -9 of the postmaster)
+    if restarts < opt.restarts
+        and round == math.floor(opt.rounds * (restarts + 1) / (opt.restarts + 1)) then
+      restarts = restarts + 1
+      if not os.execute(sh(pg_cluster) .. " restart-hard " .. sh(opt.restart_dir) .. " >/dev/null") then
+        violation("round %d: the server did not restart", round)
+      end
+    end
     check(round)
     local c
     do
-      local db <close> = lease.open(dbpath)
+      local db <close> = open_db()
       c = db:counts(lease.now())
     end
     if c.ready + c.held < 48 then add_jobs(64) end
@@ -435,7 +485,7 @@ local function run()
   check_holders()
   local final
   do
-    local db <close> = lease.open(dbpath)
+    local db <close> = open_db()
     final = db:counts(lease.now())
   end
 
@@ -446,6 +496,11 @@ local function run()
     :format(stats.kills, all_at_once, opt.procs, counts.C, counts.R, counts.D, counts.L, counts.F,
       counts.S, counts.W, unlogged.claims, unlogged.completes, skipped, final.total, final.done,
       violations, lease.now() - t_start))
+  if opt.pg then
+    print(("chaos: PostgreSQL, %d server restarts; %d calls failed while it was down (ioerr,"
+      .. " cantopen or busy, never a wrong outcome), leaving %d leases in doubt")
+      :format(restarts, calls_failed, counts.E - calls_failed))
+  end
 end
 
 -- A driver error must not leave workers running (closing their pipes

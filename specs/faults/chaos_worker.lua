@@ -26,6 +26,11 @@
 --                             was lost)
 --   S id fence owner ok why   a late complete after stalling past the lease:
 --                             ok must be false
+--   E - 0 owner call          (PostgreSQL) a call failed with ioerr,
+--                             cantopen or busy while the server restarted;
+--   E id fence owner held     then one line for each lease the loop held: it
+--                             is in doubt (a renew or release may have
+--                             committed unreported), and the loop forgets it
 --   W id fence owner op variant ok  a write with a wrong token on a job
 --                             this loop holds with fence: an older fence
 --                             ("stale") or another owner's name ("other");
@@ -45,10 +50,27 @@ local W = {}
 function W.loop(cfg)
   local lease = require("lease")
   local system = require("system")
-  local db <close> = lease.open(cfg.db)
+  -- On PostgreSQL (cfg.tolerate) a server restart makes calls fail with
+  -- ioerr, cantopen or busy: the open is retried, and such a failure of a
+  -- call puts the loop's leases in doubt (E lines) instead of ending it.
+  local function open()
+    local t0 = lease.now()
+    while true do
+      local ok, d = pcall(lease.open, cfg.db)
+      if ok then return d end
+      if not cfg.tolerate or lease.now() - t0 > 60 then error(d, 0) end
+      lease.sleep(0.1)
+    end
+  end
+  local db <close> = open()
+  local function down(err)
+    local e = tostring(err)
+    return cfg.tolerate and (e:find("[ioerr]", 1, true) or e:find("[cantopen]", 1, true)
+      or e:find("[busy]", 1, true))
+  end
   local log = assert(io.open(cfg.log, "a"))
   log:setvbuf("full")
-  local counts = { C = 0, R = 0, D = 0, L = 0, S = 0, F = 0, W = 0 }
+  local counts = { C = 0, R = 0, D = 0, L = 0, S = 0, F = 0, W = 0, E = 0 }
   -- a number as text that reads back as the same double
   local function num(x) return ("%.17g"):format(x) end
   -- write one log line and flush it before going on
@@ -75,9 +97,11 @@ function W.loop(cfg)
   local held = {}   -- leases this loop holds: { id =, fence = }
   local last_done   -- the last job this loop completed: { id =, fence = }
   local n = 0
-  while true do
-    n = n + 1
-    if n % 8 == 0 and should_stop() then break end
+  -- one step of the loop: a claim, or a write on a held lease.  inflight:
+  -- the lease a write in flight was taken off `held` for
+  local inflight
+  local function step()
+    inflight = nil
     local r = math.random(100)
     if #held == 0 or (r <= 35 and #held < 3) then
       -- claim: the oldest ready job, or one of the first few ready ones
@@ -128,6 +152,7 @@ function W.loop(cfg)
         end
       elseif what <= 75 then
         table.remove(held, k)
+        inflight = h
         local result = owner .. "/" .. h.fence
         local now = lease.now()
         local ok, why = db:complete(h.id, owner, h.fence, now, result)
@@ -139,16 +164,31 @@ function W.loop(cfg)
         end
       elseif what <= 99 then
         table.remove(held, k)
+        inflight = h
         local ok, why = db:release(h.id, owner, h.fence)
         if ok then put("L", h.id, h.fence, owner)
         else put("F", h.id, h.fence, owner, "release", why) end
       else
         -- stall past the lease without renewing, then write late: refused
         table.remove(held, k)
+        inflight = h
         lease.sleep(ttl * 1.3)
         local ok, why = db:complete(h.id, owner, h.fence, lease.now(), owner .. "/" .. h.fence)
         put("S", h.id, h.fence, owner, tostring(ok), tostring(why))
       end
+    end
+  end
+  while true do
+    n = n + 1
+    if n % 8 == 0 and should_stop() then break end
+    local ok, err = pcall(step)
+    if not ok then
+      if not down(err) then error(err, 0) end
+      put("E", "-", 0, owner, "call")
+      if inflight then held[#held + 1] = inflight end
+      for _, h in ipairs(held) do put("E", h.id, h.fence, owner, "held") end
+      held = {}
+      lease.sleep(0.05)
     end
   end
   log:close()
@@ -170,7 +210,8 @@ function W.main(args)
   local function cfg(k)
     return { db = db, log = ("%s/%s.t%d.log"):format(logdir, name, k),
              owner = ("%st%d"):format(name, k), seed = seed * 100 + k, ttl = ttl,
-             stopfile = stopfile, deadline = deadline, ppid = ppid }
+             stopfile = stopfile, deadline = deadline, ppid = ppid,
+             tolerate = db:find("=", 1, true) ~= nil }   -- a PostgreSQL connection string
   end
   io.stdout:setvbuf("no")
   if threads == 1 then

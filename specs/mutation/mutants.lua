@@ -1125,4 +1125,84 @@ return {
     to = "  memset(&st, 0, sizeof st);\n  (void)stat(name, &st);\n",
     hint = "specs/40-path_cache_spec.lua",   -- killed by specs/c/test_core.c (test_file_id)
   },
+  -- The PostgreSQL backend (src/pg/), judged by the suite on PostgreSQL
+  -- (backend = "pg": the runner starts a throwaway cluster) -------------
+  {
+    name = "pg-1-create-not-idempotent", step = "1", file = "src/pg/lpg_sql.h", backend = "pg",
+    from = [["CREATE TABLE IF NOT EXISTS jobs(id bytea PRIMARY KEY CHECK (id <> ''::bytea),"]],
+    to = [["CREATE TABLE jobs(id bytea PRIMARY KEY CHECK (id <> ''::bytea),"]],
+    hint = "specs/01-init_spec.lua",
+  },
+  {
+    name = "pg-2-enqueue-resets-lease", step = "2", file = "src/pg/lpg_sql.h", backend = "pg",
+    from = [[#define LPG_SQL_ENQUEUE "INSERT INTO jobs(id) VALUES ($1) ON CONFLICT (id) DO NOTHING"]],
+    to = [[#define LPG_SQL_ENQUEUE "INSERT INTO jobs(id) VALUES ($1) ON CONFLICT (id) DO UPDATE SET owner = NULL, until = 0, done = 0"]],
+    hint = "specs/02-enqueue_spec.lua",
+  },
+  {
+    name = "pg-4-claim-boundary-held", step = "4", file = "src/pg/lpg_sql.h", backend = "pg",
+    from = [[" WHERE jobs.id = j.id AND j.done = 0 AND j.until <= $3"]],
+    to = [[" WHERE jobs.id = j.id AND j.done = 0 AND j.until < $3"]],
+    hint = "specs/04-claim_spec.lua",
+  },
+  {
+    name = "pg-5-renew-revives-at-boundary", step = "5", file = "src/pg/lpg_sql.h", backend = "pg",
+    from = [[" AND j.until > $4 AND j.fence < " LPG_FENCE_MAX " RETURNING 1)"]],
+    to = [[" AND j.until >= $4 AND j.fence < " LPG_FENCE_MAX " RETURNING 1)"]],
+    hint = "specs/05-renew_spec.lua",
+  },
+  {
+    name = "pg-6-complete-done-ge-0", step = "6", file = "src/pg/lpg_sql.h", backend = "pg",
+    from = [[" WHERE jobs.id = j.id AND j.done = 0 AND j.owner = $2 AND j.fence = $3"]],
+    to = [[" WHERE jobs.id = j.id AND j.done >= 0 AND j.owner = $2 AND j.fence = $3"]],
+    hint = "specs/06-complete_spec.lua",
+  },
+  {
+    name = "pg-7-release-any-owner", step = "7", file = "src/pg/lpg_sql.h", backend = "pg",
+    from = [[" WHERE jobs.id = j.id AND j.done = 0 AND j.owner = $2 AND j.fence = $3 RETURNING 1)"]],
+    to = [[" WHERE jobs.id = j.id AND j.done = 0 AND j.fence = $3 RETURNING 1)"]],
+    hint = "specs/07-release_spec.lua",
+  },
+  {
+    name = "pg-reason-from-pre-lock-snapshot", step = "own", file = "src/pg/lpg_sql.h", backend = "pg",
+    from = [["WITH j AS (SELECT id, done, until, fence FROM jobs WHERE id = $1 FOR UPDATE),"]],
+    to = [["WITH j AS (SELECT id, done, until, fence FROM jobs WHERE id = $1),"]],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
+    name = "pg-claim-next-waits-for-locked", step = "own", file = "src/pg/lpg_sql.h", backend = "pg",
+    from = [[" ORDER BY seq LIMIT $4 FOR UPDATE SKIP LOCKED)"]],
+    to = [[" ORDER BY seq LIMIT $4 FOR UPDATE)"]],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
+    name = "pg-claim-next-id-order", step = "own", file = "src/pg/lpg.c", backend = "pg",
+    from = "  qsort(t, (size_t)n, sizeof *t, by_seq);\n",
+    to = "  if (0) qsort(t, (size_t)n, sizeof *t, by_seq);\n",
+    hint = "specs/15-claim_next_spec.lua",
+  },
+  {
+    name = "pg-complete-many-unordered", step = "own", file = "src/pg/lpg.c", backend = "pg",
+    from = "  qsort(ord, (size_t)n, sizeof *ord, by_id);\n",
+    to = "  if (0) qsort(ord, (size_t)n, sizeof *ord, by_id);\n",
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
+    name = "pg-server-isolation-kept", step = "own", file = "src/pg/lpg.c", backend = "pg",
+    from = [["SET default_transaction_isolation = 'read committed';"]],
+    to = [["SET application_name = 'lease';"]],
+    hint = "specs/08-claim_many_spec.lua",
+  },
+  {
+    name = "pg-readonly-not-mapped", step = "own", file = "src/pg/lpg.c", backend = "pg",
+    from = "  int ro = (db->opt.flags & LEASE_OPEN_READONLY) != 0;\n",
+    to = "  int ro = 0 * (db->opt.flags & LEASE_OPEN_READONLY);\n",
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
+    name = "pg-fence-max-not-blocked", step = "own", file = "src/pg/lpg_sql.h", backend = "pg",
+    from = [[#define LPG_SQL_BLOCKED "(CASE WHEN fence >= " LPG_FENCE_MAX " THEN 3 ELSE 0 END)"]],
+    to = [[#define LPG_SQL_BLOCKED "(CASE WHEN fence >= " LPG_FENCE_MAX " THEN 0 ELSE 0 END)"]],
+    hint = "specs/15-claim_next_spec.lua",
+  },
 }

@@ -115,10 +115,28 @@ end
 local env = "cd " .. sh(tree) .. " && env LEASE_BUILD_DIR=" .. sh(build) .. " LEASE_SOURCE_DIR="
   .. sh(tree) .. " LEASE_TEST_TMP=" .. sh(tmp) .. " LEASE_SQLITE3=sqlite3 "
 
--- Run busted on files (all specs when nil), stopping at the first failure.
--- Returns passed, a description of the first failure.
-local function run_specs(files)
-  local cmd = env .. "timeout 900 lua5.4 " .. sh(busted) .. " --no-keep-going -o plainTerminal"
+-- Mutants of the PostgreSQL backend (backend = "pg") are judged by the
+-- suite on PostgreSQL: one throwaway cluster (scripts/pg-cluster) for the
+-- whole run, started at the first such mutant and stopped at the end.
+local pg_dir, pg_conninfo = work .. "/pg", nil
+local function pg_env()
+  if not pg_conninfo then
+    local started, ci = run(sh(root .. "/scripts/pg-cluster") .. " start " .. sh(pg_dir))
+    if not started then die("the PostgreSQL cluster did not start:\n" .. ci) end
+    pg_conninfo = ci:match("host=[^\n]+")
+  end
+  return "LEASE_TEST_PG=" .. sh(pg_conninfo) .. " "
+end
+local function pg_stop()
+  if pg_conninfo then run(sh(root .. "/scripts/pg-cluster") .. " stop " .. sh(pg_dir)) end
+end
+
+-- Run busted on files (all specs when nil), stopping at the first failure;
+-- on PostgreSQL when backend is "pg".  Returns passed, a description of the
+-- first failure.
+local function run_specs(files, backend)
+  local cmd = env .. (backend == "pg" and pg_env() or "") .. "timeout 900 lua5.4 " .. sh(busted)
+    .. " --no-keep-going -o plainTerminal" .. (backend == "pg" and " --exclude-tags=sqlite" or "")
   if files then cmd = cmd .. " " .. files end
   local passed, output = run(cmd)
   if passed then return true end
@@ -172,8 +190,8 @@ for _, m in ipairs(selected) do
       r.result, r.by = "nobuild", (bout:match("[^\n]*error:[^\n]*") or "build failed"):sub(1, 120)
     else
       local p1, w1 = true, nil
-      if m.hint then p1, w1 = run_specs(m.hint) end
-      if p1 then p1, w1 = run_specs(nil) end
+      if m.hint then p1, w1 = run_specs(m.hint, m.backend) end
+      if p1 then p1, w1 = run_specs(nil, m.backend) end
       if p1 then p1, w1 = run_c_tests() end
       if p1 then r.result, r.by = "SURVIVED", "no spec failed"
       else r.result, r.by = "killed", w1 end
@@ -187,6 +205,7 @@ for _, m in ipairs(selected) do
 end
 -- Leave the scratch build matching the source again.
 build_tree()
+pg_stop()
 
 print()
 print(string.format("%-40s %-4s %-8s %s", "mutant", "step", "result", "killed by (first failing spec)"))

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 
 /* End a read outside any transaction: reset the statement and, when the
@@ -484,6 +485,16 @@ static int sq_claim_next(lease_db *db, const lease__write *w, int max, lease_job
   return lsq_q_claim_next(db, &q, max, jobs, count);
 }
 
+/* See lease_int.h: SQLite has no clock of its own; the local wall clock
+** (CLOCK_REALTIME), as lease.now() reads it. */
+static int sq_server_now(lease_db *db, double *out) {
+  struct timespec ts;
+  (void)db;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  *out = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+  return LEASE_OK;
+}
+
 /* ===================================================================== */
 /* The table of functions                                                 */
 /* ===================================================================== */
@@ -520,4 +531,5 @@ const lease__backend lease__sqlite = {
   .tx_write = lsq_tx_write,
   .fence_gate = lsq_fence_gate,
   .file_id = lsq_file_id,
+  .server_now = sq_server_now,
 };

@@ -1,0 +1,234 @@
+-- The PostgreSQL backend's own cases: what differs from SQLite underneath
+-- (bytea columns, row locks, the server's errors and clock) while the
+-- contract's outcomes stay the same.  The first block runs on both backends;
+-- the rest only on the PostgreSQL run ($LEASE_TEST_PG, see helpers.lua).
+local H = require("helpers")
+local lease = H.lease
+
+describe("PostgreSQL connection strings", function()
+  it("are never taken for an SQLite file: unreachable is cantopen naming PostgreSQL, no file made", function()
+    local dir = H.dir()
+    local strings = {
+      "postgresql:///x?host=" .. dir, "postgres:///x?host=" .. dir, "host=" .. dir .. " dbname=x",
+    }
+    for _, ci in ipairs(strings) do
+      local err = H.error_of(lease.open, ci)
+      assert.truthy(err:find("[cantopen]", 1, true), err)
+      assert.truthy(err:find("PostgreSQL", 1, true), err)
+    end
+    assert.is_false(H.exists("host=" .. dir .. " dbname=x"))
+    assert.are.equal("", H.capture("ls -A " .. H.sh(dir)))
+  end)
+end)
+
+if H.backend ~= "pg" then return end
+
+-- Run sql in a psql session in the background, on the spec's schema; the
+-- returned function waits for it to end.  `\! touch marker` inside sql lets
+-- the spec wait until the session reached that point (wait_marker).
+local function psql_background(path, sql)
+  local done = H.file("psql-done")
+  local psql = os.getenv("LEASE_PSQL")
+  if not psql or psql == "" then psql = "psql" end
+  os.execute("(" .. H.sh(psql) .. " -X -q -v ON_ERROR_STOP=1 -d " .. H.sh(path) .. " >/dev/null 2>&1 <<'EOF'\n"
+    .. sql .. "\nEOF\n touch " .. H.sh(done) .. ") &")
+  return function()
+    for _ = 1, 3000 do
+      if H.exists(done) then return end
+      os.execute("sleep 0.01")
+    end
+    error("the psql session did not end")
+  end
+end
+
+local function wait_marker(marker)
+  for _ = 1, 3000 do
+    if H.exists(marker) then return end
+    os.execute("sleep 0.01")
+  end
+  error("the psql session did not reach " .. marker)
+end
+
+describe("PostgreSQL backend", function()
+  local db, p
+  before_each(function() db, p = H.fresh() end)
+  after_each(function() db:close() end)
+
+  it("creates the jobs table with bytea ids, owners and results", function()
+    local cols = H.psql(p, "SELECT column_name, data_type, is_nullable FROM information_schema.columns"
+      .. " WHERE table_schema = current_schema() AND table_name = 'jobs' ORDER BY ordinal_position")
+    assert.are.equal("id|bytea|NO\nowner|bytea|YES\nuntil|double precision|NO\nfence|bigint|NO\n"
+      .. "result|bytea|YES\ndone|integer|NO\nseq|bigint|NO\n", cols)
+    assert.is_true(db:init_db())
+    assert.are.equal("1\n", H.psql(p, "SELECT count(*) FROM pg_tables"
+      .. " WHERE schemaname = current_schema() AND tablename = 'jobs'"))
+  end)
+
+  it("refuses a jobs table with other column types, naming the column", function()
+    local q = H.path()
+    H.psql(q, "CREATE TABLE jobs(id text PRIMARY KEY, owner text, until float8 NOT NULL DEFAULT 0,"
+      .. " fence int8 NOT NULL DEFAULT 0, result text, done int NOT NULL DEFAULT 0,"
+      .. " seq int8 GENERATED ALWAYS AS IDENTITY)")
+    local err = H.error_of(lease.open, q)
+    assert.truthy(err:find("jobs.id is text, not bytea [schema]", 1, true), err)
+  end)
+
+  it("a read-only handle on a schema without the table is a schema error, and creates none", function()
+    local q = H.path()
+    local err = H.error_of(lease.open, q, { readonly = true })
+    assert.truthy(err:find("[schema]", 1, true), err)
+    assert.are.equal("0\n", H.psql(q, "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()"))
+  end)
+
+  it("create = false on a schema without the table is cantopen, and creates none", function()
+    local q = H.path()
+    local err = H.error_of(lease.open, q, { create = false })
+    assert.truthy(err:find("no jobs table (create = false) [cantopen]", 1, true), err)
+    assert.are.equal("0\n", H.psql(q, "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()"))
+    assert.is_true(lease.open(p, { create = false }):init_db())
+  end)
+
+  it("keeps zero bytes in ids, owners and results, and tells a\\0b from a\\0c", function()
+    assert.is_true(db:enqueue("a\0b"))
+    assert.is_true(db:enqueue("a\0c"))
+    local f = db:claim("a\0b", "o\0x", 0, 10)
+    assert.are.equal(1, f)
+    assert.are.same({ false, "not_owner" }, { db:complete("a\0b", "o\0y", f, 1, "r") })
+    assert.is_true(db:complete("a\0b", "o\0x", f, 1, "r\0s"))
+    local s = db:state("a\0b")
+    assert.are.same({ "a\0b", "o\0x", "r\0s", true }, { s.id, s.owner, s.result, s.done })
+    assert.are.equal(0, db:state("a\0c").fence)
+  end)
+
+  it("a fence at its maximum: claim raises range, claim_next skips it, state and counts say blocked", function()
+    db:enqueue("maxed")
+    H.psql(p, "UPDATE jobs SET fence = 9223372036854775807 WHERE id = 'maxed'")
+    local before = H.snapshot(p)
+    local err = H.error_of(db.claim, db, "maxed", "A", 0, 10)
+    assert.truthy(err:find("its fence is at its maximum", 1, true), err)
+    assert.truthy(err:find("[range]", 1, true), err)
+    assert.are.same({ nil, "empty" }, { db:claim_next("A", 0, 10) })
+    assert.are.same(before, H.snapshot(p))
+    assert.truthy(db:state("maxed").blocked)
+    local c = db:counts(0)
+    assert.are.same({ 1, 0, 0 }, { c.blocked, c.ready, c.held })
+    assert.are.same({ "maxed" }, H.ids(db:jobs("blocked", 0)))
+  end)
+
+  it("reports the reason from the row as the lock holder left it, not from an older snapshot", function()
+    db:enqueue("a")
+    local marker = H.file("locked")
+    -- another client claims the job and holds its row lock for a while
+    local wait = psql_background(p, "BEGIN;\nUPDATE jobs SET owner = 'B', until = 1000, fence = fence + 1"
+      .. " WHERE id = 'a';\n\\! touch " .. marker .. "\nSELECT pg_sleep(1);\nCOMMIT;")
+    wait_marker(marker)
+    -- this claim waits for the lock, then finds B's lease: held, with B's fence
+    assert.are.same({ nil, "held" }, { db:claim("a", "A", 10, 5) })
+    wait()
+    local s = db:state("a")
+    assert.are.same({ "B", 1, 1000 }, { s.owner, s.fence, s["until"] })
+  end)
+
+  it("raises busy with the SQLSTATE when a row lock outlasts the busy timeout, and changes nothing", function()
+    db:enqueue("a")
+    local f = db:claim("a", "A", 0, 100)
+    local before = H.snapshot(p)
+    local marker = H.file("locked")
+    local wait = psql_background(p, "BEGIN;\nSELECT 1 FROM jobs WHERE id = 'a' FOR UPDATE;\n\\! touch "
+      .. marker .. "\nSELECT pg_sleep(1.5);\nCOMMIT;")
+    wait_marker(marker)
+    local short = lease.open(p, { busy_timeout = 0.1 })
+    for _, call in ipairs({
+      { "claim", "a", "B", 200, 10 }, { "renew", "a", "A", f, 1, 10 },
+      { "complete", "a", "A", f, 1, "r" }, { "release", "a", "A", f },
+    }) do
+      local err = H.error_of(short[call[1]], short, table.unpack(call, 2))
+      assert.truthy(err:find("(SQLSTATE 55P03) [busy]", 1, true), err)
+    end
+    -- claim_next skips a locked row instead of waiting for it
+    assert.are.same({ nil, "empty" }, { short:claim_next("C", 500, 10) })
+    short:close()
+    wait()
+    assert.are.same(before, H.snapshot(p))
+    -- the default timeout outlasts such a lock
+    assert.is_true(db:renew("a", "A", f, 1, 10))
+  end)
+
+  it("maps the options onto the session: synchronous_commit, lock_timeout, read-only", function()
+    local normal = lease.open(p, { synchronous = "normal", busy_timeout = 2.5 })
+    assert.are.same({ journal_mode = "wal", synchronous = "normal", busy_timeout = 2.5 }, normal:settings())
+    normal:close()
+    assert.are.equal("full", db:settings().synchronous)
+    local ro = lease.open(p, { readonly = true })
+    local err = H.error_of(ro.enqueue, ro, "x")
+    assert.truthy(err:find("(SQLSTATE 25006) [readonly]", 1, true), err)
+    assert.is_nil(db:state("x"))
+    ro:close()
+  end)
+
+  it("server_now is the server's clock in seconds and moves forward", function()
+    local a = db:server_now()
+    local b = db:server_now()
+    assert.is_true(b >= a)
+    assert.is_true(math.abs(a - lease.now()) < 60, "same host: the clocks agree")
+    assert.is_true(lease.open(p):server_now() > 1.7e9)
+  end)
+
+  it("a connection the server ends raises ioerr once, then is reset; no write is reported wrong", function()
+    db:enqueue("a")
+    local app = ("lease_spec_%d"):format(H.pid())
+    local h = lease.open(p .. " application_name=" .. app)
+    H.psql(p, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = '"
+      .. app .. "'")
+    local ok, err = pcall(h.claim, h, "a", "A", 0, 10)
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find("[ioerr]", 1, true), err)
+    assert.is_nil(db:state("a").owner)
+    assert.are.equal(1, h:claim("a", "A", 0, 10))
+    h:close()
+  end)
+
+  it("creates the table once when many processes open a fresh schema at the same moment", function()
+    local q = H.path()
+    local procs = 8
+    local cmd = ""
+    for i = 1, procs do
+      cmd = cmd .. H.lua() .. " -e " .. H.sh("package.cpath = " .. string.format("%q", package.cpath)
+        .. "; local l = require('lease'); local d = l.open(" .. string.format("%q", q)
+        .. "); assert(d:enqueue('p" .. i .. "'))") .. " & "
+    end
+    local out, ok = H.capture(cmd .. "wait")
+    assert.is_true(ok, out)
+    local c = lease.open(q):counts(0)
+    assert.are.equal(procs, c.total)
+  end)
+
+  it("complete_many batches over the same jobs in opposite orders do not deadlock", function()
+    local n = 1000
+    local ids = {}
+    for i = 1, n do ids[i] = ("j%04d"):format(i) end
+    db:enqueue_many(ids)
+    local jobs = db:claim_next("W", 0, 100, n)
+    assert.are.equal(n, #jobs)
+    -- two processes complete the whole batch at once, one forwards and one
+    -- backwards: each job is stored once, the other gets "done", and
+    -- neither fails with a deadlock (both lock in id order)
+    local script = H.file("batch") .. ".lua"
+    H.write(script, "package.cpath = " .. string.format("%q", package.cpath) .. "\n"
+      .. "local l = require('lease')\n"
+      .. "local d = l.open(" .. string.format("%q", p) .. ")\n"
+      .. "local items = {}\n"
+      .. "for i = 1, " .. n .. " do local k = arg[1] == 'rev' and " .. (n + 1) .. " - i or i\n"
+      .. "  items[i] = { id = ('j%04d'):format(k), fence = 1, result = arg[1] } end\n"
+      .. "local all, reasons = d:complete_many('W', 1, items)\n"
+      .. "local stored = all and #items or 0\n"
+      .. "for _, r in ipairs(reasons or {}) do if r == 'ok' then stored = stored + 1 end end\n"
+      .. "io.write(stored, ' ')\n")
+    local out, ok = H.capture(H.lua() .. " " .. H.sh(script) .. " fwd & " .. H.lua() .. " "
+      .. H.sh(script) .. " rev & wait")
+    assert.is_true(ok, out)
+    local a, b = out:match("^(%d+) (%d+) $")
+    assert.are.equal(n, tonumber(a) + tonumber(b), out)
+    assert.are.equal(n, db:counts(1).done)
+  end)
+end)

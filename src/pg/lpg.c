@@ -1,0 +1,854 @@
+/*
+** lpg.c: the PostgreSQL backend (libpq), its table of functions lease__pg.
+** Arguments arrive checked and resolved by the core (src/lease.c).
+**
+** One connection per handle.  Every connection runs READ COMMITTED (set
+** here whatever the server's default: under REPEATABLE READ the claim race
+** would fail with serialization errors instead of reporting "held"), and
+** every operation is one prepared statement with binary parameters and
+** results, so each commits on its own; complete_many is one transaction.
+** The SQL and why each statement keeps the contract: lpg_sql.h.
+**
+** Options map onto the server's settings: the busy timeout onto
+** lock_timeout (a lock not granted in time is LEASE_BUSY), synchronous
+** FULL / NORMAL onto synchronous_commit on / off, read-only onto
+** default_transaction_read_only.  A connection found broken at the start of
+** a call is reset once (PQreset) and its session set up again; a call that
+** loses its connection midway fails with LEASE_IOERR, and whether the
+** server committed it is then unknown, as for any client of a server.
+*/
+#include "lease_int.h"
+#include "lpg_sql.h"
+
+#include <libpq-fe.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* The statements, from lpg_sql.h's list. */
+enum {
+#define LPG_ST_ENUM_(name, sql) LPG_ST_##name,
+  LPG_STATEMENT_MAP(LPG_ST_ENUM_)
+#undef LPG_ST_ENUM_
+  LPG_ST_COUNT
+};
+
+static const char *const stmt_sql[LPG_ST_COUNT] = {
+#define LPG_ST_SQL_(name, sql) sql,
+  LPG_STATEMENT_MAP(LPG_ST_SQL_)
+#undef LPG_ST_SQL_
+};
+
+/* PostgreSQL's type oids (pg_type.dat) of the parameters sent. */
+enum { T_BYTEA = 17, T_INT8 = 20, T_INT4 = 23, T_FLOAT8 = 701, T_BYTEA_ARRAY = 1001 };
+
+#define LPG_MAX_PARAMS 5
+
+/* Each statement's parameter types, in $n order. */
+static const struct {
+  int n;
+  unsigned types[LPG_MAX_PARAMS];
+} stmt_params[LPG_ST_COUNT] = {
+  [LPG_ST_ENQUEUE] = {1, {T_BYTEA}},
+  [LPG_ST_ENQUEUE_MANY] = {1, {T_BYTEA_ARRAY}},
+  [LPG_ST_STATE] = {1, {T_BYTEA}},
+  [LPG_ST_CLAIM] = {4, {T_BYTEA, T_BYTEA, T_FLOAT8, T_FLOAT8}},
+  [LPG_ST_RENEW] = {5, {T_BYTEA, T_BYTEA, T_INT8, T_FLOAT8, T_FLOAT8}},
+  [LPG_ST_COMPLETE] = {5, {T_BYTEA, T_BYTEA, T_INT8, T_FLOAT8, T_BYTEA}},
+  [LPG_ST_RELEASE] = {3, {T_BYTEA, T_BYTEA, T_INT8}},
+  [LPG_ST_CLAIM_NEXT] = {4, {T_BYTEA, T_FLOAT8, T_FLOAT8, T_INT4}},
+  [LPG_ST_LIST] = {4, {T_INT8, T_FLOAT8, T_INT4, T_INT4}},
+  [LPG_ST_TALLY] = {1, {T_FLOAT8}},
+  [LPG_ST_NOW] = {0, {0}},
+};
+
+/* A connection: db->conn of a handle whose backend is PostgreSQL's. */
+typedef struct lpg_conn {
+  PGconn *pg;
+  unsigned prepared;   /* bit i: statement i is prepared on this session */
+} lpg_conn;
+
+#define LPG(db) ((lpg_conn *)(db)->conn)
+
+_Static_assert(LPG_ST_COUNT <= 32, "one bit per statement in lpg_conn.prepared");
+
+/* ===================================================================== */
+/* Errors                                                                 */
+/* ===================================================================== */
+
+/* The engine's code for a SQLSTATE (PostgreSQL's error codes appendix). */
+static int map_sqlstate(const char *s) {
+  static const struct { const char *state; int rc; } exact[] = {
+    {"55P03", LEASE_BUSY},       /* lock_not_available: lock_timeout ran out */
+    {"57014", LEASE_BUSY},       /* query_canceled (statement_timeout) */
+    {"40001", LEASE_BUSY},       /* serialization_failure */
+    {"40P01", LEASE_BUSY},       /* deadlock_detected */
+    {"25006", LEASE_READONLY},   /* read_only_sql_transaction */
+    {"53100", LEASE_FULL},       /* disk_full */
+    {"54000", LEASE_FULL},       /* program_limit_exceeded */
+    {"53200", LEASE_NOMEM},      /* out_of_memory */
+    {"53300", LEASE_CANTOPEN},   /* too_many_connections */
+    {"3D000", LEASE_CANTOPEN},   /* invalid_catalog_name: no such database */
+    {"42501", LEASE_PERM},       /* insufficient_privilege */
+    {"22003", LEASE_RANGE},      /* numeric_value_out_of_range */
+    {"58030", LEASE_IOERR},      /* io_error */
+  };
+  size_t i;
+  for (i = 0; i < sizeof exact / sizeof exact[0]; i++)
+    if (strcmp(s, exact[i].state) == 0) return exact[i].rc;
+  if (strncmp(s, "08", 2) == 0) return LEASE_IOERR;        /* connection exception */
+  if (strncmp(s, "57P", 3) == 0) return LEASE_IOERR;       /* server shutting down */
+  if (strncmp(s, "28", 2) == 0) return LEASE_PERM;         /* authorization */
+  if (strncmp(s, "23", 2) == 0) return LEASE_CONSTRAINT;   /* integrity constraint */
+  if (strncmp(s, "XX", 2) == 0) return LEASE_CORRUPT;      /* internal error, data corrupted */
+  return LEASE_ERROR;
+}
+
+/* A SQLSTATE packed into an int as PostgreSQL packs it (MAKE_SQLSTATE: six
+** bits per character, the first lowest), the handle's extended code. */
+static int pack_sqlstate(const char *s) {
+  int v = 0, i;
+  for (i = 0; i < 5 && s[i]; i++) v |= ((s[i] - '0') & 0x3f) << (6 * i);
+  return v;
+}
+
+/* Copy libpq's message without its trailing newlines. */
+static void trim_copy(char *out, size_t cap, const char *msg) {
+  size_t n;
+  snprintf(out, cap, "%s", msg && msg[0] ? msg : "unknown error");
+  n = strlen(out);
+  while (n > 0 && (out[n - 1] == '\n' || out[n - 1] == ' ')) out[--n] = '\0';
+}
+
+/*
+** Record on db the failure of a statement (res may be NULL: libpq could not
+** even send it): the server's message and SQLSTATE when it answered,
+** libpq's message otherwise.  A connection found broken is LEASE_IOERR.
+** Returns the recorded code.
+*/
+static int lpg_fail(lease_db *db, const PGresult *res) {
+  char msg[LEASE__ERRMSG_MAX - 64];
+  const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+  int rc;
+  if (state) {
+    trim_copy(msg, sizeof msg, PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY));
+    rc = map_sqlstate(state);
+    lease__fail(db, rc, "PostgreSQL: %s (SQLSTATE %s)", msg, state);
+    db->xrc = pack_sqlstate(state);
+    return rc;
+  }
+  trim_copy(msg, sizeof msg, PQerrorMessage(LPG(db)->pg));
+  rc = PQstatus(LPG(db)->pg) == CONNECTION_OK ? LEASE_ERROR : LEASE_IOERR;
+  return lease__fail(db, rc, "PostgreSQL: %s", msg);
+}
+
+/* ===================================================================== */
+/* The session                                                            */
+/* ===================================================================== */
+
+/* Notices (CREATE ... IF NOT EXISTS says it skipped) are not errors and
+** must not reach the caller's stderr. */
+static void quiet(void *arg, const char *message) {
+  (void)arg;
+  (void)message;
+}
+
+/* Run a statement with no parameters (text protocol); LEASE_OK or the
+** failure recorded. */
+static int exec_plain(lease_db *db, const char *sql) {
+  PGresult *res = PQexec(LPG(db)->pg, sql);
+  ExecStatusType st = PQresultStatus(res);
+  int rc = LEASE_OK;
+  if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) rc = lpg_fail(db, res);
+  PQclear(res);
+  return rc;
+}
+
+/* Roll back whatever transaction is open, keeping the recorded error. */
+static void rollback(lease_db *db) {
+  if (PQtransactionStatus(LPG(db)->pg) != PQTRANS_IDLE) PQclear(PQexec(LPG(db)->pg, "ROLLBACK"));
+}
+
+/* The session's settings from db's options.  A busy timeout of 0 means
+** "fail at once"; lock_timeout = 0 would mean "wait for ever", so the
+** shortest wait PostgreSQL knows stands for it. */
+static int set_session(lease_db *db) {
+  char sql[512];
+  int ms = db->opt.busy_timeout_ms > 0 ? db->opt.busy_timeout_ms : 1;
+  int ro = (db->opt.flags & LEASE_OPEN_READONLY) != 0;
+  snprintf(sql, sizeof sql,
+           "SET default_transaction_isolation = 'read committed';"
+           " SET lock_timeout = %d; SET synchronous_commit = %s;"
+           " SET default_transaction_read_only = %s; SET client_min_messages = warning",
+           ms, db->opt.synchronous == LEASE_SYNC_FULL ? "on" : "off", ro ? "on" : "off");
+  LPG(db)->prepared = 0;
+  return exec_plain(db, sql);
+}
+
+/*
+** Make the connection ready for a call: reset a broken one (once) and set
+** its session up again; roll back a transaction a failed call left open.
+** Returns LEASE_OK or LEASE_IOERR (recorded).
+*/
+static int ready(lease_db *db) {
+  lpg_conn *c = LPG(db);
+  if (PQstatus(c->pg) != CONNECTION_OK) {
+    PQreset(c->pg);
+    if (PQstatus(c->pg) != CONNECTION_OK) return lpg_fail(db, NULL);   /* LEASE_IOERR */
+    return set_session(db);
+  }
+  rollback(db);
+  return LEASE_OK;
+}
+
+/* ===================================================================== */
+/* Parameters and results                                                 */
+/* ===================================================================== */
+
+/* The parameters of one statement, binary. */
+typedef struct params {
+  const char *v[LPG_MAX_PARAMS];
+  int len[LPG_MAX_PARAMS];
+  int fmt[LPG_MAX_PARAMS];
+  char num[LPG_MAX_PARAMS][8];
+  int n;
+} params;
+
+static void put_be(char *out, uint64_t v, int bytes) {
+  int i;
+  for (i = bytes - 1; i >= 0; i--) {
+    out[i] = (char)(v & 0xff);
+    v >>= 8;
+  }
+}
+
+static uint64_t get_be(const char *p, int bytes) {
+  uint64_t v = 0;
+  int i;
+  for (i = 0; i < bytes; i++) v = v << 8 | (unsigned char)p[i];
+  return v;
+}
+
+/* Append a byte string (NULL for SQL NULL).  The core checked its length
+** against max_length, which fits an int. */
+static void p_bytes(params *p, const char *s, size_t len) {
+  p->v[p->n] = s ? (len ? s : "") : NULL;
+  p->len[p->n] = (int)len;
+  p->fmt[p->n++] = 1;
+}
+
+static void p_int(params *p, uint64_t v, int bytes) {
+  put_be(p->num[p->n], v, bytes);
+  p->v[p->n] = p->num[p->n];
+  p->len[p->n] = bytes;
+  p->fmt[p->n++] = 1;
+}
+
+static void p_i8(params *p, int64_t v) { p_int(p, (uint64_t)v, 8); }
+static void p_i4(params *p, int32_t v) { p_int(p, (uint64_t)(uint32_t)v, 4); }
+
+static void p_f8(params *p, double d) {
+  uint64_t v;
+  memcpy(&v, &d, sizeof v);
+  p_int(p, v, 8);
+}
+
+/* Binary result fields. */
+static int64_t r_i8(const PGresult *r, int row, int col) {
+  return (int64_t)get_be(PQgetvalue(r, row, col), 8);
+}
+static int32_t r_i4(const PGresult *r, int row, int col) {
+  return (int32_t)(uint32_t)get_be(PQgetvalue(r, row, col), 4);
+}
+static double r_f8(const PGresult *r, int row, int col) {
+  uint64_t v = get_be(PQgetvalue(r, row, col), 8);
+  double d;
+  memcpy(&d, &v, sizeof d);
+  return d;
+}
+static int r_bool(const PGresult *r, int row, int col) {
+  return !PQgetisnull(r, row, col) && PQgetvalue(r, row, col)[0] != 0;
+}
+
+/*
+** Run prepared statement `which` (preparing it on first use in this
+** session) with parameters p, binary results.  Returns the result, or NULL
+** with the failure recorded.
+*/
+static PGresult *run(lease_db *db, int which, const params *p) {
+  lpg_conn *c = LPG(db);
+  char name[16];
+  PGresult *res;
+  ExecStatusType st;
+  snprintf(name, sizeof name, "lease_%d", which);
+  if (!(c->prepared & (1u << which))) {
+    res = PQprepare(c->pg, name, stmt_sql[which], stmt_params[which].n,
+                    stmt_params[which].types);
+    if (PQresultStatus(res) != PGRES_COMMAND_OK) {
+      lpg_fail(db, res);
+      PQclear(res);
+      return NULL;
+    }
+    PQclear(res);
+    c->prepared |= 1u << which;
+  }
+  res = PQexecPrepared(c->pg, name, p ? p->n : 0, p ? p->v : NULL, p ? p->len : NULL,
+                       p ? p->fmt : NULL, 1);
+  st = PQresultStatus(res);
+  if (st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK) {
+    lpg_fail(db, res);
+    PQclear(res);
+    return NULL;
+  }
+  return res;
+}
+
+/*
+** Copy the row at result row `row`, columns from c0 (id, owner, until,
+** fence, result, done, blocked code), into *out, its strings appended to
+** the handle's buffer at *used as offsets plus one (fix_row turns them
+** into pointers once the buffer stops moving).  LEASE_OK or LEASE_NOMEM.
+*/
+static int copy_row(lease_db *db, const PGresult *r, int row, int c0, lease_row *out,
+                    size_t *used) {
+  const int cols[3] = {c0, c0 + 1, c0 + 4};
+  size_t *lens[3] = {&out->id_len, &out->owner_len, &out->result_len};
+  const char **ptrs[3] = {&out->id, &out->owner, &out->result};
+  int i;
+  for (i = 0; i < 3; i++) {
+    size_t n;
+    if (PQgetisnull(r, row, cols[i])) {
+      *ptrs[i] = NULL;
+      *lens[i] = 0;
+      continue;
+    }
+    n = (size_t)PQgetlength(r, row, cols[i]);
+    if (lease__reserve(db, *used + n + 1) != LEASE_OK) return db->rc;
+    if (n) memcpy(db->buf + *used, PQgetvalue(r, row, cols[i]), n);
+    db->buf[*used + n] = '\0';
+    *ptrs[i] = (const char *)(uintptr_t)(*used + 1);
+    *lens[i] = n;
+    *used += n + 1;
+  }
+  out->until = r_f8(r, row, c0 + 2);
+  out->fence = r_i8(r, row, c0 + 3);
+  out->done = r_i4(r, row, c0 + 5) != 0;
+  out->blocked = lease__blocked_msg(r_i4(r, row, c0 + 6));
+  return LEASE_OK;
+}
+
+static void fix_row(lease_db *db, lease_row *row) {
+  if (row->id) row->id = db->buf + ((uintptr_t)row->id - 1);
+  if (row->owner) row->owner = db->buf + ((uintptr_t)row->owner - 1);
+  if (row->result) row->result = db->buf + ((uintptr_t)row->result - 1);
+}
+
+/* ===================================================================== */
+/* Opening, schema, settings                                              */
+/* ===================================================================== */
+
+/* The contract's columns on PostgreSQL, as format_type names them. */
+static const struct {
+  const char *name, *type;
+  int notnull;
+} jobs_columns[] = {
+  {"id", "bytea", 1},   {"owner", "bytea", 0}, {"until", "double precision", 1},
+  {"fence", "bigint", 1}, {"result", "bytea", 0}, {"done", "integer", 1},
+  {"seq", "bigint", 1},
+};
+#define JOBS_NCOLS (sizeof jobs_columns / sizeof jobs_columns[0])
+
+/*
+** Check an existing jobs table against the contract's columns; *missing
+** is 1 when there is no table.  A column of another type, or missing, is
+** LEASE_SCHEMA naming it (text results here).
+*/
+static int check_schema(lease_db *db, int *missing) {
+  PGresult *res = PQexec(LPG(db)->pg, LPG_SQL_COLUMNS);
+  size_t i;
+  int rows, r, rc = LEASE_OK;
+  if (PQresultStatus(res) != PGRES_TUPLES_OK) {
+    rc = lpg_fail(db, res);
+    PQclear(res);
+    return rc;
+  }
+  rows = PQntuples(res);
+  *missing = rows == 0;
+  for (i = 0; rows > 0 && i < JOBS_NCOLS && rc == LEASE_OK; i++) {
+    for (r = 0; r < rows; r++)
+      if (strcmp(PQgetvalue(res, r, 0), jobs_columns[i].name) == 0) break;
+    if (r == rows)
+      rc = lease__fail(db, LEASE_SCHEMA, "the jobs table has no column %s", jobs_columns[i].name);
+    else if (strcmp(PQgetvalue(res, r, 1), jobs_columns[i].type) != 0)
+      rc = lease__fail(db, LEASE_SCHEMA, "jobs.%s is %s, not %s", jobs_columns[i].name,
+                       PQgetvalue(res, r, 1), jobs_columns[i].type);
+    else if (jobs_columns[i].notnull && PQgetvalue(res, r, 2)[0] != 't')
+      rc = lease__fail(db, LEASE_SCHEMA, "jobs.%s is not NOT NULL", jobs_columns[i].name);
+  }
+  PQclear(res);
+  return rc;
+}
+
+/* See lease.h (contract step 1): the table and index, created under an
+** advisory lock so that concurrent creators do not collide.  A read-only
+** handle has nothing to write when the table exists (its open checked
+** that), as on SQLite. */
+static int pg_init(lease_db *db) {
+  int rc = ready(db);
+  if (rc != LEASE_OK || (db->opt.flags & LEASE_OPEN_READONLY)) return rc;
+  if ((rc = exec_plain(db, LPG_SQL_INIT)) != LEASE_OK) rollback(db);
+  return rc;
+}
+
+/*
+** See lease_int.h: connect with db->path as libpq's connection string
+** (URI or keyword form), set the session, check the jobs table and create
+** it when missing: not on a read-only handle (LEASE_SCHEMA, as on SQLite),
+** nor with LEASE_OPEN_NOCREATE (LEASE_CANTOPEN, as SQLite refuses a
+** missing file).
+** A server that cannot be reached, or refuses the connection, is
+** LEASE_CANTOPEN with libpq's message.
+*/
+static int pg_open(lease_db *db) {
+  lpg_conn *c = calloc(1, sizeof *c);
+  int rc, missing = 0;
+  if (!c) return lease__fail(db, LEASE_NOMEM, "out of memory");
+  db->conn = c;
+  c->pg = PQconnectdb(db->path);
+  if (!c->pg) return lease__fail(db, LEASE_NOMEM, "out of memory");
+  if (PQstatus(c->pg) != CONNECTION_OK) {
+    char msg[LEASE__ERRMSG_MAX - 64];
+    trim_copy(msg, sizeof msg, PQerrorMessage(c->pg));
+    return lease__fail(db, LEASE_CANTOPEN, "PostgreSQL: cannot connect: %s", msg);
+  }
+  PQsetNoticeProcessor(c->pg, quiet, NULL);
+  if ((rc = exec_plain(db, "SET default_transaction_read_only = off")) != LEASE_OK) return rc;
+  if ((rc = check_schema(db, &missing)) != LEASE_OK) return rc;
+  if (missing) {
+    if (db->opt.flags & LEASE_OPEN_READONLY)
+      return lease__fail(db, LEASE_SCHEMA, "the database has no jobs table (opened read-only)");
+    if (db->opt.flags & LEASE_OPEN_NOCREATE)
+      return lease__fail(db, LEASE_CANTOPEN, "the database has no jobs table (create = false)");
+    if ((rc = exec_plain(db, LPG_SQL_INIT)) != LEASE_OK) {
+      rollback(db);
+      return rc;
+    }
+    if ((rc = check_schema(db, &missing)) != LEASE_OK) return rc;
+  }
+  return set_session(db);
+}
+
+/* See lease_int.h. */
+static void pg_close(lease_db *db) {
+  lpg_conn *c = LPG(db);
+  if (!c) return;
+  if (c->pg) PQfinish(c->pg);
+  free(c);
+  db->conn = NULL;
+}
+
+/* See lease.h: lease_read_settings.  PostgreSQL always writes ahead:
+** journal_mode "wal"; synchronous from the session's synchronous_commit
+** (on, remote_write, remote_apply: FULL; local: FULL; off: NORMAL). */
+static int pg_settings(lease_db *db, lease_settings *out) {
+  PGresult *res;
+  int rc = ready(db);
+  if (rc != LEASE_OK) return rc;
+  res = PQexec(LPG(db)->pg, "SELECT current_setting('synchronous_commit')");
+  if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1) {
+    rc = lpg_fail(db, res);
+    PQclear(res);
+    return rc;
+  }
+  snprintf(out->journal_mode, sizeof out->journal_mode, "wal");
+  out->synchronous = strcmp(PQgetvalue(res, 0, 0), "off") == 0 ? 1 : 2;
+  PQclear(res);
+  return LEASE_OK;
+}
+
+/* See lease_int.h: every connection to a server sees the same database. */
+static int pg_is_private(const lease_db *db) {
+  (void)db;
+  return 0;
+}
+
+/* See lease_int.h: bytea holds up to 1 GiB; the engine's own limit is lower. */
+static size_t pg_max_length(const lease_db *db) {
+  (void)db;
+  return LEASE_MAX_LENGTH;
+}
+
+/* See lease_int.h: the server's clock (clock_timestamp()), seconds. */
+static int pg_server_now(lease_db *db, double *out) {
+  PGresult *res;
+  int rc = ready(db);
+  if (rc != LEASE_OK) return rc;
+  if (!(res = run(db, LPG_ST_NOW, NULL))) return db->rc;
+  *out = r_f8(res, 0, 0);
+  PQclear(res);
+  return LEASE_OK;
+}
+
+/* ===================================================================== */
+/* Reads                                                                  */
+/* ===================================================================== */
+
+/* See lease.h (contract step 3). */
+static int pg_state(lease_db *db, const char *id, size_t id_len, lease_row *row, int *found) {
+  params p = {0};
+  PGresult *res;
+  size_t used = 0;
+  int rc = ready(db);
+  if (rc != LEASE_OK) return rc;
+  p_bytes(&p, id, id_len);
+  if (!(res = run(db, LPG_ST_STATE, &p))) return db->rc;
+  if (PQntuples(res) == 1) {
+    if (copy_row(db, res, 0, 0, row, &used) != LEASE_OK) {
+      PQclear(res);
+      return db->rc;
+    }
+    fix_row(db, row);
+    *found = 1;
+  }
+  PQclear(res);
+  return LEASE_OK;
+}
+
+/* See lease.h. */
+static int pg_list(lease_db *db, int which, double now, int64_t after, int max, lease_row *rows,
+                   int64_t *seqs, int *count) {
+  params p = {0};
+  PGresult *res;
+  size_t used = 0;
+  int n, i, rc = ready(db);
+  if (rc != LEASE_OK) return rc;
+  p_i8(&p, after);
+  p_f8(&p, now);
+  p_i4(&p, max);
+  p_i4(&p, which);
+  if (!(res = run(db, LPG_ST_LIST, &p))) return db->rc;
+  n = PQntuples(res);
+  if (n > max) n = max;
+  for (i = 0; i < n; i++) {
+    seqs[i] = r_i8(res, i, 0);
+    if (copy_row(db, res, i, 1, &rows[i], &used) != LEASE_OK) {
+      PQclear(res);
+      return db->rc;
+    }
+  }
+  PQclear(res);
+  for (i = 0; i < n; i++) fix_row(db, &rows[i]);
+  *count = n;
+  return LEASE_OK;
+}
+
+/* See lease.h. */
+static int pg_count(lease_db *db, double now, lease_counts *out) {
+  params p = {0};
+  PGresult *res;
+  int rc = ready(db);
+  if (rc != LEASE_OK) return rc;
+  p_f8(&p, now);
+  if (!(res = run(db, LPG_ST_TALLY, &p))) return db->rc;
+  out->total = r_i8(res, 0, 0);
+  out->done = r_i8(res, 0, 1);
+  out->ready = r_i8(res, 0, 2);
+  out->held = r_i8(res, 0, 3);
+  out->blocked = r_i8(res, 0, 4);
+  PQclear(res);
+  return LEASE_OK;
+}
+
+/* ===================================================================== */
+/* Writes                                                                 */
+/* ===================================================================== */
+
+/* See lease.h (contract step 2). */
+static int pg_enqueue(lease_db *db, const char *id, size_t id_len, int *reason) {
+  params p = {0};
+  PGresult *res;
+  int rc = ready(db);
+  if (rc != LEASE_OK) return rc;
+  p_bytes(&p, id, id_len);
+  if (!(res = run(db, LPG_ST_ENQUEUE, &p))) return db->rc;
+  if (reason) *reason = strcmp(PQcmdTuples(res), "1") == 0 ? LEASE_GRANTED : LEASE_EXISTS;
+  PQclear(res);
+  return LEASE_OK;
+}
+
+/* See lease.h: one INSERT of a bytea[] in PostgreSQL's binary array
+** format (dimensions, then each element's length and bytes). */
+static int pg_enqueue_many(lease_db *db, const char *const *ids, const size_t *id_lens, int n,
+                           int *inserted) {
+  params p = {0};
+  PGresult *res;
+  size_t size = 20, at, i;
+  char *arr;
+  int rc = ready(db);
+  if (rc != LEASE_OK) return rc;
+  for (i = 0; i < (size_t)n; i++) {
+    if (id_lens[i] > (size_t)INT32_MAX - 4 || size > (size_t)INT32_MAX - 4 - id_lens[i])
+      return lease__fail(db, LEASE_MISUSE, "enqueue_many: the ids add up to more than "
+                         "PostgreSQL takes in one parameter (2 GiB)");
+    size += 4 + id_lens[i];
+  }
+  if (!(arr = malloc(size))) return lease__fail(db, LEASE_NOMEM, "out of memory");
+  put_be(arr, 1, 4);         /* one dimension */
+  put_be(arr + 4, 0, 4);     /* no NULLs */
+  put_be(arr + 8, T_BYTEA, 4);
+  put_be(arr + 12, (uint64_t)n, 4);
+  put_be(arr + 16, 1, 4);    /* lower bound */
+  for (at = 20, i = 0; i < (size_t)n; i++) {
+    put_be(arr + at, id_lens[i], 4);
+    if (id_lens[i]) memcpy(arr + at + 4, ids[i], id_lens[i]);
+    at += 4 + id_lens[i];
+  }
+  p.v[0] = arr;
+  p.len[0] = (int)size;
+  p.fmt[0] = 1;
+  p.n = 1;
+  res = run(db, LPG_ST_ENQUEUE_MANY, &p);
+  free(arr);
+  if (!res) return db->rc;
+  if (inserted) *inserted = atoi(PQcmdTuples(res));
+  PQclear(res);
+  return LEASE_OK;
+}
+
+/* The statement of each guarded write. */
+static const int write_stmt[] = {
+  [LEASE__CLAIM] = LPG_ST_CLAIM,
+  [LEASE__RENEW] = LPG_ST_RENEW,
+  [LEASE__COMPLETE] = LPG_ST_COMPLETE,
+  [LEASE__RELEASE] = LPG_ST_RELEASE,
+};
+
+/* The verb of a write, for messages. */
+static const char *write_verb(const lease__write *w) {
+  return w->op == LEASE__CLAIM ? "claim" : "write to";
+}
+
+/*
+** Read the outcome of a guarded write from its one row (lpg_sql.h:
+** LPG_SQL_REPORT) in the order the guard checks: missing, done, then for
+** all but claim owner and fence, then a blocked job (release may write
+** one), then the lease: held for a claim, expired for renew and complete.
+** Sets *reason and a claim's *fence, or records why no reason fits.
+*/
+static int outcome(lease_db *db, const lease__write *w, const PGresult *r, int64_t *fence,
+                   int *reason) {
+  int is_claim = w->op == LEASE__CLAIM, blocked;
+  if (PQntuples(r) != 1)
+    return lease__fail(db, LEASE_ERROR, "internal error: a guarded write returned %d rows",
+                       PQntuples(r));
+  if (!PQgetisnull(r, 0, 0) && r_i8(r, 0, 0) > 0) {
+    *reason = LEASE_GRANTED;
+    if (is_claim && fence) *fence = r_i8(r, 0, 0);
+    return LEASE_OK;
+  }
+  blocked = w->op == LEASE__RELEASE ? 0 : r_i4(r, 0, 5);
+  if (!r_bool(r, 0, 1)) *reason = LEASE_MISSING;
+  else if (r_bool(r, 0, 2)) *reason = LEASE_DONE;
+  else if (!is_claim && r_bool(r, 0, 3)) *reason = LEASE_NOT_OWNER;
+  else if (!is_claim && r_bool(r, 0, 4)) *reason = LEASE_STALE_FENCE;
+  else if (lease__blocked_msg(blocked)) return lease__blocked_fail(db, blocked, write_verb(w));
+  else if (is_claim && r_bool(r, 0, 6)) *reason = LEASE_HELD;
+  else if (!is_claim && w->op != LEASE__RELEASE && r_bool(r, 0, 5)) *reason = LEASE_EXPIRED;
+  else
+    return lease__fail(db, LEASE_ERROR, "internal error: the guarded %s refused a write that "
+                       "passes every check", is_claim ? "claim" : "update");
+  return LEASE_OK;
+}
+
+/* Run the guarded write w and read its outcome (in the caller's
+** transaction, or its own). */
+static int guarded(lease_db *db, const lease__write *w, int64_t *fence, int *reason) {
+  params p = {0};
+  PGresult *res;
+  int rc;
+  p_bytes(&p, w->id, w->id_len);
+  p_bytes(&p, w->owner, w->owner_len);
+  switch (w->op) {
+    case LEASE__CLAIM:
+      p_f8(&p, w->now);
+      p_f8(&p, w->until);
+      break;
+    case LEASE__RENEW:
+      p_i8(&p, w->fence);
+      p_f8(&p, w->now);
+      p_f8(&p, w->until);
+      break;
+    case LEASE__COMPLETE:
+      p_i8(&p, w->fence);
+      p_f8(&p, w->now);
+      p_bytes(&p, w->result, w->result_len);
+      break;
+    case LEASE__RELEASE:
+      p_i8(&p, w->fence);
+      break;
+  }
+  if (!(res = run(db, write_stmt[w->op], &p))) return db->rc;
+  rc = outcome(db, w, res, fence, reason);
+  PQclear(res);
+  return rc;
+}
+
+/* See lease_int.h: claim, renew, complete or release, one statement. */
+static int pg_write(lease_db *db, const lease__write *w, int64_t *fence, int *reason) {
+  int64_t got = 0;
+  int r = LEASE_GRANTED, rc = ready(db);
+  if (rc != LEASE_OK) return rc;
+  if ((rc = guarded(db, w, &got, &r)) != LEASE_OK) return rc;
+  if (fence) *fence = r == LEASE_GRANTED ? got : 0;
+  if (reason) *reason = r;
+  return LEASE_OK;
+}
+
+/* complete_many's items sorted by id (bytes, then length), input order
+** among equal ids. */
+typedef struct order_item {
+  const char *id;
+  size_t len;
+  int at;
+} order_item;
+
+static int by_id(const void *a, const void *b) {
+  const order_item *x = a, *y = b;
+  size_t n = x->len < y->len ? x->len : y->len;
+  int c = n ? memcmp(x->id, y->id, n) : 0;
+  if (c) return c;
+  if (x->len != y->len) return x->len < y->len ? -1 : 1;
+  return (x->at > y->at) - (x->at < y->at);
+}
+
+/*
+** See lease.h (contract step 6 for each job, one transaction).  The jobs
+** are locked in id order whatever the input order, so two batches over
+** the same jobs cannot deadlock; reasons come back in input order.
+*/
+static int pg_complete_many(lease_db *db, const lease__write *w, const lease_result *items,
+                            int n, int *reasons, int *stored) {
+  lease__write one = *w;
+  order_item *ord;
+  int rc, i, r, done = 0;
+  if ((rc = ready(db)) != LEASE_OK) return rc;
+  if (!(ord = malloc((size_t)n * sizeof *ord))) return lease__fail(db, LEASE_NOMEM, "out of memory");
+  for (i = 0; i < n; i++) {
+    ord[i].id = items[i].id;
+    ord[i].len = items[i].id_len == LEASE_NTS ? strlen(items[i].id) : items[i].id_len;
+    ord[i].at = i;
+  }
+  qsort(ord, (size_t)n, sizeof *ord, by_id);
+  if ((rc = exec_plain(db, "BEGIN")) != LEASE_OK) {
+    free(ord);
+    return rc;
+  }
+  for (i = 0; i < n && rc == LEASE_OK; i++) {
+    const lease_result *it = &items[ord[i].at];
+    one.id = ord[i].id;
+    one.id_len = ord[i].len;
+    one.fence = it->fence;
+    one.result = it->result;
+    one.result_len = it->result && it->result_len == LEASE_NTS ? strlen(it->result) : it->result_len;
+    rc = guarded(db, &one, NULL, &r);
+    if (rc == LEASE_OK) {
+      if (reasons) reasons[ord[i].at] = r;
+      if (r == LEASE_GRANTED) done++;
+    }
+  }
+  free(ord);
+  if (rc == LEASE_OK) rc = exec_plain(db, "COMMIT");
+  if (rc != LEASE_OK) {
+    rollback(db);
+    return rc;
+  }
+  if (stored) *stored = done;
+  return LEASE_OK;
+}
+
+/* One job taken by claim_next. */
+typedef struct taken {
+  int64_t seq, fence;
+  size_t off, len;
+} taken;
+
+static int by_seq(const void *a, const void *b) {
+  int64_t x = ((const taken *)a)->seq, y = ((const taken *)b)->seq;
+  return (x > y) - (x < y);
+}
+
+/* See lease.h: one UPDATE of the oldest ready jobs no other transaction
+** holds locked, sorted by enqueue order here (RETURNING has no order). */
+static int pg_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jobs,
+                         int *count) {
+  params p = {0};
+  PGresult *res;
+  taken *t;
+  size_t used = 0;
+  int n, i, rc = ready(db);
+  if (rc != LEASE_OK) return rc;
+  p_bytes(&p, w->owner, w->owner_len);
+  p_f8(&p, w->now);
+  p_f8(&p, w->until);
+  p_i4(&p, max);
+  if (!(res = run(db, LPG_ST_CLAIM_NEXT, &p))) return db->rc;
+  n = PQntuples(res);
+  if (n > max) n = max;
+  if (!(t = malloc((size_t)(n ? n : 1) * sizeof *t))) {
+    PQclear(res);
+    return lease__fail(db, LEASE_NOMEM, "out of memory");
+  }
+  for (i = 0; i < n; i++) {
+    size_t len = (size_t)PQgetlength(res, i, 1);
+    if (lease__reserve(db, used + len + 1) != LEASE_OK) {
+      /* the claims are committed: the jobs stay claimed until they expire */
+      free(t);
+      PQclear(res);
+      return db->rc;
+    }
+    if (len) memcpy(db->buf + used, PQgetvalue(res, i, 1), len);
+    db->buf[used + len] = '\0';
+    t[i].seq = r_i8(res, i, 0);
+    t[i].fence = r_i8(res, i, 2);
+    t[i].off = used;
+    t[i].len = len;
+    used += len + 1;
+  }
+  PQclear(res);
+  qsort(t, (size_t)n, sizeof *t, by_seq);
+  for (i = 0; i < n; i++) {
+    jobs[i].id = db->buf + t[i].off;
+    jobs[i].id_len = t[i].len;
+    jobs[i].fence = t[i].fence;
+  }
+  *count = n;
+  free(t);
+  return LEASE_OK;
+}
+
+/* ===================================================================== */
+/* The table of functions                                                 */
+/* ===================================================================== */
+
+/* See lease_int.h. */
+const lease__backend lease__pg = {
+  .name = "PostgreSQL",
+  .open = pg_open,
+  .close = pg_close,
+  .init = pg_init,
+  .enqueue = pg_enqueue,
+  .enqueue_many = pg_enqueue_many,
+  .state = pg_state,
+  .write = pg_write,
+  .complete_many = pg_complete_many,
+  .claim_next = pg_claim_next,
+  .list = pg_list,
+  .count = pg_count,
+  .settings = pg_settings,
+  .is_private = pg_is_private,
+  .max_length = pg_max_length,
+  .server_now = pg_server_now,
+};

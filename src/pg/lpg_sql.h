@@ -1,0 +1,158 @@
+/*
+** lpg_sql.h: the SQL of the PostgreSQL backend, one definition of each
+** statement.  Private to src/pg/.
+**
+** Every connection runs READ COMMITTED (lpg.c sets it whatever the
+** server's default).  Every guarded write is one statement: a CTE locks the
+** job's row (FOR UPDATE), a data-modifying CTE updates it only when the
+** contract's checks pass on that locked row, and the outer SELECT reports
+** those same checks, so a refusal's reason describes the row as it was
+** when the write was refused.  A plain CTE would read the statement's
+** snapshot, taken before the lock wait, and could report a state that no
+** longer exists.
+**
+** Parameters are sent in binary: ids, owners and results are bytea, so
+** zero bytes round-trip.
+*/
+#ifndef LPG_SQL_H
+#define LPG_SQL_H
+
+/* The largest fence, LEASE_FENCE_MAX, as SQL text. */
+#define LPG_FENCE_MAX "9223372036854775807"
+
+/* Contract step 1: the table.  The CHECKs keep what the engine cannot
+** honour out of the table (an empty id, a negative fence, an until that is
+** not a number); seq is the enqueue order (SQLite's rowid). */
+#define LPG_SQL_CREATE_JOBS                                                         \
+  "CREATE TABLE IF NOT EXISTS jobs(id bytea PRIMARY KEY CHECK (id <> ''::bytea),"  \
+  " owner bytea, until float8 NOT NULL DEFAULT 0 CHECK (until <> 'NaN'),"          \
+  " fence int8 NOT NULL DEFAULT 0 CHECK (fence >= 0), result bytea,"               \
+  " done int NOT NULL DEFAULT 0, seq int8 GENERATED ALWAYS AS IDENTITY)"
+
+/* The jobs not done in enqueue order, for claim_next. */
+#define LPG_SQL_CREATE_PENDING_INDEX \
+  "CREATE INDEX IF NOT EXISTS lease_jobs_pending ON jobs(seq) WHERE done = 0"
+
+/* Concurrent CREATE TABLE IF NOT EXISTS of one table can fail on the
+** catalog's unique index: creators take this transaction-level advisory
+** lock first ("lease" in ASCII as the key). */
+#define LPG_SQL_INIT                                                        \
+  "BEGIN; SELECT pg_advisory_xact_lock(1818588019); " LPG_SQL_CREATE_JOBS \
+  "; " LPG_SQL_CREATE_PENDING_INDEX "; COMMIT"
+
+/* The columns of an existing jobs table, as format_type names them. */
+#define LPG_SQL_COLUMNS                                                      \
+  "SELECT a.attname::text, format_type(a.atttypid, a.atttypmod), a.attnotnull" \
+  " FROM pg_attribute a WHERE a.attrelid = to_regclass('jobs')"              \
+  " AND a.attnum > 0 AND NOT a.attisdropped"
+
+/* Why a job not done can never be handed out, as lease_int.h's blocked
+** code: the table's CHECKs leave only a fence at its maximum. */
+#define LPG_SQL_BLOCKED "(CASE WHEN fence >= " LPG_FENCE_MAX " THEN 3 ELSE 0 END)"
+
+/* Contract step 2.  $1 id. */
+#define LPG_SQL_ENQUEUE "INSERT INTO jobs(id) VALUES ($1) ON CONFLICT (id) DO NOTHING"
+
+/* enqueue for many ids, in the array's order.  $1 bytea[]. */
+#define LPG_SQL_ENQUEUE_MANY                                                      \
+  "INSERT INTO jobs(id) SELECT id FROM unnest($1::bytea[]) WITH ORDINALITY t(id, n)" \
+  " ORDER BY n ON CONFLICT (id) DO NOTHING"
+
+/* Contract step 3.  $1 id. */
+#define LPG_SQL_STATE                                                     \
+  "SELECT id, owner, until, fence, result, done,"                        \
+  " CASE WHEN done <> 0 THEN 0 ELSE " LPG_SQL_BLOCKED " END FROM jobs WHERE id = $1"
+
+/*
+** The guarded writes.  Each returns one row: the claim's new fence (or for
+** the others the number of rows written), NULL or 0 when refused; then the
+** checks on the locked row: found, done, owner differs, fence differs,
+** until <= now, blocked code, until > now.  A missing job gives found =
+** false and NULLs.
+*/
+#define LPG_SQL_REPORT(owner, fence, expired, held)                            \
+  " SELECT " owner ", j.id IS NOT NULL, j.done <> 0, " fence ", " expired ","  \
+  " CASE WHEN j.fence >= " LPG_FENCE_MAX " THEN 3 ELSE 0 END, " held           \
+  " FROM (SELECT 1) one LEFT JOIN j ON true"
+
+/* Contract step 4.  $1 id, $2 owner, $3 now, $4 now + ttl. */
+#define LPG_SQL_CLAIM                                                                 \
+  "WITH j AS (SELECT id, done, until, fence FROM jobs WHERE id = $1 FOR UPDATE),"    \
+  " u AS (UPDATE jobs SET owner = $2, until = $4, fence = jobs.fence + 1 FROM j"     \
+  " WHERE jobs.id = j.id AND j.done = 0 AND j.until <= $3"                            \
+  " AND j.fence < " LPG_FENCE_MAX " RETURNING jobs.fence)"                            \
+  LPG_SQL_REPORT("(SELECT fence FROM u)", "false", "j.until <= $3", "j.until > $3")
+
+/* The lock and the guard renew and complete share.  $1 id, $2 owner,
+** $3 fence, $4 now. */
+#define LPG_SQL_HELD_LOCK                                                             \
+  "WITH j AS (SELECT id, owner, done, until, fence FROM jobs WHERE id = $1 FOR UPDATE),"
+#define LPG_SQL_HELD_GUARD                                                            \
+  " WHERE jobs.id = j.id AND j.done = 0 AND j.owner = $2 AND j.fence = $3"           \
+  " AND j.until > $4 AND j.fence < " LPG_FENCE_MAX " RETURNING 1)"
+#define LPG_SQL_HELD_REPORT                                                           \
+  LPG_SQL_REPORT("(SELECT count(*) FROM u)", "j.owner IS DISTINCT FROM $2, j.fence <> $3", \
+                 "j.until <= $4", "j.until > $4")
+
+/* Contract step 5.  $5 now + ttl. */
+#define LPG_SQL_RENEW \
+  LPG_SQL_HELD_LOCK " u AS (UPDATE jobs SET until = $5 FROM j" LPG_SQL_HELD_GUARD LPG_SQL_HELD_REPORT
+
+/* Contract step 6.  $5 result. */
+#define LPG_SQL_COMPLETE                                                              \
+  LPG_SQL_HELD_LOCK " u AS (UPDATE jobs SET result = $5, done = 1 FROM j" LPG_SQL_HELD_GUARD \
+  LPG_SQL_HELD_REPORT
+
+/* Contract step 7.  $1 id, $2 owner, $3 fence; the fence is kept. */
+#define LPG_SQL_RELEASE                                                               \
+  "WITH j AS (SELECT id, owner, done, until, fence FROM jobs WHERE id = $1 FOR UPDATE)," \
+  " u AS (UPDATE jobs SET owner = NULL, until = 0 FROM j"                             \
+  " WHERE jobs.id = j.id AND j.done = 0 AND j.owner = $2 AND j.fence = $3 RETURNING 1)" \
+  LPG_SQL_REPORT("(SELECT count(*) FROM u)", "j.owner IS DISTINCT FROM $2, j.fence <> $3", \
+                 "false", "false")
+
+/* Claim's rule on the oldest ready jobs; a job another transaction holds
+** locked is skipped, not waited for.  $1 owner, $2 now, $3 now + ttl,
+** $4 how many. */
+#define LPG_SQL_CLAIM_NEXT                                                            \
+  "WITH c AS (SELECT id FROM jobs WHERE done = 0 AND until <= $2"                    \
+  " AND fence < " LPG_FENCE_MAX " ORDER BY seq LIMIT $4 FOR UPDATE SKIP LOCKED)"      \
+  " UPDATE jobs SET owner = $1, until = $3, fence = jobs.fence + 1 FROM c"            \
+  " WHERE jobs.id = c.id RETURNING jobs.seq, jobs.id, jobs.fence"
+
+/* A page of jobs of one kind.  $1 after (seq), $2 now, $3 limit, $4 which. */
+#define LPG_SQL_LIST                                                                  \
+  "SELECT seq, id, owner, until, fence, result, done, b FROM (SELECT seq, id, owner,"  \
+  " until, fence, result, done, CASE WHEN done <> 0 THEN 0 ELSE " LPG_SQL_BLOCKED      \
+  " END AS b FROM jobs WHERE seq > $1) t WHERE CASE $4 WHEN 0 THEN true"              \
+  " WHEN 1 THEN done = 0 AND b = 0 AND until <= $2"                                   \
+  " WHEN 2 THEN done = 0 AND b = 0 AND until > $2"                                    \
+  " WHEN 3 THEN done <> 0 ELSE done = 0 AND b <> 0 END ORDER BY seq LIMIT $3"
+
+/* Counts by state.  $1 now. */
+#define LPG_SQL_TALLY                                                                 \
+  "SELECT count(*), count(*) FILTER (WHERE done <> 0),"                               \
+  " count(*) FILTER (WHERE done = 0 AND b = 0 AND until <= $1),"                      \
+  " count(*) FILTER (WHERE done = 0 AND b = 0 AND until > $1),"                       \
+  " count(*) FILTER (WHERE done = 0 AND b <> 0)"                                      \
+  " FROM (SELECT done, until, " LPG_SQL_BLOCKED " AS b FROM jobs) t"
+
+/* The server's clock, seconds since the epoch. */
+#define LPG_SQL_NOW "SELECT extract(epoch FROM clock_timestamp())::float8"
+
+/* The prepared statements: enum name and SQL, one list (their parameter
+** types: lpg.c). */
+#define LPG_STATEMENT_MAP(XX)              \
+  XX(ENQUEUE, LPG_SQL_ENQUEUE)             \
+  XX(ENQUEUE_MANY, LPG_SQL_ENQUEUE_MANY)   \
+  XX(STATE, LPG_SQL_STATE)                 \
+  XX(CLAIM, LPG_SQL_CLAIM)                 \
+  XX(RENEW, LPG_SQL_RENEW)                 \
+  XX(COMPLETE, LPG_SQL_COMPLETE)           \
+  XX(RELEASE, LPG_SQL_RELEASE)             \
+  XX(CLAIM_NEXT, LPG_SQL_CLAIM_NEXT)       \
+  XX(LIST, LPG_SQL_LIST)                   \
+  XX(TALLY, LPG_SQL_TALLY)                 \
+  XX(NOW, LPG_SQL_NOW)
+
+#endif

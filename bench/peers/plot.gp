@@ -12,7 +12,8 @@ set style histogram clustered gap 1
 set style fill solid 0.85 border -1
 set boxwidth 0.9
 set logscale y 10
-set yrange [100:*]
+set yrange [10:*]
+set format y "%.0s%c"
 set ylabel "jobs/s"
 set grid ytics lc rgb "#dddddd"
 set key top right box

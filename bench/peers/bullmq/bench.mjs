@@ -9,7 +9,7 @@
 // until every job completed (timed from worker.run() to the last
 // "completed" event) and prints
 //   RESULT enqueue_s=<s> process_s=<s> done=<jobs done>
-// and empties the Redis database.  Durability is the Redis server's.
+// and removes the queue from Redis.  Durability is the Redis server's.
 import { Queue, Worker } from "bullmq";
 
 const [workload, jobsArg, port, name] = process.argv.slice(2);
@@ -46,6 +46,6 @@ const processS = (performance.now() - t0) / 1000;
 await worker.close();
 const counts = await queue.getJobCounts("completed", "wait", "active", "failed");
 if (counts.completed !== jobs) throw new Error(`counts ${JSON.stringify(counts)}`);
-await (await queue.client).flushdb();
+await queue.obliterate({ force: true });
 await queue.close();
 console.log(`RESULT enqueue_s=${enqueueS.toFixed(6)} process_s=${processS.toFixed(6)} done=${done}`);

@@ -30,7 +30,9 @@ local now = lease.now
 -- handle's settings are checked too).
 local ok, db = pcall(lease.open, db_path, { synchronous = sync })
 if not ok then
-  print("SKIP lease.open refused " .. db_path:match("^[^:]*") .. ": " .. tostring(db))
+  -- the reason without the file name, so every skipped cell says the same
+  print("SKIP lease.open refused a " .. db_path:match("^[^:/]*") .. " address: "
+    .. (tostring(db):gsub(' %(file ".*"%)$', "")))
   os.exit(0)
 end
 if db_path:match("^postgres") and db:settings().journal_mode == "wal" then

@@ -1,8 +1,10 @@
 # bench/peers/plot.gp: the peer comparison's bar chart.
-#   gnuplot -e "datafile='peers.dat'; outfile='docs/peers.svg'; subtitle='...'" bench/peers/plot.gp
+#   gnuplot -e "datafile='peers.dat'; outfile='docs/peers.svg'; cols='2 3 4'; subtitle='...'" bench/peers/plot.gp
 # datafile (written by bench/peers/run.lua): one line per system,
 #   "name" W1 W2 W3 enqueue      (jobs/s; NaN where the system has no such call)
+# cols: the data columns to draw (2 = W1, 3 = W2, 4 = W3).
 if (!exists("subtitle")) subtitle = ""
+if (!exists("cols")) cols = "2 3 4"
 
 set terminal svg size 900,520 dynamic font "sans,12" background "white"
 set output outfile
@@ -20,6 +22,6 @@ set key top right box
 set border 3
 set tics nomirror
 set xtics rotate by -30 noenhanced
-plot datafile using 2:xtic(1) title "W1: 1 worker" lc rgb "#4477aa", \
-     ""       using 3 title "W2: 4 workers" lc rgb "#ee6677", \
-     ""       using 4 title "W3: batches of 100" lc rgb "#228833"
+label(c) = c == 2 ? "W1: 1 worker" : c == 3 ? "W2: 4 workers" : "W3: batches of 100"
+color(c) = c == 2 ? "#4477aa" : c == 3 ? "#ee6677" : "#228833"
+plot for [c in cols] datafile using (column(int(c))):xtic(1) title label(int(c)) lc rgb color(int(c))

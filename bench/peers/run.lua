@@ -174,12 +174,12 @@ local load_start = loadavg()
 io.stderr:write(string.format("peers: %d jobs, %d repetitions, %d cells, load %s\n",
   opt.jobs, opt.reps, #cells, load_start))
 
-local skipped = {}   -- [system] = reason
+local skipped = {}   -- [cell] = reason
 for r = 1, opt.reps do
   for k = 0, #cells - 1 do
     local c = cells[(k + r - 1) % #cells + 1]
     local s = c.sys
-    if not skipped[s] then
+    if not skipped[c] then
       local cmd, after = s.cmd(c.w, opt.jobs)
       local t0 = os.time()
       local out = capture("timeout 900 sh -c " .. sh(cmd .. " 2>&1"))
@@ -193,8 +193,10 @@ for r = 1, opt.reps do
         io.stderr:write(string.format("  rep %d %-13s %s %9.0f jobs/s  (enqueue %.0f/s, %ds)\n",
           r, s.name, c.w, opt.jobs / tonumber(proc), opt.jobs / tonumber(enq), os.time() - t0))
       elseif skip then
-        skipped[s] = skip
-        io.stderr:write(string.format("  %s: skipped: %s\n", s.name, skip))
+        skipped[c] = skip
+        s.skips = s.skips or {}
+        s.skips[#s.skips + 1] = { w = c.w, why = skip }
+        io.stderr:write(string.format("  %s %s: skipped: %s\n", s.name, c.w, skip))
       else
         error(string.format("bench/peers/run: %s %s failed:\n%s\n(command: %s)", s.name, c.w, out, cmd), 0)
       end
@@ -240,29 +242,30 @@ put(string.format("%d no-op jobs per measurement (claim, empty handler, complete
 put("database; jobs/s = jobs / (first worker start to last completion), so worker start-up is")
 put(string.format("included. Medians of %d interleaved repetitions (every cell once per repetition,", opt.reps))
 put("rotating order). W1: one worker. W2: four workers, each system's own way (named in the")
-put("row). W3: claim 100 and complete 100 per call, where the system has such a call. Enqueue:")
-put("jobs added in calls of 1000 (`enqueue_many`, `addMany`, `addBulk`, `addJobs`; liteque one")
-put("by one, it has no bulk call), median over all of the system's measurements.")
+put("row). W3: one worker taking jobs 100 at a time and completing them in batches, where the")
+put("system has that (lease: `claim_next(owner, now, ttl, 100)` and `complete_many`;")
+put("graphile-worker: `localQueue.size = 100`, `completeJobBatchDelay = 0`). Enqueue: jobs")
+put("added in calls of 1000 (`enqueue_many`, `addMany`, `addBulk`, `addJobs`; liteque one by")
+put("one, it has no bulk call), median over all of the system's measurements.")
 put("")
 put("| system | durability | W1 jobs/s | W2 jobs/s | W3 jobs/s | enqueue jobs/s |")
 put("|---|---|---:|---:|---:|---:|")
 local dat = {}
 for _, s in ipairs(systems) do
-  if skipped[s] then
-    put(string.format("| %s | %s | skipped | skipped | skipped | skipped |", s.label, s.durability))
-  else
-    local row, allenq = {}, {}
-    for _, w in ipairs(WORKLOADS) do
-      local e = s.res[w]
-      row[w] = e and median(e.rate)
-      if e then for _, v in ipairs(e.enq) do allenq[#allenq + 1] = v end end
-    end
-    local enq = median(allenq)
-    put(string.format("| %s | %s | %s | %s | %s | %s |", s.label, s.durability,
-      fmt(row.w1), fmt(row.w2), fmt(row.w3), fmt(enq)))
+  local row, cell, allenq = {}, {}, {}
+  for _, w in ipairs(WORKLOADS) do
+    local e = s.res[w]
+    row[w] = e and median(e.rate)
+    cell[w] = (e and not row[w]) and "skipped" or fmt(row[w])
+    if e then for _, v in ipairs(e.enq) do allenq[#allenq + 1] = v end end
+  end
+  local enq = median(allenq)
+  put(string.format("| %s | %s | %s | %s | %s | %s |", s.label, s.durability,
+    cell.w1, cell.w2, cell.w3, enq and fmt(enq) or "skipped"))
+  if enq then
     dat[#dat + 1] = string.format("%q %s %s %s %s", s.name,
       row.w1 and string.format("%.1f", row.w1) or "NaN", row.w2 and string.format("%.1f", row.w2) or "NaN",
-      row.w3 and string.format("%.1f", row.w3) or "NaN", enq and string.format("%.1f", enq) or "NaN")
+      row.w3 and string.format("%.1f", row.w3) or "NaN", string.format("%.1f", enq))
   end
 end
 put("")
@@ -271,9 +274,20 @@ put("only the FULL rows, PostgreSQL's and (with `synchronous_commit on`) the hoo
 put("power loss with every acknowledged completion; NORMAL keeps the database intact but may lose")
 put("the last commits; Redis without an append-only file loses everything since its last snapshot.")
 for _, s in ipairs(systems) do
-  if skipped[s] then
+  local order, by = {}, {}
+  for _, k in ipairs(s.skips or {}) do
+    if not by[k.why] then by[k.why] = {}; order[#order + 1] = k.why end
+    table.insert(by[k.why], k.w:upper())
+  end
+  for _, why in ipairs(order) do
     put("")
-    put(string.format("Skipped `%s`: %s", s.name, skipped[s]))
+    put(string.format("Skipped: `%s` %s: %s", s.name, table.concat(by[why], ", "), why))
+  end
+  if s.hook then
+    put("")
+    put(string.format("The `%s` row is a hook for lease's PostgreSQL backend: the same handle loop", s.name))
+    put("against a `postgresql://` URI on the run's PostgreSQL cluster, measured once the build has")
+    put("that backend and skipped (with the message above) until then.")
   end
 end
 put("")
@@ -289,7 +303,17 @@ local datfile = opt.tmp .. "/peers.dat"
 f = assert(io.open(datfile, "w"))
 f:write("# system W1 W2 W3 enqueue\n", table.concat(dat, "\n"), "\n")
 f:close()
-assert(os.execute(string.format("gnuplot -e %s %s", sh("datafile='" .. datfile .. "'; outfile='" .. opt.out .. "/peers.svg'; subtitle='" ..
+-- Only the workloads with at least one figure are plotted (gnuplot refuses
+-- a histogram column without a valid point).
+local cols = {}
+for i, w in ipairs(WORKLOADS) do
+  for _, sys in ipairs(systems) do
+    if sys.res[w] and median(sys.res[w].rate) then cols[#cols + 1] = tostring(i + 1); break end
+  end
+end
+if #cols == 0 then error("bench/peers/run: nothing was measured", 0) end
+assert(os.execute(string.format("gnuplot -e %s %s", sh("datafile='" .. datfile .. "'; outfile='" .. opt.out .. "/peers.svg'; cols='" ..
+  table.concat(cols, " ") .. "'; subtitle='" ..
   string.format("%d jobs, medians of %d runs, %s", opt.jobs, opt.reps, started) .. "'"),
   sh(ROOT .. "/bench/peers/plot.gp"))), "gnuplot failed")
 io.stderr:write("peers: wrote " .. opt.out .. "/peers.md and " .. opt.out .. "/peers.svg\n")

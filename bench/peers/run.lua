@@ -290,6 +290,42 @@ for _, s in ipairs(systems) do
     put("that backend and skipped (with the message above) until then.")
   end
 end
+
+-- Ratios of the medians above that the project keeps targets for.
+local by_name = {}
+for _, s in ipairs(systems) do by_name[s.name] = s end
+local function med(name, w)
+  local s = by_name[name]
+  return s and s.res[w] and median(s.res[w].rate)
+end
+local ratios = {
+  { "lease FULL: 4 workers / 1 worker", "lease-full", "w2", "lease-full", "w1", 3 },
+  { "lease FULL, 4 workers / BullMQ, 4 workers", "lease-full", "w2", "bullmq", "w2", 1 },
+  { "lease NORMAL, 4 workers / plainjob, 4 workers", "lease-normal", "w2", "plainjob", "w2", 1.5 },
+  { "lease NORMAL, 4 workers / BullMQ, 4 workers", "lease-normal", "w2", "bullmq", "w2", 1.2 },
+}
+for _, sync in ipairs({ "full", "normal" }) do
+  for _, w in ipairs(WORKLOADS) do
+    ratios[#ratios + 1] = { string.format("`lease.pool` / hand loop, %s, %s", sync:upper(), w:upper()),
+      "pool-" .. sync, w, "lease-" .. sync, w, 0.9 }
+  end
+end
+local rlines = {}
+for _, r in ipairs(ratios) do
+  local a, b = med(r[2], r[3]), med(r[4], r[5])
+  if a and b then
+    local x = a / b
+    rlines[#rlines + 1] = string.format("| %s | %.2fx | %.1fx | %s |", r[1], x, r[6], x >= r[6] and "met" or "missed")
+  end
+end
+if #rlines > 0 then
+  put("")
+  put("Ratios of the medians above against the project's targets:")
+  put("")
+  put("| ratio | this run | target | |")
+  put("|---|---:|---:|---|")
+  for _, l in ipairs(rlines) do put(l) end
+end
 put("")
 put("![jobs/s by system and workload](peers.svg)")
 

@@ -182,7 +182,7 @@ for r = 1, opt.reps do
     if not skipped[c] then
       local cmd, after = s.cmd(c.w, opt.jobs)
       local t0 = os.time()
-      local out = capture("timeout 900 sh -c " .. sh(cmd .. " 2>&1"))
+      local out = capture("timeout --foreground 900 sh -c " .. sh(cmd .. " 2>&1"))
       if after then after() end
       local enq, proc = out:match("RESULT enqueue_s=(%S+) process_s=(%S+)")
       local skip = out:match("SKIP ([^\n]*)")

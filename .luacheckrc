@@ -11,3 +11,5 @@ files["specs"] = {
 }
 -- each mutant's search text is one exact line of the source it mutates
 files["specs/mutation/mutants.lua"] = { max_line_length = false }
+-- the peer comparison's npm packages (bench/peers/setup) ship Redis scripts
+exclude_files = { "bench/peers/*/node_modules/**" }

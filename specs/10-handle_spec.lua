@@ -49,7 +49,7 @@ describe("lease.open and the lease.db handle", function()
     assert.are.equal(0, lease.state(p, "j" .. n).fence)
   end)
 
-  it("path functions keep their connection between calls and close it with the Lua state", function()
+  it("path functions keep their connection between calls and close it with the Lua state #sqlite", function()
     local p = H.path()
     local t = lease.thread.spawn(function(path)
       local l = require("lease")

@@ -207,6 +207,10 @@ describe("with_lease #not_on_pg", function()
       "CREATE INDEX i ON jobs(owner)", "DROP INDEX lease_jobs_pending",
       "CREATE TEMP TABLE jobs(x)", "INSERT INTO lease_fences VALUES ('r', 9)",
       "INSERT INTO out VALUES (1, 2, 3); COMMIT",
+      -- the job queue's objects: every name starting with lease_ is the engine's
+      "UPDATE lease_queue SET attempt = 0", "DELETE FROM lease_errors",
+      "DROP TRIGGER lease_jobs_claimed", "DROP INDEX lease_queue_ready",
+      "CREATE TABLE lease_mine(x)",
     }
     for _, sql in ipairs(refused) do
       local err = H.error_of(db.with_lease, db, "job", "A", fence, 110, function(tx)

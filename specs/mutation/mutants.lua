@@ -1205,4 +1205,10 @@ return {
     to = [[#define LPG_SQL_BLOCKED "(CASE WHEN fence >= " LPG_FENCE_MAX " THEN 0 ELSE 0 END)"]],
     hint = "specs/15-claim_next_spec.lua",
   },
+  {
+    name = "with-lease-queue-tables-writable", step = "own", file = "src/sqlite/lsq_tx.c",
+    from = [[sqlite3_strnicmp(name, "lease_", 6) == 0]],
+    to = [[sqlite3_stricmp(name, "lease_fences") == 0]],
+    hint = "specs/50-with_lease_spec.lua",
+  },
 }

@@ -97,10 +97,12 @@ void lsq_tx_close(lease_db *db) {
 /* The authorizer                                                         */
 /* ===================================================================== */
 
-/* True for a table or index the engine owns. */
+/* True for a table, index or trigger the engine owns: the contract's jobs
+** table and every object whose name starts with "lease_" (the gate's
+** table, the queue's tables, indexes and triggers), a prefix the engine
+** reserves. */
 static int engine_object(const char *name) {
-  return name && (sqlite3_stricmp(name, "jobs") == 0 || sqlite3_stricmp(name, "lease_fences") == 0 ||
-                  sqlite3_stricmp(name, "lease_jobs_pending") == 0);
+  return name && (sqlite3_stricmp(name, "jobs") == 0 || sqlite3_strnicmp(name, "lease_", 6) == 0);
 }
 
 /* True for a pragma that only reads, also when given an argument. */

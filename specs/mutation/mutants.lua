@@ -842,7 +842,7 @@ return {
   {
     name = "expired-lease-never-discards", step = "own", file = "src/sqlite/lsq_queue.c",
     from = [=[  if (attempt < max) return LEASE_OK;]=],
-    to = [=[  return LEASE_OK;]=],
+    to = [=[  if (attempt < max || max > 0) return LEASE_OK;]=],
     hint = "specs/30-queue_data_spec.lua",
   },
   {

@@ -128,7 +128,7 @@ local function run_specs(files)
 end
 
 local function run_c_tests()
-  for _, t in ipairs({ "test_core", "test_many" }) do
+  for _, t in ipairs({ "test_core", "test_many", "test_queue" }) do
     local passed, output = run(env .. "timeout 300 " .. sh(build .. "/" .. t))
     if not passed then
       return false, "specs/c/" .. t .. ".c " .. (output:match("%[  FAILED  %] ([%w_]+)") or "failed")

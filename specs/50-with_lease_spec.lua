@@ -74,6 +74,19 @@ describe("with_lease #not_on_pg", function()
     assert.are.same(before, everything(p))
   end)
 
+  it("refuses the holder of a job the queue cancelled, as complete does, and runs nothing", function()
+    assert.is_true(db:cancel("job", 115))
+    local before = everything(p)
+    local ran = false
+    assert.are.same({ false, "cancelled" }, { db:with_lease("job", "A", fence, 116, function(tx)
+      ran = true
+      tx:exec("INSERT INTO out VALUES ('job', ?, 'A')", fence)
+    end) })
+    assert.are.same({ false, "cancelled" }, { db:complete("job", "A", fence, 116, "late") })
+    assert.is_false(ran)
+    assert.are.same(before, everything(p))
+  end)
+
   it("refuses a worker whose lease expired between claim and with_lease", function()
     local before = everything(p)
     local ran = false

@@ -1211,4 +1211,11 @@ return {
     to = [[sqlite3_stricmp(name, "lease_fences") == 0]],
     hint = "specs/50-with_lease_spec.lua",
   },
+  {
+    name = "with-lease-ignores-cancel", step = "own", file = "src/sqlite/lsq_tx.c",
+    from = [=[  " AND " LSQ_SQL_BLOCKED " = 0"                                           \
+  " AND " LSQ_SQL_NOT_ENDED]=],
+    to = [=[  " AND " LSQ_SQL_BLOCKED " = 0"]=],
+    hint = "specs/50-with_lease_spec.lua",
+  },
 }

@@ -135,7 +135,7 @@ end
 -- on PostgreSQL when backend is "pg".  Returns passed, a description of the
 -- first failure.
 local function run_specs(files, backend)
-  local cmd = env .. (backend == "pg" and pg_env() or "") .. "timeout 900 lua5.4 " .. sh(busted)
+  local cmd = env .. (backend == "pg" and pg_env() or "") .. "timeout -k 30 900 lua5.4 " .. sh(busted)
     .. " --no-keep-going -o plainTerminal" .. (backend == "pg" and " --exclude-tags=sqlite" or "")
   if files then cmd = cmd .. " " .. files end
   local passed, output = run(cmd)
@@ -147,7 +147,7 @@ end
 
 local function run_c_tests()
   for _, t in ipairs({ "test_core", "test_many", "test_queue" }) do
-    local passed, output = run(env .. "timeout 300 " .. sh(build .. "/" .. t))
+    local passed, output = run(env .. "timeout -k 30 300 " .. sh(build .. "/" .. t))
     if not passed then
       return false, "specs/c/" .. t .. ".c " .. (output:match("%[  FAILED  %] ([%w_]+)") or "failed")
     end

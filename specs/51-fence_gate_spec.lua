@@ -192,10 +192,11 @@ describe("fence_gate raced #not_on_pg", function()
   end)
 
   it("one winner per fence among workers gating through with_lease", function()
-    -- Workers claim one job again and again (short leases) and, inside
-    -- with_lease, pass the gate with their fence and write a row: each
-    -- fence is held by one worker at a time, so each fence has at most one
-    -- row, and the gate's fence is the largest of them.
+    -- Workers claim one job again and again and, inside with_lease, pass
+    -- the gate with their fence and write a row, then release the job for
+    -- the next claim (a lease long enough that a loaded machine does not
+    -- end it first): each fence is held by one worker at a time, so each
+    -- fence has at most one row, and the gate's fence is the largest.
     local db, p = H.fresh("gate-wl")
     db:enqueue("job")
     db:close()
@@ -209,7 +210,7 @@ describe("fence_gate raced #not_on_pg", function()
         while lease_.now() < t0 do lease_.sleep(0.0005) end
         local wrote = 0
         for _ = 1, 60 do
-          local f = h:claim("job", owner, lease_.now(), 0.002)
+          local f = h:claim("job", owner, lease_.now(), 5)
           if f then
             local ok = h:with_lease("job", owner, f, lease_.now(), function(tx)
               local passed = tx:fence_gate("store", f)
@@ -217,6 +218,7 @@ describe("fence_gate raced #not_on_pg", function()
               tx:exec("INSERT INTO out VALUES (?, ?)", f, owner)
             end)
             if ok then wrote = wrote + 1 end
+            h:release("job", owner, f)
           else
             lease_.sleep(0.001)
           end

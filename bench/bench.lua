@@ -519,6 +519,8 @@ local function run_single(w, make)
     h.close()
   end
   -- the path row against the handle row and against the seed's sketch
+  -- (the workloads that have a path row: cycle and renew)
+  if not single_results[w][opt.syncs[1]][PATH_NAME] then return end
   out("")
   out("The path functions against the handle and against the seed's sketch (medians of")
   out("per-repetition ratios; above 1 the path functions are faster).  They run at")

@@ -115,7 +115,7 @@ expect(late == false and late_why == "stale_fence", "the store must refuse A's s
 local counts = {}
 local state = db:state(id)
 local f = assert(io.open(dir .. "/store-" .. id .. ".txt"))
-local stored = f:read("l")
+local stored = f:read("*l")
 f:close()
 print()
 print("job: done=" .. tostring(state.done) .. ", result \"" .. tostring(state.result) .. "\"")

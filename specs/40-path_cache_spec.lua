@@ -262,7 +262,7 @@ describe("path functions' connections #sqlite", function()
     assert.are.equal(4, tonumber(out))
   end)
 
-  it("give a call run from a finalizer during a call on the same path its own connection", function()
+  it("give a call run from a finalizer during a call on the same path its own connection #lua53", function()
     -- Any allocation inside a call may run finalizers; one may call a path
     -- function on the same file while the outer call still reads its
     -- results from its connection.  Both must get their own results (the

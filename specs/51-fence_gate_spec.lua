@@ -49,11 +49,11 @@ describe("fence_gate #not_on_pg", function()
     finally(function() db:close() end)
     assert.is_true(db:fence_gate("r", 2))
     assert.matches("bad argument #1 to 'fence_gate' (resource must be a non-empty string, got an empty string)",
-      H.error_of(function() return db:fence_gate("", 1) end), 1, true)
+      H.error_of(function() local _ = db:fence_gate("", 1) end), 1, true)
     assert.matches("bad argument #2 to 'fence_gate' (fence must be an integer >= 0, got -1)",
-      H.error_of(function() return db:fence_gate("r", -1) end), 1, true)
+      H.error_of(function() local _ = db:fence_gate("r", -1) end), 1, true)
     assert.matches("bad argument #2 to 'fence_gate' (fence must be an integer >= 0, got 2.5)",
-      H.error_of(function() return db:fence_gate("r", 2.5) end), 1, true)
+      H.error_of(function() local _ = db:fence_gate("r", 2.5) end), 1, true)
     assert.matches("bad argument #3 to 'lease.fence_gate' (fence must be an integer >= 0, got a string)",
       H.error_of(lease.fence_gate, p, "r", "3"), 1, true)
     assert.are.equal("r|2\n", fences(p))

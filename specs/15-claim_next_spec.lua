@@ -45,6 +45,24 @@ describe("claim_next", function()
     end
   end)
 
+  it("returns a batch in enqueue order after its jobs were rewritten out of order", function()
+    -- rows written since their enqueue (claimed, released) sit elsewhere in
+    -- the table (PostgreSQL writes a new row version), so the order the
+    -- UPDATE meets them is not enqueue order
+    local list = {}
+    for i = 1, 40 do list[i] = string.format("r%02d", i) end
+    assert.are.equal(40, db:enqueue_many(list))
+    for i = 1, 40, 3 do
+      local f = db:claim(list[i], "x", 0, 10)
+      assert.is_true(db:release(list[i], "x", f))
+    end
+    for i = 40, 1, -7 do
+      local f = db:claim(list[i], "y", 0, 10)
+      assert.is_true(db:release(list[i], "y", f))
+    end
+    assert.are.same(list, ids(db:claim_next("w", 0, 10, 40)))
+  end)
+
   it("keeps the order of ids enqueued together (ties in one transaction)", function()
     local list = {}
     for i = 50, 1, -1 do list[#list + 1] = "t" .. i end

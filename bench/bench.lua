@@ -126,6 +126,22 @@ local function make_ids(prefix, n)
   return t
 end
 
+-- n rounds of claim_next + complete + enqueue on q (a Lua handle or the
+-- LuaSQL version: the same methods), with one id per round from prefix;
+-- returns the seconds spent in claim_next alone.
+local function timed_claim_next(prefix, q, n)
+  local ids, t = make_ids(prefix, n), 0
+  for i = 1, n do
+    local t0 = clock()
+    local id, fence = q:claim_next(OWNER, NOW, TTL)
+    t = t + (clock() - t0)
+    if not id then error("claim_next found nothing") end
+    q:complete(id, OWNER, fence, NOW, RESULT)
+    q:enqueue(ids[i])
+  end
+  return t
+end
+
 -- The output of a shell command, trimmed.
 local function capture(cmd)
   local p = io.popen(cmd .. " 2>/dev/null")
@@ -387,18 +403,7 @@ local function run_claim_next_ended()
       local db = lease.open(path, { synchronous = sync })
       local vs = {
         { name = "C API", run = function(n) return ca:claim_next(fresh("ec"), n) end },
-        { name = "Lua handle", run = function(n)
-          local ids, t = make_ids(fresh("eh"), n), 0
-          for i = 1, n do
-            local t0 = clock()
-            local id, fence = db:claim_next(OWNER, NOW, TTL)
-            t = t + (clock() - t0)
-            if not id then error("claim_next found nothing") end
-            db:complete(id, OWNER, fence, NOW, RESULT)
-            db:enqueue(ids[i])
-          end
-          return t
-        end },
+        { name = "Lua handle", run = function(n) return timed_claim_next(fresh("eh"), db, n) end },
       }
       local res = measure(vs, opt.reps)
       data[sync] = data[sync] or {}
@@ -636,30 +641,8 @@ local function run_claim_next()
       local vs = {
         { name = "floor (raw SQLite, C)", run = function(n) return fl:claim_next(fresh("nf"), n) end },
         { name = "C API", run = function(n) return ca:claim_next(fresh("nc"), n) end },
-        { name = "Lua handle", run = function(n)
-          local ids, t = make_ids(fresh("nh"), n), 0
-          for i = 1, n do
-            local t0 = clock()
-            local id, fence = db:claim_next(OWNER, NOW, TTL)
-            t = t + (clock() - t0)
-            if not id then error("claim_next found nothing") end
-            db:complete(id, OWNER, fence, NOW, RESULT)
-            db:enqueue(ids[i])
-          end
-          return t
-        end },
-        { name = "LuaSQL (one connection)", run = function(n)
-          local ids, t = make_ids(fresh("ns"), n), 0
-          for i = 1, n do
-            local t0 = clock()
-            local id, fence = sq:claim_next(OWNER, NOW, TTL)
-            t = t + (clock() - t0)
-            if not id then error("luasql claim_next found nothing") end
-            sq:complete(id, OWNER, fence, NOW, RESULT)
-            sq:enqueue(ids[i])
-          end
-          return t
-        end },
+        { name = "Lua handle", run = function(n) return timed_claim_next(fresh("nh"), db, n) end },
+        { name = "LuaSQL (one connection)", run = function(n) return timed_claim_next(fresh("ns"), sq, n) end },
       }
       local res = measure(vs, opt.reps)
       claim_next_data[sync] = claim_next_data[sync] or {}

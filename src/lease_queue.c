@@ -144,9 +144,14 @@ static int check_new_job(lease_db *db, const char *prefix, const lease_new_job *
 ** claim_next's enqueue order.  Anything else is "not supported".
 */
 
+/* 1 when the queue name q (len bytes) is the default queue's. */
+static int default_queue(const char *q, size_t len) {
+  return len == 7 && memcmp(q, "default", 7) == 0;
+}
+
 /* 1 when job j (checked) carries nothing but an id. */
 static int plain_job(const lease_new_job *j) {
-  return !j->payload && j->queue_len == 7 && memcmp(j->queue, "default", 7) == 0 &&
+  return !j->payload && default_queue(j->queue, j->queue_len) &&
          j->priority == 0 && !j->has_run_at && j->max_attempts == LEASE_MAX_ATTEMPTS_DEFAULT;
 }
 
@@ -304,7 +309,7 @@ int lease_claim_next_queue(lease_db *db, const char *queue, size_t queue_len, co
   w.queue = queue;
   w.queue_len = queue_len;
   if (db->be->claim_next_queue) return db->be->claim_next_queue(db, &w, max, jobs, count);
-  if (queue_len != 7 || memcmp(queue, "default", 7) != 0) return unsupported(db, "a named queue");
+  if (!default_queue(queue, queue_len)) return unsupported(db, "a named queue");
   memset(jobs, 0, (size_t)max * sizeof *jobs);
   if ((rc = db->be->claim_next(db, &w, max, jobs, count)) == LEASE_OK) {
     int i;
@@ -409,7 +414,7 @@ int lease_count_queue(lease_db *db, double now, const char *queue, size_t queue_
   if (queue && check_queue(db, "queue", &queue, &queue_len)) return db->rc;
   memset(out, 0, sizeof *out);
   if (db->be->count_queue) return db->be->count_queue(db, now, queue, queue_len, out);
-  if (queue && (queue_len != 7 || memcmp(queue, "default", 7) != 0))
+  if (queue && !default_queue(queue, queue_len))
     return unsupported(db, "a named queue");
   if ((rc = db->be->count(db, now, out)) == LEASE_OK) {
     out->available = out->ready;

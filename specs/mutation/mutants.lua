@@ -1218,4 +1218,10 @@ return {
     to = [=[  " AND " LSQ_SQL_BLOCKED " = 0"]=],
     hint = "specs/50-with_lease_spec.lua",
   },
+  {
+    name = "pg-notice-printed-at-connect", step = "own", file = "src/pg/lpg.c", backend = "pg",
+    from = "  PQsetNoticeProcessor(c->pg, quiet, NULL);\n",
+    to = "  (void)quiet;\n",
+    c_hint = "test_pg_wire",
+  },
 }

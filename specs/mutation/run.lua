@@ -145,8 +145,12 @@ local function run_specs(files, backend)
   return false, (output:match("[^\n]*[Ee]rror[^\n]*") or "busted failed"):sub(1, 120)
 end
 
-local function run_c_tests()
-  for _, t in ipairs({ "test_core", "test_many", "test_queue" }) do
+-- Run the C test programs named (all of them when nil; test_pg_wire only
+-- in a tree built with libpq).  Returns passed, the first failure.
+local function run_c_tests(names)
+  local all = { "test_core", "test_many", "test_queue" }
+  if not names and io.open(build .. "/test_pg_wire", "rb") then all[#all + 1] = "test_pg_wire" end
+  for _, t in ipairs(names or all) do
     local passed, output = run(env .. "timeout -k 30 300 " .. sh(build .. "/" .. t))
     if not passed then
       return false, "specs/c/" .. t .. ".c " .. (output:match("%[  FAILED  %] ([%w_]+)") or "failed")
@@ -190,7 +194,9 @@ for _, m in ipairs(selected) do
       r.result, r.by = "nobuild", (bout:match("[^\n]*error:[^\n]*") or "build failed"):sub(1, 120)
     else
       local p1, w1 = true, nil
-      if m.hint then p1, w1 = run_specs(m.hint, m.backend) end
+      -- c_hint: a C test program to run first (the spec hint's counterpart)
+      if m.c_hint then p1, w1 = run_c_tests({ m.c_hint }) end
+      if p1 and m.hint then p1, w1 = run_specs(m.hint, m.backend) end
       if p1 then p1, w1 = run_specs(nil, m.backend) end
       if p1 then p1, w1 = run_c_tests() end
       if p1 then r.result, r.by = "SURVIVED", "no spec failed"

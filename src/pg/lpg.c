@@ -22,7 +22,9 @@
 
 #include <libpq-fe.h>
 
+#include <errno.h>
 #include <math.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -404,6 +406,49 @@ static int pg_init(lease_db *db) {
 }
 
 /*
+** Connect c to db->path with the notice processor quiet from the first
+** message on: a backend that starts just as the server goes down sends its
+** FATAL error right after ReadyForQuery, and libpq hands a message that
+** arrives on an idle connection to the notice processor, whose default
+** prints it on stderr.  PQconnectdb would read that message before a
+** processor could be set, so the connection is driven with PQconnectStart
+** and PQconnectPoll (libpq's nonblocking connection loop), waiting at most
+** the connection's connect_timeout (libpq's option or PGCONNECT_TIMEOUT,
+** at least 2 s as libpq counts it; none: no limit, as PQconnectdb) for each
+** step.
+** Returns LEASE_OK, LEASE_NOMEM, or LEASE_CANTOPEN with libpq's message.
+*/
+static int connect_quiet(lease_db *db, lpg_conn *c) {
+  PostgresPollingStatusType st = PGRES_POLLING_WRITING;
+  int timeout_ms = -1;
+  PQconninfoOption *opts;
+  char msg[LEASE__ERRMSG_MAX - 64];
+  c->pg = PQconnectStart(db->path);
+  if (!c->pg) return lease__fail(db, LEASE_NOMEM, "out of memory");
+  PQsetNoticeProcessor(c->pg, quiet, NULL);
+  if (PQstatus(c->pg) != CONNECTION_BAD && (opts = PQconninfo(c->pg)) != NULL) {
+    for (PQconninfoOption *o = opts; o->keyword; o++)
+      if (strcmp(o->keyword, "connect_timeout") == 0 && o->val && atoi(o->val) > 0)
+        timeout_ms = (atoi(o->val) < 2 ? 2 : atoi(o->val)) * 1000;
+    PQconninfoFree(opts);
+  }
+  while (PQstatus(c->pg) != CONNECTION_BAD && st != PGRES_POLLING_OK &&
+         st != PGRES_POLLING_FAILED) {
+    struct pollfd p = {PQsocket(c->pg), st == PGRES_POLLING_READING ? POLLIN : POLLOUT, 0};
+    int n = poll(&p, 1, timeout_ms);
+    if (n < 0 && errno == EINTR) continue;
+    if (n == 0)
+      return lease__fail(db, LEASE_CANTOPEN,
+                         "PostgreSQL: cannot connect: timeout expired after %d s",
+                         timeout_ms / 1000);
+    st = PQconnectPoll(c->pg);
+  }
+  if (PQstatus(c->pg) == CONNECTION_OK) return LEASE_OK;
+  trim_copy(msg, sizeof msg, PQerrorMessage(c->pg));
+  return lease__fail(db, LEASE_CANTOPEN, "PostgreSQL: cannot connect: %s", msg);
+}
+
+/*
 ** See lease_int.h: connect with db->path as libpq's connection string
 ** (URI or keyword form), set the session, check the jobs table and create
 ** it when missing: not on a read-only handle (LEASE_SCHEMA, as on SQLite),
@@ -417,14 +462,7 @@ static int pg_open(lease_db *db) {
   int rc, missing = 0;
   if (!c) return lease__fail(db, LEASE_NOMEM, "out of memory");
   db->conn = c;
-  c->pg = PQconnectdb(db->path);
-  if (!c->pg) return lease__fail(db, LEASE_NOMEM, "out of memory");
-  if (PQstatus(c->pg) != CONNECTION_OK) {
-    char msg[LEASE__ERRMSG_MAX - 64];
-    trim_copy(msg, sizeof msg, PQerrorMessage(c->pg));
-    return lease__fail(db, LEASE_CANTOPEN, "PostgreSQL: cannot connect: %s", msg);
-  }
-  PQsetNoticeProcessor(c->pg, quiet, NULL);
+  if ((rc = connect_quiet(db, c)) != LEASE_OK) return rc;
   if ((rc = exec_plain(db, "SET default_transaction_read_only = off")) != LEASE_OK) return rc;
   if ((rc = check_schema(db, &missing)) != LEASE_OK) return rc;
   if (missing) {

@@ -39,6 +39,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <unistd.h>
 
 #include <sqlite3.h>
@@ -587,7 +590,22 @@ static int pmain(lua_State *L) {
 ** returns the status. */
 int main(int argc, char **argv) {
   int status, result;
-  lua_State *L = luaL_newstate();
+  lua_State *L;
+#ifdef __GLIBC__
+  /* glibc gives a heap's free top back to the system (madvise, then page
+  ** faults to take it again) whenever a free leaves it above the trim
+  ** threshold, 128 KiB by default.  SQLite allocates and frees a 64 KiB
+  ** statement-journal chunk for each write statement inside a transaction,
+  ** so in a pool worker's thread heap that happens at nearly every job.
+  ** This program keeps up to 8 MiB per heap instead, unless the
+  ** environment sets the threshold itself. */
+  {
+    const char *tun = getenv("GLIBC_TUNABLES");
+    if (!getenv("MALLOC_TRIM_THRESHOLD_") && !(tun && strstr(tun, "trim_threshold")))
+      mallopt(M_TRIM_THRESHOLD, 8 << 20);
+  }
+#endif
+  L = luaL_newstate();
   if (argv[0] && argv[0][0]) progname = argv[0];
   if (L == NULL) {
     l_message(progname, "cannot create state: not enough memory");

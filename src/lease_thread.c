@@ -321,7 +321,7 @@ static int channel_recv(lua_State *L) {
   slot = lcopy_newbox(L);   /* made before taking a message: cannot fail after */
   if (timeout >= 0) deadline_after(&until, timeout);
   pthread_mutex_lock(&ch->mu);
-  while (!ch->head && !ch->closed) {
+  while (!ch->head && !ch->closed && timeout != 0) {
     if (timeout < 0) pthread_cond_wait(&ch->readable, &ch->mu);
     else if (pthread_cond_timedwait(&ch->readable, &ch->mu, &until) == ETIMEDOUT) break;
   }

@@ -30,6 +30,8 @@ local lease = require("lease")
 local thread = require("lease.thread")
 
 local tmp = os.getenv("TMPDIR") or "/tmp"
+-- the server's own psql when scripts/pg-cluster says which
+local PSQL = os.getenv("LEASE_PSQL") or "psql"
 local serial = 0
 
 -- A fresh database of engine `eng` ("sqlite" or "pg"): a file, or a schema.
@@ -41,7 +43,7 @@ local function fresh(eng)
     return p
   end
   local schema = ("bench_%d_%d"):format(os.time(), serial)
-  assert(os.execute("psql -X -q -d '" .. opt.pg .. "' -c 'DROP SCHEMA IF EXISTS " .. schema
+  assert(os.execute(PSQL .. " -X -q -d '" .. opt.pg .. "' -c 'SET client_min_messages = warning' -c 'DROP SCHEMA IF EXISTS " .. schema
     .. " CASCADE; CREATE SCHEMA " .. schema .. "' >/dev/null"))
   return opt.pg .. " options='-csearch_path=" .. schema .. "'"
 end
@@ -52,7 +54,7 @@ local function drop(eng, p)
     os.remove(p); os.remove(p .. "-wal"); os.remove(p .. "-shm")
   else
     local schema = p:match("search_path=([%w_]+)")
-    os.execute("psql -X -q -d '" .. opt.pg .. "' -c 'DROP SCHEMA " .. schema .. " CASCADE' >/dev/null")
+    os.execute(PSQL .. " -X -q -d '" .. opt.pg .. "' -c 'SET client_min_messages = warning' -c 'DROP SCHEMA " .. schema .. " CASCADE' >/dev/null")
   end
 end
 

@@ -21,6 +21,18 @@ for row in '| cycle | full | Lua handle |' '| cycle | normal | LuaSQL (one conne
            '| each further handle' '| target | measured |' 'bench: done'; do
   grep -qF -- "$row" "$out/log" || fail "the output has no line with: $row"
 done
+# SQLite and PostgreSQL side by side, when the build has the PostgreSQL backend
+if grep -q '^LIBPQ_FOUND:INTERNAL=1' "$build/CMakeCache.txt" 2>/dev/null; then
+  status=0
+  scripts/pg-cluster run auto -- "$lua" bench/engines.lua --build "$build" --reps 1 --n 40 \
+    >"$out/engines.log" 2>&1 || status=$?
+  cat "$out/engines.log"
+  [ "$status" -eq 0 ] || fail "bench/engines.lua exited $status"
+  for row in '| cycle (enqueue+claim+complete), cycles/s |' '| claim_next(1)+complete, 4 threads, jobs/s |' \
+             'PostgreSQL sync on' 'engines: done'; do
+    grep -qF -- "$row" "$out/engines.log" || fail "engines.lua printed no line with: $row"
+  done
+fi
 if command -v gnuplot >/dev/null 2>&1; then
   gnuplot -e "datadir='$out'; outdir='$out'" bench/plot.gp
   [ -s "$out/bench-threads.svg" ] && [ -s "$out/bench-claim-next.svg" ] || fail "no plots drawn"

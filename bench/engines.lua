@@ -43,8 +43,8 @@ local function fresh(eng)
     return p
   end
   local schema = ("bench_%d_%d"):format(os.time(), serial)
-  assert(os.execute(PSQL .. " -X -q -d '" .. opt.pg .. "' -c 'SET client_min_messages = warning' -c 'DROP SCHEMA IF EXISTS " .. schema
-    .. " CASCADE; CREATE SCHEMA " .. schema .. "' >/dev/null"))
+  assert(os.execute(PSQL .. " -X -q -d '" .. opt.pg .. "' -c 'SET client_min_messages = warning'"
+    .. " -c 'DROP SCHEMA IF EXISTS " .. schema .. " CASCADE; CREATE SCHEMA " .. schema .. "' >/dev/null"))
   return opt.pg .. " options='-csearch_path=" .. schema .. "'"
 end
 
@@ -54,7 +54,8 @@ local function drop(eng, p)
     os.remove(p); os.remove(p .. "-wal"); os.remove(p .. "-shm")
   else
     local schema = p:match("search_path=([%w_]+)")
-    os.execute(PSQL .. " -X -q -d '" .. opt.pg .. "' -c 'SET client_min_messages = warning' -c 'DROP SCHEMA " .. schema .. " CASCADE' >/dev/null")
+    os.execute(PSQL .. " -X -q -d '" .. opt.pg .. "' -c 'SET client_min_messages = warning'"
+      .. " -c 'DROP SCHEMA " .. schema .. " CASCADE' >/dev/null")
   end
 end
 

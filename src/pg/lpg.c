@@ -18,6 +18,7 @@
 ** server committed it is then unknown, as for any client of a server.
 */
 #include "lease_int.h"
+#include "lpg_int.h"
 #include "lpg_sql.h"
 
 #include <libpq-fe.h>
@@ -69,6 +70,7 @@ static const struct {
 typedef struct lpg_conn {
   PGconn *pg;
   unsigned prepared;   /* bit i: statement i is prepared on this session */
+  int txflags;         /* lpg_tx.c's state of this connection (lpg_int.h) */
 } lpg_conn;
 
 #define LPG(db) ((lpg_conn *)(db)->conn)
@@ -830,6 +832,21 @@ static int pg_claim_next(lease_db *db, const lease__write *w, int max, lease_job
 }
 
 /* ===================================================================== */
+/* Shared with lpg_tx.c (lpg_int.h)                                       */
+/* ===================================================================== */
+
+/* See lpg_int.h. */
+PGconn *lpg_pq(lease_db *db) { return LPG(db)->pg; }
+int *lpg_txflags(lease_db *db) { return &LPG(db)->txflags; }
+int lpg_fail_result(lease_db *db, const PGresult *res) { return lpg_fail(db, res); }
+int lpg_exec(lease_db *db, const char *sql) { return exec_plain(db, sql); }
+int lpg_ready(lease_db *db) { return ready(db); }
+void lpg_rollback(lease_db *db) { rollback(db); }
+int lpg_guarded(lease_db *db, const lease__write *w, int *reason) {
+  return guarded(db, w, NULL, reason);
+}
+
+/* ===================================================================== */
 /* The table of functions                                                 */
 /* ===================================================================== */
 
@@ -851,4 +868,8 @@ const lease__backend lease__pg = {
   .is_private = pg_is_private,
   .max_length = pg_max_length,
   .server_now = pg_server_now,
+  .with_lease = lpg_with_lease,
+  .tx_run = lpg_tx_run,
+  .tx_write = lpg_tx_write,
+  .fence_gate = lpg_fence_gate,
 };

@@ -651,7 +651,9 @@ static int outcome(lease_db *db, const lease__write *w, const PGresult *r, int64
     if (is_claim && fence) *fence = r_i8(r, 0, 0);
     return LEASE_OK;
   }
-  blocked = w->op == LEASE__RELEASE ? 0 : r_i4(r, 0, 5);
+  /* the blocked code follows the fence checks: one column for a claim, two
+  ** (owner, fence) for the others */
+  blocked = w->op == LEASE__RELEASE ? 0 : r_i4(r, 0, is_claim ? 5 : 6);
   if (!r_bool(r, 0, 1)) *reason = LEASE_MISSING;
   else if (r_bool(r, 0, 2)) *reason = LEASE_DONE;
   else if (!is_claim && r_bool(r, 0, 3)) *reason = LEASE_NOT_OWNER;

@@ -70,7 +70,7 @@ static const struct {
 typedef struct lpg_conn {
   PGconn *pg;
   unsigned prepared;   /* bit i: statement i is prepared on this session */
-  int txflags;         /* lpg_tx.c's state of this connection (lpg_int.h) */
+  void *tx;            /* lpg_tx.c's state of this connection (lpg_int.h) */
 } lpg_conn;
 
 #define LPG(db) ((lpg_conn *)(db)->conn)
@@ -447,6 +447,7 @@ static int pg_open(lease_db *db) {
 static void pg_close(lease_db *db) {
   lpg_conn *c = LPG(db);
   if (!c) return;
+  lpg_tx_close(db);
   if (c->pg) PQfinish(c->pg);
   free(c);
   db->conn = NULL;
@@ -839,7 +840,7 @@ static int pg_claim_next(lease_db *db, const lease__write *w, int max, lease_job
 
 /* See lpg_int.h. */
 PGconn *lpg_pq(lease_db *db) { return LPG(db)->pg; }
-int *lpg_txflags(lease_db *db) { return &LPG(db)->txflags; }
+void **lpg_txstate(lease_db *db) { return &LPG(db)->tx; }
 int lpg_fail_result(lease_db *db, const PGresult *res) { return lpg_fail(db, res); }
 int lpg_exec(lease_db *db, const char *sql) { return exec_plain(db, sql); }
 int lpg_ready(lease_db *db) { return ready(db); }

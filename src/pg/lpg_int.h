@@ -15,8 +15,10 @@
 /* The handle's libpq connection (db->conn's). */
 PGconn *lpg_pq(lease_db *db);
 
-/* lpg_tx.c's flags for the handle's connection (0 when opened). */
-int *lpg_txflags(lease_db *db);
+/* Where lpg_tx.c keeps its state of the handle's connection (NULL when
+** opened); lpg_tx_close frees it when the handle closes. */
+void **lpg_txstate(lease_db *db);
+void lpg_tx_close(lease_db *db);
 
 /* Record on db the failure of a statement (res may be NULL: libpq could not
 ** send it): the server's message and SQLSTATE, or libpq's.  Returns the

@@ -30,11 +30,51 @@
 #include <string.h>
 #include <limits.h>
 
-/* lpg_txflags bits. */
-enum {
-  TX_SCHEMA_OK = 1,   /* the gate's table and the guards exist */
-  TX_IN_ROW = 2       /* a row callback of the caller's query runs */
-};
+/*
+** A connection's state for this file (lpg_txstate).  The result of the
+** caller's query and the row being handed out live here, not on the
+** stack, so that a row callback that raises past call_rows (a Lua memory
+** error) leaks nothing: the next statement, the end of with_lease or the
+** handle's close frees them.
+*/
+typedef struct txstate {
+  int schema_ok;          /* the gate's table and the guards exist */
+  int in_row;             /* a row callback of the caller's query runs */
+  PGresult *res;          /* the caller's result being handed out */
+  lease_value *v;         /* its row: values, names, bytea copies */
+  const char **names;
+  unsigned char **bin;
+  int nc;
+} txstate;
+
+/* db's state, created on first use; NULL when memory ran out (recorded). */
+static txstate *state(lease_db *db) {
+  void **slot = lpg_txstate(db);
+  if (!*slot && !(*slot = calloc(1, sizeof(txstate))))
+    lease__fail(db, LEASE_NOMEM, "out of memory");
+  return *slot;
+}
+
+/* Free the caller's result and row, if any are left. */
+static void finish_user(txstate *t) {
+  int c;
+  if (t->bin)
+    for (c = 0; c < t->nc; c++) PQfreemem(t->bin[c]);
+  free(t->v), free(t->names), free(t->bin);
+  PQclear(t->res);
+  t->v = NULL, t->names = NULL, t->bin = NULL, t->res = NULL;
+  t->nc = 0;
+  t->in_row = 0;
+}
+
+/* See lpg_int.h. */
+void lpg_tx_close(lease_db *db) {
+  void **slot = lpg_txstate(db);
+  if (!*slot) return;
+  finish_user(*slot);
+  free(*slot);
+  *slot = NULL;
+}
 
 /* PostgreSQL's type oids (pg_type.dat). */
 enum {
@@ -51,10 +91,11 @@ enum {
 ** or a lease_ table added since, gets them under the init's advisory lock.
 ** LEASE_OK or the failure recorded. */
 static int ensure_schema(lease_db *db) {
-  int *flags = lpg_txflags(db);
+  txstate *t = state(db);
   PGresult *res;
   int missing, rc;
-  if (*flags & TX_SCHEMA_OK) return LEASE_OK;
+  if (!t) return db->rc;
+  if (t->schema_ok) return LEASE_OK;
   res = PQexec(lpg_pq(db), LPG_TX_SQL_MISSING);
   if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1) {
     rc = lpg_fail_result(db, res);
@@ -67,7 +108,7 @@ static int ensure_schema(lease_db *db) {
     lpg_rollback(db);
     return rc;
   }
-  *flags |= TX_SCHEMA_OK;
+  t->schema_ok = 1;
   return LEASE_OK;
 }
 
@@ -156,7 +197,7 @@ int lpg_with_lease(lease_db *db, lease_tx *tx, int *reason) {
   tx->open = 1;
   rc = tx->fn(tx, tx->ctx);
   tx->open = 0;
-  *lpg_txflags(db) &= ~TX_IN_ROW;
+  finish_user(state(db));   /* exists: ensure_schema made it */
   if (rc != LEASE_OK) {
     if (db->rc != rc)
       lease__fail(db, rc, "the with_lease callback returned %s: rolled back", lease_errname(rc));
@@ -374,7 +415,7 @@ static int tx_usable(lease_tx *tx) {
     if (!tx->ended) tx->ended = LEASE_ERROR;
     return ended_fail(tx->db, tx);
   }
-  if (*lpg_txflags(tx->db) & TX_IN_ROW)
+  if (((txstate *)*lpg_txstate(tx->db))->in_row)
     return lease__fail(tx->db, LEASE_MISUSE, "the tx cannot run a statement inside a row "
                        "callback of its own query");
   return LEASE_OK;
@@ -474,21 +515,18 @@ static int whole(const char *s, int64_t *out) {
 ** that fits), floats (float4, float8, other numerics), blobs (bytea),
 ** NULL, and text for every other type as PostgreSQL prints it.
 */
-static int call_rows(lease_db *db, const PGresult *res, lease_row_fn *row, void *ctx) {
+static int call_rows(lease_db *db, txstate *t, lease_row_fn *row, void *ctx) {
+  const PGresult *res = t->res;
   int nc = PQnfields(res), nr = PQntuples(res), r, c, rc = LEASE_OK;
-  lease_value *v;
-  const char **names;
-  unsigned char **bin;
   if (nc == 0) return LEASE_OK;
-  v = malloc((size_t)nc * sizeof *v);
-  names = malloc((size_t)nc * sizeof *names);
-  bin = malloc((size_t)nc * sizeof *bin);
-  if (!v || !names || !bin) {
-    free(v), free(names), free(bin);
-    return lease__fail(db, LEASE_NOMEM, "out of memory");
-  }
-  for (c = 0; c < nc; c++) names[c] = PQfname(res, c), bin[c] = NULL;
+  t->v = malloc((size_t)nc * sizeof *t->v);
+  t->names = malloc((size_t)nc * sizeof *t->names);
+  t->bin = calloc((size_t)nc, sizeof *t->bin);
+  t->nc = nc;
+  if (!t->v || !t->names || !t->bin) return lease__fail(db, LEASE_NOMEM, "out of memory");
+  for (c = 0; c < nc; c++) t->names[c] = PQfname(res, c);
   for (r = 0; r < nr && rc == LEASE_OK; r++) {
+    lease_value *v = t->v;
     for (c = 0; c < nc && rc == LEASE_OK; c++) {
       const char *s = PQgetvalue(res, r, c);
       memset(&v[c], 0, sizeof v[c]);
@@ -509,11 +547,11 @@ static int call_rows(lease_db *db, const PGresult *res, lease_row_fn *row, void 
           break;
         case T_BYTEA: {
           size_t len = 0;
-          if (!(bin[c] = PQunescapeBytea((const unsigned char *)s, &len))) {
+          if (!(t->bin[c] = PQunescapeBytea((const unsigned char *)s, &len))) {
             rc = lease__fail(db, LEASE_NOMEM, "out of memory");
             break;
           }
-          v[c].type = LEASE_TYPE_BLOB, v[c].s = (const char *)bin[c], v[c].len = len;
+          v[c].type = LEASE_TYPE_BLOB, v[c].s = (const char *)t->bin[c], v[c].len = len;
           break;
         }
         default:
@@ -522,16 +560,15 @@ static int call_rows(lease_db *db, const PGresult *res, lease_row_fn *row, void 
       }
     }
     if (rc == LEASE_OK) {
-      *lpg_txflags(db) |= TX_IN_ROW;
-      rc = row(ctx, nc, (const char *const *)names, v);
-      *lpg_txflags(db) &= ~TX_IN_ROW;
+      t->in_row = 1;
+      rc = row(ctx, nc, (const char *const *)t->names, v);
+      t->in_row = 0;
     }
     for (c = 0; c < nc; c++) {
-      PQfreemem(bin[c]);
-      bin[c] = NULL;
+      PQfreemem(t->bin[c]);
+      t->bin[c] = NULL;
     }
   }
-  free(v), free(names), free(bin);
   return rc;
 }
 
@@ -619,11 +656,12 @@ static PGresult *send_wrapped(lease_db *db, const scanned *sc, const sent *p, in
 int lpg_tx_run(lease_tx *tx, const char *sql, const lease_value *params, int n,
                lease_row_fn *row, void *ctx, int64_t *changes) {
   lease_db *db = tx->db;
+  txstate *t = *lpg_txstate(db);
   scanned sc;
   sent p;
-  PGresult *res;
   int rc;
   if ((rc = tx_usable(tx)) != LEASE_OK) return rc;
+  finish_user(t);
   if ((rc = scan(db, sql, &sc)) != LEASE_OK) return rc;
   if (sc.refused) {
     free(sc.text);
@@ -634,13 +672,13 @@ int lpg_tx_run(lease_tx *tx, const char *sql, const lease_value *params, int n,
     return lease__fail(db, LEASE_MISUSE, "sql has %d parameters, %d given", sc.nparams, n);
   }
   if ((rc = sent_fill(db, &p, params, n)) == LEASE_OK) {
-    if (!(res = send_wrapped(db, &sc, &p, n))) {
+    if (!(t->res = send_wrapped(db, &sc, &p, n))) {
       rc = db->rc;
     } else {
-      if (row) rc = call_rows(db, res, row, ctx);
-      if (rc == LEASE_OK && changes) *changes = changed(res);
-      PQclear(res);
+      if (row) rc = call_rows(db, t, row, ctx);
+      if (rc == LEASE_OK && changes) *changes = changed(t->res);
     }
+    finish_user(t);
   }
   sent_free(&p, n);
   free(sc.text);

@@ -239,7 +239,14 @@ static int engine_name(const char *name, size_t len) {
          (len >= 6 && memcmp(name, "lease_", 6) == 0);
 }
 
-/* The kind of statement its leading words make. */
+/*
+** Judge a statement by its leading words (folded to lower case) and
+** whether it names one of the engine's objects: returns why it is refused
+** (transaction control, SET/RESET/DISCARD, COPY, dropping a schema or what
+** a role owns, DDL naming jobs or a lease_ object), or NULL.  *savepoint:
+** 1 for SAVEPOINT, RELEASE and ROLLBACK TO, which must not be wrapped in
+** the engine's own savepoint.
+*/
 static const char *judge(char words[SCAN_WORDS][SCAN_WORD_MAX], int nwords, int names_engine,
                          int *savepoint) {
   const char *w0 = nwords > 0 ? words[0] : "", *w1 = nwords > 1 ? words[1] : "";
@@ -375,7 +382,7 @@ static int scan(lease_db *db, const char *sql, scanned *out) {
         for (k = 0; k < len && k < SCAN_WORD_MAX - 1; k++)
           fold[k] = (char)tolower((unsigned char)sql[start + k]);
         fold[k] = '\0';
-        if (len < SCAN_WORD_MAX && engine_name(fold, len)) names_engine = 1;
+        if (engine_name(fold, len)) names_engine = 1;   /* fold holds the first 23 bytes */
         if (nwords < SCAN_WORDS) {
           memcpy(words[nwords], fold, k + 1);
           nwords++;

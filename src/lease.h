@@ -860,6 +860,11 @@ LEASE_API int lease_with_lease(lease_db *db, const char *id, size_t id_len,
 ** LEASE_ERROR for an SQL error...), recorded on the handle (lease_errmsg);
 ** the transaction stays open unless SQLite ended it (then the commit
 ** fails with that error).
+** On PostgreSQL: `?` parameters are numbered $1, $2 ... (a statement
+** written with $n is sent as it is), SET, RESET, DISCARD, COPY and DDL
+** naming `jobs` or a `lease_` object are refused too, writes to those
+** tables by what the statement does (a trigger); a failed statement is
+** rolled back to its own savepoint, so the transaction stays open.
 */
 LEASE_API int lease_tx_exec(lease_tx *tx, const char *sql, const lease_value *params, int n,
                             int64_t *changes);

@@ -128,7 +128,10 @@ Run one SQL statement inside the with_lease transaction.
   the engine's tables (`jobs`, `lease_fences`); `... [misuse]` for more than
   one statement or a wrong parameter count; SQLite's error otherwise
   (`[constraint]`, `[error]`...); `bad argument` for a parameter of another
-  type; `attempt to use a lease tx after its with_lease function returned`
+  type; `attempt to use a lease tx after its with_lease function returned`.
+  On PostgreSQL `?` becomes $1, $2 ... ($n is taken as it is), and SET,
+  RESET, DISCARD, COPY and DDL naming the engine's tables are refused too
+  (README, "Fenced side effects")
 */
 static int tx_exec(lua_State *L) {
   lb_callee c = {"exec", 1};

@@ -15,6 +15,11 @@
 -- Without `forever`, workers stop when no job of the queue is available or
 -- running and no retry is due within `drain_wait` seconds; with it they
 -- keep polling for new jobs.
+-- Every `now` the pool passes to the database (claim, renew, complete,
+-- fail, counts) is `db:server_now()`: on PostgreSQL the server's clock, one
+-- clock for workers on many hosts; on SQLite the same as `lease.now()`.
+-- Durations the pool measures itself (heartbeat spacing, shutdown grace,
+-- progress) use the local `lease.now()`.
 -- A SIGINT or SIGTERM (while `signals` is on) stops the claiming; handlers
 -- that are running get `shutdown_grace` seconds to finish, and whatever a
 -- worker of this pool still holds after that (or at once, on a second
@@ -259,7 +264,7 @@ local function new_job(w, c)
   function job.heartbeat()
     local now = lease.now()
     if now - last_renew < cfg.ttl / 3 then return true end
-    local ok, why = db:renew(id, owner, fence, now, cfg.ttl)
+    local ok, why = db:renew(id, owner, fence, db:server_now(), cfg.ttl)
     if ok then
       bump(w, "renewed")
       last_renew = now
@@ -274,7 +279,7 @@ local function new_job(w, c)
   -- @return as db:with_lease: true and fn's results, or false and a reason
   -- @raise fn's error (rolled back), or the database error of db:with_lease
   function job.with_lease(fn)
-    return db:with_lease(id, owner, fence, lease.now(), fn)
+    return db:with_lease(id, owner, fence, db:server_now(), fn)
   end
   return job
 end
@@ -318,11 +323,10 @@ end
 -- @tparam string text the error's text
 -- @raise the database error of db:fail, or a backoff function's error
 local function handler_failed(w, job, text)
-  local lease = require("lease")
   local st = w.st
   bump(w, "handler_errors")
   if #st.errors < MAX_ERRORS then st.errors[#st.errors + 1] = job.id .. ": " .. text end
-  local now = lease.now()
+  local now = w.db:server_now()
   local opts
   if w.cfg.backoff then
     local d = w.cfg.backoff(job.attempt)
@@ -348,7 +352,7 @@ end
 -- @tparam table job the job (id, fence)
 -- @raise the database error of db:fail
 local function give_back(w, job)
-  local status, why = w.db:fail(job.id, w.owner, job.fence, require("lease").now(),
+  local status, why = w.db:fail(job.id, w.owner, job.fence, w.db:server_now(),
     SHUTDOWN_MESSAGE, { attempt = false })
   if status then bump(w, "shutdown") else refusal(w, "fail", why) end
 end
@@ -377,7 +381,7 @@ local function handle_one(w, c)
   local job = new_job(w, c)
   local ok, result = call_handler(w, job)
   if not ok then return handler_failed(w, job, result) end
-  local done, why = w.db:complete(c.id, w.owner, c.fence, require("lease").now(), result)
+  local done, why = w.db:complete(c.id, w.owner, c.fence, w.db:server_now(), result)
   if done then stored(w, c.id) else refusal(w, "complete", why) end
 end
 
@@ -401,7 +405,7 @@ local function handle_batch(w, batch)
     else handler_failed(w, job, result) end
   end
   if #results == 0 then return end
-  local all, refused = w.db:complete_many(w.owner, require("lease").now(), results)
+  local all, refused = w.db:complete_many(w.owner, w.db:server_now(), results)
   for k, r in ipairs(results) do
     if all or not refused[k] then stored(w, r.id) else refusal(w, "complete", refused[k]) end
   end
@@ -415,7 +419,7 @@ end
 -- @treturn boolean
 -- @raise a database error
 local function drained(w)
-  local now = require("lease").now()
+  local now = w.db:server_now()
   local cfg = w.cfg
   local c = w.db:counts(now, cfg.queue)
   -- a blocked job (values another client stored that the engine cannot
@@ -439,17 +443,16 @@ end
 -- @treturn boolean false when the worker should stop
 -- @raise a database error
 local function step(w)
-  local lease = require("lease")
   local cfg = w.cfg
   if stop_asked(w) then return false end
   if cfg.batch > 1 then
-    local batch = w.db:claim_next(w.owner, lease.now(), cfg.ttl, w.claim_opts)
+    local batch = w.db:claim_next(w.owner, w.db:server_now(), cfg.ttl, w.claim_opts)
     if #batch > 0 then
       handle_batch(w, batch)
       return true
     end
   else
-    local id, fence, c = w.db:claim_next(w.owner, lease.now(), cfg.ttl, w.claim_opts)
+    local id, fence, c = w.db:claim_next(w.owner, w.db:server_now(), cfg.ttl, w.claim_opts)
     if id then
       handle_one(w, c or { id = id, fence = fence })
       return true
@@ -553,7 +556,7 @@ local function give_back_held(cfg, s)
       end
     until #page < 1000
     for _, j in ipairs(held) do
-      local status, why = db:fail(j.id, j.owner, j.fence, lease.now(), SHUTDOWN_MESSAGE, { attempt = false })
+      local status, why = db:fail(j.id, j.owner, j.fence, db:server_now(), SHUTDOWN_MESSAGE, { attempt = false })
       if status then s.shutdown = s.shutdown + 1
       else
         local key = "fail " .. tostring(why)
@@ -675,7 +678,7 @@ function pool.run(options)
   -- here so that a bad path fails before any thread starts, and count the
   -- jobs for the progress line.
   local total, done_before = compat.using(lease.open(cfg.db, cfg.open), function(db)
-    local c = db:counts(lease.now(), cfg.queue)
+    local c = db:counts(db:server_now(), cfg.queue)
     return c.total, c.completed
   end)
   local events, stop = lease.thread.channel(), lease.thread.channel()
@@ -709,7 +712,7 @@ function pool.run(options)
   events:close()
   if not ok then error(err, 0) end
   s.counts = compat.using(lease.open(cfg.db, cfg.open), function(db)
-    return db:counts(lease.now(), cfg.queue)
+    return db:counts(db:server_now(), cfg.queue)
   end)
   s.blocked = s.counts.blocked   -- jobs left that no worker can take (db:jobs("blocked"))
   s.wall = lease.now() - t0

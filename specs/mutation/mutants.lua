@@ -907,8 +907,8 @@ return {
   },
   {
     name = "pool-shutdown-counts-attempt", step = "own", file = "lua/lease/pool.lua",
-    from = "      local status, why = db:fail(j.id, j.owner, j.fence, lease.now(), SHUTDOWN_MESSAGE, { attempt = false })\n",
-    to = "      local status, why = db:fail(j.id, j.owner, j.fence, lease.now(), SHUTDOWN_MESSAGE)\n",
+    from = "      local status, why = db:fail(j.id, j.owner, j.fence, db:server_now(), SHUTDOWN_MESSAGE, { attempt = false })\n",
+    to = "      local status, why = db:fail(j.id, j.owner, j.fence, db:server_now(), SHUTDOWN_MESSAGE)\n",
     hint = "specs/29-pool_service_spec.lua",
   },
   {
@@ -1223,5 +1223,91 @@ return {
     from = "  PQsetNoticeProcessor(c->pg, quiet, NULL);\n",
     to = "  (void)quiet;\n",
     c_hint = "test_pg_wire",
+  },
+  -- Fenced side effects on PostgreSQL (src/pg/lpg_tx.c, lpg_tx_sql.h) and
+  -- the pool's clock --------------------------------------------------
+  {
+    name = "pg-with-lease-check-skipped", step = "own", file = "src/pg/lpg_tx.c", backend = "pg",
+    from = "  rc = check_lease(db, &tx->w, reason);\n",
+    to = "  rc = 0 ? check_lease(db, &tx->w, reason) : LEASE_OK;\n",
+    hint = "specs/50-with_lease_spec.lua",
+  },
+  {
+    name = "pg-with-lease-commits-on-error", step = "own", file = "src/pg/lpg_tx.c", backend = "pg",
+    from = "rolled back\", lease_errname(rc));\n    lpg_rollback(db);\n",
+    to = "rolled back\", lease_errname(rc));\n    (void)lpg_exec(db, \"COMMIT\");\n",
+    hint = "specs/50-with_lease_spec.lua",
+  },
+  {
+    name = "pg-fence-gate-equal-refused", step = "own", file = "src/pg/lpg_tx_sql.h", backend = "pg",
+    from = [[" WHERE excluded.fence >= lease_fences.fence"]],
+    to = [[" WHERE excluded.fence > lease_fences.fence"]],
+    hint = "specs/51-fence_gate_spec.lua",
+  },
+  {
+    name = "pg-fence-gate-reversed", step = "own", file = "src/pg/lpg_tx_sql.h", backend = "pg",
+    from = [[" WHERE excluded.fence >= lease_fences.fence"]],
+    to = [[" WHERE excluded.fence <= lease_fences.fence"]],
+    hint = "specs/51-fence_gate_spec.lua",
+  },
+  {
+    name = "pg-guard-never-fires", step = "own", file = "src/pg/lpg_tx_sql.h", backend = "pg",
+    from = [[#define LPG_TX_SQL_MARKED "left(current_query(), 21) = ''/*lease:with_lease*/ ''"]],
+    to = [[#define LPG_TX_SQL_MARKED "false"]],
+    hint = "specs/52-with_lease_pg_spec.lua",
+  },
+  {
+    name = "pg-caller-statement-unmarked", step = "own", file = "src/pg/lpg_tx.c", backend = "pg",
+    from = "  memcpy(t, LPG_TX_MARK, LPG_TX_MARK_LEN);\n  o = LPG_TX_MARK_LEN;\n",
+    to = "  o = 0;\n",
+    hint = "specs/52-with_lease_pg_spec.lua",
+  },
+  {
+    name = "pg-commit-unmarked", step = "own", file = "src/pg/lpg_tx_sql.h", backend = "pg",
+    from = [[#define LPG_TX_SQL_COMMIT LPG_TX_MARK "SET CONSTRAINTS ALL IMMEDIATE; COMMIT"]],
+    to = [[#define LPG_TX_SQL_COMMIT "COMMIT"]],
+    hint = "specs/52-with_lease_pg_spec.lua",
+  },
+  {
+    name = "pg-tx-control-allowed", step = "own", file = "src/pg/lpg_tx.c", backend = "pg",
+    from = "    return \"it would begin, commit or roll back the with_lease transaction\";\n",
+    to = "    return NULL;\n",
+    hint = "specs/52-with_lease_pg_spec.lua",
+  },
+  {
+    name = "pg-ddl-on-engine-tables-allowed", step = "own", file = "src/pg/lpg_tx.c", backend = "pg",
+    from = "    if (!strcmp(w0, ddl[i]) && names_engine)\n",
+    to = "    if (!strcmp(w0, ddl[i]) && names_engine && 0)\n",
+    hint = "specs/52-with_lease_pg_spec.lua",
+  },
+  {
+    name = "pg-failed-statement-ends-tx", step = "own", file = "src/pg/lpg_tx.c", backend = "pg",
+    from = "      PGresult *back = PQexec(pg, \"ROLLBACK TO SAVEPOINT lease_stmt; RELEASE SAVEPOINT lease_stmt\");\n",
+    to = "      PGresult *back = NULL;\n",
+    hint = "specs/52-with_lease_pg_spec.lua",
+  },
+  {
+    name = "pg-blocked-code-column", step = "own", file = "src/pg/lpg.c", backend = "pg",
+    from = "  blocked = w->op == LEASE__RELEASE ? 0 : r_i4(r, 0, is_claim ? 5 : 6);\n",
+    to = "  blocked = w->op == LEASE__RELEASE ? 0 : r_i4(r, 0, 5);\n",
+    hint = "specs/50-with_lease_spec.lua",
+  },
+  {
+    name = "pool-claims-with-local-clock", step = "own", file = "lua/lease/pool.lua",
+    from = "    local id, fence, c = w.db:claim_next(w.owner, w.db:server_now(), cfg.ttl, w.claim_opts)\n",
+    to = "    local id, fence, c = w.db:claim_next(w.owner, require(\"lease\").now(), cfg.ttl, w.claim_opts)\n",
+    hint = "specs/53-pool_clock_spec.lua",
+  },
+  {
+    name = "pool-completes-with-local-clock", step = "own", file = "lua/lease/pool.lua",
+    from = "  local done, why = w.db:complete(c.id, w.owner, c.fence, w.db:server_now(), result)\n",
+    to = "  local done, why = w.db:complete(c.id, w.owner, c.fence, require(\"lease\").now(), result)\n",
+    hint = "specs/53-pool_clock_spec.lua",
+  },
+  {
+    name = "pool-with-lease-local-clock", step = "own", file = "lua/lease/pool.lua",
+    from = "    return db:with_lease(id, owner, fence, db:server_now(), fn)\n",
+    to = "    return db:with_lease(id, owner, fence, lease.now(), fn)\n",
+    hint = "specs/53-pool_clock_spec.lua",
   },
 }

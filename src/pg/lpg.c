@@ -18,6 +18,7 @@
 ** server committed it is then unknown, as for any client of a server.
 */
 #include "lease_int.h"
+#include "lpg_int.h"
 #include "lpg_sql.h"
 
 #include <libpq-fe.h>
@@ -71,6 +72,7 @@ static const struct {
 typedef struct lpg_conn {
   PGconn *pg;
   unsigned prepared;   /* bit i: statement i is prepared on this session */
+  void *tx;            /* lpg_tx.c's state of this connection (lpg_int.h) */
 } lpg_conn;
 
 #define LPG(db) ((lpg_conn *)(db)->conn)
@@ -483,6 +485,7 @@ static int pg_open(lease_db *db) {
 static void pg_close(lease_db *db) {
   lpg_conn *c = LPG(db);
   if (!c) return;
+  lpg_tx_close(db);
   if (c->pg) PQfinish(c->pg);
   free(c);
   db->conn = NULL;
@@ -687,7 +690,9 @@ static int outcome(lease_db *db, const lease__write *w, const PGresult *r, int64
     if (is_claim && fence) *fence = r_i8(r, 0, 0);
     return LEASE_OK;
   }
-  blocked = w->op == LEASE__RELEASE ? 0 : r_i4(r, 0, 5);
+  /* the blocked code follows the fence checks: one column for a claim, two
+  ** (owner, fence) for the others */
+  blocked = w->op == LEASE__RELEASE ? 0 : r_i4(r, 0, is_claim ? 5 : 6);
   if (!r_bool(r, 0, 1)) *reason = LEASE_MISSING;
   else if (r_bool(r, 0, 2)) *reason = LEASE_DONE;
   else if (!is_claim && r_bool(r, 0, 3)) *reason = LEASE_NOT_OWNER;
@@ -868,6 +873,21 @@ static int pg_claim_next(lease_db *db, const lease__write *w, int max, lease_job
 }
 
 /* ===================================================================== */
+/* Shared with lpg_tx.c (lpg_int.h)                                       */
+/* ===================================================================== */
+
+/* See lpg_int.h. */
+PGconn *lpg_pq(lease_db *db) { return LPG(db)->pg; }
+void **lpg_txstate(lease_db *db) { return &LPG(db)->tx; }
+int lpg_fail_result(lease_db *db, const PGresult *res) { return lpg_fail(db, res); }
+int lpg_exec(lease_db *db, const char *sql) { return exec_plain(db, sql); }
+int lpg_ready(lease_db *db) { return ready(db); }
+void lpg_rollback(lease_db *db) { rollback(db); }
+int lpg_guarded(lease_db *db, const lease__write *w, int *reason) {
+  return guarded(db, w, NULL, reason);
+}
+
+/* ===================================================================== */
 /* The table of functions                                                 */
 /* ===================================================================== */
 
@@ -889,4 +909,8 @@ const lease__backend lease__pg = {
   .is_private = pg_is_private,
   .max_length = pg_max_length,
   .server_now = pg_server_now,
+  .with_lease = lpg_with_lease,
+  .tx_run = lpg_tx_run,
+  .tx_write = lpg_tx_write,
+  .fence_gate = lpg_fence_gate,
 };

@@ -17,6 +17,10 @@
 #ifndef LPG_SQL_H
 #define LPG_SQL_H
 
+/* The gate's table and the with_lease guard, created by LPG_SQL_INIT
+** after every other table (the guard covers each lease_ table there is). */
+#include "lpg_tx_sql.h"
+
 /* The largest fence, LEASE_FENCE_MAX, as SQL text. */
 #define LPG_FENCE_MAX "9223372036854775807"
 
@@ -38,7 +42,7 @@
 ** lock first ("lease" in ASCII as the key). */
 #define LPG_SQL_INIT                                                        \
   "BEGIN; SELECT pg_advisory_xact_lock(1818588019); " LPG_SQL_CREATE_JOBS \
-  "; " LPG_SQL_CREATE_PENDING_INDEX "; COMMIT"
+  "; " LPG_SQL_CREATE_PENDING_INDEX "; " LPG_TX_SQL_CREATE "; COMMIT"
 
 /* The columns of an existing jobs table, as format_type names them. */
 #define LPG_SQL_COLUMNS                                                      \

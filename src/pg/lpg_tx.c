@@ -1,0 +1,730 @@
+/*
+** lpg_tx.c: fenced side effects on PostgreSQL (lease.h: lease_with_lease,
+** lease_tx_*, lease_fence_gate).
+**
+** with_lease holds one transaction on the handle's connection while the
+** caller's callback runs: BEGIN, the lease check (LPG_TX_SQL_HOLDS:
+** complete's guard read on the job's row locked FOR UPDATE, the reason from
+** that locked row), the callback, then COMMIT, or ROLLBACK when the
+** callback fails.
+**
+** The caller's statements (tx_run) are checked here before they are sent
+** (scan: one statement, no transaction control, no SET, no DDL naming the
+** engine's tables, the parameters counted and `?` numbered), then sent
+** with LPG_TX_MARK in front: the guard triggers (lpg_tx_sql.h) refuse any
+** write of jobs or a lease_ table made under a marked statement, by what
+** it does.  Each runs inside a savepoint of its own, sent in one round trip
+** with it (libpq's pipeline mode), so that a refused or failed statement
+** leaves the transaction usable, as on SQLite.
+**
+** Parameters: a statement written with $1, $2 ... is sent as it is;
+** otherwise each `?` outside literals, quoted names and comments becomes
+** $1, $2 ... in order, so the same SQL runs on both engines.
+*/
+#include "lpg_int.h"
+#include "lpg_tx_sql.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <limits.h>
+
+/*
+** A connection's state for this file (lpg_txstate).  The result of the
+** caller's query and the row being handed out live here, not on the
+** stack, so that a row callback that raises past call_rows (a Lua memory
+** error) leaks nothing: the next statement, the end of with_lease or the
+** handle's close frees them.
+*/
+typedef struct txstate {
+  int schema_ok;          /* the gate's table and the guards exist */
+  int in_row;             /* a row callback of the caller's query runs */
+  PGresult *res;          /* the caller's result being handed out */
+  lease_value *v;         /* its row: values, names, bytea copies */
+  const char **names;
+  unsigned char **bin;
+  int nc;
+} txstate;
+
+/* db's state, created on first use; NULL when memory ran out (recorded). */
+static txstate *state(lease_db *db) {
+  void **slot = lpg_txstate(db);
+  if (!*slot && !(*slot = calloc(1, sizeof(txstate))))
+    lease__fail(db, LEASE_NOMEM, "out of memory");
+  return *slot;
+}
+
+/* Free the caller's result and row, if any are left. */
+static void finish_user(txstate *t) {
+  int c;
+  if (t->bin)
+    for (c = 0; c < t->nc; c++) PQfreemem(t->bin[c]);
+  free(t->v), free(t->names), free(t->bin);
+  PQclear(t->res);
+  t->v = NULL, t->names = NULL, t->bin = NULL, t->res = NULL;
+  t->nc = 0;
+  t->in_row = 0;
+}
+
+/* See lpg_int.h. */
+void lpg_tx_close(lease_db *db) {
+  void **slot = lpg_txstate(db);
+  if (!*slot) return;
+  finish_user(*slot);
+  free(*slot);
+  *slot = NULL;
+}
+
+/* PostgreSQL's type oids (pg_type.dat). */
+enum {
+  T_BOOL = 16, T_BYTEA = 17, T_INT8 = 20, T_INT2 = 21, T_INT4 = 23, T_OID = 26,
+  T_FLOAT4 = 700, T_FLOAT8 = 701, T_NUMERIC = 1700
+};
+
+/* ===================================================================== */
+/* Schema: the gate's table and the guards                               */
+/* ===================================================================== */
+
+/* Make sure the gate's table and the guard triggers exist (once per
+** connection): a database created before they were part of the schema,
+** or a lease_ table added since, gets them under the init's advisory lock.
+** LEASE_OK or the failure recorded. */
+static int ensure_schema(lease_db *db) {
+  txstate *t = state(db);
+  PGresult *res;
+  int missing, rc;
+  if (!t) return db->rc;
+  if (t->schema_ok) return LEASE_OK;
+  res = PQexec(lpg_pq(db), LPG_TX_SQL_MISSING);
+  if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1) {
+    rc = lpg_fail_result(db, res);
+    PQclear(res);
+    return rc;
+  }
+  missing = PQgetvalue(res, 0, 0)[0] == 't';
+  PQclear(res);
+  if (missing && (rc = lpg_exec(db, LPG_TX_SQL_INIT)) != LEASE_OK) {
+    lpg_rollback(db);
+    return rc;
+  }
+  t->schema_ok = 1;
+  return LEASE_OK;
+}
+
+/* ===================================================================== */
+/* with_lease                                                             */
+/* ===================================================================== */
+
+static void put_be(char *out, uint64_t v, int bytes) {
+  int i;
+  for (i = bytes - 1; i >= 0; i--) {
+    out[i] = (char)(v & 0xff);
+    v >>= 8;
+  }
+}
+
+/* The verb of a blocked job's message, as complete's. */
+#define WRITE_VERB "write to"
+
+/*
+** The lease check before the callback, in the open transaction: the row
+** locked, then complete's checks in complete's order (missing, done, the
+** queue's end, owner, fence, blocked, expired).  Sets *reason; returns
+** LEASE_OK or a failure (a blocked job, the server's).
+*/
+static int check_lease(lease_db *db, const lease__write *w, int *reason) {
+  static const Oid types[4] = {T_BYTEA, T_BYTEA, T_INT8, T_FLOAT8};
+  char fence[8], now[8];
+  const char *vals[4];
+  int lens[4], fmts[4] = {1, 1, 1, 1}, rc = LEASE_OK;
+  uint64_t bits;
+  PGresult *res;
+  memcpy(&bits, &w->now, sizeof bits);
+  put_be(fence, (uint64_t)w->fence, 8);
+  put_be(now, bits, 8);
+  vals[0] = w->id_len ? w->id : "";
+  lens[0] = (int)w->id_len;
+  vals[1] = w->owner_len ? w->owner : "";
+  lens[1] = (int)w->owner_len;
+  vals[2] = fence;
+  lens[2] = 8;
+  vals[3] = now;
+  lens[3] = 8;
+  res = PQexecParams(lpg_pq(db), LPG_TX_SQL_HOLDS, 4, types, vals, lens, fmts, 0);
+  if (PQresultStatus(res) != PGRES_TUPLES_OK) {
+    rc = lpg_fail_result(db, res);
+  } else if (PQntuples(res) == 0) {
+    *reason = LEASE_MISSING;
+  } else {
+    int ended = atoi(PQgetvalue(res, 0, 1)), blocked = atoi(PQgetvalue(res, 0, 4));
+    *reason = LEASE_GRANTED;
+    if (PQgetvalue(res, 0, 0)[0] == 't') *reason = LEASE_DONE;
+    else if (ended == 2) *reason = LEASE_DISCARDED;
+    else if (ended == 3) *reason = LEASE_CANCELLED;
+    else if (PQgetvalue(res, 0, 2)[0] == 't') *reason = LEASE_NOT_OWNER;
+    else if (PQgetvalue(res, 0, 3)[0] == 't') *reason = LEASE_STALE_FENCE;
+    else if (lease__blocked_msg(blocked)) rc = lease__blocked_fail(db, blocked, WRITE_VERB);
+    else if (PQgetvalue(res, 0, 5)[0] == 't') *reason = LEASE_EXPIRED;
+  }
+  PQclear(res);
+  return rc;
+}
+
+/* True when the transaction can still run statements. */
+static int tx_alive(lease_db *db) {
+  return PQtransactionStatus(lpg_pq(db)) == PQTRANS_INTRANS;
+}
+
+/* Record that the transaction is gone (a failure under the callback
+** aborted it); returns that failure's code. */
+static int ended_fail(lease_db *db, lease_tx *tx) {
+  return lease__fail(db, tx->ended, "the with_lease transaction was ended by an earlier "
+                     "failure inside its callback (%s): nothing is committed",
+                     lease_errname(tx->ended));
+}
+
+/* See lpg_int.h and lease.h. */
+int lpg_with_lease(lease_db *db, lease_tx *tx, int *reason) {
+  int rc;
+  if ((rc = lpg_ready(db)) != LEASE_OK || (rc = ensure_schema(db)) != LEASE_OK) return rc;
+  if ((rc = lpg_exec(db, "BEGIN")) != LEASE_OK) return rc;
+  rc = check_lease(db, &tx->w, reason);
+  if (rc != LEASE_OK || *reason != LEASE_GRANTED) {
+    lpg_rollback(db);
+    return rc;
+  }
+  tx->open = 1;
+  rc = tx->fn(tx, tx->ctx);
+  tx->open = 0;
+  finish_user(state(db));   /* exists: ensure_schema made it */
+  if (rc != LEASE_OK) {
+    if (db->rc != rc)
+      lease__fail(db, rc, "the with_lease callback returned %s: rolled back", lease_errname(rc));
+    lpg_rollback(db);
+    return rc;
+  }
+  if (!tx->ended && !tx_alive(db)) tx->ended = LEASE_ERROR;
+  if (tx->ended) {
+    lpg_rollback(db);
+    return ended_fail(db, tx);
+  }
+  if ((rc = lpg_exec(db, LPG_TX_SQL_COMMIT)) != LEASE_OK) lpg_rollback(db);
+  return rc;
+}
+
+/* ===================================================================== */
+/* The caller's statements: the scan                                     */
+/* ===================================================================== */
+
+/* What scan found in the caller's sql. */
+typedef struct scanned {
+  char *text;         /* LPG_TX_MARK + the statement, `?` numbered (malloc) */
+  int nparams;        /* the parameters it takes */
+  int savepoint;      /* SAVEPOINT, RELEASE or ROLLBACK TO: not wrapped */
+  const char *refused;  /* why it is refused, or NULL */
+} scanned;
+
+/* Up to this many leading words are kept for the checks. */
+#define SCAN_WORDS 4
+#define SCAN_WORD_MAX 24
+
+static int ident_start(int c) { return isalpha(c) || c == '_' || c >= 0x80; }
+static int ident_char(int c) { return isalnum(c) || c == '_' || c == '$' || c >= 0x80; }
+
+/* True when name (len bytes, already folded as PostgreSQL folds it) is the
+** engine's: jobs, or a name starting with lease_. */
+static int engine_name(const char *name, size_t len) {
+  return (len == 4 && memcmp(name, "jobs", 4) == 0) ||
+         (len >= 6 && memcmp(name, "lease_", 6) == 0);
+}
+
+/*
+** Judge a statement by its leading words (folded to lower case) and
+** whether it names one of the engine's objects: returns why it is refused
+** (transaction control, SET/RESET/DISCARD, COPY, dropping a schema or what
+** a role owns, DDL naming jobs or a lease_ object), or NULL.  *savepoint:
+** 1 for SAVEPOINT, RELEASE and ROLLBACK TO, which must not be wrapped in
+** the engine's own savepoint.
+*/
+static const char *judge(char words[SCAN_WORDS][SCAN_WORD_MAX], int nwords, int names_engine,
+                         int *savepoint) {
+  const char *w0 = nwords > 0 ? words[0] : "", *w1 = nwords > 1 ? words[1] : "";
+  const char *w2 = nwords > 2 ? words[2] : "";
+  static const char *const ddl[] = {
+    "create", "alter", "drop", "truncate", "comment", "grant", "revoke", "reindex",
+    "cluster", "security", "refresh", "import", NULL,
+  };
+  int i;
+  *savepoint = 0;
+  if (!strcmp(w0, "savepoint") || !strcmp(w0, "release")) {
+    *savepoint = 1;
+    return NULL;
+  }
+  if (!strcmp(w0, "rollback") &&
+      (!strcmp(w1, "to") || ((!strcmp(w1, "transaction") || !strcmp(w1, "work")) &&
+                             !strcmp(w2, "to")))) {
+    *savepoint = 1;
+    return NULL;
+  }
+  if (!strcmp(w0, "begin") || !strcmp(w0, "start") || !strcmp(w0, "commit") ||
+      !strcmp(w0, "end") || !strcmp(w0, "rollback") || !strcmp(w0, "abort") ||
+      (!strcmp(w0, "prepare") && !strcmp(w1, "transaction")))
+    return "it would begin, commit or roll back the with_lease transaction";
+  if ((!strcmp(w0, "set") && strcmp(w1, "constraints") != 0) || !strcmp(w0, "reset") ||
+      !strcmp(w0, "discard"))
+    return "SET, RESET and DISCARD are not allowed inside with_lease (the engine's "
+           "statements run in the same session)";
+  if (!strcmp(w0, "copy")) return "COPY is not allowed inside with_lease: use INSERT";
+  if ((!strcmp(w0, "drop") && (!strcmp(w1, "schema") || !strcmp(w1, "owned"))) ||
+      (!strcmp(w0, "reassign") && !strcmp(w1, "owned")))
+    return "it would change the engine's own tables (jobs, lease_fences)";
+  for (i = 0; ddl[i]; i++)
+    if (!strcmp(w0, ddl[i]) && names_engine)
+      return "it would change the engine's own tables (jobs, lease_fences)";
+  return NULL;
+}
+
+/* Skip a dollar-quoted string starting at s[i] ('$'), or return i when
+** it is not one (a parameter $n, or a '$' inside a name).  Returns the
+** index after the closing tag. */
+static size_t skip_dollar(const char *s, size_t n, size_t i) {
+  size_t j = i + 1, tag;
+  while (j < n && (isalnum((unsigned char)s[j]) || s[j] == '_' || (unsigned char)s[j] >= 0x80))
+    j++;
+  if (j >= n || s[j] != '$' || (j > i + 1 && isdigit((unsigned char)s[i + 1]))) return i;
+  tag = j - i + 1;
+  for (j = j + 1; j + tag <= n; j++)
+    if (s[j] == '$' && memcmp(s + j, s + i, tag) == 0) return j + tag;
+  return n;
+}
+
+/*
+** Scan the caller's sql as PostgreSQL's lexer reads it: literals ('',
+** E'', $tag$), quoted names, comments, `?` and `$n` parameters, the
+** leading words and every name.  Fills *out; LEASE_OK, or LEASE_MISUSE
+** or LEASE_NOMEM recorded.
+*/
+static int scan(lease_db *db, const char *sql, scanned *out) {
+  size_t n = strlen(sql), i = 0, o = 0, cap;
+  char words[SCAN_WORDS][SCAN_WORD_MAX];
+  int nwords = 0, nq = 0, maxd = 0, names_engine = 0, ended = 0, any = 0;
+  char *t;
+  memset(out, 0, sizeof *out);
+  cap = LPG_TX_MARK_LEN + n * 4 + 16;   /* each ? becomes at most "$NNNNNNNNNN" */
+  if (!(t = malloc(cap))) return lease__fail(db, LEASE_NOMEM, "out of memory");
+  memcpy(t, LPG_TX_MARK, LPG_TX_MARK_LEN);
+  o = LPG_TX_MARK_LEN;
+  while (i < n) {
+    unsigned char c = (unsigned char)sql[i];
+    size_t start = i;
+    if (isspace(c)) {
+      i++;
+    } else if (c == '-' && i + 1 < n && sql[i + 1] == '-') {
+      while (i < n && sql[i] != '\n') i++;
+    } else if (c == '/' && i + 1 < n && sql[i + 1] == '*') {
+      int depth = 1;
+      for (i += 2; i < n && depth > 0; i++) {
+        if (sql[i] == '/' && i + 1 < n && sql[i + 1] == '*') depth++, i++;
+        else if (sql[i] == '*' && i + 1 < n && sql[i + 1] == '/') depth--, i++;
+      }
+    } else if (c == ';') {
+      i++;
+      ended = 1;
+      memcpy(t + o, sql + start, i - start);
+      o += i - start;
+      continue;
+    } else {
+      if (ended) {
+        free(t);
+        return lease__fail(db, LEASE_MISUSE, "sql holds more than one statement");
+      }
+      any = 1;
+      if (c == '\'' || ((c == 'e' || c == 'E') && i + 1 < n && sql[i + 1] == '\'')) {
+        int esc = c != '\'';
+        for (i += esc ? 2 : 1; i < n; i++) {
+          if (esc && sql[i] == '\\' && i + 1 < n) i++;
+          else if (sql[i] == '\'' && i + 1 < n && sql[i + 1] == '\'') i++;
+          else if (sql[i] == '\'') break;
+        }
+        i++;
+      } else if (c == '"') {
+        size_t b = i + 1, len;
+        for (i++; i < n; i++) {
+          if (sql[i] == '"' && i + 1 < n && sql[i + 1] == '"') i++;
+          else if (sql[i] == '"') break;
+        }
+        len = (i < n ? i : n) - b;
+        if (engine_name(sql + b, len)) names_engine = 1;
+        i++;
+      } else if (c == '$') {
+        size_t e = skip_dollar(sql, n, i);
+        if (e != i) {
+          i = e;
+        } else if (i + 1 < n && isdigit((unsigned char)sql[i + 1])) {
+          long v = 0;
+          for (i++; i < n && isdigit((unsigned char)sql[i]); i++)
+            if (v < 100000) v = v * 10 + (sql[i] - '0');
+          if (v > maxd) maxd = (int)v;
+        } else {
+          i++;
+        }
+      } else if (c == '?') {
+        i++;
+        nq++;
+        o += (size_t)snprintf(t + o, cap - o, "$%d", nq);
+        continue;
+      } else if (ident_start(c)) {
+        char fold[SCAN_WORD_MAX];
+        size_t len, k;
+        while (i < n && ident_char((unsigned char)sql[i])) i++;
+        len = i - start;
+        for (k = 0; k < len && k < SCAN_WORD_MAX - 1; k++)
+          fold[k] = (char)tolower((unsigned char)sql[start + k]);
+        fold[k] = '\0';
+        if (engine_name(fold, len)) names_engine = 1;   /* fold holds the first 23 bytes */
+        if (nwords < SCAN_WORDS) {
+          memcpy(words[nwords], fold, k + 1);
+          nwords++;
+        }
+      } else {
+        i++;
+      }
+    }
+    if (i > n) i = n;
+    memcpy(t + o, sql + start, i - start);
+    o += i - start;
+  }
+  t[o] = '\0';
+  out->text = t;
+  if (!any) {
+    free(t);
+    out->text = NULL;
+    return lease__fail(db, LEASE_MISUSE, "sql holds no statement");
+  }
+  if (nq && maxd) {
+    free(t);
+    out->text = NULL;
+    return lease__fail(db, LEASE_MISUSE, "sql mixes ? and $n parameters: use one kind");
+  }
+  out->nparams = nq ? nq : maxd;
+  out->refused = judge(words, nwords, names_engine, &out->savepoint);
+  return LEASE_OK;
+}
+
+/* ===================================================================== */
+/* The caller's statements: running them                                  */
+/* ===================================================================== */
+
+/* Refuse a tx call when the transaction is gone or a row callback runs. */
+static int tx_usable(lease_tx *tx) {
+  if (tx->ended || !tx_alive(tx->db)) {
+    if (!tx->ended) tx->ended = LEASE_ERROR;
+    return ended_fail(tx->db, tx);
+  }
+  if (((txstate *)*lpg_txstate(tx->db))->in_row)
+    return lease__fail(tx->db, LEASE_MISUSE, "the tx cannot run a statement inside a row "
+                       "callback of its own query");
+  return LEASE_OK;
+}
+
+/* Note a failure that ended the transaction; returns rc. */
+static int note_end(lease_tx *tx, int rc) {
+  if (rc != LEASE_OK && !tx->ended && !tx_alive(tx->db)) tx->ended = rc;
+  return rc;
+}
+
+/* The parameters as libpq takes them: integers and floats binary, byte
+** strings as text (PostgreSQL converts them to the type the statement
+** needs, as it does a literal), or as bytea when they hold a zero byte
+** (text cannot) or are blobs. */
+typedef struct sent {
+  Oid *types;
+  const char **vals;
+  int *lens, *fmts;
+  char (*num)[8];
+  char **own;   /* text copies with their terminating zero */
+} sent;
+
+static void sent_free(sent *p, int n) {
+  int i;
+  if (p->own)
+    for (i = 0; i < n; i++) free(p->own[i]);
+  free(p->types);
+  free(p->vals);
+  free(p->lens);
+  free(p->fmts);
+  free(p->num);
+  free(p->own);
+}
+
+static int sent_fill(lease_db *db, sent *p, const lease_value *params, int n) {
+  int i;
+  size_t k = n > 0 ? (size_t)n : 1;
+  memset(p, 0, sizeof *p);
+  p->types = calloc(k, sizeof *p->types);
+  p->vals = calloc(k, sizeof *p->vals);
+  p->lens = calloc(k, sizeof *p->lens);
+  p->fmts = calloc(k, sizeof *p->fmts);
+  p->num = calloc(k, sizeof *p->num);
+  p->own = calloc(k, sizeof *p->own);
+  if (!p->types || !p->vals || !p->lens || !p->fmts || !p->num || !p->own)
+    return lease__fail(db, LEASE_NOMEM, "out of memory");
+  for (i = 0; i < n; i++) {
+    const lease_value *v = &params[i];
+    const char *s = v->s ? v->s : "";
+    size_t len = v->s && v->len == LEASE_NTS ? strlen(v->s) : v->len;
+    uint64_t bits;
+    switch (v->type) {
+      case LEASE_TYPE_INTEGER:
+        put_be(p->num[i], (uint64_t)v->i, 8);
+        p->types[i] = T_INT8, p->vals[i] = p->num[i], p->lens[i] = 8, p->fmts[i] = 1;
+        break;
+      case LEASE_TYPE_FLOAT:
+        memcpy(&bits, &v->f, sizeof bits);
+        put_be(p->num[i], bits, 8);
+        p->types[i] = T_FLOAT8, p->vals[i] = p->num[i], p->lens[i] = 8, p->fmts[i] = 1;
+        break;
+      case LEASE_TYPE_TEXT:
+        if (!memchr(s, '\0', len)) {
+          if (!(p->own[i] = malloc(len + 1))) return lease__fail(db, LEASE_NOMEM, "out of memory");
+          memcpy(p->own[i], s, len);
+          p->own[i][len] = '\0';
+          p->vals[i] = p->own[i];
+          break;
+        }
+        p->types[i] = T_BYTEA, p->vals[i] = s, p->lens[i] = (int)len, p->fmts[i] = 1;
+        break;   /* a zero byte: as bytea */
+      case LEASE_TYPE_BLOB:
+        p->types[i] = T_BYTEA, p->vals[i] = s, p->lens[i] = (int)len, p->fmts[i] = 1;
+        break;
+      default:
+        break;   /* NULL: vals[i] stays NULL */
+    }
+  }
+  return LEASE_OK;
+}
+
+/* Whether a numeric's text is a whole number that fits 64 bits. */
+static int whole(const char *s, int64_t *out) {
+  char *end;
+  long long v;
+  if (strchr(s, '.') || strchr(s, 'e') || strchr(s, 'E') || strchr(s, 'N')) return 0;
+  v = strtoll(s, &end, 10);
+  if (*end || (v == LLONG_MAX || v == LLONG_MIN)) return 0;
+  *out = v;
+  return 1;
+}
+
+/*
+** Call row on each row of res: values converted as SQLite's binding gives
+** them: integers (int2, int4, int8, oid, bool as 0 or 1, a whole numeric
+** that fits), floats (float4, float8, other numerics), blobs (bytea),
+** NULL, and text for every other type as PostgreSQL prints it.
+*/
+static int call_rows(lease_db *db, txstate *t, lease_row_fn *row, void *ctx) {
+  const PGresult *res = t->res;
+  int nc = PQnfields(res), nr = PQntuples(res), r, c, rc = LEASE_OK;
+  if (nc == 0) return LEASE_OK;
+  t->v = malloc((size_t)nc * sizeof *t->v);
+  t->names = malloc((size_t)nc * sizeof *t->names);
+  t->bin = calloc((size_t)nc, sizeof *t->bin);
+  t->nc = nc;
+  if (!t->v || !t->names || !t->bin) return lease__fail(db, LEASE_NOMEM, "out of memory");
+  for (c = 0; c < nc; c++) t->names[c] = PQfname(res, c);
+  for (r = 0; r < nr && rc == LEASE_OK; r++) {
+    lease_value *v = t->v;
+    for (c = 0; c < nc && rc == LEASE_OK; c++) {
+      const char *s = PQgetvalue(res, r, c);
+      memset(&v[c], 0, sizeof v[c]);
+      if (PQgetisnull(res, r, c)) continue;
+      switch (PQftype(res, c)) {
+        case T_INT2: case T_INT4: case T_INT8: case T_OID:
+          v[c].type = LEASE_TYPE_INTEGER, v[c].i = strtoll(s, NULL, 10);
+          break;
+        case T_BOOL:
+          v[c].type = LEASE_TYPE_INTEGER, v[c].i = s[0] == 't';
+          break;
+        case T_NUMERIC:
+          if (whole(s, &v[c].i)) v[c].type = LEASE_TYPE_INTEGER;
+          else v[c].type = LEASE_TYPE_FLOAT, v[c].f = strtod(s, NULL);
+          break;
+        case T_FLOAT4: case T_FLOAT8:
+          v[c].type = LEASE_TYPE_FLOAT, v[c].f = strtod(s, NULL);
+          break;
+        case T_BYTEA: {
+          size_t len = 0;
+          if (!(t->bin[c] = PQunescapeBytea((const unsigned char *)s, &len))) {
+            rc = lease__fail(db, LEASE_NOMEM, "out of memory");
+            break;
+          }
+          v[c].type = LEASE_TYPE_BLOB, v[c].s = (const char *)t->bin[c], v[c].len = len;
+          break;
+        }
+        default:
+          v[c].type = LEASE_TYPE_TEXT, v[c].s = s, v[c].len = (size_t)PQgetlength(res, r, c);
+          break;
+      }
+    }
+    if (rc == LEASE_OK) {
+      t->in_row = 1;
+      rc = row(ctx, nc, (const char *const *)t->names, v);
+      t->in_row = 0;
+    }
+    for (c = 0; c < nc; c++) {
+      PQfreemem(t->bin[c]);
+      t->bin[c] = NULL;
+    }
+  }
+  return rc;
+}
+
+/* The rows changed by a statement that writes rows (INSERT, UPDATE,
+** DELETE, MERGE); 0 for any other. */
+static int64_t changed(PGresult *res) {
+  const char *tag = PQcmdStatus(res);
+  if (strncmp(tag, "INSERT ", 7) && strncmp(tag, "UPDATE ", 7) && strncmp(tag, "DELETE ", 7) &&
+      strncmp(tag, "MERGE ", 6))
+    return 0;
+  return strtoll(PQcmdTuples(res), NULL, 10);
+}
+
+/* Record the failure of the caller's statement: the guard's refusal as
+** LEASE_MISUSE naming why, any other as the server's. */
+static int user_fail(lease_db *db, const PGresult *res) {
+  const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+  if (state && strcmp(state, LPG_TX_GUARD_STATE) == 0)
+    return lease__fail(db, LEASE_MISUSE, "statement refused: %s",
+                       PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY));
+  return lpg_fail_result(db, res);
+}
+
+/*
+** Send the statement, wrapped in a savepoint unless it is a savepoint
+** command itself, in one round trip (pipeline mode), and return its result
+** (NULL with the failure recorded).  A failure rolls back to the
+** savepoint, so the transaction stays usable.
+*/
+static PGresult *send_wrapped(lease_db *db, const scanned *sc, const sent *p, int n) {
+  PGconn *pg = lpg_pq(db);
+  PGresult *res, *mine = NULL, *first_err = NULL;
+  int q, nq = sc->savepoint ? 1 : 3, at = sc->savepoint ? 0 : 1, ok = 1;
+  if (!PQenterPipelineMode(pg)) {
+    lpg_fail_result(db, NULL);
+    return NULL;
+  }
+  if (!sc->savepoint) ok = PQsendQueryParams(pg, "SAVEPOINT lease_stmt", 0, NULL, NULL, NULL, NULL, 0);
+  ok = ok && PQsendQueryParams(pg, sc->text, n, p->types, p->vals, p->lens, p->fmts, 0);
+  if (!sc->savepoint)
+    ok = ok && PQsendQueryParams(pg, "RELEASE SAVEPOINT lease_stmt", 0, NULL, NULL, NULL, NULL, 0);
+  ok = ok && PQpipelineSync(pg);
+  if (!ok) {
+    lpg_fail_result(db, NULL);
+    PQexitPipelineMode(pg);
+    return NULL;
+  }
+  for (q = 0; q < nq; q++) {
+    while ((res = PQgetResult(pg)) != NULL) {
+      ExecStatusType st = PQresultStatus(res);
+      if (q == at && !mine && (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK)) {
+        mine = res;
+        continue;
+      }
+      if (!first_err && st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK &&
+          st != PGRES_PIPELINE_ABORTED)
+        first_err = res;
+      else
+        PQclear(res);
+    }
+    if (PQstatus(pg) != CONNECTION_OK) break;
+  }
+  while ((res = PQgetResult(pg)) != NULL) {   /* the sync */
+    ExecStatusType st = PQresultStatus(res);
+    PQclear(res);
+    if (st == PGRES_PIPELINE_SYNC) break;
+  }
+  PQexitPipelineMode(pg);
+  if (first_err || !mine) {
+    if (first_err) user_fail(db, first_err);
+    else lpg_fail_result(db, NULL);
+    PQclear(first_err);
+    PQclear(mine);
+    if (!sc->savepoint && PQstatus(pg) == CONNECTION_OK &&
+        PQtransactionStatus(pg) == PQTRANS_INERROR) {
+      PGresult *back = PQexec(pg, "ROLLBACK TO SAVEPOINT lease_stmt; RELEASE SAVEPOINT lease_stmt");
+      PQclear(back);
+    }
+    return NULL;
+  }
+  return mine;
+}
+
+/* See lpg_int.h and lease.h: one statement of the caller's inside tx. */
+int lpg_tx_run(lease_tx *tx, const char *sql, const lease_value *params, int n,
+               lease_row_fn *row, void *ctx, int64_t *changes) {
+  lease_db *db = tx->db;
+  txstate *t = *lpg_txstate(db);
+  scanned sc;
+  sent p;
+  int rc;
+  if ((rc = tx_usable(tx)) != LEASE_OK) return rc;
+  finish_user(t);
+  if ((rc = scan(db, sql, &sc)) != LEASE_OK) return rc;
+  if (sc.refused) {
+    free(sc.text);
+    return lease__fail(db, LEASE_MISUSE, "statement refused: %s", sc.refused);
+  }
+  if (sc.nparams != n) {
+    free(sc.text);
+    return lease__fail(db, LEASE_MISUSE, "sql has %d parameters, %d given", sc.nparams, n);
+  }
+  if ((rc = sent_fill(db, &p, params, n)) == LEASE_OK) {
+    if (!(t->res = send_wrapped(db, &sc, &p, n))) {
+      rc = db->rc;
+    } else {
+      if (row) rc = call_rows(db, t, row, ctx);
+      if (rc == LEASE_OK && changes) *changes = changed(t->res);
+    }
+    finish_user(t);
+  }
+  sent_free(&p, n);
+  free(sc.text);
+  return note_end(tx, rc);
+}
+
+/* See lpg_int.h: renew or complete of the held job inside tx. */
+int lpg_tx_write(lease_tx *tx, const lease__write *w, int *reason) {
+  int rc;
+  if ((rc = tx_usable(tx)) != LEASE_OK) return rc;
+  return note_end(tx, lpg_guarded(tx->db, w, reason));
+}
+
+/* ===================================================================== */
+/* The fence gate                                                         */
+/* ===================================================================== */
+
+/* See lpg_int.h and lease.h: one statement, on its own or inside tx. */
+int lpg_fence_gate(lease_db *db, lease_tx *tx, const char *resource, size_t resource_len,
+                   int64_t fence, int *reason) {
+  static const Oid types[2] = {T_BYTEA, T_INT8};
+  char f[8];
+  const char *vals[2] = {resource, f};
+  int lens[2] = {(int)resource_len, 8}, fmts[2] = {1, 1}, rc;
+  PGresult *res;
+  if (tx) {
+    if ((rc = tx_usable(tx)) != LEASE_OK) return rc;
+  } else if ((rc = lpg_ready(db)) != LEASE_OK) {
+    return rc;
+  }
+  if ((rc = ensure_schema(db)) != LEASE_OK) return tx ? note_end(tx, rc) : rc;
+  put_be(f, (uint64_t)fence, 8);
+  res = PQexecParams(lpg_pq(db), LPG_TX_SQL_GATE, 2, types, vals, lens, fmts, 0);
+  if (PQresultStatus(res) != PGRES_COMMAND_OK) {
+    rc = lpg_fail_result(db, res);
+  } else {
+    *reason = strcmp(PQcmdTuples(res), "1") == 0 ? LEASE_GRANTED : LEASE_STALE_FENCE;
+    rc = LEASE_OK;
+  }
+  PQclear(res);
+  return tx ? note_end(tx, rc) : rc;
+}

@@ -169,20 +169,18 @@
 
 /*
 ** claim_next's claim of its candidates that hold no lease, in one
-** statement: claim's guarded write (LSQ_SQL_CLAIM) for each job the
-** candidates' query selects, plus owner IS NULL, so a job whose lease
-** ended unreported is left to claim's own step, which records that lease
-** first.  Run right after the candidates were read, in their transaction
-** with nothing written between, the subquery selects the same jobs.  ?1
-** queue, ?2 now, ?3 how many (as LSQ_SQL_Q_READY), ?4 owner, ?5 now +
+** statement: claim's write (LSQ_SQL_CLAIM) on each job the candidates'
+** query selects.  That query is claim's guard (not done, until <= now,
+** not blocked, not ended), checked in this statement; owner IS NULL leaves
+** a job whose lease ended unreported to claim's own step, which records
+** that lease first.  Run right after the candidates were read, in their
+** transaction with nothing written between, it selects the same jobs.
+** ?1 queue, ?2 now, ?3 how many (as LSQ_SQL_Q_READY), ?4 owner, ?5 now +
 ** ttl.  Columns: id, fence.
 */
 #define LSQ_SQL_Q_CLAIM_FREE                                              \
   "UPDATE jobs SET owner = ?4, until = ?5, fence = fence + 1"            \
   " WHERE id IN (" LSQ_SQL_Q_READY("q.id") ") AND owner IS NULL"        \
-  " AND done = 0 AND until <= ?2"                                        \
-  " AND " LSQ_SQL_NOT_ENDED                                               \
-  " AND " LSQ_SQL_BLOCKED " = 0"                                         \
   " RETURNING id, fence"
 
 /* fail's guarded write: complete's guard, then the lease ends (owner

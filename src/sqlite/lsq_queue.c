@@ -395,7 +395,8 @@ static int claim_free(lease_db *db, claim_ctx *x, int n) {
 }
 
 /* Write body: take the ready jobs of the queue in order.  The candidates
-** that hold no lease are claimed together (claim_free); each other one
+** that hold no lease are claimed together (claim_free; a lone candidate
+** needs no list, it goes to claim's step as the others); each other one
 ** (its lease ended unreported) by claim's own guarded step, which first
 ** counts that lease and may discard the job instead.  When some were
 ** discarded so, look again for as many more.  Every candidate meets

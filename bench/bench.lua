@@ -18,7 +18,7 @@
 -- own sketch in Python, a connection per call) when python3 is on PATH.
 --
 -- Workloads (--only names): cycle, qcycle, renew, claim_next,
--- claim_next_ended, batch, threads,
+-- claim_next_ended, batch, claim_next_batch, threads,
 -- claim_many, with_lease, memory, group.  --smoke runs all of them on tiny sizes in seconds
 -- (ctest's bench_smoke).  --out writes the plot data (threads.dat,
 -- claim_next.dat) and the printed tables (table.md) there.
@@ -744,6 +744,75 @@ local function run_batch()
 end
 
 -- ---------------------------------------------------------------------------
+-- Workload: claim_next(n) per job against claim_next(1)
+-- ---------------------------------------------------------------------------
+-- What a batch saves: claim_next(n) is one transaction for n jobs, so its
+-- cost per job should fall well below one claim_next(1) per job.  Every
+-- round enqueues n fresh jobs (one enqueue_many), claims them with one
+-- claim_next(n) (timed) and completes them with one complete_many.  The
+-- baseline is claim_next(1) on the same API in the same repetition.
+local CLAIM_SIZES = { 1, 16, 64 }
+local function run_claim_next_batch()
+  out("")
+  out("### claim_next(n) per job against claim_next(1)")
+  out("")
+  out("Each round: enqueue_many of n fresh jobs, one claim_next(n) (timed), one complete_many.")
+  out("The ratio is claim_next(1)'s cost per job over claim_next(n)'s, per repetition (above 1:")
+  out("the batch is cheaper per job); for the Lua handle also on the process's CPU time, which")
+  out("other work on a shared machine disturbs less than wall time.")
+  out("")
+  out("| n | sync | API | median us/job | jobs/s | x claim_next(1) per job | CPU us/job | x on CPU |")
+  out("|---:|---|---|---:|---:|---:|---:|---:|")
+  for _, sync in ipairs(opt.syncs) do
+    local h = open_all("claim_next_batch", sync)
+    local vs = {}
+    for _, api in ipairs({ "C API", "Lua handle" }) do
+      for _, size in ipairs(CLAIM_SIZES) do
+        local name = string.format("%s, claim_next(%d)", api, size)
+        vs[#vs + 1] = { name = name, api = api, size = size, run = api == "C API" and function(n)
+          return h.capi:batch(fresh("kc"), n // size, size, "claim", true)
+        end or function(n)
+          local db, t, c = h.db, 0, 0
+          for _ = 1, n // size do
+            db:enqueue_many(make_ids(fresh("kh"), size))
+            local c0, t0 = cpu(), clock()
+            local jobs = db:claim_next(OWNER, NOW, TTL, size)
+            t, c = t + (clock() - t0), c + (cpu() - c0)
+            if #jobs ~= size then error("claim_next(" .. size .. ") took " .. #jobs) end
+            for i = 1, #jobs do jobs[i].result = RESULT end
+            if not db:complete_many(OWNER, NOW, jobs) then error("complete_many refused") end
+          end
+          return t, c
+        end }
+      end
+    end
+    -- n counts jobs, in whole batches of the largest size
+    local res = measure(vs, opt.reps, CLAIM_SIZES[#CLAIM_SIZES])
+    for _, v in ipairs(vs) do
+      local m = median(res[v.name].per_op)
+      local base = string.format("%s, claim_next(1)", v.api)
+      local has_cpu = #res[v.name].cpu_op > 0
+      out(string.format("| %d | %s | %s | %s | %s | %s | %s | %s |", v.size, sync, v.api, fmt_us(m * 1e6),
+        fmt_rate(1 / m), fmt_x(ratio(res, v.name, base)),
+        has_cpu and fmt_us(median(res[v.name].cpu_op) * 1e6) or "n/a",
+        has_cpu and fmt_x(ratio(res, v.name, base, "cpu_op")) or "n/a"))
+      if v.size == CLAIM_SIZES[#CLAIM_SIZES] then
+        local r = ratio(res, v.name, base)
+        summary[#summary + 1] = {
+          target = string.format("claim_next(%d) per job vs claim_next(1): >= 8x cheaper (%s, %s)",
+            v.size, v.api, sync),
+          value = string.format("%s (%s us vs %s us per job)%s", fmt_x(r), fmt_us(m * 1e6),
+            fmt_us(median(res[base].per_op) * 1e6),
+            has_cpu and string.format("; CPU time: %s", fmt_x(ratio(res, v.name, base, "cpu_op"))) or ""),
+          met = r >= 8,
+        }
+      end
+    end
+    h.close()
+  end
+end
+
+-- ---------------------------------------------------------------------------
 -- Workload: N threads on one file
 -- ---------------------------------------------------------------------------
 local thread_data = {}   -- [sync][api][nthreads] = { rate, ratio }
@@ -1170,6 +1239,7 @@ if want("renew") then run_single("renew", renew_variants) end
 if want("claim_next") then run_claim_next() end
 if want("claim_next_ended") then run_claim_next_ended() end
 if want("batch") then run_batch() end
+if want("claim_next_batch") then run_claim_next_batch() end
 if want("threads") then run_threads() end
 if want("claim_many") then run_claim_many() end
 if want("with_lease") then run_with_lease() end

@@ -1310,4 +1310,22 @@ return {
     to = "    return db:with_lease(id, owner, fence, lease.now(), fn)\n",
     hint = "specs/53-pool_clock_spec.lua",
   },
+  {
+    name = "claim-next-batch-claims-ended-leases", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    from = [[" WHERE id IN (" LSQ_SQL_Q_READY("q.id") ") AND owner IS NULL"]],
+    to = [[" WHERE id IN (" LSQ_SQL_Q_READY("q.id") ")"]],
+    hint = "specs/36-claim_next_batch_spec.lua",
+  },
+  {
+    name = "claim-next-batch-skips-ended-leases", step = "own", file = "src/sqlite/lsq_queue.c",
+    from = "      if (!c->taken) {\n",
+    to = "      if (!c->taken) continue;\n      if (0) {\n",
+    hint = "specs/36-claim_next_batch_spec.lua",
+  },
+  {
+    name = "claim-next-batch-stale-fence", step = "own", file = "src/sqlite/lsq_queue.c",
+    from = "    x->c[k->at].fence = sqlite3_column_int64(st, 1);",
+    to = "    x->c[k->at].fence = 1;",
+    hint = "specs/36-claim_next_batch_spec.lua",
+  },
 }

@@ -290,18 +290,27 @@ int lsq_q_count_queue(lease_db *db, double now, const char *queue, size_t queue_
 /* claim_next                                                             */
 /* ===================================================================== */
 
-/* A ready job found by the candidates' query: offsets into db->buf. */
+/* A ready job found by the candidates' query: offsets into db->buf; and
+** whether the bulk claim took it (taken, with its new fence). */
 typedef struct candidate {
   size_t id, id_len, payload, payload_len, queue, queue_len;
-  int64_t priority, attempt, max_attempts;
+  int64_t priority, attempt, max_attempts, fence;
+  int taken;
 } candidate;
+
+/* A candidate's id, to find it by the id a statement returns. */
+typedef struct id_key {
+  const char *id;
+  size_t len;
+  int at;             /* its index among the candidates */
+} id_key;
 
 typedef struct claim_ctx {
   const lease__write *w;
   int max, n;
   candidate *c;       /* max entries */
   lease_job *jobs;    /* max entries: the jobs taken, ids as offsets until the end */
-  int64_t *fences;
+  id_key *keys;       /* max entries: the candidates' ids, sorted, for claim_free */
 } claim_ctx;
 
 /* Read up to `want` candidates into x->c from db->buf offset *used on.
@@ -326,6 +335,8 @@ static int read_candidates(lease_db *db, claim_ctx *x, int want, size_t *used) {
     c->priority = sqlite3_column_int64(st, 3);
     c->attempt = sqlite3_column_int64(st, 4);
     c->max_attempts = sqlite3_column_int64(st, 5);
+    c->fence = 0;
+    c->taken = 0;
   }
   if (failed) {
     sqlite3_reset(st);
@@ -339,12 +350,59 @@ static int read_candidates(lease_db *db, claim_ctx *x, int want, size_t *used) {
   return n;
 }
 
-/* Write body: take the ready jobs of the queue in order, each by claim's
-** own guarded step (which first counts a lease that expired unreported,
-** and may discard the job instead); when some were discarded so, look
-** again for as many more.  Every candidate meets claim's rule in this
-** transaction, so only such a discard refuses one, and a discarded job
-** leaves the index: each round that looks again has fewer candidates. */
+/* qsort and bsearch order of id_key: the bytes, then the length. */
+static int key_cmp(const void *pa, const void *pb) {
+  const id_key *a = pa, *b = pb;
+  int d = memcmp(a->id, b->id, a->len < b->len ? a->len : b->len);
+  return d ? d : (a->len > b->len) - (a->len < b->len);
+}
+
+/* Claim, by LSQ_SQL_Q_CLAIM_FREE, those of the n candidates just read
+** into x->c that hold no lease, in one statement; marks each one taken
+** with its fence.  A job claimed that is not a candidate is an internal
+** error (the transaction rolls back). */
+static int claim_free(lease_db *db, claim_ctx *x, int n) {
+  sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_CLAIM_FREE);
+  int i, src = SQLITE_DONE, rc = LEASE_OK;
+  if (!st) return db->rc;
+  for (i = 0; i < n; i++) {
+    x->keys[i].id = kept(db, x->c[i].id);
+    x->keys[i].len = x->c[i].id_len;
+    x->keys[i].at = i;
+  }
+  qsort(x->keys, (size_t)n, sizeof *x->keys, key_cmp);
+  bind_bytes(st, 1, x->w->queue, x->w->queue_len);
+  sqlite3_bind_double(st, 2, x->w->now);
+  sqlite3_bind_int(st, 3, n);
+  bind_bytes(st, 4, x->w->owner, x->w->owner_len);
+  sqlite3_bind_double(st, 5, x->w->until);
+  while (rc == LEASE_OK && (src = sqlite3_step(st)) == SQLITE_ROW) {
+    id_key want;
+    const id_key *k;
+    want.len = (size_t)sqlite3_column_bytes(st, 0);
+    want.id = (const char *)sqlite3_column_text(st, 0);
+    k = want.id ? bsearch(&want, x->keys, (size_t)n, sizeof *x->keys, key_cmp) : NULL;
+    if (!k || x->c[k->at].taken) {
+      rc = lease__fail(db, LEASE_ERROR, "internal error: claim_next claimed a job it did not list");
+      break;
+    }
+    x->c[k->at].taken = 1;
+    x->c[k->at].fence = sqlite3_column_int64(st, 1);
+  }
+  if (rc == LEASE_OK && src != SQLITE_DONE) return step_failed(db, st, src);
+  sqlite3_reset(st);
+  return rc;
+}
+
+/* Write body: take the ready jobs of the queue in order.  The candidates
+** that hold no lease are claimed together (claim_free; a lone candidate
+** needs no list, it goes to claim's step as the others); each other one
+** (its lease ended unreported) by claim's own guarded step, which first
+** counts that lease and may discard the job instead.  When some were
+** discarded so, look again for as many more.  Every candidate meets
+** claim's rule in this transaction, so only such a discard refuses one,
+** and a discarded job leaves the index: each round that looks again has
+** fewer candidates. */
 static int claim_next_body(lease_db *db, void *ctx) {
   claim_ctx *x = ctx;
   size_t used = 0;
@@ -354,17 +412,19 @@ static int claim_next_body(lease_db *db, void *ctx) {
     long discarded = LSQ(db)->expiry_discards;
     want = x->max - x->n;
     if ((got = read_candidates(db, x, want, &used)) < 0) return db->rc;
+    if (got > 1 && (rc = claim_free(db, x, got)) != LEASE_OK) return rc;
     for (i = 0; i < got; i++) {
-      lease__write one = *x->w;
       candidate *c = &x->c[i];
-      int64_t fence = 0;
-      one.id = kept(db, c->id);
-      one.id_len = c->id_len;
-      if ((rc = lsq_guarded_step(db, &one, &fence, &reason)) != LEASE_OK) return rc;
-      if (reason != LEASE_GRANTED) continue;
+      if (!c->taken) {
+        lease__write one = *x->w;
+        one.id = kept(db, c->id);
+        one.id_len = c->id_len;
+        if ((rc = lsq_guarded_step(db, &one, &c->fence, &reason)) != LEASE_OK) return rc;
+        if (reason != LEASE_GRANTED) continue;
+      }
       x->jobs[x->n].id = (const char *)(uintptr_t)c->id;
       x->jobs[x->n].id_len = c->id_len;
-      x->jobs[x->n].fence = fence;
+      x->jobs[x->n].fence = c->fence;
       x->jobs[x->n].payload = (const char *)(uintptr_t)c->payload;
       x->jobs[x->n].payload_len = c->payload_len;
       x->jobs[x->n].queue = (const char *)(uintptr_t)c->queue;
@@ -381,14 +441,18 @@ static int claim_next_body(lease_db *db, void *ctx) {
 /* See lsq.h. */
 int lsq_q_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jobs, int *count) {
   claim_ctx x = {w, max, 0, NULL, jobs, NULL};
-  int i;
-  if (!(x.c = malloc((size_t)max * sizeof *x.c)))
-    return lease__fail(db, LEASE_NOMEM, "out of memory");
-  if (lsq_write_txn(db, claim_next_body, &x) != LEASE_OK) {
+  int i, rc;
+  x.c = malloc((size_t)max * sizeof *x.c);
+  x.keys = malloc((size_t)max * sizeof *x.keys);
+  if (!x.c || !x.keys) {
     free(x.c);
-    return db->rc;
+    free(x.keys);
+    return lease__fail(db, LEASE_NOMEM, "out of memory");
   }
+  rc = lsq_write_txn(db, claim_next_body, &x);
   free(x.c);
+  free(x.keys);
+  if (rc != LEASE_OK) return rc;
   for (i = 0; i < x.n; i++) {
     jobs[i].id = kept(db, (uintptr_t)jobs[i].id);
     jobs[i].payload = kept(db, (uintptr_t)jobs[i].payload);

@@ -148,19 +148,40 @@
 #define LSQ_SQL_Q_FINISHED "UPDATE lease_queue SET finished_at = ?2 WHERE id = ?1"
 
 /*
-** The ready jobs of a queue, in claim order.  ?1 queue, ?2 now, ?3 how
-** many.  lease_queue_ready yields the jobs the queue has not ended in
-** (priority, run_at, seq) order within the queue; run_at NULL (at once)
-** sorts first.  The jobs row must be claimable (claim's rule).
-** Columns: id, payload, queue, priority, attempt, max_attempts.
+** The ready jobs of a queue, in claim order, columns `cols` of lease_queue
+** AS q.  ?1 queue, ?2 now, ?3 how many.  lease_queue_ready yields the jobs
+** the queue has not ended in (priority, run_at, seq) order within the
+** queue; run_at NULL (at once) sorts first.  The jobs row must be
+** claimable (claim's rule).
 */
-#define LSQ_SQL_Q_CANDIDATES                                              \
-  "SELECT q.id, q.payload, q.queue, q.priority, q.attempt, q.max_attempts" \
+#define LSQ_SQL_Q_READY(cols)                                             \
+  "SELECT " cols                                                          \
   " FROM lease_queue AS q WHERE q.state = 0 AND q.queue = ?1"            \
   " AND (q.run_at IS NULL OR q.run_at <= ?2)"                            \
   " AND EXISTS (SELECT 1 FROM jobs WHERE id = q.id AND done = 0 AND until <= ?2" \
   " AND " LSQ_SQL_BLOCKED " = 0)"                                        \
   " ORDER BY q.priority, q.run_at, q.seq LIMIT ?3"
+
+/* claim_next's candidates.  Parameters as LSQ_SQL_Q_READY.  Columns: id,
+** payload, queue, priority, attempt, max_attempts. */
+#define LSQ_SQL_Q_CANDIDATES                                              \
+  LSQ_SQL_Q_READY("q.id, q.payload, q.queue, q.priority, q.attempt, q.max_attempts")
+
+/*
+** claim_next's claim of its candidates that hold no lease, in one
+** statement: claim's write (LSQ_SQL_CLAIM) on each job the candidates'
+** query selects.  That query is claim's guard (not done, until <= now,
+** not blocked, not ended), checked in this statement; owner IS NULL leaves
+** a job whose lease ended unreported to claim's own step, which records
+** that lease first.  Run right after the candidates were read, in their
+** transaction with nothing written between, it selects the same jobs.
+** ?1 queue, ?2 now, ?3 how many (as LSQ_SQL_Q_READY), ?4 owner, ?5 now +
+** ttl.  Columns: id, fence.
+*/
+#define LSQ_SQL_Q_CLAIM_FREE                                              \
+  "UPDATE jobs SET owner = ?4, until = ?5, fence = fence + 1"            \
+  " WHERE id IN (" LSQ_SQL_Q_READY("q.id") ") AND owner IS NULL"        \
+  " RETURNING id, fence"
 
 /* fail's guarded write: complete's guard, then the lease ends (owner
 ** NULL, until 0; the fence is kept).  ?1 id, ?2 owner, ?3 fence, ?4 now. */
@@ -218,6 +239,7 @@
   XX(Q_END, LSQ_SQL_Q_END)               \
   XX(Q_FINISHED, LSQ_SQL_Q_FINISHED)     \
   XX(Q_CANDIDATES, LSQ_SQL_Q_CANDIDATES) \
+  XX(Q_CLAIM_FREE, LSQ_SQL_Q_CLAIM_FREE) \
   XX(Q_FAIL, LSQ_SQL_Q_FAIL)             \
   XX(Q_ATTEMPTS, LSQ_SQL_Q_ATTEMPTS)     \
   XX(Q_AFTER_FAIL, LSQ_SQL_Q_AFTER_FAIL) \

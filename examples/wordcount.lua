@@ -151,7 +151,7 @@ local function run(db)
     args = { stall_ids = stall_ids, fail_once = fail_once, always_fail = always_fail },
     -- a short backoff for a demonstration: 0.1 s, 0.2 s, 0.4 s, ...
     backoff = function(attempt) return 0.1 * 2 ^ (attempt - 1) end,
-    progress = tty,
+    progress = tty, completed = true,
   })
   print(pool.format(summary))
   print("discarded jobs (lease jobs " .. path .. " --status discarded):")

@@ -25,7 +25,7 @@ end
 describe("lease.pool #not_on_pg", function()
   it("runs every job once and stores each handler's result", function()
     local p, ids = queue(40)
-    local s = pool.run({ db = p, handler = tag, workers = 4, ttl = 30 })
+    local s = pool.run({ db = p, handler = tag, workers = 4, ttl = 30, completed = true })
     assert.are.same({}, s.failed)
     assert.are.equal(40, s.done)
     assert.are.equal(0, s.refused)
@@ -43,11 +43,36 @@ describe("lease.pool #not_on_pg", function()
     assert.are.same({ 40, 40, 0, 0 }, { c.total, c.completed, c.available, c.running })
   end)
 
+  it("records no ids unless asked; the job gives owner, ttl, args, claimed_at and its methods", function()
+    local p = queue(6)
+    local s = pool.run({ db = p, workers = 2, ttl = 30, args = { k = "v" }, signals = false,
+      handler = function(job)
+        local lease_ = require("lease")
+        assert(type(job.heartbeat) == "function" and job.heartbeat == job.heartbeat)
+        assert(type(job.with_lease) == "function")
+        assert(job.ttl == 30 and job.args.k == "v" and job.owner:match("%-?%d+$"))
+        assert(job.claimed_at <= lease_.now() and job.claimed_at > lease_.now() - 30)
+        assert(job.heartbeat() == true)   -- within a third of the ttl: no write
+        assert(job.no_such_field == nil)
+        return job.owner
+      end })
+    assert.are.same({}, s.failed)
+    assert.are.equal(6, s.done)
+    assert.are.equal(0, s.renewed)
+    assert.is_nil(s.completed)
+    local db = lease.open(p)
+    finally(function() db:close() end)
+    for i = 1, 6 do
+      local st = db:state("j" .. i)
+      assert.are.equal(st.owner, st.result)
+    end
+  end)
+
   it("refuses stalled workers' late completions; the takeover's result stands", function()
     local p, ids = queue(12)
     local stall = { j2 = true, j5 = true, j9 = true }
     local s = pool.run({
-      db = p, workers = 4, ttl = 0.3, poll = 0.01, args = stall,
+      db = p, workers = 4, ttl = 0.3, poll = 0.01, args = stall, completed = true,
       handler = function(job)
         if job.args[job.id] and job.fence == 1 then
           require("lease").sleep(job.ttl * 2)   -- stuck, no heartbeat

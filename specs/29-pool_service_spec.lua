@@ -155,7 +155,7 @@ describe("lease.pool queues and batches #not_on_pg", function()
     local p = queue(list, { max_attempts = 2 })
     local s = pool.run({
       db = p, workers = 3, ttl = 30, poll = 0.01, signals = false, batch = 10,
-      backoff = function() return 0 end,
+      backoff = function() return 0 end, completed = true,
       handler = function(job)
         if job.id == "j7" and job.attempt == 1 then error("once") end
         return job.id .. "@" .. job.fence

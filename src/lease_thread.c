@@ -318,6 +318,18 @@ static int channel_recv(lua_State *L) {
   timeout = lb_check_number(L, 2, LB_ARG(&c, 2, "timeout"),
                             LB_OPTIONAL | LB_FINITE | LB_SECONDS, 0, -1);
   if (timeout > 1e9) timeout = -1;   /* beyond 30 years: no limit */
+  if (timeout == 0) {
+    /* only looking: an empty channel answers without making the box (a
+    ** userdata with a finalizer, dear for a poll made at every job) */
+    pthread_mutex_lock(&ch->mu);
+    closed = ch->head ? -1 : ch->closed;
+    pthread_mutex_unlock(&ch->mu);
+    if (closed >= 0) {
+      lua_pushnil(L);
+      lua_pushstring(L, closed ? "closed" : "timeout");
+      return 2;
+    }
+  }
   slot = lcopy_newbox(L);   /* made before taking a message: cannot fail after */
   if (timeout >= 0) deadline_after(&until, timeout);
   pthread_mutex_lock(&ch->mu);

@@ -49,13 +49,13 @@ pool.DRAIN_WAIT = 30
 
 local DEFAULTS = { workers = 4, ttl = 10, poll = 0.05, queue = "default", forever = false,
                    shutdown_grace = pool.SHUTDOWN_GRACE, signals = true, batch = 1,
-                   drain_wait = pool.DRAIN_WAIT }
+                   drain_wait = pool.DRAIN_WAIT, completed = false }
 local KNOWN = {
   db = "string", worker = "string", handler = "function", workers = "number",
   ttl = "number", poll = "number", progress = "boolean", args = true,
   open = "table", owner = "string", out = true, queue = "string", forever = "boolean",
   shutdown_grace = "number", signals = "boolean", backoff = "function", decode = "string",
-  batch = "number", drain_wait = "number",
+  batch = "number", drain_wait = "number", completed = "boolean",
 }
 
 --- The counters every worker keeps, summed over the workers into the
@@ -243,25 +243,23 @@ local function load_handler(cfg)
   return handler
 end
 
---- The job table a handler gets, with its heartbeat.
+--- The makers of a job's methods, made on first use (most handlers call
+-- neither): each takes the worker and the job and returns the function.
+local job_methods = {}
+
+--- Make job.heartbeat: a function that renews the lease when a third of
+-- the ttl (seconds) has passed since the claim or the last renewal, cheap
+-- to call often; it returns true while the lease is held, or false and the
+-- engine's reason when the renewal was refused, and raises the database
+-- error of db:renew.
 -- @tparam table w the worker
--- @tparam table c what claim_next returned for the job: `{id=, fence=,
--- payload=, queue=, priority=, attempt=, max_attempts=}`
--- @treturn table the job: c's fields plus owner, ttl, args, heartbeat and with_lease
-local function new_job(w, c)
+-- @tparam table job the job (id, fence, claimed_at)
+-- @treturn function heartbeat() -> boolean[, string]
+function job_methods.heartbeat(w, job)
   local lease = require("lease")
   local cfg, db, owner = w.cfg, w.db, w.owner
-  local id, fence = c.id, c.fence
-  local last_renew = lease.now()
-  local job = { id = id, fence = fence, owner = owner, ttl = cfg.ttl, args = cfg.args,
-                payload = c.payload, queue = c.queue, priority = c.priority,
-                attempt = c.attempt, max_attempts = c.max_attempts }
-  --- Renew the lease when a third of the ttl (seconds) has passed since
-  -- the last renewal; cheap to call often.
-  -- @treturn boolean true while the lease is held
-  -- @treturn[opt] string the engine's reason when it was refused
-  -- @raise the database error of db:renew
-  function job.heartbeat()
+  local id, fence, last_renew = job.id, job.fence, job.claimed_at
+  return function()
     local now = lease.now()
     if now - last_renew < cfg.ttl / 3 then return true end
     local ok, why = db:renew(id, owner, fence, db:server_now(), cfg.ttl)
@@ -273,15 +271,51 @@ local function new_job(w, c)
     end
     return ok, why
   end
-  --- Run fn(tx) inside one transaction that holds this job's lease (see
-  -- db:with_lease): the handler's own rows commit only while it holds.
-  -- @tparam function fn called as fn(tx)
-  -- @return as db:with_lease: true and fn's results, or false and a reason
-  -- @raise fn's error (rolled back), or the database error of db:with_lease
-  function job.with_lease(fn)
+end
+
+--- Make job.with_lease: a function that runs fn(tx) inside one transaction
+-- holding this job's lease (see db:with_lease), so the handler's own rows
+-- commit only while it holds; it returns as db:with_lease (true and fn's
+-- results, or false and a reason) and raises fn's error (rolled back) or
+-- the database error of db:with_lease.
+-- @tparam table w the worker
+-- @tparam table job the job (id, fence)
+-- @treturn function with_lease(fn)
+function job_methods.with_lease(w, job)
+  local db, owner, id, fence = w.db, w.owner, job.id, job.fence
+  return function(fn)
     return db:with_lease(id, owner, fence, db:server_now(), fn)
   end
-  return job
+end
+
+--- The metatable of a worker's jobs: owner, ttl and args are the worker's;
+-- job.heartbeat and job.with_lease are made when the handler first reads
+-- them, and kept in the job.
+-- @tparam table w the worker
+-- @treturn table the metatable
+local function job_meta(w)
+  local shared = { owner = w.owner, ttl = w.cfg.ttl, args = w.cfg.args }
+  return { __index = function(job, k)
+    local v = shared[k]
+    if v ~= nil then return v end
+    local make = job_methods[k]
+    if not make then return nil end
+    local f = make(w, job)
+    rawset(job, k, f)
+    return f
+  end }
+end
+
+--- The job table a handler gets: the table claim_next returned, which the
+-- pool keeps as its record of the job (no copy per job).
+-- @tparam table w the worker (w.job_mt: its jobs' metatable)
+-- @tparam table c what claim_next returned for the job: `{id=, fence=,
+-- payload=, queue=, priority=, attempt=, max_attempts=}`
+-- @treturn table c, with claimed_at (lease.now() when the pool got it) and,
+-- through its metatable, owner, ttl, args, heartbeat and with_lease
+local function new_job(w, c)
+  c.claimed_at = require("lease").now()
+  return setmetatable(c, w.job_mt)
 end
 
 --- The text of an error value, whatever it is (even its __tostring may raise).
@@ -361,7 +395,7 @@ end
 -- @tparam table w the worker
 -- @tparam string id the job
 local function stored(w, id)
-  w.st.completed[#w.st.completed + 1] = id
+  if w.cfg.completed then w.st.completed[#w.st.completed + 1] = id end
   bump(w, "done")
 end
 
@@ -481,6 +515,7 @@ function pool._worker(cfg, index, events, stop, st)
     local w = { db = db, owner = pool.owner_name(cfg, index), cfg = cfg,
                 handler = load_handler(cfg), events = events, stop = stop, st = st,
                 claim_opts = { queue = cfg.queue, n = cfg.batch > 1 and cfg.batch or nil } }
+    w.job_mt = job_meta(w)
     while step(w) do end
     return st
   end)
@@ -572,7 +607,9 @@ end
 local function merge(s, st)
   for _, k in ipairs(pool.COUNTERS) do s[k] = s[k] + st[k] end
   if st.max_fence > s.max_fence then s.max_fence = st.max_fence end
-  for _, id in ipairs(st.completed) do s.completed[id] = (s.completed[id] or 0) + 1 end
+  if s.completed then
+    for _, id in ipairs(st.completed) do s.completed[id] = (s.completed[id] or 0) + 1 end
+  end
   for _, e in ipairs(st.errors) do s.errors[#s.errors + 1] = e end
   for _, id in ipairs(st.discarded_ids) do s.discarded_ids[#s.discarded_ids + 1] = id end
   for k, n in pairs(st.refusals) do s.refusals[k] = (s.refusals[k] or 0) + n end
@@ -654,12 +691,14 @@ end
 --   args (any value the thread facility can copy): given to handlers as job.args.
 --   open (table): options for lease.open in every worker.
 --   owner (string): owner names "<owner>-<n>"; default "<host>:<pid>:<n>".
+--   completed (boolean, default false): record every stored id for the
+--     summary's completed table (kept in memory for the whole run).
 -- @treturn table summary: the pool.COUNTERS (done; refused: completes and
 -- fails refused as stale; renewed; renew_refused; retried; discarded;
 -- handler_errors; shutdown), refusals ("complete expired", "renew
 -- not_owner", ... -> count), discarded_ids, max_fence, wall (seconds),
 -- rate (jobs/s), workers, queue, completed ({id = times its result was
--- stored}), errors (up to 10 handler messages per worker; every one is in
+-- stored}; only with the option completed), errors (up to 10 handler messages per worker; every one is in
 -- the database), failed (messages of workers that died, e.g. on a database
 -- error), interrupted (the signal's name, when one stopped the pool),
 -- unfinished (workers still running a handler when the pool returned;
@@ -685,7 +724,8 @@ function pool.run(options)
   local workers = spawn_workers(cfg, events, stop)
   local signals0 = lease.signals()
   if cfg.signals then lease.on_signal({ "INT", "TERM" }) end
-  local s = { max_fence = 0, completed = {}, errors = {}, failed = {}, discarded_ids = {},
+  local s = { max_fence = 0, completed = cfg.completed and {} or nil, errors = {}, failed = {},
+              discarded_ids = {},
               refusals = {}, workers = cfg.workers, queue = cfg.queue, unfinished = 0 }
   for _, k in ipairs(pool.COUNTERS) do s[k] = 0 end
   -- the signals' previous actions come back however this ends

@@ -1328,4 +1328,16 @@ return {
     to = "    x->c[k->at].fence = 1;",
     hint = "specs/36-claim_next_batch_spec.lua",
   },
+  {
+    name = "pool-completed-ids-always", step = "own", file = "lua/lease/pool.lua",
+    from = "  local s = { max_fence = 0, completed = cfg.completed and {} or nil, errors = {}, failed = {},\n",
+    to = "  local s = { max_fence = 0, completed = {}, errors = {}, failed = {},\n",
+    hint = "specs/18-pool_spec.lua",
+  },
+  {
+    name = "pool-job-method-made-per-read", step = "own", file = "lua/lease/pool.lua",
+    from = "    rawset(job, k, f)\n",
+    to = "",
+    hint = "specs/18-pool_spec.lua",
+  },
 }

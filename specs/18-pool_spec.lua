@@ -22,7 +22,7 @@ local function tag(job)
   return job.id .. "@" .. job.fence
 end
 
-describe("lease.pool #not_on_pg", function()
+describe("lease.pool", function()
   it("runs every job once and stores each handler's result", function()
     local p, ids = queue(40)
     local s = pool.run({ db = p, handler = tag, workers = 4, ttl = 30 })

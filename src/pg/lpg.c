@@ -7,7 +7,8 @@
 ** would fail with serialization errors instead of reporting "held"), and
 ** every operation is one prepared statement with binary parameters and
 ** results, so each commits on its own; complete_many is one transaction.
-** The SQL and why each statement keeps the contract: lpg_sql.h.
+** The SQL and why each statement keeps the contract: lpg_sql.h.  The job
+** queue's operations: lpg_queue.c (what the two share: lpg_int.h).
 **
 ** Options map onto the server's settings: the busy timeout onto
 ** lock_timeout (a lock not granted in time is LEASE_BUSY), synchronous
@@ -40,7 +41,6 @@ static const char *const stmt_sql[LPG_ST_COUNT] = {
 #undef LPG_ST_SQL_
 };
 
-
 _Static_assert(LPG_ST_COUNT <= LPG_SLOT_QUEUE, "lpg.c's statements take the slots below the queue's");
 
 /* Each statement's parameter types, in $n order. */
@@ -58,7 +58,6 @@ static const struct {
   [LPG_ST_LIST] = {4, {T_INT8, T_FLOAT8, T_INT4, T_INT4}},
   [LPG_ST_NOW] = {0, {0}},
 };
-
 
 /* ===================================================================== */
 /* Errors                                                                 */

@@ -128,9 +128,9 @@ describe("lease.pool", function()
     db:enqueue("j2")
     db:close()
     local s = pool.run({
-      db = p, workers = 2, ttl = 0.1, poll = 0.01,
+      db = p, workers = 2, ttl = 0.5, poll = 0.01,
       handler = function(job)
-        if job.id == "j1" then require("lease").sleep(0.3) end   -- never heartbeats
+        if job.id == "j1" then require("lease").sleep(1.5) end   -- never heartbeats
         return "fine"
       end,
     })

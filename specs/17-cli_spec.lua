@@ -15,7 +15,7 @@ local function run(argv)
   return status, o, e
 end
 
-describe("lease jobs and lease show #not_on_pg", function()
+describe("lease jobs and lease show", function()
   local p
   before_each(function()
     local db

@@ -3,7 +3,7 @@
 local H = require("helpers")
 local lease = H.lease
 
-describe("lease pool|jobs|show #not_on_pg", function()
+describe("lease pool|jobs|show", function()
   local p
   before_each(function()
     local db
@@ -73,7 +73,7 @@ describe("lease pool|jobs|show #not_on_pg", function()
   end)
 end)
 
-describe("the main job (examples/wordcount.lua) #not_on_pg", function()
+describe("the main job (examples/wordcount.lua)", function()
   it("stalls some workers, retries and discards failing files, and passes its self-check", function()
     local dir = H.dir()
     for i = 1, 8 do

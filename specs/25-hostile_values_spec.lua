@@ -141,7 +141,7 @@ describe("strings the database cannot hold", function()
 end)
 
 describe("the pool and the lease program with odd inputs", function()
-  it("survives a handler error object whose __tostring raises #not_on_pg", function()
+  it("survives a handler error object whose __tostring raises", function()
     local db, p = H.fresh("tostring")
     db:enqueue_many({ "j1", "j2", "j3", "j4" }, { max_attempts = 1 })
     db:close()
@@ -189,7 +189,7 @@ describe("the pool and the lease program with odd inputs", function()
     assert.are.equal(0, lease.state(p, "j").fence)
   end)
 
-  it("lease jobs --json stays valid UTF-8 JSON for byte-string ids #not_on_pg", function()
+  it("lease jobs --json stays valid UTF-8 JSON for byte-string ids", function()
     -- id, then the id as the JSON carries it: valid UTF-8 unchanged, every
     -- other byte as the Latin-1 character of its number (U+0080..U+00FF)
     local cases = {

@@ -30,7 +30,7 @@ local function ids(n)
   return t
 end
 
-describe("lease.pool failures #not_on_pg", function()
+describe("lease.pool failures", function()
   it("fails a job through db:fail with the pool's backoff, then runs it again: done", function()
     local p = queue(ids(4), { max_attempts = 3 })
     local t0 = lease.now()
@@ -137,7 +137,7 @@ describe("lease.pool failures #not_on_pg", function()
   end)
 end)
 
-describe("lease.pool queues and batches #not_on_pg", function()
+describe("lease.pool queues and batches", function()
   it("claims from its own queue only", function()
     local p = queue({ "d1", "d2" })
     local db = lease.open(p)
@@ -176,7 +176,7 @@ describe("lease.pool queues and batches #not_on_pg", function()
   end)
 end)
 
-describe("lease.pool owners #not_on_pg", function()
+describe("lease.pool owners", function()
   it("names its owners <host>:<pid>:<n> by default, <owner>-<n> when given", function()
     local p = queue(ids(20))
     local s = pool.run({ db = p, workers = 3, ttl = 30, signals = false,
@@ -192,7 +192,7 @@ describe("lease.pool owners #not_on_pg", function()
   end)
 end)
 
-describe("lease.pool shutdown #not_on_pg", function()
+describe("lease.pool shutdown", function()
   -- first: if a caught signal were not counted, the services below would
   -- never stop
   it("counts a caught signal; with signals = false the pool leaves them to the caller", function()
@@ -327,7 +327,7 @@ describe("lease.pool shutdown #not_on_pg", function()
 
 end)
 
-describe("lease.pool options #not_on_pg", function()
+describe("lease.pool options", function()
   it("refuses the new options' bad values before starting anything", function()
     local p = queue({ "a" })
     local h = function() return "x" end

@@ -3,7 +3,7 @@
 local H = require("helpers")
 local lease = H.lease
 
-describe("job data #not_on_pg", function()
+describe("job data", function()
   local db, p
   before_each(function() db, p = H.fresh() end)
   after_each(function() db:close() end)
@@ -76,7 +76,7 @@ describe("job data #not_on_pg", function()
   end)
 end)
 
-describe("claim_next over the queue #not_on_pg", function()
+describe("claim_next over the queue", function()
   local db, p
   before_each(function() db, p = H.fresh() end)
   after_each(function() db:close() end)
@@ -134,7 +134,7 @@ describe("claim_next over the queue #not_on_pg", function()
     assert.are.equal(2, db:state("a").attempt)
     -- a claim by another client's raw SQL counts too (a trigger counts it)
     db:release("a", "w", 2)
-    H.sqlite3(p, "UPDATE jobs SET owner = 'raw', until = 100, fence = fence + 1 WHERE id = 'a'")
+    H.sql(p, "UPDATE jobs SET owner = 'raw', until = 100, fence = fence + 1 WHERE id = 'a'")
     assert.are.equal(3, db:state("a").attempt)
   end)
 

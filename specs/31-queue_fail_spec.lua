@@ -4,7 +4,7 @@
 local H = require("helpers")
 local lease = H.lease
 
-describe("fail #not_on_pg", function()
+describe("fail", function()
   local db, p
   before_each(function() db, p = H.fresh() end)
   after_each(function() db:close() end)
@@ -48,7 +48,7 @@ describe("fail #not_on_pg", function()
     assert.are.same({ false, "missing" }, { db:fail("nope", "B", f2, 12, "x") })
     assert.are.same(before, H.qsnapshot(p))
     -- the one error is A's expired lease, recorded when B claimed
-    assert.are.equal("lease expired\n", H.sqlite3(p, "SELECT CAST(message AS TEXT) FROM lease_errors"))
+    assert.are.equal("lease expired\n", H.sql(p, "SELECT " .. H.text("message") .. " FROM lease_errors"))
     assert.is_true(db:complete("a", "B", f2, 12, "r"))
     assert.are.same({ false, "done" }, { db:fail("a", "B", f2, 13, "x") })
   end)
@@ -107,7 +107,7 @@ describe("fail #not_on_pg", function()
   end)
 end)
 
-describe("lease.backoff #not_on_pg", function()
+describe("lease.backoff", function()
   it("grows exponentially with jitter, capped at one hour", function()
     for attempt = 1, 12 do
       local base = 2 ^ (attempt - 1)
@@ -129,7 +129,7 @@ describe("lease.backoff #not_on_pg", function()
   end)
 end)
 
-describe("retry, cancel, prune #not_on_pg", function()
+describe("retry, cancel, prune", function()
   local db, p
   before_each(function() db, p = H.fresh() end)
   after_each(function() db:close() end)
@@ -203,9 +203,9 @@ describe("retry, cancel, prune #not_on_pg", function()
     assert.is_nil(db:state("done"))
     assert.is_table(db:state("held"))
     assert.is_table(db:state("open"))
-    assert.are.equal("held\nopen\n", H.sqlite3(p, "SELECT id FROM jobs ORDER BY id"))
-    assert.are.equal("held\nopen\n", H.sqlite3(p, "SELECT id FROM lease_queue ORDER BY id"))
-    assert.are.equal("0\n", H.sqlite3(p, "SELECT count(*) FROM lease_errors"))
+    assert.are.equal("held\nopen\n", H.sql(p, "SELECT " .. H.text("id") .. " FROM jobs ORDER BY id"))
+    assert.are.equal("held\nopen\n", H.sql(p, "SELECT " .. H.text("id") .. " FROM lease_queue ORDER BY id"))
+    assert.are.equal("0\n", H.sql(p, "SELECT count(*) FROM lease_errors"))
     -- once its lease ended, the cancelled job goes too
     assert.are.equal(1, lease.prune(p, 2000))
   end)
@@ -232,7 +232,7 @@ describe("retry, cancel, prune #not_on_pg", function()
   end)
 end)
 
-describe("jobs{...} and counts by status #not_on_pg", function()
+describe("jobs{...} and counts by status", function()
   local db
   before_each(function()
     db = H.fresh()

@@ -16,7 +16,7 @@ end
 -- lease process's id, once it started) and wait(deadline) -> exit status,
 -- stdout, stderr (nil when it did not end in time).
 local function start(args)
-  local base = H.path("bg")
+  local base = H.file("bg")
   local cmd = H.sh(exe()) .. " " .. args .. " >" .. H.sh(base .. ".out") .. " 2>" .. H.sh(base .. ".err")
   -- the shell waits for lease and writes its exit status
   os.execute("sh -c " .. H.sh(cmd .. " & echo $! >" .. H.sh(base .. ".pid") .. "; wait $!; echo $? >"
@@ -46,7 +46,7 @@ end
 
 -- A worker file: each job takes `work` seconds and returns its owner.
 local function worker(work)
-  local f = H.path("worker") .. ".lua"
+  local f = H.file("worker") .. ".lua"
   H.write(f, "local lease = require('lease')\nreturn function(job)\n  lease.sleep(" .. work
     .. ")\n  return job.owner\nend\n")
   return f
@@ -64,7 +64,7 @@ local function wait_completed(path, n)
   error("fewer than " .. n .. " jobs completed in 20 s")
 end
 
-describe("lease pool as a service process #not_on_pg", function()
+describe("lease pool as a service process", function()
   it("exits 0 on SIGTERM with every job completed or back in the queue, and prints the summary", function()
     local db, p = H.fresh("svc")
     local list = {}
@@ -175,7 +175,7 @@ describe("lease pool as a service process #not_on_pg", function()
     local db, p = H.fresh("restore")
     db:enqueue("a")
     db:close()
-    local script = H.path("restore") .. ".lua"
+    local script = H.file("restore") .. ".lua"
     H.write(script, [[
       local lease = require("lease")
       local pool = require("lease.pool")
@@ -193,7 +193,7 @@ describe("lease pool as a service process #not_on_pg", function()
   end)
 
   it("runs examples/mail_service.lua: payloads, a retry after backoff, a discard, a clean stop", function()
-    local p, outbox = H.path("mail"), H.path("outbox") .. ".txt"
+    local p, outbox = H.path("mail"), H.file("outbox") .. ".txt"
     local db = lease.open(p)
     db:enqueue("m1", { queue = "mail", payload = '{"to":"ann@example.com","subject":"hi"}' })
     db:enqueue("m2", { queue = "mail", payload = '{"to":"flaky@example.com","subject":"again"}' })

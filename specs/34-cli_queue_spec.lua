@@ -16,7 +16,7 @@ local function run(argv)
   return status, o, e
 end
 
-describe("lease enqueue #not_on_pg", function()
+describe("lease enqueue", function()
   it("adds a job with payload, queue, priority, run_at and max_attempts", function()
     local p = H.path("enq")
     local status, out, err = run({ "enqueue", p, "a", "--payload", '{"n":1}', "--queue", "mail",
@@ -82,7 +82,7 @@ describe("lease enqueue #not_on_pg", function()
   end)
 end)
 
-describe("lease jobs, retry, cancel, prune #not_on_pg", function()
+describe("lease jobs, retry, cancel, prune", function()
   local p
   before_each(function()
     local db

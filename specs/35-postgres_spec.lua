@@ -129,6 +129,23 @@ describe("PostgreSQL backend", function()
     assert.are.same({ "B", 1, 1000 }, { s.owner, s.fence, s["until"] })
   end)
 
+  it("reads the queue's state as the lock holder left it: a cancel committed during the wait refuses", function()
+    db:enqueue("a")
+    local f = db:claim("a", "w", 0, 100)
+    local marker = H.file("locked")
+    -- an operator's client cancels the job as cancel does: the job's row
+    -- locked first, then its queue row; it commits a moment later
+    local wait = psql_background(p, "BEGIN;\nSELECT 1 FROM jobs WHERE id = 'a' FOR UPDATE;\n"
+      .. "UPDATE lease_queue SET state = 3, finished_at = 5 WHERE id = 'a';\n\\! touch " .. marker
+      .. "\nSELECT pg_sleep(1);\nCOMMIT;")
+    wait_marker(marker)
+    -- this complete waits for the lock, then finds the job cancelled
+    assert.are.same({ false, "cancelled" }, { db:complete("a", "w", f, 6, "r") })
+    wait()
+    local s = db:state("a", 6)
+    assert.are.same({ false, "cancelled", 5 }, { s.done, s.status, s.finished_at })
+  end)
+
   it("raises busy with the SQLSTATE when a row lock outlasts the busy timeout, and changes nothing", function()
     db:enqueue("a")
     local f = db:claim("a", "A", 0, 100)

@@ -13,7 +13,7 @@ local function ifa(list)
   return out
 end
 
-describe("claim_next(n) batches #not_on_pg", function()
+describe("claim_next(n) batches", function()
   local db, p
   before_each(function() db, p = H.fresh("batch") end)
   after_each(function() db:close() end)

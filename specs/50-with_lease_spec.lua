@@ -84,7 +84,7 @@ describe("with_lease", function()
     assert.are.same(before, everything(p))
   end)
 
-  it("refuses the holder of a job the queue cancelled, as complete does, and runs nothing #not_on_pg", function()
+  it("refuses the holder of a job the queue cancelled, as complete does, and runs nothing", function()
     assert.is_true(db:cancel("job", 115))
     local before = everything(p)
     local ran = false

@@ -191,6 +191,14 @@ function H.sql(path, sql)
   return H.sqlite3(path, sql)
 end
 
+--- H.text(col) -> string: SQL for the byte-string column `col` read as
+-- text, for H.sql on either engine (ids, owners and messages are bytea on
+-- PostgreSQL, which psql would print as hex).
+function H.text(col)
+  if H.backend == "pg" then return "convert_from(" .. col .. ", 'UTF8')" end
+  return "CAST(" .. col .. " AS TEXT)"
+end
+
 --- H.assert_bytes(expected, path): the file holds exactly these bytes
 -- (reported by size and first difference, not by dumping both).
 function H.assert_bytes(expected, path)
@@ -283,6 +291,17 @@ end
 -- queue's tables (lease_queue, lease_errors), for "nothing changed" checks.
 function H.qsnapshot(path)
   local out = H.snapshot(path)
+  if H.backend == "pg" then
+    for _, sql in ipairs({
+      "SELECT encode(id, 'hex'), seq, encode(queue, 'hex'), priority, coalesce(run_at::text, 'NULL'),"
+        .. " attempt, max_attempts, coalesce(encode(payload, 'hex'), 'NULL'), state,"
+        .. " coalesce(finished_at::text, 'NULL') FROM lease_queue ORDER BY id",
+      "SELECT encode(id, 'hex'), attempt, at, coalesce(encode(owner, 'hex'), 'NULL'), fence,"
+        .. " coalesce(encode(message, 'hex'), 'NULL') FROM lease_errors ORDER BY n" }) do
+      for line in H.psql(path, sql):gmatch("[^\n]+") do out[#out + 1] = line end
+    end
+    return out
+  end
   for _, sql in ipairs({
     "SELECT quote(id), seq, quote(queue), priority, quote(run_at), attempt, max_attempts,"
       .. " quote(payload), state, quote(finished_at) FROM lease_queue ORDER BY id",

@@ -21,12 +21,9 @@
 -- slipped through would still be refused by claim's own guarded UPDATE in
 -- the same transaction; the slip that matters, a candidate filter that lets
 -- ended jobs through ahead of a ready one, is claim-next-takes-ended-jobs.
--- Also "pg-claim-next-id-order" (the sort by seq of the jobs PostgreSQL's
--- claim_next UPDATE returned, skipped): PostgreSQL returns them in the order
--- of the ORDER BY seq subquery that drives the UPDATE, also after the rows
--- were rewritten out of order (15-claim_next's "returns a batch in enqueue
--- order after its jobs were rewritten" passes with it), so no spec can tell;
--- the sort stays as the guarantee, since RETURNING's order is not promised.
+-- Also "pg-claim-next-id-order": PostgreSQL's claim_next returns its jobs
+-- through a final SELECT ... ORDER BY of the claim order (lpg_queue_sql.h),
+-- so there is no sort of RETURNING's rows left to skip.
 return {
   -- The seed's broken changes (CONTRACT.md's table) ---------------------
   {
@@ -1153,8 +1150,8 @@ return {
   },
   {
     name = "pg-5-renew-revives-at-boundary", step = "5", file = "src/pg/lpg_sql.h", backend = "pg",
-    from = [[" AND j.until > $4 AND j.fence < " LPG_FENCE_MAX " RETURNING 1)"]],
-    to = [[" AND j.until >= $4 AND j.fence < " LPG_FENCE_MAX " RETURNING 1)"]],
+    from = [[" AND j.until > $4 AND j.fence < " LPG_FENCE_MAX " AND " LPG_SQL_NOT_ENDED]],
+    to = [[" AND j.until >= $4 AND j.fence < " LPG_FENCE_MAX " AND " LPG_SQL_NOT_ENDED]],
     hint = "specs/05-renew_spec.lua",
   },
   {
@@ -1171,14 +1168,16 @@ return {
   },
   {
     name = "pg-reason-from-pre-lock-snapshot", step = "own", file = "src/pg/lpg_sql.h", backend = "pg",
-    from = [["WITH j AS (SELECT id, done, until, fence FROM jobs WHERE id = $1 FOR UPDATE),"]],
-    to = [["WITH j AS (SELECT id, done, until, fence FROM jobs WHERE id = $1),"]],
+    from = [[#define LPG_SQL_CLAIM                                                                 \
+  "WITH j AS (SELECT id, owner, done, until, fence FROM jobs WHERE id = $1 FOR UPDATE)," \]],
+    to = [[#define LPG_SQL_CLAIM                                                                 \
+  "WITH j AS (SELECT id, owner, done, until, fence FROM jobs WHERE id = $1 )," \]],
     hint = "specs/35-postgres_spec.lua",
   },
   {
-    name = "pg-claim-next-waits-for-locked", step = "own", file = "src/pg/lpg_sql.h", backend = "pg",
-    from = [[" ORDER BY seq LIMIT $4 FOR UPDATE SKIP LOCKED)"]],
-    to = [[" ORDER BY seq LIMIT $4 FOR UPDATE)"]],
+    name = "pg-claim-next-waits-for-locked", step = "own", file = "src/pg/lpg_queue_sql.h", backend = "pg",
+    from = [[" FOR UPDATE OF q, j SKIP LOCKED),"]],
+    to = [[" FOR UPDATE OF q, j),"]],
     hint = "specs/35-postgres_spec.lua",
   },
   {
@@ -1288,7 +1287,7 @@ return {
   },
   {
     name = "pg-blocked-code-column", step = "own", file = "src/pg/lpg.c", backend = "pg",
-    from = "  blocked = w->op == LEASE__RELEASE ? 0 : r_i4(r, 0, is_claim ? 5 : 6);\n",
+    from = "  blocked = w->op == LEASE__RELEASE ? 0 : r_i4(r, 0, 6);\n",
     to = "  blocked = w->op == LEASE__RELEASE ? 0 : r_i4(r, 0, 5);\n",
     hint = "specs/50-with_lease_spec.lua",
   },
@@ -1339,5 +1338,63 @@ return {
     from = "    rawset(job, k, f)\n",
     to = "",
     hint = "specs/18-pool_spec.lua",
+  },
+  -- The job queue on PostgreSQL (src/pg/lpg_queue_sql.h, the guards
+  -- lpg_sql.h shares with it) -----------------------------------------
+  {
+    -- fail stores without the fence check
+    name = "pg-queue-fail-fence-unchecked", step = "own", file = "src/pg/lpg_queue_sql.h", backend = "pg",
+    from = [[  LPG_SQL_HELD_GUARD ","]],
+    to = [[  " WHERE jobs.id = j.id AND j.done = 0 AND j.owner = $2 AND j.until > $4 RETURNING 1),"]],
+    hint = "specs/31-queue_fail_spec.lua",
+  },
+  {
+    -- claim, renew, complete and fail of a cancelled or discarded job granted
+    name = "pg-queue-not-ended-ignored", step = "own", file = "src/pg/lpg_sql.h", backend = "pg",
+    from = [[#define LPG_SQL_NOT_ENDED "q.state < 2"]],
+    to = [[#define LPG_SQL_NOT_ENDED "q.state < 9"]],
+    hint = "specs/31-queue_fail_spec.lua",
+  },
+  {
+    -- the queue state read from the snapshot taken before the row lock wait
+    name = "pg-queue-state-before-lock", step = "own", file = "src/pg/lpg_queue_sql.h", backend = "pg",
+    from = [[" LANGUAGE sql VOLATILE AS $f$]],
+    to = [[" LANGUAGE sql STABLE AS $f$]],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
+    -- claim_next hands out scheduled jobs
+    name = "pg-queue-run-at-filter", step = "own", file = "src/pg/lpg_queue_sql.h", backend = "pg",
+    from = [[" WHERE q.state = 0 AND q.queue = $1 AND (q.run_at IS NULL OR q.run_at <= $2)"]],
+    to = [[" WHERE q.state = 0 AND q.queue = $1"]],
+    hint = "specs/30-queue_data_spec.lua",
+  },
+  {
+    -- claim_next takes cancelled and discarded jobs
+    name = "pg-queue-status-filter", step = "own", file = "src/pg/lpg_queue_sql.h", backend = "pg",
+    from = [[" WHERE q.state = 0 AND q.queue = $1 AND]],
+    to = [[" WHERE q.state >= 0 AND q.queue = $1 AND]],
+    hint = "specs/31-queue_fail_spec.lua",
+  },
+  {
+    -- a claim is not counted as an attempt
+    name = "pg-queue-attempt-not-counted", step = "own", file = "src/pg/lpg_queue_sql.h", backend = "pg",
+    from = [[" UPDATE lease_queue SET attempt = attempt + 1 WHERE id = new.id; END IF;"]],
+    to = [[" UPDATE lease_queue SET attempt = attempt WHERE id = new.id; END IF;"]],
+    hint = "specs/30-queue_data_spec.lua",
+  },
+  {
+    -- an expired last attempt is claimed again instead of discarded
+    name = "pg-queue-expiry-never-discards", step = "own", file = "src/pg/lpg_queue_sql.h", backend = "pg",
+    from = [[" c.owner IS NOT NULL AND c.attempt >= c.max_attempts AS last FROM c),"]],
+    to = [[" false AS last FROM c),"]],
+    hint = "specs/30-queue_data_spec.lua",
+  },
+  {
+    -- prune deletes a cancelled job still held
+    name = "pg-queue-prune-held", step = "own", file = "src/pg/lpg_queue_sql.h", backend = "pg",
+    from = [[") AND NOT (jobs.done = 0 AND jobs.until > $1)"]],
+    to = [[")"]],
+    hint = "specs/31-queue_fail_spec.lua",
   },
 }

@@ -7,7 +7,8 @@
 ** would fail with serialization errors instead of reporting "held"), and
 ** every operation is one prepared statement with binary parameters and
 ** results, so each commits on its own; complete_many is one transaction.
-** The SQL and why each statement keeps the contract: lpg_sql.h.
+** The SQL and why each statement keeps the contract: lpg_sql.h.  The job
+** queue's operations: lpg_queue.c (what the two share: lpg_int.h).
 **
 ** Options map onto the server's settings: the busy timeout onto
 ** lock_timeout (a lock not granted in time is LEASE_BUSY), synchronous
@@ -17,11 +18,8 @@
 ** loses its connection midway fails with LEASE_IOERR, and whether the
 ** server committed it is then unknown, as for any client of a server.
 */
-#include "lease_int.h"
 #include "lpg_int.h"
 #include "lpg_sql.h"
-
-#include <libpq-fe.h>
 
 #include <errno.h>
 #include <math.h>
@@ -45,10 +43,7 @@ static const char *const stmt_sql[LPG_ST_COUNT] = {
 #undef LPG_ST_SQL_
 };
 
-/* PostgreSQL's type oids (pg_type.dat) of the parameters sent. */
-enum { T_BYTEA = 17, T_INT8 = 20, T_INT4 = 23, T_FLOAT8 = 701, T_BYTEA_ARRAY = 1001 };
-
-#define LPG_MAX_PARAMS 5
+_Static_assert(LPG_ST_COUNT <= LPG_SLOT_QUEUE, "lpg.c's statements take the slots below the queue's");
 
 /* Each statement's parameter types, in $n order. */
 static const struct {
@@ -62,22 +57,9 @@ static const struct {
   [LPG_ST_RENEW] = {5, {T_BYTEA, T_BYTEA, T_INT8, T_FLOAT8, T_FLOAT8}},
   [LPG_ST_COMPLETE] = {5, {T_BYTEA, T_BYTEA, T_INT8, T_FLOAT8, T_BYTEA}},
   [LPG_ST_RELEASE] = {3, {T_BYTEA, T_BYTEA, T_INT8}},
-  [LPG_ST_CLAIM_NEXT] = {4, {T_BYTEA, T_FLOAT8, T_FLOAT8, T_INT4}},
   [LPG_ST_LIST] = {4, {T_INT8, T_FLOAT8, T_INT4, T_INT4}},
-  [LPG_ST_TALLY] = {1, {T_FLOAT8}},
   [LPG_ST_NOW] = {0, {0}},
 };
-
-/* A connection: db->conn of a handle whose backend is PostgreSQL's. */
-typedef struct lpg_conn {
-  PGconn *pg;
-  unsigned prepared;   /* bit i: statement i is prepared on this session */
-  void *tx;            /* lpg_tx.c's state of this connection (lpg_int.h) */
-} lpg_conn;
-
-#define LPG(db) ((lpg_conn *)(db)->conn)
-
-_Static_assert(LPG_ST_COUNT <= 32, "one bit per statement in lpg_conn.prepared");
 
 /* ===================================================================== */
 /* Errors                                                                 */
@@ -133,7 +115,7 @@ static void trim_copy(char *out, size_t cap, const char *msg) {
 ** libpq's message otherwise.  A connection found broken is LEASE_IOERR.
 ** Returns the recorded code.
 */
-static int lpg_fail(lease_db *db, const PGresult *res) {
+int lpg_fail(lease_db *db, const PGresult *res) {
   char msg[LEASE__ERRMSG_MAX - 64];
   const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
   int rc;
@@ -162,7 +144,7 @@ static void quiet(void *arg, const char *message) {
 
 /* Run a statement with no parameters (text protocol); LEASE_OK or the
 ** failure recorded. */
-static int exec_plain(lease_db *db, const char *sql) {
+int lpg_exec(lease_db *db, const char *sql) {
   PGresult *res = PQexec(LPG(db)->pg, sql);
   ExecStatusType st = PQresultStatus(res);
   int rc = LEASE_OK;
@@ -172,7 +154,7 @@ static int exec_plain(lease_db *db, const char *sql) {
 }
 
 /* Roll back whatever transaction is open, keeping the recorded error. */
-static void rollback(lease_db *db) {
+void lpg_rollback(lease_db *db) {
   if (PQtransactionStatus(LPG(db)->pg) != PQTRANS_IDLE) PQclear(PQexec(LPG(db)->pg, "ROLLBACK"));
 }
 
@@ -189,7 +171,7 @@ static int set_session(lease_db *db) {
            " SET default_transaction_read_only = %s; SET client_min_messages = warning",
            ms, db->opt.synchronous == LEASE_SYNC_FULL ? "on" : "off", ro ? "on" : "off");
   LPG(db)->prepared = 0;
-  return exec_plain(db, sql);
+  return lpg_exec(db, sql);
 }
 
 /*
@@ -197,107 +179,38 @@ static int set_session(lease_db *db) {
 ** its session up again; roll back a transaction a failed call left open.
 ** Returns LEASE_OK or LEASE_IOERR (recorded).
 */
-static int ready(lease_db *db) {
+int lpg_ready(lease_db *db) {
   lpg_conn *c = LPG(db);
   if (PQstatus(c->pg) != CONNECTION_OK) {
     PQreset(c->pg);
     if (PQstatus(c->pg) != CONNECTION_OK) return lpg_fail(db, NULL);   /* LEASE_IOERR */
     return set_session(db);
   }
-  rollback(db);
+  lpg_rollback(db);
   return LEASE_OK;
 }
 
 /* ===================================================================== */
-/* Parameters and results                                                 */
+/* Statements                                                             */
 /* ===================================================================== */
 
-/* The parameters of one statement, binary. */
-typedef struct params {
-  const char *v[LPG_MAX_PARAMS];
-  int len[LPG_MAX_PARAMS];
-  int fmt[LPG_MAX_PARAMS];
-  char num[LPG_MAX_PARAMS][8];
-  int n;
-} params;
-
-static void put_be(char *out, uint64_t v, int bytes) {
-  int i;
-  for (i = bytes - 1; i >= 0; i--) {
-    out[i] = (char)(v & 0xff);
-    v >>= 8;
-  }
-}
-
-static uint64_t get_be(const char *p, int bytes) {
-  uint64_t v = 0;
-  int i;
-  for (i = 0; i < bytes; i++) v = v << 8 | (unsigned char)p[i];
-  return v;
-}
-
-/* Append a byte string (NULL for SQL NULL).  The core checked its length
-** against max_length, which fits an int. */
-static void p_bytes(params *p, const char *s, size_t len) {
-  p->v[p->n] = s ? (len ? s : "") : NULL;
-  p->len[p->n] = (int)len;
-  p->fmt[p->n++] = 1;
-}
-
-static void p_int(params *p, uint64_t v, int bytes) {
-  put_be(p->num[p->n], v, bytes);
-  p->v[p->n] = p->num[p->n];
-  p->len[p->n] = bytes;
-  p->fmt[p->n++] = 1;
-}
-
-static void p_i8(params *p, int64_t v) { p_int(p, (uint64_t)v, 8); }
-static void p_i4(params *p, int32_t v) { p_int(p, (uint64_t)(uint32_t)v, 4); }
-
-static void p_f8(params *p, double d) {
-  uint64_t v;
-  memcpy(&v, &d, sizeof v);
-  p_int(p, v, 8);
-}
-
-/* Binary result fields. */
-static int64_t r_i8(const PGresult *r, int row, int col) {
-  return (int64_t)get_be(PQgetvalue(r, row, col), 8);
-}
-static int32_t r_i4(const PGresult *r, int row, int col) {
-  return (int32_t)(uint32_t)get_be(PQgetvalue(r, row, col), 4);
-}
-static double r_f8(const PGresult *r, int row, int col) {
-  uint64_t v = get_be(PQgetvalue(r, row, col), 8);
-  double d;
-  memcpy(&d, &v, sizeof d);
-  return d;
-}
-static int r_bool(const PGresult *r, int row, int col) {
-  return !PQgetisnull(r, row, col) && PQgetvalue(r, row, col)[0] != 0;
-}
-
-/*
-** Run prepared statement `which` (preparing it on first use in this
-** session) with parameters p, binary results.  Returns the result, or NULL
-** with the failure recorded.
-*/
-static PGresult *run(lease_db *db, int which, const params *p) {
+/* See lpg_int.h. */
+PGresult *lpg_run(lease_db *db, int slot, const char *sql, int n, const unsigned *types,
+                  const params *p) {
   lpg_conn *c = LPG(db);
   char name[16];
   PGresult *res;
   ExecStatusType st;
-  snprintf(name, sizeof name, "lease_%d", which);
-  if (!(c->prepared & (1u << which))) {
-    res = PQprepare(c->pg, name, stmt_sql[which], stmt_params[which].n,
-                    stmt_params[which].types);
+  snprintf(name, sizeof name, "lease_%d", slot);
+  if (!(c->prepared & ((uint64_t)1 << slot))) {
+    res = PQprepare(c->pg, name, sql, n, types);
     if (PQresultStatus(res) != PGRES_COMMAND_OK) {
       lpg_fail(db, res);
       PQclear(res);
       return NULL;
     }
     PQclear(res);
-    c->prepared |= 1u << which;
+    c->prepared |= (uint64_t)1 << slot;
   }
   res = PQexecPrepared(c->pg, name, p ? p->n : 0, p ? p->v : NULL, p ? p->len : NULL,
                        p ? p->fmt : NULL, 1);
@@ -308,6 +221,11 @@ static PGresult *run(lease_db *db, int which, const params *p) {
     return NULL;
   }
   return res;
+}
+
+/* Run lpg.c's statement `which` (lpg_sql.h's list) with parameters p. */
+static PGresult *run(lease_db *db, int which, const params *p) {
+  return lpg_run(db, which, stmt_sql[which], stmt_params[which].n, stmt_params[which].types, p);
 }
 
 /*
@@ -401,9 +319,9 @@ static int check_schema(lease_db *db, int *missing) {
 ** handle has nothing to write when the table exists (its open checked
 ** that), as on SQLite. */
 static int pg_init(lease_db *db) {
-  int rc = ready(db);
+  int rc = lpg_ready(db);
   if (rc != LEASE_OK || (db->opt.flags & LEASE_OPEN_READONLY)) return rc;
-  if ((rc = exec_plain(db, LPG_SQL_INIT)) != LEASE_OK) rollback(db);
+  if ((rc = lpg_exec(db, LPG_SQL_INIT)) != LEASE_OK) lpg_rollback(db);
   return rc;
 }
 
@@ -465,19 +383,20 @@ static int pg_open(lease_db *db) {
   if (!c) return lease__fail(db, LEASE_NOMEM, "out of memory");
   db->conn = c;
   if ((rc = connect_quiet(db, c)) != LEASE_OK) return rc;
-  if ((rc = exec_plain(db, "SET default_transaction_read_only = off")) != LEASE_OK) return rc;
+  if ((rc = lpg_exec(db, "SET default_transaction_read_only = off")) != LEASE_OK) return rc;
   if ((rc = check_schema(db, &missing)) != LEASE_OK) return rc;
   if (missing) {
     if (db->opt.flags & LEASE_OPEN_READONLY)
       return lease__fail(db, LEASE_SCHEMA, "the database has no jobs table (opened read-only)");
     if (db->opt.flags & LEASE_OPEN_NOCREATE)
       return lease__fail(db, LEASE_CANTOPEN, "the database has no jobs table (create = false)");
-    if ((rc = exec_plain(db, LPG_SQL_INIT)) != LEASE_OK) {
-      rollback(db);
+    if ((rc = lpg_exec(db, LPG_SQL_INIT)) != LEASE_OK) {
+      lpg_rollback(db);
       return rc;
     }
     if ((rc = check_schema(db, &missing)) != LEASE_OK) return rc;
   }
+  if ((rc = lpg_q_open(db)) != LEASE_OK) return rc;
   return set_session(db);
 }
 
@@ -496,7 +415,7 @@ static void pg_close(lease_db *db) {
 ** (on, remote_write, remote_apply: FULL; local: FULL; off: NORMAL). */
 static int pg_settings(lease_db *db, lease_settings *out) {
   PGresult *res;
-  int rc = ready(db);
+  int rc = lpg_ready(db);
   if (rc != LEASE_OK) return rc;
   res = PQexec(LPG(db)->pg, "SELECT current_setting('synchronous_commit')");
   if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1) {
@@ -525,7 +444,7 @@ static size_t pg_max_length(const lease_db *db) {
 /* See lease_int.h: the server's clock (clock_timestamp()), seconds. */
 static int pg_server_now(lease_db *db, double *out) {
   PGresult *res;
-  int rc = ready(db);
+  int rc = lpg_ready(db);
   if (rc != LEASE_OK) return rc;
   if (!(res = run(db, LPG_ST_NOW, NULL))) return db->rc;
   *out = r_f8(res, 0, 0);
@@ -542,7 +461,7 @@ static int pg_state(lease_db *db, const char *id, size_t id_len, lease_row *row,
   params p = {0};
   PGresult *res;
   size_t used = 0;
-  int rc = ready(db);
+  int rc = lpg_ready(db);
   if (rc != LEASE_OK) return rc;
   p_bytes(&p, id, id_len);
   if (!(res = run(db, LPG_ST_STATE, &p))) return db->rc;
@@ -564,7 +483,7 @@ static int pg_list(lease_db *db, int which, double now, int64_t after, int max, 
   params p = {0};
   PGresult *res;
   size_t used = 0;
-  int n, i, rc = ready(db);
+  int n, i, rc = lpg_ready(db);
   if (rc != LEASE_OK) return rc;
   p_i8(&p, after);
   p_f8(&p, now);
@@ -586,23 +505,6 @@ static int pg_list(lease_db *db, int which, double now, int64_t after, int max, 
   return LEASE_OK;
 }
 
-/* See lease.h. */
-static int pg_count(lease_db *db, double now, lease_counts *out) {
-  params p = {0};
-  PGresult *res;
-  int rc = ready(db);
-  if (rc != LEASE_OK) return rc;
-  p_f8(&p, now);
-  if (!(res = run(db, LPG_ST_TALLY, &p))) return db->rc;
-  out->total = r_i8(res, 0, 0);
-  out->done = r_i8(res, 0, 1);
-  out->ready = r_i8(res, 0, 2);
-  out->held = r_i8(res, 0, 3);
-  out->blocked = r_i8(res, 0, 4);
-  PQclear(res);
-  return LEASE_OK;
-}
-
 /* ===================================================================== */
 /* Writes                                                                 */
 /* ===================================================================== */
@@ -611,7 +513,7 @@ static int pg_count(lease_db *db, double now, lease_counts *out) {
 static int pg_enqueue(lease_db *db, const char *id, size_t id_len, int *reason) {
   params p = {0};
   PGresult *res;
-  int rc = ready(db);
+  int rc = lpg_ready(db);
   if (rc != LEASE_OK) return rc;
   p_bytes(&p, id, id_len);
   if (!(res = run(db, LPG_ST_ENQUEUE, &p))) return db->rc;
@@ -628,7 +530,7 @@ static int pg_enqueue_many(lease_db *db, const char *const *ids, const size_t *i
   PGresult *res;
   size_t size = 20, at, i;
   char *arr;
-  int rc = ready(db);
+  int rc = lpg_ready(db);
   if (rc != LEASE_OK) return rc;
   for (i = 0; i < (size_t)n; i++) {
     if (id_lens[i] > (size_t)INT32_MAX - 4 || size > (size_t)INT32_MAX - 4 - id_lens[i])
@@ -673,15 +575,16 @@ static const char *write_verb(const lease__write *w) {
 }
 
 /*
-** Read the outcome of a guarded write from its one row (lpg_sql.h:
-** LPG_SQL_REPORT) in the order the guard checks: missing, done, then for
-** all but claim owner and fence, then a blocked job (release may write
+** See lpg_int.h: the outcome of a guarded write from its one row (lpg_sql.h:
+** LPG_SQL_REPORT) in the order the guard checks: missing, done, then (but
+** for release) discarded or cancelled by the queue, then for all but claim
+** owner and fence, then a blocked job (release may write
 ** one), then the lease: held for a claim, expired for renew and complete.
 ** Sets *reason and a claim's *fence, or records why no reason fits.
 */
-static int outcome(lease_db *db, const lease__write *w, const PGresult *r, int64_t *fence,
-                   int *reason) {
-  int is_claim = w->op == LEASE__CLAIM, blocked;
+int lpg_outcome(lease_db *db, const lease__write *w, const PGresult *r, int64_t *fence,
+                int *reason) {
+  int is_claim = w->op == LEASE__CLAIM, blocked, ended;
   if (PQntuples(r) != 1)
     return lease__fail(db, LEASE_ERROR, "internal error: a guarded write returned %d rows",
                        PQntuples(r));
@@ -690,15 +593,16 @@ static int outcome(lease_db *db, const lease__write *w, const PGresult *r, int64
     if (is_claim && fence) *fence = r_i8(r, 0, 0);
     return LEASE_OK;
   }
-  /* the blocked code follows the fence checks: one column for a claim, two
-  ** (owner, fence) for the others */
-  blocked = w->op == LEASE__RELEASE ? 0 : r_i4(r, 0, is_claim ? 5 : 6);
+  blocked = w->op == LEASE__RELEASE ? 0 : r_i4(r, 0, 6);
+  ended = w->op == LEASE__RELEASE || PQgetisnull(r, 0, 8) ? 0 : r_i4(r, 0, 8);
   if (!r_bool(r, 0, 1)) *reason = LEASE_MISSING;
   else if (r_bool(r, 0, 2)) *reason = LEASE_DONE;
+  else if (ended == 2) *reason = LEASE_DISCARDED;
+  else if (ended == 3) *reason = LEASE_CANCELLED;
   else if (!is_claim && r_bool(r, 0, 3)) *reason = LEASE_NOT_OWNER;
   else if (!is_claim && r_bool(r, 0, 4)) *reason = LEASE_STALE_FENCE;
   else if (lease__blocked_msg(blocked)) return lease__blocked_fail(db, blocked, write_verb(w));
-  else if (is_claim && r_bool(r, 0, 6)) *reason = LEASE_HELD;
+  else if (is_claim && r_bool(r, 0, 7)) *reason = LEASE_HELD;
   else if (!is_claim && w->op != LEASE__RELEASE && r_bool(r, 0, 5)) *reason = LEASE_EXPIRED;
   else
     return lease__fail(db, LEASE_ERROR, "internal error: the guarded %s refused a write that "
@@ -734,7 +638,7 @@ static int guarded(lease_db *db, const lease__write *w, int64_t *fence, int *rea
       break;
   }
   if (!(res = run(db, write_stmt[w->op], &p))) return db->rc;
-  rc = outcome(db, w, res, fence, reason);
+  rc = lpg_outcome(db, w, res, fence, reason);
   PQclear(res);
   return rc;
 }
@@ -742,7 +646,7 @@ static int guarded(lease_db *db, const lease__write *w, int64_t *fence, int *rea
 /* See lease_int.h: claim, renew, complete or release, one statement. */
 static int pg_write(lease_db *db, const lease__write *w, int64_t *fence, int *reason) {
   int64_t got = 0;
-  int r = LEASE_GRANTED, rc = ready(db);
+  int r = LEASE_GRANTED, rc = lpg_ready(db);
   if (rc != LEASE_OK) return rc;
   if ((rc = guarded(db, w, &got, &r)) != LEASE_OK) return rc;
   if (fence) *fence = r == LEASE_GRANTED ? got : 0;
@@ -777,7 +681,7 @@ static int pg_complete_many(lease_db *db, const lease__write *w, const lease_res
   lease__write one = *w;
   order_item *ord;
   int rc, i, r, done = 0;
-  if ((rc = ready(db)) != LEASE_OK) return rc;
+  if ((rc = lpg_ready(db)) != LEASE_OK) return rc;
   if (!(ord = malloc((size_t)n * sizeof *ord))) return lease__fail(db, LEASE_NOMEM, "out of memory");
   for (i = 0; i < n; i++) {
     ord[i].id = items[i].id;
@@ -785,7 +689,7 @@ static int pg_complete_many(lease_db *db, const lease__write *w, const lease_res
     ord[i].at = i;
   }
   qsort(ord, (size_t)n, sizeof *ord, by_id);
-  if ((rc = exec_plain(db, "BEGIN")) != LEASE_OK) {
+  if ((rc = lpg_exec(db, "BEGIN")) != LEASE_OK) {
     free(ord);
     return rc;
   }
@@ -803,72 +707,12 @@ static int pg_complete_many(lease_db *db, const lease__write *w, const lease_res
     }
   }
   free(ord);
-  if (rc == LEASE_OK) rc = exec_plain(db, "COMMIT");
+  if (rc == LEASE_OK) rc = lpg_exec(db, "COMMIT");
   if (rc != LEASE_OK) {
-    rollback(db);
+    lpg_rollback(db);
     return rc;
   }
   if (stored) *stored = done;
-  return LEASE_OK;
-}
-
-/* One job taken by claim_next. */
-typedef struct taken {
-  int64_t seq, fence;
-  size_t off, len;
-} taken;
-
-static int by_seq(const void *a, const void *b) {
-  int64_t x = ((const taken *)a)->seq, y = ((const taken *)b)->seq;
-  return (x > y) - (x < y);
-}
-
-/* See lease.h: one UPDATE of the oldest ready jobs no other transaction
-** holds locked, sorted by enqueue order here (RETURNING has no order). */
-static int pg_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jobs,
-                         int *count) {
-  params p = {0};
-  PGresult *res;
-  taken *t;
-  size_t used = 0;
-  int n, i, rc = ready(db);
-  if (rc != LEASE_OK) return rc;
-  p_bytes(&p, w->owner, w->owner_len);
-  p_f8(&p, w->now);
-  p_f8(&p, w->until);
-  p_i4(&p, max);
-  if (!(res = run(db, LPG_ST_CLAIM_NEXT, &p))) return db->rc;
-  n = PQntuples(res);
-  if (n > max) n = max;
-  if (!(t = malloc((size_t)(n ? n : 1) * sizeof *t))) {
-    PQclear(res);
-    return lease__fail(db, LEASE_NOMEM, "out of memory");
-  }
-  for (i = 0; i < n; i++) {
-    size_t len = (size_t)PQgetlength(res, i, 1);
-    if (lease__reserve(db, used + len + 1) != LEASE_OK) {
-      /* the claims are committed: the jobs stay claimed until they expire */
-      free(t);
-      PQclear(res);
-      return db->rc;
-    }
-    if (len) memcpy(db->buf + used, PQgetvalue(res, i, 1), len);
-    db->buf[used + len] = '\0';
-    t[i].seq = r_i8(res, i, 0);
-    t[i].fence = r_i8(res, i, 2);
-    t[i].off = used;
-    t[i].len = len;
-    used += len + 1;
-  }
-  PQclear(res);
-  qsort(t, (size_t)n, sizeof *t, by_seq);
-  for (i = 0; i < n; i++) {
-    jobs[i].id = db->buf + t[i].off;
-    jobs[i].id_len = t[i].len;
-    jobs[i].fence = t[i].fence;
-  }
-  *count = n;
-  free(t);
   return LEASE_OK;
 }
 
@@ -880,9 +724,6 @@ static int pg_claim_next(lease_db *db, const lease__write *w, int max, lease_job
 PGconn *lpg_pq(lease_db *db) { return LPG(db)->pg; }
 void **lpg_txstate(lease_db *db) { return &LPG(db)->tx; }
 int lpg_fail_result(lease_db *db, const PGresult *res) { return lpg_fail(db, res); }
-int lpg_exec(lease_db *db, const char *sql) { return exec_plain(db, sql); }
-int lpg_ready(lease_db *db) { return ready(db); }
-void lpg_rollback(lease_db *db) { rollback(db); }
 int lpg_guarded(lease_db *db, const lease__write *w, int *reason) {
   return guarded(db, w, NULL, reason);
 }
@@ -902,9 +743,9 @@ const lease__backend lease__pg = {
   .state = pg_state,
   .write = pg_write,
   .complete_many = pg_complete_many,
-  .claim_next = pg_claim_next,
+  .claim_next = lpg_q_claim_next,
   .list = pg_list,
-  .count = pg_count,
+  .count = lpg_q_count,
   .settings = pg_settings,
   .is_private = pg_is_private,
   .max_length = pg_max_length,
@@ -913,4 +754,14 @@ const lease__backend lease__pg = {
   .tx_run = lpg_tx_run,
   .tx_write = lpg_tx_write,
   .fence_gate = lpg_fence_gate,
+  .enqueue_jobs = lpg_q_enqueue_jobs,
+  .state_at = lpg_q_state_at,
+  .errors = lpg_q_errors,
+  .claim_next_queue = lpg_q_claim_next_queue,
+  .fail = lpg_q_fail,
+  .retry = lpg_q_retry,
+  .cancel = lpg_q_cancel,
+  .prune = lpg_q_prune,
+  .list_jobs = lpg_q_list_jobs,
+  .count_queue = lpg_q_count_queue,
 };

@@ -1,9 +1,9 @@
 /*
-** lpg_int.h: what the PostgreSQL backend's files share beyond lease_int.h.
-** Private to src/pg/.  lpg.c owns the connection and its session; the
-** functions below give the other files (lpg_tx.c) its connection, its
-** error recording and its guarded write, so that they run on the same
-** session rules.
+** lpg_int.h: what the files of the PostgreSQL backend share (lpg.c: the
+** connection, the contract's operations; lpg_queue.c: the job queue;
+** lpg_tx.c: the fenced side effects, on the same session rules).
+** Private to src/pg/.  Every name carries the prefix lpg_ (or is a static
+** inline helper of one file's reach).
 */
 #ifndef LPG_INT_H
 #define LPG_INT_H
@@ -11,6 +11,165 @@
 #include "lease_int.h"
 
 #include <libpq-fe.h>
+
+#include <stdint.h>
+#include <string.h>
+
+/* PostgreSQL's type oids (pg_type.dat) of the parameters sent. */
+enum { T_BYTEA = 17, T_INT8 = 20, T_INT4 = 23, T_FLOAT8 = 701, T_BYTEA_ARRAY = 1001 };
+
+/* The most parameters one statement takes. */
+#define LPG_MAX_PARAMS 8
+
+/* Prepared statements are numbered per session: lpg.c's list from 0,
+** lpg_queue.c's from LPG_SLOT_QUEUE; one bit each in lpg_conn.prepared. */
+#define LPG_SLOT_QUEUE 32
+#define LPG_SLOTS 64
+
+/* A connection: db->conn of a handle whose backend is PostgreSQL's. */
+typedef struct lpg_conn {
+  PGconn *pg;
+  uint64_t prepared;   /* bit i: statement slot i is prepared on this session */
+  void *tx;            /* lpg_tx.c's state of this connection */
+} lpg_conn;
+
+#define LPG(db) ((lpg_conn *)(db)->conn)
+
+/* The parameters of one statement, binary. */
+typedef struct params {
+  const char *v[LPG_MAX_PARAMS];
+  int len[LPG_MAX_PARAMS];
+  int fmt[LPG_MAX_PARAMS];
+  char num[LPG_MAX_PARAMS][8];
+  int n;
+} params;
+
+/* Write v big-endian into bytes bytes at out. */
+static inline void put_be(char *out, uint64_t v, int bytes) {
+  int i;
+  for (i = bytes - 1; i >= 0; i--) {
+    out[i] = (char)(v & 0xff);
+    v >>= 8;
+  }
+}
+
+/* Read a big-endian number of bytes bytes at p. */
+static inline uint64_t get_be(const char *p, int bytes) {
+  uint64_t v = 0;
+  int i;
+  for (i = 0; i < bytes; i++) v = v << 8 | (unsigned char)p[i];
+  return v;
+}
+
+/* Append a byte string (NULL for SQL NULL).  The core checked its length
+** against max_length, which fits an int. */
+static inline void p_bytes(params *p, const char *s, size_t len) {
+  p->v[p->n] = s ? (len ? s : "") : NULL;
+  p->len[p->n] = (int)len;
+  p->fmt[p->n++] = 1;
+}
+
+/* Append an integer of `bytes` bytes (4 or 8), binary. */
+static inline void p_int(params *p, uint64_t v, int bytes) {
+  put_be(p->num[p->n], v, bytes);
+  p->v[p->n] = p->num[p->n];
+  p->len[p->n] = bytes;
+  p->fmt[p->n++] = 1;
+}
+
+static inline void p_i8(params *p, int64_t v) { p_int(p, (uint64_t)v, 8); }
+static inline void p_i4(params *p, int32_t v) { p_int(p, (uint64_t)(uint32_t)v, 4); }
+
+/* Append a float8 (NaN stands for nothing only where a caller says so). */
+static inline void p_f8(params *p, double d) {
+  uint64_t v;
+  memcpy(&v, &d, sizeof v);
+  p_int(p, v, 8);
+}
+
+/* Append SQL NULL. */
+static inline void p_null(params *p) { p_bytes(p, NULL, 0); }
+
+/* Binary result fields. */
+static inline int64_t r_i8(const PGresult *r, int row, int col) {
+  return (int64_t)get_be(PQgetvalue(r, row, col), 8);
+}
+static inline int32_t r_i4(const PGresult *r, int row, int col) {
+  return (int32_t)(uint32_t)get_be(PQgetvalue(r, row, col), 4);
+}
+static inline double r_f8(const PGresult *r, int row, int col) {
+  uint64_t v = get_be(PQgetvalue(r, row, col), 8);
+  double d;
+  memcpy(&d, &v, sizeof d);
+  return d;
+}
+static inline int r_bool(const PGresult *r, int row, int col) {
+  return !PQgetisnull(r, row, col) && PQgetvalue(r, row, col)[0] != 0;
+}
+
+/* ---- lpg.c ------------------------------------------------------------ */
+
+/* Record the failure of a statement (res may be NULL): the server's
+** message and SQLSTATE, or libpq's.  Returns the recorded code. */
+int lpg_fail(lease_db *db, const PGresult *res);
+
+/* Run a statement with no parameters (text protocol).  LEASE_OK or the
+** failure recorded. */
+int lpg_exec(lease_db *db, const char *sql);
+
+/* Roll back whatever transaction is open, keeping the recorded error. */
+void lpg_rollback(lease_db *db);
+
+/* Make the connection ready for a call (reset a broken one once, roll back
+** a transaction a failed call left open).  LEASE_OK or LEASE_IOERR. */
+int lpg_ready(lease_db *db);
+
+/*
+** Run statement `sql` prepared as slot `slot` (prepared on first use in
+** this session, with n parameters of `types`), parameters p (NULL: none),
+** binary results.  Returns the result, or NULL with the failure recorded.
+*/
+PGresult *lpg_run(lease_db *db, int slot, const char *sql, int n, const unsigned *types,
+                  const params *p);
+
+/*
+** Read the outcome of a guarded write w from its one report row
+** (lpg_sql.h: LPG_SQL_REPORT): *reason, and a claim's *fence.  Records why
+** no reason fits (a blocked job) and returns that failure.
+*/
+int lpg_outcome(lease_db *db, const lease__write *w, const PGresult *r, int64_t *fence,
+                int *reason);
+
+/* ---- lpg_queue.c -------------------------------------------------------- */
+
+/* At open, before the session is set: create the queue's tables when the
+** database lacks them (empty temporary ones on a read-only handle). */
+int lpg_q_open(lease_db *db);
+
+/* lease__backend's claim_next (the queue "default") and count (every
+** queue, with the counts by status). */
+int lpg_q_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jobs, int *count);
+int lpg_q_count(lease_db *db, double now, lease_counts *out);
+
+/* The queue's members of lease__pg (lease_int.h). */
+int lpg_q_enqueue_jobs(lease_db *db, const lease_new_job *jobs, int n, int *inserted);
+int lpg_q_state_at(lease_db *db, const char *id, size_t id_len, double now, lease_row *row,
+                   int *found);
+int lpg_q_errors(lease_db *db, const char *id, size_t id_len, lease_job_error *out, int max,
+                 int *count);
+int lpg_q_claim_next_queue(lease_db *db, const lease__write *w, int max, lease_job *jobs,
+                           int *count);
+int lpg_q_fail(lease_db *db, const lease__write *w, const lease_fail_opts *o, int *status,
+               double *run_at, int *reason);
+int lpg_q_retry(lease_db *db, const char *id, size_t id_len, double now, int *reason);
+int lpg_q_cancel(lease_db *db, const char *id, size_t id_len, double now, int *reason);
+int lpg_q_prune(lease_db *db, double before, const char *queue, size_t queue_len, int status,
+                int64_t *deleted);
+int lpg_q_list_jobs(lease_db *db, const lease_filter *f, int max, lease_row *rows, int *count);
+int lpg_q_count_queue(lease_db *db, double now, const char *queue, size_t queue_len,
+                      lease_counts *out);
+
+/* ---- lpg.c, for lpg_tx.c ------------------------------------------------ */
 
 /* The handle's libpq connection (db->conn's). */
 PGconn *lpg_pq(lease_db *db);
@@ -20,29 +179,16 @@ PGconn *lpg_pq(lease_db *db);
 void **lpg_txstate(lease_db *db);
 void lpg_tx_close(lease_db *db);
 
-/* Record on db the failure of a statement (res may be NULL: libpq could not
-** send it): the server's message and SQLSTATE, or libpq's.  Returns the
-** recorded code. */
+/* Record on db the failure of a statement (res may be NULL): as lpg_fail. */
 int lpg_fail_result(lease_db *db, const PGresult *res);
-
-/* Run sql (no parameters, one or more statements); LEASE_OK or the failure
-** recorded. */
-int lpg_exec(lease_db *db, const char *sql);
-
-/* Make the connection ready for a call (reset a broken one, roll back a
-** transaction a failed call left open).  LEASE_OK or LEASE_IOERR. */
-int lpg_ready(lease_db *db);
-
-/* Roll back the open transaction, if any, keeping the recorded error. */
-void lpg_rollback(lease_db *db);
 
 /* The guarded write w (renew or complete: lpg_sql.h's statements) in the
 ** open transaction; *reason as lease.h says. */
 int lpg_guarded(lease_db *db, const lease__write *w, int *reason);
 
-/* lpg_tx.c: the backend's fenced side effects (lease_int.h). */
+/* ---- lpg_tx.c: the backend's fenced side effects (lease_int.h) --------- */
 int lpg_with_lease(lease_db *db, lease_tx *tx, int *reason);
-int lpg_tx_run(lease_tx *tx, const char *sql, const lease_value *params, int n,
+int lpg_tx_run(lease_tx *tx, const char *sql, const lease_value *values, int n,
                lease_row_fn *row, void *ctx, int64_t *changes);
 int lpg_tx_write(lease_tx *tx, const lease__write *w, int *reason);
 int lpg_fence_gate(lease_db *db, lease_tx *tx, const char *resource, size_t resource_len,

@@ -70,41 +70,78 @@
 /*
 ** The guarded writes.  Each returns one row: the claim's new fence (or for
 ** the others the number of rows written), NULL or 0 when refused; then the
-** checks on the locked row: found, done, owner differs, fence differs,
-** until <= now, blocked code, until > now.  A missing job gives found =
-** false and NULLs.
+** checks on the locked row: found, done, owner differs, fence differs (a
+** claim checks neither: false, false), until <= now, blocked code,
+** until > now, the queue's end state (2
+** discarded, 3 cancelled; lpg_queue_sql.h).  A missing job gives found =
+** false and NULLs.  joins: the other CTEs the columns read.
 */
-#define LPG_SQL_REPORT(owner, fence, expired, held)                            \
+#define LPG_SQL_REPORT(owner, fence, expired, held, ended, joins)              \
   " SELECT " owner ", j.id IS NOT NULL, j.done <> 0, " fence ", " expired ","  \
-  " CASE WHEN j.fence >= " LPG_FENCE_MAX " THEN 3 ELSE 0 END, " held           \
-  " FROM (SELECT 1) one LEFT JOIN j ON true"
+  " CASE WHEN j.fence >= " LPG_FENCE_MAX " THEN 3 ELSE 0 END, " held ", " ended \
+  " FROM (SELECT 1) one LEFT JOIN j ON true" joins
 
-/* Contract step 4.  $1 id, $2 owner, $3 now, $4 now + ttl. */
+/*
+** The queue's state of the job j locked (q: state, attempt, max_attempts;
+** the defaults when it has no queue row), read through lease_queue_now
+** (lpg_queue_sql.h), a VOLATILE function: under READ COMMITTED each of its
+** queries takes a new snapshot, and LATERAL on j runs it after j's row is
+** locked, so it sees what the last holder of that lock committed.  Every
+** write of a queue state holds the job's row lock.  A guard requires
+** q.state < 2 (LPG_SQL_NOT_ENDED): not discarded, not cancelled.
+*/
+#define LPG_SQL_QUEUE_OF_J                                                    \
+  " q AS (SELECT coalesce(s.state, 0) AS state, coalesce(s.attempt, 0) AS attempt," \
+  " coalesce(s.max_attempts, 25) AS max_attempts"                             \
+  " FROM j LEFT JOIN LATERAL lease_queue_now(j.id) s ON true)"
+#define LPG_SQL_NOT_ENDED "q.state < 2"
+
+/*
+** Contract step 4.  $1 id, $2 owner, $3 now, $4 now + ttl.  A lease that
+** expired unreported (x.lapsed: an owner still named, until <= now) counts
+** against the job first: its error is recorded, and when it was the last
+** attempt (x.spent) the job is discarded instead of claimed.
+*/
 #define LPG_SQL_CLAIM                                                                 \
-  "WITH j AS (SELECT id, done, until, fence FROM jobs WHERE id = $1 FOR UPDATE),"    \
-  " u AS (UPDATE jobs SET owner = $2, until = $4, fence = jobs.fence + 1 FROM j"     \
+  "WITH j AS (SELECT id, owner, done, until, fence FROM jobs WHERE id = $1 FOR UPDATE)," \
+  LPG_SQL_QUEUE_OF_J ","                                                              \
+  " x AS (SELECT j.owner IS NOT NULL AND j.done = 0 AND q.state = 0 AND j.until <= $3" \
+  " AND j.fence < " LPG_FENCE_MAX " AS lapsed, q.attempt >= q.max_attempts AS last FROM j, q)," \
+  " e AS (INSERT INTO lease_errors(id, attempt, at, owner, fence, message)"          \
+  " SELECT j.id, q.attempt, j.until, j.owner, j.fence, 'lease expired'::bytea"        \
+  " FROM j, q, x WHERE x.lapsed),"                                                    \
+  " d AS (UPDATE lease_queue SET state = 2, finished_at = $3 FROM x"                  \
+  " WHERE lease_queue.id = $1 AND x.lapsed AND x.last),"                              \
+  " u AS (UPDATE jobs SET owner = $2, until = $4, fence = jobs.fence + 1 FROM j, q, x" \
   " WHERE jobs.id = j.id AND j.done = 0 AND j.until <= $3"                            \
-  " AND j.fence < " LPG_FENCE_MAX " RETURNING jobs.fence)"                            \
-  LPG_SQL_REPORT("(SELECT fence FROM u)", "false", "j.until <= $3", "j.until > $3")
+  " AND j.fence < " LPG_FENCE_MAX " AND " LPG_SQL_NOT_ENDED                           \
+  " AND NOT (x.lapsed AND x.last) RETURNING jobs.fence)"                              \
+  LPG_SQL_REPORT("(SELECT fence FROM u)", "false, false", "j.until <= $3", "j.until > $3", \
+                 "CASE WHEN x.lapsed AND x.last THEN 2 ELSE q.state END",              \
+                 " LEFT JOIN q ON true LEFT JOIN x ON true")
 
 /* The lock and the guard renew and complete share.  $1 id, $2 owner,
 ** $3 fence, $4 now. */
 #define LPG_SQL_HELD_LOCK                                                             \
-  "WITH j AS (SELECT id, owner, done, until, fence FROM jobs WHERE id = $1 FOR UPDATE),"
+  "WITH j AS (SELECT id, owner, done, until, fence FROM jobs WHERE id = $1 FOR UPDATE)," \
+  LPG_SQL_QUEUE_OF_J ","
 #define LPG_SQL_HELD_GUARD                                                            \
   " WHERE jobs.id = j.id AND j.done = 0 AND j.owner = $2 AND j.fence = $3"           \
-  " AND j.until > $4 AND j.fence < " LPG_FENCE_MAX " RETURNING 1)"
+  " AND j.until > $4 AND j.fence < " LPG_FENCE_MAX " AND " LPG_SQL_NOT_ENDED         \
+  " RETURNING 1)"
 #define LPG_SQL_HELD_REPORT                                                           \
   LPG_SQL_REPORT("(SELECT count(*) FROM u)", "j.owner IS DISTINCT FROM $2, j.fence <> $3", \
-                 "j.until <= $4", "j.until > $4")
+                 "j.until <= $4", "j.until > $4", "q.state", " LEFT JOIN q ON true")
 
 /* Contract step 5.  $5 now + ttl. */
 #define LPG_SQL_RENEW \
-  LPG_SQL_HELD_LOCK " u AS (UPDATE jobs SET until = $5 FROM j" LPG_SQL_HELD_GUARD LPG_SQL_HELD_REPORT
+  LPG_SQL_HELD_LOCK " u AS (UPDATE jobs SET until = $5 FROM j, q" LPG_SQL_HELD_GUARD LPG_SQL_HELD_REPORT
 
-/* Contract step 6.  $5 result. */
+/* Contract step 6.  $5 result.  Once stored, the queue's finished_at is
+** now (lease_jobs_changed keeps it). */
 #define LPG_SQL_COMPLETE                                                              \
-  LPG_SQL_HELD_LOCK " u AS (UPDATE jobs SET result = $5, done = 1 FROM j" LPG_SQL_HELD_GUARD \
+  LPG_SQL_HELD_LOCK " u AS (UPDATE jobs SET result = $5, done = 1 FROM j, q" LPG_SQL_HELD_GUARD \
+  ", f AS (UPDATE lease_queue SET finished_at = $4 WHERE id = $1 AND EXISTS (SELECT 1 FROM u))" \
   LPG_SQL_HELD_REPORT
 
 /* Contract step 7.  $1 id, $2 owner, $3 fence; the fence is kept. */
@@ -113,16 +150,7 @@
   " u AS (UPDATE jobs SET owner = NULL, until = 0 FROM j"                             \
   " WHERE jobs.id = j.id AND j.done = 0 AND j.owner = $2 AND j.fence = $3 RETURNING 1)" \
   LPG_SQL_REPORT("(SELECT count(*) FROM u)", "j.owner IS DISTINCT FROM $2, j.fence <> $3", \
-                 "false", "false")
-
-/* Claim's rule on the oldest ready jobs; a job another transaction holds
-** locked is skipped, not waited for.  $1 owner, $2 now, $3 now + ttl,
-** $4 how many. */
-#define LPG_SQL_CLAIM_NEXT                                                            \
-  "WITH c AS (SELECT id FROM jobs WHERE done = 0 AND until <= $2"                    \
-  " AND fence < " LPG_FENCE_MAX " ORDER BY seq LIMIT $4 FOR UPDATE SKIP LOCKED)"      \
-  " UPDATE jobs SET owner = $1, until = $3, fence = jobs.fence + 1 FROM c"            \
-  " WHERE jobs.id = c.id RETURNING jobs.seq, jobs.id, jobs.fence"
+                 "false", "false", "0", "")
 
 /* A page of jobs of one kind.  $1 after (seq), $2 now, $3 limit, $4 which. */
 #define LPG_SQL_LIST                                                                  \
@@ -132,14 +160,6 @@
   " WHEN 1 THEN done = 0 AND b = 0 AND until <= $2"                                   \
   " WHEN 2 THEN done = 0 AND b = 0 AND until > $2"                                    \
   " WHEN 3 THEN done <> 0 ELSE done = 0 AND b <> 0 END ORDER BY seq LIMIT $3"
-
-/* Counts by state.  $1 now. */
-#define LPG_SQL_TALLY                                                                 \
-  "SELECT count(*), count(*) FILTER (WHERE done <> 0),"                               \
-  " count(*) FILTER (WHERE done = 0 AND b = 0 AND until <= $1),"                      \
-  " count(*) FILTER (WHERE done = 0 AND b = 0 AND until > $1),"                       \
-  " count(*) FILTER (WHERE done = 0 AND b <> 0)"                                      \
-  " FROM (SELECT done, until, " LPG_SQL_BLOCKED " AS b FROM jobs) t"
 
 /* The server's clock, seconds since the epoch. */
 #define LPG_SQL_NOW "SELECT extract(epoch FROM clock_timestamp())::float8"
@@ -154,9 +174,7 @@
   XX(RENEW, LPG_SQL_RENEW)                 \
   XX(COMPLETE, LPG_SQL_COMPLETE)           \
   XX(RELEASE, LPG_SQL_RELEASE)             \
-  XX(CLAIM_NEXT, LPG_SQL_CLAIM_NEXT)       \
   XX(LIST, LPG_SQL_LIST)                   \
-  XX(TALLY, LPG_SQL_TALLY)                 \
   XX(NOW, LPG_SQL_NOW)
 
 #endif

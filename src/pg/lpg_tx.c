@@ -22,6 +22,7 @@
 ** $1, $2 ... in order, so the same SQL runs on both engines.
 */
 #include "lpg_int.h"
+#include "lpg_sql.h"
 #include "lpg_tx_sql.h"
 
 #include <ctype.h>
@@ -76,11 +77,8 @@ void lpg_tx_close(lease_db *db) {
   *slot = NULL;
 }
 
-/* PostgreSQL's type oids (pg_type.dat). */
-enum {
-  T_BOOL = 16, T_BYTEA = 17, T_INT8 = 20, T_INT2 = 21, T_INT4 = 23, T_OID = 26,
-  T_FLOAT4 = 700, T_FLOAT8 = 701, T_NUMERIC = 1700
-};
+/* PostgreSQL's type oids (pg_type.dat) read back here, beside lpg_int.h's. */
+enum { T_BOOL = 16, T_INT2 = 21, T_OID = 26, T_FLOAT4 = 700, T_NUMERIC = 1700 };
 
 /* ===================================================================== */
 /* Schema: the gate's table and the guards                               */
@@ -115,14 +113,6 @@ static int ensure_schema(lease_db *db) {
 /* ===================================================================== */
 /* with_lease                                                             */
 /* ===================================================================== */
-
-static void put_be(char *out, uint64_t v, int bytes) {
-  int i;
-  for (i = bytes - 1; i >= 0; i--) {
-    out[i] = (char)(v & 0xff);
-    v >>= 8;
-  }
-}
 
 /* The verb of a blocked job's message, as complete's. */
 #define WRITE_VERB "write to"
@@ -458,7 +448,7 @@ static void sent_free(sent *p, int n) {
   free(p->own);
 }
 
-static int sent_fill(lease_db *db, sent *p, const lease_value *params, int n) {
+static int sent_fill(lease_db *db, sent *p, const lease_value *values, int n) {
   int i;
   size_t k = n > 0 ? (size_t)n : 1;
   memset(p, 0, sizeof *p);
@@ -471,7 +461,7 @@ static int sent_fill(lease_db *db, sent *p, const lease_value *params, int n) {
   if (!p->types || !p->vals || !p->lens || !p->fmts || !p->num || !p->own)
     return lease__fail(db, LEASE_NOMEM, "out of memory");
   for (i = 0; i < n; i++) {
-    const lease_value *v = &params[i];
+    const lease_value *v = &values[i];
     const char *s = v->s ? v->s : "";
     size_t len = v->s && v->len == LEASE_NTS ? strlen(v->s) : v->len;
     uint64_t bits;
@@ -660,7 +650,7 @@ static PGresult *send_wrapped(lease_db *db, const scanned *sc, const sent *p, in
 }
 
 /* See lpg_int.h and lease.h: one statement of the caller's inside tx. */
-int lpg_tx_run(lease_tx *tx, const char *sql, const lease_value *params, int n,
+int lpg_tx_run(lease_tx *tx, const char *sql, const lease_value *values, int n,
                lease_row_fn *row, void *ctx, int64_t *changes) {
   lease_db *db = tx->db;
   txstate *t = *lpg_txstate(db);
@@ -678,7 +668,7 @@ int lpg_tx_run(lease_tx *tx, const char *sql, const lease_value *params, int n,
     free(sc.text);
     return lease__fail(db, LEASE_MISUSE, "sql has %d parameters, %d given", sc.nparams, n);
   }
-  if ((rc = sent_fill(db, &p, params, n)) == LEASE_OK) {
+  if ((rc = sent_fill(db, &p, values, n)) == LEASE_OK) {
     if (!(t->res = send_wrapped(db, &sc, &p, n))) {
       rc = db->rc;
     } else {

@@ -63,25 +63,22 @@
   "BEGIN; SELECT pg_advisory_xact_lock(1818588019); " LPG_TX_SQL_CREATE "; COMMIT"
 
 /*
-** The queue's end state of a job (2 discarded, 3 cancelled, else 0), as
-** SQLite's LSQ_SQL_WHY column 6.  QUEUE HOOK: the PostgreSQL backend has no
-** queue table yet, so no job is ended; once it has one, this becomes
-** "coalesce((SELECT state FROM <queue table> q WHERE q.id = jobs.id), 0)".
-*/
-#define LPG_TX_SQL_ENDED "0"
-
-/*
 ** The lease check before the callback: complete's guard (lpg_sql.h's
 ** LPG_SQL_HELD_GUARD) read on the job's row locked FOR UPDATE, so the row
-** is the latest version and stays so until the transaction ends.  $1 id,
-** $2 owner, $3 fence, $4 now.  No row: missing.  Columns in the order the
-** reasons are checked: done, queue end state, owner differs, fence
-** differs, blocked code, until <= now.
+** is the latest version and stays so until the transaction ends, and the
+** queue's state read after that lock (LPG_SQL_QUEUE_OF_J).  $1 id, $2
+** owner, $3 fence, $4 now.  No row: missing.  Columns in the order the
+** reasons are checked: done, the queue's end state (2 discarded, 3
+** cancelled, else 0, as SQLite's LSQ_SQL_WHY column 6), owner differs,
+** fence differs, blocked code, until <= now.
 */
 #define LPG_TX_SQL_HOLDS                                                                    \
-  "SELECT done <> 0, " LPG_TX_SQL_ENDED ", owner IS DISTINCT FROM $2, fence <> $3,"       \
-  " CASE WHEN fence >= 9223372036854775807 THEN 3 ELSE 0 END, until <= $4"                \
-  " FROM jobs WHERE id = $1 FOR UPDATE"
+  "WITH j AS (SELECT * FROM jobs WHERE id = $1 FOR UPDATE),"                               \
+  LPG_SQL_QUEUE_OF_J                                                                        \
+  " SELECT j.done <> 0, CASE WHEN NOT (" LPG_SQL_NOT_ENDED ") THEN q.state ELSE 0 END,"   \
+  " j.owner IS DISTINCT FROM $2, j.fence <> $3,"                                           \
+  " CASE WHEN j.fence >= 9223372036854775807 THEN 3 ELSE 0 END, j.until <= $4"            \
+  " FROM j, q"
 
 /* The gate: store $2 for resource $1 unless a larger fence is stored
 ** (then no row changes).  Equal passes: a worker may write twice. */

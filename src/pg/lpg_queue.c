@@ -1,0 +1,506 @@
+/*
+** lpg_queue.c: the job queue in the PostgreSQL backend (lease.h, "The job
+** queue"; the SQL, the schema and why each statement keeps the contract
+** under READ COMMITTED: lpg_queue_sql.h).  The same outcomes, reason
+** words, status words and attempt counts as the SQLite backend's
+** (src/sqlite/lsq_queue.c).  Arguments arrive checked and resolved by the
+** core (src/lease_queue.c).  Every write that changes a job under a lease
+** (claim, fail) checks owner, fence, done and until on the job's locked
+** row when it stores.
+*/
+#include "lpg_int.h"
+#include "lpg_queue_sql.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The queue's statements, slots from LPG_SLOT_QUEUE on. */
+enum {
+#define LPG_Q_ENUM_(name, ...) Q_##name,
+  LPG_QUEUE_STATEMENT_MAP(LPG_Q_ENUM_)
+#undef LPG_Q_ENUM_
+  Q_COUNT
+};
+
+_Static_assert(LPG_SLOT_QUEUE + Q_COUNT <= LPG_SLOTS, "one bit per statement in lpg_conn.prepared");
+
+static const struct {
+  const char *sql;
+  int n;
+  unsigned types[LPG_MAX_PARAMS];
+} q_stmt[Q_COUNT] = {
+#define LPG_Q_DEF_(name, sql, n, ...) [Q_##name] = {sql, n, __VA_ARGS__},
+  LPG_QUEUE_STATEMENT_MAP(LPG_Q_DEF_)
+#undef LPG_Q_DEF_
+};
+
+/* Run queue statement `which` with parameters p; NULL on a failure
+** recorded. */
+static PGresult *qrun(lease_db *db, int which, const params *p) {
+  return lpg_run(db, LPG_SLOT_QUEUE + which, q_stmt[which].sql, q_stmt[which].n,
+                 q_stmt[which].types, p);
+}
+
+/* A float8 parameter, SQL NULL for NaN (no time). */
+static void p_time(params *p, double t) {
+  if (isnan(t)) p_null(p);
+  else p_f8(p, t);
+}
+
+/* A float8 result, NaN for SQL NULL. */
+static double r_time(const PGresult *r, int row, int col) {
+  return PQgetisnull(r, row, col) ? NAN : r_f8(r, row, col);
+}
+
+/* Append field (row, col) of r to db->buf at *used (NUL-terminated);
+** returns its offset + 1 (0 for SQL NULL) and its length in *len, or 0
+** with LEASE_NOMEM recorded (*failed). */
+static size_t keep(lease_db *db, const PGresult *r, int row, int col, size_t *len, size_t *used,
+                   int *failed) {
+  size_t at = *used, n;
+  *len = 0;
+  if (PQgetisnull(r, row, col)) return 0;
+  n = (size_t)PQgetlength(r, row, col);
+  if (lease__reserve(db, at + n + 1) != LEASE_OK) {
+    *failed = 1;
+    return 0;
+  }
+  if (n) memcpy(db->buf + at, PQgetvalue(r, row, col), n);
+  db->buf[at + n] = '\0';
+  *used = at + n + 1;
+  *len = n;
+  return at + 1;
+}
+
+/* The pointer for an offset from keep (0: NULL). */
+static const char *kept(lease_db *db, size_t off) { return off ? db->buf + off - 1 : NULL; }
+
+/* Run one of the write transactions below: BEGIN, body, COMMIT; on a
+** failure roll back.  LEASE_OK or the failure recorded. */
+static int in_txn(lease_db *db, int (*body)(lease_db *, void *), void *ctx) {
+  int rc = lpg_exec(db, "BEGIN");
+  if (rc == LEASE_OK) rc = body(db, ctx);
+  if (rc == LEASE_OK) rc = lpg_exec(db, "COMMIT");
+  if (rc != LEASE_OK) lpg_rollback(db);
+  return rc;
+}
+
+/* ===================================================================== */
+/* The schema                                                             */
+/* ===================================================================== */
+
+/* See lpg_int.h.  Runs while the session is still writable. */
+int lpg_q_open(lease_db *db) {
+  PGresult *res = PQexec(LPG(db)->pg, LPG_Q_SQL_MARKED);
+  int marked, rc;
+  if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1) {
+    rc = lpg_fail(db, res);
+    PQclear(res);
+    return rc;
+  }
+  marked = PQgetvalue(res, 0, 0)[0] == 't';
+  PQclear(res);
+  if (marked) return LEASE_OK;
+  if (db->opt.flags & LEASE_OPEN_READONLY)
+    return lpg_exec(db, LPG_Q_SQL_TABLES("TEMP ", ""));
+  if ((rc = lpg_exec(db, LPG_Q_SQL_INIT)) != LEASE_OK) lpg_rollback(db);
+  return rc;
+}
+
+/* ===================================================================== */
+/* Enqueue                                                                */
+/* ===================================================================== */
+
+typedef struct enqueue_ctx {
+  const lease_new_job *jobs;
+  int n, added;
+} enqueue_ctx;
+
+/* Transaction body: enqueue each job with its data (LPG_Q_SQL_ENQUEUE). */
+static int enqueue_body(lease_db *db, void *ctx) {
+  enqueue_ctx *e = ctx;
+  int i;
+  for (i = 0; i < e->n; i++) {
+    const lease_new_job *j = &e->jobs[i];
+    params p = {0};
+    PGresult *res;
+    p_bytes(&p, j->id, j->id_len);
+    p_bytes(&p, j->payload, j->payload_len);
+    p_bytes(&p, j->queue, j->queue_len);
+    p_i8(&p, j->priority);
+    p_time(&p, j->has_run_at ? j->run_at : NAN);
+    p_i8(&p, j->max_attempts);
+    if (!(res = qrun(db, Q_ENQUEUE, &p))) return db->rc;
+    e->added += atoi(PQcmdTuples(res));
+    PQclear(res);
+  }
+  return LEASE_OK;
+}
+
+/* See lease.h: lease_enqueue_job and lease_enqueue_jobs, one transaction. */
+int lpg_q_enqueue_jobs(lease_db *db, const lease_new_job *jobs, int n, int *inserted) {
+  enqueue_ctx e = {jobs, n, 0};
+  int rc = lpg_ready(db);
+  if (rc == LEASE_OK) rc = in_txn(db, enqueue_body, &e);
+  if (rc == LEASE_OK && inserted) *inserted = e.added;
+  return rc;
+}
+
+/* ===================================================================== */
+/* Reads                                                                  */
+/* ===================================================================== */
+
+/*
+** Copy the full row (LPG_Q_SQL_FULL_ROW's columns) at result row `row`
+** into *out, its strings appended to db->buf at *used as offsets plus one
+** (fix_row turns them into pointers).  LEASE_OK or LEASE_NOMEM.
+*/
+static int copy_full_row(lease_db *db, const PGresult *r, int row, lease_row *out, size_t *used) {
+  size_t off[5];
+  const int cols[5] = {0, 1, 4, 7, 8};
+  size_t *lens[5] = {&out->id_len, &out->owner_len, &out->result_len, &out->payload_len,
+                     &out->queue_len};
+  const char **ptrs[5] = {&out->id, &out->owner, &out->result, &out->payload, &out->queue};
+  int i, failed = 0;
+  for (i = 0; i < 5; i++) {
+    off[i] = keep(db, r, row, cols[i], lens[i], used, &failed);
+    if (failed) return db->rc;
+    *ptrs[i] = (const char *)(uintptr_t)off[i];
+  }
+  out->until = r_f8(r, row, 2);
+  out->fence = r_i8(r, row, 3);
+  out->done = r_i4(r, row, 5) != 0;
+  out->blocked = lease__blocked_msg(r_i4(r, row, 6));
+  out->priority = r_i8(r, row, 9);
+  out->run_at = r_time(r, row, 10);
+  out->attempt = r_i8(r, row, 11);
+  out->max_attempts = r_i8(r, row, 12);
+  out->finished_at = r_time(r, row, 13);
+  out->status = r_i4(r, row, 14);
+  out->seq = r_i8(r, row, 15);
+  out->result_size = r_i8(r, row, 16);
+  return LEASE_OK;
+}
+
+/* Turn copy_full_row's offsets into pointers into db->buf. */
+static void fix_row(lease_db *db, lease_row *row) {
+  row->id = kept(db, (uintptr_t)row->id);
+  row->owner = kept(db, (uintptr_t)row->owner);
+  row->result = kept(db, (uintptr_t)row->result);
+  row->payload = kept(db, (uintptr_t)row->payload);
+  row->queue = kept(db, (uintptr_t)row->queue);
+}
+
+/* See lease.h: lease_state_at (now NaN: the status is unknown). */
+int lpg_q_state_at(lease_db *db, const char *id, size_t id_len, double now, lease_row *row,
+                   int *found) {
+  params p = {0};
+  PGresult *res;
+  size_t used = 0;
+  int rc = lpg_ready(db);
+  if (rc != LEASE_OK) return rc;
+  p_bytes(&p, id, id_len);
+  p_time(&p, now);
+  if (!(res = qrun(db, Q_STATE, &p))) return db->rc;
+  if (PQntuples(res) == 1) {
+    if (copy_full_row(db, res, 0, row, &used) != LEASE_OK) {
+      PQclear(res);
+      return db->rc;
+    }
+    fix_row(db, row);
+    *found = 1;
+  }
+  PQclear(res);
+  return LEASE_OK;
+}
+
+/* See lease.h: lease_list_jobs. */
+int lpg_q_list_jobs(lease_db *db, const lease_filter *f, int max, lease_row *rows, int *count) {
+  params p = {0};
+  PGresult *res;
+  size_t used = 0;
+  int n, i, rc = lpg_ready(db);
+  if (rc != LEASE_OK) return rc;
+  p_i8(&p, f->after);
+  p_time(&p, f->now);
+  p_i4(&p, max);
+  p_i4(&p, f->status);
+  p_bytes(&p, f->queue, f->queue_len);
+  p_i4(&p, f->results != 0);
+  if (!(res = qrun(db, Q_LIST, &p))) return db->rc;
+  n = PQntuples(res) < max ? PQntuples(res) : max;
+  for (i = 0; i < n; i++) {
+    if (copy_full_row(db, res, i, &rows[i], &used) != LEASE_OK) {
+      PQclear(res);
+      return db->rc;
+    }
+  }
+  PQclear(res);
+  for (i = 0; i < n; i++) fix_row(db, &rows[i]);
+  *count = n;
+  return LEASE_OK;
+}
+
+/* See lease.h: lease_errors. */
+int lpg_q_errors(lease_db *db, const char *id, size_t id_len, lease_job_error *out, int max,
+                 int *count) {
+  params p = {0};
+  PGresult *res;
+  size_t used = 0;
+  int n, i, failed = 0, rc = lpg_ready(db);
+  if (rc != LEASE_OK) return rc;
+  p_bytes(&p, id, id_len);
+  p_i4(&p, max);
+  if (!(res = qrun(db, Q_ERRORS, &p))) return db->rc;
+  n = PQntuples(res) < max ? PQntuples(res) : max;
+  for (i = 0; i < n && !failed; i++) {
+    lease_job_error *e = &out[i];
+    e->attempt = PQgetisnull(res, i, 0) ? 0 : r_i8(res, i, 0);
+    e->at = r_time(res, i, 1);
+    e->owner = (const char *)(uintptr_t)keep(db, res, i, 2, &e->owner_len, &used, &failed);
+    e->fence = PQgetisnull(res, i, 3) ? 0 : r_i8(res, i, 3);
+    e->message = (const char *)(uintptr_t)keep(db, res, i, 4, &e->message_len, &used, &failed);
+  }
+  PQclear(res);
+  if (failed) return db->rc;
+  for (i = 0; i < n; i++) {
+    out[i].owner = kept(db, (uintptr_t)out[i].owner);
+    out[i].message = kept(db, (uintptr_t)out[i].message);
+  }
+  *count = n;
+  return LEASE_OK;
+}
+
+/* See lease.h: lease_count_queue (queue NULL: every queue). */
+int lpg_q_count_queue(lease_db *db, double now, const char *queue, size_t queue_len,
+                      lease_counts *out) {
+  int64_t *all[12] = {&out->total, &out->done, &out->ready, &out->held, &out->blocked,
+                      &out->available, &out->scheduled, &out->running, &out->retryable,
+                      &out->completed, &out->discarded, &out->cancelled};
+  params p = {0};
+  PGresult *res;
+  int i, rc = lpg_ready(db);
+  if (rc != LEASE_OK) return rc;
+  p_f8(&p, now);
+  p_bytes(&p, queue, queue_len);
+  if (!(res = qrun(db, Q_TALLY, &p))) return db->rc;
+  for (i = 0; i < 12; i++) *all[i] = r_i8(res, 0, i);
+  PQclear(res);
+  return LEASE_OK;
+}
+
+/* See lpg_int.h: lease_count, with the counts by status. */
+int lpg_q_count(lease_db *db, double now, lease_counts *out) {
+  return lpg_q_count_queue(db, now, NULL, 0, out);
+}
+
+/* ===================================================================== */
+/* claim_next                                                             */
+/* ===================================================================== */
+
+/* A job taken: offsets into db->buf until the end. */
+typedef struct taken {
+  size_t id, id_len, payload, payload_len, queue, queue_len;
+} taken;
+
+/*
+** See lease.h: lease_claim_next_queue.  One statement per round
+** (LPG_Q_SQL_CLAIM_NEXT), each its own transaction; a round that discarded
+** jobs whose expired lease was their last attempt looks again for as many
+** more.  A discarded job leaves the candidates, so the rounds end.
+*/
+int lpg_q_claim_next_queue(lease_db *db, const lease__write *w, int max, lease_job *jobs,
+                           int *count) {
+  taken *t;
+  size_t used = 0;
+  int n = 0, i, rc = lpg_ready(db), failed = 0;
+  if (rc != LEASE_OK) return rc;
+  if (!(t = malloc((size_t)max * sizeof *t))) return lease__fail(db, LEASE_NOMEM, "out of memory");
+  for (;;) {
+    params p = {0};
+    PGresult *res;
+    int rows, discarded = 0;
+    p_bytes(&p, w->queue, w->queue_len);
+    p_f8(&p, w->now);
+    p_bytes(&p, w->owner, w->owner_len);
+    p_f8(&p, w->until);
+    p_i4(&p, max - n);
+    if (!(res = qrun(db, Q_CLAIM_NEXT, &p))) {
+      free(t);
+      return db->rc;
+    }
+    rows = PQntuples(res);
+    for (i = 0; i < rows && !failed; i++) {
+      lease_job *j = &jobs[n];
+      taken *k = &t[n];
+      if (PQgetisnull(res, i, 1)) {
+        discarded++;
+        continue;
+      }
+      if (n == max) break;
+      /* the claims are committed: on a failure here the jobs stay
+      ** claimed until their leases expire */
+      k->id = keep(db, res, i, 0, &k->id_len, &used, &failed);
+      k->payload = keep(db, res, i, 2, &k->payload_len, &used, &failed);
+      k->queue = keep(db, res, i, 3, &k->queue_len, &used, &failed);
+      j->fence = r_i8(res, i, 1);
+      j->priority = r_i8(res, i, 4);
+      j->attempt = r_i8(res, i, 5);
+      j->max_attempts = r_i8(res, i, 6);
+      n++;
+    }
+    PQclear(res);
+    if (failed) {
+      free(t);
+      return db->rc;
+    }
+    if (discarded == 0 || rows == 0 || n == max) break;
+  }
+  for (i = 0; i < n; i++) {
+    jobs[i].id = kept(db, t[i].id);
+    jobs[i].id_len = t[i].id_len;
+    jobs[i].payload = kept(db, t[i].payload);
+    jobs[i].payload_len = t[i].payload_len;
+    jobs[i].queue = kept(db, t[i].queue);
+    jobs[i].queue_len = t[i].queue_len;
+  }
+  free(t);
+  *count = n;
+  return LEASE_OK;
+}
+
+/* See lpg_int.h: lease_claim_next is the queue "default"'s. */
+int lpg_q_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jobs, int *count) {
+  lease__write q = *w;
+  q.queue = "default";
+  q.queue_len = 7;
+  return lpg_q_claim_next_queue(db, &q, max, jobs, count);
+}
+
+/* ===================================================================== */
+/* fail, retry, cancel, prune                                             */
+/* ===================================================================== */
+
+typedef struct fail_ctx {
+  const lease__write *w;
+  const lease_fail_opts *o;
+  int status, reason;
+  double run_at;
+} fail_ctx;
+
+/* Transaction body: fail's guarded write (LPG_Q_SQL_FAIL: complete's
+** guard, the lease ends, the error recorded), then, when it stored, the
+** job's next state, decided on the attempt read on the locked row. */
+static int fail_body(lease_db *db, void *ctx) {
+  fail_ctx *x = ctx;
+  const lease__write *w = x->w;
+  params p = {0};
+  PGresult *res;
+  int64_t attempt, max;
+  int rc, state = 0;
+  p_bytes(&p, w->id, w->id_len);
+  p_bytes(&p, w->owner, w->owner_len);
+  p_i8(&p, w->fence);
+  p_f8(&p, w->now);
+  p_bytes(&p, w->message, w->message_len);
+  if (!(res = qrun(db, Q_FAIL, &p))) return db->rc;
+  rc = lpg_outcome(db, w, res, NULL, &x->reason);
+  if (rc != LEASE_OK || x->reason != LEASE_GRANTED) {
+    PQclear(res);
+    return rc;
+  }
+  attempt = r_i8(res, 0, 9);
+  max = r_i8(res, 0, 10);
+  PQclear(res);
+  if (x->o->no_attempt) {
+    if (attempt > 0) attempt--;
+    x->run_at = x->o->has_run_at ? x->o->run_at : w->now;
+    x->status = LEASE_STATUS_RETRYABLE;
+  } else if (attempt >= max) {
+    state = 2;
+    x->run_at = NAN;
+    x->status = LEASE_STATUS_DISCARDED;
+  } else {
+    x->run_at = x->o->has_run_at ? x->o->run_at : w->now + lease_backoff(attempt);
+    x->status = LEASE_STATUS_RETRYABLE;
+  }
+  memset(&p, 0, sizeof p);
+  p_bytes(&p, w->id, w->id_len);
+  p_i8(&p, attempt);
+  p_i4(&p, state);
+  p_time(&p, state == 0 ? x->run_at : NAN);
+  p_time(&p, state == 0 ? NAN : w->now);
+  if (!(res = qrun(db, Q_AFTER_FAIL, &p))) return db->rc;
+  PQclear(res);
+  return LEASE_OK;
+}
+
+/* See lease.h: lease_fail. */
+int lpg_q_fail(lease_db *db, const lease__write *w, const lease_fail_opts *o, int *status,
+               double *run_at, int *reason) {
+  fail_ctx x = {w, o, 0, LEASE_GRANTED, NAN};
+  int rc = lpg_ready(db);
+  if (rc == LEASE_OK) rc = in_txn(db, fail_body, &x);
+  if (rc != LEASE_OK) return rc;
+  if (reason) *reason = x.reason;
+  if (x.reason == LEASE_GRANTED) {
+    *status = x.status;
+    *run_at = x.run_at;
+  }
+  return LEASE_OK;
+}
+
+/* Run retry or cancel (`which`, $1 id, $2 now): one statement.  Returns
+** the result (one row) or NULL with the failure recorded. */
+static PGresult *admin(lease_db *db, int which, const char *id, size_t id_len, double now) {
+  params p = {0};
+  if (lpg_ready(db) != LEASE_OK) return NULL;
+  p_bytes(&p, id, id_len);
+  p_f8(&p, now);
+  return qrun(db, which, &p);
+}
+
+/* See lease.h: lease_retry.  Refused: missing, or held (open, until >
+** now). */
+int lpg_q_retry(lease_db *db, const char *id, size_t id_len, double now, int *reason) {
+  PGresult *res = admin(db, Q_RETRY, id, id_len, now);
+  int r;
+  if (!res) return db->rc;
+  r = !r_bool(res, 0, 0) ? LEASE_MISSING : !r_bool(res, 0, 1) ? LEASE_HELD : LEASE_GRANTED;
+  PQclear(res);
+  if (reason) *reason = r;
+  return LEASE_OK;
+}
+
+/* See lease.h: lease_cancel.  Refused: missing, done, discarded, or
+** already cancelled. */
+int lpg_q_cancel(lease_db *db, const char *id, size_t id_len, double now, int *reason) {
+  PGresult *res = admin(db, Q_CANCEL, id, id_len, now);
+  int r, ended;
+  if (!res) return db->rc;
+  ended = PQgetisnull(res, 0, 2) ? 0 : r_i4(res, 0, 2);
+  r = !r_bool(res, 0, 0) ? LEASE_MISSING : r_bool(res, 0, 1) ? LEASE_DONE
+      : ended == 2 ? LEASE_DISCARDED : ended == 3 ? LEASE_CANCELLED : LEASE_GRANTED;
+  PQclear(res);
+  if (reason) *reason = r;
+  return LEASE_OK;
+}
+
+/* See lease.h: lease_prune.  status: LEASE_STATUS_* of an ended job, or 0. */
+int lpg_q_prune(lease_db *db, double before, const char *queue, size_t queue_len, int status,
+                int64_t *deleted) {
+  params p = {0};
+  PGresult *res;
+  int rc = lpg_ready(db);
+  if (rc != LEASE_OK) return rc;
+  p_f8(&p, before);
+  p_bytes(&p, queue, queue_len);
+  p_i4(&p, status == LEASE_STATUS_COMPLETED ? 1 : status == LEASE_STATUS_DISCARDED ? 2
+           : status == LEASE_STATUS_CANCELLED ? 3 : 0);
+  if (!(res = qrun(db, Q_PRUNE, &p))) return db->rc;
+  *deleted = r_i8(res, 0, 0);
+  PQclear(res);
+  return LEASE_OK;
+}

@@ -1,0 +1,285 @@
+/*
+** lpg_queue_sql.h: the SQL of the job queue in the PostgreSQL backend
+** (lease.h, "The job queue"), one definition of each statement.  Private
+** to src/pg/; the layout mirrors the SQLite backend's (lsq_queue_sql.h).
+**
+** The jobs table stays as lpg_sql.h makes it.  The queue's data lives
+** beside it, keyed by job id:
+**   lease_queue   one row per job: seq (the job's seq: the enqueue order),
+**                 queue, priority, run_at (NULL: at once), attempt (claims
+**                 since enqueue or the last retry), max_attempts, payload,
+**                 state (0 open, 1 completed, 2 discarded, 3 cancelled)
+**                 and finished_at;
+**   lease_errors  the errors of failed attempts, the last 20 per job (n:
+**                 their order).
+** Both reference jobs(id) ON DELETE CASCADE, so deleting a job deletes its
+** queue row and errors.  Triggers on jobs keep lease_queue complete for
+** every client, the engine or raw SQL: a row for each job inserted, its
+** state completed when done becomes non-zero (reopened with a fresh
+** attempt budget when it goes back to 0), and an attempt counted for each
+** claim (the fence grows).
+**
+** Under READ COMMITTED a statement's plain reads see its snapshot, taken
+** before any lock wait.  Every statement that decides on a queue state
+** first locks the job's row (jobs, FOR UPDATE), then reads its queue row
+** through lease_queue_now, a VOLATILE function whose query takes a new
+** snapshot after the lock was granted; every write of a queue state holds
+** the job's row lock, so that read is the state as it is.  claim_next
+** locks both rows of each candidate FOR UPDATE SKIP LOCKED, which re-reads
+** them as they are when locked.
+*/
+#ifndef LPG_QUEUE_SQL_H
+#define LPG_QUEUE_SQL_H
+
+#include "lpg_sql.h"
+
+/* The side tables, without references on a read-only handle's temporary
+** copies.  kw: "" or "TEMP "; refs: the references clause or "". */
+#define LPG_Q_SQL_TABLES(kw, refs)                                                  \
+  "CREATE " kw "TABLE IF NOT EXISTS lease_queue(id bytea PRIMARY KEY" refs ","    \
+  " seq int8 NOT NULL, queue bytea NOT NULL DEFAULT 'default',"                    \
+  " priority int8 NOT NULL DEFAULT 0, run_at float8,"                              \
+  " attempt int8 NOT NULL DEFAULT 0, max_attempts int8 NOT NULL DEFAULT 25,"       \
+  " payload bytea, state int NOT NULL DEFAULT 0, finished_at float8);"             \
+  " CREATE " kw "TABLE IF NOT EXISTS lease_errors(n int8 GENERATED ALWAYS AS IDENTITY" \
+  " PRIMARY KEY, id bytea NOT NULL" refs ", attempt int8, at float8, owner bytea,"  \
+  " fence int8, message bytea);"
+#define LPG_Q_SQL_REFS " REFERENCES jobs(id) ON DELETE CASCADE ON UPDATE CASCADE"
+
+/* The trigger whose presence says the schema below is complete (it is
+** created last). */
+#define LPG_Q_SQL_MARKED                                                            \
+  "SELECT EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = to_regclass('jobs')"     \
+  " AND tgname = 'lease_jobs_added')"
+
+/*
+** The queue's schema, under the advisory lock of LPG_SQL_INIT, created
+** when the trigger of LPG_Q_SQL_MARKED is missing (a concurrent creator
+** waits for the lock, then finds it), in one transaction.  It runs before
+** the session is set, so it names READ COMMITTED itself: under the
+** server's default, were it REPEATABLE READ, the check would read the
+** snapshot taken before the lock wait.  The last steps fill lease_queue
+** for the jobs already there.
+*/
+#define LPG_Q_SQL_INIT                                                              \
+  "BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock(1818588019);" \
+  " DO $lease$ BEGIN"                                                               \
+  " IF EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = to_regclass('jobs')"       \
+  " AND tgname = 'lease_jobs_added') THEN RETURN; END IF; "                        \
+  LPG_Q_SQL_TABLES("", LPG_Q_SQL_REFS)                                              \
+  " CREATE INDEX IF NOT EXISTS lease_queue_ready"                                   \
+  " ON lease_queue(queue, priority, run_at NULLS FIRST, seq) WHERE state = 0;"     \
+  " CREATE INDEX IF NOT EXISTS lease_queue_ended"                                   \
+  " ON lease_queue(finished_at) WHERE state <> 0;"                                  \
+  " CREATE INDEX IF NOT EXISTS lease_errors_job ON lease_errors(id, n);"           \
+  " CREATE OR REPLACE FUNCTION lease_queue_now(bytea) RETURNS SETOF lease_queue"    \
+  " LANGUAGE sql VOLATILE AS $f$ SELECT * FROM lease_queue WHERE id = $1 $f$;"     \
+  " CREATE OR REPLACE FUNCTION lease_errors_kept() RETURNS trigger LANGUAGE plpgsql" \
+  " AS $f$ BEGIN DELETE FROM lease_errors WHERE id = new.id AND n <= (SELECT e.n"   \
+  " FROM lease_errors e WHERE e.id = new.id ORDER BY e.n DESC LIMIT 1 OFFSET 20);"  \
+  " RETURN NULL; END $f$;"                                                          \
+  " DROP TRIGGER IF EXISTS lease_errors_kept ON lease_errors;"                      \
+  " CREATE TRIGGER lease_errors_kept AFTER INSERT ON lease_errors"                  \
+  " FOR EACH ROW EXECUTE FUNCTION lease_errors_kept();"                             \
+  " CREATE OR REPLACE FUNCTION lease_jobs_changed() RETURNS trigger LANGUAGE plpgsql" \
+  " AS $f$ BEGIN"                                                                   \
+  " IF (new.done <> 0) <> (old.done <> 0) THEN UPDATE lease_queue SET"             \
+  " state = CASE WHEN new.done <> 0 THEN 1 ELSE 0 END,"                            \
+  " finished_at = CASE WHEN new.done <> 0 THEN coalesce(finished_at, new.until) END," \
+  " attempt = CASE WHEN new.done <> 0 THEN attempt ELSE 0 END WHERE id = new.id;"   \
+  " END IF;"                                                                        \
+  " IF new.fence > old.fence THEN"                                                  \
+  " UPDATE lease_queue SET attempt = attempt + 1 WHERE id = new.id; END IF;"       \
+  " RETURN NULL; END $f$;"                                                          \
+  " DROP TRIGGER IF EXISTS lease_jobs_changed ON jobs;"                             \
+  " CREATE TRIGGER lease_jobs_changed AFTER UPDATE OF fence, done ON jobs"          \
+  " FOR EACH ROW WHEN (new.fence > old.fence OR (new.done <> 0) <> (old.done <> 0))" \
+  " EXECUTE FUNCTION lease_jobs_changed();"                                         \
+  " CREATE OR REPLACE FUNCTION lease_jobs_added() RETURNS trigger LANGUAGE plpgsql" \
+  " AS $f$ BEGIN INSERT INTO lease_queue(id, seq, state, finished_at)"              \
+  " SELECT a.id, a.seq, CASE WHEN a.done <> 0 THEN 1 ELSE 0 END,"                   \
+  " CASE WHEN a.done <> 0 THEN a.until END FROM lease_added a"                      \
+  " ON CONFLICT (id) DO NOTHING; RETURN NULL; END $f$;"                             \
+  " INSERT INTO lease_queue(id, seq, state, finished_at)"                           \
+  " SELECT id, seq, CASE WHEN done <> 0 THEN 1 ELSE 0 END,"                         \
+  " CASE WHEN done <> 0 THEN until END FROM jobs ON CONFLICT (id) DO NOTHING;"     \
+  " CREATE TRIGGER lease_jobs_added AFTER INSERT ON jobs"                            \
+  " REFERENCING NEW TABLE AS lease_added FOR EACH STATEMENT"                        \
+  " EXECUTE FUNCTION lease_jobs_added();"                                           \
+  " END $lease$; COMMIT"
+
+/*
+** A job's status at now (the parameter `now`; NULL gives 0, unknown), over
+** j (the jobs row) and q (its lease_queue row, NULL columns when none):
+** lease.h's LEASE_STATUS_* numbers, in its order of precedence.
+*/
+#define LPG_Q_SQL_STATUS(now)                                                       \
+  "(CASE WHEN " now " IS NULL THEN 0 WHEN j.done <> 0 THEN 5"                      \
+  " WHEN q.state = 2 THEN 6 WHEN q.state = 3 THEN 7"                               \
+  " WHEN j.until > " now " THEN 3"                                                 \
+  " WHEN q.run_at > " now " THEN (CASE WHEN q.attempt > 0 THEN 4 ELSE 2 END)"       \
+  " ELSE 1 END)"
+
+/* A job row with its queue data, lease_row's order: id, owner, until,
+** fence, result (NULL unless `res`), done, blocked code, payload, queue,
+** priority, run_at, attempt, max_attempts, finished_at, status (at
+** `now`), seq, result size. */
+#define LPG_Q_SQL_FULL_ROW(now, res)                                                \
+  "SELECT j.id, j.owner, j.until, j.fence, CASE WHEN " res " THEN j.result END,"  \
+  " j.done, CASE WHEN j.done <> 0 THEN 0 ELSE " LPG_SQL_BLOCKED " END,"            \
+  " q.payload, coalesce(q.queue, 'default'::bytea), coalesce(q.priority, 0),"      \
+  " q.run_at, coalesce(q.attempt, 0), coalesce(q.max_attempts, 25), q.finished_at, " \
+  LPG_Q_SQL_STATUS(now) ", j.seq, coalesce(length(j.result), 0)::int8"             \
+  " FROM jobs j LEFT JOIN lease_queue q ON q.id = j.id"
+
+/* One job.  $1 id, $2 now (NULL: status unknown). */
+#define LPG_Q_SQL_STATE LPG_Q_SQL_FULL_ROW("$2", "true") " WHERE j.id = $1"
+
+/* A page of jobs.  $1 after (seq), $2 now, $3 limit, $4 status (0: all),
+** $5 queue (NULL: all), $6 load results (0 or 1). */
+#define LPG_Q_SQL_LIST                                                              \
+  LPG_Q_SQL_FULL_ROW("$2", "$6 <> 0")                                               \
+  " WHERE j.seq > $1 AND ($4 = 0 OR " LPG_Q_SQL_STATUS("$2") " = $4)"              \
+  " AND ($5::bytea IS NULL OR coalesce(q.queue, 'default'::bytea) = $5)"           \
+  " ORDER BY j.seq LIMIT $3"
+
+/* Counts: total, done, ready, held, blocked, then one per status 1..7.
+** $1 now, $2 queue (NULL: all). */
+#define LPG_Q_SQL_TALLY                                                             \
+  "SELECT count(*), count(*) FILTER (WHERE done <> 0),"                            \
+  " count(*) FILTER (WHERE done = 0 AND b = 0 AND until <= $1),"                   \
+  " count(*) FILTER (WHERE done = 0 AND b = 0 AND until > $1),"                    \
+  " count(*) FILTER (WHERE done = 0 AND b <> 0),"                                  \
+  " count(*) FILTER (WHERE s = 1), count(*) FILTER (WHERE s = 2),"                 \
+  " count(*) FILTER (WHERE s = 3), count(*) FILTER (WHERE s = 4),"                 \
+  " count(*) FILTER (WHERE s = 5), count(*) FILTER (WHERE s = 6),"                 \
+  " count(*) FILTER (WHERE s = 7) FROM (SELECT j.done, j.until,"                   \
+  " CASE WHEN j.done <> 0 THEN 0 ELSE " LPG_SQL_BLOCKED " END AS b, "              \
+  LPG_Q_SQL_STATUS("$1") " AS s FROM jobs j LEFT JOIN lease_queue q ON q.id = j.id" \
+  " WHERE $2::bytea IS NULL OR coalesce(q.queue, 'default'::bytea) = $2) t"
+
+/* The errors of a job, oldest first.  $1 id, $2 limit. */
+#define LPG_Q_SQL_ERRORS                                                            \
+  "SELECT attempt, at, owner, fence, message FROM lease_errors WHERE id = $1"      \
+  " ORDER BY n LIMIT $2"
+
+/* Enqueue one job with its data (contract step 2: nothing when the id
+** exists).  $1 id, $2 payload, $3 queue, $4 priority, $5 run_at (NULL: at
+** once), $6 max_attempts.  The queue row inserted here is the one
+** lease_jobs_added then finds. */
+#define LPG_Q_SQL_ENQUEUE                                                           \
+  "WITH i AS (INSERT INTO jobs(id) VALUES ($1) ON CONFLICT (id) DO NOTHING"        \
+  " RETURNING id, seq) INSERT INTO lease_queue(id, seq, payload, queue, priority,"  \
+  " run_at, max_attempts) SELECT id, seq, $2, $3, $4, $5, $6 FROM i"
+
+/*
+** claim_next: the ready jobs of a queue in (priority, run_at, seq) order,
+** run_at NULL (at once) first, both rows of each locked, those another
+** transaction holds locked skipped.  A candidate whose lease expired
+** unreported (an owner still named) gets its error recorded, and is
+** discarded instead of claimed when that was its last attempt.  $1 queue,
+** $2 now, $3 owner, $4 now + ttl, $5 how many.  Rows, in claim order: id,
+** new fence (NULL: discarded), payload, queue, priority, attempt (this
+** claim's), max_attempts.
+*/
+#define LPG_Q_SQL_CLAIM_NEXT                                                        \
+  "WITH c AS (SELECT q.id, q.payload, q.queue, q.priority, q.run_at, q.seq,"       \
+  " q.attempt, q.max_attempts, j.owner, j.until, j.fence"                          \
+  " FROM lease_queue q JOIN jobs j ON j.id = q.id"                                 \
+  " WHERE q.state = 0 AND q.queue = $1 AND (q.run_at IS NULL OR q.run_at <= $2)"   \
+  " AND j.done = 0 AND j.until <= $2 AND j.fence < " LPG_FENCE_MAX                  \
+  " ORDER BY q.priority, q.run_at NULLS FIRST, q.seq LIMIT $5"                      \
+  " FOR UPDATE OF q, j SKIP LOCKED),"                                               \
+  " x AS (SELECT c.*, c.owner IS NOT NULL AS lapsed,"                               \
+  " c.owner IS NOT NULL AND c.attempt >= c.max_attempts AS last FROM c),"           \
+  " e AS (INSERT INTO lease_errors(id, attempt, at, owner, fence, message)"        \
+  " SELECT id, attempt, until, owner, fence, 'lease expired'::bytea FROM x WHERE lapsed)," \
+  " d AS (UPDATE lease_queue SET state = 2, finished_at = $2 FROM x"                \
+  " WHERE lease_queue.id = x.id AND x.last),"                                       \
+  " u AS (UPDATE jobs SET owner = $3, until = $4, fence = jobs.fence + 1 FROM x"    \
+  " WHERE jobs.id = x.id AND NOT x.last RETURNING jobs.id, jobs.fence)"             \
+  " SELECT x.id, u.fence, x.payload, x.queue, x.priority, x.attempt + 1, x.max_attempts" \
+  " FROM x LEFT JOIN u ON u.id = x.id ORDER BY x.priority, x.run_at NULLS FIRST, x.seq"
+
+/*
+** fail's guarded write: complete's guard on the locked row (and the
+** queue's state read after the lock), then the lease ends (owner NULL,
+** until 0; the fence is kept) and, when it stored, the error is recorded.
+** $1 id, $2 owner, $3 fence, $4 now, $5 message (NULL: none).  One row:
+** LPG_SQL_REPORT's columns, then attempt and max_attempts.
+*/
+#define LPG_Q_SQL_FAIL                                                              \
+  LPG_SQL_HELD_LOCK " u AS (UPDATE jobs SET owner = NULL, until = 0 FROM j, q"     \
+  LPG_SQL_HELD_GUARD ","                                                            \
+  " e AS (INSERT INTO lease_errors(id, attempt, at, owner, fence, message)"        \
+  " SELECT $1, q.attempt, $4, $2, $3, $5 FROM q WHERE EXISTS (SELECT 1 FROM u))"    \
+  " SELECT (SELECT count(*) FROM u), j.id IS NOT NULL, j.done <> 0,"               \
+  " j.owner IS DISTINCT FROM $2, j.fence <> $3, j.until <= $4,"                    \
+  " CASE WHEN j.fence >= " LPG_FENCE_MAX " THEN 3 ELSE 0 END, j.until > $4,"       \
+  " q.state, q.attempt, q.max_attempts"                                             \
+  " FROM (SELECT 1) one LEFT JOIN j ON true LEFT JOIN q ON true"
+
+/* After a failure: $1 id, $2 attempt, $3 state, $4 run_at, $5 finished_at. */
+#define LPG_Q_SQL_AFTER_FAIL                                                        \
+  "UPDATE lease_queue SET attempt = $2, state = $3, run_at = $4, finished_at = $5"  \
+  " WHERE id = $1"
+
+/*
+** retry: unless the job is open and held (until > now), reopen it (done 0,
+** no owner, until 0; the fence kept) with a fresh attempt budget.  $1 id,
+** $2 now.  One row: found, reopened.
+*/
+#define LPG_Q_SQL_RETRY                                                             \
+  "WITH j AS (SELECT id, done, until FROM jobs WHERE id = $1 FOR UPDATE),"         \
+  LPG_SQL_QUEUE_OF_J ","                                                            \
+  " ok AS (SELECT j.id FROM j, q WHERE NOT (j.done = 0 AND q.state = 0 AND j.until > $2))," \
+  " u AS (UPDATE jobs SET done = 0, owner = NULL, until = 0 FROM ok WHERE jobs.id = ok.id)," \
+  " r AS (UPDATE lease_queue SET state = 0, attempt = 0, run_at = NULL, finished_at = NULL" \
+  " FROM ok WHERE lease_queue.id = ok.id)"                                          \
+  " SELECT j.id IS NOT NULL, (SELECT count(*) FROM ok) > 0"                         \
+  " FROM (SELECT 1) one LEFT JOIN j ON true"
+
+/* cancel: an open job (not done, not ended) is cancelled at now.  $1 id,
+** $2 now.  One row: found, done, the queue's state before. */
+#define LPG_Q_SQL_CANCEL                                                            \
+  "WITH j AS (SELECT id, done FROM jobs WHERE id = $1 FOR UPDATE),"                \
+  LPG_SQL_QUEUE_OF_J ","                                                            \
+  " u AS (UPDATE lease_queue SET state = 3, finished_at = $2 FROM j, q"             \
+  " WHERE lease_queue.id = j.id AND j.done = 0 AND q.state = 0)"                    \
+  " SELECT j.id IS NOT NULL, j.done <> 0, q.state"                                  \
+  " FROM (SELECT 1) one LEFT JOIN j ON true LEFT JOIN q ON true"
+
+/*
+** prune: delete the jobs the queue ended before $1 (finished_at < $1), of
+** queue $2 (NULL: all) and state $3 (0: any ended), never one still held
+** (not done, until > $1).  Each job's row is locked first, then its queue
+** row read as it is (lease_queue_now); the references delete the queue
+** rows and errors.  One row: how many were deleted.
+*/
+#define LPG_Q_SQL_ENDED(s)                                                          \
+  s ".state <> 0 AND " s ".finished_at < $1 AND ($2::bytea IS NULL OR " s ".queue = $2)" \
+  " AND ($3 = 0 OR " s ".state = $3)"
+#define LPG_Q_SQL_PRUNE                                                             \
+  "WITH c AS (SELECT jobs.id FROM jobs WHERE jobs.id IN (SELECT q.id FROM lease_queue q" \
+  " WHERE " LPG_Q_SQL_ENDED("q") ") AND NOT (jobs.done = 0 AND jobs.until > $1)"    \
+  " FOR UPDATE),"                                                                   \
+  " d AS (DELETE FROM jobs USING c, LATERAL lease_queue_now(c.id) s"                \
+  " WHERE jobs.id = c.id AND " LPG_Q_SQL_ENDED("s") " RETURNING 1)"                 \
+  " SELECT count(*) FROM d"
+
+/* The statements of the queue, prepared from slot LPG_SLOT_QUEUE on:
+** name, SQL, parameter types. */
+#define LPG_QUEUE_STATEMENT_MAP(XX)                                                 \
+  XX(STATE, LPG_Q_SQL_STATE, 2, {T_BYTEA, T_FLOAT8})                                \
+  XX(LIST, LPG_Q_SQL_LIST, 6, {T_INT8, T_FLOAT8, T_INT4, T_INT4, T_BYTEA, T_INT4})  \
+  XX(TALLY, LPG_Q_SQL_TALLY, 2, {T_FLOAT8, T_BYTEA})                                \
+  XX(ERRORS, LPG_Q_SQL_ERRORS, 2, {T_BYTEA, T_INT4})                                \
+  XX(ENQUEUE, LPG_Q_SQL_ENQUEUE, 6, {T_BYTEA, T_BYTEA, T_BYTEA, T_INT8, T_FLOAT8, T_INT8}) \
+  XX(CLAIM_NEXT, LPG_Q_SQL_CLAIM_NEXT, 5, {T_BYTEA, T_FLOAT8, T_BYTEA, T_FLOAT8, T_INT4}) \
+  XX(FAIL, LPG_Q_SQL_FAIL, 5, {T_BYTEA, T_BYTEA, T_INT8, T_FLOAT8, T_BYTEA})       \
+  XX(AFTER_FAIL, LPG_Q_SQL_AFTER_FAIL, 5, {T_BYTEA, T_INT8, T_INT4, T_FLOAT8, T_FLOAT8}) \
+  XX(RETRY, LPG_Q_SQL_RETRY, 2, {T_BYTEA, T_FLOAT8})                                \
+  XX(CANCEL, LPG_Q_SQL_CANCEL, 2, {T_BYTEA, T_FLOAT8})                              \
+  XX(PRUNE, LPG_Q_SQL_PRUNE, 3, {T_FLOAT8, T_BYTEA, T_INT4})
+
+#endif

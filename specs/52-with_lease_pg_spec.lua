@@ -172,8 +172,7 @@ describe("with_lease on PostgreSQL", function()
   end)
 
   it("gives a database made without the gate and the guards both at the first with_lease", function()
-    H.psql(p, "DROP TABLE lease_fences; DROP TRIGGER lease_guard_rows ON jobs;"
-      .. " DROP TRIGGER lease_guard_truncate ON jobs; DROP FUNCTION lease_guard()")
+    H.psql(p, "DROP TABLE lease_fences; DROP FUNCTION lease_guard() CASCADE")   -- every guard trigger
     db:close()
     db = lease.open(p)
     assert.is_true(db:with_lease("job", "A", fence, 110, function(tx)

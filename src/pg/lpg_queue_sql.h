@@ -59,7 +59,9 @@
 ** the session is set, so it names READ COMMITTED itself: under the
 ** server's default, were it REPEATABLE READ, the check would read the
 ** snapshot taken before the lock wait.  The last steps fill lease_queue
-** for the jobs already there.
+** for the jobs already there, and the with_lease guard (lpg_tx_sql.h) goes
+** on the new tables in the same transaction: added at a later with_lease it
+** would be DDL on tables in use, and deadlock with running claims.
 */
 #define LPG_Q_SQL_INIT                                                              \
   "BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock(1818588019);" \
@@ -106,7 +108,7 @@
   " CREATE TRIGGER lease_jobs_added AFTER INSERT ON jobs"                            \
   " REFERENCING NEW TABLE AS lease_added FOR EACH STATEMENT"                        \
   " EXECUTE FUNCTION lease_jobs_added();"                                           \
-  " END $lease$; COMMIT"
+  " END $lease$; " LPG_TX_SQL_CREATE "; COMMIT"
 
 /*
 ** A job's status at now (the parameter `now`; NULL gives 0, unknown), over

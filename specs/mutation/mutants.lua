@@ -1397,4 +1397,10 @@ return {
     to = [[")"]],
     hint = "specs/31-queue_fail_spec.lua",
   },
+  {
+    name = "pg-with-lease-ignores-cancel", step = "own", file = "src/pg/lpg_tx_sql.h", backend = "pg",
+    from = [[" SELECT j.done <> 0, CASE WHEN NOT (" LPG_SQL_NOT_ENDED ") THEN q.state ELSE 0 END,"]],
+    to = [[" SELECT j.done <> 0, 0,"]],
+    hint = "specs/50-with_lease_spec.lua",
+  },
 }

@@ -79,7 +79,7 @@ describe("claim_next(n) batches", function()
     assert.are.same({}, db:claim_next("w", 19, 10, 5))
   end)
 
-  it("never takes cancelled, discarded, held, done or blocked jobs, and leaves them as they were #sqlite", function()
+  it("never takes cancelled, discarded, held, done or blocked jobs, and leaves them as they were #sqlite #lua53", function()
     db:enqueue("disc", { max_attempts = 1 })
     db:enqueue_many({ "a", "canc", "held", "done", "blk", "z" })
     assert.is_true(db:cancel("canc", 0))

@@ -1202,7 +1202,7 @@ return {
     name = "pg-fence-max-not-blocked", step = "own", file = "src/pg/lpg_sql.h", backend = "pg",
     from = [[#define LPG_SQL_BLOCKED "(CASE WHEN fence >= " LPG_FENCE_MAX " THEN 3 ELSE 0 END)"]],
     to = [[#define LPG_SQL_BLOCKED "(CASE WHEN fence >= " LPG_FENCE_MAX " THEN 0 ELSE 0 END)"]],
-    hint = "specs/15-claim_next_spec.lua",
+    hint = "specs/35-postgres_spec.lua",
   },
   {
     name = "with-lease-queue-tables-writable", step = "own", file = "src/sqlite/lsq_tx.c",

@@ -182,10 +182,13 @@ static const char *const floor_sql[F_COUNT] = {
   FLOOR_SQL_CLAIM, FLOOR_SQL_RENEW, FLOOR_SQL_COMPLETE, FLOOR_SQL_CLAIM_NEXT,
 };
 
-/* The engine's schema, so the floor's file is the engine's file. */
+/* The contract's table and, for the floor's claim_next, an index of the
+** jobs not done (what the engine read before the job queue's own index). */
+#define FLOOR_SQL_PENDING_INDEX                                           \
+  "CREATE INDEX IF NOT EXISTS lease_jobs_pending ON jobs(done) WHERE done = 0"
 static const char *const floor_schema[2] = {
   LSQ_SQL_CREATE_JOBS,
-  LSQ_SQL_CREATE_PENDING_INDEX,
+  FLOOR_SQL_PENDING_INDEX,
 };
 
 typedef struct floordb {

@@ -147,15 +147,35 @@ describe("claim_next", function()
     assert.are.same({ nil, "empty" }, { H.two(lease.claim_next(p, "w", 0, 10)) })
   end)
 
-  it("adds its index to a jobs table another client made #sqlite", function()
+  it("gives a jobs table another client made the queue's index, and no index of its own #sqlite", function()
     local q = H.path("foreign")
     H.sqlite3(q, "CREATE TABLE jobs(id TEXT PRIMARY KEY, owner TEXT, until REAL NOT NULL DEFAULT 0,"
       .. " fence INTEGER NOT NULL DEFAULT 0, result TEXT, done INTEGER NOT NULL DEFAULT 0);"
       .. " INSERT INTO jobs(id) VALUES ('z'), ('y')")
     assert.are.same({ "z", 1 }, { H.two(lease.claim_next(q, "w", 0, 10)) })
-    assert.are.equal("lease_jobs_pending\nsqlite_autoindex_jobs_1\n",
+    assert.are.equal("sqlite_autoindex_jobs_1\n",
       H.sqlite3(q, "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'jobs'"
         .. " ORDER BY name"))
+    assert.are.equal("lease_queue_ended\nlease_queue_ready\n",
+      H.sqlite3(q, "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'lease_queue'"
+        .. " ORDER BY name"))
+  end)
+
+  it("drops the index on jobs that files of earlier versions carry, never on a read-only handle #sqlite", function()
+    local q = H.path("older")
+    H.sqlite3(q, "CREATE TABLE jobs(id TEXT PRIMARY KEY, owner TEXT, until REAL NOT NULL DEFAULT 0,"
+      .. " fence INTEGER NOT NULL DEFAULT 0, result TEXT, done INTEGER NOT NULL DEFAULT 0);"
+      .. " CREATE INDEX lease_jobs_pending ON jobs(done) WHERE done = 0;"
+      .. " INSERT INTO jobs(id) VALUES ('z'), ('y')")
+    local indexes = "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'jobs' ORDER BY name"
+    local ro = lease.open(q, { readonly = true })
+    assert.are.same({ "y", "z" }, { ro:state("y").id, ro:state("z").id })
+    ro:close()
+    assert.are.equal("lease_jobs_pending\nsqlite_autoindex_jobs_1\n", H.sqlite3(q, indexes))
+    local d = lease.open(q)
+    assert.are.same({ "z", 1 }, { H.two(d:claim_next("w", 0, 10)) })
+    d:close()
+    assert.are.equal("sqlite_autoindex_jobs_1\n", H.sqlite3(q, indexes))
   end)
 
   it("raises busy past the busy timeout, never nil #sqlite", function()

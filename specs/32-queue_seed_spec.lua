@@ -144,3 +144,71 @@ describe("the seed's steps on a database using the queue #sqlite", function()
     assert.are.same({ "available", 0 }, { s.status, s.attempt })
   end)
 end)
+
+-- A lease_queue of the layout that kept the attempts in a column of its own,
+-- counted up by a trigger at each claim, as the engine made it before.
+local OLD_LAYOUT = "CREATE TABLE lease_queue(id TEXT PRIMARY KEY NOT NULL, seq INTEGER NOT NULL,"
+  .. " queue TEXT NOT NULL DEFAULT 'default', priority INTEGER NOT NULL DEFAULT 0, run_at REAL,"
+  .. " attempt INTEGER NOT NULL DEFAULT 0, max_attempts INTEGER NOT NULL DEFAULT 25,"
+  .. " payload BLOB, state INTEGER NOT NULL DEFAULT 0, finished_at REAL);"
+  .. " CREATE INDEX lease_queue_ready ON lease_queue(queue, priority, run_at, seq) WHERE state = 0;"
+  .. " CREATE INDEX lease_queue_ended ON lease_queue(finished_at) WHERE state <> 0;"
+  .. " CREATE TABLE lease_errors(id TEXT NOT NULL, attempt INTEGER, at REAL, owner TEXT, fence INTEGER,"
+  .. " message BLOB);"
+  .. " CREATE INDEX lease_errors_job ON lease_errors(id);"
+  .. " CREATE TRIGGER lease_errors_kept AFTER INSERT ON lease_errors BEGIN"
+  .. " DELETE FROM lease_errors WHERE id = new.id AND rowid <= (SELECT rowid"
+  .. " FROM lease_errors WHERE id = new.id ORDER BY rowid DESC LIMIT 1 OFFSET 20); END;"
+  .. " CREATE TRIGGER lease_jobs_deleted AFTER DELETE ON jobs BEGIN"
+  .. " DELETE FROM lease_queue WHERE id = old.id; DELETE FROM lease_errors WHERE id = old.id; END;"
+  .. " CREATE TRIGGER lease_jobs_done AFTER UPDATE OF done ON jobs"
+  .. " WHEN (new.done <> 0) <> (old.done <> 0) BEGIN"
+  .. " UPDATE lease_queue SET state = CASE WHEN new.done <> 0 THEN 1 ELSE 0 END,"
+  .. " finished_at = CASE WHEN new.done <> 0 THEN new.until END,"
+  .. " attempt = CASE WHEN new.done <> 0 THEN attempt ELSE 0 END WHERE id = new.id; END;"
+  .. " CREATE TRIGGER lease_jobs_claimed AFTER UPDATE OF fence ON jobs"
+  .. " WHEN new.fence > old.fence BEGIN"
+  .. " UPDATE lease_queue SET attempt = attempt + 1 WHERE id = new.id; END;"
+  .. " CREATE TRIGGER lease_jobs_added AFTER INSERT ON jobs WHEN typeof(new.id) = 'text' BEGIN"
+  .. " INSERT OR REPLACE INTO lease_queue(id, seq, state, finished_at)"
+  .. " VALUES (new.id, new.rowid, new.done <> 0, CASE WHEN new.done <> 0 THEN new.until END); END;"
+
+describe("a database of the earlier queue layout #sqlite", function()
+  it("opens with every job's attempts kept, then counts them by the fence", function()
+    local p = H.path("oldlayout")
+    -- a: claimed twice (attempt 2), then released; b: a retry reset its
+    -- attempts after fence 4; c: done; d: enqueued, never claimed
+    H.sqlite3(p, SEED_CREATE .. "; " .. OLD_LAYOUT
+      .. " INSERT INTO jobs(id) VALUES ('a'), ('b'), ('c'), ('d');"
+      .. " UPDATE jobs SET fence = fence + 1 WHERE id = 'a';"
+      .. " UPDATE jobs SET fence = fence + 1 WHERE id = 'a';"
+      .. " UPDATE jobs SET fence = 4 WHERE id = 'b'; UPDATE lease_queue SET attempt = 0 WHERE id = 'b';"
+      .. " UPDATE jobs SET fence = 1, done = 1, until = 7 WHERE id = 'c';"
+      .. " UPDATE lease_queue SET max_attempts = 3, payload = 'pa' WHERE id = 'a'")
+    assert.are.equal("a|2\nb|0\nc|1\nd|0\n",
+      H.sqlite3(p, "SELECT id, attempt FROM lease_queue ORDER BY id"))
+    local db = lease.open(p)
+    local function att(id) return db:state(id, 0).attempt end
+    assert.are.same({ 2, 0, 1, 0 }, { att("a"), att("b"), att("c"), att("d") })
+    assert.are.same({ "pa", 3, "completed" }, { db:state("a").payload, db:state("a").max_attempts,
+      db:state("c", 10).status })
+    -- the attempts column and the claim's trigger are gone; a claim writes
+    -- no queue row, and its fence counts the attempt
+    assert.are.equal("", H.sqlite3(p, "SELECT name FROM pragma_table_info('lease_queue')"
+      .. " WHERE name = 'attempt'"))
+    assert.are.equal("", H.sqlite3(p, "SELECT name FROM sqlite_master WHERE name IN"
+      .. " ('lease_jobs_claimed', 'lease_jobs_added')"))
+    local f = db:claim("a", "w", 0, 10)
+    assert.are.same({ 3, 3 }, { f, att("a") })
+    -- the third attempt was the last: failing it discards the job
+    assert.are.equal("discarded", (db:fail("a", "w", f, 1, "x")))
+    assert.are.same({ "b", 5 }, { H.two(db:claim_next("w", 0, 10)) })
+    assert.are.equal(1, att("b"))
+    assert.are.equal("ok\n", H.sqlite3(p, "PRAGMA integrity_check"))
+    db:close()
+    -- a second open finds the layout done and changes nothing
+    local before = H.qsnapshot(p)
+    lease.open(p):close()
+    assert.are.same(before, H.qsnapshot(p))
+  end)
+end)

@@ -235,12 +235,12 @@ describe("with_lease", function()
       "INSERT INTO jobs(id) VALUES ('new')", "UPDATE jobs SET done = 1",
       "DELETE FROM jobs", "DROP TABLE jobs", "ALTER TABLE jobs ADD COLUMN x",
       "CREATE TRIGGER t2 AFTER UPDATE ON jobs BEGIN SELECT 1; END",
-      "CREATE INDEX i ON jobs(owner)", "DROP INDEX lease_jobs_pending",
+      "CREATE INDEX i ON jobs(owner)", "DROP INDEX lease_queue_ended",
       "CREATE TEMP TABLE jobs(x)", "INSERT INTO lease_fences VALUES ('r', 9)",
       "INSERT INTO out VALUES (1, 2, 3); COMMIT",
       -- the job queue's objects: every name starting with lease_ is the engine's
-      "UPDATE lease_queue SET attempt = 0", "DELETE FROM lease_errors",
-      "DROP TRIGGER lease_jobs_claimed", "DROP INDEX lease_queue_ready",
+      "UPDATE lease_queue SET base_fence = 0", "DELETE FROM lease_errors",
+      "DROP TRIGGER lease_jobs_done", "DROP INDEX lease_queue_ready",
       "CREATE TABLE lease_mine(x)",
     }
     for _, sql in ipairs(refused) do

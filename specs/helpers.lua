@@ -303,7 +303,7 @@ function H.qsnapshot(path)
     return out
   end
   for _, sql in ipairs({
-    "SELECT quote(id), seq, quote(queue), priority, quote(run_at), attempt, max_attempts,"
+    "SELECT quote(id), seq, quote(queue), priority, quote(run_at), base_fence, max_attempts,"
       .. " quote(payload), state, quote(finished_at) FROM lease_queue ORDER BY id",
     "SELECT quote(id), attempt, quote(at), quote(owner), fence, quote(message)"
       .. " FROM lease_errors ORDER BY rowid" }) do

@@ -832,9 +832,27 @@ return {
   },
   {
     name = "attempt-not-counted", step = "own", file = "src/sqlite/lsq_queue_sql.h",
-    from = [[" UPDATE lease_queue SET attempt = attempt + 1 WHERE id = new.id; END")]],
-    to = [[" UPDATE lease_queue SET attempt = attempt WHERE id = new.id; END")]],
+    from = [["coalesce(" LSQ_SQL_FENCE_INT(j ".fence") " - " q ".base_fence, 0)"]],
+    to = [["coalesce(" q ".base_fence - " q ".base_fence, 0)"]],
     hint = "specs/30-queue_data_spec.lua",
+  },
+  {
+    name = "claim-next-attempt-not-counted", step = "own", file = "src/sqlite/lsq_queue.c",
+    from = [[      x->jobs[x->n].attempt = c->fence - c->base_fence;]],
+    to = [[      x->jobs[x->n].attempt = c->fence - c->base_fence - 1;]],
+    hint = "specs/30-queue_data_spec.lua",
+  },
+  {
+    name = "reopened-job-keeps-attempts", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    from = [[" base_fence = CASE WHEN new.done <> 0 THEN base_fence ELSE "]],
+    to = [[" base_fence = CASE WHEN 1 THEN base_fence ELSE "]],
+    hint = "specs/32-queue_seed_spec.lua",
+  },
+  {
+    name = "relayout-loses-attempts", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    from = [[" FROM jobs WHERE jobs.id = lease_queue.id), 0) - attempt")]],
+    to = [[" FROM jobs WHERE jobs.id = lease_queue.id), 0)")]],
+    hint = "specs/32-queue_seed_spec.lua",
   },
   {
     name = "discard-one-attempt-late", step = "own", file = "src/sqlite/lsq_queue.c",
@@ -891,8 +909,8 @@ return {
   },
   {
     name = "retry-keeps-attempts", step = "own", file = "src/sqlite/lsq_queue_sql.h",
-    from = [["UPDATE lease_queue SET state = 0, attempt = 0, run_at = NULL, finished_at = NULL"]],
-    to = [["UPDATE lease_queue SET state = 0, run_at = NULL, finished_at = NULL"]],
+    from = [["UPDATE lease_queue SET state = 0, base_fence = coalesce((SELECT "]],
+    to = [["UPDATE lease_queue SET state = 0, base_fence = base_fence + 0 * coalesce((SELECT "]],
     hint = "specs/31-queue_fail_spec.lua",
   },
   -- The job-queue service (lease.pool, lease.cli, lease_process.c) -------
@@ -1405,5 +1423,11 @@ return {
     from = [[" SELECT j.done <> 0, CASE WHEN NOT (" LPG_SQL_NOT_ENDED ") THEN q.state ELSE 0 END,"]],
     to = [[" SELECT j.done <> 0, 0,"]],
     hint = "specs/50-with_lease_spec.lua",
+  },
+  {
+    name = "readonly-open-drops-old-index", step = "own", file = "src/sqlite/lsq_open.c",
+    from = [[  if (c->indexed && !readonly && !sqlite3_db_readonly(c->sql, "main"))]],
+    to = [[  if (c->indexed && !sqlite3_db_readonly(c->sql, "main"))]],
+    hint = "specs/15-claim_next_spec.lua",
   },
 }

@@ -285,10 +285,11 @@ static int on_found(lease_db *db, sqlite3_stmt *st, void *ctx) {
 
 /*
 ** Compare the jobs table on connection sql with the contract.  Sets
-** *missing when there is no table, and LSQ(db)->indexed when the index
-** claim_next uses is there.  Extra columns are allowed when an INSERT of
-** the id alone can fill them (nullable or with a default).  Never changes
-** the table.
+** *missing when there is no table, LSQ(db)->indexed when the index
+** lease_jobs_pending of earlier versions is there (create_missing drops
+** it), LSQ(db)->queued when the queue's schema is complete.  Extra
+** columns are allowed when an INSERT of the id alone can fill them
+** (nullable or with a default).  Never changes the table.
 */
 static int check_schema(lease_db *db, sqlite3 *sql, int *missing) {
   int found = 0, rc;
@@ -403,10 +404,11 @@ static int set_pragmas(lease_db *db) {
 }
 
 /* Create the table when it is missing (contract step 1), then check it
-** again: another client may have created its own meanwhile.  A table made
-** by another client gets the index claim_next relies on for its speed; a
-** file we may not write goes without (claim_next still works, scanning).
-** Then the queue's schema beside it (lsq_q_ensure). */
+** again: another client may have created its own meanwhile.  The index
+** lease_jobs_pending that files of earlier versions carry on jobs is
+** dropped where the file may be written: claim_next reads the queue's own
+** index, and every enqueue and complete would keep writing it.  Then the
+** queue's schema beside it (lsq_q_ensure). */
 static int create_missing(lease_db *db, int missing) {
   lsq_conn *c = LSQ(db);
   int rc = LEASE_OK, readonly = db->opt.flags & LEASE_OPEN_READONLY;
@@ -416,8 +418,8 @@ static int create_missing(lease_db *db, int missing) {
     if ((rc = lsq_exec(db, LSQ_SQL_CREATE_JOBS)) != LEASE_OK) return rc;
     if ((rc = check_schema(db, c->sql, &missing)) != LEASE_OK) return rc;
   }
-  if (!c->indexed && !readonly && !sqlite3_db_readonly(c->sql, "main"))
-    rc = lsq_exec(db, LSQ_SQL_CREATE_PENDING_INDEX);
+  if (c->indexed && !readonly && !sqlite3_db_readonly(c->sql, "main"))
+    rc = lsq_exec(db, "DROP INDEX IF EXISTS lease_jobs_pending");
   if (rc == LEASE_OK) rc = lsq_q_ensure(db, c->queued);
   return rc;
 }

@@ -46,10 +46,9 @@ static void bind_bytes(sqlite3_stmt *st, int i, const char *s, size_t len) {
 /* Opening, schema, settings                                              */
 /* ===================================================================== */
 
-/* See lease.h (contract step 1).  The index only speeds up claim_next. */
+/* See lease.h (contract step 1). */
 static int sq_init(lease_db *db) {
   int rc = lsq_exec(db, LSQ_SQL_CREATE_JOBS);
-  if (rc == LEASE_OK) rc = lsq_exec(db, LSQ_SQL_CREATE_PENDING_INDEX);
   return rc;
 }
 

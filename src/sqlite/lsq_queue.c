@@ -62,14 +62,28 @@ static const char *kept(lease_db *db, size_t off) { return off ? db->buf + off -
 /* The schema                                                             */
 /* ===================================================================== */
 
-/* Write body: every statement of LSQ_QUEUE_SCHEMA, in order. */
+/* Row of the old-layout lookup: the column is there. */
+static int on_old_layout(lease_db *db, sqlite3_stmt *st, void *ctx) {
+  (void)db;
+  (void)st;
+  *(int *)ctx = 1;
+  return LSQ_STOP;
+}
+
+/* Write body: a lease_queue of the earlier layout turned into this one
+** (LSQ_QUEUE_RELAYOUT), then every statement of LSQ_QUEUE_SCHEMA, in
+** order. */
 static int schema_body(lease_db *db, void *ctx) {
 #define LSQ_SCHEMA_TEXT_(sql) sql,
+  static const char *const relayout[] = {LSQ_QUEUE_RELAYOUT(LSQ_SCHEMA_TEXT_)};
   static const char *const texts[] = {LSQ_QUEUE_SCHEMA(LSQ_SCHEMA_TEXT_)};
 #undef LSQ_SCHEMA_TEXT_
   size_t i;
-  int rc = LEASE_OK;
+  int old = 0, rc;
   (void)ctx;
+  rc = lsq_query(db, LSQ(db)->sql, LSQ_SQL_QUEUE_OLD_LAYOUT, on_old_layout, &old);
+  for (i = 0; old && i < sizeof relayout / sizeof relayout[0] && rc == LEASE_OK; i++)
+    rc = lsq_exec(db, relayout[i]);
   for (i = 0; i < sizeof texts / sizeof texts[0] && rc == LEASE_OK; i++)
     rc = lsq_exec(db, texts[i]);
   return rc;
@@ -294,7 +308,7 @@ int lsq_q_count_queue(lease_db *db, double now, const char *queue, size_t queue_
 ** whether the bulk claim took it (taken, with its new fence). */
 typedef struct candidate {
   size_t id, id_len, payload, payload_len, queue, queue_len;
-  int64_t priority, attempt, max_attempts, fence;
+  int64_t priority, base_fence, max_attempts, fence;
   int taken;
 } candidate;
 
@@ -333,7 +347,7 @@ static int read_candidates(lease_db *db, claim_ctx *x, int want, size_t *used) {
     c->queue_len = (size_t)sqlite3_column_bytes(st, 2);
     c->queue = keep_bytes(db, sqlite3_column_text(st, 2), c->queue_len, used, &failed);
     c->priority = sqlite3_column_int64(st, 3);
-    c->attempt = sqlite3_column_int64(st, 4);
+    c->base_fence = sqlite3_column_int64(st, 4);
     c->max_attempts = sqlite3_column_int64(st, 5);
     c->fence = 0;
     c->taken = 0;
@@ -430,7 +444,7 @@ static int claim_next_body(lease_db *db, void *ctx) {
       x->jobs[x->n].queue = (const char *)(uintptr_t)c->queue;
       x->jobs[x->n].queue_len = c->queue_len;
       x->jobs[x->n].priority = c->priority;
-      x->jobs[x->n].attempt = c->attempt + 1;
+      x->jobs[x->n].attempt = c->fence - c->base_fence;
       x->jobs[x->n].max_attempts = c->max_attempts;
       x->n++;
     }

@@ -7,17 +7,20 @@
 ** data lives beside it, keyed by job id:
 **   lease_queue   one row per job: seq (the job's rowid at insert: the
 **                 enqueue order), queue, priority, run_at (NULL: at once),
-**                 attempt (claims since enqueue or the last retry),
-**                 max_attempts, payload, state (0 open, 1 completed,
-**                 2 discarded, 3 cancelled) and finished_at;
+**                 base_fence (the job's fence when its attempts were last
+**                 counted from zero: the attempts made are its fence
+**                 minus base_fence, LSQ_SQL_ATTEMPT), max_attempts,
+**                 payload, state (0 open, 1 completed, 2 discarded,
+**                 3 cancelled) and finished_at;
 **   lease_errors  the errors of failed attempts, the last 20 per job.
 ** Triggers on jobs keep lease_queue complete for every client, the engine
 ** or raw SQL: a row for each job inserted (defaults; not for an id that is
-** not text, which no call can name and claim_next never hands out), removed with it,
-** completed when done becomes 1 (reopened with a fresh attempt budget when
-** it goes back to 0), and an attempt counted for each claim (fence grows).
-** Opening a database without them creates them and fills lease_queue for
-** the jobs already there (LSQ_QUEUE_SCHEMA, one transaction).
+** not text, which no call can name and claim_next never hands out), removed
+** with it, completed when done becomes 1 (reopened with a fresh attempt
+** budget when it goes back to 0).  A claim writes nothing here: the fence
+** it grows counts the attempt.  Opening a database without them creates
+** them and fills lease_queue for the jobs already there (LSQ_QUEUE_SCHEMA,
+** one transaction).
 */
 #ifndef LSQ_QUEUE_SQL_H
 #define LSQ_QUEUE_SQL_H
@@ -28,15 +31,29 @@
   "CREATE " kw "TABLE IF NOT EXISTS lease_queue(id TEXT PRIMARY KEY NOT NULL," \
   " seq INTEGER NOT NULL, queue TEXT NOT NULL DEFAULT 'default',"        \
   " priority INTEGER NOT NULL DEFAULT 0, run_at REAL,"                   \
-  " attempt INTEGER NOT NULL DEFAULT 0, max_attempts INTEGER NOT NULL DEFAULT 25," \
-  " payload BLOB, state INTEGER NOT NULL DEFAULT 0, finished_at REAL)"
+  " base_fence INTEGER NOT NULL DEFAULT 0, max_attempts INTEGER NOT NULL DEFAULT 25," \
+  " payload BLOB, state INTEGER NOT NULL DEFAULT 0, finished_at REAL) WITHOUT ROWID"
 #define LSQ_SQL_ERRORS_TABLE(kw)                                          \
   "CREATE " kw "TABLE IF NOT EXISTS lease_errors(id TEXT NOT NULL, attempt INTEGER," \
   " at REAL, owner TEXT, fence INTEGER, message BLOB)"
 
-/* The statements that make the queue's schema, in order; the last fills
-** lease_queue for jobs inserted before the triggers existed. */
+/* A fence as the queue counts from it: the fence when it is an integer,
+** else 0 (a job whose fence is not an integer is blocked: never claimed). */
+#define LSQ_SQL_FENCE_INT(f) "(CASE WHEN typeof(" f ") = 'integer' THEN " f " ELSE 0 END)"
+
+/* The attempts a job has made: its fence's growth since base_fence.  j is
+** its jobs row, q its lease_queue row (NULL when it has none). */
+#define LSQ_SQL_ATTEMPT(j, q)                                             \
+  "coalesce(" LSQ_SQL_FENCE_INT(j ".fence") " - " q ".base_fence, 0)"
+
+/* The statements that make the queue's schema, in order.  The triggers are
+** made anew (a file of an earlier layout has others of the same names);
+** the last statement fills lease_queue for jobs inserted before they
+** existed. */
 #define LSQ_QUEUE_SCHEMA(XX)                                              \
+  XX("DROP TRIGGER IF EXISTS lease_jobs_claimed")                         \
+  XX("DROP TRIGGER IF EXISTS lease_jobs_done")                            \
+  XX("DROP TRIGGER IF EXISTS lease_jobs_added")                           \
   XX(LSQ_SQL_QUEUE_TABLE(""))                                             \
   XX("CREATE INDEX IF NOT EXISTS lease_queue_ready"                       \
      " ON lease_queue(queue, priority, run_at, seq) WHERE state = 0")     \
@@ -54,23 +71,36 @@
      " WHEN (new.done <> 0) <> (old.done <> 0) BEGIN"                     \
      " UPDATE lease_queue SET state = CASE WHEN new.done <> 0 THEN 1 ELSE 0 END," \
      " finished_at = CASE WHEN new.done <> 0 THEN new.until END,"         \
-     " attempt = CASE WHEN new.done <> 0 THEN attempt ELSE 0 END WHERE id = new.id; END") \
-  XX("CREATE TRIGGER IF NOT EXISTS lease_jobs_claimed AFTER UPDATE OF fence ON jobs" \
-     " WHEN new.fence > old.fence BEGIN"                                  \
-     " UPDATE lease_queue SET attempt = attempt + 1 WHERE id = new.id; END") \
-  XX("CREATE TRIGGER IF NOT EXISTS lease_jobs_added AFTER INSERT ON jobs"  \
+     " base_fence = CASE WHEN new.done <> 0 THEN base_fence ELSE "        \
+     LSQ_SQL_FENCE_INT("new.fence") " END WHERE id = new.id; END")        \
+  XX("CREATE TRIGGER IF NOT EXISTS lease_jobs_enqueued AFTER INSERT ON jobs" \
      " WHEN typeof(new.id) = 'text' BEGIN"                                \
-     " INSERT OR REPLACE INTO lease_queue(id, seq, state, finished_at)"   \
+     " INSERT OR REPLACE INTO lease_queue(id, seq, state, finished_at, base_fence)" \
      " VALUES (new.id, new.rowid, new.done <> 0,"                         \
-     " CASE WHEN new.done <> 0 THEN new.until END); END")                 \
+     " CASE WHEN new.done <> 0 THEN new.until END, "                      \
+     LSQ_SQL_FENCE_INT("new.fence") "); END")                             \
   XX("DELETE FROM lease_queue WHERE id NOT IN (SELECT id FROM jobs)")     \
-  XX("INSERT OR IGNORE INTO lease_queue(id, seq, state, finished_at)"     \
-     " SELECT id, rowid, done <> 0, CASE WHEN done <> 0 THEN until END FROM jobs" \
-     " WHERE typeof(id) = 'text'")
+  XX("INSERT OR IGNORE INTO lease_queue(id, seq, state, finished_at, base_fence)" \
+     " SELECT id, rowid, done <> 0, CASE WHEN done <> 0 THEN until END, " \
+     LSQ_SQL_FENCE_INT("fence") " FROM jobs WHERE typeof(id) = 'text'")
 
 /* The trigger whose presence says the schema above is complete (it is
 ** created last). */
-#define LSQ_SQL_QUEUE_MARK "lease_jobs_added"
+#define LSQ_SQL_QUEUE_MARK "lease_jobs_enqueued"
+
+/* A lease_queue of the earlier layout, which kept the attempts in a column
+** of their own that a trigger on jobs counted up at each claim: the
+** statements that turn it into this layout, run in the schema's
+** transaction before LSQ_QUEUE_SCHEMA when that column is there. */
+#define LSQ_SQL_QUEUE_OLD_LAYOUT                                          \
+  "SELECT 1 FROM pragma_table_info('lease_queue') WHERE name = 'attempt'"
+#define LSQ_QUEUE_RELAYOUT(XX)                                            \
+  XX("DROP TRIGGER IF EXISTS lease_jobs_claimed")                         \
+  XX("DROP TRIGGER IF EXISTS lease_jobs_done")                            \
+  XX("ALTER TABLE lease_queue ADD COLUMN base_fence INTEGER NOT NULL DEFAULT 0") \
+  XX("UPDATE lease_queue SET base_fence = coalesce((SELECT "              \
+     LSQ_SQL_FENCE_INT("fence") " FROM jobs WHERE jobs.id = lease_queue.id), 0) - attempt") \
+  XX("ALTER TABLE lease_queue DROP COLUMN attempt")
 
 /*
 ** A job's status at now (the parameter `now`; NULL gives 0, unknown), over
@@ -81,7 +111,7 @@
   "(CASE WHEN " now " IS NULL THEN 0 WHEN j.done <> 0 THEN 5"            \
   " WHEN q.state = 2 THEN 6 WHEN q.state = 3 THEN 7"                     \
   " WHEN j.until > " now " THEN 3"                                       \
-  " WHEN q.run_at > " now " THEN (CASE WHEN q.attempt > 0 THEN 4 ELSE 2 END)" \
+  " WHEN q.run_at > " now " THEN (CASE WHEN " LSQ_SQL_ATTEMPT("j", "q") " > 0 THEN 4 ELSE 2 END)" \
   " ELSE 1 END)"
 
 /* A job row with its queue data, lease_row's order: id, owner, until,
@@ -91,7 +121,7 @@
 #define LSQ_SQL_FULL_ROW(now, res, where)                                 \
   "SELECT j.id, j.owner, j.until, j.fence, CASE WHEN " res " THEN j.result END," \
   " j.done, j.b, q.payload, coalesce(q.queue, 'default'), coalesce(q.priority, 0)," \
-  " q.run_at, coalesce(q.attempt, 0), coalesce(q.max_attempts, 25), q.finished_at, " \
+  " q.run_at, " LSQ_SQL_ATTEMPT("j", "q") ", coalesce(q.max_attempts, 25), q.finished_at, " \
   LSQ_SQL_STATUS(now) ", j.rid, coalesce(length(CAST(j.result AS BLOB)), 0)" \
   " FROM (SELECT rowid AS rid, id, owner, until, fence, result, done,"   \
   " CASE WHEN done <> 0 THEN 0 ELSE " LSQ_SQL_BLOCKED " END AS b FROM jobs" \
@@ -115,7 +145,7 @@
   " total(done = 0 AND b = 0 AND until > ?1), total(done = 0 AND b <> 0)," \
   " total(s = 1), total(s = 2), total(s = 3), total(s = 4), total(s = 5)," \
   " total(s = 6), total(s = 7) FROM (SELECT j.done, j.until, j.b, "       \
-  LSQ_SQL_STATUS("?1") " AS s FROM (SELECT id, done, until,"             \
+  LSQ_SQL_STATUS("?1") " AS s FROM (SELECT id, done, until, fence,"      \
   " CASE WHEN done <> 0 THEN 0 ELSE " LSQ_SQL_BLOCKED " END AS b FROM jobs) AS j" \
   " LEFT JOIN lease_queue AS q ON q.id = j.id"                           \
   " WHERE ?2 IS NULL OR coalesce(q.queue, 'default') = ?2)"
@@ -130,7 +160,7 @@
 ** next claim of its job: the job still names an owner, until <= now.
 ** ?1 id, ?2 now.  Columns: owner, fence, until, attempt, max_attempts. */
 #define LSQ_SQL_Q_EXPIRED                                                 \
-  "SELECT j.owner, j.fence, j.until, q.attempt, q.max_attempts"          \
+  "SELECT j.owner, j.fence, j.until, " LSQ_SQL_ATTEMPT("j", "q") ", q.max_attempts" \
   " FROM jobs AS j JOIN lease_queue AS q ON q.id = j.id"                 \
   " WHERE j.id = ?1 AND j.done = 0 AND q.state = 0 AND j.owner IS NOT NULL" \
   " AND j.until <= ?2"
@@ -163,9 +193,10 @@
   " ORDER BY q.priority, q.run_at, q.seq LIMIT ?3"
 
 /* claim_next's candidates.  Parameters as LSQ_SQL_Q_READY.  Columns: id,
-** payload, queue, priority, attempt, max_attempts. */
+** payload, queue, priority, base_fence, max_attempts (the claim's fence
+** minus base_fence is the attempt it starts). */
 #define LSQ_SQL_Q_CANDIDATES                                              \
-  LSQ_SQL_Q_READY("q.id, q.payload, q.queue, q.priority, q.attempt, q.max_attempts")
+  LSQ_SQL_Q_READY("q.id, q.payload, q.queue, q.priority, q.base_fence, q.max_attempts")
 
 /*
 ** claim_next's claim of its candidates that hold no lease, in one
@@ -191,13 +222,17 @@
   " AND " LSQ_SQL_NOT_ENDED                                               \
   " AND " LSQ_SQL_BLOCKED " = 0"
 
-/* A job's attempt and max_attempts.  ?1 id. */
-#define LSQ_SQL_Q_ATTEMPTS "SELECT attempt, max_attempts FROM lease_queue WHERE id = ?1"
+/* A job's attempts made and max_attempts.  ?1 id. */
+#define LSQ_SQL_Q_ATTEMPTS                                                \
+  "SELECT " LSQ_SQL_ATTEMPT("j", "q") ", q.max_attempts"                  \
+  " FROM lease_queue AS q JOIN jobs AS j ON j.id = q.id WHERE q.id = ?1"
 
-/* After a failure: ?1 id, ?2 attempt, ?3 state, ?4 run_at, ?5 finished_at. */
+/* After a failure: ?1 id, ?2 the attempts to count as made, ?3 state,
+** ?4 run_at, ?5 finished_at. */
 #define LSQ_SQL_Q_AFTER_FAIL                                              \
-  "UPDATE lease_queue SET attempt = ?2, state = ?3, run_at = ?4, finished_at = ?5" \
-  " WHERE id = ?1"
+  "UPDATE lease_queue SET base_fence = coalesce((SELECT "                 \
+  LSQ_SQL_FENCE_INT("fence") " FROM jobs WHERE jobs.id = ?1), 0) - ?2,"  \
+  " state = ?3, run_at = ?4, finished_at = ?5 WHERE id = ?1"
 
 /* What retry and cancel decide on.  ?1 id, ?2 now.  Columns: done,
 ** held (until > now), end state. */
@@ -210,8 +245,9 @@
 ** open with a fresh attempt budget.  ?1 id. */
 #define LSQ_SQL_Q_REOPEN "UPDATE jobs SET done = 0, owner = NULL, until = 0 WHERE id = ?1"
 #define LSQ_SQL_Q_RESET                                                   \
-  "UPDATE lease_queue SET state = 0, attempt = 0, run_at = NULL, finished_at = NULL" \
-  " WHERE id = ?1"
+  "UPDATE lease_queue SET state = 0, base_fence = coalesce((SELECT "      \
+  LSQ_SQL_FENCE_INT("fence") " FROM jobs WHERE jobs.id = ?1), 0),"       \
+  " run_at = NULL, finished_at = NULL WHERE id = ?1"
 
 /*
 ** prune: delete the jobs the queue ended before ?1 (finished_at < ?1), of

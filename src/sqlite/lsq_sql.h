@@ -18,11 +18,6 @@
   "until REAL NOT NULL DEFAULT 0, fence INTEGER NOT NULL DEFAULT 0, "    \
   "result TEXT, done INTEGER NOT NULL DEFAULT 0)"
 
-/* The engine's one index beside the table: the jobs not done, in rowid
-** (enqueue) order, so claim_next never walks over done jobs. */
-#define LSQ_SQL_CREATE_PENDING_INDEX                                      \
-  "CREATE INDEX IF NOT EXISTS lease_jobs_pending ON jobs(done) WHERE done = 0"
-
 /*
 ** Why a job not done can never be handed out, as a code: 0 when it can.
 ** Another client may store what the engine cannot honour: an id that is

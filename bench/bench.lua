@@ -19,7 +19,7 @@
 --
 -- Workloads (--only names): cycle, qcycle, renew, claim_next,
 -- claim_next_ended, batch, claim_next_batch, threads,
--- claim_many, with_lease, memory, group.  --smoke runs all of them on tiny sizes in seconds
+-- claim_many, with_lease, memory, group, frames.  --smoke runs all of them on tiny sizes in seconds
 -- (ctest's bench_smoke).  --out writes the plot data (threads.dat,
 -- claim_next.dat) and the printed tables (table.md) there.
 
@@ -1229,12 +1229,64 @@ local function run_group()
   end
 end
 
+-- ---------------------------------------------------------------------------
+-- Workload: WAL frames per cycle, the floor against the engine
+-- ---------------------------------------------------------------------------
+-- At synchronous NORMAL a commit's cost is mostly its WAL frames: every page
+-- the transaction changed is appended to the -wal (a frame: a header and the
+-- page, two write calls and a checksum).  Counted from the -wal's growth over
+-- FRAME_CYCLES cycles after a warm-up, few enough that no checkpoint restarts
+-- the -wal meanwhile (SQLite's default checkpoints at 1000 frames).
+local FRAME_CYCLES = 40
+
+-- Frames the -wal of `path` grew by while run() ran.
+local function wal_frames(path, run)
+  local function size()
+    local f = io.open(path .. "-wal", "rb")
+    if not f then return 0 end
+    local n = f:seek("end")
+    f:close()
+    return n
+  end
+  local page = 4096   -- SQLite's default page size, which every file here uses
+  local before = size()
+  run()
+  local grown = size() - before
+  if grown < 0 then error("frames: the -wal was restarted during the count") end
+  return grown / (24 + page)
+end
+
+local function run_frames()
+  out("### WAL frames per operation (synchronous NORMAL)")
+  out("")
+  out(string.format("Pages appended to the -wal per operation, from its growth over %d operations", FRAME_CYCLES))
+  out("on a fresh file after a warm-up; the floor runs the contract's statements alone.")
+  out("")
+  out("| workload | API | frames per cycle | x floor |")
+  out("|---|---|---:|---:|")
+  for _, w in ipairs({ "cycle", "qcycle" }) do
+    local fp, cp = scratch("frames-" .. w .. "-floor.db"), scratch("frames-" .. w .. "-capi.db")
+    rmdb(fp); rmdb(cp)
+    local floor, capi = B.floor(fp, "normal"), B.capi(cp, "normal")
+    floor[w](floor, fresh("wf"), 5)
+    capi[w](capi, fresh("wc"), 5)
+    local ff = wal_frames(fp, function() floor[w](floor, fresh("f"), FRAME_CYCLES) end) / FRAME_CYCLES
+    local fc = wal_frames(cp, function() capi[w](capi, fresh("c"), FRAME_CYCLES) end) / FRAME_CYCLES
+    floor:close(); capi:close()
+    rmdb(fp); rmdb(cp)
+    out(string.format("| %s | floor (raw SQLite, C) | %.2f | 1.00x |", w, ff))
+    out(string.format("| %s | C API | %.2f | %.2fx |", w, fc, fc / ff))
+  end
+  out("")
+end
+
 local t_start = clock()
 out(string.format("## lease benchmark%s", opt.smoke and " (smoke run: tiny sizes, numbers meaningless)" or ""))
 out("")
 machine()
 if want("cycle") then run_single("cycle", cycle_variants) end
 if want("qcycle") then run_single("qcycle", qcycle_variants) end
+if want("frames") then run_frames() end
 if want("renew") then run_single("renew", renew_variants) end
 if want("claim_next") then run_claim_next() end
 if want("claim_next_ended") then run_claim_next_ended() end

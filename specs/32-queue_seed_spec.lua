@@ -143,6 +143,23 @@ describe("the seed's steps on a database using the queue #sqlite", function()
     local s = db:state("queued", 1)
     assert.are.same({ "available", 0 }, { s.status, s.attempt })
   end)
+
+  it("a fence another client lowers counts no attempt below 0, by id or by claim_next", function()
+    local q = H.path("lowered")
+    local d = lease.open(q)
+    -- inserted with fence 5, its attempts count from 5; then lowered to 1
+    H.sqlite3(q, "INSERT INTO jobs(id, fence) VALUES ('j', 5); UPDATE jobs SET fence = 1 WHERE id = 'j'")
+    assert.are.same({ "available", 0 }, { d:state("j", 1).status, d:state("j").attempt })
+    local id, fence, job = d:claim_next("w", 1, 10)
+    assert.are.same({ "j", 2, 0, 0 }, { id, fence, job.attempt, d:state("j").attempt })
+    -- no attempt counted, so failing it with a budget of 1 retries, never discards
+    H.sqlite3(q, "UPDATE lease_queue SET max_attempts = 1")
+    assert.are.equal("retryable", (d:fail("j", "w", fence, 2, "x")))
+    -- the failure counted from the fence it found: the next claim is attempt 1
+    local f = d:claim("j", "w2", 100, 10)
+    assert.are.same({ 3, 1 }, { f, d:state("j").attempt })
+    d:close()
+  end)
 end)
 
 -- A lease_queue of the layout that kept the attempts in a column of its own,

@@ -832,14 +832,26 @@ return {
   },
   {
     name = "attempt-not-counted", step = "own", file = "src/sqlite/lsq_queue_sql.h",
-    from = [["coalesce(" LSQ_SQL_FENCE_INT(j ".fence") " - " q ".base_fence, 0)"]],
-    to = [["coalesce(" q ".base_fence - " q ".base_fence, 0)"]],
+    from = [[" - " q ".base_fence, 0))"]],
+    to = [[" - " LSQ_SQL_FENCE_INT(j ".fence") ", 0))"]],
     hint = "specs/30-queue_data_spec.lua",
   },
   {
+    name = "lowered-fence-negative-attempt", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    from = [["max(0, coalesce(" LSQ_SQL_FENCE_INT(j ".fence") " - " q ".base_fence, 0))"]],
+    to = [["coalesce(" LSQ_SQL_FENCE_INT(j ".fence") " - " q ".base_fence, 0)"]],
+    hint = "specs/32-queue_seed_spec.lua",
+  },
+  {
+    name = "claim-next-lowered-fence-negative-attempt", step = "own", file = "src/sqlite/lsq_queue.c",
+    from = [[c->fence > c->base_fence ? c->fence - c->base_fence : 0;]],
+    to = [[c->fence - c->base_fence;]],
+    hint = "specs/32-queue_seed_spec.lua",
+  },
+  {
     name = "claim-next-attempt-not-counted", step = "own", file = "src/sqlite/lsq_queue.c",
-    from = [[      x->jobs[x->n].attempt = c->fence - c->base_fence;]],
-    to = [[      x->jobs[x->n].attempt = c->fence - c->base_fence - 1;]],
+    from = [[      x->jobs[x->n].attempt = c->fence > c->base_fence ? c->fence - c->base_fence : 0;]],
+    to = [[      x->jobs[x->n].attempt = c->fence > c->base_fence ? c->fence - c->base_fence - 1 : 0;]],
     hint = "specs/30-queue_data_spec.lua",
   },
   {

@@ -444,7 +444,7 @@ static int claim_next_body(lease_db *db, void *ctx) {
       x->jobs[x->n].queue = (const char *)(uintptr_t)c->queue;
       x->jobs[x->n].queue_len = c->queue_len;
       x->jobs[x->n].priority = c->priority;
-      x->jobs[x->n].attempt = c->fence - c->base_fence;
+      x->jobs[x->n].attempt = c->fence > c->base_fence ? c->fence - c->base_fence : 0;
       x->jobs[x->n].max_attempts = c->max_attempts;
       x->n++;
     }

@@ -41,10 +41,11 @@
 ** else 0 (a job whose fence is not an integer is blocked: never claimed). */
 #define LSQ_SQL_FENCE_INT(f) "(CASE WHEN typeof(" f ") = 'integer' THEN " f " ELSE 0 END)"
 
-/* The attempts a job has made: its fence's growth since base_fence.  j is
-** its jobs row, q its lease_queue row (NULL when it has none). */
+/* The attempts a job has made: its fence's growth since base_fence, never
+** below 0 (another client may lower a fence, which the contract forbids).
+** j is its jobs row, q its lease_queue row (NULL when it has none). */
 #define LSQ_SQL_ATTEMPT(j, q)                                             \
-  "coalesce(" LSQ_SQL_FENCE_INT(j ".fence") " - " q ".base_fence, 0)"
+  "max(0, coalesce(" LSQ_SQL_FENCE_INT(j ".fence") " - " q ".base_fence, 0))"
 
 /* The statements that make the queue's schema, in order.  The triggers are
 ** made anew (a file of an earlier layout has others of the same names);

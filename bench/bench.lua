@@ -1257,6 +1257,7 @@ local function wal_frames(path, run)
 end
 
 local function run_frames()
+  out("")
   out("### WAL frames per operation (synchronous NORMAL)")
   out("")
   out(string.format("Pages appended to the -wal per operation, from its growth over %d operations", FRAME_CYCLES))
@@ -1277,7 +1278,6 @@ local function run_frames()
     out(string.format("| %s | floor (raw SQLite, C) | %.2f | 1.00x |", w, ff))
     out(string.format("| %s | C API | %.2f | %.2fx |", w, fc, fc / ff))
   end
-  out("")
 end
 
 local t_start = clock()

@@ -1438,8 +1438,8 @@ return {
   },
   {
     name = "readonly-open-drops-old-index", step = "own", file = "src/sqlite/lsq_open.c",
-    from = [[  if (c->indexed && !readonly && !sqlite3_db_readonly(c->sql, "main"))]],
-    to = [[  if (c->indexed && !sqlite3_db_readonly(c->sql, "main"))]],
+    from = [[  if (c->old_index && !readonly && !sqlite3_db_readonly(c->sql, "main"))]],
+    to = [[  if (c->old_index && !sqlite3_db_readonly(c->sql, "main"))]],
     hint = "specs/15-claim_next_spec.lua",
   },
 }

@@ -30,7 +30,7 @@ typedef struct lsq_conn {
   int waiting;                      /* 1 while lsq_step's own wait owns busy_since */
   int handler_calls;                /* busy handler calls during the current step */
   int gave_up;                      /* the busy handler gave up during the current step */
-  int indexed;                      /* lease_jobs_pending exists (set by the schema check) */
+  int old_index;                    /* lease_jobs_pending, which create_missing drops, exists */
   int queued;                       /* the queue's schema exists (LSQ_SQL_QUEUE_MARK) */
   long expiry_discards;             /* jobs lsq_q_expired discarded on this connection */
   int wal_given;                    /* the file came with a -wal holding frames */

@@ -285,7 +285,7 @@ static int on_found(lease_db *db, sqlite3_stmt *st, void *ctx) {
 
 /*
 ** Compare the jobs table on connection sql with the contract.  Sets
-** *missing when there is no table, LSQ(db)->indexed when the index
+** *missing when there is no table, LSQ(db)->old_index when the index
 ** lease_jobs_pending of earlier versions is there (create_missing drops
 ** it), LSQ(db)->queued when the queue's schema is complete.  Extra
 ** columns are allowed when an INSERT of the id alone can fill them
@@ -294,7 +294,7 @@ static int on_found(lease_db *db, sqlite3_stmt *st, void *ctx) {
 static int check_schema(lease_db *db, sqlite3 *sql, int *missing) {
   int found = 0, rc;
   *missing = 0;
-  LSQ(db)->indexed = 0;
+  LSQ(db)->old_index = 0;
   LSQ(db)->queued = 0;
   rc = lsq_query(db, sql, "SELECT type FROM sqlite_master WHERE name = 'jobs' COLLATE NOCASE",
                  on_jobs_kind, &found);
@@ -308,7 +308,7 @@ static int check_schema(lease_db *db, sqlite3 *sql, int *missing) {
   if ((rc = lsq_query(db, sql, "PRAGMA index_list(jobs)", on_index, NULL)) != LEASE_OK) return rc;
   if ((rc = check_rowid(db, sql)) != LEASE_OK) return rc;
   rc = lsq_query(db, sql, "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = "
-                 "'lease_jobs_pending'", on_found, &LSQ(db)->indexed);
+                 "'lease_jobs_pending'", on_found, &LSQ(db)->old_index);
   if (rc != LEASE_OK) return rc;
   return lsq_query(db, sql, "SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = '"
                    LSQ_SQL_QUEUE_MARK "'", on_found, &LSQ(db)->queued);
@@ -343,7 +343,7 @@ static char *immutable_uri(const char *name) {
 ** the main file as it is.  For a WAL-mode file without a -wal (check_file),
 ** so that a file that is corrupt, not ours, or whose jobs table differs is
 ** refused with nothing created beside it; when it passes, its result (and
-** *missing, and indexed) stands for the check on db's own connection,
+** *missing, and old_index) stands for the check on db's own connection,
 ** which then needs no second schema read.  Sound there: without a -wal no
 ** connection has the file open in WAL mode, and only a checkpoint (which
 ** needs a -wal holding frames) writes to the main file.  A refusal is
@@ -418,7 +418,7 @@ static int create_missing(lease_db *db, int missing) {
     if ((rc = lsq_exec(db, LSQ_SQL_CREATE_JOBS)) != LEASE_OK) return rc;
     if ((rc = check_schema(db, c->sql, &missing)) != LEASE_OK) return rc;
   }
-  if (c->indexed && !readonly && !sqlite3_db_readonly(c->sql, "main"))
+  if (c->old_index && !readonly && !sqlite3_db_readonly(c->sql, "main"))
     rc = lsq_exec(db, "DROP INDEX IF EXISTS lease_jobs_pending");
   if (rc == LEASE_OK) rc = lsq_q_ensure(db, c->queued);
   return rc;

@@ -239,7 +239,8 @@ describe("hostile files #sqlite", function()
     for _, name in ipairs({ "rollback-file-refused-at-index-creation-unchanged",
                             "wal-mode-refused-at-index-creation-leaves-no-wal",
                             "wal-foreign-table-checkpointed-on-refusal",
-                            "not-a-database-readonly-given-wal-kept" }) do
+                            "not-a-database-readonly-given-wal-kept",
+                            "wal-old-index-dropped-then-refused-corrupt-unchanged" }) do
       it(name .. ": refused, the file and any -wal it came with as they were", function()
         local src = (os.getenv("LEASE_SOURCE_DIR") or ".") .. "/specs/fuzz/regress/fuzz_open/" .. name
         local flags, file, wal = decode(assert(H.read(src), src))
@@ -255,6 +256,41 @@ describe("hostile files #sqlite", function()
           H.assert_bytes(wal, p .. "-wal")
         else
           for _, sc in ipairs(SIDECARS) do assert.is_false(H.exists(p .. sc), p .. sc) end
+        end
+      end)
+    end
+  end)
+
+  describe("a file whose schema an open brings up to date, corrupt where that reads", function()
+    -- A jobs table as the seed makes it, with the index of earlier versions
+    -- (which a writable open drops) and rows, whose table page is then
+    -- broken.  An open drops the index and makes the queue's tables, which
+    -- read every job: that read finds the broken page.  Every change is in
+    -- one transaction, so the refused file is as it was.
+    local function broken(mode)
+      local p = H.path("schema-" .. mode)
+      local rows = {}
+      for i = 1, 200 do rows[i] = ("('job-%03d')"):format(i) end
+      H.sqlite3(p, "PRAGMA journal_mode=" .. mode .. "; CREATE TABLE jobs(id TEXT PRIMARY KEY, owner TEXT,"
+        .. " until REAL NOT NULL DEFAULT 0, fence INTEGER NOT NULL DEFAULT 0, result TEXT,"
+        .. " done INTEGER NOT NULL DEFAULT 0); CREATE INDEX lease_jobs_pending ON jobs(done) WHERE done = 0;"
+        .. " INSERT INTO jobs(id) VALUES " .. table.concat(rows, ", "))
+      local root = tonumber(H.sqlite3(p, "SELECT rootpage FROM sqlite_master WHERE name = 'jobs'"))
+      local bytes = H.read(p)
+      local at = (root - 1) * 4096 + 1   -- the page's type byte: 0 is no kind of page
+      bytes = bytes:sub(1, at - 1) .. "\0" .. bytes:sub(at + 1)
+      H.write(p, bytes)
+      return p, bytes
+    end
+    for _, mode in ipairs({ "wal", "delete" }) do
+      it(mode .. " mode: corrupt, the index still there, the file unchanged, nothing beside it", function()
+        for _, call in ipairs({ { "open" }, { "init_db" }, { "enqueue", "new" }, { "claim_next", "w", 0, 10 } }) do
+          local p, bytes = broken(mode)
+          local e = parts(H.error_of(lease[call[1]], p, table.unpack(call, 2)))
+          assert.are.same({ call[1], "corrupt", p }, { e.op, e.code, e.file })
+          H.assert_bytes(bytes, p)
+          for _, sc in ipairs(SIDECARS) do assert.is_false(H.exists(p .. sc), p .. sc) end
+          os.remove(p)
         end
       end)
     end

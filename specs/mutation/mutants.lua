@@ -1438,8 +1438,15 @@ return {
   },
   {
     name = "readonly-open-drops-old-index", step = "own", file = "src/sqlite/lsq_open.c",
-    from = [[  if (c->old_index && !readonly && !sqlite3_db_readonly(c->sql, "main"))]],
-    to = [[  if (c->old_index && !sqlite3_db_readonly(c->sql, "main"))]],
+    from = [[  if (!missing && ((db->opt.flags & LEASE_OPEN_READONLY) || sqlite3_db_readonly(c->sql, "main")))]],
+    to = [[  if (!missing && sqlite3_db_readonly(c->sql, "main"))]],
     hint = "specs/15-claim_next_spec.lua",
+  },
+  {
+    name = "old-index-dropped-outside-the-schema-transaction", step = "own", file = "src/sqlite/lsq_open.c",
+    from = [[  if (!missing && !c->old_index && c->queued) return LEASE_OK;]],
+    to = [[  if (c->old_index) (void)lsq_exec(db, "DROP INDEX IF EXISTS lease_jobs_pending");
+  if (!missing && !c->old_index && c->queued) return LEASE_OK;]],
+    hint = "specs/23-hostile_spec.lua",
   },
 }

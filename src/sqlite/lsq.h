@@ -162,11 +162,15 @@ int lsq_q_finished(lease_db *db, const lease__write *w);
 /* lsq_q_claim_next: lease_claim_next_queue (w->queue set). */
 int lsq_q_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jobs, int *count);
 
-/* lsq_q_ensure: make the queue's schema when the file lacks it
-** (LSQ_QUEUE_SCHEMA, one write transaction), or on a handle that may not
-** write, empty temporary side tables; `marked` says whether the file has
-** it (check_schema looks). */
-int lsq_q_ensure(lease_db *db, int marked);
+/* lsq_q_schema: make the queue's schema (LSQ_QUEUE_SCHEMA), turning a
+** lease_queue of the earlier layout into this one first.  Runs inside the
+** caller's write transaction (the open's, which a failure rolls back). */
+int lsq_q_schema(lease_db *db);
+
+/* lsq_q_temp: on a handle that may not write to a file without the
+** queue's schema, empty temporary tables of the same names, so reads see
+** the queue's defaults. */
+int lsq_q_temp(lease_db *db);
 
 /* The queue's members of lease__sqlite (lease_int.h; lsq_queue.c). */
 int lsq_q_enqueue_jobs(lease_db *db, const lease_new_job *jobs, int n, int *inserted);

@@ -403,24 +403,42 @@ static int set_pragmas(lease_db *db) {
   return rc;
 }
 
-/* Create the table when it is missing (contract step 1), then check it
-** again: another client may have created its own meanwhile.  The index
-** lease_jobs_pending that files of earlier versions carry on jobs is
-** dropped where the file may be written: claim_next reads the queue's own
-** index, and every enqueue and complete would keep writing it.  Then the
-** queue's schema beside it (lsq_q_ensure). */
+/* Write body of create_missing, ctx the int *missing: the table when it is
+** missing (contract step 1), checked again inside the transaction (another
+** client may have created its own meanwhile), the index
+** lease_jobs_pending of earlier versions dropped, then the queue's schema
+** when the file lacks it. */
+static int schema_body(lease_db *db, void *ctx) {
+  lsq_conn *c = LSQ(db);
+  int rc;
+  if (*(int *)ctx) {
+    if ((rc = lsq_exec(db, LSQ_SQL_CREATE_JOBS)) != LEASE_OK) return rc;
+    if ((rc = check_schema(db, c->sql, (int *)ctx)) != LEASE_OK) return rc;
+  }
+  if (c->old_index && (rc = lsq_exec(db, "DROP INDEX IF EXISTS lease_jobs_pending")) != LEASE_OK)
+    return rc;
+  return c->queued ? LEASE_OK : lsq_q_schema(db);
+}
+
+/* Bring the file's schema to the engine's: the jobs table when it is
+** missing, the queue's tables beside it, and no index lease_jobs_pending
+** on jobs (claim_next reads the queue's own index, and every enqueue and
+** complete would keep writing it).  All in one write transaction, so a
+** file refused on the way (a corrupt page found then) is rolled back to
+** what it was.  A handle that may not write changes nothing: the queue's
+** tables are then empty temporary ones (lsq_q_temp). */
 static int create_missing(lease_db *db, int missing) {
   lsq_conn *c = LSQ(db);
-  int rc = LEASE_OK, readonly = db->opt.flags & LEASE_OPEN_READONLY;
-  if (missing) {
-    if (readonly)
-      return lease__fail(db, LEASE_SCHEMA, "the database has no jobs table (opened read-only)");
-    if ((rc = lsq_exec(db, LSQ_SQL_CREATE_JOBS)) != LEASE_OK) return rc;
-    if ((rc = check_schema(db, c->sql, &missing)) != LEASE_OK) return rc;
+  int rc;
+  if (missing && (db->opt.flags & LEASE_OPEN_READONLY))
+    return lease__fail(db, LEASE_SCHEMA, "the database has no jobs table (opened read-only)");
+  if (!missing && ((db->opt.flags & LEASE_OPEN_READONLY) || sqlite3_db_readonly(c->sql, "main")))
+    return c->queued ? LEASE_OK : lsq_q_temp(db);
+  if (!missing && !c->old_index && c->queued) return LEASE_OK;
+  if ((rc = lsq_write_txn(db, schema_body, &missing)) == LEASE_OK) {
+    c->old_index = 0;
+    c->queued = 1;
   }
-  if (c->old_index && !readonly && !sqlite3_db_readonly(c->sql, "main"))
-    rc = lsq_exec(db, "DROP INDEX IF EXISTS lease_jobs_pending");
-  if (rc == LEASE_OK) rc = lsq_q_ensure(db, c->queued);
   return rc;
 }
 
@@ -455,9 +473,9 @@ static int open_connection(lease_db *db) {
 ** not a database, cut short, corrupt, or whose jobs table is another's,
 ** stays byte-for-byte as it was, with no -wal or -shm left beside it (a
 ** WAL file without a -wal is checked through an immutable connection,
-** which then stands for this one's check).  Then the table and index when
-** missing, each in its own transaction that a failure rolls back, and only
-** then the settings: switching a rollback-journal file to WAL rewrites its
+** which then stands for this one's check).  Then the schema (the table when
+** missing, the queue's tables), in one transaction that a failure rolls
+** back, and only then the settings: switching a rollback-journal file to WAL rewrites its
 ** header, so it comes last, when nothing can refuse the file any more.
 */
 int lsq_open(lease_db *db) {

@@ -70,17 +70,16 @@ static int on_old_layout(lease_db *db, sqlite3_stmt *st, void *ctx) {
   return LSQ_STOP;
 }
 
-/* Write body: a lease_queue of the earlier layout turned into this one
-** (LSQ_QUEUE_RELAYOUT), then every statement of LSQ_QUEUE_SCHEMA, in
+/* See lsq.h.  A lease_queue of the earlier layout is turned into this one
+** (LSQ_QUEUE_RELAYOUT), then every statement of LSQ_QUEUE_SCHEMA runs, in
 ** order. */
-static int schema_body(lease_db *db, void *ctx) {
+int lsq_q_schema(lease_db *db) {
 #define LSQ_SCHEMA_TEXT_(sql) sql,
   static const char *const relayout[] = {LSQ_QUEUE_RELAYOUT(LSQ_SCHEMA_TEXT_)};
   static const char *const texts[] = {LSQ_QUEUE_SCHEMA(LSQ_SCHEMA_TEXT_)};
 #undef LSQ_SCHEMA_TEXT_
   size_t i;
   int old = 0, rc;
-  (void)ctx;
   rc = lsq_query(db, LSQ(db)->sql, LSQ_SQL_QUEUE_OLD_LAYOUT, on_old_layout, &old);
   for (i = 0; old && i < sizeof relayout / sizeof relayout[0] && rc == LEASE_OK; i++)
     rc = lsq_exec(db, relayout[i]);
@@ -90,15 +89,9 @@ static int schema_body(lease_db *db, void *ctx) {
 }
 
 /* See lsq.h. */
-int lsq_q_ensure(lease_db *db, int marked) {
-  int rc;
-  if (marked) return LEASE_OK;
-  if ((db->opt.flags & LEASE_OPEN_READONLY) || sqlite3_db_readonly(LSQ(db)->sql, "main")) {
-    rc = lsq_exec(db, LSQ_SQL_QUEUE_TABLE("TEMP "));
-    if (rc == LEASE_OK) rc = lsq_exec(db, LSQ_SQL_ERRORS_TABLE("TEMP "));
-    return rc;
-  }
-  if ((rc = lsq_write_txn(db, schema_body, NULL)) == LEASE_OK) LSQ(db)->queued = 1;
+int lsq_q_temp(lease_db *db) {
+  int rc = lsq_exec(db, LSQ_SQL_QUEUE_TABLE("TEMP "));
+  if (rc == LEASE_OK) rc = lsq_exec(db, LSQ_SQL_ERRORS_TABLE("TEMP "));
   return rc;
 }
 

@@ -160,6 +160,20 @@ describe("the seed's steps on a database using the queue #sqlite", function()
     assert.are.same({ 3, 1 }, { f, d:state("j").attempt })
     d:close()
   end)
+
+  it("a base_fence another client wrote far below the fence counts the largest attempt, not a negative one", function()
+    local q = H.path("basefence")
+    local d = lease.open(q)
+    assert.is_true(d:enqueue("j", { max_attempts = 3 }))
+    H.sqlite3(q, "UPDATE jobs SET fence = 5; UPDATE lease_queue SET base_fence = -9223372036854775808")
+    local id, fence, job = d:claim_next("w", 1, 10)
+    assert.are.same({ "j", 6 }, { id, fence })
+    assert.is_true(job.attempt >= 2^62, tostring(job.attempt))
+    assert.is_true(d:state("j").attempt >= 2^62, tostring(d:state("j").attempt))
+    -- past its budget: failing it discards the job
+    assert.are.equal("discarded", (d:fail("j", "w", fence, 2, "x")))
+    d:close()
+  end)
 end)
 
 -- A lease_queue of the layout that kept the attempts in a column of its own,

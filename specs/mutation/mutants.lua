@@ -844,14 +844,20 @@ return {
   },
   {
     name = "claim-next-lowered-fence-negative-attempt", step = "own", file = "src/sqlite/lsq_queue.c",
-    from = [[c->fence > c->base_fence ? c->fence - c->base_fence : 0;]],
-    to = [[c->fence - c->base_fence;]],
+    from = [[  if (fence <= base_fence) return 0;]],
+    to = [[  if (fence == INT64_MIN) return 0;]],
+    hint = "specs/32-queue_seed_spec.lua",
+  },
+  {
+    name = "claim-next-attempt-overflows", step = "own", file = "src/sqlite/lsq_queue.c",
+    from = [[  if (base_fence < 0 && fence > INT64_MAX + base_fence) return INT64_MAX;]],
+    to = [[  if (base_fence < 0 && fence > INT64_MAX) return INT64_MAX;]],
     hint = "specs/32-queue_seed_spec.lua",
   },
   {
     name = "claim-next-attempt-not-counted", step = "own", file = "src/sqlite/lsq_queue.c",
-    from = [[      x->jobs[x->n].attempt = c->fence > c->base_fence ? c->fence - c->base_fence : 0;]],
-    to = [[      x->jobs[x->n].attempt = c->fence > c->base_fence ? c->fence - c->base_fence - 1 : 0;]],
+    from = [[  return fence - base_fence;]],
+    to = [[  return fence - base_fence - 1;]],
     hint = "specs/30-queue_data_spec.lua",
   },
   {

@@ -62,6 +62,16 @@ static const char *kept(lease_db *db, size_t off) { return off ? db->buf + off -
 /* The schema                                                             */
 /* ===================================================================== */
 
+/* The attempts a job claimed at `fence` has made, counted from base_fence
+** as LSQ_SQL_ATTEMPT counts them: 0 when the fence is not above it (another
+** client lowered the fence, or wrote base_fence), INT64_MAX when the
+** difference is larger. */
+static int64_t attempts_since(int64_t fence, int64_t base_fence) {
+  if (fence <= base_fence) return 0;
+  if (base_fence < 0 && fence > INT64_MAX + base_fence) return INT64_MAX;
+  return fence - base_fence;
+}
+
 /* Row of the old-layout lookup: the column is there. */
 static int on_old_layout(lease_db *db, sqlite3_stmt *st, void *ctx) {
   (void)db;
@@ -437,7 +447,7 @@ static int claim_next_body(lease_db *db, void *ctx) {
       x->jobs[x->n].queue = (const char *)(uintptr_t)c->queue;
       x->jobs[x->n].queue_len = c->queue_len;
       x->jobs[x->n].priority = c->priority;
-      x->jobs[x->n].attempt = c->fence > c->base_fence ? c->fence - c->base_fence : 0;
+      x->jobs[x->n].attempt = attempts_since(c->fence, c->base_fence);
       x->jobs[x->n].max_attempts = c->max_attempts;
       x->n++;
     }

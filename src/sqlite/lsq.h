@@ -123,6 +123,10 @@ typedef int lsq_row_fn(lease_db *db, sqlite3_stmt *st, void *ctx);
 */
 int lsq_query(lease_db *db, sqlite3 *sql, const char *text, lsq_row_fn *row, void *ctx);
 
+/* lsq_found: the row callback of a lookup that asks only whether a row
+** exists; ctx is an int * set to 1 at the first row. */
+int lsq_found(lease_db *db, sqlite3_stmt *st, void *ctx);
+
 /* lsq_exec: lsq_query on db's own connection, rows skipped. */
 int lsq_exec(lease_db *db, const char *text);
 

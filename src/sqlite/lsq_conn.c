@@ -284,6 +284,14 @@ static int prepare(lease_db *db, sqlite3 *sql, const char *text, sqlite3_stmt **
 }
 
 /* See lsq.h. */
+int lsq_found(lease_db *db, sqlite3_stmt *st, void *ctx) {
+  (void)db;
+  (void)st;
+  *(int *)ctx = 1;
+  return LSQ_STOP;
+}
+
+/* See lsq.h. */
 int lsq_query(lease_db *db, sqlite3 *sql, const char *text, lsq_row_fn *row, void *ctx) {
   sqlite3_stmt *st = NULL;
   int src = prepare(db, sql, text, &st), rc = LEASE_OK;

@@ -275,14 +275,6 @@ static int check_rowid(lease_db *db, sqlite3 *sql) {
   return rc;
 }
 
-/* Row of the lease_jobs_pending lookup: the index is there. */
-static int on_found(lease_db *db, sqlite3_stmt *st, void *ctx) {
-  (void)db;
-  (void)st;
-  *(int *)ctx = 1;
-  return LSQ_STOP;
-}
-
 /*
 ** Compare the jobs table on connection sql with the contract.  Sets
 ** *missing when there is no table, LSQ(db)->old_index when the index
@@ -308,10 +300,10 @@ static int check_schema(lease_db *db, sqlite3 *sql, int *missing) {
   if ((rc = lsq_query(db, sql, "PRAGMA index_list(jobs)", on_index, NULL)) != LEASE_OK) return rc;
   if ((rc = check_rowid(db, sql)) != LEASE_OK) return rc;
   rc = lsq_query(db, sql, "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = "
-                 "'lease_jobs_pending'", on_found, &LSQ(db)->old_index);
+                 "'lease_jobs_pending'", lsq_found, &LSQ(db)->old_index);
   if (rc != LEASE_OK) return rc;
   return lsq_query(db, sql, "SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = '"
-                   LSQ_SQL_QUEUE_MARK "'", on_found, &LSQ(db)->queued);
+                   LSQ_SQL_QUEUE_MARK "'", lsq_found, &LSQ(db)->queued);
 }
 
 /* The URI "file:<name>?immutable=1", name percent-encoded but for
@@ -475,8 +467,9 @@ static int open_connection(lease_db *db) {
 ** WAL file without a -wal is checked through an immutable connection,
 ** which then stands for this one's check).  Then the schema (the table when
 ** missing, the queue's tables), in one transaction that a failure rolls
-** back, and only then the settings: switching a rollback-journal file to WAL rewrites its
-** header, so it comes last, when nothing can refuse the file any more.
+** back, and only then the settings: switching a rollback-journal file to
+** WAL rewrites its header, so it comes last, when nothing can refuse the
+** file any more.
 */
 int lsq_open(lease_db *db) {
   lsq_conn *c = calloc(1, sizeof *c);

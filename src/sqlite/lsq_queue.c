@@ -72,14 +72,6 @@ static int64_t attempts_since(int64_t fence, int64_t base_fence) {
   return fence - base_fence;
 }
 
-/* Row of the old-layout lookup: the column is there. */
-static int on_old_layout(lease_db *db, sqlite3_stmt *st, void *ctx) {
-  (void)db;
-  (void)st;
-  *(int *)ctx = 1;
-  return LSQ_STOP;
-}
-
 /* See lsq.h.  A lease_queue of the earlier layout is turned into this one
 ** (LSQ_QUEUE_RELAYOUT), then every statement of LSQ_QUEUE_SCHEMA runs, in
 ** order. */
@@ -90,7 +82,7 @@ int lsq_q_schema(lease_db *db) {
 #undef LSQ_SCHEMA_TEXT_
   size_t i;
   int old = 0, rc;
-  rc = lsq_query(db, LSQ(db)->sql, LSQ_SQL_QUEUE_OLD_LAYOUT, on_old_layout, &old);
+  rc = lsq_query(db, LSQ(db)->sql, LSQ_SQL_QUEUE_OLD_LAYOUT, lsq_found, &old);
   for (i = 0; old && i < sizeof relayout / sizeof relayout[0] && rc == LEASE_OK; i++)
     rc = lsq_exec(db, relayout[i]);
   for (i = 0; i < sizeof texts / sizeof texts[0] && rc == LEASE_OK; i++)

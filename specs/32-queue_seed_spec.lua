@@ -243,3 +243,52 @@ describe("a database of the earlier queue layout #sqlite", function()
     assert.are.same(before, H.qsnapshot(p))
   end)
 end)
+
+describe("counts over jobs other clients added #sqlite", function()
+  -- what counts must say, by state and by status
+  local function counts_of(db, now, queue)
+    local c = db:counts(now, queue)
+    return { c.total, c.done, c.ready, c.held, c.blocked, c.available, c.scheduled, c.running,
+             c.retryable, c.completed, c.discarded, c.cancelled }
+  end
+
+  it("counts every jobs row, whether or not the queue has a row for it", function()
+    local db, p = H.fresh("counts-mixed")
+    for _, id in ipairs({ "a", "b", "c", "d", "e" }) do db:enqueue(id) end
+    db:enqueue("o", { queue = "other" })
+    db:enqueue("later", { run_at = 50 })
+    assert.is_true(db:complete("a", "w", db:claim("a", "w", 0, 10), 1, "r"))
+    assert.are.equal(1, db:claim("b", "w", 0, 10))
+    db:enqueue("c1", { max_attempts = 1 })
+    assert.are.equal("discarded", (db:fail("c1", "w", db:claim("c1", "w", 0, 10), 1, "x")))
+    assert.is_true(db:cancel("d", 1))
+    -- another client: a completed row, and a row whose id is not text (the
+    -- queue keeps no row for it; it is blocked, and counted in the default queue)
+    H.sqlite3(p, "INSERT INTO jobs(id, owner, until, fence, result, done) VALUES ('f', 'x', 1, 1, 'r', 1);"
+      .. " INSERT INTO jobs(id) VALUES (x'07')")
+    assert.are.equal("9\n", H.sqlite3(p, "SELECT count(*) FROM lease_queue"))
+    --                total done ready held blocked avail sched run retry compl disc canc
+    assert.are.same({ 10, 2, 6, 1, 1, 4, 1, 1, 0, 2, 1, 1 }, counts_of(db, 2))
+    assert.are.same({ 9, 2, 5, 1, 1, 3, 1, 1, 0, 2, 1, 1 }, counts_of(db, 2, "default"))
+    assert.are.same({ 1, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0 }, counts_of(db, 2, "other"))
+    -- without the row the queue cannot hold, every job has its queue row
+    H.sqlite3(p, "DELETE FROM jobs WHERE id = x'07'")
+    assert.are.same({ 9, 2, 6, 1, 0, 3, 1, 1, 0, 2, 1, 1 }, counts_of(db, 2))
+    assert.are.same({ 8, 2, 5, 1, 0, 2, 1, 1, 0, 2, 1, 1 }, counts_of(db, 2, "default"))
+    -- after the lease and the schedule ran out
+    assert.are.same({ 9, 2, 7, 0, 0, 5, 0, 0, 0, 2, 1, 1 }, counts_of(db, 100))
+    db:close()
+  end)
+
+  it("counts a file made without the queue on a read-only handle", function()
+    local p = H.path("counts-seed-ro")
+    H.sqlite3(p, SEED_CREATE .. "; INSERT INTO jobs(id) VALUES ('a'), ('b');"
+      .. " INSERT INTO jobs(id, owner, until, fence, result, done) VALUES ('c', 'x', 5, 1, 'r', 1), ('d', 'x', 50, 1, NULL, 0)")
+    local before = H.read(p)
+    local db = lease.open(p, { readonly = true })
+    assert.are.same({ 4, 1, 2, 1, 0, 2, 0, 1, 0, 1, 0, 0 }, counts_of(db, 10))
+    assert.are.same({ 4, 1, 2, 1, 0, 2, 0, 1, 0, 1, 0, 0 }, counts_of(db, 10, "default"))
+    db:close()
+    H.assert_bytes(before, p)
+  end)
+end)

@@ -233,8 +233,8 @@ return {
   },
   {
     name = "counts-ready-includes-blocked", step = "own", file = "src/sqlite/lsq_queue_sql.h",
-    from = [["SELECT count(*), total(done <> 0), total(done = 0 AND b = 0 AND until <= ?1),"]],
-    to = [["SELECT count(*), total(done <> 0), total(done = 0 AND until <= ?1),"]],
+    from = [[" total(done = 0 AND b = 0 AND until <= ?1) AS ready,"]],
+    to = [[" total(done = 0 AND until <= ?1) AS ready,"]],
     hint = "specs/25-hostile_values_spec.lua",
   },
   {
@@ -671,10 +671,10 @@ return {
   {
     name = "counts-boundary-held", step = "own", file = "src/sqlite/lsq_queue_sql.h",
     edits = {
-      { from = [[total(done = 0 AND b = 0 AND until <= ?1),"]],
-        to = [[total(done = 0 AND b = 0 AND until < ?1),"]] },
-      { from = [[" total(done = 0 AND b = 0 AND until > ?1)]],
-        to = [[" total(done = 0 AND b = 0 AND until >= ?1)]] },
+      { from = [[total(done = 0 AND b = 0 AND until <= ?1) AS ready,"]],
+        to = [[total(done = 0 AND b = 0 AND until < ?1) AS ready,"]] },
+      { from = [[" total(done = 0 AND b = 0 AND until > ?1) AS held]],
+        to = [[" total(done = 0 AND b = 0 AND until >= ?1) AS held]] },
     },
     hint = "specs/fuzz/replay.lua",
   },
@@ -1454,5 +1454,23 @@ return {
     to = [[  if (c->old_index) (void)lsq_exec(db, "DROP INDEX IF EXISTS lease_jobs_pending");
   if (!missing && !c->old_index && c->queued) return LEASE_OK;]],
     hint = "specs/23-hostile_spec.lua",
+  },
+  {
+    name = "tally-trusts-a-partial-queue", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    from = [["(SELECT (SELECT count(*) FROM jobs) = (SELECT count(*) FROM lease_queue))"]],
+    to = [["(SELECT 1)"]],
+    hint = "specs/32-queue_seed_spec.lua",
+  },
+  {
+    name = "tally-completed-counted-twice", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    from = [[" WHERE q.state <> 1 AND (?2 IS NULL OR q.queue = ?2) AND "]],
+    to = [[" WHERE (?2 IS NULL OR q.queue = ?2) AND "]],
+    hint = "specs/32-queue_seed_spec.lua",
+  },
+  {
+    name = "tally-reads-every-row-twice", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    from = [[" WHERE (?2 IS NULL OR coalesce(q.queue, 'default') = ?2) AND NOT " LSQ_SQL_TALLY_WHOLE]],
+    to = [[" WHERE (?2 IS NULL OR coalesce(q.queue, 'default') = ?2)"]],
+    hint = "specs/32-queue_seed_spec.lua",
   },
 }

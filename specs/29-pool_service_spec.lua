@@ -174,6 +174,17 @@ describe("lease.pool queues and batches", function()
     end
     assert.are.equal(203, db:counts(lease.now()).completed)
   end)
+
+  it("counts every stored job of a batch without the completed list", function()
+    local p = queue(ids(57))
+    local s = pool.run({ db = p, workers = 2, ttl = 30, poll = 0.01, signals = false, batch = 8,
+                         handler = function(job) return job.id end })
+    assert.are.same({}, s.failed)
+    assert.is_nil(s.completed)
+    assert.are.same({ 57, 0, 0 }, { s.done, s.refused, s.handler_errors })
+    assert.are.same({ 57, 57 }, { s.counts.completed, s.counts.total })
+    assert.are.equal("j41", lease.state(p, "j41").result)
+  end)
 end)
 
 describe("lease.pool owners", function()

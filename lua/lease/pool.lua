@@ -183,7 +183,7 @@ end
 --   w.db (handle), w.owner (string), w.cfg (checked options),
 --   w.handler (function), w.events (channel: progress events when
 --   cfg.progress), w.stop (channel: one message asks it to stop),
---   w.st (the counters), w.claim_opts (claim_next's opts).
+--   w.st (the counters), w.claim_opts (claim_next's opts), w.now (lease.now).
 -- ===========================================================================
 
 --- Fill st with a worker's zeroed counters and empty lists.
@@ -311,10 +311,12 @@ end
 -- @tparam table w the worker (w.job_mt: its jobs' metatable)
 -- @tparam table c what claim_next returned for the job: `{id=, fence=,
 -- payload=, queue=, priority=, attempt=, max_attempts=}`
--- @treturn table c, with claimed_at (lease.now() when the pool got it) and,
--- through its metatable, owner, ttl, args, heartbeat and with_lease
-local function new_job(w, c)
-  c.claimed_at = require("lease").now()
+-- @tparam number at lease.now() (seconds) read just before the claim: the
+-- lease ran from then at the latest
+-- @treturn table c, with claimed_at (at) and, through its metatable,
+-- owner, ttl, args, heartbeat and with_lease
+local function new_job(w, c, at)
+  c.claimed_at = at
   return setmetatable(c, w.job_mt)
 end
 
@@ -409,10 +411,11 @@ end
 --- Handle one claimed job: run the handler and store its result or its error.
 -- @tparam table w the worker
 -- @tparam table c the job as claim_next gave it
+-- @tparam number at lease.now() (seconds) read just before the claim
 -- @raise a database error
-local function handle_one(w, c)
+local function handle_one(w, c, at)
   saw_fence(w, c.fence)
-  local job = new_job(w, c)
+  local job = new_job(w, c, at)
   local ok, result = call_handler(w, job)
   if not ok then return handler_failed(w, job, result) end
   local done, why = w.db:complete(c.id, w.owner, c.fence, w.db:server_now(), result)
@@ -424,8 +427,9 @@ end
 -- one; once the pool asks to stop, the jobs not started yet are given back.
 -- @tparam table w the worker
 -- @tparam {table,...} batch the jobs as claim_next(..., {n=}) gave them
+-- @tparam number at lease.now() (seconds) read just before the claim
 -- @raise a database error
-local function handle_batch(w, batch)
+local function handle_batch(w, batch, at)
   local results = {}
   for k, c in ipairs(batch) do
     saw_fence(w, c.fence)
@@ -433,13 +437,14 @@ local function handle_batch(w, batch)
       for r = k, #batch do give_back(w, batch[r]) end
       break
     end
-    local job = new_job(w, c)
+    local job = new_job(w, c, at)
     local ok, result = call_handler(w, job)
     if ok then results[#results + 1] = { id = c.id, fence = c.fence, result = result }
     else handler_failed(w, job, result) end
   end
   if #results == 0 then return end
   local all, refused = w.db:complete_many(w.owner, w.db:server_now(), results)
+  if all and not w.cfg.completed then return bump(w, "done", #results) end
   for k, r in ipairs(results) do
     if all or not refused[k] then stored(w, r.id) else refusal(w, "complete", refused[k]) end
   end
@@ -479,16 +484,17 @@ end
 local function step(w)
   local cfg = w.cfg
   if stop_asked(w) then return false end
+  local at = w.now()
   if cfg.batch > 1 then
     local batch = w.db:claim_next(w.owner, w.db:server_now(), cfg.ttl, w.claim_opts)
     if #batch > 0 then
-      handle_batch(w, batch)
+      handle_batch(w, batch, at)
       return true
     end
   else
     local id, fence, c = w.db:claim_next(w.owner, w.db:server_now(), cfg.ttl, w.claim_opts)
     if id then
-      handle_one(w, c or { id = id, fence = fence })
+      handle_one(w, c or { id = id, fence = fence }, at)
       return true
     end
   end
@@ -512,7 +518,7 @@ function pool._worker(cfg, index, events, stop, st)
   local lease = require("lease")
   new_stats(st)
   return compat.using(lease.open(cfg.db, cfg.open), function(db)
-    local w = { db = db, owner = pool.owner_name(cfg, index), cfg = cfg,
+    local w = { db = db, owner = pool.owner_name(cfg, index), cfg = cfg, now = lease.now,
                 handler = load_handler(cfg), events = events, stop = stop, st = st,
                 claim_opts = { queue = cfg.queue, n = cfg.batch > 1 and cfg.batch or nil } }
     w.job_mt = job_meta(w)
@@ -540,10 +546,11 @@ end
 -- @tparam table cfg the checked options
 -- @param events the channel workers report on
 -- @param stop the channel that asks workers to stop
+-- @param db pool.run's handle, closed here before an error is raised
 -- @treturn {lease.thread,...} the threads
 -- @raise "bad argument #1 to 'lease.pool.run' (...)" for a value that
 -- cannot be copied to a thread (level: pool.run's caller)
-local function spawn_workers(cfg, events, stop)
+local function spawn_workers(cfg, events, stop, db)
   local thread = require("lease").thread
   -- what the worker threads get: everything but the progress stream
   local wcfg = {}
@@ -563,6 +570,7 @@ local function spawn_workers(cfg, events, stop)
       stop:close()
       for _, t in ipairs(workers) do t:join() end
       events:close()
+      db:close()
       error("bad argument #1 to 'lease.pool.run' (" .. tostring(w):gsub("^.-%((.*)%)$", "%1") .. ")", 3)
     end
     workers[i] = w
@@ -713,15 +721,24 @@ function pool.run(options)
   local lease = require("lease")
   local cfg = check_options(options)
   local t0 = lease.now()
-  -- Every worker's connection is opened by the worker itself; open once
-  -- here so that a bad path fails before any thread starts, and count the
-  -- jobs for the progress line.
-  local total, done_before = compat.using(lease.open(cfg.db, cfg.open), function(db)
-    local c = db:counts(db:server_now(), cfg.queue)
-    return c.total, c.completed
-  end)
+  -- Every worker's connection is opened by the worker itself; this one,
+  -- opened first so that a bad path fails before any thread starts, counts
+  -- the jobs for the progress line and, at the end, for the summary.  It
+  -- never writes, so it stays out of the workers' group commit.
+  local own = { group_commit = false }
+  for k, v in pairs(cfg.open or {}) do if k ~= "group_commit" then own[k] = v end end
+  local db = lease.open(cfg.db, own)
+  local total, done_before = 0, 0
+  if cfg.progress then
+    local counted, c = pcall(function() return db:counts(db:server_now(), cfg.queue) end)
+    if not counted then
+      db:close()
+      error(c, 0)
+    end
+    total, done_before = c.total, c.completed
+  end
   local events, stop = lease.thread.channel(), lease.thread.channel()
-  local workers = spawn_workers(cfg, events, stop)
+  local workers = spawn_workers(cfg, events, stop, db)
   local signals0 = lease.signals()
   if cfg.signals then lease.on_signal({ "INT", "TERM" }) end
   local s = { max_fence = 0, completed = cfg.completed and {} or nil, errors = {}, failed = {},
@@ -750,10 +767,9 @@ function pool.run(options)
   if cfg.signals then lease.on_signal({ "INT", "TERM" }, false) end
   stop:close()
   events:close()
+  if ok then ok, err = pcall(function() s.counts = db:counts(db:server_now(), cfg.queue) end) end
+  db:close()
   if not ok then error(err, 0) end
-  s.counts = compat.using(lease.open(cfg.db, cfg.open), function(db)
-    return db:counts(db:server_now(), cfg.queue)
-  end)
   s.blocked = s.counts.blocked   -- jobs left that no worker can take (db:jobs("blocked"))
   s.wall = lease.now() - t0
   s.rate = s.wall > 0 and s.done / s.wall or 0

@@ -1473,4 +1473,16 @@ return {
     to = [[" WHERE (?2 IS NULL OR coalesce(q.queue, 'default') = ?2)"]],
     hint = "specs/32-queue_seed_spec.lua",
   },
+  {
+    name = "pool-batch-counts-one", step = "own", file = "lua/lease/pool.lua",
+    from = [[  if all and not w.cfg.completed then return bump(w, "done", #results) end]],
+    to = [[  if all and not w.cfg.completed then return bump(w, "done") end]],
+    hint = "specs/29-pool_service_spec.lua",
+  },
+  {
+    name = "pool-batch-skips-completed-list", step = "own", file = "lua/lease/pool.lua",
+    from = [[  if all and not w.cfg.completed then return bump(w, "done", #results) end]],
+    to = [[  if all then return bump(w, "done", #results) end]],
+    hint = "specs/29-pool_service_spec.lua",
+  },
 }

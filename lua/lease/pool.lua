@@ -183,7 +183,8 @@ end
 --   w.db (handle), w.owner (string), w.cfg (checked options),
 --   w.handler (function), w.events (channel: progress events when
 --   cfg.progress), w.stop (channel: one message asks it to stop),
---   w.st (the counters), w.claim_opts (claim_next's opts), w.now (lease.now).
+--   w.st (the counters), w.claim_opts (claim_next's opts), w.now (lease.now),
+--   w.spare (the tables handle_batch fills for complete_many).
 -- ===========================================================================
 
 --- Fill st with a worker's zeroed counters and empty lists.
@@ -430,7 +431,9 @@ end
 -- @tparam number at lease.now() (seconds) read just before the claim
 -- @raise a database error
 local function handle_batch(w, batch, at)
-  local results = {}
+  -- the entries of complete_many's list are the worker's own tables, reused
+  -- from batch to batch (the handler never sees them)
+  local results, spare = {}, w.spare
   for k, c in ipairs(batch) do
     saw_fence(w, c.fence)
     if k > 1 and stop_asked(w) then
@@ -439,8 +442,18 @@ local function handle_batch(w, batch, at)
     end
     local job = new_job(w, c, at)
     local ok, result = call_handler(w, job)
-    if ok then results[#results + 1] = { id = c.id, fence = c.fence, result = result }
-    else handler_failed(w, job, result) end
+    if ok then
+      local n = #results + 1
+      local r = spare[n]
+      if not r then
+        r = {}
+        spare[n] = r
+      end
+      r.id, r.fence, r.result = c.id, c.fence, result
+      results[n] = r
+    else
+      handler_failed(w, job, result)
+    end
   end
   if #results == 0 then return end
   local all, refused = w.db:complete_many(w.owner, w.db:server_now(), results)
@@ -518,7 +531,7 @@ function pool._worker(cfg, index, events, stop, st)
   local lease = require("lease")
   new_stats(st)
   return compat.using(lease.open(cfg.db, cfg.open), function(db)
-    local w = { db = db, owner = pool.owner_name(cfg, index), cfg = cfg, now = lease.now,
+    local w = { db = db, owner = pool.owner_name(cfg, index), cfg = cfg, now = lease.now, spare = {},
                 handler = load_handler(cfg), events = events, stop = stop, st = st,
                 claim_opts = { queue = cfg.queue, n = cfg.batch > 1 and cfg.batch or nil } }
     w.job_mt = job_meta(w)

@@ -982,8 +982,8 @@ return {
   },
   {
     name = "pool-batch-results-dropped", step = "own", file = "lua/lease/pool.lua",
-    from = "    if ok then results[#results + 1] = { id = c.id, fence = c.fence, result = result }\n",
-    to = "    if ok then results[#results] = { id = c.id, fence = c.fence, result = result }\n",
+    from = "      local n = #results + 1\n",
+    to = "      local n = math.max(#results, 1)\n",
     hint = "specs/29-pool_service_spec.lua",
   },
   {
@@ -1483,6 +1483,13 @@ return {
     name = "pool-batch-skips-completed-list", step = "own", file = "lua/lease/pool.lua",
     from = [[  if all and not w.cfg.completed then return bump(w, "done", #results) end]],
     to = [[  if all then return bump(w, "done", #results) end]],
+    hint = "specs/29-pool_service_spec.lua",
+  },
+  {
+    name = "pool-batch-keeps-an-earlier-result", step = "own", file = "lua/lease/pool.lua",
+    from = [[      r.id, r.fence, r.result = c.id, c.fence, result]],
+    to = [[      r.id, r.fence = c.id, c.fence
+      if result ~= nil then r.result = result end]],
     hint = "specs/29-pool_service_spec.lua",
   },
 }

@@ -270,6 +270,13 @@ describe("lease.pool", function()
     local err = H.error_of(pool.run, { db = H.dir() .. "/no/such.db", handler = tag })
     assert.truthy(err:find("[cantopen]", 1, true), err)
   end)
+
+  it("refuses bad open options before starting threads", function()
+    local p = queue(1)
+    local err = H.error_of(pool.run, { db = p, handler = tag, open = { group_commit = "yes" } })
+    assert.truthy(err:find("group_commit must be a boolean", 1, true), err)
+    assert.are.equal(0, lease.state(p, "j1").fence)
+  end)
 end)
 
 describe("claim_next from many threads", function()

@@ -31,6 +31,31 @@ local function ids(n)
 end
 
 describe("lease.pool failures", function()
+  it("reports in the summary a queue that cannot be counted at the end #sqlite", function()
+    -- another program's lease_queue, without the column the engine counts
+    -- attempts from, under the engine's marker trigger
+    local p = H.path("uncountable")
+    H.sqlite3(p, "CREATE TABLE jobs(id TEXT PRIMARY KEY, owner TEXT, until REAL NOT NULL DEFAULT 0,"
+      .. " fence INTEGER NOT NULL DEFAULT 0, result TEXT, done INTEGER NOT NULL DEFAULT 0);"
+      .. " CREATE TABLE lease_queue(id TEXT PRIMARY KEY NOT NULL, seq INTEGER NOT NULL,"
+      .. " queue TEXT NOT NULL DEFAULT 'default', priority INTEGER NOT NULL DEFAULT 0, run_at REAL,"
+      .. " max_attempts INTEGER NOT NULL DEFAULT 25, payload BLOB, state INTEGER NOT NULL DEFAULT 0,"
+      .. " finished_at REAL) WITHOUT ROWID;"
+      .. " CREATE TABLE lease_errors(id TEXT NOT NULL, attempt INTEGER, at REAL, owner TEXT,"
+      .. " fence INTEGER, message BLOB);"
+      .. " CREATE TRIGGER lease_jobs_enqueued AFTER INSERT ON jobs BEGIN"
+      .. " INSERT OR REPLACE INTO lease_queue(id, seq) VALUES (new.id, new.rowid); END;"
+      .. " INSERT INTO jobs(id) VALUES ('a')")
+    local s = pool.run({ db = p, workers = 2, ttl = 30, signals = false, handler = function() end })
+    assert.are.equal(0, s.done)
+    assert.is_nil(s.counts)
+    assert.is_nil(s.blocked)
+    assert.are.equal(3, #s.failed)
+    assert.truthy(s.failed[3]:find("^counts at the end: lease%.counts: .*base_fence"), s.failed[3])
+    assert.truthy(pool.format(s):find("worker failed      counts at the end", 1, true))
+    assert.are.equal("0\n", H.sqlite3(p, "SELECT fence FROM jobs"))
+  end)
+
   it("fails a job through db:fail with the pool's backoff, then runs it again: done", function()
     local p = queue(ids(4), { max_attempts = 3 })
     local t0 = lease.now()

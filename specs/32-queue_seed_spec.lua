@@ -280,6 +280,46 @@ describe("counts over jobs other clients added #sqlite", function()
     db:close()
   end)
 
+  it("counts a queue's finished jobs only, when other queues have finished jobs too", function()
+    local db = H.fresh("counts-queues")
+    db:enqueue("x")
+    db:enqueue("y", { queue = "other" })
+    db:enqueue("z", { queue = "other" })
+    for _, id in ipairs({ "x", "y", "z" }) do
+      assert.is_true(db:complete(id, "w", db:claim(id, "w", 0, 10), 1, "r"))
+    end
+    db:enqueue("open", { queue = "other" })
+    --                total done ready held blocked avail sched run retry compl disc canc
+    assert.are.same({ 4, 3, 1, 0, 0, 1, 0, 0, 0, 3, 0, 0 }, counts_of(db, 2))
+    assert.are.same({ 1, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0 }, counts_of(db, 2, "default"))
+    assert.are.same({ 3, 2, 1, 0, 0, 1, 0, 0, 0, 2, 0, 0 }, counts_of(db, 2, "other"))
+    assert.are.same({ 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, counts_of(db, 2, "none"))
+    db:close()
+  end)
+
+  it("counts a job another client renamed or replaced by its rowid as its jobs row says", function()
+    --                total done ready held blocked avail sched run retry compl disc canc
+    local cases = {
+      { "INSERT INTO jobs(id) VALUES ('a'); UPDATE jobs SET id = 'b' WHERE id = 'a'",
+        { 1, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0 } },
+      { "INSERT INTO jobs(id, done) VALUES ('a', 1); UPDATE jobs SET id = 'b' WHERE id = 'a';"
+        .. " UPDATE jobs SET done = 0 WHERE id = 'b'",
+        { 1, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0 } },
+      { "INSERT INTO jobs(id) VALUES ('a'); INSERT INTO jobs(id) VALUES (x'62');"
+        .. " INSERT OR REPLACE INTO jobs(rowid, id) VALUES (1, 'c')",
+        { 2, 0, 1, 0, 1, 2, 0, 0, 0, 0, 0, 0 } },
+      { "INSERT INTO jobs(id, done) VALUES ('a', 1), ('b', 0); UPDATE jobs SET id = NULL WHERE id = 'b'",
+        { 2, 1, 0, 0, 1, 1, 0, 0, 0, 1, 0, 0 } },
+    }
+    for k, case in ipairs(cases) do
+      local db, p = H.fresh("counts-renamed-" .. k)
+      H.sqlite3(p, case[1])
+      assert.are.same(case[2], counts_of(db, 5), case[1])
+      assert.are.same(case[2], counts_of(db, 5, "default"), case[1])
+      db:close()
+    end
+  end)
+
   it("counts a file made without the queue on a read-only handle", function()
     local p = H.path("counts-seed-ro")
     H.sqlite3(p, SEED_CREATE .. "; INSERT INTO jobs(id) VALUES ('a'), ('b');"

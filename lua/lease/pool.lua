@@ -721,11 +721,12 @@ end
 -- rate (jobs/s), workers, queue, completed ({id = times its result was
 -- stored}; only with the option completed), errors (up to 10 handler messages per worker; every one is in
 -- the database), failed (messages of workers that died, e.g. on a database
--- error), interrupted (the signal's name, when one stopped the pool),
--- unfinished (workers still running a handler when the pool returned;
--- their jobs were failed back and their late writes are refused), counts
--- (db:counts of the queue at the end), blocked (jobs left that no worker
--- can take: another client stored values the engine cannot honour).
+-- error, and of a count at the end that failed), interrupted (the signal's
+-- name, when one stopped the pool), unfinished (workers still running a
+-- handler when the pool returned; their jobs were failed back and their
+-- late writes are refused), counts (db:counts of the queue at the end;
+-- nil when that count failed), blocked (jobs left that no worker can take:
+-- another client stored values the engine cannot honour; nil with counts).
 -- @raise "bad argument #1 to 'lease.pool.run' (...)" for bad options,
 -- including values that cannot be copied to the worker threads; a database
 -- error when the file cannot be opened; everything after the workers start
@@ -737,9 +738,11 @@ function pool.run(options)
   -- Every worker's connection is opened by the worker itself; this one,
   -- opened first so that a bad path fails before any thread starts, counts
   -- the jobs for the progress line and, at the end, for the summary.  It
-  -- never writes, so it stays out of the workers' group commit.
-  local own = { group_commit = false }
-  for k, v in pairs(cfg.open or {}) do if k ~= "group_commit" then own[k] = v end end
+  -- never writes, so it stays out of the workers' group commit (a value
+  -- that is not a boolean is left for lease.open to refuse).
+  local own = {}
+  for k, v in pairs(cfg.open or {}) do own[k] = v end
+  if own.group_commit == nil or type(own.group_commit) == "boolean" then own.group_commit = false end
   local db = lease.open(cfg.db, own)
   local total, done_before = 0, 0
   if cfg.progress then
@@ -780,10 +783,13 @@ function pool.run(options)
   if cfg.signals then lease.on_signal({ "INT", "TERM" }, false) end
   stop:close()
   events:close()
-  if ok then ok, err = pcall(function() s.counts = db:counts(db:server_now(), cfg.queue) end) end
+  if ok then
+    local counted, c = pcall(function() return db:counts(db:server_now(), cfg.queue) end)
+    if counted then s.counts, s.blocked = c, c.blocked   -- blocked: jobs left that no worker can take
+    else s.failed[#s.failed + 1] = "counts at the end: " .. tostring(c) end
+  end
   db:close()
   if not ok then error(err, 0) end
-  s.blocked = s.counts.blocked   -- jobs left that no worker can take (db:jobs("blocked"))
   s.wall = lease.now() - t0
   s.rate = s.wall > 0 and s.done / s.wall or 0
   return s

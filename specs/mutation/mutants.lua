@@ -1456,21 +1456,27 @@ return {
     hint = "specs/23-hostile_spec.lua",
   },
   {
-    name = "tally-trusts-a-partial-queue", step = "own", file = "src/sqlite/lsq_queue_sql.h",
-    from = [["(SELECT (SELECT count(*) FROM jobs) = (SELECT count(*) FROM lease_queue))"]],
-    to = [["(SELECT 1)"]],
+    name = "tally-default-queue-taken-for-all", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    from = [["(?2 IS NULL OR (?2 = 'default' AND NOT EXISTS"]],
+    to = [["(?2 IS NULL OR (?2 = 'default' OR NOT EXISTS"]],
     hint = "specs/32-queue_seed_spec.lua",
   },
   {
-    name = "tally-completed-counted-twice", step = "own", file = "src/sqlite/lsq_queue_sql.h",
-    from = [[" WHERE q.state <> 1 AND (?2 IS NULL OR q.queue = ?2) AND "]],
-    to = [[" WHERE (?2 IS NULL OR q.queue = ?2) AND "]],
+    name = "tally-done-jobs-read-twice", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    from = [[" WHERE ((j.done <> 0) IS NOT 1 OR NOT " LSQ_SQL_TALLY_ALL ")"]],
+    to = [[" WHERE (1 OR NOT " LSQ_SQL_TALLY_ALL ")"]],
     hint = "specs/32-queue_seed_spec.lua",
   },
   {
-    name = "tally-reads-every-row-twice", step = "own", file = "src/sqlite/lsq_queue_sql.h",
-    from = [[" WHERE (?2 IS NULL OR coalesce(q.queue, 'default') = ?2) AND NOT " LSQ_SQL_TALLY_WHOLE]],
-    to = [[" WHERE (?2 IS NULL OR coalesce(q.queue, 'default') = ?2)"]],
+    name = "tally-done-jobs-of-a-queue-lost", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    from = [[" WHERE ((j.done <> 0) IS NOT 1 OR NOT " LSQ_SQL_TALLY_ALL ")"]],
+    to = [[" WHERE ((j.done <> 0) IS NOT 1)"]],
+    hint = "specs/32-queue_seed_spec.lua",
+  },
+  {
+    name = "tally-done-jobs-counted-for-any-queue", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    from = [[" (SELECT count(*) AS n FROM jobs WHERE (done <> 0) IS 1 AND " LSQ_SQL_TALLY_ALL ") AS d"]],
+    to = [[" (SELECT count(*) AS n FROM jobs WHERE (done <> 0) IS 1) AS d"]],
     hint = "specs/32-queue_seed_spec.lua",
   },
   {
@@ -1491,5 +1497,17 @@ return {
     to = [[      r.id, r.fence = c.id, c.fence
       if result ~= nil then r.result = result end]],
     hint = "specs/29-pool_service_spec.lua",
+  },
+  {
+    name = "pool-end-count-failure-raises", step = "own", file = "lua/lease/pool.lua",
+    from = [[    else s.failed[#s.failed + 1] = "counts at the end: " .. tostring(c) end]],
+    to = [[    else error(c, 0) end]],
+    hint = "specs/29-pool_service_spec.lua",
+  },
+  {
+    name = "pool-own-handle-drops-bad-group-commit", step = "own", file = "lua/lease/pool.lua",
+    from = [[  if own.group_commit == nil or type(own.group_commit) == "boolean" then own.group_commit = false end]],
+    to = [[  own.group_commit = false]],
+    hint = "specs/18-pool_spec.lua",
   },
 }

@@ -144,23 +144,18 @@
   "(SELECT id, done, until, fence,"                                      \
   " CASE WHEN done <> 0 THEN 0 ELSE " LSQ_SQL_BLOCKED " END AS b FROM jobs)"
 
-/* One row of a tally from j (LSQ_SQL_TALLY_JOBS) and q (its lease_queue
-** row): done, until, b and s, its status at ?1. */
-#define LSQ_SQL_TALLY_ROW "SELECT j.done, j.until, j.b, " LSQ_SQL_STATUS("?1") " AS s"
-
-/* Whether lease_queue holds a row for every job and no other: the counts
-** of the two tables agree (the triggers keep them so, and no row is left
-** in lease_queue without its job).  They differ for a job whose id is not
-** text, and on a read-only handle over a file made without the queue
-** (its lease_queue is an empty temporary table). */
-#define LSQ_SQL_TALLY_WHOLE                                               \
-  "(SELECT (SELECT count(*) FROM jobs) = (SELECT count(*) FROM lease_queue))"
+/* Whether every job is in the queue counted (?2), whatever its queue row:
+** all queues are counted, or the default queue while lease_queue names no
+** other (a job without a queue row counts in the default queue). */
+#define LSQ_SQL_TALLY_ALL                                                 \
+  "(?2 IS NULL OR (?2 = 'default' AND NOT EXISTS"                        \
+  " (SELECT 1 FROM lease_queue WHERE queue <> 'default')))"
 
 /* Counts: total, done, ready, held, blocked, then one per status 1..7.  ?1 now, ?2 queue
-** (NULL: all).  When lease_queue is whole, its completed rows (state 1:
-** done is set, so status 5) are counted in lease_queue alone and only the
-** others are read with their jobs rows; otherwise every jobs row is read
-** with its lease_queue row, if any. */
+** (NULL: all).  Every jobs row is read, and with it its lease_queue row,
+** except a done job's when every job is counted (LSQ_SQL_TALLY_ALL): its
+** status is completed (5) whatever that row says, and those jobs are only
+** counted (d), so a count of a queue of finished jobs reads no queue row. */
 #define LSQ_SQL_Q_TALLY                                                   \
   "SELECT t.n + d.n, t.done + d.n, t.ready, t.held, t.blocked, t.s1, t.s2, t.s3, t.s4," \
   " t.s5 + CASE WHEN ?1 IS NULL THEN 0 ELSE d.n END, t.s6, t.s7"        \
@@ -169,13 +164,11 @@
   " total(done = 0 AND b = 0 AND until > ?1) AS held, total(done = 0 AND b <> 0) AS blocked," \
   " total(s = 1) AS s1, total(s = 2) AS s2, total(s = 3) AS s3, total(s = 4) AS s4," \
   " total(s = 5) AS s5, total(s = 6) AS s6, total(s = 7) AS s7 FROM ("  \
-  LSQ_SQL_TALLY_ROW " FROM lease_queue AS q JOIN " LSQ_SQL_TALLY_JOBS " AS j ON j.id = q.id" \
-  " WHERE q.state <> 1 AND (?2 IS NULL OR q.queue = ?2) AND " LSQ_SQL_TALLY_WHOLE \
-  " UNION ALL "                                                           \
-  LSQ_SQL_TALLY_ROW " FROM " LSQ_SQL_TALLY_JOBS " AS j LEFT JOIN lease_queue AS q ON q.id = j.id" \
-  " WHERE (?2 IS NULL OR coalesce(q.queue, 'default') = ?2) AND NOT " LSQ_SQL_TALLY_WHOLE \
-  ")) AS t, (SELECT count(*) AS n FROM lease_queue"                       \
-  " WHERE state = 1 AND (?2 IS NULL OR queue = ?2) AND " LSQ_SQL_TALLY_WHOLE ") AS d"
+  "SELECT j.done, j.until, j.b, " LSQ_SQL_STATUS("?1") " AS s"           \
+  " FROM " LSQ_SQL_TALLY_JOBS " AS j LEFT JOIN lease_queue AS q ON q.id = j.id" \
+  " WHERE ((j.done <> 0) IS NOT 1 OR NOT " LSQ_SQL_TALLY_ALL ")"         \
+  " AND (?2 IS NULL OR coalesce(q.queue, 'default') = ?2))) AS t,"       \
+  " (SELECT count(*) AS n FROM jobs WHERE (done <> 0) IS 1 AND " LSQ_SQL_TALLY_ALL ") AS d"
 
 /* The data of a job just inserted.  ?1 id, ?2 payload, ?3 queue,
 ** ?4 priority, ?5 run_at, ?6 max_attempts. */

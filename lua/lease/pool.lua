@@ -744,9 +744,10 @@ function pool.run(options)
   for k, v in pairs(cfg.open or {}) do own[k] = v end
   if own.group_commit == nil or type(own.group_commit) == "boolean" then own.group_commit = false end
   local db = lease.open(cfg.db, own)
+  local function count() return pcall(function() return db:counts(db:server_now(), cfg.queue) end) end
   local total, done_before = 0, 0
   if cfg.progress then
-    local counted, c = pcall(function() return db:counts(db:server_now(), cfg.queue) end)
+    local counted, c = count()
     if not counted then
       db:close()
       error(c, 0)
@@ -784,7 +785,7 @@ function pool.run(options)
   stop:close()
   events:close()
   if ok then
-    local counted, c = pcall(function() return db:counts(db:server_now(), cfg.queue) end)
+    local counted, c = count()
     if counted then s.counts, s.blocked = c, c.blocked   -- blocked: jobs left that no worker can take
     else s.failed[#s.failed + 1] = "counts at the end: " .. tostring(c) end
   end

@@ -155,9 +155,11 @@
 ** (NULL: all).  Every jobs row is read, and with it its lease_queue row,
 ** except a done job's when every job is counted (LSQ_SQL_TALLY_ALL): its
 ** status is completed (5) whatever that row says, and those jobs are only
-** counted (d), so a count of a queue of finished jobs reads no queue row. */
+** counted (d), so a count of a queue of finished jobs reads no queue row.
+** w holds LSQ_SQL_TALLY_ALL, read once for both parts. */
 #define LSQ_SQL_Q_TALLY                                                   \
-  "SELECT t.n + d.n, t.done + d.n, t.ready, t.held, t.blocked, t.s1, t.s2, t.s3, t.s4," \
+  "WITH w(a) AS (SELECT " LSQ_SQL_TALLY_ALL ")"                           \
+  " SELECT t.n + d.n, t.done + d.n, t.ready, t.held, t.blocked, t.s1, t.s2, t.s3, t.s4," \
   " t.s5 + CASE WHEN ?1 IS NULL THEN 0 ELSE d.n END, t.s6, t.s7"        \
   " FROM (SELECT count(*) AS n, total(done <> 0) AS done,"               \
   " total(done = 0 AND b = 0 AND until <= ?1) AS ready,"                  \
@@ -166,9 +168,9 @@
   " total(s = 5) AS s5, total(s = 6) AS s6, total(s = 7) AS s7 FROM ("  \
   "SELECT j.done, j.until, j.b, " LSQ_SQL_STATUS("?1") " AS s"           \
   " FROM " LSQ_SQL_TALLY_JOBS " AS j LEFT JOIN lease_queue AS q ON q.id = j.id" \
-  " WHERE ((j.done <> 0) IS NOT 1 OR NOT " LSQ_SQL_TALLY_ALL ")"         \
+  " WHERE ((j.done <> 0) IS NOT 1 OR NOT (SELECT a FROM w))"             \
   " AND (?2 IS NULL OR coalesce(q.queue, 'default') = ?2))) AS t,"       \
-  " (SELECT count(*) AS n FROM jobs WHERE (done <> 0) IS 1 AND " LSQ_SQL_TALLY_ALL ") AS d"
+  " (SELECT count(*) AS n FROM jobs WHERE (done <> 0) IS 1 AND (SELECT a FROM w)) AS d"
 
 /* The data of a job just inserted.  ?1 id, ?2 payload, ?3 queue,
 ** ?4 priority, ?5 run_at, ?6 max_attempts. */

@@ -33,7 +33,7 @@ end
 describe("lease.pool failures", function()
   it("reports in the summary a queue that cannot be counted at the end #sqlite", function()
     -- another program's lease_queue, without the column the engine counts
-    -- attempts from, under the engine's marker trigger
+    -- attempts from, under the engine's marker triggers
     local p = H.path("uncountable")
     H.sqlite3(p, "CREATE TABLE jobs(id TEXT PRIMARY KEY, owner TEXT, until REAL NOT NULL DEFAULT 0,"
       .. " fence INTEGER NOT NULL DEFAULT 0, result TEXT, done INTEGER NOT NULL DEFAULT 0);"
@@ -45,6 +45,7 @@ describe("lease.pool failures", function()
       .. " fence INTEGER, message BLOB);"
       .. " CREATE TRIGGER lease_jobs_enqueued AFTER INSERT ON jobs BEGIN"
       .. " INSERT OR REPLACE INTO lease_queue(id, seq) VALUES (new.id, new.rowid); END;"
+      .. " CREATE TRIGGER lease_jobs_renamed AFTER UPDATE OF id ON jobs BEGIN SELECT 1; END;"
       .. " INSERT INTO jobs(id) VALUES ('a')")
     local s = pool.run({ db = p, workers = 2, ttl = 30, signals = false, handler = function() end })
     assert.are.equal(0, s.done)

@@ -1450,9 +1450,9 @@ return {
   },
   {
     name = "old-index-dropped-outside-the-schema-transaction", step = "own", file = "src/sqlite/lsq_open.c",
-    from = [[  if (!missing && !c->old_index && c->queued) return LEASE_OK;]],
+    from = [[  if (!missing && !c->old_index && c->queued && c->current) return LEASE_OK;]],
     to = [[  if (c->old_index) (void)lsq_exec(db, "DROP INDEX IF EXISTS lease_jobs_pending");
-  if (!missing && !c->old_index && c->queued) return LEASE_OK;]],
+  if (!missing && !c->old_index && c->queued && c->current) return LEASE_OK;]],
     hint = "specs/23-hostile_spec.lua",
   },
   {
@@ -1509,5 +1509,71 @@ return {
     from = [[  if own.group_commit == nil or type(own.group_commit) == "boolean" then own.group_commit = false end]],
     to = [[  own.group_commit = false]],
     hint = "specs/18-pool_spec.lua",
+  },
+  {
+    name = "renamed-orphan-kept", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    from = [[  " DELETE FROM lease_queue WHERE id = new.id;"]],
+    to = [[  ""]],
+    hint = "specs/32-queue_seed_spec.lua",
+  },
+  {
+    name = "renamed-orphan-errors-kept", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    from = [[  " DELETE FROM lease_errors WHERE id = new.id;"]],
+    to = [[  ""]],
+    hint = "specs/32-queue_seed_spec.lua",
+  },
+  {
+    name = "renamed-errors-left-behind", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    from = [[  " UPDATE lease_errors SET id = new.id WHERE id = old.id AND typeof(new.id) = 'text';"]],
+    to = [[  ""]],
+    hint = "specs/32-queue_seed_spec.lua",
+  },
+  {
+    name = "renamed-blob-id-keeps-errors", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    from = [[  " DELETE FROM lease_errors WHERE id = old.id AND typeof(new.id) <> 'text';"]],
+    to = [[  ""]],
+    hint = "specs/32-queue_seed_spec.lua",
+  },
+  {
+    name = "renamed-blob-id-kept-in-queue", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    from = [[  " DELETE FROM lease_queue WHERE id = old.id AND typeof(new.id) <> 'text';"]],
+    to = [[  ""]],
+    hint = "specs/32-queue_seed_spec.lua",
+  },
+  {
+    name = "renamed-blob-id-moved-into-queue", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    from = [[" UPDATE lease_queue SET id = new.id WHERE id = old.id AND typeof(new.id) = 'text';"]],
+    to = [[" UPDATE lease_queue SET id = new.id WHERE id = old.id;"]],
+    hint = "specs/32-queue_seed_spec.lua",
+  },
+  {
+    name = "renamed-text-id-gets-no-queue-row", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    from = [[LSQ_SQL_FENCE_INT("new.fence") " WHERE typeof(new.id) = 'text';"]],
+    to = [[LSQ_SQL_FENCE_INT("new.fence") " WHERE 0;"]],
+    hint = "specs/32-queue_seed_spec.lua",
+  },
+  {
+    name = "renamed-done-not-followed", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    from = [[" WHERE id = new.id AND (new.done <> 0) <> (old.done <> 0); END"]],
+    to = [[" WHERE 0; END"]],
+    hint = "specs/32-queue_seed_spec.lua",
+  },
+  {
+    name = "older-queue-not-made-again", step = "own", file = "src/sqlite/lsq_open.c",
+    from = [[  if (!missing && !c->old_index && c->queued && c->current) return LEASE_OK;]],
+    to = [[  if (!missing && !c->old_index && c->queued) return LEASE_OK;]],
+    hint = "specs/32-queue_seed_spec.lua",
+  },
+  {
+    name = "older-queue-schema-body-skipped", step = "own", file = "src/sqlite/lsq_open.c",
+    from = [[  return c->queued && c->current ? LEASE_OK : lsq_q_schema(db);]],
+    to = [[  return c->queued ? LEASE_OK : lsq_q_schema(db);]],
+    hint = "specs/32-queue_seed_spec.lua",
+  },
+  {
+    name = "readonly-older-queue-read-as-empty", step = "own", file = "src/sqlite/lsq_open.c",
+    from = [[    return c->queued ? LEASE_OK : lsq_q_temp(db);]],
+    to = [[    return c->queued && c->current ? LEASE_OK : lsq_q_temp(db);]],
+    hint = "specs/32-queue_seed_spec.lua",
   },
 }

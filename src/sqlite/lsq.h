@@ -31,7 +31,8 @@ typedef struct lsq_conn {
   int handler_calls;                /* busy handler calls during the current step */
   int gave_up;                      /* the busy handler gave up during the current step */
   int old_index;                    /* lease_jobs_pending, which create_missing drops, exists */
-  int queued;                       /* the queue's schema exists (LSQ_SQL_QUEUE_MARK) */
+  int queued;                       /* the queue's tables exist (LSQ_SQL_QUEUE_MARK) */
+  int current;                      /* its newest trigger too (LSQ_SQL_RENAMED_MARK) */
   long expiry_discards;             /* jobs lsq_q_expired discarded on this connection */
   int wal_given;                    /* the file came with a -wal holding frames */
   void *tx;                         /* lsq_tx.c's state (its statements), or NULL */

@@ -279,7 +279,8 @@ static int check_rowid(lease_db *db, sqlite3 *sql) {
 ** Compare the jobs table on connection sql with the contract.  Sets
 ** *missing when there is no table, LSQ(db)->old_index when the index
 ** lease_jobs_pending of earlier versions is there (create_missing drops
-** it), LSQ(db)->queued when the queue's schema is complete.  Extra
+** it), LSQ(db)->queued when the queue's tables are there and
+** LSQ(db)->current when the schema's newest trigger is there too.  Extra
 ** columns are allowed when an INSERT of the id alone can fill them
 ** (nullable or with a default).  Never changes the table.
 */
@@ -288,6 +289,7 @@ static int check_schema(lease_db *db, sqlite3 *sql, int *missing) {
   *missing = 0;
   LSQ(db)->old_index = 0;
   LSQ(db)->queued = 0;
+  LSQ(db)->current = 0;
   rc = lsq_query(db, sql, "SELECT type FROM sqlite_master WHERE name = 'jobs' COLLATE NOCASE",
                  on_jobs_kind, &found);
   if (rc != LEASE_OK) return rc;
@@ -302,8 +304,11 @@ static int check_schema(lease_db *db, sqlite3 *sql, int *missing) {
   rc = lsq_query(db, sql, "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = "
                  "'lease_jobs_pending'", lsq_found, &LSQ(db)->old_index);
   if (rc != LEASE_OK) return rc;
+  rc = lsq_query(db, sql, "SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = '"
+                 LSQ_SQL_QUEUE_MARK "'", lsq_found, &LSQ(db)->queued);
+  if (rc != LEASE_OK) return rc;
   return lsq_query(db, sql, "SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = '"
-                   LSQ_SQL_QUEUE_MARK "'", lsq_found, &LSQ(db)->queued);
+                   LSQ_SQL_RENAMED_MARK "'", lsq_found, &LSQ(db)->current);
 }
 
 /* The URI "file:<name>?immutable=1", name percent-encoded but for
@@ -409,7 +414,7 @@ static int schema_body(lease_db *db, void *ctx) {
   }
   if (c->old_index && (rc = lsq_exec(db, "DROP INDEX IF EXISTS lease_jobs_pending")) != LEASE_OK)
     return rc;
-  return c->queued ? LEASE_OK : lsq_q_schema(db);
+  return c->queued && c->current ? LEASE_OK : lsq_q_schema(db);
 }
 
 /* Bring the file's schema to the engine's: the jobs table when it is
@@ -417,8 +422,9 @@ static int schema_body(lease_db *db, void *ctx) {
 ** on jobs (claim_next reads the queue's own index, and every enqueue and
 ** complete would keep writing it).  All in one write transaction, so a
 ** file refused on the way (a corrupt page found then) is rolled back to
-** what it was.  A handle that may not write changes nothing: the queue's
-** tables are then empty temporary ones (lsq_q_temp). */
+** what it was.  A handle that may not write changes nothing: it reads the
+** file's queue tables even when their newest trigger is missing, and
+** empty temporary ones (lsq_q_temp) when the file has none. */
 static int create_missing(lease_db *db, int missing) {
   lsq_conn *c = LSQ(db);
   int rc;
@@ -426,10 +432,10 @@ static int create_missing(lease_db *db, int missing) {
     return lease__fail(db, LEASE_SCHEMA, "the database has no jobs table (opened read-only)");
   if (!missing && ((db->opt.flags & LEASE_OPEN_READONLY) || sqlite3_db_readonly(c->sql, "main")))
     return c->queued ? LEASE_OK : lsq_q_temp(db);
-  if (!missing && !c->old_index && c->queued) return LEASE_OK;
+  if (!missing && !c->old_index && c->queued && c->current) return LEASE_OK;
   if ((rc = lsq_write_txn(db, schema_body, &missing)) == LEASE_OK) {
     c->old_index = 0;
-    c->queued = 1;
+    c->queued = c->current = 1;
   }
   return rc;
 }

@@ -47,6 +47,37 @@
 #define LSQ_SQL_ATTEMPT(j, q)                                             \
   "max(0, coalesce(" LSQ_SQL_FENCE_INT(j ".fence") " - " q ".base_fence, 0))"
 
+/*
+** A job whose id another client changes (UPDATE jobs SET id) keeps its
+** queue row and its errors under the new id, as PostgreSQL's ON UPDATE
+** CASCADE keeps them.  A row already under the new id belongs to no job
+** (ids are unique in jobs; only a write that fired no trigger leaves one):
+** it goes first.  A job whose new id is not text leaves the queue and its
+** errors go, as one inserted so never enters it; one whose old id had no
+** queue row gets a
+** new one, as at insert.  When done changes in the same statement, the
+** queue row's state follows it here too, whichever of this trigger and
+** lease_jobs_done SQLite fires first.
+*/
+#define LSQ_SQL_RENAMED_MARK "lease_jobs_renamed"
+#define LSQ_SQL_RENAMED_TRIGGER                                            \
+  "CREATE TRIGGER IF NOT EXISTS " LSQ_SQL_RENAMED_MARK                     \
+  " AFTER UPDATE OF id ON jobs WHEN new.id IS NOT old.id BEGIN"            \
+  " DELETE FROM lease_errors WHERE id = new.id;"                           \
+  " UPDATE lease_errors SET id = new.id WHERE id = old.id AND typeof(new.id) = 'text';" \
+  " DELETE FROM lease_errors WHERE id = old.id AND typeof(new.id) <> 'text';" \
+  " DELETE FROM lease_queue WHERE id = new.id;"                            \
+  " UPDATE lease_queue SET id = new.id WHERE id = old.id AND typeof(new.id) = 'text';" \
+  " DELETE FROM lease_queue WHERE id = old.id AND typeof(new.id) <> 'text';" \
+  " INSERT OR IGNORE INTO lease_queue(id, seq, state, finished_at, base_fence)" \
+  " SELECT new.id, new.rowid, new.done <> 0, CASE WHEN new.done <> 0 THEN new.until END, " \
+  LSQ_SQL_FENCE_INT("new.fence") " WHERE typeof(new.id) = 'text';"        \
+  " UPDATE lease_queue SET state = CASE WHEN new.done <> 0 THEN 1 ELSE 0 END," \
+  " finished_at = CASE WHEN new.done <> 0 THEN new.until END,"             \
+  " base_fence = CASE WHEN new.done = 0 THEN " LSQ_SQL_FENCE_INT("new.fence") \
+  " ELSE base_fence END"                                                   \
+  " WHERE id = new.id AND (new.done <> 0) <> (old.done <> 0); END"
+
 /* The statements that make the queue's schema, in order.  The triggers are
 ** made anew (a file of an earlier layout has others of the same names);
 ** the last statement fills lease_queue for jobs inserted before they
@@ -55,6 +86,7 @@
   XX("DROP TRIGGER IF EXISTS lease_jobs_claimed")                         \
   XX("DROP TRIGGER IF EXISTS lease_jobs_done")                            \
   XX("DROP TRIGGER IF EXISTS lease_jobs_added")                           \
+  XX("DROP TRIGGER IF EXISTS " LSQ_SQL_RENAMED_MARK)                      \
   XX(LSQ_SQL_QUEUE_TABLE(""))                                             \
   XX("CREATE INDEX IF NOT EXISTS lease_queue_ready"                       \
      " ON lease_queue(queue, priority, run_at, seq) WHERE state = 0")     \
@@ -80,13 +112,16 @@
      " VALUES (new.id, new.rowid, new.done <> 0,"                         \
      " CASE WHEN new.done <> 0 THEN new.until END, "                      \
      LSQ_SQL_FENCE_INT("new.fence") "); END")                             \
+  XX(LSQ_SQL_RENAMED_TRIGGER)                                             \
   XX("DELETE FROM lease_queue WHERE id NOT IN (SELECT id FROM jobs)")     \
   XX("INSERT OR IGNORE INTO lease_queue(id, seq, state, finished_at, base_fence)" \
      " SELECT id, rowid, done <> 0, CASE WHEN done <> 0 THEN until END, " \
      LSQ_SQL_FENCE_INT("fence") " FROM jobs WHERE typeof(id) = 'text'")
 
-/* The trigger whose presence says the schema above is complete (it is
-** created last). */
+/* The trigger whose presence says the queue's tables are there, filled
+** and kept by the triggers on jobs (a handle that may not write reads
+** them).  A writing handle makes the schema again unless
+** LSQ_SQL_RENAMED_MARK, the newest trigger, is there too. */
 #define LSQ_SQL_QUEUE_MARK "lease_jobs_enqueued"
 
 /* A lease_queue of the earlier layout, which kept the attempts in a column

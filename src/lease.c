@@ -371,18 +371,28 @@ int lease_renew(lease_db *db, const char *id, size_t id_len, const char *owner,
   return db->be->write(db, &w, NULL, reason);
 }
 
+/* See lease_int.h: complete's arguments checked into *w. */
+int lease__check_complete(lease_db *db, lease__write *w, const char *id, size_t id_len,
+                          const char *owner, size_t owner_len, int64_t fence, double now,
+                          const char *result, size_t result_len) {
+  if (check_write(db, w, LEASE__COMPLETE, id, id_len, owner, owner_len)) return db->rc;
+  if (check_now(db, w, now)) return db->rc;
+  if (check_result(db, "result", result, &result_len)) return db->rc;
+  w->fence = fence;
+  w->result = result;
+  w->result_len = result_len;
+  return LEASE_OK;
+}
+
 /* See lease.h (contract step 6). */
 int lease_complete(lease_db *db, const char *id, size_t id_len, const char *owner,
                    size_t owner_len, int64_t fence, double now, const char *result,
                    size_t result_len, int *reason) {
   lease__write w;
   CHECK_DB(db);
-  if (check_write(db, &w, LEASE__COMPLETE, id, id_len, owner, owner_len)) return db->rc;
-  if (check_now(db, &w, now)) return db->rc;
-  if (check_result(db, "result", result, &result_len)) return db->rc;
-  w.fence = fence;
-  w.result = result;
-  w.result_len = result_len;
+  if (lease__check_complete(db, &w, id, id_len, owner, owner_len, fence, now, result,
+                            result_len))
+    return db->rc;
   return db->be->write(db, &w, NULL, reason);
 }
 

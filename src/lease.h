@@ -670,6 +670,28 @@ LEASE_API int lease_claim_next_queue(lease_db *db, const char *queue, size_t que
                                      const char *owner, size_t owner_len, double now,
                                      double ttl, int max, lease_job *jobs, int *count);
 
+/*
+** lease_complete_claim_next: lease_complete of id by owner, then
+** lease_claim_next_queue for the same owner at the same now, in one write
+** transaction, so that a worker's "this one is done, give me the next"
+** costs one commit instead of two (BullMQ's moveToCompleted with
+** fetchNext).  Each step is exactly the call it is named after (contract
+** step 6, then claim's rule for each job taken): a refused completion
+** (*reason) stores nothing and the claim still runs.  A failure of either
+** step rolls back both, so nothing is stored and no job is taken.
+**   id, id_len, owner, owner_len, fence, now, result, result_len, reason:
+**          as for lease_complete.
+**   queue, queue_len, ttl, max, jobs, count: as for lease_claim_next_queue.
+** Returns LEASE_OK, LEASE_MISUSE, LEASE_RANGE or LEASE_MISMATCH (the
+** completed job is blocked, as for lease_complete), LEASE_NOMEM or a
+** database error; on a failure *count is 0.
+*/
+LEASE_API int lease_complete_claim_next(lease_db *db, const char *id, size_t id_len,
+                                        const char *owner, size_t owner_len, int64_t fence,
+                                        double now, const char *result, size_t result_len,
+                                        const char *queue, size_t queue_len, double ttl,
+                                        int max, lease_job *jobs, int *count, int *reason);
+
 /* Options of lease_fail.  NULL options: the defaults (all 0). */
 typedef struct lease_fail_opts {
   int has_run_at;   /* 1: retry at run_at instead of now + lease_backoff(attempt) */

@@ -115,6 +115,10 @@ typedef struct lease__backend {
   /* w: a claim whose queue is set. */
   int (*claim_next_queue)(lease_db *db, const lease__write *w, int max, lease_job *jobs,
                           int *count);
+  /* wc: a complete; wn: a claim whose queue is set; both in one
+  ** transaction (lease.h: lease_complete_claim_next). */
+  int (*complete_claim_next)(lease_db *db, const lease__write *wc, const lease__write *wn,
+                             int max, lease_job *jobs, int *count, int *reason);
   /* w: a complete-like write (op LEASE__COMPLETE) with message; opts never NULL. */
   int (*fail)(lease_db *db, const lease__write *w, const lease_fail_opts *opts, int *status,
               double *run_at, int *reason);
@@ -196,6 +200,12 @@ int lease__set_error(lease_db *db, int rc, int xrc, const char *msg);
 ** longer than the backend can store (LEASE_MISUSE, the message naming it by
 ** what).  Every id and owner goes through it before a backend sees it. */
 int lease__check_bytes(lease_db *db, const char *what, const char *s, size_t *len);
+
+/* lease_complete's argument checks: *w filled as the complete of id by
+** owner at now with fence and result; LEASE_OK or the failure recorded. */
+int lease__check_complete(lease_db *db, lease__write *w, const char *id, size_t id_len,
+                          const char *owner, size_t owner_len, int64_t fence, double now,
+                          const char *result, size_t result_len);
 
 /* lease__reserve: make room for n bytes in db->buf.  LEASE_OK or LEASE_NOMEM. */
 int lease__reserve(lease_db *db, size_t n);

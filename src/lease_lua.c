@@ -559,14 +559,16 @@ used up its attempts.
 static void check_claim_next(lua_State *L, const lb_callee *c, lb_args *a) {
   a->owner = lb_check_string(L, 2, LB_ARG(c, 2, "owner"), 0, &a->owner_len);
   lb_check_time(L, c, 3, &a->now, &a->ttl);
-  lb_check_claim_opts(L, c, a);
+  lb_check_claim_opts(L, c, 5, a);
   a->mem = lua_newuserdatauv(L, sizeof(lease_job) * (size_t)(a->n ? a->n : 1), 0);
 }
 static int run_claim_next(lease_db *db, lb_args *a) {
   return lease_claim_next_queue(db, a->queue, a->queue_len, a->owner, a->owner_len, a->now,
                                 a->ttl, a->n ? a->n : 1, (lease_job *)a->mem, &a->found);
 }
-static int push_claim_next(lua_State *L, lb_args *a) {
+/* Push the a->found jobs taken (a->mem) as claim_next returns them, op
+** naming the call in a fence's error. */
+static int push_taken(lua_State *L, lb_args *a, const char *op) {
   const lease_job *jobs = a->mem;
   int i;
   if (a->n == 0) {   /* the single form: id, fence | nil, "empty" */
@@ -576,7 +578,7 @@ static int push_claim_next(lua_State *L, lb_args *a) {
       return 2;
     }
     lua_pushlstring(L, jobs[0].id, jobs[0].id_len);
-    if (!push_fence(L, "claim_next", jobs[0].fence)) return -1;
+    if (!push_fence(L, op, jobs[0].fence)) return -1;
     lua_createtable(L, 0, 7);
     lua_pushvalue(L, -3);
     lua_setfield(L, -2, "id");
@@ -590,15 +592,67 @@ static int push_claim_next(lua_State *L, lb_args *a) {
     lua_createtable(L, 0, 7);
     lua_pushlstring(L, jobs[i].id, jobs[i].id_len);
     lua_setfield(L, -2, "id");
-    if (!push_fence(L, "claim_next", jobs[i].fence)) return -1;
+    if (!push_fence(L, op, jobs[i].fence)) return -1;
     lua_setfield(L, -2, "fence");
     lb_push_job_fields(L, &jobs[i]);
     lua_rawseti(L, -2, i + 1);
   }
   return 1;
 }
+static int push_claim_next(lua_State *L, lb_args *a) { return push_taken(L, a, "claim_next"); }
 static const lb_op op_claim_next = {"claim_next", 1, 0, check_claim_next, run_claim_next,
                                     push_claim_next};
+
+/* --- complete_claim_next --------------------------------------------- */
+
+/***
+Complete one job and claim the next in one write transaction: exactly
+`db:complete(id, owner, fence, now, result)` followed by
+`db:claim_next(owner, now, ttl, opts)`, for one commit instead of two (BullMQ's
+moveToCompleted with fetchNext).  A refused completion stores nothing and the
+claim still runs; a database failure in either step raises and rolls both
+back (nothing stored, no job taken).
+@function db:complete_claim_next
+@tparam string id the job to complete
+@tparam string owner its holder, and the owner of the jobs claimed
+@tparam integer fence the token its claim returned
+@tparam number now finite, caller's unit: complete's and claim's now
+@tparam string|nil result any bytes, or nil
+@tparam number ttl as for claim
+@tparam[opt] integer|table opts as for claim_next
+@treturn boolean true when the result was stored, else false...
+@treturn string|nil ...nil, or the reason it was refused (as for complete)...
+@return ...then what `claim_next(owner, now, ttl, opts)` returns: `id, fence,
+  job` | `nil, "empty"`, or with n a list of jobs
+@raise `bad argument` for a bad argument; `lease.complete_claim_next: ...` on
+  a database failure
+*/
+static void check_complete_claim_next(lua_State *L, const lb_callee *c, lb_args *a) {
+  const char *why;
+  check_complete(L, c, a);
+  a->ttl = lb_check_number(L, 7, LB_ARG(c, 7, "ttl"), 0, -HUGE_VAL, 0);
+  if (lease_check_time(a->now, a->ttl, &why))
+    lb_error(L, LB_ARG(c, 7, NULL), lua_pushfstring(L, "%s, got %s", why, lb_got(L, 7)));
+  lb_check_claim_opts(L, c, 8, a);
+  a->mem = lua_newuserdatauv(L, sizeof(lease_job) * (size_t)(a->n ? a->n : 1), 0);
+}
+static int run_complete_claim_next(lease_db *db, lb_args *a) {
+  return lease_complete_claim_next(db, a->id, a->id_len, a->owner, a->owner_len, a->fence,
+                                   a->now, a->result, a->result_len, a->queue, a->queue_len,
+                                   a->ttl, a->n ? a->n : 1, (lease_job *)a->mem, &a->found,
+                                   &a->reason);
+}
+static int push_complete_claim_next(lua_State *L, lb_args *a) {
+  int n;
+  lua_pushboolean(L, a->reason == LEASE_GRANTED);
+  if (a->reason == LEASE_GRANTED) lua_pushnil(L);
+  else lua_pushstring(L, lease_reason_name(a->reason));
+  n = push_taken(L, a, "complete_claim_next");
+  return n < 0 ? -1 : 2 + n;
+}
+static const lb_op op_complete_claim_next = {"complete_claim_next", 0, 0,
+                                             check_complete_claim_next, run_complete_claim_next,
+                                             push_complete_claim_next};
 
 /* --- enqueue_many ---------------------------------------------------- */
 
@@ -864,7 +918,7 @@ static const lb_op op_server_now = {"server_now", 0, 0, check_none, run_server_n
 /* Every operation; the path functions are those with has_path. */
 static const lb_op *const ops[] = {
   &op_init_db, &op_enqueue, &op_state, &op_claim, &op_renew, &op_complete, &op_release,
-  &op_claim_next, &op_enqueue_many, &op_complete_many, &op_jobs, &op_counts, &op_settings,
+  &op_claim_next, &op_complete_claim_next, &op_enqueue_many, &op_complete_many, &op_jobs, &op_counts, &op_settings,
   &lb_op_claim_many, &lb_op_fail, &lb_op_retry, &lb_op_cancel, &lb_op_prune,
   &lb_op_with_lease, &lb_op_fence_gate,
   &op_server_now,

@@ -202,9 +202,10 @@ void lb_check_job_opts(lua_State *L, const lb_callee *c, int idx, int pos, lease
 ** userdata of lease_new_job pushed on the stack (a->mem, a->n). */
 void lb_check_new_jobs(lua_State *L, const lb_callee *c, lb_args *a);
 
-/* lb_check_claim_opts: claim_next's argument 5: nil, an integer n, or a
-** table {n =, queue =}, into a->n (0: the single form) and a->queue. */
-void lb_check_claim_opts(lua_State *L, const lb_callee *c, lb_args *a);
+/* lb_check_claim_opts: claim_next's options at idx (5 for claim_next): nil,
+** an integer n, or a table {n =, queue =}, into a->n (0: the single form)
+** and a->queue. */
+void lb_check_claim_opts(lua_State *L, const lb_callee *c, int idx, lb_args *a);
 
 /* lb_check_now_opt: the optional now at idx (argument pos): a finite
 ** number, or the current time (lease.now()) when nil. */

@@ -145,24 +145,24 @@ void lb_check_new_jobs(lua_State *L, const lb_callee *c, lb_args *a) {
 }
 
 /* See lease_lua_int.h. */
-void lb_check_claim_opts(lua_State *L, const lb_callee *c, lb_args *a) {
+void lb_check_claim_opts(lua_State *L, const lb_callee *c, int idx, lb_args *a) {
   static const char *const keys[] = {"n", "queue"};
-  const lb_arg *o = LB_ARG(c, 5, "opts");
+  const lb_arg *o = LB_ARG(c, idx, "opts");
   a->n = 0;   /* not a table: n, raising "n must be an integer ..." for another type */
   a->queue = NULL;
-  if (lua_type(L, 5) != LUA_TTABLE) {
-    a->n = (int)lb_opt_integer(L, 5, LB_ARG(c, 5, "n"), 1, QUEUE_BATCH_MAX, 0);
+  if (lua_type(L, idx) != LUA_TTABLE) {
+    a->n = (int)lb_opt_integer(L, idx, LB_ARG(c, idx, "n"), 1, QUEUE_BATCH_MAX, 0);
     return;
   }
-  check_keys(L, o, 5, keys, 2, "opts");
+  check_keys(L, o, idx, keys, 2, "opts");
   lua_pushliteral(L, "n");
-  lua_rawget(L, 5);
-  a->n = (int)lb_opt_integer(L, -1, LB_ARG(c, 5, "opts.n"), 1, QUEUE_BATCH_MAX, 0);
+  lua_rawget(L, idx);
+  a->n = (int)lb_opt_integer(L, -1, LB_ARG(c, idx, "opts.n"), 1, QUEUE_BATCH_MAX, 0);
   lua_pop(L, 1);
   lua_pushliteral(L, "queue");
-  lua_rawget(L, 5);
+  lua_rawget(L, idx);
   /* the string stays alive in the opts table, on the stack */
-  a->queue = check_queue_name(L, -1, LB_ARG(c, 5, "opts.queue"), LB_OPTIONAL, &a->queue_len);
+  a->queue = check_queue_name(L, -1, LB_ARG(c, idx, "opts.queue"), LB_OPTIONAL, &a->queue_len);
   lua_pop(L, 1);
 }
 

@@ -286,28 +286,37 @@ int lease_errors(lease_db *db, const char *id, size_t id_len, lease_job_error *o
   return db->be->errors(db, id, id_len, out, max, count);
 }
 
+/* claim_next_queue's arguments checked into *w (a claim with its queue). */
+static int check_claim_next(lease_db *db, lease__write *w, const char *queue, size_t queue_len,
+                            const char *owner, size_t owner_len, double now, double ttl,
+                            int max, lease_job *jobs, int *count) {
+  const char *why;
+  if (count) *count = 0;
+  if (!jobs || !count) return lease__fail(db, LEASE_MISUSE, "jobs and count must not be NULL");
+  if (max < 1) return lease__fail(db, LEASE_MISUSE, "max must be at least 1");
+  memset(w, 0, sizeof *w);
+  w->op = LEASE__CLAIM;
+  if (check_queue(db, "queue", &queue, &queue_len)) return db->rc;
+  if (lease__check_bytes(db, "owner", owner, &owner_len)) return db->rc;
+  if (lease_check_time(now, ttl, &why)) return lease__fail(db, LEASE_MISUSE, "%s", why);
+  w->owner = owner;
+  w->owner_len = owner_len;
+  w->now = now;
+  w->until = now + ttl;
+  w->queue = queue;
+  w->queue_len = queue_len;
+  return LEASE_OK;
+}
+
 /* See lease.h. */
 int lease_claim_next_queue(lease_db *db, const char *queue, size_t queue_len, const char *owner,
                            size_t owner_len, double now, double ttl, int max, lease_job *jobs,
                            int *count) {
   lease__write w;
-  const char *why;
   int rc = lease__begin(db);
   if (rc != LEASE_OK) return rc;
-  if (count) *count = 0;
-  if (!jobs || !count) return lease__fail(db, LEASE_MISUSE, "jobs and count must not be NULL");
-  if (max < 1) return lease__fail(db, LEASE_MISUSE, "max must be at least 1");
-  memset(&w, 0, sizeof w);
-  w.op = LEASE__CLAIM;
-  if (check_queue(db, "queue", &queue, &queue_len)) return db->rc;
-  if (lease__check_bytes(db, "owner", owner, &owner_len)) return db->rc;
-  if (lease_check_time(now, ttl, &why)) return lease__fail(db, LEASE_MISUSE, "%s", why);
-  w.owner = owner;
-  w.owner_len = owner_len;
-  w.now = now;
-  w.until = now + ttl;
-  w.queue = queue;
-  w.queue_len = queue_len;
+  if (check_claim_next(db, &w, queue, queue_len, owner, owner_len, now, ttl, max, jobs, count))
+    return db->rc;
   if (db->be->claim_next_queue) return db->be->claim_next_queue(db, &w, max, jobs, count);
   if (!default_queue(queue, queue_len)) return unsupported(db, "a named queue");
   memset(jobs, 0, (size_t)max * sizeof *jobs);
@@ -321,6 +330,25 @@ int lease_claim_next_queue(lease_db *db, const char *queue, size_t queue_len, co
     }
   }
   return rc;
+}
+
+/* See lease.h.  Every argument of both steps is checked before the
+** backend writes anything. */
+int lease_complete_claim_next(lease_db *db, const char *id, size_t id_len, const char *owner,
+                              size_t owner_len, int64_t fence, double now, const char *result,
+                              size_t result_len, const char *queue, size_t queue_len, double ttl,
+                              int max, lease_job *jobs, int *count, int *reason) {
+  lease__write wc, wn;
+  int rc = lease__begin(db);
+  if (rc != LEASE_OK) return rc;
+  if (count) *count = 0;
+  if (lease__check_complete(db, &wc, id, id_len, owner, owner_len, fence, now, result,
+                            result_len))
+    return db->rc;
+  if (check_claim_next(db, &wn, queue, queue_len, owner, owner_len, now, ttl, max, jobs, count))
+    return db->rc;
+  if (!db->be->complete_claim_next) return unsupported(db, "complete_claim_next");
+  return db->be->complete_claim_next(db, &wc, &wn, max, jobs, count, reason);
 }
 
 /* See lease.h. */

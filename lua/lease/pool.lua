@@ -3,7 +3,8 @@
 --
 -- Each worker is an OS thread (`lease.thread`) with its own Lua state and
 -- its own connection.  It loops: `claim_next` in its queue -> `handler(job)`
--- -> `complete` with the fence it got.  A handler keeps its lease alive by
+-- -> `complete` with the fence it got, as `complete_claim_next`, which
+-- claims its next job in the same transaction.  A handler keeps its lease alive by
 -- calling `job.heartbeat()`, which renews it (at most every ttl/3 seconds,
 -- so it can be called often).  A handler error goes to `db:fail`: the
 -- error is recorded in the database with the job, which comes back after
@@ -184,7 +185,8 @@ end
 --   w.handler (function), w.events (channel: progress events when
 --   cfg.progress), w.stop (channel: one message asks it to stop),
 --   w.st (the counters), w.claim_opts (claim_next's opts), w.now (lease.now),
---   w.spare (the tables handle_batch fills for complete_many).
+--   w.spare (the tables handle_batch fills for complete_many), w.next and
+--   w.next_at (the job handle_one's complete_claim_next took, and when).
 -- ===========================================================================
 
 --- Fill st with a worker's zeroed counters and empty lists.
@@ -409,7 +411,10 @@ local function saw_fence(w, fence)
   if fence > w.st.max_fence then w.st.max_fence = fence end
 end
 
---- Handle one claimed job: run the handler and store its result or its error.
+--- Handle one claimed job: run the handler and store its result or its
+-- error.  A result is stored with complete_claim_next, which claims the
+-- worker's next job in the same transaction: that job is left in w.next
+-- (and the time read just before its claim in w.next_at) for the next step.
 -- @tparam table w the worker
 -- @tparam table c the job as claim_next gave it
 -- @tparam number at lease.now() (seconds) read just before the claim
@@ -419,8 +424,11 @@ local function handle_one(w, c, at)
   local job = new_job(w, c, at)
   local ok, result = call_handler(w, job)
   if not ok then return handler_failed(w, job, result) end
-  local done, why = w.db:complete(c.id, w.owner, c.fence, w.db:server_now(), result)
+  local next_at = w.now()
+  local done, why, id, _, next_job = w.db:complete_claim_next(c.id, w.owner, c.fence,
+    w.db:server_now(), result, w.cfg.ttl, w.claim_opts)
   if done then stored(w, c.id) else refusal(w, "complete", why) end
+  if id then w.next, w.next_at = next_job, next_at end
 end
 
 --- Handle a batch of claimed jobs: run the handler on each, then store
@@ -496,7 +504,16 @@ end
 -- @raise a database error
 local function step(w)
   local cfg = w.cfg
-  if stop_asked(w) then return false end
+  local c = w.next
+  w.next = nil
+  if stop_asked(w) then
+    if c then give_back(w, c) end   -- claimed with the last completion, never started
+    return false
+  end
+  if c then
+    handle_one(w, c, w.next_at)
+    return true
+  end
   local at = w.now()
   if cfg.batch > 1 then
     local batch = w.db:claim_next(w.owner, w.db:server_now(), cfg.ttl, w.claim_opts)
@@ -505,7 +522,8 @@ local function step(w)
       return true
     end
   else
-    local id, fence, c = w.db:claim_next(w.owner, w.db:server_now(), cfg.ttl, w.claim_opts)
+    local id, fence
+    id, fence, c = w.db:claim_next(w.owner, w.db:server_now(), cfg.ttl, w.claim_opts)
     if id then
       handle_one(w, c or { id = id, fence = fence }, at)
       return true

@@ -10,7 +10,8 @@
 ** reasons come in lease.h's order (missing, done, held / missing, done,
 ** not_owner, stale_fence, expired); claim_next takes the oldest ready jobs
 ** in enqueue order; claim_many grants exactly one owner of a free job;
-** complete_many and enqueue_many act as their single forms, in order.
+** complete_many and enqueue_many act as their single forms, in order;
+** complete_claim_next as complete, then claim_next for the same owner.
 ** Bad arguments (NULL or empty ids and owners, LEASE_NTS, lengths past
 ** LEASE_MAX_LENGTH, NaN or infinite now, ttl <= 0, now + ttl not past now,
 ** max < 1, n < 0, an unknown list kind) are LEASE_MISUSE, the message names
@@ -416,6 +417,26 @@ static void do_claim(void) {
         (long long)fence);
 }
 
+/* The reason renew, complete or release (which = 0, 1, 2) of j by owner
+** with fence at now gets (contract steps 5-7). */
+static int model_reason(const mjob *j, const char *owner, size_t olen, int64_t fence, double now,
+                        int which) {
+  if (!j) return LEASE_MISSING;
+  if (j->done) return LEASE_DONE;
+  if (!j->has_owner || !same(j->owner.b, j->owner.len, owner, olen)) return LEASE_NOT_OWNER;
+  if (j->fence != fence) return LEASE_STALE_FENCE;
+  if (which < 2 && !(j->until > now)) return LEASE_EXPIRED;
+  return LEASE_GRANTED;
+}
+
+/* A granted complete of j: done, with result (NULL for SQL NULL). */
+static void model_complete(mjob *j, const char *result, size_t rlen) {
+  j->done = 1;
+  j->has_result = result != NULL;
+  j->result.len = result ? rlen : 0;
+  if (result) memcpy(j->result.b, result, rlen);
+}
+
 /* Renew, complete and release: which = 0, 1, 2. */
 static void do_write(int which) {
   static const char *const names[] = {"renew", "complete", "release"};
@@ -454,21 +475,13 @@ static void do_write(int which) {
   }
   expect_ok(rc);
   j = find(id.p, len);
-  if (!j) want = LEASE_MISSING;
-  else if (j->done) want = LEASE_DONE;
-  else if (!j->has_owner || !same(j->owner.b, j->owner.len, owner.p, olen)) want = LEASE_NOT_OWNER;
-  else if (j->fence != fence) want = LEASE_STALE_FENCE;
-  else if (which < 2 && !(j->until > now)) want = LEASE_EXPIRED;
-  else want = LEASE_GRANTED;
+  want = model_reason(j, owner.p, olen, fence, now, which);
   expect_reason(reason, want);
   if (want != LEASE_GRANTED) return;
   if (which == 0) {
     j->until = now + ttl;
   } else if (which == 1) {
-    j->done = 1;
-    j->has_result = !null_result;
-    j->result.len = null_result ? 0 : rlen;
-    if (!null_result) memcpy(j->result.b, result.p, rlen);
+    model_complete(j, null_result ? NULL : result.p, rlen);
   } else {
     j->has_owner = 0;
     j->owner.len = 0;
@@ -486,13 +499,31 @@ static int next_count(void) {
   }
 }
 
+/* claim_next's rule on the model for owner at now: got and count are
+** what the engine returned. */
+static void model_claim_next(const char *owner, size_t olen, double now, double ttl, int max,
+                             const lease_job *got, int count) {
+  int i, n = 0;
+  for (i = 0; i < njobs && n < max; i++) {
+    mjob *j = &jobs[i];
+    if (j->done || held(j, now)) continue;
+    model_claim(j, owner, olen, now, ttl);
+    CHECK(n < count, "claim_next took %d jobs, the model more", count);
+    CHECK(same(got[n].id, got[n].id_len, j->id.b, j->id.len), "job %d taken is not the model's", n);
+    CHECK(got[n].fence == j->fence, "job %d: fence %lld, the model says %lld", n,
+          (long long)got[n].fence, (long long)j->fence);
+    n++;
+  }
+  CHECK(count == n, "claim_next took %d jobs, the model %d", count, n);
+}
+
 static void do_claim_next(void) {
   arg owner;
   size_t olen;
   const char *why, *twhy;
   double now, ttl;
   lease_job got[MAX_BATCH];
-  int max, count = -1, rc, i, n = 0;
+  int max, count = -1, rc;
   next_arg(&owner, NULL);
   now = next_time();
   ttl = next_ttl();
@@ -502,17 +533,45 @@ static void do_claim_next(void) {
   if (judge(&owner, &olen, &why)) return expect_misuse(rc, "owner", why);
   if ((twhy = judge_time(now, ttl))) return expect_misuse(rc, NULL, twhy);
   expect_ok(rc);
-  for (i = 0; i < njobs && n < max; i++) {
-    mjob *j = &jobs[i];
-    if (j->done || held(j, now)) continue;
-    model_claim(j, owner.p, olen, now, ttl);
-    CHECK(n < count, "claim_next took %d jobs, the model more", count);
-    CHECK(same(got[n].id, got[n].id_len, j->id.b, j->id.len), "job %d taken is not the model's", n);
-    CHECK(got[n].fence == j->fence, "job %d: fence %lld, the model says %lld", n,
-          (long long)got[n].fence, (long long)j->fence);
-    n++;
+  model_claim_next(owner.p, olen, now, ttl, max, got, count);
+}
+
+/* complete_claim_next: complete's rule, then claim_next's for the same
+** owner at the same now, as one call; its arguments judged in that order. */
+static void do_complete_claim_next(void) {
+  arg id, owner, result;
+  size_t len, olen, rlen = 0;
+  const char *why, *twhy;
+  double now, ttl;
+  int64_t fence;
+  lease_job got[MAX_BATCH];
+  int reason = -1, rc, want, max, count = -1;
+  mjob *j;
+  next_arg(&id, NULL);
+  j = (id.p && id.len != LEASE_NTS && id.len <= MAX_STR) ? find(id.p, id.len) : NULL;
+  next_arg(&owner, j && j->has_owner ? &j->owner : NULL);
+  fence = next_fence(j);
+  now = next_time();
+  next_arg(&result, NULL);
+  ttl = next_ttl();
+  max = next_count();
+  rc = lease_complete_claim_next(db, id.p, id.len, owner.p, owner.len, fence, now, result.p,
+                                 result.len, NULL, 0, ttl, max, got, &count, &reason);
+  if (judge(&id, &len, &why)) return expect_misuse(rc, "id", why);
+  if (judge(&owner, &olen, &why)) return expect_misuse(rc, "owner", why);
+  if (!isfinite(now)) return expect_misuse(rc, "now", "finite");
+  if (result.p) {
+    rlen = result.len == LEASE_NTS ? strlen(result.p) : result.len;
+    if (rlen > (size_t)LEASE_MAX_LENGTH) return expect_misuse(rc, "result", "bytes, more than");
   }
-  CHECK(count == n, "claim_next took %d jobs, the model %d", count, n);
+  if (max < 1) return expect_misuse(rc, "max", NULL);
+  if ((twhy = judge_time(now, ttl))) return expect_misuse(rc, NULL, twhy);
+  expect_ok(rc);
+  j = find(id.p, len);
+  want = model_reason(j, owner.p, olen, fence, now, 1);
+  expect_reason(reason, want);
+  if (want == LEASE_GRANTED) model_complete(j, result.p, rlen);
+  model_claim_next(owner.p, olen, now, ttl, max, got, count);
 }
 
 static void do_claim_many(void) {
@@ -786,6 +845,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       case 10: op_name = "enqueue_many"; do_enqueue_many(); break;
       case 11: op_name = "count"; do_count(); break;
       case 12: op_name = "list"; do_list(); break;
+      case 15: op_name = "complete_claim_next"; do_complete_claim_next(); break;
       default: op_name = "tick"; clock_now += (double)(next_u8() % 8) / 2.0; break;
     }
     compare_all();

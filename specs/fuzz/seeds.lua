@@ -8,7 +8,7 @@ local dir = assert(arg[1], "usage: lua5.4 specs/fuzz/seeds.lua DIR")
 
 local OP = { enqueue = 0, state = 1, claim = 2, renew = 4, complete = 5, release = 6,
   claim_next = 7, claim_many = 8, complete_many = 9, enqueue_many = 10, count = 11,
-  list = 12, tick = 14 }
+  list = 12, tick = 14, complete_claim_next = 15 }
 -- the harness's pool of strings, by name
 local POOL = { a = 0, b = 1, ["a\0"] = 2, ["a\0b"] = 3, ["\0"] = 4, ["job-1"] = 5,
   ["x\xff\xfe"] = 6, A = 7, w1 = 8, w2 = 9, ["w\0"] = 10, ["w1 "] = 11 }
@@ -83,6 +83,14 @@ local seeds = {
     { OP.claim_next, pool("w\0"), now(0), ttl(3), 4 },
     { OP.complete_many, pool("w\0"), now(1), 2, pool("job-1"), FENCE, bytes("ok"),
       pool("b"), FENCE, NULL },
+    { OP.count, now(1) }),
+  -- complete_claim_next: stored and the next claimed; refused and still claiming
+  fused = program(
+    { OP.enqueue, pool("a") }, { OP.enqueue, pool("b") }, { OP.enqueue, pool("job-1") },
+    { OP.claim_next, pool("w1"), now(0), ttl(2), 3 },
+    { OP.complete_claim_next, pool("a"), CURRENT, FENCE, now(1), bytes("r"), ttl(2), 3 },
+    { OP.complete_claim_next, pool("a"), pool("w1"), STALE, now(1), NULL, ttl(2), 4 },
+    { OP.complete_claim_next, pool("b"), CURRENT, FENCE, now(1), NULL, { 3 }, 3 },
     { OP.count, now(1) }),
   -- refused arguments: NULL, NUL-terminated, too long, NaN
   misuse = program(

@@ -352,8 +352,8 @@ return {
   },
   {
     name = "claim-next-unsorted-result", step = "own", file = "src/sqlite/lsq_queue.c",
-    from = "  *count = x.n;\n  return LEASE_OK;",
-    to = "  for (i = 0; i < x.n / 2; i++) { lease_job j_ = jobs[i]; jobs[i] = jobs[x.n - 1 - i]; jobs[x.n - 1 - i] = j_; }\n  *count = x.n;\n  return LEASE_OK;",
+    from = "  *count = x.n;\n  if (reason) *reason = x.reason;\n  return LEASE_OK;",
+    to = "  for (i = 0; i < x.n / 2; i++) { lease_job j_ = jobs[i]; jobs[i] = jobs[x.n - 1 - i]; jobs[x.n - 1 - i] = j_; }\n  *count = x.n;\n  if (reason) *reason = x.reason;\n  return LEASE_OK;",
     hint = "specs/15-claim_next_spec.lua",
   },
   {
@@ -1332,14 +1332,14 @@ return {
   },
   {
     name = "pool-claims-with-local-clock", step = "own", file = "lua/lease/pool.lua",
-    from = "    local id, fence, c = w.db:claim_next(w.owner, w.db:server_now(), cfg.ttl, w.claim_opts)\n",
-    to = "    local id, fence, c = w.db:claim_next(w.owner, require(\"lease\").now(), cfg.ttl, w.claim_opts)\n",
+    from = "    id, fence, c = w.db:claim_next(w.owner, w.db:server_now(), cfg.ttl, w.claim_opts)\n",
+    to = "    id, fence, c = w.db:claim_next(w.owner, require(\"lease\").now(), cfg.ttl, w.claim_opts)\n",
     hint = "specs/53-pool_clock_spec.lua",
   },
   {
     name = "pool-completes-with-local-clock", step = "own", file = "lua/lease/pool.lua",
-    from = "  local done, why = w.db:complete(c.id, w.owner, c.fence, w.db:server_now(), result)\n",
-    to = "  local done, why = w.db:complete(c.id, w.owner, c.fence, require(\"lease\").now(), result)\n",
+    from = "    w.db:server_now(), result, w.cfg.ttl, w.claim_opts)\n",
+    to = "    require(\"lease\").now(), result, w.cfg.ttl, w.claim_opts)\n",
     hint = "specs/53-pool_clock_spec.lua",
   },
   {
@@ -1575,5 +1575,66 @@ return {
     from = [[    return c->queued ? LEASE_OK : lsq_q_temp(db);]],
     to = [[    return c->queued && c->current ? LEASE_OK : lsq_q_temp(db);]],
     hint = "specs/32-queue_seed_spec.lua",
+  },
+  {
+    name = "ccn-claim-skipped-after-refusal", step = "own", file = "src/sqlite/lsq_queue.c",
+    from = [[    if ((rc = lsq_guarded_step(db, x->done, &unused, &x->reason)) != LEASE_OK) return rc;]],
+    to = [[    if ((rc = lsq_guarded_step(db, x->done, &unused, &x->reason)) != LEASE_OK) return rc;
+    if (x->reason != LEASE_GRANTED) return LEASE_OK;]],
+    hint = "specs/37-complete_claim_next_spec.lua",
+  },
+  {
+    name = "ccn-completion-not-stored", step = "own", file = "src/sqlite/lsq_queue.c",
+    from = [[  if (x->done) {   /* complete_claim_next: the completion first, as complete's body */]],
+    to = [[  if (0) {]],
+    hint = "specs/37-complete_claim_next_spec.lua",
+  },
+  {
+    name = "ccn-reason-lost", step = "own", file = "src/sqlite/lsq_queue.c",
+    from = "  *count = x.n;\n  if (reason) *reason = x.reason;\n",
+    to = "  *count = x.n;\n  if (reason) *reason = LEASE_GRANTED;\n",
+    hint = "specs/37-complete_claim_next_spec.lua",
+  },
+  {
+    name = "pg-ccn-two-transactions", step = "own", file = "src/pg/lpg_queue.c", backend = "pg",
+    from = [[  if ((rc = lpg_exec(db, "BEGIN")) != LEASE_OK) return rc;
+  if ((rc = lpg_guarded(db, wc, reason)) == LEASE_OK &&]],
+    to = [[  if ((rc = lpg_guarded(db, wc, reason)) == LEASE_OK &&]],
+    hint = "specs/37-complete_claim_next_spec.lua",
+  },
+  {
+    name = "pg-ccn-claim-failure-commits", step = "own", file = "src/pg/lpg_queue.c", backend = "pg",
+    from = [[      (rc = claim_rounds(db, wn, max, jobs, count)) == LEASE_OK)
+    rc = lpg_exec(db, "COMMIT");]],
+    to = [[      ((void)claim_rounds(db, wn, max, jobs, count), 1))
+    rc = lpg_exec(db, "COMMIT");]],
+    hint = "specs/37-complete_claim_next_spec.lua",
+  },
+  {
+    name = "ccn-lua-reason-hidden", step = "own", file = "src/lease_lua.c",
+    from = [[  else lua_pushstring(L, lease_reason_name(a->reason));
+  n = push_taken(L, a, "complete_claim_next");]],
+    to = [[  else lua_pushnil(L);
+  n = push_taken(L, a, "complete_claim_next");]],
+    hint = "specs/37-complete_claim_next_spec.lua",
+  },
+  {
+    name = "ccn-lua-ttl-unchecked", step = "own", file = "src/lease_lua.c",
+    from = [[  if (lease_check_time(a->now, a->ttl, &why))
+    lb_error(L, LB_ARG(c, 7, NULL), lua_pushfstring(L, "%s, got %s", why, lb_got(L, 7)));]],
+    to = [[  (void)why;]],
+    hint = "specs/37-complete_claim_next_spec.lua",
+  },
+  {
+    name = "pool-next-job-not-given-back", step = "own", file = "lua/lease/pool.lua",
+    from = [[    if c then give_back(w, c) end   -- claimed with the last completion, never started]],
+    to = [[]],
+    hint = "specs/37-complete_claim_next_spec.lua",
+  },
+  {
+    name = "pool-next-job-dropped", step = "own", file = "lua/lease/pool.lua",
+    from = [[  if id then w.next, w.next_at = next_job, next_at end]],
+    to = [[]],
+    hint = "specs/37-complete_claim_next_spec.lua",
   },
 }

@@ -758,6 +758,7 @@ const lease__backend lease__pg = {
   .state_at = lpg_q_state_at,
   .errors = lpg_q_errors,
   .claim_next_queue = lpg_q_claim_next_queue,
+  .complete_claim_next = lpg_q_complete_claim_next,
   .fail = lpg_q_fail,
   .retry = lpg_q_retry,
   .cancel = lpg_q_cancel,

@@ -159,6 +159,12 @@ int lpg_q_errors(lease_db *db, const char *id, size_t id_len, lease_job_error *o
                  int *count);
 int lpg_q_claim_next_queue(lease_db *db, const lease__write *w, int max, lease_job *jobs,
                            int *count);
+
+/* lpg_q_complete_claim_next: lease_complete_claim_next (wn->queue set), in
+** one transaction. */
+int lpg_q_complete_claim_next(lease_db *db, const lease__write *wc, const lease__write *wn,
+                              int max, lease_job *jobs, int *count, int *reason);
+
 int lpg_q_fail(lease_db *db, const lease__write *w, const lease_fail_opts *o, int *status,
                double *run_at, int *reason);
 int lpg_q_retry(lease_db *db, const char *id, size_t id_len, double now, int *reason);

@@ -306,17 +306,17 @@ typedef struct taken {
 } taken;
 
 /*
-** See lease.h: lease_claim_next_queue.  One statement per round
-** (LPG_Q_SQL_CLAIM_NEXT), each its own transaction; a round that discarded
-** jobs whose expired lease was their last attempt looks again for as many
-** more.  A discarded job leaves the candidates, so the rounds end.
+** See lease.h: lease_claim_next_queue, on a ready connection.  One
+** statement per round (LPG_Q_SQL_CLAIM_NEXT), each its own transaction
+** unless the caller opened one; a round that discarded jobs whose expired
+** lease was their last attempt looks again for as many more.  A discarded
+** job leaves the candidates, so the rounds end.
 */
-int lpg_q_claim_next_queue(lease_db *db, const lease__write *w, int max, lease_job *jobs,
-                           int *count) {
+static int claim_rounds(lease_db *db, const lease__write *w, int max, lease_job *jobs,
+                        int *count) {
   taken *t;
   size_t used = 0;
-  int n = 0, i, rc = lpg_ready(db), failed = 0;
-  if (rc != LEASE_OK) return rc;
+  int n = 0, i, failed = 0;
   if (!(t = malloc((size_t)max * sizeof *t))) return lease__fail(db, LEASE_NOMEM, "out of memory");
   for (;;) {
     params p = {0};
@@ -340,8 +340,8 @@ int lpg_q_claim_next_queue(lease_db *db, const lease__write *w, int max, lease_j
         continue;
       }
       if (n == max) break;
-      /* the claims are committed: on a failure here the jobs stay
-      ** claimed until their leases expire */
+      /* outside a caller's transaction the claims are committed: on a
+      ** failure here the jobs stay claimed until their leases expire */
       k->id = keep(db, res, i, 0, &k->id_len, &used, &failed);
       k->payload = keep(db, res, i, 2, &k->payload_len, &used, &failed);
       k->queue = keep(db, res, i, 3, &k->queue_len, &used, &failed);
@@ -369,6 +369,31 @@ int lpg_q_claim_next_queue(lease_db *db, const lease__write *w, int max, lease_j
   free(t);
   *count = n;
   return LEASE_OK;
+}
+
+/* See lease.h: lease_claim_next_queue. */
+int lpg_q_claim_next_queue(lease_db *db, const lease__write *w, int max, lease_job *jobs,
+                           int *count) {
+  int rc = lpg_ready(db);
+  if (rc != LEASE_OK) return rc;
+  return claim_rounds(db, w, max, jobs, count);
+}
+
+/* See lpg_int.h: the complete wc, then claim_rounds of wn, between BEGIN
+** and COMMIT; a failure of either rolls both back. */
+int lpg_q_complete_claim_next(lease_db *db, const lease__write *wc, const lease__write *wn,
+                              int max, lease_job *jobs, int *count, int *reason) {
+  int rc = lpg_ready(db);
+  if (rc != LEASE_OK) return rc;
+  if ((rc = lpg_exec(db, "BEGIN")) != LEASE_OK) return rc;
+  if ((rc = lpg_guarded(db, wc, reason)) == LEASE_OK &&
+      (rc = claim_rounds(db, wn, max, jobs, count)) == LEASE_OK)
+    rc = lpg_exec(db, "COMMIT");
+  if (rc != LEASE_OK) {
+    lpg_rollback(db);
+    *count = 0;
+  }
+  return rc;
 }
 
 /* See lpg_int.h: lease_claim_next is the queue "default"'s. */

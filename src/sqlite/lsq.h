@@ -167,6 +167,11 @@ int lsq_q_finished(lease_db *db, const lease__write *w);
 /* lsq_q_claim_next: lease_claim_next_queue (w->queue set). */
 int lsq_q_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jobs, int *count);
 
+/* lsq_q_complete_claim_next: lease_complete_claim_next (wn->queue set): the
+** complete wc, then claim_next's body, as one write (lsq_write_txn). */
+int lsq_q_complete_claim_next(lease_db *db, const lease__write *wc, const lease__write *wn,
+                              int max, lease_job *jobs, int *count, int *reason);
+
 /* lsq_q_schema: make the queue's schema (LSQ_QUEUE_SCHEMA), turning a
 ** lease_queue of the earlier layout into this one first.  Runs inside the
 ** caller's write transaction (the open's, which a failure rolls back). */

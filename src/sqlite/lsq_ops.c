@@ -519,6 +519,7 @@ const lease__backend lease__sqlite = {
   .state_at = lsq_q_state_at,
   .errors = lsq_q_errors,
   .claim_next_queue = lsq_q_claim_next_queue,
+  .complete_claim_next = lsq_q_complete_claim_next,
   .fail = lsq_q_fail,
   .retry = lsq_q_retry,
   .cancel = lsq_q_cancel,

@@ -320,6 +320,8 @@ typedef struct claim_ctx {
   candidate *c;       /* max entries */
   lease_job *jobs;    /* max entries: the jobs taken, ids as offsets until the end */
   id_key *keys;       /* max entries: the candidates' ids, sorted, for claim_free */
+  const lease__write *done;   /* a complete to store first, or NULL */
+  int reason;                 /* its outcome */
 } claim_ctx;
 
 /* Read up to `want` candidates into x->c from db->buf offset *used on.
@@ -417,6 +419,10 @@ static int claim_next_body(lease_db *db, void *ctx) {
   size_t used = 0;
   int want, got, i, rc, reason;
   x->n = 0;
+  if (x->done) {   /* complete_claim_next: the completion first, as complete's body */
+    int64_t unused;
+    if ((rc = lsq_guarded_step(db, x->done, &unused, &x->reason)) != LEASE_OK) return rc;
+  }
   for (;;) {
     long discarded = LSQ(db)->expiry_discards;
     want = x->max - x->n;
@@ -447,9 +453,11 @@ static int claim_next_body(lease_db *db, void *ctx) {
   }
 }
 
-/* See lsq.h. */
-int lsq_q_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jobs, int *count) {
-  claim_ctx x = {w, max, 0, NULL, jobs, NULL};
+/* claim_next of w, after the completion done when it is not NULL (its
+** outcome to *reason), in one write transaction. */
+static int claim_next_run(lease_db *db, const lease__write *w, const lease__write *done, int max,
+                          lease_job *jobs, int *count, int *reason) {
+  claim_ctx x = {w, max, 0, NULL, jobs, NULL, done, LEASE_GRANTED};
   int i, rc;
   x.c = malloc((size_t)max * sizeof *x.c);
   x.keys = malloc((size_t)max * sizeof *x.keys);
@@ -468,7 +476,19 @@ int lsq_q_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jo
     jobs[i].queue = kept(db, (uintptr_t)jobs[i].queue);
   }
   *count = x.n;
+  if (reason) *reason = x.reason;
   return LEASE_OK;
+}
+
+/* See lsq.h. */
+int lsq_q_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jobs, int *count) {
+  return claim_next_run(db, w, NULL, max, jobs, count, NULL);
+}
+
+/* See lsq.h. */
+int lsq_q_complete_claim_next(lease_db *db, const lease__write *wc, const lease__write *wn,
+                              int max, lease_job *jobs, int *count, int *reason) {
+  return claim_next_run(db, wn, wc, max, jobs, count, reason);
 }
 
 /* See lease.h: lease_claim_next_queue. */

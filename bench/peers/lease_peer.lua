@@ -10,7 +10,9 @@
 -- SYNC      "full" or "normal" (lease.open's synchronous option)
 --
 -- Enqueues JOBS jobs with enqueue_many in chunks of 1000 (timed), then runs
--- them all (claim, empty handler, complete; timed from the start of the
+-- them all (claim, empty handler, complete; lease's W1 and W2 store each
+-- result with complete_claim_next, which claims the next job in the same
+-- transaction; timed from the start of the
 -- workers to the last completion) and prints one line:
 --   RESULT enqueue_s=<seconds> process_s=<seconds> done=<jobs completed>
 -- or, when this build cannot run the workload:
@@ -45,7 +47,9 @@ end
 local enqueue_s = now() - t0
 
 -- One worker of the hand-written loop: its own handle, claim_next, an empty
--- handler, complete; batch > 1 claims and completes batch jobs per call.
+-- handler, then complete_claim_next (the result stored and the next job
+-- claimed in one transaction); batch > 1 claims and completes batch jobs
+-- per call.
 -- It moves to a lease.thread, so everything comes in as arguments.
 -- Returns how many jobs it completed.
 local function loop_worker(path, synchronous, owner, batch, ttl, start)
@@ -63,10 +67,11 @@ local function loop_worker(path, synchronous, owner, batch, ttl, start)
       done = done + #got
     end
   else
-    while true do
-      local id, fence = d:claim_next(owner, L.now(), ttl)
-      if not id then break end
-      assert(d:complete(id, owner, fence, L.now()))
+    local id, fence = d:claim_next(owner, L.now(), ttl)
+    while id do
+      local stored, why
+      stored, why, id, fence = d:complete_claim_next(id, owner, fence, L.now(), nil, ttl)
+      assert(stored, why)
       done = done + 1
     end
   end

@@ -918,7 +918,8 @@ static const lb_op op_server_now = {"server_now", 0, 0, check_none, run_server_n
 /* Every operation; the path functions are those with has_path. */
 static const lb_op *const ops[] = {
   &op_init_db, &op_enqueue, &op_state, &op_claim, &op_renew, &op_complete, &op_release,
-  &op_claim_next, &op_complete_claim_next, &op_enqueue_many, &op_complete_many, &op_jobs, &op_counts, &op_settings,
+  &op_claim_next, &op_complete_claim_next, &op_enqueue_many, &op_complete_many, &op_jobs,
+  &op_counts, &op_settings,
   &lb_op_claim_many, &lb_op_fail, &lb_op_retry, &lb_op_cancel, &lb_op_prune,
   &lb_op_with_lease, &lb_op_fence_gate,
   &op_server_now,

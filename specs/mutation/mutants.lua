@@ -1548,8 +1548,8 @@ return {
   },
   {
     name = "renamed-text-id-gets-no-queue-row", step = "own", file = "src/sqlite/lsq_queue_sql.h",
-    from = [[LSQ_SQL_FENCE_INT("new.fence") " WHERE typeof(new.id) = 'text';"]],
-    to = [[LSQ_SQL_FENCE_INT("new.fence") " WHERE 0;"]],
+    from = [[" SELECT " LSQ_SQL_QUEUE_ROW_OF_NEW " WHERE typeof(new.id) = 'text';"]],
+    to = [[" SELECT " LSQ_SQL_QUEUE_ROW_OF_NEW " WHERE 0;"]],
     hint = "specs/32-queue_seed_spec.lua",
   },
   {

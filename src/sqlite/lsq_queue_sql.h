@@ -47,6 +47,23 @@
 #define LSQ_SQL_ATTEMPT(j, q)                                             \
   "max(0, coalesce(" LSQ_SQL_FENCE_INT(j ".fence") " - " q ".base_fence, 0))"
 
+/* A jobs row's queue row as a trigger on jobs makes it from `new`: the
+** values for LSQ_SQL_QUEUE_ROW_COLS (seq is the rowid; a done job is
+** completed, at its until). */
+#define LSQ_SQL_QUEUE_ROW_COLS "lease_queue(id, seq, state, finished_at, base_fence)"
+#define LSQ_SQL_QUEUE_ROW_OF_NEW                                          \
+  "new.id, new.rowid, new.done <> 0, CASE WHEN new.done <> 0 THEN new.until END, " \
+  LSQ_SQL_FENCE_INT("new.fence")
+
+/* The UPDATE of a queue row when done of its jobs row `new` changes: state
+** completed (1) or back to 0, finished_at, and a fresh attempt budget
+** (base_fence = the fence) when reopened.  The caller adds the WHERE. */
+#define LSQ_SQL_DONE_SET                                                  \
+  " UPDATE lease_queue SET state = CASE WHEN new.done <> 0 THEN 1 ELSE 0 END," \
+  " finished_at = CASE WHEN new.done <> 0 THEN new.until END,"            \
+  " base_fence = CASE WHEN new.done <> 0 THEN base_fence ELSE "           \
+  LSQ_SQL_FENCE_INT("new.fence") " END"
+
 /*
 ** A job whose id another client changes (UPDATE jobs SET id) keeps its
 ** queue row and its errors under the new id, as PostgreSQL's ON UPDATE
@@ -54,8 +71,7 @@
 ** (ids are unique in jobs; only a write that fired no trigger leaves one):
 ** it goes first.  A job whose new id is not text leaves the queue and its
 ** errors go, as one inserted so never enters it; one whose old id had no
-** queue row gets a
-** new one, as at insert.  When done changes in the same statement, the
+** queue row gets a new one, as at insert.  When done changes in the same statement, the
 ** queue row's state follows it here too, whichever of this trigger and
 ** lease_jobs_done SQLite fires first.
 */
@@ -69,14 +85,9 @@
   " DELETE FROM lease_queue WHERE id = new.id;"                            \
   " UPDATE lease_queue SET id = new.id WHERE id = old.id AND typeof(new.id) = 'text';" \
   " DELETE FROM lease_queue WHERE id = old.id AND typeof(new.id) <> 'text';" \
-  " INSERT OR IGNORE INTO lease_queue(id, seq, state, finished_at, base_fence)" \
-  " SELECT new.id, new.rowid, new.done <> 0, CASE WHEN new.done <> 0 THEN new.until END, " \
-  LSQ_SQL_FENCE_INT("new.fence") " WHERE typeof(new.id) = 'text';"        \
-  " UPDATE lease_queue SET state = CASE WHEN new.done <> 0 THEN 1 ELSE 0 END," \
-  " finished_at = CASE WHEN new.done <> 0 THEN new.until END,"             \
-  " base_fence = CASE WHEN new.done = 0 THEN " LSQ_SQL_FENCE_INT("new.fence") \
-  " ELSE base_fence END"                                                   \
-  " WHERE id = new.id AND (new.done <> 0) <> (old.done <> 0); END"
+  " INSERT OR IGNORE INTO " LSQ_SQL_QUEUE_ROW_COLS                        \
+  " SELECT " LSQ_SQL_QUEUE_ROW_OF_NEW " WHERE typeof(new.id) = 'text';"   \
+  LSQ_SQL_DONE_SET " WHERE id = new.id AND (new.done <> 0) <> (old.done <> 0); END"
 
 /* The statements that make the queue's schema, in order.  The triggers are
 ** made anew (a file of an earlier layout has others of the same names);
@@ -102,16 +113,11 @@
      " DELETE FROM lease_errors WHERE id = old.id; END")                  \
   XX("CREATE TRIGGER IF NOT EXISTS lease_jobs_done AFTER UPDATE OF done ON jobs" \
      " WHEN (new.done <> 0) <> (old.done <> 0) BEGIN"                     \
-     " UPDATE lease_queue SET state = CASE WHEN new.done <> 0 THEN 1 ELSE 0 END," \
-     " finished_at = CASE WHEN new.done <> 0 THEN new.until END,"         \
-     " base_fence = CASE WHEN new.done <> 0 THEN base_fence ELSE "        \
-     LSQ_SQL_FENCE_INT("new.fence") " END WHERE id = new.id; END")        \
+     LSQ_SQL_DONE_SET " WHERE id = new.id; END")                          \
   XX("CREATE TRIGGER IF NOT EXISTS lease_jobs_enqueued AFTER INSERT ON jobs" \
      " WHEN typeof(new.id) = 'text' BEGIN"                                \
-     " INSERT OR REPLACE INTO lease_queue(id, seq, state, finished_at, base_fence)" \
-     " VALUES (new.id, new.rowid, new.done <> 0,"                         \
-     " CASE WHEN new.done <> 0 THEN new.until END, "                      \
-     LSQ_SQL_FENCE_INT("new.fence") "); END")                             \
+     " INSERT OR REPLACE INTO " LSQ_SQL_QUEUE_ROW_COLS                    \
+     " VALUES (" LSQ_SQL_QUEUE_ROW_OF_NEW "); END")                       \
   XX(LSQ_SQL_RENAMED_TRIGGER)                                             \
   XX("DELETE FROM lease_queue WHERE id NOT IN (SELECT id FROM jobs)")     \
   XX("INSERT OR IGNORE INTO lease_queue(id, seq, state, finished_at, base_fence)" \

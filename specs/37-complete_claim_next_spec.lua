@@ -5,7 +5,8 @@
 -- either step stores nothing at all.
 local H = require("helpers")
 local lease = H.lease
-local thread = require("lease.thread")
+local T = require("thread_helpers")
+local thread = T.thread
 
 local ids = H.ids
 
@@ -144,19 +145,7 @@ describe("complete_claim_next", function()
     local start = thread.barrier(n)
     local ts = {}
     for i = 1, n do ts[i] = thread.spawn(worker, p, "w" .. i, start) end
-    local seen, total = {}, 0
-    for i = 1, n do
-      local ok, took, wrong = ts[i]:join()
-      assert(ok, took)
-      assert.are.same({}, wrong)
-      for _, t in ipairs(took) do
-        local id, fence = t:match("^(.-)#(%d+)$")
-        assert.is_nil(seen[id], "handed out twice: " .. id)
-        seen[id] = "w" .. i
-        assert.are.equal("1", fence)
-        total = total + 1
-      end
-    end
+    local seen, total = T.handed_out_once(ts)
     assert.are.equal(jobs + 3, total)
     for id, who in pairs(seen) do
       local s = db:state(id)

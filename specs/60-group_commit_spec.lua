@@ -344,19 +344,7 @@ db:close()
         local start = thread.barrier(n)
         local ts = {}
         for i = 1, n do ts[i] = thread.spawn(worker, p, sync, "w" .. i, start) end
-        local seen, total = {}, 0
-        for i = 1, n do
-          local ok, took, unseen = ts[i]:join()
-          assert(ok, took)
-          assert.are.same({}, unseen)
-          for _, t in ipairs(took) do
-            local id, fence = t:match("^(.-)#(%d+)$")
-            assert.is_nil(seen[id], "handed out twice: " .. id)
-            seen[id] = "w" .. i
-            assert.are.equal("1", fence)
-            total = total + 1
-          end
-        end
+        local seen, total = T.handed_out_once(ts)
         assert.are.equal(400, total)
         for _, id in ipairs(ids) do
           local s = db:state(id)

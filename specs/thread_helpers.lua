@@ -7,6 +7,7 @@ local T = {}
 T.thread = require("lease.thread")
 
 local system = require("system")   -- luasystem: busted itself depends on it
+local luassert = require("luassert")   -- busted's assert, which specs see as `assert`
 
 --- T.now() -> number: monotonic seconds, for measuring waits.
 function T.now()
@@ -40,6 +41,29 @@ function T.states(path, ids)
   for _, id in ipairs(ids) do out[id] = db:state(id) or false end
   db:close()
   return out
+end
+
+--- T.handed_out_once(ts) -> seen, total: join the worker threads ts, each
+-- returning `took` (its jobs as "id#fence") and `wrong` (what it found not
+-- as it should be), and assert that each ran to the end, found nothing
+-- wrong, and that no job was handed out twice or at a fence other than 1.
+-- seen maps each job's id to the name of the worker that took it ("w<i>"
+-- for ts[i]); total counts the jobs taken.
+function T.handed_out_once(ts)
+  local seen, total = {}, 0
+  for i = 1, #ts do
+    local ok, took, wrong = ts[i]:join()
+    assert(ok, took)
+    luassert.are.same({}, wrong)
+    for _, t in ipairs(took) do
+      local id, fence = t:match("^(.-)#(%d+)$")
+      luassert.is_nil(seen[id], "handed out twice: " .. id)
+      seen[id] = "w" .. i
+      luassert.are.equal("1", fence)
+      total = total + 1
+    end
+  end
+  return seen, total
 end
 
 return T

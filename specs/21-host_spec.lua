@@ -1,4 +1,4 @@
--- The host program build/lease (src/host.c): a Lua host (the version the
+-- The host program build/lease (src/host/host.c): a Lua host (the version the
 -- tree is built for) with lease and lease.thread preloaded, shaped like
 -- lua.c.  Sanitizer trees run every
 -- spec through it; these check its own command line.

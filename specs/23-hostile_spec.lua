@@ -8,7 +8,7 @@
 -- bytes, databases cut short at many points, WAL-mode files, zero-length
 -- files, directories and FIFOs.)
 --
--- Found and fixed in the engine by these specs (src/lease.c, check_path,
+-- Found and fixed in the engine by these specs (src/core/lease.c, check_path,
 -- check_file, check_schema_immutable): a WAL-mode file that was corrupt,
 -- truncated or someone else's was refused but left -wal and -shm behind;
 -- a database cut short inside its last page opened and took writes; a

@@ -6,7 +6,7 @@
 -- (RLIMIT_FSIZE, set by `prlimit`) with SIGXFSZ ignored, so a write past
 -- the limit fails with EFBIG, as one on a full disk fails with ENOSPC.
 -- SQLite reports EFBIG as SQLITE_IOERR_WRITE; the engine maps an I/O error
--- whose errno is ENOSPC, EDQUOT or EFBIG to `full` (src/lease.c,
+-- whose errno is ENOSPC, EDQUOT or EFBIG to `full` (src/core/lease.c,
 -- map_sqlite_rc), and the message names the cause.  The limit is soft: the
 -- child raises it again (prlimit on its own pid) to let space return.
 local H = require("helpers")

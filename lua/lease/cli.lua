@@ -12,7 +12,7 @@
 --
 -- Inspection reads `until` as wall-clock seconds (lease.now(), what the pool
 -- stores); a database kept on another clock passes its own --now.  The
--- host program (src/host.c) asks this module for its whole usage text
+-- host program (src/host/host.c) asks this module for its whole usage text
 -- (@{usage}) and runs a first argument that is a word through @{main}.
 -- @module lease.cli
 local cli = {}

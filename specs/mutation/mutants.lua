@@ -39,7 +39,7 @@ return {
     hint = "specs/02-enqueue_spec.lua",
   },
   {
-    name = "seed-3-state-empty-table", step = "3", file = "src/lease_lua.c",
+    name = "seed-3-state-empty-table", step = "3", file = "src/lua/lease_lua.c",
     from = "  if (!a->found) {\n    lua_pushnil(L);\n    return 1;",
     to = "  if (!a->found) {\n    lua_newtable(L);\n    return 1;",
     hint = "specs/03-state_spec.lua",
@@ -74,7 +74,7 @@ return {
   },
 
   {
-    name = "seed-8-claim-many-first-owner-only", step = "8", file = "src/lease_many.c",
+    name = "seed-8-claim-many-first-owner-only", step = "8", file = "src/core/lease_many.c",
     from = "    if (i >= run->n) break;",
     to = "    if (i >= 1) break;",
     hint = "specs/08-claim_many_spec.lua",
@@ -256,37 +256,37 @@ return {
     hint = "specs/02-enqueue_spec.lua",
   },
   {
-    name = "result-bound-with-strlen", step = "own", file = "src/lease_lua.c",
+    name = "result-bound-with-strlen", step = "own", file = "src/lua/lease_lua.c",
     from = "  a->result = lb_check_string(L, 6, LB_ARG(c, 6, \"result\"), LB_OPTIONAL | LB_EMPTY,\n                              &a->result_len);",
     to = "  a->result = lb_check_string(L, 6, LB_ARG(c, 6, \"result\"), LB_OPTIONAL | LB_EMPTY,\n                              &a->result_len);\n  if (a->result) a->result_len = strlen(a->result);",
     hint = "specs/11-bad_input_spec.lua",
   },
   {
-    name = "id-bound-with-strlen", step = "own", file = "src/lease_lua_args.c",
+    name = "id-bound-with-strlen", step = "own", file = "src/lua/lease_lua_args.c",
     from = "  if (len) *len = n;\n  return s;",
     to = "  if (len) *len = strlen(s);\n  return s;",
     hint = "specs/11-bad_input_spec.lua",
   },
   {
-    name = "fence-type-check-removed", step = "own", file = "src/lease_lua.c",
+    name = "fence-type-check-removed", step = "own", file = "src/lua/lease_lua.c",
     from = "  a->fence = lb_check_integer(L, 4, LB_ARG(c, 4, \"fence\"), INT64_MIN, INT64_MAX);",
     to = "  a->fence = (int64_t)lua_tonumber(L, 4);",
     hint = "specs/11-bad_input_spec.lua",
   },
   {
-    name = "time-check-left-to-the-core", step = "own", file = "src/lease_lua_args.c",
+    name = "time-check-left-to-the-core", step = "own", file = "src/lua/lease_lua_args.c",
     from = "  bad = lease_check_time(*now, *ttl, &why);\n  if (bad) {",
     to = "  bad = lease_check_time(*now, *ttl, &why);\n  if (0) {",
     hint = "specs/11-bad_input_spec.lua",
   },
   {
-    name = "synchronous-normal-by-default", step = "own", file = "src/lease.c",
+    name = "synchronous-normal-by-default", step = "own", file = "src/core/lease.c",
     from = "  opt->synchronous = LEASE_SYNC_FULL;",
     to = "  opt->synchronous = LEASE_SYNC_NORMAL;",
     hint = "specs/13-interop_spec.lua",
   },
   {
-    name = "busy-reported-as-held", step = "own", file = "src/lease_lua.c",
+    name = "busy-reported-as-held", step = "own", file = "src/lua/lease_lua.c",
     from = "  if (op->run(db, a) != LEASE_OK) {\n    lb_push_db_error(L, db, op->name);",
     to = "  int rc_ = op->run(db, a);\n  if (rc_ == LEASE_BUSY) {\n    lua_pushnil(L);\n    lua_pushliteral(L, \"held\");\n    return 2;\n  }\n  if (rc_ != LEASE_OK) {\n    lb_push_db_error(L, db, op->name);",
     hint = "specs/12-failures_spec.lua",
@@ -315,25 +315,25 @@ return {
     hint = "specs/12-failures_spec.lua",
   },
   {
-    name = "state-done-as-number", step = "own", file = "src/lease_lua.c",
+    name = "state-done-as-number", step = "own", file = "src/lua/lease_lua.c",
     from = "  lua_pushboolean(L, row->done);",
     to = "  lua_pushinteger(L, row->done);",
     hint = "specs/03-state_spec.lua",
   },
   {
-    name = "gc-does-not-close", step = "own", file = "src/lease_lua.c",
+    name = "gc-does-not-close", step = "own", file = "src/lua/lease_lua.c",
     from = "static int m_gc(lua_State *L) {\n  lhandle *h = luaL_checkudata(L, 1, DB_MT);",
     to = "static int m_gc(lua_State *L) {\n  lhandle *h = luaL_checkudata(L, 1, DB_MT);\n  if (h) return 0;",
     hint = "specs/10-handle_spec.lua",
   },
   {
-    name = "close-scope-does-not-close", step = "own", file = "src/lease_lua.c",
+    name = "close-scope-does-not-close", step = "own", file = "src/lua/lease_lua.c",
     from = "static int m_close_scope(lua_State *L) {\n  return close_handle(L, 1);",
     to = "static int m_close_scope(lua_State *L) {\n  (void)L;\n  return 0;",
     hint = "specs/10-handle_spec.lua",
   },
   {
-    name = "path-function-leaves-connection-open", step = "own", file = "src/lease_lua_pathcache.c",
+    name = "path-function-leaves-connection-open", step = "own", file = "src/lua/lease_lua_pathcache.c",
     from = "    lease_close(c->slot[i].db);\n    c->slot[i].db = NULL;",
     to = "    c->slot[i].db = NULL;",
     hint = "specs/10-handle_spec.lua",
@@ -380,25 +380,25 @@ return {
     hint = "specs/08-claim_many_spec.lua",
   },
   {
-    name = "claim-many-results-in-wrong-slots", step = "own", file = "src/lease_many.c",
+    name = "claim-many-results-in-wrong-slots", step = "own", file = "src/core/lease_many.c",
     from = "    run->fences[i] = fence;",
     to = "    run->fences[run->n - 1 - i] = fence;",
     hint = "specs/08-claim_many_spec.lua",
   },
   {
-    name = "thread-copy-loses-integer-subtype", step = "own", file = "src/lease_copy.c",
+    name = "thread-copy-loses-integer-subtype", step = "own", file = "src/lua/lease_copy.c",
     from = "      if (lua_isinteger(L, i)) {\n        lua_Integer v = lua_tointeger(L, i);",
     to = "      if (0) {\n        lua_Integer v = lua_tointeger(L, i);",
     hint = "specs/20-thread_spec.lua",
   },
   {
-    name = "barrier-does-not-wait", step = "own", file = "src/lease_thread.c",
+    name = "barrier-does-not-wait", step = "own", file = "src/lua/lease_thread.c",
     from = "    while (b->round == round) pthread_cond_wait(&b->cv, &b->mu);",
     to = "    (void)round;",
     hint = "specs/20-thread_spec.lua",
   },
   {
-    name = "barrier-true-to-all", step = "own", file = "src/lease_thread.c",
+    name = "barrier-true-to-all", step = "own", file = "src/lua/lease_thread.c",
     from = "  lua_pushboolean(L, serial);",
     to = "  (void)serial;\n  lua_pushboolean(L, 1);",
     hint = "specs/20-thread_spec.lua",
@@ -431,32 +431,32 @@ return {
     hint = "specs/19-complete_many_spec.lua",
   },
   {
-    name = "complete-many-empty-id-unchecked", step = "own", file = "src/lease.c",
+    name = "complete-many-empty-id-unchecked", step = "own", file = "src/core/lease.c",
     from = [=[    if (check_item(db, "id", i, items[i].id, &len)) return db->rc;]=],
     to = [=[    if (items[i].id && (len == LEASE_NTS ? strlen(items[i].id) : len) == 0) continue;
     if (check_item(db, "id", i, items[i].id, &len)) return db->rc;]=],
     hint = "specs/19-complete_many_spec.lua",
   },
   {
-    name = "complete-many-fence-unchecked", step = "own", file = "src/lease_lua.c",
+    name = "complete-many-fence-unchecked", step = "own", file = "src/lua/lease_lua.c",
     from = "  it->fence = lb_check_integer(L, -1, &field, INT64_MIN, INT64_MAX);",
     to = "  it->fence = (int64_t)lua_tonumber(L, -1);",
     hint = "specs/19-complete_many_spec.lua",
   },
   {
-    name = "complete-many-drops-result", step = "own", file = "src/lease_lua.c",
+    name = "complete-many-drops-result", step = "own", file = "src/lua/lease_lua.c",
     from = "  it->result = lb_check_string(L, -1, &field, LB_OPTIONAL | LB_EMPTY, &it->result_len);",
     to = "  it->result = lb_check_string(L, -1, &field, LB_OPTIONAL | LB_EMPTY, &it->result_len);\n  it->result = NULL;\n  it->result_len = 0;",
     hint = "specs/19-complete_many_spec.lua",
   },
   {
-    name = "complete-many-reads-through-metatables", step = "own", file = "src/lease_lua.c",
+    name = "complete-many-reads-through-metatables", step = "own", file = "src/lua/lease_lua.c",
     from = "  lua_pushliteral(L, \"fence\");\n  lua_rawget(L, -3);",
     to = "  lua_pushliteral(L, \"fence\");\n  lua_gettable(L, -3);",
     hint = "specs/19-complete_many_spec.lua",
   },
   {
-    name = "method-errors-count-self", step = "own", file = "src/lease_lua_args.c",
+    name = "method-errors-count-self", step = "own", file = "src/lua/lease_lua_args.c",
     from = "      strcmp(ar.namewhat, \"method\") == 0)\n    shift = 1;",
     to = "      strcmp(ar.namewhat, \"method\") == 0)\n    shift = 0;",
     hint = "specs/11-bad_input_spec.lua",
@@ -464,43 +464,43 @@ return {
 
   -- The binding's one argument checker per kind, and its two ways in ----
   {
-    name = "integer-check-accepts-floats", step = "own", file = "src/lease_lua_args.c",
+    name = "integer-check-accepts-floats", step = "own", file = "src/lua/lease_lua_args.c",
     from = "    v = lua_tointegerx(L, idx, &isint);\n#else",
     to = "    v = (lua_Integer)lua_tonumber(L, idx);\n    isint = 1;\n#else",
     hint = "specs/11-bad_input_spec.lua",
   },
   {
-    name = "integer-bounds-unchecked", step = "own", file = "src/lease_lua_args.c",
+    name = "integer-bounds-unchecked", step = "own", file = "src/lua/lease_lua_args.c",
     from = "  if (!isint || (int64_t)v < min || (int64_t)v > max)\n    return integer_fail(",
     to = "  if (!isint)\n    return integer_fail(",
     hint = "specs/15-claim_next_spec.lua",
   },
   {
-    name = "length-limit-unchecked", step = "own", file = "src/lease_lua_args.c",
+    name = "length-limit-unchecked", step = "own", file = "src/lua/lease_lua_args.c",
     from = "  if (n > LEASE_MAX_LENGTH) {",
     to = "  if (0) {",
     hint = "specs/25-hostile_values_spec.lua",
   },
   {
-    name = "path-zero-bytes-unchecked", step = "own", file = "src/lease_lua_args.c",
+    name = "path-zero-bytes-unchecked", step = "own", file = "src/lua/lease_lua_args.c",
     from = "  if ((flags & LB_NOZERO) && strlen(s) != n)",
     to = "  if (0)",
     hint = "specs/25-hostile_values_spec.lua",
   },
   {
-    name = "path-function-opens-before-checking", step = "own", file = "src/lease_lua.c",
+    name = "path-function-opens-before-checking", step = "own", file = "src/lua/lease_lua.c",
     from = "  op->check(L, &c, &a);\n  base = lua_gettop(L);\n  db = lb_path_take(L, op->name, path);",
     to = "  base = lua_gettop(L);\n  db = lb_path_take(L, op->name, path);\n  op->check(L, &c, &a);",
     hint = "specs/11-bad_input_spec.lua",
   },
   {
-    name = "claim-many-path-takes-memory", step = "own", file = "src/lease_lua.c",
+    name = "claim-many-path-takes-memory", step = "own", file = "src/lua/lease_lua.c",
     from = "  if (op->needs_file && strcmp(path, \":memory:\") == 0)",
     to = "  if (0)",
     hint = "specs/08-claim_many_spec.lua",
   },
   {
-    name = "copy-takes-any-userdata-as-shared", step = "own", file = "src/lease_shared.c",
+    name = "copy-takes-any-userdata-as-shared", step = "own", file = "src/lua/lease_shared.c",
     from = "  return marked ? ((shared_ud *)lua_touserdata(L, i))->o : NULL;",
     to = "  (void)marked;\n  return ((shared_ud *)lua_touserdata(L, i))->o;",
     hint = "specs/20-thread_spec.lua",
@@ -599,37 +599,37 @@ return {
 
   -- The host program behaves like lua.c ---------------------------------
   {
-    name = "host-command-word-opened-as-file", step = "own", file = "src/host.c",
+    name = "host-command-word-opened-as-file", step = "own", file = "src/host/host.c",
     from = "  if (argc > 1 && is_command_word(argv[1])) {\n",
     to = "  if (argc > 1 && is_command_word(argv[1]) && 0) {\n",
     hint = "specs/21-host_spec.lua",
   },
   {
-    name = "host-luainit-under-E", step = "own", file = "src/host.c",
+    name = "host-luainit-under-E", step = "own", file = "src/host/host.c",
     from = "  if (!(args & HAS_EENV) && handle_luainit(L) != LUA_OK) return 0;\n",
     to = "  if (handle_luainit(L) != LUA_OK) return 0;\n",
     hint = "specs/21-host_spec.lua",
   },
   {
-    name = "host-E-keeps-lua-path", step = "own", file = "src/host.c",
+    name = "host-E-keeps-lua-path", step = "own", file = "src/host/host.c",
     from = "    lua_setfield(L, LUA_REGISTRYINDEX, \"LUA_NOENV\");\n",
     to = "    lua_pop(L, 1);\n",
     hint = "specs/21-host_spec.lua",
   },
   {
-    name = "host-prompt-on-a-pipe", step = "own", file = "src/host.c",
+    name = "host-prompt-on-a-pipe", step = "own", file = "src/host/host.c",
     from = "    if (isatty(0)) {\n",
     to = "    if (1) {\n",
     hint = "specs/21-host_spec.lua",
   },
   {
-    name = "host-l-global-named-after-module", step = "own", file = "src/host.c",
+    name = "host-l-global-named-after-module", step = "own", file = "src/host/host.c",
     from = "    if (eq) lua_pushlstring(L, spec, (size_t)(eq - spec));\n",
     to = "    if (eq) lua_pushstring(L, eq + 1);\n",
     hint = "specs/21-host_spec.lua",
   },
   {
-    name = "host-W-ignored", step = "own", file = "src/host.c",
+    name = "host-W-ignored", step = "own", file = "src/host/host.c",
     from = "      lua_warning(L, \"@on\", 0);\n",
     to = "      (void)0;\n",
     hint = "specs/21-host_spec.lua",
@@ -751,7 +751,7 @@ return {
   },
   -- What the fuzzers and the power-loss test found --------------------------
   {
-    name = "claim-many-owner-length-unchecked", step = "own", file = "src/lease_many.c",
+    name = "claim-many-owner-length-unchecked", step = "own", file = "src/core/lease_many.c",
     from = "    if ((rc = lease__check_bytes(db, name, owners[i], &lens[i])) != LEASE_OK) return rc;\n",
     to = "    if (!owners[i]) return lease__fail(db, LEASE_MISUSE, \"%s must not be NULL\", name);\n"
       .. "    if (lens[i] == LEASE_NTS) lens[i] = strlen(owners[i]);\n"
@@ -993,7 +993,7 @@ return {
     hint = "specs/33-pool_process_spec.lua",
   },
   {
-    name = "signal-not-counted", step = "own", file = "src/lease_process.c",
+    name = "signal-not-counted", step = "own", file = "src/lua/lease_process.c",
     from = "  atomic_fetch_add(&caught_count, 1u);\n",
     to = "",
     hint = "specs/29-pool_service_spec.lua",
@@ -1109,39 +1109,39 @@ return {
     to = "  if (db->opt.flags & LEASE_OPEN_READONLY) return;",
     hint = "specs/60-group_commit_spec.lua",
   },
-  -- The path functions' connections (src/lease_lua_pathcache.c) ---------
+  -- The path functions' connections (src/lua/lease_lua_pathcache.c) ---------
   {
-    name = "path-cache-skips-inode", step = "own", file = "src/lease_lua_pathcache.c",
+    name = "path-cache-skips-inode", step = "own", file = "src/lua/lease_lua_pathcache.c",
     from = "(uint64_t)st.st_dev == dev && (uint64_t)st.st_ino == ino",
     to = "(uint64_t)st.st_dev == dev && ((void)ino, 1)",
     hint = "specs/40-path_cache_spec.lua",
   },
   {
-    name = "path-cache-skips-identity-check", step = "own", file = "src/lease_lua_pathcache.c",
+    name = "path-cache-skips-identity-check", step = "own", file = "src/lua/lease_lua_pathcache.c",
     from = "    if (names_file(path, h->dev, h->ino)) {",
     to = "    if (1) {",
     hint = "specs/40-path_cache_spec.lua",
   },
   {
-    name = "path-cache-identity-unchecked-at-open", step = "own", file = "src/lease_lua_pathcache.c",
+    name = "path-cache-identity-unchecked-at-open", step = "own", file = "src/lua/lease_lua_pathcache.c",
     from = "  h->keep = lease_file_id(h->db, &h->dev, &h->ino) == LEASE_OK && names_file(path, h->dev, h->ino);",
     to = "  h->keep = 1;\n  (void)path;\n  (void)lease_file_id(h->db, &h->dev, &h->ino);",
     hint = "specs/40-path_cache_spec.lua",
   },
   {
-    name = "path-cache-keeps-failed-connection", step = "own", file = "src/lease_lua_pathcache.c",
+    name = "path-cache-keeps-failed-connection", step = "own", file = "src/lua/lease_lua_pathcache.c",
     from = "  if (!ok || !h->keep || find_slot(c, lease_path(db)) >= 0) {",
     to = "  (void)ok;\n  if (!h->keep || find_slot(c, lease_path(db)) >= 0) {",
     hint = "specs/40-path_cache_spec.lua",
   },
   {
-    name = "path-cache-ignores-fd-limit", step = "own", file = "src/lease_lua_pathcache.c",
+    name = "path-cache-ignores-fd-limit", step = "own", file = "src/lua/lease_lua_pathcache.c",
     from = "  n = r.rlim_cur / PC_FDS_EACH;",
     to = "  n = PC_MAX;",
     hint = "specs/40-path_cache_spec.lua",
   },
   {
-    name = "path-cache-evicts-most-recent", step = "own", file = "src/lease_lua_pathcache.c",
+    name = "path-cache-evicts-most-recent", step = "own", file = "src/lua/lease_lua_pathcache.c",
     from = "    if (!s || c->slot[i].used < s->used) s = &c->slot[i];",
     to = "    if (!s || c->slot[i].used > s->used) s = &c->slot[i];",
     hint = "specs/40-path_cache_spec.lua",
@@ -1611,7 +1611,7 @@ return {
     hint = "specs/37-complete_claim_next_spec.lua",
   },
   {
-    name = "ccn-lua-reason-hidden", step = "own", file = "src/lease_lua.c",
+    name = "ccn-lua-reason-hidden", step = "own", file = "src/lua/lease_lua.c",
     from = [[  else lua_pushstring(L, lease_reason_name(a->reason));
   n = push_taken(L, a, "complete_claim_next");]],
     to = [[  else lua_pushnil(L);
@@ -1619,7 +1619,7 @@ return {
     hint = "specs/37-complete_claim_next_spec.lua",
   },
   {
-    name = "ccn-lua-ttl-unchecked", step = "own", file = "src/lease_lua.c",
+    name = "ccn-lua-ttl-unchecked", step = "own", file = "src/lua/lease_lua.c",
     from = [[  if (lease_check_time(a->now, a->ttl, &why))
     lb_error(L, LB_ARG(c, 7, NULL), lua_pushfstring(L, "%s, got %s", why, lb_got(L, 7)));]],
     to = [[  (void)why;]],

@@ -1,6 +1,6 @@
 /*
 ** lpg.c: the PostgreSQL backend (libpq), its table of functions lease__pg.
-** Arguments arrive checked and resolved by the core (src/lease.c).
+** Arguments arrive checked and resolved by the core (src/core/lease.c).
 **
 ** One connection per handle.  Every connection runs READ COMMITTED (set
 ** here whatever the server's default: under REPEATABLE READ the claim race

@@ -4,7 +4,7 @@
 ** under READ COMMITTED: lpg_queue_sql.h).  The same outcomes, reason
 ** words, status words and attempt counts as the SQLite backend's
 ** (src/sqlite/lsq_queue.c).  Arguments arrive checked and resolved by the
-** core (src/lease_queue.c).  Every write that changes a job under a lease
+** core (src/core/lease_queue.c).  Every write that changes a job under a lease
 ** (claim, fail) checks owner, fence, done and until on the job's locked
 ** row when it stores.
 */

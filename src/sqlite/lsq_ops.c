@@ -1,7 +1,7 @@
 /*
 ** lsq_ops.c: the operations of the SQLite backend, and its table of
 ** functions (lease__sqlite).  Arguments arrive checked and resolved by the
-** core (src/lease.c).
+** core (src/core/lease.c).
 **
 ** Every write is one guarded UPDATE whose WHERE clause carries the whole
 ** check of the contract (owner, fence, done, until), run inside a

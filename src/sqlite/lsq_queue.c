@@ -1,7 +1,7 @@
 /*
 ** lsq_queue.c: the job queue in the SQLite backend (lease.h, "The job
 ** queue"; the SQL and the schema's layout: lsq_queue_sql.h).  Arguments
-** arrive checked and resolved by the core (src/lease_queue.c).  Every
+** arrive checked and resolved by the core (src/core/lease_queue.c).  Every
 ** write runs as a body inside lsq_write_txn, as the contract's writes do;
 ** every write that changes a job under a lease (claim, fail) goes through
 ** a guarded UPDATE that checks owner, fence, done and until when it stores.

@@ -1,6 +1,6 @@
 /*
-** lease_int.h: the core's internal header, what the core (src/lease.c,
-** src/lease_many.c) and its storage backends (src/sqlite/) share beyond
+** lease_int.h: the core's internal header, what the core (src/core/lease.c,
+** src/core/lease_many.c) and its storage backends (src/sqlite/) share beyond
 ** lease.h.  Not installed, not part of the API: every name carries the
 ** prefix lease__ (libuv's uv__ convention), so none looks public.
 **
@@ -133,7 +133,7 @@ typedef struct lease__backend {
   int (*is_private)(const lease_db *db);
   /* The longest string (id, owner, result) the connection stores, bytes. */
   size_t (*max_length)(const lease_db *db);
-  /* Fenced side effects (src/lease_tx.c).  A backend without them leaves
+  /* Fenced side effects (src/core/lease_tx.c).  A backend without them leaves
   ** these NULL and the core returns "not supported by the <name> backend".
   ** with_lease: open tx's transaction, check tx->w's lease as complete does
   ** (*reason), call tx->fn only when granted, then commit, or roll back

@@ -33,5 +33,6 @@ elseif(LEASE_BUILD_TESTS AND NOT LEASE_SANITIZE)
              WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})
     # Both build one tree: never at the same time.
     set_tests_properties(${_h} PROPERTIES TIMEOUT 600 RESOURCE_LOCK lease_fuzz_tree)
+    set_property(TEST ${_h} APPEND PROPERTY LABELS full)
   endforeach()
 endif()

@@ -2,6 +2,14 @@
 --
 -- Usage (from anywhere; lua5.4 and busted on PATH, the project buildable):
 --   lua5.4 specs/mutation/run.lua [--work DIR] [--only NAME[,NAME...]] [--list]
+--                                 [--lanes N]
+--
+-- --lanes N splits the mutants into N lanes, each a process of this script
+-- with its own scratch tree, build, temporary files and PostgreSQL cluster
+-- under DIR/laneK; each lane takes the next mutant no lane has taken yet.
+-- Lane 1 runs the unmutated baseline; the others judge the same source.  A spec that fails
+-- only because the machine is loaded can make a mutant look killed, never
+-- one survive, so lanes cannot hide a surviving mutant.
 --
 -- Copies the source to a scratch tree (DIR/tree, default build/mutation),
 -- builds it once (DIR/build) and runs the whole suite there unmutated (it
@@ -60,10 +68,21 @@ local ok_root, abs = run("cd " .. sh(root) .. " && pwd")
 if not ok_root then die("cannot find the source root") end
 root = abs:gsub("%s+$", "")
 local work, only, list = root .. "/build/mutation", nil, false
+local lanes, lane = 1, nil
 local i = 1
 while arg[i] do
   local a = arg[i]
   if a == "--work" then work = arg[i + 1]; i = i + 1
+  elseif a == "--lanes" then
+    lanes = math.tointeger(tonumber(arg[i + 1]))
+    if not lanes or lanes < 1 then die("--lanes takes a positive integer") end
+    i = i + 1
+  elseif a == "--lane" then
+    -- internal: this process is lane K of N (K/N), started by --lanes
+    local k, n = (arg[i + 1] or ""):match("^(%d+)/(%d+)$")
+    if not k then die("--lane takes K/N") end
+    lane = { k = tonumber(k), n = tonumber(n) }
+    i = i + 1
   elseif a == "--only" then
     only = {}
     for n in (arg[i + 1] or ""):gmatch("[^,]+") do only[n] = true end
@@ -82,12 +101,66 @@ local selected = {}
 for _, m in ipairs(mutants) do
   if not only or only[m.name] then selected[#selected + 1] = m end
 end
+-- The next mutant to judge: in one process, each in turn; in a lane, the
+-- next one no lane has taken yet, from a counter the lanes share (the file
+-- DIR/../next, read and advanced under flock(1)), so a lane that meets
+-- slow mutants takes fewer.
+local taken = 0
+local function next_mutant()
+  if not lane then
+    taken = taken + 1
+    return selected[taken]
+  end
+  local counter = work .. "/../next"
+  local p = assert(io.popen("flock " .. sh(counter .. ".lock")
+    .. [[ sh -c 'n=$(cat "$1"); echo $((n + 1)) > "$1"; echo "$n"' sh ]] .. sh(counter)))
+  local n = tonumber(p:read("a"):match("%d+"))
+  p:close()
+  return n and selected[n]
+end
 if only then
   for n in pairs(only) do
     local found = false
     for _, m in ipairs(mutants) do found = found or m.name == n end
     if not found then die("no mutant named " .. n) end
   end
+end
+
+-- Lanes: this process starts one process per lane and waits for all of
+-- them; their tables are printed lane by lane, then one score line.
+if lanes > 1 and not lane then
+  local t_start = os.time()
+  local self = script_dir() .. "/run.lua"
+  local cmd, logs = {}, {}
+  for k = 1, lanes do
+    local dir = work .. "/lane" .. k
+    logs[k] = dir .. ".log"
+    local args = " --work " .. sh(dir) .. " --lane " .. k .. "/" .. lanes
+    if only then
+      local names = {}
+      for n in pairs(only) do names[#names + 1] = n end
+      table.sort(names)
+      args = args .. " --only " .. sh(table.concat(names, ","))
+    end
+    cmd[#cmd + 1] = "(" .. sh(arg[-1] or "lua5.4") .. " " .. sh(self) .. args .. " > " .. sh(logs[k])
+      .. " 2>&1; echo $? > " .. sh(logs[k] .. ".rc") .. ") &"
+  end
+  local made = run("mkdir -p " .. sh(work) .. " && echo 1 > " .. sh(work .. "/next"))
+  if not made then die("cannot make " .. work) end
+  run("cd " .. sh(root) .. " && { " .. table.concat(cmd, " ") .. " wait; }")
+  local total, killed_all, worst = 0, 0, 0
+  for k = 1, lanes do
+    local log = read(logs[k])
+    local rc = tonumber((read(logs[k] .. ".rc"):match("%d+"))) or 2
+    io.write("== lane ", k, " of ", lanes, " (exit ", rc, ")\n", log)
+    local kk, nn = log:match("mutation score: (%d+)/(%d+) killed")
+    if not kk then rc = math.max(rc, 2) end
+    total, killed_all = total + (tonumber(nn) or 0), killed_all + (tonumber(kk) or 0)
+    worst = math.max(worst, rc)
+  end
+  print(string.format("mutation score: %d/%d killed, %d survived or stale, in %d s (%d lanes)",
+    killed_all, total, total - killed_all, os.time() - t_start, lanes))
+  os.exit(worst)
 end
 
 -- The scratch tree and its build -----------------------------------------
@@ -107,8 +180,11 @@ ok, out = run("cmake -S " .. sh(tree) .. " -B " .. sh(build) .. " -DCMAKE_BUILD_
   .. " -DLEASE_BUILD_TESTS=ON -DLEASE_WERROR=ON -DLEASE_INSTALL=OFF")
 if not ok then die("configuring the scratch tree failed:\n" .. out) end
 
+-- The first build makes every target; a mutant's rebuild only what the
+-- specs and the C tests run (the module, the host, run_c_tests' programs).
+local judged_targets = nil
 local function build_tree()
-  return run("cmake --build " .. sh(build) .. " -j2")
+  return run("cmake --build " .. sh(build) .. " -j2" .. (judged_targets or ""))
 end
 
 -- The environment ctest gives the specs, pointed at the scratch tree.
@@ -162,13 +238,17 @@ end
 io.write("mutation: baseline build and suite in ", tree, "\n")
 ok, out = build_tree()
 if not ok then die("the unmutated scratch tree does not build:\n" .. out) end
-local passed, why = run_specs(nil)
-if passed then passed, why = run_c_tests() end
-if not passed then die("the unmutated suite fails, so no mutant can be judged: " .. tostring(why)) end
+judged_targets = " --target lease_lua lease_host test_core test_many test_queue"
+  .. (io.open(build .. "/test_pg_wire", "rb") and " test_pg_wire" or "")
+if not lane or lane.k == 1 then
+  local passed, why = run_specs(nil)
+  if passed then passed, why = run_c_tests() end
+  if not passed then die("the unmutated suite fails, so no mutant can be judged: " .. tostring(why)) end
+end
 
 -- The mutants ----------------------------------------------------------------
 local results, killed, bad = {}, 0, 0
-for _, m in ipairs(selected) do
+for m in next_mutant do
   local path = tree .. "/" .. m.file
   local original = read(root .. "/" .. m.file)
   -- one edit (from/to) or several (edits = {{from=, to=}, ...}), applied in

@@ -1,4 +1,4 @@
-# bench/plot.gp: the README's two plots from a benchmark run's data files.
+# bench/plot.gp: the two plots of docs/benchmarks.md from a benchmark run's data files.
 #   gnuplot -e "datadir='build/bench-out'; outdir='docs'" bench/plot.gp
 # Reads datadir/threads.dat and datadir/claim_next.dat (written by
 # bench/bench.lua --out datadir); writes outdir/bench-threads.svg and

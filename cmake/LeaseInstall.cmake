@@ -6,7 +6,7 @@
 #   lib/pkgconfig/lease.pc             pkg-config --cflags --libs lease
 #   lib/cmake/lease/                   find_package(lease) -> lease::lease
 #   bin/lease, share/man/man1/lease.1  the host program and its manual
-#   share/doc/lease/                   LICENSE, README.md, CHANGELOG.md
+#   share/doc/lease/                   LICENSE, README.md, CHANGELOG.md, docs/ (the guides)
 #
 # Under luarocks (LEASE_ROCK), only the module, into the rock's lib directory.
 include(GNUInstallDirs)
@@ -75,3 +75,6 @@ endif()
 install(FILES ${CMAKE_CURRENT_SOURCE_DIR}/LICENSE ${CMAKE_CURRENT_SOURCE_DIR}/README.md
               ${CMAKE_CURRENT_SOURCE_DIR}/CHANGELOG.md
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
+# The guides the README links to (docs/*.md, with their plots and the contract).
+install(DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs
+        FILES_MATCHING PATTERN "*.md" PATTERN "*.svg" PATTERN "*.txt")

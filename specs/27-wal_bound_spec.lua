@@ -6,7 +6,7 @@
 -- can copy the WAL back but never restart it from its start, so it grows
 -- with every commit.  Once the readers are gone, the next checkpoint copies
 -- it all back and the next commit truncates it to the documented bound
--- (4 MiB, README "The WAL and long readers").
+-- (4 MiB, docs/guarantees.md, "The WAL and long readers").
 local H = require("helpers")
 
 local LIMIT = 4 * 1024 * 1024

@@ -149,7 +149,7 @@ enum {
   LEASE_OPEN_NOCREATE = 2,  /* fail with LEASE_CANTOPEN instead of creating the file */
   LEASE_OPEN_NO_GROUP_COMMIT = 4  /* every write in a transaction of its own: no group commit
                                      (by default, handles of this process that write the
-                                     same file share commits; see README "Group commit") */
+                                     same file share commits; see docs/internals.md) */
 };
 
 /*
@@ -551,7 +551,7 @@ LEASE_API const char *lease_reason_name(int reason);
 /* ===================================================================== */
 /* The job queue: job data, claiming by queue and priority, failing with  */
 /* backoff, operator actions.  The jobs table stays the contract's; the   */
-/* queue's data lives beside it (README: "The job queue").                */
+/* queue's data lives beside it (docs/internals.md).                      */
 /* ===================================================================== */
 
 /*

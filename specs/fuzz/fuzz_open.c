@@ -4,7 +4,7 @@
 ** Each input is written as a database file (and, when its flags say so, a
 ** -wal file beside it) on a tmpfs directory, then opened with lease_open
 ** (src/lease.h).  What must hold, from lease_open's documentation and the
-** README's "Hostile files":
+** "Hostile files" in docs/guarantees.md:
 **   - no crash, no sanitizer report, no hang (libFuzzer's -timeout);
 **   - a refused file: a result code of the engine's (not LEASE_OK, not
 **     LEASE_MISUSE: the arguments are valid), lease_errcode agrees, the

@@ -131,7 +131,7 @@ Run one SQL statement inside the with_lease transaction.
   type; `attempt to use a lease tx after its with_lease function returned`.
   On PostgreSQL `?` becomes $1, $2 ... ($n is taken as it is), and SET,
   RESET, DISCARD, COPY and DDL naming the engine's tables are refused too
-  (README, "Fenced side effects")
+  (docs/side-effects.md)
 */
 static int tx_exec(lua_State *L) {
   lb_callee c = {"exec", 1};

@@ -381,8 +381,8 @@ static int check_schema_immutable(lease_db *db, int *missing) {
 ** (PRAGMA journal_size_limit, bytes).  While readers keep older snapshots
 ** open the WAL cannot restart from its start and grows with every commit;
 ** once they are gone, the next checkpoint copies it back and the next
-** commit truncates it to this size.  What steady readers cost: README
-** ("The WAL and long readers").
+** commit truncates it to this size.  What steady readers cost:
+** docs/guarantees.md ("The WAL and long readers").
 */
 #define LSQ_WAL_LIMIT_BYTES "4194304"
 

@@ -4,6 +4,11 @@
 -- must occur exactly once in `file`, so a refactor that makes a mutant stale
 -- fails the run loudly instead of letting it pass.  A mutant that needs
 -- several edits of one file lists them as edits = {{from=, to=}, ...}.
+-- `fn` names the definition the text is in (a C function, macro or braced
+-- table, a Lua function: regions.lua), where the runner looks it up, so a
+-- mutant whose code moved or was renamed is reported as such (an edit may
+-- carry its own fn).  `run.lua --check` says which mutants no longer apply
+-- and which name no fn, and what theirs would be.
 -- `step` is the contract step (CONTRACT.md) for the seed's eight, "own" for
 -- ours.  `hint` names the spec file tried first (the whole suite runs when
 -- it does not kill).

@@ -2,20 +2,26 @@
 --
 -- Usage (from anywhere; lua5.4 and busted on PATH, the project buildable):
 --   lua5.4 specs/mutation/run.lua [--work DIR] [--only NAME[,NAME...]] [--list]
---                                 [--lanes N]
+--                                 [--lanes N] [--check]
 --
 -- --lanes N splits the mutants into N lanes, each a process of this script
 -- with its own scratch tree, build, temporary files and PostgreSQL cluster
 -- under DIR/laneK; each lane takes the next mutant no lane has taken yet.
--- Lane 1 runs the unmutated baseline; the others judge the same source.  A spec that fails
--- only because the machine is loaded can make a mutant look killed, never
--- one survive, so lanes cannot hide a surviving mutant.
+-- Lane 1 runs the unmutated baseline; the others judge the same source.
+-- A spec that fails only because the machine is loaded can make a mutant
+-- look killed, never one survive, so lanes cannot hide a surviving mutant.
+--
+-- --check builds and runs nothing: it says of every mutant whether it
+-- still applies and names its function (fn), and exits 1 if one does not.
 --
 -- Copies the source to a scratch tree (DIR/tree, default build/mutation),
 -- builds it once (DIR/build) and runs the whole suite there unmutated (it
 -- must pass, or every mutant would look killed).  Then for each mutant in
 -- mutants.lua: applies its exact search-and-replace (the text must occur
--- exactly once), rebuilds incrementally, runs the mutant's hinted spec file
+-- exactly once in the definition the mutant names with fn, regions.lua, or
+-- in the whole file without fn; a mutant whose function was renamed or
+-- moved, or whose text left it, is reported stale saying which), rebuilds
+-- incrementally, runs the mutant's hinted spec file
 -- and, if that did not fail, the whole spec suite and the C tests; records
 -- killed (something failed) or survived; restores the file.  Prints a table
 -- and a score line; exits 1 if any mutant survived, did not apply or did not
@@ -67,7 +73,7 @@ local root = script_dir() .. "/../.."
 local ok_root, abs = run("cd " .. sh(root) .. " && pwd")
 if not ok_root then die("cannot find the source root") end
 root = abs:gsub("%s+$", "")
-local work, only, list = root .. "/build/mutation", nil, false
+local work, only, list, check = root .. "/build/mutation", nil, false, false
 local lanes, lane = 1, nil
 local i = 1
 while arg[i] do
@@ -88,11 +94,13 @@ while arg[i] do
     for n in (arg[i + 1] or ""):gmatch("[^,]+") do only[n] = true end
     i = i + 1
   elseif a == "--list" then list = true
+  elseif a == "--check" then check = true
   else die("unknown argument " .. a .. " (see the header of this file)") end
   i = i + 1
 end
 
 local mutants = dofile(script_dir() .. "/mutants.lua")
+local regions = dofile(script_dir() .. "/regions.lua")
 if list then
   for _, m in ipairs(mutants) do print(string.format("%-40s step %-4s %s", m.name, m.step, m.file)) end
   os.exit(0)
@@ -124,6 +132,61 @@ if only then
     for _, m in ipairs(mutants) do found = found or m.name == n end
     if not found then die("no mutant named " .. n) end
   end
+end
+
+-- Where edit k of a mutant applies in text (the file path): the offset of
+-- its search text, which must occur exactly once in the definition named fn
+-- (regions.lua) or, without fn, in the whole file.  Returns the offset, or
+-- nil and why the mutant no longer applies.
+local function locate(text, path, fn, from, k)
+  if not fn then
+    local n = count(text, from)
+    if n ~= 1 then
+      return nil, string.format("search text %d found %d times in %s (must be once)", k, n, path)
+    end
+    return (text:find(from, 1, true))
+  end
+  local defs = regions.find(text, path, fn)
+  if #defs == 0 then
+    return nil, string.format("%s no longer defines %s (renamed, or moved to another file?)", path, fn)
+  end
+  local hits, at = 0, nil
+  for _, d in ipairs(defs) do
+    local body = text:sub(d.first, d.last)
+    local n = count(body, from)
+    if n > 0 then hits, at = hits + n, d.first + body:find(from, 1, true) - 1 end
+  end
+  if hits == 1 then return at end
+  if hits == 0 and count(text, from) > 0 then
+    return nil, string.format("search text %d is no longer in %s but elsewhere in %s (moved?)", k, fn, path)
+  end
+  return nil, string.format("search text %d found %d times in %s of %s (must be once)", k, hits, fn, path)
+end
+
+-- --check: every selected mutant applies where it says, and names fn.
+if check then
+  local bad = 0
+  for _, m in ipairs(selected) do
+    local text = read(root .. "/" .. m.file)
+    local why
+    for n, ed in ipairs(m.edits or { { from = m.from, to = m.to } }) do
+      local fn = ed.fn or m.fn
+      local at
+      at, why = locate(text, m.file, fn, ed.from, n)
+      if not why and not fn then
+        why = string.format("names no fn (its text %d is in %s)", n,
+          tostring(regions.smallest(text, m.file, at, at + #ed.from - 1)))
+      end
+      if why then break end
+      text = text:sub(1, at - 1) .. ed.to .. text:sub(at + #ed.from)
+    end
+    if why then
+      bad = bad + 1
+      print(string.format("%-40s %s", m.name, why))
+    end
+  end
+  print(string.format("mutants: %d of %d apply and name their function", #selected - bad, #selected))
+  os.exit(bad == 0 and 0 or 1)
 end
 
 -- Lanes: this process starts one process per lane and waits for all of
@@ -256,13 +319,10 @@ for m in next_mutant do
   local edits = m.edits or { { from = m.from, to = m.to } }
   local mutated, stale = original, nil
   for k, ed in ipairs(edits) do
-    local n = count(mutated, ed.from)
-    if n ~= 1 then
-      stale = string.format("search text %d found %d times in %s (must be once)", k, n, m.file)
-      break
-    end
-    local s, e = mutated:find(ed.from, 1, true)
-    mutated = mutated:sub(1, s - 1) .. ed.to .. mutated:sub(e + 1)
+    local at
+    at, stale = locate(mutated, m.file, ed.fn or m.fn, ed.from, k)
+    if stale then break end
+    mutated = mutated:sub(1, at - 1) .. ed.to .. mutated:sub(at + #ed.from)
   end
   local r = { m = m }
   if stale then

@@ -384,8 +384,8 @@ end
 local function handler_failed(w, job, text)
   local st = w.st
   bump(w, "handler_errors")
-  local d, why = pool_backoff(w, job)
-  if why then text = text .. "; " .. why end
+  local d, bad_backoff = pool_backoff(w, job)
+  if bad_backoff then text = text .. "; " .. bad_backoff end
   if #st.errors < MAX_ERRORS then st.errors[#st.errors + 1] = job.id .. ": " .. text end
   local now = w.db:server_now()
   local opts

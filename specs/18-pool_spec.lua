@@ -149,6 +149,9 @@ describe("lease.pool", function()
 
   it("a job whose every attempt outlives its lease ends discarded, never completed", function()
     local db, p = H.fresh("pool")
+    db:enqueue("old", { max_attempts = 1 })   -- discarded before the pool runs: not in its summary
+    assert.are.equal("old", (db:claim_next("w0", lease.now() - 10, 1)))
+    assert.is_nil((db:claim_next("w0", lease.now(), 1)))
     db:enqueue("j1", { max_attempts = 2 })
     db:enqueue("j2")
     db:close()
@@ -161,6 +164,16 @@ describe("lease.pool", function()
     })
     assert.are.equal(2, s.refused)
     for k in pairs(s.refusals) do assert.truthy(k:find("^complete %a"), k) end
+    -- the summary counts the discard as the queue does, though no handler failed
+    assert.are.equal(0, s.handler_errors)
+    assert.are.equal(2, s.counts.discarded)   -- "old" and j1
+    assert.are.equal(1, s.discarded)
+    assert.are.equal(1, s.lease_expired)
+    assert.are.same({ "j1" }, s.discarded_ids)
+    local text = pool.format(s)
+    assert.truthy(text:find("(retried after backoff: 0, discarded: 0)", 1, true), text)
+    assert.truthy(text:find("\njobs discarded     1 (1 when their last lease expired)", 1, true), text)
+    assert.truthy(text:find("\ndiscarded          j1", 1, true), text)
     local st = lease.state(p, "j1")
     assert.are.equal("discarded", st.status)
     assert.is_nil(st.result)

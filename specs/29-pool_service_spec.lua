@@ -106,6 +106,49 @@ describe("lease.pool failures", function()
     assert.are.same({ nil, "empty" }, { db:claim_next("x", lease.now(), 10) })
   end)
 
+  -- A backoff function that fails on a later attempt (backoff(1) is checked
+  -- when the pool starts): each kind of failure is stored with the job's
+  -- error, the engine's backoff is used, and the worker goes on.
+  for _, bad in ipairs({
+    { "raises", function(a) if a == 1 then return 0 end error("no delay today", 0) end, "raised no delay today" },
+    { "returns nil", function(a) if a == 1 then return 0 end return nil end, "returned nil" },
+    { "returns NaN", function(a) if a == 1 then return 0 end return 0 / 0 end, "returned %-?nan" },
+    { "returns an infinity", function(a) if a == 1 then return 0 end return math.huge end, "returned inf" },
+    { "returns minus infinity", function(a) if a == 1 then return 0 end return -math.huge end, "returned %-inf" },
+    { "returns a negative number", function(a) if a == 1 then return 0 end return -1 end, "returned %-1" },
+  }) do
+    it("treats a backoff function that " .. bad[1] .. " as part of the handler error", function()
+      local p = queue({ { id = "bad", priority = -1 }, "g1", "g2" }, { max_attempts = 5 })
+      local s = pool.run({
+        db = p, workers = 1, ttl = 30, poll = 0.01, signals = false, drain_wait = 0,
+        backoff = bad[2],
+        handler = function(job)
+          if job.id == "bad" then error("broken " .. job.attempt, 0) end
+          return "fine"
+        end,
+      })
+      -- the worker lived on: no failure, the other jobs done after it
+      assert.are.same({}, s.failed)
+      assert.are.equal(2, s.done)
+      assert.are.equal(2, s.handler_errors)
+      assert.are.equal(2, s.retried)
+      assert.are.equal("fine", lease.state(p, "g2").result)
+      local st = lease.state(p, "bad")
+      assert.are.equal("retryable", st.status)
+      assert.are.equal(2, st.attempt)
+      assert.is_nil(st.owner)
+      assert.are.equal(2, #st.errors)
+      assert.are.equal("broken 1", st.errors[1].message)
+      local m = st.errors[2].message
+      assert.truthy(m:find("^broken 2; backoff%(2%) " .. bad[3]), m)
+      assert.truthy(m:find("the engine's backoff was used", 1, true), m)
+      assert.truthy(s.errors[2]:find("bad: broken 2; backoff(2)", 1, true), s.errors[2])
+      -- the engine's backoff for attempt 2: 2 s with its jitter
+      local d = st.run_at - st.errors[2].at
+      assert.is_true(d >= 1.8 and d <= 2.2, tostring(d))
+    end)
+  end
+
   it("discards a job that always fails after its max_attempts, its errors in the database", function()
     local p = queue({ "bad", "good" }, { max_attempts = 3 })
     local s = pool.run({

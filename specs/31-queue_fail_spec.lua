@@ -108,17 +108,29 @@ describe("fail", function()
 end)
 
 describe("lease.backoff", function()
-  it("grows exponentially with jitter, capped at one hour", function()
-    for attempt = 1, 12 do
-      local base = 2 ^ (attempt - 1)
+  it("grows exponentially to the one-hour cap, with the jitter at every attempt", function()
+    for attempt = 1, 60 do
+      local base = math.min(2 ^ (attempt - 1), 3600)
+      local seen, n = {}, 0
       for _ = 1, 20 do
         local d = lease.backoff(attempt)
         assert.is_true(d >= 0.9 * base and d <= 1.1 * base, attempt .. ": " .. d)
+        if not seen[d] then seen[d], n = true, n + 1 end
       end
+      -- never one value for every job failing at this attempt, the capped ones included
+      assert.is_true(n > 1, attempt .. ": " .. n .. " distinct delays")
+      if attempt >= 13 then assert.is_nil(seen[3600], attempt .. ": exactly the cap") end
     end
-    for _, attempt in ipairs({ 13, 20, 64, 1000 }) do
+    -- around the cap the draws spread both sides of it
+    local below, above = false, false
+    for _ = 1, 200 do
+      local d = lease.backoff(40)
+      below, above = below or d < 3600, above or d > 3600
+    end
+    assert.is_true(below and above)
+    for _, attempt in ipairs({ 1000, math.maxinteger }) do
       local d = lease.backoff(attempt)
-      assert.is_true(d <= 3600 and d >= 0.9 * 3600 * (attempt > 13 and 1 or 0.5), attempt .. ": " .. d)
+      assert.is_true(d >= 0.9 * 3600 and d <= 1.1 * 3600, attempt .. ": " .. d)
     end
     -- jitter: twenty draws are not all the same
     local seen = {}

@@ -786,9 +786,11 @@ LEASE_API int lease_count_queue(lease_db *db, double now, const char *queue, siz
 
 /*
 ** lease_backoff: the default delay before retrying a job whose attempt
-** `attempt` (>= 1) failed, in seconds: exponential, 2^(attempt-1), times a
-** jitter drawn uniformly from [0.9, 1.1], capped at LEASE_BACKOFF_CAP.
-** attempt < 1 counts as 1.  Thread-safe; never fails.
+** `attempt` (>= 1) failed, in seconds: exponential, 2^(attempt-1), capped
+** at LEASE_BACKOFF_CAP (from attempt 13 on), times a jitter drawn uniformly
+** from [0.9, 1.1] at every attempt, the capped ones too: at most
+** 1.1 * LEASE_BACKOFF_CAP.  attempt < 1 counts as 1.  Thread-safe; never
+** fails.
 */
 #define LEASE_BACKOFF_CAP 3600.0
 LEASE_API double lease_backoff(int64_t attempt);

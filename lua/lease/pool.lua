@@ -68,7 +68,8 @@ local KNOWN = {
 -- @field renewed renewals stored by job.heartbeat()
 -- @field renew_refused renewals the engine refused
 -- @field retried handler errors stored by db:fail, the job retryable after its backoff
--- @field discarded handler errors stored by db:fail that used the job's last attempt
+-- @field discarded handler errors stored by db:fail that used the job's last
+-- attempt (the summary adds the jobs discarded when their last lease expired)
 -- @field handler_errors handler errors (raised, a result of the wrong type,
 -- or a payload that did not decode)
 -- @field shutdown jobs failed back to the queue at shutdown (attempt not counted)
@@ -355,26 +356,40 @@ local function call_handler(w, job)
   return true, result
 end
 
+--- The pool's backoff for a job that failed: the seconds cfg.backoff gives
+-- for its attempt, or nil (the engine's backoff) when there is no such
+-- function or it raised or returned anything but a finite number >= 0.
+-- @tparam table w the worker
+-- @tparam table job the job
+-- @treturn number|nil seconds, or nil for the engine's backoff
+-- @treturn string|nil what was wrong with the backoff function, when it was
+local function pool_backoff(w, job)
+  if not w.cfg.backoff then return nil end
+  local ok, d = pcall(w.cfg.backoff, job.attempt)
+  if ok and seconds(d) then return d end
+  return nil, "backoff(" .. tostring(job.attempt) .. ") "
+    .. (ok and ("returned " .. tostring(d) .. ", not a finite number of seconds >= 0")
+           or ("raised " .. error_text(d)))
+    .. "; the engine's backoff was used"
+end
+
 --- Record a handler error in the database with db:fail (the job comes back
--- after its backoff, or is discarded after its last attempt).
+-- after its backoff, or is discarded after its last attempt).  A backoff
+-- function that fails is part of the same error: its complaint is added to
+-- the text stored with the job and the engine's backoff is used.
 -- @tparam table w the worker
 -- @tparam table job the job
 -- @tparam string text the error's text
--- @raise the database error of db:fail, or a backoff function's error
+-- @raise the database error of db:fail
 local function handler_failed(w, job, text)
   local st = w.st
   bump(w, "handler_errors")
+  local d, bad_backoff = pool_backoff(w, job)
+  if bad_backoff then text = text .. "; " .. bad_backoff end
   if #st.errors < MAX_ERRORS then st.errors[#st.errors + 1] = job.id .. ": " .. text end
   local now = w.db:server_now()
   local opts
-  if w.cfg.backoff then
-    local d = w.cfg.backoff(job.attempt)
-    if not seconds(d) then
-      error("lease.pool: backoff(" .. tostring(job.attempt) .. ") returned " .. tostring(d)
-        .. ", not a finite number of seconds >= 0", 0)
-    end
-    opts = { run_at = now + d }
-  end
+  if d then opts = { run_at = now + d } end
   local status, why = w.db:fail(job.id, w.owner, job.fence, now, text, opts)
   if status == "retryable" then bump(w, "retried")
   elseif status == "discarded" then
@@ -654,6 +669,36 @@ local function merge(s, st)
   for k, n in pairs(st.refusals) do s.refusals[k] = (s.refusals[k] or 0) + n end
 end
 
+--- Add to the summary the jobs of the queue the engine discarded while the
+-- pool ran without a handler error: a claim found their last lease expired
+-- (a handler that outlived its lease every time).  They are the queue's
+-- discarded jobs with finished_at at or after `since` whose ids the workers
+-- did not report; s.discarded and s.discarded_ids count them too, and
+-- s.lease_expired says how many they were.
+-- @param db an open handle on the pool's database
+-- @tparam table cfg the checked options
+-- @tparam number since db:server_now() read before the workers started
+-- @tparam table s the summary
+-- @raise a database error
+local function add_expiry_discards(db, cfg, since, s)
+  local known = {}
+  for _, id in ipairs(s.discarded_ids) do known[id] = true end
+  local after = 0
+  repeat
+    local page = db:jobs({ status = "discarded", queue = cfg.queue, results = false,
+                           limit = 1000, after = after })
+    for _, j in ipairs(page) do
+      if not known[j.id] and j.finished_at and j.finished_at >= since then
+        known[j.id] = true
+        s.discarded_ids[#s.discarded_ids + 1] = j.id
+        s.discarded = s.discarded + 1
+        s.lease_expired = s.lease_expired + 1
+      end
+      after = j.seq
+    end
+  until #page < 1000
+end
+
 --- Watch the workers until every one has ended, or the shutdown's grace
 -- ran out, or a second signal came: show progress, and on the first
 -- signal ask every worker to stop.
@@ -733,9 +778,12 @@ end
 --   completed (boolean, default false): record every stored id for the
 --     summary's completed table (kept in memory for the whole run).
 -- @treturn table summary: the pool.COUNTERS (done; refused: completes and
--- fails refused as stale; renewed; renew_refused; retried; discarded;
--- handler_errors; shutdown), refusals ("complete expired", "renew
--- not_owner", ... -> count), discarded_ids, max_fence, wall (seconds),
+-- fails refused as stale; renewed; renew_refused; retried; discarded: the
+-- jobs of the queue discarded while the pool ran, after a handler error or
+-- when a claim found their last lease expired; handler_errors; shutdown),
+-- lease_expired (how many of discarded were the latter), refusals
+-- ("complete expired", "renew not_owner", ... -> count), discarded_ids
+-- (the discarded jobs' ids), max_fence, wall (seconds),
 -- rate (jobs/s), workers, queue, completed ({id = times its result was
 -- stored}; only with the option completed), errors (up to 10 handler messages per worker; every one is in
 -- the database), failed (messages of workers that died, e.g. on a database
@@ -762,6 +810,7 @@ function pool.run(options)
   for k, v in pairs(cfg.open or {}) do own[k] = v end
   if own.group_commit == nil or type(own.group_commit) == "boolean" then own.group_commit = false end
   local db = lease.open(cfg.db, own)
+  local since = db:server_now()
   local function count() return pcall(function() return db:counts(db:server_now(), cfg.queue) end) end
   local total, done_before = 0, 0
   if cfg.progress then
@@ -778,7 +827,8 @@ function pool.run(options)
   if cfg.signals then lease.on_signal({ "INT", "TERM" }) end
   local s = { max_fence = 0, completed = cfg.completed and {} or nil, errors = {}, failed = {},
               discarded_ids = {},
-              refusals = {}, workers = cfg.workers, queue = cfg.queue, unfinished = 0 }
+              refusals = {}, workers = cfg.workers, queue = cfg.queue, unfinished = 0,
+              lease_expired = 0 }
   for _, k in ipairs(pool.COUNTERS) do s[k] = 0 end
   -- the signals' previous actions come back however this ends
   local ok, err = pcall(function()
@@ -804,7 +854,10 @@ function pool.run(options)
   events:close()
   if ok then
     local counted, c = count()
-    if counted then s.counts, s.blocked = c, c.blocked   -- blocked: jobs left that no worker can take
+    if counted then
+      s.counts, s.blocked = c, c.blocked   -- blocked: jobs left that no worker can take
+      local listed, lerr = pcall(add_expiry_discards, db, cfg, since, s)
+      if not listed then s.failed[#s.failed + 1] = "discarded jobs at the end: " .. tostring(lerr) end
     else s.failed[#s.failed + 1] = "counts at the end: " .. tostring(c) end
   end
   db:close()
@@ -823,7 +876,9 @@ function pool.format(s)
     string.format("workers            %d (queue %s)", s.workers, tostring(s.queue)),
     string.format("jobs done          %d", s.done),
     string.format("handler errors     %d (retried after backoff: %d, discarded: %d)",
-      s.handler_errors, s.retried, s.discarded),
+      s.handler_errors, s.retried, s.discarded - (s.lease_expired or 0)),
+    string.format("jobs discarded     %d (%d when their last lease expired)",
+      s.discarded, s.lease_expired or 0),
     string.format("refused as stale   %d completes and fails, %d renewals", s.refused, s.renew_refused),
     string.format("renewals           %d", s.renewed),
     string.format("max fence          %d", s.max_fence),

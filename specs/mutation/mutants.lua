@@ -1642,4 +1642,34 @@ return {
     to = [[]],
     hint = "specs/37-complete_claim_next_spec.lua",
   },
+  {
+    name = "backoff-clamped-at-cap", step = "own", file = "src/core/lease_queue.c",
+    from = [[  return base * jitter;]],
+    to = [[  return base * jitter > LEASE_BACKOFF_CAP ? LEASE_BACKOFF_CAP : base * jitter;]],
+    hint = "specs/31-queue_fail_spec.lua",
+  },
+  {
+    name = "pool-backoff-raise-kills-worker", step = "own", file = "lua/lease/pool.lua",
+    from = [[  local ok, d = pcall(w.cfg.backoff, job.attempt)]],
+    to = [[  local ok, d = true, w.cfg.backoff(job.attempt)]],
+    hint = "specs/29-pool_service_spec.lua",
+  },
+  {
+    name = "pool-backoff-bad-value-used", step = "own", file = "lua/lease/pool.lua",
+    from = [[  if ok and seconds(d) then return d end]],
+    to = [[  if ok and type(d) == "number" then return d end]],
+    hint = "specs/29-pool_service_spec.lua",
+  },
+  {
+    name = "pool-summary-misses-expiry-discards", step = "own", file = "lua/lease/pool.lua",
+    from = [[      if not known[j.id] and j.finished_at and j.finished_at >= since then]],
+    to = [[      if false then]],
+    hint = "specs/18-pool_spec.lua",
+  },
+  {
+    name = "pool-summary-counts-old-discards", step = "own", file = "lua/lease/pool.lua",
+    from = [[      if not known[j.id] and j.finished_at and j.finished_at >= since then]],
+    to = [[      if not known[j.id] then]],
+    hint = "specs/18-pool_spec.lua",
+  },
 }

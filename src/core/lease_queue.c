@@ -52,16 +52,17 @@ static uint64_t next_random(void) {
   return x * 0x2545F4914F6CDD1Du;
 }
 
-/* See lease.h.  Exponential from 1 second, doubling per attempt, times a
-** jitter from [0.9, 1.1] so that jobs failing together do not retry
-** together, capped at LEASE_BACKOFF_CAP seconds. */
+/* See lease.h.  Exponential from 1 second, doubling per attempt, until
+** it reaches LEASE_BACKOFF_CAP seconds; then times a jitter from
+** [0.9, 1.1], at the cap too, so that jobs failing together do not retry
+** together whatever their attempt. */
 double lease_backoff(int64_t attempt) {
   double base, jitter;
   if (attempt < 1) attempt = 1;
-  base = attempt > 40 ? LEASE_BACKOFF_CAP : ldexp(1.0, (int)(attempt - 1));
+  base = attempt > 13 ? LEASE_BACKOFF_CAP : ldexp(1.0, (int)(attempt - 1));
+  if (base > LEASE_BACKOFF_CAP) base = LEASE_BACKOFF_CAP;
   jitter = 0.9 + 0.2 * ((double)(next_random() >> 11) / 9007199254740992.0);
-  base *= jitter;
-  return base > LEASE_BACKOFF_CAP ? LEASE_BACKOFF_CAP : base;
+  return base * jitter;
 }
 
 /* ===================================================================== */

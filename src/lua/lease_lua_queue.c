@@ -500,9 +500,10 @@ const lb_op lb_op_prune = {"prune", 1, 0, check_prune, run_prune, push_prune};
 
 /***
 The default backoff: the delay in seconds before retrying a job whose
-attempt `attempt` failed: `2^(attempt-1)` seconds times a jitter drawn
-uniformly from [0.9, 1.1], capped at 3600 (one hour).  db:fail uses it when
-no run_at is given.
+attempt `attempt` failed: `2^(attempt-1)` seconds, capped at 3600 (one
+hour, from attempt 13 on), times a jitter drawn uniformly from [0.9, 1.1]
+at every attempt, the capped ones too (so between 3240 and 3960 there).
+db:fail uses it when no run_at is given.
 @function backoff
 @tparam integer attempt the attempt that failed, >= 1
 @treturn number seconds

@@ -975,8 +975,8 @@ return {
   },
   {
     name = "pool-backoff-ignored", step = "own", file = "lua/lease/pool.lua",
-    from = "    opts = { run_at = now + d }\n",
-    to = "    opts = nil\n",
+    from = "  if d then opts = { run_at = now + d } end\n",
+    to = "  if d then opts = nil end\n",
     hint = "specs/29-pool_service_spec.lua",
   },
   {

@@ -636,8 +636,8 @@ return {
   },
   {
     name = "cli-unknown-command-unnamed", step = "own", file = "lua/lease/cli.lua",
-    from = "    err:write(\"lease: unknown command '\", tostring(name), \"'\\n\", commands_usage(), \"\\n\")\n",
-    to = "    err:write(\"lease: unknown command\\n\", commands_usage(), \"\\n\")\n",
+    from = "    err:write(\"lease: unknown command '\", tostring(name), \"'\",\n",
+    to = "    err:write(\"lease: unknown command\",\n",
     hint = "specs/21-host_spec.lua",
   },
   -- Opening while others open or write; the WAL's bound; read-only opens --

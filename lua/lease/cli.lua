@@ -451,6 +451,8 @@ end
 -- write, with no -wal beside it (so no writer has it open and every commit
 -- is in the file), is read through an immutable URI: SQLite would
 -- otherwise need to create the -shm there.  Then a note says so on err.
+-- With a -wal beside it (commits that may not be in the file yet) there,
+-- the error says what is missing and what to do instead.
 -- @tparam string path the database file
 -- @tparam[opt] file err where the note goes
 -- @return a lease handle
@@ -462,11 +464,14 @@ local function open_ro(path, err)
   local ok, db = pcall(lease.open, path, { readonly = true, create = false })
   if ok then return db end
   local text = tostring(db)
-  if not text:find("[readonly]", 1, true) or not is_file_path(path) then
+  local dir = dirname(path)
+  local wal = io.open(path .. "-wal", "rb")
+  if wal then wal:close() end
+  if not (text:find("[readonly]", 1, true) or (wal and text:find("[cantopen]", 1, true)))
+      or not is_file_path(path) or select(2, dir_state(dir)) then
     error(explain_open(db, path, false), 0)
   end
-  local dir = dirname(path)
-  if io.open(path .. "-wal", "rb") then
+  if wal then
     error(text .. ": " .. path .. "-wal holds commits not yet in the file, and SQLite needs to "
       .. "create or write " .. path .. "-shm to read them, which this user may not in " .. dir
       .. ": run the command as the file's owner, or copy the file with its -wal to a "

@@ -4,6 +4,7 @@
 --   luarocks --lua-version=5.4 --tree T make   into the tree T
 -- The Lua is luarocks' own: its headers and interpreter are passed to CMake,
 -- which builds for that version (LuaJIT when the interpreter is LuaJIT).
+-- Installs the module and the `lease` program (the tree's bin/lease).
 rockspec_format = "3.0"
 package = "lease"
 version = "scm-1"
@@ -40,5 +41,6 @@ build = {
     LEASE_LUA_INCDIR = "$(LUA_INCDIR)",
     LEASE_LUA_LIBDIR = "$(LUA_LIBDIR)",
     LEASE_ROCK_LIBDIR = "$(LIBDIR)",
+    LEASE_ROCK_BINDIR = "$(BINDIR)",
   },
 }

@@ -8,12 +8,17 @@
 #   bin/lease, share/man/man1/lease.1  the host program and its manual
 #   share/doc/lease/                   LICENSE, README.md, CHANGELOG.md, docs/ (the guides)
 #
-# Under luarocks (LEASE_ROCK), only the module, into the rock's lib directory.
+# Under luarocks (LEASE_ROCK), only the module, into the rock's lib
+# directory, and bin/lease into its bin directory (LEASE_ROCK_BINDIR),
+# which luarocks puts on the tree's bin/.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 if(LEASE_ROCK)
   install(TARGETS lease_lua LIBRARY DESTINATION ${LEASE_ROCK_LIBDIR})
+  if(TARGET lease_host AND LEASE_ROCK_BINDIR)
+    install(TARGETS lease_host RUNTIME DESTINATION ${LEASE_ROCK_BINDIR})
+  endif()
   return()
 endif()
 

@@ -162,7 +162,7 @@ describe("the lease host program", function()
     local status, out, err = host("jbos a b", nil, nil, dir)
     assert.are.equal(2, status)
     assert.are.equal("", out)
-    assert.truthy(err:find("unknown command 'jbos'\n", 1, true), err)
+    assert.truthy(err:find("unknown command 'jbos' (did you mean jobs?)\n", 1, true), err)
     for _, c in ipairs({ "lease pool ", "lease jobs ", "lease show " }) do
       assert.truthy(err:find(c, 1, true), err)
     end

@@ -1,17 +1,20 @@
 --- The subcommands of the `lease` host program, and its usage text.
 --
---   lease pool [-j N] [--ttl S] [--queue Q] [--forever] [--grace S] [--batch N]
---              [--poll S] [--drain-wait S] [--quiet] WORKER.lua DB
---   lease enqueue DB ID [--payload S] [--queue Q] [--priority N]
+--   lease pool DB WORKER.lua [-j N] [--ttl S] [--queue Q] [--forever] [--grace S]
+--              [--batch N] [--poll S] [--drain-wait S] [--decode json] [--quiet]
+--   lease enqueue DB ID [--payload S | --payload-file F] [--queue Q] [--priority N]
 --                 [--run-at T | --in SECONDS] [--max-attempts N] [--json]
---   lease jobs DB [--status S] [--queue Q] [--errors] [--json] [--now T]
+--   lease jobs DB [--status S] [--queue Q] [--errors] [--limit N] [--json] [--now T]
 --   lease show DB ID [--json] [--now T]
 --   lease retry DB ID... | DB --discarded [--queue Q] [--json]
 --   lease cancel DB ID... [--json]
 --   lease prune DB --before T [--queue Q] [--status S] [--json]
 --
 -- Inspection reads `until` as wall-clock seconds (lease.now(), what the pool
--- stores); a database kept on another clock passes its own --now.  The
+-- stores); a database kept on another clock passes its own --now.  Times
+-- are shown as UTC ISO 8601 (--json keeps the stored numbers); a time
+-- option takes seconds since the epoch, a date, or a duration (@{parse_time}).
+-- Every command prints its own usage with --help.  The
 -- host program (src/host/host.c) asks this module for its whole usage text
 -- (@{usage}) and runs a first argument that is a word through @{main}.
 -- @module lease.cli
@@ -20,6 +23,9 @@ local compat = require("lease.compat")
 
 -- The metatable of a usage error: cli.main prints it and returns 2.
 local Usage = {}
+-- The metatable of a request for a command's help (--help, -h): cli.main
+-- prints the command's usage and returns 0.
+local Help = {}
 
 --- Raise a usage error.
 -- @tparam string msg what is wrong with the command line
@@ -46,9 +52,19 @@ local OPTIONS = [==[
 -- @tparam table spec maps each flag to true (takes a value) or false (a switch)
 -- @treturn table flags: flag -> its value, or true for a switch
 -- @treturn table the positional arguments, in order
--- @raise a usage error for an unknown flag or a missing value
+-- @raise a help request (--help, -h), or a usage error for an unknown flag
+-- or a missing value
 local function parse(argv, first, spec)
   local flags, pos, i = {}, {}, first
+  -- --help or -h anywhere a flag may stand (not as another flag's value)
+  -- wins over every other complaint about the line
+  while argv[i] ~= nil do
+    if (argv[i] == "--help" or argv[i] == "-h") and spec[argv[i]] == nil then
+      error(setmetatable({}, Help), 0)
+    end
+    i = i + (spec[argv[i]] and 2 or 1)
+  end
+  i = first
   while argv[i] ~= nil do
     local a = argv[i]
     if a:sub(1, 1) == "-" and #a > 1 then
@@ -66,13 +82,6 @@ local function parse(argv, first, spec)
     i = i + 1
   end
   return flags, pos
-end
-
---- A byte string shown to a person: printable ASCII as is, the rest as \xNN.
--- @tparam string s any bytes
--- @treturn string the text to show
-local function show_bytes(s)
-  return (s:gsub("[^\32-\126]", function(c) return string.format("\\x%02x", c:byte()) end))
 end
 
 --- Time left on a lease, for a person: "12.5s", "expired 3.0s ago",
@@ -139,11 +148,182 @@ local function utf8_safe(s)
   return table.concat(out)
 end
 
+--- Whether the locale (LC_ALL, else LC_CTYPE, else LANG, the first one
+-- set) names UTF-8: then text shown to a person may hold UTF-8 as is.
+-- @treturn boolean
+local function utf8_locale()
+  for _, name in ipairs({ "LC_ALL", "LC_CTYPE", "LANG" }) do
+    local v = os.getenv(name)
+    if v and v ~= "" then return (v:lower():gsub("[^%w]", "")):find("utf8", 1, true) ~= nil end
+  end
+  return false
+end
+
+--- Whether the UTF-8 sequence of n bytes at byte i of s is a character
+-- that moves or hides text on a terminal: a C1 control (U+0080..U+009F),
+-- or a bidirectional embedding, override or isolate (U+202A..U+202E,
+-- U+2066..U+2069), which could make one id look like another.
+-- @tparam string s any bytes
+-- @tparam integer i where the sequence starts
+-- @tparam integer n its length (utf8_sequence)
+-- @treturn boolean
+local function control_sequence(s, i, n)
+  local a, b, c = s:byte(i, i + 2)
+  if n == 2 then return a == 0xC2 and b < 0xA0 end
+  if n ~= 3 or a ~= 0xE2 then return false end
+  return (b == 0x80 and c >= 0xAA and c <= 0xAE) or (b == 0x81 and c >= 0xA6 and c <= 0xA9)
+end
+
+--- A byte string shown to a person: printable ASCII as is; in a UTF-8
+-- locale (utf8_locale) valid UTF-8 characters as is too, but for controls
+-- (control_sequence); every other byte as \xNN.
+-- @tparam string s any bytes
+-- @treturn string the text to show
+local function show_bytes(s)
+  local function hex(c) return string.format("\\x%02x", c:byte()) end
+  if not s:find("[\128-\255]") or not utf8_locale() then
+    return (s:gsub("[^\32-\126]", hex))
+  end
+  local out, i = {}, 1
+  while i <= #s do
+    local n = utf8_sequence(s, i)
+    if n and n > 1 and not control_sequence(s, i, n) then
+      out[#out + 1] = s:sub(i, i + n - 1)
+      i = i + n
+    else
+      out[#out + 1] = (s:sub(i, i):gsub("[^\32-\126]", hex))
+      i = i + 1
+    end
+  end
+  return table.concat(out)
+end
+
+--- The width of text show_bytes made, in terminal columns: one per
+-- character (bytes that do not continue a UTF-8 sequence).
+-- @tparam string s text from show_bytes
+-- @treturn integer
+local function width(s)
+  local _, continuing = s:gsub("[\128-\191]", "")
+  return #s - continuing
+end
+
+--- Text padded with spaces to w columns (width), for a table's column.
+-- @tparam string s text from show_bytes
+-- @tparam integer w the column's width
+-- @treturn string
+local function pad(s, w)
+  return s .. string.rep(" ", w - width(s))
+end
+
 --- Whether x is a finite number (JSON can write it).
 -- @param x any value
 -- @treturn boolean
 local function finite(x)
   return type(x) == "number" and x == x and x ~= math.huge and x ~= -math.huge
+end
+
+--- A time shown to a person: UTC, ISO 8601, to the millisecond
+-- ("2026-12-01T10:00:00.000Z").  A time outside the years 0000..9999 (or
+-- not finite) is shown as its number of seconds.
+-- @tparam number t seconds since the epoch
+-- @treturn string
+local function iso_time(t)
+  if not finite(t) or t < -62167219200 or t >= 253402300800 then return tostring(t) end
+  local whole = math.floor(t)
+  local ms = math.floor((t - whole) * 1000 + 0.5)
+  if ms >= 1000 then whole, ms = whole + 1, 0 end
+  return os.date("!%Y-%m-%dT%H:%M:%S", whole) .. string.format(".%03dZ", ms)
+end
+
+-- Seconds in each unit of a duration.
+local UNITS = { s = 1, m = 60, h = 3600, d = 86400, w = 604800 }
+
+--- A duration: one or more numbers, each with its unit s, m, h, d or w
+-- ("90s", "2d", "1h30m", "1.5h").
+-- @tparam string text
+-- @treturn ?number seconds, or nil when text is not a duration
+local function parse_duration(text)
+  if text == "" then return nil end
+  local total, at = 0, 1
+  while at <= #text do
+    local num, unit, nxt = text:match("^(%d+%.?%d*)([smhdw])()", at)
+    if not num then return nil end
+    total = total + tonumber(num) * UNITS[unit]
+    at = nxt
+  end
+  return total
+end
+
+--- Days from 1970-01-01 to a date of the proleptic Gregorian calendar.
+-- @tparam integer y year
+-- @tparam integer m month 1..12
+-- @tparam integer d day of the month
+-- @treturn integer
+local function days_from_civil(y, m, d)
+  if m <= 2 then y = y - 1 end
+  local era = math.floor(y / 400)
+  local yoe = y - era * 400
+  local doy = math.floor((153 * ((m + 9) % 12) + 2) / 5) + d - 1
+  return era * 146097 + yoe * 365 + math.floor(yoe / 4) - math.floor(yoe / 100) + doy - 719468
+end
+
+--- A date, with a time of day or not, in ISO 8601: "2026-12-01" (its
+-- midnight), "2026-12-01T10:00", "2026-12-01T10:00:30.5", then "Z" or an
+-- offset "+02:00" ("+0200"); a space may stand for the T.  With no offset
+-- the time is UTC.
+-- @tparam string text
+-- @treturn ?number seconds since the epoch, or nil when text is not such a date
+local function parse_date(text)
+  local y, mo, d, rest = text:match("^(%d%d%d%d)%-(%d%d)%-(%d%d)(.*)$")
+  if not y then return nil end
+  y, mo, d = tonumber(y), tonumber(mo), tonumber(d)
+  local leap = (y % 4 == 0 and y % 100 ~= 0) or y % 400 == 0
+  local mdays = { 31, leap and 29 or 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 }
+  if mo < 1 or mo > 12 or d < 1 or d > mdays[mo] then return nil end
+  local t = days_from_civil(y, mo, d) * 86400
+  if rest == "" then return t end
+  local h, mi, tail = rest:match("^[T ](%d%d):(%d%d)(.*)$")
+  if not h then return nil end
+  local sec = 0
+  local stext, after = tail:match("^:(%d%d%.?%d*)(.*)$")
+  if stext then sec, tail = tonumber(stext), after end
+  h, mi = tonumber(h), tonumber(mi)
+  if h > 23 or mi > 59 or sec >= 60 then return nil end
+  local offset = 0
+  if tail ~= "" and tail ~= "Z" then
+    local sign, oh, om = tail:match("^([+-])(%d%d):?(%d%d)$")
+    if not sign or tonumber(oh) > 23 or tonumber(om) > 59 then return nil end
+    offset = (tonumber(oh) * 3600 + tonumber(om) * 60) * (sign == "+" and 1 or -1)
+  end
+  return t + h * 3600 + mi * 60 + sec - offset
+end
+
+--- A time given on the command line: seconds since the epoch (a number),
+-- a date (parse_date), or, where a direction is given, a duration
+-- (parse_duration) counted from now: "ago" for a time in the past
+-- (--before 2d), "ahead" for one in the future (--run-at 2h).
+-- @tparam string name the flag, for the message
+-- @tparam string text its value
+-- @tparam ?string direction "ago", "ahead", or nil (no durations)
+-- @treturn number seconds since the epoch
+-- @raise a usage error naming the flag and the forms it takes
+local function parse_time(name, text, direction)
+  local t = tonumber(text)
+  if t == nil then t = parse_date(text) end
+  if t == nil and direction then
+    local d = parse_duration(text)
+    if d then
+      local now = require("lease").now()
+      t = direction == "ago" and now - d or now + d
+    end
+  end
+  if not finite(t) then
+    usage(string.format("%s needs seconds since the epoch, a date (2026-12-01, "
+      .. "2026-12-01T10:00:00Z)%s, got '%s'", name,
+      direction and string.format(" or a duration (90s, 15m, 2h, 2d, 1w: %s)",
+        direction == "ago" and "that long ago" or "that long from now") or "", text))
+  end
+  return t
 end
 
 --- The errors of a job for JSON (texts made valid UTF-8).
@@ -190,22 +370,124 @@ end
 --- The time inspection measures leases from: --now T, or lease.now().
 -- @tparam table flags the parsed flags
 -- @treturn number seconds
--- @raise a usage error when --now is not a finite number
+-- @raise a usage error when --now is neither seconds nor a date
 local function now_from(flags)
-  if flags["--now"] then
-    local t = tonumber(flags["--now"])
-    if not t or t ~= t or t == math.huge or t == -math.huge then usage("--now needs a finite number") end
-    return t
-  end
+  if flags["--now"] then return parse_time("--now", flags["--now"], nil) end
   return require("lease").now()
 end
 
---- Open an existing database read-only (inspection never writes).
+--- The directory a file path is in ("." for a bare name).
+-- @tparam string path
+-- @treturn string
+local function dirname(path)
+  local d = path:match("^(.*)/[^/]*$")
+  if d == nil then return "." end
+  if d == "" then return "/" end
+  return d
+end
+
+--- Whether a directory exists, and whether this process may create files
+-- in it (the shell's test -d and test -w: access(2), as the user runs).
+-- @tparam string dir
+-- @treturn boolean exists
+-- @treturn boolean writable
+local function dir_state(dir)
+  local q = "'" .. dir:gsub("'", [['\'']]) .. "'"
+  local function test(op)
+    local r = os.execute("test " .. op .. " " .. q)
+    return r == true or r == 0   -- 5.1 and LuaJIT give the status
+  end
+  if not test("-d") then return false, false end
+  return true, test("-w")
+end
+
+--- Whether path names a file (not a PostgreSQL connection string or a URI).
+-- @tparam string path
+-- @treturn boolean
+local function is_file_path(path)
+  return not path:find("^postgres") and not path:find("^file:") and not path:find("=")
+end
+
+--- A database error made plain for a person: to a [cantopen] on a file,
+-- what is wrong with its directory or the file (missing, not writable); to
+-- a [readonly], that this user may not write there.
+-- @param err the error lease.open raised
 -- @tparam string path the database file
+-- @tparam boolean create whether the command creates a missing file
+-- @return err, or its text with the reason added
+local function explain_open(err, path, create)
+  local text = tostring(err)
+  if not is_file_path(path) then return err end
+  local dir = dirname(path)
+  if text:find("[readonly]", 1, true) then
+    return text .. ": this user may not write " .. path .. " or the directory " .. dir
+  end
+  if not text:find("[cantopen]", 1, true) then return err end
+  local exists, writable = dir_state(dir)
+  local f = io.open(path, "rb")
+  if f then f:close() end
+  if not exists then
+    return text .. ": the directory " .. dir .. " does not exist"
+  elseif not f and not create then
+    return text .. ": there is no file " .. path .. " (lease enqueue creates one)"
+  elseif not writable then
+    return text .. ": the directory " .. dir .. " is not writable, and SQLite creates "
+      .. (f and "the -wal and -shm files" or "the file") .. " there"
+  end
+  return err
+end
+
+--- A file path as an SQLite URI that opens it read-only and immutable:
+-- no locks, no -wal or -shm read or made.
+-- @tparam string path
+-- @treturn string "file:...?immutable=1"
+local function immutable_uri(path)
+  return "file:" .. path:gsub("[^%w/%._~-]", function(c) return string.format("%%%02X", c:byte()) end)
+    .. "?immutable=1"
+end
+
+--- Open an existing database read-only (inspection never writes).  A
+-- WAL-mode file that this user may read but whose directory it may not
+-- write, with no -wal beside it (so no writer has it open and every commit
+-- is in the file), is read through an immutable URI: SQLite would
+-- otherwise need to create the -shm there.  Then a note says so on err.
+-- With a -wal beside it (commits that may not be in the file yet) there,
+-- the error says what is missing and what to do instead.
+-- @tparam string path the database file
+-- @tparam[opt] file err where the note goes
 -- @return a lease handle
--- @raise lease.open's error, e.g. [cantopen] for a missing file
-local function open_ro(path)
-  return require("lease").open(path, { readonly = true, create = false })
+-- @raise lease.open's error, e.g. [cantopen] for a missing file, with
+-- explain_open's reason; for a [readonly] that cannot be read around,
+-- what is missing and what to do
+local function open_ro(path, err)
+  local lease = require("lease")
+  local ok, db = pcall(lease.open, path, { readonly = true, create = false })
+  if ok then return db end
+  local text = tostring(db)
+  local dir = dirname(path)
+  local wal = io.open(path .. "-wal", "rb")
+  if wal then wal:close() end
+  if not (text:find("[readonly]", 1, true) or (wal and text:find("[cantopen]", 1, true)))
+      or not is_file_path(path) or select(2, dir_state(dir)) then
+    error(explain_open(db, path, false), 0)
+  end
+  if wal then
+    error(text .. ": " .. path .. "-wal holds commits not yet in the file, and SQLite needs to "
+      .. "create or write " .. path .. "-shm to read them, which this user may not in " .. dir
+      .. ": run the command as the file's owner, or copy the file with its -wal to a "
+      .. "directory you can write and inspect the copy", 0)
+  end
+  local ok2, db2 = pcall(lease.open, immutable_uri(path), { readonly = true, create = false })
+  if not ok2 then
+    error(text .. ": the directory " .. dir .. " is not writable, SQLite needs to create "
+      .. path .. "-shm there to read a WAL file, and reading it unlocked failed too (" .. tostring(db2)
+      .. "): copy the file to a directory you can write and inspect the copy", 0)
+  end
+  if err then
+    err:write("note: ", dir, " is not writable: ", path, " is read without locks ",
+      "(a writer that starts meanwhile is not seen)\n")
+  end
+  return db2
 end
 
 --- A number flag, checked.
@@ -265,24 +547,29 @@ end
 -- @tparam string path the database file
 -- @tparam boolean create whether a missing file is created
 -- @return a lease handle
--- @raise lease.open's error, e.g. [cantopen] for a missing file
+-- @raise lease.open's error, e.g. [cantopen] for a missing file, with
+-- explain_open's reason
 local function open_rw(path, create)
-  return require("lease").open(path, { create = create })
+  local ok, db = pcall(require("lease").open, path, { create = create })
+  if not ok then error(explain_open(db, path, create), 0) end
+  return db
 end
 
 --- Write the errors of a job a list loaded, one indented line each,
--- oldest first ("    error attempt N at T by OWNER: message").
+-- oldest first ("    error attempt N at TIME by OWNER: message", TIME as
+-- iso_time).
 -- @tparam file out where the lines go
 -- @tparam table job a job, with its errors list when it was loaded
 local function write_errors(out, job)
   for _, e in ipairs(job.errors or {}) do
-    out:write(string.format("    error attempt %s at %.3f by %s: %s\n", tostring(e.attempt), e.at,
+    out:write(string.format("    error attempt %s at %s by %s: %s\n", tostring(e.attempt), iso_time(e.at),
       show_bytes(e.owner or "-"), show_bytes(e.message or "")))
   end
 end
 
 --- lease jobs DB [--status S] [--queue Q] [--errors] [--ready|--held|--done|--blocked]
--- [--json] [--now T]: lists jobs in enqueue order, as a table a person
+-- [--limit N] [--json] [--now T]: lists jobs in enqueue order (the first N
+-- with --limit), as a table a person
 -- reads (id, status, queue, attempts, owner, time left on the lease, fence,
 -- result size; with --errors, or for discarded and retryable jobs, every
 -- error kept under the job) with a count
@@ -291,13 +578,16 @@ end
 -- completed; --blocked lists the jobs no worker can take.
 -- @tparam table argv {"jobs", args...}
 -- @tparam file out where the list goes
+-- @tparam file err where a note on how the file was read goes (open_ro)
 -- @treturn integer 0
 -- @raise a usage error, or a database error
-local function cmd_jobs(argv, out)
+local function cmd_jobs(argv, out, err)
   local flags, pos = parse(argv, 2, { ["--ready"] = false, ["--held"] = false, ["--done"] = false,
                                      ["--blocked"] = false, ["--json"] = false, ["--now"] = true,
-                                     ["--status"] = true, ["--queue"] = true, ["--errors"] = false })
+                                     ["--status"] = true, ["--queue"] = true, ["--errors"] = false,
+                                     ["--limit"] = true })
   if #pos ~= 1 then usage("jobs takes one database path") end
+  local limit = number_flag(flags, "--limit", "integer", 1)
   local status = status_flag(flags)
   local queue = queue_flag(flags)
   local blocked = false
@@ -309,18 +599,19 @@ local function cmd_jobs(argv, out)
   end
   local with_errors = flags["--errors"] or status == "discarded" or status == "retryable"
   local now = now_from(flags)
-  return compat.using(open_ro(pos[1]), function(db)
+  return compat.using(open_ro(pos[1], err), function(db)
     local rows, after = {}, 0
     repeat
+      local want = limit and math.min(1000, limit - #rows) or 1000
       local page
-      if blocked then page = db:jobs("blocked", now, 1000, after)
+      if blocked then page = db:jobs("blocked", now, want, after)
       else
-        page = db:jobs({ status = status, queue = queue, now = now, limit = 1000, after = after,
+        page = db:jobs({ status = status, queue = queue, now = now, limit = want, after = after,
                          results = false, errors = with_errors or nil })
       end
       for _, j in ipairs(page) do rows[#rows + 1] = j end
       if #page > 0 then after = page[#page].seq end
-    until #page < 1000
+    until #page < want or (limit and #rows >= limit)
     if flags["--json"] then
       local parts = {}
       for k, j in ipairs(rows) do parts[k] = job_json(j, false) end
@@ -328,17 +619,18 @@ local function cmd_jobs(argv, out)
       return 0
     end
     local w = 2
-    for _, j in ipairs(rows) do w = math.max(w, #show_bytes(j.id)) end
+    for _, j in ipairs(rows) do w = math.max(w, width(show_bytes(j.id))) end
     w = math.min(w, 60)
-    local fmt = "%-" .. w .. "s  %-10s  %-10s  %-7s  %-12s  %-18s  %6s  %s\n"
-    out:write(string.format(fmt, "ID", "STATUS", "QUEUE", "ATTEMPT", "OWNER", "LEASE LEFT", "FENCE",
-      "RESULT"))
+    local fmt = "%s  %-10s  %s  %-7s  %s  %-18s  %6s  %s\n"
+    out:write(string.format(fmt, pad("ID", w), "STATUS", pad("QUEUE", 10), "ATTEMPT",
+      pad("OWNER", 12), "LEASE LEFT", "FENCE", "RESULT"))
     for _, j in ipairs(rows) do
       local size = j.result_size or (j.result and #j.result)
-      out:write(string.format(fmt, show_bytes(j.id), tostring(j.status or "-"),
-        show_bytes(j.queue or "-"), string.format("%s/%s", tostring(j.attempt or "-"),
-        tostring(j.max_attempts or "-")), j.owner and show_bytes(j.owner) or "-", left(j, now),
-        j.fence, (size and (size > 0 or j.status == "completed")) and (size .. " B") or "-"))
+      out:write(string.format(fmt, pad(show_bytes(j.id), w), tostring(j.status or "-"),
+        pad(show_bytes(j.queue or "-"), 10), string.format("%s/%s", tostring(j.attempt or "-"),
+        tostring(j.max_attempts or "-")), pad(j.owner and show_bytes(j.owner) or "-", 12),
+        left(j, now), j.fence,
+        (size and (size > 0 or j.status == "completed")) and (size .. " B") or "-"))
       write_errors(out, j)
     end
     local c = db:counts(now, queue)
@@ -349,7 +641,8 @@ local function cmd_jobs(argv, out)
     end
     if (c.blocked or 0) > 0 then parts[#parts + 1] = string.format("%d blocked", c.blocked) end
     out:write(string.format("%d jobs%s%s%s\n", c.total, #parts > 0 and ": " or "",
-      table.concat(parts, ", "), (status or blocked) and string.format(" (%d shown)", #rows) or ""))
+      table.concat(parts, ", "), (status or blocked or limit) and string.format(" (%d shown)", #rows)
+      or ""))
     return 0
   end)
 end
@@ -365,7 +658,7 @@ local function cmd_show(argv, out, err)
   local flags, pos = parse(argv, 2, { ["--json"] = false, ["--now"] = true })
   if #pos ~= 2 then usage("show takes a database path and a job id") end
   local now = now_from(flags)
-  return compat.using(open_ro(pos[1]), function(db)
+  return compat.using(open_ro(pos[1], err), function(db)
     local j = db:state(pos[2], now)
     if not j then
       err:write(string.format("lease show: no job %q in %s\n", pos[2], pos[1]))
@@ -376,15 +669,15 @@ local function cmd_show(argv, out, err)
       return 0
     end
     out:write(string.format("id          %s\nstatus      %s\nqueue       %s\npriority    %s\n"
-      .. "run at      %s\nattempt     %s of %s\nowner       %s\nuntil       %.3f\nlease left  %s\n"
+      .. "run at      %s\nattempt     %s of %s\nowner       %s\nuntil       %s\nlease left  %s\n"
       .. "fence       %d\ndone        %s\npayload     %s\n", show_bytes(j.id), tostring(j.status),
-      show_bytes(j.queue or "-"), tostring(j.priority), j.run_at and string.format("%.3f", j.run_at) or "-",
+      show_bytes(j.queue or "-"), tostring(j.priority), j.run_at and iso_time(j.run_at) or "-",
       tostring(j.attempt), tostring(j.max_attempts), j.owner and show_bytes(j.owner) or "-",
-      j["until"], left(j, now), j.fence, j.done and "yes" or "no",
+      (j.owner or j["until"] ~= 0) and iso_time(j["until"]) or "-", left(j, now), j.fence, j.done and "yes" or "no",
       j.payload and show_bytes(j.payload) or "-"))
     for _, e in ipairs(j.errors or {}) do
-      out:write(string.format("error       attempt %s at %.3f by %s (fence %s): %s\n", tostring(e.attempt),
-        e.at, show_bytes(e.owner or "-"), tostring(e.fence), show_bytes(e.message or "")))
+      out:write(string.format("error       attempt %s at %s by %s (fence %s): %s\n", tostring(e.attempt),
+        iso_time(e.at), show_bytes(e.owner or "-"), tostring(e.fence), show_bytes(e.message or "")))
     end
     if j.blocked then out:write("blocked     ", j.blocked, "\n") end
     out:write(string.format("result      %s\n", j.result and (#j.result .. " bytes") or "-"))
@@ -393,9 +686,10 @@ local function cmd_show(argv, out, err)
   end)
 end
 
---- lease enqueue DB ID [--payload S] [--queue Q] [--priority N]
--- [--run-at T | --in SECONDS] [--max-attempts N] [--json]: adds one job
--- (the file is created when missing).
+--- lease enqueue DB ID [--payload S | --payload-file F] [--queue Q]
+-- [--priority N] [--run-at T | --in SECONDS] [--max-attempts N] [--json]:
+-- adds one job (the file is created when missing).  --payload-file reads
+-- the payload's bytes from a file, or from standard input for "-".
 -- @tparam table argv {"enqueue", args...}
 -- @tparam file out where the outcome goes
 -- @tparam file err where "exists" goes
@@ -404,16 +698,28 @@ end
 local function cmd_enqueue(argv, out, err)
   local flags, pos = parse(argv, 2, { ["--payload"] = true, ["--queue"] = true, ["--priority"] = true,
                                      ["--run-at"] = true, ["--in"] = true, ["--max-attempts"] = true,
-                                     ["--json"] = false })
+                                     ["--json"] = false, ["--payload-file"] = true })
   if #pos ~= 2 then usage("enqueue takes a database path and a job id") end
   if pos[2] == "" then usage("enqueue needs a non-empty job id") end
   if flags["--run-at"] and flags["--in"] then usage("give at most one of --run-at and --in") end
+  if flags["--payload"] and flags["--payload-file"] then
+    usage("give at most one of --payload and --payload-file")
+  end
   local opts = { payload = flags["--payload"], queue = queue_flag(flags),
                  priority = number_flag(flags, "--priority", "integer"),
                  max_attempts = number_flag(flags, "--max-attempts", "integer", 1),
-                 run_at = number_flag(flags, "--run-at", "time") }
+                 run_at = flags["--run-at"] and parse_time("--run-at", flags["--run-at"], "ahead") }
   local delay = number_flag(flags, "--in", "seconds")
   if delay then opts.run_at = require("lease").now() + delay end
+  local file = flags["--payload-file"]
+  if file then
+    local f, why = io.stdin, nil
+    if file ~= "-" then f, why = io.open(file, "rb") end
+    if not f then usage("--payload-file cannot read " .. tostring(why)) end
+    opts.payload = f:read("*a")
+    if file ~= "-" then f:close() end
+    if not opts.payload then usage("--payload-file cannot read " .. file) end
+  end
   return compat.using(open_rw(pos[1], true), function(db)
     local ok, why = db:enqueue(pos[2], opts)
     if flags["--json"] then
@@ -520,8 +826,8 @@ local function cmd_prune(argv, out)
   local flags, pos = parse(argv, 2, { ["--before"] = true, ["--queue"] = true, ["--status"] = true,
                                      ["--json"] = false })
   if #pos ~= 1 then usage("prune takes one database path") end
-  if not flags["--before"] then usage("prune needs --before T (seconds since the epoch)") end
-  local before = number_flag(flags, "--before", "time")
+  if not flags["--before"] then usage("prune needs --before T (a time, a date or a duration ago)") end
+  local before = parse_time("--before", flags["--before"], "ago")
   local status = status_flag(flags)
   if status and status ~= "completed" and status ~= "discarded" and status ~= "cancelled" then
     usage("--status for prune needs completed, discarded or cancelled, got '" .. status .. "'")
@@ -534,22 +840,30 @@ local function cmd_prune(argv, out)
   end)
 end
 
---- lease pool [-j N] [--ttl S] [--queue Q] [--forever] [--grace S]
--- [--batch N] [--poll S] [--drain-wait S] [--quiet] WORKER.lua DB: runs
--- lease.pool over the queue with the handler WORKER.lua returns, and
--- prints the summary.  A live progress line goes to stderr when it is a
--- terminal (never with --quiet).  SIGINT and SIGTERM shut it down.
+--- lease pool DB WORKER.lua [-j N] [--ttl S] [--queue Q] [--forever]
+-- [--grace S] [--batch N] [--poll S] [--drain-wait S] [--decode json]
+-- [--quiet]: runs lease.pool over the queue with the handler WORKER.lua
+-- returns, and prints the summary.  The older order WORKER.lua DB is
+-- still read when the first ends in ".lua" and the second does not.  The
+-- script is compiled once first, so a syntax error is reported once.  A
+-- live progress line goes to stderr when it is a terminal (never with
+-- --quiet).  SIGINT and SIGTERM shut it down.
 -- @tparam table argv {"pool", args...}
 -- @tparam file out where the summary goes
 -- @treturn integer 0; 1 when a worker failed or a job was discarded
 -- during the run
--- @raise a usage error (a bad flag value, an unreadable worker script), or
--- lease.pool.run's error
+-- @raise a usage error (a bad flag value, an unreadable worker script), the
+-- script's syntax error, or lease.pool.run's error
 local function cmd_pool(argv, out)
   local flags, pos = parse(argv, 2, { ["-j"] = true, ["--ttl"] = true, ["--quiet"] = false,
                                      ["--queue"] = true, ["--forever"] = false, ["--grace"] = true,
-                                     ["--batch"] = true, ["--poll"] = true, ["--drain-wait"] = true })
-  if #pos ~= 2 then usage("pool takes a worker script and a database path") end
+                                     ["--batch"] = true, ["--poll"] = true, ["--drain-wait"] = true,
+                                     ["--decode"] = true })
+  if #pos ~= 2 then usage("pool takes a database path and a worker script") end
+  local dbpath, worker = pos[1], pos[2]
+  if dbpath:find("%.lua$") and not worker:find("%.lua$") then dbpath, worker = worker, dbpath end
+  local decode = flags["--decode"]
+  if decode ~= nil and decode ~= "json" then usage("--decode takes json, got '" .. decode .. "'") end
   local j = compat.tointeger(tonumber(flags["-j"] or "4"))
   if not j or j < 1 or j > 256 then usage("-j needs an integer from 1 to 256") end
   local ttl = tonumber(flags["--ttl"] or "10")
@@ -564,39 +878,134 @@ local function cmd_pool(argv, out)
   local queue = queue_flag(flags)
   local grace = number_flag(flags, "--grace", "seconds")
   local drain_wait = number_flag(flags, "--drain-wait", "seconds")
-  local f = io.open(pos[1], "rb")
-  if not f then usage("cannot read worker script " .. pos[1]) end
+  local f = io.open(worker, "rb")
+  if not f then usage("cannot read worker script " .. worker) end
   f:close()
+  local compiled, why = loadfile(worker)
+  if not compiled then error("worker script does not compile: " .. tostring(why), 0) end
   local pool = require("lease.pool")
   local progress = not flags["--quiet"] and os.execute("[ -t 2 ]") == true
-  local s = pool.run({ db = pos[2], worker = pos[1], workers = j, ttl = ttl, progress = progress,
-                       open = { create = false }, queue = queue,
+  local ran, s = pcall(pool.run, { db = dbpath, worker = worker, workers = j, ttl = ttl,
+                       progress = progress, open = { create = false }, queue = queue,
                        forever = flags["--forever"] and true or nil, shutdown_grace = grace,
-                       batch = batch, poll = poll, drain_wait = drain_wait })
+                       batch = batch, poll = poll, drain_wait = drain_wait, decode = decode })
+  if not ran then error(explain_open(s, dbpath, false), 0) end
   out:write(pool.format(s), "\n")
   return (#s.failed == 0 and s.discarded == 0) and 0 or 1
 end
 
--- The subcommands, in the order the usage lists them.
+-- The subcommands, in the order the usage lists them: name, the
+-- arguments, one line of what it does, and its options (lease NAME --help).
 local COMMANDS = {
-  { name = "pool", args = "[-j N] [--ttl S] [--queue Q] [--forever] [--grace S] [--batch N] "
-      .. "[--poll S] [--drain-wait S] [--quiet] WORKER.lua DB", run = cmd_pool,
-    help = "run worker threads over a queue of DB" },
-  { name = "enqueue", args = "DB ID [--payload S] [--queue Q] [--priority N] "
+  { name = "pool", args = "DB WORKER.lua [-j N] [--ttl S] [--queue Q] [--forever] [--grace S] "
+      .. "[--batch N] [--poll S] [--drain-wait S] [--decode json] [--quiet]", run = cmd_pool,
+    help = "run worker threads over a queue of DB",
+    options = [[
+  -j N              worker threads, 1 to 256 (default 4)
+  --ttl S           lease length in seconds (default 10); job.heartbeat() renews it
+  --queue Q         the queue to work (default "default")
+  --forever         keep waiting for new jobs instead of stopping once the queue is drained
+  --grace S         seconds running handlers get after SIGINT or SIGTERM (default 10)
+  --batch N         jobs claimed at once (default 1)
+  --poll S          seconds to wait when no job is ready (default 0.05)
+  --drain-wait S    how far ahead retries are waited for before stopping (default 30)
+  --decode json     decode each payload as JSON into job.data
+  --quiet           no progress line on standard error
+The older order WORKER.lua DB is read too.]] },
+  { name = "enqueue", args = "DB ID [--payload S | --payload-file F] [--queue Q] [--priority N] "
       .. "[--run-at T | --in SECONDS] [--max-attempts N] [--json]", run = cmd_enqueue,
-    help = "add a job" },
+    help = "add a job (DB is created when missing)",
+    options = [[
+  --payload S       the payload
+  --payload-file F  the payload, the bytes of file F ("-": standard input)
+  --queue Q         the queue (default "default")
+  --priority N      an integer; lower runs first (default 0)
+  --run-at T        not before T: seconds since the epoch, a date (2026-12-01T10:00:00Z)
+                    or a duration from now (90s, 15m, 2h, 2d, 1w)
+  --in SECONDS      not before SECONDS from now
+  --max-attempts N  attempts before the job is discarded (default 25)
+  --json            print the outcome as JSON]] },
   { name = "jobs", args = "DB [--status S] [--queue Q] [--errors] [--ready|--held|--done|--blocked] "
-      .. "[--json] [--now T]", run = cmd_jobs, help = "list jobs" },
+      .. "[--limit N] [--json] [--now T]", run = cmd_jobs, help = "list jobs",
+    options = [[
+  --status S        only jobs with status S: available, scheduled, running, retryable,
+                    completed, discarded, cancelled
+  --ready, --held, --done   --status available, running, completed
+  --blocked         only the jobs no worker can take
+  --queue Q         only the queue Q
+  --errors          every error kept under each job
+  --limit N         the first N jobs only
+  --json            one JSON array, times as exact numbers
+  --now T           measure leases from T (seconds or a date) instead of now]] },
   { name = "show", args = "DB ID [--json] [--now T]", run = cmd_show,
-    help = "show one job, its errors and its result" },
+    help = "show one job, its errors and its result",
+    options = [[
+  --json            one JSON object, times as exact numbers
+  --now T           measure the lease from T (seconds or a date) instead of now]] },
   { name = "retry", args = "DB ID... | DB --discarded [--queue Q] [--json]", run = cmd_retry,
-    help = "run jobs again with a fresh attempt budget" },
-  { name = "cancel", args = "DB ID... [--json]", run = cmd_cancel, help = "cancel jobs" },
+    help = "run jobs again with a fresh attempt budget",
+    options = [[
+  --discarded       every discarded job (of the queue Q with --queue)
+  --json            print the outcomes as JSON]] },
+  { name = "cancel", args = "DB ID... [--json]", run = cmd_cancel, help = "cancel jobs",
+    options = [[
+  --json            print the outcomes as JSON]] },
   { name = "prune", args = "DB --before T [--queue Q] [--status S] [--json]", run = cmd_prune,
-    help = "delete finished jobs" },
+    help = "delete finished jobs",
+    options = [[
+  --before T        finished before T: seconds since the epoch, a date (2026-12-01)
+                    or a duration ago (90s, 15m, 2h, 2d, 1w)
+  --queue Q         only the queue Q
+  --status S        only completed, discarded or cancelled jobs
+  --json            print the count as JSON]] },
 }
 local BY_NAME = {}
 for _, c in ipairs(COMMANDS) do BY_NAME[c.name] = c end
+
+--- One command's usage line: "usage: lease NAME ARGS".
+-- @tparam table c an entry of COMMANDS
+-- @treturn string
+local function command_usage(c)
+  return "usage: lease " .. c.name .. " " .. c.args
+end
+
+--- The edit distance between two words (insertions, deletions,
+-- substitutions, and swaps of two neighbours, each 1).
+-- @tparam string a
+-- @tparam string b
+-- @treturn integer
+local function distance(a, b)
+  local d = {}
+  for i = 0, #a do d[i] = { [0] = i } end
+  for j = 0, #b do d[0][j] = j end
+  for i = 1, #a do
+    for j = 1, #b do
+      local cost = a:sub(i, i) == b:sub(j, j) and 0 or 1
+      d[i][j] = math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost)
+      if i > 1 and j > 1 and a:sub(i, i) == b:sub(j - 1, j - 1) and a:sub(i - 1, i - 1) == b:sub(j, j) then
+        d[i][j] = math.min(d[i][j], d[i - 2][j - 2] + 1)
+      end
+    end
+  end
+  return d[#a][#b]
+end
+
+--- The command nearest to a word that names none: within an edit
+-- distance of 2 (of 1 for a word of up to 3 letters), or the one whose
+-- name the word begins (2 letters at least).
+-- @tparam string word
+-- @treturn ?string the command's name, or nil when none is near
+local function nearest(word)
+  local best, best_d
+  word = word:lower()
+  for _, c in ipairs(COMMANDS) do
+    local d = distance(word, c.name)
+    if #word >= 2 and c.name:sub(1, #word) == word then d = 0 end
+    if not best_d or d < best_d then best, best_d = c.name, d end
+  end
+  if best_d <= (#word <= 3 and 1 or 2) then return best end
+  return nil
+end
 
 --- The subcommands' usage lines: "usage: lease pool ...", then one
 -- indented line per other command.
@@ -647,20 +1056,30 @@ end
 -- @treturn integer the exit status: 0; 1 for a missing job, a job that
 -- exists (enqueue), a refused retry or cancel, a worker that failed or a
 -- job discarded during a pool run, or a database error (printed as
--- "lease <cmd>: <message>"); 2 for bad usage or an unknown command
--- (printed with the usage lines, the message naming the option)
+-- "lease <cmd>: <message>"); 2 for bad usage (printed with that command's
+-- usage line, the message naming the option) or an unknown command
+-- (printed with the nearest command's name when one is near, and every
+-- command's usage line); 0 for --help or -h (the command's usage and
+-- options on out)
 function cli.main(argv, out, err)
   out, err = out or io.stdout, err or io.stderr
   local name = argv[1]
   local cmd = BY_NAME[name]
   if not cmd then
-    err:write("lease: unknown command '", tostring(name), "'\n", commands_usage(), "\n")
+    local near = type(name) == "string" and nearest(name)
+    err:write("lease: unknown command '", tostring(name), "'",
+      near and (" (did you mean " .. near .. "?)") or "", "\n", commands_usage(), "\n")
     return 2
   end
   local ok, res = pcall(cmd.run, argv, out, err)
   if ok then return res end
+  if getmetatable(res) == Help then
+    out:write(command_usage(cmd), "\n", cmd.help, "\n", cmd.options, "\n")
+    return 0
+  end
   if getmetatable(res) == Usage then
-    err:write("lease ", name, ": ", res.msg, "\n", commands_usage(), "\n")
+    err:write("lease ", name, ": ", res.msg, "\n", command_usage(cmd), "\n",
+      "Try 'lease ", name, " --help'.\n")
     return 2
   end
   err:write("lease ", name, ": ", tostring(res), "\n")

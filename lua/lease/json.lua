@@ -1,4 +1,5 @@
---- JSON text for machine-readable output, with numbers that read back exactly.
+--- JSON text for machine-readable output, with numbers that read back
+-- exactly, and the JSON a worker reads (@{decode}).
 --
 -- Strings, tables, booleans and `null` are written by dkjson (Debian's
 -- lua-dkjson), which writes numbers with 14 significant digits; every
@@ -71,6 +72,27 @@ function json.encode(value, options)
   local text, err = dkjson.encode(prepare(value, {}), options)
   if not text then error("lease.json.encode: " .. tostring(err), 2) end
   return text
+end
+
+--- Decode JSON text, as a worker run by `lease pool` reads its payload.
+-- Objects and arrays become tables, `null` becomes @{null} (so an array
+-- keeps its length and an object its key), numbers become Lua numbers.
+-- @tparam string text the JSON text
+-- @return the value, or nil when text is not JSON
+-- @treturn ?string nil, or the reason with where it was found
+-- ("lease.json.decode: unterminated array at line 1, column 1")
+-- @raise "bad argument #1 to 'lease.json.decode' (string expected, got T)"
+function json.decode(text)
+  if type(text) ~= "string" then
+    error("bad argument #1 to 'lease.json.decode' (string expected, got " .. type(text) .. ")", 2)
+  end
+  local value, at, err = dkjson.decode(text, 1, json.null)
+  if err then return nil, "lease.json.decode: " .. err end
+  local rest = text:find("%S", at)
+  if rest then
+    return nil, string.format("lease.json.decode: text after the value at %d", rest)
+  end
+  return value
 end
 
 return json

@@ -867,7 +867,13 @@ function pool.run(options)
   return s
 end
 
---- The summary as lines a person reads.
+--- How many discarded ids pool.format lists one a line; the rest are
+-- counted ("and N more"), as every one is in the database.
+pool.SUMMARY_IDS = 5
+
+--- The summary as lines a person reads: the counters, then the first
+-- pool.SUMMARY_IDS discarded ids, the handler errors and the workers
+-- that failed.
 -- @tparam table s a summary from pool.run
 -- @treturn string the lines, joined by "\n" (no final newline)
 function pool.format(s)
@@ -900,7 +906,13 @@ function pool.format(s)
     table.sort(reasons)
     lines[#lines + 1] = "refusals           " .. table.concat(reasons, ", ")
   end
-  for _, id in ipairs(s.discarded_ids) do lines[#lines + 1] = "discarded          " .. id end
+  for k, id in ipairs(s.discarded_ids) do
+    if k > pool.SUMMARY_IDS then
+      lines[#lines + 1] = string.format("discarded          and %d more", #s.discarded_ids - k + 1)
+      break
+    end
+    lines[#lines + 1] = "discarded          " .. id
+  end
   for _, e in ipairs(s.errors) do lines[#lines + 1] = "handler error      " .. e end
   for _, f in ipairs(s.failed) do lines[#lines + 1] = "worker failed      " .. f end
   return table.concat(lines, "\n")

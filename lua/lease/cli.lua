@@ -13,7 +13,7 @@
 -- Inspection reads `until` as wall-clock seconds (lease.now(), what the pool
 -- stores); a database kept on another clock passes its own --now.  Times
 -- are shown as UTC ISO 8601 (--json keeps the stored numbers); a time
--- option takes seconds since the epoch, a date, or a duration (@{parse_time}).
+-- option takes seconds since the epoch, a date, or a duration (`parse_time`).
 -- Every command prints its own usage with --help.  The
 -- host program (src/host/host.c) asks this module for its whole usage text
 -- (@{usage}) and runs a first argument that is a word through @{main}.

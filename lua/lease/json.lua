@@ -1,5 +1,5 @@
 --- JSON text for machine-readable output, with numbers that read back
--- exactly, and the JSON a worker reads (@{decode}).
+-- exactly, and the JSON a worker reads (`decode`).
 --
 -- Strings, tables, booleans and `null` are written by dkjson (Debian's
 -- lua-dkjson), which writes numbers with 14 significant digits; every

@@ -19,6 +19,14 @@
 **   - time ("now", "ttl", "until") is a double in the caller's unit; the
 **     engine never reads a clock.
 **   - a handle is used by one thread at a time; open one handle per thread.
+**     A call on a handle while another thread's call on it runs returns
+**     LEASE_MISUSE at once (a flag each call takes and lets go of, an
+**     atomic exchange), writing nothing: not the caller's out-parameters,
+**     nor the handle's error state, which belongs to the call running, so
+**     lease_errmsg tells nothing of it.  A thread inside lease_with_lease's
+**     callback lets other threads' calls in only to be refused the same
+**     way.  lease_close is not covered: closing a handle while another
+**     thread uses it is undefined, as is any use after lease_close.
 */
 #ifndef LEASE_H
 #define LEASE_H
@@ -522,8 +530,20 @@ LEASE_API int lease_extended_errcode(const lease_db *db);
 /* lease_errmsg: the message of the last failure on db ("not an error" after a success). */
 LEASE_API const char *lease_errmsg(const lease_db *db);
 
-/* lease_path: the path db was opened with (as given to lease_open). */
+/* lease_path: the path db was opened with (as given to lease_open), to open
+** the same database again.  A PostgreSQL connection string may hold a
+** password: show lease_name instead. */
 LEASE_API const char *lease_path(const lease_db *db);
+
+/* lease_name: db's database named without secrets, for messages and logs.
+** SQLite: the path as given.  PostgreSQL: "host=... port=... dbname=...
+** user=..." (those of host, hostaddr, port, dbname, user and service the
+** connection string sets, as libpq reads it, percent-decoding done), never
+** a password, sslpassword or passfile; "PostgreSQL (invalid connection
+** string)" when libpq cannot parse it.  Every error message of a handle
+** opened on a connection string has those secrets replaced by "***", in
+** whichever form the string or libpq writes them.  Returns "" for NULL. */
+LEASE_API const char *lease_name(const lease_db *db);
 
 /*
 ** lease_file_id: the identity of the file db's connection holds open: its

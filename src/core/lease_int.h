@@ -16,6 +16,8 @@
 
 #include "lease.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -160,6 +162,7 @@ struct lease_tx {
   lease_tx_fn *fn;     /* the caller's callback and its argument */
   void *ctx;
   int open;            /* 1 while fn runs: only then may tx be used */
+  pthread_t thread;    /* the thread running lease_with_lease */
   int ended;           /* the backend's code when SQLite ended the transaction
                           under fn (an I/O error...), else 0 */
 };
@@ -170,7 +173,11 @@ struct lease_tx {
 struct lease_db {
   const lease__backend *be;         /* the storage engine */
   void *conn;                       /* the backend's connection; NULL once closed */
-  char *path;                       /* as given to lease_open */
+  char *path;                       /* as given to lease_open (may hold a password) */
+  char *name;                       /* path without secrets, for messages (lease_name);
+                                       db->path itself on SQLite */
+  char *secrets;                    /* the secrets in path, each NUL-terminated, an empty
+                                       string last; scrubbed from every message; or NULL */
   lease_options opt;                /* as opened, defaults applied */
   int rc;                           /* last result code */
   int xrc;                          /* the backend's code behind rc, or 0 */
@@ -178,7 +185,27 @@ struct lease_db {
   char *buf;                        /* storage for row strings and ids handed out */
   size_t bufcap;
   lease_tx *tx;                     /* the with_lease running on db, else NULL */
+  atomic_int busy;                  /* 1 while a public call runs on db (LEASE__HOLD) */
 };
+
+/*
+** lease__hold: take db's busy flag for a public call; db when it was free,
+** NULL when db is NULL or another call holds it (another thread, as lease.h
+** forbids; or the thread inside its own with_lease callback, which
+** lease_with_lease lets go of the flag for).  lease__unhold: the cleanup
+** of LEASE__HOLD's variable, letting go of the flag it took.
+*/
+lease_db *lease__hold(lease_db *db);
+void lease__unhold(lease_db **held);
+
+/* LEASE__HOLD(db): the first line of every public function on a handle.
+** Takes db's busy flag until the function returns (whatever return it
+** takes: the variable's cleanup lets go of it), or returns LEASE_MISUSE at
+** once, touching nothing of db (its error state belongs to the call
+** running), when another thread's call holds it. */
+#define LEASE__HOLD(db)                                                         \
+  lease_db *lease__held_ __attribute__((cleanup(lease__unhold))) = lease__hold(db); \
+  if ((db) && !lease__held_) return LEASE_MISUSE
 
 /* lease__fail: record a failure (rc, printf-style message) on db; the
 ** backend's code is 0.  Returns rc. */
@@ -242,5 +269,24 @@ extern const lease__backend lease__pg;
 ** ("postgresql://...", "postgres://...", or libpq's keyword form such as
 ** "host=... dbname=..."), else 0 (an SQLite path).  src/pg/lpg_path.c. */
 int lease__pg_path(const char *path);
+
+/* lease__pg_raw_secrets: append to out (cap bytes, *used of them taken,
+** out[*used] the list's closing empty string) the secret values of
+** PostgreSQL connection string path as they are written in it: a URI's
+** password and the values of the keywords password, sslpassword and
+** passfile (URI query or keyword form), quotes taken off, escapes and
+** percent-encoding left in.  Read without libpq, so a string libpq cannot
+** parse is still scrubbed.  src/pg/lpg_path.c. */
+void lease__pg_raw_secrets(const char *path, char *out, size_t cap, size_t *used);
+
+/* lease__secret_add: append s[0..n) to the secrets list out (as above);
+** an empty s, or one with no room left, is not added. */
+void lease__secret_add(char *out, size_t cap, size_t *used, const char *s, size_t n);
+
+/* lease__pg_redact: set db->name (the server by host or socket, port,
+** database and user; never a secret) and db->secrets from db->path, a
+** PostgreSQL connection string.  LEASE_OK or LEASE_NOMEM.  src/pg/lpg.c
+** (libpq's parser) or src/pg/lpg_none.c. */
+int lease__pg_redact(lease_db *db);
 
 #endif

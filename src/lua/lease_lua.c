@@ -9,7 +9,8 @@ own connection to that file, kept from call to call).
 Error idioms (CONTRACT.md, Lua mapping): protocol outcomes are return values
 (`nil`/`false` plus a reason word); invalid arguments raise
 `bad argument #i to 'f' (...)` before the database is touched; database
-failures raise `lease.<op>: <SQLite's message> [<code word>] (file "<path>")`.
+failures raise `lease.<op>: <SQLite's message> [<code word>] (file "<name>")`, the
+name without secrets (`db:name()`).
 Times (`now`, `ttl`, `until`) are numbers in the caller's unit (seconds with
 `lease.now`).
 @module lease
@@ -92,7 +93,7 @@ static lhandle *new_handle(lua_State *L) {
 /* See lease_lua_int.h. */
 void lb_push_db_error(lua_State *L, lease_db *db, const char *op) {
   lua_pushfstring(L, "lease.%s: %s [%s] (file \"%s\")", op, lease_errmsg(db),
-                  lease_errname(lease_errcode(db)), lease_path(db));
+                  lease_errname(lease_errcode(db)), lease_name(db));
 }
 
 /* Open path into a new handle pushed on the stack; raises on failure,
@@ -103,7 +104,7 @@ static lease_db *open_handle(lua_State *L, const char *op, const char *path,
   lease_db *db = NULL;
   int rc = lease_open(path, opt, &db);
   if (rc != LEASE_OK) {
-    if (!db) luaL_error(L, "lease.%s: out of memory [nomem] (file \"%s\")", op, path);
+    if (!db) luaL_error(L, "lease.%s: out of memory [nomem]", op);
     lb_push_db_error(L, db, op);
     lease_close(db);
     lua_error(L);
@@ -229,11 +230,27 @@ static int m_gc(lua_State *L) {
   return 0;
 }
 
-/* __tostring: "lease.db (path)" or "lease.db (closed)". */
+/* __tostring: "lease.db (name)" (lease_name: no secrets) or "lease.db (closed)". */
 static int m_tostring(lua_State *L) {
   lhandle *h = luaL_checkudata(L, 1, DB_MT);
-  if (h->db && !h->closing) lua_pushfstring(L, "lease.db (%s)", lease_path(h->db));
+  if (h->db && !h->closing) lua_pushfstring(L, "lease.db (%s)", lease_name(h->db));
   else lua_pushliteral(L, "lease.db (closed)");
+  return 1;
+}
+
+/***
+The database this handle is open on, named without secrets: an SQLite
+path as given; for a PostgreSQL connection string "host=... port=...
+dbname=... user=..." (no password, sslpassword or passfile, in whatever
+form the string held them).  Every error message names the database this way.
+@function db:name
+@treturn string the name
+@raise `attempt to use a closed lease database`
+*/
+static int m_name(lua_State *L) {
+  lhandle *h = luaL_checkudata(L, 1, DB_MT);
+  if (!h->db || h->closing) return luaL_error(L, "attempt to use a closed lease database");
+  lua_pushstring(L, lease_name(h->db));
   return 1;
 }
 
@@ -1220,6 +1237,7 @@ static const luaL_Reg module_funcs[] = {
 
 static const luaL_Reg db_methods[] = {
   {"close", m_close},
+  {"name", m_name},
   {NULL, NULL},
 };
 

@@ -400,6 +400,50 @@ static int pg_open(lease_db *db) {
   return set_session(db);
 }
 
+/* The keywords that name the server in lease_name, in this order. */
+static const char *const name_keywords[] = {"host", "hostaddr", "port", "dbname", "user",
+                                            "service"};
+
+/*
+** See lease_int.h.  libpq's own parser (PQconninfoParse: both forms,
+** percent-decoding) gives the values: the name is "key=value" for each of
+** name_keywords set, and the secrets are what lease__pg_raw_secrets finds
+** plus the decoded values of password, sslpassword and passfile.  A string
+** libpq cannot parse is named "PostgreSQL (invalid connection string)"; its
+** open fails with libpq's message, the raw secrets scrubbed from it.
+*/
+int lease__pg_redact(lease_db *db) {
+  size_t len = strlen(db->path), cap = 3 * len + 2, used = 0, n = 0, i;
+  char *err = NULL;
+  PQconninfoOption *opts = PQconninfoParse(db->path, &err), *o;
+  PQfreemem(err);
+  db->secrets = malloc(cap);
+  db->name = malloc(len + 64);
+  if (!db->secrets || !db->name) {
+    PQconninfoFree(opts);
+    return lease__fail(db, LEASE_NOMEM, "out of memory");
+  }
+  db->secrets[0] = '\0';
+  lease__pg_raw_secrets(db->path, db->secrets, cap, &used);
+  db->name[0] = '\0';
+  if (!opts) {
+    strcpy(db->name, "PostgreSQL (invalid connection string)");
+    return LEASE_OK;
+  }
+  for (o = opts; o->keyword; o++)
+    if (o->val && (strcmp(o->keyword, "password") == 0 || strcmp(o->keyword, "sslpassword") == 0
+                   || strcmp(o->keyword, "passfile") == 0))
+      lease__secret_add(db->secrets, cap, &used, o->val, strlen(o->val));
+  for (i = 0; i < sizeof name_keywords / sizeof name_keywords[0]; i++)
+    for (o = opts; o->keyword; o++)
+      if (strcmp(o->keyword, name_keywords[i]) == 0 && o->val && o->val[0] &&
+          n + strlen(o->keyword) + strlen(o->val) + 3 < len + 64)
+        n += (size_t)sprintf(db->name + n, "%s%s=%s", n ? " " : "", o->keyword, o->val);
+  if (n == 0) strcpy(db->name, "PostgreSQL (libpq's default server)");
+  PQconninfoFree(opts);
+  return LEASE_OK;
+}
+
 /* See lease_int.h. */
 static void pg_close(lease_db *db) {
   lpg_conn *c = LPG(db);

@@ -170,7 +170,21 @@ typedef struct lease_options {
                            mode a committed claim may roll back after power loss, so the same fence
                            could be handed out twice */
   int flags;            /* LEASE_OPEN_* bits; default 0 (read-write, create) */
+  double clock_factor;  /* the clock check: a call whose now is off by this factor or more
+                           (either way) from the database's clock mark, the highest now it
+                           has seen, fails with LEASE_MISUSE and changes nothing, as when
+                           one caller counts seconds and another milliseconds.  Compared
+                           only when both are at least 1e6 (small clocks are never
+                           refused).  Writes read the mark inside their transaction;
+                           reads (state, lists, counts) compare with the mark this handle
+                           last read.  Default LEASE_CLOCK_FACTOR; 0 turns the check off;
+                           else a finite number > 1.  The mark is kept whatever this is */
 } lease_options;
+
+/* The default clock_factor of lease_options: a ratio of 100 between now
+** and the mark, far beyond any drift of clocks in one unit and well short
+** of a unit's factor (1000). */
+#define LEASE_CLOCK_FACTOR 100.0
 
 /*
 ** One job as stored.  The strings point into memory owned by the handle:

@@ -272,6 +272,7 @@ int lease_state_at(lease_db *db, const char *id, size_t id_len, double now, leas
   *found = 0;
   if (lease__check_bytes(db, "id", id, &id_len)) return db->rc;
   if (check_finite(db, "now", now)) return db->rc;
+  if (lease__clock_cached(db, now)) return db->rc;
   if (db->be->state_at) return db->be->state_at(db, id, id_len, now, row, found);
   memset(row, 0, sizeof *row);
   if ((rc = db->be->state(db, id, id_len, row, found)) == LEASE_OK && *found) plain_row(row, now);
@@ -309,6 +310,7 @@ static int check_claim_next(lease_db *db, lease__write *w, const char *queue, si
   w->owner_len = owner_len;
   w->now = now;
   w->until = now + ttl;
+  db->clock_now = now;
   w->queue = queue;
   w->queue_len = queue_len;
   return LEASE_OK;
@@ -384,6 +386,7 @@ int lease_fail(lease_db *db, const char *id, size_t id_len, const char *owner, s
   w.owner_len = owner_len;
   w.fence = fence;
   w.now = now;
+  db->clock_now = now;
   w.message = message;
   w.message_len = message_len;
   if (db->be->fail(db, &w, opts, &st, &at, reason) != LEASE_OK) return db->rc;
@@ -397,6 +400,7 @@ int lease_retry(lease_db *db, const char *id, size_t id_len, double now, int *re
   BEGIN(db, retry);
   if (lease__check_bytes(db, "id", id, &id_len)) return db->rc;
   if (check_finite(db, "now", now)) return db->rc;
+  db->clock_now = now;
   return db->be->retry(db, id, id_len, now, reason);
 }
 
@@ -405,6 +409,7 @@ int lease_cancel(lease_db *db, const char *id, size_t id_len, double now, int *r
   BEGIN(db, cancel);
   if (lease__check_bytes(db, "id", id, &id_len)) return db->rc;
   if (check_finite(db, "now", now)) return db->rc;
+  db->clock_now = now;
   return db->be->cancel(db, id, id_len, now, reason);
 }
 
@@ -437,6 +442,7 @@ int lease_list_jobs(lease_db *db, const lease_filter *f, int max, lease_row *row
     return lease__fail(db, LEASE_MISUSE, "unknown status %d", g.status);
   if (g.queue && check_queue(db, "queue", &g.queue, &g.queue_len)) return db->rc;
   if (check_finite(db, "now", g.now)) return db->rc;
+  if (lease__clock_cached(db, g.now)) return db->rc;
   return db->be->list_jobs(db, &g, max, rows, count);
 }
 
@@ -449,6 +455,7 @@ int lease_count_queue(lease_db *db, double now, const char *queue, size_t queue_
   if (!out) return lease__fail(db, LEASE_MISUSE, "out must not be NULL");
   if (isnan(now)) return lease__fail(db, LEASE_MISUSE, "now must be a number");
   if (queue && check_queue(db, "queue", &queue, &queue_len)) return db->rc;
+  if (lease__clock_cached(db, now)) return db->rc;
   memset(out, 0, sizeof *out);
   if (db->be->count_queue) return db->be->count_queue(db, now, queue, queue_len, out);
   if (queue && !default_queue(queue, queue_len))

@@ -33,6 +33,7 @@ typedef struct lsq_conn {
   int old_index;                    /* lease_jobs_pending, which create_missing drops, exists */
   int queued;                       /* the queue's tables exist (LSQ_SQL_QUEUE_MARK) */
   int current;                      /* its newest trigger too (LSQ_SQL_RENAMED_MARK) */
+  int dated;                        /* lease_queue_due and lease_meta too (LSQ_SQL_DUE_CURRENT) */
   long expiry_discards;             /* jobs lsq_q_expired discarded on this connection */
   int wal_given;                    /* the file came with a -wal holding frames */
   void *tx;                         /* lsq_tx.c's state (its statements), or NULL */
@@ -176,6 +177,20 @@ int lsq_q_complete_claim_next(lease_db *db, const lease__write *wc, const lease_
 ** lease_queue of the earlier layout into this one first.  Runs inside the
 ** caller's write transaction (the open's, which a failure rolls back). */
 int lsq_q_schema(lease_db *db);
+
+/* lsq_clock: the clock step (lease__clock) of the write running on db,
+** at the start of its body inside its transaction: the mark read, the
+** write's now checked against it, the mark moved up when now passed it by
+** a step.  LEASE_OK at once for a write without a now (db->clock_now NAN),
+** or on a handle that may not write or whose file lacks lease_meta
+** (dated 0).
+** LEASE_OK or the failure recorded (lsq_queue.c). */
+int lsq_clock(lease_db *db);
+
+/* lsq_q_dated: on a file whose queue schema is there but for the column
+** due_at of the claim order, its index and lease_meta (LSQ_QUEUE_DATED):
+** make them.  In the caller's write transaction. */
+int lsq_q_dated(lease_db *db);
 
 /* lsq_q_temp: on a handle that may not write to a file without the
 ** queue's schema, empty temporary tables of the same names, so reads see

@@ -280,7 +280,8 @@ static int check_rowid(lease_db *db, sqlite3 *sql) {
 ** *missing when there is no table, LSQ(db)->old_index when the index
 ** lease_jobs_pending of earlier versions is there (create_missing drops
 ** it), LSQ(db)->queued when the queue's tables are there and
-** LSQ(db)->current when the schema's newest trigger is there too.  Extra
+** LSQ(db)->current when the schema's newest trigger is there too,
+** LSQ(db)->dated when the claim order's index and lease_meta are.  Extra
 ** columns are allowed when an INSERT of the id alone can fill them
 ** (nullable or with a default).  Never changes the table.
 */
@@ -290,6 +291,7 @@ static int check_schema(lease_db *db, sqlite3 *sql, int *missing) {
   LSQ(db)->old_index = 0;
   LSQ(db)->queued = 0;
   LSQ(db)->current = 0;
+  LSQ(db)->dated = 0;
   rc = lsq_query(db, sql, "SELECT type FROM sqlite_master WHERE name = 'jobs' COLLATE NOCASE",
                  on_jobs_kind, &found);
   if (rc != LEASE_OK) return rc;
@@ -307,8 +309,10 @@ static int check_schema(lease_db *db, sqlite3 *sql, int *missing) {
   rc = lsq_query(db, sql, "SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = '"
                  LSQ_SQL_QUEUE_MARK "'", lsq_found, &LSQ(db)->queued);
   if (rc != LEASE_OK) return rc;
-  return lsq_query(db, sql, "SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = '"
-                   LSQ_SQL_RENAMED_MARK "'", lsq_found, &LSQ(db)->current);
+  rc = lsq_query(db, sql, "SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = '"
+                 LSQ_SQL_RENAMED_MARK "'", lsq_found, &LSQ(db)->current);
+  if (rc != LEASE_OK) return rc;
+  return lsq_query(db, sql, LSQ_SQL_DUE_CURRENT, lsq_found, &LSQ(db)->dated);
 }
 
 /* The URI "file:<name>?immutable=1", name percent-encoded but for
@@ -414,7 +418,8 @@ static int schema_body(lease_db *db, void *ctx) {
   }
   if (c->old_index && (rc = lsq_exec(db, "DROP INDEX IF EXISTS lease_jobs_pending")) != LEASE_OK)
     return rc;
-  return c->queued && c->current ? LEASE_OK : lsq_q_schema(db);
+  if (!(c->queued && c->current)) return lsq_q_schema(db);
+  return c->dated ? LEASE_OK : lsq_q_dated(db);
 }
 
 /* Bring the file's schema to the engine's: the jobs table when it is
@@ -432,10 +437,10 @@ static int create_missing(lease_db *db, int missing) {
     return lease__fail(db, LEASE_SCHEMA, "the database has no jobs table (opened read-only)");
   if (!missing && ((db->opt.flags & LEASE_OPEN_READONLY) || sqlite3_db_readonly(c->sql, "main")))
     return c->queued ? LEASE_OK : lsq_q_temp(db);
-  if (!missing && !c->old_index && c->queued && c->current) return LEASE_OK;
+  if (!missing && !c->old_index && c->queued && c->current && c->dated) return LEASE_OK;
   if ((rc = lsq_write_txn(db, schema_body, &missing)) == LEASE_OK) {
     c->old_index = 0;
-    c->queued = c->current = 1;
+    c->queued = c->current = c->dated = 1;
   }
   return rc;
 }

@@ -72,9 +72,34 @@ static int64_t attempts_since(int64_t fence, int64_t base_fence) {
   return fence - base_fence;
 }
 
+/* Give a lease_queue without the column due_at that column
+** (LSQ_QUEUE_DUE). */
+static int add_due(lease_db *db) {
+#define LSQ_SCHEMA_TEXT_(sql) sql,
+  static const char *const due[] = {LSQ_QUEUE_DUE(LSQ_SCHEMA_TEXT_)};
+#undef LSQ_SCHEMA_TEXT_
+  size_t i;
+  int no_due = 0, rc = lsq_query(db, LSQ(db)->sql, LSQ_SQL_QUEUE_NO_DUE, lsq_found, &no_due);
+  for (i = 0; no_due && i < sizeof due / sizeof due[0] && rc == LEASE_OK; i++)
+    rc = lsq_exec(db, due[i]);
+  return rc;
+}
+
+/* See lsq.h. */
+int lsq_q_dated(lease_db *db) {
+#define LSQ_SCHEMA_TEXT_(sql) sql,
+  static const char *const texts[] = {LSQ_QUEUE_DATED(LSQ_SCHEMA_TEXT_)};
+#undef LSQ_SCHEMA_TEXT_
+  size_t i;
+  int rc = add_due(db);
+  for (i = 0; i < sizeof texts / sizeof texts[0] && rc == LEASE_OK; i++)
+    rc = lsq_exec(db, texts[i]);
+  return rc;
+}
+
 /* See lsq.h.  A lease_queue of the earlier layout is turned into this one
-** (LSQ_QUEUE_RELAYOUT), then every statement of LSQ_QUEUE_SCHEMA runs, in
-** order. */
+** (LSQ_QUEUE_RELAYOUT), given the column due_at (LSQ_QUEUE_DUE), then
+** every statement of LSQ_QUEUE_SCHEMA runs, in order. */
 int lsq_q_schema(lease_db *db) {
 #define LSQ_SCHEMA_TEXT_(sql) sql,
   static const char *const relayout[] = {LSQ_QUEUE_RELAYOUT(LSQ_SCHEMA_TEXT_)};
@@ -85,9 +110,29 @@ int lsq_q_schema(lease_db *db) {
   rc = lsq_query(db, LSQ(db)->sql, LSQ_SQL_QUEUE_OLD_LAYOUT, lsq_found, &old);
   for (i = 0; old && i < sizeof relayout / sizeof relayout[0] && rc == LEASE_OK; i++)
     rc = lsq_exec(db, relayout[i]);
+  if (rc == LEASE_OK) rc = add_due(db);
   for (i = 0; i < sizeof texts / sizeof texts[0] && rc == LEASE_OK; i++)
     rc = lsq_exec(db, texts[i]);
   return rc;
+}
+
+/* See lsq.h. */
+int lsq_clock(lease_db *db) {
+  sqlite3_stmt *st, *mv;
+  double mark = NAN;
+  int src, move, rc;
+  if (isnan(db->clock_now) || !LSQ(db)->dated || (db->opt.flags & LEASE_OPEN_READONLY))
+    return LEASE_OK;
+  if (!(st = lsq_stmt(db, LSQ_ST_CLOCK_READ))) return db->rc;
+  src = sqlite3_step(st);
+  if (src != SQLITE_ROW) return step_failed(db, st, src);
+  if (sqlite3_column_type(st, 0) == SQLITE_FLOAT || sqlite3_column_type(st, 0) == SQLITE_INTEGER)
+    mark = sqlite3_column_double(st, 0);
+  sqlite3_reset(st);
+  if ((rc = lease__clock(db, mark, &move)) != LEASE_OK || !move) return rc;
+  if (!(mv = lsq_stmt(db, LSQ_ST_CLOCK_MOVE))) return db->rc;
+  sqlite3_bind_double(mv, 1, db->clock_now);
+  return run_once(db, mv);
 }
 
 /* See lsq.h. */
@@ -609,11 +654,13 @@ static int read_info(lease_db *db, admin_ctx *x, int *found, int *done, int *hel
   return LEASE_OK;
 }
 
-/* Run one-id statement `which` (?1 id) in a body. */
+/* Run one-id statement `which` (?1 id, and ?2 now when it takes one) in a
+** body. */
 static int run_id(lease_db *db, int which, admin_ctx *x) {
   sqlite3_stmt *st = lsq_stmt(db, which);
   if (!st) return db->rc;
   bind_bytes(st, 1, x->id, x->id_len);
+  if (sqlite3_bind_parameter_count(st) >= 2) sqlite3_bind_double(st, 2, x->now);
   return run_once(db, st);
 }
 

@@ -31,11 +31,24 @@
   "CREATE " kw "TABLE IF NOT EXISTS lease_queue(id TEXT PRIMARY KEY NOT NULL," \
   " seq INTEGER NOT NULL, queue TEXT NOT NULL DEFAULT 'default',"        \
   " priority INTEGER NOT NULL DEFAULT 0, run_at REAL,"                   \
+  " due_at REAL NOT NULL DEFAULT 0,"                                     \
   " base_fence INTEGER NOT NULL DEFAULT 0, max_attempts INTEGER NOT NULL DEFAULT 25," \
   " payload BLOB, state INTEGER NOT NULL DEFAULT 0, finished_at REAL) WITHOUT ROWID"
 #define LSQ_SQL_ERRORS_TABLE(kw)                                          \
   "CREATE " kw "TABLE IF NOT EXISTS lease_errors(id TEXT NOT NULL, attempt INTEGER," \
   " at REAL, owner TEXT, fence INTEGER, message BLOB)"
+
+/*
+** The clock mark (lease_int.h: lease__clock): the highest now the database
+** has seen, coarsely, in lease_meta under the key 'clock_mark'.  The table
+** holds the database's own facts, one row a key; its DDL is LSQ_SQL_META.
+*/
+#define LSQ_SQL_META "CREATE TABLE IF NOT EXISTS lease_meta(key TEXT PRIMARY KEY, value)"
+#define LSQ_SQL_MARK "(SELECT value FROM lease_meta WHERE key = 'clock_mark')"
+
+/* The time a job without run_at became due on the database's clock: the
+** mark when it was enqueued or reopened, 0 while there is none. */
+#define LSQ_SQL_DUE_NOW "coalesce(" LSQ_SQL_MARK ", 0)"
 
 /* A fence as the queue counts from it: the fence when it is an integer,
 ** else 0 (a job whose fence is not an integer is blocked: never claimed). */
@@ -50,10 +63,10 @@
 /* A jobs row's queue row as a trigger on jobs makes it from `new`: the
 ** values for LSQ_SQL_QUEUE_ROW_COLS (seq is the rowid; a done job is
 ** completed, at its until). */
-#define LSQ_SQL_QUEUE_ROW_COLS "lease_queue(id, seq, state, finished_at, base_fence)"
+#define LSQ_SQL_QUEUE_ROW_COLS "lease_queue(id, seq, state, finished_at, base_fence, due_at)"
 #define LSQ_SQL_QUEUE_ROW_OF_NEW                                          \
   "new.id, new.rowid, new.done <> 0, CASE WHEN new.done <> 0 THEN new.until END, " \
-  LSQ_SQL_FENCE_INT("new.fence")
+  LSQ_SQL_FENCE_INT("new.fence") ", " LSQ_SQL_DUE_NOW
 
 /* The UPDATE of a queue row when done of its jobs row `new` changes: state
 ** completed (1) or back to 0, finished_at, and a fresh attempt budget
@@ -62,7 +75,8 @@
   " UPDATE lease_queue SET state = CASE WHEN new.done <> 0 THEN 1 ELSE 0 END," \
   " finished_at = CASE WHEN new.done <> 0 THEN new.until END,"            \
   " base_fence = CASE WHEN new.done <> 0 THEN base_fence ELSE "           \
-  LSQ_SQL_FENCE_INT("new.fence") " END"
+  LSQ_SQL_FENCE_INT("new.fence") " END,"                                 \
+  " due_at = CASE WHEN new.done <> 0 THEN due_at ELSE " LSQ_SQL_DUE_NOW " END"
 
 /*
 ** A job whose id another client changes (UPDATE jobs SET id) keeps its
@@ -98,9 +112,11 @@
   XX("DROP TRIGGER IF EXISTS lease_jobs_done")                            \
   XX("DROP TRIGGER IF EXISTS lease_jobs_added")                           \
   XX("DROP TRIGGER IF EXISTS " LSQ_SQL_RENAMED_MARK)                      \
+  XX(LSQ_SQL_META)                                                        \
   XX(LSQ_SQL_QUEUE_TABLE(""))                                             \
-  XX("CREATE INDEX IF NOT EXISTS lease_queue_ready"                       \
-     " ON lease_queue(queue, priority, run_at, seq) WHERE state = 0")     \
+  XX("DROP INDEX IF EXISTS lease_queue_ready")                            \
+  XX("CREATE INDEX IF NOT EXISTS " LSQ_SQL_DUE_INDEX                      \
+     " ON lease_queue(queue, priority, due_at, seq) WHERE state = 0")     \
   XX("CREATE INDEX IF NOT EXISTS lease_queue_ended"                       \
      " ON lease_queue(finished_at) WHERE state <> 0")                     \
   XX(LSQ_SQL_ERRORS_TABLE(""))                                            \
@@ -120,9 +136,30 @@
      " VALUES (" LSQ_SQL_QUEUE_ROW_OF_NEW "); END")                       \
   XX(LSQ_SQL_RENAMED_TRIGGER)                                             \
   XX("DELETE FROM lease_queue WHERE id NOT IN (SELECT id FROM jobs)")     \
-  XX("INSERT OR IGNORE INTO lease_queue(id, seq, state, finished_at, base_fence)" \
+  XX("INSERT OR IGNORE INTO " LSQ_SQL_QUEUE_ROW_COLS                      \
      " SELECT id, rowid, done <> 0, CASE WHEN done <> 0 THEN until END, " \
-     LSQ_SQL_FENCE_INT("fence") " FROM jobs WHERE typeof(id) = 'text'")
+     LSQ_SQL_FENCE_INT("fence") ", " LSQ_SQL_DUE_NOW " FROM jobs WHERE typeof(id) = 'text'")
+
+/* The index of the claim order, whose presence (with lease_meta's) says the
+** queue's table has its due_at column: a file without it gets the column,
+** due at its run_at or 0 (LSQ_QUEUE_DUE, before LSQ_QUEUE_SCHEMA; alone,
+** then LSQ_QUEUE_DATED, when the rest of the schema is there: its triggers
+** then give a job inserted by raw SQL due_at 0). */
+#define LSQ_SQL_DUE_INDEX "lease_queue_due"
+#define LSQ_SQL_DUE_CURRENT                                               \
+  "SELECT 1 WHERE (SELECT count(*) FROM sqlite_master WHERE (type = 'index' AND name = '" \
+  LSQ_SQL_DUE_INDEX "') OR (type = 'table' AND name = 'lease_meta')) = 2"
+#define LSQ_SQL_QUEUE_NO_DUE                                              \
+  "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'lease_queue'" \
+  " AND NOT EXISTS (SELECT 1 FROM pragma_table_info('lease_queue') WHERE name = 'due_at')"
+#define LSQ_QUEUE_DUE(XX)                                                 \
+  XX("ALTER TABLE lease_queue ADD COLUMN due_at REAL NOT NULL DEFAULT 0") \
+  XX("UPDATE lease_queue SET due_at = coalesce(run_at, 0)")
+#define LSQ_QUEUE_DATED(XX)                                               \
+  XX(LSQ_SQL_META)                                                        \
+  XX("DROP INDEX IF EXISTS lease_queue_ready")                            \
+  XX("CREATE INDEX IF NOT EXISTS " LSQ_SQL_DUE_INDEX                      \
+     " ON lease_queue(queue, priority, due_at, seq) WHERE state = 0")
 
 /* The trigger whose presence says the queue's tables are there, filled
 ** and kept by the triggers on jobs (a handle that may not write reads
@@ -217,7 +254,7 @@
 ** ?4 priority, ?5 run_at, ?6 max_attempts. */
 #define LSQ_SQL_Q_DATA                                                    \
   "UPDATE lease_queue SET payload = ?2, queue = ?3, priority = ?4, run_at = ?5," \
-  " max_attempts = ?6 WHERE id = ?1"
+  " due_at = coalesce(?5, " LSQ_SQL_DUE_NOW "), max_attempts = ?6 WHERE id = ?1"
 
 /* A lease that expired without complete, fail or release, found by the
 ** next claim of its job: the job still names an owner, until <= now.
@@ -242,10 +279,11 @@
 
 /*
 ** The ready jobs of a queue, in claim order, columns `cols` of lease_queue
-** AS q.  ?1 queue, ?2 now, ?3 how many.  lease_queue_ready yields the jobs
-** the queue has not ended in (priority, run_at, seq) order within the
-** queue; run_at NULL (at once) sorts first.  The jobs row must be
-** claimable (claim's rule).
+** AS q.  ?1 queue, ?2 now, ?3 how many.  lease_queue_due yields the jobs
+** the queue has not ended in (priority, due_at, seq) order within the
+** queue: due_at is a job's run_at, or for one without, the clock mark when
+** it was enqueued or reopened, so a job due longer goes first whichever
+** way it became due.  The jobs row must be claimable (claim's rule).
 */
 #define LSQ_SQL_Q_READY(cols)                                             \
   "SELECT " cols                                                          \
@@ -253,7 +291,7 @@
   " AND (q.run_at IS NULL OR q.run_at <= ?2)"                            \
   " AND EXISTS (SELECT 1 FROM jobs WHERE id = q.id AND done = 0 AND until <= ?2" \
   " AND " LSQ_SQL_BLOCKED " = 0)"                                        \
-  " ORDER BY q.priority, q.run_at, q.seq LIMIT ?3"
+  " ORDER BY q.priority, q.due_at, q.seq LIMIT ?3"
 
 /* claim_next's candidates.  Parameters as LSQ_SQL_Q_READY.  Columns: id,
 ** payload, queue, priority, base_fence, max_attempts (the claim's fence
@@ -295,7 +333,7 @@
 #define LSQ_SQL_Q_AFTER_FAIL                                              \
   "UPDATE lease_queue SET base_fence = coalesce((SELECT "                 \
   LSQ_SQL_FENCE_INT("fence") " FROM jobs WHERE jobs.id = ?1), 0) - ?2,"  \
-  " state = ?3, run_at = ?4, finished_at = ?5 WHERE id = ?1"
+  " state = ?3, run_at = ?4, due_at = coalesce(?4, due_at), finished_at = ?5 WHERE id = ?1"
 
 /* What retry and cancel decide on.  ?1 id, ?2 now.  Columns: done,
 ** held (until > now), end state. */
@@ -305,12 +343,12 @@
   " FROM jobs WHERE id = ?1"
 
 /* retry: the job open and not held (the fence kept), then its queue row
-** open with a fresh attempt budget.  ?1 id. */
+** open with a fresh attempt budget, due at once: since ?2 (now). */
 #define LSQ_SQL_Q_REOPEN "UPDATE jobs SET done = 0, owner = NULL, until = 0 WHERE id = ?1"
 #define LSQ_SQL_Q_RESET                                                   \
   "UPDATE lease_queue SET state = 0, base_fence = coalesce((SELECT "      \
   LSQ_SQL_FENCE_INT("fence") " FROM jobs WHERE jobs.id = ?1), 0),"       \
-  " run_at = NULL, finished_at = NULL WHERE id = ?1"
+  " run_at = NULL, due_at = ?2, finished_at = NULL WHERE id = ?1"
 
 /*
 ** prune: delete the jobs the queue ended before ?1 (finished_at < ?1), of
@@ -322,6 +360,12 @@
   " WHERE q.state <> 0 AND q.finished_at < ?1"                           \
   " AND (?2 IS NULL OR q.queue = ?2) AND (?3 = 0 OR q.state = ?3)"        \
   " AND NOT EXISTS (SELECT 1 FROM jobs WHERE id = q.id AND done = 0 AND until > ?1))"
+
+/* The clock mark, and its move up to ?1. */
+#define LSQ_SQL_CLOCK_READ "SELECT " LSQ_SQL_MARK
+#define LSQ_SQL_CLOCK_MOVE                                                \
+  "INSERT INTO lease_meta(key, value) VALUES ('clock_mark', ?1)"         \
+  " ON CONFLICT(key) DO UPDATE SET value = excluded.value"
 
 /* The errors of a job, oldest first.  ?1 id, ?2 limit. */
 #define LSQ_SQL_Q_ERRORS                                                  \
@@ -346,6 +390,8 @@
   XX(Q_REOPEN, LSQ_SQL_Q_REOPEN)         \
   XX(Q_RESET, LSQ_SQL_Q_RESET)           \
   XX(Q_PRUNE, LSQ_SQL_Q_PRUNE)           \
-  XX(Q_ERRORS, LSQ_SQL_Q_ERRORS)
+  XX(Q_ERRORS, LSQ_SQL_Q_ERRORS)         \
+  XX(CLOCK_READ, LSQ_SQL_CLOCK_READ)     \
+  XX(CLOCK_MOVE, LSQ_SQL_CLOCK_MOVE)
 
 #endif

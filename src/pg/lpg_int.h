@@ -31,6 +31,7 @@ typedef struct lpg_conn {
   PGconn *pg;
   uint64_t prepared;   /* bit i: statement slot i is prepared on this session */
   void *tx;            /* lpg_tx.c's state of this connection */
+  int dated;           /* lease_meta and the claim order's index are there */
 } lpg_conn;
 
 #define LPG(db) ((lpg_conn *)(db)->conn)
@@ -121,7 +122,9 @@ int lpg_exec(lease_db *db, const char *sql);
 void lpg_rollback(lease_db *db);
 
 /* Make the connection ready for a call (reset a broken one once, roll back
-** a transaction a failed call left open).  LEASE_OK or LEASE_IOERR. */
+** a transaction a failed call left open), then, for a write carrying a
+** now, its clock step (lpg_q_clock).  LEASE_OK, LEASE_IOERR, or the clock
+** step's failure. */
 int lpg_ready(lease_db *db);
 
 /*
@@ -145,6 +148,13 @@ int lpg_outcome(lease_db *db, const lease__write *w, const PGresult *r, int64_t 
 /* At open, before the session is set: create the queue's tables when the
 ** database lacks them (empty temporary ones on a read-only handle). */
 int lpg_q_open(lease_db *db);
+
+/* The clock step (lease_int.h: lease__clock) of the write about to run
+** on db: the mark read in a statement of its own, the write's now checked
+** against it, the mark moved up when now passed it by a step.  LEASE_OK at
+** once for a call without a now (db->clock_now NAN), on a read-only
+** handle, or without lease_meta.  Called by lpg_ready. */
+int lpg_q_clock(lease_db *db);
 
 /* lease__backend's claim_next (the queue "default") and count (every
 ** queue, with the counts by status). */

@@ -101,12 +101,32 @@ int lpg_q_open(lease_db *db) {
     return rc;
   }
   marked = PQgetvalue(res, 0, 0)[0] == 't';
+  LPG(db)->dated = PQgetvalue(res, 0, 1)[0] == 't';
   PQclear(res);
-  if (marked) return LEASE_OK;
+  if (marked && LPG(db)->dated) return LEASE_OK;
   if (db->opt.flags & LEASE_OPEN_READONLY)
-    return lpg_exec(db, LPG_Q_SQL_TABLES("TEMP ", ""));
+    return marked ? LEASE_OK : lpg_exec(db, LPG_Q_SQL_TABLES("TEMP ", ""));
   if ((rc = lpg_exec(db, LPG_Q_SQL_INIT)) != LEASE_OK) lpg_rollback(db);
+  else LPG(db)->dated = 1;
   return rc;
+}
+
+/* See lpg_int.h. */
+int lpg_q_clock(lease_db *db) {
+  params p = {0};
+  PGresult *res;
+  double mark;
+  int move, rc;
+  if (isnan(db->clock_now) || !LPG(db)->dated || (db->opt.flags & LEASE_OPEN_READONLY))
+    return LEASE_OK;
+  if (!(res = qrun(db, Q_CLOCK_READ, NULL))) return db->rc;
+  mark = PQntuples(res) == 1 ? r_time(res, 0, 0) : NAN;
+  PQclear(res);
+  if ((rc = lease__clock(db, mark, &move)) != LEASE_OK || !move) return rc;
+  p_f8(&p, db->clock_now);
+  if (!(res = qrun(db, Q_CLOCK_MOVE, &p))) return db->rc;
+  PQclear(res);
+  return LEASE_OK;
 }
 
 /* ===================================================================== */

@@ -46,11 +46,41 @@
   " fence int8, message bytea);"
 #define LPG_Q_SQL_REFS " REFERENCES jobs(id) ON DELETE CASCADE ON UPDATE CASCADE"
 
-/* The trigger whose presence says the schema below is complete (it is
-** created last). */
+/* The trigger whose presence says the schema below is there (it is created
+** last), then whether the claim order's index and lease_meta are there too
+** (LPG_Q_SQL_CLOCK_DDL). */
 #define LPG_Q_SQL_MARKED                                                            \
   "SELECT EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = to_regclass('jobs')"     \
-  " AND tgname = 'lease_jobs_added')"
+  " AND tgname = 'lease_jobs_added'), to_regclass('lease_queue_due') IS NOT NULL"  \
+  " AND to_regclass('lease_meta') IS NOT NULL"
+
+/*
+** The clock mark (lease_int.h: lease__clock), in lease_meta under the key
+** 'clock_mark' (as text), and the claim order by due_at: a job's run_at,
+** or for one without, the mark when it was enqueued or reopened (0 while
+** there is none), so a job due longer goes first.  Idempotent; run in
+** LPG_Q_SQL_INIT's transaction after the rest of the schema, which it
+** brings to this layout (the column added, the index of the claim order
+** replaced, the insert trigger's function made anew).
+*/
+#define LPG_Q_SQL_MARK "(SELECT value::float8 FROM lease_meta WHERE key = 'clock_mark')"
+#define LPG_Q_SQL_DUE_NOW "coalesce(" LPG_Q_SQL_MARK ", 0)"
+#define LPG_Q_SQL_CLOCK_DDL                                                         \
+  " CREATE TABLE IF NOT EXISTS lease_meta(key text PRIMARY KEY, value text);"      \
+  " DO $lease$ BEGIN"                                                               \
+  " IF NOT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema ="   \
+  " current_schema() AND table_name = 'lease_queue' AND column_name = 'due_at') THEN" \
+  " ALTER TABLE lease_queue ADD COLUMN due_at float8 NOT NULL DEFAULT 0;"          \
+  " UPDATE lease_queue SET due_at = run_at WHERE run_at IS NOT NULL; END IF;"       \
+  " END $lease$;"                                                                   \
+  " DROP INDEX IF EXISTS lease_queue_ready;"                                        \
+  " CREATE INDEX IF NOT EXISTS lease_queue_due"                                     \
+  " ON lease_queue(queue, priority, due_at, seq) WHERE state = 0;"                 \
+  " CREATE OR REPLACE FUNCTION lease_jobs_added() RETURNS trigger LANGUAGE plpgsql" \
+  " AS $f$ BEGIN INSERT INTO lease_queue(id, seq, state, finished_at, due_at)"      \
+  " SELECT a.id, a.seq, CASE WHEN a.done <> 0 THEN 1 ELSE 0 END,"                   \
+  " CASE WHEN a.done <> 0 THEN a.until END, " LPG_Q_SQL_DUE_NOW " FROM lease_added a" \
+  " ON CONFLICT (id) DO NOTHING; RETURN NULL; END $f$;"
 
 /*
 ** The queue's schema, under the advisory lock of LPG_SQL_INIT, created
@@ -69,8 +99,6 @@
   " IF EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = to_regclass('jobs')"       \
   " AND tgname = 'lease_jobs_added') THEN RETURN; END IF; "                        \
   LPG_Q_SQL_TABLES("", LPG_Q_SQL_REFS)                                              \
-  " CREATE INDEX IF NOT EXISTS lease_queue_ready"                                   \
-  " ON lease_queue(queue, priority, run_at NULLS FIRST, seq) WHERE state = 0;"     \
   " CREATE INDEX IF NOT EXISTS lease_queue_ended"                                   \
   " ON lease_queue(finished_at) WHERE state <> 0;"                                  \
   " CREATE INDEX IF NOT EXISTS lease_errors_job ON lease_errors(id, n);"           \
@@ -108,7 +136,7 @@
   " CREATE TRIGGER lease_jobs_added AFTER INSERT ON jobs"                            \
   " REFERENCING NEW TABLE AS lease_added FOR EACH STATEMENT"                        \
   " EXECUTE FUNCTION lease_jobs_added();"                                           \
-  " END $lease$; " LPG_TX_SQL_CREATE "; COMMIT"
+  " END $lease$;" LPG_Q_SQL_CLOCK_DDL " " LPG_TX_SQL_CREATE "; COMMIT"
 
 /*
 ** A job's status at now (the parameter `now`; NULL gives 0, unknown), over
@@ -172,11 +200,12 @@
 #define LPG_Q_SQL_ENQUEUE                                                           \
   "WITH i AS (INSERT INTO jobs(id) VALUES ($1) ON CONFLICT (id) DO NOTHING"        \
   " RETURNING id, seq) INSERT INTO lease_queue(id, seq, payload, queue, priority,"  \
-  " run_at, max_attempts) SELECT id, seq, $2, $3, $4, $5, $6 FROM i"
+  " run_at, due_at, max_attempts) SELECT id, seq, $2, $3, $4, $5,"                 \
+  " coalesce($5, " LPG_Q_SQL_DUE_NOW "), $6 FROM i"
 
 /*
-** claim_next: the ready jobs of a queue in (priority, run_at, seq) order,
-** run_at NULL (at once) first, both rows of each locked, those another
+** claim_next: the ready jobs of a queue in (priority, due_at, seq) order
+** (LPG_Q_SQL_CLOCK_DDL: the job due longer first), both rows of each locked, those another
 ** transaction holds locked skipped.  A candidate whose lease expired
 ** unreported (an owner still named) gets its error recorded, and is
 ** discarded instead of claimed when that was its last attempt.  $1 queue,
@@ -185,12 +214,12 @@
 ** claim's), max_attempts.
 */
 #define LPG_Q_SQL_CLAIM_NEXT                                                        \
-  "WITH c AS (SELECT q.id, q.payload, q.queue, q.priority, q.run_at, q.seq,"       \
+  "WITH c AS (SELECT q.id, q.payload, q.queue, q.priority, q.due_at, q.seq,"       \
   " q.attempt, q.max_attempts, j.owner, j.until, j.fence"                          \
   " FROM lease_queue q JOIN jobs j ON j.id = q.id"                                 \
   " WHERE q.state = 0 AND q.queue = $1 AND (q.run_at IS NULL OR q.run_at <= $2)"   \
   " AND j.done = 0 AND j.until <= $2 AND j.fence < " LPG_FENCE_MAX                  \
-  " ORDER BY q.priority, q.run_at NULLS FIRST, q.seq LIMIT $5"                      \
+  " ORDER BY q.priority, q.due_at, q.seq LIMIT $5"                                  \
   " FOR UPDATE OF q, j SKIP LOCKED),"                                               \
   " x AS (SELECT c.*, c.owner IS NOT NULL AS lapsed,"                               \
   " c.owner IS NOT NULL AND c.attempt >= c.max_attempts AS last FROM c),"           \
@@ -201,7 +230,7 @@
   " u AS (UPDATE jobs SET owner = $3, until = $4, fence = jobs.fence + 1 FROM x"    \
   " WHERE jobs.id = x.id AND NOT x.last RETURNING jobs.id, jobs.fence)"             \
   " SELECT x.id, u.fence, x.payload, x.queue, x.priority, x.attempt + 1, x.max_attempts" \
-  " FROM x LEFT JOIN u ON u.id = x.id ORDER BY x.priority, x.run_at NULLS FIRST, x.seq"
+  " FROM x LEFT JOIN u ON u.id = x.id ORDER BY x.priority, x.due_at, x.seq"
 
 /*
 ** fail's guarded write: complete's guard on the locked row (and the
@@ -223,20 +252,22 @@
 
 /* After a failure: $1 id, $2 attempt, $3 state, $4 run_at, $5 finished_at. */
 #define LPG_Q_SQL_AFTER_FAIL                                                        \
-  "UPDATE lease_queue SET attempt = $2, state = $3, run_at = $4, finished_at = $5"  \
+  "UPDATE lease_queue SET attempt = $2, state = $3, run_at = $4,"                   \
+  " due_at = coalesce($4, due_at), finished_at = $5"                                \
   " WHERE id = $1"
 
 /*
 ** retry: unless the job is open and held (until > now), reopen it (done 0,
 ** no owner, until 0; the fence kept) with a fresh attempt budget.  $1 id,
-** $2 now.  One row: found, reopened.
+** $2 now (its due_at: due since then).  One row: found, reopened.
 */
 #define LPG_Q_SQL_RETRY                                                             \
   "WITH j AS (SELECT id, done, until FROM jobs WHERE id = $1 FOR UPDATE),"         \
   LPG_SQL_QUEUE_OF_J ","                                                            \
   " ok AS (SELECT j.id FROM j, q WHERE NOT (j.done = 0 AND q.state = 0 AND j.until > $2))," \
   " u AS (UPDATE jobs SET done = 0, owner = NULL, until = 0 FROM ok WHERE jobs.id = ok.id)," \
-  " r AS (UPDATE lease_queue SET state = 0, attempt = 0, run_at = NULL, finished_at = NULL" \
+  " r AS (UPDATE lease_queue SET state = 0, attempt = 0, run_at = NULL, due_at = $2,"      \
+  " finished_at = NULL" \
   " FROM ok WHERE lease_queue.id = ok.id)"                                          \
   " SELECT j.id IS NOT NULL, (SELECT count(*) FROM ok) > 0"                         \
   " FROM (SELECT 1) one LEFT JOIN j ON true"
@@ -269,6 +300,12 @@
   " WHERE jobs.id = c.id AND " LPG_Q_SQL_ENDED("s") " RETURNING 1)"                 \
   " SELECT count(*) FROM d"
 
+/* The clock mark (no row: none), and its move to $1. */
+#define LPG_Q_SQL_CLOCK_READ "SELECT " LPG_Q_SQL_MARK
+#define LPG_Q_SQL_CLOCK_MOVE                                                        \
+  "INSERT INTO lease_meta(key, value) VALUES ('clock_mark', $1::text)"             \
+  " ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+
 /* The statements of the queue, prepared from slot LPG_SLOT_QUEUE on:
 ** name, SQL, parameter types. */
 #define LPG_QUEUE_STATEMENT_MAP(XX)                                                 \
@@ -282,6 +319,8 @@
   XX(AFTER_FAIL, LPG_Q_SQL_AFTER_FAIL, 5, {T_BYTEA, T_INT8, T_INT4, T_FLOAT8, T_FLOAT8}) \
   XX(RETRY, LPG_Q_SQL_RETRY, 2, {T_BYTEA, T_FLOAT8})                                \
   XX(CANCEL, LPG_Q_SQL_CANCEL, 2, {T_BYTEA, T_FLOAT8})                              \
-  XX(PRUNE, LPG_Q_SQL_PRUNE, 3, {T_FLOAT8, T_BYTEA, T_INT4})
+  XX(PRUNE, LPG_Q_SQL_PRUNE, 3, {T_FLOAT8, T_BYTEA, T_INT4})                        \
+  XX(CLOCK_READ, LPG_Q_SQL_CLOCK_READ, 0, {0})                                      \
+  XX(CLOCK_MOVE, LPG_Q_SQL_CLOCK_MOVE, 1, {T_FLOAT8})
 
 #endif

@@ -465,7 +465,8 @@ LEASE_API int lease_read_settings(lease_db *db, lease_settings *out);
 ** lease_claim_next: lease_claim_next_queue on the queue "default": claim
 ** the ready jobs for owner, in one BEGIN IMMEDIATE transaction, with
 ** claim's rule (not done, until <= now; fence + 1, owner, until = now +
-** ttl), smallest (priority, run_at, enqueue order) first; jobs with the
+** ttl), smallest (priority, due time, enqueue order) first (the due time:
+** lease_claim_next_queue); jobs with the
 ** defaults come in enqueue order (SQLite's rowid order at insert).  Jobs
 ** whose fence cannot grow (see lease_claim), discarded and cancelled jobs,
 ** and jobs whose run_at is after now are skipped.
@@ -688,7 +689,10 @@ LEASE_API int lease_errors(lease_db *db, const char *id, size_t id_len, lease_jo
 
 /*
 ** lease_claim_next_queue: lease_claim_next within one queue, in the order
-** of (priority, run_at, enqueue order), smallest first, skipping jobs not
+** of (priority, due time, enqueue order), smallest first: the due time is
+** a job's run_at, or for one without, the database's clock mark (see
+** lease_options.clock_factor) when it was enqueued or retried, 0 while
+** there is none.  Skipping jobs not
 ** ready: completed, discarded, cancelled, held (until > now), and those
 ** whose run_at is after now.  Each job taken counts an attempt.  A job
 ** found with a lease that expired without complete, fail or release gets

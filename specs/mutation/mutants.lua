@@ -235,9 +235,9 @@ return {
   {
     name = "claim-next-without-blocked-guard", step = "own", file = "src/sqlite/lsq_queue_sql.h",
     from = [=[  " AND " LSQ_SQL_BLOCKED " = 0)"                                        \
-  " ORDER BY q.priority, q.run_at, q.seq LIMIT ?3"]=],
+  " ORDER BY q.priority, q.due_at, q.seq LIMIT ?3"]=],
     to = [=[  ")"                                        \
-  " ORDER BY q.priority, q.run_at, q.seq LIMIT ?3"]=],
+  " ORDER BY q.priority, q.due_at, q.seq LIMIT ?3"]=],
     hint = "specs/25-hostile_values_spec.lua",
   },
   {
@@ -355,8 +355,8 @@ return {
   },
   {
     name = "claim-next-id-order", step = "own", file = "src/sqlite/lsq_queue_sql.h",
-    from = [[" ORDER BY q.priority, q.run_at, q.seq LIMIT ?3"]],
-    to = [[" ORDER BY q.priority, q.run_at, q.id LIMIT ?3"]],
+    from = [[" ORDER BY q.priority, q.due_at, q.seq LIMIT ?3"]],
+    to = [[" ORDER BY q.priority, q.due_at, q.id LIMIT ?3"]],
     hint = "specs/15-claim_next_spec.lua",
   },
   {
@@ -828,8 +828,8 @@ return {
   },
   {
     name = "claim-next-ignores-priority", step = "own", file = "src/sqlite/lsq_queue_sql.h",
-    from = [[" ORDER BY q.priority, q.run_at, q.seq LIMIT ?3"]],
-    to = [[" ORDER BY q.run_at, q.seq LIMIT ?3"]],
+    from = [[" ORDER BY q.priority, q.due_at, q.seq LIMIT ?3"]],
+    to = [[" ORDER BY q.due_at, q.seq LIMIT ?3"]],
     hint = "specs/30-queue_data_spec.lua",
   },
   {
@@ -1459,9 +1459,9 @@ return {
   },
   {
     name = "old-index-dropped-outside-the-schema-transaction", step = "own", file = "src/sqlite/lsq_open.c",
-    from = [[  if (!missing && !c->old_index && c->queued && c->current) return LEASE_OK;]],
+    from = [[  if (!missing && !c->old_index && c->queued && c->current && c->dated) return LEASE_OK;]],
     to = [[  if (c->old_index) (void)lsq_exec(db, "DROP INDEX IF EXISTS lease_jobs_pending");
-  if (!missing && !c->old_index && c->queued && c->current) return LEASE_OK;]],
+  if (!missing && !c->old_index && c->queued && c->current && c->dated) return LEASE_OK;]],
     hint = "specs/23-hostile_spec.lua",
   },
   {
@@ -1569,14 +1569,14 @@ return {
   },
   {
     name = "older-queue-not-made-again", step = "own", file = "src/sqlite/lsq_open.c",
-    from = [[  if (!missing && !c->old_index && c->queued && c->current) return LEASE_OK;]],
-    to = [[  if (!missing && !c->old_index && c->queued) return LEASE_OK;]],
+    from = [[  if (!missing && !c->old_index && c->queued && c->current && c->dated) return LEASE_OK;]],
+    to = [[  if (!missing && !c->old_index && c->queued && c->dated) return LEASE_OK;]],
     hint = "specs/32-queue_seed_spec.lua",
   },
   {
     name = "older-queue-schema-body-skipped", step = "own", file = "src/sqlite/lsq_open.c",
-    from = [[  return c->queued && c->current ? LEASE_OK : lsq_q_schema(db);]],
-    to = [[  return c->queued ? LEASE_OK : lsq_q_schema(db);]],
+    from = [[  if (!(c->queued && c->current)) return lsq_q_schema(db);]],
+    to = [[  if (!c->queued) return lsq_q_schema(db);]],
     hint = "specs/32-queue_seed_spec.lua",
   },
   {
@@ -1866,5 +1866,59 @@ return {
     from = [[  if (*held) atomic_store_explicit(&(*held)->busy, 0, memory_order_release);]],
     to = [[  (void)held;]],
     c_hint = "test_threads",
+  },
+  -- The clock mark (specs/54-clock_spec.lua) -------------------------
+  {
+    name = "clock-check-dropped", step = "own", file = "src/core/lease.c", fn = "lease__clock",
+    from = [[  if (clock_off(now, mark, db->opt.clock_factor)) return clock_refused(db, now, mark);]],
+    to = [[  (void)clock_refused;]],
+    hint = "specs/54-clock_spec.lua",
+  },
+  {
+    name = "clock-factor-one-way", step = "own", file = "src/core/lease.c", fn = "clock_off",
+    from = [[  return now >= mark * factor || mark >= now * factor;]],
+    to = [[  return now >= mark * factor;]],
+    hint = "specs/54-clock_spec.lua",
+  },
+  {
+    name = "clock-floor-dropped", step = "own", file = "src/core/lease.c", fn = "clock_off",
+    from = [[  if (factor == 0 || !(now >= LEASE__CLOCK_FLOOR) || !(mark >= LEASE__CLOCK_FLOOR)) return 0;]],
+    to = [[  if (factor == 0 || isnan(mark)) return 0;]],
+    hint = "specs/54-clock_spec.lua",
+  },
+  {
+    name = "clock-mark-never-moved", step = "own", file = "src/core/lease.c", fn = "lease__clock",
+    from = [[  *move = isnan(mark) || now > mark + fmax(1.0, fabs(mark) * LEASE__CLOCK_STEP);]],
+    to = [[  *move = 0;]],
+    hint = "specs/54-clock_spec.lua",
+  },
+  {
+    name = "clock-option-ignored", step = "own", file = "src/lua/lease_lua.c", fn = "check_options",
+    from = [[  opt->clock_factor = clock_check ? clock_factor : 0;]],
+    to = [[  (void)clock_check;
+  (void)clock_factor;]],
+    hint = "specs/54-clock_spec.lua",
+  },
+  {
+    name = "unscheduled-due-at-zero", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_Q_DATA",
+    from = [[  " due_at = coalesce(?5, " LSQ_SQL_DUE_NOW "), max_attempts = ?6 WHERE id = ?1"]],
+    to = [[  " due_at = coalesce(?5, 0), max_attempts = ?6 WHERE id = ?1"]],
+    hint = "specs/54-clock_spec.lua",
+  },
+  {
+    name = "pg-unscheduled-due-at-zero", step = "own", file = "src/pg/lpg_queue_sql.h",
+    fn = "LPG_Q_SQL_ENQUEUE",
+    from = [[  " coalesce($5, " LPG_Q_SQL_DUE_NOW "), $6 FROM i"]],
+    to = [[  " coalesce($5, 0), $6 FROM i"]],
+    hint = "specs/54-clock_spec.lua",
+  },
+  {
+    name = "pg-clock-check-skipped", step = "own", file = "src/pg/lpg.c", fn = "lpg_ready",
+    from = [[  lpg_rollback(db);
+  return lpg_q_clock(db);]],
+    to = [[  lpg_rollback(db);
+  return LEASE_OK;]],
+    hint = "specs/54-clock_spec.lua",
   },
 }

@@ -566,7 +566,9 @@ static const lb_op op_release = {"release", 1, 0, check_id_owner_fence, run_rele
 /***
 Claim the ready jobs of one queue with claim's rule (fence + 1, owner,
 `until = now + ttl`), all in one `BEGIN IMMEDIATE` transaction, in the order
-of (priority, run_at, enqueue order), smallest first.  Ready: not done, not
+of (priority, due time, enqueue order), smallest first (the due time: `run_at`,
+or for a job without, the database's clock mark when it was enqueued or
+retried; docs/queue.md).  Ready: not done, not
 discarded or cancelled, `until <= now`, run_at nil or `<= now`.  Each job
 taken counts an attempt; a job found with a lease that expired unreported
 gets the error "lease expired" first, and is discarded instead when that

@@ -122,8 +122,10 @@ describe("the claim order", function()
     assert.are.equal("retryable", (db:fail("r", "w", 1, T, "boom", { run_at = T + 10 })))
     local order = {}
     for k = 1, 8 do
-      -- each round two new jobs arrive and one is taken: the backlog grows
-      assert.truthy(db:enqueue_many({ "n" .. k .. "a", "n" .. k .. "b" }))
+      -- each round two new jobs arrive (one with data, one plain) and one
+      -- is taken: the backlog grows
+      assert.is_true(db:enqueue("n" .. k .. "a", { payload = "p" }))
+      assert.truthy(db:enqueue_many({ "n" .. k .. "b" }))
       local j = db:claim_next("w", T + 1000 * k, 30, 1)[1]
       order[#order + 1] = j.id
       assert.is_true(db:complete(j.id, "w", j.fence, T + 1000 * k, "ok"))

@@ -1907,6 +1907,13 @@ return {
     hint = "specs/54-clock_spec.lua",
   },
   {
+    name = "unscheduled-due-at-zero-on-insert", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_QUEUE_ROW_OF_NEW",
+    from = [[  LSQ_SQL_FENCE_INT("new.fence") ", " LSQ_SQL_DUE_NOW]],
+    to = [[  LSQ_SQL_FENCE_INT("new.fence") ", 0"]],
+    hint = "specs/54-clock_spec.lua",
+  },
+  {
     name = "pg-unscheduled-due-at-zero", step = "own", file = "src/pg/lpg_queue_sql.h",
     fn = "LPG_Q_SQL_ENQUEUE",
     from = [[  " coalesce($5, " LPG_Q_SQL_DUE_NOW "), $6 FROM i"]],

@@ -1914,14 +1914,14 @@ return {
     hint = "specs/54-clock_spec.lua",
   },
   {
-    name = "pg-unscheduled-due-at-zero", step = "own", file = "src/pg/lpg_queue_sql.h",
+    name = "pg-unscheduled-due-at-zero", step = "own", backend = "pg", file = "src/pg/lpg_queue_sql.h",
     fn = "LPG_Q_SQL_ENQUEUE",
     from = [[  " coalesce($5, " LPG_Q_SQL_DUE_NOW "), $6 FROM i"]],
     to = [[  " coalesce($5, 0), $6 FROM i"]],
     hint = "specs/54-clock_spec.lua",
   },
   {
-    name = "pg-clock-check-skipped", step = "own", file = "src/pg/lpg.c", fn = "lpg_ready",
+    name = "pg-clock-check-skipped", step = "own", backend = "pg", file = "src/pg/lpg.c", fn = "lpg_ready",
     from = [[  lpg_rollback(db);
   return lpg_q_clock(db);]],
     to = [[  lpg_rollback(db);

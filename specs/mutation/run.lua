@@ -148,7 +148,7 @@ end
 -- Run the C test programs named (all of them when nil; test_pg_wire only
 -- in a tree built with libpq).  Returns passed, the first failure.
 local function run_c_tests(names)
-  local all = { "test_core", "test_many", "test_queue" }
+  local all = { "test_core", "test_many", "test_queue", "test_rules" }
   if not names and io.open(build .. "/test_pg_wire", "rb") then all[#all + 1] = "test_pg_wire" end
   for _, t in ipairs(names or all) do
     local passed, output = run(env .. "timeout -k 30 300 " .. sh(build .. "/" .. t))

@@ -1661,7 +1661,7 @@ return {
     name = "rules-held-for-every-write", step = "own", file = "src/core/lease_rules.c",
     from = "  else if (is_claim && f->live) *reason = LEASE_HELD;\n",
     to = "  else if (f->live) *reason = LEASE_HELD;\n",
-    hint = "specs/50-with_lease_spec.lua",
+    c_hint = "test_rules",
   },
   {
     name = "rules-expired-for-release", step = "own", file = "src/core/lease_rules.c",
@@ -1678,7 +1678,7 @@ return {
   {
     name = "rules-gate-always-passes", step = "own", file = "src/core/lease_rules.c",
     from = "  return stored ? LEASE_GRANTED : LEASE_STALE_FENCE;\n",
-    to = "  return LEASE_GRANTED;\n",
+    to = "  return stored ? LEASE_GRANTED : LEASE_GRANTED;\n",
     hint = "specs/51-fence_gate_spec.lua",
   },
   {

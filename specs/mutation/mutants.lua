@@ -247,13 +247,13 @@ return {
     hint = "specs/25-hostile_values_spec.lua",
   },
   {
-    name = "claim-reason-held-for-done", step = "own", file = "src/sqlite/lsq_ops.c",
-    from = [=[    if (sqlite3_column_int(why, 0)) *reason = LEASE_DONE;]=],
-    to = [=[    if (sqlite3_column_int(why, 0)) *reason = is_claim ? LEASE_HELD : LEASE_DONE;]=],
+    name = "claim-reason-held-for-done", step = "own", file = "src/core/lease_rules.c",
+    from = [=[  if (f->done) return LEASE_DONE;]=],
+    to = [=[  if (f->done) return LEASE_HELD;]=],
     hint = "specs/04-claim_spec.lua",
   },
   {
-    name = "reason-not-owner-as-stale-fence", step = "own", file = "src/sqlite/lsq_ops.c",
+    name = "reason-not-owner-as-stale-fence", step = "own", file = "src/core/lease_rules.c",
     from = [=[*reason = LEASE_NOT_OWNER;]=],
     to = [=[*reason = LEASE_STALE_FENCE;]=],
     hint = "specs/06-complete_spec.lua",
@@ -822,8 +822,8 @@ return {
   },
   {
     name = "claim-next-takes-ended-jobs", step = "own", file = "src/sqlite/lsq_queue_sql.h",
-    from = [[  " FROM lease_queue AS q WHERE q.state = 0 AND q.queue = ?1"            \]],
-    to = [[  " FROM lease_queue AS q WHERE q.state <> 1 AND q.queue = ?1"            \]],
+    from = [[" FROM lease_queue AS q WHERE q.state = " LEASE__Q_OPEN_S " AND q.queue = ?1"]],
+    to = [[" FROM lease_queue AS q WHERE q.state <> " LEASE__Q_COMPLETED_S " AND q.queue = ?1"]],
     hint = "specs/31-queue_fail_spec.lua",
   },
   {
@@ -905,9 +905,9 @@ return {
     hint = "specs/31-queue_fail_spec.lua",
   },
   {
-    name = "cancel-reason-as-done", step = "own", file = "src/sqlite/lsq_ops.c",
-    from = [=[    else if (ended == 3) *reason = LEASE_CANCELLED;]=],
-    to = [=[    else if (ended == 3) *reason = LEASE_DONE;]=],
+    name = "cancel-reason-as-done", step = "own", file = "src/core/lease_rules.c",
+    from = [=[  if (queue && f->qstate == LEASE__Q_CANCELLED) return LEASE_CANCELLED;]=],
+    to = [=[  if (queue && f->qstate == LEASE__Q_CANCELLED) return LEASE_DONE;]=],
     hint = "specs/31-queue_fail_spec.lua",
   },
   {
@@ -918,8 +918,8 @@ return {
   },
   {
     name = "prune-includes-the-boundary", step = "own", file = "src/sqlite/lsq_queue_sql.h",
-    from = [[  " WHERE q.state <> 0 AND q.finished_at < ?1"                           \]],
-    to = [[  " WHERE q.state <> 0 AND q.finished_at <= ?1"                           \]],
+    from = [[" WHERE q.state <> " LEASE__Q_OPEN_S " AND q.finished_at < ?1"]],
+    to = [[" WHERE q.state <> " LEASE__Q_OPEN_S " AND q.finished_at <= ?1"]],
     hint = "specs/31-queue_fail_spec.lua",
   },
   {
@@ -936,8 +936,8 @@ return {
   },
   {
     name = "retry-keeps-attempts", step = "own", file = "src/sqlite/lsq_queue_sql.h",
-    from = [["UPDATE lease_queue SET state = 0, base_fence = coalesce((SELECT "]],
-    to = [["UPDATE lease_queue SET state = 0, base_fence = base_fence + 0 * coalesce((SELECT "]],
+    from = [["UPDATE lease_queue SET state = " LEASE__Q_OPEN_S ", base_fence = coalesce((SELECT "]],
+    to = [["UPDATE lease_queue SET state = " LEASE__Q_OPEN_S ", base_fence = base_fence + 0 * coalesce((SELECT "]],
     hint = "specs/31-queue_fail_spec.lua",
   },
   -- The job-queue service (lease.pool, lease.cli, lease_process.c) -------
@@ -1335,8 +1335,8 @@ return {
   },
   {
     name = "pg-blocked-code-column", step = "own", file = "src/pg/lpg.c", backend = "pg",
-    from = "  blocked = w->op == LEASE__RELEASE ? 0 : r_i4(r, 0, 6);\n",
-    to = "  blocked = w->op == LEASE__RELEASE ? 0 : r_i4(r, 0, 5);\n",
+    from = "    f.blocked = r_i4(r, 0, 6);\n",
+    to = "    f.blocked = r_i4(r, 0, 5);\n",
     hint = "specs/50-with_lease_spec.lua",
   },
   {
@@ -1399,7 +1399,7 @@ return {
   {
     -- claim, renew, complete and fail of a cancelled or discarded job granted
     name = "pg-queue-not-ended-ignored", step = "own", file = "src/pg/lpg_sql.h", backend = "pg",
-    from = [[#define LPG_SQL_NOT_ENDED "q.state < 2"]],
+    from = [[#define LPG_SQL_NOT_ENDED "q.state < " LEASE__Q_DISCARDED_S]],
     to = [[#define LPG_SQL_NOT_ENDED "q.state < 9"]],
     hint = "specs/31-queue_fail_spec.lua",
   },
@@ -1413,15 +1413,15 @@ return {
   {
     -- claim_next hands out scheduled jobs
     name = "pg-queue-run-at-filter", step = "own", file = "src/pg/lpg_queue_sql.h", backend = "pg",
-    from = [[" WHERE q.state = 0 AND q.queue = $1 AND (q.run_at IS NULL OR q.run_at <= $2)"]],
-    to = [[" WHERE q.state = 0 AND q.queue = $1"]],
+    from = [[" AND q.queue = $1 AND (q.run_at IS NULL OR q.run_at <= $2)"]],
+    to = [[" AND q.queue = $1"]],
     hint = "specs/30-queue_data_spec.lua",
   },
   {
     -- claim_next takes cancelled and discarded jobs
     name = "pg-queue-status-filter", step = "own", file = "src/pg/lpg_queue_sql.h", backend = "pg",
-    from = [[" WHERE q.state = 0 AND q.queue = $1 AND]],
-    to = [[" WHERE q.state >= 0 AND q.queue = $1 AND]],
+    from = [[" WHERE q.state = " LEASE__Q_OPEN_S " AND q.queue = $1 AND]],
+    to = [[" WHERE q.state >= " LEASE__Q_OPEN_S " AND q.queue = $1 AND]],
     hint = "specs/31-queue_fail_spec.lua",
   },
   {
@@ -1447,8 +1447,8 @@ return {
   },
   {
     name = "pg-with-lease-ignores-cancel", step = "own", file = "src/pg/lpg_tx_sql.h", backend = "pg",
-    from = [[" SELECT j.done <> 0, CASE WHEN NOT (" LPG_SQL_NOT_ENDED ") THEN q.state ELSE 0 END,"]],
-    to = [[" SELECT j.done <> 0, 0,"]],
+    from = [[" SELECT j.done <> 0, CASE WHEN NOT (" LPG_SQL_NOT_ENDED ")"]],
+    to = [[" SELECT j.done <> 0, CASE WHEN false"]],
     hint = "specs/50-with_lease_spec.lua",
   },
   {
@@ -1866,5 +1866,55 @@ return {
     from = [[  if (*held) atomic_store_explicit(&(*held)->busy, 0, memory_order_release);]],
     to = [[  (void)held;]],
     c_hint = "test_threads",
+  },
+  -- The core's rules (src/core/lease_rules.c): the order every backend's
+  -- refused write, with_lease's check and cancel are judged by ----------
+  {
+    name = "rules-release-checks-queue-end", step = "own", file = "src/core/lease_rules.c",
+    from = "  if ((*reason = ended_reason(f, !is_release)) != LEASE_GRANTED) return LEASE_OK;\n",
+    to = "  if ((*reason = ended_reason(f, 1)) != LEASE_GRANTED) return LEASE_OK;\n",
+    c_hint = "test_rules",
+  },
+  {
+    name = "rules-release-checks-blocked", step = "own", file = "src/core/lease_rules.c",
+    from = "  else if (!is_release && lease__blocked_msg(f->blocked))\n",
+    to = "  else if (lease__blocked_msg(f->blocked))\n",
+    c_hint = "test_rules",
+  },
+  {
+    name = "rules-claim-checks-owner", step = "own", file = "src/core/lease_rules.c",
+    from = "  if (!is_claim && f->other_owner) *reason = LEASE_NOT_OWNER;\n",
+    to = "  if (f->other_owner) *reason = LEASE_NOT_OWNER;\n",
+    hint = "specs/04-claim_spec.lua",
+  },
+  {
+    name = "rules-held-for-every-write", step = "own", file = "src/core/lease_rules.c",
+    from = "  else if (is_claim && f->live) *reason = LEASE_HELD;\n",
+    to = "  else if (f->live) *reason = LEASE_HELD;\n",
+    c_hint = "test_rules",
+  },
+  {
+    name = "rules-expired-for-release", step = "own", file = "src/core/lease_rules.c",
+    from = "  else if (!is_claim && !is_release && f->expired) *reason = LEASE_EXPIRED;\n",
+    to = "  else if (!is_claim && f->expired) *reason = LEASE_EXPIRED;\n",
+    c_hint = "test_rules",
+  },
+  {
+    name = "rules-refused-write-granted", step = "own", file = "src/core/lease_rules.c",
+    from = "  if (rc != LEASE_OK || *reason != LEASE_GRANTED) return rc;\n",
+    to = "  return rc;\n",
+    c_hint = "test_rules",
+  },
+  {
+    name = "rules-gate-always-passes", step = "own", file = "src/core/lease_rules.c",
+    from = "  return stored ? LEASE_GRANTED : LEASE_STALE_FENCE;\n",
+    to = "  return stored ? LEASE_GRANTED : LEASE_GRANTED;\n",
+    hint = "specs/51-fence_gate_spec.lua",
+  },
+  {
+    name = "rules-prune-discarded-as-cancelled", step = "own", file = "src/core/lease_rules.c",
+    from = "    case LEASE_STATUS_DISCARDED: return LEASE__Q_DISCARDED;\n",
+    to = "    case LEASE_STATUS_DISCARDED: return LEASE__Q_CANCELLED;\n",
+    hint = "specs/31-queue_fail_spec.lua",
   },
 }

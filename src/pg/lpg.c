@@ -613,45 +613,33 @@ static const int write_stmt[] = {
   [LEASE__RELEASE] = LPG_ST_RELEASE,
 };
 
-/* The verb of a write, for messages. */
-static const char *write_verb(const lease__write *w) {
-  return w->op == LEASE__CLAIM ? "claim" : "write to";
-}
-
 /*
 ** See lpg_int.h: the outcome of a guarded write from its one row (lpg_sql.h:
-** LPG_SQL_REPORT) in the order the guard checks: missing, done, then (but
-** for release) discarded or cancelled by the queue, then for all but claim
-** owner and fence, then a blocked job (release may write
-** one), then the lease: held for a claim, expired for renew and complete.
+** LPG_SQL_REPORT): granted when it wrote, else the job's facts from the
+** row judged by the core's rules (lease__refusal, src/core/lease_rules.c).
 ** Sets *reason and a claim's *fence, or records why no reason fits.
 */
 int lpg_outcome(lease_db *db, const lease__write *w, const PGresult *r, int64_t *fence,
                 int *reason) {
-  int is_claim = w->op == LEASE__CLAIM, blocked, ended;
+  lease__facts f = {0};
   if (PQntuples(r) != 1)
     return lease__fail(db, LEASE_ERROR, "internal error: a guarded write returned %d rows",
                        PQntuples(r));
   if (!PQgetisnull(r, 0, 0) && r_i8(r, 0, 0) > 0) {
     *reason = LEASE_GRANTED;
-    if (is_claim && fence) *fence = r_i8(r, 0, 0);
+    if (w->op == LEASE__CLAIM && fence) *fence = r_i8(r, 0, 0);
     return LEASE_OK;
   }
-  blocked = w->op == LEASE__RELEASE ? 0 : r_i4(r, 0, 6);
-  ended = w->op == LEASE__RELEASE || PQgetisnull(r, 0, 8) ? 0 : r_i4(r, 0, 8);
-  if (!r_bool(r, 0, 1)) *reason = LEASE_MISSING;
-  else if (r_bool(r, 0, 2)) *reason = LEASE_DONE;
-  else if (ended == 2) *reason = LEASE_DISCARDED;
-  else if (ended == 3) *reason = LEASE_CANCELLED;
-  else if (!is_claim && r_bool(r, 0, 3)) *reason = LEASE_NOT_OWNER;
-  else if (!is_claim && r_bool(r, 0, 4)) *reason = LEASE_STALE_FENCE;
-  else if (lease__blocked_msg(blocked)) return lease__blocked_fail(db, blocked, write_verb(w));
-  else if (is_claim && r_bool(r, 0, 7)) *reason = LEASE_HELD;
-  else if (!is_claim && w->op != LEASE__RELEASE && r_bool(r, 0, 5)) *reason = LEASE_EXPIRED;
-  else
-    return lease__fail(db, LEASE_ERROR, "internal error: the guarded %s refused a write that "
-                       "passes every check", is_claim ? "claim" : "update");
-  return LEASE_OK;
+  if ((f.found = r_bool(r, 0, 1))) {
+    f.done = r_bool(r, 0, 2);
+    f.other_owner = r_bool(r, 0, 3);
+    f.other_fence = r_bool(r, 0, 4);
+    f.expired = r_bool(r, 0, 5);
+    f.blocked = r_i4(r, 0, 6);
+    f.live = r_bool(r, 0, 7);
+    f.qstate = PQgetisnull(r, 0, 8) ? LEASE__Q_OPEN : r_i4(r, 0, 8);
+  }
+  return lease__refusal(db, w->op, &f, reason);
 }
 
 /* Run the guarded write w and read its outcome (in the caller's

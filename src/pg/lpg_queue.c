@@ -424,7 +424,7 @@ static int fail_body(lease_db *db, void *ctx) {
   params p = {0};
   PGresult *res;
   int64_t attempt, max;
-  int rc, state = 0;
+  int rc, state = LEASE__Q_OPEN;
   p_bytes(&p, w->id, w->id_len);
   p_bytes(&p, w->owner, w->owner_len);
   p_i8(&p, w->fence);
@@ -444,7 +444,7 @@ static int fail_body(lease_db *db, void *ctx) {
     x->run_at = x->o->has_run_at ? x->o->run_at : w->now;
     x->status = LEASE_STATUS_RETRYABLE;
   } else if (attempt >= max) {
-    state = 2;
+    state = LEASE__Q_DISCARDED;
     x->run_at = NAN;
     x->status = LEASE_STATUS_DISCARDED;
   } else {
@@ -455,8 +455,8 @@ static int fail_body(lease_db *db, void *ctx) {
   p_bytes(&p, w->id, w->id_len);
   p_i8(&p, attempt);
   p_i4(&p, state);
-  p_time(&p, state == 0 ? x->run_at : NAN);
-  p_time(&p, state == 0 ? NAN : w->now);
+  p_time(&p, state == LEASE__Q_OPEN ? x->run_at : NAN);
+  p_time(&p, state == LEASE__Q_OPEN ? NAN : w->now);
   if (!(res = qrun(db, Q_AFTER_FAIL, &p))) return db->rc;
   PQclear(res);
   return LEASE_OK;
@@ -503,11 +503,14 @@ int lpg_q_retry(lease_db *db, const char *id, size_t id_len, double now, int *re
 ** already cancelled. */
 int lpg_q_cancel(lease_db *db, const char *id, size_t id_len, double now, int *reason) {
   PGresult *res = admin(db, Q_CANCEL, id, id_len, now);
-  int r, ended;
+  lease__facts f = {0};
+  int r;
   if (!res) return db->rc;
-  ended = PQgetisnull(res, 0, 2) ? 0 : r_i4(res, 0, 2);
-  r = !r_bool(res, 0, 0) ? LEASE_MISSING : r_bool(res, 0, 1) ? LEASE_DONE
-      : ended == 2 ? LEASE_DISCARDED : ended == 3 ? LEASE_CANCELLED : LEASE_GRANTED;
+  if ((f.found = r_bool(res, 0, 0))) {
+    f.done = r_bool(res, 0, 1);
+    f.qstate = PQgetisnull(res, 0, 2) ? LEASE__Q_OPEN : r_i4(res, 0, 2);
+  }
+  r = lease__cancel_reason(&f);
   PQclear(res);
   if (reason) *reason = r;
   return LEASE_OK;
@@ -522,8 +525,7 @@ int lpg_q_prune(lease_db *db, double before, const char *queue, size_t queue_len
   if (rc != LEASE_OK) return rc;
   p_f8(&p, before);
   p_bytes(&p, queue, queue_len);
-  p_i4(&p, status == LEASE_STATUS_COMPLETED ? 1 : status == LEASE_STATUS_DISCARDED ? 2
-           : status == LEASE_STATUS_CANCELLED ? 3 : 0);
+  p_i4(&p, lease__prune_state(status));
   if (!(res = qrun(db, Q_PRUNE, &p))) return db->rc;
   *deleted = r_i8(res, 0, 0);
   PQclear(res);

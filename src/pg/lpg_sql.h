@@ -17,6 +17,8 @@
 #ifndef LPG_SQL_H
 #define LPG_SQL_H
 
+#include "lease_int.h"   /* the queue states, LEASE__Q_*_S */
+
 /* The gate's table and the with_lease guard, created by LPG_SQL_INIT
 ** after every other table (the guard covers each lease_ table there is). */
 #include "lpg_tx_sql.h"
@@ -91,10 +93,11 @@
 ** q.state < 2 (LPG_SQL_NOT_ENDED): not discarded, not cancelled.
 */
 #define LPG_SQL_QUEUE_OF_J                                                    \
-  " q AS (SELECT coalesce(s.state, 0) AS state, coalesce(s.attempt, 0) AS attempt," \
+  " q AS (SELECT coalesce(s.state, " LEASE__Q_OPEN_S ") AS state,"                    \
+  " coalesce(s.attempt, 0) AS attempt,"                                               \
   " coalesce(s.max_attempts, 25) AS max_attempts"                             \
   " FROM j LEFT JOIN LATERAL lease_queue_now(j.id) s ON true)"
-#define LPG_SQL_NOT_ENDED "q.state < 2"
+#define LPG_SQL_NOT_ENDED "q.state < " LEASE__Q_DISCARDED_S
 
 /*
 ** Contract step 4.  $1 id, $2 owner, $3 now, $4 now + ttl.  A lease that
@@ -105,19 +108,20 @@
 #define LPG_SQL_CLAIM                                                                 \
   "WITH j AS (SELECT id, owner, done, until, fence FROM jobs WHERE id = $1 FOR UPDATE)," \
   LPG_SQL_QUEUE_OF_J ","                                                              \
-  " x AS (SELECT j.owner IS NOT NULL AND j.done = 0 AND q.state = 0 AND j.until <= $3" \
+  " x AS (SELECT j.owner IS NOT NULL AND j.done = 0 AND q.state = " LEASE__Q_OPEN_S    \
+  " AND j.until <= $3"                                                                \
   " AND j.fence < " LPG_FENCE_MAX " AS lapsed, q.attempt >= q.max_attempts AS last FROM j, q)," \
   " e AS (INSERT INTO lease_errors(id, attempt, at, owner, fence, message)"          \
   " SELECT j.id, q.attempt, j.until, j.owner, j.fence, 'lease expired'::bytea"        \
   " FROM j, q, x WHERE x.lapsed),"                                                    \
-  " d AS (UPDATE lease_queue SET state = 2, finished_at = $3 FROM x"                  \
+  " d AS (UPDATE lease_queue SET state = " LEASE__Q_DISCARDED_S ", finished_at = $3 FROM x" \
   " WHERE lease_queue.id = $1 AND x.lapsed AND x.last),"                              \
   " u AS (UPDATE jobs SET owner = $2, until = $4, fence = jobs.fence + 1 FROM j, q, x" \
   " WHERE jobs.id = j.id AND j.done = 0 AND j.until <= $3"                            \
   " AND j.fence < " LPG_FENCE_MAX " AND " LPG_SQL_NOT_ENDED                           \
   " AND NOT (x.lapsed AND x.last) RETURNING jobs.fence)"                              \
   LPG_SQL_REPORT("(SELECT fence FROM u)", "false, false", "j.until <= $3", "j.until > $3", \
-                 "CASE WHEN x.lapsed AND x.last THEN 2 ELSE q.state END",              \
+                 "CASE WHEN x.lapsed AND x.last THEN " LEASE__Q_DISCARDED_S " ELSE q.state END", \
                  " LEFT JOIN q ON true LEFT JOIN x ON true")
 
 /* The lock and the guard renew and complete share.  $1 id, $2 owner,

@@ -114,14 +114,11 @@ static int ensure_schema(lease_db *db) {
 /* with_lease                                                             */
 /* ===================================================================== */
 
-/* The verb of a blocked job's message, as complete's. */
-#define WRITE_VERB "write to"
-
 /*
 ** The lease check before the callback, in the open transaction: the row
-** locked, then complete's checks in complete's order (missing, done, the
-** queue's end, owner, fence, blocked, expired).  Sets *reason; returns
-** LEASE_OK or a failure (a blocked job, the server's).
+** locked, then the job's facts (LPG_TX_SQL_HOLDS, text columns) judged
+** as complete's by the core's rules (lease__judge).  Sets *reason;
+** returns LEASE_OK or a failure (a blocked job, the server's).
 */
 static int check_lease(lease_db *db, const lease__write *w, int *reason) {
   static const Oid types[4] = {T_BYTEA, T_BYTEA, T_INT8, T_FLOAT8};
@@ -144,18 +141,17 @@ static int check_lease(lease_db *db, const lease__write *w, int *reason) {
   res = PQexecParams(lpg_pq(db), LPG_TX_SQL_HOLDS, 4, types, vals, lens, fmts, 0);
   if (PQresultStatus(res) != PGRES_TUPLES_OK) {
     rc = lpg_fail_result(db, res);
-  } else if (PQntuples(res) == 0) {
-    *reason = LEASE_MISSING;
   } else {
-    int ended = atoi(PQgetvalue(res, 0, 1)), blocked = atoi(PQgetvalue(res, 0, 4));
-    *reason = LEASE_GRANTED;
-    if (PQgetvalue(res, 0, 0)[0] == 't') *reason = LEASE_DONE;
-    else if (ended == 2) *reason = LEASE_DISCARDED;
-    else if (ended == 3) *reason = LEASE_CANCELLED;
-    else if (PQgetvalue(res, 0, 2)[0] == 't') *reason = LEASE_NOT_OWNER;
-    else if (PQgetvalue(res, 0, 3)[0] == 't') *reason = LEASE_STALE_FENCE;
-    else if (lease__blocked_msg(blocked)) rc = lease__blocked_fail(db, blocked, WRITE_VERB);
-    else if (PQgetvalue(res, 0, 5)[0] == 't') *reason = LEASE_EXPIRED;
+    lease__facts f = {0};
+    if ((f.found = PQntuples(res) > 0)) {
+      f.done = PQgetvalue(res, 0, 0)[0] == 't';
+      f.qstate = atoi(PQgetvalue(res, 0, 1));
+      f.other_owner = PQgetvalue(res, 0, 2)[0] == 't';
+      f.other_fence = PQgetvalue(res, 0, 3)[0] == 't';
+      f.blocked = atoi(PQgetvalue(res, 0, 4));
+      f.expired = PQgetvalue(res, 0, 5)[0] == 't';
+    }
+    rc = lease__judge(db, w->op, &f, reason);
   }
   PQclear(res);
   return rc;
@@ -712,7 +708,7 @@ int lpg_fence_gate(lease_db *db, lease_tx *tx, const char *resource, size_t reso
   if (PQresultStatus(res) != PGRES_COMMAND_OK) {
     rc = lpg_fail_result(db, res);
   } else {
-    *reason = strcmp(PQcmdTuples(res), "1") == 0 ? LEASE_GRANTED : LEASE_STALE_FENCE;
+    *reason = lease__gate_reason(strcmp(PQcmdTuples(res), "1") == 0);
     rc = LEASE_OK;
   }
   PQclear(res);

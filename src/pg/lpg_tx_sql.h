@@ -75,7 +75,8 @@
 #define LPG_TX_SQL_HOLDS                                                                    \
   "WITH j AS (SELECT * FROM jobs WHERE id = $1 FOR UPDATE),"                               \
   LPG_SQL_QUEUE_OF_J                                                                        \
-  " SELECT j.done <> 0, CASE WHEN NOT (" LPG_SQL_NOT_ENDED ") THEN q.state ELSE 0 END,"   \
+  " SELECT j.done <> 0, CASE WHEN NOT (" LPG_SQL_NOT_ENDED ")"                             \
+  " THEN q.state ELSE " LEASE__Q_OPEN_S " END,"                                            \
   " j.owner IS DISTINCT FROM $2, j.fence <> $3,"                                           \
   " CASE WHEN j.fence >= 9223372036854775807 THEN 3 ELSE 0 END, j.until <= $4"            \
   " FROM j, q"

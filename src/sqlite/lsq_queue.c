@@ -516,7 +516,7 @@ static int fail_body(lease_db *db, void *ctx) {
   sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_FAIL), *att = lsq_stmt(db, LSQ_ST_Q_ATTEMPTS);
   sqlite3_stmt *add = lsq_stmt(db, LSQ_ST_Q_ERROR_ADD), *set = lsq_stmt(db, LSQ_ST_Q_AFTER_FAIL);
   int64_t attempt, max;
-  int src, rc, state = 0;
+  int src, rc, state = LEASE__Q_OPEN;
   x->reason = LEASE_GRANTED;
   if (!st || !att || !add || !set) return db->rc;
   bind_bytes(st, 1, w->id, w->id_len);
@@ -550,7 +550,7 @@ static int fail_body(lease_db *db, void *ctx) {
     x->run_at = x->o->has_run_at ? x->o->run_at : w->now;
     x->status = LEASE_STATUS_RETRYABLE;
   } else if (attempt >= max) {
-    state = 2;
+    state = LEASE__Q_DISCARDED;
     x->run_at = NAN;
     x->status = LEASE_STATUS_DISCARDED;
   } else {
@@ -560,9 +560,9 @@ static int fail_body(lease_db *db, void *ctx) {
   bind_bytes(set, 1, w->id, w->id_len);
   sqlite3_bind_int64(set, 2, attempt);
   sqlite3_bind_int(set, 3, state);
-  if (state == 0) sqlite3_bind_double(set, 4, x->run_at);
+  if (state == LEASE__Q_OPEN) sqlite3_bind_double(set, 4, x->run_at);
   else sqlite3_bind_null(set, 4);
-  if (state == 0) sqlite3_bind_null(set, 5);
+  if (state == LEASE__Q_OPEN) sqlite3_bind_null(set, 5);
   else sqlite3_bind_double(set, 5, w->now);
   return run_once(db, set);
 }
@@ -589,19 +589,20 @@ typedef struct admin_ctx {
   int64_t deleted;
 } admin_ctx;
 
-/* Read Q_INFO for x->id: *found, and the row's done, held, end state. */
-static int read_info(lease_db *db, admin_ctx *x, int *found, int *done, int *held, int *ended) {
+/* Read Q_INFO for x->id: the job's facts found, done, live (until > now)
+** and qstate. */
+static int read_info(lease_db *db, admin_ctx *x, lease__facts *f) {
   sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_INFO);
   int src;
   if (!st) return db->rc;
   bind_bytes(st, 1, x->id, x->id_len);
   sqlite3_bind_double(st, 2, x->now);
   src = sqlite3_step(st);
-  *found = src == SQLITE_ROW;
+  f->found = src == SQLITE_ROW;
   if (src == SQLITE_ROW) {
-    *done = sqlite3_column_int(st, 0);
-    *held = sqlite3_column_int(st, 1);
-    *ended = sqlite3_column_int(st, 2);
+    f->done = sqlite3_column_int(st, 0);
+    f->live = sqlite3_column_int(st, 1);
+    f->qstate = sqlite3_column_int(st, 2);
     src = SQLITE_DONE;
   }
   if (src != SQLITE_DONE) return step_failed(db, st, src);
@@ -620,11 +621,12 @@ static int run_id(lease_db *db, int which, admin_ctx *x) {
 /* Write body: retry (see lease.h). */
 static int retry_body(lease_db *db, void *ctx) {
   admin_ctx *x = ctx;
-  int found, done = 0, held = 0, ended = 0, rc;
-  if ((rc = read_info(db, x, &found, &done, &held, &ended)) != LEASE_OK) return rc;
+  lease__facts f = {0};
+  int rc;
+  if ((rc = read_info(db, x, &f)) != LEASE_OK) return rc;
   x->reason = LEASE_GRANTED;
-  if (!found) x->reason = LEASE_MISSING;
-  else if (!done && !ended && held) x->reason = LEASE_HELD;
+  if (!f.found) x->reason = LEASE_MISSING;
+  else if (!f.done && f.qstate == LEASE__Q_OPEN && f.live) x->reason = LEASE_HELD;
   if (x->reason != LEASE_GRANTED) return LEASE_OK;
   if ((rc = run_id(db, LSQ_ST_Q_REOPEN, x)) != LEASE_OK) return rc;
   return run_id(db, LSQ_ST_Q_RESET, x);
@@ -634,14 +636,14 @@ static int retry_body(lease_db *db, void *ctx) {
 static int cancel_body(lease_db *db, void *ctx) {
   admin_ctx *x = ctx;
   sqlite3_stmt *end = lsq_stmt(db, LSQ_ST_Q_END);
-  int found, done = 0, held = 0, ended = 0, rc;
+  lease__facts f = {0};
+  int rc;
   if (!end) return db->rc;
-  if ((rc = read_info(db, x, &found, &done, &held, &ended)) != LEASE_OK) return rc;
-  x->reason = !found ? LEASE_MISSING : done ? LEASE_DONE : ended == 2 ? LEASE_DISCARDED
-              : ended == 3 ? LEASE_CANCELLED : LEASE_GRANTED;
+  if ((rc = read_info(db, x, &f)) != LEASE_OK) return rc;
+  x->reason = lease__cancel_reason(&f);
   if (x->reason != LEASE_GRANTED) return LEASE_OK;
   bind_bytes(end, 1, x->id, x->id_len);
-  sqlite3_bind_int(end, 2, 3);
+  sqlite3_bind_int(end, 2, LEASE__Q_CANCELLED);
   sqlite3_bind_double(end, 3, x->now);
   return run_once(db, end);
 }
@@ -690,8 +692,7 @@ int lsq_q_prune(lease_db *db, double before, const char *queue, size_t queue_len
                     int64_t *deleted) {
   prune_ctx x = {before, queue, queue_len, 0, 0};
   int rc;
-  x.state = status == LEASE_STATUS_COMPLETED ? 1 : status == LEASE_STATUS_DISCARDED ? 2
-            : status == LEASE_STATUS_CANCELLED ? 3 : 0;
+  x.state = lease__prune_state(status);
   if ((rc = lsq_write_txn(db, prune_body, &x)) == LEASE_OK) *deleted = x.deleted;
   return rc;
 }

@@ -32,7 +32,8 @@
   " seq INTEGER NOT NULL, queue TEXT NOT NULL DEFAULT 'default',"        \
   " priority INTEGER NOT NULL DEFAULT 0, run_at REAL,"                   \
   " base_fence INTEGER NOT NULL DEFAULT 0, max_attempts INTEGER NOT NULL DEFAULT 25," \
-  " payload BLOB, state INTEGER NOT NULL DEFAULT 0, finished_at REAL) WITHOUT ROWID"
+  " payload BLOB, state INTEGER NOT NULL DEFAULT " LEASE__Q_OPEN_S ","    \
+  " finished_at REAL) WITHOUT ROWID"
 #define LSQ_SQL_ERRORS_TABLE(kw)                                          \
   "CREATE " kw "TABLE IF NOT EXISTS lease_errors(id TEXT NOT NULL, attempt INTEGER," \
   " at REAL, owner TEXT, fence INTEGER, message BLOB)"
@@ -56,10 +57,11 @@
   LSQ_SQL_FENCE_INT("new.fence")
 
 /* The UPDATE of a queue row when done of its jobs row `new` changes: state
-** completed (1) or back to 0, finished_at, and a fresh attempt budget
+** completed or back to open, finished_at, and a fresh attempt budget
 ** (base_fence = the fence) when reopened.  The caller adds the WHERE. */
 #define LSQ_SQL_DONE_SET                                                  \
-  " UPDATE lease_queue SET state = CASE WHEN new.done <> 0 THEN 1 ELSE 0 END," \
+  " UPDATE lease_queue SET state = CASE WHEN new.done <> 0"               \
+  " THEN " LEASE__Q_COMPLETED_S " ELSE " LEASE__Q_OPEN_S " END,"          \
   " finished_at = CASE WHEN new.done <> 0 THEN new.until END,"            \
   " base_fence = CASE WHEN new.done <> 0 THEN base_fence ELSE "           \
   LSQ_SQL_FENCE_INT("new.fence") " END"
@@ -100,9 +102,9 @@
   XX("DROP TRIGGER IF EXISTS " LSQ_SQL_RENAMED_MARK)                      \
   XX(LSQ_SQL_QUEUE_TABLE(""))                                             \
   XX("CREATE INDEX IF NOT EXISTS lease_queue_ready"                       \
-     " ON lease_queue(queue, priority, run_at, seq) WHERE state = 0")     \
+     " ON lease_queue(queue, priority, run_at, seq) WHERE state = " LEASE__Q_OPEN_S) \
   XX("CREATE INDEX IF NOT EXISTS lease_queue_ended"                       \
-     " ON lease_queue(finished_at) WHERE state <> 0")                     \
+     " ON lease_queue(finished_at) WHERE state <> " LEASE__Q_OPEN_S)      \
   XX(LSQ_SQL_ERRORS_TABLE(""))                                            \
   XX("CREATE INDEX IF NOT EXISTS lease_errors_job ON lease_errors(id)")  \
   XX("CREATE TRIGGER IF NOT EXISTS lease_errors_kept AFTER INSERT ON lease_errors BEGIN" \
@@ -151,7 +153,7 @@
 */
 #define LSQ_SQL_STATUS(now)                                               \
   "(CASE WHEN " now " IS NULL THEN 0 WHEN j.done <> 0 THEN 5"            \
-  " WHEN q.state = 2 THEN 6 WHEN q.state = 3 THEN 7"                     \
+  " WHEN q.state = " LEASE__Q_DISCARDED_S " THEN 6 WHEN q.state = " LEASE__Q_CANCELLED_S " THEN 7" \
   " WHEN j.until > " now " THEN 3"                                       \
   " WHEN q.run_at > " now " THEN (CASE WHEN " LSQ_SQL_ATTEMPT("j", "q") " > 0 THEN 4 ELSE 2 END)" \
   " ELSE 1 END)"
@@ -225,7 +227,7 @@
 #define LSQ_SQL_Q_EXPIRED                                                 \
   "SELECT j.owner, j.fence, j.until, " LSQ_SQL_ATTEMPT("j", "q") ", q.max_attempts" \
   " FROM jobs AS j JOIN lease_queue AS q ON q.id = j.id"                 \
-  " WHERE j.id = ?1 AND j.done = 0 AND q.state = 0 AND j.owner IS NOT NULL" \
+  " WHERE j.id = ?1 AND j.done = 0 AND q.state = " LEASE__Q_OPEN_S " AND j.owner IS NOT NULL" \
   " AND j.until <= ?2"
 
 /* Record an error.  ?1 id, ?2 attempt, ?3 at, ?4 owner, ?5 fence, ?6 message. */
@@ -233,9 +235,9 @@
   "INSERT INTO lease_errors(id, attempt, at, owner, fence, message)"     \
   " VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
 
-/* End a job: ?1 id, ?2 state (2 discarded, 3 cancelled), ?3 finished_at. */
+/* End a job: ?1 id, ?2 state (discarded, cancelled), ?3 finished_at. */
 #define LSQ_SQL_Q_END                                                     \
-  "UPDATE lease_queue SET state = ?2, finished_at = ?3 WHERE id = ?1 AND state = 0"
+  "UPDATE lease_queue SET state = ?2, finished_at = ?3 WHERE id = ?1 AND state = " LEASE__Q_OPEN_S
 
 /* When a completion was stored.  ?1 id, ?2 now. */
 #define LSQ_SQL_Q_FINISHED "UPDATE lease_queue SET finished_at = ?2 WHERE id = ?1"
@@ -249,7 +251,7 @@
 */
 #define LSQ_SQL_Q_READY(cols)                                             \
   "SELECT " cols                                                          \
-  " FROM lease_queue AS q WHERE q.state = 0 AND q.queue = ?1"            \
+  " FROM lease_queue AS q WHERE q.state = " LEASE__Q_OPEN_S " AND q.queue = ?1" \
   " AND (q.run_at IS NULL OR q.run_at <= ?2)"                            \
   " AND EXISTS (SELECT 1 FROM jobs WHERE id = q.id AND done = 0 AND until <= ?2" \
   " AND " LSQ_SQL_BLOCKED " = 0)"                                        \
@@ -301,14 +303,14 @@
 ** held (until > now), end state. */
 #define LSQ_SQL_Q_INFO                                                    \
   "SELECT done <> 0, until > ?2,"                                        \
-  " coalesce((SELECT state FROM lease_queue AS q WHERE q.id = jobs.id), 0)" \
+  " coalesce((SELECT state FROM lease_queue AS q WHERE q.id = jobs.id), " LEASE__Q_OPEN_S ")" \
   " FROM jobs WHERE id = ?1"
 
 /* retry: the job open and not held (the fence kept), then its queue row
 ** open with a fresh attempt budget.  ?1 id. */
 #define LSQ_SQL_Q_REOPEN "UPDATE jobs SET done = 0, owner = NULL, until = 0 WHERE id = ?1"
 #define LSQ_SQL_Q_RESET                                                   \
-  "UPDATE lease_queue SET state = 0, base_fence = coalesce((SELECT "      \
+  "UPDATE lease_queue SET state = " LEASE__Q_OPEN_S ", base_fence = coalesce((SELECT " \
   LSQ_SQL_FENCE_INT("fence") " FROM jobs WHERE jobs.id = ?1), 0),"       \
   " run_at = NULL, finished_at = NULL WHERE id = ?1"
 
@@ -319,7 +321,7 @@
 */
 #define LSQ_SQL_Q_PRUNE                                                   \
   "DELETE FROM jobs WHERE id IN (SELECT q.id FROM lease_queue AS q"      \
-  " WHERE q.state <> 0 AND q.finished_at < ?1"                           \
+  " WHERE q.state <> " LEASE__Q_OPEN_S " AND q.finished_at < ?1"          \
   " AND (?2 IS NULL OR q.queue = ?2) AND (?3 = 0 OR q.state = ?3)"        \
   " AND NOT EXISTS (SELECT 1 FROM jobs WHERE id = q.id AND done = 0 AND until > ?1))"
 

@@ -15,6 +15,7 @@
 #define LEASE_INT_H
 
 #include "lease.h"
+#include "lease_schema.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -178,6 +179,7 @@ struct lease_db {
   char *buf;                        /* storage for row strings and ids handed out */
   size_t bufcap;
   lease_tx *tx;                     /* the with_lease running on db, else NULL */
+  int schema_version;               /* the database's, as this handle opened it (lease_schema.h) */
 };
 
 /* lease__fail: record a failure (rc, printf-style message) on db; the

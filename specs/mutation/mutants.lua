@@ -876,9 +876,10 @@ return {
     hint = "specs/32-queue_seed_spec.lua",
   },
   {
-    name = "relayout-loses-attempts", step = "own", file = "src/sqlite/lsq_queue_sql.h",
-    from = [[" FROM jobs WHERE jobs.id = lease_queue.id), 0) - attempt")]],
-    to = [[" FROM jobs WHERE jobs.id = lease_queue.id), 0)")]],
+    name = "relayout-loses-attempts", step = "own", file = "src/sqlite/lsq_schema_sql.h",
+    fn = "LSQ_STEP_REFENCE",
+    from = [[" FROM main.jobs WHERE jobs.id = o.id), 0) - o.attempt,"]],
+    to = [[" FROM main.jobs WHERE jobs.id = o.id), 0),"]],
     hint = "specs/32-queue_seed_spec.lua",
   },
   {
@@ -923,13 +924,14 @@ return {
     hint = "specs/31-queue_fail_spec.lua",
   },
   {
-    name = "errors-keep-all", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    name = "errors-keep-all", step = "own", file = "src/sqlite/lsq_schema_sql.h", fn = "LSQ_STEP_QUEUE",
     from = [[" FROM lease_errors WHERE id = new.id ORDER BY rowid DESC LIMIT 1 OFFSET 20); END")]],
     to = [[" FROM lease_errors WHERE id = new.id ORDER BY rowid DESC LIMIT 1 OFFSET 200); END")]],
     hint = "specs/31-queue_fail_spec.lua",
   },
   {
-    name = "seed-insert-not-queued", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    name = "seed-insert-not-queued", step = "own", file = "src/sqlite/lsq_schema_sql.h",
+    fn = "LSQ_STEP_REFENCE",
     from = [[     " WHEN typeof(new.id) = 'text' BEGIN"                                \]],
     to = [[     " WHEN 0 BEGIN"                                \]],
     hint = "specs/32-queue_seed_spec.lua",
@@ -1459,9 +1461,10 @@ return {
   },
   {
     name = "old-index-dropped-outside-the-schema-transaction", step = "own", file = "src/sqlite/lsq_open.c",
-    from = [[  if (!missing && !c->old_index && c->queued && c->current) return LEASE_OK;]],
-    to = [[  if (c->old_index) (void)lsq_exec(db, "DROP INDEX IF EXISTS lease_jobs_pending");
-  if (!missing && !c->old_index && c->queued && c->current) return LEASE_OK;]],
+    fn = "create_missing",
+    from = [[  return lsq_write_txn(db, schema_body, &missing);]],
+    to = [[  (void)lsq_exec(db, "DROP INDEX IF EXISTS lease_jobs_pending");
+  return lsq_write_txn(db, schema_body, &missing);]],
     hint = "specs/23-hostile_spec.lua",
   },
   {
@@ -1569,20 +1572,23 @@ return {
   },
   {
     name = "older-queue-not-made-again", step = "own", file = "src/sqlite/lsq_open.c",
-    from = [[  if (!missing && !c->old_index && c->queued && c->current) return LEASE_OK;]],
-    to = [[  if (!missing && !c->old_index && c->queued) return LEASE_OK;]],
+    fn = "create_missing",
+    from = [[  if (!missing && c->versioned && c->version == LEASE_SCHEMA_VERSION) return LEASE_OK;]],
+    to = [[  if (!missing && c->version >= LSQ_QUEUE_READABLE) return LEASE_OK;]],
     hint = "specs/32-queue_seed_spec.lua",
   },
   {
     name = "older-queue-schema-body-skipped", step = "own", file = "src/sqlite/lsq_open.c",
-    from = [[  return c->queued && c->current ? LEASE_OK : lsq_q_schema(db);]],
-    to = [[  return c->queued ? LEASE_OK : lsq_q_schema(db);]],
+    fn = "schema_body",
+    from = [[  if (c->versioned && c->version == LEASE_SCHEMA_VERSION) return LEASE_OK;]],
+    to = [[  if (c->version >= LSQ_QUEUE_READABLE) return LEASE_OK;]],
     hint = "specs/32-queue_seed_spec.lua",
   },
   {
     name = "readonly-older-queue-read-as-empty", step = "own", file = "src/sqlite/lsq_open.c",
-    from = [[    return c->queued ? LEASE_OK : lsq_q_temp(db);]],
-    to = [[    return c->queued && c->current ? LEASE_OK : lsq_q_temp(db);]],
+    fn = "create_missing",
+    from = [[    return c->version >= LSQ_QUEUE_READABLE ? LEASE_OK : lsq_q_temp(db);]],
+    to = [[    return c->version >= LEASE_SCHEMA_VERSION ? LEASE_OK : lsq_q_temp(db);]],
     hint = "specs/32-queue_seed_spec.lua",
   },
   {
@@ -1916,5 +1922,77 @@ return {
     from = "    case LEASE_STATUS_DISCARDED: return LEASE__Q_DISCARDED;\n",
     to = "    case LEASE_STATUS_DISCARDED: return LEASE__Q_CANCELLED;\n",
     hint = "specs/31-queue_fail_spec.lua",
+  },
+  -- The schema version (src/sqlite/lsq_schema.c, src/pg/lpg_schema.c) ----
+  {
+    name = "schema-newer-version-accepted", step = "own", file = "src/sqlite/lsq_schema.c",
+    fn = "lsq_schema_read",
+    from = [[  if (version > LEASE_SCHEMA_VERSION)]],
+    to = [[  if (version > LEASE_SCHEMA_VERSION + 100)]],
+    hint = "specs/39-schema_version_spec.lua",
+  },
+  {
+    name = "pg-schema-newer-version-accepted", step = "own", file = "src/pg/lpg_schema.c",
+    fn = "lpg_schema_read", backend = "pg",
+    from = [[  if (version > LEASE_SCHEMA_VERSION)]],
+    to = [[  if (version > LEASE_SCHEMA_VERSION + 100)]],
+    hint = "specs/39-schema_version_spec.lua",
+  },
+  {
+    name = "schema-step-skipped", step = "own", file = "src/sqlite/lsq_schema.c",
+    fn = "lsq_schema_upgrade",
+    from = [[  for (k = c->version; k < LEASE_SCHEMA_VERSION && rc == LEASE_OK; k++)]],
+    to = [[  for (k = c->version; k < LEASE_SCHEMA_VERSION && rc == LEASE_OK; k++)
+    if (k != LEASE_SCHEMA_VERSION - 1)]],
+    hint = "specs/39-schema_version_spec.lua",
+  },
+  {
+    name = "pg-schema-step-skipped", step = "own", file = "src/pg/lpg_schema.c",
+    fn = "upgrade_body", backend = "pg",
+    from = [[    if (steps[k][0]) rc = lpg_exec(db, steps[k]);]],
+    to = [[    if (steps[k][0] && k > 0) rc = lpg_exec(db, steps[k]);]],
+    hint = "specs/39-schema_version_spec.lua",
+  },
+  {
+    name = "schema-version-row-not-written", step = "own", file = "src/sqlite/lsq_schema.c",
+    fn = "lsq_schema_upgrade",
+    from = [[  if (rc == LEASE_OK) rc = lsq_exec(db, LSQ_SQL_VERSION_SET);]],
+    to = [[]],
+    hint = "specs/39-schema_version_spec.lua",
+  },
+  {
+    name = "pg-schema-version-row-not-written", step = "own", file = "src/pg/lpg_schema.c",
+    fn = "upgrade_body", backend = "pg",
+    from = [[  if (rc == LEASE_OK) rc = lpg_exec(db, LPG_SQL_VERSION_SET);]],
+    to = [[]],
+    hint = "specs/39-schema_version_spec.lua",
+  },
+  {
+    name = "schema-unversioned-v1-taken-for-v2", step = "own", file = "src/sqlite/lsq_schema_sql.h",
+    fn = "LSQ_SQL_CLASSIFY",
+    from = [[  " WHERE name = 'attempt') THEN 1"                                      \]],
+    to = [[  " WHERE name = 'attempt') THEN 2"                                      \]],
+    hint = "specs/39-schema_version_spec.lua",
+  },
+  {
+    name = "schema-unversioned-v2-taken-for-current", step = "own", file = "src/sqlite/lsq_schema_sql.h",
+    fn = "LSQ_SQL_CLASSIFY",
+    from = [[  " ELSE 2 END"]],
+    to = [[  " ELSE 3 END"]],
+    hint = "specs/39-schema_version_spec.lua",
+  },
+  {
+    name = "pg-schema-unversioned-v0-taken-for-current", step = "own", file = "src/pg/lpg_schema_sql.h",
+    fn = "LPG_SQL_CLASSIFY", backend = "pg",
+    from = [[" AND tgname = 'lease_jobs_added') THEN 3 ELSE 0 END"]],
+    to = [[" AND tgname = 'lease_jobs_added') THEN 3 ELSE 3 END"]],
+    hint = "specs/39-schema_version_spec.lua",
+  },
+  {
+    name = "schema-version-row-ignored", step = "own", file = "src/sqlite/lsq_schema.c",
+    fn = "lsq_schema_read",
+    from = [[  if (rc == LEASE_OK && meta) rc = lsq_query(db, sql, LSQ_SQL_VERSION_GET, on_version, &version);]],
+    to = [[]],
+    hint = "specs/39-schema_version_spec.lua",
   },
 }

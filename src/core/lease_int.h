@@ -15,6 +15,7 @@
 #define LEASE_INT_H
 
 #include "lease.h"
+#include "lease_schema.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -267,6 +268,7 @@ struct lease_db {
   size_t bufcap;
   lease_tx *tx;                     /* the with_lease running on db, else NULL */
   atomic_int busy;                  /* 1 while a public call runs on db (LEASE__HOLD) */
+  int schema_version;               /* the database's, as this handle opened it (lease_schema.h) */
 };
 
 /*

@@ -19,6 +19,7 @@
 ** server committed it is then unknown, as for any client of a server.
 */
 #include "lpg_int.h"
+#include "lpg_schema_sql.h"
 #include "lpg_sql.h"
 
 #include <errno.h>
@@ -314,15 +315,14 @@ static int check_schema(lease_db *db, int *missing) {
   return rc;
 }
 
-/* See lease.h (contract step 1): the table and index, created under an
-** advisory lock so that concurrent creators do not collide.  A read-only
-** handle has nothing to write when the table exists (its open checked
-** that), as on SQLite. */
+/* See lease.h (contract step 1): the table and the schema's steps
+** (lpg_schema_upgrade), under an advisory lock so that concurrent creators
+** do not collide.  A read-only handle has nothing to write when the table
+** exists (its open checked that), as on SQLite. */
 static int pg_init(lease_db *db) {
   int rc = lpg_ready(db);
   if (rc != LEASE_OK || (db->opt.flags & LEASE_OPEN_READONLY)) return rc;
-  if ((rc = lpg_exec(db, LPG_SQL_INIT)) != LEASE_OK) lpg_rollback(db);
-  return rc;
+  return lpg_schema_upgrade(db);
 }
 
 /*
@@ -369,11 +369,32 @@ static int connect_quiet(lease_db *db, lpg_conn *c) {
 }
 
 /*
+** The schema at open, once the jobs table is checked (*missing: there is
+** none): the version read (one newer than this build knows refused, with
+** nothing written); a read-only handle writes nothing and reads a database
+** older than LPG_QUEUE_READABLE through empty temporary queue tables; a
+** writable one brings the database to LEASE_SCHEMA_VERSION
+** (lpg_schema_upgrade) unless its version row says it is there.
+*/
+static int open_schema(lease_db *db, int missing) {
+  lpg_conn *c = LPG(db);
+  int rc;
+  c->version = 0;
+  c->versioned = 0;
+  if (!missing && (rc = lpg_schema_read(db)) != LEASE_OK) return rc;
+  if (db->opt.flags & LEASE_OPEN_READONLY)
+    return c->version >= LPG_QUEUE_READABLE ? LEASE_OK
+                                            : lpg_exec(db, LPG_Q_SQL_TABLES("TEMP ", ""));
+  if (!missing && c->versioned && c->version == LEASE_SCHEMA_VERSION) return LEASE_OK;
+  return lpg_schema_upgrade(db);
+}
+
+/*
 ** See lease_int.h: connect with db->path as libpq's connection string
 ** (URI or keyword form), set the session, check the jobs table and create
 ** it when missing: not on a read-only handle (LEASE_SCHEMA, as on SQLite),
 ** nor with LEASE_OPEN_NOCREATE (LEASE_CANTOPEN, as SQLite refuses a
-** missing file).
+** missing file); then the schema's version (open_schema).
 ** A server that cannot be reached, or refuses the connection, is
 ** LEASE_CANTOPEN with libpq's message.
 */
@@ -385,18 +406,13 @@ static int pg_open(lease_db *db) {
   if ((rc = connect_quiet(db, c)) != LEASE_OK) return rc;
   if ((rc = lpg_exec(db, "SET default_transaction_read_only = off")) != LEASE_OK) return rc;
   if ((rc = check_schema(db, &missing)) != LEASE_OK) return rc;
-  if (missing) {
-    if (db->opt.flags & LEASE_OPEN_READONLY)
-      return lease__fail(db, LEASE_SCHEMA, "the database has no jobs table (opened read-only)");
-    if (db->opt.flags & LEASE_OPEN_NOCREATE)
-      return lease__fail(db, LEASE_CANTOPEN, "the database has no jobs table (create = false)");
-    if ((rc = lpg_exec(db, LPG_SQL_INIT)) != LEASE_OK) {
-      lpg_rollback(db);
-      return rc;
-    }
-    if ((rc = check_schema(db, &missing)) != LEASE_OK) return rc;
-  }
-  if ((rc = lpg_q_open(db)) != LEASE_OK) return rc;
+  if (missing && (db->opt.flags & LEASE_OPEN_READONLY))
+    return lease__fail(db, LEASE_SCHEMA, "the database has no jobs table (opened read-only)");
+  if (missing && (db->opt.flags & LEASE_OPEN_NOCREATE))
+    return lease__fail(db, LEASE_CANTOPEN, "the database has no jobs table (create = false)");
+  if ((rc = open_schema(db, missing)) != LEASE_OK) return rc;
+  if (missing && (rc = check_schema(db, &missing)) != LEASE_OK) return rc;
+  db->schema_version = c->version;
   return set_session(db);
 }
 

@@ -88,28 +88,6 @@ static int in_txn(lease_db *db, int (*body)(lease_db *, void *), void *ctx) {
 }
 
 /* ===================================================================== */
-/* The schema                                                             */
-/* ===================================================================== */
-
-/* See lpg_int.h.  Runs while the session is still writable. */
-int lpg_q_open(lease_db *db) {
-  PGresult *res = PQexec(LPG(db)->pg, LPG_Q_SQL_MARKED);
-  int marked, rc;
-  if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1) {
-    rc = lpg_fail(db, res);
-    PQclear(res);
-    return rc;
-  }
-  marked = PQgetvalue(res, 0, 0)[0] == 't';
-  PQclear(res);
-  if (marked) return LEASE_OK;
-  if (db->opt.flags & LEASE_OPEN_READONLY)
-    return lpg_exec(db, LPG_Q_SQL_TABLES("TEMP ", ""));
-  if ((rc = lpg_exec(db, LPG_Q_SQL_INIT)) != LEASE_OK) lpg_rollback(db);
-  return rc;
-}
-
-/* ===================================================================== */
 /* Enqueue                                                                */
 /* ===================================================================== */
 

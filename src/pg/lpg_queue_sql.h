@@ -46,28 +46,13 @@
   " fence int8, message bytea);"
 #define LPG_Q_SQL_REFS " REFERENCES jobs(id) ON DELETE CASCADE ON UPDATE CASCADE"
 
-/* The trigger whose presence says the schema below is complete (it is
-** created last). */
-#define LPG_Q_SQL_MARKED                                                            \
-  "SELECT EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = to_regclass('jobs')"     \
-  " AND tgname = 'lease_jobs_added')"
-
 /*
-** The queue's schema, under the advisory lock of LPG_SQL_INIT, created
-** when the trigger of LPG_Q_SQL_MARKED is missing (a concurrent creator
-** waits for the lock, then finds it), in one transaction.  It runs before
-** the session is set, so it names READ COMMITTED itself: under the
-** server's default, were it REPEATABLE READ, the check would read the
-** snapshot taken before the lock wait.  The last steps fill lease_queue
-** for the jobs already there, and the with_lease guard (lpg_tx_sql.h) goes
-** on the new tables in the same transaction: added at a later with_lease it
-** would be DDL on tables in use, and deadlock with running claims.
+** The queue's schema as step 1 makes it (lpg_schema_sql.h): the tables,
+** their indexes, functions and the triggers on jobs; the last statements
+** fill lease_queue for the jobs already there, then make the trigger that
+** keeps it filled.
 */
-#define LPG_Q_SQL_INIT                                                              \
-  "BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock(1818588019);" \
-  " DO $lease$ BEGIN"                                                               \
-  " IF EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = to_regclass('jobs')"       \
-  " AND tgname = 'lease_jobs_added') THEN RETURN; END IF; "                        \
+#define LPG_Q_SQL_SCHEMA                                                            \
   LPG_Q_SQL_TABLES("", LPG_Q_SQL_REFS)                                              \
   " CREATE INDEX IF NOT EXISTS lease_queue_ready"                                   \
   " ON lease_queue(queue, priority, run_at NULLS FIRST, seq) WHERE state = " LEASE__Q_OPEN_S ";" \
@@ -107,10 +92,10 @@
   " SELECT id, seq, CASE WHEN done <> 0 THEN " LEASE__Q_COMPLETED_S                 \
   " ELSE " LEASE__Q_OPEN_S " END,"                                                  \
   " CASE WHEN done <> 0 THEN until END FROM jobs ON CONFLICT (id) DO NOTHING;"     \
+  " DROP TRIGGER IF EXISTS lease_jobs_added ON jobs;"                               \
   " CREATE TRIGGER lease_jobs_added AFTER INSERT ON jobs"                            \
   " REFERENCING NEW TABLE AS lease_added FOR EACH STATEMENT"                        \
-  " EXECUTE FUNCTION lease_jobs_added();"                                           \
-  " END $lease$; " LPG_TX_SQL_CREATE "; COMMIT"
+  " EXECUTE FUNCTION lease_jobs_added();"
 
 /*
 ** A job's status at now (the parameter `now`; NULL gives 0, unknown), over

@@ -19,8 +19,8 @@
 
 #include "lease_int.h"   /* the queue states, LEASE__Q_*_S */
 
-/* The gate's table and the with_lease guard, created by LPG_SQL_INIT
-** after every other table (the guard covers each lease_ table there is). */
+/* The gate's table and the with_lease guard, created by the schema's step
+** 1 after every other table (the guard covers each lease_ table there is). */
 #include "lpg_tx_sql.h"
 
 /* The largest fence, LEASE_FENCE_MAX, as SQL text. */
@@ -40,11 +40,9 @@
   "CREATE INDEX IF NOT EXISTS lease_jobs_pending ON jobs(seq) WHERE done = 0"
 
 /* Concurrent CREATE TABLE IF NOT EXISTS of one table can fail on the
-** catalog's unique index: creators take this transaction-level advisory
-** lock first ("lease" in ASCII as the key). */
-#define LPG_SQL_INIT                                                        \
-  "BEGIN; SELECT pg_advisory_xact_lock(1818588019); " LPG_SQL_CREATE_JOBS \
-  "; " LPG_SQL_CREATE_PENDING_INDEX "; " LPG_TX_SQL_CREATE "; COMMIT"
+** catalog's unique index: whoever changes the schema takes this
+** transaction-level advisory lock first ("lease" in ASCII as the key). */
+#define LPG_SQL_LOCK "SELECT pg_advisory_xact_lock(1818588019)"
 
 /* The columns of an existing jobs table, as format_type names them. */
 #define LPG_SQL_COLUMNS                                                      \

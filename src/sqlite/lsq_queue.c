@@ -72,24 +72,6 @@ static int64_t attempts_since(int64_t fence, int64_t base_fence) {
   return fence - base_fence;
 }
 
-/* See lsq.h.  A lease_queue of the earlier layout is turned into this one
-** (LSQ_QUEUE_RELAYOUT), then every statement of LSQ_QUEUE_SCHEMA runs, in
-** order. */
-int lsq_q_schema(lease_db *db) {
-#define LSQ_SCHEMA_TEXT_(sql) sql,
-  static const char *const relayout[] = {LSQ_QUEUE_RELAYOUT(LSQ_SCHEMA_TEXT_)};
-  static const char *const texts[] = {LSQ_QUEUE_SCHEMA(LSQ_SCHEMA_TEXT_)};
-#undef LSQ_SCHEMA_TEXT_
-  size_t i;
-  int old = 0, rc;
-  rc = lsq_query(db, LSQ(db)->sql, LSQ_SQL_QUEUE_OLD_LAYOUT, lsq_found, &old);
-  for (i = 0; old && i < sizeof relayout / sizeof relayout[0] && rc == LEASE_OK; i++)
-    rc = lsq_exec(db, relayout[i]);
-  for (i = 0; i < sizeof texts / sizeof texts[0] && rc == LEASE_OK; i++)
-    rc = lsq_exec(db, texts[i]);
-  return rc;
-}
-
 /* See lsq.h. */
 int lsq_q_temp(lease_db *db) {
   int rc = lsq_exec(db, LSQ_SQL_QUEUE_TABLE("TEMP "));

@@ -18,15 +18,15 @@
 ** not text, which no call can name and claim_next never hands out), removed
 ** with it, completed when done becomes 1 (reopened with a fresh attempt
 ** budget when it goes back to 0).  A claim writes nothing here: the fence
-** it grows counts the attempt.  Opening a database without them creates
-** them and fills lease_queue for the jobs already there (LSQ_QUEUE_SCHEMA,
-** one transaction).
+** it grows counts the attempt.  The statements that make them are the
+** schema's steps (lsq_schema_sql.h), which a writable open runs.
 */
 #ifndef LSQ_QUEUE_SQL_H
 #define LSQ_QUEUE_SQL_H
 
-/* The side tables; kw is "" or "TEMP " (a read-only handle on a file
-** without them gets empty temporary ones, so reads see the defaults). */
+/* The side tables of the newest layout; kw is "TEMP " (a read-only handle
+** on a file without them gets empty temporary ones, so reads see the
+** defaults: lsq_q_temp). */
 #define LSQ_SQL_QUEUE_TABLE(kw)                                           \
   "CREATE " kw "TABLE IF NOT EXISTS lease_queue(id TEXT PRIMARY KEY NOT NULL," \
   " seq INTEGER NOT NULL, queue TEXT NOT NULL DEFAULT 'default',"        \
@@ -90,61 +90,6 @@
   " INSERT OR IGNORE INTO " LSQ_SQL_QUEUE_ROW_COLS                        \
   " SELECT " LSQ_SQL_QUEUE_ROW_OF_NEW " WHERE typeof(new.id) = 'text';"   \
   LSQ_SQL_DONE_SET " WHERE id = new.id AND (new.done <> 0) <> (old.done <> 0); END"
-
-/* The statements that make the queue's schema, in order.  The triggers are
-** made anew (a file of an earlier layout has others of the same names);
-** the last statement fills lease_queue for jobs inserted before they
-** existed. */
-#define LSQ_QUEUE_SCHEMA(XX)                                              \
-  XX("DROP TRIGGER IF EXISTS lease_jobs_claimed")                         \
-  XX("DROP TRIGGER IF EXISTS lease_jobs_done")                            \
-  XX("DROP TRIGGER IF EXISTS lease_jobs_added")                           \
-  XX("DROP TRIGGER IF EXISTS " LSQ_SQL_RENAMED_MARK)                      \
-  XX(LSQ_SQL_QUEUE_TABLE(""))                                             \
-  XX("CREATE INDEX IF NOT EXISTS lease_queue_ready"                       \
-     " ON lease_queue(queue, priority, run_at, seq) WHERE state = " LEASE__Q_OPEN_S) \
-  XX("CREATE INDEX IF NOT EXISTS lease_queue_ended"                       \
-     " ON lease_queue(finished_at) WHERE state <> " LEASE__Q_OPEN_S)      \
-  XX(LSQ_SQL_ERRORS_TABLE(""))                                            \
-  XX("CREATE INDEX IF NOT EXISTS lease_errors_job ON lease_errors(id)")  \
-  XX("CREATE TRIGGER IF NOT EXISTS lease_errors_kept AFTER INSERT ON lease_errors BEGIN" \
-     " DELETE FROM lease_errors WHERE id = new.id AND rowid <= (SELECT rowid" \
-     " FROM lease_errors WHERE id = new.id ORDER BY rowid DESC LIMIT 1 OFFSET 20); END") \
-  XX("CREATE TRIGGER IF NOT EXISTS lease_jobs_deleted AFTER DELETE ON jobs BEGIN" \
-     " DELETE FROM lease_queue WHERE id = old.id;"                        \
-     " DELETE FROM lease_errors WHERE id = old.id; END")                  \
-  XX("CREATE TRIGGER IF NOT EXISTS lease_jobs_done AFTER UPDATE OF done ON jobs" \
-     " WHEN (new.done <> 0) <> (old.done <> 0) BEGIN"                     \
-     LSQ_SQL_DONE_SET " WHERE id = new.id; END")                          \
-  XX("CREATE TRIGGER IF NOT EXISTS lease_jobs_enqueued AFTER INSERT ON jobs" \
-     " WHEN typeof(new.id) = 'text' BEGIN"                                \
-     " INSERT OR REPLACE INTO " LSQ_SQL_QUEUE_ROW_COLS                    \
-     " VALUES (" LSQ_SQL_QUEUE_ROW_OF_NEW "); END")                       \
-  XX(LSQ_SQL_RENAMED_TRIGGER)                                             \
-  XX("DELETE FROM lease_queue WHERE id NOT IN (SELECT id FROM jobs)")     \
-  XX("INSERT OR IGNORE INTO lease_queue(id, seq, state, finished_at, base_fence)" \
-     " SELECT id, rowid, done <> 0, CASE WHEN done <> 0 THEN until END, " \
-     LSQ_SQL_FENCE_INT("fence") " FROM jobs WHERE typeof(id) = 'text'")
-
-/* The trigger whose presence says the queue's tables are there, filled
-** and kept by the triggers on jobs (a handle that may not write reads
-** them).  A writing handle makes the schema again unless
-** LSQ_SQL_RENAMED_MARK, the newest trigger, is there too. */
-#define LSQ_SQL_QUEUE_MARK "lease_jobs_enqueued"
-
-/* A lease_queue of the earlier layout, which kept the attempts in a column
-** of their own that a trigger on jobs counted up at each claim: the
-** statements that turn it into this layout, run in the schema's
-** transaction before LSQ_QUEUE_SCHEMA when that column is there. */
-#define LSQ_SQL_QUEUE_OLD_LAYOUT                                          \
-  "SELECT 1 FROM pragma_table_info('lease_queue') WHERE name = 'attempt'"
-#define LSQ_QUEUE_RELAYOUT(XX)                                            \
-  XX("DROP TRIGGER IF EXISTS lease_jobs_claimed")                         \
-  XX("DROP TRIGGER IF EXISTS lease_jobs_done")                            \
-  XX("ALTER TABLE lease_queue ADD COLUMN base_fence INTEGER NOT NULL DEFAULT 0") \
-  XX("UPDATE lease_queue SET base_fence = coalesce((SELECT "              \
-     LSQ_SQL_FENCE_INT("fence") " FROM jobs WHERE jobs.id = lease_queue.id), 0) - attempt") \
-  XX("ALTER TABLE lease_queue DROP COLUMN attempt")
 
 /*
 ** A job's status at now (the parameter `now`; NULL gives 0, unknown), over

@@ -883,16 +883,68 @@ return {
     hint = "specs/32-queue_seed_spec.lua",
   },
   {
-    name = "discard-one-attempt-late", step = "own", file = "src/sqlite/lsq_queue.c",
-    from = [=[  } else if (attempt >= max) {]=],
-    to = [=[  } else if (attempt > max) {]=],
+    -- the last attempt counted one late, for fail and for an expiry
+    name = "discard-one-attempt-late", step = "own", file = "src/core/lease_rules.c",
+    fn = "last_attempt",
+    from = "  return f->attempt >= f->max_attempts;\n",
+    to = "  return f->attempt > f->max_attempts;\n",
     hint = "specs/31-queue_fail_spec.lua",
   },
   {
-    name = "expired-lease-never-discards", step = "own", file = "src/sqlite/lsq_queue.c",
-    from = [=[  if (attempt < max) return LEASE_OK;]=],
-    to = [=[  if (attempt < max || max > 0) return LEASE_OK;]=],
+    -- an expired lease on the last attempt claimed again instead of discarded
+    name = "expired-lease-never-discards", step = "own", file = "src/core/lease_rules.c",
+    fn = "lease__after_expiry",
+    from = "  if (last_attempt(f)) discarded(f, out);\n",
+    to = "  if (0 && last_attempt(f)) discarded(f, out);\n",
     hint = "specs/30-queue_data_spec.lua",
+  },
+  {
+    -- SQLite's claim records the expired lease but never stores the discard
+    name = "expiry-discard-not-stored", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "lsq_q_expired",
+    from = "  if (next.qstate == LEASE__Q_OPEN) return LEASE_OK;   /* the claim goes on */\n",
+    to = "  if (next.qstate >= 0) return LEASE_OK;   /* the claim goes on */\n",
+    hint = "specs/31-queue_fail_spec.lua",
+  },
+  {
+    -- fail's attempt = false counted against the budget
+    name = "rules-no-attempt-ignored", step = "own", file = "src/core/lease_rules.c",
+    fn = "lease__after_fail",
+    from = "  if (f->no_attempt)\n",
+    to = "  if (0 && f->no_attempt)\n",
+    hint = "specs/31-queue_fail_spec.lua",
+  },
+  {
+    -- a given-back attempt on a job at attempt 0 goes to -1
+    name = "rules-no-attempt-below-zero", step = "own", file = "src/core/lease_rules.c",
+    fn = "lease__after_fail",
+    from = "    open_again(out, f->attempt > 0 ? f->attempt - 1 : 0,",
+    to = "    open_again(out, f->attempt - 1,",
+    c_hint = "test_rules",
+  },
+  {
+    -- fail's opts.run_at ignored: the backoff always
+    name = "rules-fail-run-at-ignored", step = "own", file = "src/core/lease_rules.c",
+    fn = "lease__after_fail",
+    from = "    open_again(out, f->attempt, f->has_run_at ? f->run_at : f->now + lease_backoff(f->attempt));\n",
+    to = "    open_again(out, f->attempt, f->now + lease_backoff(f->attempt));\n",
+    hint = "specs/31-queue_fail_spec.lua",
+  },
+  {
+    -- a given-back attempt ignores opts.run_at: again at once
+    name = "rules-given-back-run-at-ignored", step = "own", file = "src/core/lease_rules.c",
+    fn = "lease__after_fail",
+    from = " f->has_run_at ? f->run_at : f->now);\n",
+    to = " f->now);\n",
+    c_hint = "test_rules",
+  },
+  {
+    -- retry refused as held for a cancelled or done job whose lease runs
+    name = "rules-retry-held-whatever-state", step = "own", file = "src/core/lease_rules.c",
+    fn = "lease__retry_reason",
+    from = "  if (!f->done && f->qstate == LEASE__Q_OPEN && f->live) return LEASE_HELD;\n",
+    to = "  if (f->live) return LEASE_HELD;\n",
+    hint = "specs/31-queue_fail_spec.lua",
   },
   {
     name = "complete-ignores-cancel", step = "own", file = "src/sqlite/lsq_sql.h",

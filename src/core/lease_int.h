@@ -161,6 +161,58 @@ int lease__prune_state(int status);
 int lease__gate_reason(int stored);
 
 /*
+** What a backend reads about a job whose attempt ended without a
+** completion, for the rules to decide what follows (lease__after_fail,
+** lease__after_expiry).  The options are fail's (lease_fail_opts); an
+** expiry leaves them 0.
+*/
+typedef struct lease__fail_facts {
+  int64_t attempt;       /* the attempts made, the one ending included (>= 0) */
+  int64_t max_attempts;  /* the job's budget */
+  double now;            /* when it failed, or when its expired lease was found */
+  int no_attempt;        /* 1: the attempt is given back (not counted) */
+  int has_run_at;        /* 1: the job may run again at run_at, not after the backoff */
+  double run_at;
+} lease__fail_facts;
+
+/* What follows: the job's queue state and fail's status, the attempts to
+** count as made from now on, when it may be handed out again, and when
+** the queue ended it.  A backend stores these as they are. */
+typedef struct lease__next {
+  int qstate;            /* LEASE__Q_OPEN or LEASE__Q_DISCARDED */
+  int status;            /* LEASE_STATUS_RETRYABLE or LEASE_STATUS_DISCARDED */
+  int64_t attempt;       /* never below 0 */
+  double run_at;         /* open: when claim_next may hand it out again; NaN when discarded */
+  double finished_at;    /* discarded: now; NaN when open */
+} lease__next;
+
+/*
+** lease__after_fail: what follows a failed attempt.  Given back
+** (no_attempt): open, the attempt uncounted (never below 0), again at
+** run_at or at once, whatever the budget.  Else on the last attempt
+** (attempt >= max_attempts): discarded at now.  Else open, again at
+** run_at or after lease_backoff(attempt).
+*/
+void lease__after_fail(const lease__fail_facts *f, lease__next *out);
+
+/*
+** lease__after_expiry: what follows a lease that expired unreported, found
+** by the job's next claim (its error recorded by the backend): on the
+** last attempt (attempt >= max_attempts) discarded at now, else open and
+** claimable at once (run_at now), the attempt counted.  The options of f
+** are ignored.  The PostgreSQL backend's claim statements make the same
+** comparison in SQL (lpg_sql.h LPG_SQL_CLAIM, lpg_queue_sql.h
+** LPG_Q_SQL_CLAIM_NEXT).
+*/
+void lease__after_expiry(const lease__fail_facts *f, lease__next *out);
+
+/* lease__retry_reason: lease_retry's reason for the job f describes
+** (found, done, qstate, live): missing; held when it is open, not done,
+** and its lease runs; else LEASE_GRANTED (a done, discarded, cancelled or
+** idle open job is reopened with a fresh budget). */
+int lease__retry_reason(const lease__facts *f);
+
+/*
 ** A storage backend: one function per operation, each called by the
 ** public function of the same name after the core checked the arguments
 ** (see lease.h for what each does and returns).  Each records its failures

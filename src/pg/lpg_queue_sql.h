@@ -166,7 +166,9 @@
 ** run_at NULL (at once) first, both rows of each locked, those another
 ** transaction holds locked skipped.  A candidate whose lease expired
 ** unreported (an owner still named) gets its error recorded, and is
-** discarded instead of claimed when that was its last attempt.  $1 queue,
+** discarded instead of claimed when that was its last attempt (x.last:
+** attempt >= max_attempts, the core's rule lease__after_expiry, written
+** here so that one statement records, discards and claims).  $1 queue,
 ** $2 now, $3 owner, $4 now + ttl, $5 how many.  Rows, in claim order: id,
 ** new fence (NULL: discarded), payload, queue, priority, attempt (this
 ** claim's), max_attempts.
@@ -215,8 +217,10 @@
 
 /*
 ** retry: unless the job is open and held (until > now), reopen it (done 0,
-** no owner, until 0; the fence kept) with a fresh attempt budget.  $1 id,
-** $2 now.  One row: found, reopened.
+** no owner, until 0; the fence kept) with a fresh attempt budget.  ok is
+** the core's rule (lease__retry_reason) on the locked row, in SQL, so the
+** statement reads and writes at once.  $1 id, $2 now.  One row, the facts
+** the rule reads: found, done, the queue's state, held (until > now).
 */
 #define LPG_Q_SQL_RETRY                                                             \
   "WITH j AS (SELECT id, done, until FROM jobs WHERE id = $1 FOR UPDATE),"         \
@@ -227,11 +231,12 @@
   " r AS (UPDATE lease_queue SET state = " LEASE__Q_OPEN_S ", attempt = 0,"         \
   " run_at = NULL, finished_at = NULL"                                              \
   " FROM ok WHERE lease_queue.id = ok.id)"                                          \
-  " SELECT j.id IS NOT NULL, (SELECT count(*) FROM ok) > 0"                         \
-  " FROM (SELECT 1) one LEFT JOIN j ON true"
+  " SELECT j.id IS NOT NULL, j.done <> 0, q.state, j.until > $2"                  \
+  " FROM (SELECT 1) one LEFT JOIN j ON true LEFT JOIN q ON true"
 
-/* cancel: an open job (not done, not ended) is cancelled at now.  $1 id,
-** $2 now.  One row: found, done, the queue's state before. */
+/* cancel: an open job (not done, not ended: the core's rule,
+** lease__cancel_reason, in SQL) is cancelled at now.  $1 id, $2 now.  One
+** row: found, done, the queue's state before. */
 #define LPG_Q_SQL_CANCEL                                                            \
   "WITH j AS (SELECT id, done FROM jobs WHERE id = $1 FOR UPDATE),"                \
   LPG_SQL_QUEUE_OF_J ","                                                            \

@@ -101,7 +101,9 @@
 ** Contract step 4.  $1 id, $2 owner, $3 now, $4 now + ttl.  A lease that
 ** expired unreported (x.lapsed: an owner still named, until <= now) counts
 ** against the job first: its error is recorded, and when it was the last
-** attempt (x.spent) the job is discarded instead of claimed.
+** attempt (x.last: attempt >= max_attempts, the core's rule
+** lease__after_expiry, written here so that one statement records,
+** discards and claims) the job is discarded instead of claimed.
 */
 #define LPG_SQL_CLAIM                                                                 \
   "WITH j AS (SELECT id, owner, done, until, fence FROM jobs WHERE id = $1 FOR UPDATE)," \

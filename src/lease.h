@@ -217,11 +217,14 @@ typedef struct lease_row {
   int64_t result_size; /* bytes of result, 0 when NULL (set whether loaded or not) */
 } lease_row;
 
-/* A handle's settings as SQLite reports them (lease_read_settings). */
+/* A handle's settings as the database reports them (lease_read_settings). */
 typedef struct lease_settings {
   char journal_mode[16];  /* "wal" normally; "memory" for ":memory:" */
   int synchronous;        /* SQLite's PRAGMA synchronous: 0 OFF, 1 NORMAL, 2 FULL, 3 EXTRA */
   int busy_timeout_ms;    /* milliseconds */
+  int schema_version;     /* the database's schema version as this handle opened it: the
+                             engine's (lease_schema.h) after a writable open, which brings
+                             an older database up to it; an older one on a read-only handle */
 } lease_settings;
 
 /* One job handed out by lease_claim_next.  id points into memory owned by
@@ -274,7 +277,9 @@ LEASE_API void lease_options_default(lease_options *opt);
 ** LEASE_CANTOPEN (also for a directory, a FIFO or a device), LEASE_NOTADB,
 ** LEASE_CORRUPT (also a database cut short: shorter than its header, or
 ** not a whole number of pages, with no -wal to complete it), LEASE_SCHEMA
-** (the jobs table differs; the message names the difference), LEASE_BUSY
+** (the jobs table differs, the message naming the difference; or the
+** database's schema version is newer than this build knows, changed in
+** nothing: upgrade lease), LEASE_BUSY
 ** (a lock another connection held stayed taken past the busy timeout: each
 ** step of opening waits, as every operation does, also where SQLite itself
 ** would fail at once), LEASE_READONLY, LEASE_FULL, ... .  A file refused
@@ -456,8 +461,9 @@ LEASE_API int lease_claim_many(lease_db *db, const char *id, size_t id_len,
 
 /*
 ** lease_read_settings: read the handle's journal mode and synchronous level from
-** SQLite itself (PRAGMA journal_mode, PRAGMA synchronous), and its busy
-** timeout, into *out.  Returns LEASE_OK, LEASE_MISUSE or a database error.
+** SQLite itself (PRAGMA journal_mode, PRAGMA synchronous; on PostgreSQL from
+** synchronous_commit), its busy timeout, and the database's schema version
+** as the handle opened it, into *out.  Returns LEASE_OK, LEASE_MISUSE or a database error.
 */
 LEASE_API int lease_read_settings(lease_db *db, lease_settings *out);
 
@@ -699,7 +705,7 @@ LEASE_API int lease_errors(lease_db *db, const char *id, size_t id_len, lease_jo
 ** the error "lease expired" recorded first; when that used up its
 ** attempts it is discarded instead of being handed out.
 **   queue, queue_len: the queue; NULL for "default".
-** Cost: the partial index lease_queue_ready holds only jobs the queue has
+** Cost: the partial index lease_queue_due holds only jobs the queue has
 ** not ended, in that order; jobs held, and scheduled jobs of a smaller
 ** priority than the first ready one, are stepped over.
 ** Returns as lease_claim_next.

@@ -584,6 +584,7 @@ int lease_read_settings(lease_db *db, lease_settings *out) {
   if (!out) return lease__fail(db, LEASE_MISUSE, "out must not be NULL");
   memset(out, 0, sizeof *out);
   out->busy_timeout_ms = db->opt.busy_timeout_ms;
+  out->schema_version = db->schema_version;
   return db->be->settings(db, out);
 }
 

@@ -31,6 +31,7 @@ Times (`now`, `ttl`, `until`) are numbers in the caller's unit (seconds with
 #include <time.h>
 
 #include "lease_lua_int.h"
+#include "core/lease_schema.h"
 
 #define DB_MT "lease.db"
 
@@ -903,10 +904,13 @@ static const lb_op op_counts = {"counts", 0, 0, check_counts, run_counts, push_c
 /* --- settings -------------------------------------------------------- */
 
 /***
-The connection's settings, read back from SQLite, not from the options.
+The connection's settings, read back from the database, not from the options,
+and the database's schema version as this handle opened it (an integer: the
+engine's, `lease.SCHEMA_VERSION`, after a writable open, which brings an older
+database up to it; an older one's own on a read-only handle).
 @function db:settings
 @treturn table `{journal_mode = "wal", synchronous = "full"|"normal"|"off"|"extra",
-  busy_timeout = seconds}`
+  busy_timeout = seconds, schema_version = integer}`
 @raise `lease.settings: ...` on a database failure
 */
 static int run_settings(lease_db *db, lb_args *a) {
@@ -915,7 +919,7 @@ static int run_settings(lease_db *db, lb_args *a) {
 static int push_settings(lua_State *L, lb_args *a) {
   static const char *const sync_names[] = {"off", "normal", "full", "extra"};
   int sync = a->settings.synchronous;
-  lua_createtable(L, 0, 3);
+  lua_createtable(L, 0, 4);
   lua_pushstring(L, a->settings.journal_mode);
   lua_setfield(L, -2, "journal_mode");
   lua_pushstring(L, sync >= 0 && sync < (int)(sizeof sync_names / sizeof sync_names[0])
@@ -923,6 +927,8 @@ static int push_settings(lua_State *L, lb_args *a) {
   lua_setfield(L, -2, "synchronous");
   lua_pushnumber(L, a->settings.busy_timeout_ms / 1000.0);
   lua_setfield(L, -2, "busy_timeout");
+  lua_pushinteger(L, a->settings.schema_version);
+  lua_setfield(L, -2, "schema_version");
   return 1;
 }
 static const lb_op op_settings = {"settings", 0, 0, check_none, run_settings, push_settings};
@@ -1276,6 +1282,12 @@ The module's version, as `LEASE_VERSION` in lease.h: "major.minor.patch".
 @field _VERSION
 */
 
+/***
+The schema version this build makes and knows (an integer): a writable open
+brings an older database up to it; a database of a newer one is refused.
+@field SCHEMA_VERSION
+*/
+
 /* See lease_lua.h: require "lease". */
 LEASE_API int luaopen_lease(lua_State *L) {
   size_t i;
@@ -1293,6 +1305,8 @@ LEASE_API int luaopen_lease(lua_State *L) {
   lua_setfield(L, -2, "_VERSION");
   lua_pushliteral(L, LEASE_VERSION);
   lua_setfield(L, -2, "version");
+  lua_pushinteger(L, LEASE_SCHEMA_VERSION);
+  lua_setfield(L, -2, "SCHEMA_VERSION");
   lease_lua_process_register(L);   /* pid, hostname, on_signal, signals */
   /* lease.thread: the same table as require "lease.thread" (lease_thread.c) */
   luaL_requiref(L, "lease.thread", luaopen_lease_thread, 0);

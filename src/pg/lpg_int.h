@@ -31,7 +31,8 @@ typedef struct lpg_conn {
   PGconn *pg;
   uint64_t prepared;   /* bit i: statement slot i is prepared on this session */
   void *tx;            /* lpg_tx.c's state of this connection */
-  int dated;           /* lease_meta and the claim order's index are there */
+  int version;         /* the database's schema version (lpg_schema_read) */
+  int versioned;       /* the database holds its version row */
 } lpg_conn;
 
 #define LPG(db) ((lpg_conn *)(db)->conn)
@@ -143,17 +144,35 @@ PGresult *lpg_run(lease_db *db, int slot, const char *sql, int n, const unsigned
 int lpg_outcome(lease_db *db, const lease__write *w, const PGresult *r, int64_t *fence,
                 int *reason);
 
-/* ---- lpg_queue.c -------------------------------------------------------- */
+/* ---- lpg_schema.c ------------------------------------------------------- */
 
-/* At open, before the session is set: create the queue's tables when the
-** database lacks them (empty temporary ones on a read-only handle). */
-int lpg_q_open(lease_db *db);
+/*
+** lpg_schema_read: the database's schema version into LPG(db)->version and
+** ->versioned: its version row, or for a database without one the version
+** its layout is (LPG_SQL_CLASSIFY).  Writes nothing.  LEASE_SCHEMA when
+** the row is not a version number, or names a version newer than
+** LEASE_SCHEMA_VERSION; else LEASE_OK or the failure.
+*/
+int lpg_schema_read(lease_db *db);
+
+/*
+** lpg_schema_upgrade: in one transaction under LPG_SQL_LOCK (READ
+** COMMITTED, named: it runs before the session is set): the jobs table
+** when missing, the version read again (another client may have brought
+** the database up to date meanwhile), every step past it, the version row,
+** and the with_lease guard on every lease_ table.  A failure rolls it all
+** back.  LEASE_OK or the failure.
+*/
+int lpg_schema_upgrade(lease_db *db);
+
+/* ---- lpg_queue.c -------------------------------------------------------- */
 
 /* The clock step (lease_int.h: lease__clock) of the write about to run
 ** on db: the mark read in a statement of its own, the write's now checked
 ** against it, the mark moved up when now passed it by a step.  LEASE_OK at
 ** once for a call without a now (db->clock_now NAN), on a read-only
-** handle, or without lease_meta.  Called by lpg_ready. */
+** handle, or on a database older than the clock step (lease_schema.h:
+** LEASE_SCHEMA_HAS).  Called by lpg_ready. */
 int lpg_q_clock(lease_db *db);
 
 /* lease__backend's claim_next (the queue "default") and count (every

@@ -8,8 +8,10 @@
 **   lease_queue   one row per job: seq (the job's seq: the enqueue order),
 **                 queue, priority, run_at (NULL: at once), attempt (claims
 **                 since enqueue or the last retry), max_attempts, payload,
-**                 state (0 open, 1 completed, 2 discarded, 3 cancelled)
-**                 and finished_at;
+**                 state (0 open, 1 completed, 2 discarded, 3 cancelled),
+**                 finished_at and due_at (the claim order: run_at, or for
+**                 a job without, the clock mark when its row was made or
+**                 reopened by retry);
 **   lease_errors  the errors of failed attempts, the last 20 per job (n:
 **                 their order).
 ** Both reference jobs(id) ON DELETE CASCADE, so deleting a job deletes its
@@ -40,67 +42,36 @@
   " seq int8 NOT NULL, queue bytea NOT NULL DEFAULT 'default',"                    \
   " priority int8 NOT NULL DEFAULT 0, run_at float8,"                              \
   " attempt int8 NOT NULL DEFAULT 0, max_attempts int8 NOT NULL DEFAULT 25,"       \
-  " payload bytea, state int NOT NULL DEFAULT 0, finished_at float8);"             \
+  " payload bytea, state int NOT NULL DEFAULT " LEASE__Q_OPEN_S ", finished_at float8);" \
   " CREATE " kw "TABLE IF NOT EXISTS lease_errors(n int8 GENERATED ALWAYS AS IDENTITY" \
   " PRIMARY KEY, id bytea NOT NULL" refs ", attempt int8, at float8, owner bytea,"  \
   " fence int8, message bytea);"
 #define LPG_Q_SQL_REFS " REFERENCES jobs(id) ON DELETE CASCADE ON UPDATE CASCADE"
 
-/* The trigger whose presence says the schema below is there (it is created
-** last), then whether the claim order's index and lease_meta are there too
-** (LPG_Q_SQL_CLOCK_DDL). */
-#define LPG_Q_SQL_MARKED                                                            \
-  "SELECT EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = to_regclass('jobs')"     \
-  " AND tgname = 'lease_jobs_added'), to_regclass('lease_queue_due') IS NOT NULL"  \
-  " AND to_regclass('lease_meta') IS NOT NULL"
-
 /*
 ** The clock mark (lease_int.h: lease__clock), in lease_meta under the key
-** 'clock_mark' (as text), and the claim order by due_at: a job's run_at,
-** or for one without, the mark when it was enqueued or reopened (0 while
-** there is none), so a job due longer goes first.  Idempotent; run in
-** LPG_Q_SQL_INIT's transaction after the rest of the schema, which it
-** brings to this layout (the column added, the index of the claim order
-** replaced, the insert trigger's function made anew).
+** 'clock_mark' (as text), and the time a job without run_at became due:
+** the mark when its row was made or reopened (0 while there is none).  The
+** claim order is (priority, due_at, seq), so a job due longer goes first
+** (lease_queue's column due_at and its index lease_queue_due: step 4,
+** LPG_STEP_CLOCK in lpg_schema_sql.h).
 */
-#define LPG_Q_SQL_MARK "(SELECT value::float8 FROM lease_meta WHERE key = 'clock_mark')"
+#define LPG_Q_SQL_MARK                                                              \
+  "(SELECT value::float8 FROM " LEASE_SCHEMA_META " WHERE key = 'clock_mark')"
 #define LPG_Q_SQL_DUE_NOW "coalesce(" LPG_Q_SQL_MARK ", 0)"
-#define LPG_Q_SQL_CLOCK_DDL                                                         \
-  " CREATE TABLE IF NOT EXISTS lease_meta(key text PRIMARY KEY, value text);"      \
-  " DO $lease$ BEGIN"                                                               \
-  " IF NOT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema ="   \
-  " current_schema() AND table_name = 'lease_queue' AND column_name = 'due_at') THEN" \
-  " ALTER TABLE lease_queue ADD COLUMN due_at float8 NOT NULL DEFAULT 0;"          \
-  " UPDATE lease_queue SET due_at = run_at WHERE run_at IS NOT NULL; END IF;"       \
-  " END $lease$;"                                                                   \
-  " DROP INDEX IF EXISTS lease_queue_ready;"                                        \
-  " CREATE INDEX IF NOT EXISTS lease_queue_due"                                     \
-  " ON lease_queue(queue, priority, due_at, seq) WHERE state = 0;"                 \
-  " CREATE OR REPLACE FUNCTION lease_jobs_added() RETURNS trigger LANGUAGE plpgsql" \
-  " AS $f$ BEGIN INSERT INTO lease_queue(id, seq, state, finished_at, due_at)"      \
-  " SELECT a.id, a.seq, CASE WHEN a.done <> 0 THEN 1 ELSE 0 END,"                   \
-  " CASE WHEN a.done <> 0 THEN a.until END, " LPG_Q_SQL_DUE_NOW " FROM lease_added a" \
-  " ON CONFLICT (id) DO NOTHING; RETURN NULL; END $f$;"
 
 /*
-** The queue's schema, under the advisory lock of LPG_SQL_INIT, created
-** when the trigger of LPG_Q_SQL_MARKED is missing (a concurrent creator
-** waits for the lock, then finds it), in one transaction.  It runs before
-** the session is set, so it names READ COMMITTED itself: under the
-** server's default, were it REPEATABLE READ, the check would read the
-** snapshot taken before the lock wait.  The last steps fill lease_queue
-** for the jobs already there, and the with_lease guard (lpg_tx_sql.h) goes
-** on the new tables in the same transaction: added at a later with_lease it
-** would be DDL on tables in use, and deadlock with running claims.
+** The queue's schema as step 1 makes it (lpg_schema_sql.h): the tables,
+** their indexes, functions and the triggers on jobs; the last statements
+** fill lease_queue for the jobs already there, then make the trigger that
+** keeps it filled.
 */
-#define LPG_Q_SQL_INIT                                                              \
-  "BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock(1818588019);" \
-  " DO $lease$ BEGIN"                                                               \
-  " IF EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = to_regclass('jobs')"       \
-  " AND tgname = 'lease_jobs_added') THEN RETURN; END IF; "                        \
+#define LPG_Q_SQL_SCHEMA                                                            \
   LPG_Q_SQL_TABLES("", LPG_Q_SQL_REFS)                                              \
+  " CREATE INDEX IF NOT EXISTS lease_queue_ready"                                   \
+  " ON lease_queue(queue, priority, run_at NULLS FIRST, seq) WHERE state = " LEASE__Q_OPEN_S ";" \
   " CREATE INDEX IF NOT EXISTS lease_queue_ended"                                   \
-  " ON lease_queue(finished_at) WHERE state <> 0;"                                  \
+  " ON lease_queue(finished_at) WHERE state <> " LEASE__Q_OPEN_S ";"                \
   " CREATE INDEX IF NOT EXISTS lease_errors_job ON lease_errors(id, n);"           \
   " CREATE OR REPLACE FUNCTION lease_queue_now(bytea) RETURNS SETOF lease_queue"    \
   " LANGUAGE sql VOLATILE AS $f$ SELECT * FROM lease_queue WHERE id = $1 $f$;"     \
@@ -114,7 +85,7 @@
   " CREATE OR REPLACE FUNCTION lease_jobs_changed() RETURNS trigger LANGUAGE plpgsql" \
   " AS $f$ BEGIN"                                                                   \
   " IF (new.done <> 0) <> (old.done <> 0) THEN UPDATE lease_queue SET"             \
-  " state = CASE WHEN new.done <> 0 THEN 1 ELSE 0 END,"                            \
+  " state = CASE WHEN new.done <> 0 THEN " LEASE__Q_COMPLETED_S " ELSE " LEASE__Q_OPEN_S " END," \
   " finished_at = CASE WHEN new.done <> 0 THEN coalesce(finished_at, new.until) END," \
   " attempt = CASE WHEN new.done <> 0 THEN attempt ELSE 0 END WHERE id = new.id;"   \
   " END IF;"                                                                        \
@@ -127,16 +98,18 @@
   " EXECUTE FUNCTION lease_jobs_changed();"                                         \
   " CREATE OR REPLACE FUNCTION lease_jobs_added() RETURNS trigger LANGUAGE plpgsql" \
   " AS $f$ BEGIN INSERT INTO lease_queue(id, seq, state, finished_at)"              \
-  " SELECT a.id, a.seq, CASE WHEN a.done <> 0 THEN 1 ELSE 0 END,"                   \
+  " SELECT a.id, a.seq, CASE WHEN a.done <> 0 THEN " LEASE__Q_COMPLETED_S           \
+  " ELSE " LEASE__Q_OPEN_S " END,"                                                  \
   " CASE WHEN a.done <> 0 THEN a.until END FROM lease_added a"                      \
   " ON CONFLICT (id) DO NOTHING; RETURN NULL; END $f$;"                             \
   " INSERT INTO lease_queue(id, seq, state, finished_at)"                           \
-  " SELECT id, seq, CASE WHEN done <> 0 THEN 1 ELSE 0 END,"                         \
+  " SELECT id, seq, CASE WHEN done <> 0 THEN " LEASE__Q_COMPLETED_S                 \
+  " ELSE " LEASE__Q_OPEN_S " END,"                                                  \
   " CASE WHEN done <> 0 THEN until END FROM jobs ON CONFLICT (id) DO NOTHING;"     \
+  " DROP TRIGGER IF EXISTS lease_jobs_added ON jobs;"                               \
   " CREATE TRIGGER lease_jobs_added AFTER INSERT ON jobs"                            \
   " REFERENCING NEW TABLE AS lease_added FOR EACH STATEMENT"                        \
-  " EXECUTE FUNCTION lease_jobs_added();"                                           \
-  " END $lease$;" LPG_Q_SQL_CLOCK_DDL " " LPG_TX_SQL_CREATE "; COMMIT"
+  " EXECUTE FUNCTION lease_jobs_added();"
 
 /*
 ** A job's status at now (the parameter `now`; NULL gives 0, unknown), over
@@ -145,7 +118,7 @@
 */
 #define LPG_Q_SQL_STATUS(now)                                                       \
   "(CASE WHEN " now " IS NULL THEN 0 WHEN j.done <> 0 THEN 5"                      \
-  " WHEN q.state = 2 THEN 6 WHEN q.state = 3 THEN 7"                               \
+  " WHEN q.state = " LEASE__Q_DISCARDED_S " THEN 6 WHEN q.state = " LEASE__Q_CANCELLED_S " THEN 7" \
   " WHEN j.until > " now " THEN 3"                                                 \
   " WHEN q.run_at > " now " THEN (CASE WHEN q.attempt > 0 THEN 4 ELSE 2 END)"       \
   " ELSE 1 END)"
@@ -205,10 +178,13 @@
 
 /*
 ** claim_next: the ready jobs of a queue in (priority, due_at, seq) order
-** (LPG_Q_SQL_CLOCK_DDL: the job due longer first), both rows of each locked, those another
-** transaction holds locked skipped.  A candidate whose lease expired
-** unreported (an owner still named) gets its error recorded, and is
-** discarded instead of claimed when that was its last attempt.  $1 queue,
+** (the job due longer first: LPG_Q_SQL_DUE_NOW), both rows of each
+** locked, those another transaction holds locked skipped.  A candidate
+** whose lease expired unreported (an owner still named) gets its error
+** recorded, and is
+** discarded instead of claimed when that was its last attempt (x.last:
+** attempt >= max_attempts, the core's rule lease__after_expiry, written
+** here so that one statement records, discards and claims).  $1 queue,
 ** $2 now, $3 owner, $4 now + ttl, $5 how many.  Rows, in claim order: id,
 ** new fence (NULL: discarded), payload, queue, priority, attempt (this
 ** claim's), max_attempts.
@@ -217,7 +193,7 @@
   "WITH c AS (SELECT q.id, q.payload, q.queue, q.priority, q.due_at, q.seq,"       \
   " q.attempt, q.max_attempts, j.owner, j.until, j.fence"                          \
   " FROM lease_queue q JOIN jobs j ON j.id = q.id"                                 \
-  " WHERE q.state = 0 AND q.queue = $1 AND (q.run_at IS NULL OR q.run_at <= $2)"   \
+  " WHERE q.state = " LEASE__Q_OPEN_S " AND q.queue = $1 AND (q.run_at IS NULL OR q.run_at <= $2)" \
   " AND j.done = 0 AND j.until <= $2 AND j.fence < " LPG_FENCE_MAX                  \
   " ORDER BY q.priority, q.due_at, q.seq LIMIT $5"                                  \
   " FOR UPDATE OF q, j SKIP LOCKED),"                                               \
@@ -225,7 +201,7 @@
   " c.owner IS NOT NULL AND c.attempt >= c.max_attempts AS last FROM c),"           \
   " e AS (INSERT INTO lease_errors(id, attempt, at, owner, fence, message)"        \
   " SELECT id, attempt, until, owner, fence, 'lease expired'::bytea FROM x WHERE lapsed)," \
-  " d AS (UPDATE lease_queue SET state = 2, finished_at = $2 FROM x"                \
+  " d AS (UPDATE lease_queue SET state = " LEASE__Q_DISCARDED_S ", finished_at = $2 FROM x" \
   " WHERE lease_queue.id = x.id AND x.last),"                                       \
   " u AS (UPDATE jobs SET owner = $3, until = $4, fence = jobs.fence + 1 FROM x"    \
   " WHERE jobs.id = x.id AND NOT x.last RETURNING jobs.id, jobs.fence)"             \
@@ -258,27 +234,32 @@
 
 /*
 ** retry: unless the job is open and held (until > now), reopen it (done 0,
-** no owner, until 0; the fence kept) with a fresh attempt budget.  $1 id,
-** $2 now (its due_at: due since then).  One row: found, reopened.
+** no owner, until 0; the fence kept) with a fresh attempt budget, due
+** since now (due_at).  ok is the core's rule (lease__retry_reason) on the
+** locked row, in SQL, so the statement reads and writes at once.  $1 id,
+** $2 now.  One row, the facts the rule reads: found, done, the queue's
+** state, held (until > now).
 */
 #define LPG_Q_SQL_RETRY                                                             \
   "WITH j AS (SELECT id, done, until FROM jobs WHERE id = $1 FOR UPDATE),"         \
   LPG_SQL_QUEUE_OF_J ","                                                            \
-  " ok AS (SELECT j.id FROM j, q WHERE NOT (j.done = 0 AND q.state = 0 AND j.until > $2))," \
+  " ok AS (SELECT j.id FROM j, q WHERE NOT (j.done = 0 AND q.state = " LEASE__Q_OPEN_S    \
+  " AND j.until > $2)),"                                                            \
   " u AS (UPDATE jobs SET done = 0, owner = NULL, until = 0 FROM ok WHERE jobs.id = ok.id)," \
-  " r AS (UPDATE lease_queue SET state = 0, attempt = 0, run_at = NULL, due_at = $2,"      \
-  " finished_at = NULL" \
+  " r AS (UPDATE lease_queue SET state = " LEASE__Q_OPEN_S ", attempt = 0,"         \
+  " run_at = NULL, due_at = $2, finished_at = NULL"                                 \
   " FROM ok WHERE lease_queue.id = ok.id)"                                          \
-  " SELECT j.id IS NOT NULL, (SELECT count(*) FROM ok) > 0"                         \
-  " FROM (SELECT 1) one LEFT JOIN j ON true"
+  " SELECT j.id IS NOT NULL, j.done <> 0, q.state, j.until > $2"                  \
+  " FROM (SELECT 1) one LEFT JOIN j ON true LEFT JOIN q ON true"
 
-/* cancel: an open job (not done, not ended) is cancelled at now.  $1 id,
-** $2 now.  One row: found, done, the queue's state before. */
+/* cancel: an open job (not done, not ended: the core's rule,
+** lease__cancel_reason, in SQL) is cancelled at now.  $1 id, $2 now.  One
+** row: found, done, the queue's state before. */
 #define LPG_Q_SQL_CANCEL                                                            \
   "WITH j AS (SELECT id, done FROM jobs WHERE id = $1 FOR UPDATE),"                \
   LPG_SQL_QUEUE_OF_J ","                                                            \
-  " u AS (UPDATE lease_queue SET state = 3, finished_at = $2 FROM j, q"             \
-  " WHERE lease_queue.id = j.id AND j.done = 0 AND q.state = 0)"                    \
+  " u AS (UPDATE lease_queue SET state = " LEASE__Q_CANCELLED_S ", finished_at = $2 FROM j, q" \
+  " WHERE lease_queue.id = j.id AND j.done = 0 AND q.state = " LEASE__Q_OPEN_S ")"  \
   " SELECT j.id IS NOT NULL, j.done <> 0, q.state"                                  \
   " FROM (SELECT 1) one LEFT JOIN j ON true LEFT JOIN q ON true"
 
@@ -290,7 +271,8 @@
 ** rows and errors.  One row: how many were deleted.
 */
 #define LPG_Q_SQL_ENDED(s)                                                          \
-  s ".state <> 0 AND " s ".finished_at < $1 AND ($2::bytea IS NULL OR " s ".queue = $2)" \
+  s ".state <> " LEASE__Q_OPEN_S " AND " s ".finished_at < $1"                      \
+  " AND ($2::bytea IS NULL OR " s ".queue = $2)"                                    \
   " AND ($3 = 0 OR " s ".state = $3)"
 #define LPG_Q_SQL_PRUNE                                                             \
   "WITH c AS (SELECT jobs.id FROM jobs WHERE jobs.id IN (SELECT q.id FROM lease_queue q" \
@@ -303,7 +285,7 @@
 /* The clock mark (no row: none), and its move to $1. */
 #define LPG_Q_SQL_CLOCK_READ "SELECT " LPG_Q_SQL_MARK
 #define LPG_Q_SQL_CLOCK_MOVE                                                        \
-  "INSERT INTO lease_meta(key, value) VALUES ('clock_mark', $1::text)"             \
+  "INSERT INTO " LEASE_SCHEMA_META "(key, value) VALUES ('clock_mark', $1::text)"   \
   " ON CONFLICT (key) DO UPDATE SET value = excluded.value"
 
 /* The statements of the queue, prepared from slot LPG_SLOT_QUEUE on:

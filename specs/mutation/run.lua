@@ -292,7 +292,7 @@ local C_TESTS = { "test_core", "test_many", "test_queue", "test_threads", "test_
 -- Run the C test programs named (all of them when nil; test_pg_wire only
 -- in a tree built with libpq).  Returns passed, the first failure.
 local function run_c_tests(names)
-  local all = C_TESTS
+  local all = { table.unpack(C_TESTS) }
   if not names and io.open(build .. "/test_pg_wire", "rb") then all[#all + 1] = "test_pg_wire" end
   for _, t in ipairs(names or all) do
     local passed, output = run(env .. "timeout -k 30 300 " .. sh(build .. "/" .. t))

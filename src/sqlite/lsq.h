@@ -33,6 +33,7 @@ typedef struct lsq_conn {
   int old_index;                    /* lease_jobs_pending, which create_missing drops, exists */
   int queued;                       /* the queue's tables exist (LSQ_SQL_QUEUE_MARK) */
   int current;                      /* its newest trigger too (LSQ_SQL_RENAMED_MARK) */
+  int scheduled;                    /* the table lease_schedules exists */
   long expiry_discards;             /* jobs lsq_q_expired discarded on this connection */
   int wal_given;                    /* the file came with a -wal holding frames */
   void *tx;                         /* lsq_tx.c's state (its statements), or NULL */
@@ -199,6 +200,18 @@ int lsq_q_prune(lease_db *db, double before, const char *queue, size_t queue_len
 int lsq_q_list_jobs(lease_db *db, const lease_filter *f, int max, lease_row *rows, int *count);
 int lsq_q_count_queue(lease_db *db, double now, const char *queue, size_t queue_len,
                       lease_counts *out);
+
+/* lsq_q_enqueue_in: lease_enqueue_jobs's inserts inside the caller's
+** write transaction; *added: how many were new (lsq_queue.c). */
+int lsq_q_enqueue_in(lease_db *db, const lease_new_job *jobs, int n, int *added);
+
+/* Schedules (lsq_schedule.c), lease__backend's members of the same names. */
+int lsq_s_schedule(lease_db *db, const lease_schedule_spec *s);
+int lsq_s_unschedule(lease_db *db, const char *name, size_t name_len, int *found);
+int lsq_s_schedules(lease_db *db, const char *after, size_t after_len, int max,
+                    lease_schedule_spec *out, int *count);
+int lsq_s_tick(lease_db *db, double now, int max, const char **ids, size_t *id_lens, int *count,
+               int *more);
 
 /* The fenced side effects (lsq_tx.c), lease__backend's members of the
 ** same names. */

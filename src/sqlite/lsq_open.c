@@ -290,6 +290,7 @@ static int check_schema(lease_db *db, sqlite3 *sql, int *missing) {
   LSQ(db)->old_index = 0;
   LSQ(db)->queued = 0;
   LSQ(db)->current = 0;
+  LSQ(db)->scheduled = 0;
   rc = lsq_query(db, sql, "SELECT type FROM sqlite_master WHERE name = 'jobs' COLLATE NOCASE",
                  on_jobs_kind, &found);
   if (rc != LEASE_OK) return rc;
@@ -306,6 +307,9 @@ static int check_schema(lease_db *db, sqlite3 *sql, int *missing) {
   if (rc != LEASE_OK) return rc;
   rc = lsq_query(db, sql, "SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = '"
                  LSQ_SQL_QUEUE_MARK "'", lsq_found, &LSQ(db)->queued);
+  if (rc != LEASE_OK) return rc;
+  rc = lsq_query(db, sql, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = "
+                 "'lease_schedules'", lsq_found, &LSQ(db)->scheduled);
   if (rc != LEASE_OK) return rc;
   return lsq_query(db, sql, "SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = '"
                    LSQ_SQL_RENAMED_MARK "'", lsq_found, &LSQ(db)->current);
@@ -403,8 +407,9 @@ static int set_pragmas(lease_db *db) {
 /* Write body of create_missing, ctx the int *missing: the table when it is
 ** missing (contract step 1), checked again inside the transaction (another
 ** client may have created its own meanwhile), the index
-** lease_jobs_pending of earlier versions dropped, then the queue's schema
-** when the file lacks it. */
+** lease_jobs_pending of earlier versions dropped, the schedules' table
+** (LSQ_SQL_CREATE_SCHEDULES) when missing, then the queue's schema when
+** the file lacks it. */
 static int schema_body(lease_db *db, void *ctx) {
   lsq_conn *c = LSQ(db);
   int rc;
@@ -414,6 +419,7 @@ static int schema_body(lease_db *db, void *ctx) {
   }
   if (c->old_index && (rc = lsq_exec(db, "DROP INDEX IF EXISTS lease_jobs_pending")) != LEASE_OK)
     return rc;
+  if (!c->scheduled && (rc = lsq_exec(db, LSQ_SQL_CREATE_SCHEDULES)) != LEASE_OK) return rc;
   return c->queued && c->current ? LEASE_OK : lsq_q_schema(db);
 }
 
@@ -432,10 +438,10 @@ static int create_missing(lease_db *db, int missing) {
     return lease__fail(db, LEASE_SCHEMA, "the database has no jobs table (opened read-only)");
   if (!missing && ((db->opt.flags & LEASE_OPEN_READONLY) || sqlite3_db_readonly(c->sql, "main")))
     return c->queued ? LEASE_OK : lsq_q_temp(db);
-  if (!missing && !c->old_index && c->queued && c->current) return LEASE_OK;
+  if (!missing && !c->old_index && c->queued && c->current && c->scheduled) return LEASE_OK;
   if ((rc = lsq_write_txn(db, schema_body, &missing)) == LEASE_OK) {
     c->old_index = 0;
-    c->queued = c->current = 1;
+    c->queued = c->current = c->scheduled = 1;
   }
   return rc;
 }

@@ -11,6 +11,7 @@
 #define LSQ_SQL_H
 
 #include "lsq_queue_sql.h"
+#include "lsq_schedule_sql.h"
 
 /* Contract step 1: the table, exactly as the seed declares it. */
 #define LSQ_SQL_CREATE_JOBS                                               \

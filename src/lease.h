@@ -868,6 +868,18 @@ LEASE_API int lease_schedules(lease_db *db, const char *after, size_t after_len,
                               lease_schedule_spec *out, int *count);
 
 /*
+** lease_cron_next: the first minute strictly after t (seconds since the
+** epoch) that the cron expression expr (len bytes; LEASE_NTS allowed)
+** matches in UTC, as lease_schedule reads it, into *out.
+**   err, errlen: where the message goes on failure (always terminated).
+** Returns LEASE_OK, or LEASE_MISUSE when expr does not parse (the message
+** names the field) or matches no time within ten years after t.
+** Thread-safe; touches no database.
+*/
+LEASE_API int lease_cron_next(const char *expr, size_t len, double t, double *out, char *err,
+                              size_t errlen);
+
+/*
 ** lease_tick: enqueue the jobs of schedules that are due at now (next_at
 ** <= now), at most max schedules per call, in next_at order.  For each, one
 ** job for its latest due tick (the largest tick <= now), with the

@@ -100,6 +100,28 @@ int lease__schedule_job_id(const lease_schedule_spec *s, double tick, char *out,
 }
 
 /* See lease.h. */
+int lease_cron_next(const char *expr, size_t len, double t, double *out, char *err,
+                    size_t errlen) {
+  lease__cron c;
+  char buf[160];
+  if (!err || errlen == 0) {
+    err = buf;
+    errlen = sizeof buf;
+  }
+  if (!expr || !out) {
+    snprintf(err, errlen, "cron: expr and out must not be NULL");
+    return LEASE_MISUSE;
+  }
+  if (len == LEASE_NTS) len = strlen(expr);
+  if (lease__cron_parse(expr, len, &c, err, errlen)) return LEASE_MISUSE;
+  if (lease__cron_next(&c, t, out)) {
+    snprintf(err, errlen, "cron: '%.*s' matches no time within ten years", (int)len, expr);
+    return LEASE_MISUSE;
+  }
+  return LEASE_OK;
+}
+
+/* See lease.h. */
 int lease_schedule(lease_db *db, const lease_schedule_spec *s, double now) {
   lease_schedule_spec t;
   lease_new_job j;
@@ -112,10 +134,9 @@ int lease_schedule(lease_db *db, const lease_schedule_spec *s, double now) {
     return lease__fail(db, LEASE_MISUSE, "give every or cron, not both");
   if (!t.cron && t.every == 0) return lease__fail(db, LEASE_MISUSE, "give every or cron");
   if (t.cron) {
-    lease__cron c;
     char err[160];
     if (t.cron_len == LEASE_NTS) t.cron_len = strlen(t.cron);
-    if (lease__cron_parse(t.cron, t.cron_len, &c, err, sizeof err))
+    if (lease_cron_next(t.cron, t.cron_len, now, &t.next_at, err, sizeof err))
       return lease__fail(db, LEASE_MISUSE, "%s", err);
   } else if (!(isfinite(t.every) && t.every > 0)) {
     return lease__fail(db, LEASE_MISUSE, "every must be a positive number of seconds");
@@ -136,9 +157,8 @@ int lease_schedule(lease_db *db, const lease_schedule_spec *s, double now) {
   t.payload_len = j.payload_len;
   t.created_at = now;
   t.last_at = NAN;
-  if (lease__schedule_next(&t, now, &t.next_at))
-    return lease__fail(db, LEASE_MISUSE, "cron: %.*s matches no time within ten years of now",
-                       (int)t.cron_len, t.cron);
+  if (!t.cron && lease__schedule_next(&t, now, &t.next_at))
+    return lease__fail(db, LEASE_MISUSE, "every gives no tick after now");
   return db->be->schedule(db, &t);
 }
 

@@ -397,6 +397,7 @@ static int pg_open(lease_db *db) {
     if ((rc = check_schema(db, &missing)) != LEASE_OK) return rc;
   }
   if ((rc = lpg_q_open(db)) != LEASE_OK) return rc;
+  if ((rc = lpg_s_open(db)) != LEASE_OK) return rc;
   return set_session(db);
 }
 
@@ -765,4 +766,8 @@ const lease__backend lease__pg = {
   .prune = lpg_q_prune,
   .list_jobs = lpg_q_list_jobs,
   .count_queue = lpg_q_count_queue,
+  .schedule = lpg_s_schedule,
+  .unschedule = lpg_s_unschedule,
+  .schedules = lpg_s_schedules,
+  .tick = lpg_s_tick,
 };

@@ -264,8 +264,8 @@ end)
 -- now of nows, return every id tick returned.  With a barrier, wait on it
 -- before each tick (all tickers tick round r at once).
 local function ticker(path, nows, bar)
-  local lease = require("lease")
-  local db = lease.open(path)
+  local l = require("lease")
+  local db = l.open(path)
   local got = {}
   for _, now in ipairs(nows) do
     if bar then bar:wait() end
@@ -401,6 +401,36 @@ describe("many tickers at once", function()
   end)
 end)
 
+describe("a forever pool", function()
+  it("ticks as it polls: each tick's job enqueued once and handled", function()
+    local pool = require("lease.pool")
+    local db, p = H.fresh("pool")
+    local t0 = db:server_now()
+    db:schedule("beat", t0, { every = 0.25, queue = "beats", payload = "b" })
+    db:close()
+    -- the third beat's handler stops the pool (SIGTERM to this process)
+    local s = pool.run({ db = p, workers = 2, ttl = 30, poll = 0.02, forever = true,
+                         queue = "beats", shutdown_grace = 5, args = { t0 = t0 },
+                         handler = function(job)
+                           local l = require("lease")
+                           local tick = tonumber(job.id:match("^beat@(.+)$"))
+                           assert(job.payload == "b" and tick > job.args.t0)
+                           if tick >= job.args.t0 + 0.75 then os.execute("kill -TERM " .. l.pid()) end
+                           return "ok"
+                         end })
+    assert.are.equal("TERM", s.interrupted)
+    assert.is_true(s.done >= 3, "done " .. s.done)
+    assert.are.same({}, s.failed)
+    db = lease.open(p)
+    local ticks = {}
+    for _, j in ipairs(db:jobs("all", 0)) do ticks[#ticks + 1] = tonumber(j.id:match("^beat@(.+)$")) end
+    assert.is_true(#ticks >= 3)
+    for i = 2, #ticks do assert.is_true(ticks[i] > ticks[i - 1]) end
+    assert.are.equal(ticks[#ticks], db:schedules()[1].last_at)
+    db:close()
+  end)
+end)
+
 -- Run cli.main(argv); returns status, stdout text, stderr text.
 local function run(argv)
   local out, err = io.tmpfile(), io.tmpfile()
@@ -447,6 +477,7 @@ describe("the CLI", function()
     assert.are.same({ 0, "unscheduled often\n", "" }, { run({ "unschedule", p, "often" }) })
     status, out, err = run({ "unschedule", p, "often" })
     assert.are.equal(1, status)
+    assert.are.equal("", out)
     assert.truthy(err:find("no schedule often", 1, true), err)
   end)
 

@@ -1455,9 +1455,9 @@ return {
   },
   {
     name = "old-index-dropped-outside-the-schema-transaction", step = "own", file = "src/sqlite/lsq_open.c",
-    from = [[  if (!missing && !c->old_index && c->queued && c->current) return LEASE_OK;]],
+    from = [[  if (!missing && !c->old_index && c->queued && c->current && c->scheduled) return LEASE_OK;]],
     to = [[  if (c->old_index) (void)lsq_exec(db, "DROP INDEX IF EXISTS lease_jobs_pending");
-  if (!missing && !c->old_index && c->queued && c->current) return LEASE_OK;]],
+  if (!missing && !c->old_index && c->queued && c->current && c->scheduled) return LEASE_OK;]],
     hint = "specs/23-hostile_spec.lua",
   },
   {
@@ -1565,8 +1565,8 @@ return {
   },
   {
     name = "older-queue-not-made-again", step = "own", file = "src/sqlite/lsq_open.c",
-    from = [[  if (!missing && !c->old_index && c->queued && c->current) return LEASE_OK;]],
-    to = [[  if (!missing && !c->old_index && c->queued) return LEASE_OK;]],
+    from = [[  if (!missing && !c->old_index && c->queued && c->current && c->scheduled) return LEASE_OK;]],
+    to = [[  if (!missing && !c->old_index && c->queued && c->scheduled) return LEASE_OK;]],
     hint = "specs/32-queue_seed_spec.lua",
   },
   {
@@ -1804,5 +1804,46 @@ return {
     from = [=[  if rest then]=],
     to = [=[  if false then]=],
     hint = "specs/38-cli_usage_spec.lua",
+  },
+  -- Schedules (specs/39-schedule_spec.lua, specs/c/test_cron.c) -------
+  {
+    name = "schedule-tick-unguarded", step = "own", file = "src/sqlite/lsq_schedule_sql.h",
+    fn = "LSQ_SQL_SCHEDULE_MOVE",
+    from = [=[" WHERE name = ?3 AND next_at = ?4"]=],
+    to = [=[" WHERE name = ?3 AND ?4 IS NOT NULL"]=],
+    hint = "specs/39-schedule_spec.lua",
+  },
+  {
+    name = "pg-schedule-tick-unguarded", step = "own", file = "src/pg/lpg_schedule_sql.h",
+    backend = "pg", fn = "LPG_SCHEDULE_STATEMENT_MAP",
+    from = [=[" WHERE name = $3 AND next_at = $4"]=],
+    to = [=[" WHERE name = $3 AND $4::float8 IS NOT NULL"]=],
+    hint = "specs/39-schedule_spec.lua",
+  },
+  {
+    name = "schedule-missed-ticks-replayed", step = "own", file = "src/core/lease_schedule.c",
+    fn = "lease__schedule_due",
+    from = [=[    latest = k * s->every;]=],
+    to = [=[    latest = s->next_at;]=],
+    hint = "specs/39-schedule_spec.lua",
+  },
+  {
+    name = "schedule-next-not-past-now", step = "own", file = "src/core/lease_schedule.c",
+    fn = "lease__schedule_due",
+    from = [=[    if (lease__schedule_next(s, now, next)) return -1;]=],
+    to = [=[    if (lease__schedule_next(s, s->next_at, next)) return -1;]=],
+    hint = "specs/39-schedule_spec.lua",
+  },
+  {
+    name = "cron-dom-dow-and", step = "own", file = "src/core/lease_cron.c", fn = "day_matches",
+    from = [=[  return dom || dow;]=],
+    to = [=[  return dom && dow;]=],
+    c_hint = "test_cron", hint = "specs/39-schedule_spec.lua",
+  },
+  {
+    name = "cron-step-off-by-one", step = "own", file = "src/core/lease_cron.c", fn = "parse_field",
+    from = [=[      step = (int)n;]=],
+    to = [=[      step = (int)n + 1;]=],
+    c_hint = "test_cron", hint = "specs/39-schedule_spec.lua",
   },
 }

@@ -287,7 +287,7 @@ end
 -- Run the C test programs named (all of them when nil; test_pg_wire only
 -- in a tree built with libpq).  Returns passed, the first failure.
 local function run_c_tests(names)
-  local all = { "test_core", "test_many", "test_queue" }
+  local all = { "test_core", "test_many", "test_queue", "test_cron" }
   if not names and io.open(build .. "/test_pg_wire", "rb") then all[#all + 1] = "test_pg_wire" end
   for _, t in ipairs(names or all) do
     local passed, output = run(env .. "timeout -k 30 300 " .. sh(build .. "/" .. t))
@@ -301,7 +301,7 @@ end
 io.write("mutation: baseline build and suite in ", tree, "\n")
 ok, out = build_tree()
 if not ok then die("the unmutated scratch tree does not build:\n" .. out) end
-judged_targets = " --target lease_lua lease_host test_core test_many test_queue"
+judged_targets = " --target lease_lua lease_host test_core test_many test_queue test_cron"
   .. (io.open(build .. "/test_pg_wire", "rb") and " test_pg_wire" or "")
 if not lane or lane.k == 1 then
   local passed, why = run_specs(nil)

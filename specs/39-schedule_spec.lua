@@ -235,6 +235,7 @@ describe("bad input", function()
     { "every nan", { "a", T0, { every = 0 / 0 } }, "(every must be a positive number of seconds, got nan)" },
     { "every inf", { "a", T0, { every = math.huge } }, "(every must be a positive number of seconds, got inf)" },
     { "every text", { "a", T0, { every = "10" } }, "(every must be a positive number of seconds, got a string)" },
+    { "every tiny", { "a", T0, { every = 1e-300 } }, "bad argument #3 to 'schedule' (every is too small for now: its ticks would not be distinct numbers)" },
     { "both", { "a", T0, { every = 1, cron = "* * * * *" } }, "bad argument #3 to 'schedule' (opts: give every or cron, not both)" },
     { "neither", { "a", T0, { queue = "q" } }, "bad argument #3 to 'schedule' (opts: give every (seconds) or cron (an expression))" },
     { "no opts", { "a", T0 }, "bad argument #3 to 'schedule' (opts must be a table, got nil)" },

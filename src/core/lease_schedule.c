@@ -52,6 +52,13 @@ static int check_now(lease_db *db, double now) {
   return LEASE_OK;
 }
 
+/* 1 when the ticks of every around t are distinct doubles: |t / every|
+** at most 2^52, so that k, k - 1 and k + 1 are distinct too. */
+static int every_fits(double every, double t) {
+  double q = t / every;
+  return every > 0 && isfinite(q) && fabs(q) <= 4503599627370496.0;
+}
+
 /* See lease_int.h.  The every ticks are k * every; a float product may land
 ** a hair off the real number, so k is nudged until the tick is on the
 ** right side of t. */
@@ -62,7 +69,9 @@ int lease__schedule_next(const lease_schedule_spec *s, double t, double *next) {
     if (lease__cron_parse(s->cron, s->cron_len, &c, err, sizeof err)) return -1;
     return lease__cron_next(&c, t, next);
   } else {
-    double k = floor(t / s->every) + 1;
+    double k;
+    if (!every_fits(s->every, t)) return -1;
+    k = floor(t / s->every) + 1;
     while (k * s->every <= t) k++;
     while ((k - 1) * s->every > t) k--;
     *next = k * s->every;
@@ -81,7 +90,9 @@ int lease__schedule_due(const lease_schedule_spec *s, double now, double *tick, 
     if (lease__cron_prev(&c, now, &latest) || latest < s->next_at) latest = s->next_at;
     if (lease__cron_next(&c, now, next)) return -1;
   } else {
-    double k = floor(now / s->every);
+    double k;
+    if (!every_fits(s->every, now)) return -1;
+    k = floor(now / s->every);
     while (k * s->every > now) k--;
     while ((k + 1) * s->every <= now) k++;
     latest = k * s->every;
@@ -158,7 +169,8 @@ int lease_schedule(lease_db *db, const lease_schedule_spec *s, double now) {
   t.created_at = now;
   t.last_at = NAN;
   if (!t.cron && lease__schedule_next(&t, now, &t.next_at))
-    return lease__fail(db, LEASE_MISUSE, "every gives no tick after now");
+    return lease__fail(db, LEASE_MISUSE,
+                       "every is too small for now: its ticks would not be distinct numbers");
   return db->be->schedule(db, &t);
 }
 

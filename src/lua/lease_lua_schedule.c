@@ -68,6 +68,8 @@ static void check_schedule(lua_State *L, const lb_callee *c, lb_args *a) {
         !isfinite(lua_tonumber(L, -2)))
       lb_fail(L, -2, LB_ARG(c, 4, "every"), "a positive number of seconds");
     s->every = lua_tonumber(L, -2);
+    if (!(fabs(a->now / s->every) <= 4503599627370496.0))
+      lb_error(L, o, "every is too small for now: its ticks would not be distinct numbers");
   } else {
     char err[160];
     double next;

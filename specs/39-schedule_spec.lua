@@ -428,14 +428,19 @@ describe("a forever pool", function()
     local t0 = db:server_now()
     db:schedule("beat", t0, { every = 0.25, queue = "beats", payload = "b" })
     db:close()
-    -- the third beat's handler stops the pool (SIGTERM to this process)
+    -- the first handler of a beat from t0 + 0.75 on stops the pool (SIGTERM
+    -- to this process), once: the one that removes the flag file
+    local flag = H.file("stop")
+    H.write(flag, "")
     local s = pool.run({ db = p, workers = 2, ttl = 30, poll = 0.02, forever = true,
-                         queue = "beats", shutdown_grace = 5, args = { t0 = t0 },
+                         queue = "beats", shutdown_grace = 5, args = { t0 = t0, flag = flag },
                          handler = function(job)
                            local l = require("lease")
                            local tick = tonumber(job.id:match("^beat@(.+)$"))
                            assert(job.payload == "b" and tick > job.args.t0)
-                           if tick >= job.args.t0 + 0.75 then os.execute("kill -TERM " .. l.pid()) end
+                           if tick >= job.args.t0 + 0.75 and os.remove(job.args.flag) then
+                             os.execute("kill -TERM " .. l.pid())
+                           end
                            return "ok"
                          end })
     assert.are.equal("TERM", s.interrupted)

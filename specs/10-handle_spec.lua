@@ -3,10 +3,12 @@ local H = require("helpers")
 local lease = H.lease
 
 describe("lease.open and the lease.db handle", function()
-  it("opens, prints its path, and closes", function()
+  it("opens, prints its name, and closes", function()
     local p = H.path()
     local db = lease.open(p)
-    assert.are.equal("lease.db (" .. p .. ")", tostring(db))
+    -- the name: the path on SQLite, host, port, database and user on PostgreSQL
+    if H.backend == "sqlite" then assert.are.equal(p, db:name()) end
+    assert.are.equal("lease.db (" .. db:name() .. ")", tostring(db))
     assert.is_true(db:close())
     assert.are.equal("lease.db (closed)", tostring(db))
     assert.is_true(db:close())   -- closing twice is harmless
@@ -19,7 +21,7 @@ describe("lease.open and the lease.db handle", function()
     for _, call in ipairs({
       { "enqueue", "a" }, { "state", "a" }, { "claim", "a", "o", 0, 1 },
       { "renew", "a", "o", 1, 0, 1 }, { "complete", "a", "o", 1, 0, "r" },
-      { "release", "a", "o", 1 }, { "init_db" }, { "settings" },
+      { "release", "a", "o", 1 }, { "init_db" }, { "settings" }, { "name" },
     }) do
       local err = H.error_of(db[call[1]], db, table.unpack(call, 2))
       assert.truthy(err:find("attempt to use a closed lease database", 1, true), err)

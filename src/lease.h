@@ -19,6 +19,14 @@
 **   - time ("now", "ttl", "until") is a double in the caller's unit; the
 **     engine never reads a clock.
 **   - a handle is used by one thread at a time; open one handle per thread.
+**     A call on a handle while another thread's call on it runs returns
+**     LEASE_MISUSE at once (a flag each call takes and lets go of, an
+**     atomic exchange), writing nothing: not the caller's out-parameters,
+**     nor the handle's error state, which belongs to the call running, so
+**     lease_errmsg tells nothing of it.  A thread inside lease_with_lease's
+**     callback lets other threads' calls in only to be refused the same
+**     way.  lease_close is not covered: closing a handle while another
+**     thread uses it is undefined, as is any use after lease_close.
 */
 #ifndef LEASE_H
 #define LEASE_H
@@ -195,11 +203,14 @@ typedef struct lease_row {
   int64_t result_size; /* bytes of result, 0 when NULL (set whether loaded or not) */
 } lease_row;
 
-/* A handle's settings as SQLite reports them (lease_read_settings). */
+/* A handle's settings as the database reports them (lease_read_settings). */
 typedef struct lease_settings {
   char journal_mode[16];  /* "wal" normally; "memory" for ":memory:" */
   int synchronous;        /* SQLite's PRAGMA synchronous: 0 OFF, 1 NORMAL, 2 FULL, 3 EXTRA */
   int busy_timeout_ms;    /* milliseconds */
+  int schema_version;     /* the database's schema version as this handle opened it: the
+                             engine's (lease_schema.h) after a writable open, which brings
+                             an older database up to it; an older one on a read-only handle */
 } lease_settings;
 
 /* One job handed out by lease_claim_next.  id points into memory owned by
@@ -252,7 +263,9 @@ LEASE_API void lease_options_default(lease_options *opt);
 ** LEASE_CANTOPEN (also for a directory, a FIFO or a device), LEASE_NOTADB,
 ** LEASE_CORRUPT (also a database cut short: shorter than its header, or
 ** not a whole number of pages, with no -wal to complete it), LEASE_SCHEMA
-** (the jobs table differs; the message names the difference), LEASE_BUSY
+** (the jobs table differs, the message naming the difference; or the
+** database's schema version is newer than this build knows, changed in
+** nothing: upgrade lease), LEASE_BUSY
 ** (a lock another connection held stayed taken past the busy timeout: each
 ** step of opening waits, as every operation does, also where SQLite itself
 ** would fail at once), LEASE_READONLY, LEASE_FULL, ... .  A file refused
@@ -434,8 +447,9 @@ LEASE_API int lease_claim_many(lease_db *db, const char *id, size_t id_len,
 
 /*
 ** lease_read_settings: read the handle's journal mode and synchronous level from
-** SQLite itself (PRAGMA journal_mode, PRAGMA synchronous), and its busy
-** timeout, into *out.  Returns LEASE_OK, LEASE_MISUSE or a database error.
+** SQLite itself (PRAGMA journal_mode, PRAGMA synchronous; on PostgreSQL from
+** synchronous_commit), its busy timeout, and the database's schema version
+** as the handle opened it, into *out.  Returns LEASE_OK, LEASE_MISUSE or a database error.
 */
 LEASE_API int lease_read_settings(lease_db *db, lease_settings *out);
 
@@ -522,8 +536,20 @@ LEASE_API int lease_extended_errcode(const lease_db *db);
 /* lease_errmsg: the message of the last failure on db ("not an error" after a success). */
 LEASE_API const char *lease_errmsg(const lease_db *db);
 
-/* lease_path: the path db was opened with (as given to lease_open). */
+/* lease_path: the path db was opened with (as given to lease_open), to open
+** the same database again.  A PostgreSQL connection string may hold a
+** password: show lease_name instead. */
 LEASE_API const char *lease_path(const lease_db *db);
+
+/* lease_name: db's database named without secrets, for messages and logs.
+** SQLite: the path as given.  PostgreSQL: "host=... port=... dbname=...
+** user=..." (those of host, hostaddr, port, dbname, user and service the
+** connection string sets, as libpq reads it, percent-decoding done), never
+** a password, sslpassword or passfile; "PostgreSQL (invalid connection
+** string)" when libpq cannot parse it.  Every error message of a handle
+** opened on a connection string has those secrets replaced by "***", in
+** whichever form the string or libpq writes them.  Returns "" for NULL. */
+LEASE_API const char *lease_name(const lease_db *db);
 
 /*
 ** lease_file_id: the identity of the file db's connection holds open: its

@@ -661,7 +661,7 @@ local function cmd_show(argv, out, err)
   return compat.using(open_ro(pos[1], err), function(db)
     local j = db:state(pos[2], now)
     if not j then
-      err:write(string.format("lease show: no job %q in %s\n", pos[2], pos[1]))
+      err:write(string.format("lease show: no job %q in %s\n", pos[2], db:name()))
       return 1
     end
     if flags["--json"] then
@@ -730,7 +730,7 @@ local function cmd_enqueue(argv, out, err)
       out:write("enqueued ", show_bytes(pos[2]), "\n")
     end
     if not ok and not flags["--json"] then
-      err:write(string.format("lease enqueue: job %q %s in %s\n", pos[2], tostring(why), pos[1]))
+      err:write(string.format("lease enqueue: job %q %s in %s\n", pos[2], tostring(why), db:name()))
     end
     return ok and 0 or 1
   end)

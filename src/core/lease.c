@@ -81,14 +81,48 @@ static void clear_error(lease_db *db) {
   db->errmsg[0] = '\0';
 }
 
+/* Replace every occurrence of each of db's secrets in msg (cap bytes) by
+** "***".  The message is formatted into a buffer larger than db->errmsg
+** and scrubbed before it is cut to size, so no secret is cut in half and
+** missed. */
+static void scrub(const lease_db *db, char *msg, size_t cap) {
+  const char *s;
+  if (!db->secrets) return;
+  for (s = db->secrets; *s; s += strlen(s) + 1) {
+    char out[4 * LEASE__ERRMSG_MAX];
+    const char *m = msg;
+    size_t n = strlen(s), o = 0;
+    if (!strstr(msg, s)) continue;
+    while (*m && o + 4 < sizeof out) {
+      if (strncmp(m, s, n) == 0) {
+        memcpy(out + o, "***", 3);
+        o += 3;
+        m += n;
+      } else {
+        out[o++] = *m++;
+      }
+    }
+    out[o] = '\0';
+    memcpy(msg, out, o + 1 <= cap ? o + 1 : cap);
+    msg[cap - 1] = '\0';
+  }
+}
+
 /* See lease_int.h. */
 int lease__fail(lease_db *db, int rc, const char *fmt, ...) {
   va_list ap;
+  char msg[4 * LEASE__ERRMSG_MAX];
+  size_t n;
   db->rc = rc;
   db->xrc = 0;
   va_start(ap, fmt);
-  vsnprintf(db->errmsg, sizeof db->errmsg, fmt, ap);
+  vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
+  scrub(db, msg, sizeof msg);
+  n = strlen(msg);
+  if (n >= sizeof db->errmsg) n = sizeof db->errmsg - 1;
+  memcpy(db->errmsg, msg, n);
+  db->errmsg[n] = '\0';
   return rc;
 }
 
@@ -110,19 +144,41 @@ int lease__reserve(lease_db *db, size_t n) {
   return LEASE_OK;
 }
 
-/* Refuse a NULL or closed handle.  Evaluates to the code to return. */
-#define CHECK_DB(db)                                                  \
+/* See lease_int.h. */
+lease_db *lease__hold(lease_db *db) {
+  if (!db) return NULL;
+  return atomic_exchange_explicit(&db->busy, 1, memory_order_acquire) ? NULL : db;
+}
+
+/* See lease_int.h. */
+void lease__unhold(lease_db **held) {
+  if (*held) atomic_store_explicit(&(*held)->busy, 0, memory_order_release);
+}
+
+/* Refuse a NULL or closed handle, or one inside a with_lease callback.
+** Another thread's call while a callback runs (db->tx set, the flag let
+** go) is refused without touching db's error state, which the callback's
+** tx calls use.  Evaluates to the code to return. */
+#define CHECK_OPEN(db)                                                \
   do {                                                                \
     if (!(db)) return LEASE_MISUSE;                                   \
+    if ((db)->tx && !pthread_equal((db)->tx->thread, pthread_self())) return LEASE_MISUSE; \
     clear_error(db);                                                  \
     if (!(db)->conn) return lease__fail((db), LEASE_MISUSE, "the database is closed"); \
     if ((db)->tx) return lease__fail((db), LEASE_MISUSE, "this handle is inside a with_lease " \
                                      "callback: use its tx"); \
   } while (0)
 
-/* See lease_int.h: CHECK_DB as a function, for lease_many.c. */
+/* The start of every public function on a handle: the busy flag taken
+** (LEASE__HOLD), then CHECK_OPEN. */
+#define CHECK_DB(db) \
+  LEASE__HOLD(db);   \
+  CHECK_OPEN(db)
+
+/* See lease_int.h: CHECK_OPEN as a function, for the functions of the
+** other files, which take the flag themselves (LEASE__HOLD). */
 int lease__begin(lease_db *db) {
-  CHECK_DB(db);
+  CHECK_OPEN(db);
   return LEASE_OK;
 }
 
@@ -149,6 +205,9 @@ const char *lease_errmsg(const lease_db *db) {
 
 /* See lease.h. */
 const char *lease_path(const lease_db *db) { return db && db->path ? db->path : ""; }
+
+/* See lease.h. */
+const char *lease_name(const lease_db *db) { return db && db->name ? db->name : ""; }
 
 /* ===================================================================== */
 /* Argument checks                                                        */
@@ -279,6 +338,8 @@ int lease_open(const char *path, const lease_options *opt, lease_db **out) {
   n = strlen(path);
   if (!(db->path = malloc(n + 1))) return lease__fail(db, LEASE_NOMEM, "out of memory");
   memcpy(db->path, path, n + 1);
+  if (db->be != &lease__pg) db->name = db->path;
+  else if ((rc = lease__pg_redact(db)) != LEASE_OK) return rc;
   if (opt) db->opt = *opt;
   else lease_options_default(&db->opt);
   if ((rc = check_options(db, &db->opt)) != LEASE_OK) return rc;
@@ -294,6 +355,8 @@ int lease_open(const char *path, const lease_options *opt, lease_db **out) {
 int lease_close(lease_db *db) {
   if (!db) return LEASE_OK;
   db->be->close(db);
+  if (db->name != db->path) free(db->name);
+  free(db->secrets);
   free(db->path);
   free(db->buf);
   free(db);
@@ -478,6 +541,7 @@ int lease_read_settings(lease_db *db, lease_settings *out) {
   if (!out) return lease__fail(db, LEASE_MISUSE, "out must not be NULL");
   memset(out, 0, sizeof *out);
   out->busy_timeout_ms = db->opt.busy_timeout_ms;
+  out->schema_version = db->schema_version;
   return db->be->settings(db, out);
 }
 

@@ -15,7 +15,10 @@
 #define LEASE_INT_H
 
 #include "lease.h"
+#include "lease_schema.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -61,6 +64,53 @@ int lease__blocked_fail(lease_db *db, int code, const char *verb);
 typedef enum lease__op { LEASE__CLAIM, LEASE__RENEW, LEASE__COMPLETE, LEASE__RELEASE } lease__op;
 
 /*
+** The queue's state of a job (lease_queue.state; a job without a queue row
+** counts as OPEN).  OPEN: not done, handed out by claim_next when ready;
+** COMPLETED: done (a trigger keeps it in step with jobs.done); DISCARDED:
+** its attempts are used up; CANCELLED: lease_cancel ended it.  The last
+** two are the queue's ends: no write but release touches such a job.  The
+** backends' SQL text takes each number from the same digit (the _S
+** strings), so the C and the SQL cannot disagree.
+*/
+#define LEASE__Q_OPEN_N 0
+#define LEASE__Q_COMPLETED_N 1
+#define LEASE__Q_DISCARDED_N 2
+#define LEASE__Q_CANCELLED_N 3
+typedef enum lease__qstate {
+  LEASE__Q_OPEN = LEASE__Q_OPEN_N,
+  LEASE__Q_COMPLETED = LEASE__Q_COMPLETED_N,
+  LEASE__Q_DISCARDED = LEASE__Q_DISCARDED_N,
+  LEASE__Q_CANCELLED = LEASE__Q_CANCELLED_N
+} lease__qstate;
+#define LEASE__STR_(x) #x
+#define LEASE__STR(x) LEASE__STR_(x)
+#define LEASE__Q_OPEN_S LEASE__STR(LEASE__Q_OPEN_N)
+#define LEASE__Q_COMPLETED_S LEASE__STR(LEASE__Q_COMPLETED_N)
+#define LEASE__Q_DISCARDED_S LEASE__STR(LEASE__Q_DISCARDED_N)
+#define LEASE__Q_CANCELLED_S LEASE__STR(LEASE__Q_CANCELLED_N)
+/* The SQL's "ended by the queue" is state >= DISCARDED: the ends come
+** last.  SQLite's triggers store done <> 0 (0 or 1) as a new row's state. */
+_Static_assert(LEASE__Q_CANCELLED == LEASE__Q_DISCARDED + 1 &&
+               LEASE__Q_DISCARDED > LEASE__Q_COMPLETED, "the queue's ends are its last states");
+_Static_assert(LEASE__Q_OPEN == 0 && LEASE__Q_COMPLETED == 1, "done <> 0 is the state");
+
+/*
+** What a backend reads about a job, in a write's transaction, for the
+** rules (src/core/lease_rules.c) to decide the write's reason.  Each is 0
+** or 1 but qstate and blocked; a fact a write does not ask is ignored.
+*/
+typedef struct lease__facts {
+  int found;         /* the job's row exists (else nothing else is read) */
+  int done;          /* jobs.done <> 0 */
+  int qstate;        /* lease__qstate of the job */
+  int other_owner;   /* the stored owner is not the write's (renew, complete, release) */
+  int other_fence;   /* the stored fence is not the write's (renew, complete, release) */
+  int blocked;       /* LEASE__BLOCKED_* code of the job, 0 when not blocked */
+  int live;          /* until > now: a lease runs (claim) */
+  int expired;       /* until <= now (renew, complete) */
+} lease__facts;
+
+/*
 ** One guarded write, its arguments checked and resolved by the core.
 ** Fields a write does not use are 0 / NULL.
 */
@@ -75,6 +125,92 @@ typedef struct lease__write {
   const char *queue;   size_t queue_len;   /* claim_next_queue: non-empty */
   const char *message; size_t message_len; /* fail: NULL for none */
 } lease__write;
+
+/*
+** lease__judge: the reason of op on the job f describes, in the contract's
+** order: missing; done; but for release, discarded or cancelled by the
+** queue; but for claim, not_owner, then stale_fence; but for release, a
+** blocked job (a failure: lease__blocked_fail, claim's verb "claim", the
+** others' "write to"); then claim's held (f->live) or renew's and
+** complete's expired.  *reason gets the first that applies, or
+** LEASE_GRANTED.  Returns LEASE_OK, or the blocked job's failure.
+*/
+int lease__judge(lease_db *db, lease__op op, const lease__facts *f, int *reason);
+
+/*
+** lease__refusal: lease__judge for a guarded write whose guard changed
+** nothing: every check passing is then a failure (LEASE_ERROR, "internal
+** error: the guarded claim/update refused a write that passes every
+** check").  Returns LEASE_OK with *reason set, or the failure recorded.
+*/
+int lease__refusal(lease_db *db, lease__op op, const lease__facts *f, int *reason);
+
+/* lease__cancel_reason: lease_cancel's reason for the job f describes
+** (found, done, qstate): missing, done, discarded, cancelled, or
+** LEASE_GRANTED. */
+int lease__cancel_reason(const lease__facts *f);
+
+/* lease__prune_state: the queue state (lease__qstate) prune deletes for
+** status, a LEASE_STATUS_* of an ended job (completed, discarded,
+** cancelled), or 0 for any ended state (status 0). */
+int lease__prune_state(int status);
+
+/* lease__gate_reason: the fence gate's reason: LEASE_GRANTED when its
+** upsert stored the fence (stored 1), else LEASE_STALE_FENCE (a larger
+** fence passed the gate before). */
+int lease__gate_reason(int stored);
+
+/*
+** What a backend reads about a job whose attempt ended without a
+** completion, for the rules to decide what follows (lease__after_fail,
+** lease__after_expiry).  The options are fail's (lease_fail_opts); an
+** expiry leaves them 0.
+*/
+typedef struct lease__fail_facts {
+  int64_t attempt;       /* the attempts made, the one ending included (>= 0) */
+  int64_t max_attempts;  /* the job's budget */
+  double now;            /* when it failed, or when its expired lease was found */
+  int no_attempt;        /* 1: the attempt is given back (not counted) */
+  int has_run_at;        /* 1: the job may run again at run_at, not after the backoff */
+  double run_at;
+} lease__fail_facts;
+
+/* What follows: the job's queue state and fail's status, the attempts to
+** count as made from now on, when it may be handed out again, and when
+** the queue ended it.  A backend stores these as they are. */
+typedef struct lease__next {
+  int qstate;            /* LEASE__Q_OPEN or LEASE__Q_DISCARDED */
+  int status;            /* LEASE_STATUS_RETRYABLE or LEASE_STATUS_DISCARDED */
+  int64_t attempt;       /* never below 0 */
+  double run_at;         /* open: when claim_next may hand it out again; NaN when discarded */
+  double finished_at;    /* discarded: now; NaN when open */
+} lease__next;
+
+/*
+** lease__after_fail: what follows a failed attempt.  Given back
+** (no_attempt): open, the attempt uncounted (never below 0), again at
+** run_at or at once, whatever the budget.  Else on the last attempt
+** (attempt >= max_attempts): discarded at now.  Else open, again at
+** run_at or after lease_backoff(attempt).
+*/
+void lease__after_fail(const lease__fail_facts *f, lease__next *out);
+
+/*
+** lease__after_expiry: what follows a lease that expired unreported, found
+** by the job's next claim (its error recorded by the backend): on the
+** last attempt (attempt >= max_attempts) discarded at now, else open and
+** claimable at once (run_at now), the attempt counted.  The options of f
+** are ignored.  The PostgreSQL backend's claim statements make the same
+** comparison in SQL (lpg_sql.h LPG_SQL_CLAIM, lpg_queue_sql.h
+** LPG_Q_SQL_CLAIM_NEXT).
+*/
+void lease__after_expiry(const lease__fail_facts *f, lease__next *out);
+
+/* lease__retry_reason: lease_retry's reason for the job f describes
+** (found, done, qstate, live): missing; held when it is open, not done,
+** and its lease runs; else LEASE_GRANTED (a done, discarded, cancelled or
+** idle open job is reopened with a fresh budget). */
+int lease__retry_reason(const lease__facts *f);
 
 /*
 ** A storage backend: one function per operation, each called by the
@@ -176,6 +312,7 @@ struct lease_tx {
   lease_tx_fn *fn;     /* the caller's callback and its argument */
   void *ctx;
   int open;            /* 1 while fn runs: only then may tx be used */
+  pthread_t thread;    /* the thread running lease_with_lease */
   int ended;           /* the backend's code when SQLite ended the transaction
                           under fn (an I/O error...), else 0 */
 };
@@ -186,7 +323,11 @@ struct lease_tx {
 struct lease_db {
   const lease__backend *be;         /* the storage engine */
   void *conn;                       /* the backend's connection; NULL once closed */
-  char *path;                       /* as given to lease_open */
+  char *path;                       /* as given to lease_open (may hold a password) */
+  char *name;                       /* path without secrets, for messages (lease_name);
+                                       db->path itself on SQLite */
+  char *secrets;                    /* the secrets in path, each NUL-terminated, an empty
+                                       string last; scrubbed from every message; or NULL */
   lease_options opt;                /* as opened, defaults applied */
   int rc;                           /* last result code */
   int xrc;                          /* the backend's code behind rc, or 0 */
@@ -194,7 +335,28 @@ struct lease_db {
   char *buf;                        /* storage for row strings and ids handed out */
   size_t bufcap;
   lease_tx *tx;                     /* the with_lease running on db, else NULL */
+  atomic_int busy;                  /* 1 while a public call runs on db (LEASE__HOLD) */
+  int schema_version;               /* the database's, as this handle opened it (lease_schema.h) */
 };
+
+/*
+** lease__hold: take db's busy flag for a public call; db when it was free,
+** NULL when db is NULL or another call holds it (another thread, as lease.h
+** forbids; or the thread inside its own with_lease callback, which
+** lease_with_lease lets go of the flag for).  lease__unhold: the cleanup
+** of LEASE__HOLD's variable, letting go of the flag it took.
+*/
+lease_db *lease__hold(lease_db *db);
+void lease__unhold(lease_db **held);
+
+/* LEASE__HOLD(db): the first line of every public function on a handle.
+** Takes db's busy flag until the function returns (whatever return it
+** takes: the variable's cleanup lets go of it), or returns LEASE_MISUSE at
+** once, touching nothing of db (its error state belongs to the call
+** running), when another thread's call holds it. */
+#define LEASE__HOLD(db)                                                         \
+  lease_db *lease__held_ __attribute__((cleanup(lease__unhold))) = lease__hold(db); \
+  if ((db) && !lease__held_) return LEASE_MISUSE
 
 /* lease__fail: record a failure (rc, printf-style message) on db; the
 ** backend's code is 0.  Returns rc. */
@@ -279,5 +441,24 @@ extern const lease__backend lease__pg;
 ** ("postgresql://...", "postgres://...", or libpq's keyword form such as
 ** "host=... dbname=..."), else 0 (an SQLite path).  src/pg/lpg_path.c. */
 int lease__pg_path(const char *path);
+
+/* lease__pg_raw_secrets: append to out (cap bytes, *used of them taken,
+** out[*used] the list's closing empty string) the secret values of
+** PostgreSQL connection string path as they are written in it: a URI's
+** password and the values of the keywords password, sslpassword and
+** passfile (URI query or keyword form), quotes taken off, escapes and
+** percent-encoding left in.  Read without libpq, so a string libpq cannot
+** parse is still scrubbed.  src/pg/lpg_path.c. */
+void lease__pg_raw_secrets(const char *path, char *out, size_t cap, size_t *used);
+
+/* lease__secret_add: append s[0..n) to the secrets list out (as above);
+** an empty s, or one with no room left, is not added. */
+void lease__secret_add(char *out, size_t cap, size_t *used, const char *s, size_t n);
+
+/* lease__pg_redact: set db->name (the server by host or socket, port,
+** database and user; never a secret) and db->secrets from db->path, a
+** PostgreSQL connection string.  LEASE_OK or LEASE_NOMEM.  src/pg/lpg.c
+** (libpq's parser) or src/pg/lpg_none.c. */
+int lease__pg_redact(lease_db *db);
 
 #endif

@@ -171,6 +171,7 @@ static int many_check(lease_db *db, const char *id, size_t *id_len,
 int lease_claim_many(lease_db *db, const char *id, size_t id_len,
                      const char *const *owners, const size_t *owner_lens, size_t n,
                      double now, double ttl, int64_t *fences, int *reasons) {
+  LEASE__HOLD(db);
   many_run run;
   many_worker *workers;
   size_t *lens, nthreads, started, i;

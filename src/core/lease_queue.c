@@ -71,6 +71,7 @@ double lease_backoff(int64_t attempt) {
 
 /* Start a call: lease__begin, then refuse a backend without member fn. */
 #define BEGIN(db, fn)                                                              \
+  LEASE__HOLD(db);                                                                 \
   do {                                                                             \
     int rc_ = lease__begin(db);                                                    \
     if (rc_ != LEASE_OK) return rc_;                                               \
@@ -224,6 +225,7 @@ void lease_filter_default(lease_filter *f) {
 
 /* See lease.h. */
 int lease_enqueue_job(lease_db *db, const lease_new_job *job, int *reason) {
+  LEASE__HOLD(db);
   lease_new_job j;
   int n = 0, rc = lease__begin(db);
   if (rc != LEASE_OK) return rc;
@@ -241,6 +243,7 @@ int lease_enqueue_job(lease_db *db, const lease_new_job *job, int *reason) {
 
 /* See lease.h. */
 int lease_enqueue_jobs(lease_db *db, const lease_new_job *jobs, int n, int *inserted) {
+  LEASE__HOLD(db);
   lease_new_job *js;
   int i, rc = lease__begin(db);
   if (rc != LEASE_OK) return rc;
@@ -268,6 +271,7 @@ int lease_enqueue_jobs(lease_db *db, const lease_new_job *jobs, int n, int *inse
 /* See lease.h. */
 int lease_state_at(lease_db *db, const char *id, size_t id_len, double now, lease_row *row,
                    int *found) {
+  LEASE__HOLD(db);
   int rc = lease__begin(db);
   if (rc != LEASE_OK) return rc;
   if (!row || !found) return lease__fail(db, LEASE_MISUSE, "row and found must not be NULL");
@@ -283,6 +287,7 @@ int lease_state_at(lease_db *db, const char *id, size_t id_len, double now, leas
 /* See lease.h. */
 int lease_errors(lease_db *db, const char *id, size_t id_len, lease_job_error *out, int max,
                  int *count) {
+  LEASE__HOLD(db);
   int rc = lease__begin(db);
   if (rc != LEASE_OK) return rc;
   if (count) *count = 0;
@@ -319,6 +324,7 @@ static int check_claim_next(lease_db *db, lease__write *w, const char *queue, si
 int lease_claim_next_queue(lease_db *db, const char *queue, size_t queue_len, const char *owner,
                            size_t owner_len, double now, double ttl, int max, lease_job *jobs,
                            int *count) {
+  LEASE__HOLD(db);
   lease__write w;
   int rc = lease__begin(db);
   if (rc != LEASE_OK) return rc;
@@ -345,6 +351,7 @@ int lease_complete_claim_next(lease_db *db, const char *id, size_t id_len, const
                               size_t owner_len, int64_t fence, double now, const char *result,
                               size_t result_len, const char *queue, size_t queue_len, double ttl,
                               int max, lease_job *jobs, int *count, int *reason) {
+  LEASE__HOLD(db);
   lease__write wc, wn;
   int rc = lease__begin(db);
   if (rc != LEASE_OK) return rc;
@@ -442,6 +449,7 @@ int lease_list_jobs(lease_db *db, const lease_filter *f, int max, lease_row *row
 /* See lease.h. */
 int lease_count_queue(lease_db *db, double now, const char *queue, size_t queue_len,
                       lease_counts *out) {
+  LEASE__HOLD(db);
   int rc = lease__begin(db);
   if (rc != LEASE_OK) return rc;
   if (!out) return lease__fail(db, LEASE_MISUSE, "out must not be NULL");

@@ -15,9 +15,10 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Start a call that writes: lease__begin, refuse a backend without member
-** fn, and a read-only handle. */
+/* Start a call that writes: the handle's busy flag (LEASE__HOLD),
+** lease__begin, refuse a backend without member fn, and a read-only handle. */
 #define BEGIN_WRITE(db, fn)                                                        \
+  LEASE__HOLD(db);                                                                 \
   do {                                                                             \
     int rc_ = lease__begin(db);                                                    \
     if (rc_ != LEASE_OK) return rc_;                                               \
@@ -188,6 +189,7 @@ int lease_unschedule(lease_db *db, const char *name, size_t name_len, int *found
 /* See lease.h. */
 int lease_schedules(lease_db *db, const char *after, size_t after_len, int max,
                     lease_schedule_spec *out, int *count) {
+  LEASE__HOLD(db);
   int rc = lease__begin(db);
   if (rc != LEASE_OK) return rc;
   if (count) *count = 0;

@@ -14,6 +14,7 @@
 #include "lease_int.h"
 
 #include <math.h>
+#include <sched.h>
 #include <string.h>
 
 /* The error of a backend that leaves the fenced functions NULL. */
@@ -42,6 +43,7 @@ static int tx_begin(lease_tx *tx, const char *fname) {
 int lease_with_lease(lease_db *db, const char *id, size_t id_len, const char *owner,
                      size_t owner_len, int64_t fence, double now, lease_tx_fn *fn, void *ctx,
                      int *reason) {
+  LEASE__HOLD(db);
   lease_tx tx;
   int rc, r = LEASE_GRANTED;
   if ((rc = lease__begin(db)) != LEASE_OK) return rc;
@@ -62,8 +64,15 @@ int lease_with_lease(lease_db *db, const char *id, size_t id_len, const char *ow
   tx.w.now = now;
   tx.fn = fn;
   tx.ctx = ctx;
+  tx.thread = pthread_self();
   db->tx = &tx;
+  /* The flag is let go of while the transaction runs, so that a call on
+  ** db inside fn is refused as inside a callback (its own message); a call
+  ** from another thread meanwhile sees db->tx (written before the flag was
+  ** let go) and is refused at once, holding the flag only that long. */
+  lease__unhold(&lease__held_);
   rc = db->be->with_lease(db, &tx, &r);
+  while (!lease__hold(db)) sched_yield();
   db->tx = NULL;
   tx.open = 0;
   if (reason) *reason = rc == LEASE_OK ? r : LEASE_GRANTED;
@@ -167,6 +176,7 @@ static int check_gate(lease_db *db, const char *resource, size_t *len, int64_t f
 /* See lease.h. */
 int lease_fence_gate(lease_db *db, const char *resource, size_t resource_len, int64_t fence,
                      int *reason) {
+  LEASE__HOLD(db);
   int rc, r = LEASE_GRANTED;
   if ((rc = lease__begin(db)) != LEASE_OK) return rc;
   if (reason) *reason = LEASE_GRANTED;

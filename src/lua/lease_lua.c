@@ -9,7 +9,8 @@ own connection to that file, kept from call to call).
 Error idioms (CONTRACT.md, Lua mapping): protocol outcomes are return values
 (`nil`/`false` plus a reason word); invalid arguments raise
 `bad argument #i to 'f' (...)` before the database is touched; database
-failures raise `lease.<op>: <SQLite's message> [<code word>] (file "<path>")`.
+failures raise `lease.<op>: <SQLite's message> [<code word>] (file "<name>")`, the
+name without secrets (`db:name()`).
 Times (`now`, `ttl`, `until`) are numbers in the caller's unit (seconds with
 `lease.now`).
 @module lease
@@ -30,6 +31,7 @@ Times (`now`, `ttl`, `until`) are numbers in the caller's unit (seconds with
 #include <time.h>
 
 #include "lease_lua_int.h"
+#include "core/lease_schema.h"
 
 #define DB_MT "lease.db"
 
@@ -92,7 +94,7 @@ static lhandle *new_handle(lua_State *L) {
 /* See lease_lua_int.h. */
 void lb_push_db_error(lua_State *L, lease_db *db, const char *op) {
   lua_pushfstring(L, "lease.%s: %s [%s] (file \"%s\")", op, lease_errmsg(db),
-                  lease_errname(lease_errcode(db)), lease_path(db));
+                  lease_errname(lease_errcode(db)), lease_name(db));
 }
 
 /* Open path into a new handle pushed on the stack; raises on failure,
@@ -103,7 +105,7 @@ static lease_db *open_handle(lua_State *L, const char *op, const char *path,
   lease_db *db = NULL;
   int rc = lease_open(path, opt, &db);
   if (rc != LEASE_OK) {
-    if (!db) luaL_error(L, "lease.%s: out of memory [nomem] (file \"%s\")", op, path);
+    if (!db) luaL_error(L, "lease.%s: out of memory [nomem]", op);
     lb_push_db_error(L, db, op);
     lease_close(db);
     lua_error(L);
@@ -229,11 +231,27 @@ static int m_gc(lua_State *L) {
   return 0;
 }
 
-/* __tostring: "lease.db (path)" or "lease.db (closed)". */
+/* __tostring: "lease.db (name)" (lease_name: no secrets) or "lease.db (closed)". */
 static int m_tostring(lua_State *L) {
   lhandle *h = luaL_checkudata(L, 1, DB_MT);
-  if (h->db && !h->closing) lua_pushfstring(L, "lease.db (%s)", lease_path(h->db));
+  if (h->db && !h->closing) lua_pushfstring(L, "lease.db (%s)", lease_name(h->db));
   else lua_pushliteral(L, "lease.db (closed)");
+  return 1;
+}
+
+/***
+The database this handle is open on, named without secrets: an SQLite
+path as given; for a PostgreSQL connection string "host=... port=...
+dbname=... user=..." (no password, sslpassword or passfile, in whatever
+form the string held them).  Every error message names the database this way.
+@function db:name
+@treturn string the name
+@raise `attempt to use a closed lease database`
+*/
+static int m_name(lua_State *L) {
+  lhandle *h = luaL_checkudata(L, 1, DB_MT);
+  if (!h->db || h->closing) return luaL_error(L, "attempt to use a closed lease database");
+  lua_pushstring(L, lease_name(h->db));
   return 1;
 }
 
@@ -870,10 +888,13 @@ static const lb_op op_counts = {"counts", 0, 0, check_counts, run_counts, push_c
 /* --- settings -------------------------------------------------------- */
 
 /***
-The connection's settings, read back from SQLite, not from the options.
+The connection's settings, read back from the database, not from the options,
+and the database's schema version as this handle opened it (an integer: the
+engine's, `lease.SCHEMA_VERSION`, after a writable open, which brings an older
+database up to it; an older one's own on a read-only handle).
 @function db:settings
 @treturn table `{journal_mode = "wal", synchronous = "full"|"normal"|"off"|"extra",
-  busy_timeout = seconds}`
+  busy_timeout = seconds, schema_version = integer}`
 @raise `lease.settings: ...` on a database failure
 */
 static int run_settings(lease_db *db, lb_args *a) {
@@ -882,7 +903,7 @@ static int run_settings(lease_db *db, lb_args *a) {
 static int push_settings(lua_State *L, lb_args *a) {
   static const char *const sync_names[] = {"off", "normal", "full", "extra"};
   int sync = a->settings.synchronous;
-  lua_createtable(L, 0, 3);
+  lua_createtable(L, 0, 4);
   lua_pushstring(L, a->settings.journal_mode);
   lua_setfield(L, -2, "journal_mode");
   lua_pushstring(L, sync >= 0 && sync < (int)(sizeof sync_names / sizeof sync_names[0])
@@ -890,6 +911,8 @@ static int push_settings(lua_State *L, lb_args *a) {
   lua_setfield(L, -2, "synchronous");
   lua_pushnumber(L, a->settings.busy_timeout_ms / 1000.0);
   lua_setfield(L, -2, "busy_timeout");
+  lua_pushinteger(L, a->settings.schema_version);
+  lua_setfield(L, -2, "schema_version");
   return 1;
 }
 static const lb_op op_settings = {"settings", 0, 0, check_none, run_settings, push_settings};
@@ -1222,6 +1245,7 @@ static const luaL_Reg module_funcs[] = {
 
 static const luaL_Reg db_methods[] = {
   {"close", m_close},
+  {"name", m_name},
   {NULL, NULL},
 };
 
@@ -1244,6 +1268,12 @@ The module's version, as `LEASE_VERSION` in lease.h: "major.minor.patch".
 @field _VERSION
 */
 
+/***
+The schema version this build makes and knows (an integer): a writable open
+brings an older database up to it; a database of a newer one is refused.
+@field SCHEMA_VERSION
+*/
+
 /* See lease_lua.h: require "lease". */
 LEASE_API int luaopen_lease(lua_State *L) {
   size_t i;
@@ -1261,6 +1291,8 @@ LEASE_API int luaopen_lease(lua_State *L) {
   lua_setfield(L, -2, "_VERSION");
   lua_pushliteral(L, LEASE_VERSION);
   lua_setfield(L, -2, "version");
+  lua_pushinteger(L, LEASE_SCHEMA_VERSION);
+  lua_setfield(L, -2, "SCHEMA_VERSION");
   lease_lua_process_register(L);   /* pid, hostname, on_signal, signals */
   /* lease.thread: the same table as require "lease.thread" (lease_thread.c) */
   luaL_requiref(L, "lease.thread", luaopen_lease_thread, 0);

@@ -179,7 +179,7 @@ lease_db *lb_path_take(lua_State *L, const char *op, const char *path) {
   rc = lease_open(path, NULL, &db);
   h->db = db;   /* the holder closes it, also when pushing the error fails */
   if (rc != LEASE_OK) {
-    if (!db) luaL_error(L, "lease.%s: out of memory [nomem] (file \"%s\")", op, path);
+    if (!db) luaL_error(L, "lease.%s: out of memory [nomem]", op);
     lb_push_db_error(L, db, op);
     lease_close(db);
     h->db = NULL;

@@ -19,6 +19,7 @@
 ** server committed it is then unknown, as for any client of a server.
 */
 #include "lpg_int.h"
+#include "lpg_schema_sql.h"
 #include "lpg_sql.h"
 
 #include <errno.h>
@@ -314,15 +315,14 @@ static int check_schema(lease_db *db, int *missing) {
   return rc;
 }
 
-/* See lease.h (contract step 1): the table and index, created under an
-** advisory lock so that concurrent creators do not collide.  A read-only
-** handle has nothing to write when the table exists (its open checked
-** that), as on SQLite. */
+/* See lease.h (contract step 1): the table and the schema's steps
+** (lpg_schema_upgrade), under an advisory lock so that concurrent creators
+** do not collide.  A read-only handle has nothing to write when the table
+** exists (its open checked that), as on SQLite. */
 static int pg_init(lease_db *db) {
   int rc = lpg_ready(db);
   if (rc != LEASE_OK || (db->opt.flags & LEASE_OPEN_READONLY)) return rc;
-  if ((rc = lpg_exec(db, LPG_SQL_INIT)) != LEASE_OK) lpg_rollback(db);
-  return rc;
+  return lpg_schema_upgrade(db);
 }
 
 /*
@@ -369,11 +369,37 @@ static int connect_quiet(lease_db *db, lpg_conn *c) {
 }
 
 /*
+** The schema at open, once the jobs table is checked (*missing: there is
+** none): the version read (one newer than this build knows refused, with
+** nothing written); a read-only handle writes nothing and reads a database
+** older than LPG_QUEUE_READABLE through empty temporary queue tables, one
+** older than LPG_SCHEDULES_READABLE through an empty temporary
+** lease_schedules (lpg_s_temp); a writable one brings the database to
+** LEASE_SCHEMA_VERSION (lpg_schema_upgrade) unless its version row says
+** it is there.
+*/
+static int open_schema(lease_db *db, int missing) {
+  lpg_conn *c = LPG(db);
+  int rc;
+  c->version = 0;
+  c->versioned = 0;
+  if (!missing && (rc = lpg_schema_read(db)) != LEASE_OK) return rc;
+  if (db->opt.flags & LEASE_OPEN_READONLY) {
+    if (c->version < LPG_QUEUE_READABLE &&
+        (rc = lpg_exec(db, LPG_Q_SQL_TABLES("TEMP ", ""))) != LEASE_OK)
+      return rc;
+    return c->version >= LPG_SCHEDULES_READABLE ? LEASE_OK : lpg_s_temp(db);
+  }
+  if (!missing && c->versioned && c->version == LEASE_SCHEMA_VERSION) return LEASE_OK;
+  return lpg_schema_upgrade(db);
+}
+
+/*
 ** See lease_int.h: connect with db->path as libpq's connection string
 ** (URI or keyword form), set the session, check the jobs table and create
 ** it when missing: not on a read-only handle (LEASE_SCHEMA, as on SQLite),
 ** nor with LEASE_OPEN_NOCREATE (LEASE_CANTOPEN, as SQLite refuses a
-** missing file).
+** missing file); then the schema's version (open_schema).
 ** A server that cannot be reached, or refuses the connection, is
 ** LEASE_CANTOPEN with libpq's message.
 */
@@ -385,20 +411,58 @@ static int pg_open(lease_db *db) {
   if ((rc = connect_quiet(db, c)) != LEASE_OK) return rc;
   if ((rc = lpg_exec(db, "SET default_transaction_read_only = off")) != LEASE_OK) return rc;
   if ((rc = check_schema(db, &missing)) != LEASE_OK) return rc;
-  if (missing) {
-    if (db->opt.flags & LEASE_OPEN_READONLY)
-      return lease__fail(db, LEASE_SCHEMA, "the database has no jobs table (opened read-only)");
-    if (db->opt.flags & LEASE_OPEN_NOCREATE)
-      return lease__fail(db, LEASE_CANTOPEN, "the database has no jobs table (create = false)");
-    if ((rc = lpg_exec(db, LPG_SQL_INIT)) != LEASE_OK) {
-      lpg_rollback(db);
-      return rc;
-    }
-    if ((rc = check_schema(db, &missing)) != LEASE_OK) return rc;
-  }
-  if ((rc = lpg_q_open(db)) != LEASE_OK) return rc;
-  if ((rc = lpg_s_open(db)) != LEASE_OK) return rc;
+  if (missing && (db->opt.flags & LEASE_OPEN_READONLY))
+    return lease__fail(db, LEASE_SCHEMA, "the database has no jobs table (opened read-only)");
+  if (missing && (db->opt.flags & LEASE_OPEN_NOCREATE))
+    return lease__fail(db, LEASE_CANTOPEN, "the database has no jobs table (create = false)");
+  if ((rc = open_schema(db, missing)) != LEASE_OK) return rc;
+  if (missing && (rc = check_schema(db, &missing)) != LEASE_OK) return rc;
+  db->schema_version = c->version;
   return set_session(db);
+}
+
+/* The keywords that name the server in lease_name, in this order. */
+static const char *const name_keywords[] = {"host", "hostaddr", "port", "dbname", "user",
+                                            "service"};
+
+/*
+** See lease_int.h.  libpq's own parser (PQconninfoParse: both forms,
+** percent-decoding) gives the values: the name is "key=value" for each of
+** name_keywords set, and the secrets are what lease__pg_raw_secrets finds
+** plus the decoded values of password, sslpassword and passfile.  A string
+** libpq cannot parse is named "PostgreSQL (invalid connection string)"; its
+** open fails with libpq's message, the raw secrets scrubbed from it.
+*/
+int lease__pg_redact(lease_db *db) {
+  size_t len = strlen(db->path), cap = 3 * len + 2, used = 0, n = 0, i;
+  char *err = NULL;
+  PQconninfoOption *opts = PQconninfoParse(db->path, &err), *o;
+  PQfreemem(err);
+  db->secrets = malloc(cap);
+  db->name = malloc(len + 64);
+  if (!db->secrets || !db->name) {
+    PQconninfoFree(opts);
+    return lease__fail(db, LEASE_NOMEM, "out of memory");
+  }
+  db->secrets[0] = '\0';
+  lease__pg_raw_secrets(db->path, db->secrets, cap, &used);
+  db->name[0] = '\0';
+  if (!opts) {
+    strcpy(db->name, "PostgreSQL (invalid connection string)");
+    return LEASE_OK;
+  }
+  for (o = opts; o->keyword; o++)
+    if (o->val && (strcmp(o->keyword, "password") == 0 || strcmp(o->keyword, "sslpassword") == 0
+                   || strcmp(o->keyword, "passfile") == 0))
+      lease__secret_add(db->secrets, cap, &used, o->val, strlen(o->val));
+  for (i = 0; i < sizeof name_keywords / sizeof name_keywords[0]; i++)
+    for (o = opts; o->keyword; o++)
+      if (strcmp(o->keyword, name_keywords[i]) == 0 && o->val && o->val[0] &&
+          n + strlen(o->keyword) + strlen(o->val) + 3 < len + 64)
+        n += (size_t)sprintf(db->name + n, "%s%s=%s", n ? " " : "", o->keyword, o->val);
+  if (n == 0) strcpy(db->name, "PostgreSQL (libpq's default server)");
+  PQconninfoFree(opts);
+  return LEASE_OK;
 }
 
 /* See lease_int.h. */
@@ -570,45 +634,33 @@ static const int write_stmt[] = {
   [LEASE__RELEASE] = LPG_ST_RELEASE,
 };
 
-/* The verb of a write, for messages. */
-static const char *write_verb(const lease__write *w) {
-  return w->op == LEASE__CLAIM ? "claim" : "write to";
-}
-
 /*
 ** See lpg_int.h: the outcome of a guarded write from its one row (lpg_sql.h:
-** LPG_SQL_REPORT) in the order the guard checks: missing, done, then (but
-** for release) discarded or cancelled by the queue, then for all but claim
-** owner and fence, then a blocked job (release may write
-** one), then the lease: held for a claim, expired for renew and complete.
+** LPG_SQL_REPORT): granted when it wrote, else the job's facts from the
+** row judged by the core's rules (lease__refusal, src/core/lease_rules.c).
 ** Sets *reason and a claim's *fence, or records why no reason fits.
 */
 int lpg_outcome(lease_db *db, const lease__write *w, const PGresult *r, int64_t *fence,
                 int *reason) {
-  int is_claim = w->op == LEASE__CLAIM, blocked, ended;
+  lease__facts f = {0};
   if (PQntuples(r) != 1)
     return lease__fail(db, LEASE_ERROR, "internal error: a guarded write returned %d rows",
                        PQntuples(r));
   if (!PQgetisnull(r, 0, 0) && r_i8(r, 0, 0) > 0) {
     *reason = LEASE_GRANTED;
-    if (is_claim && fence) *fence = r_i8(r, 0, 0);
+    if (w->op == LEASE__CLAIM && fence) *fence = r_i8(r, 0, 0);
     return LEASE_OK;
   }
-  blocked = w->op == LEASE__RELEASE ? 0 : r_i4(r, 0, 6);
-  ended = w->op == LEASE__RELEASE || PQgetisnull(r, 0, 8) ? 0 : r_i4(r, 0, 8);
-  if (!r_bool(r, 0, 1)) *reason = LEASE_MISSING;
-  else if (r_bool(r, 0, 2)) *reason = LEASE_DONE;
-  else if (ended == 2) *reason = LEASE_DISCARDED;
-  else if (ended == 3) *reason = LEASE_CANCELLED;
-  else if (!is_claim && r_bool(r, 0, 3)) *reason = LEASE_NOT_OWNER;
-  else if (!is_claim && r_bool(r, 0, 4)) *reason = LEASE_STALE_FENCE;
-  else if (lease__blocked_msg(blocked)) return lease__blocked_fail(db, blocked, write_verb(w));
-  else if (is_claim && r_bool(r, 0, 7)) *reason = LEASE_HELD;
-  else if (!is_claim && w->op != LEASE__RELEASE && r_bool(r, 0, 5)) *reason = LEASE_EXPIRED;
-  else
-    return lease__fail(db, LEASE_ERROR, "internal error: the guarded %s refused a write that "
-                       "passes every check", is_claim ? "claim" : "update");
-  return LEASE_OK;
+  if ((f.found = r_bool(r, 0, 1))) {
+    f.done = r_bool(r, 0, 2);
+    f.other_owner = r_bool(r, 0, 3);
+    f.other_fence = r_bool(r, 0, 4);
+    f.expired = r_bool(r, 0, 5);
+    f.blocked = r_i4(r, 0, 6);
+    f.live = r_bool(r, 0, 7);
+    f.qstate = PQgetisnull(r, 0, 8) ? LEASE__Q_OPEN : r_i4(r, 0, 8);
+  }
+  return lease__refusal(db, w->op, &f, reason);
 }
 
 /* Run the guarded write w and read its outcome (in the caller's

@@ -32,6 +32,8 @@ typedef struct lpg_conn {
   PGconn *pg;
   uint64_t prepared;   /* bit i: statement slot i is prepared on this session */
   void *tx;            /* lpg_tx.c's state of this connection */
+  int version;         /* the database's schema version (lpg_schema_read) */
+  int versioned;       /* the database holds its version row */
 } lpg_conn;
 
 #define LPG(db) ((lpg_conn *)(db)->conn)
@@ -141,11 +143,28 @@ PGresult *lpg_run(lease_db *db, int slot, const char *sql, int n, const unsigned
 int lpg_outcome(lease_db *db, const lease__write *w, const PGresult *r, int64_t *fence,
                 int *reason);
 
-/* ---- lpg_queue.c -------------------------------------------------------- */
+/* ---- lpg_schema.c ------------------------------------------------------- */
 
-/* At open, before the session is set: create the queue's tables when the
-** database lacks them (empty temporary ones on a read-only handle). */
-int lpg_q_open(lease_db *db);
+/*
+** lpg_schema_read: the database's schema version into LPG(db)->version and
+** ->versioned: its version row, or for a database without one the version
+** its layout is (LPG_SQL_CLASSIFY).  Writes nothing.  LEASE_SCHEMA when
+** the row is not a version number, or names a version newer than
+** LEASE_SCHEMA_VERSION; else LEASE_OK or the failure.
+*/
+int lpg_schema_read(lease_db *db);
+
+/*
+** lpg_schema_upgrade: in one transaction under LPG_SQL_LOCK (READ
+** COMMITTED, named: it runs before the session is set): the jobs table
+** when missing, the version read again (another client may have brought
+** the database up to date meanwhile), every step past it, the version row,
+** and the with_lease guard on every lease_ table.  A failure rolls it all
+** back.  LEASE_OK or the failure.
+*/
+int lpg_schema_upgrade(lease_db *db);
+
+/* ---- lpg_queue.c -------------------------------------------------------- */
 
 /* lease__backend's claim_next (the queue "default") and count (every
 ** queue, with the counts by status). */
@@ -182,9 +201,10 @@ int lpg_q_enqueue_in(lease_db *db, const lease_new_job *jobs, int n, int *added)
 
 /* ---- lpg_schedule.c ----------------------------------------------------- */
 
-/* At open, after lpg_q_open: create the schedules' table when missing (an
-** empty temporary one on a read-only handle). */
-int lpg_s_open(lease_db *db);
+/* At a read-only handle's open, on a database older than
+** LPG_SCHEDULES_READABLE: an empty temporary lease_schedules, so
+** lease_schedules reads none.  LEASE_OK or the server's error. */
+int lpg_s_temp(lease_db *db);
 
 /* Schedules: lease__pg's members of the same names. */
 int lpg_s_schedule(lease_db *db, const lease_schedule_spec *s);

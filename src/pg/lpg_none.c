@@ -5,11 +5,28 @@
 */
 #include "lease_int.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 /* See lease_int.h: the refusal. */
 static int none_open(lease_db *db) {
   return lease__fail(db, LEASE_CANTOPEN,
                      "PostgreSQL support is not built in: configure with -DLEASE_POSTGRESQL=ON "
                      "and libpq installed (Debian: libpq-dev)");
+}
+
+/* See lease_int.h: without libpq's parser the name says only which kind of
+** server; the secrets are those lease__pg_raw_secrets finds. */
+int lease__pg_redact(lease_db *db) {
+  size_t cap = 2 * strlen(db->path) + 2, used = 0;
+  const char *name = "PostgreSQL (not built)";
+  db->secrets = malloc(cap);
+  db->name = malloc(strlen(name) + 1);
+  if (!db->secrets || !db->name) return lease__fail(db, LEASE_NOMEM, "out of memory");
+  db->secrets[0] = '\0';
+  lease__pg_raw_secrets(db->path, db->secrets, cap, &used);
+  strcpy(db->name, name);
+  return LEASE_OK;
 }
 
 static void none_close(lease_db *db) { db->conn = NULL; }

@@ -88,28 +88,6 @@ static int in_txn(lease_db *db, int (*body)(lease_db *, void *), void *ctx) {
 }
 
 /* ===================================================================== */
-/* The schema                                                             */
-/* ===================================================================== */
-
-/* See lpg_int.h.  Runs while the session is still writable. */
-int lpg_q_open(lease_db *db) {
-  PGresult *res = PQexec(LPG(db)->pg, LPG_Q_SQL_MARKED);
-  int marked, rc;
-  if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1) {
-    rc = lpg_fail(db, res);
-    PQclear(res);
-    return rc;
-  }
-  marked = PQgetvalue(res, 0, 0)[0] == 't';
-  PQclear(res);
-  if (marked) return LEASE_OK;
-  if (db->opt.flags & LEASE_OPEN_READONLY)
-    return lpg_exec(db, LPG_Q_SQL_TABLES("TEMP ", ""));
-  if ((rc = lpg_exec(db, LPG_Q_SQL_INIT)) != LEASE_OK) lpg_rollback(db);
-  return rc;
-}
-
-/* ===================================================================== */
 /* Enqueue                                                                */
 /* ===================================================================== */
 
@@ -431,8 +409,9 @@ static int fail_body(lease_db *db, void *ctx) {
   const lease__write *w = x->w;
   params p = {0};
   PGresult *res;
-  int64_t attempt, max;
-  int rc, state = 0;
+  lease__fail_facts f = {0, 0, w->now, x->o->no_attempt, x->o->has_run_at, x->o->run_at};
+  lease__next next;
+  int rc;
   p_bytes(&p, w->id, w->id_len);
   p_bytes(&p, w->owner, w->owner_len);
   p_i8(&p, w->fence);
@@ -444,27 +423,18 @@ static int fail_body(lease_db *db, void *ctx) {
     PQclear(res);
     return rc;
   }
-  attempt = r_i8(res, 0, 9);
-  max = r_i8(res, 0, 10);
+  f.attempt = r_i8(res, 0, 9);
+  f.max_attempts = r_i8(res, 0, 10);
   PQclear(res);
-  if (x->o->no_attempt) {
-    if (attempt > 0) attempt--;
-    x->run_at = x->o->has_run_at ? x->o->run_at : w->now;
-    x->status = LEASE_STATUS_RETRYABLE;
-  } else if (attempt >= max) {
-    state = 2;
-    x->run_at = NAN;
-    x->status = LEASE_STATUS_DISCARDED;
-  } else {
-    x->run_at = x->o->has_run_at ? x->o->run_at : w->now + lease_backoff(attempt);
-    x->status = LEASE_STATUS_RETRYABLE;
-  }
+  lease__after_fail(&f, &next);
+  x->status = next.status;
+  x->run_at = next.run_at;
   memset(&p, 0, sizeof p);
   p_bytes(&p, w->id, w->id_len);
-  p_i8(&p, attempt);
-  p_i4(&p, state);
-  p_time(&p, state == 0 ? x->run_at : NAN);
-  p_time(&p, state == 0 ? NAN : w->now);
+  p_i8(&p, next.attempt);
+  p_i4(&p, next.qstate);
+  p_time(&p, next.run_at);
+  p_time(&p, next.finished_at);
   if (!(res = qrun(db, Q_AFTER_FAIL, &p))) return db->rc;
   PQclear(res);
   return LEASE_OK;
@@ -495,29 +465,34 @@ static PGresult *admin(lease_db *db, int which, const char *id, size_t id_len, d
   return qrun(db, which, &p);
 }
 
-/* See lease.h: lease_retry.  Refused: missing, or held (open, until >
-** now). */
+/* The facts of retry's and cancel's row (found, done, the queue's state
+** before; retry's also live, until > now) into *f. */
+static void admin_facts(const PGresult *res, lease__facts *f) {
+  if (!(f->found = r_bool(res, 0, 0))) return;
+  f->done = r_bool(res, 0, 1);
+  f->qstate = PQgetisnull(res, 0, 2) ? LEASE__Q_OPEN : r_i4(res, 0, 2);
+  if (PQnfields(res) > 3) f->live = r_bool(res, 0, 3);
+}
+
+/* See lease.h: lease_retry.  The reason: lease__retry_reason. */
 int lpg_q_retry(lease_db *db, const char *id, size_t id_len, double now, int *reason) {
   PGresult *res = admin(db, Q_RETRY, id, id_len, now);
-  int r;
+  lease__facts f = {0};
   if (!res) return db->rc;
-  r = !r_bool(res, 0, 0) ? LEASE_MISSING : !r_bool(res, 0, 1) ? LEASE_HELD : LEASE_GRANTED;
+  admin_facts(res, &f);
   PQclear(res);
-  if (reason) *reason = r;
+  if (reason) *reason = lease__retry_reason(&f);
   return LEASE_OK;
 }
 
-/* See lease.h: lease_cancel.  Refused: missing, done, discarded, or
-** already cancelled. */
+/* See lease.h: lease_cancel.  The reason: lease__cancel_reason. */
 int lpg_q_cancel(lease_db *db, const char *id, size_t id_len, double now, int *reason) {
   PGresult *res = admin(db, Q_CANCEL, id, id_len, now);
-  int r, ended;
+  lease__facts f = {0};
   if (!res) return db->rc;
-  ended = PQgetisnull(res, 0, 2) ? 0 : r_i4(res, 0, 2);
-  r = !r_bool(res, 0, 0) ? LEASE_MISSING : r_bool(res, 0, 1) ? LEASE_DONE
-      : ended == 2 ? LEASE_DISCARDED : ended == 3 ? LEASE_CANCELLED : LEASE_GRANTED;
+  admin_facts(res, &f);
   PQclear(res);
-  if (reason) *reason = r;
+  if (reason) *reason = lease__cancel_reason(&f);
   return LEASE_OK;
 }
 
@@ -530,8 +505,7 @@ int lpg_q_prune(lease_db *db, double before, const char *queue, size_t queue_len
   if (rc != LEASE_OK) return rc;
   p_f8(&p, before);
   p_bytes(&p, queue, queue_len);
-  p_i4(&p, status == LEASE_STATUS_COMPLETED ? 1 : status == LEASE_STATUS_DISCARDED ? 2
-           : status == LEASE_STATUS_CANCELLED ? 3 : 0);
+  p_i4(&p, lease__prune_state(status));
   if (!(res = qrun(db, Q_PRUNE, &p))) return db->rc;
   *deleted = r_i8(res, 0, 0);
   PQclear(res);

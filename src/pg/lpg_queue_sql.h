@@ -40,39 +40,24 @@
   " seq int8 NOT NULL, queue bytea NOT NULL DEFAULT 'default',"                    \
   " priority int8 NOT NULL DEFAULT 0, run_at float8,"                              \
   " attempt int8 NOT NULL DEFAULT 0, max_attempts int8 NOT NULL DEFAULT 25,"       \
-  " payload bytea, state int NOT NULL DEFAULT 0, finished_at float8);"             \
+  " payload bytea, state int NOT NULL DEFAULT " LEASE__Q_OPEN_S ", finished_at float8);" \
   " CREATE " kw "TABLE IF NOT EXISTS lease_errors(n int8 GENERATED ALWAYS AS IDENTITY" \
   " PRIMARY KEY, id bytea NOT NULL" refs ", attempt int8, at float8, owner bytea,"  \
   " fence int8, message bytea);"
 #define LPG_Q_SQL_REFS " REFERENCES jobs(id) ON DELETE CASCADE ON UPDATE CASCADE"
 
-/* The trigger whose presence says the schema below is complete (it is
-** created last). */
-#define LPG_Q_SQL_MARKED                                                            \
-  "SELECT EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = to_regclass('jobs')"     \
-  " AND tgname = 'lease_jobs_added')"
-
 /*
-** The queue's schema, under the advisory lock of LPG_SQL_INIT, created
-** when the trigger of LPG_Q_SQL_MARKED is missing (a concurrent creator
-** waits for the lock, then finds it), in one transaction.  It runs before
-** the session is set, so it names READ COMMITTED itself: under the
-** server's default, were it REPEATABLE READ, the check would read the
-** snapshot taken before the lock wait.  The last steps fill lease_queue
-** for the jobs already there, and the with_lease guard (lpg_tx_sql.h) goes
-** on the new tables in the same transaction: added at a later with_lease it
-** would be DDL on tables in use, and deadlock with running claims.
+** The queue's schema as step 1 makes it (lpg_schema_sql.h): the tables,
+** their indexes, functions and the triggers on jobs; the last statements
+** fill lease_queue for the jobs already there, then make the trigger that
+** keeps it filled.
 */
-#define LPG_Q_SQL_INIT                                                              \
-  "BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock(1818588019);" \
-  " DO $lease$ BEGIN"                                                               \
-  " IF EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = to_regclass('jobs')"       \
-  " AND tgname = 'lease_jobs_added') THEN RETURN; END IF; "                        \
+#define LPG_Q_SQL_SCHEMA                                                            \
   LPG_Q_SQL_TABLES("", LPG_Q_SQL_REFS)                                              \
   " CREATE INDEX IF NOT EXISTS lease_queue_ready"                                   \
-  " ON lease_queue(queue, priority, run_at NULLS FIRST, seq) WHERE state = 0;"     \
+  " ON lease_queue(queue, priority, run_at NULLS FIRST, seq) WHERE state = " LEASE__Q_OPEN_S ";" \
   " CREATE INDEX IF NOT EXISTS lease_queue_ended"                                   \
-  " ON lease_queue(finished_at) WHERE state <> 0;"                                  \
+  " ON lease_queue(finished_at) WHERE state <> " LEASE__Q_OPEN_S ";"                \
   " CREATE INDEX IF NOT EXISTS lease_errors_job ON lease_errors(id, n);"           \
   " CREATE OR REPLACE FUNCTION lease_queue_now(bytea) RETURNS SETOF lease_queue"    \
   " LANGUAGE sql VOLATILE AS $f$ SELECT * FROM lease_queue WHERE id = $1 $f$;"     \
@@ -86,7 +71,7 @@
   " CREATE OR REPLACE FUNCTION lease_jobs_changed() RETURNS trigger LANGUAGE plpgsql" \
   " AS $f$ BEGIN"                                                                   \
   " IF (new.done <> 0) <> (old.done <> 0) THEN UPDATE lease_queue SET"             \
-  " state = CASE WHEN new.done <> 0 THEN 1 ELSE 0 END,"                            \
+  " state = CASE WHEN new.done <> 0 THEN " LEASE__Q_COMPLETED_S " ELSE " LEASE__Q_OPEN_S " END," \
   " finished_at = CASE WHEN new.done <> 0 THEN coalesce(finished_at, new.until) END," \
   " attempt = CASE WHEN new.done <> 0 THEN attempt ELSE 0 END WHERE id = new.id;"   \
   " END IF;"                                                                        \
@@ -99,16 +84,18 @@
   " EXECUTE FUNCTION lease_jobs_changed();"                                         \
   " CREATE OR REPLACE FUNCTION lease_jobs_added() RETURNS trigger LANGUAGE plpgsql" \
   " AS $f$ BEGIN INSERT INTO lease_queue(id, seq, state, finished_at)"              \
-  " SELECT a.id, a.seq, CASE WHEN a.done <> 0 THEN 1 ELSE 0 END,"                   \
+  " SELECT a.id, a.seq, CASE WHEN a.done <> 0 THEN " LEASE__Q_COMPLETED_S           \
+  " ELSE " LEASE__Q_OPEN_S " END,"                                                  \
   " CASE WHEN a.done <> 0 THEN a.until END FROM lease_added a"                      \
   " ON CONFLICT (id) DO NOTHING; RETURN NULL; END $f$;"                             \
   " INSERT INTO lease_queue(id, seq, state, finished_at)"                           \
-  " SELECT id, seq, CASE WHEN done <> 0 THEN 1 ELSE 0 END,"                         \
+  " SELECT id, seq, CASE WHEN done <> 0 THEN " LEASE__Q_COMPLETED_S                 \
+  " ELSE " LEASE__Q_OPEN_S " END,"                                                  \
   " CASE WHEN done <> 0 THEN until END FROM jobs ON CONFLICT (id) DO NOTHING;"     \
+  " DROP TRIGGER IF EXISTS lease_jobs_added ON jobs;"                               \
   " CREATE TRIGGER lease_jobs_added AFTER INSERT ON jobs"                            \
   " REFERENCING NEW TABLE AS lease_added FOR EACH STATEMENT"                        \
-  " EXECUTE FUNCTION lease_jobs_added();"                                           \
-  " END $lease$; " LPG_TX_SQL_CREATE "; COMMIT"
+  " EXECUTE FUNCTION lease_jobs_added();"
 
 /*
 ** A job's status at now (the parameter `now`; NULL gives 0, unknown), over
@@ -117,7 +104,7 @@
 */
 #define LPG_Q_SQL_STATUS(now)                                                       \
   "(CASE WHEN " now " IS NULL THEN 0 WHEN j.done <> 0 THEN 5"                      \
-  " WHEN q.state = 2 THEN 6 WHEN q.state = 3 THEN 7"                               \
+  " WHEN q.state = " LEASE__Q_DISCARDED_S " THEN 6 WHEN q.state = " LEASE__Q_CANCELLED_S " THEN 7" \
   " WHEN j.until > " now " THEN 3"                                                 \
   " WHEN q.run_at > " now " THEN (CASE WHEN q.attempt > 0 THEN 4 ELSE 2 END)"       \
   " ELSE 1 END)"
@@ -179,7 +166,9 @@
 ** run_at NULL (at once) first, both rows of each locked, those another
 ** transaction holds locked skipped.  A candidate whose lease expired
 ** unreported (an owner still named) gets its error recorded, and is
-** discarded instead of claimed when that was its last attempt.  $1 queue,
+** discarded instead of claimed when that was its last attempt (x.last:
+** attempt >= max_attempts, the core's rule lease__after_expiry, written
+** here so that one statement records, discards and claims).  $1 queue,
 ** $2 now, $3 owner, $4 now + ttl, $5 how many.  Rows, in claim order: id,
 ** new fence (NULL: discarded), payload, queue, priority, attempt (this
 ** claim's), max_attempts.
@@ -188,7 +177,7 @@
   "WITH c AS (SELECT q.id, q.payload, q.queue, q.priority, q.run_at, q.seq,"       \
   " q.attempt, q.max_attempts, j.owner, j.until, j.fence"                          \
   " FROM lease_queue q JOIN jobs j ON j.id = q.id"                                 \
-  " WHERE q.state = 0 AND q.queue = $1 AND (q.run_at IS NULL OR q.run_at <= $2)"   \
+  " WHERE q.state = " LEASE__Q_OPEN_S " AND q.queue = $1 AND (q.run_at IS NULL OR q.run_at <= $2)" \
   " AND j.done = 0 AND j.until <= $2 AND j.fence < " LPG_FENCE_MAX                  \
   " ORDER BY q.priority, q.run_at NULLS FIRST, q.seq LIMIT $5"                      \
   " FOR UPDATE OF q, j SKIP LOCKED),"                                               \
@@ -196,7 +185,7 @@
   " c.owner IS NOT NULL AND c.attempt >= c.max_attempts AS last FROM c),"           \
   " e AS (INSERT INTO lease_errors(id, attempt, at, owner, fence, message)"        \
   " SELECT id, attempt, until, owner, fence, 'lease expired'::bytea FROM x WHERE lapsed)," \
-  " d AS (UPDATE lease_queue SET state = 2, finished_at = $2 FROM x"                \
+  " d AS (UPDATE lease_queue SET state = " LEASE__Q_DISCARDED_S ", finished_at = $2 FROM x" \
   " WHERE lease_queue.id = x.id AND x.last),"                                       \
   " u AS (UPDATE jobs SET owner = $3, until = $4, fence = jobs.fence + 1 FROM x"    \
   " WHERE jobs.id = x.id AND NOT x.last RETURNING jobs.id, jobs.fence)"             \
@@ -228,26 +217,31 @@
 
 /*
 ** retry: unless the job is open and held (until > now), reopen it (done 0,
-** no owner, until 0; the fence kept) with a fresh attempt budget.  $1 id,
-** $2 now.  One row: found, reopened.
+** no owner, until 0; the fence kept) with a fresh attempt budget.  ok is
+** the core's rule (lease__retry_reason) on the locked row, in SQL, so the
+** statement reads and writes at once.  $1 id, $2 now.  One row, the facts
+** the rule reads: found, done, the queue's state, held (until > now).
 */
 #define LPG_Q_SQL_RETRY                                                             \
   "WITH j AS (SELECT id, done, until FROM jobs WHERE id = $1 FOR UPDATE),"         \
   LPG_SQL_QUEUE_OF_J ","                                                            \
-  " ok AS (SELECT j.id FROM j, q WHERE NOT (j.done = 0 AND q.state = 0 AND j.until > $2))," \
+  " ok AS (SELECT j.id FROM j, q WHERE NOT (j.done = 0 AND q.state = " LEASE__Q_OPEN_S    \
+  " AND j.until > $2)),"                                                            \
   " u AS (UPDATE jobs SET done = 0, owner = NULL, until = 0 FROM ok WHERE jobs.id = ok.id)," \
-  " r AS (UPDATE lease_queue SET state = 0, attempt = 0, run_at = NULL, finished_at = NULL" \
+  " r AS (UPDATE lease_queue SET state = " LEASE__Q_OPEN_S ", attempt = 0,"         \
+  " run_at = NULL, finished_at = NULL"                                              \
   " FROM ok WHERE lease_queue.id = ok.id)"                                          \
-  " SELECT j.id IS NOT NULL, (SELECT count(*) FROM ok) > 0"                         \
-  " FROM (SELECT 1) one LEFT JOIN j ON true"
+  " SELECT j.id IS NOT NULL, j.done <> 0, q.state, j.until > $2"                  \
+  " FROM (SELECT 1) one LEFT JOIN j ON true LEFT JOIN q ON true"
 
-/* cancel: an open job (not done, not ended) is cancelled at now.  $1 id,
-** $2 now.  One row: found, done, the queue's state before. */
+/* cancel: an open job (not done, not ended: the core's rule,
+** lease__cancel_reason, in SQL) is cancelled at now.  $1 id, $2 now.  One
+** row: found, done, the queue's state before. */
 #define LPG_Q_SQL_CANCEL                                                            \
   "WITH j AS (SELECT id, done FROM jobs WHERE id = $1 FOR UPDATE),"                \
   LPG_SQL_QUEUE_OF_J ","                                                            \
-  " u AS (UPDATE lease_queue SET state = 3, finished_at = $2 FROM j, q"             \
-  " WHERE lease_queue.id = j.id AND j.done = 0 AND q.state = 0)"                    \
+  " u AS (UPDATE lease_queue SET state = " LEASE__Q_CANCELLED_S ", finished_at = $2 FROM j, q" \
+  " WHERE lease_queue.id = j.id AND j.done = 0 AND q.state = " LEASE__Q_OPEN_S ")"  \
   " SELECT j.id IS NOT NULL, j.done <> 0, q.state"                                  \
   " FROM (SELECT 1) one LEFT JOIN j ON true LEFT JOIN q ON true"
 
@@ -259,7 +253,8 @@
 ** rows and errors.  One row: how many were deleted.
 */
 #define LPG_Q_SQL_ENDED(s)                                                          \
-  s ".state <> 0 AND " s ".finished_at < $1 AND ($2::bytea IS NULL OR " s ".queue = $2)" \
+  s ".state <> " LEASE__Q_OPEN_S " AND " s ".finished_at < $1"                      \
+  " AND ($2::bytea IS NULL OR " s ".queue = $2)"                                    \
   " AND ($3 = 0 OR " s ".state = $3)"
 #define LPG_Q_SQL_PRUNE                                                             \
   "WITH c AS (SELECT jobs.id FROM jobs WHERE jobs.id IN (SELECT q.id FROM lease_queue q" \

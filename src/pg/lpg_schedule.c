@@ -42,20 +42,8 @@ static PGresult *srun(lease_db *db, int which, const params *p) {
 }
 
 /* See lpg_int.h. */
-int lpg_s_open(lease_db *db) {
-  PGresult *res = PQexec(LPG(db)->pg, LPG_S_SQL_EXISTS);
-  int exists, rc;
-  if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1) {
-    rc = lpg_fail(db, res);
-    PQclear(res);
-    return rc;
-  }
-  exists = PQgetvalue(res, 0, 0)[0] == 't';
-  PQclear(res);
-  if (exists) return LEASE_OK;
-  if (db->opt.flags & LEASE_OPEN_READONLY) return lpg_exec(db, LPG_S_SQL_TABLE("TEMP "));
-  if ((rc = lpg_exec(db, LPG_S_SQL_INIT)) != LEASE_OK) lpg_rollback(db);
-  return rc;
+int lpg_s_temp(lease_db *db) {
+  return lpg_exec(db, LPG_S_SQL_TEMP);
 }
 
 /* See lease.h: lease_schedule. */

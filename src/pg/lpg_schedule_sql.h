@@ -1,27 +1,19 @@
 /*
 ** lpg_schedule_sql.h: the SQL of schedules on PostgreSQL (lpg_schedule.c).
 ** Private to src/pg/.  Names, cron expressions, queues and payloads are
-** bytea, as the jobs' ids are.
+** bytea, as the jobs' ids are.  The table lease_schedules is made by the
+** schema step SCHEDULES (lpg_schema_sql.h).
 */
 #ifndef LPG_SCHEDULE_SQL_H
 #define LPG_SCHEDULE_SQL_H
 
-/* The schedules' table (lease.h, "Schedules").  kw: "" or "TEMP " (a
-** read-only handle's empty copy). */
-#define LPG_S_SQL_TABLE(kw)                                                            \
-  "CREATE " kw "TABLE IF NOT EXISTS lease_schedules(name bytea PRIMARY KEY,"          \
+/* A read-only handle's empty copy of the schedules' table, on a database
+** older than LPG_SCHEDULES_READABLE (its layout: LPG_STEP_SCHEDULES). */
+#define LPG_S_SQL_TEMP                                                                 \
+  "CREATE TEMP TABLE IF NOT EXISTS lease_schedules(name bytea PRIMARY KEY,"           \
   " every float8, cron bytea, queue bytea NOT NULL DEFAULT 'default', payload bytea,"  \
   " priority int8 NOT NULL DEFAULT 0, max_attempts int8 NOT NULL DEFAULT 25,"          \
   " created_at float8 NOT NULL, next_at float8 NOT NULL, last_at float8)"
-
-/* Whether the table is there. */
-#define LPG_S_SQL_EXISTS "SELECT to_regclass('lease_schedules') IS NOT NULL"
-
-/* Created at a writable open, under the advisory lock that creators of the
-** schema take (LPG_SQL_LOCK), so concurrent opens do not collide. */
-#define LPG_S_SQL_INIT                                                                 \
-  "BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock(1818588019); "   \
-  LPG_S_SQL_TABLE("") "; COMMIT"
 
 #define LPG_S_SQL_COLUMNS                                                              \
   "name, every, cron, queue, payload, priority, max_attempts, created_at, next_at, last_at"

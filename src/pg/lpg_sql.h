@@ -17,8 +17,10 @@
 #ifndef LPG_SQL_H
 #define LPG_SQL_H
 
-/* The gate's table and the with_lease guard, created by LPG_SQL_INIT
-** after every other table (the guard covers each lease_ table there is). */
+#include "lease_int.h"   /* the queue states, LEASE__Q_*_S */
+
+/* The gate's table and the with_lease guard, created by the schema's step
+** 1 after every other table (the guard covers each lease_ table there is). */
 #include "lpg_tx_sql.h"
 
 /* The largest fence, LEASE_FENCE_MAX, as SQL text. */
@@ -38,11 +40,9 @@
   "CREATE INDEX IF NOT EXISTS lease_jobs_pending ON jobs(seq) WHERE done = 0"
 
 /* Concurrent CREATE TABLE IF NOT EXISTS of one table can fail on the
-** catalog's unique index: creators take this transaction-level advisory
-** lock first ("lease" in ASCII as the key). */
-#define LPG_SQL_INIT                                                        \
-  "BEGIN; SELECT pg_advisory_xact_lock(1818588019); " LPG_SQL_CREATE_JOBS \
-  "; " LPG_SQL_CREATE_PENDING_INDEX "; " LPG_TX_SQL_CREATE "; COMMIT"
+** catalog's unique index: whoever changes the schema takes this
+** transaction-level advisory lock first ("lease" in ASCII as the key). */
+#define LPG_SQL_LOCK "SELECT pg_advisory_xact_lock(1818588019)"
 
 /* The columns of an existing jobs table, as format_type names them. */
 #define LPG_SQL_COLUMNS                                                      \
@@ -91,33 +91,37 @@
 ** q.state < 2 (LPG_SQL_NOT_ENDED): not discarded, not cancelled.
 */
 #define LPG_SQL_QUEUE_OF_J                                                    \
-  " q AS (SELECT coalesce(s.state, 0) AS state, coalesce(s.attempt, 0) AS attempt," \
+  " q AS (SELECT coalesce(s.state, " LEASE__Q_OPEN_S ") AS state,"                    \
+  " coalesce(s.attempt, 0) AS attempt,"                                               \
   " coalesce(s.max_attempts, 25) AS max_attempts"                             \
   " FROM j LEFT JOIN LATERAL lease_queue_now(j.id) s ON true)"
-#define LPG_SQL_NOT_ENDED "q.state < 2"
+#define LPG_SQL_NOT_ENDED "q.state < " LEASE__Q_DISCARDED_S
 
 /*
 ** Contract step 4.  $1 id, $2 owner, $3 now, $4 now + ttl.  A lease that
 ** expired unreported (x.lapsed: an owner still named, until <= now) counts
 ** against the job first: its error is recorded, and when it was the last
-** attempt (x.spent) the job is discarded instead of claimed.
+** attempt (x.last: attempt >= max_attempts, the core's rule
+** lease__after_expiry, written here so that one statement records,
+** discards and claims) the job is discarded instead of claimed.
 */
 #define LPG_SQL_CLAIM                                                                 \
   "WITH j AS (SELECT id, owner, done, until, fence FROM jobs WHERE id = $1 FOR UPDATE)," \
   LPG_SQL_QUEUE_OF_J ","                                                              \
-  " x AS (SELECT j.owner IS NOT NULL AND j.done = 0 AND q.state = 0 AND j.until <= $3" \
+  " x AS (SELECT j.owner IS NOT NULL AND j.done = 0 AND q.state = " LEASE__Q_OPEN_S    \
+  " AND j.until <= $3"                                                                \
   " AND j.fence < " LPG_FENCE_MAX " AS lapsed, q.attempt >= q.max_attempts AS last FROM j, q)," \
   " e AS (INSERT INTO lease_errors(id, attempt, at, owner, fence, message)"          \
   " SELECT j.id, q.attempt, j.until, j.owner, j.fence, 'lease expired'::bytea"        \
   " FROM j, q, x WHERE x.lapsed),"                                                    \
-  " d AS (UPDATE lease_queue SET state = 2, finished_at = $3 FROM x"                  \
+  " d AS (UPDATE lease_queue SET state = " LEASE__Q_DISCARDED_S ", finished_at = $3 FROM x" \
   " WHERE lease_queue.id = $1 AND x.lapsed AND x.last),"                              \
   " u AS (UPDATE jobs SET owner = $2, until = $4, fence = jobs.fence + 1 FROM j, q, x" \
   " WHERE jobs.id = j.id AND j.done = 0 AND j.until <= $3"                            \
   " AND j.fence < " LPG_FENCE_MAX " AND " LPG_SQL_NOT_ENDED                           \
   " AND NOT (x.lapsed AND x.last) RETURNING jobs.fence)"                              \
   LPG_SQL_REPORT("(SELECT fence FROM u)", "false, false", "j.until <= $3", "j.until > $3", \
-                 "CASE WHEN x.lapsed AND x.last THEN 2 ELSE q.state END",              \
+                 "CASE WHEN x.lapsed AND x.last THEN " LEASE__Q_DISCARDED_S " ELSE q.state END", \
                  " LEFT JOIN q ON true LEFT JOIN x ON true")
 
 /* The lock and the guard renew and complete share.  $1 id, $2 owner,

@@ -28,7 +28,7 @@
 ** The gate's table and the guard: the function, then both triggers on
 ** jobs and on every table of the current schema whose name starts with
 ** lease_ that lacks them (the job queue's tables too, when they exist).
-** Idempotent; run under LPG_SQL_INIT's advisory lock.
+** Idempotent; run under LPG_SQL_LOCK's advisory lock.
 */
 #define LPG_TX_SQL_CREATE                                                                  \
   "CREATE TABLE IF NOT EXISTS lease_fences(resource bytea PRIMARY KEY"                    \
@@ -58,7 +58,7 @@
   "SELECT to_regclass('lease_fences') IS NULL OR EXISTS (" LPG_TX_SQL_UNGUARDED ")"
 
 /* LPG_TX_SQL_CREATE in its own transaction, under the advisory lock of
-** LPG_SQL_INIT (lpg_sql.h). */
+** LPG_SQL_LOCK (lpg_sql.h). */
 #define LPG_TX_SQL_INIT \
   "BEGIN; SELECT pg_advisory_xact_lock(1818588019); " LPG_TX_SQL_CREATE "; COMMIT"
 
@@ -75,7 +75,8 @@
 #define LPG_TX_SQL_HOLDS                                                                    \
   "WITH j AS (SELECT * FROM jobs WHERE id = $1 FOR UPDATE),"                               \
   LPG_SQL_QUEUE_OF_J                                                                        \
-  " SELECT j.done <> 0, CASE WHEN NOT (" LPG_SQL_NOT_ENDED ") THEN q.state ELSE 0 END,"   \
+  " SELECT j.done <> 0, CASE WHEN NOT (" LPG_SQL_NOT_ENDED ")"                             \
+  " THEN q.state ELSE " LEASE__Q_OPEN_S " END,"                                            \
   " j.owner IS DISTINCT FROM $2, j.fence <> $3,"                                           \
   " CASE WHEN j.fence >= 9223372036854775807 THEN 3 ELSE 0 END, j.until <= $4"            \
   " FROM j, q"

@@ -9,6 +9,7 @@
 #define LSQ_H
 
 #include "lease_int.h"
+#include "lsq_schema_sql.h"
 #include "lsq_sql.h"
 
 #include <sqlite3.h>
@@ -30,10 +31,8 @@ typedef struct lsq_conn {
   int waiting;                      /* 1 while lsq_step's own wait owns busy_since */
   int handler_calls;                /* busy handler calls during the current step */
   int gave_up;                      /* the busy handler gave up during the current step */
-  int old_index;                    /* lease_jobs_pending, which create_missing drops, exists */
-  int queued;                       /* the queue's tables exist (LSQ_SQL_QUEUE_MARK) */
-  int current;                      /* its newest trigger too (LSQ_SQL_RENAMED_MARK) */
-  int scheduled;                    /* the table lease_schedules exists */
+  int version;                      /* the file's schema version (lsq_schema_read) */
+  int versioned;                    /* the file holds its version row */
   long expiry_discards;             /* jobs lsq_q_expired discarded on this connection */
   int wal_given;                    /* the file came with a -wal holding frames */
   void *tx;                         /* lsq_tx.c's state (its statements), or NULL */
@@ -173,10 +172,21 @@ int lsq_q_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jo
 int lsq_q_complete_claim_next(lease_db *db, const lease__write *wc, const lease__write *wn,
                               int max, lease_job *jobs, int *count, int *reason);
 
-/* lsq_q_schema: make the queue's schema (LSQ_QUEUE_SCHEMA), turning a
-** lease_queue of the earlier layout into this one first.  Runs inside the
-** caller's write transaction (the open's, which a failure rolls back). */
-int lsq_q_schema(lease_db *db);
+/*
+** lsq_schema_read: the schema version of the file on connection sql (the
+** handle's own or the open's immutable one) into LSQ(db)->version and
+** ->versioned: its version row, or for a file without one the version
+** its layout is (LSQ_SQL_CLASSIFY).  Writes nothing.  LEASE_SCHEMA when
+** the row is not a version number, or names a version newer than
+** LEASE_SCHEMA_VERSION (the file is not this build's to read or change);
+** else LEASE_OK or the failure (lsq_schema.c).
+*/
+int lsq_schema_read(lease_db *db, sqlite3 *sql);
+
+/* lsq_schema_upgrade: run every step past LSQ(db)->version, in order, then
+** write the version row (LEASE_SCHEMA_VERSION).  Runs inside the caller's
+** write transaction (the open's, which a failure rolls back). */
+int lsq_schema_upgrade(lease_db *db);
 
 /* lsq_q_temp: on a handle that may not write to a file without the
 ** queue's schema, empty temporary tables of the same names, so reads see

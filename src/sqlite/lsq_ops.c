@@ -327,24 +327,17 @@ static void bind_write(sqlite3_stmt *st, const lease__write *w) {
   }
 }
 
-/* The verb of a write, for messages. */
-static const char *write_verb(const lease__write *w) {
-  return w->op == LEASE__CLAIM ? "claim" : "write to";
-}
-
 /*
-** Why the guarded write w changed nothing, read in its transaction
-** (LSQ_SQL_WHY), in the order its WHERE clause checks: missing, done, then
-** (but for release) discarded or cancelled, then for all but claim the
-** owner and the fence, then a blocked job (release
-** may write one), then the lease: held for a claim, expired for renew and
-** complete.  Sets *reason, or records why no reason fits (a blocked job;
-** every check passing) and returns that failure.  The transaction stays
-** open; the caller rolls back on failure.
+** Why the guarded write w changed nothing, read in its transaction: the
+** job's facts from LSQ_SQL_WHY's row, judged by the core's rules
+** (lease__refusal, src/core/lease_rules.c).  Sets *reason, or records why
+** no reason fits (a blocked job; every check passing) and returns that
+** failure.  The transaction stays open; the caller rolls back on failure.
 */
 int lsq_why_refused(lease_db *db, const lease__write *w, int *reason) {
   sqlite3_stmt *why = lsq_stmt(db, LSQ_ST_WHY);
-  int src, blocked = 0, rc = LEASE_OK, is_claim = w->op == LEASE__CLAIM;
+  lease__facts f = {0};
+  int src, rc = LEASE_OK;
   if (!why) return db->rc;
   bind_bytes(why, 1, w->id, w->id_len);
   bind_bytes(why, 2, w->owner, w->owner_len);
@@ -352,26 +345,19 @@ int lsq_why_refused(lease_db *db, const lease__write *w, int *reason) {
   if (w->op == LEASE__RELEASE) sqlite3_bind_null(why, 4);
   else sqlite3_bind_double(why, 4, w->now);
   src = sqlite3_step(why);
-  if (src == SQLITE_DONE) {
-    *reason = LEASE_MISSING;
-  } else if (src == SQLITE_ROW) {
-    if (w->op != LEASE__RELEASE) blocked = sqlite3_column_int(why, 4);
-    int ended = w->op == LEASE__RELEASE ? 0 : sqlite3_column_int(why, 6);
-    if (sqlite3_column_int(why, 0)) *reason = LEASE_DONE;
-    else if (ended == 2) *reason = LEASE_DISCARDED;
-    else if (ended == 3) *reason = LEASE_CANCELLED;
-    else if (!is_claim && sqlite3_column_int(why, 1)) *reason = LEASE_NOT_OWNER;
-    else if (!is_claim && sqlite3_column_int(why, 2)) *reason = LEASE_STALE_FENCE;
-    else if (lease__blocked_msg(blocked)) rc = lease__blocked_fail(db, blocked, write_verb(w));
-    else if (is_claim && sqlite3_column_int(why, 5)) *reason = LEASE_HELD;
-    else if (!is_claim && w->op != LEASE__RELEASE && sqlite3_column_int(why, 3))
-      *reason = LEASE_EXPIRED;
-    else
-      rc = lease__fail(db, LEASE_ERROR, "internal error: the guarded %s refused a write that "
-                       "passes every check", is_claim ? "claim" : "update");
+  if (src == SQLITE_ROW) {
+    f.found = 1;
+    f.done = sqlite3_column_int(why, 0);
+    f.other_owner = sqlite3_column_int(why, 1);
+    f.other_fence = sqlite3_column_int(why, 2);
+    f.expired = sqlite3_column_int(why, 3);
+    f.blocked = sqlite3_column_int(why, 4);
+    f.live = sqlite3_column_int(why, 5);
+    f.qstate = sqlite3_column_int(why, 6);
     src = SQLITE_DONE;
   }
-  if (src != SQLITE_DONE) rc = lsq_fail(db, LSQ(db)->sql, src);
+  if (src == SQLITE_DONE) rc = lease__refusal(db, w->op, &f, reason);
+  else rc = lsq_fail(db, LSQ(db)->sql, src);
   sqlite3_reset(why);
   return rc;
 }

@@ -18,6 +18,12 @@ static void bind_bytes(sqlite3_stmt *st, int i, const char *s, size_t len) {
   sqlite3_bind_text(st, i, s, (int)len, SQLITE_STATIC);
 }
 
+/* Bind a time, SQL NULL for NaN (no time). */
+static void bind_time(sqlite3_stmt *st, int i, double t) {
+  if (isnan(t)) sqlite3_bind_null(st, i);
+  else sqlite3_bind_double(st, i, t);
+}
+
 /* Record the failed step of st, reset it; returns the code recorded. */
 static int step_failed(lease_db *db, sqlite3_stmt *st, int src) {
   lsq_fail(db, LSQ(db)->sql, src);
@@ -72,24 +78,6 @@ static int64_t attempts_since(int64_t fence, int64_t base_fence) {
   return fence - base_fence;
 }
 
-/* See lsq.h.  A lease_queue of the earlier layout is turned into this one
-** (LSQ_QUEUE_RELAYOUT), then every statement of LSQ_QUEUE_SCHEMA runs, in
-** order. */
-int lsq_q_schema(lease_db *db) {
-#define LSQ_SCHEMA_TEXT_(sql) sql,
-  static const char *const relayout[] = {LSQ_QUEUE_RELAYOUT(LSQ_SCHEMA_TEXT_)};
-  static const char *const texts[] = {LSQ_QUEUE_SCHEMA(LSQ_SCHEMA_TEXT_)};
-#undef LSQ_SCHEMA_TEXT_
-  size_t i;
-  int old = 0, rc;
-  rc = lsq_query(db, LSQ(db)->sql, LSQ_SQL_QUEUE_OLD_LAYOUT, lsq_found, &old);
-  for (i = 0; old && i < sizeof relayout / sizeof relayout[0] && rc == LEASE_OK; i++)
-    rc = lsq_exec(db, relayout[i]);
-  for (i = 0; i < sizeof texts / sizeof texts[0] && rc == LEASE_OK; i++)
-    rc = lsq_exec(db, texts[i]);
-  return rc;
-}
-
 /* See lsq.h. */
 int lsq_q_temp(lease_db *db) {
   int rc = lsq_exec(db, LSQ_SQL_QUEUE_TABLE("TEMP "));
@@ -105,7 +93,8 @@ int lsq_q_temp(lease_db *db) {
 int lsq_q_expired(lease_db *db, const lease__write *w) {
   sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_EXPIRED), *add = lsq_stmt(db, LSQ_ST_Q_ERROR_ADD);
   sqlite3_stmt *end = lsq_stmt(db, LSQ_ST_Q_END);
-  int64_t attempt, max;
+  lease__fail_facts f = {0, 0, w->now, 0, 0, 0};
+  lease__next next;
   int src, rc;
   if (!st || !add || !end) return db->rc;
   bind_bytes(st, 1, w->id, w->id_len);
@@ -116,20 +105,21 @@ int lsq_q_expired(lease_db *db, const lease__write *w) {
     return LEASE_OK;
   }
   if (src != SQLITE_ROW) return step_failed(db, st, src);
-  attempt = sqlite3_column_int64(st, 3);
-  max = sqlite3_column_int64(st, 4);
+  f.attempt = sqlite3_column_int64(st, 3);
+  f.max_attempts = sqlite3_column_int64(st, 4);
   bind_bytes(add, 1, w->id, w->id_len);
-  sqlite3_bind_int64(add, 2, attempt);
+  sqlite3_bind_int64(add, 2, f.attempt);
   sqlite3_bind_value(add, 3, sqlite3_column_value(st, 2));   /* at: when it expired */
   sqlite3_bind_value(add, 4, sqlite3_column_value(st, 0));   /* bound as copies */
   sqlite3_bind_value(add, 5, sqlite3_column_value(st, 1));
   sqlite3_bind_text(add, 6, "lease expired", -1, SQLITE_STATIC);
   sqlite3_reset(st);
   if ((rc = run_once(db, add)) != LEASE_OK) return rc;
-  if (attempt < max) return LEASE_OK;
+  lease__after_expiry(&f, &next);
+  if (next.qstate == LEASE__Q_OPEN) return LEASE_OK;   /* the claim goes on */
   bind_bytes(end, 1, w->id, w->id_len);
-  sqlite3_bind_int(end, 2, 2);
-  sqlite3_bind_double(end, 3, w->now);
+  sqlite3_bind_int(end, 2, next.qstate);
+  sqlite3_bind_double(end, 3, next.finished_at);
   if ((rc = run_once(db, end)) == LEASE_OK) LSQ(db)->expiry_discards++;
   return rc;
 }
@@ -523,8 +513,9 @@ static int fail_body(lease_db *db, void *ctx) {
   const lease__write *w = x->w;
   sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_FAIL), *att = lsq_stmt(db, LSQ_ST_Q_ATTEMPTS);
   sqlite3_stmt *add = lsq_stmt(db, LSQ_ST_Q_ERROR_ADD), *set = lsq_stmt(db, LSQ_ST_Q_AFTER_FAIL);
-  int64_t attempt, max;
-  int src, rc, state = 0;
+  lease__fail_facts f = {0, 0, w->now, x->o->no_attempt, x->o->has_run_at, x->o->run_at};
+  lease__next next;
+  int src, rc;
   x->reason = LEASE_GRANTED;
   if (!st || !att || !add || !set) return db->rc;
   bind_bytes(st, 1, w->id, w->id_len);
@@ -540,11 +531,11 @@ static int fail_body(lease_db *db, void *ctx) {
     sqlite3_reset(att);
     return lease__fail(db, LEASE_ERROR, "internal error: the job has no queue row");
   }
-  attempt = sqlite3_column_int64(att, 0);
-  max = sqlite3_column_int64(att, 1);
+  f.attempt = sqlite3_column_int64(att, 0);
+  f.max_attempts = sqlite3_column_int64(att, 1);
   sqlite3_reset(att);
   bind_bytes(add, 1, w->id, w->id_len);
-  sqlite3_bind_int64(add, 2, attempt);
+  sqlite3_bind_int64(add, 2, f.attempt);
   sqlite3_bind_double(add, 3, w->now);
   bind_bytes(add, 4, w->owner, w->owner_len);
   sqlite3_bind_int64(add, 5, w->fence);
@@ -553,25 +544,14 @@ static int fail_body(lease_db *db, void *ctx) {
   rc = run_once(db, add);
   sqlite3_clear_bindings(add);
   if (rc != LEASE_OK) return rc;
-  if (x->o->no_attempt) {
-    if (attempt > 0) attempt--;
-    x->run_at = x->o->has_run_at ? x->o->run_at : w->now;
-    x->status = LEASE_STATUS_RETRYABLE;
-  } else if (attempt >= max) {
-    state = 2;
-    x->run_at = NAN;
-    x->status = LEASE_STATUS_DISCARDED;
-  } else {
-    x->run_at = x->o->has_run_at ? x->o->run_at : w->now + lease_backoff(attempt);
-    x->status = LEASE_STATUS_RETRYABLE;
-  }
+  lease__after_fail(&f, &next);
+  x->status = next.status;
+  x->run_at = next.run_at;
   bind_bytes(set, 1, w->id, w->id_len);
-  sqlite3_bind_int64(set, 2, attempt);
-  sqlite3_bind_int(set, 3, state);
-  if (state == 0) sqlite3_bind_double(set, 4, x->run_at);
-  else sqlite3_bind_null(set, 4);
-  if (state == 0) sqlite3_bind_null(set, 5);
-  else sqlite3_bind_double(set, 5, w->now);
+  sqlite3_bind_int64(set, 2, next.attempt);
+  sqlite3_bind_int(set, 3, next.qstate);
+  bind_time(set, 4, next.run_at);
+  bind_time(set, 5, next.finished_at);
   return run_once(db, set);
 }
 
@@ -597,19 +577,20 @@ typedef struct admin_ctx {
   int64_t deleted;
 } admin_ctx;
 
-/* Read Q_INFO for x->id: *found, and the row's done, held, end state. */
-static int read_info(lease_db *db, admin_ctx *x, int *found, int *done, int *held, int *ended) {
+/* Read Q_INFO for x->id: the job's facts found, done, live (until > now)
+** and qstate. */
+static int read_info(lease_db *db, admin_ctx *x, lease__facts *f) {
   sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_INFO);
   int src;
   if (!st) return db->rc;
   bind_bytes(st, 1, x->id, x->id_len);
   sqlite3_bind_double(st, 2, x->now);
   src = sqlite3_step(st);
-  *found = src == SQLITE_ROW;
+  f->found = src == SQLITE_ROW;
   if (src == SQLITE_ROW) {
-    *done = sqlite3_column_int(st, 0);
-    *held = sqlite3_column_int(st, 1);
-    *ended = sqlite3_column_int(st, 2);
+    f->done = sqlite3_column_int(st, 0);
+    f->live = sqlite3_column_int(st, 1);
+    f->qstate = sqlite3_column_int(st, 2);
     src = SQLITE_DONE;
   }
   if (src != SQLITE_DONE) return step_failed(db, st, src);
@@ -628,11 +609,10 @@ static int run_id(lease_db *db, int which, admin_ctx *x) {
 /* Write body: retry (see lease.h). */
 static int retry_body(lease_db *db, void *ctx) {
   admin_ctx *x = ctx;
-  int found, done = 0, held = 0, ended = 0, rc;
-  if ((rc = read_info(db, x, &found, &done, &held, &ended)) != LEASE_OK) return rc;
-  x->reason = LEASE_GRANTED;
-  if (!found) x->reason = LEASE_MISSING;
-  else if (!done && !ended && held) x->reason = LEASE_HELD;
+  lease__facts f = {0};
+  int rc;
+  if ((rc = read_info(db, x, &f)) != LEASE_OK) return rc;
+  x->reason = lease__retry_reason(&f);
   if (x->reason != LEASE_GRANTED) return LEASE_OK;
   if ((rc = run_id(db, LSQ_ST_Q_REOPEN, x)) != LEASE_OK) return rc;
   return run_id(db, LSQ_ST_Q_RESET, x);
@@ -642,14 +622,14 @@ static int retry_body(lease_db *db, void *ctx) {
 static int cancel_body(lease_db *db, void *ctx) {
   admin_ctx *x = ctx;
   sqlite3_stmt *end = lsq_stmt(db, LSQ_ST_Q_END);
-  int found, done = 0, held = 0, ended = 0, rc;
+  lease__facts f = {0};
+  int rc;
   if (!end) return db->rc;
-  if ((rc = read_info(db, x, &found, &done, &held, &ended)) != LEASE_OK) return rc;
-  x->reason = !found ? LEASE_MISSING : done ? LEASE_DONE : ended == 2 ? LEASE_DISCARDED
-              : ended == 3 ? LEASE_CANCELLED : LEASE_GRANTED;
+  if ((rc = read_info(db, x, &f)) != LEASE_OK) return rc;
+  x->reason = lease__cancel_reason(&f);
   if (x->reason != LEASE_GRANTED) return LEASE_OK;
   bind_bytes(end, 1, x->id, x->id_len);
-  sqlite3_bind_int(end, 2, 3);
+  sqlite3_bind_int(end, 2, LEASE__Q_CANCELLED);
   sqlite3_bind_double(end, 3, x->now);
   return run_once(db, end);
 }
@@ -698,8 +678,7 @@ int lsq_q_prune(lease_db *db, double before, const char *queue, size_t queue_len
                     int64_t *deleted) {
   prune_ctx x = {before, queue, queue_len, 0, 0};
   int rc;
-  x.state = status == LEASE_STATUS_COMPLETED ? 1 : status == LEASE_STATUS_DISCARDED ? 2
-            : status == LEASE_STATUS_CANCELLED ? 3 : 0;
+  x.state = lease__prune_state(status);
   if ((rc = lsq_write_txn(db, prune_body, &x)) == LEASE_OK) *deleted = x.deleted;
   return rc;
 }

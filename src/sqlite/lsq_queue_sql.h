@@ -18,21 +18,22 @@
 ** not text, which no call can name and claim_next never hands out), removed
 ** with it, completed when done becomes 1 (reopened with a fresh attempt
 ** budget when it goes back to 0).  A claim writes nothing here: the fence
-** it grows counts the attempt.  Opening a database without them creates
-** them and fills lease_queue for the jobs already there (LSQ_QUEUE_SCHEMA,
-** one transaction).
+** it grows counts the attempt.  The statements that make them are the
+** schema's steps (lsq_schema_sql.h), which a writable open runs.
 */
 #ifndef LSQ_QUEUE_SQL_H
 #define LSQ_QUEUE_SQL_H
 
-/* The side tables; kw is "" or "TEMP " (a read-only handle on a file
-** without them gets empty temporary ones, so reads see the defaults). */
+/* The side tables of the newest layout; kw is "TEMP " (a read-only handle
+** on a file without them gets empty temporary ones, so reads see the
+** defaults: lsq_q_temp). */
 #define LSQ_SQL_QUEUE_TABLE(kw)                                           \
   "CREATE " kw "TABLE IF NOT EXISTS lease_queue(id TEXT PRIMARY KEY NOT NULL," \
   " seq INTEGER NOT NULL, queue TEXT NOT NULL DEFAULT 'default',"        \
   " priority INTEGER NOT NULL DEFAULT 0, run_at REAL,"                   \
   " base_fence INTEGER NOT NULL DEFAULT 0, max_attempts INTEGER NOT NULL DEFAULT 25," \
-  " payload BLOB, state INTEGER NOT NULL DEFAULT 0, finished_at REAL) WITHOUT ROWID"
+  " payload BLOB, state INTEGER NOT NULL DEFAULT " LEASE__Q_OPEN_S ","    \
+  " finished_at REAL) WITHOUT ROWID"
 #define LSQ_SQL_ERRORS_TABLE(kw)                                          \
   "CREATE " kw "TABLE IF NOT EXISTS lease_errors(id TEXT NOT NULL, attempt INTEGER," \
   " at REAL, owner TEXT, fence INTEGER, message BLOB)"
@@ -56,10 +57,11 @@
   LSQ_SQL_FENCE_INT("new.fence")
 
 /* The UPDATE of a queue row when done of its jobs row `new` changes: state
-** completed (1) or back to 0, finished_at, and a fresh attempt budget
+** completed or back to open, finished_at, and a fresh attempt budget
 ** (base_fence = the fence) when reopened.  The caller adds the WHERE. */
 #define LSQ_SQL_DONE_SET                                                  \
-  " UPDATE lease_queue SET state = CASE WHEN new.done <> 0 THEN 1 ELSE 0 END," \
+  " UPDATE lease_queue SET state = CASE WHEN new.done <> 0"               \
+  " THEN " LEASE__Q_COMPLETED_S " ELSE " LEASE__Q_OPEN_S " END,"          \
   " finished_at = CASE WHEN new.done <> 0 THEN new.until END,"            \
   " base_fence = CASE WHEN new.done <> 0 THEN base_fence ELSE "           \
   LSQ_SQL_FENCE_INT("new.fence") " END"
@@ -89,61 +91,6 @@
   " SELECT " LSQ_SQL_QUEUE_ROW_OF_NEW " WHERE typeof(new.id) = 'text';"   \
   LSQ_SQL_DONE_SET " WHERE id = new.id AND (new.done <> 0) <> (old.done <> 0); END"
 
-/* The statements that make the queue's schema, in order.  The triggers are
-** made anew (a file of an earlier layout has others of the same names);
-** the last statement fills lease_queue for jobs inserted before they
-** existed. */
-#define LSQ_QUEUE_SCHEMA(XX)                                              \
-  XX("DROP TRIGGER IF EXISTS lease_jobs_claimed")                         \
-  XX("DROP TRIGGER IF EXISTS lease_jobs_done")                            \
-  XX("DROP TRIGGER IF EXISTS lease_jobs_added")                           \
-  XX("DROP TRIGGER IF EXISTS " LSQ_SQL_RENAMED_MARK)                      \
-  XX(LSQ_SQL_QUEUE_TABLE(""))                                             \
-  XX("CREATE INDEX IF NOT EXISTS lease_queue_ready"                       \
-     " ON lease_queue(queue, priority, run_at, seq) WHERE state = 0")     \
-  XX("CREATE INDEX IF NOT EXISTS lease_queue_ended"                       \
-     " ON lease_queue(finished_at) WHERE state <> 0")                     \
-  XX(LSQ_SQL_ERRORS_TABLE(""))                                            \
-  XX("CREATE INDEX IF NOT EXISTS lease_errors_job ON lease_errors(id)")  \
-  XX("CREATE TRIGGER IF NOT EXISTS lease_errors_kept AFTER INSERT ON lease_errors BEGIN" \
-     " DELETE FROM lease_errors WHERE id = new.id AND rowid <= (SELECT rowid" \
-     " FROM lease_errors WHERE id = new.id ORDER BY rowid DESC LIMIT 1 OFFSET 20); END") \
-  XX("CREATE TRIGGER IF NOT EXISTS lease_jobs_deleted AFTER DELETE ON jobs BEGIN" \
-     " DELETE FROM lease_queue WHERE id = old.id;"                        \
-     " DELETE FROM lease_errors WHERE id = old.id; END")                  \
-  XX("CREATE TRIGGER IF NOT EXISTS lease_jobs_done AFTER UPDATE OF done ON jobs" \
-     " WHEN (new.done <> 0) <> (old.done <> 0) BEGIN"                     \
-     LSQ_SQL_DONE_SET " WHERE id = new.id; END")                          \
-  XX("CREATE TRIGGER IF NOT EXISTS lease_jobs_enqueued AFTER INSERT ON jobs" \
-     " WHEN typeof(new.id) = 'text' BEGIN"                                \
-     " INSERT OR REPLACE INTO " LSQ_SQL_QUEUE_ROW_COLS                    \
-     " VALUES (" LSQ_SQL_QUEUE_ROW_OF_NEW "); END")                       \
-  XX(LSQ_SQL_RENAMED_TRIGGER)                                             \
-  XX("DELETE FROM lease_queue WHERE id NOT IN (SELECT id FROM jobs)")     \
-  XX("INSERT OR IGNORE INTO lease_queue(id, seq, state, finished_at, base_fence)" \
-     " SELECT id, rowid, done <> 0, CASE WHEN done <> 0 THEN until END, " \
-     LSQ_SQL_FENCE_INT("fence") " FROM jobs WHERE typeof(id) = 'text'")
-
-/* The trigger whose presence says the queue's tables are there, filled
-** and kept by the triggers on jobs (a handle that may not write reads
-** them).  A writing handle makes the schema again unless
-** LSQ_SQL_RENAMED_MARK, the newest trigger, is there too. */
-#define LSQ_SQL_QUEUE_MARK "lease_jobs_enqueued"
-
-/* A lease_queue of the earlier layout, which kept the attempts in a column
-** of their own that a trigger on jobs counted up at each claim: the
-** statements that turn it into this layout, run in the schema's
-** transaction before LSQ_QUEUE_SCHEMA when that column is there. */
-#define LSQ_SQL_QUEUE_OLD_LAYOUT                                          \
-  "SELECT 1 FROM pragma_table_info('lease_queue') WHERE name = 'attempt'"
-#define LSQ_QUEUE_RELAYOUT(XX)                                            \
-  XX("DROP TRIGGER IF EXISTS lease_jobs_claimed")                         \
-  XX("DROP TRIGGER IF EXISTS lease_jobs_done")                            \
-  XX("ALTER TABLE lease_queue ADD COLUMN base_fence INTEGER NOT NULL DEFAULT 0") \
-  XX("UPDATE lease_queue SET base_fence = coalesce((SELECT "              \
-     LSQ_SQL_FENCE_INT("fence") " FROM jobs WHERE jobs.id = lease_queue.id), 0) - attempt") \
-  XX("ALTER TABLE lease_queue DROP COLUMN attempt")
-
 /*
 ** A job's status at now (the parameter `now`; NULL gives 0, unknown), over
 ** j (the jobs row) and q (its lease_queue row, NULL columns when none):
@@ -151,7 +98,7 @@
 */
 #define LSQ_SQL_STATUS(now)                                               \
   "(CASE WHEN " now " IS NULL THEN 0 WHEN j.done <> 0 THEN 5"            \
-  " WHEN q.state = 2 THEN 6 WHEN q.state = 3 THEN 7"                     \
+  " WHEN q.state = " LEASE__Q_DISCARDED_S " THEN 6 WHEN q.state = " LEASE__Q_CANCELLED_S " THEN 7" \
   " WHEN j.until > " now " THEN 3"                                       \
   " WHEN q.run_at > " now " THEN (CASE WHEN " LSQ_SQL_ATTEMPT("j", "q") " > 0 THEN 4 ELSE 2 END)" \
   " ELSE 1 END)"
@@ -225,7 +172,7 @@
 #define LSQ_SQL_Q_EXPIRED                                                 \
   "SELECT j.owner, j.fence, j.until, " LSQ_SQL_ATTEMPT("j", "q") ", q.max_attempts" \
   " FROM jobs AS j JOIN lease_queue AS q ON q.id = j.id"                 \
-  " WHERE j.id = ?1 AND j.done = 0 AND q.state = 0 AND j.owner IS NOT NULL" \
+  " WHERE j.id = ?1 AND j.done = 0 AND q.state = " LEASE__Q_OPEN_S " AND j.owner IS NOT NULL" \
   " AND j.until <= ?2"
 
 /* Record an error.  ?1 id, ?2 attempt, ?3 at, ?4 owner, ?5 fence, ?6 message. */
@@ -233,9 +180,9 @@
   "INSERT INTO lease_errors(id, attempt, at, owner, fence, message)"     \
   " VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
 
-/* End a job: ?1 id, ?2 state (2 discarded, 3 cancelled), ?3 finished_at. */
+/* End a job: ?1 id, ?2 state (discarded, cancelled), ?3 finished_at. */
 #define LSQ_SQL_Q_END                                                     \
-  "UPDATE lease_queue SET state = ?2, finished_at = ?3 WHERE id = ?1 AND state = 0"
+  "UPDATE lease_queue SET state = ?2, finished_at = ?3 WHERE id = ?1 AND state = " LEASE__Q_OPEN_S
 
 /* When a completion was stored.  ?1 id, ?2 now. */
 #define LSQ_SQL_Q_FINISHED "UPDATE lease_queue SET finished_at = ?2 WHERE id = ?1"
@@ -249,7 +196,7 @@
 */
 #define LSQ_SQL_Q_READY(cols)                                             \
   "SELECT " cols                                                          \
-  " FROM lease_queue AS q WHERE q.state = 0 AND q.queue = ?1"            \
+  " FROM lease_queue AS q WHERE q.state = " LEASE__Q_OPEN_S " AND q.queue = ?1" \
   " AND (q.run_at IS NULL OR q.run_at <= ?2)"                            \
   " AND EXISTS (SELECT 1 FROM jobs WHERE id = q.id AND done = 0 AND until <= ?2" \
   " AND " LSQ_SQL_BLOCKED " = 0)"                                        \
@@ -301,14 +248,14 @@
 ** held (until > now), end state. */
 #define LSQ_SQL_Q_INFO                                                    \
   "SELECT done <> 0, until > ?2,"                                        \
-  " coalesce((SELECT state FROM lease_queue AS q WHERE q.id = jobs.id), 0)" \
+  " coalesce((SELECT state FROM lease_queue AS q WHERE q.id = jobs.id), " LEASE__Q_OPEN_S ")" \
   " FROM jobs WHERE id = ?1"
 
 /* retry: the job open and not held (the fence kept), then its queue row
 ** open with a fresh attempt budget.  ?1 id. */
 #define LSQ_SQL_Q_REOPEN "UPDATE jobs SET done = 0, owner = NULL, until = 0 WHERE id = ?1"
 #define LSQ_SQL_Q_RESET                                                   \
-  "UPDATE lease_queue SET state = 0, base_fence = coalesce((SELECT "      \
+  "UPDATE lease_queue SET state = " LEASE__Q_OPEN_S ", base_fence = coalesce((SELECT " \
   LSQ_SQL_FENCE_INT("fence") " FROM jobs WHERE jobs.id = ?1), 0),"       \
   " run_at = NULL, finished_at = NULL WHERE id = ?1"
 
@@ -319,7 +266,7 @@
 */
 #define LSQ_SQL_Q_PRUNE                                                   \
   "DELETE FROM jobs WHERE id IN (SELECT q.id FROM lease_queue AS q"      \
-  " WHERE q.state <> 0 AND q.finished_at < ?1"                           \
+  " WHERE q.state <> " LEASE__Q_OPEN_S " AND q.finished_at < ?1"          \
   " AND (?2 IS NULL OR q.queue = ?2) AND (?3 = 0 OR q.state = ?3)"        \
   " AND NOT EXISTS (SELECT 1 FROM jobs WHERE id = q.id AND done = 0 AND until > ?1))"
 

@@ -1,11 +1,11 @@
 /*
 ** lsq_schedule.c: schedules on SQLite (lease.h, "Schedules"), the table
-** lease_schedules (lsq_schedule_sql.h).  A tick reads the due schedules
-** outside any transaction (most ticks find none and take no lock), then
-** moves each in one write transaction with an UPDATE guarded by next_at
-** still being the value read, and enqueues its job only when that UPDATE
-** moved the row: of several handles that read the same due row, one
-** enqueues.
+** lease_schedules (its SQL: lsq_schedule_sql.h; made by the schema step
+** SCHEDULES, lsq_schema_sql.h).  A tick reads the due schedules outside
+** any transaction (most ticks find none and take no lock), then moves each
+** in one write transaction with an UPDATE guarded by next_at still being
+** the value read, and enqueues its job only when that UPDATE moved the
+** row: of several handles that read the same due row, one enqueues.
 */
 #include "lsq.h"
 
@@ -188,15 +188,16 @@ static void fix_rows(rows *r, const char *base) {
   }
 }
 
-/* 1 when the table lease_schedules exists, looking again when it was
-** missing at the open (a writer may have made it since). */
+/* 1 when the table lease_schedules exists: the file's schema has the step
+** SCHEDULES (lease_schema.h), else, on a handle that may not write to an
+** older file, when a writer has made it since (looked up at each call). */
 static int have_table(lease_db *db, int *rc) {
-  lsq_conn *c = LSQ(db);
+  int found = 0;
   *rc = LEASE_OK;
-  if (!c->scheduled)
-    *rc = lsq_query(db, c->sql, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = "
-                    "'lease_schedules'", lsq_found, &c->scheduled);
-  return c->scheduled;
+  if (LSQ(db)->version > LEASE__STEP_SCHEDULES) return 1;
+  *rc = lsq_query(db, LSQ(db)->sql, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = "
+                  "'lease_schedules'", lsq_found, &found);
+  return found;
 }
 
 /* Read into r (max rows) the schedules text selects, binding ?1 as a

@@ -1,18 +1,10 @@
 /*
 ** lsq_schedule_sql.h: the SQL of schedules on SQLite (lsq_schedule.c).
-** Private to the backend.
+** Private to the backend.  The table lease_schedules is made by the
+** schema step SCHEDULES (lsq_schema_sql.h).
 */
 #ifndef LSQ_SCHEDULE_SQL_H
 #define LSQ_SCHEDULE_SQL_H
-
-/* The schedules' table: one row per schedule (lease.h, "Schedules").
-** Created at a writable open, in the open's schema transaction. */
-#define LSQ_SQL_CREATE_SCHEDULES                                          \
-  "CREATE TABLE IF NOT EXISTS lease_schedules(name TEXT PRIMARY KEY,"     \
-  " every REAL, cron TEXT, queue TEXT NOT NULL DEFAULT 'default',"        \
-  " payload BLOB, priority INTEGER NOT NULL DEFAULT 0,"                   \
-  " max_attempts INTEGER NOT NULL DEFAULT 25, created_at REAL NOT NULL,"  \
-  " next_at REAL NOT NULL, last_at REAL)"
 
 /* The columns a schedule is read with, in lease_schedule's order. */
 #define LSQ_SQL_SCHEDULE_COLUMNS                                          \

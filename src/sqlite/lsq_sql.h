@@ -10,6 +10,7 @@
 #ifndef LSQ_SQL_H
 #define LSQ_SQL_H
 
+#include "lease_int.h"   /* the queue states, LEASE__Q_*_S */
 #include "lsq_queue_sql.h"
 #include "lsq_schedule_sql.h"
 
@@ -39,7 +40,8 @@
 /* The queue has not ended the job (lsq_queue_sql.h: discarded 2,
 ** cancelled 3): claim, renew, complete and fail require it. */
 #define LSQ_SQL_NOT_ENDED                                                 \
-  "NOT EXISTS (SELECT 1 FROM lease_queue AS q WHERE q.id = jobs.id AND q.state >= 2)"
+  "NOT EXISTS (SELECT 1 FROM lease_queue AS q WHERE q.id = jobs.id"      \
+  " AND q.state >= " LEASE__Q_DISCARDED_S ")"
 
 /* Take the write lock before reading, so the check and the update see one
 ** state (contract step 4). */
@@ -97,7 +99,7 @@
 #define LSQ_SQL_WHY                                                       \
   "SELECT done <> 0, owner IS NOT ?2, fence IS NOT ?3, until <= ?4, "    \
   LSQ_SQL_BLOCKED ", until > ?4,"                                        \
-  " coalesce((SELECT state FROM lease_queue AS q WHERE q.id = jobs.id), 0)" \
+  " coalesce((SELECT state FROM lease_queue AS q WHERE q.id = jobs.id), " LEASE__Q_OPEN_S ")" \
   " FROM jobs WHERE id = ?1"
 
 /* A page of jobs of one kind.  ?1 after (rowid), ?2 now, ?3 limit,

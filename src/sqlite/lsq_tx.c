@@ -445,7 +445,7 @@ static int gate_body(lease_db *db, void *ctx) {
     return db->rc;
   }
   sqlite3_reset(t->gate);
-  g->reason = sqlite3_changes(sql) > 0 ? LEASE_GRANTED : LEASE_STALE_FENCE;
+  g->reason = lease__gate_reason(sqlite3_changes(sql) > 0);
   return LEASE_OK;
 }
 

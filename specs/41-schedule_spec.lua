@@ -210,21 +210,50 @@ describe("a read-only handle", function()
 end)
 
 describe("a database made before schedules", function()
-  it("read-only: no schedules, tick raises readonly; a writable open makes the table", function()
-    local db, p = H.fresh("old")
-    db:enqueue("j")
-    db:close()
-    H.sql(p, "DROP TABLE lease_schedules")
+  -- a version 3 database (specs/fixtures/<backend>_schema_v3.sql), the
+  -- last layout without lease_schedules, with one job
+  local function v3(name)
+    local p = H.path(name)
+    H.sql(p, H.read((os.getenv("LEASE_SOURCE_DIR") or ".") .. "/specs/fixtures/"
+      .. H.backend .. "_schema_v3.sql") .. "\nINSERT INTO jobs(id) VALUES ('j');")
+    return p
+  end
+  local has_table = H.backend == "pg" and "SELECT to_regclass('lease_schedules') IS NOT NULL"
+    or "SELECT count(*) FROM sqlite_master WHERE name = 'lease_schedules'"
+  local yes, no = H.backend == "pg" and "t\n" or "1\n", H.backend == "pg" and "f\n" or "0\n"
+
+  it("read-only: no schedules, tick raises readonly, nothing made", function()
+    local p = v3("old-ro")
     local ro = lease.open(p, { readonly = true })
+    assert.are.equal(3, ro:settings().schema_version)
     assert.are.same({}, ro:schedules())
     assert.matches("%[readonly%]", H.error_of(ro.tick, ro, T0))
     ro:close()
-    assert.are.equal("", H.sql(p, "SELECT 1 FROM jobs WHERE 1 = 0"))
-    db = lease.open(p)
+    assert.are.equal(no, H.sql(p, has_table))
+  end)
+
+  it("a writable open runs the step SCHEDULES: the table, then schedules tick", function()
+    local p = v3("old-rw")
+    local db = lease.open(p)
+    assert.are.equal(lease.SCHEMA_VERSION, db:settings().schema_version)
+    assert.are.equal(yes, H.sql(p, has_table))
     assert.are.same({}, db:schedules())
     assert.is_true(db:schedule("a", T0, { every = 10 }))
     assert.are.same({ "a@" .. (T0 + 10) }, db:tick(T0 + 10))
+    assert.are.same({ "a@" .. (T0 + 10), "j" }, job_ids(db))
     db:close()
+  end)
+
+  it("read-only on an older file sees the table a writer made since #sqlite", function()
+    local p = v3("old-later")
+    local ro = lease.open(p, { readonly = true })
+    assert.are.same({}, ro:schedules())
+    local db = lease.open(p)
+    assert.is_true(db:schedule("a", T0, { every = 10 }))
+    db:close()
+    local got = ro:schedules()
+    assert.are.same({ "a" }, { got[1] and got[1].name })
+    ro:close()
   end)
 end)
 

@@ -259,8 +259,9 @@ return {
     hint = "specs/06-complete_spec.lua",
   },
   {
-    name = "enqueue-always-true", step = "own", file = "src/sqlite/lsq_ops.c",
-    from = [=[e.added == 1 ? LEASE_GRANTED : LEASE_EXISTS]=],
+    name = "enqueue-always-true", step = "own", file = "src/core/lease_queue.c",
+    fn = "lease_enqueue",
+    from = [=[n == 1 ? LEASE_GRANTED : LEASE_EXISTS]=],
     to = [=[LEASE_GRANTED]=],
     hint = "specs/02-enqueue_spec.lua",
   },
@@ -688,9 +689,10 @@ return {
     hint = "specs/fuzz/replay.lua",
   },
   {
-    name = "list-ready-boundary-held", step = "own", file = "src/sqlite/lsq_sql.h",
-    from = [[" WHEN 1 THEN done = 0 AND b = 0 AND until <= ?2"]],
-    to = [[" WHEN 1 THEN done = 0 AND b = 0 AND until < ?2"]],
+    name = "list-ready-boundary-held", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_Q_LIST",
+    from = [[" WHEN 1 THEN j.done = 0 AND j.b = 0 AND j.until <= ?2"]],
+    to = [[" WHEN 1 THEN j.done = 0 AND j.b = 0 AND j.until < ?2"]],
     hint = "specs/fuzz/replay.lua",
   },
   -- Power loss, simulated (specs/faults/powerloss.c): the test itself must
@@ -1236,9 +1238,9 @@ return {
     hint = "specs/01-init_spec.lua",
   },
   {
-    -- db:enqueue goes through the queue's statement on PostgreSQL
-    -- (LPG_Q_SQL_ENQUEUE); lpg_sql.h's LPG_SQL_ENQUEUE serves only the C
-    -- API's lease_enqueue, which the suite does not run on PostgreSQL.
+    -- db:enqueue (lease_enqueue) goes through the queue's statement on
+    -- PostgreSQL (LPG_Q_SQL_ENQUEUE); enqueue_many of ids without data
+    -- through LPG_SQL_ENQUEUE_MANY (pg-enqueue-many-data-dropped).
     name = "pg-2-enqueue-resets-lease", step = "2", file = "src/pg/lpg_queue_sql.h", backend = "pg",
     from = [["WITH i AS (INSERT INTO jobs(id) VALUES ($1) ON CONFLICT (id) DO NOTHING"]],
     to = [["WITH i AS (INSERT INTO jobs(id) VALUES ($1) ON CONFLICT (id) DO UPDATE SET owner = NULL, until = 0, done = 0"]],
@@ -1924,6 +1926,30 @@ return {
     from = [[  if (*held) atomic_store_explicit(&(*held)->busy, 0, memory_order_release);]],
     to = [[  (void)held;]],
     c_hint = "test_threads",
+  },
+  -- One function per operation (src/core/lease_queue.c): the arguments
+  -- the merged forms added ------------------------------------------------
+  {
+    name = "state-infinite-now-accepted", step = "own", file = "src/core/lease_queue.c",
+    fn = "lease_state",
+    from = [[  if (isinf(now)) return lease__fail(db, LEASE_MISUSE, "now must be a finite number or NaN");]],
+    to = [[  if (0) return lease__fail(db, LEASE_MISUSE, "now must be a finite number or NaN");]],
+    c_hint = "test_queue",
+  },
+  {
+    name = "list-kind-unchecked", step = "own", file = "src/core/lease_queue.c",
+    fn = "lease_list",
+    from = [[  if (g.which < LEASE_LIST_ALL || g.which > LEASE_LIST_BLOCKED)]],
+    to = [[  if (0)]],
+    c_hint = "test_queue",
+  },
+  {
+    -- a batch with data taken for ids alone: its payload, queue ... lost
+    name = "pg-enqueue-many-data-dropped", step = "own", file = "src/pg/lpg_queue.c",
+    backend = "pg", fn = "lpg_q_enqueue",
+    from = [[  for (i = 0; plain && i < n; i++) plain = !has_data(&jobs[i]);]],
+    to = [[  for (i = 0; plain && i < n; i++) plain = !has_data(&jobs[i]) || 1;]],
+    hint = "specs/30-queue_data_spec.lua",
   },
   -- The core's rules (src/core/lease_rules.c): the order every backend's
   -- refused write, with_lease's check and cancel are judged by ----------

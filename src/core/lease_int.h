@@ -122,7 +122,7 @@ typedef struct lease__write {
   double now;                              /* claim, renew, complete: finite */
   double until;                            /* claim, renew: now + ttl, > now */
   const char *result;  size_t result_len;  /* complete: result NULL for SQL NULL */
-  const char *queue;   size_t queue_len;   /* claim_next_queue: non-empty */
+  const char *queue;   size_t queue_len;   /* claim_next: non-empty */
   const char *message; size_t message_len; /* fail: NULL for none */
 } lease__write;
 
@@ -225,32 +225,30 @@ typedef struct lease__backend {
   int (*open)(lease_db *db);
   void (*close)(lease_db *db);
   int (*init)(lease_db *db);
-  int (*enqueue)(lease_db *db, const char *id, size_t id_len, int *reason);
-  int (*enqueue_many)(lease_db *db, const char *const *ids, const size_t *id_lens, int n,
-                      int *inserted);
-  int (*state)(lease_db *db, const char *id, size_t id_len, lease_row *row, int *found);
+  /* n >= 1 jobs, checked (lengths resolved, queue never NULL), in one
+  ** transaction; *inserted: how many were new (may be NULL). */
+  int (*enqueue)(lease_db *db, const lease_new_job *jobs, int n, int *inserted);
+  /* now finite, or NaN for no status (LEASE_STATUS_UNKNOWN). */
+  int (*state)(lease_db *db, const char *id, size_t id_len, double now, lease_row *row,
+               int *found);
   /* claim, renew, complete or release (w->op), each in its own transaction;
   ** *fence: claim's new fence (may be NULL for the others). */
   int (*write)(lease_db *db, const lease__write *w, int64_t *fence, int *reason);
   /* n completions by w->owner at w->now, one transaction; reasons has n slots. */
   int (*complete_many)(lease_db *db, const lease__write *w, const lease_result *items, int n,
                        int *reasons, int *stored);
+  /* w: a claim whose queue is set. */
   int (*claim_next)(lease_db *db, const lease__write *w, int max, lease_job *jobs, int *count);
-  int (*list)(lease_db *db, int which, double now, int64_t after, int max, lease_row *rows,
-              int64_t *seqs, int *count);
-  int (*count)(lease_db *db, double now, lease_counts *out);
+  /* f checked: which and status known, queue NULL or resolved, now not NaN. */
+  int (*list)(lease_db *db, const lease_filter *f, int max, lease_row *rows, int *count);
+  /* queue NULL for every queue; out zeroed. */
+  int (*count)(lease_db *db, double now, const char *queue, size_t queue_len, lease_counts *out);
   int (*settings)(lease_db *db, lease_settings *out);
-  /* The job queue (lease.h, "The job queue").  A backend may leave these
-  ** NULL: the core then fails with "not supported by the <name> backend".
-  ** enqueue_jobs: jobs checked, lengths resolved, queue never NULL. */
-  int (*enqueue_jobs)(lease_db *db, const lease_new_job *jobs, int n, int *inserted);
-  int (*state_at)(lease_db *db, const char *id, size_t id_len, double now, lease_row *row,
-                  int *found);
+  /* The job queue's operator actions (lease.h, "The job queue").  A
+  ** backend may leave these NULL: the core then fails with "not supported
+  ** by the <name> backend" (errors reads none). */
   int (*errors)(lease_db *db, const char *id, size_t id_len, lease_job_error *out, int max,
                 int *count);
-  /* w: a claim whose queue is set. */
-  int (*claim_next_queue)(lease_db *db, const lease__write *w, int max, lease_job *jobs,
-                          int *count);
   /* wc: a complete; wn: a claim whose queue is set; both in one
   ** transaction (lease.h: lease_complete_claim_next). */
   int (*complete_claim_next)(lease_db *db, const lease__write *wc, const lease__write *wn,
@@ -262,9 +260,6 @@ typedef struct lease__backend {
   int (*cancel)(lease_db *db, const char *id, size_t id_len, double now, int *reason);
   int (*prune)(lease_db *db, double before, const char *queue, size_t queue_len, int status,
                int64_t *deleted);
-  int (*list_jobs)(lease_db *db, const lease_filter *f, int max, lease_row *rows, int *count);
-  int (*count_queue)(lease_db *db, double now, const char *queue, size_t queue_len,
-                     lease_counts *out);
   /* 1 when another connection to db->path would see another database. */
   int (*is_private)(const lease_db *db);
   /* The longest string (id, owner, result) the connection stores, bytes. */
@@ -385,7 +380,7 @@ int lease__check_complete(lease_db *db, lease__write *w, const char *id, size_t 
                           const char *owner, size_t owner_len, int64_t fence, double now,
                           const char *result, size_t result_len);
 
-/* lease__check_new_job: lease_enqueue_job's checks of one job (errors
+/* lease__check_new_job: lease_enqueue's checks of one job (errors
 ** named with prefix, as "job 3: "), into *out with lengths resolved and
 ** the queue's default set (out may be job). */
 int lease__check_new_job(lease_db *db, const char *prefix, const lease_new_job *job,

@@ -143,6 +143,11 @@ PGresult *lpg_run(lease_db *db, int slot, const char *sql, int n, const unsigned
 int lpg_outcome(lease_db *db, const lease__write *w, const PGresult *r, int64_t *fence,
                 int *reason);
 
+/* lpg_enqueue_ids: enqueue's plain form, for n checked jobs that carry
+** nothing but their ids: one INSERT of them all (LPG_SQL_ENQUEUE_MANY),
+** its own transaction; *inserted: how many were new (may be NULL). */
+int lpg_enqueue_ids(lease_db *db, const lease_new_job *jobs, int n, int *inserted);
+
 /* ---- lpg_schema.c ------------------------------------------------------- */
 
 /*
@@ -166,19 +171,17 @@ int lpg_schema_upgrade(lease_db *db);
 
 /* ---- lpg_queue.c -------------------------------------------------------- */
 
-/* lease__backend's claim_next (the queue "default") and count (every
-** queue, with the counts by status). */
+/* lease__pg's members (lease_int.h) that read or take jobs with their
+** queue data, and the queue's operator actions. */
+int lpg_q_enqueue(lease_db *db, const lease_new_job *jobs, int n, int *inserted);
+int lpg_q_state(lease_db *db, const char *id, size_t id_len, double now, lease_row *row,
+                int *found);
 int lpg_q_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jobs, int *count);
-int lpg_q_count(lease_db *db, double now, lease_counts *out);
-
-/* The queue's members of lease__pg (lease_int.h). */
-int lpg_q_enqueue_jobs(lease_db *db, const lease_new_job *jobs, int n, int *inserted);
-int lpg_q_state_at(lease_db *db, const char *id, size_t id_len, double now, lease_row *row,
-                   int *found);
+int lpg_q_list(lease_db *db, const lease_filter *f, int max, lease_row *rows, int *count);
+int lpg_q_count(lease_db *db, double now, const char *queue, size_t queue_len,
+                lease_counts *out);
 int lpg_q_errors(lease_db *db, const char *id, size_t id_len, lease_job_error *out, int max,
                  int *count);
-int lpg_q_claim_next_queue(lease_db *db, const lease__write *w, int max, lease_job *jobs,
-                           int *count);
 
 /* lpg_q_complete_claim_next: lease_complete_claim_next (wn->queue set), in
 ** one transaction. */
@@ -191,11 +194,8 @@ int lpg_q_retry(lease_db *db, const char *id, size_t id_len, double now, int *re
 int lpg_q_cancel(lease_db *db, const char *id, size_t id_len, double now, int *reason);
 int lpg_q_prune(lease_db *db, double before, const char *queue, size_t queue_len, int status,
                 int64_t *deleted);
-int lpg_q_list_jobs(lease_db *db, const lease_filter *f, int max, lease_row *rows, int *count);
-int lpg_q_count_queue(lease_db *db, double now, const char *queue, size_t queue_len,
-                      lease_counts *out);
 
-/* lpg_q_enqueue_in: lease_enqueue_jobs's inserts inside the caller's
+/* lpg_q_enqueue_in: lease_enqueue_many's inserts inside the caller's
 ** transaction; *added: how many were new (lpg_queue.c). */
 int lpg_q_enqueue_in(lease_db *db, const lease_new_job *jobs, int n, int *added);
 

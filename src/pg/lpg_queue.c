@@ -125,11 +125,23 @@ int lpg_q_enqueue_in(lease_db *db, const lease_new_job *jobs, int n, int *added)
   return rc;
 }
 
-/* See lease.h: lease_enqueue_job and lease_enqueue_jobs, one transaction. */
-int lpg_q_enqueue_jobs(lease_db *db, const lease_new_job *jobs, int n, int *inserted) {
+/* 1 when job j (checked) carries data beyond the defaults the trigger
+** lease_jobs_added gives its queue row. */
+static int has_data(const lease_new_job *j) {
+  return j->payload || j->queue_len != 7 || memcmp(j->queue, "default", 7) != 0 ||
+         j->priority != 0 || j->has_run_at || j->max_attempts != LEASE_MAX_ATTEMPTS_DEFAULT;
+}
+
+/* See lease.h: lease_enqueue and lease_enqueue_many, one transaction: one
+** job is one statement; many without data one INSERT of their ids
+** (lpg_enqueue_ids); else a statement per job between BEGIN and COMMIT. */
+int lpg_q_enqueue(lease_db *db, const lease_new_job *jobs, int n, int *inserted) {
   enqueue_ctx e = {jobs, n, 0};
-  int rc = lpg_ready(db);
-  if (rc == LEASE_OK) rc = in_txn(db, enqueue_body, &e);
+  int i, plain = n > 1, rc = lpg_ready(db);
+  if (rc != LEASE_OK) return rc;
+  for (i = 0; plain && i < n; i++) plain = !has_data(&jobs[i]);
+  if (plain) return lpg_enqueue_ids(db, jobs, n, inserted);
+  rc = n == 1 ? enqueue_body(db, &e) : in_txn(db, enqueue_body, &e);
   if (rc == LEASE_OK && inserted) *inserted = e.added;
   return rc;
 }
@@ -179,8 +191,8 @@ static void fix_row(lease_db *db, lease_row *row) {
   row->queue = kept(db, (uintptr_t)row->queue);
 }
 
-/* See lease.h: lease_state_at (now NaN: the status is unknown). */
-int lpg_q_state_at(lease_db *db, const char *id, size_t id_len, double now, lease_row *row,
+/* See lease.h: lease_state (now NaN: the status is unknown). */
+int lpg_q_state(lease_db *db, const char *id, size_t id_len, double now, lease_row *row,
                    int *found) {
   params p = {0};
   PGresult *res;
@@ -202,8 +214,8 @@ int lpg_q_state_at(lease_db *db, const char *id, size_t id_len, double now, leas
   return LEASE_OK;
 }
 
-/* See lease.h: lease_list_jobs. */
-int lpg_q_list_jobs(lease_db *db, const lease_filter *f, int max, lease_row *rows, int *count) {
+/* See lease.h: lease_list. */
+int lpg_q_list(lease_db *db, const lease_filter *f, int max, lease_row *rows, int *count) {
   params p = {0};
   PGresult *res;
   size_t used = 0;
@@ -215,6 +227,7 @@ int lpg_q_list_jobs(lease_db *db, const lease_filter *f, int max, lease_row *row
   p_i4(&p, f->status);
   p_bytes(&p, f->queue, f->queue_len);
   p_i4(&p, f->results != 0);
+  p_i4(&p, f->which);
   if (!(res = qrun(db, Q_LIST, &p))) return db->rc;
   n = PQntuples(res) < max ? PQntuples(res) : max;
   for (i = 0; i < n; i++) {
@@ -259,9 +272,9 @@ int lpg_q_errors(lease_db *db, const char *id, size_t id_len, lease_job_error *o
   return LEASE_OK;
 }
 
-/* See lease.h: lease_count_queue (queue NULL: every queue). */
-int lpg_q_count_queue(lease_db *db, double now, const char *queue, size_t queue_len,
-                      lease_counts *out) {
+/* See lease.h: lease_count (queue NULL: every queue). */
+int lpg_q_count(lease_db *db, double now, const char *queue, size_t queue_len,
+                lease_counts *out) {
   int64_t *all[12] = {&out->total, &out->done, &out->ready, &out->held, &out->blocked,
                       &out->available, &out->scheduled, &out->running, &out->retryable,
                       &out->completed, &out->discarded, &out->cancelled};
@@ -277,11 +290,6 @@ int lpg_q_count_queue(lease_db *db, double now, const char *queue, size_t queue_
   return LEASE_OK;
 }
 
-/* See lpg_int.h: lease_count, with the counts by status. */
-int lpg_q_count(lease_db *db, double now, lease_counts *out) {
-  return lpg_q_count_queue(db, now, NULL, 0, out);
-}
-
 /* ===================================================================== */
 /* claim_next                                                             */
 /* ===================================================================== */
@@ -292,7 +300,7 @@ typedef struct taken {
 } taken;
 
 /*
-** See lease.h: lease_claim_next_queue, on a ready connection.  One
+** See lease.h: lease_claim_next, on a ready connection.  One
 ** statement per round (LPG_Q_SQL_CLAIM_NEXT), each its own transaction
 ** unless the caller opened one; a round that discarded jobs whose expired
 ** lease was their last attempt looks again for as many more.  A discarded
@@ -357,8 +365,8 @@ static int claim_rounds(lease_db *db, const lease__write *w, int max, lease_job 
   return LEASE_OK;
 }
 
-/* See lease.h: lease_claim_next_queue. */
-int lpg_q_claim_next_queue(lease_db *db, const lease__write *w, int max, lease_job *jobs,
+/* See lease.h: lease_claim_next. */
+int lpg_q_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jobs,
                            int *count) {
   int rc = lpg_ready(db);
   if (rc != LEASE_OK) return rc;
@@ -380,14 +388,6 @@ int lpg_q_complete_claim_next(lease_db *db, const lease__write *wc, const lease_
     *count = 0;
   }
   return rc;
-}
-
-/* See lpg_int.h: lease_claim_next is the queue "default"'s. */
-int lpg_q_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jobs, int *count) {
-  lease__write q = *w;
-  q.queue = "default";
-  q.queue_len = 7;
-  return lpg_q_claim_next_queue(db, &q, max, jobs, count);
 }
 
 /* ===================================================================== */

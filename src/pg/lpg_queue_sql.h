@@ -121,14 +121,20 @@
   LPG_Q_SQL_STATUS(now) ", j.seq, coalesce(length(j.result), 0)::int8"             \
   " FROM jobs j LEFT JOIN lease_queue q ON q.id = j.id"
 
-/* One job.  $1 id, $2 now (NULL: status unknown). */
+/* One job (contract step 3, with its queue data).  $1 id, $2 now (NULL:
+** status unknown). */
 #define LPG_Q_SQL_STATE LPG_Q_SQL_FULL_ROW("$2", "true") " WHERE j.id = $1"
 
 /* A page of jobs.  $1 after (seq), $2 now, $3 limit, $4 status (0: all),
-** $5 queue (NULL: all), $6 load results (0 or 1). */
+** $5 queue (NULL: all), $6 load results (0 or 1), $7 which (LEASE_LIST_*:
+** the contract's view at now; 0: all). */
 #define LPG_Q_SQL_LIST                                                              \
   LPG_Q_SQL_FULL_ROW("$2", "$6 <> 0")                                               \
-  " WHERE j.seq > $1 AND ($4 = 0 OR " LPG_Q_SQL_STATUS("$2") " = $4)"              \
+  " WHERE j.seq > $1 AND CASE $7 WHEN 0 THEN true"                                  \
+  " WHEN 1 THEN j.done = 0 AND " LPG_SQL_BLOCKED " = 0 AND j.until <= $2"           \
+  " WHEN 2 THEN j.done = 0 AND " LPG_SQL_BLOCKED " = 0 AND j.until > $2"            \
+  " WHEN 3 THEN j.done <> 0 ELSE j.done = 0 AND " LPG_SQL_BLOCKED " <> 0 END"       \
+  " AND ($4 = 0 OR " LPG_Q_SQL_STATUS("$2") " = $4)"              \
   " AND ($5::bytea IS NULL OR coalesce(q.queue, 'default'::bytea) = $5)"           \
   " ORDER BY j.seq LIMIT $3"
 
@@ -268,7 +274,7 @@
 ** name, SQL, parameter types. */
 #define LPG_QUEUE_STATEMENT_MAP(XX)                                                 \
   XX(STATE, LPG_Q_SQL_STATE, 2, {T_BYTEA, T_FLOAT8})                                \
-  XX(LIST, LPG_Q_SQL_LIST, 6, {T_INT8, T_FLOAT8, T_INT4, T_INT4, T_BYTEA, T_INT4})  \
+  XX(LIST, LPG_Q_SQL_LIST, 7, {T_INT8, T_FLOAT8, T_INT4, T_INT4, T_BYTEA, T_INT4, T_INT4}) \
   XX(TALLY, LPG_Q_SQL_TALLY, 2, {T_FLOAT8, T_BYTEA})                                \
   XX(ERRORS, LPG_Q_SQL_ERRORS, 2, {T_BYTEA, T_INT4})                                \
   XX(ENQUEUE, LPG_Q_SQL_ENQUEUE, 6, {T_BYTEA, T_BYTEA, T_BYTEA, T_INT8, T_FLOAT8, T_INT8}) \

@@ -150,7 +150,8 @@ void lsq_fix_row(lease_db *db, lease_row *row);
 int lsq_guarded_step(lease_db *db, const lease__write *w, int64_t *fence, int *reason);
 int lsq_why_refused(lease_db *db, const lease__write *w, int *reason);
 
-/* lsq_count: counts at now, of one queue or all (queue NULL). */
+/* lsq_count: lease__sqlite's count: counts at now, of one queue or all
+** (queue NULL). */
 int lsq_count(lease_db *db, double now, const char *queue, size_t queue_len, lease_counts *out);
 
 /* lsq_q_expired: inside a claim's transaction, before its guarded write:
@@ -164,7 +165,7 @@ int lsq_q_expired(lease_db *db, const lease__write *w);
 ** when (w->now). */
 int lsq_q_finished(lease_db *db, const lease__write *w);
 
-/* lsq_q_claim_next: lease_claim_next_queue (w->queue set). */
+/* lsq_q_claim_next: lease__sqlite's claim_next (w->queue set). */
 int lsq_q_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jobs, int *count);
 
 /* lsq_q_complete_claim_next: lease_complete_claim_next (wn->queue set): the
@@ -194,24 +195,20 @@ int lsq_schema_upgrade(lease_db *db);
 int lsq_q_temp(lease_db *db);
 
 /* The queue's members of lease__sqlite (lease_int.h; lsq_queue.c). */
-int lsq_q_enqueue_jobs(lease_db *db, const lease_new_job *jobs, int n, int *inserted);
-int lsq_q_state_at(lease_db *db, const char *id, size_t id_len, double now, lease_row *row,
-                   int *found);
+int lsq_q_enqueue(lease_db *db, const lease_new_job *jobs, int n, int *inserted);
+int lsq_q_state(lease_db *db, const char *id, size_t id_len, double now, lease_row *row,
+                int *found);
 int lsq_q_errors(lease_db *db, const char *id, size_t id_len, lease_job_error *out, int max,
                  int *count);
-int lsq_q_claim_next_queue(lease_db *db, const lease__write *w, int max, lease_job *jobs,
-                           int *count);
 int lsq_q_fail(lease_db *db, const lease__write *w, const lease_fail_opts *o, int *status,
                double *run_at, int *reason);
 int lsq_q_retry(lease_db *db, const char *id, size_t id_len, double now, int *reason);
 int lsq_q_cancel(lease_db *db, const char *id, size_t id_len, double now, int *reason);
 int lsq_q_prune(lease_db *db, double before, const char *queue, size_t queue_len, int status,
                 int64_t *deleted);
-int lsq_q_list_jobs(lease_db *db, const lease_filter *f, int max, lease_row *rows, int *count);
-int lsq_q_count_queue(lease_db *db, double now, const char *queue, size_t queue_len,
-                      lease_counts *out);
+int lsq_q_list(lease_db *db, const lease_filter *f, int max, lease_row *rows, int *count);
 
-/* lsq_q_enqueue_in: lease_enqueue_jobs's inserts inside the caller's
+/* lsq_q_enqueue_in: lease_enqueue_many's inserts inside the caller's
 ** write transaction; *added: how many were new (lsq_queue.c). */
 int lsq_q_enqueue_in(lease_db *db, const lease_new_job *jobs, int n, int *added);
 

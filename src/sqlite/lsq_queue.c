@@ -185,8 +185,9 @@ int lsq_q_enqueue_in(lease_db *db, const lease_new_job *jobs, int n, int *added)
   return rc;
 }
 
-/* See lease.h: lease_enqueue_job and lease_enqueue_jobs. */
-int lsq_q_enqueue_jobs(lease_db *db, const lease_new_job *jobs, int n, int *inserted) {
+/* See lease.h: lease_enqueue and lease_enqueue_many.  A job without data
+** costs one INSERT: its queue row is the one the trigger gives. */
+int lsq_q_enqueue(lease_db *db, const lease_new_job *jobs, int n, int *inserted) {
   enqueue_ctx e = {jobs, n, 0};
   int rc = lsq_write_txn(db, enqueue_body, &e);
   if (rc == LEASE_OK && inserted) *inserted = e.added;
@@ -197,15 +198,16 @@ int lsq_q_enqueue_jobs(lease_db *db, const lease_new_job *jobs, int n, int *inse
 /* Reads                                                                  */
 /* ===================================================================== */
 
-/* See lease.h: lease_state_at. */
-int lsq_q_state_at(lease_db *db, const char *id, size_t id_len, double now, lease_row *row,
-                       int *found) {
+/* See lease.h: lease_state (now NaN: bound as NULL, the status unknown). */
+int lsq_q_state(lease_db *db, const char *id, size_t id_len, double now, lease_row *row,
+                int *found) {
   sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_STATE);
   size_t used = 0;
   int src;
   if (!st) return db->rc;
   bind_bytes(st, 1, id, id_len);
-  sqlite3_bind_double(st, 2, now);
+  if (isnan(now)) sqlite3_bind_null(st, 2);
+  else sqlite3_bind_double(st, 2, now);
   src = lsq_step(db, LSQ(db)->sql, st);
   if (src == SQLITE_ROW) {
     if (lsq_copy_row(db, st, 0, row, &used) != LEASE_OK) {
@@ -220,9 +222,8 @@ int lsq_q_state_at(lease_db *db, const char *id, size_t id_len, double now, leas
   return finish_read(db, st, src);
 }
 
-/* See lease.h: lease_list_jobs. */
-int lsq_q_list_jobs(lease_db *db, const lease_filter *f, int max, lease_row *rows,
-                        int *count) {
+/* See lease.h: lease_list. */
+int lsq_q_list(lease_db *db, const lease_filter *f, int max, lease_row *rows, int *count) {
   sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_LIST);
   size_t used = 0;
   int src, n = 0, i;
@@ -234,6 +235,7 @@ int lsq_q_list_jobs(lease_db *db, const lease_filter *f, int max, lease_row *row
   if (f->queue) bind_bytes(st, 5, f->queue, f->queue_len);
   else sqlite3_bind_null(st, 5);
   sqlite3_bind_int(st, 6, f->results != 0);
+  sqlite3_bind_int(st, 7, f->which);
   src = lsq_step(db, LSQ(db)->sql, st);
   while (src == SQLITE_ROW && n < max) {
     if (lsq_copy_row(db, st, 0, &rows[n], &used) != LEASE_OK) {
@@ -285,12 +287,6 @@ int lsq_q_errors(lease_db *db, const char *id, size_t id_len, lease_job_error *o
   }
   *count = n;
   return LEASE_OK;
-}
-
-/* See lease.h: lease_count_queue. */
-int lsq_q_count_queue(lease_db *db, double now, const char *queue, size_t queue_len,
-                          lease_counts *out) {
-  return lsq_count(db, now, queue, queue_len, out);
 }
 
 /* ===================================================================== */
@@ -487,12 +483,6 @@ int lsq_q_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jo
 int lsq_q_complete_claim_next(lease_db *db, const lease__write *wc, const lease__write *wn,
                               int max, lease_job *jobs, int *count, int *reason) {
   return claim_next_run(db, wn, wc, max, jobs, count, reason);
-}
-
-/* See lease.h: lease_claim_next_queue. */
-int lsq_q_claim_next_queue(lease_db *db, const lease__write *w, int max, lease_job *jobs,
-                               int *count) {
-  return lsq_q_claim_next(db, w, max, jobs, count);
 }
 
 /* ===================================================================== */

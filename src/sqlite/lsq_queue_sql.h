@@ -116,14 +116,21 @@
   " CASE WHEN done <> 0 THEN 0 ELSE " LSQ_SQL_BLOCKED " END AS b FROM jobs" \
   " WHERE " where ") AS j LEFT JOIN lease_queue AS q ON q.id = j.id"
 
-/* One job.  ?1 id, ?2 now. */
+/* One job (contract step 3, with its queue data).  ?1 id, ?2 now (NULL:
+** status unknown). */
 #define LSQ_SQL_Q_STATE LSQ_SQL_FULL_ROW("?2", "1", "id = ?1")
 
 /* A page of jobs.  ?1 after (seq), ?2 now, ?3 limit, ?4 status (0: all),
-** ?5 queue (NULL: all), ?6 load results (0 or 1). */
+** ?5 queue (NULL: all), ?6 load results (0 or 1), ?7 which (LEASE_LIST_*:
+** the contract's view at now; 0: all). */
 #define LSQ_SQL_Q_LIST                                                    \
   LSQ_SQL_FULL_ROW("?2", "?6", "rowid > ?1")                             \
-  " WHERE (?4 = 0 OR " LSQ_SQL_STATUS("?2") " = ?4)"                    \
+  " WHERE CASE ?7 WHEN 0 THEN 1"                                         \
+  " WHEN 1 THEN j.done = 0 AND j.b = 0 AND j.until <= ?2"                \
+  " WHEN 2 THEN j.done = 0 AND j.b = 0 AND j.until > ?2"                 \
+  " WHEN 3 THEN j.done <> 0"                                             \
+  " ELSE j.done = 0 AND j.b <> 0 END"                                    \
+  " AND (?4 = 0 OR " LSQ_SQL_STATUS("?2") " = ?4)"                      \
   " AND (?5 IS NULL OR coalesce(q.queue, 'default') = ?5)"              \
   " ORDER BY j.rid LIMIT ?3"
 

@@ -2114,4 +2114,40 @@ return {
     to = [=[      step = (int)n + 1;]=],
     c_hint = "test_cron", hint = "specs/41-schedule_spec.lua",
   },
+  -- The schema step SCHEDULES, and a read-only handle on an older database
+  {
+    name = "schema-schedules-step-temporary", step = "own", file = "src/sqlite/lsq_schema_sql.h",
+    fn = "LSQ_STEP_SCHEDULES",
+    from = [=[  XX("CREATE TABLE IF NOT EXISTS lease_schedules(name TEXT PRIMARY KEY,"]=],
+    to = [=[  XX("CREATE TEMP TABLE IF NOT EXISTS lease_schedules(name TEXT PRIMARY KEY,"]=],
+    hint = "specs/41-schedule_spec.lua",
+  },
+  {
+    name = "pg-schema-schedules-step-temporary", step = "own", file = "src/pg/lpg_schema_sql.h",
+    fn = "LPG_STEP_SCHEDULES", backend = "pg",
+    from = [=["CREATE TABLE IF NOT EXISTS lease_schedules(name bytea PRIMARY KEY,"]=],
+    to = [=["CREATE TEMP TABLE IF NOT EXISTS lease_schedules(name bytea PRIMARY KEY,"]=],
+    hint = "specs/41-schedule_spec.lua",
+  },
+  {
+    name = "schedules-older-file-taken-for-current", step = "own", file = "src/sqlite/lsq_schedule.c",
+    fn = "have_table",
+    from = [=[  if (LSQ(db)->version > LEASE__STEP_SCHEDULES) return 1;]=],
+    to = [=[  if (LSQ(db)->version >= LEASE__STEP_SCHEDULES) return 1;]=],
+    hint = "specs/41-schedule_spec.lua",
+  },
+  {
+    name = "schedules-table-made-since-not-seen", step = "own", file = "src/sqlite/lsq_schedule.c",
+    fn = "have_table",
+    from = [=[  return found;]=],
+    to = [=[  return 0;]=],
+    hint = "specs/41-schedule_spec.lua",
+  },
+  {
+    name = "pg-schedules-readonly-no-temporary", step = "own", file = "src/pg/lpg.c",
+    fn = "open_schema", backend = "pg",
+    from = [=[    return c->version >= LPG_SCHEDULES_READABLE ? LEASE_OK : lpg_s_temp(db);]=],
+    to = [=[    return c->version >= LPG_SCHEDULES_READABLE - 1 ? LEASE_OK : lpg_s_temp(db);]=],
+    hint = "specs/41-schedule_spec.lua",
+  },
 }

@@ -790,6 +790,110 @@ LEASE_API double lease_backoff(int64_t attempt);
 LEASE_API const char *lease_status_name(int status);
 
 /* ===================================================================== */
+/* Schedules: recurring jobs.  A schedule enqueues one job per tick when */
+/* lease_tick runs; the clock is seconds since the epoch (UTC).          */
+/* ===================================================================== */
+
+/* The longest schedule name, bytes (its job ids add "@" and the tick). */
+#define LEASE_SCHEDULE_NAME_MAX 200
+
+/*
+** A schedule (lease_schedule, lease_schedules).  Its ticks are the times
+** after its creation (created_at) that are multiples of every (k * every
+** for an integer k), or, with cron, the minutes that the cron expression
+** matches in UTC: five fields "minute hour day-of-month month
+** day-of-week" with `*`, lists, ranges and steps, month and day names
+** (JAN, MON), 0 and 7 both Sunday, and Vixie cron's rule that when both
+** day fields are restricted a day matches if either does.  Fill with
+** lease_schedule_spec_default, then set name and every or cron.
+*/
+typedef struct lease_schedule_spec {
+  const char *name;     size_t name_len;     /* 1 to LEASE_SCHEDULE_NAME_MAX bytes; LEASE_NTS allowed */
+  double every;         /* seconds, finite and > 0; 0 when cron is set */
+  const char *cron;     size_t cron_len;     /* a cron expression, or NULL when every is set */
+  /* The jobs it enqueues: as lease_new_job's fields. */
+  const char *queue;    size_t queue_len;    /* NULL: "default" */
+  const char *payload;  size_t payload_len;  /* NULL for none */
+  int64_t priority;     /* default 0 */
+  int64_t max_attempts; /* >= 1; default LEASE_MAX_ATTEMPTS_DEFAULT */
+  /* Set by lease_schedules (ignored by lease_schedule): */
+  double created_at;    /* when lease_schedule created or replaced it */
+  double next_at;       /* its first tick not enqueued yet */
+  double last_at;       /* the tick enqueued last; NaN when none */
+} lease_schedule_spec;
+
+/* lease_schedule_spec_default: fill *s with the defaults (no name, neither
+** every nor cron, queue "default", no payload, priority 0, 25 attempts,
+** the times NaN).  Never fails. */
+LEASE_API void lease_schedule_spec_default(lease_schedule_spec *s);
+
+/*
+** lease_schedule: create the schedule s->name at now (seconds since the
+** epoch), or replace the one of that name (its ticks then count from now;
+** jobs it enqueued stay).  Its first tick is the first one after now.
+**   s:   name, exactly one of every and cron, and the jobs' options.
+**   now: finite, seconds since the epoch.
+** Returns LEASE_OK, LEASE_MISUSE (a bad field, a cron expression that does
+** not parse or matches no time within ten years: the message names the
+** field, as "cron: minute field: 61 is out of range 0-59"; nothing
+** written), LEASE_READONLY on a read-only handle, or a database error.
+*/
+LEASE_API int lease_schedule(lease_db *db, const lease_schedule_spec *s, double now);
+
+/*
+** lease_unschedule: delete the schedule name (jobs it enqueued stay).
+**   found: 1 when it existed, 0 when not (may be NULL).
+** Returns LEASE_OK, LEASE_MISUSE, LEASE_READONLY or a database error.
+*/
+LEASE_API int lease_unschedule(lease_db *db, const char *name, size_t name_len, int *found);
+
+/*
+** lease_schedules: read up to max schedules in name order, after the name
+** after (NULL: from the first): a page; pass the last name read as the
+** next page's after.  Strings live until the next call on db.  A database
+** without schedules (a read-only handle on a file no writer opened since
+** schedules came) has none.
+** Returns LEASE_OK, LEASE_MISUSE or a database error.
+*/
+LEASE_API int lease_schedules(lease_db *db, const char *after, size_t after_len, int max,
+                              lease_schedule_spec *out, int *count);
+
+/*
+** lease_cron_next: the first minute strictly after t (seconds since the
+** epoch) that the cron expression expr (len bytes; LEASE_NTS allowed)
+** matches in UTC, as lease_schedule reads it, into *out.
+**   err, errlen: where the message goes on failure (always terminated).
+** Returns LEASE_OK, or LEASE_MISUSE when expr does not parse (the message
+** names the field) or matches no time within ten years after t.
+** Thread-safe; touches no database.
+*/
+LEASE_API int lease_cron_next(const char *expr, size_t len, double t, double *out, char *err,
+                              size_t errlen);
+
+/*
+** lease_tick: enqueue the jobs of schedules that are due at now (next_at
+** <= now), at most max schedules per call, in next_at order.  For each, one
+** job for its latest due tick (the largest tick <= now), with the
+** schedule's options and the id "<name>@<tick>" (the tick as an integer,
+** in seconds: "nightly@1700006400"); missed ticks are not replayed.  Its
+** next_at moves to the first tick after now and last_at to the tick.
+** Safe with any number of handles and processes ticking at once: each
+** schedule's row is moved by a guarded UPDATE (next_at still the value
+** read) in the write transaction of the enqueue, so a tick is enqueued
+** once; a job id that exists already is left as it is.
+**   now:     finite, seconds since the epoch.
+**   ids, id_lens: max slots: the ids of the jobs enqueued (inserted),
+**            valid until the next call on db.
+**   count:   how many were enqueued.
+**   more:    1 when max due schedules were taken, so more may be due:
+**            call again (may be NULL).
+** Returns LEASE_OK, LEASE_MISUSE, LEASE_READONLY or a database error
+** (then nothing is enqueued and no schedule moves).
+*/
+LEASE_API int lease_tick(lease_db *db, double now, int max, const char **ids, size_t *id_lens,
+                         int *count, int *more);
+
+/* ===================================================================== */
 /* Fenced side effects: the caller's writes inside the lease's transaction */
 /* ===================================================================== */
 

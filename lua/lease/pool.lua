@@ -513,6 +513,18 @@ local function drained(w)
   return true
 end
 
+--- In a `forever` pool, enqueue the jobs of the schedules that are due
+-- (db:tick at the database's clock), at most once per poll interval per
+-- worker, before it claims.
+-- @tparam table w the worker
+-- @raise a database error, as the claims' (the worker fails)
+local function tick(w)
+  local t = w.now()
+  if w.ticked and t - w.ticked < w.cfg.poll then return end
+  w.ticked = t
+  w.db:tick(w.db:server_now())
+end
+
 --- Take one step: claim the next job (or batch) and handle it, or wait.
 -- @tparam table w the worker
 -- @treturn boolean false when the worker should stop
@@ -529,6 +541,7 @@ local function step(w)
     handle_one(w, c, w.next_at)
     return true
   end
+  if cfg.forever then tick(w) end
   local at = w.now()
   if cfg.batch > 1 then
     local batch = w.db:claim_next(w.owner, w.db:server_now(), cfg.ttl, w.claim_opts)
@@ -755,7 +768,8 @@ end
 --   workers (integer 1..256, default 4): worker threads.
 --   queue (string, default "default"): the queue the workers claim from.
 --   forever (boolean, default false): keep waiting for new jobs (a
---     service) instead of stopping once the queue is drained.
+--     service) instead of stopping once the queue is drained; each worker
+--     also ticks the schedules (db:tick) at most once per poll interval.
 --   drain_wait (number, seconds, default pool.DRAIN_WAIT = 30): without
 --     forever, how far ahead retries are waited for before stopping.
 --   ttl (number, seconds, default 10): lease length; renewed by job.heartbeat().

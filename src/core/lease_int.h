@@ -277,6 +277,22 @@ typedef struct lease__backend {
   int (*tx_write)(lease_tx *tx, const lease__write *w, int *reason);
   int (*fence_gate)(lease_db *db, lease_tx *tx, const char *resource, size_t resource_len,
                     int64_t fence, int *reason);
+  /* Schedules (lease.h, "Schedules"; src/core/lease_schedule.c).  A backend
+  ** may leave these NULL: the writes then fail as not supported, and
+  ** schedules reads none.  schedule: s checked, lengths resolved, queue
+  ** never NULL, created_at and next_at set; it inserts or replaces the row.
+  ** tick: read the schedules with next_at <= now (at most max, in next_at
+  ** order; *more = 1 when max were read), then in one write transaction,
+  ** for each, lease__schedule_due's tick and next, an UPDATE guarded by
+  ** next_at still being the value read, and only when it moved the row
+  ** the job's enqueue; ids of the jobs inserted into ids (strings in
+  ** db->buf). */
+  int (*schedule)(lease_db *db, const lease_schedule_spec *s);
+  int (*unschedule)(lease_db *db, const char *name, size_t name_len, int *found);
+  int (*schedules)(lease_db *db, const char *after, size_t after_len, int max,
+                   lease_schedule_spec *out, int *count);
+  int (*tick)(lease_db *db, double now, int max, const char **ids, size_t *id_lens, int *count,
+              int *more);
   /* The device and inode of the file the connection holds (lease_file_id). */
   int (*file_id)(lease_db *db, uint64_t *dev, uint64_t *ino);
   /* The database's clock, seconds since the epoch, into *out. */
@@ -363,6 +379,27 @@ int lease__check_bytes(lease_db *db, const char *what, const char *s, size_t *le
 int lease__check_complete(lease_db *db, lease__write *w, const char *id, size_t id_len,
                           const char *owner, size_t owner_len, int64_t fence, double now,
                           const char *result, size_t result_len);
+
+/* lease__check_new_job: lease_enqueue's checks of one job (errors
+** named with prefix, as "job 3: "), into *out with lengths resolved and
+** the queue's default set (out may be job). */
+int lease__check_new_job(lease_db *db, const char *prefix, const lease_new_job *job,
+                         lease_new_job *out);
+
+/*
+** Schedules (src/core/lease_schedule.c).  s: a schedule as stored (every,
+** or cron with cron_len; next_at).
+** lease__schedule_next: the first tick of s strictly after t into *next.
+** lease__schedule_due: for s due at now (next_at <= now), the tick to
+** enqueue (its latest tick <= now) and the next (the first tick > now).
+** Both return 0, or -1 when s's cron does not parse or matches no time
+** within ten years.
+** lease__schedule_job_id: the job id of s's tick, "<name>@<tick>", into
+** out (n bytes), as snprintf (the length it needs).
+*/
+int lease__schedule_next(const lease_schedule_spec *s, double t, double *next);
+int lease__schedule_due(const lease_schedule_spec *s, double now, double *tick, double *next);
+int lease__schedule_job_id(const lease_schedule_spec *s, double tick, char *out, size_t n);
 
 /* lease__reserve: make room for n bytes in db->buf.  LEASE_OK or LEASE_NOMEM. */
 int lease__reserve(lease_db *db, size_t n);

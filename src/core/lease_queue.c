@@ -135,6 +135,12 @@ static int check_new_job(lease_db *db, const char *prefix, const lease_new_job *
   return LEASE_OK;
 }
 
+/* See lease_int.h. */
+int lease__check_new_job(lease_db *db, const char *prefix, const lease_new_job *job,
+                         lease_new_job *out) {
+  return check_new_job(db, prefix, job, out);
+}
+
 /* Refuse what the backend leaves out (a NULL member). */
 static int unsupported(lease_db *db, const char *what) {
   return lease__fail(db, LEASE_ERROR, "%s is not supported by the %s backend", what,

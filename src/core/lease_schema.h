@@ -19,7 +19,7 @@
 #define LEASE_SCHEMA_H
 
 /* The version this build makes and knows: the number of steps. */
-#define LEASE_SCHEMA_VERSION 3
+#define LEASE_SCHEMA_VERSION 4
 
 /*
 ** The steps, in order: the k-th entry takes version k-1 to k.
@@ -31,11 +31,14 @@
 **              SQLite no index lease_jobs_pending on jobs.
 **   RENAMED  3: a job whose id another client changes keeps its queue row
 **              and errors (SQLite's trigger lease_jobs_renamed).
+**   SCHEDULES 4: the schedules' table lease_schedules (lease.h,
+**              "Schedules"); nothing else.
 */
 #define LEASE_SCHEMA_STEPS(XX) \
   XX(QUEUE)                    \
   XX(REFENCE)                  \
-  XX(RENAMED)
+  XX(RENAMED)                  \
+  XX(SCHEDULES)
 
 /* How many steps LEASE_SCHEMA_STEPS lists: must be LEASE_SCHEMA_VERSION. */
 enum {

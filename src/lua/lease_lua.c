@@ -946,6 +946,7 @@ static const lb_op *const ops[] = {
   &lb_op_claim_many, &lb_op_fail, &lb_op_retry, &lb_op_cancel, &lb_op_prune,
   &lb_op_with_lease, &lb_op_fence_gate,
   &op_server_now,
+  &lb_op_schedule, &lb_op_unschedule, &lb_op_schedules, &lb_op_tick,
 };
 
 /* ===================================================================== */
@@ -1238,6 +1239,7 @@ static const luaL_Reg module_funcs[] = {
   {"now", l_now},
   {"sleep", l_sleep},
   {"backoff", lb_backoff},
+  {"cron_next", lb_cron_next},
   {NULL, NULL},
 };
 

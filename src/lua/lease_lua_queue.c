@@ -55,6 +55,12 @@ static void check_keys(lua_State *L, const lb_arg *a, int idx, const char *const
   }
 }
 
+/* See lease_lua_int.h. */
+void lb_check_keys(lua_State *L, const lb_arg *a, int idx, const char *const *keys, int n,
+                   const char *name) {
+  check_keys(L, a, idx, keys, n, name);
+}
+
 /* Check a queue name (non-empty, at most LEASE_QUEUE_MAX bytes) at idx. */
 static const char *check_queue_name(lua_State *L, int idx, const lb_arg *a, int flags,
                                     size_t *len) {

@@ -329,9 +329,11 @@ static int connect_quiet(lease_db *db, lpg_conn *c) {
 ** The schema at open, once the jobs table is checked (*missing: there is
 ** none): the version read (one newer than this build knows refused, with
 ** nothing written); a read-only handle writes nothing and reads a database
-** older than LPG_QUEUE_READABLE through empty temporary queue tables; a
-** writable one brings the database to LEASE_SCHEMA_VERSION
-** (lpg_schema_upgrade) unless its version row says it is there.
+** older than LPG_QUEUE_READABLE through empty temporary queue tables, one
+** older than LPG_SCHEDULES_READABLE through an empty temporary
+** lease_schedules (lpg_s_temp); a writable one brings the database to
+** LEASE_SCHEMA_VERSION (lpg_schema_upgrade) unless its version row says
+** it is there.
 */
 static int open_schema(lease_db *db, int missing) {
   lpg_conn *c = LPG(db);
@@ -339,9 +341,12 @@ static int open_schema(lease_db *db, int missing) {
   c->version = 0;
   c->versioned = 0;
   if (!missing && (rc = lpg_schema_read(db)) != LEASE_OK) return rc;
-  if (db->opt.flags & LEASE_OPEN_READONLY)
-    return c->version >= LPG_QUEUE_READABLE ? LEASE_OK
-                                            : lpg_exec(db, LPG_Q_SQL_TABLES("TEMP ", ""));
+  if (db->opt.flags & LEASE_OPEN_READONLY) {
+    if (c->version < LPG_QUEUE_READABLE &&
+        (rc = lpg_exec(db, LPG_Q_SQL_TABLES("TEMP ", ""))) != LEASE_OK)
+      return rc;
+    return c->version >= LPG_SCHEDULES_READABLE ? LEASE_OK : lpg_s_temp(db);
+  }
   if (!missing && c->versioned && c->version == LEASE_SCHEMA_VERSION) return LEASE_OK;
   return lpg_schema_upgrade(db);
 }
@@ -697,4 +702,8 @@ const lease__backend lease__pg = {
   .retry = lpg_q_retry,
   .cancel = lpg_q_cancel,
   .prune = lpg_q_prune,
+  .schedule = lpg_s_schedule,
+  .unschedule = lpg_s_unschedule,
+  .schedules = lpg_s_schedules,
+  .tick = lpg_s_tick,
 };

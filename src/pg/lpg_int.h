@@ -19,11 +19,12 @@
 enum { T_BYTEA = 17, T_INT8 = 20, T_INT4 = 23, T_FLOAT8 = 701, T_BYTEA_ARRAY = 1001 };
 
 /* The most parameters one statement takes. */
-#define LPG_MAX_PARAMS 8
+#define LPG_MAX_PARAMS 9
 
 /* Prepared statements are numbered per session: lpg.c's list from 0,
 ** lpg_queue.c's from LPG_SLOT_QUEUE; one bit each in lpg_conn.prepared. */
 #define LPG_SLOT_QUEUE 32
+#define LPG_SLOT_SCHEDULE 56   /* lpg_schedule.c's, from here on */
 #define LPG_SLOTS 64
 
 /* A connection: db->conn of a handle whose backend is PostgreSQL's. */
@@ -193,6 +194,25 @@ int lpg_q_retry(lease_db *db, const char *id, size_t id_len, double now, int *re
 int lpg_q_cancel(lease_db *db, const char *id, size_t id_len, double now, int *reason);
 int lpg_q_prune(lease_db *db, double before, const char *queue, size_t queue_len, int status,
                 int64_t *deleted);
+
+/* lpg_q_enqueue_in: lease_enqueue_many's inserts inside the caller's
+** transaction; *added: how many were new (lpg_queue.c). */
+int lpg_q_enqueue_in(lease_db *db, const lease_new_job *jobs, int n, int *added);
+
+/* ---- lpg_schedule.c ----------------------------------------------------- */
+
+/* At a read-only handle's open, on a database older than
+** LPG_SCHEDULES_READABLE: an empty temporary lease_schedules, so
+** lease_schedules reads none.  LEASE_OK or the server's error. */
+int lpg_s_temp(lease_db *db);
+
+/* Schedules: lease__pg's members of the same names. */
+int lpg_s_schedule(lease_db *db, const lease_schedule_spec *s);
+int lpg_s_unschedule(lease_db *db, const char *name, size_t name_len, int *found);
+int lpg_s_schedules(lease_db *db, const char *after, size_t after_len, int max,
+                    lease_schedule_spec *out, int *count);
+int lpg_s_tick(lease_db *db, double now, int max, const char **ids, size_t *id_lens, int *count,
+               int *more);
 
 /* ---- lpg.c, for lpg_tx.c ------------------------------------------------ */
 

@@ -24,7 +24,7 @@ enum {
   Q_COUNT
 };
 
-_Static_assert(LPG_SLOT_QUEUE + Q_COUNT <= LPG_SLOTS, "one bit per statement in lpg_conn.prepared");
+_Static_assert(LPG_SLOT_QUEUE + Q_COUNT <= LPG_SLOT_SCHEDULE, "one bit per statement in lpg_conn.prepared");
 
 static const struct {
   const char *sql;
@@ -115,6 +115,14 @@ static int enqueue_body(lease_db *db, void *ctx) {
     PQclear(res);
   }
   return LEASE_OK;
+}
+
+/* See lpg_int.h. */
+int lpg_q_enqueue_in(lease_db *db, const lease_new_job *jobs, int n, int *added) {
+  enqueue_ctx e = {jobs, n, 0};
+  int rc = enqueue_body(db, &e);
+  *added = e.added;
+  return rc;
 }
 
 /* 1 when job j (checked) carries data beyond the defaults the trigger

@@ -27,6 +27,17 @@
 ** row and errors through the references' ON UPDATE CASCADE since step 1. */
 #define LPG_STEP_RENAMED ""
 
+/* Step 4 (v3 -> v4): the schedules' table lease_schedules (lease.h,
+** "Schedules"; read and written by lpg_schedule.c).  Names, cron
+** expressions, queues and payloads are bytea, as the jobs' ids are.
+** Nothing else: the guard upgrade_body puts on every lease_ table at the
+** end of an upgrade covers it. */
+#define LPG_STEP_SCHEDULES                                                        \
+  "CREATE TABLE IF NOT EXISTS lease_schedules(name bytea PRIMARY KEY,"           \
+  " every float8, cron bytea, queue bytea NOT NULL DEFAULT 'default', payload bytea," \
+  " priority int8 NOT NULL DEFAULT 0, max_attempts int8 NOT NULL DEFAULT 25,"   \
+  " created_at float8 NOT NULL, next_at float8 NOT NULL, last_at float8)"
+
 /* The version a database without a version row has: 3 when the queue's
 ** trigger lease_jobs_added is on jobs (every layout the engine made with
 ** it is version 3 on PostgreSQL), else 0 (a jobs table alone). */
@@ -51,5 +62,10 @@
 /* The first version whose queue tables this build's reads understand: a
 ** read-only handle on an older database reads empty temporary ones. */
 #define LPG_QUEUE_READABLE 1
+
+/* The first version with the table lease_schedules (the version step
+** SCHEDULES makes): a read-only handle on an older database reads an
+** empty temporary one (LPG_S_SQL_TEMP). */
+#define LPG_SCHEDULES_READABLE (LEASE__STEP_SCHEDULES + 1)
 
 #endif

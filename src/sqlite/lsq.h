@@ -208,6 +208,18 @@ int lsq_q_prune(lease_db *db, double before, const char *queue, size_t queue_len
                 int64_t *deleted);
 int lsq_q_list(lease_db *db, const lease_filter *f, int max, lease_row *rows, int *count);
 
+/* lsq_q_enqueue_in: lease_enqueue_many's inserts inside the caller's
+** write transaction; *added: how many were new (lsq_queue.c). */
+int lsq_q_enqueue_in(lease_db *db, const lease_new_job *jobs, int n, int *added);
+
+/* Schedules (lsq_schedule.c), lease__backend's members of the same names. */
+int lsq_s_schedule(lease_db *db, const lease_schedule_spec *s);
+int lsq_s_unschedule(lease_db *db, const char *name, size_t name_len, int *found);
+int lsq_s_schedules(lease_db *db, const char *after, size_t after_len, int max,
+                    lease_schedule_spec *out, int *count);
+int lsq_s_tick(lease_db *db, double now, int max, const char **ids, size_t *id_lens, int *count,
+               int *more);
+
 /* The fenced side effects (lsq_tx.c), lease__backend's members of the
 ** same names. */
 int lsq_with_lease(lease_db *db, lease_tx *tx, int *reason);

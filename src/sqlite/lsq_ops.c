@@ -392,4 +392,8 @@ const lease__backend lease__sqlite = {
   .fence_gate = lsq_fence_gate,
   .file_id = lsq_file_id,
   .server_now = sq_server_now,
+  .schedule = lsq_s_schedule,
+  .unschedule = lsq_s_unschedule,
+  .schedules = lsq_s_schedules,
+  .tick = lsq_s_tick,
 };

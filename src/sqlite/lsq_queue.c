@@ -177,6 +177,14 @@ static int enqueue_body(lease_db *db, void *ctx) {
   return LEASE_OK;
 }
 
+/* See lsq.h. */
+int lsq_q_enqueue_in(lease_db *db, const lease_new_job *jobs, int n, int *added) {
+  enqueue_ctx e = {jobs, n, 0};
+  int rc = enqueue_body(db, &e);
+  *added = e.added;
+  return rc;
+}
+
 /* See lease.h: lease_enqueue and lease_enqueue_many.  A job without data
 ** costs one INSERT: its queue row is the one the trigger gives. */
 int lsq_q_enqueue(lease_db *db, const lease_new_job *jobs, int n, int *inserted) {

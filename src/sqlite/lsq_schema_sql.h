@@ -107,6 +107,16 @@
   XX(LSQ_SQL_RENAMED_TRIGGER)                                             \
   LSQ_STEP_FILL(XX)
 
+/* Step 4 (v3 -> v4): the schedules' table lease_schedules (lease.h,
+** "Schedules"; read and written by lsq_schedule.c), one row per schedule.
+** Nothing else: the step holds whatever steps come before or after it. */
+#define LSQ_STEP_SCHEDULES(XX)                                            \
+  XX("CREATE TABLE IF NOT EXISTS lease_schedules(name TEXT PRIMARY KEY,"  \
+     " every REAL, cron TEXT, queue TEXT NOT NULL DEFAULT 'default',"     \
+     " payload BLOB, priority INTEGER NOT NULL DEFAULT 0,"                \
+     " max_attempts INTEGER NOT NULL DEFAULT 25, created_at REAL NOT NULL," \
+     " next_at REAL NOT NULL, last_at REAL)")
+
 /*
 ** The version a file without a version row has, from what it holds: no
 ** lease_queue is version 0 (the contract's bare table, with or without

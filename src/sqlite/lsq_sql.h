@@ -12,6 +12,7 @@
 
 #include "lease_int.h"   /* the queue states, LEASE__Q_*_S */
 #include "lsq_queue_sql.h"
+#include "lsq_schedule_sql.h"
 
 /* Contract step 1: the table, exactly as the seed declares it. */
 #define LSQ_SQL_CREATE_JOBS                                               \

@@ -39,7 +39,7 @@ static void enqueue(lease_db *db, const char *id, int64_t priority, double run_a
 static const char *next_id(lease_db *db, double now, int64_t *fence) {
   lease_job job;
   int count = -1;
-  assert_int_equal(lease_claim_next_queue(db, NULL, 0, "w", LEASE_NTS, now, 10, 1, &job, &count),
+  assert_int_equal(lease_claim_next_queue(db, NULL, 0, "w", LEASE_NTS, now, 10, 1, &job, &count, NULL),
                    LEASE_OK);
   if (count == 0) return "";
   if (fence) *fence = job.fence;
@@ -161,7 +161,7 @@ static void test_misuse(void **state) {
   assert_string_equal(lease_errmsg(db), "job 1: queue must be 1 to 255 bytes, got 0");
   assert_int_equal(lease_state_at(db, "a", LEASE_NTS, NAN, &row, &found), LEASE_MISUSE);
   assert_int_equal(lease_claim_next_queue(db, "q", LEASE_NTS, "w", LEASE_NTS, 0, 0, 1, &job,
-                                          &count), LEASE_MISUSE);
+                                          &count, NULL), LEASE_MISUSE);
   assert_int_equal(lease_prune(db, NAN, NULL, 0, 0, &deleted), LEASE_MISUSE);
   assert_int_equal(lease_prune(db, 1, NULL, 0, LEASE_STATUS_RUNNING, &deleted), LEASE_MISUSE);
   lease_filter_default(&f);

@@ -556,7 +556,7 @@ static void do_complete_claim_next(void) {
   ttl = next_ttl();
   max = next_count();
   rc = lease_complete_claim_next(db, id.p, id.len, owner.p, owner.len, fence, now, result.p,
-                                 result.len, NULL, 0, ttl, max, got, &count, &reason);
+                                 result.len, NULL, 0, ttl, max, got, &count, &reason, NULL);
   if (judge(&id, &len, &why)) return expect_misuse(rc, "id", why);
   if (judge(&owner, &olen, &why)) return expect_misuse(rc, "owner", why);
   if (!isfinite(now)) return expect_misuse(rc, "now", "finite");

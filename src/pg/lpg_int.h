@@ -158,12 +158,15 @@ int lpg_q_state_at(lease_db *db, const char *id, size_t id_len, double now, leas
 int lpg_q_errors(lease_db *db, const char *id, size_t id_len, lease_job_error *out, int max,
                  int *count);
 int lpg_q_claim_next_queue(lease_db *db, const lease__write *w, int max, lease_job *jobs,
-                           int *count);
+                           int *count, int *why);
+int lpg_q_set_queue(lease_db *db, const char *queue, size_t queue_len, int what, int paused,
+                    const lease_queue_limits *l);
+int lpg_q_queues(lease_db *db, double now, lease_queue_info *out, int max, int *count);
 
 /* lpg_q_complete_claim_next: lease_complete_claim_next (wn->queue set), in
 ** one transaction. */
 int lpg_q_complete_claim_next(lease_db *db, const lease__write *wc, const lease__write *wn,
-                              int max, lease_job *jobs, int *count, int *reason);
+                              int max, lease_job *jobs, int *count, int *reason, int *why);
 
 int lpg_q_fail(lease_db *db, const lease__write *w, const lease_fail_opts *o, int *status,
                double *run_at, int *reason);

@@ -33,6 +33,7 @@ typedef struct lsq_conn {
   int old_index;                    /* lease_jobs_pending, which create_missing drops, exists */
   int queued;                       /* the queue's tables exist (LSQ_SQL_QUEUE_MARK) */
   int current;                      /* its newest trigger too (LSQ_SQL_RENAMED_MARK) */
+  int controlled;                   /* the queue settings' tables exist (LSQ_SQL_QUEUES_MARK) */
   long expiry_discards;             /* jobs lsq_q_expired discarded on this connection */
   int wal_given;                    /* the file came with a -wal holding frames */
   void *tx;                         /* lsq_tx.c's state (its statements), or NULL */
@@ -165,12 +166,13 @@ int lsq_q_expired(lease_db *db, const lease__write *w);
 int lsq_q_finished(lease_db *db, const lease__write *w);
 
 /* lsq_q_claim_next: lease_claim_next_queue (w->queue set). */
-int lsq_q_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jobs, int *count);
+int lsq_q_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jobs, int *count,
+                     int *why);
 
 /* lsq_q_complete_claim_next: lease_complete_claim_next (wn->queue set): the
 ** complete wc, then claim_next's body, as one write (lsq_write_txn). */
 int lsq_q_complete_claim_next(lease_db *db, const lease__write *wc, const lease__write *wn,
-                              int max, lease_job *jobs, int *count, int *reason);
+                              int max, lease_job *jobs, int *count, int *reason, int *why);
 
 /* lsq_q_schema: make the queue's schema (LSQ_QUEUE_SCHEMA), turning a
 ** lease_queue of the earlier layout into this one first.  Runs inside the
@@ -182,6 +184,12 @@ int lsq_q_schema(lease_db *db);
 ** the queue's defaults. */
 int lsq_q_temp(lease_db *db);
 
+/* lsq_q_control_schema: the queue settings' tables (LSQ_SQL_QUEUES_SCHEMA),
+** inside the caller's write transaction; lsq_q_control_temp: empty
+** temporary ones, for a handle that may not write to a file without them. */
+int lsq_q_control_schema(lease_db *db);
+int lsq_q_control_temp(lease_db *db);
+
 /* The queue's members of lease__sqlite (lease_int.h; lsq_queue.c). */
 int lsq_q_enqueue_jobs(lease_db *db, const lease_new_job *jobs, int n, int *inserted);
 int lsq_q_state_at(lease_db *db, const char *id, size_t id_len, double now, lease_row *row,
@@ -189,7 +197,10 @@ int lsq_q_state_at(lease_db *db, const char *id, size_t id_len, double now, leas
 int lsq_q_errors(lease_db *db, const char *id, size_t id_len, lease_job_error *out, int max,
                  int *count);
 int lsq_q_claim_next_queue(lease_db *db, const lease__write *w, int max, lease_job *jobs,
-                           int *count);
+                           int *count, int *why);
+int lsq_q_set_queue(lease_db *db, const char *queue, size_t queue_len, int what, int paused,
+                    const lease_queue_limits *l);
+int lsq_q_queues(lease_db *db, double now, lease_queue_info *out, int max, int *count);
 int lsq_q_fail(lease_db *db, const lease__write *w, const lease_fail_opts *o, int *status,
                double *run_at, int *reason);
 int lsq_q_retry(lease_db *db, const char *id, size_t id_len, double now, int *reason);

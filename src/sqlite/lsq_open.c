@@ -290,6 +290,7 @@ static int check_schema(lease_db *db, sqlite3 *sql, int *missing) {
   LSQ(db)->old_index = 0;
   LSQ(db)->queued = 0;
   LSQ(db)->current = 0;
+  LSQ(db)->controlled = 0;
   rc = lsq_query(db, sql, "SELECT type FROM sqlite_master WHERE name = 'jobs' COLLATE NOCASE",
                  on_jobs_kind, &found);
   if (rc != LEASE_OK) return rc;
@@ -307,8 +308,11 @@ static int check_schema(lease_db *db, sqlite3 *sql, int *missing) {
   rc = lsq_query(db, sql, "SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = '"
                  LSQ_SQL_QUEUE_MARK "'", lsq_found, &LSQ(db)->queued);
   if (rc != LEASE_OK) return rc;
-  return lsq_query(db, sql, "SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = '"
-                   LSQ_SQL_RENAMED_MARK "'", lsq_found, &LSQ(db)->current);
+  rc = lsq_query(db, sql, "SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = '"
+                 LSQ_SQL_RENAMED_MARK "'", lsq_found, &LSQ(db)->current);
+  if (rc != LEASE_OK) return rc;
+  return lsq_query(db, sql, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '"
+                   LSQ_SQL_QUEUES_MARK "'", lsq_found, &LSQ(db)->controlled);
 }
 
 /* The URI "file:<name>?immutable=1", name percent-encoded but for
@@ -404,7 +408,7 @@ static int set_pragmas(lease_db *db) {
 ** missing (contract step 1), checked again inside the transaction (another
 ** client may have created its own meanwhile), the index
 ** lease_jobs_pending of earlier versions dropped, then the queue's schema
-** when the file lacks it. */
+** and the queue settings' tables when the file lacks them. */
 static int schema_body(lease_db *db, void *ctx) {
   lsq_conn *c = LSQ(db);
   int rc;
@@ -414,7 +418,8 @@ static int schema_body(lease_db *db, void *ctx) {
   }
   if (c->old_index && (rc = lsq_exec(db, "DROP INDEX IF EXISTS lease_jobs_pending")) != LEASE_OK)
     return rc;
-  return c->queued && c->current ? LEASE_OK : lsq_q_schema(db);
+  if (!(c->queued && c->current) && (rc = lsq_q_schema(db)) != LEASE_OK) return rc;
+  return c->controlled ? LEASE_OK : lsq_q_control_schema(db);
 }
 
 /* Bring the file's schema to the engine's: the jobs table when it is
@@ -430,12 +435,14 @@ static int create_missing(lease_db *db, int missing) {
   int rc;
   if (missing && (db->opt.flags & LEASE_OPEN_READONLY))
     return lease__fail(db, LEASE_SCHEMA, "the database has no jobs table (opened read-only)");
-  if (!missing && ((db->opt.flags & LEASE_OPEN_READONLY) || sqlite3_db_readonly(c->sql, "main")))
-    return c->queued ? LEASE_OK : lsq_q_temp(db);
-  if (!missing && !c->old_index && c->queued && c->current) return LEASE_OK;
+  if (!missing && ((db->opt.flags & LEASE_OPEN_READONLY) || sqlite3_db_readonly(c->sql, "main"))) {
+    if (!c->queued && (rc = lsq_q_temp(db)) != LEASE_OK) return rc;
+    return c->controlled ? LEASE_OK : lsq_q_control_temp(db);
+  }
+  if (!missing && !c->old_index && c->queued && c->current && c->controlled) return LEASE_OK;
   if ((rc = lsq_write_txn(db, schema_body, &missing)) == LEASE_OK) {
     c->old_index = 0;
-    c->queued = c->current = 1;
+    c->queued = c->current = c->controlled = 1;
   }
   return rc;
 }

@@ -467,7 +467,8 @@ static int sq_claim_next(lease_db *db, const lease__write *w, int max, lease_job
   lease__write q = *w;
   q.queue = "default";
   q.queue_len = 7;
-  return lsq_q_claim_next(db, &q, max, jobs, count);
+  int why;
+  return lsq_q_claim_next(db, &q, max, jobs, count, &why);
 }
 
 /* See lease_int.h: SQLite has no clock of its own; the local wall clock
@@ -512,6 +513,8 @@ const lease__backend lease__sqlite = {
   .prune = lsq_q_prune,
   .list_jobs = lsq_q_list_jobs,
   .count_queue = lsq_q_count_queue,
+  .set_queue = lsq_q_set_queue,
+  .queues = lsq_q_queues,
   .with_lease = lsq_with_lease,
   .tx_run = lsq_tx_run,
   .tx_write = lsq_tx_write,

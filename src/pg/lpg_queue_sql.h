@@ -299,7 +299,7 @@
 ** the one before committed).  $1 queue.  Columns: paused, concurrency,
 ** rate, per (0: none). */
 #define LPG_Q_SQL_SETTINGS_(lock)                                                   \
-  "SELECT paused, coalesce(concurrency, 0), coalesce(rate, 0), coalesce(per, 0)"    \
+  "SELECT paused::int8, coalesce(concurrency, 0), coalesce(rate, 0), coalesce(per, 0)" \
   " FROM lease_queues WHERE name = $1" lock
 #define LPG_Q_SQL_SETTINGS LPG_Q_SQL_SETTINGS_("")
 #define LPG_Q_SQL_SETTINGS_LOCKED LPG_Q_SQL_SETTINGS_(" FOR UPDATE")
@@ -337,7 +337,7 @@
 
 /* Every queue with jobs or settings, by name, with its settings. */
 #define LPG_Q_SQL_QUEUES                                                            \
-  "SELECT n.name, coalesce(s.paused, 0), coalesce(s.concurrency, 0), coalesce(s.rate, 0)," \
+  "SELECT n.name, coalesce(s.paused, 0)::int8, coalesce(s.concurrency, 0), coalesce(s.rate, 0)," \
   " coalesce(s.per, 0) FROM (SELECT queue AS name FROM lease_queue UNION"            \
   " SELECT name FROM lease_queues) AS n LEFT JOIN lease_queues AS s ON s.name = n.name" \
   " ORDER BY n.name"

@@ -1917,4 +1917,47 @@ return {
     to = "    case LEASE_STATUS_DISCARDED: return LEASE__Q_CANCELLED;\n",
     hint = "specs/31-queue_fail_spec.lua",
   },
+  {
+    name = "queue-paused-still-claimed", step = "own", file = "src/core/lease_rules.c",
+    fn = "lease__claim_room",
+    from = "  if (q->paused) return LEASE_PAUSED;\n",
+    to = "",
+    hint = "specs/39-queue_control_spec.lua",
+  },
+  {
+    name = "queue-concurrency-off-by-one", step = "own", file = "src/core/lease_rules.c",
+    fn = "lease__claim_room",
+    from = "    if (q->live >= q->concurrency) return LEASE_LIMITED;\n",
+    to = "    if (q->live > q->concurrency) return LEASE_LIMITED;\n",
+    hint = "specs/39-queue_control_spec.lua",
+  },
+  {
+    name = "queue-expired-lease-counted", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_Q_LIVE",
+    from = "j.until > ?2 AND q.queue = ?1",
+    to = "j.until >= ?2 AND q.queue = ?1",
+    hint = "specs/39-queue_control_spec.lua",
+  },
+  {
+    name = "queue-rate-window-closed", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    edits = {
+      { fn = "LSQ_SQL_Q_RECENT", from = "queue = ?1 AND at > ?2", to = "queue = ?1 AND at >= ?2" },
+      { fn = "LSQ_SQL_Q_PRUNE_CLAIMS", from = "queue = ?1 AND at <= ?2", to = "queue = ?1 AND at < ?2" },
+    },
+    hint = "specs/39-queue_control_spec.lua",
+  },
+  {
+    name = "queue-rate-not-recorded", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "claim_next_body",
+    from = "  return qf.rate > 0 && x->n > 0 ? record_claims(db, x->w, x->n) : LEASE_OK;\n",
+    to = "  return LEASE_OK;\n",
+    hint = "specs/39-queue_control_spec.lua",
+  },
+  {
+    name = "queue-limit-read-unlocked-pg", step = "own", file = "src/pg/lpg_queue.c", backend = "pg",
+    fn = "claim_controlled",
+    from = "read_facts(db, w, Q_SETTINGS_LOCKED, 1, &q);",
+    to = "read_facts(db, w, Q_SETTINGS, 1, &q);",
+    hint = "specs/39-queue_control_spec.lua",
+  },
 }

@@ -1950,7 +1950,7 @@ return {
     name = "queue-rate-not-recorded", step = "own", file = "src/sqlite/lsq_queue.c",
     fn = "claim_next_body",
     from = "  return qf.rate > 0 && x->n > 0 ? record_claims(db, x->w, x->n) : LEASE_OK;\n",
-    to = "  return LEASE_OK;\n",
+    to = "  return qf.rate > 0 && x->n < 0 ? record_claims(db, x->w, x->n) : LEASE_OK;\n",
     hint = "specs/39-queue_control_spec.lua",
   },
   {

@@ -91,10 +91,12 @@ describe("interop with other SQLite clients #sqlite", function()
 
   it("keeps its settings: WAL, synchronous FULL, 10 s busy timeout by default", function()
     local db = H.fresh()
-    assert.are.same({ journal_mode = "wal", synchronous = "full", busy_timeout = 10 }, db:settings())
+    assert.are.same({ journal_mode = "wal", synchronous = "full", busy_timeout = 10,
+      schema_version = lease.SCHEMA_VERSION }, db:settings())
     db:close()
     db = H.fresh(nil, { synchronous = "normal", busy_timeout = 0.25 })
-    assert.are.same({ journal_mode = "wal", synchronous = "normal", busy_timeout = 0.25 }, db:settings())
+    assert.are.same({ journal_mode = "wal", synchronous = "normal", busy_timeout = 0.25,
+      schema_version = lease.SCHEMA_VERSION }, db:settings())
     db:close()
   end)
 end)

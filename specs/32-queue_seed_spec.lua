@@ -430,7 +430,8 @@ describe("a job another client renames, in SQLite's own ways #sqlite", function(
     db:enqueue("a", { payload = "pa" })
     db:enqueue("k", { payload = "pk" })
     db:close()
-    H.sqlite3(p, "DROP TRIGGER lease_jobs_renamed; UPDATE jobs SET id = 'b' WHERE id = 'a'")
+    -- as a file of schema version 2 (no version row, no rename trigger)
+    H.sqlite3(p, "DROP TABLE lease_meta; DROP TRIGGER lease_jobs_renamed; UPDATE jobs SET id = 'b' WHERE id = 'a'")
     assert.are.equal("'a'|0|'pa'\n'k'|0|'pk'\n", queue_rows(p))
     -- a read-only handle reads the file's queue as it is, and writes nothing
     local before = H.read(p)

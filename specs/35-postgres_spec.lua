@@ -173,7 +173,8 @@ describe("PostgreSQL backend", function()
 
   it("maps the options onto the session: synchronous_commit, lock_timeout, read-only", function()
     local normal = lease.open(p, { synchronous = "normal", busy_timeout = 2.5 })
-    assert.are.same({ journal_mode = "wal", synchronous = "normal", busy_timeout = 2.5 }, normal:settings())
+    assert.are.same({ journal_mode = "wal", synchronous = "normal", busy_timeout = 2.5,
+      schema_version = lease.SCHEMA_VERSION }, normal:settings())
     normal:close()
     assert.are.equal("full", db:settings().synchronous)
     local ro = lease.open(p, { readonly = true })

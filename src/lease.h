@@ -194,24 +194,25 @@ typedef struct lease_row {
   /* The job-queue fields (see "The job queue" below).  A job another
   ** client inserted has the defaults. */
   const char *payload; size_t payload_len;  /* NULL when none */
-  const char *queue;   size_t queue_len;    /* "default" unless enqueued elsewhere;
-                                               NULL from lease_state and lease_list,
-                                               which read the contract's columns only */
+  const char *queue;   size_t queue_len;    /* "default" unless enqueued elsewhere */
   int64_t priority;    /* smaller runs first */
   double run_at;       /* not claimed by claim_next before it; NaN when claimable at once */
   int64_t attempt;     /* claims since enqueue or the last retry */
   int64_t max_attempts;
   double finished_at;  /* when it was completed, discarded or cancelled; NaN when not */
-  int status;          /* LEASE_STATUS_*, at the now of the read (UNKNOWN from lease_state) */
+  int status;          /* LEASE_STATUS_*, at the now of the read (UNKNOWN for a NaN now) */
   int64_t seq;         /* enqueue order */
   int64_t result_size; /* bytes of result, 0 when NULL (set whether loaded or not) */
 } lease_row;
 
-/* A handle's settings as SQLite reports them (lease_read_settings). */
+/* A handle's settings as the database reports them (lease_read_settings). */
 typedef struct lease_settings {
   char journal_mode[16];  /* "wal" normally; "memory" for ":memory:" */
   int synchronous;        /* SQLite's PRAGMA synchronous: 0 OFF, 1 NORMAL, 2 FULL, 3 EXTRA */
   int busy_timeout_ms;    /* milliseconds */
+  int schema_version;     /* the database's schema version as this handle opened it: the
+                             engine's (lease_schema.h) after a writable open, which brings
+                             an older database up to it; an older one on a read-only handle */
 } lease_settings;
 
 /* One job handed out by lease_claim_next.  id points into memory owned by
@@ -225,7 +226,8 @@ typedef struct lease_job {
   int64_t priority, attempt, max_attempts;  /* attempt counts this claim */
 } lease_job;
 
-/* Which jobs lease_list and lease_count look at. */
+/* Which jobs lease_list looks at (lease_filter.which), by the contract's
+** columns; lease_count counts each of them. */
 enum {
   LEASE_LIST_ALL = 0,   /* every job */
   LEASE_LIST_READY,     /* not done, until <= now: claimable */
@@ -264,7 +266,9 @@ LEASE_API void lease_options_default(lease_options *opt);
 ** LEASE_CANTOPEN (also for a directory, a FIFO or a device), LEASE_NOTADB,
 ** LEASE_CORRUPT (also a database cut short: shorter than its header, or
 ** not a whole number of pages, with no -wal to complete it), LEASE_SCHEMA
-** (the jobs table differs; the message names the difference), LEASE_BUSY
+** (the jobs table differs, the message naming the difference; or the
+** database's schema version is newer than this build knows, changed in
+** nothing: upgrade lease), LEASE_BUSY
 ** (a lock another connection held stayed taken past the busy timeout: each
 ** step of opening waits, as every operation does, also where SQLite itself
 ** would fail at once), LEASE_READONLY, LEASE_FULL, ... .  A file refused
@@ -294,23 +298,68 @@ LEASE_API int lease_close(lease_db *db);
 */
 LEASE_API int lease_init(lease_db *db);
 
+/* The longest queue name, bytes. */
+#define LEASE_QUEUE_MAX 255
+
+/* The default max_attempts of a job. */
+#define LEASE_MAX_ATTEMPTS_DEFAULT 25
+
 /*
-** lease_enqueue: insert job id in the default state (contract step 2,
-** INSERT OR IGNORE: an existing job, its lease and fence, stay as they are).
-**   id, id_len: the job id, non-empty bytes.
-**   reason: set to LEASE_GRANTED when inserted, LEASE_EXISTS when the id
-**           was already there.
-** Returns LEASE_OK, LEASE_MISUSE (empty or NULL id) or a database error.
+** A job to enqueue, with its data (lease_enqueue, lease_enqueue_many).
+** Fill with lease_new_job_default, then set fields: id, at least.
 */
-LEASE_API int lease_enqueue(lease_db *db, const char *id, size_t id_len, int *reason);
+typedef struct lease_new_job {
+  const char *id;       size_t id_len;       /* non-empty; LEASE_NTS allowed */
+  const char *payload;  size_t payload_len;  /* any bytes, or NULL for none; LEASE_NTS allowed */
+  const char *queue;    size_t queue_len;    /* 1 to LEASE_QUEUE_MAX bytes; NULL: "default" */
+  int64_t priority;     /* smaller runs first; default 0 */
+  int has_run_at;       /* 1: run_at is set */
+  double run_at;        /* finite, caller's unit: claim_next does not hand it out before */
+  int64_t max_attempts; /* >= 1; default LEASE_MAX_ATTEMPTS_DEFAULT */
+} lease_new_job;
+
+/* lease_new_job_default: fill *job with the defaults (no id, no payload,
+** queue "default", priority 0, no run_at, 25 attempts).  Never fails. */
+LEASE_API void lease_new_job_default(lease_new_job *job);
+
+/*
+** lease_enqueue: insert one job with its data (contract step 2, INSERT OR
+** IGNORE: an existing job, its lease, fence and data, stay as they are).
+**   job:    the job (see lease_new_job); its id non-empty bytes.  A job
+**           with every field but the id at its default is the contract's
+**           plain insert.
+**   reason: LEASE_GRANTED when inserted, LEASE_EXISTS when the id was
+**           already there (may be NULL).
+** Returns LEASE_OK, LEASE_MISUSE (job NULL, or a bad field: the message
+** names it; nothing written) or a database error.
+*/
+LEASE_API int lease_enqueue(lease_db *db, const lease_new_job *job, int *reason);
+
+/*
+** lease_enqueue_many: enqueue n jobs in one transaction, as lease_enqueue
+** each (existing ids are left as they are).
+**   jobs:     n jobs (n >= 0; jobs may be NULL when n is 0).  Every job is
+**             checked before anything is written (the message names its
+**             1-based position: "job 3: id must not be empty").
+**   inserted: receives how many were new (may be NULL).
+** Returns LEASE_OK, LEASE_MISUSE or a database error (then none is
+** inserted).
+*/
+LEASE_API int lease_enqueue_many(lease_db *db, const lease_new_job *jobs, int n, int *inserted);
 
 /*
 ** lease_state: read job id through this handle's connection (contract
-** step 3).  On LEASE_OK, *found is 1 and *row filled, or *found is 0 when
-** there is no such job.  Row strings live until the next call on db.
-** Returns LEASE_OK, LEASE_MISUSE or a database error.
+** step 3), with its queue data and its status at now.  On LEASE_OK, *found
+** is 1 and *row filled, or *found is 0 when there is no such job.  Row
+** strings live until the next call on db.
+**   id, id_len: the job, non-empty bytes (LEASE_NTS allowed).
+**   now:  caller's unit, finite: the time row->status is for; or NaN for
+**         no status (row->status LEASE_STATUS_UNKNOWN).
+** Returns LEASE_OK, LEASE_MISUSE (row or found NULL, a bad id, an infinite
+** now) or a database error.
 */
-LEASE_API int lease_state(lease_db *db, const char *id, size_t id_len, lease_row *row, int *found);
+LEASE_API int lease_state(lease_db *db, const char *id, size_t id_len, double now,
+                          lease_row *row, int *found);
 
 /*
 ** lease_claim: take the lease on job id for owner until now + ttl (contract
@@ -446,64 +495,88 @@ LEASE_API int lease_claim_many(lease_db *db, const char *id, size_t id_len,
 
 /*
 ** lease_read_settings: read the handle's journal mode and synchronous level from
-** SQLite itself (PRAGMA journal_mode, PRAGMA synchronous), and its busy
-** timeout, into *out.  Returns LEASE_OK, LEASE_MISUSE or a database error.
+** SQLite itself (PRAGMA journal_mode, PRAGMA synchronous; on PostgreSQL from
+** synchronous_commit), its busy timeout, and the database's schema version
+** as the handle opened it, into *out.  Returns LEASE_OK, LEASE_MISUSE or a database error.
 */
 LEASE_API int lease_read_settings(lease_db *db, lease_settings *out);
 
 /*
-** lease_claim_next: lease_claim_next_queue on the queue "default": claim
-** the ready jobs for owner, in one BEGIN IMMEDIATE transaction, with
-** claim's rule (not done, until <= now; fence + 1, owner, until = now +
-** ttl), smallest (priority, run_at, enqueue order) first; jobs with the
-** defaults come in enqueue order (SQLite's rowid order at insert).  Jobs
-** whose fence cannot grow (see lease_claim), discarded and cancelled jobs,
-** and jobs whose run_at is after now are skipped.
+** lease_claim_next: claim the ready jobs of one queue for owner, in one
+** BEGIN IMMEDIATE transaction, with claim's rule (not done, until <= now;
+** fence + 1, owner, until = now + ttl), smallest (priority, run_at,
+** enqueue order) first; jobs with the defaults come in enqueue order
+** (SQLite's rowid order at insert).  Skipped: jobs completed, discarded,
+** cancelled or held (until > now), those whose run_at is after now, and
+** those whose fence cannot grow (see lease_claim).  Each job taken counts
+** an attempt.  A job found with a lease that expired without complete,
+** fail or release gets the error "lease expired" recorded first; when that
+** used up its attempts it is discarded instead of being handed out.
+**   queue, queue_len: the queue, 1 to LEASE_QUEUE_MAX bytes (LEASE_NTS
+**          allowed); queue NULL for "default".
+**   owner, owner_len: who takes them, non-empty bytes.
 **   now, ttl: as for lease_claim.
 **   max:   how many jobs at most, >= 1; jobs must hold max entries.
 **   jobs:  receives the jobs taken, in that order; ids live until the next
 **          call on db.
-**   count: receives how many were taken; 0 means nothing was ready.
-** Cost: see lease_claim_next_queue.
+**   count: receives how many were taken; 0 when none was ready or the
+**          queue is paused or limited (see reason).
+**   reason: may be NULL; LEASE_GRANTED when jobs were taken, else
+**           LEASE_EMPTY (none ready), LEASE_PAUSED or LEASE_LIMITED.
+** The queue's settings (lease_pause, lease_limit) are read in the claim's
+** own transaction: a paused queue hands out nothing; a concurrency limit
+** hands out at most the room left (the limit minus the queue's jobs held
+** with until > now, whoever holds them); a rate limit at most the rate
+** minus the jobs claim_next handed out in (now - per, now].
+** Cost: the partial index lease_queue_ready holds only jobs the queue has
+** not ended, in that order; jobs held, and scheduled jobs of a smaller
+** priority than the first ready one, are stepped over.
 ** Returns LEASE_OK, LEASE_MISUSE, LEASE_NOMEM or a database error.
 */
-LEASE_API int lease_claim_next(lease_db *db, const char *owner, size_t owner_len,
-                               double now, double ttl, int max, lease_job *jobs,
-                               int *count);
+LEASE_API int lease_claim_next(lease_db *db, const char *queue, size_t queue_len,
+                               const char *owner, size_t owner_len, double now, double ttl,
+                               int max, lease_job *jobs, int *count, int *reason);
+
+/* What lease_list reads.  Fill with lease_filter_default, then set fields. */
+typedef struct lease_filter {
+  int which;                /* LEASE_LIST_*: the contract's view (ready, held, done,
+                               blocked at now); LEASE_LIST_ALL (0) for all */
+  int status;               /* LEASE_STATUS_*, 0 (UNKNOWN) for all */
+  const char *queue;        size_t queue_len;   /* NULL for every queue */
+  double now;               /* caller's unit, not NaN: decides the status and which */
+  int64_t after;            /* seq to start after; 0 for the start */
+  int results;              /* 1: load results; 0: result left NULL (result_size still set) */
+} lease_filter;
+
+/* lease_filter_default: every job (LEASE_LIST_ALL, all statuses, every
+** queue), now 0, from the start, results loaded.  Never fails. */
+LEASE_API void lease_filter_default(lease_filter *f);
 
 /*
-** lease_enqueue_many: enqueue n jobs in one transaction (contract step 2's
-** rule for each: existing ids are left as they are).
-**   ids, id_lens: n ids and their lengths (LEASE_NTS allowed); all are
-**          checked (non-empty) before anything is written.
-**   inserted: receives how many were new.
-** Returns LEASE_OK, LEASE_MISUSE (an empty or NULL id; the message names its
-** 1-based position) or a database error (then none is inserted).
-*/
-LEASE_API int lease_enqueue_many(lease_db *db, const char *const *ids, const size_t *id_lens,
-                                 int n, int *inserted);
-
-/*
-** lease_list: read up to max jobs of one kind, in enqueue (rowid) order,
-** starting after the job whose seq is `after` (0 for the start): a page of
-** a listing.  No write, no lock beyond a read snapshot.
-**   which: LEASE_LIST_ALL, _READY, _HELD or _DONE; now (caller's unit)
-**          decides ready versus held.
-**   rows, seqs: room for max entries; seqs[i] is the job's rowid, the
-**          `after` of the next page.  Row strings live until the next
-**          call on db.
+** lease_list: read up to max jobs matching every field of f, in enqueue
+** (seq) order, starting after the job whose seq is f->after: a page of a
+** listing; rows[i].seq is the next page's after.  No write, no lock beyond
+** a read snapshot.
+**   rows:  room for max entries (max >= 1); row strings live until the
+**          next call on db.
 **   count: receives how many were read; fewer than max means the end.
-** Returns LEASE_OK, LEASE_MISUSE (bad which, max < 1, NaN now) or a
+** Returns LEASE_OK, LEASE_MISUSE (f, rows or count NULL, max < 1, unknown
+** which or status, a bad queue, NaN now) or a database error.
+*/
+LEASE_API int lease_list(lease_db *db, const lease_filter *f, int max, lease_row *rows,
+                         int *count);
+
+/*
+** lease_count: count jobs at now (caller's unit, not NaN) into *out: by
+** the contract's state (total, ready, held, done, blocked) and by status
+** (available ... cancelled), each set adding up to total.
+**   queue, queue_len: only this queue's jobs (LEASE_NTS allowed); queue
+**          NULL for every queue.
+** Returns LEASE_OK, LEASE_MISUSE (out NULL, NaN now, a bad queue) or a
 ** database error.
 */
-LEASE_API int lease_list(lease_db *db, int which, double now, int64_t after, int max,
-                         lease_row *rows, int64_t *seqs, int *count);
-
-/*
-** lease_count: count jobs by state at now (caller's unit) into *out.
-** Returns LEASE_OK, LEASE_MISUSE or a database error.
-*/
-LEASE_API int lease_count(lease_db *db, double now, lease_counts *out);
+LEASE_API int lease_count(lease_db *db, double now, const char *queue, size_t queue_len,
+                          lease_counts *out);
 
 /*
 ** lease_check_time: validate a (now, ttl) pair as claim and renew do.
@@ -588,7 +661,8 @@ LEASE_API const char *lease_reason_name(int reason);
 **   RETRYABLE   failed at least once (attempt > 0), waiting for run_at > now
 **   SCHEDULED   run_at > now, not attempted yet
 **   AVAILABLE   claimable now
-** UNKNOWN (0) is the status of a row read without a now (lease_state).
+** UNKNOWN (0) is the status of a row read without a now (lease_state with
+** a NaN now).
 */
 #define LEASE_STATUS_MAP(XX)                                              \
   XX(UNKNOWN, "unknown")                                                  \
@@ -609,55 +683,6 @@ typedef enum lease_status {
 /* The most errors kept per job (the newest ones; lease_errors). */
 #define LEASE_ERRORS_KEPT 20
 
-/* The default max_attempts of a job. */
-#define LEASE_MAX_ATTEMPTS_DEFAULT 25
-
-/* The longest queue name, bytes. */
-#define LEASE_QUEUE_MAX 255
-
-/*
-** A job to enqueue with its data (lease_enqueue_job, lease_enqueue_jobs).
-** Fill with lease_new_job_default, then set fields.
-*/
-typedef struct lease_new_job {
-  const char *id;       size_t id_len;       /* non-empty; LEASE_NTS allowed */
-  const char *payload;  size_t payload_len;  /* any bytes, or NULL for none; LEASE_NTS allowed */
-  const char *queue;    size_t queue_len;    /* 1 to LEASE_QUEUE_MAX bytes; NULL: "default" */
-  int64_t priority;     /* smaller runs first; default 0 */
-  int has_run_at;       /* 1: run_at is set */
-  double run_at;        /* finite, caller's unit: claim_next does not hand it out before */
-  int64_t max_attempts; /* >= 1; default LEASE_MAX_ATTEMPTS_DEFAULT */
-} lease_new_job;
-
-/* lease_new_job_default: fill *job with the defaults (no id, no payload,
-** queue "default", priority 0, no run_at, 25 attempts).  Never fails. */
-LEASE_API void lease_new_job_default(lease_new_job *job);
-
-/*
-** lease_enqueue_job: enqueue one job with its data (contract step 2's
-** rule: an existing id, its lease, fence and data stay as they are).
-**   reason: LEASE_GRANTED when inserted, LEASE_EXISTS when not.
-** Returns LEASE_OK, LEASE_MISUSE (a bad field: the message names it;
-** nothing written) or a database error.
-*/
-LEASE_API int lease_enqueue_job(lease_db *db, const lease_new_job *job, int *reason);
-
-/*
-** lease_enqueue_jobs: enqueue n jobs with their data in one transaction,
-** as lease_enqueue_job each.  Every job is checked first (the message
-** names its 1-based position).  inserted: how many were new.
-** Returns LEASE_OK, LEASE_MISUSE or a database error (then none is inserted).
-*/
-LEASE_API int lease_enqueue_jobs(lease_db *db, const lease_new_job *jobs, int n, int *inserted);
-
-/*
-** lease_state_at: lease_state, with the row's status computed at now
-** (caller's unit, finite) and its seq filled.  Returns as lease_state,
-** and LEASE_MISUSE for a non-finite now.
-*/
-LEASE_API int lease_state_at(lease_db *db, const char *id, size_t id_len, double now,
-                             lease_row *row, int *found);
-
 /* One error recorded against a job (lease_fail, an expired lease). */
 typedef struct lease_job_error {
   int64_t attempt;        /* the attempt that failed */
@@ -677,34 +702,8 @@ LEASE_API int lease_errors(lease_db *db, const char *id, size_t id_len, lease_jo
                            int max, int *count);
 
 /*
-** lease_claim_next_queue: lease_claim_next within one queue, in the order
-** of (priority, run_at, enqueue order), smallest first, skipping jobs not
-** ready: completed, discarded, cancelled, held (until > now), and those
-** whose run_at is after now.  Each job taken counts an attempt.  A job
-** found with a lease that expired without complete, fail or release gets
-** the error "lease expired" recorded first; when that used up its
-** attempts it is discarded instead of being handed out.
-**   queue, queue_len: the queue; NULL for "default".
-** Cost: the partial index lease_queue_ready holds only jobs the queue has
-** not ended, in that order; jobs held, and scheduled jobs of a smaller
-** priority than the first ready one, are stepped over.
-** The queue's settings (lease_pause, lease_limit) are read in the claim's
-** own transaction: a paused queue hands out nothing; a concurrency limit
-** hands out at most the room left (the limit minus the queue's jobs held
-** with until > now, whoever holds them); a rate limit at most the rate
-** minus the jobs claim_next handed out in (now - per, now].
-**   reason: may be NULL; LEASE_GRANTED when jobs were taken, else
-**           LEASE_EMPTY (none ready), LEASE_PAUSED or LEASE_LIMITED.
-** Returns as lease_claim_next.
-*/
-LEASE_API int lease_claim_next_queue(lease_db *db, const char *queue, size_t queue_len,
-                                     const char *owner, size_t owner_len, double now,
-                                     double ttl, int max, lease_job *jobs, int *count,
-                                     int *reason);
-
-/*
 ** lease_complete_claim_next: lease_complete of id by owner, then
-** lease_claim_next_queue for the same owner at the same now, in one write
+** lease_claim_next for the same owner at the same now, in one write
 ** transaction, so that a worker's "this one is done, give me the next"
 ** costs one commit instead of two (BullMQ's moveToCompleted with
 ** fetchNext).  Each step is exactly the call it is named after (contract
@@ -713,8 +712,8 @@ LEASE_API int lease_claim_next_queue(lease_db *db, const char *queue, size_t que
 ** step rolls back both, so nothing is stored and no job is taken.
 **   id, id_len, owner, owner_len, fence, now, result, result_len, reason:
 **          as for lease_complete.
-**   queue, queue_len, ttl, max, jobs, count: as for lease_claim_next_queue.
-**   claim_reason: the claim's reason, as lease_claim_next_queue's (may be NULL).
+**   queue, queue_len, ttl, max, jobs, count: as for lease_claim_next.
+**   claim_reason: the claim's reason, as lease_claim_next's (may be NULL).
 ** Returns LEASE_OK, LEASE_MISUSE, LEASE_RANGE or LEASE_MISMATCH (the
 ** completed job is blocked, as for lease_complete), LEASE_NOMEM or a
 ** database error; on a failure *count is 0.
@@ -849,34 +848,6 @@ LEASE_API int lease_cancel(lease_db *db, const char *id, size_t id_len, double n
 */
 LEASE_API int lease_prune(lease_db *db, double before, const char *queue, size_t queue_len,
                           int status, int64_t *deleted);
-
-/* What lease_list_jobs reads.  Fill with lease_filter_default. */
-typedef struct lease_filter {
-  int status;               /* LEASE_STATUS_*, 0 (UNKNOWN) for all */
-  const char *queue;        size_t queue_len;   /* NULL for every queue */
-  double now;               /* finite: decides the status */
-  int64_t after;            /* seq to start after; 0 for the start */
-  int results;              /* 1: load results; 0: result left NULL (result_size still set) */
-} lease_filter;
-
-/* lease_filter_default: all statuses, every queue, now 0, from the start,
-** results loaded.  Never fails. */
-LEASE_API void lease_filter_default(lease_filter *f);
-
-/*
-** lease_list_jobs: read up to max jobs matching f, in enqueue (seq) order:
-** a page; rows[i].seq is the next page's after.  Read-only.
-** Returns LEASE_OK, LEASE_MISUSE or a database error.
-*/
-LEASE_API int lease_list_jobs(lease_db *db, const lease_filter *f, int max, lease_row *rows,
-                              int *count);
-
-/*
-** lease_count_queue: lease_count, restricted to one queue (NULL for all),
-** with the counts by status filled too.
-*/
-LEASE_API int lease_count_queue(lease_db *db, double now, const char *queue, size_t queue_len,
-                                lease_counts *out);
 
 /*
 ** lease_backoff: the default delay before retrying a job whose attempt

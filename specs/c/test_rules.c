@@ -3,8 +3,10 @@
 ** a table of the facts a backend reads about a job -> the reason (or the
 ** failure) each write gets, one row per step of the order, and the rows
 ** where a fact a write does not ask must be ignored.  Also lease_cancel's
-** reason, the fence gate's, and prune's state of a status.
+** and lease_retry's reasons, the fence gate's, prune's state of a status,
+** and what follows a failed attempt or an expired lease.
 */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -135,11 +137,113 @@ static void test_gate_and_prune(void **state) {
   assert_string_equal(LEASE__Q_CANCELLED_S, "3");
 }
 
+/* lease_retry: missing; held only when open, not done and live. */
+static void test_retry(void **state) {
+  static const struct { lease__facts f; int reason; } c[] = {
+    {{0, 0, OPEN, 0, 0, 0, 1, 0}, LEASE_MISSING},
+    {{1, 0, OPEN, 0, 0, 0, 1, 0}, LEASE_HELD},
+    {{1, 0, OPEN, 0, 0, 0, 0, 1}, LEASE_GRANTED},
+    {{1, 1, LEASE__Q_COMPLETED, 0, 0, 0, 1, 0}, LEASE_GRANTED},
+    {{1, 0, DISC, 0, 0, 0, 1, 0}, LEASE_GRANTED},
+    {{1, 0, CANC, 0, 0, 0, 1, 0}, LEASE_GRANTED},
+    {{1, 0, OPEN, 1, 1, FMAX, 0, 0}, LEASE_GRANTED},
+  };
+  size_t i;
+  (void)state;
+  for (i = 0; i < sizeof c / sizeof c[0]; i++) assert_int_equal(lease__retry_reason(&c[i].f), c[i].reason);
+}
+
+/* BACKOFF: run_at is now + lease_backoff(attempt), whose jitter keeps it
+** within [0.9, 1.1] times `base` seconds after now. */
+#define BACKOFF (-1.0)
+#define RETR LEASE_STATUS_RETRYABLE
+#define GONE LEASE_STATUS_DISCARDED
+
+/* One row: facts (attempt, max_attempts, now, no_attempt, has_run_at,
+** run_at) -> what follows (qstate, status, attempt, run_at, finished_at;
+** NAN: none). */
+typedef struct next_row {
+  lease__fail_facts f;
+  lease__next want;
+  double base;       /* BACKOFF rows: the backoff's base, seconds */
+} next_row;
+
+static const next_row fail_rows[] = {
+  /* a counted attempt below the budget: open, again after the backoff */
+  {{1, 3, 10, 0, 0, 0}, {OPEN, RETR, 1, BACKOFF, NAN}, 1},
+  {{2, 3, 10, 0, 0, 0}, {OPEN, RETR, 2, BACKOFF, NAN}, 2},
+  /* ... or at run_at when given */
+  {{2, 3, 10, 0, 1, 500}, {OPEN, RETR, 2, 500, NAN}, 0},
+  /* the last attempt (attempt >= max_attempts): discarded at now, run_at ignored */
+  {{3, 3, 10, 0, 0, 0}, {DISC, GONE, 3, NAN, 10}, 0},
+  {{1, 1, 10, 0, 1, 500}, {DISC, GONE, 1, NAN, 10}, 0},
+  {{4, 3, 10, 0, 0, 0}, {DISC, GONE, 4, NAN, 10}, 0},
+  /* given back: uncounted, at once or at run_at, whatever the budget */
+  {{1, 3, 10, 1, 0, 0}, {OPEN, RETR, 0, 10, NAN}, 0},
+  {{3, 3, 10, 1, 0, 0}, {OPEN, RETR, 2, 10, NAN}, 0},
+  {{2, 3, 10, 1, 1, 500}, {OPEN, RETR, 1, 500, NAN}, 0},
+  /* never below 0 */
+  {{0, 3, 10, 1, 0, 0}, {OPEN, RETR, 0, 10, NAN}, 0},
+};
+
+static const next_row expiry_rows[] = {
+  /* below the budget: open, claimable at once, the attempt counted */
+  {{1, 2, 10, 0, 0, 0}, {OPEN, RETR, 1, 10, NAN}, 0},
+  /* the last attempt: discarded at now */
+  {{2, 2, 10, 0, 0, 0}, {DISC, GONE, 2, NAN, 10}, 0},
+  {{5, 2, 10, 0, 0, 0}, {DISC, GONE, 5, NAN, 10}, 0},
+  /* fail's options mean nothing to an expiry */
+  {{1, 2, 10, 1, 1, 500}, {OPEN, RETR, 1, 10, NAN}, 0},
+  {{2, 2, 10, 1, 1, 500}, {DISC, GONE, 2, NAN, 10}, 0},
+};
+
+/* A time as the table has it: equal, or both NaN. */
+static void assert_time(double got, double want) {
+  if (isnan(want)) assert_true(isnan(got));
+  else assert_true(got == want);
+}
+
+/* Check table[0..n) through fn. */
+static void check_next(const next_row *table, size_t n,
+                       void (*fn)(const lease__fail_facts *, lease__next *)) {
+  size_t i;
+  for (i = 0; i < n; i++) {
+    const next_row *r = &table[i];
+    lease__next got = {-1, -1, -1, -2, -2};
+    fn(&r->f, &got);
+    assert_int_equal(got.qstate, r->want.qstate);
+    assert_int_equal(got.status, r->want.status);
+    assert_int_equal(got.attempt, r->want.attempt);
+    if (r->want.run_at == BACKOFF) {
+      assert_true(got.run_at >= r->f.now + 0.9 * r->base);
+      assert_true(got.run_at <= r->f.now + 1.1 * r->base);
+    } else {
+      assert_time(got.run_at, r->want.run_at);
+    }
+    assert_time(got.finished_at, r->want.finished_at);
+  }
+}
+
+/* What follows a failed attempt, every row of the decision. */
+static void test_after_fail(void **state) {
+  (void)state;
+  check_next(fail_rows, sizeof fail_rows / sizeof fail_rows[0], lease__after_fail);
+}
+
+/* What follows an expired lease found by the next claim. */
+static void test_after_expiry(void **state) {
+  (void)state;
+  check_next(expiry_rows, sizeof expiry_rows / sizeof expiry_rows[0], lease__after_expiry);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_write_order),
     cmocka_unit_test(test_cancel),
     cmocka_unit_test(test_gate_and_prune),
+    cmocka_unit_test(test_retry),
+    cmocka_unit_test(test_after_fail),
+    cmocka_unit_test(test_after_expiry),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

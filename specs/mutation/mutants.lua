@@ -259,8 +259,9 @@ return {
     hint = "specs/06-complete_spec.lua",
   },
   {
-    name = "enqueue-always-true", step = "own", file = "src/sqlite/lsq_ops.c",
-    from = [=[e.added == 1 ? LEASE_GRANTED : LEASE_EXISTS]=],
+    name = "enqueue-always-true", step = "own", file = "src/core/lease_queue.c",
+    fn = "lease_enqueue",
+    from = [=[n == 1 ? LEASE_GRANTED : LEASE_EXISTS]=],
     to = [=[LEASE_GRANTED]=],
     hint = "specs/02-enqueue_spec.lua",
   },
@@ -361,8 +362,9 @@ return {
   },
   {
     name = "claim-next-unsorted-result", step = "own", file = "src/sqlite/lsq_queue.c",
-    from = "  *count = x.n;\n  if (reason) *reason = x.reason;\n  return LEASE_OK;",
-    to = "  for (i = 0; i < x.n / 2; i++) { lease_job j_ = jobs[i]; jobs[i] = jobs[x.n - 1 - i]; jobs[x.n - 1 - i] = j_; }\n  *count = x.n;\n  if (reason) *reason = x.reason;\n  return LEASE_OK;",
+    fn = "claim_next_run",
+    from = "  *count = x.n;\n  if (reason) *reason = x.reason;\n  *why = x.why;\n  return LEASE_OK;",
+    to = "  for (i = 0; i < x.n / 2; i++) { lease_job j_ = jobs[i]; jobs[i] = jobs[x.n - 1 - i]; jobs[x.n - 1 - i] = j_; }\n  *count = x.n;\n  if (reason) *reason = x.reason;\n  *why = x.why;\n  return LEASE_OK;",
     hint = "specs/15-claim_next_spec.lua",
   },
   {
@@ -688,9 +690,10 @@ return {
     hint = "specs/fuzz/replay.lua",
   },
   {
-    name = "list-ready-boundary-held", step = "own", file = "src/sqlite/lsq_sql.h",
-    from = [[" WHEN 1 THEN done = 0 AND b = 0 AND until <= ?2"]],
-    to = [[" WHEN 1 THEN done = 0 AND b = 0 AND until < ?2"]],
+    name = "list-ready-boundary-held", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_Q_LIST",
+    from = [[" WHEN 1 THEN j.done = 0 AND j.b = 0 AND j.until <= ?2"]],
+    to = [[" WHEN 1 THEN j.done = 0 AND j.b = 0 AND j.until < ?2"]],
     hint = "specs/fuzz/replay.lua",
   },
   -- Power loss, simulated (specs/faults/powerloss.c): the test itself must
@@ -876,22 +879,75 @@ return {
     hint = "specs/32-queue_seed_spec.lua",
   },
   {
-    name = "relayout-loses-attempts", step = "own", file = "src/sqlite/lsq_queue_sql.h",
-    from = [[" FROM jobs WHERE jobs.id = lease_queue.id), 0) - attempt")]],
-    to = [[" FROM jobs WHERE jobs.id = lease_queue.id), 0)")]],
+    name = "relayout-loses-attempts", step = "own", file = "src/sqlite/lsq_schema_sql.h",
+    fn = "LSQ_STEP_REFENCE",
+    from = [[" FROM main.jobs WHERE jobs.id = o.id), 0) - o.attempt,"]],
+    to = [[" FROM main.jobs WHERE jobs.id = o.id), 0),"]],
     hint = "specs/32-queue_seed_spec.lua",
   },
   {
-    name = "discard-one-attempt-late", step = "own", file = "src/sqlite/lsq_queue.c",
-    from = [=[  } else if (attempt >= max) {]=],
-    to = [=[  } else if (attempt > max) {]=],
+    -- the last attempt counted one late, for fail and for an expiry
+    name = "discard-one-attempt-late", step = "own", file = "src/core/lease_rules.c",
+    fn = "last_attempt",
+    from = "  return f->attempt >= f->max_attempts;\n",
+    to = "  return f->attempt > f->max_attempts;\n",
     hint = "specs/31-queue_fail_spec.lua",
   },
   {
-    name = "expired-lease-never-discards", step = "own", file = "src/sqlite/lsq_queue.c",
-    from = [=[  if (attempt < max) return LEASE_OK;]=],
-    to = [=[  if (attempt < max || max > 0) return LEASE_OK;]=],
+    -- an expired lease on the last attempt claimed again instead of discarded
+    name = "expired-lease-never-discards", step = "own", file = "src/core/lease_rules.c",
+    fn = "lease__after_expiry",
+    from = "  if (last_attempt(f)) discarded(f, out);\n",
+    to = "  if (0 && last_attempt(f)) discarded(f, out);\n",
     hint = "specs/30-queue_data_spec.lua",
+  },
+  {
+    -- SQLite's claim records the expired lease but never stores the discard
+    name = "expiry-discard-not-stored", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "lsq_q_expired",
+    from = "  if (next.qstate == LEASE__Q_OPEN) return LEASE_OK;   /* the claim goes on */\n",
+    to = "  if (next.qstate >= 0) return LEASE_OK;   /* the claim goes on */\n",
+    hint = "specs/31-queue_fail_spec.lua",
+  },
+  {
+    -- fail's attempt = false counted against the budget
+    name = "rules-no-attempt-ignored", step = "own", file = "src/core/lease_rules.c",
+    fn = "lease__after_fail",
+    from = "  if (f->no_attempt)\n",
+    to = "  if (0 && f->no_attempt)\n",
+    hint = "specs/31-queue_fail_spec.lua",
+  },
+  {
+    -- a given-back attempt on a job at attempt 0 goes to -1
+    name = "rules-no-attempt-below-zero", step = "own", file = "src/core/lease_rules.c",
+    fn = "lease__after_fail",
+    from = "    open_again(out, f->attempt > 0 ? f->attempt - 1 : 0,",
+    to = "    open_again(out, f->attempt - 1,",
+    c_hint = "test_rules",
+  },
+  {
+    -- fail's opts.run_at ignored: the backoff always
+    name = "rules-fail-run-at-ignored", step = "own", file = "src/core/lease_rules.c",
+    fn = "lease__after_fail",
+    from = "    open_again(out, f->attempt, f->has_run_at ? f->run_at : f->now + lease_backoff(f->attempt));\n",
+    to = "    open_again(out, f->attempt, f->now + lease_backoff(f->attempt));\n",
+    hint = "specs/31-queue_fail_spec.lua",
+  },
+  {
+    -- a given-back attempt ignores opts.run_at: again at once
+    name = "rules-given-back-run-at-ignored", step = "own", file = "src/core/lease_rules.c",
+    fn = "lease__after_fail",
+    from = " f->has_run_at ? f->run_at : f->now);\n",
+    to = " f->now);\n",
+    c_hint = "test_rules",
+  },
+  {
+    -- retry refused as held for a cancelled or done job whose lease runs
+    name = "rules-retry-held-whatever-state", step = "own", file = "src/core/lease_rules.c",
+    fn = "lease__retry_reason",
+    from = "  if (!f->done && f->qstate == LEASE__Q_OPEN && f->live) return LEASE_HELD;\n",
+    to = "  if (f->live) return LEASE_HELD;\n",
+    hint = "specs/31-queue_fail_spec.lua",
   },
   {
     name = "complete-ignores-cancel", step = "own", file = "src/sqlite/lsq_sql.h",
@@ -923,13 +979,14 @@ return {
     hint = "specs/31-queue_fail_spec.lua",
   },
   {
-    name = "errors-keep-all", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    name = "errors-keep-all", step = "own", file = "src/sqlite/lsq_schema_sql.h", fn = "LSQ_STEP_QUEUE",
     from = [[" FROM lease_errors WHERE id = new.id ORDER BY rowid DESC LIMIT 1 OFFSET 20); END")]],
     to = [[" FROM lease_errors WHERE id = new.id ORDER BY rowid DESC LIMIT 1 OFFSET 200); END")]],
     hint = "specs/31-queue_fail_spec.lua",
   },
   {
-    name = "seed-insert-not-queued", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    name = "seed-insert-not-queued", step = "own", file = "src/sqlite/lsq_schema_sql.h",
+    fn = "LSQ_STEP_REFENCE",
     from = [[     " WHEN typeof(new.id) = 'text' BEGIN"                                \]],
     to = [[     " WHEN 0 BEGIN"                                \]],
     hint = "specs/32-queue_seed_spec.lua",
@@ -1182,9 +1239,9 @@ return {
     hint = "specs/01-init_spec.lua",
   },
   {
-    -- db:enqueue goes through the queue's statement on PostgreSQL
-    -- (LPG_Q_SQL_ENQUEUE); lpg_sql.h's LPG_SQL_ENQUEUE serves only the C
-    -- API's lease_enqueue, which the suite does not run on PostgreSQL.
+    -- db:enqueue (lease_enqueue) goes through the queue's statement on
+    -- PostgreSQL (LPG_Q_SQL_ENQUEUE); enqueue_many of ids without data
+    -- through LPG_SQL_ENQUEUE_MANY (pg-enqueue-many-data-dropped).
     name = "pg-2-enqueue-resets-lease", step = "2", file = "src/pg/lpg_queue_sql.h", backend = "pg",
     from = [["WITH i AS (INSERT INTO jobs(id) VALUES ($1) ON CONFLICT (id) DO NOTHING"]],
     to = [["WITH i AS (INSERT INTO jobs(id) VALUES ($1) ON CONFLICT (id) DO UPDATE SET owner = NULL, until = 0, done = 0"]],
@@ -1459,9 +1516,10 @@ return {
   },
   {
     name = "old-index-dropped-outside-the-schema-transaction", step = "own", file = "src/sqlite/lsq_open.c",
-    from = [[  if (!missing && !c->old_index && c->queued && c->current) return LEASE_OK;]],
-    to = [[  if (c->old_index) (void)lsq_exec(db, "DROP INDEX IF EXISTS lease_jobs_pending");
-  if (!missing && !c->old_index && c->queued && c->current) return LEASE_OK;]],
+    fn = "create_missing",
+    from = [[  return lsq_write_txn(db, schema_body, &missing);]],
+    to = [[  (void)lsq_exec(db, "DROP INDEX IF EXISTS lease_jobs_pending");
+  return lsq_write_txn(db, schema_body, &missing);]],
     hint = "specs/23-hostile_spec.lua",
   },
   {
@@ -1569,20 +1627,23 @@ return {
   },
   {
     name = "older-queue-not-made-again", step = "own", file = "src/sqlite/lsq_open.c",
-    from = [[  if (!missing && !c->old_index && c->queued && c->current) return LEASE_OK;]],
-    to = [[  if (!missing && !c->old_index && c->queued) return LEASE_OK;]],
+    fn = "create_missing",
+    from = [[  if (!missing && c->versioned && c->version == LEASE_SCHEMA_VERSION) return LEASE_OK;]],
+    to = [[  if (!missing && c->version >= LSQ_QUEUE_READABLE) return LEASE_OK;]],
     hint = "specs/32-queue_seed_spec.lua",
   },
   {
     name = "older-queue-schema-body-skipped", step = "own", file = "src/sqlite/lsq_open.c",
-    from = [[  return c->queued && c->current ? LEASE_OK : lsq_q_schema(db);]],
-    to = [[  return c->queued ? LEASE_OK : lsq_q_schema(db);]],
+    fn = "schema_body",
+    from = [[  if (c->versioned && c->version == LEASE_SCHEMA_VERSION) return LEASE_OK;]],
+    to = [[  if (c->version >= LSQ_QUEUE_READABLE) return LEASE_OK;]],
     hint = "specs/32-queue_seed_spec.lua",
   },
   {
     name = "readonly-older-queue-read-as-empty", step = "own", file = "src/sqlite/lsq_open.c",
-    from = [[    return c->queued ? LEASE_OK : lsq_q_temp(db);]],
-    to = [[    return c->queued && c->current ? LEASE_OK : lsq_q_temp(db);]],
+    fn = "create_missing",
+    from = [[    return c->version >= LSQ_QUEUE_READABLE ? LEASE_OK : lsq_q_temp(db);]],
+    to = [[    return c->version >= LEASE_SCHEMA_VERSION ? LEASE_OK : lsq_q_temp(db);]],
     hint = "specs/32-queue_seed_spec.lua",
   },
   {
@@ -1613,9 +1674,10 @@ return {
   },
   {
     name = "pg-ccn-claim-failure-commits", step = "own", file = "src/pg/lpg_queue.c", backend = "pg",
-    from = [[      (rc = claim_rounds(db, wn, max, jobs, count)) == LEASE_OK)
+    fn = "lpg_q_complete_claim_next",
+    from = [[      (rc = claim_controlled(db, wn, max, jobs, count, why)) == LEASE_OK)
     rc = lpg_exec(db, "COMMIT");]],
-    to = [[      ((void)claim_rounds(db, wn, max, jobs, count), 1))
+    to = [[      ((void)claim_controlled(db, wn, max, jobs, count, why), 1))
     rc = lpg_exec(db, "COMMIT");]],
     hint = "specs/37-complete_claim_next_spec.lua",
   },
@@ -1867,6 +1929,30 @@ return {
     to = [[  (void)held;]],
     c_hint = "test_threads",
   },
+  -- One function per operation (src/core/lease_queue.c): the arguments
+  -- the merged forms added ------------------------------------------------
+  {
+    name = "state-infinite-now-accepted", step = "own", file = "src/core/lease_queue.c",
+    fn = "lease_state",
+    from = [[  if (isinf(now)) return lease__fail(db, LEASE_MISUSE, "now must be a finite number or NaN");]],
+    to = [[  if (0) return lease__fail(db, LEASE_MISUSE, "now must be a finite number or NaN");]],
+    c_hint = "test_queue",
+  },
+  {
+    name = "list-kind-unchecked", step = "own", file = "src/core/lease_queue.c",
+    fn = "lease_list",
+    from = [[  if (g.which < LEASE_LIST_ALL || g.which > LEASE_LIST_BLOCKED)]],
+    to = [[  if (0)]],
+    c_hint = "test_queue",
+  },
+  {
+    -- a batch with data taken for ids alone: its payload, queue ... lost
+    name = "pg-enqueue-many-data-dropped", step = "own", file = "src/pg/lpg_queue.c",
+    backend = "pg", fn = "lpg_q_enqueue",
+    from = [[  for (i = 0; plain && i < n; i++) plain = !has_data(&jobs[i]);]],
+    to = [[  for (i = 0; plain && i < n; i++) plain = !has_data(&jobs[i]) || 1;]],
+    hint = "specs/30-queue_data_spec.lua",
+  },
   -- The core's rules (src/core/lease_rules.c): the order every backend's
   -- refused write, with_lease's check and cancel are judged by ----------
   {
@@ -1922,21 +2008,21 @@ return {
     fn = "lease__claim_room",
     from = "  if (q->paused) return LEASE_PAUSED;\n",
     to = "",
-    hint = "specs/39-queue_control_spec.lua",
+    hint = "specs/42-queue_control_spec.lua",
   },
   {
     name = "queue-concurrency-off-by-one", step = "own", file = "src/core/lease_rules.c",
     fn = "lease__claim_room",
     from = "    if (q->live >= q->concurrency) return LEASE_LIMITED;\n",
     to = "    if (q->live > q->concurrency) return LEASE_LIMITED;\n",
-    hint = "specs/39-queue_control_spec.lua",
+    hint = "specs/42-queue_control_spec.lua",
   },
   {
     name = "queue-expired-lease-counted", step = "own", file = "src/sqlite/lsq_queue_sql.h",
     fn = "LSQ_SQL_Q_LIVE",
     from = "j.until > ?2 AND q.queue = ?1",
     to = "j.until >= ?2 AND q.queue = ?1",
-    hint = "specs/39-queue_control_spec.lua",
+    hint = "specs/42-queue_control_spec.lua",
   },
   {
     name = "queue-rate-window-closed", step = "own", file = "src/sqlite/lsq_queue_sql.h",
@@ -1944,20 +2030,106 @@ return {
       { fn = "LSQ_SQL_Q_RECENT", from = "queue = ?1 AND at > ?2", to = "queue = ?1 AND at >= ?2" },
       { fn = "LSQ_SQL_Q_PRUNE_CLAIMS", from = "queue = ?1 AND at <= ?2", to = "queue = ?1 AND at < ?2" },
     },
-    hint = "specs/39-queue_control_spec.lua",
+    hint = "specs/42-queue_control_spec.lua",
   },
   {
     name = "queue-rate-not-recorded", step = "own", file = "src/sqlite/lsq_queue.c",
     fn = "claim_next_body",
     from = "  return qf.rate > 0 && x->n > 0 ? record_claims(db, x->w, x->n) : LEASE_OK;\n",
     to = "  return qf.rate > 0 && x->n < 0 ? record_claims(db, x->w, x->n) : LEASE_OK;\n",
-    hint = "specs/39-queue_control_spec.lua",
+    hint = "specs/42-queue_control_spec.lua",
+  },
+  {
+    name = "queue-control-readonly-older-unread", step = "own", file = "src/sqlite/lsq_open.c",
+    fn = "create_missing",
+    from = "    if (c->version < LSQ_CONTROL_READABLE && lsq_q_control_temp(db) != LEASE_OK) return db->rc;\n",
+    to = "",
+    hint = "specs/42-queue_control_spec.lua",
+  },
+  {
+    name = "queue-control-readonly-older-unread-pg", step = "own", file = "src/pg/lpg.c", backend = "pg",
+    fn = "open_schema",
+    from = "    if (c->version < LPG_CONTROL_READABLE && (rc = lpg_exec(db, LPG_Q_SQL_CONTROL_TEMP)) != LEASE_OK)",
+    to = "    if (0 && (rc = lpg_exec(db, LPG_Q_SQL_CONTROL_TEMP)) != LEASE_OK)",
+    hint = "specs/42-queue_control_spec.lua",
   },
   {
     name = "queue-limit-read-unlocked-pg", step = "own", file = "src/pg/lpg_queue.c", backend = "pg",
     fn = "claim_controlled",
     from = "read_facts(db, w, Q_SETTINGS_LOCKED, 1, &q);",
     to = "read_facts(db, w, Q_SETTINGS, 1, &q);",
-    hint = "specs/39-queue_control_spec.lua",
+    hint = "specs/42-queue_control_spec.lua",
+  },
+  -- The schema version (src/sqlite/lsq_schema.c, src/pg/lpg_schema.c) ----
+  {
+    name = "schema-newer-version-accepted", step = "own", file = "src/sqlite/lsq_schema.c",
+    fn = "lsq_schema_read",
+    from = [[  if (version > LEASE_SCHEMA_VERSION)]],
+    to = [[  if (version > LEASE_SCHEMA_VERSION + 100)]],
+    hint = "specs/39-schema_version_spec.lua",
+  },
+  {
+    name = "pg-schema-newer-version-accepted", step = "own", file = "src/pg/lpg_schema.c",
+    fn = "lpg_schema_read", backend = "pg",
+    from = [[  if (version > LEASE_SCHEMA_VERSION)]],
+    to = [[  if (version > LEASE_SCHEMA_VERSION + 100)]],
+    hint = "specs/39-schema_version_spec.lua",
+  },
+  {
+    name = "schema-step-skipped", step = "own", file = "src/sqlite/lsq_schema.c",
+    fn = "lsq_schema_upgrade",
+    from = [[  for (k = c->version; k < LEASE_SCHEMA_VERSION && rc == LEASE_OK; k++)]],
+    to = [[  for (k = c->version; k < LEASE_SCHEMA_VERSION && rc == LEASE_OK; k++)
+    if (k != LEASE_SCHEMA_VERSION - 1)]],
+    hint = "specs/39-schema_version_spec.lua",
+  },
+  {
+    name = "pg-schema-step-skipped", step = "own", file = "src/pg/lpg_schema.c",
+    fn = "upgrade_body", backend = "pg",
+    from = [[    if (steps[k][0]) rc = lpg_exec(db, steps[k]);]],
+    to = [[    if (steps[k][0] && k > 0) rc = lpg_exec(db, steps[k]);]],
+    hint = "specs/39-schema_version_spec.lua",
+  },
+  {
+    name = "schema-version-row-not-written", step = "own", file = "src/sqlite/lsq_schema.c",
+    fn = "lsq_schema_upgrade",
+    from = [[  if (rc == LEASE_OK) rc = lsq_exec(db, LSQ_SQL_VERSION_SET);]],
+    to = [[]],
+    hint = "specs/39-schema_version_spec.lua",
+  },
+  {
+    name = "pg-schema-version-row-not-written", step = "own", file = "src/pg/lpg_schema.c",
+    fn = "upgrade_body", backend = "pg",
+    from = [[  if (rc == LEASE_OK) rc = lpg_exec(db, LPG_SQL_VERSION_SET);]],
+    to = [[]],
+    hint = "specs/39-schema_version_spec.lua",
+  },
+  {
+    name = "schema-unversioned-v1-taken-for-v2", step = "own", file = "src/sqlite/lsq_schema_sql.h",
+    fn = "LSQ_SQL_CLASSIFY",
+    from = [[  " WHERE name = 'attempt') THEN 1"                                      \]],
+    to = [[  " WHERE name = 'attempt') THEN 2"                                      \]],
+    hint = "specs/39-schema_version_spec.lua",
+  },
+  {
+    name = "schema-unversioned-v2-taken-for-current", step = "own", file = "src/sqlite/lsq_schema_sql.h",
+    fn = "LSQ_SQL_CLASSIFY",
+    from = [[  " ELSE 2 END"]],
+    to = [[  " ELSE 3 END"]],
+    hint = "specs/39-schema_version_spec.lua",
+  },
+  {
+    name = "pg-schema-unversioned-v0-taken-for-current", step = "own", file = "src/pg/lpg_schema_sql.h",
+    fn = "LPG_SQL_CLASSIFY", backend = "pg",
+    from = [[" AND tgname = 'lease_jobs_added') THEN 3 ELSE 0 END"]],
+    to = [[" AND tgname = 'lease_jobs_added') THEN 3 ELSE 3 END"]],
+    hint = "specs/39-schema_version_spec.lua",
+  },
+  {
+    name = "schema-version-row-ignored", step = "own", file = "src/sqlite/lsq_schema.c",
+    fn = "lsq_schema_read",
+    from = [[  if (rc == LEASE_OK && meta) rc = lsq_query(db, sql, LSQ_SQL_VERSION_GET, on_version, &version);]],
+    to = [[]],
+    hint = "specs/39-schema_version_spec.lua",
   },
 }

@@ -244,7 +244,8 @@ ok, out = run("cmake -S " .. sh(tree) .. " -B " .. sh(build) .. " -DCMAKE_BUILD_
 if not ok then die("configuring the scratch tree failed:\n" .. out) end
 
 -- The first build makes every target; a mutant's rebuild only what the
--- specs and the C tests run (the module, the host, run_c_tests' programs).
+-- specs, the hints and the C tests run (the module, the host, run_c_tests'
+-- programs, the power-loss test).
 local judged_targets = nil
 local function build_tree()
   return run("cmake --build " .. sh(build) .. " -j2" .. (judged_targets or ""))
@@ -305,8 +306,10 @@ end
 io.write("mutation: baseline build and suite in ", tree, "\n")
 ok, out = build_tree()
 if not ok then die("the unmutated scratch tree does not build:\n" .. out) end
+-- (test_powerloss: the hint specs/faults/powerloss.lua runs it)
 judged_targets = " --target lease_lua lease_host " .. table.concat(C_TESTS, " ")
   .. (io.open(build .. "/test_pg_wire", "rb") and " test_pg_wire" or "")
+  .. (io.open(build .. "/test_powerloss", "rb") and " test_powerloss" or "")
 if not lane or lane.k == 1 then
   local passed, why = run_specs(nil)
   if passed then passed, why = run_c_tests() end

@@ -15,6 +15,7 @@
 #define LEASE_INT_H
 
 #include "lease.h"
+#include "lease_schema.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -121,7 +122,7 @@ typedef struct lease__write {
   double now;                              /* claim, renew, complete: finite */
   double until;                            /* claim, renew: now + ttl, > now */
   const char *result;  size_t result_len;  /* complete: result NULL for SQL NULL */
-  const char *queue;   size_t queue_len;   /* claim_next_queue: non-empty */
+  const char *queue;   size_t queue_len;   /* claim_next: non-empty */
   const char *message; size_t message_len; /* fail: NULL for none */
 } lease__write;
 
@@ -183,6 +184,58 @@ int lease__claim_room(const lease__queue_facts *q, int max, int *room);
 int lease__gate_reason(int stored);
 
 /*
+** What a backend reads about a job whose attempt ended without a
+** completion, for the rules to decide what follows (lease__after_fail,
+** lease__after_expiry).  The options are fail's (lease_fail_opts); an
+** expiry leaves them 0.
+*/
+typedef struct lease__fail_facts {
+  int64_t attempt;       /* the attempts made, the one ending included (>= 0) */
+  int64_t max_attempts;  /* the job's budget */
+  double now;            /* when it failed, or when its expired lease was found */
+  int no_attempt;        /* 1: the attempt is given back (not counted) */
+  int has_run_at;        /* 1: the job may run again at run_at, not after the backoff */
+  double run_at;
+} lease__fail_facts;
+
+/* What follows: the job's queue state and fail's status, the attempts to
+** count as made from now on, when it may be handed out again, and when
+** the queue ended it.  A backend stores these as they are. */
+typedef struct lease__next {
+  int qstate;            /* LEASE__Q_OPEN or LEASE__Q_DISCARDED */
+  int status;            /* LEASE_STATUS_RETRYABLE or LEASE_STATUS_DISCARDED */
+  int64_t attempt;       /* never below 0 */
+  double run_at;         /* open: when claim_next may hand it out again; NaN when discarded */
+  double finished_at;    /* discarded: now; NaN when open */
+} lease__next;
+
+/*
+** lease__after_fail: what follows a failed attempt.  Given back
+** (no_attempt): open, the attempt uncounted (never below 0), again at
+** run_at or at once, whatever the budget.  Else on the last attempt
+** (attempt >= max_attempts): discarded at now.  Else open, again at
+** run_at or after lease_backoff(attempt).
+*/
+void lease__after_fail(const lease__fail_facts *f, lease__next *out);
+
+/*
+** lease__after_expiry: what follows a lease that expired unreported, found
+** by the job's next claim (its error recorded by the backend): on the
+** last attempt (attempt >= max_attempts) discarded at now, else open and
+** claimable at once (run_at now), the attempt counted.  The options of f
+** are ignored.  The PostgreSQL backend's claim statements make the same
+** comparison in SQL (lpg_sql.h LPG_SQL_CLAIM, lpg_queue_sql.h
+** LPG_Q_SQL_CLAIM_NEXT).
+*/
+void lease__after_expiry(const lease__fail_facts *f, lease__next *out);
+
+/* lease__retry_reason: lease_retry's reason for the job f describes
+** (found, done, qstate, live): missing; held when it is open, not done,
+** and its lease runs; else LEASE_GRANTED (a done, discarded, cancelled or
+** idle open job is reopened with a fresh budget). */
+int lease__retry_reason(const lease__facts *f);
+
+/*
 ** A storage backend: one function per operation, each called by the
 ** public function of the same name after the core checked the arguments
 ** (see lease.h for what each does and returns).  Each records its failures
@@ -195,33 +248,32 @@ typedef struct lease__backend {
   int (*open)(lease_db *db);
   void (*close)(lease_db *db);
   int (*init)(lease_db *db);
-  int (*enqueue)(lease_db *db, const char *id, size_t id_len, int *reason);
-  int (*enqueue_many)(lease_db *db, const char *const *ids, const size_t *id_lens, int n,
-                      int *inserted);
-  int (*state)(lease_db *db, const char *id, size_t id_len, lease_row *row, int *found);
+  /* n >= 1 jobs, checked (lengths resolved, queue never NULL), in one
+  ** transaction; *inserted: how many were new (may be NULL). */
+  int (*enqueue)(lease_db *db, const lease_new_job *jobs, int n, int *inserted);
+  /* now finite, or NaN for no status (LEASE_STATUS_UNKNOWN). */
+  int (*state)(lease_db *db, const char *id, size_t id_len, double now, lease_row *row,
+               int *found);
   /* claim, renew, complete or release (w->op), each in its own transaction;
   ** *fence: claim's new fence (may be NULL for the others). */
   int (*write)(lease_db *db, const lease__write *w, int64_t *fence, int *reason);
   /* n completions by w->owner at w->now, one transaction; reasons has n slots. */
   int (*complete_many)(lease_db *db, const lease__write *w, const lease_result *items, int n,
                        int *reasons, int *stored);
-  int (*claim_next)(lease_db *db, const lease__write *w, int max, lease_job *jobs, int *count);
-  int (*list)(lease_db *db, int which, double now, int64_t after, int max, lease_row *rows,
-              int64_t *seqs, int *count);
-  int (*count)(lease_db *db, double now, lease_counts *out);
-  int (*settings)(lease_db *db, lease_settings *out);
-  /* The job queue (lease.h, "The job queue").  A backend may leave these
-  ** NULL: the core then fails with "not supported by the <name> backend".
-  ** enqueue_jobs: jobs checked, lengths resolved, queue never NULL. */
-  int (*enqueue_jobs)(lease_db *db, const lease_new_job *jobs, int n, int *inserted);
-  int (*state_at)(lease_db *db, const char *id, size_t id_len, double now, lease_row *row,
-                  int *found);
-  int (*errors)(lease_db *db, const char *id, size_t id_len, lease_job_error *out, int max,
-                int *count);
   /* w: a claim whose queue is set.  *why: LEASE_GRANTED, or LEASE_PAUSED
   ** or LEASE_LIMITED as lease__claim_room decided (then *count is 0). */
-  int (*claim_next_queue)(lease_db *db, const lease__write *w, int max, lease_job *jobs,
-                          int *count, int *why);
+  int (*claim_next)(lease_db *db, const lease__write *w, int max, lease_job *jobs, int *count,
+                    int *why);
+  /* f checked: which and status known, queue NULL or resolved, now not NaN. */
+  int (*list)(lease_db *db, const lease_filter *f, int max, lease_row *rows, int *count);
+  /* queue NULL for every queue; out zeroed. */
+  int (*count)(lease_db *db, double now, const char *queue, size_t queue_len, lease_counts *out);
+  int (*settings)(lease_db *db, lease_settings *out);
+  /* The job queue's operator actions (lease.h, "The job queue").  A
+  ** backend may leave these NULL: the core then fails with "not supported
+  ** by the <name> backend" (errors reads none). */
+  int (*errors)(lease_db *db, const char *id, size_t id_len, lease_job_error *out, int max,
+                int *count);
   /* wc: a complete; wn: a claim whose queue is set; both in one
   ** transaction (lease.h: lease_complete_claim_next); *why as above. */
   int (*complete_claim_next)(lease_db *db, const lease__write *wc, const lease__write *wn,
@@ -239,9 +291,6 @@ typedef struct lease__backend {
   int (*cancel)(lease_db *db, const char *id, size_t id_len, double now, int *reason);
   int (*prune)(lease_db *db, double before, const char *queue, size_t queue_len, int status,
                int64_t *deleted);
-  int (*list_jobs)(lease_db *db, const lease_filter *f, int max, lease_row *rows, int *count);
-  int (*count_queue)(lease_db *db, double now, const char *queue, size_t queue_len,
-                     lease_counts *out);
   /* 1 when another connection to db->path would see another database. */
   int (*is_private)(const lease_db *db);
   /* The longest string (id, owner, result) the connection stores, bytes. */
@@ -297,6 +346,7 @@ struct lease_db {
   size_t bufcap;
   lease_tx *tx;                     /* the with_lease running on db, else NULL */
   atomic_int busy;                  /* 1 while a public call runs on db (LEASE__HOLD) */
+  int schema_version;               /* the database's, as this handle opened it (lease_schema.h) */
 };
 
 /*

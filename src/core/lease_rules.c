@@ -7,10 +7,15 @@
 ** job; a guard that refused a write these rules grant).  The order of the checks
 ** is the contract's and lives here only.  A backend reads the facts about
 ** the job from its row (lease__facts), in the write's transaction, and
-** asks; it never turns a fact into a reason itself.  No SQL here.
+** asks; it never turns a fact into a reason itself.  What follows a failed
+** attempt or an expired lease (lease__next: discarded, or open again and
+** when) is decided here too, from the attempts a backend counts.  No SQL
+** here.
 */
 #include "lease.h"
 #include "lease_int.h"
+
+#include <math.h>
 
 /*
 ** The head every write and cancel share: the job is missing, done, or
@@ -87,4 +92,54 @@ int lease__claim_room(const lease__queue_facts *q, int max, int *room) {
     if (q->rate - q->recent < *room) *room = (int)(q->rate - q->recent);
   }
   return LEASE_GRANTED;
+}
+
+/* See lease_int.h. */
+int lease__retry_reason(const lease__facts *f) {
+  if (!f->found) return LEASE_MISSING;
+  if (!f->done && f->qstate == LEASE__Q_OPEN && f->live) return LEASE_HELD;
+  return LEASE_GRANTED;
+}
+
+/*
+** The last attempt: the attempts made reached the job's budget.  The
+** PostgreSQL backend's claim statements write this comparison in SQL
+** (attempt >= max_attempts AS last: lpg_sql.h, lpg_queue_sql.h).
+*/
+static int last_attempt(const lease__fail_facts *f) {
+  return f->attempt >= f->max_attempts;
+}
+
+/* Set *out to "discarded at now", the attempts kept. */
+static void discarded(const lease__fail_facts *f, lease__next *out) {
+  out->qstate = LEASE__Q_DISCARDED;
+  out->status = LEASE_STATUS_DISCARDED;
+  out->attempt = f->attempt;
+  out->run_at = NAN;
+  out->finished_at = f->now;
+}
+
+/* Set *out to "open again at run_at", attempt counted as made. */
+static void open_again(lease__next *out, int64_t attempt, double run_at) {
+  out->qstate = LEASE__Q_OPEN;
+  out->status = LEASE_STATUS_RETRYABLE;
+  out->attempt = attempt;
+  out->run_at = run_at;
+  out->finished_at = NAN;
+}
+
+/* See lease_int.h. */
+void lease__after_fail(const lease__fail_facts *f, lease__next *out) {
+  if (f->no_attempt)
+    open_again(out, f->attempt > 0 ? f->attempt - 1 : 0, f->has_run_at ? f->run_at : f->now);
+  else if (last_attempt(f))
+    discarded(f, out);
+  else
+    open_again(out, f->attempt, f->has_run_at ? f->run_at : f->now + lease_backoff(f->attempt));
+}
+
+/* See lease_int.h. */
+void lease__after_expiry(const lease__fail_facts *f, lease__next *out) {
+  if (last_attempt(f)) discarded(f, out);
+  else open_again(out, f->attempt, f->now);
 }

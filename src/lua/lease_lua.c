@@ -31,6 +31,7 @@ Times (`now`, `ttl`, `until`) are numbers in the caller's unit (seconds with
 #include <time.h>
 
 #include "lease_lua_int.h"
+#include "core/lease_schema.h"
 
 #define DB_MT "lease.db"
 
@@ -384,7 +385,7 @@ static void check_enqueue(lua_State *L, const lb_callee *c, lb_args *a) {
   a->job.id_len = a->id_len;
 }
 static int run_enqueue(lease_db *db, lb_args *a) {
-  return lease_enqueue_job(db, &a->job, &a->reason);
+  return lease_enqueue(db, &a->job, &a->reason);
 }
 static const lb_op op_enqueue = {"enqueue", 1, 0, check_enqueue, run_enqueue, push_outcome};
 
@@ -418,7 +419,7 @@ static void check_state(lua_State *L, const lb_callee *c, lb_args *a) {
 }
 static int run_state(lease_db *db, lb_args *a) {
   a->db = db;
-  return lease_state_at(db, a->id, a->id_len, a->now, &a->row, &a->found);
+  return lease_state(db, a->id, a->id_len, a->now, &a->row, &a->found);
 }
 static int push_state(lua_State *L, lb_args *a) {
   if (!a->found) {
@@ -583,9 +584,8 @@ static void check_claim_next(lua_State *L, const lb_callee *c, lb_args *a) {
   a->mem = lua_newuserdatauv(L, sizeof(lease_job) * (size_t)(a->n ? a->n : 1), 0);
 }
 static int run_claim_next(lease_db *db, lb_args *a) {
-  return lease_claim_next_queue(db, a->queue, a->queue_len, a->owner, a->owner_len, a->now,
-                                a->ttl, a->n ? a->n : 1, (lease_job *)a->mem, &a->found,
-                                &a->why);
+  return lease_claim_next(db, a->queue, a->queue_len, a->owner, a->owner_len, a->now, a->ttl,
+                          a->n ? a->n : 1, (lease_job *)a->mem, &a->found, &a->why);
 }
 /* Push the a->found jobs taken (a->mem) as claim_next returns them, op
 ** naming the call in a fence's error. */
@@ -693,7 +693,7 @@ is checked first: a bad entry raises and nothing is inserted.
   (nothing inserted)
 */
 static int run_enqueue_many(lease_db *db, lb_args *a) {
-  return lease_enqueue_jobs(db, (const lease_new_job *)a->mem, a->n, &a->found);
+  return lease_enqueue_many(db, (const lease_new_job *)a->mem, a->n, &a->found);
 }
 static int push_found(lua_State *L, lb_args *a) {
   lua_pushinteger(L, a->found);
@@ -823,18 +823,18 @@ static void check_jobs(lua_State *L, const lb_callee *c, lb_args *a) {
   a->now = lb_check_number(L, 3, LB_ARG(c, 3, "now"), LB_FINITE, -HUGE_VAL, 0);
   a->n = (int)lb_opt_integer(L, 4, LB_ARG(c, 4, "limit"), 1, 100000, 1000);
   a->after = lb_opt_integer(L, 5, LB_ARG(c, 5, "after"), INT64_MIN, INT64_MAX, 0);
-  a->mem = lua_newuserdatauv(L, (sizeof(lease_row) + sizeof(int64_t)) * (size_t)a->n, 0);
+  a->mem = lua_newuserdatauv(L, sizeof(lease_row) * (size_t)a->n, 0);
+  lease_filter_default(&a->filter);
+  a->filter.which = a->which;
+  a->filter.now = a->now;
+  a->filter.after = a->after;
 }
 static int run_jobs(lease_db *db, lb_args *a) {
-  lease_row *rows = a->mem;
   a->db = db;
-  if (a->table_form) return lease_list_jobs(db, &a->filter, a->n, rows, &a->found);
-  return lease_list(db, a->which, a->now, a->after, a->n, rows,
-                    (int64_t *)(void *)(rows + a->n), &a->found);
+  return lease_list(db, &a->filter, a->n, (lease_row *)a->mem, &a->found);
 }
 static int push_jobs(lua_State *L, lb_args *a) {
   const lease_row *rows = a->mem;
-  const int64_t *seqs = (const int64_t *)(const void *)(rows + a->n);
   int i;
   lua_createtable(L, a->found, 0);
   for (i = 0; i < a->found; i++) {
@@ -842,7 +842,7 @@ static int push_jobs(lua_State *L, lb_args *a) {
     if (a->table_form) {
       lb_push_queue_fields(L, &rows[i], 1);
     } else {
-      lua_pushinteger(L, (lua_Integer)seqs[i]);
+      lua_pushinteger(L, (lua_Integer)rows[i].seq);
       lua_setfield(L, -2, "seq");
     }
     lua_rawseti(L, -2, i + 1);
@@ -870,7 +870,7 @@ static void check_counts(lua_State *L, const lb_callee *c, lb_args *a) {
   a->queue = lb_check_string(L, 3, LB_ARG(c, 3, "queue"), LB_OPTIONAL, &a->queue_len);
 }
 static int run_counts(lease_db *db, lb_args *a) {
-  return lease_count_queue(db, a->now, a->queue, a->queue_len, &a->counts);
+  return lease_count(db, a->now, a->queue, a->queue_len, &a->counts);
 }
 static int push_counts(lua_State *L, lb_args *a) {
   static const char *const names[] = {"total", "ready", "held", "done", "blocked", "available",
@@ -893,10 +893,13 @@ static const lb_op op_counts = {"counts", 0, 0, check_counts, run_counts, push_c
 /* --- settings -------------------------------------------------------- */
 
 /***
-The connection's settings, read back from SQLite, not from the options.
+The connection's settings, read back from the database, not from the options,
+and the database's schema version as this handle opened it (an integer: the
+engine's, `lease.SCHEMA_VERSION`, after a writable open, which brings an older
+database up to it; an older one's own on a read-only handle).
 @function db:settings
 @treturn table `{journal_mode = "wal", synchronous = "full"|"normal"|"off"|"extra",
-  busy_timeout = seconds}`
+  busy_timeout = seconds, schema_version = integer}`
 @raise `lease.settings: ...` on a database failure
 */
 static int run_settings(lease_db *db, lb_args *a) {
@@ -905,7 +908,7 @@ static int run_settings(lease_db *db, lb_args *a) {
 static int push_settings(lua_State *L, lb_args *a) {
   static const char *const sync_names[] = {"off", "normal", "full", "extra"};
   int sync = a->settings.synchronous;
-  lua_createtable(L, 0, 3);
+  lua_createtable(L, 0, 4);
   lua_pushstring(L, a->settings.journal_mode);
   lua_setfield(L, -2, "journal_mode");
   lua_pushstring(L, sync >= 0 && sync < (int)(sizeof sync_names / sizeof sync_names[0])
@@ -913,6 +916,8 @@ static int push_settings(lua_State *L, lb_args *a) {
   lua_setfield(L, -2, "synchronous");
   lua_pushnumber(L, a->settings.busy_timeout_ms / 1000.0);
   lua_setfield(L, -2, "busy_timeout");
+  lua_pushinteger(L, a->settings.schema_version);
+  lua_setfield(L, -2, "schema_version");
   return 1;
 }
 static const lb_op op_settings = {"settings", 0, 0, check_none, run_settings, push_settings};
@@ -1267,6 +1272,12 @@ The module's version, as `LEASE_VERSION` in lease.h: "major.minor.patch".
 @field _VERSION
 */
 
+/***
+The schema version this build makes and knows (an integer): a writable open
+brings an older database up to it; a database of a newer one is refused.
+@field SCHEMA_VERSION
+*/
+
 /* See lease_lua.h: require "lease". */
 LEASE_API int luaopen_lease(lua_State *L) {
   size_t i;
@@ -1284,6 +1295,8 @@ LEASE_API int luaopen_lease(lua_State *L) {
   lua_setfield(L, -2, "_VERSION");
   lua_pushliteral(L, LEASE_VERSION);
   lua_setfield(L, -2, "version");
+  lua_pushinteger(L, LEASE_SCHEMA_VERSION);
+  lua_setfield(L, -2, "SCHEMA_VERSION");
   lease_lua_process_register(L);   /* pid, hostname, on_signal, signals */
   /* lease.thread: the same table as require "lease.thread" (lease_thread.c) */
   luaL_requiref(L, "lease.thread", luaopen_lease_thread, 0);

@@ -31,6 +31,8 @@ typedef struct lpg_conn {
   PGconn *pg;
   uint64_t prepared;   /* bit i: statement slot i is prepared on this session */
   void *tx;            /* lpg_tx.c's state of this connection */
+  int version;         /* the database's schema version (lpg_schema_read) */
+  int versioned;       /* the database holds its version row */
 } lpg_conn;
 
 #define LPG(db) ((lpg_conn *)(db)->conn)
@@ -140,25 +142,46 @@ PGresult *lpg_run(lease_db *db, int slot, const char *sql, int n, const unsigned
 int lpg_outcome(lease_db *db, const lease__write *w, const PGresult *r, int64_t *fence,
                 int *reason);
 
+/* lpg_enqueue_ids: enqueue's plain form, for n checked jobs that carry
+** nothing but their ids: one INSERT of them all (LPG_SQL_ENQUEUE_MANY),
+** its own transaction; *inserted: how many were new (may be NULL). */
+int lpg_enqueue_ids(lease_db *db, const lease_new_job *jobs, int n, int *inserted);
+
+/* ---- lpg_schema.c ------------------------------------------------------- */
+
+/*
+** lpg_schema_read: the database's schema version into LPG(db)->version and
+** ->versioned: its version row, or for a database without one the version
+** its layout is (LPG_SQL_CLASSIFY).  Writes nothing.  LEASE_SCHEMA when
+** the row is not a version number, or names a version newer than
+** LEASE_SCHEMA_VERSION; else LEASE_OK or the failure.
+*/
+int lpg_schema_read(lease_db *db);
+
+/*
+** lpg_schema_upgrade: in one transaction under LPG_SQL_LOCK (READ
+** COMMITTED, named: it runs before the session is set): the jobs table
+** when missing, the version read again (another client may have brought
+** the database up to date meanwhile), every step past it, the version row,
+** and the with_lease guard on every lease_ table.  A failure rolls it all
+** back.  LEASE_OK or the failure.
+*/
+int lpg_schema_upgrade(lease_db *db);
+
 /* ---- lpg_queue.c -------------------------------------------------------- */
 
-/* At open, before the session is set: create the queue's tables when the
-** database lacks them (empty temporary ones on a read-only handle). */
-int lpg_q_open(lease_db *db);
-
-/* lease__backend's claim_next (the queue "default") and count (every
-** queue, with the counts by status). */
-int lpg_q_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jobs, int *count);
-int lpg_q_count(lease_db *db, double now, lease_counts *out);
-
-/* The queue's members of lease__pg (lease_int.h). */
-int lpg_q_enqueue_jobs(lease_db *db, const lease_new_job *jobs, int n, int *inserted);
-int lpg_q_state_at(lease_db *db, const char *id, size_t id_len, double now, lease_row *row,
-                   int *found);
+/* lease__pg's members (lease_int.h) that read or take jobs with their
+** queue data, and the queue's operator actions. */
+int lpg_q_enqueue(lease_db *db, const lease_new_job *jobs, int n, int *inserted);
+int lpg_q_state(lease_db *db, const char *id, size_t id_len, double now, lease_row *row,
+                int *found);
+int lpg_q_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jobs, int *count,
+                     int *why);
+int lpg_q_list(lease_db *db, const lease_filter *f, int max, lease_row *rows, int *count);
+int lpg_q_count(lease_db *db, double now, const char *queue, size_t queue_len,
+                lease_counts *out);
 int lpg_q_errors(lease_db *db, const char *id, size_t id_len, lease_job_error *out, int max,
                  int *count);
-int lpg_q_claim_next_queue(lease_db *db, const lease__write *w, int max, lease_job *jobs,
-                           int *count, int *why);
 int lpg_q_set_queue(lease_db *db, const char *queue, size_t queue_len, int what, int paused,
                     const lease_queue_limits *l);
 int lpg_q_queues(lease_db *db, double now, lease_queue_info *out, int max, int *count);
@@ -174,9 +197,6 @@ int lpg_q_retry(lease_db *db, const char *id, size_t id_len, double now, int *re
 int lpg_q_cancel(lease_db *db, const char *id, size_t id_len, double now, int *reason);
 int lpg_q_prune(lease_db *db, double before, const char *queue, size_t queue_len, int status,
                 int64_t *deleted);
-int lpg_q_list_jobs(lease_db *db, const lease_filter *f, int max, lease_row *rows, int *count);
-int lpg_q_count_queue(lease_db *db, double now, const char *queue, size_t queue_len,
-                      lease_counts *out);
 
 /* ---- lpg.c, for lpg_tx.c ------------------------------------------------ */
 

@@ -88,47 +88,6 @@ static int in_txn(lease_db *db, int (*body)(lease_db *, void *), void *ctx) {
 }
 
 /* ===================================================================== */
-/* The schema                                                             */
-/* ===================================================================== */
-
-/* The queue settings' tables when lease_queues is missing: made under the
-** schema's lock, or empty temporary ones on a read-only handle. */
-static int control_open(lease_db *db) {
-  PGresult *res = PQexec(LPG(db)->pg, LPG_Q_SQL_CONTROLLED);
-  int there, rc;
-  if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1) {
-    rc = lpg_fail(db, res);
-    PQclear(res);
-    return rc;
-  }
-  there = PQgetvalue(res, 0, 0)[0] == 't';
-  PQclear(res);
-  if (there) return LEASE_OK;
-  if (db->opt.flags & LEASE_OPEN_READONLY) return lpg_exec(db, LPG_Q_SQL_CONTROL_TABLES("TEMP "));
-  if ((rc = lpg_exec(db, LPG_Q_SQL_CONTROL_INIT)) != LEASE_OK) lpg_rollback(db);
-  return rc;
-}
-
-/* See lpg_int.h.  Runs while the session is still writable. */
-int lpg_q_open(lease_db *db) {
-  PGresult *res = PQexec(LPG(db)->pg, LPG_Q_SQL_MARKED);
-  int marked, rc;
-  if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1) {
-    rc = lpg_fail(db, res);
-    PQclear(res);
-    return rc;
-  }
-  marked = PQgetvalue(res, 0, 0)[0] == 't';
-  PQclear(res);
-  if (!marked) {
-    if (db->opt.flags & LEASE_OPEN_READONLY) rc = lpg_exec(db, LPG_Q_SQL_TABLES("TEMP ", ""));
-    else if ((rc = lpg_exec(db, LPG_Q_SQL_INIT)) != LEASE_OK) lpg_rollback(db);
-    if (rc != LEASE_OK) return rc;
-  }
-  return control_open(db);
-}
-
-/* ===================================================================== */
 /* Enqueue                                                                */
 /* ===================================================================== */
 
@@ -158,11 +117,23 @@ static int enqueue_body(lease_db *db, void *ctx) {
   return LEASE_OK;
 }
 
-/* See lease.h: lease_enqueue_job and lease_enqueue_jobs, one transaction. */
-int lpg_q_enqueue_jobs(lease_db *db, const lease_new_job *jobs, int n, int *inserted) {
+/* 1 when job j (checked) carries data beyond the defaults the trigger
+** lease_jobs_added gives its queue row. */
+static int has_data(const lease_new_job *j) {
+  return j->payload || j->queue_len != 7 || memcmp(j->queue, "default", 7) != 0 ||
+         j->priority != 0 || j->has_run_at || j->max_attempts != LEASE_MAX_ATTEMPTS_DEFAULT;
+}
+
+/* See lease.h: lease_enqueue and lease_enqueue_many, one transaction: one
+** job is one statement; many without data one INSERT of their ids
+** (lpg_enqueue_ids); else a statement per job between BEGIN and COMMIT. */
+int lpg_q_enqueue(lease_db *db, const lease_new_job *jobs, int n, int *inserted) {
   enqueue_ctx e = {jobs, n, 0};
-  int rc = lpg_ready(db);
-  if (rc == LEASE_OK) rc = in_txn(db, enqueue_body, &e);
+  int i, plain = n > 1, rc = lpg_ready(db);
+  if (rc != LEASE_OK) return rc;
+  for (i = 0; plain && i < n; i++) plain = !has_data(&jobs[i]);
+  if (plain) return lpg_enqueue_ids(db, jobs, n, inserted);
+  rc = n == 1 ? enqueue_body(db, &e) : in_txn(db, enqueue_body, &e);
   if (rc == LEASE_OK && inserted) *inserted = e.added;
   return rc;
 }
@@ -212,8 +183,8 @@ static void fix_row(lease_db *db, lease_row *row) {
   row->queue = kept(db, (uintptr_t)row->queue);
 }
 
-/* See lease.h: lease_state_at (now NaN: the status is unknown). */
-int lpg_q_state_at(lease_db *db, const char *id, size_t id_len, double now, lease_row *row,
+/* See lease.h: lease_state (now NaN: the status is unknown). */
+int lpg_q_state(lease_db *db, const char *id, size_t id_len, double now, lease_row *row,
                    int *found) {
   params p = {0};
   PGresult *res;
@@ -235,8 +206,8 @@ int lpg_q_state_at(lease_db *db, const char *id, size_t id_len, double now, leas
   return LEASE_OK;
 }
 
-/* See lease.h: lease_list_jobs. */
-int lpg_q_list_jobs(lease_db *db, const lease_filter *f, int max, lease_row *rows, int *count) {
+/* See lease.h: lease_list. */
+int lpg_q_list(lease_db *db, const lease_filter *f, int max, lease_row *rows, int *count) {
   params p = {0};
   PGresult *res;
   size_t used = 0;
@@ -248,6 +219,7 @@ int lpg_q_list_jobs(lease_db *db, const lease_filter *f, int max, lease_row *row
   p_i4(&p, f->status);
   p_bytes(&p, f->queue, f->queue_len);
   p_i4(&p, f->results != 0);
+  p_i4(&p, f->which);
   if (!(res = qrun(db, Q_LIST, &p))) return db->rc;
   n = PQntuples(res) < max ? PQntuples(res) : max;
   for (i = 0; i < n; i++) {
@@ -292,9 +264,9 @@ int lpg_q_errors(lease_db *db, const char *id, size_t id_len, lease_job_error *o
   return LEASE_OK;
 }
 
-/* See lease.h: lease_count_queue (queue NULL: every queue). */
-int lpg_q_count_queue(lease_db *db, double now, const char *queue, size_t queue_len,
-                      lease_counts *out) {
+/* See lease.h: lease_count (queue NULL: every queue). */
+int lpg_q_count(lease_db *db, double now, const char *queue, size_t queue_len,
+                lease_counts *out) {
   int64_t *all[12] = {&out->total, &out->done, &out->ready, &out->held, &out->blocked,
                       &out->available, &out->scheduled, &out->running, &out->retryable,
                       &out->completed, &out->discarded, &out->cancelled};
@@ -310,11 +282,6 @@ int lpg_q_count_queue(lease_db *db, double now, const char *queue, size_t queue_
   return LEASE_OK;
 }
 
-/* See lpg_int.h: lease_count, with the counts by status. */
-int lpg_q_count(lease_db *db, double now, lease_counts *out) {
-  return lpg_q_count_queue(db, now, NULL, 0, out);
-}
-
 /* ===================================================================== */
 /* claim_next                                                             */
 /* ===================================================================== */
@@ -325,7 +292,7 @@ typedef struct taken {
 } taken;
 
 /*
-** See lease.h: lease_claim_next_queue, on a ready connection.  One
+** See lease.h: lease_claim_next, on a ready connection.  One
 ** statement per round (LPG_Q_SQL_CLAIM_NEXT), each its own transaction
 ** unless the caller opened one; a round that discarded jobs whose expired
 ** lease was their last attempt looks again for as many more.  A discarded
@@ -453,11 +420,11 @@ static int claim_controlled(lease_db *db, const lease__write *w, int max, lease_
   return LEASE_OK;
 }
 
-/* See lease.h: lease_claim_next_queue.  A queue without settings (one
-** plain read of its row finds none) claims as before, one statement per
-** round; one with settings in a transaction of claim_controlled. */
-int lpg_q_claim_next_queue(lease_db *db, const lease__write *w, int max, lease_job *jobs,
-                           int *count, int *why) {
+/* See lease.h: lease_claim_next.  A queue without settings (one plain
+** read of its row finds none) claims one statement per round; one with
+** settings in a transaction of claim_controlled. */
+int lpg_q_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jobs, int *count,
+                     int *why) {
   lease__queue_facts q;
   int rc = lpg_ready(db);
   *why = LEASE_GRANTED;
@@ -490,15 +457,6 @@ int lpg_q_complete_claim_next(lease_db *db, const lease__write *wc, const lease_
     *count = 0;
   }
   return rc;
-}
-
-/* See lpg_int.h: lease_claim_next is the queue "default"'s. */
-int lpg_q_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jobs, int *count) {
-  lease__write q = *w;
-  int why;
-  q.queue = "default";
-  q.queue_len = 7;
-  return lpg_q_claim_next_queue(db, &q, max, jobs, count, &why);
 }
 
 /* ===================================================================== */
@@ -547,7 +505,7 @@ int lpg_q_set_queue(lease_db *db, const char *queue, size_t queue_len, int what,
 }
 
 /* See lease.h: lease_queues.  The names and settings, then each queue's
-** counts (lpg_q_count_queue). */
+** counts (lpg_q_count). */
 int lpg_q_queues(lease_db *db, double now, lease_queue_info *out, int max, int *count) {
   params p = {0};
   PGresult *res;
@@ -571,7 +529,7 @@ int lpg_q_queues(lease_db *db, double now, lease_queue_info *out, int max, int *
   PQclear(res);
   rc = failed ? db->rc : LEASE_OK;
   for (i = 0; rc == LEASE_OK && i < n; i++)
-    rc = lpg_q_count_queue(db, now, kept(db, names[i]), out[i].name_len, &out[i].counts);
+    rc = lpg_q_count(db, now, kept(db, names[i]), out[i].name_len, &out[i].counts);
   for (i = 0; rc == LEASE_OK && i < n; i++) out[i].name = kept(db, names[i]);
   free(names);
   if (rc == LEASE_OK) *count = n;
@@ -597,8 +555,9 @@ static int fail_body(lease_db *db, void *ctx) {
   const lease__write *w = x->w;
   params p = {0};
   PGresult *res;
-  int64_t attempt, max;
-  int rc, state = LEASE__Q_OPEN;
+  lease__fail_facts f = {0, 0, w->now, x->o->no_attempt, x->o->has_run_at, x->o->run_at};
+  lease__next next;
+  int rc;
   p_bytes(&p, w->id, w->id_len);
   p_bytes(&p, w->owner, w->owner_len);
   p_i8(&p, w->fence);
@@ -610,27 +569,18 @@ static int fail_body(lease_db *db, void *ctx) {
     PQclear(res);
     return rc;
   }
-  attempt = r_i8(res, 0, 9);
-  max = r_i8(res, 0, 10);
+  f.attempt = r_i8(res, 0, 9);
+  f.max_attempts = r_i8(res, 0, 10);
   PQclear(res);
-  if (x->o->no_attempt) {
-    if (attempt > 0) attempt--;
-    x->run_at = x->o->has_run_at ? x->o->run_at : w->now;
-    x->status = LEASE_STATUS_RETRYABLE;
-  } else if (attempt >= max) {
-    state = LEASE__Q_DISCARDED;
-    x->run_at = NAN;
-    x->status = LEASE_STATUS_DISCARDED;
-  } else {
-    x->run_at = x->o->has_run_at ? x->o->run_at : w->now + lease_backoff(attempt);
-    x->status = LEASE_STATUS_RETRYABLE;
-  }
+  lease__after_fail(&f, &next);
+  x->status = next.status;
+  x->run_at = next.run_at;
   memset(&p, 0, sizeof p);
   p_bytes(&p, w->id, w->id_len);
-  p_i8(&p, attempt);
-  p_i4(&p, state);
-  p_time(&p, state == LEASE__Q_OPEN ? x->run_at : NAN);
-  p_time(&p, state == LEASE__Q_OPEN ? NAN : w->now);
+  p_i8(&p, next.attempt);
+  p_i4(&p, next.qstate);
+  p_time(&p, next.run_at);
+  p_time(&p, next.finished_at);
   if (!(res = qrun(db, Q_AFTER_FAIL, &p))) return db->rc;
   PQclear(res);
   return LEASE_OK;
@@ -661,32 +611,34 @@ static PGresult *admin(lease_db *db, int which, const char *id, size_t id_len, d
   return qrun(db, which, &p);
 }
 
-/* See lease.h: lease_retry.  Refused: missing, or held (open, until >
-** now). */
+/* The facts of retry's and cancel's row (found, done, the queue's state
+** before; retry's also live, until > now) into *f. */
+static void admin_facts(const PGresult *res, lease__facts *f) {
+  if (!(f->found = r_bool(res, 0, 0))) return;
+  f->done = r_bool(res, 0, 1);
+  f->qstate = PQgetisnull(res, 0, 2) ? LEASE__Q_OPEN : r_i4(res, 0, 2);
+  if (PQnfields(res) > 3) f->live = r_bool(res, 0, 3);
+}
+
+/* See lease.h: lease_retry.  The reason: lease__retry_reason. */
 int lpg_q_retry(lease_db *db, const char *id, size_t id_len, double now, int *reason) {
   PGresult *res = admin(db, Q_RETRY, id, id_len, now);
-  int r;
+  lease__facts f = {0};
   if (!res) return db->rc;
-  r = !r_bool(res, 0, 0) ? LEASE_MISSING : !r_bool(res, 0, 1) ? LEASE_HELD : LEASE_GRANTED;
+  admin_facts(res, &f);
   PQclear(res);
-  if (reason) *reason = r;
+  if (reason) *reason = lease__retry_reason(&f);
   return LEASE_OK;
 }
 
-/* See lease.h: lease_cancel.  Refused: missing, done, discarded, or
-** already cancelled. */
+/* See lease.h: lease_cancel.  The reason: lease__cancel_reason. */
 int lpg_q_cancel(lease_db *db, const char *id, size_t id_len, double now, int *reason) {
   PGresult *res = admin(db, Q_CANCEL, id, id_len, now);
   lease__facts f = {0};
-  int r;
   if (!res) return db->rc;
-  if ((f.found = r_bool(res, 0, 0))) {
-    f.done = r_bool(res, 0, 1);
-    f.qstate = PQgetisnull(res, 0, 2) ? LEASE__Q_OPEN : r_i4(res, 0, 2);
-  }
-  r = lease__cancel_reason(&f);
+  admin_facts(res, &f);
   PQclear(res);
-  if (reason) *reason = r;
+  if (reason) *reason = lease__cancel_reason(&f);
   return LEASE_OK;
 }
 

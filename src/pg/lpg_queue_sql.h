@@ -46,28 +46,13 @@
   " fence int8, message bytea);"
 #define LPG_Q_SQL_REFS " REFERENCES jobs(id) ON DELETE CASCADE ON UPDATE CASCADE"
 
-/* The trigger whose presence says the schema below is complete (it is
-** created last). */
-#define LPG_Q_SQL_MARKED                                                            \
-  "SELECT EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = to_regclass('jobs')"     \
-  " AND tgname = 'lease_jobs_added')"
-
 /*
-** The queue's schema, under the advisory lock of LPG_SQL_INIT, created
-** when the trigger of LPG_Q_SQL_MARKED is missing (a concurrent creator
-** waits for the lock, then finds it), in one transaction.  It runs before
-** the session is set, so it names READ COMMITTED itself: under the
-** server's default, were it REPEATABLE READ, the check would read the
-** snapshot taken before the lock wait.  The last steps fill lease_queue
-** for the jobs already there, and the with_lease guard (lpg_tx_sql.h) goes
-** on the new tables in the same transaction: added at a later with_lease it
-** would be DDL on tables in use, and deadlock with running claims.
+** The queue's schema as step 1 makes it (lpg_schema_sql.h): the tables,
+** their indexes, functions and the triggers on jobs; the last statements
+** fill lease_queue for the jobs already there, then make the trigger that
+** keeps it filled.
 */
-#define LPG_Q_SQL_INIT                                                              \
-  "BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock(1818588019);" \
-  " DO $lease$ BEGIN"                                                               \
-  " IF EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = to_regclass('jobs')"       \
-  " AND tgname = 'lease_jobs_added') THEN RETURN; END IF; "                        \
+#define LPG_Q_SQL_SCHEMA                                                            \
   LPG_Q_SQL_TABLES("", LPG_Q_SQL_REFS)                                              \
   " CREATE INDEX IF NOT EXISTS lease_queue_ready"                                   \
   " ON lease_queue(queue, priority, run_at NULLS FIRST, seq) WHERE state = " LEASE__Q_OPEN_S ";" \
@@ -107,10 +92,10 @@
   " SELECT id, seq, CASE WHEN done <> 0 THEN " LEASE__Q_COMPLETED_S                 \
   " ELSE " LEASE__Q_OPEN_S " END,"                                                  \
   " CASE WHEN done <> 0 THEN until END FROM jobs ON CONFLICT (id) DO NOTHING;"     \
+  " DROP TRIGGER IF EXISTS lease_jobs_added ON jobs;"                               \
   " CREATE TRIGGER lease_jobs_added AFTER INSERT ON jobs"                            \
   " REFERENCING NEW TABLE AS lease_added FOR EACH STATEMENT"                        \
-  " EXECUTE FUNCTION lease_jobs_added();"                                           \
-  " END $lease$; " LPG_TX_SQL_CREATE "; COMMIT"
+  " EXECUTE FUNCTION lease_jobs_added();"
 
 /*
 ** A job's status at now (the parameter `now`; NULL gives 0, unknown), over
@@ -136,14 +121,20 @@
   LPG_Q_SQL_STATUS(now) ", j.seq, coalesce(length(j.result), 0)::int8"             \
   " FROM jobs j LEFT JOIN lease_queue q ON q.id = j.id"
 
-/* One job.  $1 id, $2 now (NULL: status unknown). */
+/* One job (contract step 3, with its queue data).  $1 id, $2 now (NULL:
+** status unknown). */
 #define LPG_Q_SQL_STATE LPG_Q_SQL_FULL_ROW("$2", "true") " WHERE j.id = $1"
 
 /* A page of jobs.  $1 after (seq), $2 now, $3 limit, $4 status (0: all),
-** $5 queue (NULL: all), $6 load results (0 or 1). */
+** $5 queue (NULL: all), $6 load results (0 or 1), $7 which (LEASE_LIST_*:
+** the contract's view at now; 0: all). */
 #define LPG_Q_SQL_LIST                                                              \
   LPG_Q_SQL_FULL_ROW("$2", "$6 <> 0")                                               \
-  " WHERE j.seq > $1 AND ($4 = 0 OR " LPG_Q_SQL_STATUS("$2") " = $4)"              \
+  " WHERE j.seq > $1 AND CASE $7 WHEN 0 THEN true"                                  \
+  " WHEN 1 THEN j.done = 0 AND " LPG_SQL_BLOCKED " = 0 AND j.until <= $2"           \
+  " WHEN 2 THEN j.done = 0 AND " LPG_SQL_BLOCKED " = 0 AND j.until > $2"            \
+  " WHEN 3 THEN j.done <> 0 ELSE j.done = 0 AND " LPG_SQL_BLOCKED " <> 0 END"       \
+  " AND ($4 = 0 OR " LPG_Q_SQL_STATUS("$2") " = $4)"              \
   " AND ($5::bytea IS NULL OR coalesce(q.queue, 'default'::bytea) = $5)"           \
   " ORDER BY j.seq LIMIT $3"
 
@@ -181,7 +172,9 @@
 ** run_at NULL (at once) first, both rows of each locked, those another
 ** transaction holds locked skipped.  A candidate whose lease expired
 ** unreported (an owner still named) gets its error recorded, and is
-** discarded instead of claimed when that was its last attempt.  $1 queue,
+** discarded instead of claimed when that was its last attempt (x.last:
+** attempt >= max_attempts, the core's rule lease__after_expiry, written
+** here so that one statement records, discards and claims).  $1 queue,
 ** $2 now, $3 owner, $4 now + ttl, $5 how many.  Rows, in claim order: id,
 ** new fence (NULL: discarded), payload, queue, priority, attempt (this
 ** claim's), max_attempts.
@@ -230,8 +223,10 @@
 
 /*
 ** retry: unless the job is open and held (until > now), reopen it (done 0,
-** no owner, until 0; the fence kept) with a fresh attempt budget.  $1 id,
-** $2 now.  One row: found, reopened.
+** no owner, until 0; the fence kept) with a fresh attempt budget.  ok is
+** the core's rule (lease__retry_reason) on the locked row, in SQL, so the
+** statement reads and writes at once.  $1 id, $2 now.  One row, the facts
+** the rule reads: found, done, the queue's state, held (until > now).
 */
 #define LPG_Q_SQL_RETRY                                                             \
   "WITH j AS (SELECT id, done, until FROM jobs WHERE id = $1 FOR UPDATE),"         \
@@ -242,11 +237,12 @@
   " r AS (UPDATE lease_queue SET state = " LEASE__Q_OPEN_S ", attempt = 0,"         \
   " run_at = NULL, finished_at = NULL"                                              \
   " FROM ok WHERE lease_queue.id = ok.id)"                                          \
-  " SELECT j.id IS NOT NULL, (SELECT count(*) FROM ok) > 0"                         \
-  " FROM (SELECT 1) one LEFT JOIN j ON true"
+  " SELECT j.id IS NOT NULL, j.done <> 0, q.state, j.until > $2"                  \
+  " FROM (SELECT 1) one LEFT JOIN j ON true LEFT JOIN q ON true"
 
-/* cancel: an open job (not done, not ended) is cancelled at now.  $1 id,
-** $2 now.  One row: found, done, the queue's state before. */
+/* cancel: an open job (not done, not ended: the core's rule,
+** lease__cancel_reason, in SQL) is cancelled at now.  $1 id, $2 now.  One
+** row: found, done, the queue's state before. */
 #define LPG_Q_SQL_CANCEL                                                            \
   "WITH j AS (SELECT id, done FROM jobs WHERE id = $1 FOR UPDATE),"                \
   LPG_SQL_QUEUE_OF_J ","                                                            \
@@ -280,19 +276,14 @@
 ** Queue control (lease.h: lease_pause, lease_limit), the layout of the
 ** SQLite backend's (lsq_queue_sql.h): lease_queues, one row per queue with
 ** settings; lease_queue_claims, when claim_next handed out each job of a
-** queue with a rate limit.  LPG_Q_SQL_CONTROL_TABLES(kw): the DDL (kw ""
-** or "TEMP "); LPG_Q_SQL_CONTROL_INIT runs it under the schema's advisory
-** lock when lease_queues is missing (LPG_Q_SQL_CONTROLLED).
+** queue with a rate limit.  The tables are schema step 4 (LPG_STEP_CONTROL
+** in lpg_schema_sql.h); LPG_Q_SQL_CONTROL_TEMP: empty temporary ones of
+** the same layout, for a read-only handle on an older database.
 */
-#define LPG_Q_SQL_CONTROL_TABLES(kw)                                                \
-  "CREATE " kw "TABLE IF NOT EXISTS lease_queues(name bytea PRIMARY KEY,"         \
+#define LPG_Q_SQL_CONTROL_TEMP                                                      \
+  "CREATE TEMP TABLE IF NOT EXISTS lease_queues(name bytea PRIMARY KEY,"          \
   " paused int NOT NULL DEFAULT 0, concurrency int8, rate int8, per float8);"      \
-  " CREATE " kw "TABLE IF NOT EXISTS lease_queue_claims(queue bytea NOT NULL, at float8 NOT NULL);" \
-  " CREATE INDEX IF NOT EXISTS lease_queue_claims_at ON lease_queue_claims(queue, at);"
-#define LPG_Q_SQL_CONTROLLED "SELECT to_regclass('lease_queues') IS NOT NULL"
-#define LPG_Q_SQL_CONTROL_INIT                                                      \
-  "BEGIN; SELECT pg_advisory_xact_lock(1818588019); "                               \
-  LPG_Q_SQL_CONTROL_TABLES("") " COMMIT"
+  " CREATE TEMP TABLE IF NOT EXISTS lease_queue_claims(queue bytea NOT NULL, at float8 NOT NULL)"
 
 /* A queue's settings, read plainly (lock 0) or with its row locked (FOR
 ** UPDATE: claims of a queue with settings take turns, each counting after
@@ -344,7 +335,7 @@
 
 #define LPG_QUEUE_STATEMENT_MAP(XX)                                                 \
   XX(STATE, LPG_Q_SQL_STATE, 2, {T_BYTEA, T_FLOAT8})                                \
-  XX(LIST, LPG_Q_SQL_LIST, 6, {T_INT8, T_FLOAT8, T_INT4, T_INT4, T_BYTEA, T_INT4})  \
+  XX(LIST, LPG_Q_SQL_LIST, 7, {T_INT8, T_FLOAT8, T_INT4, T_INT4, T_BYTEA, T_INT4, T_INT4}) \
   XX(TALLY, LPG_Q_SQL_TALLY, 2, {T_FLOAT8, T_BYTEA})                                \
   XX(ERRORS, LPG_Q_SQL_ERRORS, 2, {T_BYTEA, T_INT4})                                \
   XX(ENQUEUE, LPG_Q_SQL_ENQUEUE, 6, {T_BYTEA, T_BYTEA, T_BYTEA, T_INT8, T_FLOAT8, T_INT8}) \

@@ -19,8 +19,8 @@
 
 #include "lease_int.h"   /* the queue states, LEASE__Q_*_S */
 
-/* The gate's table and the with_lease guard, created by LPG_SQL_INIT
-** after every other table (the guard covers each lease_ table there is). */
+/* The gate's table and the with_lease guard, created by the schema's step
+** 1 after every other table (the guard covers each lease_ table there is). */
 #include "lpg_tx_sql.h"
 
 /* The largest fence, LEASE_FENCE_MAX, as SQL text. */
@@ -40,11 +40,9 @@
   "CREATE INDEX IF NOT EXISTS lease_jobs_pending ON jobs(seq) WHERE done = 0"
 
 /* Concurrent CREATE TABLE IF NOT EXISTS of one table can fail on the
-** catalog's unique index: creators take this transaction-level advisory
-** lock first ("lease" in ASCII as the key). */
-#define LPG_SQL_INIT                                                        \
-  "BEGIN; SELECT pg_advisory_xact_lock(1818588019); " LPG_SQL_CREATE_JOBS \
-  "; " LPG_SQL_CREATE_PENDING_INDEX "; " LPG_TX_SQL_CREATE "; COMMIT"
+** catalog's unique index: whoever changes the schema takes this
+** transaction-level advisory lock first ("lease" in ASCII as the key). */
+#define LPG_SQL_LOCK "SELECT pg_advisory_xact_lock(1818588019)"
 
 /* The columns of an existing jobs table, as format_type names them. */
 #define LPG_SQL_COLUMNS                                                      \
@@ -56,18 +54,11 @@
 ** code: the table's CHECKs leave only a fence at its maximum. */
 #define LPG_SQL_BLOCKED "(CASE WHEN fence >= " LPG_FENCE_MAX " THEN 3 ELSE 0 END)"
 
-/* Contract step 2.  $1 id. */
-#define LPG_SQL_ENQUEUE "INSERT INTO jobs(id) VALUES ($1) ON CONFLICT (id) DO NOTHING"
-
-/* enqueue for many ids, in the array's order.  $1 bytea[]. */
+/* Contract step 2 for many ids without data, in the array's order (the
+** trigger lease_jobs_added gives each its queue row).  $1 bytea[]. */
 #define LPG_SQL_ENQUEUE_MANY                                                      \
   "INSERT INTO jobs(id) SELECT id FROM unnest($1::bytea[]) WITH ORDINALITY t(id, n)" \
   " ORDER BY n ON CONFLICT (id) DO NOTHING"
-
-/* Contract step 3.  $1 id. */
-#define LPG_SQL_STATE                                                     \
-  "SELECT id, owner, until, fence, result, done,"                        \
-  " CASE WHEN done <> 0 THEN 0 ELSE " LPG_SQL_BLOCKED " END FROM jobs WHERE id = $1"
 
 /*
 ** The guarded writes.  Each returns one row: the claim's new fence (or for
@@ -103,7 +94,9 @@
 ** Contract step 4.  $1 id, $2 owner, $3 now, $4 now + ttl.  A lease that
 ** expired unreported (x.lapsed: an owner still named, until <= now) counts
 ** against the job first: its error is recorded, and when it was the last
-** attempt (x.spent) the job is discarded instead of claimed.
+** attempt (x.last: attempt >= max_attempts, the core's rule
+** lease__after_expiry, written here so that one statement records,
+** discards and claims) the job is discarded instead of claimed.
 */
 #define LPG_SQL_CLAIM                                                                 \
   "WITH j AS (SELECT id, owner, done, until, fence FROM jobs WHERE id = $1 FOR UPDATE)," \
@@ -156,29 +149,17 @@
   LPG_SQL_REPORT("(SELECT count(*) FROM u)", "j.owner IS DISTINCT FROM $2, j.fence <> $3", \
                  "false", "false", "0", "")
 
-/* A page of jobs of one kind.  $1 after (seq), $2 now, $3 limit, $4 which. */
-#define LPG_SQL_LIST                                                                  \
-  "SELECT seq, id, owner, until, fence, result, done, b FROM (SELECT seq, id, owner,"  \
-  " until, fence, result, done, CASE WHEN done <> 0 THEN 0 ELSE " LPG_SQL_BLOCKED      \
-  " END AS b FROM jobs WHERE seq > $1) t WHERE CASE $4 WHEN 0 THEN true"              \
-  " WHEN 1 THEN done = 0 AND b = 0 AND until <= $2"                                   \
-  " WHEN 2 THEN done = 0 AND b = 0 AND until > $2"                                    \
-  " WHEN 3 THEN done <> 0 ELSE done = 0 AND b <> 0 END ORDER BY seq LIMIT $3"
-
 /* The server's clock, seconds since the epoch. */
 #define LPG_SQL_NOW "SELECT extract(epoch FROM clock_timestamp())::float8"
 
 /* The prepared statements: enum name and SQL, one list (their parameter
 ** types: lpg.c). */
 #define LPG_STATEMENT_MAP(XX)              \
-  XX(ENQUEUE, LPG_SQL_ENQUEUE)             \
   XX(ENQUEUE_MANY, LPG_SQL_ENQUEUE_MANY)   \
-  XX(STATE, LPG_SQL_STATE)                 \
   XX(CLAIM, LPG_SQL_CLAIM)                 \
   XX(RENEW, LPG_SQL_RENEW)                 \
   XX(COMPLETE, LPG_SQL_COMPLETE)           \
   XX(RELEASE, LPG_SQL_RELEASE)             \
-  XX(LIST, LPG_SQL_LIST)                   \
   XX(NOW, LPG_SQL_NOW)
 
 #endif

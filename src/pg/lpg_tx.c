@@ -285,6 +285,112 @@ static size_t skip_dollar(const char *s, size_t n, size_t i) {
   return n;
 }
 
+/* Skip a comment (-- to the line's end, or nested slash-star) starting at
+** s[i]; returns i when there is none. */
+static size_t skip_comment(const char *s, size_t n, size_t i) {
+  if (s[i] == '-' && i + 1 < n && s[i + 1] == '-') {
+    while (i < n && s[i] != '\n') i++;
+  } else if (s[i] == '/' && i + 1 < n && s[i + 1] == '*') {
+    int depth = 1;
+    for (i += 2; i < n && depth > 0; i++) {
+      if (s[i] == '/' && i + 1 < n && s[i + 1] == '*') depth++, i++;
+      else if (s[i] == '*' && i + 1 < n && s[i + 1] == '/') depth--, i++;
+    }
+  }
+  return i;
+}
+
+/* Skip a string literal ('...' or E'...') starting at s[i]; returns the
+** index after its closing quote. */
+static size_t skip_string(const char *s, size_t n, size_t i) {
+  int esc = s[i] != '\'';
+  for (i += esc ? 2 : 1; i < n; i++) {
+    if (esc && s[i] == '\\' && i + 1 < n) i++;
+    else if (s[i] == '\'' && i + 1 < n && s[i + 1] == '\'') i++;
+    else if (s[i] == '\'') break;
+  }
+  return i + 1;
+}
+
+/* What scan gathers from the statement's tokens. */
+typedef struct scan_state {
+  char words[SCAN_WORDS][SCAN_WORD_MAX];   /* the leading words, folded */
+  int nwords, nq, maxd, names_engine;      /* ?s, largest $n, an engine name */
+} scan_state;
+
+/* A quoted name starting at s[i] ('"'): notes whether it names one of the
+** engine's tables; returns the index after its closing quote. */
+static size_t scan_quoted(const char *s, size_t n, size_t i, scan_state *st) {
+  size_t b = i + 1, len;
+  for (i++; i < n; i++) {
+    if (s[i] == '"' && i + 1 < n && s[i + 1] == '"') i++;
+    else if (s[i] == '"') break;
+  }
+  len = (i < n ? i : n) - b;
+  if (engine_name(s + b, len)) st->names_engine = 1;
+  return i + 1;
+}
+
+/* A '$' at s[i]: a dollar-quoted string (skipped), a parameter $n (the
+** largest noted), or a '$' inside a name.  Returns the index after it. */
+static size_t scan_dollar(const char *s, size_t n, size_t i, scan_state *st) {
+  size_t e = skip_dollar(s, n, i);
+  long v = 0;
+  if (e != i) return e;
+  if (!(i + 1 < n && isdigit((unsigned char)s[i + 1]))) return i + 1;
+  for (i++; i < n && isdigit((unsigned char)s[i]); i++)
+    if (v < 100000) v = v * 10 + (s[i] - '0');
+  if (v > st->maxd) st->maxd = (int)v;
+  return i;
+}
+
+/* A name starting at s[i]: folded to lower case, noted when it names one
+** of the engine's tables, kept when it is one of the leading words.
+** Returns the index after it. */
+static size_t scan_word(const char *s, size_t n, size_t i, scan_state *st) {
+  char fold[SCAN_WORD_MAX];
+  size_t start = i, len, k;
+  while (i < n && ident_char((unsigned char)s[i])) i++;
+  len = i - start;
+  for (k = 0; k < len && k < SCAN_WORD_MAX - 1; k++)
+    fold[k] = (char)tolower((unsigned char)s[start + k]);
+  fold[k] = '\0';
+  if (engine_name(fold, len)) st->names_engine = 1;   /* fold holds the first 23 bytes */
+  if (st->nwords < SCAN_WORDS) {
+    memcpy(st->words[st->nwords], fold, k + 1);
+    st->nwords++;
+  }
+  return i;
+}
+
+/* One token of the statement at s[i] that is neither blank, a comment nor
+** ';': returns the index after it; a `?` is written to t as $n instead
+** (*o advanced), every other token by the caller. */
+static size_t scan_token(const char *s, size_t n, size_t i, scan_state *st, char *t,
+                         size_t cap, size_t *o, int *copied) {
+  unsigned char c = (unsigned char)s[i];
+  *copied = 0;
+  if (c == '\'' || ((c == 'e' || c == 'E') && i + 1 < n && s[i + 1] == '\''))
+    return skip_string(s, n, i);
+  if (c == '"') return scan_quoted(s, n, i, st);
+  if (c == '$') return scan_dollar(s, n, i, st);
+  if (c == '?') {
+    st->nq++;
+    *o += (size_t)snprintf(t + *o, cap - *o, "$%d", st->nq);
+    *copied = 1;
+    return i + 1;
+  }
+  if (ident_start(c)) return scan_word(s, n, i, st);
+  return i + 1;
+}
+
+/* Record a misuse found by scan, freeing its text; returns LEASE_MISUSE. */
+static int scan_refuse(lease_db *db, char *t, scanned *out, const char *why) {
+  free(t);
+  out->text = NULL;
+  return lease__fail(db, LEASE_MISUSE, "%s", why);
+}
+
 /*
 ** Scan the caller's sql as PostgreSQL's lexer reads it: literals ('',
 ** E'', $tag$), quoted names, comments, `?` and `$n` parameters, the
@@ -293,108 +399,43 @@ static size_t skip_dollar(const char *s, size_t n, size_t i) {
 */
 static int scan(lease_db *db, const char *sql, scanned *out) {
   size_t n = strlen(sql), i = 0, o = 0, cap;
-  char words[SCAN_WORDS][SCAN_WORD_MAX];
-  int nwords = 0, nq = 0, maxd = 0, names_engine = 0, ended = 0, any = 0;
+  scan_state st;
+  int ended = 0, any = 0;
   char *t;
   memset(out, 0, sizeof *out);
+  memset(&st, 0, sizeof st);
   cap = LPG_TX_MARK_LEN + n * 4 + 16;   /* each ? becomes at most "$NNNNNNNNNN" */
   if (!(t = malloc(cap))) return lease__fail(db, LEASE_NOMEM, "out of memory");
   memcpy(t, LPG_TX_MARK, LPG_TX_MARK_LEN);
   o = LPG_TX_MARK_LEN;
   while (i < n) {
-    unsigned char c = (unsigned char)sql[i];
     size_t start = i;
-    if (isspace(c)) {
+    int copied = 0;
+    if (isspace((unsigned char)sql[i])) {
       i++;
-    } else if (c == '-' && i + 1 < n && sql[i + 1] == '-') {
-      while (i < n && sql[i] != '\n') i++;
-    } else if (c == '/' && i + 1 < n && sql[i + 1] == '*') {
-      int depth = 1;
-      for (i += 2; i < n && depth > 0; i++) {
-        if (sql[i] == '/' && i + 1 < n && sql[i + 1] == '*') depth++, i++;
-        else if (sql[i] == '*' && i + 1 < n && sql[i + 1] == '/') depth--, i++;
-      }
-    } else if (c == ';') {
+    } else if ((i = skip_comment(sql, n, i)) != start) {
+      /* a comment, copied as it is */
+    } else if (sql[i] == ';') {
       i++;
       ended = 1;
-      memcpy(t + o, sql + start, i - start);
-      o += i - start;
-      continue;
     } else {
-      if (ended) {
-        free(t);
-        return lease__fail(db, LEASE_MISUSE, "sql holds more than one statement");
-      }
+      if (ended) return scan_refuse(db, t, out, "sql holds more than one statement");
       any = 1;
-      if (c == '\'' || ((c == 'e' || c == 'E') && i + 1 < n && sql[i + 1] == '\'')) {
-        int esc = c != '\'';
-        for (i += esc ? 2 : 1; i < n; i++) {
-          if (esc && sql[i] == '\\' && i + 1 < n) i++;
-          else if (sql[i] == '\'' && i + 1 < n && sql[i + 1] == '\'') i++;
-          else if (sql[i] == '\'') break;
-        }
-        i++;
-      } else if (c == '"') {
-        size_t b = i + 1, len;
-        for (i++; i < n; i++) {
-          if (sql[i] == '"' && i + 1 < n && sql[i + 1] == '"') i++;
-          else if (sql[i] == '"') break;
-        }
-        len = (i < n ? i : n) - b;
-        if (engine_name(sql + b, len)) names_engine = 1;
-        i++;
-      } else if (c == '$') {
-        size_t e = skip_dollar(sql, n, i);
-        if (e != i) {
-          i = e;
-        } else if (i + 1 < n && isdigit((unsigned char)sql[i + 1])) {
-          long v = 0;
-          for (i++; i < n && isdigit((unsigned char)sql[i]); i++)
-            if (v < 100000) v = v * 10 + (sql[i] - '0');
-          if (v > maxd) maxd = (int)v;
-        } else {
-          i++;
-        }
-      } else if (c == '?') {
-        i++;
-        nq++;
-        o += (size_t)snprintf(t + o, cap - o, "$%d", nq);
-        continue;
-      } else if (ident_start(c)) {
-        char fold[SCAN_WORD_MAX];
-        size_t len, k;
-        while (i < n && ident_char((unsigned char)sql[i])) i++;
-        len = i - start;
-        for (k = 0; k < len && k < SCAN_WORD_MAX - 1; k++)
-          fold[k] = (char)tolower((unsigned char)sql[start + k]);
-        fold[k] = '\0';
-        if (engine_name(fold, len)) names_engine = 1;   /* fold holds the first 23 bytes */
-        if (nwords < SCAN_WORDS) {
-          memcpy(words[nwords], fold, k + 1);
-          nwords++;
-        }
-      } else {
-        i++;
-      }
+      i = scan_token(sql, n, i, &st, t, cap, &o, &copied);
     }
     if (i > n) i = n;
-    memcpy(t + o, sql + start, i - start);
-    o += i - start;
+    if (!copied) {
+      memcpy(t + o, sql + start, i - start);
+      o += i - start;
+    }
   }
   t[o] = '\0';
   out->text = t;
-  if (!any) {
-    free(t);
-    out->text = NULL;
-    return lease__fail(db, LEASE_MISUSE, "sql holds no statement");
-  }
-  if (nq && maxd) {
-    free(t);
-    out->text = NULL;
-    return lease__fail(db, LEASE_MISUSE, "sql mixes ? and $n parameters: use one kind");
-  }
-  out->nparams = nq ? nq : maxd;
-  out->refused = judge(words, nwords, names_engine, &out->savepoint);
+  if (!any) return scan_refuse(db, t, out, "sql holds no statement");
+  if (st.nq && st.maxd)
+    return scan_refuse(db, t, out, "sql mixes ? and $n parameters: use one kind");
+  out->nparams = st.nq ? st.nq : st.maxd;
+  out->refused = judge(st.words, st.nwords, st.names_engine, &out->savepoint);
   return LEASE_OK;
 }
 

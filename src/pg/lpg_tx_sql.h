@@ -28,7 +28,7 @@
 ** The gate's table and the guard: the function, then both triggers on
 ** jobs and on every table of the current schema whose name starts with
 ** lease_ that lacks them (the job queue's tables too, when they exist).
-** Idempotent; run under LPG_SQL_INIT's advisory lock.
+** Idempotent; run under LPG_SQL_LOCK's advisory lock.
 */
 #define LPG_TX_SQL_CREATE                                                                  \
   "CREATE TABLE IF NOT EXISTS lease_fences(resource bytea PRIMARY KEY"                    \
@@ -58,7 +58,7 @@
   "SELECT to_regclass('lease_fences') IS NULL OR EXISTS (" LPG_TX_SQL_UNGUARDED ")"
 
 /* LPG_TX_SQL_CREATE in its own transaction, under the advisory lock of
-** LPG_SQL_INIT (lpg_sql.h). */
+** LPG_SQL_LOCK (lpg_sql.h). */
 #define LPG_TX_SQL_INIT \
   "BEGIN; SELECT pg_advisory_xact_lock(1818588019); " LPG_TX_SQL_CREATE "; COMMIT"
 

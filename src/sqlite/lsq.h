@@ -9,6 +9,7 @@
 #define LSQ_H
 
 #include "lease_int.h"
+#include "lsq_schema_sql.h"
 #include "lsq_sql.h"
 
 #include <sqlite3.h>
@@ -30,10 +31,8 @@ typedef struct lsq_conn {
   int waiting;                      /* 1 while lsq_step's own wait owns busy_since */
   int handler_calls;                /* busy handler calls during the current step */
   int gave_up;                      /* the busy handler gave up during the current step */
-  int old_index;                    /* lease_jobs_pending, which create_missing drops, exists */
-  int queued;                       /* the queue's tables exist (LSQ_SQL_QUEUE_MARK) */
-  int current;                      /* its newest trigger too (LSQ_SQL_RENAMED_MARK) */
-  int controlled;                   /* the queue settings' tables exist (LSQ_SQL_QUEUES_MARK) */
+  int version;                      /* the file's schema version (lsq_schema_read) */
+  int versioned;                    /* the file holds its version row */
   long expiry_discards;             /* jobs lsq_q_expired discarded on this connection */
   int wal_given;                    /* the file came with a -wal holding frames */
   void *tx;                         /* lsq_tx.c's state (its statements), or NULL */
@@ -151,7 +150,8 @@ void lsq_fix_row(lease_db *db, lease_row *row);
 int lsq_guarded_step(lease_db *db, const lease__write *w, int64_t *fence, int *reason);
 int lsq_why_refused(lease_db *db, const lease__write *w, int *reason);
 
-/* lsq_count: counts at now, of one queue or all (queue NULL). */
+/* lsq_count: lease__sqlite's count: counts at now, of one queue or all
+** (queue NULL). */
 int lsq_count(lease_db *db, double now, const char *queue, size_t queue_len, lease_counts *out);
 
 /* lsq_q_expired: inside a claim's transaction, before its guarded write:
@@ -165,7 +165,7 @@ int lsq_q_expired(lease_db *db, const lease__write *w);
 ** when (w->now). */
 int lsq_q_finished(lease_db *db, const lease__write *w);
 
-/* lsq_q_claim_next: lease_claim_next_queue (w->queue set). */
+/* lsq_q_claim_next: lease__sqlite's claim_next (w->queue set). */
 int lsq_q_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jobs, int *count,
                      int *why);
 
@@ -174,30 +174,38 @@ int lsq_q_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jo
 int lsq_q_complete_claim_next(lease_db *db, const lease__write *wc, const lease__write *wn,
                               int max, lease_job *jobs, int *count, int *reason, int *why);
 
-/* lsq_q_schema: make the queue's schema (LSQ_QUEUE_SCHEMA), turning a
-** lease_queue of the earlier layout into this one first.  Runs inside the
-** caller's write transaction (the open's, which a failure rolls back). */
-int lsq_q_schema(lease_db *db);
+/*
+** lsq_schema_read: the schema version of the file on connection sql (the
+** handle's own or the open's immutable one) into LSQ(db)->version and
+** ->versioned: its version row, or for a file without one the version
+** its layout is (LSQ_SQL_CLASSIFY).  Writes nothing.  LEASE_SCHEMA when
+** the row is not a version number, or names a version newer than
+** LEASE_SCHEMA_VERSION (the file is not this build's to read or change);
+** else LEASE_OK or the failure (lsq_schema.c).
+*/
+int lsq_schema_read(lease_db *db, sqlite3 *sql);
+
+/* lsq_schema_upgrade: run every step past LSQ(db)->version, in order, then
+** write the version row (LEASE_SCHEMA_VERSION).  Runs inside the caller's
+** write transaction (the open's, which a failure rolls back). */
+int lsq_schema_upgrade(lease_db *db);
 
 /* lsq_q_temp: on a handle that may not write to a file without the
 ** queue's schema, empty temporary tables of the same names, so reads see
 ** the queue's defaults. */
 int lsq_q_temp(lease_db *db);
 
-/* lsq_q_control_schema: the queue settings' tables (LSQ_SQL_QUEUES_SCHEMA),
-** inside the caller's write transaction; lsq_q_control_temp: empty
-** temporary ones, for a handle that may not write to a file without them. */
-int lsq_q_control_schema(lease_db *db);
+/* lsq_q_control_temp: empty temporary tables of queue control's layout,
+** for a handle that may not write to a file older than
+** LSQ_CONTROL_READABLE: no queue is paused or limited. */
 int lsq_q_control_temp(lease_db *db);
 
 /* The queue's members of lease__sqlite (lease_int.h; lsq_queue.c). */
-int lsq_q_enqueue_jobs(lease_db *db, const lease_new_job *jobs, int n, int *inserted);
-int lsq_q_state_at(lease_db *db, const char *id, size_t id_len, double now, lease_row *row,
-                   int *found);
+int lsq_q_enqueue(lease_db *db, const lease_new_job *jobs, int n, int *inserted);
+int lsq_q_state(lease_db *db, const char *id, size_t id_len, double now, lease_row *row,
+                int *found);
 int lsq_q_errors(lease_db *db, const char *id, size_t id_len, lease_job_error *out, int max,
                  int *count);
-int lsq_q_claim_next_queue(lease_db *db, const lease__write *w, int max, lease_job *jobs,
-                           int *count, int *why);
 int lsq_q_set_queue(lease_db *db, const char *queue, size_t queue_len, int what, int paused,
                     const lease_queue_limits *l);
 int lsq_q_queues(lease_db *db, double now, lease_queue_info *out, int max, int *count);
@@ -207,9 +215,7 @@ int lsq_q_retry(lease_db *db, const char *id, size_t id_len, double now, int *re
 int lsq_q_cancel(lease_db *db, const char *id, size_t id_len, double now, int *reason);
 int lsq_q_prune(lease_db *db, double before, const char *queue, size_t queue_len, int status,
                 int64_t *deleted);
-int lsq_q_list_jobs(lease_db *db, const lease_filter *f, int max, lease_row *rows, int *count);
-int lsq_q_count_queue(lease_db *db, double now, const char *queue, size_t queue_len,
-                      lease_counts *out);
+int lsq_q_list(lease_db *db, const lease_filter *f, int max, lease_row *rows, int *count);
 
 /* The fenced side effects (lsq_tx.c), lease__backend's members of the
 ** same names. */

@@ -276,21 +276,18 @@ static int check_rowid(lease_db *db, sqlite3 *sql) {
 }
 
 /*
-** Compare the jobs table on connection sql with the contract.  Sets
-** *missing when there is no table, LSQ(db)->old_index when the index
-** lease_jobs_pending of earlier versions is there (create_missing drops
-** it), LSQ(db)->queued when the queue's tables are there and
-** LSQ(db)->current when the schema's newest trigger is there too.  Extra
-** columns are allowed when an INSERT of the id alone can fill them
-** (nullable or with a default).  Never changes the table.
+** Compare the jobs table on connection sql with the contract, then read
+** the file's schema version (lsq_schema_read: a version newer than this
+** build knows is refused here, before anything is written).  Sets
+** *missing when there is no table.  Extra columns are allowed when an
+** INSERT of the id alone can fill them (nullable or with a default).
+** Never changes the file.
 */
 static int check_schema(lease_db *db, sqlite3 *sql, int *missing) {
   int found = 0, rc;
   *missing = 0;
-  LSQ(db)->old_index = 0;
-  LSQ(db)->queued = 0;
-  LSQ(db)->current = 0;
-  LSQ(db)->controlled = 0;
+  LSQ(db)->version = 0;
+  LSQ(db)->versioned = 0;
   rc = lsq_query(db, sql, "SELECT type FROM sqlite_master WHERE name = 'jobs' COLLATE NOCASE",
                  on_jobs_kind, &found);
   if (rc != LEASE_OK) return rc;
@@ -302,17 +299,7 @@ static int check_schema(lease_db *db, sqlite3 *sql, int *missing) {
   if ((rc = check_collations(db, sql)) != LEASE_OK) return rc;
   if ((rc = lsq_query(db, sql, "PRAGMA index_list(jobs)", on_index, NULL)) != LEASE_OK) return rc;
   if ((rc = check_rowid(db, sql)) != LEASE_OK) return rc;
-  rc = lsq_query(db, sql, "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = "
-                 "'lease_jobs_pending'", lsq_found, &LSQ(db)->old_index);
-  if (rc != LEASE_OK) return rc;
-  rc = lsq_query(db, sql, "SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = '"
-                 LSQ_SQL_QUEUE_MARK "'", lsq_found, &LSQ(db)->queued);
-  if (rc != LEASE_OK) return rc;
-  rc = lsq_query(db, sql, "SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = '"
-                 LSQ_SQL_RENAMED_MARK "'", lsq_found, &LSQ(db)->current);
-  if (rc != LEASE_OK) return rc;
-  return lsq_query(db, sql, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '"
-                   LSQ_SQL_QUEUES_MARK "'", lsq_found, &LSQ(db)->controlled);
+  return lsq_schema_read(db, sql);
 }
 
 /* The URI "file:<name>?immutable=1", name percent-encoded but for
@@ -344,7 +331,7 @@ static char *immutable_uri(const char *name) {
 ** the main file as it is.  For a WAL-mode file without a -wal (check_file),
 ** so that a file that is corrupt, not ours, or whose jobs table differs is
 ** refused with nothing created beside it; when it passes, its result (and
-** *missing, and old_index) stands for the check on db's own connection,
+** *missing, and the schema version) stands for the check on db's own connection,
 ** which then needs no second schema read.  Sound there: without a -wal no
 ** connection has the file open in WAL mode, and only a checkpoint (which
 ** needs a -wal holding frames) writes to the main file.  A refusal is
@@ -405,46 +392,37 @@ static int set_pragmas(lease_db *db) {
 }
 
 /* Write body of create_missing, ctx the int *missing: the table when it is
-** missing (contract step 1), checked again inside the transaction (another
-** client may have created its own meanwhile), the index
-** lease_jobs_pending of earlier versions dropped, then the queue's schema
-** and the queue settings' tables when the file lacks them. */
+** missing (contract step 1), then the schema version read again inside
+** the transaction (another client may have created the table, or brought
+** the file up to date, meanwhile), then every step past it and the
+** version row. */
 static int schema_body(lease_db *db, void *ctx) {
   lsq_conn *c = LSQ(db);
   int rc;
-  if (*(int *)ctx) {
-    if ((rc = lsq_exec(db, LSQ_SQL_CREATE_JOBS)) != LEASE_OK) return rc;
-    if ((rc = check_schema(db, c->sql, (int *)ctx)) != LEASE_OK) return rc;
-  }
-  if (c->old_index && (rc = lsq_exec(db, "DROP INDEX IF EXISTS lease_jobs_pending")) != LEASE_OK)
-    return rc;
-  if (!(c->queued && c->current) && (rc = lsq_q_schema(db)) != LEASE_OK) return rc;
-  return c->controlled ? LEASE_OK : lsq_q_control_schema(db);
+  if (*(int *)ctx && (rc = lsq_exec(db, LSQ_SQL_CREATE_JOBS)) != LEASE_OK) return rc;
+  if ((rc = check_schema(db, c->sql, (int *)ctx)) != LEASE_OK) return rc;
+  if (c->versioned && c->version == LEASE_SCHEMA_VERSION) return LEASE_OK;
+  return lsq_schema_upgrade(db);
 }
 
-/* Bring the file's schema to the engine's: the jobs table when it is
-** missing, the queue's tables beside it, and no index lease_jobs_pending
-** on jobs (claim_next reads the queue's own index, and every enqueue and
-** complete would keep writing it).  All in one write transaction, so a
-** file refused on the way (a corrupt page found then) is rolled back to
-** what it was.  A handle that may not write changes nothing: it reads the
-** file's queue tables even when their newest trigger is missing, and
-** empty temporary ones (lsq_q_temp) when the file has none. */
+/* Bring the file's schema to this build's (LEASE_SCHEMA_VERSION): the
+** jobs table when it is missing, then every step past the file's version,
+** then the version row.  All in one write transaction, so a file refused
+** on the way (a corrupt page found then) is rolled back to what it was.  A
+** handle that may not write changes nothing: it reads the file's queue
+** tables when their layout is one it reads (LSQ_QUEUE_READABLE), else
+** empty temporary ones (lsq_q_temp); so too queue control's tables
+** (LSQ_CONTROL_READABLE, lsq_q_control_temp). */
 static int create_missing(lease_db *db, int missing) {
   lsq_conn *c = LSQ(db);
-  int rc;
   if (missing && (db->opt.flags & LEASE_OPEN_READONLY))
     return lease__fail(db, LEASE_SCHEMA, "the database has no jobs table (opened read-only)");
   if (!missing && ((db->opt.flags & LEASE_OPEN_READONLY) || sqlite3_db_readonly(c->sql, "main"))) {
-    if (!c->queued && (rc = lsq_q_temp(db)) != LEASE_OK) return rc;
-    return c->controlled ? LEASE_OK : lsq_q_control_temp(db);
+    if (c->version < LSQ_CONTROL_READABLE && lsq_q_control_temp(db) != LEASE_OK) return db->rc;
+    return c->version >= LSQ_QUEUE_READABLE ? LEASE_OK : lsq_q_temp(db);
   }
-  if (!missing && !c->old_index && c->queued && c->current && c->controlled) return LEASE_OK;
-  if ((rc = lsq_write_txn(db, schema_body, &missing)) == LEASE_OK) {
-    c->old_index = 0;
-    c->queued = c->current = c->controlled = 1;
-  }
-  return rc;
+  if (!missing && c->versioned && c->version == LEASE_SCHEMA_VERSION) return LEASE_OK;
+  return lsq_write_txn(db, schema_body, &missing);
 }
 
 /*
@@ -478,9 +456,10 @@ static int open_connection(lease_db *db) {
 ** not a database, cut short, corrupt, or whose jobs table is another's,
 ** stays byte-for-byte as it was, with no -wal or -shm left beside it (a
 ** WAL file without a -wal is checked through an immutable connection,
-** which then stands for this one's check).  Then the schema (the table when
-** missing, the queue's tables), in one transaction that a failure rolls
-** back, and only then the settings: switching a rollback-journal file to
+** which then stands for this one's check; a file of a schema version newer
+** than this build knows is refused there too).  Then the schema (the table
+** when missing, the steps past the file's version), in one transaction that
+** a failure rolls back, and only then the settings: switching a rollback-journal file to
 ** WAL rewrites its header, so it comes last, when nothing can refuse the
 ** file any more.
 */
@@ -497,6 +476,7 @@ int lsq_open(lease_db *db) {
   else if (rc == LEASE_OK) rc = check_schema(db, c->sql, &missing);
   if (rc == LEASE_OK) rc = create_missing(db, missing);
   if (rc == LEASE_OK) rc = set_pragmas(db);
+  if (rc == LEASE_OK) db->schema_version = c->version;
   /* A refused file stays as it was: closing the last connection would
   ** otherwise checkpoint a -wal it came with into the main file.  A -wal
   ** this open made holds nothing committed: closing removes it. */

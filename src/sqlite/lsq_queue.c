@@ -18,6 +18,12 @@ static void bind_bytes(sqlite3_stmt *st, int i, const char *s, size_t len) {
   sqlite3_bind_text(st, i, s, (int)len, SQLITE_STATIC);
 }
 
+/* Bind a time, SQL NULL for NaN (no time). */
+static void bind_time(sqlite3_stmt *st, int i, double t) {
+  if (isnan(t)) sqlite3_bind_null(st, i);
+  else sqlite3_bind_double(st, i, t);
+}
+
 /* Record the failed step of st, reset it; returns the code recorded. */
 static int step_failed(lease_db *db, sqlite3_stmt *st, int src) {
   lsq_fail(db, LSQ(db)->sql, src);
@@ -72,40 +78,10 @@ static int64_t attempts_since(int64_t fence, int64_t base_fence) {
   return fence - base_fence;
 }
 
-/* See lsq.h.  A lease_queue of the earlier layout is turned into this one
-** (LSQ_QUEUE_RELAYOUT), then every statement of LSQ_QUEUE_SCHEMA runs, in
-** order. */
-int lsq_q_schema(lease_db *db) {
-#define LSQ_SCHEMA_TEXT_(sql) sql,
-  static const char *const relayout[] = {LSQ_QUEUE_RELAYOUT(LSQ_SCHEMA_TEXT_)};
-  static const char *const texts[] = {LSQ_QUEUE_SCHEMA(LSQ_SCHEMA_TEXT_)};
-#undef LSQ_SCHEMA_TEXT_
-  size_t i;
-  int old = 0, rc;
-  rc = lsq_query(db, LSQ(db)->sql, LSQ_SQL_QUEUE_OLD_LAYOUT, lsq_found, &old);
-  for (i = 0; old && i < sizeof relayout / sizeof relayout[0] && rc == LEASE_OK; i++)
-    rc = lsq_exec(db, relayout[i]);
-  for (i = 0; i < sizeof texts / sizeof texts[0] && rc == LEASE_OK; i++)
-    rc = lsq_exec(db, texts[i]);
-  return rc;
-}
-
 /* See lsq.h. */
 int lsq_q_temp(lease_db *db) {
   int rc = lsq_exec(db, LSQ_SQL_QUEUE_TABLE("TEMP "));
   if (rc == LEASE_OK) rc = lsq_exec(db, LSQ_SQL_ERRORS_TABLE("TEMP "));
-  return rc;
-}
-
-/* See lsq.h. */
-int lsq_q_control_schema(lease_db *db) {
-#define LSQ_SCHEMA_TEXT_(sql) sql,
-  static const char *const texts[] = {LSQ_SQL_QUEUES_SCHEMA(LSQ_SCHEMA_TEXT_)};
-#undef LSQ_SCHEMA_TEXT_
-  size_t i;
-  int rc = LEASE_OK;
-  for (i = 0; i < sizeof texts / sizeof texts[0] && rc == LEASE_OK; i++)
-    rc = lsq_exec(db, texts[i]);
   return rc;
 }
 
@@ -124,7 +100,8 @@ int lsq_q_control_temp(lease_db *db) {
 int lsq_q_expired(lease_db *db, const lease__write *w) {
   sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_EXPIRED), *add = lsq_stmt(db, LSQ_ST_Q_ERROR_ADD);
   sqlite3_stmt *end = lsq_stmt(db, LSQ_ST_Q_END);
-  int64_t attempt, max;
+  lease__fail_facts f = {0, 0, w->now, 0, 0, 0};
+  lease__next next;
   int src, rc;
   if (!st || !add || !end) return db->rc;
   bind_bytes(st, 1, w->id, w->id_len);
@@ -135,20 +112,21 @@ int lsq_q_expired(lease_db *db, const lease__write *w) {
     return LEASE_OK;
   }
   if (src != SQLITE_ROW) return step_failed(db, st, src);
-  attempt = sqlite3_column_int64(st, 3);
-  max = sqlite3_column_int64(st, 4);
+  f.attempt = sqlite3_column_int64(st, 3);
+  f.max_attempts = sqlite3_column_int64(st, 4);
   bind_bytes(add, 1, w->id, w->id_len);
-  sqlite3_bind_int64(add, 2, attempt);
+  sqlite3_bind_int64(add, 2, f.attempt);
   sqlite3_bind_value(add, 3, sqlite3_column_value(st, 2));   /* at: when it expired */
   sqlite3_bind_value(add, 4, sqlite3_column_value(st, 0));   /* bound as copies */
   sqlite3_bind_value(add, 5, sqlite3_column_value(st, 1));
   sqlite3_bind_text(add, 6, "lease expired", -1, SQLITE_STATIC);
   sqlite3_reset(st);
   if ((rc = run_once(db, add)) != LEASE_OK) return rc;
-  if (attempt < max) return LEASE_OK;
+  lease__after_expiry(&f, &next);
+  if (next.qstate == LEASE__Q_OPEN) return LEASE_OK;   /* the claim goes on */
   bind_bytes(end, 1, w->id, w->id_len);
-  sqlite3_bind_int(end, 2, 2);
-  sqlite3_bind_double(end, 3, w->now);
+  sqlite3_bind_int(end, 2, next.qstate);
+  sqlite3_bind_double(end, 3, next.finished_at);
   if ((rc = run_once(db, end)) == LEASE_OK) LSQ(db)->expiry_discards++;
   return rc;
 }
@@ -206,8 +184,9 @@ static int enqueue_body(lease_db *db, void *ctx) {
   return LEASE_OK;
 }
 
-/* See lease.h: lease_enqueue_job and lease_enqueue_jobs. */
-int lsq_q_enqueue_jobs(lease_db *db, const lease_new_job *jobs, int n, int *inserted) {
+/* See lease.h: lease_enqueue and lease_enqueue_many.  A job without data
+** costs one INSERT: its queue row is the one the trigger gives. */
+int lsq_q_enqueue(lease_db *db, const lease_new_job *jobs, int n, int *inserted) {
   enqueue_ctx e = {jobs, n, 0};
   int rc = lsq_write_txn(db, enqueue_body, &e);
   if (rc == LEASE_OK && inserted) *inserted = e.added;
@@ -218,15 +197,16 @@ int lsq_q_enqueue_jobs(lease_db *db, const lease_new_job *jobs, int n, int *inse
 /* Reads                                                                  */
 /* ===================================================================== */
 
-/* See lease.h: lease_state_at. */
-int lsq_q_state_at(lease_db *db, const char *id, size_t id_len, double now, lease_row *row,
-                       int *found) {
+/* See lease.h: lease_state (now NaN: bound as NULL, the status unknown). */
+int lsq_q_state(lease_db *db, const char *id, size_t id_len, double now, lease_row *row,
+                int *found) {
   sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_STATE);
   size_t used = 0;
   int src;
   if (!st) return db->rc;
   bind_bytes(st, 1, id, id_len);
-  sqlite3_bind_double(st, 2, now);
+  if (isnan(now)) sqlite3_bind_null(st, 2);
+  else sqlite3_bind_double(st, 2, now);
   src = lsq_step(db, LSQ(db)->sql, st);
   if (src == SQLITE_ROW) {
     if (lsq_copy_row(db, st, 0, row, &used) != LEASE_OK) {
@@ -241,9 +221,8 @@ int lsq_q_state_at(lease_db *db, const char *id, size_t id_len, double now, leas
   return finish_read(db, st, src);
 }
 
-/* See lease.h: lease_list_jobs. */
-int lsq_q_list_jobs(lease_db *db, const lease_filter *f, int max, lease_row *rows,
-                        int *count) {
+/* See lease.h: lease_list. */
+int lsq_q_list(lease_db *db, const lease_filter *f, int max, lease_row *rows, int *count) {
   sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_LIST);
   size_t used = 0;
   int src, n = 0, i;
@@ -255,6 +234,7 @@ int lsq_q_list_jobs(lease_db *db, const lease_filter *f, int max, lease_row *row
   if (f->queue) bind_bytes(st, 5, f->queue, f->queue_len);
   else sqlite3_bind_null(st, 5);
   sqlite3_bind_int(st, 6, f->results != 0);
+  sqlite3_bind_int(st, 7, f->which);
   src = lsq_step(db, LSQ(db)->sql, st);
   while (src == SQLITE_ROW && n < max) {
     if (lsq_copy_row(db, st, 0, &rows[n], &used) != LEASE_OK) {
@@ -306,12 +286,6 @@ int lsq_q_errors(lease_db *db, const char *id, size_t id_len, lease_job_error *o
   }
   *count = n;
   return LEASE_OK;
-}
-
-/* See lease.h: lease_count_queue. */
-int lsq_q_count_queue(lease_db *db, double now, const char *queue, size_t queue_len,
-                          lease_counts *out) {
-  return lsq_count(db, now, queue, queue_len, out);
 }
 
 /* ===================================================================== */
@@ -578,12 +552,6 @@ int lsq_q_complete_claim_next(lease_db *db, const lease__write *wc, const lease_
   return claim_next_run(db, wn, wc, max, jobs, count, reason, why);
 }
 
-/* See lease.h: lease_claim_next_queue. */
-int lsq_q_claim_next_queue(lease_db *db, const lease__write *w, int max, lease_job *jobs,
-                           int *count, int *why) {
-  return lsq_q_claim_next(db, w, max, jobs, count, why);
-}
-
 /* ===================================================================== */
 /* Queue control                                                          */
 /* ===================================================================== */
@@ -712,8 +680,9 @@ static int fail_body(lease_db *db, void *ctx) {
   const lease__write *w = x->w;
   sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_FAIL), *att = lsq_stmt(db, LSQ_ST_Q_ATTEMPTS);
   sqlite3_stmt *add = lsq_stmt(db, LSQ_ST_Q_ERROR_ADD), *set = lsq_stmt(db, LSQ_ST_Q_AFTER_FAIL);
-  int64_t attempt, max;
-  int src, rc, state = LEASE__Q_OPEN;
+  lease__fail_facts f = {0, 0, w->now, x->o->no_attempt, x->o->has_run_at, x->o->run_at};
+  lease__next next;
+  int src, rc;
   x->reason = LEASE_GRANTED;
   if (!st || !att || !add || !set) return db->rc;
   bind_bytes(st, 1, w->id, w->id_len);
@@ -729,11 +698,11 @@ static int fail_body(lease_db *db, void *ctx) {
     sqlite3_reset(att);
     return lease__fail(db, LEASE_ERROR, "internal error: the job has no queue row");
   }
-  attempt = sqlite3_column_int64(att, 0);
-  max = sqlite3_column_int64(att, 1);
+  f.attempt = sqlite3_column_int64(att, 0);
+  f.max_attempts = sqlite3_column_int64(att, 1);
   sqlite3_reset(att);
   bind_bytes(add, 1, w->id, w->id_len);
-  sqlite3_bind_int64(add, 2, attempt);
+  sqlite3_bind_int64(add, 2, f.attempt);
   sqlite3_bind_double(add, 3, w->now);
   bind_bytes(add, 4, w->owner, w->owner_len);
   sqlite3_bind_int64(add, 5, w->fence);
@@ -742,25 +711,14 @@ static int fail_body(lease_db *db, void *ctx) {
   rc = run_once(db, add);
   sqlite3_clear_bindings(add);
   if (rc != LEASE_OK) return rc;
-  if (x->o->no_attempt) {
-    if (attempt > 0) attempt--;
-    x->run_at = x->o->has_run_at ? x->o->run_at : w->now;
-    x->status = LEASE_STATUS_RETRYABLE;
-  } else if (attempt >= max) {
-    state = LEASE__Q_DISCARDED;
-    x->run_at = NAN;
-    x->status = LEASE_STATUS_DISCARDED;
-  } else {
-    x->run_at = x->o->has_run_at ? x->o->run_at : w->now + lease_backoff(attempt);
-    x->status = LEASE_STATUS_RETRYABLE;
-  }
+  lease__after_fail(&f, &next);
+  x->status = next.status;
+  x->run_at = next.run_at;
   bind_bytes(set, 1, w->id, w->id_len);
-  sqlite3_bind_int64(set, 2, attempt);
-  sqlite3_bind_int(set, 3, state);
-  if (state == LEASE__Q_OPEN) sqlite3_bind_double(set, 4, x->run_at);
-  else sqlite3_bind_null(set, 4);
-  if (state == LEASE__Q_OPEN) sqlite3_bind_null(set, 5);
-  else sqlite3_bind_double(set, 5, w->now);
+  sqlite3_bind_int64(set, 2, next.attempt);
+  sqlite3_bind_int(set, 3, next.qstate);
+  bind_time(set, 4, next.run_at);
+  bind_time(set, 5, next.finished_at);
   return run_once(db, set);
 }
 
@@ -821,9 +779,7 @@ static int retry_body(lease_db *db, void *ctx) {
   lease__facts f = {0};
   int rc;
   if ((rc = read_info(db, x, &f)) != LEASE_OK) return rc;
-  x->reason = LEASE_GRANTED;
-  if (!f.found) x->reason = LEASE_MISSING;
-  else if (!f.done && f.qstate == LEASE__Q_OPEN && f.live) x->reason = LEASE_HELD;
+  x->reason = lease__retry_reason(&f);
   if (x->reason != LEASE_GRANTED) return LEASE_OK;
   if ((rc = run_id(db, LSQ_ST_Q_REOPEN, x)) != LEASE_OK) return rc;
   return run_id(db, LSQ_ST_Q_RESET, x);

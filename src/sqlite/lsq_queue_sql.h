@@ -18,15 +18,15 @@
 ** not text, which no call can name and claim_next never hands out), removed
 ** with it, completed when done becomes 1 (reopened with a fresh attempt
 ** budget when it goes back to 0).  A claim writes nothing here: the fence
-** it grows counts the attempt.  Opening a database without them creates
-** them and fills lease_queue for the jobs already there (LSQ_QUEUE_SCHEMA,
-** one transaction).
+** it grows counts the attempt.  The statements that make them are the
+** schema's steps (lsq_schema_sql.h), which a writable open runs.
 */
 #ifndef LSQ_QUEUE_SQL_H
 #define LSQ_QUEUE_SQL_H
 
-/* The side tables; kw is "" or "TEMP " (a read-only handle on a file
-** without them gets empty temporary ones, so reads see the defaults). */
+/* The side tables of the newest layout; kw is "TEMP " (a read-only handle
+** on a file without them gets empty temporary ones, so reads see the
+** defaults: lsq_q_temp). */
 #define LSQ_SQL_QUEUE_TABLE(kw)                                           \
   "CREATE " kw "TABLE IF NOT EXISTS lease_queue(id TEXT PRIMARY KEY NOT NULL," \
   " seq INTEGER NOT NULL, queue TEXT NOT NULL DEFAULT 'default',"        \
@@ -91,61 +91,6 @@
   " SELECT " LSQ_SQL_QUEUE_ROW_OF_NEW " WHERE typeof(new.id) = 'text';"   \
   LSQ_SQL_DONE_SET " WHERE id = new.id AND (new.done <> 0) <> (old.done <> 0); END"
 
-/* The statements that make the queue's schema, in order.  The triggers are
-** made anew (a file of an earlier layout has others of the same names);
-** the last statement fills lease_queue for jobs inserted before they
-** existed. */
-#define LSQ_QUEUE_SCHEMA(XX)                                              \
-  XX("DROP TRIGGER IF EXISTS lease_jobs_claimed")                         \
-  XX("DROP TRIGGER IF EXISTS lease_jobs_done")                            \
-  XX("DROP TRIGGER IF EXISTS lease_jobs_added")                           \
-  XX("DROP TRIGGER IF EXISTS " LSQ_SQL_RENAMED_MARK)                      \
-  XX(LSQ_SQL_QUEUE_TABLE(""))                                             \
-  XX("CREATE INDEX IF NOT EXISTS lease_queue_ready"                       \
-     " ON lease_queue(queue, priority, run_at, seq) WHERE state = " LEASE__Q_OPEN_S) \
-  XX("CREATE INDEX IF NOT EXISTS lease_queue_ended"                       \
-     " ON lease_queue(finished_at) WHERE state <> " LEASE__Q_OPEN_S)      \
-  XX(LSQ_SQL_ERRORS_TABLE(""))                                            \
-  XX("CREATE INDEX IF NOT EXISTS lease_errors_job ON lease_errors(id)")  \
-  XX("CREATE TRIGGER IF NOT EXISTS lease_errors_kept AFTER INSERT ON lease_errors BEGIN" \
-     " DELETE FROM lease_errors WHERE id = new.id AND rowid <= (SELECT rowid" \
-     " FROM lease_errors WHERE id = new.id ORDER BY rowid DESC LIMIT 1 OFFSET 20); END") \
-  XX("CREATE TRIGGER IF NOT EXISTS lease_jobs_deleted AFTER DELETE ON jobs BEGIN" \
-     " DELETE FROM lease_queue WHERE id = old.id;"                        \
-     " DELETE FROM lease_errors WHERE id = old.id; END")                  \
-  XX("CREATE TRIGGER IF NOT EXISTS lease_jobs_done AFTER UPDATE OF done ON jobs" \
-     " WHEN (new.done <> 0) <> (old.done <> 0) BEGIN"                     \
-     LSQ_SQL_DONE_SET " WHERE id = new.id; END")                          \
-  XX("CREATE TRIGGER IF NOT EXISTS lease_jobs_enqueued AFTER INSERT ON jobs" \
-     " WHEN typeof(new.id) = 'text' BEGIN"                                \
-     " INSERT OR REPLACE INTO " LSQ_SQL_QUEUE_ROW_COLS                    \
-     " VALUES (" LSQ_SQL_QUEUE_ROW_OF_NEW "); END")                       \
-  XX(LSQ_SQL_RENAMED_TRIGGER)                                             \
-  XX("DELETE FROM lease_queue WHERE id NOT IN (SELECT id FROM jobs)")     \
-  XX("INSERT OR IGNORE INTO lease_queue(id, seq, state, finished_at, base_fence)" \
-     " SELECT id, rowid, done <> 0, CASE WHEN done <> 0 THEN until END, " \
-     LSQ_SQL_FENCE_INT("fence") " FROM jobs WHERE typeof(id) = 'text'")
-
-/* The trigger whose presence says the queue's tables are there, filled
-** and kept by the triggers on jobs (a handle that may not write reads
-** them).  A writing handle makes the schema again unless
-** LSQ_SQL_RENAMED_MARK, the newest trigger, is there too. */
-#define LSQ_SQL_QUEUE_MARK "lease_jobs_enqueued"
-
-/* A lease_queue of the earlier layout, which kept the attempts in a column
-** of their own that a trigger on jobs counted up at each claim: the
-** statements that turn it into this layout, run in the schema's
-** transaction before LSQ_QUEUE_SCHEMA when that column is there. */
-#define LSQ_SQL_QUEUE_OLD_LAYOUT                                          \
-  "SELECT 1 FROM pragma_table_info('lease_queue') WHERE name = 'attempt'"
-#define LSQ_QUEUE_RELAYOUT(XX)                                            \
-  XX("DROP TRIGGER IF EXISTS lease_jobs_claimed")                         \
-  XX("DROP TRIGGER IF EXISTS lease_jobs_done")                            \
-  XX("ALTER TABLE lease_queue ADD COLUMN base_fence INTEGER NOT NULL DEFAULT 0") \
-  XX("UPDATE lease_queue SET base_fence = coalesce((SELECT "              \
-     LSQ_SQL_FENCE_INT("fence") " FROM jobs WHERE jobs.id = lease_queue.id), 0) - attempt") \
-  XX("ALTER TABLE lease_queue DROP COLUMN attempt")
-
 /*
 ** A job's status at now (the parameter `now`; NULL gives 0, unknown), over
 ** j (the jobs row) and q (its lease_queue row, NULL columns when none):
@@ -171,14 +116,21 @@
   " CASE WHEN done <> 0 THEN 0 ELSE " LSQ_SQL_BLOCKED " END AS b FROM jobs" \
   " WHERE " where ") AS j LEFT JOIN lease_queue AS q ON q.id = j.id"
 
-/* One job.  ?1 id, ?2 now. */
+/* One job (contract step 3, with its queue data).  ?1 id, ?2 now (NULL:
+** status unknown). */
 #define LSQ_SQL_Q_STATE LSQ_SQL_FULL_ROW("?2", "1", "id = ?1")
 
 /* A page of jobs.  ?1 after (seq), ?2 now, ?3 limit, ?4 status (0: all),
-** ?5 queue (NULL: all), ?6 load results (0 or 1). */
+** ?5 queue (NULL: all), ?6 load results (0 or 1), ?7 which (LEASE_LIST_*:
+** the contract's view at now; 0: all). */
 #define LSQ_SQL_Q_LIST                                                    \
   LSQ_SQL_FULL_ROW("?2", "?6", "rowid > ?1")                             \
-  " WHERE (?4 = 0 OR " LSQ_SQL_STATUS("?2") " = ?4)"                    \
+  " WHERE CASE ?7 WHEN 0 THEN 1"                                         \
+  " WHEN 1 THEN j.done = 0 AND j.b = 0 AND j.until <= ?2"                \
+  " WHEN 2 THEN j.done = 0 AND j.b = 0 AND j.until > ?2"                 \
+  " WHEN 3 THEN j.done <> 0"                                             \
+  " ELSE j.done = 0 AND j.b <> 0 END"                                    \
+  " AND (?4 = 0 OR " LSQ_SQL_STATUS("?2") " = ?4)"                      \
   " AND (?5 IS NULL OR coalesce(q.queue, 'default') = ?5)"              \
   " ORDER BY j.rid LIMIT ?3"
 
@@ -341,9 +293,10 @@
 ** a queue's live leases (LSQ_SQL_Q_LIVE) a range read of the live leases
 ** only; it exists while some queue has a concurrency limit (lease_limit
 ** makes it and drops it), so a database without one pays nothing for it
-** on every write of until.  LSQ_SQL_QUEUES_SCHEMA(XX): the DDL, one statement per XX, run
-** in the open's schema transaction when lease_queues is missing; kw as
-** in LSQ_SQL_QUEUE_TABLE.
+** on every write of until.  The tables are schema step 4 (LSQ_STEP_CONTROL
+** in lsq_schema_sql.h); LSQ_SQL_QUEUES_TABLE and LSQ_SQL_CLAIMS_TABLE make
+** empty temporary ones of the same layout (kw "TEMP ", as in
+** LSQ_SQL_QUEUE_TABLE) for a handle that may not write to an older file.
 */
 #define LSQ_SQL_QUEUES_TABLE(kw)                                           \
   "CREATE " kw "TABLE IF NOT EXISTS lease_queues(name TEXT PRIMARY KEY NOT NULL," \
@@ -351,11 +304,6 @@
   " WITHOUT ROWID"
 #define LSQ_SQL_CLAIMS_TABLE(kw)                                           \
   "CREATE " kw "TABLE IF NOT EXISTS lease_queue_claims(queue TEXT NOT NULL, at REAL NOT NULL)"
-#define LSQ_SQL_QUEUES_SCHEMA(XX)                                          \
-  XX(LSQ_SQL_QUEUES_TABLE(""))                                             \
-  XX(LSQ_SQL_CLAIMS_TABLE(""))                                             \
-  XX("CREATE INDEX IF NOT EXISTS lease_queue_claims_at ON lease_queue_claims(queue, at)")
-#define LSQ_SQL_QUEUES_MARK "lease_queues"
 #define LSQ_SQL_LIVE_INDEX                                                 \
   "CREATE INDEX IF NOT EXISTS lease_jobs_live ON jobs(until) WHERE done = 0"
 

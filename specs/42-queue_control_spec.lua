@@ -115,6 +115,36 @@ describe("queues(now)", function()
   end)
 end)
 
+describe("a database older than queue control (schema version 3)", function()
+  -- Layout 3 from its fixture, with two jobs another client wrote.
+  local function v3(name)
+    local p = H.path(name)
+    local sql = H.read((os.getenv("LEASE_SOURCE_DIR") or ".") .. "/specs/fixtures/"
+      .. ("%s_schema_v3.sql"):format(H.backend))
+    H.sql(p, sql .. "\nINSERT INTO jobs(id) VALUES ('a'), ('b');")
+    return p
+  end
+
+  it("is read by a read-only handle as having no queue paused or limited", function()
+    local p = v3("control-ro-v3")
+    local ro = lease.open(p, { readonly = true })
+    assert.are.equal(3, ro:settings().schema_version)
+    local q = ro:queues(1)
+    assert.are.same({ "default", false, 2, 2 }, { q[1].name, q[1].paused, q[1].total, q[1].available })
+    assert.is_nil(q[1].concurrency)
+    ro:close()
+  end)
+
+  it("gets the settings' tables at a writable open, and pause works there", function()
+    local p = v3("control-rw-v3")
+    local db = lease.open(p)
+    assert.are.equal(lease.SCHEMA_VERSION, db:settings().schema_version)
+    db:pause("default")
+    assert.are.same({ nil, "paused" }, { db:claim_next("w", 1, 10) })
+    db:close()
+  end)
+end)
+
 describe("limits", function()
   local db, p
   before_each(function() db, p = H.fresh("limit") end)

@@ -1,0 +1,152 @@
+-- The schema version a database carries (lease_meta, key schema_version):
+-- a fresh database says the engine's; every earlier layout, built here from
+-- the SQL of that layout (specs/fixtures/<backend>_schema_v<N>.sql), opens,
+-- is brought to the current version with every job, fence, payload and
+-- error kept, and still serves seed-style clients; a database of a newer
+-- version is refused with nothing changed.
+local H = require("helpers")
+local lease = H.lease
+
+local CURRENT = lease.SCHEMA_VERSION
+
+-- The SQL text of a fixture.
+local function fixture(name)
+  return H.read((os.getenv("LEASE_SOURCE_DIR") or ".") .. "/specs/fixtures/" .. name)
+end
+
+-- The version row as another client reads it (nothing when there is none).
+local function version_row(p)
+  return H.sql(p, "SELECT value FROM lease_meta WHERE key = 'schema_version'")
+end
+
+-- A database of layout `v` (SQLite: 0 to 3; PostgreSQL: 0 and 3) with
+-- jobs written by another client: a claimed twice (fence 2) with a payload,
+-- max_attempts, priority and one error; b open; c done with a result.
+local function older(v, name)
+  local p = H.path(name)
+  local jobs = "INSERT INTO jobs(id) VALUES ('a'), ('b'), ('c');"
+    .. " UPDATE jobs SET fence = 2, owner = 'w', until = 1 WHERE id = 'a';"
+    .. " UPDATE jobs SET fence = 1, done = 1, result = 'ra', until = 7 WHERE id = 'c';"
+  local queue = v > 0 and (" UPDATE lease_queue SET payload = 'pa', max_attempts = 9, priority = 3"
+    .. " WHERE id = 'a'; INSERT INTO lease_errors(id, attempt, at, owner, fence, message)"
+    .. " VALUES ('a', 1, 5, 'w', 1, 'boom')") or ""
+  H.sql(p, fixture(("%s_schema_v%d.sql"):format(H.backend, v)) .. "\n" .. jobs .. queue)
+  return p
+end
+
+describe("a database's schema version", function()
+  it("is the engine's in a fresh database: db:settings() and the version row say it", function()
+    assert.is_true(H.is_integer(CURRENT) and CURRENT >= 3, tostring(CURRENT))
+    local db, p = H.fresh("schema-fresh")
+    assert.are.equal(CURRENT, db:settings().schema_version)
+    assert.are.equal(CURRENT .. "\n", version_row(p))
+    db:close()
+    -- a read-only handle says the same
+    local ro = lease.open(p, { readonly = true })
+    assert.are.equal(CURRENT, ro:settings().schema_version)
+    ro:close()
+  end)
+
+  local versions = H.backend == "pg" and { 0, 3 } or { 0, 1, 2, 3 }
+  for _, v in ipairs(versions) do
+    it(("version %d opens, is brought to the current version, and keeps every job"):format(v), function()
+      local p = older(v, "schema-v" .. v)
+      local before = H.snapshot(p)
+      -- no version row: no lease_meta at all
+      assert.are.equal("0\n", H.sql(p, H.backend == "pg" and "SELECT count(*) FROM pg_class"
+        .. " WHERE oid = to_regclass('lease_meta')" or "SELECT count(*) FROM sqlite_master WHERE name = 'lease_meta'"))
+      local db = lease.open(p)
+      assert.are.equal(CURRENT, db:settings().schema_version)
+      assert.are.equal(CURRENT .. "\n", version_row(p))
+      assert.are.same(before, H.snapshot(p))
+      local a, c = db:state("a", 0), db:state("c", 10)
+      assert.are.same({ 2, "w", 1 }, { a.fence, a.owner, a["until"] })
+      assert.are.same({ "completed", "ra", 1 }, { c.status, c.result, c.fence })
+      if v > 0 then
+        assert.are.same({ "pa", 9, 3 }, { a.payload, a.max_attempts, a.priority })
+        -- the attempts as the layout counted them: one claim counted by v1's
+        -- trigger, the fence's growth since enqueue in later layouts
+        local attempt = (v == 1 or H.backend == "pg") and 1 or 2
+        assert.are.equal(attempt, a.attempt)
+        local errs = db:state("a", 0).errors
+        assert.are.same({ 1, "boom" }, { #errs, errs[1].message })
+      end
+      -- the queue works on what was there: a's lease has expired; its
+      -- priority 3, where the layout has one, puts b first
+      local order = v > 0 and { { "b", 1 }, { "a", 3 } } or { { "a", 3 }, { "b", 1 } }
+      assert.are.same(order[1], { H.two(db:claim_next("w2", 2, 10)) })
+      assert.are.same(order[2], { H.two(db:claim_next("w2", 2, 10)) })
+      db:close()
+      -- a seed-style client still writes jobs; the engine sees them
+      H.sql(p, "INSERT INTO jobs(id) VALUES ('d'); UPDATE jobs SET done = 1 WHERE id = 'b'")
+      db = lease.open(p)
+      assert.are.equal("completed", db:state("b", 3).status)
+      assert.are.same({ "d", 1 }, { H.two(db:claim_next("w3", 3, 10)) })
+      db:close()
+      -- a second open finds the current version and changes nothing
+      local again = H.qsnapshot(p)
+      lease.open(p):close()
+      assert.are.same(again, H.qsnapshot(p))
+    end)
+  end
+
+  it("of an older database is read, not written, by a read-only handle #sqlite", function()
+    local p = older(1, "schema-ro-v1")
+    local bytes = H.read(p)
+    local ro = lease.open(p, { readonly = true })
+    assert.are.equal(1, ro:settings().schema_version)
+    assert.are.same({ 2, "w" }, { ro:state("a").fence, ro:state("a").owner })
+    ro:close()
+    H.assert_bytes(bytes, p)
+  end)
+
+  it("newer than this build knows is refused at open, with nothing changed", function()
+    local db, p = H.fresh("schema-newer")
+    assert.is_true(db:enqueue("j", { payload = "pj" }))
+    db:close()
+    H.sql(p, "UPDATE lease_meta SET value = " .. (H.backend == "pg" and "'7'" or "7")
+      .. " WHERE key = 'schema_version'")
+    local before = H.qsnapshot(p)
+    local bytes = H.backend == "sqlite" and H.read(p)
+    for _, opts in ipairs({ {}, { readonly = true } }) do
+      local err = H.error_of(lease.open, p, opts)
+      assert.truthy(err:find("[schema]", 1, true), err)
+      assert.truthy(err:find(("the database's schema is version 7, newer than this build of lease"
+        .. " knows (%d): upgrade lease"):format(CURRENT), 1, true), err)
+      -- the path functions open the same way
+      assert.truthy(H.error_of(lease.state, p, "j"):find("newer than this build", 1, true))
+    end
+    assert.are.same(before, H.qsnapshot(p))
+    assert.are.equal("7\n", version_row(p))
+    if bytes then
+      H.assert_bytes(bytes, p)
+      for _, sc in ipairs({ "-wal", "-shm", "-journal" }) do assert.is_false(H.exists(p .. sc), sc) end
+    end
+  end)
+
+  it("that is not a version number is refused at open, with nothing changed", function()
+    local db, p = H.fresh("schema-garbled")
+    db:close()
+    H.sql(p, "UPDATE lease_meta SET value = 'x' WHERE key = 'schema_version'")
+    local err = H.error_of(lease.open, p)
+    assert.truthy(err:find("[schema]", 1, true), err)
+    assert.truthy(err:find("is not a version number", 1, true), err)
+    assert.are.equal("x\n", version_row(p))
+  end)
+
+  it("is read from the row alone once written: an earlier layout's marks are not looked at #sqlite", function()
+    -- a current file whose rename trigger another client dropped keeps
+    -- version CURRENT: no step runs again
+    local db, p = H.fresh("schema-row-only")
+    db:close()
+    H.sqlite3(p, "DROP TRIGGER lease_jobs_renamed")
+    lease.open(p):close()
+    assert.are.equal("", H.sqlite3(p, "SELECT name FROM sqlite_master WHERE name = 'lease_jobs_renamed'"))
+    -- without the row, the file is classified by its layout (version 2) and brought up
+    H.sqlite3(p, "DELETE FROM lease_meta")
+    lease.open(p):close()
+    assert.are.equal("lease_jobs_renamed\n",
+      H.sqlite3(p, "SELECT name FROM sqlite_master WHERE name = 'lease_jobs_renamed'"))
+    assert.are.equal(CURRENT .. "\n", version_row(p))
+  end)
+end)

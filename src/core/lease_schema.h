@@ -1,0 +1,59 @@
+/*
+** lease_schema.h: the schema version of a database, and the numbered
+** steps that take a database from one version to the next.
+**
+** A database carries its version in the engine's table lease_meta, row
+** key 'schema_version' (an integer).  Step k takes a database of version
+** k-1 to version k; version 0 is the contract's bare jobs table.  A
+** writable open runs every step past the database's version, in order,
+** in one write transaction, then writes the version row.  Each backend
+** defines, for each step NAME, its SQL as a macro of its own
+** (LSQ_STEP_NAME in src/sqlite/lsq_schema_sql.h, LPG_STEP_NAME in
+** src/pg/lpg_schema_sql.h): a step missing from one backend fails to build.
+** A step's SQL never changes once released: a change is a new step.
+**
+** Adding a step: one line at the end of LEASE_SCHEMA_STEPS, one macro per
+** backend, and LEASE_SCHEMA_VERSION one higher.
+*/
+#ifndef LEASE_SCHEMA_H
+#define LEASE_SCHEMA_H
+
+/* The version this build makes and knows: the number of steps. */
+#define LEASE_SCHEMA_VERSION 4
+
+/*
+** The steps, in order: the k-th entry takes version k-1 to k.
+**   QUEUE    1: the job queue's tables lease_queue (an attempt column a
+**              trigger counts up at each claim) and lease_errors, and the
+**              triggers on jobs that keep them.
+**   REFENCE  2: lease_queue WITHOUT ROWID, its attempts counted as the
+**              fence's growth since base_fence (no trigger at a claim); on
+**              SQLite no index lease_jobs_pending on jobs.
+**   RENAMED  3: a job whose id another client changes keeps its queue row
+**              and errors (SQLite's trigger lease_jobs_renamed).
+**   CONTROL  4: queue control's tables lease_queues (a queue's paused flag
+**              and limits) and lease_queue_claims (the claims in a rate
+**              limit's window).
+*/
+#define LEASE_SCHEMA_STEPS(XX) \
+  XX(QUEUE)                    \
+  XX(REFENCE)                  \
+  XX(RENAMED)                  \
+  XX(CONTROL)
+
+/* How many steps LEASE_SCHEMA_STEPS lists: must be LEASE_SCHEMA_VERSION. */
+enum {
+#define LEASE_SCHEMA_COUNT_(name) LEASE__STEP_##name,
+  LEASE_SCHEMA_STEPS(LEASE_SCHEMA_COUNT_)
+#undef LEASE_SCHEMA_COUNT_
+  LEASE__STEP_COUNT
+};
+_Static_assert(LEASE__STEP_COUNT == LEASE_SCHEMA_VERSION,
+               "LEASE_SCHEMA_VERSION must be the number of LEASE_SCHEMA_STEPS");
+
+/* The engine's table of its own facts about the database, and the key of
+** the schema version there. */
+#define LEASE_SCHEMA_META "lease_meta"
+#define LEASE_SCHEMA_KEY "schema_version"
+
+#endif

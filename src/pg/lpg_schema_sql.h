@@ -1,0 +1,68 @@
+/*
+** lpg_schema_sql.h: the PostgreSQL backend's schema steps (src/core/
+** lease_schema.h) and its version row, in the connection's schema (the
+** first of search_path).  Each LPG_STEP_<NAME> is the SQL of one step,
+** "" for a step with nothing to do on PostgreSQL; lpg_schema.c runs them
+** at a writable open, every pending step in one transaction under
+** LPG_SQL_LOCK.  A step's text stays as released: a later change to the
+** layout is a new step.
+*/
+#ifndef LPG_SCHEMA_SQL_H
+#define LPG_SCHEMA_SQL_H
+
+#include "lease_schema.h"
+#include "lpg_queue_sql.h"
+
+/* Step 1 (v0 -> v1): the index of jobs not done, the job queue's tables
+** and triggers (LPG_Q_SQL_SCHEMA), then the gate's table and the
+** with_lease guard on every lease_ table (last: it covers them all). */
+#define LPG_STEP_QUEUE \
+  LPG_SQL_CREATE_PENDING_INDEX "; " LPG_Q_SQL_SCHEMA " " LPG_TX_SQL_CREATE
+
+/* Step 2 (v1 -> v2): nothing.  SQLite's queue table changed its layout;
+** PostgreSQL's keeps its attempt column and the index on jobs. */
+#define LPG_STEP_REFENCE ""
+
+/* Step 3 (v2 -> v3): nothing.  A job whose id changes keeps its queue
+** row and errors through the references' ON UPDATE CASCADE since step 1. */
+#define LPG_STEP_RENAMED ""
+
+/* Step 4 (v3 -> v4): queue control's tables (lease.h: lease_pause,
+** lease_limit; their reads: lpg_queue_sql.h). */
+#define LPG_STEP_CONTROL                                                          \
+  "CREATE TABLE IF NOT EXISTS lease_queues(name bytea PRIMARY KEY,"               \
+  " paused int NOT NULL DEFAULT 0, concurrency int8, rate int8, per float8);"    \
+  " CREATE TABLE IF NOT EXISTS lease_queue_claims(queue bytea NOT NULL, at float8 NOT NULL);" \
+  " CREATE INDEX IF NOT EXISTS lease_queue_claims_at ON lease_queue_claims(queue, at)"
+
+/* The version a database without a version row has: 3 when the queue's
+** trigger lease_jobs_added is on jobs (every layout the engine made with
+** it is version 3 on PostgreSQL), else 0 (a jobs table alone). */
+#define LPG_SQL_CLASSIFY                                                          \
+  "SELECT CASE WHEN EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = to_regclass('jobs')" \
+  " AND tgname = 'lease_jobs_added') THEN 3 ELSE 0 END"
+
+/* The version row: whether its table is there, the row (whether it is a
+** version number, and the value), and writing it. */
+#define LPG_SQL_META_FOUND "SELECT to_regclass('" LEASE_SCHEMA_META "') IS NOT NULL"
+#define LPG_SQL_VERSION_GET                                                       \
+  "SELECT value ~ '^[0-9]{1,9}$', value FROM " LEASE_SCHEMA_META                 \
+  " WHERE key = '" LEASE_SCHEMA_KEY "'"
+#define LPG_SQL_META_CREATE                                                       \
+  "CREATE TABLE IF NOT EXISTS " LEASE_SCHEMA_META "(key text PRIMARY KEY, value text)"
+#define LPG_STR_(x) #x
+#define LPG_STR(x) LPG_STR_(x)
+#define LPG_SQL_VERSION_SET                                                       \
+  "INSERT INTO " LEASE_SCHEMA_META "(key, value) VALUES ('" LEASE_SCHEMA_KEY "', '" \
+  LPG_STR(LEASE_SCHEMA_VERSION) "') ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+
+/* The first version whose queue tables this build's reads understand: a
+** read-only handle on an older database reads empty temporary ones. */
+#define LPG_QUEUE_READABLE 1
+
+/* The first version with queue control's tables: a read-only handle on an
+** older database reads empty temporary ones (LPG_Q_SQL_CONTROL_TEMP): no
+** queue paused or limited. */
+#define LPG_CONTROL_READABLE (LEASE__STEP_CONTROL + 1)
+
+#endif

@@ -1,0 +1,159 @@
+/*
+** lsq_schema_sql.h: the SQLite backend's schema steps (src/core/
+** lease_schema.h) and its version row.  Each LSQ_STEP_<NAME> lists the
+** statements of one step, in order; lsq_schema.c runs them at a writable
+** open, every pending step in the open's one write transaction.  A step's
+** text stays as released: a later change to the layout is a new step.
+*/
+#ifndef LSQ_SCHEMA_SQL_H
+#define LSQ_SCHEMA_SQL_H
+
+#include "lease_schema.h"
+#include "lsq_queue_sql.h"
+
+/* Step 1 (v0 -> v1): the job queue's tables, lease_queue counting its
+** attempts in a column a trigger counts up at each claim, and the triggers
+** on jobs that keep them; the last statements fill lease_queue for jobs
+** inserted before the triggers existed. */
+#define LSQ_STEP_QUEUE(XX)                                                \
+  XX("CREATE TABLE IF NOT EXISTS lease_queue(id TEXT PRIMARY KEY NOT NULL," \
+     " seq INTEGER NOT NULL, queue TEXT NOT NULL DEFAULT 'default',"     \
+     " priority INTEGER NOT NULL DEFAULT 0, run_at REAL,"                \
+     " attempt INTEGER NOT NULL DEFAULT 0, max_attempts INTEGER NOT NULL DEFAULT 25," \
+     " payload BLOB, state INTEGER NOT NULL DEFAULT 0, finished_at REAL)") \
+  XX("CREATE INDEX IF NOT EXISTS lease_queue_ready"                       \
+     " ON lease_queue(queue, priority, run_at, seq) WHERE state = " LEASE__Q_OPEN_S)     \
+  XX("CREATE INDEX IF NOT EXISTS lease_queue_ended"                       \
+     " ON lease_queue(finished_at) WHERE state <> " LEASE__Q_OPEN_S)                     \
+  XX("CREATE TABLE IF NOT EXISTS lease_errors(id TEXT NOT NULL, attempt INTEGER," \
+     " at REAL, owner TEXT, fence INTEGER, message BLOB)")                \
+  XX("CREATE INDEX IF NOT EXISTS lease_errors_job ON lease_errors(id)")  \
+  XX("CREATE TRIGGER IF NOT EXISTS lease_errors_kept AFTER INSERT ON lease_errors BEGIN" \
+     " DELETE FROM lease_errors WHERE id = new.id AND rowid <= (SELECT rowid" \
+     " FROM lease_errors WHERE id = new.id ORDER BY rowid DESC LIMIT 1 OFFSET 20); END") \
+  XX("CREATE TRIGGER IF NOT EXISTS lease_jobs_deleted AFTER DELETE ON jobs BEGIN" \
+     " DELETE FROM lease_queue WHERE id = old.id;"                        \
+     " DELETE FROM lease_errors WHERE id = old.id; END")                  \
+  XX("CREATE TRIGGER IF NOT EXISTS lease_jobs_done AFTER UPDATE OF done ON jobs" \
+     " WHEN (new.done <> 0) <> (old.done <> 0) BEGIN"                     \
+     " UPDATE lease_queue SET state = CASE WHEN new.done <> 0 THEN 1 ELSE 0 END," \
+     " finished_at = CASE WHEN new.done <> 0 THEN new.until END,"         \
+     " attempt = CASE WHEN new.done <> 0 THEN attempt ELSE 0 END WHERE id = new.id; END") \
+  XX("CREATE TRIGGER IF NOT EXISTS lease_jobs_claimed AFTER UPDATE OF fence ON jobs" \
+     " WHEN new.fence > old.fence BEGIN"                                  \
+     " UPDATE lease_queue SET attempt = attempt + 1 WHERE id = new.id; END") \
+  XX("CREATE TRIGGER IF NOT EXISTS lease_jobs_added AFTER INSERT ON jobs"  \
+     " WHEN typeof(new.id) = 'text' BEGIN"                                \
+     " INSERT OR REPLACE INTO lease_queue(id, seq, state, finished_at)"   \
+     " VALUES (new.id, new.rowid, new.done <> 0,"                         \
+     " CASE WHEN new.done <> 0 THEN new.until END); END")                 \
+  XX("DELETE FROM lease_queue WHERE id NOT IN (SELECT id FROM jobs)")     \
+  XX("INSERT OR IGNORE INTO lease_queue(id, seq, state, finished_at)"     \
+     " SELECT id, rowid, done <> 0, CASE WHEN done <> 0 THEN until END FROM jobs" \
+     " WHERE typeof(id) = 'text'")
+
+/* Fill lease_queue (base_fence layout) for the jobs without a row, and
+** drop the rows of no job: the end of steps 2 and 3. */
+#define LSQ_STEP_FILL(XX)                                                 \
+  XX("DELETE FROM lease_queue WHERE id NOT IN (SELECT id FROM jobs)")     \
+  XX("INSERT OR IGNORE INTO " LSQ_SQL_QUEUE_ROW_COLS                      \
+     " SELECT id, rowid, done <> 0, CASE WHEN done <> 0 THEN until END, " \
+     LSQ_SQL_FENCE_INT("fence") " FROM jobs WHERE typeof(id) = 'text'")
+
+/*
+** Step 2 (v1 -> v2): no index lease_jobs_pending on jobs (claim_next
+** reads the queue's own index, and every enqueue and complete would keep
+** writing it); lease_queue made anew WITHOUT ROWID, its attempts counted
+** as the fence's growth since base_fence (so a claim writes no queue row):
+** each job's attempts made are kept (base_fence = its fence - attempt).
+** Through a temporary copy: the triggers on jobs that name lease_queue
+** stay as they are while it is made anew.
+*/
+#define LSQ_STEP_REFENCE(XX)                                              \
+  XX("DROP INDEX IF EXISTS lease_jobs_pending")                           \
+  XX("DROP TRIGGER IF EXISTS lease_jobs_claimed")                         \
+  XX("DROP TRIGGER IF EXISTS lease_jobs_added")                           \
+  XX("DROP TRIGGER IF EXISTS lease_jobs_done")                            \
+  XX("CREATE TEMP TABLE lease_queue_v1 AS SELECT * FROM main.lease_queue") \
+  XX("DROP TABLE main.lease_queue")                                       \
+  XX("CREATE TABLE main.lease_queue(id TEXT PRIMARY KEY NOT NULL,"        \
+     " seq INTEGER NOT NULL, queue TEXT NOT NULL DEFAULT 'default',"     \
+     " priority INTEGER NOT NULL DEFAULT 0, run_at REAL,"                \
+     " base_fence INTEGER NOT NULL DEFAULT 0, max_attempts INTEGER NOT NULL DEFAULT 25," \
+     " payload BLOB, state INTEGER NOT NULL DEFAULT 0, finished_at REAL) WITHOUT ROWID") \
+  XX("INSERT INTO main.lease_queue(id, seq, queue, priority, run_at, base_fence,"  \
+     " max_attempts, payload, state, finished_at) SELECT o.id, o.seq, o.queue,"   \
+     " o.priority, o.run_at, coalesce((SELECT " LSQ_SQL_FENCE_INT("fence")        \
+     " FROM main.jobs WHERE jobs.id = o.id), 0) - o.attempt,"                     \
+     " o.max_attempts, o.payload, o.state, o.finished_at FROM temp.lease_queue_v1 AS o") \
+  XX("DROP TABLE temp.lease_queue_v1")                                    \
+  XX("CREATE INDEX lease_queue_ready"                                     \
+     " ON lease_queue(queue, priority, run_at, seq) WHERE state = " LEASE__Q_OPEN_S)     \
+  XX("CREATE INDEX lease_queue_ended"                                     \
+     " ON lease_queue(finished_at) WHERE state <> " LEASE__Q_OPEN_S)                     \
+  XX("CREATE TRIGGER lease_jobs_done AFTER UPDATE OF done ON jobs"        \
+     " WHEN (new.done <> 0) <> (old.done <> 0) BEGIN"                     \
+     LSQ_SQL_DONE_SET " WHERE id = new.id; END")                          \
+  XX("CREATE TRIGGER lease_jobs_enqueued AFTER INSERT ON jobs"            \
+     " WHEN typeof(new.id) = 'text' BEGIN"                                \
+     " INSERT OR REPLACE INTO " LSQ_SQL_QUEUE_ROW_COLS                    \
+     " VALUES (" LSQ_SQL_QUEUE_ROW_OF_NEW "); END")                       \
+  LSQ_STEP_FILL(XX)
+
+/* Step 3 (v2 -> v3): a job whose id another client changes keeps its
+** queue row and errors (LSQ_SQL_RENAMED_TRIGGER); a job renamed before
+** gets its queue row. */
+#define LSQ_STEP_RENAMED(XX)                                              \
+  XX(LSQ_SQL_RENAMED_TRIGGER)                                             \
+  LSQ_STEP_FILL(XX)
+
+/* Step 4 (v3 -> v4): queue control's tables (lease.h: lease_pause,
+** lease_limit; their reads: lsq_queue_sql.h). */
+#define LSQ_STEP_CONTROL(XX)                                              \
+  XX("CREATE TABLE IF NOT EXISTS lease_queues(name TEXT PRIMARY KEY NOT NULL," \
+     " paused INTEGER NOT NULL DEFAULT 0, concurrency INTEGER, rate INTEGER, per REAL)" \
+     " WITHOUT ROWID")                                                    \
+  XX("CREATE TABLE IF NOT EXISTS lease_queue_claims(queue TEXT NOT NULL, at REAL NOT NULL)") \
+  XX("CREATE INDEX IF NOT EXISTS lease_queue_claims_at ON lease_queue_claims(queue, at)")
+
+/*
+** The version a file without a version row has, from what it holds: no
+** lease_queue is version 0 (the contract's bare table, with or without
+** the index lease_jobs_pending of the engine before its queue); a
+** lease_queue with an attempt column is 1; one without is 3 when the
+** triggers lease_jobs_enqueued and lease_jobs_renamed are there, else 2.
+*/
+#define LSQ_SQL_CLASSIFY                                                  \
+  "SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM sqlite_master"             \
+  " WHERE type = 'table' AND name = 'lease_queue') THEN 0"               \
+  " WHEN EXISTS (SELECT 1 FROM pragma_table_info('lease_queue')"         \
+  " WHERE name = 'attempt') THEN 1"                                      \
+  " WHEN (SELECT count(*) FROM sqlite_master WHERE type = 'trigger'"     \
+  " AND name IN ('lease_jobs_enqueued', '" LSQ_SQL_RENAMED_MARK "')) = 2 THEN 3" \
+  " ELSE 2 END"
+
+/* The version row: whether its table is there, the row, and writing it
+** (LEASE_SCHEMA_VERSION, as text of the number). */
+#define LSQ_SQL_META_FOUND                                                \
+  "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '" LEASE_SCHEMA_META "'"
+#define LSQ_SQL_VERSION_GET                                               \
+  "SELECT value FROM " LEASE_SCHEMA_META " WHERE key = '" LEASE_SCHEMA_KEY "'"
+#define LSQ_SQL_META_CREATE                                               \
+  "CREATE TABLE IF NOT EXISTS " LEASE_SCHEMA_META "(key TEXT PRIMARY KEY NOT NULL, value)"
+#define LSQ_STR_(x) #x
+#define LSQ_STR(x) LSQ_STR_(x)
+#define LSQ_SQL_VERSION_SET                                               \
+  "INSERT OR REPLACE INTO " LEASE_SCHEMA_META "(key, value) VALUES ('"   \
+  LEASE_SCHEMA_KEY "', " LSQ_STR(LEASE_SCHEMA_VERSION) ")"
+
+/* The first version whose queue tables this build's reads understand: a
+** handle that may not write reads a file of an older one through empty
+** temporary tables (lsq_q_temp). */
+#define LSQ_QUEUE_READABLE 2
+
+/* The first version with queue control's tables: a handle that may not
+** write reads an older file's settings through empty temporary ones
+** (lsq_q_control_temp): no queue paused or limited. */
+#define LSQ_CONTROL_READABLE (LEASE__STEP_CONTROL + 1)
+
+#endif

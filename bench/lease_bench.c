@@ -460,7 +460,7 @@ static int c_complete(void *h, const char *id, size_t len, int64_t fence, double
 
 /* lease_claim_next. */
 static int c_claim_next(void *h, double now, double ttl, int max, lease_job *jobs, int *count) {
-  return lease_claim_next(h, NULL, 0, OWNER, OWNER_LEN, now, ttl, max, jobs, count);
+  return lease_claim_next(h, NULL, 0, OWNER, OWNER_LEN, now, ttl, max, jobs, count, NULL);
 }
 
 /* lease_enqueue_many of jobs with nothing but their ids (one allocation

@@ -128,6 +128,8 @@ typedef enum lease_rc {
 **   EMPTY        no job is ready (claim_next)
 **   DISCARDED    the job's attempts are used up (the queue ended it)
 **   CANCELLED    the job was cancelled (lease_cancel)
+**   PAUSED       the queue is paused (lease_pause): claim_next hands out nothing
+**   LIMITED      the queue is at its concurrency or rate limit (lease_limit)
 */
 #define LEASE_REASON_MAP(XX)                                              \
   XX(GRANTED, "ok")                                                       \
@@ -140,7 +142,9 @@ typedef enum lease_rc {
   XX(EXPIRED, "expired")                                                  \
   XX(EMPTY, "empty")                                                      \
   XX(DISCARDED, "discarded")                                              \
-  XX(CANCELLED, "cancelled")
+  XX(CANCELLED, "cancelled")                                              \
+  XX(PAUSED, "paused")                                                    \
+  XX(LIMITED, "limited")
 
 typedef enum lease_reason {
 #define LEASE_REASON_ENUM_(name, word) LEASE_##name,
@@ -515,7 +519,15 @@ LEASE_API int lease_read_settings(lease_db *db, lease_settings *out);
 **   max:   how many jobs at most, >= 1; jobs must hold max entries.
 **   jobs:  receives the jobs taken, in that order; ids live until the next
 **          call on db.
-**   count: receives how many were taken; 0 means nothing was ready.
+**   count: receives how many were taken; 0 when none was ready or the
+**          queue is paused or limited (see reason).
+**   reason: may be NULL; LEASE_GRANTED when jobs were taken, else
+**           LEASE_EMPTY (none ready), LEASE_PAUSED or LEASE_LIMITED.
+** The queue's settings (lease_pause, lease_limit) are read in the claim's
+** own transaction: a paused queue hands out nothing; a concurrency limit
+** hands out at most the room left (the limit minus the queue's jobs held
+** with until > now, whoever holds them); a rate limit at most the rate
+** minus the jobs claim_next handed out in (now - per, now].
 ** Cost: the partial index lease_queue_ready holds only jobs the queue has
 ** not ended, in that order; jobs held, and scheduled jobs of a smaller
 ** priority than the first ready one, are stepped over.
@@ -523,7 +535,7 @@ LEASE_API int lease_read_settings(lease_db *db, lease_settings *out);
 */
 LEASE_API int lease_claim_next(lease_db *db, const char *queue, size_t queue_len,
                                const char *owner, size_t owner_len, double now, double ttl,
-                               int max, lease_job *jobs, int *count);
+                               int max, lease_job *jobs, int *count, int *reason);
 
 /* What lease_list reads.  Fill with lease_filter_default, then set fields. */
 typedef struct lease_filter {
@@ -701,6 +713,7 @@ LEASE_API int lease_errors(lease_db *db, const char *id, size_t id_len, lease_jo
 **   id, id_len, owner, owner_len, fence, now, result, result_len, reason:
 **          as for lease_complete.
 **   queue, queue_len, ttl, max, jobs, count: as for lease_claim_next.
+**   claim_reason: the claim's reason, as lease_claim_next's (may be NULL).
 ** Returns LEASE_OK, LEASE_MISUSE, LEASE_RANGE or LEASE_MISMATCH (the
 ** completed job is blocked, as for lease_complete), LEASE_NOMEM or a
 ** database error; on a failure *count is 0.
@@ -709,7 +722,68 @@ LEASE_API int lease_complete_claim_next(lease_db *db, const char *id, size_t id_
                                         const char *owner, size_t owner_len, int64_t fence,
                                         double now, const char *result, size_t result_len,
                                         const char *queue, size_t queue_len, double ttl,
-                                        int max, lease_job *jobs, int *count, int *reason);
+                                        int max, lease_job *jobs, int *count, int *reason,
+                                        int *claim_reason);
+
+/*
+** Queue control: per-queue settings, kept in the table lease_queues (one
+** row per queue that has any), read by every claim_next of the queue in its
+** own transaction, so a change is seen at once by every handle and process
+** on the database.  Leases already held are not touched: they still renew,
+** complete and fail.
+*/
+
+/*
+** lease_pause: stop claim_next on queue (it returns no job, reason
+** LEASE_PAUSED) until lease_resume.  Other queues go on.
+**   queue, queue_len: 1 to LEASE_QUEUE_MAX bytes (LEASE_NTS allowed); NULL
+**                     for "default".
+** Returns LEASE_OK, LEASE_MISUSE (bad queue; nothing written) or a
+** database error.
+*/
+LEASE_API int lease_pause(lease_db *db, const char *queue, size_t queue_len);
+
+/* lease_resume: let claim_next hand out queue's jobs again.  Arguments and
+** returns as lease_pause; resuming a queue not paused changes nothing. */
+LEASE_API int lease_resume(lease_db *db, const char *queue, size_t queue_len);
+
+/* A queue's limits (lease_limit); 0 in a field: no such limit. */
+typedef struct lease_queue_limits {
+  int64_t concurrency;  /* at most this many of the queue's jobs held (until > now) at once */
+  int64_t rate;         /* at most this many handed out by claim_next... */
+  double per;           /* ...in any window of per (caller's unit: now's), > 0 with rate */
+} lease_queue_limits;
+
+/*
+** lease_limit: replace queue's limits with *limits (NULL or all 0: none).
+** At a limit claim_next returns no job with reason LEASE_LIMITED; below it
+** at most the room left.
+**   limits: concurrency >= 0, rate >= 0; per finite and > 0 when rate > 0,
+**           0 when rate is 0.
+** Returns LEASE_OK, LEASE_MISUSE (a bad field: the message names it;
+** nothing written) or a database error.
+*/
+LEASE_API int lease_limit(lease_db *db, const char *queue, size_t queue_len,
+                          const lease_queue_limits *limits);
+
+/* One queue as lease_queues reads it.  Strings live until the next call
+** on the handle. */
+typedef struct lease_queue_info {
+  const char *name;  size_t name_len;
+  int paused;                  /* 1 when paused */
+  lease_queue_limits limits;   /* 0: none */
+  lease_counts counts;         /* its jobs by status at now (lease_count_queue's) */
+} lease_queue_info;
+
+/*
+** lease_queues: every queue that has jobs or settings, by name (bytewise),
+** at most max of them into out.
+**   now:   caller's unit, not NaN: decides the counts by status.
+**   count: how many were written to out.
+** Returns LEASE_OK, LEASE_MISUSE (NULL out or count, max < 1, NaN now) or a
+** database error.
+*/
+LEASE_API int lease_queues(lease_db *db, double now, lease_queue_info *out, int max, int *count);
 
 /* Options of lease_fail.  NULL options: the defaults (all 0). */
 typedef struct lease_fail_opts {

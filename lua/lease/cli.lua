@@ -9,6 +9,9 @@
 --   lease retry DB ID... | DB --discarded [--queue Q] [--json]
 --   lease cancel DB ID... [--json]
 --   lease prune DB --before T [--queue Q] [--status S] [--json]
+--   lease pause DB QUEUE | lease resume DB QUEUE
+--   lease limit DB QUEUE [--concurrency N] [--rate N --per S] [--clear]
+--   lease queues DB [--json] [--now T]
 --
 -- Inspection reads `until` as wall-clock seconds (lease.now(), what the pool
 -- stores); a database kept on another clock passes its own --now.  Times
@@ -914,6 +917,63 @@ local function cmd_schedules(argv, out, err)
   end)
 end
 
+--- lease pause DB QUEUE and lease resume DB QUEUE: db:pause and
+-- db:resume of one queue.
+-- @tparam table argv {"pause" or "resume", args...}
+-- @tparam file out where the outcome goes
+-- @treturn integer 0
+-- @raise a usage error, or a database error
+local function cmd_pause(argv, out)
+  local verb = argv[1]
+  local _, pos = parse(argv, 2, {})
+  if #pos ~= 2 then usage(verb .. " takes a database path and a queue") end
+  if pos[2] == "" then usage(verb .. " needs a non-empty queue name") end
+  return compat.using(open_rw(pos[1], false), function(db)
+    db[verb](db, pos[2])
+    out:write(string.format("%s %s\n", verb == "pause" and "paused" or "resumed", pos[2]))
+    return 0
+  end)
+end
+
+--- lease limit DB QUEUE [--concurrency N] [--rate N --per S] [--clear]:
+-- db:limit, the given limits replacing the queue's (--clear, or no limit
+-- given with it: none).
+-- @tparam table argv {"limit", args...}
+-- @tparam file out where the outcome goes
+-- @treturn integer 0
+-- @raise a usage error, or a database error
+local function cmd_limit(argv, out)
+  local flags, pos = parse(argv, 2, { ["--concurrency"] = true, ["--rate"] = true, ["--per"] = true,
+                                     ["--clear"] = false })
+  if #pos ~= 2 then usage("limit takes a database path and a queue") end
+  if pos[2] == "" then usage("limit needs a non-empty queue name") end
+  local limits = {
+    concurrency = number_flag(flags, "--concurrency", "integer", 1),
+    rate = number_flag(flags, "--rate", "integer", 1),
+    per = number_flag(flags, "--per", "seconds"),
+  }
+  if limits.per and not (limits.per > 0) then usage("--per needs a finite number of seconds > 0") end
+  if (limits.rate == nil) ~= (limits.per == nil) then usage("--rate and --per go together") end
+  local any = limits.concurrency or limits.rate
+  if flags["--clear"] and any then usage("--clear takes no limit with it") end
+  if not flags["--clear"] and not any then
+    usage("limit needs --concurrency N, --rate N --per S, or --clear")
+  end
+  return compat.using(open_rw(pos[1], false), function(db)
+    db:limit(pos[2], limits)
+    if not any then out:write("cleared the limits of ", pos[2], "\n")
+    else
+      local parts = {}
+      if limits.concurrency then parts[#parts + 1] = "concurrency " .. limits.concurrency end
+      if limits.rate then
+        parts[#parts + 1] = string.format("rate %d per %s s", limits.rate, tostring(limits.per))
+      end
+      out:write("limited ", pos[2], ": ", table.concat(parts, ", "), "\n")
+    end
+    return 0
+  end)
+end
+
 --- lease unschedule DB NAME: deletes the schedule NAME (its jobs stay).
 -- @tparam table argv {"unschedule", args...}
 -- @tparam file out where the outcome goes
@@ -944,6 +1004,50 @@ local function cmd_tick(argv, out)
   if #pos ~= 1 then usage("tick takes one database path") end
   return compat.using(open_rw(pos[1], false), function(db)
     for _, id in ipairs(db:tick(require("lease").now())) do out:write(show_bytes(id), "\n") end
+    return 0
+  end)
+end
+
+-- The status words db:queues counts, in the order lease queues shows them.
+local QUEUE_COLUMNS = { "available", "scheduled", "running", "retryable", "completed",
+                        "discarded", "cancelled" }
+
+--- lease queues DB [--json] [--now T]: every queue with jobs or settings
+-- (db:queues): paused or not, its limits, its jobs by status.
+-- @tparam table argv {"queues", args...}
+-- @tparam file out where the table goes
+-- @treturn integer 0
+-- @raise a usage error, or a database error
+local function cmd_queues(argv, out, err)
+  local flags, pos = parse(argv, 2, { ["--json"] = false, ["--now"] = true })
+  if #pos ~= 1 then usage("queues takes one database path") end
+  local now = now_from(flags)
+  return compat.using(open_ro(pos[1], err), function(db)
+    local qs = db:queues(now)
+    if flags["--json"] then
+      out:write(require("lease.json").encode(qs), "\n")
+      return 0
+    end
+    local rows = { { "QUEUE", "STATE", "LIMITS" } }
+    for _, c in ipairs(QUEUE_COLUMNS) do rows[1][#rows[1] + 1] = c:upper() end
+    for _, q in ipairs(qs) do
+      local lim = {}
+      if q.concurrency then lim[#lim + 1] = "concurrency " .. q.concurrency end
+      if q.rate then lim[#lim + 1] = string.format("rate %d/%gs", q.rate, q.per) end
+      local row = { show_bytes(q.name), q.paused and "paused" or "running",
+                    #lim > 0 and table.concat(lim, ", ") or "-" }
+      for _, c in ipairs(QUEUE_COLUMNS) do row[#row + 1] = tostring(q[c]) end
+      rows[#rows + 1] = row
+    end
+    local w = {}
+    for _, r in ipairs(rows) do
+      for k, v in ipairs(r) do w[k] = math.max(w[k] or 0, width(v)) end
+    end
+    for _, r in ipairs(rows) do
+      local cells = {}
+      for k, v in ipairs(r) do cells[k] = k < #r and pad(v, w[k]) or v end
+      out:write(table.concat(cells, "  "), "\n")
+    end
     return 0
   end)
 end
@@ -1084,6 +1188,21 @@ Each tick enqueues the job NAME@TICK when `lease tick` or a --forever pool runs.
     help = "delete a schedule (its jobs stay)", options = "  (none)" },
   { name = "tick", args = "DB", run = cmd_tick,
     help = "enqueue the jobs of the schedules due now, and print their ids", options = "  (none)" },
+  { name = "pause", args = "DB QUEUE", run = cmd_pause,
+    help = "stop claim_next handing out the queue's jobs (held leases go on)", options = "" },
+  { name = "resume", args = "DB QUEUE", run = cmd_pause, help = "hand out a paused queue's jobs again",
+    options = "" },
+  { name = "limit", args = "DB QUEUE [--concurrency N] [--rate N --per S] [--clear]", run = cmd_limit,
+    help = "set the queue's limits, replacing the ones it had",
+    options = [[
+  --concurrency N   at most N of its jobs held with a live lease at once
+  --rate N --per S  at most N jobs handed out in any S seconds
+  --clear           no limits]] },
+  { name = "queues", args = "DB [--json] [--now T]", run = cmd_queues,
+    help = "list the queues: paused or not, their limits, their jobs by status",
+    options = [[
+  --json            one JSON array of {name, paused, concurrency, rate, per, and a count per status}
+  --now T           count statuses at T (seconds or a date) instead of now]] },
 }
 local BY_NAME = {}
 for _, c in ipairs(COMMANDS) do BY_NAME[c.name] = c end

@@ -110,7 +110,7 @@ static void *run_worker(void *arg) {
     return NULL;
   }
   for (;;) {
-    if ((rc = lease_claim_next(db, NULL, 0, w->owner, LEASE_NTS, 1, 1e6, 2, jobs, &n)) != LEASE_OK) {
+    if ((rc = lease_claim_next(db, NULL, 0, w->owner, LEASE_NTS, 1, 1e6, 2, jobs, &n, NULL)) != LEASE_OK) {
       fail_once(w, "claim_next", rc, db);
       break;
     }

@@ -39,7 +39,8 @@ static void enqueue(lease_db *db, const char *id, int64_t priority, double run_a
 static const char *next_id(lease_db *db, double now, int64_t *fence) {
   lease_job job;
   int count = -1;
-  assert_int_equal(lease_claim_next(db, NULL, 0, "w", LEASE_NTS, now, 10, 1, &job, &count), LEASE_OK);
+  assert_int_equal(lease_claim_next(db, NULL, 0, "w", LEASE_NTS, now, 10, 1, &job, &count, NULL),
+                   LEASE_OK);
   if (count == 0) return "";
   if (fence) *fence = job.fence;
   return job.id;
@@ -168,8 +169,8 @@ static void test_misuse(void **state) {
   assert_string_equal(lease_errmsg(db), "job 1: queue must be 1 to 255 bytes, got 0");
   assert_int_equal(lease_state(db, "a", LEASE_NTS, INFINITY, &row, &found), LEASE_MISUSE);
   assert_string_equal(lease_errmsg(db), "now must be a finite number or NaN");
-  assert_int_equal(lease_claim_next(db, "q", LEASE_NTS, "w", LEASE_NTS, 0, 0, 1, &job, &count),
-                   LEASE_MISUSE);
+  assert_int_equal(lease_claim_next(db, "q", LEASE_NTS, "w", LEASE_NTS, 0, 0, 1, &job, &count,
+                                    NULL), LEASE_MISUSE);
   assert_int_equal(lease_prune(db, NAN, NULL, 0, 0, &deleted), LEASE_MISUSE);
   assert_int_equal(lease_prune(db, 1, NULL, 0, LEASE_STATUS_RUNNING, &deleted), LEASE_MISUSE);
   lease_filter_default(&f);

@@ -189,7 +189,7 @@ static void exercise(lease_db *db, int sound) {
   check_rc(db, lease_renew(db, "fz", 2, "w", 1, fence, 1e9 + 1, 10, &reason), "renew");
   check_rc(db, lease_complete(db, "fz", 2, "w", 1, fence, 1e9 + 2, "r", 1, &reason), "complete");
   check_rc(db, lease_release(db, "fz", 2, "w", 1, fence, &reason), "release");
-  check_rc(db, lease_claim_next(db, NULL, 0, "w", 1, 2e9, 10, 2, jobs, &count), "claim_next");
+  check_rc(db, lease_claim_next(db, NULL, 0, "w", 1, 2e9, 10, 2, jobs, &count, NULL), "claim_next");
   check_rc(db, lease_count(db, 2e9, NULL, 0, &counts), "count");
   if (sound && lease_count(db, 2e9, NULL, 0, &counts) == LEASE_OK)
     CHECK(counts.total == counts.ready + counts.held + counts.done + counts.blocked,

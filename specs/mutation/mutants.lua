@@ -362,8 +362,9 @@ return {
   },
   {
     name = "claim-next-unsorted-result", step = "own", file = "src/sqlite/lsq_queue.c",
-    from = "  *count = x.n;\n  if (reason) *reason = x.reason;\n  return LEASE_OK;",
-    to = "  for (i = 0; i < x.n / 2; i++) { lease_job j_ = jobs[i]; jobs[i] = jobs[x.n - 1 - i]; jobs[x.n - 1 - i] = j_; }\n  *count = x.n;\n  if (reason) *reason = x.reason;\n  return LEASE_OK;",
+    fn = "claim_next_run",
+    from = "  *count = x.n;\n  if (reason) *reason = x.reason;\n  *why = x.why;\n  return LEASE_OK;",
+    to = "  for (i = 0; i < x.n / 2; i++) { lease_job j_ = jobs[i]; jobs[i] = jobs[x.n - 1 - i]; jobs[x.n - 1 - i] = j_; }\n  *count = x.n;\n  if (reason) *reason = x.reason;\n  *why = x.why;\n  return LEASE_OK;",
     hint = "specs/15-claim_next_spec.lua",
   },
   {
@@ -1673,9 +1674,10 @@ return {
   },
   {
     name = "pg-ccn-claim-failure-commits", step = "own", file = "src/pg/lpg_queue.c", backend = "pg",
-    from = [[      (rc = claim_rounds(db, wn, max, jobs, count)) == LEASE_OK)
+    fn = "lpg_q_complete_claim_next",
+    from = [[      (rc = claim_controlled(db, wn, max, jobs, count, why)) == LEASE_OK)
     rc = lpg_exec(db, "COMMIT");]],
-    to = [[      ((void)claim_rounds(db, wn, max, jobs, count), 1))
+    to = [[      ((void)claim_controlled(db, wn, max, jobs, count, why), 1))
     rc = lpg_exec(db, "COMMIT");]],
     hint = "specs/37-complete_claim_next_spec.lua",
   },
@@ -2000,6 +2002,63 @@ return {
     from = "    case LEASE_STATUS_DISCARDED: return LEASE__Q_DISCARDED;\n",
     to = "    case LEASE_STATUS_DISCARDED: return LEASE__Q_CANCELLED;\n",
     hint = "specs/31-queue_fail_spec.lua",
+  },
+  {
+    name = "queue-paused-still-claimed", step = "own", file = "src/core/lease_rules.c",
+    fn = "lease__claim_room",
+    from = "  if (q->paused) return LEASE_PAUSED;\n",
+    to = "",
+    hint = "specs/42-queue_control_spec.lua",
+  },
+  {
+    name = "queue-concurrency-off-by-one", step = "own", file = "src/core/lease_rules.c",
+    fn = "lease__claim_room",
+    from = "    if (q->live >= q->concurrency) return LEASE_LIMITED;\n",
+    to = "    if (q->live > q->concurrency) return LEASE_LIMITED;\n",
+    hint = "specs/42-queue_control_spec.lua",
+  },
+  {
+    name = "queue-expired-lease-counted", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_Q_LIVE",
+    from = "j.until > ?2 AND q.queue = ?1",
+    to = "j.until >= ?2 AND q.queue = ?1",
+    hint = "specs/42-queue_control_spec.lua",
+  },
+  {
+    name = "queue-rate-window-closed", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    edits = {
+      { fn = "LSQ_SQL_Q_RECENT", from = "queue = ?1 AND at > ?2", to = "queue = ?1 AND at >= ?2" },
+      { fn = "LSQ_SQL_Q_PRUNE_CLAIMS", from = "queue = ?1 AND at <= ?2", to = "queue = ?1 AND at < ?2" },
+    },
+    hint = "specs/42-queue_control_spec.lua",
+  },
+  {
+    name = "queue-rate-not-recorded", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "claim_next_body",
+    from = "  return qf.rate > 0 && x->n > 0 ? record_claims(db, x->w, x->n) : LEASE_OK;\n",
+    to = "  return qf.rate > 0 && x->n < 0 ? record_claims(db, x->w, x->n) : LEASE_OK;\n",
+    hint = "specs/42-queue_control_spec.lua",
+  },
+  {
+    name = "queue-control-readonly-older-unread", step = "own", file = "src/sqlite/lsq_open.c",
+    fn = "create_missing",
+    from = "    if (c->version < LSQ_CONTROL_READABLE && lsq_q_control_temp(db) != LEASE_OK) return db->rc;\n",
+    to = "",
+    hint = "specs/42-queue_control_spec.lua",
+  },
+  {
+    name = "queue-control-readonly-older-unread-pg", step = "own", file = "src/pg/lpg.c", backend = "pg",
+    fn = "open_schema",
+    from = "    if (c->version < LPG_CONTROL_READABLE && (rc = lpg_exec(db, LPG_Q_SQL_CONTROL_TEMP)) != LEASE_OK)",
+    to = "    if (0 && (rc = lpg_exec(db, LPG_Q_SQL_CONTROL_TEMP)) != LEASE_OK)",
+    hint = "specs/42-queue_control_spec.lua",
+  },
+  {
+    name = "queue-limit-read-unlocked-pg", step = "own", file = "src/pg/lpg_queue.c", backend = "pg",
+    fn = "claim_controlled",
+    from = "read_facts(db, w, Q_SETTINGS_LOCKED, 1, &q);",
+    to = "read_facts(db, w, Q_SETTINGS, 1, &q);",
+    hint = "specs/42-queue_control_spec.lua",
   },
   -- The schema version (src/sqlite/lsq_schema.c, src/pg/lpg_schema.c) ----
   {

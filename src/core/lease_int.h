@@ -155,6 +155,29 @@ int lease__cancel_reason(const lease__facts *f);
 ** cancelled), or 0 for any ended state (status 0). */
 int lease__prune_state(int status);
 
+/*
+** What a backend reads about a queue's settings (lease_queues row), in
+** claim_next's transaction, for lease__claim_room.  live is read only when
+** concurrency > 0, recent only when rate > 0.
+*/
+typedef struct lease__queue_facts {
+  int found;             /* the queue has a settings row (else nothing else is read) */
+  int paused;            /* lease_queues.paused <> 0 */
+  int64_t concurrency;   /* 0: no limit */
+  int64_t live;          /* the queue's jobs held: not done, until > now */
+  int64_t rate;          /* 0: no limit */
+  double per;            /* the rate's window */
+  int64_t recent;        /* jobs claim_next handed out in (now - per, now] */
+} lease__queue_facts;
+
+/*
+** lease__claim_room: how many of max jobs claim_next may take from the
+** queue q describes (*room), and the reason when none: LEASE_PAUSED,
+** LEASE_LIMITED (no room left under a limit), or LEASE_GRANTED (then
+** *room >= 1).
+*/
+int lease__claim_room(const lease__queue_facts *q, int max, int *room);
+
 /* lease__gate_reason: the fence gate's reason: LEASE_GRANTED when its
 ** upsert stored the fence (stored 1), else LEASE_STALE_FENCE (a larger
 ** fence passed the gate before). */
@@ -237,8 +260,10 @@ typedef struct lease__backend {
   /* n completions by w->owner at w->now, one transaction; reasons has n slots. */
   int (*complete_many)(lease_db *db, const lease__write *w, const lease_result *items, int n,
                        int *reasons, int *stored);
-  /* w: a claim whose queue is set. */
-  int (*claim_next)(lease_db *db, const lease__write *w, int max, lease_job *jobs, int *count);
+  /* w: a claim whose queue is set.  *why: LEASE_GRANTED, or LEASE_PAUSED
+  ** or LEASE_LIMITED as lease__claim_room decided (then *count is 0). */
+  int (*claim_next)(lease_db *db, const lease__write *w, int max, lease_job *jobs, int *count,
+                    int *why);
   /* f checked: which and status known, queue NULL or resolved, now not NaN. */
   int (*list)(lease_db *db, const lease_filter *f, int max, lease_row *rows, int *count);
   /* queue NULL for every queue; out zeroed. */
@@ -250,9 +275,15 @@ typedef struct lease__backend {
   int (*errors)(lease_db *db, const char *id, size_t id_len, lease_job_error *out, int max,
                 int *count);
   /* wc: a complete; wn: a claim whose queue is set; both in one
-  ** transaction (lease.h: lease_complete_claim_next). */
+  ** transaction (lease.h: lease_complete_claim_next); *why as above. */
   int (*complete_claim_next)(lease_db *db, const lease__write *wc, const lease__write *wn,
-                             int max, lease_job *jobs, int *count, int *reason);
+                             int max, lease_job *jobs, int *count, int *reason, int *why);
+  /* Queue control (lease.h): set_queue writes queue's settings row: its
+  ** paused flag (what 0) or its limits (what 1, l checked); queues reads
+  ** every queue with jobs or settings at now.  NULL: not supported. */
+  int (*set_queue)(lease_db *db, const char *queue, size_t queue_len, int what, int paused,
+                   const lease_queue_limits *l);
+  int (*queues)(lease_db *db, double now, lease_queue_info *out, int max, int *count);
   /* w: a complete-like write (op LEASE__COMPLETE) with message; opts never NULL. */
   int (*fail)(lease_db *db, const lease__write *w, const lease_fail_opts *opts, int *status,
               double *run_at, int *reason);

@@ -250,17 +250,26 @@ static int check_claim_next(lease_db *db, lease__write *w, const char *queue, si
   return LEASE_OK;
 }
 
+/* claim_next's reason: the backend's refusal (why), else granted when
+** jobs were taken, empty when none was ready. */
+static void claim_reason(int *reason, int why, int count) {
+  if (reason) *reason = why != LEASE_GRANTED ? why : count > 0 ? LEASE_GRANTED : LEASE_EMPTY;
+}
+
 /* See lease.h. */
 int lease_claim_next(lease_db *db, const char *queue, size_t queue_len, const char *owner,
                      size_t owner_len, double now, double ttl, int max, lease_job *jobs,
-                     int *count) {
+                     int *count, int *reason) {
   LEASE__HOLD(db);
   lease__write w;
-  int rc = lease__begin(db);
+  int why = LEASE_GRANTED, rc = lease__begin(db);
+  if (reason) *reason = LEASE_EMPTY;
   if (rc != LEASE_OK) return rc;
   if (check_claim_next(db, &w, queue, queue_len, owner, owner_len, now, ttl, max, jobs, count))
     return db->rc;
-  return db->be->claim_next(db, &w, max, jobs, count);
+  if ((rc = db->be->claim_next(db, &w, max, jobs, count, &why)) == LEASE_OK)
+    claim_reason(reason, why, *count);
+  return rc;
 }
 
 /* See lease.h.  Every argument of both steps is checked before the
@@ -268,10 +277,12 @@ int lease_claim_next(lease_db *db, const char *queue, size_t queue_len, const ch
 int lease_complete_claim_next(lease_db *db, const char *id, size_t id_len, const char *owner,
                               size_t owner_len, int64_t fence, double now, const char *result,
                               size_t result_len, const char *queue, size_t queue_len, double ttl,
-                              int max, lease_job *jobs, int *count, int *reason) {
+                              int max, lease_job *jobs, int *count, int *reason,
+                              int *claim_reason_out) {
   LEASE__HOLD(db);
   lease__write wc, wn;
-  int rc = lease__begin(db);
+  int why = LEASE_GRANTED, rc = lease__begin(db);
+  if (claim_reason_out) *claim_reason_out = LEASE_EMPTY;
   if (rc != LEASE_OK) return rc;
   if (count) *count = 0;
   if (lease__check_complete(db, &wc, id, id_len, owner, owner_len, fence, now, result,
@@ -280,7 +291,9 @@ int lease_complete_claim_next(lease_db *db, const char *id, size_t id_len, const
   if (check_claim_next(db, &wn, queue, queue_len, owner, owner_len, now, ttl, max, jobs, count))
     return db->rc;
   if (!db->be->complete_claim_next) return unsupported(db, "complete_claim_next");
-  return db->be->complete_claim_next(db, &wc, &wn, max, jobs, count, reason);
+  rc = db->be->complete_claim_next(db, &wc, &wn, max, jobs, count, reason, &why);
+  if (rc == LEASE_OK) claim_reason(claim_reason_out, why, *count);
+  return rc;
 }
 
 /* See lease.h. */
@@ -379,4 +392,52 @@ int lease_count(lease_db *db, double now, const char *queue, size_t queue_len,
   if (queue && check_queue(db, "queue", &queue, &queue_len)) return db->rc;
   memset(out, 0, sizeof *out);
   return db->be->count(db, now, queue, queue_len, out);
+}
+
+/* ===================================================================== */
+/* Queue control                                                          */
+/* ===================================================================== */
+
+/* Write queue's paused flag. */
+static int set_paused(lease_db *db, const char *queue, size_t queue_len, int paused) {
+  BEGIN(db, set_queue);
+  if (check_queue(db, "queue", &queue, &queue_len)) return db->rc;
+  return db->be->set_queue(db, queue, queue_len, 0, paused, NULL);
+}
+
+/* See lease.h. */
+int lease_pause(lease_db *db, const char *queue, size_t queue_len) {
+  return set_paused(db, queue, queue_len, 1);
+}
+
+/* See lease.h. */
+int lease_resume(lease_db *db, const char *queue, size_t queue_len) {
+  return set_paused(db, queue, queue_len, 0);
+}
+
+/* See lease.h. */
+int lease_limit(lease_db *db, const char *queue, size_t queue_len,
+                const lease_queue_limits *limits) {
+  static const lease_queue_limits none;
+  BEGIN(db, set_queue);
+  if (!limits) limits = &none;
+  if (check_queue(db, "queue", &queue, &queue_len)) return db->rc;
+  if (limits->concurrency < 0)
+    return lease__fail(db, LEASE_MISUSE, "concurrency must be at least 1 (0 for none)");
+  if (limits->rate < 0) return lease__fail(db, LEASE_MISUSE, "rate must be at least 1 (0 for none)");
+  if (limits->rate > 0 && !(isfinite(limits->per) && limits->per > 0))
+    return lease__fail(db, LEASE_MISUSE, "per must be a finite number above 0 with a rate");
+  if (limits->rate == 0 && limits->per != 0)
+    return lease__fail(db, LEASE_MISUSE, "per needs a rate");
+  return db->be->set_queue(db, queue, queue_len, 1, 0, limits);
+}
+
+/* See lease.h. */
+int lease_queues(lease_db *db, double now, lease_queue_info *out, int max, int *count) {
+  BEGIN(db, queues);
+  if (count) *count = 0;
+  if (!out || !count) return lease__fail(db, LEASE_MISUSE, "out and count must not be NULL");
+  if (max < 1) return lease__fail(db, LEASE_MISUSE, "max must be at least 1");
+  if (isnan(now)) return lease__fail(db, LEASE_MISUSE, "now must be a number");
+  return db->be->queues(db, now, out, max, count);
 }

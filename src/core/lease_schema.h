@@ -19,7 +19,7 @@
 #define LEASE_SCHEMA_H
 
 /* The version this build makes and knows: the number of steps. */
-#define LEASE_SCHEMA_VERSION 4
+#define LEASE_SCHEMA_VERSION 5
 
 /*
 ** The steps, in order: the k-th entry takes version k-1 to k.
@@ -33,12 +33,16 @@
 **              and errors (SQLite's trigger lease_jobs_renamed).
 **   SCHEDULES 4: the schedules' table lease_schedules (lease.h,
 **              "Schedules"); nothing else.
+**   CONTROL   5: queue control's tables lease_queues (a queue's paused flag
+**              and limits) and lease_queue_claims (the claims in a rate
+**              limit's window).
 */
 #define LEASE_SCHEMA_STEPS(XX) \
   XX(QUEUE)                    \
   XX(REFENCE)                  \
   XX(RENAMED)                  \
-  XX(SCHEDULES)
+  XX(SCHEDULES)                \
+  XX(CONTROL)
 
 /* How many steps LEASE_SCHEMA_STEPS lists: must be LEASE_SCHEMA_VERSION. */
 enum {

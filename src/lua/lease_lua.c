@@ -568,10 +568,13 @@ used up its attempts.
 @treturn integer ...its new fence...
 @treturn table ...and the job `{id=, fence=, payload=, queue=, priority=,
   attempt=, max_attempts=}`
-@treturn[2] nil without n, when no job is ready...
-@treturn[2] string ...`"empty"`
-@treturn[3] table with n: a list of such jobs, up to n, in claim order,
-  empty when none is ready
+@treturn[2] nil without n, when no job is handed out...
+@treturn[2] string ...`"empty"` (none ready), `"paused"` (db:pause) or
+  `"limited"` (at a db:limit)
+@treturn[3] table with n: a list of such jobs, up to n (and up to the room
+  a limit leaves), in claim order...
+@treturn[3] string ...and, when the list is empty, why: `"empty"`, `"paused"`
+  or `"limited"`
 @raise `bad argument` for a bad argument; `lease.claim_next: ...` on a database failure
 */
 static void check_claim_next(lua_State *L, const lb_callee *c, lb_args *a) {
@@ -582,17 +585,17 @@ static void check_claim_next(lua_State *L, const lb_callee *c, lb_args *a) {
 }
 static int run_claim_next(lease_db *db, lb_args *a) {
   return lease_claim_next(db, a->queue, a->queue_len, a->owner, a->owner_len, a->now, a->ttl,
-                          a->n ? a->n : 1, (lease_job *)a->mem, &a->found);
+                          a->n ? a->n : 1, (lease_job *)a->mem, &a->found, &a->why);
 }
 /* Push the a->found jobs taken (a->mem) as claim_next returns them, op
 ** naming the call in a fence's error. */
 static int push_taken(lua_State *L, lb_args *a, const char *op) {
   const lease_job *jobs = a->mem;
   int i;
-  if (a->n == 0) {   /* the single form: id, fence | nil, "empty" */
+  if (a->n == 0) {   /* the single form: id, fence | nil, "empty" / "paused" / "limited" */
     if (a->found == 0) {
       lua_pushnil(L);
-      lua_pushstring(L, lease_reason_name(LEASE_EMPTY));
+      lua_pushstring(L, lease_reason_name(a->why));
       return 2;
     }
     lua_pushlstring(L, jobs[0].id, jobs[0].id_len);
@@ -615,7 +618,9 @@ static int push_taken(lua_State *L, lb_args *a, const char *op) {
     lb_push_job_fields(L, &jobs[i]);
     lua_rawseti(L, -2, i + 1);
   }
-  return 1;
+  if (a->found > 0) return 1;
+  lua_pushstring(L, lease_reason_name(a->why));   /* none taken: why */
+  return 2;
 }
 static int push_claim_next(lua_State *L, lb_args *a) { return push_taken(L, a, "claim_next"); }
 static const lb_op op_claim_next = {"claim_next", 1, 0, check_claim_next, run_claim_next,
@@ -641,7 +646,7 @@ back (nothing stored, no job taken).
 @treturn boolean true when the result was stored, else false...
 @treturn string|nil ...nil, or the reason it was refused (as for complete)...
 @return ...then what `claim_next(owner, now, ttl, opts)` returns: `id, fence,
-  job` | `nil, "empty"`, or with n a list of jobs
+  job` | `nil, reason`, or with n a list of jobs (and a reason when empty)
 @raise `bad argument` for a bad argument; `lease.complete_claim_next: ...` on
   a database failure
 */
@@ -658,7 +663,7 @@ static int run_complete_claim_next(lease_db *db, lb_args *a) {
   return lease_complete_claim_next(db, a->id, a->id_len, a->owner, a->owner_len, a->fence,
                                    a->now, a->result, a->result_len, a->queue, a->queue_len,
                                    a->ttl, a->n ? a->n : 1, (lease_job *)a->mem, &a->found,
-                                   &a->reason);
+                                   &a->reason, &a->why);
 }
 static int push_complete_claim_next(lua_State *L, lb_args *a) {
   int n;
@@ -945,6 +950,7 @@ static const lb_op *const ops[] = {
   &op_counts, &op_settings,
   &lb_op_claim_many, &lb_op_fail, &lb_op_retry, &lb_op_cancel, &lb_op_prune,
   &lb_op_with_lease, &lb_op_fence_gate,
+  &lb_op_pause, &lb_op_resume, &lb_op_limit, &lb_op_queues,
   &op_server_now,
   &lb_op_schedule, &lb_op_unschedule, &lb_op_schedules, &lb_op_tick,
 };

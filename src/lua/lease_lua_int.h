@@ -153,6 +153,8 @@ typedef struct lb_args {
   int status;                   /* fail's outcome; prune's status */
   double run_at;                /* fail's outcome */
   int64_t deleted;              /* prune */
+  int why;                      /* claim_next's reason (empty, paused, limited) */
+  lease_queue_limits limits;    /* limit */
   lease_db *db;                 /* the handle run used, for a push that reads again */
   int nerrs;                    /* state: errors read into errs */
   lease_job_error errs[LEASE_ERRORS_KEPT];
@@ -190,6 +192,7 @@ extern const lb_op lb_op_claim_many;
 
 /* The records fail, retry, cancel and prune. */
 extern const lb_op lb_op_fail, lb_op_retry, lb_op_cancel, lb_op_prune;
+extern const lb_op lb_op_pause, lb_op_resume, lb_op_limit, lb_op_queues;
 
 /* lease.backoff(attempt): the default backoff (lease_backoff). */
 int lb_backoff(lua_State *L);

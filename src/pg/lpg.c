@@ -331,7 +331,8 @@ static int connect_quiet(lease_db *db, lpg_conn *c) {
 ** nothing written); a read-only handle writes nothing and reads a database
 ** older than LPG_QUEUE_READABLE through empty temporary queue tables, one
 ** older than LPG_SCHEDULES_READABLE through an empty temporary
-** lease_schedules (lpg_s_temp); a writable one brings the database to
+** lease_schedules (lpg_s_temp), one older than LPG_CONTROL_READABLE
+** through empty settings tables; a writable one brings the database to
 ** LEASE_SCHEMA_VERSION (lpg_schema_upgrade) unless its version row says
 ** it is there.
 */
@@ -344,6 +345,8 @@ static int open_schema(lease_db *db, int missing) {
   if (db->opt.flags & LEASE_OPEN_READONLY) {
     if (c->version < LPG_QUEUE_READABLE &&
         (rc = lpg_exec(db, LPG_Q_SQL_TABLES("TEMP ", ""))) != LEASE_OK)
+      return rc;
+    if (c->version < LPG_CONTROL_READABLE && (rc = lpg_exec(db, LPG_Q_SQL_CONTROL_TEMP)) != LEASE_OK)
       return rc;
     return c->version >= LPG_SCHEDULES_READABLE ? LEASE_OK : lpg_s_temp(db);
   }
@@ -698,6 +701,8 @@ const lease__backend lease__pg = {
   .fence_gate = lpg_fence_gate,
   .errors = lpg_q_errors,
   .complete_claim_next = lpg_q_complete_claim_next,
+  .set_queue = lpg_q_set_queue,
+  .queues = lpg_q_queues,
   .fail = lpg_q_fail,
   .retry = lpg_q_retry,
   .cancel = lpg_q_cancel,

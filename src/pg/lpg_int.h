@@ -176,17 +176,21 @@ int lpg_schema_upgrade(lease_db *db);
 int lpg_q_enqueue(lease_db *db, const lease_new_job *jobs, int n, int *inserted);
 int lpg_q_state(lease_db *db, const char *id, size_t id_len, double now, lease_row *row,
                 int *found);
-int lpg_q_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jobs, int *count);
+int lpg_q_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jobs, int *count,
+                     int *why);
 int lpg_q_list(lease_db *db, const lease_filter *f, int max, lease_row *rows, int *count);
 int lpg_q_count(lease_db *db, double now, const char *queue, size_t queue_len,
                 lease_counts *out);
 int lpg_q_errors(lease_db *db, const char *id, size_t id_len, lease_job_error *out, int max,
                  int *count);
+int lpg_q_set_queue(lease_db *db, const char *queue, size_t queue_len, int what, int paused,
+                    const lease_queue_limits *l);
+int lpg_q_queues(lease_db *db, double now, lease_queue_info *out, int max, int *count);
 
 /* lpg_q_complete_claim_next: lease_complete_claim_next (wn->queue set), in
 ** one transaction. */
 int lpg_q_complete_claim_next(lease_db *db, const lease__write *wc, const lease__write *wn,
-                              int max, lease_job *jobs, int *count, int *reason);
+                              int max, lease_job *jobs, int *count, int *reason, int *why);
 
 int lpg_q_fail(lease_db *db, const lease__write *w, const lease_fail_opts *o, int *status,
                double *run_at, int *reason);

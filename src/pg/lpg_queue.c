@@ -365,28 +365,182 @@ static int claim_rounds(lease_db *db, const lease__write *w, int max, lease_job 
   return LEASE_OK;
 }
 
-/* See lease.h: lease_claim_next. */
-int lpg_q_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jobs,
-                           int *count) {
-  int rc = lpg_ready(db);
-  if (rc != LEASE_OK) return rc;
-  return claim_rounds(db, w, max, jobs, count);
+/* Read one integer (row 0, column 0) of queue statement which, with ?1
+** the queue and ?2 at. */
+static int count_of(lease_db *db, int which, const lease__write *w, double at, int64_t *out) {
+  params p = {0};
+  PGresult *res;
+  p_bytes(&p, w->queue, w->queue_len);
+  p_f8(&p, at);
+  if (!(res = qrun(db, which, &p))) return db->rc;
+  *out = r_i8(res, 0, 0);
+  PQclear(res);
+  return LEASE_OK;
 }
 
-/* See lpg_int.h: the complete wc, then claim_rounds of wn, between BEGIN
-** and COMMIT; a failure of either rolls both back. */
-int lpg_q_complete_claim_next(lease_db *db, const lease__write *wc, const lease__write *wn,
-                              int max, lease_job *jobs, int *count, int *reason) {
-  int rc = lpg_ready(db);
+/* Read the facts of w's queue (lease__queue_facts): its settings row by
+** statement which (Q_SETTINGS, or Q_SETTINGS_LOCKED inside the claim's
+** transaction), then, when limits (and the row is found, not paused), the
+** live leases for a concurrency limit and the claims in the rate's window. */
+static int read_facts(lease_db *db, const lease__write *w, int which, int limits,
+                      lease__queue_facts *q) {
+  params p = {0};
+  PGresult *res;
+  int rc = LEASE_OK;
+  memset(q, 0, sizeof *q);
+  p_bytes(&p, w->queue, w->queue_len);
+  if (!(res = qrun(db, which, &p))) return db->rc;
+  if (PQntuples(res) == 1) {
+    q->found = 1;
+    q->paused = r_i8(res, 0, 0) != 0;
+    q->concurrency = r_i8(res, 0, 1);
+    q->rate = r_i8(res, 0, 2);
+    q->per = r_f8(res, 0, 3);
+  }
+  PQclear(res);
+  if (!limits || !q->found || q->paused) return LEASE_OK;
+  if (q->concurrency > 0) rc = count_of(db, Q_LIVE, w, w->now, &q->live);
+  if (rc == LEASE_OK && q->rate > 0) rc = count_of(db, Q_RECENT, w, w->now - q->per, &q->recent);
+  return rc;
+}
+
+/* claim_rounds of w inside an open transaction, under its queue's
+** settings: the row locked, so the claims of a queue with settings take
+** turns and each counts what the one before it committed; at most the
+** room lease__claim_room leaves; the jobs handed out recorded for a rate. */
+static int claim_controlled(lease_db *db, const lease__write *w, int max, lease_job *jobs,
+                            int *count, int *why) {
+  lease__queue_facts q;
+  int room, rc = read_facts(db, w, Q_SETTINGS_LOCKED, 1, &q);
+  *count = 0;
   if (rc != LEASE_OK) return rc;
+  if ((*why = lease__claim_room(&q, max, &room)) != LEASE_GRANTED) return LEASE_OK;
+  if ((rc = claim_rounds(db, w, room, jobs, count)) != LEASE_OK) return rc;
+  if (q.rate > 0 && *count > 0) {
+    params p = {0};
+    PGresult *res;
+    p_bytes(&p, w->queue, w->queue_len);
+    p_f8(&p, w->now);
+    p_i4(&p, *count);
+    if (!(res = qrun(db, Q_RECORD, &p))) return db->rc;
+    PQclear(res);
+  }
+  return LEASE_OK;
+}
+
+/* See lease.h: lease_claim_next.  A queue without settings (one plain
+** read of its row finds none) claims one statement per round; one with
+** settings in a transaction of claim_controlled. */
+int lpg_q_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jobs, int *count,
+                     int *why) {
+  lease__queue_facts q;
+  int rc = lpg_ready(db);
+  *why = LEASE_GRANTED;
+  if (rc != LEASE_OK) return rc;
+  if ((rc = read_facts(db, w, Q_SETTINGS, 0, &q)) != LEASE_OK) return rc;
+  if (!q.found) return claim_rounds(db, w, max, jobs, count);
   if ((rc = lpg_exec(db, "BEGIN")) != LEASE_OK) return rc;
-  if ((rc = lpg_guarded(db, wc, reason)) == LEASE_OK &&
-      (rc = claim_rounds(db, wn, max, jobs, count)) == LEASE_OK)
+  if ((rc = claim_controlled(db, w, max, jobs, count, why)) == LEASE_OK)
     rc = lpg_exec(db, "COMMIT");
   if (rc != LEASE_OK) {
     lpg_rollback(db);
     *count = 0;
   }
+  return rc;
+}
+
+/* See lpg_int.h: the complete wc, then claim_controlled of wn, between
+** BEGIN and COMMIT; a failure of either rolls both back. */
+int lpg_q_complete_claim_next(lease_db *db, const lease__write *wc, const lease__write *wn,
+                              int max, lease_job *jobs, int *count, int *reason, int *why) {
+  int rc = lpg_ready(db);
+  *why = LEASE_GRANTED;
+  if (rc != LEASE_OK) return rc;
+  if ((rc = lpg_exec(db, "BEGIN")) != LEASE_OK) return rc;
+  if ((rc = lpg_guarded(db, wc, reason)) == LEASE_OK &&
+      (rc = claim_controlled(db, wn, max, jobs, count, why)) == LEASE_OK)
+    rc = lpg_exec(db, "COMMIT");
+  if (rc != LEASE_OK) {
+    lpg_rollback(db);
+    *count = 0;
+  }
+  return rc;
+}
+
+/* ===================================================================== */
+/* Queue control                                                          */
+/* ===================================================================== */
+
+typedef struct control_ctx {
+  const char *queue;
+  size_t queue_len;
+  int what, paused;
+  const lease_queue_limits *l;
+} control_ctx;
+
+/* Transaction body of set_queue: the row, then tidy. */
+static int control_body(lease_db *db, void *ctx) {
+  control_ctx *x = ctx;
+  params p = {0};
+  PGresult *res;
+  p_bytes(&p, x->queue, x->queue_len);
+  if (x->what == 0) {
+    p_i4(&p, x->paused);
+  } else {
+    if (x->l->concurrency > 0) p_i8(&p, x->l->concurrency);
+    else p_null(&p);
+    if (x->l->rate > 0) p_i8(&p, x->l->rate);
+    else p_null(&p);
+    if (x->l->rate > 0) p_f8(&p, x->l->per);
+    else p_null(&p);
+  }
+  if (!(res = qrun(db, x->what == 0 ? Q_SET_PAUSED : Q_SET_LIMITS, &p))) return db->rc;
+  PQclear(res);
+  memset(&p, 0, sizeof p);
+  p_bytes(&p, x->queue, x->queue_len);
+  if (!(res = qrun(db, Q_TIDY, &p))) return db->rc;
+  PQclear(res);
+  return LEASE_OK;
+}
+
+/* See lease.h: lease_pause, lease_resume, lease_limit. */
+int lpg_q_set_queue(lease_db *db, const char *queue, size_t queue_len, int what, int paused,
+                    const lease_queue_limits *l) {
+  control_ctx x = {queue, queue_len, what, paused, l};
+  int rc = lpg_ready(db);
+  if (rc != LEASE_OK) return rc;
+  return in_txn(db, control_body, &x);
+}
+
+/* See lease.h: lease_queues.  The names and settings, then each queue's
+** counts (lpg_q_count). */
+int lpg_q_queues(lease_db *db, double now, lease_queue_info *out, int max, int *count) {
+  params p = {0};
+  PGresult *res;
+  size_t used = 0, *names;
+  int i, n, failed = 0, rc = lpg_ready(db);
+  if (rc != LEASE_OK) return rc;
+  if (!(res = qrun(db, Q_QUEUES, &p))) return db->rc;
+  n = PQntuples(res) < max ? PQntuples(res) : max;
+  if (!(names = malloc((size_t)(n ? n : 1) * sizeof *names))) {
+    PQclear(res);
+    return lease__fail(db, LEASE_NOMEM, "out of memory");
+  }
+  for (i = 0; i < n && !failed; i++) {
+    memset(&out[i], 0, sizeof out[i]);
+    names[i] = keep(db, res, i, 0, &out[i].name_len, &used, &failed);
+    out[i].paused = r_i8(res, i, 1) != 0;
+    out[i].limits.concurrency = r_i8(res, i, 2);
+    out[i].limits.rate = r_i8(res, i, 3);
+    out[i].limits.per = r_f8(res, i, 4);
+  }
+  PQclear(res);
+  rc = failed ? db->rc : LEASE_OK;
+  for (i = 0; rc == LEASE_OK && i < n; i++)
+    rc = lpg_q_count(db, now, kept(db, names[i]), out[i].name_len, &out[i].counts);
+  for (i = 0; rc == LEASE_OK && i < n; i++) out[i].name = kept(db, names[i]);
+  free(names);
+  if (rc == LEASE_OK) *count = n;
   return rc;
 }
 

@@ -38,6 +38,14 @@
   " priority int8 NOT NULL DEFAULT 0, max_attempts int8 NOT NULL DEFAULT 25,"   \
   " created_at float8 NOT NULL, next_at float8 NOT NULL, last_at float8)"
 
+/* Step 5 (v4 -> v5): queue control's tables (lease.h: lease_pause,
+** lease_limit; their reads: lpg_queue_sql.h). */
+#define LPG_STEP_CONTROL                                                          \
+  "CREATE TABLE IF NOT EXISTS lease_queues(name bytea PRIMARY KEY,"               \
+  " paused int NOT NULL DEFAULT 0, concurrency int8, rate int8, per float8);"    \
+  " CREATE TABLE IF NOT EXISTS lease_queue_claims(queue bytea NOT NULL, at float8 NOT NULL);" \
+  " CREATE INDEX IF NOT EXISTS lease_queue_claims_at ON lease_queue_claims(queue, at)"
+
 /* The version a database without a version row has: 3 when the queue's
 ** trigger lease_jobs_added is on jobs (every layout the engine made with
 ** it is version 3 on PostgreSQL), else 0 (a jobs table alone). */
@@ -67,5 +75,10 @@
 ** SCHEDULES makes): a read-only handle on an older database reads an
 ** empty temporary one (LPG_S_SQL_TEMP). */
 #define LPG_SCHEDULES_READABLE (LEASE__STEP_SCHEDULES + 1)
+
+/* The first version with queue control's tables: a read-only handle on an
+** older database reads empty temporary ones (LPG_Q_SQL_CONTROL_TEMP): no
+** queue paused or limited. */
+#define LPG_CONTROL_READABLE (LEASE__STEP_CONTROL + 1)
 
 #endif

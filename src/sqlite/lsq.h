@@ -166,12 +166,13 @@ int lsq_q_expired(lease_db *db, const lease__write *w);
 int lsq_q_finished(lease_db *db, const lease__write *w);
 
 /* lsq_q_claim_next: lease__sqlite's claim_next (w->queue set). */
-int lsq_q_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jobs, int *count);
+int lsq_q_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jobs, int *count,
+                     int *why);
 
 /* lsq_q_complete_claim_next: lease_complete_claim_next (wn->queue set): the
 ** complete wc, then claim_next's body, as one write (lsq_write_txn). */
 int lsq_q_complete_claim_next(lease_db *db, const lease__write *wc, const lease__write *wn,
-                              int max, lease_job *jobs, int *count, int *reason);
+                              int max, lease_job *jobs, int *count, int *reason, int *why);
 
 /*
 ** lsq_schema_read: the schema version of the file on connection sql (the
@@ -194,12 +195,20 @@ int lsq_schema_upgrade(lease_db *db);
 ** the queue's defaults. */
 int lsq_q_temp(lease_db *db);
 
+/* lsq_q_control_temp: empty temporary tables of queue control's layout,
+** for a handle that may not write to a file older than
+** LSQ_CONTROL_READABLE: no queue is paused or limited. */
+int lsq_q_control_temp(lease_db *db);
+
 /* The queue's members of lease__sqlite (lease_int.h; lsq_queue.c). */
 int lsq_q_enqueue(lease_db *db, const lease_new_job *jobs, int n, int *inserted);
 int lsq_q_state(lease_db *db, const char *id, size_t id_len, double now, lease_row *row,
                 int *found);
 int lsq_q_errors(lease_db *db, const char *id, size_t id_len, lease_job_error *out, int max,
                  int *count);
+int lsq_q_set_queue(lease_db *db, const char *queue, size_t queue_len, int what, int paused,
+                    const lease_queue_limits *l);
+int lsq_q_queues(lease_db *db, double now, lease_queue_info *out, int max, int *count);
 int lsq_q_fail(lease_db *db, const lease__write *w, const lease_fail_opts *o, int *status,
                double *run_at, int *reason);
 int lsq_q_retry(lease_db *db, const char *id, size_t id_len, double now, int *reason);

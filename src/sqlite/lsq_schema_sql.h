@@ -117,6 +117,15 @@
      " max_attempts INTEGER NOT NULL DEFAULT 25, created_at REAL NOT NULL," \
      " next_at REAL NOT NULL, last_at REAL)")
 
+/* Step 5 (v4 -> v5): queue control's tables (lease.h: lease_pause,
+** lease_limit; their reads: lsq_queue_sql.h). */
+#define LSQ_STEP_CONTROL(XX)                                              \
+  XX("CREATE TABLE IF NOT EXISTS lease_queues(name TEXT PRIMARY KEY NOT NULL," \
+     " paused INTEGER NOT NULL DEFAULT 0, concurrency INTEGER, rate INTEGER, per REAL)" \
+     " WITHOUT ROWID")                                                    \
+  XX("CREATE TABLE IF NOT EXISTS lease_queue_claims(queue TEXT NOT NULL, at REAL NOT NULL)") \
+  XX("CREATE INDEX IF NOT EXISTS lease_queue_claims_at ON lease_queue_claims(queue, at)")
+
 /*
 ** The version a file without a version row has, from what it holds: no
 ** lease_queue is version 0 (the contract's bare table, with or without
@@ -151,5 +160,10 @@
 ** handle that may not write reads a file of an older one through empty
 ** temporary tables (lsq_q_temp). */
 #define LSQ_QUEUE_READABLE 2
+
+/* The first version with queue control's tables: a handle that may not
+** write reads an older file's settings through empty temporary ones
+** (lsq_q_control_temp): no queue paused or limited. */
+#define LSQ_CONTROL_READABLE (LEASE__STEP_CONTROL + 1)
 
 #endif

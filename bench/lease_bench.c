@@ -427,10 +427,14 @@ static int c_outcome(int rc, int reason) {
   return reason == LEASE_GRANTED ? LEASE_OK : REFUSED;
 }
 
-/* lease_enqueue. */
+/* lease_enqueue of a job with nothing but its id. */
 static int c_enqueue(void *h, const char *id, size_t len) {
+  lease_new_job job;
   int reason = LEASE_GRANTED;
-  return c_outcome(lease_enqueue(h, id, len, &reason), reason);
+  lease_new_job_default(&job);
+  job.id = id;
+  job.id_len = len;
+  return c_outcome(lease_enqueue(h, &job, &reason), reason);
 }
 
 /* lease_claim. */
@@ -456,13 +460,22 @@ static int c_complete(void *h, const char *id, size_t len, int64_t fence, double
 
 /* lease_claim_next. */
 static int c_claim_next(void *h, double now, double ttl, int max, lease_job *jobs, int *count) {
-  return lease_claim_next(h, OWNER, OWNER_LEN, now, ttl, max, jobs, count);
+  return lease_claim_next(h, NULL, 0, OWNER, OWNER_LEN, now, ttl, max, jobs, count, NULL);
 }
 
-/* lease_enqueue_many. */
+/* lease_enqueue_many of jobs with nothing but their ids (one allocation
+** per batch to turn the bench's list into lease_new_job items). */
 static int c_enqueue_many(void *h, const char *const *ids, const size_t *lens, int n) {
-  int inserted = 0;
-  int rc = lease_enqueue_many(h, ids, lens, n, &inserted);
+  lease_new_job *jobs = malloc(sizeof *jobs * (size_t)(n ? n : 1));
+  int i, rc, inserted = 0;
+  if (!jobs) return LEASE_NOMEM;
+  for (i = 0; i < n; i++) {
+    lease_new_job_default(&jobs[i]);
+    jobs[i].id = ids[i];
+    jobs[i].id_len = lens[i];
+  }
+  rc = lease_enqueue_many(h, jobs, n, &inserted);
+  free(jobs);
   return rc != LEASE_OK ? rc : inserted == n ? LEASE_OK : REFUSED;
 }
 

@@ -14,6 +14,7 @@ int main(int argc, char **argv) {
   const char *path = argc > 1 ? argv[1] : "jobs.db";
   double now = (double)time(NULL);   /* the caller's clock: seconds here */
   lease_db *db;
+  lease_new_job job;
   int64_t fence;
   int why;
   if (lease_open(path, NULL, &db) != LEASE_OK) {
@@ -21,7 +22,10 @@ int main(int argc, char **argv) {
     lease_close(db);
     return 1;
   }
-  lease_enqueue(db, "job-1", LEASE_NTS, &why);
+  lease_new_job_default(&job);   /* no payload, queue "default", ... */
+  job.id = "job-1";
+  job.id_len = LEASE_NTS;
+  lease_enqueue(db, &job, &why);   /* why: LEASE_GRANTED, or LEASE_EXISTS */
   if (lease_claim(db, "job-1", LEASE_NTS, "worker-1", LEASE_NTS, now, 30.0, &fence, &why) != LEASE_OK) {
     fprintf(stderr, "%s [%s]\n", lease_errmsg(db), lease_errname(lease_errcode(db)));
   } else if (why != LEASE_GRANTED) {

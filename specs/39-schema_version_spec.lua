@@ -81,6 +81,8 @@ describe("a database's schema version", function()
       assert.are.equal(CURRENT, db:settings().schema_version)
       assert.are.equal(CURRENT .. "\n", version_row(p))
       assert.are.same(before, H.snapshot(p))
+      -- every step ran: the last ones' tables are there (lease_schedules)
+      assert.are.same({}, db:schedules())
       -- the same tables, columns, indexes and triggers as a fresh database's
       local fresh, fp = H.fresh("schema-v" .. v .. "-fresh")
       fresh:close()
@@ -169,7 +171,7 @@ describe("a database's schema version", function()
     lease.open(p):close()
     assert.are.equal("", H.sqlite3(p, "SELECT name FROM sqlite_master WHERE name = 'lease_jobs_renamed'"))
     -- without the row, the file is classified by its layout: lease_queue's
-    -- column due_at (step 4) says 4 whatever else it lacks, and it gets its
+    -- column due_at (step 6, CLOCK) says 6 whatever else it lacks, and it gets its
     -- row again with no step run twice
     H.sqlite3(p, "DELETE FROM lease_meta WHERE key = 'schema_version'")
     db = lease.open(p)
@@ -185,7 +187,7 @@ describe("a database's schema version", function()
     assert.are.equal(CURRENT .. "\n", version_row(p2))
   end)
 
-  it("of a clock-layout database without its row is 4 on PostgreSQL too: step 4 runs once", function()
+  it("of a clock-layout database without its row is 6 on PostgreSQL too: step 6 runs once", function()
     local db, p = H.fresh("schema-row-lost")
     assert.is_true(db:enqueue("j"))
     db:close()

@@ -152,4 +152,24 @@ describe("the claim order", function()
     for _, j in ipairs(db:claim_next("w", T + 3000, 30, 10)) do ids[#ids + 1] = j.id end
     assert.are.same({ "urgent", "early", "plain", "late" }, ids)
   end)
+
+  it("of a database made before due_at: a job due at its run_at, else 0, before every later one", function()
+    -- schema version 3 (specs/fixtures), with a scheduled job s enqueued
+    -- before an unscheduled u
+    local p = H.path("clock-older")
+    H.sql(p, H.read((os.getenv("LEASE_SOURCE_DIR") or ".") .. "/specs/fixtures/"
+      .. H.backend .. "_schema_v3.sql") .. "\nINSERT INTO jobs(id) VALUES ('s'); INSERT INTO jobs(id)"
+      .. " VALUES ('u'); UPDATE lease_queue SET run_at = 5 WHERE id = " .. (H.backend == "pg"
+      and "'s'::bytea" or "'s'"))
+    local db = lease.open(p)
+    finally(function() db:close() end)
+    assert.are.equal("s|5\nu|0\n", H.sql(p, "SELECT " .. H.text("id")
+      .. ", CAST(due_at AS INTEGER) FROM lease_queue ORDER BY id"))
+    -- the clock at T, then a job enqueued: due at T
+    assert.are.equal(0, #db:claim_next("w", T, 30, { n = 1, queue = "other" }))
+    assert.is_true(db:enqueue("n"))
+    local ids = {}
+    for _, j in ipairs(db:claim_next("w", T, 30, 10)) do ids[#ids + 1] = j.id end
+    assert.are.same({ "u", "s", "n" }, ids)
+  end)
 end)

@@ -128,6 +128,8 @@ typedef enum lease_rc {
 **   EMPTY        no job is ready (claim_next)
 **   DISCARDED    the job's attempts are used up (the queue ended it)
 **   CANCELLED    the job was cancelled (lease_cancel)
+**   PAUSED       the queue is paused (lease_pause): claim_next hands out nothing
+**   LIMITED      the queue is at its concurrency or rate limit (lease_limit)
 */
 #define LEASE_REASON_MAP(XX)                                              \
   XX(GRANTED, "ok")                                                       \
@@ -140,7 +142,9 @@ typedef enum lease_rc {
   XX(EXPIRED, "expired")                                                  \
   XX(EMPTY, "empty")                                                      \
   XX(DISCARDED, "discarded")                                              \
-  XX(CANCELLED, "cancelled")
+  XX(CANCELLED, "cancelled")                                              \
+  XX(PAUSED, "paused")                                                    \
+  XX(LIMITED, "limited")
 
 typedef enum lease_reason {
 #define LEASE_REASON_ENUM_(name, word) LEASE_##name,
@@ -204,15 +208,13 @@ typedef struct lease_row {
   /* The job-queue fields (see "The job queue" below).  A job another
   ** client inserted has the defaults. */
   const char *payload; size_t payload_len;  /* NULL when none */
-  const char *queue;   size_t queue_len;    /* "default" unless enqueued elsewhere;
-                                               NULL from lease_state and lease_list,
-                                               which read the contract's columns only */
+  const char *queue;   size_t queue_len;    /* "default" unless enqueued elsewhere */
   int64_t priority;    /* smaller runs first */
   double run_at;       /* not claimed by claim_next before it; NaN when claimable at once */
   int64_t attempt;     /* claims since enqueue or the last retry */
   int64_t max_attempts;
   double finished_at;  /* when it was completed, discarded or cancelled; NaN when not */
-  int status;          /* LEASE_STATUS_*, at the now of the read (UNKNOWN from lease_state) */
+  int status;          /* LEASE_STATUS_*, at the now of the read (UNKNOWN for a NaN now) */
   int64_t seq;         /* enqueue order */
   int64_t result_size; /* bytes of result, 0 when NULL (set whether loaded or not) */
 } lease_row;
@@ -238,7 +240,8 @@ typedef struct lease_job {
   int64_t priority, attempt, max_attempts;  /* attempt counts this claim */
 } lease_job;
 
-/* Which jobs lease_list and lease_count look at. */
+/* Which jobs lease_list looks at (lease_filter.which), by the contract's
+** columns; lease_count counts each of them. */
 enum {
   LEASE_LIST_ALL = 0,   /* every job */
   LEASE_LIST_READY,     /* not done, until <= now: claimable */
@@ -309,23 +312,68 @@ LEASE_API int lease_close(lease_db *db);
 */
 LEASE_API int lease_init(lease_db *db);
 
+/* The longest queue name, bytes. */
+#define LEASE_QUEUE_MAX 255
+
+/* The default max_attempts of a job. */
+#define LEASE_MAX_ATTEMPTS_DEFAULT 25
+
 /*
-** lease_enqueue: insert job id in the default state (contract step 2,
-** INSERT OR IGNORE: an existing job, its lease and fence, stay as they are).
-**   id, id_len: the job id, non-empty bytes.
-**   reason: set to LEASE_GRANTED when inserted, LEASE_EXISTS when the id
-**           was already there.
-** Returns LEASE_OK, LEASE_MISUSE (empty or NULL id) or a database error.
+** A job to enqueue, with its data (lease_enqueue, lease_enqueue_many).
+** Fill with lease_new_job_default, then set fields: id, at least.
 */
-LEASE_API int lease_enqueue(lease_db *db, const char *id, size_t id_len, int *reason);
+typedef struct lease_new_job {
+  const char *id;       size_t id_len;       /* non-empty; LEASE_NTS allowed */
+  const char *payload;  size_t payload_len;  /* any bytes, or NULL for none; LEASE_NTS allowed */
+  const char *queue;    size_t queue_len;    /* 1 to LEASE_QUEUE_MAX bytes; NULL: "default" */
+  int64_t priority;     /* smaller runs first; default 0 */
+  int has_run_at;       /* 1: run_at is set */
+  double run_at;        /* finite, caller's unit: claim_next does not hand it out before */
+  int64_t max_attempts; /* >= 1; default LEASE_MAX_ATTEMPTS_DEFAULT */
+} lease_new_job;
+
+/* lease_new_job_default: fill *job with the defaults (no id, no payload,
+** queue "default", priority 0, no run_at, 25 attempts).  Never fails. */
+LEASE_API void lease_new_job_default(lease_new_job *job);
+
+/*
+** lease_enqueue: insert one job with its data (contract step 2, INSERT OR
+** IGNORE: an existing job, its lease, fence and data, stay as they are).
+**   job:    the job (see lease_new_job); its id non-empty bytes.  A job
+**           with every field but the id at its default is the contract's
+**           plain insert.
+**   reason: LEASE_GRANTED when inserted, LEASE_EXISTS when the id was
+**           already there (may be NULL).
+** Returns LEASE_OK, LEASE_MISUSE (job NULL, or a bad field: the message
+** names it; nothing written) or a database error.
+*/
+LEASE_API int lease_enqueue(lease_db *db, const lease_new_job *job, int *reason);
+
+/*
+** lease_enqueue_many: enqueue n jobs in one transaction, as lease_enqueue
+** each (existing ids are left as they are).
+**   jobs:     n jobs (n >= 0; jobs may be NULL when n is 0).  Every job is
+**             checked before anything is written (the message names its
+**             1-based position: "job 3: id must not be empty").
+**   inserted: receives how many were new (may be NULL).
+** Returns LEASE_OK, LEASE_MISUSE or a database error (then none is
+** inserted).
+*/
+LEASE_API int lease_enqueue_many(lease_db *db, const lease_new_job *jobs, int n, int *inserted);
 
 /*
 ** lease_state: read job id through this handle's connection (contract
-** step 3).  On LEASE_OK, *found is 1 and *row filled, or *found is 0 when
-** there is no such job.  Row strings live until the next call on db.
-** Returns LEASE_OK, LEASE_MISUSE or a database error.
+** step 3), with its queue data and its status at now.  On LEASE_OK, *found
+** is 1 and *row filled, or *found is 0 when there is no such job.  Row
+** strings live until the next call on db.
+**   id, id_len: the job, non-empty bytes (LEASE_NTS allowed).
+**   now:  caller's unit, finite: the time row->status is for; or NaN for
+**         no status (row->status LEASE_STATUS_UNKNOWN).
+** Returns LEASE_OK, LEASE_MISUSE (row or found NULL, a bad id, an infinite
+** now) or a database error.
 */
-LEASE_API int lease_state(lease_db *db, const char *id, size_t id_len, lease_row *row, int *found);
+LEASE_API int lease_state(lease_db *db, const char *id, size_t id_len, double now,
+                          lease_row *row, int *found);
 
 /*
 ** lease_claim: take the lease on job id for owner until now + ttl (contract
@@ -468,59 +516,83 @@ LEASE_API int lease_claim_many(lease_db *db, const char *id, size_t id_len,
 LEASE_API int lease_read_settings(lease_db *db, lease_settings *out);
 
 /*
-** lease_claim_next: lease_claim_next_queue on the queue "default": claim
-** the ready jobs for owner, in one BEGIN IMMEDIATE transaction, with
-** claim's rule (not done, until <= now; fence + 1, owner, until = now +
-** ttl), smallest (priority, due time, enqueue order) first (the due time:
-** lease_claim_next_queue); jobs with the
-** defaults come in enqueue order (SQLite's rowid order at insert).  Jobs
-** whose fence cannot grow (see lease_claim), discarded and cancelled jobs,
-** and jobs whose run_at is after now are skipped.
+** lease_claim_next: claim the ready jobs of one queue for owner, in one
+** BEGIN IMMEDIATE transaction, with claim's rule (not done, until <= now;
+** fence + 1, owner, until = now + ttl), smallest (priority, due time,
+** enqueue order) first: the due time is a job's run_at, or for one
+** without, the database's clock mark (see lease_options.clock_factor)
+** when it was enqueued or retried, 0 while there is none; jobs with the
+** defaults come in enqueue order (SQLite's rowid order at insert).  Skipped: jobs completed, discarded,
+** cancelled or held (until > now), those whose run_at is after now, and
+** those whose fence cannot grow (see lease_claim).  Each job taken counts
+** an attempt.  A job found with a lease that expired without complete,
+** fail or release gets the error "lease expired" recorded first; when that
+** used up its attempts it is discarded instead of being handed out.
+**   queue, queue_len: the queue, 1 to LEASE_QUEUE_MAX bytes (LEASE_NTS
+**          allowed); queue NULL for "default".
+**   owner, owner_len: who takes them, non-empty bytes.
 **   now, ttl: as for lease_claim.
 **   max:   how many jobs at most, >= 1; jobs must hold max entries.
 **   jobs:  receives the jobs taken, in that order; ids live until the next
 **          call on db.
-**   count: receives how many were taken; 0 means nothing was ready.
-** Cost: see lease_claim_next_queue.
+**   count: receives how many were taken; 0 when none was ready or the
+**          queue is paused or limited (see reason).
+**   reason: may be NULL; LEASE_GRANTED when jobs were taken, else
+**           LEASE_EMPTY (none ready), LEASE_PAUSED or LEASE_LIMITED.
+** The queue's settings (lease_pause, lease_limit) are read in the claim's
+** own transaction: a paused queue hands out nothing; a concurrency limit
+** hands out at most the room left (the limit minus the queue's jobs held
+** with until > now, whoever holds them); a rate limit at most the rate
+** minus the jobs claim_next handed out in (now - per, now].
+** Cost: the partial index lease_queue_due holds only jobs the queue has
+** not ended, in that order; jobs held, and scheduled jobs of a smaller
+** priority than the first ready one, are stepped over.
 ** Returns LEASE_OK, LEASE_MISUSE, LEASE_NOMEM or a database error.
 */
-LEASE_API int lease_claim_next(lease_db *db, const char *owner, size_t owner_len,
-                               double now, double ttl, int max, lease_job *jobs,
-                               int *count);
+LEASE_API int lease_claim_next(lease_db *db, const char *queue, size_t queue_len,
+                               const char *owner, size_t owner_len, double now, double ttl,
+                               int max, lease_job *jobs, int *count, int *reason);
+
+/* What lease_list reads.  Fill with lease_filter_default, then set fields. */
+typedef struct lease_filter {
+  int which;                /* LEASE_LIST_*: the contract's view (ready, held, done,
+                               blocked at now); LEASE_LIST_ALL (0) for all */
+  int status;               /* LEASE_STATUS_*, 0 (UNKNOWN) for all */
+  const char *queue;        size_t queue_len;   /* NULL for every queue */
+  double now;               /* caller's unit, not NaN: decides the status and which */
+  int64_t after;            /* seq to start after; 0 for the start */
+  int results;              /* 1: load results; 0: result left NULL (result_size still set) */
+} lease_filter;
+
+/* lease_filter_default: every job (LEASE_LIST_ALL, all statuses, every
+** queue), now 0, from the start, results loaded.  Never fails. */
+LEASE_API void lease_filter_default(lease_filter *f);
 
 /*
-** lease_enqueue_many: enqueue n jobs in one transaction (contract step 2's
-** rule for each: existing ids are left as they are).
-**   ids, id_lens: n ids and their lengths (LEASE_NTS allowed); all are
-**          checked (non-empty) before anything is written.
-**   inserted: receives how many were new.
-** Returns LEASE_OK, LEASE_MISUSE (an empty or NULL id; the message names its
-** 1-based position) or a database error (then none is inserted).
-*/
-LEASE_API int lease_enqueue_many(lease_db *db, const char *const *ids, const size_t *id_lens,
-                                 int n, int *inserted);
-
-/*
-** lease_list: read up to max jobs of one kind, in enqueue (rowid) order,
-** starting after the job whose seq is `after` (0 for the start): a page of
-** a listing.  No write, no lock beyond a read snapshot.
-**   which: LEASE_LIST_ALL, _READY, _HELD or _DONE; now (caller's unit)
-**          decides ready versus held.
-**   rows, seqs: room for max entries; seqs[i] is the job's rowid, the
-**          `after` of the next page.  Row strings live until the next
-**          call on db.
+** lease_list: read up to max jobs matching every field of f, in enqueue
+** (seq) order, starting after the job whose seq is f->after: a page of a
+** listing; rows[i].seq is the next page's after.  No write, no lock beyond
+** a read snapshot.
+**   rows:  room for max entries (max >= 1); row strings live until the
+**          next call on db.
 **   count: receives how many were read; fewer than max means the end.
-** Returns LEASE_OK, LEASE_MISUSE (bad which, max < 1, NaN now) or a
+** Returns LEASE_OK, LEASE_MISUSE (f, rows or count NULL, max < 1, unknown
+** which or status, a bad queue, NaN now) or a database error.
+*/
+LEASE_API int lease_list(lease_db *db, const lease_filter *f, int max, lease_row *rows,
+                         int *count);
+
+/*
+** lease_count: count jobs at now (caller's unit, not NaN) into *out: by
+** the contract's state (total, ready, held, done, blocked) and by status
+** (available ... cancelled), each set adding up to total.
+**   queue, queue_len: only this queue's jobs (LEASE_NTS allowed); queue
+**          NULL for every queue.
+** Returns LEASE_OK, LEASE_MISUSE (out NULL, NaN now, a bad queue) or a
 ** database error.
 */
-LEASE_API int lease_list(lease_db *db, int which, double now, int64_t after, int max,
-                         lease_row *rows, int64_t *seqs, int *count);
-
-/*
-** lease_count: count jobs by state at now (caller's unit) into *out.
-** Returns LEASE_OK, LEASE_MISUSE or a database error.
-*/
-LEASE_API int lease_count(lease_db *db, double now, lease_counts *out);
+LEASE_API int lease_count(lease_db *db, double now, const char *queue, size_t queue_len,
+                          lease_counts *out);
 
 /*
 ** lease_check_time: validate a (now, ttl) pair as claim and renew do.
@@ -605,7 +677,8 @@ LEASE_API const char *lease_reason_name(int reason);
 **   RETRYABLE   failed at least once (attempt > 0), waiting for run_at > now
 **   SCHEDULED   run_at > now, not attempted yet
 **   AVAILABLE   claimable now
-** UNKNOWN (0) is the status of a row read without a now (lease_state).
+** UNKNOWN (0) is the status of a row read without a now (lease_state with
+** a NaN now).
 */
 #define LEASE_STATUS_MAP(XX)                                              \
   XX(UNKNOWN, "unknown")                                                  \
@@ -626,55 +699,6 @@ typedef enum lease_status {
 /* The most errors kept per job (the newest ones; lease_errors). */
 #define LEASE_ERRORS_KEPT 20
 
-/* The default max_attempts of a job. */
-#define LEASE_MAX_ATTEMPTS_DEFAULT 25
-
-/* The longest queue name, bytes. */
-#define LEASE_QUEUE_MAX 255
-
-/*
-** A job to enqueue with its data (lease_enqueue_job, lease_enqueue_jobs).
-** Fill with lease_new_job_default, then set fields.
-*/
-typedef struct lease_new_job {
-  const char *id;       size_t id_len;       /* non-empty; LEASE_NTS allowed */
-  const char *payload;  size_t payload_len;  /* any bytes, or NULL for none; LEASE_NTS allowed */
-  const char *queue;    size_t queue_len;    /* 1 to LEASE_QUEUE_MAX bytes; NULL: "default" */
-  int64_t priority;     /* smaller runs first; default 0 */
-  int has_run_at;       /* 1: run_at is set */
-  double run_at;        /* finite, caller's unit: claim_next does not hand it out before */
-  int64_t max_attempts; /* >= 1; default LEASE_MAX_ATTEMPTS_DEFAULT */
-} lease_new_job;
-
-/* lease_new_job_default: fill *job with the defaults (no id, no payload,
-** queue "default", priority 0, no run_at, 25 attempts).  Never fails. */
-LEASE_API void lease_new_job_default(lease_new_job *job);
-
-/*
-** lease_enqueue_job: enqueue one job with its data (contract step 2's
-** rule: an existing id, its lease, fence and data stay as they are).
-**   reason: LEASE_GRANTED when inserted, LEASE_EXISTS when not.
-** Returns LEASE_OK, LEASE_MISUSE (a bad field: the message names it;
-** nothing written) or a database error.
-*/
-LEASE_API int lease_enqueue_job(lease_db *db, const lease_new_job *job, int *reason);
-
-/*
-** lease_enqueue_jobs: enqueue n jobs with their data in one transaction,
-** as lease_enqueue_job each.  Every job is checked first (the message
-** names its 1-based position).  inserted: how many were new.
-** Returns LEASE_OK, LEASE_MISUSE or a database error (then none is inserted).
-*/
-LEASE_API int lease_enqueue_jobs(lease_db *db, const lease_new_job *jobs, int n, int *inserted);
-
-/*
-** lease_state_at: lease_state, with the row's status computed at now
-** (caller's unit, finite) and its seq filled.  Returns as lease_state,
-** and LEASE_MISUSE for a non-finite now.
-*/
-LEASE_API int lease_state_at(lease_db *db, const char *id, size_t id_len, double now,
-                             lease_row *row, int *found);
-
 /* One error recorded against a job (lease_fail, an expired lease). */
 typedef struct lease_job_error {
   int64_t attempt;        /* the attempt that failed */
@@ -694,29 +718,8 @@ LEASE_API int lease_errors(lease_db *db, const char *id, size_t id_len, lease_jo
                            int max, int *count);
 
 /*
-** lease_claim_next_queue: lease_claim_next within one queue, in the order
-** of (priority, due time, enqueue order), smallest first: the due time is
-** a job's run_at, or for one without, the database's clock mark (see
-** lease_options.clock_factor) when it was enqueued or retried, 0 while
-** there is none.  Skipping jobs not
-** ready: completed, discarded, cancelled, held (until > now), and those
-** whose run_at is after now.  Each job taken counts an attempt.  A job
-** found with a lease that expired without complete, fail or release gets
-** the error "lease expired" recorded first; when that used up its
-** attempts it is discarded instead of being handed out.
-**   queue, queue_len: the queue; NULL for "default".
-** Cost: the partial index lease_queue_due holds only jobs the queue has
-** not ended, in that order; jobs held, and scheduled jobs of a smaller
-** priority than the first ready one, are stepped over.
-** Returns as lease_claim_next.
-*/
-LEASE_API int lease_claim_next_queue(lease_db *db, const char *queue, size_t queue_len,
-                                     const char *owner, size_t owner_len, double now,
-                                     double ttl, int max, lease_job *jobs, int *count);
-
-/*
 ** lease_complete_claim_next: lease_complete of id by owner, then
-** lease_claim_next_queue for the same owner at the same now, in one write
+** lease_claim_next for the same owner at the same now, in one write
 ** transaction, so that a worker's "this one is done, give me the next"
 ** costs one commit instead of two (BullMQ's moveToCompleted with
 ** fetchNext).  Each step is exactly the call it is named after (contract
@@ -725,7 +728,8 @@ LEASE_API int lease_claim_next_queue(lease_db *db, const char *queue, size_t que
 ** step rolls back both, so nothing is stored and no job is taken.
 **   id, id_len, owner, owner_len, fence, now, result, result_len, reason:
 **          as for lease_complete.
-**   queue, queue_len, ttl, max, jobs, count: as for lease_claim_next_queue.
+**   queue, queue_len, ttl, max, jobs, count: as for lease_claim_next.
+**   claim_reason: the claim's reason, as lease_claim_next's (may be NULL).
 ** Returns LEASE_OK, LEASE_MISUSE, LEASE_RANGE or LEASE_MISMATCH (the
 ** completed job is blocked, as for lease_complete), LEASE_NOMEM or a
 ** database error; on a failure *count is 0.
@@ -734,7 +738,68 @@ LEASE_API int lease_complete_claim_next(lease_db *db, const char *id, size_t id_
                                         const char *owner, size_t owner_len, int64_t fence,
                                         double now, const char *result, size_t result_len,
                                         const char *queue, size_t queue_len, double ttl,
-                                        int max, lease_job *jobs, int *count, int *reason);
+                                        int max, lease_job *jobs, int *count, int *reason,
+                                        int *claim_reason);
+
+/*
+** Queue control: per-queue settings, kept in the table lease_queues (one
+** row per queue that has any), read by every claim_next of the queue in its
+** own transaction, so a change is seen at once by every handle and process
+** on the database.  Leases already held are not touched: they still renew,
+** complete and fail.
+*/
+
+/*
+** lease_pause: stop claim_next on queue (it returns no job, reason
+** LEASE_PAUSED) until lease_resume.  Other queues go on.
+**   queue, queue_len: 1 to LEASE_QUEUE_MAX bytes (LEASE_NTS allowed); NULL
+**                     for "default".
+** Returns LEASE_OK, LEASE_MISUSE (bad queue; nothing written) or a
+** database error.
+*/
+LEASE_API int lease_pause(lease_db *db, const char *queue, size_t queue_len);
+
+/* lease_resume: let claim_next hand out queue's jobs again.  Arguments and
+** returns as lease_pause; resuming a queue not paused changes nothing. */
+LEASE_API int lease_resume(lease_db *db, const char *queue, size_t queue_len);
+
+/* A queue's limits (lease_limit); 0 in a field: no such limit. */
+typedef struct lease_queue_limits {
+  int64_t concurrency;  /* at most this many of the queue's jobs held (until > now) at once */
+  int64_t rate;         /* at most this many handed out by claim_next... */
+  double per;           /* ...in any window of per (caller's unit: now's), > 0 with rate */
+} lease_queue_limits;
+
+/*
+** lease_limit: replace queue's limits with *limits (NULL or all 0: none).
+** At a limit claim_next returns no job with reason LEASE_LIMITED; below it
+** at most the room left.
+**   limits: concurrency >= 0, rate >= 0; per finite and > 0 when rate > 0,
+**           0 when rate is 0.
+** Returns LEASE_OK, LEASE_MISUSE (a bad field: the message names it;
+** nothing written) or a database error.
+*/
+LEASE_API int lease_limit(lease_db *db, const char *queue, size_t queue_len,
+                          const lease_queue_limits *limits);
+
+/* One queue as lease_queues reads it.  Strings live until the next call
+** on the handle. */
+typedef struct lease_queue_info {
+  const char *name;  size_t name_len;
+  int paused;                  /* 1 when paused */
+  lease_queue_limits limits;   /* 0: none */
+  lease_counts counts;         /* its jobs by status at now (lease_count_queue's) */
+} lease_queue_info;
+
+/*
+** lease_queues: every queue that has jobs or settings, by name (bytewise),
+** at most max of them into out.
+**   now:   caller's unit, not NaN: decides the counts by status.
+**   count: how many were written to out.
+** Returns LEASE_OK, LEASE_MISUSE (NULL out or count, max < 1, NaN now) or a
+** database error.
+*/
+LEASE_API int lease_queues(lease_db *db, double now, lease_queue_info *out, int max, int *count);
 
 /* Options of lease_fail.  NULL options: the defaults (all 0). */
 typedef struct lease_fail_opts {
@@ -800,34 +865,6 @@ LEASE_API int lease_cancel(lease_db *db, const char *id, size_t id_len, double n
 LEASE_API int lease_prune(lease_db *db, double before, const char *queue, size_t queue_len,
                           int status, int64_t *deleted);
 
-/* What lease_list_jobs reads.  Fill with lease_filter_default. */
-typedef struct lease_filter {
-  int status;               /* LEASE_STATUS_*, 0 (UNKNOWN) for all */
-  const char *queue;        size_t queue_len;   /* NULL for every queue */
-  double now;               /* finite: decides the status */
-  int64_t after;            /* seq to start after; 0 for the start */
-  int results;              /* 1: load results; 0: result left NULL (result_size still set) */
-} lease_filter;
-
-/* lease_filter_default: all statuses, every queue, now 0, from the start,
-** results loaded.  Never fails. */
-LEASE_API void lease_filter_default(lease_filter *f);
-
-/*
-** lease_list_jobs: read up to max jobs matching f, in enqueue (seq) order:
-** a page; rows[i].seq is the next page's after.  Read-only.
-** Returns LEASE_OK, LEASE_MISUSE or a database error.
-*/
-LEASE_API int lease_list_jobs(lease_db *db, const lease_filter *f, int max, lease_row *rows,
-                              int *count);
-
-/*
-** lease_count_queue: lease_count, restricted to one queue (NULL for all),
-** with the counts by status filled too.
-*/
-LEASE_API int lease_count_queue(lease_db *db, double now, const char *queue, size_t queue_len,
-                                lease_counts *out);
-
 /*
 ** lease_backoff: the default delay before retrying a job whose attempt
 ** `attempt` (>= 1) failed, in seconds: exponential, 2^(attempt-1), capped
@@ -841,6 +878,110 @@ LEASE_API double lease_backoff(int64_t attempt);
 
 /* lease_status_name: the word of a status ("available", ...); "unknown" for others. */
 LEASE_API const char *lease_status_name(int status);
+
+/* ===================================================================== */
+/* Schedules: recurring jobs.  A schedule enqueues one job per tick when */
+/* lease_tick runs; the clock is seconds since the epoch (UTC).          */
+/* ===================================================================== */
+
+/* The longest schedule name, bytes (its job ids add "@" and the tick). */
+#define LEASE_SCHEDULE_NAME_MAX 200
+
+/*
+** A schedule (lease_schedule, lease_schedules).  Its ticks are the times
+** after its creation (created_at) that are multiples of every (k * every
+** for an integer k), or, with cron, the minutes that the cron expression
+** matches in UTC: five fields "minute hour day-of-month month
+** day-of-week" with `*`, lists, ranges and steps, month and day names
+** (JAN, MON), 0 and 7 both Sunday, and Vixie cron's rule that when both
+** day fields are restricted a day matches if either does.  Fill with
+** lease_schedule_spec_default, then set name and every or cron.
+*/
+typedef struct lease_schedule_spec {
+  const char *name;     size_t name_len;     /* 1 to LEASE_SCHEDULE_NAME_MAX bytes; LEASE_NTS allowed */
+  double every;         /* seconds, finite and > 0; 0 when cron is set */
+  const char *cron;     size_t cron_len;     /* a cron expression, or NULL when every is set */
+  /* The jobs it enqueues: as lease_new_job's fields. */
+  const char *queue;    size_t queue_len;    /* NULL: "default" */
+  const char *payload;  size_t payload_len;  /* NULL for none */
+  int64_t priority;     /* default 0 */
+  int64_t max_attempts; /* >= 1; default LEASE_MAX_ATTEMPTS_DEFAULT */
+  /* Set by lease_schedules (ignored by lease_schedule): */
+  double created_at;    /* when lease_schedule created or replaced it */
+  double next_at;       /* its first tick not enqueued yet */
+  double last_at;       /* the tick enqueued last; NaN when none */
+} lease_schedule_spec;
+
+/* lease_schedule_spec_default: fill *s with the defaults (no name, neither
+** every nor cron, queue "default", no payload, priority 0, 25 attempts,
+** the times NaN).  Never fails. */
+LEASE_API void lease_schedule_spec_default(lease_schedule_spec *s);
+
+/*
+** lease_schedule: create the schedule s->name at now (seconds since the
+** epoch), or replace the one of that name (its ticks then count from now;
+** jobs it enqueued stay).  Its first tick is the first one after now.
+**   s:   name, exactly one of every and cron, and the jobs' options.
+**   now: finite, seconds since the epoch.
+** Returns LEASE_OK, LEASE_MISUSE (a bad field, a cron expression that does
+** not parse or matches no time within ten years: the message names the
+** field, as "cron: minute field: 61 is out of range 0-59"; nothing
+** written), LEASE_READONLY on a read-only handle, or a database error.
+*/
+LEASE_API int lease_schedule(lease_db *db, const lease_schedule_spec *s, double now);
+
+/*
+** lease_unschedule: delete the schedule name (jobs it enqueued stay).
+**   found: 1 when it existed, 0 when not (may be NULL).
+** Returns LEASE_OK, LEASE_MISUSE, LEASE_READONLY or a database error.
+*/
+LEASE_API int lease_unschedule(lease_db *db, const char *name, size_t name_len, int *found);
+
+/*
+** lease_schedules: read up to max schedules in name order, after the name
+** after (NULL: from the first): a page; pass the last name read as the
+** next page's after.  Strings live until the next call on db.  A database
+** without schedules (a read-only handle on a file no writer opened since
+** schedules came) has none.
+** Returns LEASE_OK, LEASE_MISUSE or a database error.
+*/
+LEASE_API int lease_schedules(lease_db *db, const char *after, size_t after_len, int max,
+                              lease_schedule_spec *out, int *count);
+
+/*
+** lease_cron_next: the first minute strictly after t (seconds since the
+** epoch) that the cron expression expr (len bytes; LEASE_NTS allowed)
+** matches in UTC, as lease_schedule reads it, into *out.
+**   err, errlen: where the message goes on failure (always terminated).
+** Returns LEASE_OK, or LEASE_MISUSE when expr does not parse (the message
+** names the field) or matches no time within ten years after t.
+** Thread-safe; touches no database.
+*/
+LEASE_API int lease_cron_next(const char *expr, size_t len, double t, double *out, char *err,
+                              size_t errlen);
+
+/*
+** lease_tick: enqueue the jobs of schedules that are due at now (next_at
+** <= now), at most max schedules per call, in next_at order.  For each, one
+** job for its latest due tick (the largest tick <= now), with the
+** schedule's options and the id "<name>@<tick>" (the tick as an integer,
+** in seconds: "nightly@1700006400"); missed ticks are not replayed.  Its
+** next_at moves to the first tick after now and last_at to the tick.
+** Safe with any number of handles and processes ticking at once: each
+** schedule's row is moved by a guarded UPDATE (next_at still the value
+** read) in the write transaction of the enqueue, so a tick is enqueued
+** once; a job id that exists already is left as it is.
+**   now:     finite, seconds since the epoch.
+**   ids, id_lens: max slots: the ids of the jobs enqueued (inserted),
+**            valid until the next call on db.
+**   count:   how many were enqueued.
+**   more:    1 when max due schedules were taken, so more may be due:
+**            call again (may be NULL).
+** Returns LEASE_OK, LEASE_MISUSE, LEASE_READONLY or a database error
+** (then nothing is enqueued and no schedule moves).
+*/
+LEASE_API int lease_tick(lease_db *db, double now, int max, const char **ids, size_t *id_lens,
+                         int *count, int *more);
 
 /* ===================================================================== */
 /* Fenced side effects: the caller's writes inside the lease's transaction */

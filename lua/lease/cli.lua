@@ -9,6 +9,9 @@
 --   lease retry DB ID... | DB --discarded [--queue Q] [--json]
 --   lease cancel DB ID... [--json]
 --   lease prune DB --before T [--queue Q] [--status S] [--json]
+--   lease pause DB QUEUE | lease resume DB QUEUE
+--   lease limit DB QUEUE [--concurrency N] [--rate N --per S] [--clear]
+--   lease queues DB [--json] [--now T]
 --
 -- Inspection reads `until` as wall-clock seconds (lease.now(), what the pool
 -- stores); a database kept on another clock passes its own --now.  Times
@@ -840,6 +843,215 @@ local function cmd_prune(argv, out)
   end)
 end
 
+--- lease schedule DB NAME (--every S | --cron EXPR) [--queue Q]
+-- [--payload S] [--priority N] [--max-attempts N]: creates the schedule
+-- NAME, or replaces it (DB is created when missing).
+-- @tparam table argv {"schedule", args...}
+-- @tparam file out where the outcome goes
+-- @treturn integer 0
+-- @raise a usage error (a bad cron expression names its field), or a
+-- database error
+local function cmd_schedule(argv, out)
+  local flags, pos = parse(argv, 2, { ["--every"] = true, ["--cron"] = true, ["--queue"] = true,
+                                     ["--payload"] = true, ["--priority"] = true,
+                                     ["--max-attempts"] = true })
+  if #pos ~= 2 then usage("schedule takes a database path and a schedule NAME") end
+  if pos[2] == "" then usage("schedule needs a non-empty NAME") end
+  if flags["--every"] and flags["--cron"] then usage("give --every or --cron, not both") end
+  if not flags["--every"] and not flags["--cron"] then usage("schedule needs --every or --cron") end
+  local lease = require("lease")
+  local now = lease.now()
+  local opts = { queue = queue_flag(flags), payload = flags["--payload"],
+                 priority = number_flag(flags, "--priority", "integer"),
+                 max_attempts = number_flag(flags, "--max-attempts", "integer", 1) }
+  if flags["--every"] then
+    opts.every = number_flag(flags, "--every", "seconds")
+    if not (opts.every > 0) then
+      usage("--every needs a finite number of seconds > 0, got '" .. flags["--every"] .. "'")
+    end
+  else
+    local ok, why = pcall(lease.cron_next, flags["--cron"], now)
+    if not ok then usage("--cron: " .. tostring(why):gsub("^bad argument #%d+ to '[^']*' %((.*)%)$", "%1")) end
+    opts.cron = flags["--cron"]
+  end
+  return compat.using(open_rw(pos[1], true), function(db)
+    db:schedule(pos[2], now, opts)
+    out:write("scheduled ", show_bytes(pos[2]), "\n")
+    return 0
+  end)
+end
+
+--- lease schedules DB [--json]: lists the schedules, one line each (name,
+-- every or cron, queue, next and last tick), or as one JSON array.
+-- Read-only.
+-- @tparam table argv {"schedules", args...}
+-- @tparam file out where the list goes
+-- @tparam file err where a note on an unlocked read goes
+-- @treturn integer 0
+-- @raise a usage error, or a database error
+local function cmd_schedules(argv, out, err)
+  local flags, pos = parse(argv, 2, { ["--json"] = false })
+  if #pos ~= 1 then usage("schedules takes one database path") end
+  return compat.using(open_ro(pos[1], err), function(db)
+    local list = db:schedules()
+    if flags["--json"] then
+      local json = require("lease.json")
+      local parts = {}
+      for k, s in ipairs(list) do
+        parts[k] = json.encode({ name = utf8_safe(s.name), every = s.every, cron = s.cron,
+          queue = utf8_safe(s.queue), payload = s.payload and utf8_safe(s.payload),
+          priority = s.priority, max_attempts = s.max_attempts, created_at = s.created_at,
+          next_at = s.next_at, last_at = s.last_at },
+          { keyorder = { "name", "every", "cron", "queue", "payload", "priority", "max_attempts",
+                         "created_at", "next_at", "last_at" } })
+      end
+      out:write("[", table.concat(parts, ","), "]\n")
+      return 0
+    end
+    for _, s in ipairs(list) do
+      out:write(string.format("%s  %s  queue %s  next %s  last %s\n", show_bytes(s.name),
+        s.cron and ("cron " .. show_bytes(s.cron)) or string.format("every %.17gs", s.every),
+        show_bytes(s.queue), iso_time(s.next_at), s.last_at and iso_time(s.last_at) or "-"))
+    end
+    return 0
+  end)
+end
+
+--- lease pause DB QUEUE and lease resume DB QUEUE: db:pause and
+-- db:resume of one queue.
+-- @tparam table argv {"pause" or "resume", args...}
+-- @tparam file out where the outcome goes
+-- @treturn integer 0
+-- @raise a usage error, or a database error
+local function cmd_pause(argv, out)
+  local verb = argv[1]
+  local _, pos = parse(argv, 2, {})
+  if #pos ~= 2 then usage(verb .. " takes a database path and a queue") end
+  if pos[2] == "" then usage(verb .. " needs a non-empty queue name") end
+  return compat.using(open_rw(pos[1], false), function(db)
+    db[verb](db, pos[2])
+    out:write(string.format("%s %s\n", verb == "pause" and "paused" or "resumed", pos[2]))
+    return 0
+  end)
+end
+
+--- lease limit DB QUEUE [--concurrency N] [--rate N --per S] [--clear]:
+-- db:limit, the given limits replacing the queue's (--clear, or no limit
+-- given with it: none).
+-- @tparam table argv {"limit", args...}
+-- @tparam file out where the outcome goes
+-- @treturn integer 0
+-- @raise a usage error, or a database error
+local function cmd_limit(argv, out)
+  local flags, pos = parse(argv, 2, { ["--concurrency"] = true, ["--rate"] = true, ["--per"] = true,
+                                     ["--clear"] = false })
+  if #pos ~= 2 then usage("limit takes a database path and a queue") end
+  if pos[2] == "" then usage("limit needs a non-empty queue name") end
+  local limits = {
+    concurrency = number_flag(flags, "--concurrency", "integer", 1),
+    rate = number_flag(flags, "--rate", "integer", 1),
+    per = number_flag(flags, "--per", "seconds"),
+  }
+  if limits.per and not (limits.per > 0) then usage("--per needs a finite number of seconds > 0") end
+  if (limits.rate == nil) ~= (limits.per == nil) then usage("--rate and --per go together") end
+  local any = limits.concurrency or limits.rate
+  if flags["--clear"] and any then usage("--clear takes no limit with it") end
+  if not flags["--clear"] and not any then
+    usage("limit needs --concurrency N, --rate N --per S, or --clear")
+  end
+  return compat.using(open_rw(pos[1], false), function(db)
+    db:limit(pos[2], limits)
+    if not any then out:write("cleared the limits of ", pos[2], "\n")
+    else
+      local parts = {}
+      if limits.concurrency then parts[#parts + 1] = "concurrency " .. limits.concurrency end
+      if limits.rate then
+        parts[#parts + 1] = string.format("rate %d per %s s", limits.rate, tostring(limits.per))
+      end
+      out:write("limited ", pos[2], ": ", table.concat(parts, ", "), "\n")
+    end
+    return 0
+  end)
+end
+
+--- lease unschedule DB NAME: deletes the schedule NAME (its jobs stay).
+-- @tparam table argv {"unschedule", args...}
+-- @tparam file out where the outcome goes
+-- @tparam file err where "no schedule" goes
+-- @treturn integer 0, or 1 when there is no schedule NAME
+-- @raise a usage error, or a database error
+local function cmd_unschedule(argv, out, err)
+  local _, pos = parse(argv, 2, {})
+  if #pos ~= 2 or pos[2] == "" then usage("unschedule takes a database path and a schedule NAME") end
+  return compat.using(open_rw(pos[1], false), function(db)
+    if db:unschedule(pos[2]) then
+      out:write("unscheduled ", show_bytes(pos[2]), "\n")
+      return 0
+    end
+    err:write("lease unschedule: no schedule ", show_bytes(pos[2]), " in ", pos[1], "\n")
+    return 1
+  end)
+end
+
+--- lease tick DB: one tick at the current time: enqueues the jobs of the
+-- schedules due (db:tick) and prints their ids, one a line.
+-- @tparam table argv {"tick", args...}
+-- @tparam file out where the ids go
+-- @treturn integer 0
+-- @raise a usage error, or a database error
+local function cmd_tick(argv, out)
+  local _, pos = parse(argv, 2, {})
+  if #pos ~= 1 then usage("tick takes one database path") end
+  return compat.using(open_rw(pos[1], false), function(db)
+    for _, id in ipairs(db:tick(require("lease").now())) do out:write(show_bytes(id), "\n") end
+    return 0
+  end)
+end
+
+-- The status words db:queues counts, in the order lease queues shows them.
+local QUEUE_COLUMNS = { "available", "scheduled", "running", "retryable", "completed",
+                        "discarded", "cancelled" }
+
+--- lease queues DB [--json] [--now T]: every queue with jobs or settings
+-- (db:queues): paused or not, its limits, its jobs by status.
+-- @tparam table argv {"queues", args...}
+-- @tparam file out where the table goes
+-- @treturn integer 0
+-- @raise a usage error, or a database error
+local function cmd_queues(argv, out, err)
+  local flags, pos = parse(argv, 2, { ["--json"] = false, ["--now"] = true })
+  if #pos ~= 1 then usage("queues takes one database path") end
+  local now = now_from(flags)
+  return compat.using(open_ro(pos[1], err), function(db)
+    local qs = db:queues(now)
+    if flags["--json"] then
+      out:write(require("lease.json").encode(qs), "\n")
+      return 0
+    end
+    local rows = { { "QUEUE", "STATE", "LIMITS" } }
+    for _, c in ipairs(QUEUE_COLUMNS) do rows[1][#rows[1] + 1] = c:upper() end
+    for _, q in ipairs(qs) do
+      local lim = {}
+      if q.concurrency then lim[#lim + 1] = "concurrency " .. q.concurrency end
+      if q.rate then lim[#lim + 1] = string.format("rate %d/%gs", q.rate, q.per) end
+      local row = { show_bytes(q.name), q.paused and "paused" or "running",
+                    #lim > 0 and table.concat(lim, ", ") or "-" }
+      for _, c in ipairs(QUEUE_COLUMNS) do row[#row + 1] = tostring(q[c]) end
+      rows[#rows + 1] = row
+    end
+    local w = {}
+    for _, r in ipairs(rows) do
+      for k, v in ipairs(r) do w[k] = math.max(w[k] or 0, width(v)) end
+    end
+    for _, r in ipairs(rows) do
+      local cells = {}
+      for k, v in ipairs(r) do cells[k] = k < #r and pad(v, w[k]) or v end
+      out:write(table.concat(cells, "  "), "\n")
+    end
+    return 0
+  end)
+end
+
 --- lease pool DB WORKER.lua [-j N] [--ttl S] [--queue Q] [--forever]
 -- [--grace S] [--batch N] [--poll S] [--drain-wait S] [--decode json]
 -- [--quiet]: runs lease.pool over the queue with the handler WORKER.lua
@@ -958,6 +1170,39 @@ The older order WORKER.lua DB is read too.]] },
   --queue Q         only the queue Q
   --status S        only completed, discarded or cancelled jobs
   --json            print the count as JSON]] },
+  { name = "schedule", args = "DB NAME (--every S | --cron EXPR) [--queue Q] [--payload S] "
+      .. "[--priority N] [--max-attempts N]", run = cmd_schedule,
+    help = "create or replace a recurring job (DB is created when missing)",
+    options = [[
+  --every S         a tick every S seconds (at the multiples of S since the epoch)
+  --cron EXPR       a tick at each minute EXPR matches in UTC: "m h dom mon dow"
+  --queue Q         the jobs' queue (default "default")
+  --payload S       the jobs' payload
+  --priority N      the jobs' priority (default 0)
+  --max-attempts N  the jobs' attempts before discard (default 25)
+Each tick enqueues the job NAME@TICK when `lease tick` or a --forever pool runs.]] },
+  { name = "schedules", args = "DB [--json]", run = cmd_schedules, help = "list the schedules",
+    options = [[
+  --json            one JSON array, times as exact numbers]] },
+  { name = "unschedule", args = "DB NAME", run = cmd_unschedule,
+    help = "delete a schedule (its jobs stay)", options = "  (none)" },
+  { name = "tick", args = "DB", run = cmd_tick,
+    help = "enqueue the jobs of the schedules due now, and print their ids", options = "  (none)" },
+  { name = "pause", args = "DB QUEUE", run = cmd_pause,
+    help = "stop claim_next handing out the queue's jobs (held leases go on)", options = "" },
+  { name = "resume", args = "DB QUEUE", run = cmd_pause, help = "hand out a paused queue's jobs again",
+    options = "" },
+  { name = "limit", args = "DB QUEUE [--concurrency N] [--rate N --per S] [--clear]", run = cmd_limit,
+    help = "set the queue's limits, replacing the ones it had",
+    options = [[
+  --concurrency N   at most N of its jobs held with a live lease at once
+  --rate N --per S  at most N jobs handed out in any S seconds
+  --clear           no limits]] },
+  { name = "queues", args = "DB [--json] [--now T]", run = cmd_queues,
+    help = "list the queues: paused or not, their limits, their jobs by status",
+    options = [[
+  --json            one JSON array of {name, paused, concurrency, rate, per, and a count per status}
+  --now T           count statuses at T (seconds or a date) instead of now]] },
 }
 local BY_NAME = {}
 for _, c in ipairs(COMMANDS) do BY_NAME[c.name] = c end

@@ -513,6 +513,29 @@ local function drained(w)
   return true
 end
 
+--- In a `forever` pool, enqueue the jobs of the schedules that are due
+-- (db:tick at the database's clock), at most once per poll interval per
+-- worker, before it claims.
+-- @tparam table w the worker
+-- @raise a database error, as the claims' (the worker fails)
+local function tick(w)
+  local t = w.now()
+  if w.ticked and t - w.ticked < w.cfg.poll then return end
+  w.ticked = t
+  w.db:tick(w.db:server_now())
+end
+
+--- Note why the worker's claims hand out nothing but its queue has jobs
+-- ("paused", "limited", or nil when it takes jobs again), sent to the
+-- progress line when it changes.
+-- @tparam table w the worker
+-- @tparam ?string word the reason
+local function holding(w, word)
+  if w.held_by == word then return end
+  w.held_by = word
+  if w.cfg.progress then w.events:send({ "holding", w.index, word or false }) end
+end
+
 --- Take one step: claim the next job (or batch) and handle it, or wait.
 -- @tparam table w the worker
 -- @treturn boolean false when the worker should stop
@@ -529,10 +552,14 @@ local function step(w)
     handle_one(w, c, w.next_at)
     return true
   end
+  if cfg.forever then tick(w) end
   local at = w.now()
+  local why
   if cfg.batch > 1 then
-    local batch = w.db:claim_next(w.owner, w.db:server_now(), cfg.ttl, w.claim_opts)
+    local batch
+    batch, why = w.db:claim_next(w.owner, w.db:server_now(), cfg.ttl, w.claim_opts)
     if #batch > 0 then
+      holding(w, nil)
       handle_batch(w, batch, at)
       return true
     end
@@ -540,10 +567,14 @@ local function step(w)
     local id, fence
     id, fence, c = w.db:claim_next(w.owner, w.db:server_now(), cfg.ttl, w.claim_opts)
     if id then
+      holding(w, nil)
       handle_one(w, c or { id = id, fence = fence }, at)
       return true
     end
+    why = fence
   end
+  -- a paused queue, or one at its limit, is waited on as an empty one
+  holding(w, (why == "paused" or why == "limited") and why or nil)
   if not cfg.forever and drained(w) then return false end
   return not stop_asked(w, cfg.poll)   -- the wait ends early when the pool asks to stop
 end
@@ -565,6 +596,7 @@ function pool._worker(cfg, index, events, stop, st)
   new_stats(st)
   return compat.using(lease.open(cfg.db, cfg.open), function(db)
     local w = { db = db, owner = pool.owner_name(cfg, index), cfg = cfg, now = lease.now, spare = {},
+                index = index,
                 handler = load_handler(cfg), events = events, stop = stop, st = st,
                 claim_opts = { queue = cfg.queue, n = cfg.batch > 1 and cfg.batch or nil } }
     w.job_mt = job_meta(w)
@@ -577,15 +609,17 @@ end
 -- The pool
 -- ===========================================================================
 
---- Format a progress line: done/total, rate, refused.
+--- Format a progress line: done/total, rate, refused, and why the
+-- workers wait when their queue holds its jobs back.
 -- @tparam integer done jobs done so far
 -- @tparam integer total jobs in the queue
 -- @tparam integer refused completions refused so far
 -- @tparam number t seconds since the pool started
+-- @tparam ?string held "paused" or "limited" when a worker waits on that
 -- @treturn string the line, starting with "\r"
-local function progress_line(done, total, refused, t)
-  return string.format("\r%d/%d done  %.1f jobs/s  %d refused  ", done, total,
-    t > 0 and done / t or 0, refused)
+local function progress_line(done, total, refused, t, held)
+  return string.format("\r%d/%d done  %.1f jobs/s  %d refused  %s", done, total,
+    t > 0 and done / t or 0, refused, held and ("queue " .. held .. "  ") or "              ")
 end
 
 --- Start the worker threads.
@@ -713,6 +747,7 @@ local function supervise(cfg, events, stop, s, run)
   local lease = require("lease")
   local ended, running = {}, cfg.workers
   local done, refused, shown = 0, 0, 0
+  local holds = {}   -- worker index -> "paused" or "limited" while it waits on that
   local out = cfg.out or io.stderr
   local deadline
   while running > 0 do
@@ -722,7 +757,8 @@ local function supervise(cfg, events, stop, s, run)
         ended[ev[2]] = true
         running = running - 1
       elseif ev[1] == "done" then done = done + ev[2]
-      elseif ev[1] == "refused" then refused = refused + ev[2] end
+      elseif ev[1] == "refused" then refused = refused + ev[2]
+      elseif ev[1] == "holding" then holds[ev[2]] = ev[3] or nil end
     end
     if cfg.signals then
       local n, name = lease.signals()
@@ -738,7 +774,8 @@ local function supervise(cfg, events, stop, s, run)
       end
     end
     if cfg.progress and (lease.now() - shown >= 0.1 or running == 0) then
-      out:write(progress_line(run.done_before + done, run.total, refused, lease.now() - run.t0))
+      out:write(progress_line(run.done_before + done, run.total, refused, lease.now() - run.t0,
+        holds[next(holds)]))
       out:flush()
       shown = lease.now()
     end
@@ -755,7 +792,8 @@ end
 --   workers (integer 1..256, default 4): worker threads.
 --   queue (string, default "default"): the queue the workers claim from.
 --   forever (boolean, default false): keep waiting for new jobs (a
---     service) instead of stopping once the queue is drained.
+--     service) instead of stopping once the queue is drained; each worker
+--     also ticks the schedules (db:tick) at most once per poll interval.
 --   drain_wait (number, seconds, default pool.DRAIN_WAIT = 30): without
 --     forever, how far ahead retries are waited for before stopping.
 --   ttl (number, seconds, default 10): lease length; renewed by job.heartbeat().

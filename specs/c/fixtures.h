@@ -6,6 +6,7 @@
 #ifndef LEASE_TEST_FIXTURES_H
 #define LEASE_TEST_FIXTURES_H
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -43,11 +44,22 @@ static int teardown_db(void **state) {
   return 0;
 }
 
-/* Read job id's row; fails the test when it is missing. */
+/* lease_enqueue of a job that carries nothing but its id (len bytes, or
+** LEASE_NTS): the contract's plain enqueue.  Returns lease_enqueue's code. */
+static inline int enqueue_id(lease_db *db, const char *id, size_t len, int *reason) {
+  lease_new_job job;
+  lease_new_job_default(&job);
+  job.id = id;
+  job.id_len = len;
+  return lease_enqueue(db, &job, reason);
+}
+
+/* Read job id's row (no status: a NaN now); fails the test when it is
+** missing. */
 static lease_row must_state(lease_db *db, const char *id) {
   lease_row row;
   int found = -1;
-  assert_int_equal(lease_state(db, id, LEASE_NTS, &row, &found), LEASE_OK);
+  assert_int_equal(lease_state(db, id, LEASE_NTS, NAN, &row, &found), LEASE_OK);
   assert_int_equal(found, 1);
   return row;
 }

@@ -35,7 +35,7 @@ static void test_init_idempotent(void **state) {
   lease_db *db = *state;
   int64_t fence;
   int why;
-  assert_int_equal(lease_enqueue(db, "a", LEASE_NTS, &why), LEASE_OK);
+  assert_int_equal(enqueue_id(db, "a", LEASE_NTS, &why), LEASE_OK);
   assert_int_equal(lease_claim(db, "a", LEASE_NTS, "w", LEASE_NTS, 0, 10, &fence, &why), LEASE_OK);
   assert_int_equal(fence, 1);
   assert_int_equal(lease_init(db), LEASE_OK);
@@ -49,10 +49,10 @@ static void test_enqueue(void **state) {
   int64_t fence;
   int why = -1;
   lease_row row;
-  assert_int_equal(lease_enqueue(db, "a", LEASE_NTS, &why), LEASE_OK);
+  assert_int_equal(enqueue_id(db, "a", LEASE_NTS, &why), LEASE_OK);
   assert_int_equal(why, LEASE_GRANTED);
   assert_int_equal(lease_claim(db, "a", 1, "w", 1, 5, 10, &fence, &why), LEASE_OK);
-  assert_int_equal(lease_enqueue(db, "a", LEASE_NTS, &why), LEASE_OK);
+  assert_int_equal(enqueue_id(db, "a", LEASE_NTS, &why), LEASE_OK);
   assert_int_equal(why, LEASE_EXISTS);
   row = must_state(db, "a");
   assert_string_equal(row.owner, "w");
@@ -65,7 +65,7 @@ static void test_state_missing(void **state) {
   lease_db *db = *state;
   lease_row row;
   int found = -1;
-  assert_int_equal(lease_state(db, "nope", LEASE_NTS, &row, &found), LEASE_OK);
+  assert_int_equal(lease_state(db, "nope", LEASE_NTS, NAN, &row, &found), LEASE_OK);
   assert_int_equal(found, 0);
 }
 
@@ -77,7 +77,7 @@ static void test_claim(void **state) {
   assert_int_equal(lease_claim(db, "x", 1, "a", 1, 0, 10, &fence, &why), LEASE_OK);
   assert_int_equal(why, LEASE_MISSING);
   assert_int_equal(fence, 0);
-  lease_enqueue(db, "x", 1, NULL);
+  enqueue_id(db, "x", 1, NULL);
   assert_int_equal(lease_claim(db, "x", 1, "a", 1, 0, 10, &fence, &why), LEASE_OK);
   assert_int_equal(fence, 1);
   assert_int_equal(why, LEASE_GRANTED);
@@ -96,7 +96,7 @@ static void test_writes(void **state) {
   int64_t f1, f2;
   int why = -1;
   lease_row row;
-  lease_enqueue(db, "j", 1, NULL);
+  enqueue_id(db, "j", 1, NULL);
   lease_claim(db, "j", 1, "a", 1, 0, 10, &f1, &why);
   /* renew: expired at the boundary, stale and foreign refused */
   assert_int_equal(lease_renew(db, "j", 1, "a", 1, f1, 10, 5, &why), LEASE_OK);
@@ -136,7 +136,7 @@ static void test_release_keeps_fence(void **state) {
   int64_t f1, f2;
   int why;
   lease_row row;
-  lease_enqueue(db, "r", 1, NULL);
+  enqueue_id(db, "r", 1, NULL);
   lease_claim(db, "r", 1, "a", 1, 0, 10, &f1, &why);
   assert_int_equal(lease_release(db, "r", 1, "a", 1, f1, &why), LEASE_OK);
   assert_int_equal(why, LEASE_GRANTED);
@@ -155,14 +155,14 @@ static void test_zero_bytes(void **state) {
   int why;
   lease_row row;
   int found;
-  assert_int_equal(lease_enqueue(db, "a\0b", 3, &why), LEASE_OK);
+  assert_int_equal(enqueue_id(db, "a\0b", 3, &why), LEASE_OK);
   assert_int_equal(why, LEASE_GRANTED);
-  assert_int_equal(lease_enqueue(db, "a\0c", 3, &why), LEASE_OK);
+  assert_int_equal(enqueue_id(db, "a\0c", 3, &why), LEASE_OK);
   assert_int_equal(why, LEASE_GRANTED);
   assert_int_equal(lease_claim(db, "a\0b", 3, "o\0x", 3, 0, 10, &fence, &why), LEASE_OK);
   assert_int_equal(lease_complete(db, "a\0b", 3, "o\0x", 3, fence, 1, "r\0s", 3, &why), LEASE_OK);
   assert_int_equal(why, LEASE_GRANTED);
-  assert_int_equal(lease_state(db, "a\0b", 3, &row, &found), LEASE_OK);
+  assert_int_equal(lease_state(db, "a\0b", 3, NAN, &row, &found), LEASE_OK);
   assert_int_equal(found, 1);
   assert_int_equal(row.id_len, 3);
   assert_memory_equal(row.id, "a\0b", 3);
@@ -170,9 +170,9 @@ static void test_zero_bytes(void **state) {
   assert_memory_equal(row.owner, "o\0x", 3);
   assert_int_equal(row.result_len, 3);
   assert_memory_equal(row.result, "r\0s", 3);
-  assert_int_equal(lease_state(db, "a\0c", 3, &row, &found), LEASE_OK);
+  assert_int_equal(lease_state(db, "a\0c", 3, NAN, &row, &found), LEASE_OK);
   assert_int_equal(row.done, 0);
-  assert_int_equal(lease_state(db, "a", 1, &row, &found), LEASE_OK);
+  assert_int_equal(lease_state(db, "a", 1, NAN, &row, &found), LEASE_OK);
   assert_int_equal(found, 0);
 }
 
@@ -182,7 +182,7 @@ static void test_misuse(void **state) {
   int64_t fence = -1;
   int why;
   const char *msg;
-  lease_enqueue(db, "m", 1, NULL);
+  enqueue_id(db, "m", 1, NULL);
   assert_int_equal(lease_claim(db, "m", 1, "a", 1, 0, 0, &fence, &why), LEASE_MISUSE);
   assert_int_equal(lease_errcode(db), LEASE_MISUSE);
   assert_non_null(strstr(lease_errmsg(db), "ttl"));
@@ -215,8 +215,8 @@ static void test_complete_many(void **state) {
     {"", 0, 0, NULL, 0},
     {"b", 1, 0, NULL, 0},
   };
-  lease_enqueue(db, "a", 1, NULL);
-  lease_enqueue(db, "b", 1, NULL);
+  enqueue_id(db, "a", 1, NULL);
+  enqueue_id(db, "b", 1, NULL);
   assert_int_equal(lease_claim(db, "a", 1, "w", 1, 0, 10, &fa, &why), LEASE_OK);
   assert_int_equal(lease_claim(db, "b", 1, "w", 1, 0, 10, &fb, &why), LEASE_OK);
   items[0].fence = fa;
@@ -266,7 +266,7 @@ static void test_busy(void **state) {
   lease_options_default(&opt);
   opt.busy_timeout_ms = 50;
   assert_int_equal(lease_open(path, &opt, &db), LEASE_OK);
-  lease_enqueue(db, "b", 1, NULL);
+  enqueue_id(db, "b", 1, NULL);
   assert_int_equal(sqlite3_open(path, &other), SQLITE_OK);
   assert_int_equal(sqlite3_exec(other, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
   assert_int_equal(lease_claim(db, "b", 1, "a", 1, 0, 10, &fence, &why), LEASE_BUSY);
@@ -285,8 +285,8 @@ static void test_fence_limits(void **state) {
   sqlite3 *other;
   int64_t fence = -1;
   int why;
-  lease_enqueue(db, "max", 3, NULL);
-  lease_enqueue(db, "txt", 3, NULL);
+  enqueue_id(db, "max", 3, NULL);
+  enqueue_id(db, "txt", 3, NULL);
   assert_int_equal(sqlite3_open(lease_path(db), &other), SQLITE_OK);
   assert_int_equal(sqlite3_exec(other,
       "UPDATE jobs SET fence = 9223372036854775807 WHERE id = 'max';"
@@ -359,7 +359,7 @@ static void test_hostile_files(void **state) {
   for (i = 0; i < 200; i++) {
     char id[64];
     snprintf(id, sizeof id, "job-%d-with-a-longer-id-to-fill-pages", i);
-    assert_int_equal(lease_enqueue(db, id, LEASE_NTS, NULL), LEASE_OK);
+    assert_int_equal(enqueue_id(db, id, LEASE_NTS, NULL), LEASE_OK);
   }
   lease_close(db);
   size = file_size(path);
@@ -400,14 +400,14 @@ static void test_readonly(void **state) {
   lease_options opt;
   int64_t fence = -1;
   int why;
-  lease_enqueue(db, "r", 1, NULL);
+  enqueue_id(db, "r", 1, NULL);
   lease_options_default(&opt);
   opt.flags = LEASE_OPEN_READONLY;
   assert_int_equal(lease_open(lease_path(db), &opt, &ro), LEASE_OK);
   assert_int_equal(must_state(ro, "r").fence, 0);
   assert_int_equal(lease_claim(ro, "r", 1, "a", 1, 0, 10, &fence, &why), LEASE_READONLY);
   assert_int_equal(fence, 0);
-  assert_int_equal(lease_enqueue(ro, "s", 1, &why), LEASE_READONLY);
+  assert_int_equal(enqueue_id(ro, "s", 1, &why), LEASE_READONLY);
   lease_close(ro);
   assert_null(must_state(db, "r").owner);
 }
@@ -423,14 +423,14 @@ static void test_readonly_leaves_no_wal(void **state) {
   snprintf(wal, sizeof wal, "%s-wal", path);
   snprintf(shm, sizeof shm, "%s-shm", path);
   assert_int_equal(lease_open(path, NULL, &db), LEASE_OK);
-  assert_int_equal(lease_enqueue(db, "a", 1, &why), LEASE_OK);
+  assert_int_equal(enqueue_id(db, "a", 1, &why), LEASE_OK);
   lease_close(db);
   assert_int_equal(file_size(wal), -1);
   lease_options_default(&opt);
   opt.flags = LEASE_OPEN_READONLY;
   assert_int_equal(lease_open(path, &opt, &ro), LEASE_OK);
   assert_int_equal(must_state(ro, "a").fence, 0);
-  assert_int_equal(lease_enqueue(ro, "b", 1, &why), LEASE_READONLY);
+  assert_int_equal(enqueue_id(ro, "b", 1, &why), LEASE_READONLY);
   lease_close(ro);
   assert_int_equal(file_size(wal), -1);
   assert_int_equal(file_size(shm), -1);
@@ -446,7 +446,7 @@ static void test_names(void **state) {
   };
   static const char *const reason_words[] = {
     "ok", "missing", "exists", "done", "held", "not_owner", "stale_fence", "expired", "empty",
-    "discarded", "cancelled",
+    "discarded", "cancelled", "paused", "limited",
   };
   int i;
   (void)state;
@@ -496,7 +496,7 @@ static void test_file_id(void **state) {
   assert_non_null(strstr(lease_errmsg(db), "renamed, deleted or replaced"));
   /* the connection still works on the file it holds; closing it leaves its
   ** commits in that file and no frames in the -wal at the name */
-  assert_int_equal(lease_enqueue(db, "a", LEASE_NTS, &why), LEASE_OK);
+  assert_int_equal(enqueue_id(db, "a", LEASE_NTS, &why), LEASE_OK);
   assert_int_equal(lease_close(db), LEASE_OK);
   assert_int_equal(lease_open(moved, NULL, &db), LEASE_OK);
   assert_int_equal(must_state(db, "a").fence, 0);
@@ -505,7 +505,7 @@ static void test_file_id(void **state) {
   {
     lease_row row;
     int found = 1;
-    assert_int_equal(lease_state(db, "a", LEASE_NTS, &row, &found), LEASE_OK);
+    assert_int_equal(lease_state(db, "a", LEASE_NTS, NAN, &row, &found), LEASE_OK);
     assert_int_equal(found, 0);
   }
   assert_int_equal(lease_close(db), LEASE_OK);

@@ -67,7 +67,7 @@ static lease_db *open_as(const worker *w) {
 static int seen(lease_db *db, const char *id, const char *owner, int64_t fence, int done) {
   lease_row row;
   int found = 0;
-  if (lease_state(db, id, LEASE_NTS, &row, &found) != LEASE_OK || !found) return 0;
+  if (lease_state(db, id, LEASE_NTS, NAN, &row, &found) != LEASE_OK || !found) return 0;
   return row.fence == fence && row.done == done && row.owner &&
          row.owner_len == strlen(owner) && memcmp(row.owner, owner, row.owner_len) == 0;
 }
@@ -110,7 +110,7 @@ static void *run_worker(void *arg) {
     return NULL;
   }
   for (;;) {
-    if ((rc = lease_claim_next(db, w->owner, LEASE_NTS, 1, 1e6, 2, jobs, &n)) != LEASE_OK) {
+    if ((rc = lease_claim_next(db, NULL, 0, w->owner, LEASE_NTS, 1, 1e6, 2, jobs, &n, NULL)) != LEASE_OK) {
       fail_once(w, "claim_next", rc, db);
       break;
     }
@@ -138,7 +138,7 @@ static void *run_churn(void *arg) {
       return NULL;
     }
     snprintf(id, sizeof id, "%s-%d", w->owner, i);
-    if ((rc = lease_enqueue(db, id, LEASE_NTS, &reason)) != LEASE_OK || reason != LEASE_GRANTED)
+    if ((rc = enqueue_id(db, id, LEASE_NTS, &reason)) != LEASE_OK || reason != LEASE_GRANTED)
       fail_once(w, "enqueue", rc, db);
     else w->count++;
     lease_close(db);
@@ -152,8 +152,7 @@ static void hammer(int synchronous, int flags) {
   static worker ws[N_WORKERS + N_CHURN];
   pthread_t tids[N_WORKERS + N_CHURN];
   const char *path = fresh_path();
-  const char *ids[N_JOBS];
-  size_t lens[N_JOBS];
+  lease_new_job jobs[N_JOBS];
   char names[N_JOBS][16];
   lease_db *db = NULL;
   lease_counts counts;
@@ -161,10 +160,11 @@ static void hammer(int synchronous, int flags) {
   assert_int_equal(lease_open(path, NULL, &db), LEASE_OK);
   for (k = 0; k < N_JOBS; k++) {
     snprintf(names[k], sizeof names[k], "job-%04d", k);
-    ids[k] = names[k];
-    lens[k] = LEASE_NTS;
+    lease_new_job_default(&jobs[k]);
+    jobs[k].id = names[k];
+    jobs[k].id_len = LEASE_NTS;
   }
-  assert_int_equal(lease_enqueue_many(db, ids, lens, N_JOBS, &inserted), LEASE_OK);
+  assert_int_equal(lease_enqueue_many(db, jobs, N_JOBS, &inserted), LEASE_OK);
   assert_int_equal(inserted, N_JOBS);
   memset(ws, 0, sizeof ws);
   for (i = 0; i < N_WORKERS + N_CHURN; i++) {
@@ -199,7 +199,7 @@ static void hammer(int synchronous, int flags) {
   }
   /* every job completed was stored, the churn threads' jobs too */
   for (i = 0; i < N_WORKERS; i++) total += ws[i].count;
-  assert_int_equal(lease_count(db, 5, &counts), LEASE_OK);
+  assert_int_equal(lease_count(db, 5, NULL, 0, &counts), LEASE_OK);
   assert_int_equal(counts.total, N_JOBS + N_CHURN * CHURN_ROUNDS);
   assert_int_equal(counts.done, total);
   assert_true(total >= N_JOBS);
@@ -230,9 +230,9 @@ static void group_commit_flag_checked(void **state) {
   lease_options_default(&opt);
   opt.flags = LEASE_OPEN_NO_GROUP_COMMIT;
   assert_int_equal(lease_open(lease_path(db), &opt, &off), LEASE_OK);
-  assert_int_equal(lease_enqueue(off, "a", LEASE_NTS, &reason), LEASE_OK);
+  assert_int_equal(enqueue_id(off, "a", LEASE_NTS, &reason), LEASE_OK);
   assert_int_equal(reason, LEASE_GRANTED);
-  assert_int_equal(lease_enqueue(db, "a", LEASE_NTS, &reason), LEASE_OK);
+  assert_int_equal(enqueue_id(db, "a", LEASE_NTS, &reason), LEASE_OK);
   assert_int_equal(reason, LEASE_EXISTS);
   lease_close(off);
   opt.flags = 8;

@@ -76,7 +76,7 @@ static void test_one_winner(void **state) {
   make_owners(names, buf, 8);
   for (r = 0; r < 20; r++) {
     snprintf(id, sizeof id, "job%d", r);
-    assert_int_equal(lease_enqueue(db, id, LEASE_NTS, NULL), LEASE_OK);
+    assert_int_equal(enqueue_id(db, id, LEASE_NTS, NULL), LEASE_OK);
     assert_int_equal(lease_claim_many(db, id, LEASE_NTS, names, NULL, 8, 100, 10,
                                       fences, reasons), LEASE_OK);
     check_one_winner(db, id, names, fences, reasons, 8, 1);
@@ -93,7 +93,7 @@ static void test_queued_owners(void **state) {
   int64_t fences[N];
   int reasons[N];
   make_owners(names, buf, N);
-  assert_int_equal(lease_enqueue(db, "q", 1, NULL), LEASE_OK);
+  assert_int_equal(enqueue_id(db, "q", 1, NULL), LEASE_OK);
   assert_int_equal(lease_claim_many(db, "q", 1, names, NULL, N, 0, 10, fences, reasons),
                    LEASE_OK);
   check_one_winner(db, "q", names, fences, reasons, N, 1);
@@ -117,9 +117,9 @@ static void test_refusals(void **state) {
     assert_int_equal(fences[i], 0);
     assert_int_equal(reasons[i], LEASE_MISSING);
   }
-  assert_int_equal(lease_state(db, "nope", 4, &row, &found), LEASE_OK);
+  assert_int_equal(lease_state(db, "nope", 4, NAN, &row, &found), LEASE_OK);
   assert_int_equal(found, 0);
-  lease_enqueue(db, "d", 1, NULL);
+  enqueue_id(db, "d", 1, NULL);
   assert_int_equal(lease_claim(db, "d", 1, "a", 1, 0, 10, &fence, NULL), LEASE_OK);
   assert_int_equal(lease_complete(db, "d", 1, "a", 1, fence, 1, "r", 1, NULL), LEASE_OK);
   assert_int_equal(lease_claim_many(db, "d", 1, names, NULL, 3, 50, 10, fences, reasons),
@@ -135,7 +135,7 @@ static void test_misuse(void **state) {
   const char *nul[2] = {"a", NULL};
   size_t lens[2] = {1, 0};
   int64_t fences[3] = {7, 7, 7};
-  lease_enqueue(db, "j", 1, NULL);
+  enqueue_id(db, "j", 1, NULL);
   assert_int_equal(lease_claim_many(db, "j", 1, names, NULL, 3, 0, 10, fences, NULL),
                    LEASE_MISUSE);
   assert_string_equal(lease_errmsg(db), "owners[1] must not be empty");
@@ -172,7 +172,7 @@ static void test_misuse(void **state) {
   assert_int_equal(must_state(db, "j").fence, 0);
   /* a private database cannot be shared with the workers' connections */
   assert_int_equal(lease_open(":memory:", NULL, &mem), LEASE_OK);
-  lease_enqueue(mem, "j", 1, NULL);
+  enqueue_id(mem, "j", 1, NULL);
   assert_int_equal(lease_claim_many(mem, "j", 1, names, NULL, 1, 0, 10, fences, NULL),
                    LEASE_MISUSE);
   lease_close(mem);
@@ -185,7 +185,7 @@ static void test_readonly_options(void **state) {
   const char *names[4] = {"a", "b", "c", "d"};
   int64_t fences[4];
   lease_options opt;
-  lease_enqueue(db, "r", 1, NULL);
+  enqueue_id(db, "r", 1, NULL);
   lease_options_default(&opt);
   opt.flags = LEASE_OPEN_READONLY;
   assert_int_equal(lease_open(lease_path(db), &opt, &ro), LEASE_OK);
@@ -206,7 +206,7 @@ static void test_busy(void **state) {
   sqlite3 *other;
   lease_options opt;
   int i;
-  lease_enqueue(db, "b", 1, NULL);
+  enqueue_id(db, "b", 1, NULL);
   assert_int_equal(sqlite3_open(lease_path(db), &other), SQLITE_OK);
   assert_int_equal(sqlite3_exec(other, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
   lease_options_default(&opt);

@@ -31,7 +31,7 @@ static void enqueue(lease_db *db, const char *id, int64_t priority, double run_a
     j.has_run_at = 1;
     j.run_at = run_at;
   }
-  assert_int_equal(lease_enqueue_job(db, &j, &reason), LEASE_OK);
+  assert_int_equal(lease_enqueue(db, &j, &reason), LEASE_OK);
   assert_int_equal(reason, LEASE_GRANTED);
 }
 
@@ -39,7 +39,7 @@ static void enqueue(lease_db *db, const char *id, int64_t priority, double run_a
 static const char *next_id(lease_db *db, double now, int64_t *fence) {
   lease_job job;
   int count = -1;
-  assert_int_equal(lease_claim_next_queue(db, NULL, 0, "w", LEASE_NTS, now, 10, 1, &job, &count),
+  assert_int_equal(lease_claim_next(db, NULL, 0, "w", LEASE_NTS, now, 10, 1, &job, &count, NULL),
                    LEASE_OK);
   if (count == 0) return "";
   if (fence) *fence = job.fence;
@@ -72,7 +72,7 @@ static void test_fail_retry_cancel_prune(void **state) {
   j.max_attempts = 2;
   j.payload = "p\0q";
   j.payload_len = 3;
-  assert_int_equal(lease_enqueue_job(db, &j, &reason), LEASE_OK);
+  assert_int_equal(lease_enqueue(db, &j, &reason), LEASE_OK);
   assert_string_equal(next_id(db, 0, &fence), "a");
   /* a stale fence is refused, nothing recorded */
   assert_int_equal(lease_fail(db, "a", LEASE_NTS, "w", LEASE_NTS, fence + 1, 1, "x", LEASE_NTS,
@@ -85,7 +85,7 @@ static void test_fail_retry_cancel_prune(void **state) {
   assert_int_equal(reason, LEASE_GRANTED);
   assert_int_equal(status, LEASE_STATUS_RETRYABLE);
   assert_true(run_at >= 1.9 && run_at <= 2.1);
-  assert_int_equal(lease_state_at(db, "a", LEASE_NTS, 1, &row, &found), LEASE_OK);
+  assert_int_equal(lease_state(db, "a", LEASE_NTS, 1, &row, &found), LEASE_OK);
   assert_int_equal(found, 1);
   assert_int_equal(row.status, LEASE_STATUS_RETRYABLE);
   assert_int_equal(row.payload_len, 3);
@@ -128,15 +128,23 @@ static void test_list_and_counts(void **state) {
   lease_filter_default(&f);
   f.now = 1;
   f.status = LEASE_STATUS_SCHEDULED;
-  assert_int_equal(lease_list_jobs(db, &f, 4, rows, &count), LEASE_OK);
+  assert_int_equal(lease_list(db, &f, 4, rows, &count), LEASE_OK);
   assert_int_equal(count, 1);
   assert_string_equal(rows[0].id, "b");
   assert_int_equal(rows[0].seq, 2);
-  assert_int_equal(lease_count_queue(db, 1, NULL, 0, &c), LEASE_OK);
+  /* the contract's view: both ready (until <= now), whatever their run_at */
+  f.status = 0;
+  f.which = LEASE_LIST_READY;
+  assert_int_equal(lease_list(db, &f, 4, rows, &count), LEASE_OK);
+  assert_int_equal(count, 2);
+  f.which = LEASE_LIST_HELD;
+  assert_int_equal(lease_list(db, &f, 4, rows, &count), LEASE_OK);
+  assert_int_equal(count, 0);
+  assert_int_equal(lease_count(db, 1, NULL, 0, &c), LEASE_OK);
   assert_int_equal(c.total, 2);
   assert_int_equal(c.available, 1);
   assert_int_equal(c.scheduled, 1);
-  assert_int_equal(lease_count_queue(db, 1, "other", LEASE_NTS, &c), LEASE_OK);
+  assert_int_equal(lease_count(db, 1, "other", LEASE_NTS, &c), LEASE_OK);
   assert_int_equal(c.total, 0);
 }
 
@@ -152,28 +160,38 @@ static void test_misuse(void **state) {
   j.id = "a";
   j.id_len = LEASE_NTS;
   j.max_attempts = 0;
-  assert_int_equal(lease_enqueue_job(db, &j, &reason), LEASE_MISUSE);
+  assert_int_equal(lease_enqueue(db, &j, &reason), LEASE_MISUSE);
   assert_string_equal(lease_errmsg(db), "max_attempts must be at least 1");
   j.max_attempts = 1;
   j.queue = "";
   j.queue_len = 0;
-  assert_int_equal(lease_enqueue_jobs(db, &j, 1, &count), LEASE_MISUSE);
+  assert_int_equal(lease_enqueue_many(db, &j, 1, &count), LEASE_MISUSE);
   assert_string_equal(lease_errmsg(db), "job 1: queue must be 1 to 255 bytes, got 0");
-  assert_int_equal(lease_state_at(db, "a", LEASE_NTS, NAN, &row, &found), LEASE_MISUSE);
-  assert_int_equal(lease_claim_next_queue(db, "q", LEASE_NTS, "w", LEASE_NTS, 0, 0, 1, &job,
-                                          &count), LEASE_MISUSE);
+  assert_int_equal(lease_state(db, "a", LEASE_NTS, INFINITY, &row, &found), LEASE_MISUSE);
+  assert_string_equal(lease_errmsg(db), "now must be a finite number or NaN");
+  assert_int_equal(lease_claim_next(db, "q", LEASE_NTS, "w", LEASE_NTS, 0, 0, 1, &job, &count,
+                                    NULL), LEASE_MISUSE);
   assert_int_equal(lease_prune(db, NAN, NULL, 0, 0, &deleted), LEASE_MISUSE);
   assert_int_equal(lease_prune(db, 1, NULL, 0, LEASE_STATUS_RUNNING, &deleted), LEASE_MISUSE);
   lease_filter_default(&f);
   f.status = 99;
-  assert_int_equal(lease_list_jobs(db, &f, 1, &row, &count), LEASE_MISUSE);
+  assert_int_equal(lease_list(db, &f, 1, &row, &count), LEASE_MISUSE);
+  f.status = 0;
+  f.which = LEASE_LIST_BLOCKED + 1;
+  assert_int_equal(lease_list(db, &f, 1, &row, &count), LEASE_MISUSE);
+  assert_string_equal(lease_errmsg(db), "unknown list kind 5");
   assert_int_equal(lease_cancel(db, "a", LEASE_NTS, INFINITY, &reason), LEASE_MISUSE);
   /* nothing was written */
-  assert_int_equal(lease_state(db, "a", LEASE_NTS, &row, &found), LEASE_OK);
+  assert_int_equal(lease_state(db, "a", LEASE_NTS, NAN, &row, &found), LEASE_OK);
   assert_int_equal(found, 0);
-  enqueue(db, "b", 0, NAN);
-  row = must_state(db, "b");
-  assert_null(row.queue);   /* lease_state reads the contract's columns only */
+  enqueue(db, "b", 0, 5);
+  row = must_state(db, "b");   /* a NaN now: the row without a status */
+  assert_int_equal(row.status, LEASE_STATUS_UNKNOWN);
+  assert_int_equal(row.queue_len, 7);
+  assert_memory_equal(row.queue, "default", 7);
+  assert_true(row.run_at == 5);
+  assert_int_equal(lease_state(db, "b", LEASE_NTS, 1, &row, &found), LEASE_OK);
+  assert_int_equal(row.status, LEASE_STATUS_SCHEDULED);
 }
 
 /* A backend without the queue's members: the core says so by name. */

@@ -48,11 +48,11 @@ static void *hammer_main(void *arg) {
     if (rc == LEASE_OK) h->ok++;
     else if (rc == LEASE_MISUSE) h->misuse++;
     else h->other++;
-    rc = lease_state(h->db, "j", LEASE_NTS, &row, &found);
+    rc = lease_state(h->db, "j", LEASE_NTS, NAN, &row, &found);
     if (rc == LEASE_OK) h->ok++;
     else if (rc == LEASE_MISUSE) h->misuse++;
     else h->other++;
-    rc = lease_enqueue(h->db, h->owner, LEASE_NTS, &reason);
+    rc = enqueue_id(h->db, h->owner, LEASE_NTS, &reason);
     if (rc == LEASE_OK) h->ok++;
     else if (rc == LEASE_MISUSE) h->misuse++;
     else h->other++;
@@ -69,7 +69,7 @@ static void test_two_threads_one_handle(void **state) {
   pthread_t ta, tb;
   int reason = -1;
   lease_row row;
-  assert_int_equal(lease_enqueue(db, "j", LEASE_NTS, &reason), LEASE_OK);
+  assert_int_equal(enqueue_id(db, "j", LEASE_NTS, &reason), LEASE_OK);
   assert_int_equal(pthread_create(&ta, NULL, hammer_main, &a), 0);
   assert_int_equal(pthread_create(&tb, NULL, hammer_main, &b), 0);
   assert_int_equal(pthread_join(ta, NULL), 0);
@@ -80,7 +80,7 @@ static void test_two_threads_one_handle(void **state) {
   /* the handle is whole: a call after the threads works */
   row = must_state(db, "j");
   assert_true(row.fence > 0);
-  assert_int_equal(lease_enqueue(db, "after", LEASE_NTS, &reason), LEASE_OK);
+  assert_int_equal(enqueue_id(db, "after", LEASE_NTS, &reason), LEASE_OK);
   assert_int_equal(reason, LEASE_GRANTED);
 }
 
@@ -107,12 +107,12 @@ static void test_call_while_another_runs(void **state) {
   int reason = -1, found = -1;
   lease_row row;
   struct timespec pause = {0, 200 * 1000 * 1000};
-  assert_int_equal(lease_enqueue(db, "k", LEASE_NTS, &reason), LEASE_OK);
+  assert_int_equal(enqueue_id(db, "k", LEASE_NTS, &reason), LEASE_OK);
   assert_int_equal(sqlite3_open(lease_path(db), &other), SQLITE_OK);
   assert_int_equal(sqlite3_exec(other, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
   assert_int_equal(pthread_create(&t, NULL, claim_main, &c), 0);
   nanosleep(&pause, NULL);   /* the claim is waiting for the lock by now */
-  assert_int_equal(lease_state(db, "k", LEASE_NTS, &row, &found), LEASE_MISUSE);
+  assert_int_equal(lease_state(db, "k", LEASE_NTS, NAN, &row, &found), LEASE_MISUSE);
   assert_int_equal(found, -1);   /* nothing written to the caller's slots */
   assert_int_equal(sqlite3_exec(other, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
   sqlite3_close(other);

@@ -77,7 +77,7 @@ static int count_rows(lease_tx *tx, void *arg) {
 static int64_t held_job(lease_db *db) {
   int64_t fence = 0;
   int reason = -1;
-  assert_int_equal(lease_enqueue(db, "j", LEASE_NTS, &reason), LEASE_OK);
+  assert_int_equal(enqueue_id(db, "j", LEASE_NTS, &reason), LEASE_OK);
   assert_int_equal(lease_claim(db, "j", LEASE_NTS, "A", LEASE_NTS, 100, 30, &fence, &reason), LEASE_OK);
   assert_int_equal(lease_with_lease(db, "j", LEASE_NTS, "A", LEASE_NTS, fence, 101, make_table, NULL,
                                     &reason), LEASE_OK);
@@ -152,7 +152,7 @@ static int misuse_inside(lease_tx *tx, void *arg) {
   lease_db *db = arg;
   lease_row row;
   int found, reason;
-  assert_int_equal(lease_state(db, "j", LEASE_NTS, &row, &found), LEASE_MISUSE);
+  assert_int_equal(lease_state(db, "j", LEASE_NTS, NAN, &row, &found), LEASE_MISUSE);
   assert_int_equal(lease_with_lease(db, "j", LEASE_NTS, "A", LEASE_NTS, 1, 110, make_table, NULL,
                                     &reason), LEASE_MISUSE);
   assert_int_equal(lease_tx_exec(tx, "COMMIT", NULL, 0, NULL), LEASE_MISUSE);

@@ -650,6 +650,7 @@ static void child_run(const char *path, const lease_options *opt, uint64_t seed,
   side = open_side(path, normal);
   for (i = 0; i < nops; i++) {
     rec b, e;
+    lease_new_job nj;
     int active = 0, k, choice;
     for (k = 0; k < njobs; k++) active += !done[k];
     /* now and then: a checkpoint, or a fresh handle */
@@ -702,7 +703,10 @@ static void child_run(const char *path, const lease_options *opt, uint64_t seed,
     e.job = b.job;
     switch (b.op) {
       case OP_ENQUEUE:
-        rc = lease_enqueue(db, id, LEASE_NTS, &reason);
+        lease_new_job_default(&nj);
+        nj.id = id;
+        nj.id_len = LEASE_NTS;
+        rc = lease_enqueue(db, &nj, &reason);
         if (rc == LEASE_OK && b.job == njobs) {
           holder[njobs] = -1;
           hfence[njobs] = 0;
@@ -867,10 +871,11 @@ static int name_number(const char *p, size_t len, const char *prefix) {
 /* Read the recovered database into *m through the public API; 0 on success. */
 static int read_state(lease_db *db, mstate *m, char *why, size_t whylen) {
   lease_row rows[MAX_JOBS + 1];
-  int64_t seqs[MAX_JOBS + 1];
+  lease_filter f;
   int n = 0, i, rc;
   memset(m, 0, sizeof *m);
-  rc = lease_list(db, LEASE_LIST_ALL, 0.0, 0, MAX_JOBS + 1, rows, seqs, &n);
+  lease_filter_default(&f);   /* every job, from the start */
+  rc = lease_list(db, &f, MAX_JOBS + 1, rows, &n);
   if (rc != LEASE_OK) {
     snprintf(why, whylen, "lease_list: %s", lease_errmsg(db));
     return -1;

@@ -172,22 +172,29 @@ static int sound_file(void) {
 /* Operations on an accepted file; every one must succeed or fail properly. */
 static void exercise(lease_db *db, int sound) {
   int reason = -1, found = 0, count = 0;
-  int64_t fence = 0, seqs[4];
+  int64_t fence = 0;
+  lease_new_job job;
+  lease_filter f;
   lease_row row, rows[4];
   lease_job jobs[2];
   lease_counts counts;
-  check_rc(db, lease_enqueue(db, "fz", LEASE_NTS, &reason), "enqueue");
+  lease_new_job_default(&job);
+  job.id = "fz";
+  job.id_len = LEASE_NTS;
+  lease_filter_default(&f);
+  f.now = 2e9;
+  check_rc(db, lease_enqueue(db, &job, &reason), "enqueue");
   check_rc(db, lease_claim(db, "fz", 2, "w", 1, 1e9, 10, &fence, &reason), "claim");
-  check_rc(db, lease_state(db, "fz", 2, &row, &found), "state");
+  check_rc(db, lease_state(db, "fz", 2, 1e9, &row, &found), "state");
   check_rc(db, lease_renew(db, "fz", 2, "w", 1, fence, 1e9 + 1, 10, &reason), "renew");
   check_rc(db, lease_complete(db, "fz", 2, "w", 1, fence, 1e9 + 2, "r", 1, &reason), "complete");
   check_rc(db, lease_release(db, "fz", 2, "w", 1, fence, &reason), "release");
-  check_rc(db, lease_claim_next(db, "w", 1, 2e9, 10, 2, jobs, &count), "claim_next");
-  check_rc(db, lease_count(db, 2e9, &counts), "count");
-  if (sound && lease_count(db, 2e9, &counts) == LEASE_OK)
+  check_rc(db, lease_claim_next(db, NULL, 0, "w", 1, 2e9, 10, 2, jobs, &count, NULL), "claim_next");
+  check_rc(db, lease_count(db, 2e9, NULL, 0, &counts), "count");
+  if (sound && lease_count(db, 2e9, NULL, 0, &counts) == LEASE_OK)
     CHECK(counts.total == counts.ready + counts.held + counts.done + counts.blocked,
           "count: total %lld is not the sum of its parts", (long long)counts.total);
-  check_rc(db, lease_list(db, LEASE_LIST_ALL, 2e9, 0, 4, rows, seqs, &count), "list");
+  check_rc(db, lease_list(db, &f, 4, rows, &count), "list");
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

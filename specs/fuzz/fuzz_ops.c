@@ -325,15 +325,16 @@ static void compare_row(const lease_row *r, const mjob *j) {
 /* The whole table against the model. */
 static void compare_all(void) {
   static lease_row rows[MAX_JOBS + 1];
-  static int64_t seqs[MAX_JOBS + 1];
+  lease_filter f;
   int count = -1, i, rc;
   const char *saved = op_name;
   op_name = "(table after it)";
-  rc = lease_list(db, LEASE_LIST_ALL, 0, 0, MAX_JOBS + 1, rows, seqs, &count);
+  lease_filter_default(&f);
+  rc = lease_list(db, &f, MAX_JOBS + 1, rows, &count);
   expect_ok(rc);
   CHECK(count == njobs, "%d jobs in the database, %d in the model", count, njobs);
   for (i = 0; i < count; i++) {
-    CHECK(seqs[i] == i + 1, "job %d has rowid %lld", i, (long long)seqs[i]);
+    CHECK(rows[i].seq == i + 1, "job %d has rowid %lld", i, (long long)rows[i].seq);
     compare_row(&rows[i], &jobs[i]);
   }
   op_name = saved;
@@ -347,10 +348,14 @@ static void do_enqueue(void) {
   arg id;
   size_t len;
   const char *why;
+  lease_new_job nj;
   int reason = -1, rc;
   mjob *j;
   next_arg(&id, NULL);
-  rc = lease_enqueue(db, id.p, id.len, &reason);
+  lease_new_job_default(&nj);
+  nj.id = id.p;
+  nj.id_len = id.len;
+  rc = lease_enqueue(db, &nj, &reason);
   if (judge(&id, &len, &why)) return expect_misuse(rc, "id", why);
   expect_ok(rc);
   j = find(id.p, len);
@@ -372,7 +377,7 @@ static void do_state(void) {
   int found = -1, rc;
   mjob *j;
   next_arg(&id, NULL);
-  rc = lease_state(db, id.p, id.len, &row, &found);
+  rc = lease_state(db, id.p, id.len, NAN, &row, &found);
   if (judge(&id, &len, &why)) return expect_misuse(rc, "id", why);
   expect_ok(rc);
   j = find(id.p, len);
@@ -523,16 +528,17 @@ static void do_claim_next(void) {
   const char *why, *twhy;
   double now, ttl;
   lease_job got[MAX_BATCH];
-  int max, count = -1, rc;
+  int max, count = -1, rc, why = -1;
   next_arg(&owner, NULL);
   now = next_time();
   ttl = next_ttl();
   max = next_count();
-  rc = lease_claim_next(db, owner.p, owner.len, now, ttl, max, got, &count);
+  rc = lease_claim_next(db, NULL, 0, owner.p, owner.len, now, ttl, max, got, &count, &why);
   if (max < 1) return expect_misuse(rc, "max", NULL);
   if (judge(&owner, &olen, &why)) return expect_misuse(rc, "owner", why);
   if ((twhy = judge_time(now, ttl))) return expect_misuse(rc, NULL, twhy);
   expect_ok(rc);
+  expect_reason(why, count > 0 ? LEASE_GRANTED : LEASE_EMPTY);
   model_claim_next(owner.p, olen, now, ttl, max, got, count);
 }
 
@@ -556,7 +562,7 @@ static void do_complete_claim_next(void) {
   ttl = next_ttl();
   max = next_count();
   rc = lease_complete_claim_next(db, id.p, id.len, owner.p, owner.len, fence, now, result.p,
-                                 result.len, NULL, 0, ttl, max, got, &count, &reason);
+                                 result.len, NULL, 0, ttl, max, got, &count, &reason, NULL);
   if (judge(&id, &len, &why)) return expect_misuse(rc, "id", why);
   if (judge(&owner, &olen, &why)) return expect_misuse(rc, "owner", why);
   if (!isfinite(now)) return expect_misuse(rc, "now", "finite");
@@ -695,22 +701,23 @@ static void do_complete_many(void) {
 
 static void do_enqueue_many(void) {
   arg ids[MAX_BATCH];
-  const char *ptrs[MAX_BATCH];
-  size_t lens[MAX_BATCH], len;
+  lease_new_job nj[MAX_BATCH];
+  size_t len;
   int n, i, rc, inserted = -1, want = 0, n_sel;
   char what[32];
   n_sel = next_u8();
   n = n_sel % 8 == 7 ? -1 : n_sel % (MAX_BATCH + 1);
   for (i = 0; i < n; i++) {
     next_arg(&ids[i], NULL);
-    ptrs[i] = ids[i].p;
-    lens[i] = ids[i].len;
+    lease_new_job_default(&nj[i]);
+    nj[i].id = ids[i].p;
+    nj[i].id_len = ids[i].len;
   }
   if (njobs + (n > 0 ? n : 0) > MAX_JOBS) return;
-  rc = lease_enqueue_many(db, ptrs, lens, n, &inserted);
-  if (n < 0) return expect_misuse(rc, "ids", NULL);
+  rc = lease_enqueue_many(db, nj, n, &inserted);
+  if (n < 0) return expect_misuse(rc, "jobs", NULL);
   for (i = 0; i < n; i++) {
-    snprintf(what, sizeof what, "id %d", i + 1);
+    snprintf(what, sizeof what, "job %d: id", i + 1);
     if (!ids[i].p) return expect_misuse(rc, what, "NULL");
     len = ids[i].len == LEASE_NTS ? strlen(ids[i].p) : ids[i].len;
     if (len == 0) return expect_misuse(rc, what, "empty");
@@ -734,7 +741,7 @@ static void do_count(void) {
   lease_counts c;
   int64_t ready = 0, hld = 0, done = 0;
   double now = next_time();
-  int i, rc = lease_count(db, now, &c);
+  int i, rc = lease_count(db, now, NULL, 0, &c);
   if (isnan(now)) return expect_misuse(rc, "now", NULL);
   expect_ok(rc);
   for (i = 0; i < njobs; i++) {
@@ -750,14 +757,18 @@ static void do_count(void) {
 
 static void do_list(void) {
   static lease_row rows[MAX_JOBS + 1];
-  static int64_t seqs[MAX_JOBS + 1];
+  lease_filter f;
   int which = next_u8() % 7 - 1, max, count = -1, rc, i, n = 0;
   double now = next_time();
   uint8_t a = next_u8();
   int64_t after = a == 255 ? INT64_MIN : a == 254 ? INT64_MAX : (int64_t)(a % 64) - 2;
   max = next_count();
   if (max > 0) max = max * 3 + 1;   /* 4..16 */
-  rc = lease_list(db, which, now, after, max, rows, seqs, &count);
+  lease_filter_default(&f);
+  f.which = which;
+  f.now = now;
+  f.after = after;
+  rc = lease_list(db, &f, max, rows, &count);
   if (which < LEASE_LIST_ALL || which > LEASE_LIST_BLOCKED) return expect_misuse(rc, "kind", NULL);
   if (max < 1) return expect_misuse(rc, "max", NULL);
   if (isnan(now)) return expect_misuse(rc, "now", NULL);
@@ -775,7 +786,8 @@ static void do_list(void) {
     }
     if (!in_kind) continue;
     CHECK(n < count, "list gave %d rows, the model more", count);
-    CHECK(seqs[n] == i + 1, "row %d: seq %lld, the model %d", n, (long long)seqs[n], i + 1);
+    CHECK(rows[n].seq == i + 1, "row %d: seq %lld, the model %d", n, (long long)rows[n].seq,
+          i + 1);
     compare_row(&rows[n], j);
     n++;
   }

@@ -37,30 +37,35 @@ return {
   -- The seed's broken changes (CONTRACT.md's table) ---------------------
   {
     name = "seed-1-create-not-idempotent", step = "1", file = "src/sqlite/lsq_sql.h",
+    fn = "LSQ_SQL_CREATE_JOBS",
     from = [["CREATE TABLE IF NOT EXISTS jobs(id TEXT PRIMARY KEY, owner TEXT, "]],
     to = [["CREATE TABLE jobs(id TEXT PRIMARY KEY, owner TEXT, "]],
     hint = "specs/01-init_spec.lua",
   },
   {
     name = "seed-2-insert-or-replace", step = "2", file = "src/sqlite/lsq_sql.h",
+    fn = "LSQ_SQL_ENQUEUE",
     from = [["INSERT OR IGNORE INTO jobs(id) VALUES (?1)"]],
     to = [["INSERT OR REPLACE INTO jobs(id) VALUES (?1)"]],
     hint = "specs/02-enqueue_spec.lua",
   },
   {
     name = "seed-3-state-empty-table", step = "3", file = "src/lua/lease_lua.c",
+    fn = "push_state",
     from = "  if (!a->found) {\n    lua_pushnil(L);\n    return 1;",
     to = "  if (!a->found) {\n    lua_newtable(L);\n    return 1;",
     hint = "specs/03-state_spec.lua",
   },
   {
     name = "seed-4-claim-boundary-held", step = "4", file = "src/sqlite/lsq_sql.h",
+    fn = "LSQ_SQL_CLAIM",
     from = [[" WHERE id = ?1 AND done = 0 AND until <= ?3"]],
     to = [[" WHERE id = ?1 AND done = 0 AND until < ?3"]],
     hint = "specs/04-claim_spec.lua",
   },
   {
     name = "seed-5-renew-revives-at-boundary", step = "5", file = "src/sqlite/lsq_sql.h",
+    fn = "LSQ_SQL_RENEW",
     from = [=[  "UPDATE jobs SET until = ?5"                                           \
   " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4" \]=],
     to = [=[  "UPDATE jobs SET until = ?5"                                           \
@@ -69,6 +74,7 @@ return {
   },
   {
     name = "seed-6-complete-done-ge-0", step = "6", file = "src/sqlite/lsq_sql.h",
+    fn = "LSQ_SQL_COMPLETE",
     from = [=[  "UPDATE jobs SET result = ?5, done = 1"                                \
   " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4" \]=],
     to = [=[  "UPDATE jobs SET result = ?5, done = 1"                                \
@@ -77,6 +83,7 @@ return {
   },
   {
     name = "seed-7-release-resets-fence", step = "7", file = "src/sqlite/lsq_sql.h",
+    fn = "LSQ_SQL_RELEASE",
     from = [["UPDATE jobs SET owner = NULL, until = 0"]],
     to = [["UPDATE jobs SET owner = NULL, until = 0, fence = 0"]],
     hint = "specs/07-release_spec.lua",
@@ -84,6 +91,7 @@ return {
 
   {
     name = "seed-8-claim-many-first-owner-only", step = "8", file = "src/core/lease_many.c",
+    fn = "many_worker_main",
     from = "    if (i >= run->n) break;",
     to = "    if (i >= 1) break;",
     hint = "specs/08-claim_many_spec.lua",
@@ -92,6 +100,7 @@ return {
   -- Our own: plausible slips a maintainer could make ---------------------
   {
     name = "complete-without-owner-check", step = "own", file = "src/sqlite/lsq_sql.h",
+    fn = "LSQ_SQL_COMPLETE",
     from = [=[  "UPDATE jobs SET result = ?5, done = 1"                                \
   " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4" \]=],
     to = [=[  "UPDATE jobs SET result = ?5, done = 1"                                \
@@ -100,6 +109,7 @@ return {
   },
   {
     name = "complete-without-fence-check", step = "own", file = "src/sqlite/lsq_sql.h",
+    fn = "LSQ_SQL_COMPLETE",
     from = [=[  "UPDATE jobs SET result = ?5, done = 1"                                \
   " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4" \]=],
     to = [=[  "UPDATE jobs SET result = ?5, done = 1"                                \
@@ -108,6 +118,7 @@ return {
   },
   {
     name = "complete-without-deadline-check", step = "own", file = "src/sqlite/lsq_sql.h",
+    fn = "LSQ_SQL_COMPLETE",
     from = [=[  "UPDATE jobs SET result = ?5, done = 1"                                \
   " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4" \]=],
     to = [=[  "UPDATE jobs SET result = ?5, done = 1"                                \
@@ -116,6 +127,7 @@ return {
   },
   {
     name = "renew-without-fence-check", step = "own", file = "src/sqlite/lsq_sql.h",
+    fn = "LSQ_SQL_RENEW",
     from = [=[  "UPDATE jobs SET until = ?5"                                           \
   " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4" \]=],
     to = [=[  "UPDATE jobs SET until = ?5"                                           \
@@ -124,6 +136,7 @@ return {
   },
   {
     name = "renew-without-owner-check", step = "own", file = "src/sqlite/lsq_sql.h",
+    fn = "LSQ_SQL_RENEW",
     from = [=[  "UPDATE jobs SET until = ?5"                                           \
   " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4" \]=],
     to = [=[  "UPDATE jobs SET until = ?5"                                           \
@@ -132,6 +145,7 @@ return {
   },
   {
     name = "renew-without-deadline-check", step = "own", file = "src/sqlite/lsq_sql.h",
+    fn = "LSQ_SQL_RENEW",
     from = [=[  "UPDATE jobs SET until = ?5"                                           \
   " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4" \]=],
     to = [=[  "UPDATE jobs SET until = ?5"                                           \
@@ -140,6 +154,7 @@ return {
   },
   {
     name = "renew-on-done-job", step = "own", file = "src/sqlite/lsq_sql.h",
+    fn = "LSQ_SQL_RENEW",
     from = [=[  "UPDATE jobs SET until = ?5"                                           \
   " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4" \]=],
     to = [=[  "UPDATE jobs SET until = ?5"                                           \
@@ -148,6 +163,7 @@ return {
   },
   {
     name = "release-without-owner-check", step = "own", file = "src/sqlite/lsq_sql.h",
+    fn = "LSQ_SQL_RELEASE",
     from = [=[" WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0"
 ]=],
     to = [=[" WHERE id = ?1 AND fence = ?3 AND done = 0"
@@ -156,6 +172,7 @@ return {
   },
   {
     name = "release-without-fence-check", step = "own", file = "src/sqlite/lsq_sql.h",
+    fn = "LSQ_SQL_RELEASE",
     from = [=[" WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0"
 ]=],
     to = [=[" WHERE id = ?1 AND owner = ?2 AND done = 0"
@@ -164,6 +181,7 @@ return {
   },
   {
     name = "release-of-done-job", step = "own", file = "src/sqlite/lsq_sql.h",
+    fn = "LSQ_SQL_RELEASE",
     from = [=[" WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0"
 ]=],
     to = [=[" WHERE id = ?1 AND owner = ?2 AND fence = ?3"
@@ -172,24 +190,28 @@ return {
   },
   {
     name = "release-keeps-deadline", step = "own", file = "src/sqlite/lsq_sql.h",
+    fn = "LSQ_SQL_RELEASE",
     from = [["UPDATE jobs SET owner = NULL, until = 0"]],
     to = [["UPDATE jobs SET owner = NULL"]],
     hint = "specs/07-release_spec.lua",
   },
   {
     name = "claim-without-done-check", step = "own", file = "src/sqlite/lsq_sql.h",
+    fn = "LSQ_SQL_CLAIM",
     from = [[" WHERE id = ?1 AND done = 0 AND until <= ?3"]],
     to = [[" WHERE id = ?1 AND until <= ?3"]],
     hint = "specs/04-claim_spec.lua",
   },
   {
     name = "claim-without-held-check", step = "own", file = "src/sqlite/lsq_sql.h",
+    fn = "LSQ_SQL_CLAIM",
     from = [[" WHERE id = ?1 AND done = 0 AND until <= ?3"]],
     to = [[" WHERE id = ?1 AND done = 0 AND ?3 = ?3"]],
     hint = "specs/04-claim_spec.lua",
   },
   {
     name = "claim-ignores-ttl", step = "own", file = "src/sqlite/lsq_ops.c",
+    fn = "bind_write",
     from = [=[      sqlite3_bind_double(st, 3, w->now);
       sqlite3_bind_double(st, 4, w->until);]=],
     to = [=[      sqlite3_bind_double(st, 3, w->now);
@@ -198,6 +220,7 @@ return {
   },
   {
     name = "claim-returns-old-fence", step = "own", file = "src/sqlite/lsq_sql.h",
+    fn = "LSQ_SQL_CLAIM",
     from = [=[" RETURNING fence"
 ]=],
     to = [=[" RETURNING fence - 1"
@@ -206,18 +229,21 @@ return {
   },
   {
     name = "blocked-ignores-fence-max", step = "own", file = "src/sqlite/lsq_sql.h",
+    fn = "LSQ_SQL_BLOCKED",
     from = [[" WHEN fence >= 9223372036854775807 THEN 3"]],
     to = [[" WHEN fence > 9223372036854775807 THEN 3"]],
     hint = "specs/04-claim_spec.lua",
   },
   {
     name = "blocked-ignores-until-type", step = "own", file = "src/sqlite/lsq_sql.h",
+    fn = "LSQ_SQL_BLOCKED",
     from = [[" WHEN typeof(until) NOT IN ('integer', 'real') THEN 4 ELSE 0 END)"]],
     to = [[" ELSE 0 END)"]],
     hint = "specs/25-hostile_values_spec.lua",
   },
   {
     name = "claim-without-blocked-guard", step = "own", file = "src/sqlite/lsq_sql.h",
+    fn = "LSQ_SQL_CLAIM",
     from = [=[  " AND " LSQ_SQL_BLOCKED " = 0"                                         \
   " RETURNING fence"]=],
     to = [=[  " RETURNING fence"]=],
@@ -225,6 +251,7 @@ return {
   },
   {
     name = "complete-without-blocked-guard", step = "own", file = "src/sqlite/lsq_sql.h",
+    fn = "LSQ_SQL_COMPLETE",
     from = [=[  "UPDATE jobs SET result = ?5, done = 1"                                \
   " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4" \
   " AND " LSQ_SQL_BLOCKED " = 0"]=],
@@ -234,6 +261,7 @@ return {
   },
   {
     name = "claim-next-without-blocked-guard", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_Q_READY",
     from = [=[  " AND " LSQ_SQL_BLOCKED " = 0)"                                        \
   " ORDER BY q.priority, q.due_at, q.seq LIMIT ?3"]=],
     to = [=[  ")"                                        \
@@ -242,78 +270,91 @@ return {
   },
   {
     name = "counts-ready-includes-blocked", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_Q_TALLY",
     from = [[" total(done = 0 AND b = 0 AND until <= ?1) AS ready,"]],
     to = [[" total(done = 0 AND until <= ?1) AS ready,"]],
     hint = "specs/25-hostile_values_spec.lua",
   },
   {
     name = "claim-reason-held-for-done", step = "own", file = "src/core/lease_rules.c",
+    fn = "ended_reason",
     from = [=[  if (f->done) return LEASE_DONE;]=],
     to = [=[  if (f->done) return LEASE_HELD;]=],
     hint = "specs/04-claim_spec.lua",
   },
   {
     name = "reason-not-owner-as-stale-fence", step = "own", file = "src/core/lease_rules.c",
+    fn = "lease__judge",
     from = [=[*reason = LEASE_NOT_OWNER;]=],
     to = [=[*reason = LEASE_STALE_FENCE;]=],
     hint = "specs/06-complete_spec.lua",
   },
   {
-    name = "enqueue-always-true", step = "own", file = "src/sqlite/lsq_ops.c",
-    from = [=[e.added == 1 ? LEASE_GRANTED : LEASE_EXISTS]=],
+    name = "enqueue-always-true", step = "own", file = "src/core/lease_queue.c",
+    fn = "lease_enqueue",
+    from = [=[n == 1 ? LEASE_GRANTED : LEASE_EXISTS]=],
     to = [=[LEASE_GRANTED]=],
     hint = "specs/02-enqueue_spec.lua",
   },
   {
     name = "result-bound-with-strlen", step = "own", file = "src/lua/lease_lua.c",
+    fn = "done",
     from = "  a->result = lb_check_string(L, 6, LB_ARG(c, 6, \"result\"), LB_OPTIONAL | LB_EMPTY,\n                              &a->result_len);",
     to = "  a->result = lb_check_string(L, 6, LB_ARG(c, 6, \"result\"), LB_OPTIONAL | LB_EMPTY,\n                              &a->result_len);\n  if (a->result) a->result_len = strlen(a->result);",
     hint = "specs/11-bad_input_spec.lua",
   },
   {
     name = "id-bound-with-strlen", step = "own", file = "src/lua/lease_lua_args.c",
+    fn = "lb_check_string",
     from = "  if (len) *len = n;\n  return s;",
     to = "  if (len) *len = strlen(s);\n  return s;",
     hint = "specs/11-bad_input_spec.lua",
   },
   {
     name = "fence-type-check-removed", step = "own", file = "src/lua/lease_lua.c",
+    fn = "check_id_owner_fence",
     from = "  a->fence = lb_check_integer(L, 4, LB_ARG(c, 4, \"fence\"), INT64_MIN, INT64_MAX);",
     to = "  a->fence = (int64_t)lua_tonumber(L, 4);",
     hint = "specs/11-bad_input_spec.lua",
   },
   {
     name = "time-check-left-to-the-core", step = "own", file = "src/lua/lease_lua_args.c",
+    fn = "lb_check_time",
     from = "  bad = lease_check_time(*now, *ttl, &why);\n  if (bad) {",
     to = "  bad = lease_check_time(*now, *ttl, &why);\n  if (0) {",
     hint = "specs/11-bad_input_spec.lua",
   },
   {
     name = "synchronous-normal-by-default", step = "own", file = "src/core/lease.c",
+    fn = "lease_options_default",
     from = "  opt->synchronous = LEASE_SYNC_FULL;",
     to = "  opt->synchronous = LEASE_SYNC_NORMAL;",
     hint = "specs/13-interop_spec.lua",
   },
   {
     name = "busy-reported-as-held", step = "own", file = "src/lua/lease_lua.c",
+    fn = "run_and_push",
     from = "  if (op->run(db, a) != LEASE_OK) {\n    lb_push_db_error(L, db, op->name);",
     to = "  int rc_ = op->run(db, a);\n  if (rc_ == LEASE_BUSY) {\n    lua_pushnil(L);\n    lua_pushliteral(L, \"held\");\n    return 2;\n  }\n  if (rc_ != LEASE_OK) {\n    lb_push_db_error(L, db, op->name);",
     hint = "specs/12-failures_spec.lua",
   },
   {
     name = "busy-handler-gives-up-at-once", step = "own", file = "src/sqlite/lsq_conn.c",
+    fn = "lsq_busy_handler",
     from = [=[  if (c->busy_timeout_ms > 0 && wait_turn(c, count)) return 1;]=],
     to = [=[  if (c->busy_timeout_ms < 0 && wait_turn(c, count)) return 1;]=],
     hint = "specs/12-failures_spec.lua",
   },
   {
     name = "schema-types-not-compared", step = "own", file = "src/sqlite/lsq_open.c",
+    fn = "on_column",
     from = [=[  if (!type || strcasecmp(type, c->type) != 0)]=],
     to = [=[  if (!type)]=],
     hint = "specs/12-failures_spec.lua",
   },
   {
     name = "wal-before-schema-check", step = "own", file = "src/sqlite/lsq_open.c",
+    fn = "lsq_open",
     from = [=[  rc = check_file(db, &precheck);
   if (rc == LEASE_OK && precheck) rc = check_schema_immutable(db, &missing);
   else if (rc == LEASE_OK) rc = check_schema(db, c->sql, &missing);]=],
@@ -325,48 +366,56 @@ return {
   },
   {
     name = "state-done-as-number", step = "own", file = "src/lua/lease_lua.c",
+    fn = "push_row",
     from = "  lua_pushboolean(L, row->done);",
     to = "  lua_pushinteger(L, row->done);",
     hint = "specs/03-state_spec.lua",
   },
   {
     name = "gc-does-not-close", step = "own", file = "src/lua/lease_lua.c",
+    fn = "m_gc",
     from = "static int m_gc(lua_State *L) {\n  lhandle *h = luaL_checkudata(L, 1, DB_MT);",
     to = "static int m_gc(lua_State *L) {\n  lhandle *h = luaL_checkudata(L, 1, DB_MT);\n  if (h) return 0;",
     hint = "specs/10-handle_spec.lua",
   },
   {
     name = "close-scope-does-not-close", step = "own", file = "src/lua/lease_lua.c",
+    fn = "m_close_scope",
     from = "static int m_close_scope(lua_State *L) {\n  return close_handle(L, 1);",
     to = "static int m_close_scope(lua_State *L) {\n  (void)L;\n  return 0;",
     hint = "specs/10-handle_spec.lua",
   },
   {
     name = "path-function-leaves-connection-open", step = "own", file = "src/lua/lease_lua_pathcache.c",
+    fn = "cache_gc",
     from = "    lease_close(c->slot[i].db);\n    c->slot[i].db = NULL;",
     to = "    c->slot[i].db = NULL;",
     hint = "specs/10-handle_spec.lua",
   },
   {
     name = "claim-next-boundary-held", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_Q_READY",
     from = [[" AND EXISTS (SELECT 1 FROM jobs WHERE id = q.id AND done = 0 AND until <= ?2"]],
     to = [[" AND EXISTS (SELECT 1 FROM jobs WHERE id = q.id AND done = 0 AND until < ?2"]],
     hint = "specs/15-claim_next_spec.lua",
   },
   {
     name = "claim-next-id-order", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_Q_READY",
     from = [[" ORDER BY q.priority, q.due_at, q.seq LIMIT ?3"]],
     to = [[" ORDER BY q.priority, q.due_at, q.id LIMIT ?3"]],
     hint = "specs/15-claim_next_spec.lua",
   },
   {
     name = "claim-next-unsorted-result", step = "own", file = "src/sqlite/lsq_queue.c",
-    from = "  *count = x.n;\n  if (reason) *reason = x.reason;\n  return LEASE_OK;",
-    to = "  for (i = 0; i < x.n / 2; i++) { lease_job j_ = jobs[i]; jobs[i] = jobs[x.n - 1 - i]; jobs[x.n - 1 - i] = j_; }\n  *count = x.n;\n  if (reason) *reason = x.reason;\n  return LEASE_OK;",
+    fn = "claim_next_run",
+    from = "  *count = x.n;\n  if (reason) *reason = x.reason;\n  *why = x.why;\n  return LEASE_OK;",
+    to = "  for (i = 0; i < x.n / 2; i++) { lease_job j_ = jobs[i]; jobs[i] = jobs[x.n - 1 - i]; jobs[x.n - 1 - i] = j_; }\n  *count = x.n;\n  if (reason) *reason = x.reason;\n  *why = x.why;\n  return LEASE_OK;",
     hint = "specs/15-claim_next_spec.lua",
   },
   {
     name = "claim-read-then-write-without-lock", step = "own", file = "src/sqlite/lsq_ops.c",
+    fn = "sq_write",
     from = [=[  if ((rc = lsq_write_txn(db, write_body, &x)) != LEASE_OK) return rc;]=],
     to = [=[  if (w->op == LEASE__CLAIM) {
     sqlite3_stmt *q_ = NULL;
@@ -390,24 +439,28 @@ return {
   },
   {
     name = "claim-many-results-in-wrong-slots", step = "own", file = "src/core/lease_many.c",
+    fn = "many_worker_main",
     from = "    run->fences[i] = fence;",
     to = "    run->fences[run->n - 1 - i] = fence;",
     hint = "specs/08-claim_many_spec.lua",
   },
   {
     name = "thread-copy-loses-integer-subtype", step = "own", file = "src/lua/lease_copy.c",
+    fn = "enc_value",
     from = "      if (lua_isinteger(L, i)) {\n        lua_Integer v = lua_tointeger(L, i);",
     to = "      if (0) {\n        lua_Integer v = lua_tointeger(L, i);",
     hint = "specs/20-thread_spec.lua",
   },
   {
     name = "barrier-does-not-wait", step = "own", file = "src/lua/lease_thread.c",
+    fn = "threads",
     from = "    while (b->round == round) pthread_cond_wait(&b->cv, &b->mu);",
     to = "    (void)round;",
     hint = "specs/20-thread_spec.lua",
   },
   {
     name = "barrier-true-to-all", step = "own", file = "src/lua/lease_thread.c",
+    fn = "threads",
     from = "  lua_pushboolean(L, serial);",
     to = "  (void)serial;\n  lua_pushboolean(L, 1);",
     hint = "specs/20-thread_spec.lua",
@@ -415,12 +468,14 @@ return {
   -- complete_many: the batched complete ---------------------------------
   {
     name = "complete-many-stops-at-first-refused", step = "own", file = "src/sqlite/lsq_ops.c",
+    fn = "complete_many_body",
     from = "    if (r == LEASE_GRANTED) done++;\n  }",
     to = "    if (r == LEASE_GRANTED) done++;\n    else break;\n  }",
     hint = "specs/19-complete_many_spec.lua",
   },
   {
     name = "complete-many-commits-each-job", step = "own", file = "src/sqlite/lsq_ops.c",
+    fn = "complete_many_body",
     from = [=[    if (r == LEASE_GRANTED) done++;]=],
     to = [=[    if (r == LEASE_GRANTED) done++;
     if ((rc = lsq_run(db, LSQ_ST_COMMIT)) != LEASE_OK || (rc = lsq_run(db, LSQ_ST_BEGIN)) != LEASE_OK) return rc;]=],
@@ -428,12 +483,14 @@ return {
   },
   {
     name = "complete-many-counts-refused-as-stored", step = "own", file = "src/sqlite/lsq_ops.c",
+    fn = "complete_many_body",
     from = "  x->stored = done;",
     to = "  x->stored = x->n;",
     hint = "specs/19-complete_many_spec.lua",
   },
   {
     name = "complete-many-no-expired-reason", step = "own", file = "src/sqlite/lsq_ops.c",
+    fn = "complete_many_body",
     from = [=[    rc = lsq_guarded_step(db, &one, NULL, &r);]=],
     to = [=[    one.now = -HUGE_VAL;
     rc = lsq_guarded_step(db, &one, NULL, &r);]=],
@@ -441,6 +498,7 @@ return {
   },
   {
     name = "complete-many-empty-id-unchecked", step = "own", file = "src/core/lease.c",
+    fn = "lease_complete_many",
     from = [=[    if (check_item(db, "id", i, items[i].id, &len)) return db->rc;]=],
     to = [=[    if (items[i].id && (len == LEASE_NTS ? strlen(items[i].id) : len) == 0) continue;
     if (check_item(db, "id", i, items[i].id, &len)) return db->rc;]=],
@@ -448,24 +506,28 @@ return {
   },
   {
     name = "complete-many-fence-unchecked", step = "own", file = "src/lua/lease_lua.c",
+    fn = "would",
     from = "  it->fence = lb_check_integer(L, -1, &field, INT64_MIN, INT64_MAX);",
     to = "  it->fence = (int64_t)lua_tonumber(L, -1);",
     hint = "specs/19-complete_many_spec.lua",
   },
   {
     name = "complete-many-drops-result", step = "own", file = "src/lua/lease_lua.c",
+    fn = "would",
     from = "  it->result = lb_check_string(L, -1, &field, LB_OPTIONAL | LB_EMPTY, &it->result_len);",
     to = "  it->result = lb_check_string(L, -1, &field, LB_OPTIONAL | LB_EMPTY, &it->result_len);\n  it->result = NULL;\n  it->result_len = 0;",
     hint = "specs/19-complete_many_spec.lua",
   },
   {
     name = "complete-many-reads-through-metatables", step = "own", file = "src/lua/lease_lua.c",
+    fn = "would",
     from = "  lua_pushliteral(L, \"fence\");\n  lua_rawget(L, -3);",
     to = "  lua_pushliteral(L, \"fence\");\n  lua_gettable(L, -3);",
     hint = "specs/19-complete_many_spec.lua",
   },
   {
     name = "method-errors-count-self", step = "own", file = "src/lua/lease_lua_args.c",
+    fn = "lb_error",
     from = "      strcmp(ar.namewhat, \"method\") == 0)\n    shift = 1;",
     to = "      strcmp(ar.namewhat, \"method\") == 0)\n    shift = 0;",
     hint = "specs/11-bad_input_spec.lua",
@@ -474,42 +536,49 @@ return {
   -- The binding's one argument checker per kind, and its two ways in ----
   {
     name = "integer-check-accepts-floats", step = "own", file = "src/lua/lease_lua_args.c",
+    fn = "check_integer",
     from = "    v = lua_tointegerx(L, idx, &isint);\n#else",
     to = "    v = (lua_Integer)lua_tonumber(L, idx);\n    isint = 1;\n#else",
     hint = "specs/11-bad_input_spec.lua",
   },
   {
     name = "integer-bounds-unchecked", step = "own", file = "src/lua/lease_lua_args.c",
+    fn = "check_integer",
     from = "  if (!isint || (int64_t)v < min || (int64_t)v > max)\n    return integer_fail(",
     to = "  if (!isint)\n    return integer_fail(",
     hint = "specs/15-claim_next_spec.lua",
   },
   {
     name = "length-limit-unchecked", step = "own", file = "src/lua/lease_lua_args.c",
+    fn = "lb_check_string",
     from = "  if (n > LEASE_MAX_LENGTH) {",
     to = "  if (0) {",
     hint = "specs/25-hostile_values_spec.lua",
   },
   {
     name = "path-zero-bytes-unchecked", step = "own", file = "src/lua/lease_lua_args.c",
+    fn = "lb_check_string",
     from = "  if ((flags & LB_NOZERO) && strlen(s) != n)",
     to = "  if (0)",
     hint = "specs/25-hostile_values_spec.lua",
   },
   {
     name = "path-function-opens-before-checking", step = "own", file = "src/lua/lease_lua.c",
+    fn = "op_path",
     from = "  op->check(L, &c, &a);\n  base = lua_gettop(L);\n  db = lb_path_take(L, op->name, path);",
     to = "  base = lua_gettop(L);\n  db = lb_path_take(L, op->name, path);\n  op->check(L, &c, &a);",
     hint = "specs/11-bad_input_spec.lua",
   },
   {
     name = "claim-many-path-takes-memory", step = "own", file = "src/lua/lease_lua.c",
+    fn = "op_path",
     from = "  if (op->needs_file && strcmp(path, \":memory:\") == 0)",
     to = "  if (0)",
     hint = "specs/08-claim_many_spec.lua",
   },
   {
     name = "copy-takes-any-userdata-as-shared", step = "own", file = "src/lua/lease_shared.c",
+    fn = "lshared_test",
     from = "  return marked ? ((shared_ud *)lua_touserdata(L, i))->o : NULL;",
     to = "  (void)marked;\n  return ((shared_ud *)lua_touserdata(L, i))->o;",
     hint = "specs/20-thread_spec.lua",
@@ -518,30 +587,35 @@ return {
   -- Hostile files: the checks before SQLite writes anything --------------
   {
     name = "truncated-mid-page-accepted", step = "own", file = "src/sqlite/lsq_open.c",
+    fn = "check_length",
     from = "(page & (page - 1)) == 0 && size % page != 0)",
     to = "(page & (page - 1)) == 0 && size % page > page)",
     hint = "specs/23-hostile_spec.lua",
   },
   {
     name = "directory-left-to-sqlite", step = "own", file = "src/sqlite/lsq_open.c",
+    fn = "check_path",
     from = "  if (S_ISDIR(st.st_mode))\n",
     to = "  if (S_ISDIR(st.st_mode) && 0)\n",
     hint = "specs/23-hostile_spec.lua",
   },
   {
     name = "fifo-and-devices-opened", step = "own", file = "src/sqlite/lsq_open.c",
+    fn = "check_path",
     from = "  if (!S_ISREG(st.st_mode))\n",
     to = "  if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode) && !S_ISCHR(st.st_mode))\n",
     hint = "specs/23-hostile_spec.lua",
   },
   {
     name = "one-byte-file-initialised", step = "own", file = "src/sqlite/lsq_open.c",
+    fn = "check_file",
     from = "  if (size == 1 && hdr[0] != 'S')",
     to = "  if (size == 1 && hdr[0] == 'S')",
     hint = "specs/23-hostile_spec.lua",
   },
   {
     name = "missing-column-asked-about", step = "own", file = "src/sqlite/lsq_open.c",
+    fn = "check_columns",
     from = [=[  for (k = 0; k < NCOLUMNS; k++)
     if (!cs.seen[k])
 ]=],
@@ -554,12 +628,14 @@ return {
   -- Disk full: an I/O error whose errno says "no room" is full -----------
   {
     name = "full-only-for-enospc", step = "own", file = "src/sqlite/lsq_conn.c",
+    fn = "errno_is_full",
     from = "  return e == ENOSPC || e == EFBIG\n",
     to = "  return e == ENOSPC\n",
     hint = "specs/24-full_spec.lua",
   },
   {
     name = "full-errno-from-sqlite-only", step = "own", file = "src/sqlite/lsq_conn.c",
+    fn = "io_errno",
     from = "  int e = sqlite3_system_errno(conn);\n  if (e) return e;\n",
     to = "  int e = sqlite3_system_errno(conn);\n  return e;\n",
     hint = "specs/24-full_spec.lua",
@@ -568,12 +644,14 @@ return {
   -- Machine-readable output: numbers read back exactly -------------------
   {
     name = "json-number-14-digits", step = "own", file = "lua/lease/json.lua",
+    fn = "number",
     from = "  for digits = 15, 17 do\n",
     to = "  for digits = 14, 14 do\n",
     hint = "specs/17-cli_spec.lua",
   },
   {
     name = "json-float-read-as-integer", step = "own", file = "lua/lease/json.lua",
+    fn = "number",
     from = [[  if not s:find("[.e]") then s = s .. ".0" end
 ]],
     to = "",
@@ -581,12 +659,14 @@ return {
   },
   {
     name = "json-writes-nan", step = "own", file = "lua/lease/json.lua",
+    fn = "number",
     from = "  if x ~= x or x == math.huge or x == -math.huge then\n",
     to = "  if false then\n",
     hint = "specs/17-cli_spec.lua",
   },
   {
     name = "cli-json-until-inf-as-number", step = "own", file = "lua/lease/cli.lua",
+    fn = "finite",
     from = "  return type(x) == \"number\" and x == x and x ~= math.huge and x ~= -math.huge\n",
     to = "  return type(x) == \"number\" and x == x\n",
     hint = "specs/17-cli_spec.lua",
@@ -595,12 +675,14 @@ return {
   -- The pool: counters merged from every worker, refusals with reasons ----
   {
     name = "pool-refusal-reason-dropped", step = "own", file = "lua/lease/pool.lua",
+    fn = "refusal",
     from = "  w.st.refusals[key] = (w.st.refusals[key] or 0) + 1\n",
     to = "",
     hint = "specs/18-pool_spec.lua",
   },
   {
     name = "pool-counters-last-worker-only", step = "own", file = "lua/lease/pool.lua",
+    fn = "merge",
     from = "  for _, k in ipairs(pool.COUNTERS) do s[k] = s[k] + st[k] end\n",
     to = "  for _, k in ipairs(pool.COUNTERS) do s[k] = st[k] end\n",
     hint = "specs/18-pool_spec.lua",
@@ -609,42 +691,49 @@ return {
   -- The host program behaves like lua.c ---------------------------------
   {
     name = "host-command-word-opened-as-file", step = "own", file = "src/host/host.c",
+    fn = "pmain",
     from = "  if (argc > 1 && is_command_word(argv[1])) {\n",
     to = "  if (argc > 1 && is_command_word(argv[1]) && 0) {\n",
     hint = "specs/21-host_spec.lua",
   },
   {
     name = "host-luainit-under-E", step = "own", file = "src/host/host.c",
+    fn = "pmain",
     from = "  if (!(args & HAS_EENV) && handle_luainit(L) != LUA_OK) return 0;\n",
     to = "  if (handle_luainit(L) != LUA_OK) return 0;\n",
     hint = "specs/21-host_spec.lua",
   },
   {
     name = "host-E-keeps-lua-path", step = "own", file = "src/host/host.c",
+    fn = "pmain",
     from = "    lua_setfield(L, LUA_REGISTRYINDEX, \"LUA_NOENV\");\n",
     to = "    lua_pop(L, 1);\n",
     hint = "specs/21-host_spec.lua",
   },
   {
     name = "host-prompt-on-a-pipe", step = "own", file = "src/host/host.c",
+    fn = "pmain",
     from = "    if (isatty(0)) {\n",
     to = "    if (1) {\n",
     hint = "specs/21-host_spec.lua",
   },
   {
     name = "host-l-global-named-after-module", step = "own", file = "src/host/host.c",
+    fn = "dolibrary",
     from = "    if (eq) lua_pushlstring(L, spec, (size_t)(eq - spec));\n",
     to = "    if (eq) lua_pushstring(L, eq + 1);\n",
     hint = "specs/21-host_spec.lua",
   },
   {
     name = "host-W-ignored", step = "own", file = "src/host/host.c",
+    fn = "runargs",
     from = "      lua_warning(L, \"@on\", 0);\n",
     to = "      (void)0;\n",
     hint = "specs/21-host_spec.lua",
   },
   {
     name = "cli-unknown-command-unnamed", step = "own", file = "lua/lease/cli.lua",
+    fn = "main",
     from = "    err:write(\"lease: unknown command '\", tostring(name), \"'\",\n",
     to = "    err:write(\"lease: unknown command\",\n",
     hint = "specs/21-host_spec.lua",
@@ -652,24 +741,28 @@ return {
   -- Opening while others open or write; the WAL's bound; read-only opens --
   {
     name = "open-busy-wait-removed", step = "own", file = "src/sqlite/lsq_conn.c",
+    fn = "wait_again",
     from = [[  if (c->gave_up || c->busy_timeout_ms <= 0) return 0;]],
     to = [[  if (1) return 0;]],
     hint = "specs/26-open_race_spec.lua",
   },
   {
     name = "wal-checkpoint-bound-removed", step = "own", file = "src/sqlite/lsq_open.c",
+    fn = "set_pragmas",
     from = [[  if (rc == LEASE_OK) rc = lsq_exec(db, "PRAGMA journal_size_limit=" LSQ_WAL_LIMIT_BYTES);]],
     to = [[]],
     hint = "specs/27-wal_bound_spec.lua",
   },
   {
     name = "readonly-opened-readonly", step = "own", file = "src/sqlite/lsq_open.c",
+    fn = "open_connection",
     from = [[  int flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_READWRITE, src;]],
     to = [[  int flags = SQLITE_OPEN_NOMUTEX | ((db->opt.flags & LEASE_OPEN_READONLY) ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE), src;]],
     hint = "specs/27-wal_bound_spec.lua",
   },
   {
     name = "readonly-handle-writes", step = "own", file = "src/sqlite/lsq_open.c",
+    fn = "set_pragmas",
     from = [["PRAGMA query_only=1"]],
     to = [["PRAGMA query_only=0"]],
     hint = "specs/27-wal_bound_spec.lua",
@@ -679,6 +772,7 @@ return {
   -- so each shows the model catching a broken engine, not only a broken model.
   {
     name = "counts-boundary-held", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_Q_TALLY",
     edits = {
       { from = [[total(done = 0 AND b = 0 AND until <= ?1) AS ready,"]],
         to = [[total(done = 0 AND b = 0 AND until < ?1) AS ready,"]] },
@@ -688,21 +782,24 @@ return {
     hint = "specs/fuzz/replay.lua",
   },
   {
-    name = "list-ready-boundary-held", step = "own", file = "src/sqlite/lsq_sql.h",
-    from = [[" WHEN 1 THEN done = 0 AND b = 0 AND until <= ?2"]],
-    to = [[" WHEN 1 THEN done = 0 AND b = 0 AND until < ?2"]],
+    name = "list-ready-boundary-held", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_Q_LIST",
+    from = [[" WHEN 1 THEN j.done = 0 AND j.b = 0 AND j.until <= ?2"]],
+    to = [[" WHEN 1 THEN j.done = 0 AND j.b = 0 AND j.until < ?2"]],
     hint = "specs/fuzz/replay.lua",
   },
   -- Power loss, simulated (specs/faults/powerloss.c): the test itself must
   -- see a sync that makes nothing durable and a FULL run lowered to NORMAL --
   {
     name = "powerloss-sync-makes-nothing-durable", step = "own", file = "specs/faults/powerloss.c",
+    fn = "pl_sync",
     from = "  if (!lying_sync) clear_log(p->t);",
     to = "  if (0) clear_log(p->t);",
     hint = "specs/faults/powerloss.lua",
   },
   {
     name = "powerloss-full-run-at-normal", step = "own", file = "specs/faults/powerloss.c",
+    fn = "trial",
     from = "  if (normal) opt.synchronous = LEASE_SYNC_NORMAL;\n  remove_files(path);",
     to = "  opt.synchronous = LEASE_SYNC_NORMAL;\n  remove_files(path);",
     hint = "specs/faults/powerloss.lua",
@@ -710,18 +807,21 @@ return {
   -- lease.compat: <close> and math.type on every Lua version -------------
   {
     name = "compat-using-never-closes", step = "own", file = "lua/lease/compat.lua",
+    fn = "finish",
     from = "  h:close()\n  if not ok then error((...), 0) end\n",
     to = "  if not ok then error((...), 0) end\n",
     hint = "specs/28-compat_spec.lua",
   },
   {
     name = "compat-using-error-repositioned", step = "own", file = "lua/lease/compat.lua",
+    fn = "finish",
     from = "  if not ok then error((...), 0) end\n",
     to = "  if not ok then error((...)) end\n",
     hint = "specs/28-compat_spec.lua",
   },
   {
     name = "compat-float-taken-as-integer", step = "own", file = "lua/lease/compat.lua",
+    fn = "is_integer",
     from = "  if math.type then return math.type(x) == \"integer\" end\n",
     to = "  if math.type then return math.type(x) ~= nil end\n",
     hint = "specs/28-compat_spec.lua",
@@ -730,30 +830,35 @@ return {
   -- lease.cli: JSON output stays valid UTF-8 ------------------------------
   {
     name = "cli-utf8-surrogate-kept", step = "own", file = "lua/lease/cli.lua",
+    fn = "utf8_sequence",
     from = "  if n == 3 and (cp < 0x800 or (cp >= 0xD800 and cp <= 0xDFFF)) then return nil end\n",
     to = "  if n == 3 and cp < 0x800 then return nil end\n",
     hint = "specs/25-hostile_values_spec.lua",
   },
   {
     name = "cli-utf8-overlong-3-kept", step = "own", file = "lua/lease/cli.lua",
+    fn = "utf8_sequence",
     from = "  if n == 3 and (cp < 0x800 or (cp >= 0xD800 and cp <= 0xDFFF)) then return nil end\n",
     to = "  if n == 3 and cp >= 0xD800 and cp <= 0xDFFF then return nil end\n",
     hint = "specs/25-hostile_values_spec.lua",
   },
   {
     name = "cli-utf8-above-unicode-kept", step = "own", file = "lua/lease/cli.lua",
+    fn = "utf8_sequence",
     from = "  if n == 4 and (cp < 0x10000 or cp > 0x10FFFF) then return nil end\n",
     to = "  if n == 4 and cp < 0x10000 then return nil end\n",
     hint = "specs/25-hostile_values_spec.lua",
   },
   {
     name = "cli-utf8-overlong-2-kept", step = "own", file = "lua/lease/cli.lua",
+    fn = "utf8_sequence",
     from = "  if c >= 0xC2 and c <= 0xDF then n, cp = 2, c - 0xC0\n",
     to = "  if c >= 0xC0 and c <= 0xDF then n, cp = 2, c - 0xC0\n",
     hint = "specs/25-hostile_values_spec.lua",
   },
   {
     name = "cli-utf8-continuation-unchecked", step = "own", file = "lua/lease/cli.lua",
+    fn = "utf8_sequence",
     from = "    if not b or b < 0x80 or b > 0xBF then return nil end\n",
     to = "    if not b then return nil end\n",
     hint = "specs/25-hostile_values_spec.lua",
@@ -761,6 +866,7 @@ return {
   -- What the fuzzers and the power-loss test found --------------------------
   {
     name = "claim-many-owner-length-unchecked", step = "own", file = "src/core/lease_many.c",
+    fn = "many_check",
     from = "    if ((rc = lease__check_bytes(db, name, owners[i], &lens[i])) != LEASE_OK) return rc;\n",
     to = "    if (!owners[i]) return lease__fail(db, LEASE_MISUSE, \"%s must not be NULL\", name);\n"
       .. "    if (lens[i] == LEASE_NTS) lens[i] = strlen(owners[i]);\n"
@@ -769,24 +875,28 @@ return {
   },
   {
     name = "refused-open-checkpoints-given-wal", step = "own", file = "src/sqlite/lsq_open.c",
+    fn = "lsq_open",
     from = "  if (rc != LEASE_OK && c->sql && c->wal_given)\n",
     to = "  if (0)\n",
     hint = "specs/23-hostile_spec.lua",
   },
   {
     name = "refused-open-keeps-own-wal", step = "own", file = "src/sqlite/lsq_open.c",
+    fn = "lsq_open",
     from = "  if (rc != LEASE_OK && c->sql && c->wal_given)\n",
     to = "  if (rc != LEASE_OK && c->sql)\n",
     hint = "specs/23-hostile_spec.lua",
   },
   {
     name = "wal-switch-before-table", step = "own", file = "src/sqlite/lsq_open.c",
+    fn = "lsq_open",
     from = "  if (rc == LEASE_OK) rc = create_missing(db, missing);\n  if (rc == LEASE_OK) rc = set_pragmas(db);\n",
     to = "  if (rc == LEASE_OK) rc = set_pragmas(db);\n  if (rc == LEASE_OK) rc = create_missing(db, missing);\n",
     hint = "specs/23-hostile_spec.lua",
   },
   {
     name = "hot-journal-refused-as-truncated", step = "own", file = "src/sqlite/lsq_open.c",
+    fn = "check_file",
     from = "  if (journal && stat(journal, &st) == 0 && st.st_size > 0) return LEASE_OK;\n",
     to = "  (void)journal;\n",
     hint = "specs/23-hostile_spec.lua",
@@ -794,6 +904,7 @@ return {
   -- The job queue's guards ------------------------------------------------
   {
     name = "fail-without-fence-check", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_Q_FAIL",
     from = [=[  "UPDATE jobs SET owner = NULL, until = 0"                              \
   " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4" \]=],
     to = [=[  "UPDATE jobs SET owner = NULL, until = 0"                              \
@@ -802,6 +913,7 @@ return {
   },
   {
     name = "fail-without-deadline-check", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_Q_FAIL",
     from = [=[  "UPDATE jobs SET owner = NULL, until = 0"                              \
   " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4" \]=],
     to = [=[  "UPDATE jobs SET owner = NULL, until = 0"                              \
@@ -810,30 +922,35 @@ return {
   },
   {
     name = "claim-next-without-run-at-filter", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_Q_READY",
     from = [[  " AND (q.run_at IS NULL OR q.run_at <= ?2)"                            \]],
     to = [[  ""                            \]],
     hint = "specs/30-queue_data_spec.lua",
   },
   {
     name = "claim-next-run-at-boundary", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_Q_READY",
     from = [[  " AND (q.run_at IS NULL OR q.run_at <= ?2)"                            \]],
     to = [[  " AND (q.run_at IS NULL OR q.run_at < ?2)"                            \]],
     hint = "specs/30-queue_data_spec.lua",
   },
   {
     name = "claim-next-takes-ended-jobs", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_Q_READY",
     from = [[" FROM lease_queue AS q WHERE q.state = " LEASE__Q_OPEN_S " AND q.queue = ?1"]],
     to = [[" FROM lease_queue AS q WHERE q.state <> " LEASE__Q_COMPLETED_S " AND q.queue = ?1"]],
     hint = "specs/31-queue_fail_spec.lua",
   },
   {
     name = "claim-next-ignores-priority", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_Q_READY",
     from = [[" ORDER BY q.priority, q.due_at, q.seq LIMIT ?3"]],
     to = [[" ORDER BY q.due_at, q.seq LIMIT ?3"]],
     hint = "specs/30-queue_data_spec.lua",
   },
   {
     name = "claim-by-id-takes-ended-jobs", step = "own", file = "src/sqlite/lsq_sql.h",
+    fn = "LSQ_SQL_CLAIM",
     from = [=[  " WHERE id = ?1 AND done = 0 AND until <= ?3"                          \
   " AND " LSQ_SQL_NOT_ENDED                                               \]=],
     to = [=[  " WHERE id = ?1 AND done = 0 AND until <= ?3"                          \]=],
@@ -841,36 +958,42 @@ return {
   },
   {
     name = "attempt-not-counted", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_ATTEMPT",
     from = [[" - " q ".base_fence, 0))"]],
     to = [[" - " LSQ_SQL_FENCE_INT(j ".fence") ", 0))"]],
     hint = "specs/30-queue_data_spec.lua",
   },
   {
     name = "lowered-fence-negative-attempt", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_ATTEMPT",
     from = [["max(0, coalesce(" LSQ_SQL_FENCE_INT(j ".fence") " - " q ".base_fence, 0))"]],
     to = [["coalesce(" LSQ_SQL_FENCE_INT(j ".fence") " - " q ".base_fence, 0)"]],
     hint = "specs/32-queue_seed_spec.lua",
   },
   {
     name = "claim-next-lowered-fence-negative-attempt", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "kept",
     from = [[  if (fence <= base_fence) return 0;]],
     to = [[  if (fence == INT64_MIN) return 0;]],
     hint = "specs/32-queue_seed_spec.lua",
   },
   {
     name = "claim-next-attempt-overflows", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "kept",
     from = [[  if (base_fence < 0 && fence > INT64_MAX + base_fence) return INT64_MAX;]],
     to = [[  if (base_fence < 0 && fence > INT64_MAX) return INT64_MAX;]],
     hint = "specs/32-queue_seed_spec.lua",
   },
   {
     name = "claim-next-attempt-not-counted", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "kept",
     from = [[  return fence - base_fence;]],
     to = [[  return fence - base_fence - 1;]],
     hint = "specs/30-queue_data_spec.lua",
   },
   {
     name = "reopened-job-keeps-attempts", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_DONE_SET",
     from = [[" base_fence = CASE WHEN new.done <> 0 THEN base_fence ELSE "]],
     to = [[" base_fence = CASE WHEN 1 THEN base_fence ELSE "]],
     hint = "specs/32-queue_seed_spec.lua",
@@ -948,6 +1071,7 @@ return {
   },
   {
     name = "complete-ignores-cancel", step = "own", file = "src/sqlite/lsq_sql.h",
+    fn = "LSQ_SQL_COMPLETE",
     from = [=[  "UPDATE jobs SET result = ?5, done = 1"                                \
   " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4" \
   " AND " LSQ_SQL_BLOCKED " = 0"                                         \
@@ -959,18 +1083,21 @@ return {
   },
   {
     name = "cancel-reason-as-done", step = "own", file = "src/core/lease_rules.c",
+    fn = "ended_reason",
     from = [=[  if (queue && f->qstate == LEASE__Q_CANCELLED) return LEASE_CANCELLED;]=],
     to = [=[  if (queue && f->qstate == LEASE__Q_CANCELLED) return LEASE_DONE;]=],
     hint = "specs/31-queue_fail_spec.lua",
   },
   {
     name = "prune-deletes-held-job", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_Q_PRUNE",
     from = [[  " AND NOT EXISTS (SELECT 1 FROM jobs WHERE id = q.id AND done = 0 AND until > ?1))"]],
     to = [[  ")"]],
     hint = "specs/31-queue_fail_spec.lua",
   },
   {
     name = "prune-includes-the-boundary", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_Q_PRUNE",
     from = [[" WHERE q.state <> " LEASE__Q_OPEN_S " AND q.finished_at < ?1"]],
     to = [[" WHERE q.state <> " LEASE__Q_OPEN_S " AND q.finished_at <= ?1"]],
     hint = "specs/31-queue_fail_spec.lua",
@@ -990,6 +1117,7 @@ return {
   },
   {
     name = "retry-keeps-attempts", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_Q_RESET",
     from = [["UPDATE lease_queue SET state = " LEASE__Q_OPEN_S ", base_fence = coalesce((SELECT "]],
     to = [["UPDATE lease_queue SET state = " LEASE__Q_OPEN_S ", base_fence = base_fence + 0 * coalesce((SELECT "]],
     hint = "specs/31-queue_fail_spec.lua",
@@ -997,90 +1125,105 @@ return {
   -- The job-queue service (lease.pool, lease.cli, lease_process.c) -------
   {
     name = "pool-owner-shared-across-processes", step = "own", file = "lua/lease/pool.lua",
+    fn = "owner_name",
     from = "  return lease.hostname() .. \":\" .. lease.pid() .. \":\" .. index\n",
     to = "  return \"pool-\" .. index\n",
     hint = "specs/33-pool_process_spec.lua",
   },
   {
     name = "pool-shutdown-counts-attempt", step = "own", file = "lua/lease/pool.lua",
+    fn = "give_back_held",
     from = "      local status, why = db:fail(j.id, j.owner, j.fence, db:server_now(), SHUTDOWN_MESSAGE, { attempt = false })\n",
     to = "      local status, why = db:fail(j.id, j.owner, j.fence, db:server_now(), SHUTDOWN_MESSAGE)\n",
     hint = "specs/29-pool_service_spec.lua",
   },
   {
     name = "pool-batch-give-back-counts-attempt", step = "own", file = "lua/lease/pool.lua",
+    fn = "give_back",
     from = "    SHUTDOWN_MESSAGE, { attempt = false })\n",
     to = "    SHUTDOWN_MESSAGE)\n",
     hint = "specs/29-pool_service_spec.lua",
   },
   {
     name = "pool-stop-never-asked", step = "own", file = "lua/lease/pool.lua",
+    fn = "supervise",
     from = "        for _ = 1, cfg.workers do stop:send(true) end\n",
     to = "",
     hint = "specs/29-pool_service_spec.lua",
   },
   {
     name = "pool-second-signal-ignored", step = "own", file = "lua/lease/pool.lua",
+    fn = "supervise",
     from = "      if running > 0 and (n >= 2 or (deadline and lease.now() >= deadline)) then\n",
     to = "      if running > 0 and (deadline and lease.now() >= deadline) then\n",
     hint = "specs/29-pool_service_spec.lua",
   },
   {
     name = "pool-grace-never-ends", step = "own", file = "lua/lease/pool.lua",
+    fn = "supervise",
     from = "      if running > 0 and (n >= 2 or (deadline and lease.now() >= deadline)) then\n",
     to = "      if running > 0 and n >= 2 then\n",
     hint = "specs/29-pool_service_spec.lua",
   },
   {
     name = "pool-backoff-ignored", step = "own", file = "lua/lease/pool.lua",
+    fn = "handler_failed",
     from = "  if d then opts = { run_at = now + d } end\n",
     to = "  if d then opts = nil end\n",
     hint = "specs/29-pool_service_spec.lua",
   },
   {
     name = "pool-drain-leaves-retries", step = "own", file = "lua/lease/pool.lua",
+    fn = "drained",
     from = "  if c.retryable == 0 then return true end\n",
     to = "  do return true end\n",
     hint = "specs/29-pool_service_spec.lua",
   },
   {
     name = "pool-batch-results-dropped", step = "own", file = "lua/lease/pool.lua",
+    fn = "handle_batch",
     from = "      local n = #results + 1\n",
     to = "      local n = math.max(#results, 1)\n",
     hint = "specs/29-pool_service_spec.lua",
   },
   {
     name = "pool-signals-not-given-back", step = "own", file = "lua/lease/pool.lua",
+    fn = "run",
     from = "  if cfg.signals then lease.on_signal({ \"INT\", \"TERM\" }, false) end\n",
     to = "",
     hint = "specs/33-pool_process_spec.lua",
   },
   {
     name = "signal-not-counted", step = "own", file = "src/lua/lease_process.c",
+    fn = "on_caught",
     from = "  atomic_fetch_add(&caught_count, 1u);\n",
     to = "",
     hint = "specs/29-pool_service_spec.lua",
   },
   {
     name = "cli-jobs-loads-results", step = "own", file = "lua/lease/cli.lua",
+    fn = "cmd_jobs",
     from = "                         results = false, errors = with_errors or nil })\n",
     to = "                         errors = with_errors or nil })\n",
     hint = "specs/34-cli_queue_spec.lua",
   },
   {
     name = "cli-run-at-and-in-together", step = "own", file = "lua/lease/cli.lua",
+    fn = "cmd_enqueue",
     from = "  if flags[\"--run-at\"] and flags[\"--in\"] then usage(\"give at most one of --run-at and --in\") end\n",
     to = "",
     hint = "specs/34-cli_queue_spec.lua",
   },
   {
     name = "cli-max-attempts-zero-passed-on", step = "own", file = "lua/lease/cli.lua",
+    fn = "cmd_enqueue",
     from = "                 max_attempts = number_flag(flags, \"--max-attempts\", \"integer\", 1),\n",
     to = "                 max_attempts = number_flag(flags, \"--max-attempts\", \"integer\"),\n",
     hint = "specs/34-cli_queue_spec.lua",
   },
   {
     name = "cli-pool-discard-exits-0", step = "own", file = "lua/lease/cli.lua",
+    fn = "cmd_pool",
     from = "  return (#s.failed == 0 and s.discarded == 0) and 0 or 1\n",
     to = "  return #s.failed == 0 and 0 or 1\n",
     hint = "specs/22-host_commands_spec.lua",
@@ -1088,24 +1231,28 @@ return {
   -- Fenced side effects (src/sqlite/lsq_tx.c) ----------------------------
   {
     name = "with-lease-check-skipped", step = "own", file = "src/sqlite/lsq_tx.c",
+    fn = "check_lease",
     from = "  if (!held) return lsq_why_refused(db, w, reason);\n",
     to = "  (void)held;\n",
     hint = "specs/50-with_lease_spec.lua",
   },
   {
     name = "with-lease-no-rollback-on-error", step = "own", file = "src/sqlite/lsq_tx.c",
+    fn = "lsq_with_lease",
     from = "rolled back\", lease_errname(rc));\n    lsq_rollback(db);\n",
     to = "rolled back\", lease_errname(rc));\n",
     hint = "specs/50-with_lease_spec.lua",
   },
   {
     name = "fence-gate-equal-refused", step = "own", file = "src/sqlite/lsq_tx.c",
+    fn = "LSQ_TX_SQL_GATE",
     from = [[" WHERE excluded.fence >= lease_fences.fence"]],
     to = [[" WHERE excluded.fence > lease_fences.fence"]],
     hint = "specs/51-fence_gate_spec.lua",
   },
   {
     name = "fence-gate-reversed", step = "own", file = "src/sqlite/lsq_tx.c",
+    fn = "LSQ_TX_SQL_GATE",
     from = [[" WHERE excluded.fence >= lease_fences.fence"]],
     to = [[" WHERE excluded.fence <= lease_fences.fence"]],
     hint = "specs/51-fence_gate_spec.lua",
@@ -1117,18 +1264,19 @@ return {
     -- leader no longer reads requests whose callers have returned)
     name = "group-commit-outcome-before-commit", step = "own", file = "src/sqlite/lsq_group.c",
     edits = {
-      { from = "      q = run_bodies(batch, lc);\n      if (q) commit_batch(batch, q);\n",
+      { fn = "lead", from = "      q = run_bodies(batch, lc);\n      if (q) commit_batch(batch, q);\n",
         to = "      q = run_bodies(batch, lc);\n"
           .. "      { lsq_request *e_; pthread_mutex_lock(&g->mu);\n"
           .. "        for (e_ = batch->next; e_; e_ = e_->next) e_->state = REQ_DONE;\n"
           .. "        batch->next = NULL; pthread_cond_broadcast(&g->cv); pthread_mutex_unlock(&g->mu); }\n"
           .. "      if (q) commit_batch(batch, q);\n" },
-      { from = "  for (p = first; p && p->rc != LEASE_OK; p = p->next) {}\n", to = "  p = first;\n" },
+      { fn = "commit_batch", from = "  for (p = first; p && p->rc != LEASE_OK; p = p->next) {}\n", to = "  p = first;\n" },
     },
     hint = "specs/60-group_commit_spec.lua",
   },
   {
     name = "group-commit-failing-write-not-undone", step = "own", file = "src/sqlite/lsq_group.c",
+    fn = "run_in_savepoint",
     from = "  if (rc != LEASE_OK && !sqlite3_get_autocommit(LSQ(db)->sql)) {",
     to = "  if (0) {",
     hint = "specs/60-group_commit_spec.lua",
@@ -1136,38 +1284,43 @@ return {
   {
     name = "group-commit-failure-leaks-into-neighbours", step = "own", file = "src/sqlite/lsq_group.c",
     edits = {
-      { from = "    if (savepoint_run(db, SP_UNDO) != LEASE_OK || savepoint_run(db, SP_RELEASE) != LEASE_OK)\n      lsq_rollback(db);",
+      { fn = "run_in_savepoint", from = "    if (savepoint_run(db, SP_UNDO) != LEASE_OK || savepoint_run(db, SP_RELEASE) != LEASE_OK)\n      lsq_rollback(db);",
         to = "    lsq_rollback(db);" },
-      { from = "        if (p->rc == LEASE_OK) copy_failure(p, q->db);", to = "        (void)p;" },
+      { fn = "run_bodies", from = "        if (p->rc == LEASE_OK) copy_failure(p, q->db);", to = "        (void)p;" },
     },
     hint = "specs/60-group_commit_spec.lua",
   },
   {
     name = "group-commit-commit-failure-to-leader-only", step = "own", file = "src/sqlite/lsq_group.c",
+    fn = "commit_batch",
     from = "      else copy_failure(p, leader);",
     to = "      else (void)0;",
     hint = "specs/60-group_commit_spec.lua",
   },
   {
     name = "group-commit-follower-deadline-ignored", step = "own", file = "src/sqlite/lsq_group.c",
+    fn = "group_write",
     from = "    } else if (r.state == REQ_QUEUED && now_ms() >= deadline) {",
     to = "    } else if (0) {",
     hint = "specs/60-group_commit_spec.lua",
   },
   {
     name = "group-commit-readonly-joins", step = "own", file = "src/sqlite/lsq_group.c",
+    fn = "lsq_group_join",
     from = "  if (db->opt.flags & (LEASE_OPEN_READONLY | LEASE_OPEN_NO_GROUP_COMMIT)) return;",
     to = "  if (db->opt.flags & LEASE_OPEN_NO_GROUP_COMMIT) return;",
     hint = "specs/60-group_commit_spec.lua",
   },
   {
     name = "group-commit-ignores-synchronous", step = "own", file = "src/sqlite/lsq_group.c",
+    fn = "lsq_group_join",
     from = "    if (g->dev == st.st_dev && g->ino == st.st_ino && g->synchronous == db->opt.synchronous &&",
     to = "    if (g->dev == st.st_dev && g->ino == st.st_ino &&",
     hint = "specs/60-group_commit_spec.lua",
   },
   {
     name = "group-commit-option-ignored", step = "own", file = "src/sqlite/lsq_group.c",
+    fn = "lsq_group_join",
     from = "  if (db->opt.flags & (LEASE_OPEN_READONLY | LEASE_OPEN_NO_GROUP_COMMIT)) return;",
     to = "  if (db->opt.flags & LEASE_OPEN_READONLY) return;",
     hint = "specs/60-group_commit_spec.lua",
@@ -1175,54 +1328,63 @@ return {
   -- The path functions' connections (src/lua/lease_lua_pathcache.c) ---------
   {
     name = "path-cache-skips-inode", step = "own", file = "src/lua/lease_lua_pathcache.c",
+    fn = "names_file",
     from = "(uint64_t)st.st_dev == dev && (uint64_t)st.st_ino == ino",
     to = "(uint64_t)st.st_dev == dev && ((void)ino, 1)",
     hint = "specs/40-path_cache_spec.lua",
   },
   {
     name = "path-cache-skips-identity-check", step = "own", file = "src/lua/lease_lua_pathcache.c",
+    fn = "lb_path_take",
     from = "    if (names_file(path, h->dev, h->ino)) {",
     to = "    if (1) {",
     hint = "specs/40-path_cache_spec.lua",
   },
   {
     name = "path-cache-identity-unchecked-at-open", step = "own", file = "src/lua/lease_lua_pathcache.c",
+    fn = "identify",
     from = "  h->keep = lease_file_id(h->db, &h->dev, &h->ino) == LEASE_OK && names_file(path, h->dev, h->ino);",
     to = "  h->keep = 1;\n  (void)path;\n  (void)lease_file_id(h->db, &h->dev, &h->ino);",
     hint = "specs/40-path_cache_spec.lua",
   },
   {
     name = "path-cache-keeps-failed-connection", step = "own", file = "src/lua/lease_lua_pathcache.c",
+    fn = "lb_path_give",
     from = "  if (!ok || !h->keep || find_slot(c, lease_path(db)) >= 0) {",
     to = "  (void)ok;\n  if (!h->keep || find_slot(c, lease_path(db)) >= 0) {",
     hint = "specs/40-path_cache_spec.lua",
   },
   {
     name = "path-cache-ignores-fd-limit", step = "own", file = "src/lua/lease_lua_pathcache.c",
+    fn = "cache_cap",
     from = "  n = r.rlim_cur / PC_FDS_EACH;",
     to = "  n = PC_MAX;",
     hint = "specs/40-path_cache_spec.lua",
   },
   {
     name = "path-cache-evicts-most-recent", step = "own", file = "src/lua/lease_lua_pathcache.c",
+    fn = "lb_path_give",
     from = "    if (!s || c->slot[i].used < s->used) s = &c->slot[i];",
     to = "    if (!s || c->slot[i].used > s->used) s = &c->slot[i];",
     hint = "specs/40-path_cache_spec.lua",
   },
   {
     name = "moved-file-closed-without-checkpoint", step = "own", file = "src/sqlite/lsq_open.c",
+    fn = "lsq_close",
     from = "  if (c->sql) settle_moved(c->sql);\n",
     to = "  (void)settle_moved;\n",
     hint = "specs/40-path_cache_spec.lua",
   },
   {
     name = "file-id-ignores-moved", step = "own", file = "src/sqlite/lsq_open.c",
+    fn = "lsq_file_id",
     from = "  if (moved)\n    return lease__fail(db, LEASE_CANTOPEN, \"the database file was renamed, deleted or replaced\");\n",
     to = "",
     hint = "specs/40-path_cache_spec.lua",   -- killed by specs/c/test_core.c (test_file_id)
   },
   {
     name = "file-id-without-its-name", step = "own", file = "src/sqlite/lsq_open.c",
+    fn = "lsq_file_id",
     from = "  if (stat(name, &st) != 0)\n    return lease__fail(db, LEASE_CANTOPEN, \"the database file is no longer at its name\");\n",
     to = "  memset(&st, 0, sizeof st);\n  (void)stat(name, &st);\n",
     hint = "specs/40-path_cache_spec.lua",   -- killed by specs/c/test_core.c (test_file_id)
@@ -1231,45 +1393,52 @@ return {
   -- (backend = "pg": the runner starts a throwaway cluster) -------------
   {
     name = "pg-1-create-not-idempotent", step = "1", file = "src/pg/lpg_sql.h", backend = "pg",
+    fn = "LPG_SQL_CREATE_JOBS",
     from = [["CREATE TABLE IF NOT EXISTS jobs(id bytea PRIMARY KEY CHECK (id <> ''::bytea),"]],
     to = [["CREATE TABLE jobs(id bytea PRIMARY KEY CHECK (id <> ''::bytea),"]],
     hint = "specs/01-init_spec.lua",
   },
   {
-    -- db:enqueue goes through the queue's statement on PostgreSQL
-    -- (LPG_Q_SQL_ENQUEUE); lpg_sql.h's LPG_SQL_ENQUEUE serves only the C
-    -- API's lease_enqueue, which the suite does not run on PostgreSQL.
+    -- db:enqueue (lease_enqueue) goes through the queue's statement on
+    -- PostgreSQL (LPG_Q_SQL_ENQUEUE); enqueue_many of ids without data
+    -- through LPG_SQL_ENQUEUE_MANY (pg-enqueue-many-data-dropped).
     name = "pg-2-enqueue-resets-lease", step = "2", file = "src/pg/lpg_queue_sql.h", backend = "pg",
+    fn = "LPG_Q_SQL_ENQUEUE",
     from = [["WITH i AS (INSERT INTO jobs(id) VALUES ($1) ON CONFLICT (id) DO NOTHING"]],
     to = [["WITH i AS (INSERT INTO jobs(id) VALUES ($1) ON CONFLICT (id) DO UPDATE SET owner = NULL, until = 0, done = 0"]],
     hint = "specs/02-enqueue_spec.lua",
   },
   {
     name = "pg-4-claim-boundary-held", step = "4", file = "src/pg/lpg_sql.h", backend = "pg",
+    fn = "LPG_SQL_CLAIM",
     from = [[" WHERE jobs.id = j.id AND j.done = 0 AND j.until <= $3"]],
     to = [[" WHERE jobs.id = j.id AND j.done = 0 AND j.until < $3"]],
     hint = "specs/04-claim_spec.lua",
   },
   {
     name = "pg-5-renew-revives-at-boundary", step = "5", file = "src/pg/lpg_sql.h", backend = "pg",
+    fn = "LPG_SQL_HELD_GUARD",
     from = [[" AND j.until > $4 AND j.fence < " LPG_FENCE_MAX " AND " LPG_SQL_NOT_ENDED]],
     to = [[" AND j.until >= $4 AND j.fence < " LPG_FENCE_MAX " AND " LPG_SQL_NOT_ENDED]],
     hint = "specs/05-renew_spec.lua",
   },
   {
     name = "pg-6-complete-done-ge-0", step = "6", file = "src/pg/lpg_sql.h", backend = "pg",
+    fn = "LPG_SQL_HELD_GUARD",
     from = [[" WHERE jobs.id = j.id AND j.done = 0 AND j.owner = $2 AND j.fence = $3"]],
     to = [[" WHERE jobs.id = j.id AND j.done >= 0 AND j.owner = $2 AND j.fence = $3"]],
     hint = "specs/06-complete_spec.lua",
   },
   {
     name = "pg-7-release-any-owner", step = "7", file = "src/pg/lpg_sql.h", backend = "pg",
+    fn = "LPG_SQL_RELEASE",
     from = [[" WHERE jobs.id = j.id AND j.done = 0 AND j.owner = $2 AND j.fence = $3 RETURNING 1)"]],
     to = [[" WHERE jobs.id = j.id AND j.done = 0 AND j.fence = $3 RETURNING 1)"]],
     hint = "specs/07-release_spec.lua",
   },
   {
     name = "pg-reason-from-pre-lock-snapshot", step = "own", file = "src/pg/lpg_sql.h", backend = "pg",
+    fn = "LPG_SQL_CLAIM",
     from = [[#define LPG_SQL_CLAIM                                                                 \
   "WITH j AS (SELECT id, owner, done, until, fence FROM jobs WHERE id = $1 FOR UPDATE)," \]],
     to = [[#define LPG_SQL_CLAIM                                                                 \
@@ -1278,42 +1447,49 @@ return {
   },
   {
     name = "pg-claim-next-waits-for-locked", step = "own", file = "src/pg/lpg_queue_sql.h", backend = "pg",
+    fn = "LPG_Q_SQL_CLAIM_NEXT",
     from = [[" FOR UPDATE OF q, j SKIP LOCKED),"]],
     to = [[" FOR UPDATE OF q, j),"]],
     hint = "specs/35-postgres_spec.lua",
   },
   {
     name = "pg-complete-many-unordered", step = "own", file = "src/pg/lpg.c", backend = "pg",
+    fn = "pg_complete_many",
     from = "  qsort(ord, (size_t)n, sizeof *ord, by_id);\n",
     to = "  if (0) qsort(ord, (size_t)n, sizeof *ord, by_id);\n",
     hint = "specs/35-postgres_spec.lua",
   },
   {
     name = "pg-server-isolation-kept", step = "own", file = "src/pg/lpg.c", backend = "pg",
+    fn = "set_session",
     from = [["SET default_transaction_isolation = 'read committed';"]],
     to = [["SET application_name = 'lease';"]],
     hint = "specs/08-claim_many_spec.lua",
   },
   {
     name = "pg-readonly-not-mapped", step = "own", file = "src/pg/lpg.c", backend = "pg",
+    fn = "set_session",
     from = "  int ro = (db->opt.flags & LEASE_OPEN_READONLY) != 0;\n",
     to = "  int ro = 0 * (db->opt.flags & LEASE_OPEN_READONLY);\n",
     hint = "specs/35-postgres_spec.lua",
   },
   {
     name = "pg-fence-max-not-blocked", step = "own", file = "src/pg/lpg_sql.h", backend = "pg",
+    fn = "LPG_SQL_BLOCKED",
     from = [[#define LPG_SQL_BLOCKED "(CASE WHEN fence >= " LPG_FENCE_MAX " THEN 3 ELSE 0 END)"]],
     to = [[#define LPG_SQL_BLOCKED "(CASE WHEN fence >= " LPG_FENCE_MAX " THEN 0 ELSE 0 END)"]],
     hint = "specs/35-postgres_spec.lua",
   },
   {
     name = "with-lease-queue-tables-writable", step = "own", file = "src/sqlite/lsq_tx.c",
+    fn = "engine_object",
     from = [[sqlite3_strnicmp(name, "lease_", 6) == 0]],
     to = [[sqlite3_stricmp(name, "lease_fences") == 0]],
     hint = "specs/50-with_lease_spec.lua",
   },
   {
     name = "with-lease-ignores-cancel", step = "own", file = "src/sqlite/lsq_tx.c",
+    fn = "LSQ_TX_SQL_HOLDS",
     from = [=[  " AND " LSQ_SQL_BLOCKED " = 0"                                           \
   " AND " LSQ_SQL_NOT_ENDED]=],
     to = [=[  " AND " LSQ_SQL_BLOCKED " = 0"]=],
@@ -1321,6 +1497,7 @@ return {
   },
   {
     name = "pg-notice-printed-at-connect", step = "own", file = "src/pg/lpg.c", backend = "pg",
+    fn = "connect_quiet",
     from = "  PQsetNoticeProcessor(c->pg, quiet, NULL);\n",
     to = "  (void)quiet;\n",
     c_hint = "test_pg_wire",
@@ -1329,114 +1506,133 @@ return {
   -- the pool's clock --------------------------------------------------
   {
     name = "pg-with-lease-check-skipped", step = "own", file = "src/pg/lpg_tx.c", backend = "pg",
+    fn = "lpg_with_lease",
     from = "  rc = check_lease(db, &tx->w, reason);\n",
     to = "  rc = 0 ? check_lease(db, &tx->w, reason) : LEASE_OK;\n",
     hint = "specs/50-with_lease_spec.lua",
   },
   {
     name = "pg-with-lease-commits-on-error", step = "own", file = "src/pg/lpg_tx.c", backend = "pg",
+    fn = "lpg_with_lease",
     from = "rolled back\", lease_errname(rc));\n    lpg_rollback(db);\n",
     to = "rolled back\", lease_errname(rc));\n    (void)lpg_exec(db, \"COMMIT\");\n",
     hint = "specs/50-with_lease_spec.lua",
   },
   {
     name = "pg-fence-gate-equal-refused", step = "own", file = "src/pg/lpg_tx_sql.h", backend = "pg",
+    fn = "LPG_TX_SQL_GATE",
     from = [[" WHERE excluded.fence >= lease_fences.fence"]],
     to = [[" WHERE excluded.fence > lease_fences.fence"]],
     hint = "specs/51-fence_gate_spec.lua",
   },
   {
     name = "pg-fence-gate-reversed", step = "own", file = "src/pg/lpg_tx_sql.h", backend = "pg",
+    fn = "LPG_TX_SQL_GATE",
     from = [[" WHERE excluded.fence >= lease_fences.fence"]],
     to = [[" WHERE excluded.fence <= lease_fences.fence"]],
     hint = "specs/51-fence_gate_spec.lua",
   },
   {
     name = "pg-guard-never-fires", step = "own", file = "src/pg/lpg_tx_sql.h", backend = "pg",
+    fn = "LPG_TX_SQL_MARKED",
     from = [[#define LPG_TX_SQL_MARKED "left(current_query(), 21) = ''/*lease:with_lease*/ ''"]],
     to = [[#define LPG_TX_SQL_MARKED "false"]],
     hint = "specs/52-with_lease_pg_spec.lua",
   },
   {
     name = "pg-caller-statement-unmarked", step = "own", file = "src/pg/lpg_tx.c", backend = "pg",
+    fn = "scan",
     from = "  memcpy(t, LPG_TX_MARK, LPG_TX_MARK_LEN);\n  o = LPG_TX_MARK_LEN;\n",
     to = "  o = 0;\n",
     hint = "specs/52-with_lease_pg_spec.lua",
   },
   {
     name = "pg-commit-unmarked", step = "own", file = "src/pg/lpg_tx_sql.h", backend = "pg",
+    fn = "LPG_TX_SQL_COMMIT",
     from = [[#define LPG_TX_SQL_COMMIT LPG_TX_MARK "SET CONSTRAINTS ALL IMMEDIATE; COMMIT"]],
     to = [[#define LPG_TX_SQL_COMMIT "COMMIT"]],
     hint = "specs/52-with_lease_pg_spec.lua",
   },
   {
     name = "pg-tx-control-allowed", step = "own", file = "src/pg/lpg_tx.c", backend = "pg",
+    fn = "judge",
     from = "    return \"it would begin, commit or roll back the with_lease transaction\";\n",
     to = "    return NULL;\n",
     hint = "specs/52-with_lease_pg_spec.lua",
   },
   {
     name = "pg-ddl-on-engine-tables-allowed", step = "own", file = "src/pg/lpg_tx.c", backend = "pg",
+    fn = "judge",
     from = "    if (!strcmp(w0, ddl[i]) && names_engine)\n",
     to = "    if (!strcmp(w0, ddl[i]) && names_engine && 0)\n",
     hint = "specs/52-with_lease_pg_spec.lua",
   },
   {
     name = "pg-failed-statement-ends-tx", step = "own", file = "src/pg/lpg_tx.c", backend = "pg",
+    fn = "send_wrapped",
     from = "      PGresult *back = PQexec(pg, \"ROLLBACK TO SAVEPOINT lease_stmt; RELEASE SAVEPOINT lease_stmt\");\n",
     to = "      PGresult *back = NULL;\n",
     hint = "specs/52-with_lease_pg_spec.lua",
   },
   {
     name = "pg-blocked-code-column", step = "own", file = "src/pg/lpg.c", backend = "pg",
+    fn = "lpg_outcome",
     from = "    f.blocked = r_i4(r, 0, 6);\n",
     to = "    f.blocked = r_i4(r, 0, 5);\n",
     hint = "specs/50-with_lease_spec.lua",
   },
   {
     name = "pool-claims-with-local-clock", step = "own", file = "lua/lease/pool.lua",
+    fn = "step",
     from = "    id, fence, c = w.db:claim_next(w.owner, w.db:server_now(), cfg.ttl, w.claim_opts)\n",
     to = "    id, fence, c = w.db:claim_next(w.owner, require(\"lease\").now(), cfg.ttl, w.claim_opts)\n",
     hint = "specs/53-pool_clock_spec.lua",
   },
   {
     name = "pool-completes-with-local-clock", step = "own", file = "lua/lease/pool.lua",
+    fn = "handle_one",
     from = "    w.db:server_now(), result, w.cfg.ttl, w.claim_opts)\n",
     to = "    require(\"lease\").now(), result, w.cfg.ttl, w.claim_opts)\n",
     hint = "specs/53-pool_clock_spec.lua",
   },
   {
     name = "pool-with-lease-local-clock", step = "own", file = "lua/lease/pool.lua",
+    fn = "with_lease",
     from = "    return db:with_lease(id, owner, fence, db:server_now(), fn)\n",
     to = "    return db:with_lease(id, owner, fence, lease.now(), fn)\n",
     hint = "specs/53-pool_clock_spec.lua",
   },
   {
     name = "claim-next-batch-claims-ended-leases", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_Q_CLAIM_FREE",
     from = [[" WHERE id IN (" LSQ_SQL_Q_READY("q.id") ") AND owner IS NULL"]],
     to = [[" WHERE id IN (" LSQ_SQL_Q_READY("q.id") ")"]],
     hint = "specs/36-claim_next_batch_spec.lua",
   },
   {
     name = "claim-next-batch-skips-ended-leases", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "claim_next_body",
     from = "      if (!c->taken) {\n",
     to = "      if (!c->taken) continue;\n      if (0) {\n",
     hint = "specs/36-claim_next_batch_spec.lua",
   },
   {
     name = "claim-next-batch-stale-fence", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "claim_free",
     from = "    x->c[k->at].fence = sqlite3_column_int64(st, 1);",
     to = "    x->c[k->at].fence = 1;",
     hint = "specs/36-claim_next_batch_spec.lua",
   },
   {
     name = "pool-completed-ids-always", step = "own", file = "lua/lease/pool.lua",
+    fn = "run",
     from = "  local s = { max_fence = 0, completed = cfg.completed and {} or nil, errors = {}, failed = {},\n",
     to = "  local s = { max_fence = 0, completed = {}, errors = {}, failed = {},\n",
     hint = "specs/18-pool_spec.lua",
   },
   {
     name = "pool-job-method-made-per-read", step = "own", file = "lua/lease/pool.lua",
+    fn = "job_meta",
     from = "    rawset(job, k, f)\n",
     to = "",
     hint = "specs/18-pool_spec.lua",
@@ -1446,6 +1642,7 @@ return {
   {
     -- fail stores without the fence check
     name = "pg-queue-fail-fence-unchecked", step = "own", file = "src/pg/lpg_queue_sql.h", backend = "pg",
+    fn = "LPG_Q_SQL_FAIL",
     from = [[  LPG_SQL_HELD_GUARD ","]],
     to = [[  " WHERE jobs.id = j.id AND j.done = 0 AND j.owner = $2 AND j.until > $4 RETURNING 1),"]],
     hint = "specs/31-queue_fail_spec.lua",
@@ -1453,6 +1650,7 @@ return {
   {
     -- claim, renew, complete and fail of a cancelled or discarded job granted
     name = "pg-queue-not-ended-ignored", step = "own", file = "src/pg/lpg_sql.h", backend = "pg",
+    fn = "LPG_SQL_NOT_ENDED",
     from = [[#define LPG_SQL_NOT_ENDED "q.state < " LEASE__Q_DISCARDED_S]],
     to = [[#define LPG_SQL_NOT_ENDED "q.state < 9"]],
     hint = "specs/31-queue_fail_spec.lua",
@@ -1460,6 +1658,7 @@ return {
   {
     -- the queue state read from the snapshot taken before the row lock wait
     name = "pg-queue-state-before-lock", step = "own", file = "src/pg/lpg_queue_sql.h", backend = "pg",
+    fn = "LPG_Q_SQL_SCHEMA",
     from = [[" LANGUAGE sql VOLATILE AS $f$]],
     to = [[" LANGUAGE sql STABLE AS $f$]],
     hint = "specs/35-postgres_spec.lua",
@@ -1467,6 +1666,7 @@ return {
   {
     -- claim_next hands out scheduled jobs
     name = "pg-queue-run-at-filter", step = "own", file = "src/pg/lpg_queue_sql.h", backend = "pg",
+    fn = "LPG_Q_SQL_CLAIM_NEXT",
     from = [[" AND q.queue = $1 AND (q.run_at IS NULL OR q.run_at <= $2)"]],
     to = [[" AND q.queue = $1"]],
     hint = "specs/30-queue_data_spec.lua",
@@ -1474,6 +1674,7 @@ return {
   {
     -- claim_next takes cancelled and discarded jobs
     name = "pg-queue-status-filter", step = "own", file = "src/pg/lpg_queue_sql.h", backend = "pg",
+    fn = "LPG_Q_SQL_CLAIM_NEXT",
     from = [[" WHERE q.state = " LEASE__Q_OPEN_S " AND q.queue = $1 AND]],
     to = [[" WHERE q.state >= " LEASE__Q_OPEN_S " AND q.queue = $1 AND]],
     hint = "specs/31-queue_fail_spec.lua",
@@ -1481,6 +1682,7 @@ return {
   {
     -- a claim is not counted as an attempt
     name = "pg-queue-attempt-not-counted", step = "own", file = "src/pg/lpg_queue_sql.h", backend = "pg",
+    fn = "LPG_Q_SQL_SCHEMA",
     from = [[" UPDATE lease_queue SET attempt = attempt + 1 WHERE id = new.id; END IF;"]],
     to = [[" UPDATE lease_queue SET attempt = attempt WHERE id = new.id; END IF;"]],
     hint = "specs/30-queue_data_spec.lua",
@@ -1488,6 +1690,7 @@ return {
   {
     -- an expired last attempt is claimed again instead of discarded
     name = "pg-queue-expiry-never-discards", step = "own", file = "src/pg/lpg_queue_sql.h", backend = "pg",
+    fn = "LPG_Q_SQL_CLAIM_NEXT",
     from = [[" c.owner IS NOT NULL AND c.attempt >= c.max_attempts AS last FROM c),"]],
     to = [[" false AS last FROM c),"]],
     hint = "specs/30-queue_data_spec.lua",
@@ -1495,18 +1698,21 @@ return {
   {
     -- prune deletes a cancelled job still held
     name = "pg-queue-prune-held", step = "own", file = "src/pg/lpg_queue_sql.h", backend = "pg",
+    fn = "LPG_Q_SQL_PRUNE",
     from = [[") AND NOT (jobs.done = 0 AND jobs.until > $1)"]],
     to = [[")"]],
     hint = "specs/31-queue_fail_spec.lua",
   },
   {
     name = "pg-with-lease-ignores-cancel", step = "own", file = "src/pg/lpg_tx_sql.h", backend = "pg",
+    fn = "LPG_TX_SQL_HOLDS",
     from = [[" SELECT j.done <> 0, CASE WHEN NOT (" LPG_SQL_NOT_ENDED ")"]],
     to = [[" SELECT j.done <> 0, CASE WHEN false"]],
     hint = "specs/50-with_lease_spec.lua",
   },
   {
     name = "readonly-open-drops-old-index", step = "own", file = "src/sqlite/lsq_open.c",
+    fn = "create_missing",
     from = [[  if (!missing && ((db->opt.flags & LEASE_OPEN_READONLY) || sqlite3_db_readonly(c->sql, "main")))]],
     to = [[  if (!missing && sqlite3_db_readonly(c->sql, "main"))]],
     hint = "specs/15-claim_next_spec.lua",
@@ -1521,42 +1727,49 @@ return {
   },
   {
     name = "tally-default-queue-taken-for-all", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_TALLY_ALL",
     from = [["(?2 IS NULL OR (?2 = 'default' AND NOT EXISTS"]],
     to = [["(?2 IS NULL OR (?2 = 'default' OR NOT EXISTS"]],
     hint = "specs/32-queue_seed_spec.lua",
   },
   {
     name = "tally-done-jobs-read-twice", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_Q_TALLY",
     from = [[" WHERE ((j.done <> 0) IS NOT 1 OR NOT (SELECT a FROM w))"]],
     to = [[" WHERE (1 OR NOT (SELECT a FROM w))"]],
     hint = "specs/32-queue_seed_spec.lua",
   },
   {
     name = "tally-done-jobs-of-a-queue-lost", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_Q_TALLY",
     from = [[" WHERE ((j.done <> 0) IS NOT 1 OR NOT (SELECT a FROM w))"]],
     to = [[" WHERE ((j.done <> 0) IS NOT 1)"]],
     hint = "specs/32-queue_seed_spec.lua",
   },
   {
     name = "tally-done-jobs-counted-for-any-queue", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_Q_TALLY",
     from = [[" (SELECT count(*) AS n FROM jobs WHERE (done <> 0) IS 1 AND (SELECT a FROM w)) AS d"]],
     to = [[" (SELECT count(*) AS n FROM jobs WHERE (done <> 0) IS 1) AS d"]],
     hint = "specs/32-queue_seed_spec.lua",
   },
   {
     name = "pool-batch-counts-one", step = "own", file = "lua/lease/pool.lua",
+    fn = "handle_batch",
     from = [[  if all and not w.cfg.completed then return bump(w, "done", #results) end]],
     to = [[  if all and not w.cfg.completed then return bump(w, "done") end]],
     hint = "specs/29-pool_service_spec.lua",
   },
   {
     name = "pool-batch-skips-completed-list", step = "own", file = "lua/lease/pool.lua",
+    fn = "handle_batch",
     from = [[  if all and not w.cfg.completed then return bump(w, "done", #results) end]],
     to = [[  if all then return bump(w, "done", #results) end]],
     hint = "specs/29-pool_service_spec.lua",
   },
   {
     name = "pool-batch-keeps-an-earlier-result", step = "own", file = "lua/lease/pool.lua",
+    fn = "handle_batch",
     from = [[      r.id, r.fence, r.result = c.id, c.fence, result]],
     to = [[      r.id, r.fence = c.id, c.fence
       if result ~= nil then r.result = result end]],
@@ -1564,60 +1777,70 @@ return {
   },
   {
     name = "pool-end-count-failure-raises", step = "own", file = "lua/lease/pool.lua",
+    fn = "run",
     from = [[    else s.failed[#s.failed + 1] = "counts at the end: " .. tostring(c) end]],
     to = [[    else error(c, 0) end]],
     hint = "specs/29-pool_service_spec.lua",
   },
   {
     name = "pool-own-handle-drops-bad-group-commit", step = "own", file = "lua/lease/pool.lua",
+    fn = "run",
     from = [[  if own.group_commit == nil or type(own.group_commit) == "boolean" then own.group_commit = false end]],
     to = [[  own.group_commit = false]],
     hint = "specs/18-pool_spec.lua",
   },
   {
     name = "renamed-orphan-kept", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_RENAMED_TRIGGER",
     from = [[  " DELETE FROM lease_queue WHERE id = new.id;"]],
     to = [[  ""]],
     hint = "specs/32-queue_seed_spec.lua",
   },
   {
     name = "renamed-orphan-errors-kept", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_RENAMED_TRIGGER",
     from = [[  " DELETE FROM lease_errors WHERE id = new.id;"]],
     to = [[  ""]],
     hint = "specs/32-queue_seed_spec.lua",
   },
   {
     name = "renamed-errors-left-behind", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_RENAMED_TRIGGER",
     from = [[  " UPDATE lease_errors SET id = new.id WHERE id = old.id AND typeof(new.id) = 'text';"]],
     to = [[  ""]],
     hint = "specs/32-queue_seed_spec.lua",
   },
   {
     name = "renamed-blob-id-keeps-errors", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_RENAMED_TRIGGER",
     from = [[  " DELETE FROM lease_errors WHERE id = old.id AND typeof(new.id) <> 'text';"]],
     to = [[  ""]],
     hint = "specs/32-queue_seed_spec.lua",
   },
   {
     name = "renamed-blob-id-kept-in-queue", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_RENAMED_TRIGGER",
     from = [[  " DELETE FROM lease_queue WHERE id = old.id AND typeof(new.id) <> 'text';"]],
     to = [[  ""]],
     hint = "specs/32-queue_seed_spec.lua",
   },
   {
     name = "renamed-blob-id-moved-into-queue", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_RENAMED_TRIGGER",
     from = [[" UPDATE lease_queue SET id = new.id WHERE id = old.id AND typeof(new.id) = 'text';"]],
     to = [[" UPDATE lease_queue SET id = new.id WHERE id = old.id;"]],
     hint = "specs/32-queue_seed_spec.lua",
   },
   {
     name = "renamed-text-id-gets-no-queue-row", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_RENAMED_TRIGGER",
     from = [[" SELECT " LSQ_SQL_QUEUE_ROW_OF_NEW " WHERE typeof(new.id) = 'text';"]],
     to = [[" SELECT " LSQ_SQL_QUEUE_ROW_OF_NEW " WHERE 0;"]],
     hint = "specs/32-queue_seed_spec.lua",
   },
   {
     name = "renamed-done-not-followed", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_RENAMED_TRIGGER",
     from = [[" WHERE id = new.id AND (new.done <> 0) <> (old.done <> 0); END"]],
     to = [[" WHERE 0; END"]],
     hint = "specs/32-queue_seed_spec.lua",
@@ -1645,6 +1868,7 @@ return {
   },
   {
     name = "ccn-claim-skipped-after-refusal", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "claim_next_body",
     from = [[    if ((rc = lsq_guarded_step(db, x->done, &unused, &x->reason)) != LEASE_OK) return rc;]],
     to = [[    if ((rc = lsq_guarded_step(db, x->done, &unused, &x->reason)) != LEASE_OK) return rc;
     if (x->reason != LEASE_GRANTED) return LEASE_OK;]],
@@ -1652,18 +1876,21 @@ return {
   },
   {
     name = "ccn-completion-not-stored", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "claim_next_body",
     from = [[  if (x->done) {   /* complete_claim_next: the completion first, as complete's body */]],
     to = [[  if (0) {]],
     hint = "specs/37-complete_claim_next_spec.lua",
   },
   {
     name = "ccn-reason-lost", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "claim_next_run",
     from = "  *count = x.n;\n  if (reason) *reason = x.reason;\n",
     to = "  *count = x.n;\n  if (reason) *reason = LEASE_GRANTED;\n",
     hint = "specs/37-complete_claim_next_spec.lua",
   },
   {
     name = "pg-ccn-two-transactions", step = "own", file = "src/pg/lpg_queue.c", backend = "pg",
+    fn = "lpg_q_complete_claim_next",
     from = [[  if ((rc = lpg_exec(db, "BEGIN")) != LEASE_OK) return rc;
   if ((rc = lpg_guarded(db, wc, reason)) == LEASE_OK &&]],
     to = [[  if ((rc = lpg_guarded(db, wc, reason)) == LEASE_OK &&]],
@@ -1671,14 +1898,16 @@ return {
   },
   {
     name = "pg-ccn-claim-failure-commits", step = "own", file = "src/pg/lpg_queue.c", backend = "pg",
-    from = [[      (rc = claim_rounds(db, wn, max, jobs, count)) == LEASE_OK)
+    fn = "lpg_q_complete_claim_next",
+    from = [[      (rc = claim_controlled(db, wn, max, jobs, count, why)) == LEASE_OK)
     rc = lpg_exec(db, "COMMIT");]],
-    to = [[      ((void)claim_rounds(db, wn, max, jobs, count), 1))
+    to = [[      ((void)claim_controlled(db, wn, max, jobs, count, why), 1))
     rc = lpg_exec(db, "COMMIT");]],
     hint = "specs/37-complete_claim_next_spec.lua",
   },
   {
     name = "ccn-lua-reason-hidden", step = "own", file = "src/lua/lease_lua.c",
+    fn = "push_complete_claim_next",
     from = [[  else lua_pushstring(L, lease_reason_name(a->reason));
   n = push_taken(L, a, "complete_claim_next");]],
     to = [[  else lua_pushnil(L);
@@ -1687,6 +1916,7 @@ return {
   },
   {
     name = "ccn-lua-ttl-unchecked", step = "own", file = "src/lua/lease_lua.c",
+    fn = "push_claim_next",
     from = [[  if (lease_check_time(a->now, a->ttl, &why))
     lb_error(L, LB_ARG(c, 7, NULL), lua_pushfstring(L, "%s, got %s", why, lb_got(L, 7)));]],
     to = [[  (void)why;]],
@@ -1694,42 +1924,49 @@ return {
   },
   {
     name = "pool-next-job-not-given-back", step = "own", file = "lua/lease/pool.lua",
+    fn = "step",
     from = [[    if c then give_back(w, c) end   -- claimed with the last completion, never started]],
     to = [[]],
     hint = "specs/37-complete_claim_next_spec.lua",
   },
   {
     name = "pool-next-job-dropped", step = "own", file = "lua/lease/pool.lua",
+    fn = "handle_one",
     from = [[  if id then w.next, w.next_at = next_job, next_at end]],
     to = [[]],
     hint = "specs/37-complete_claim_next_spec.lua",
   },
   {
     name = "backoff-clamped-at-cap", step = "own", file = "src/core/lease_queue.c",
+    fn = "lease_backoff",
     from = [[  return base * jitter;]],
     to = [[  return base * jitter > LEASE_BACKOFF_CAP ? LEASE_BACKOFF_CAP : base * jitter;]],
     hint = "specs/31-queue_fail_spec.lua",
   },
   {
     name = "pool-backoff-raise-kills-worker", step = "own", file = "lua/lease/pool.lua",
+    fn = "pool_backoff",
     from = [[  local ok, d = pcall(w.cfg.backoff, job.attempt)]],
     to = [[  local ok, d = true, w.cfg.backoff(job.attempt)]],
     hint = "specs/29-pool_service_spec.lua",
   },
   {
     name = "pool-backoff-bad-value-used", step = "own", file = "lua/lease/pool.lua",
+    fn = "pool_backoff",
     from = [[  if ok and seconds(d) then return d end]],
     to = [[  if ok and type(d) == "number" then return d end]],
     hint = "specs/29-pool_service_spec.lua",
   },
   {
     name = "pool-summary-misses-expiry-discards", step = "own", file = "lua/lease/pool.lua",
+    fn = "add_expiry_discards",
     from = [[      if not known[j.id] and j.finished_at and j.finished_at >= since then]],
     to = [[      if false then]],
     hint = "specs/18-pool_spec.lua",
   },
   {
     name = "pool-summary-counts-old-discards", step = "own", file = "lua/lease/pool.lua",
+    fn = "add_expiry_discards",
     from = [[      if not known[j.id] and j.finished_at and j.finished_at >= since then]],
     to = [[      if not known[j.id] then]],
     hint = "specs/18-pool_spec.lua",
@@ -1737,132 +1974,154 @@ return {
   -- The CLI as people meet it (specs/38-cli_usage_spec.lua) --------------
   {
     name = "cli-suggests-anything", step = "own", file = "lua/lease/cli.lua",
+    fn = "nearest",
     from = [=[  if best_d <= (#word <= 3 and 1 or 2) then return best end]=],
     to = [=[  if best_d <= 9 then return best end]=],
     hint = "specs/38-cli_usage_spec.lua",
   },
   {
     name = "cli-no-suggestion", step = "own", file = "lua/lease/cli.lua",
+    fn = "main",
     from = [=[near and (" (did you mean " .. near .. "?)") or "", "\n", commands_usage(), "\n")]=],
     to = [=["", "\n", commands_usage(), "\n")]=],
     hint = "specs/38-cli_usage_spec.lua",
   },
   {
     name = "cli-help-skips-no-values", step = "own", file = "lua/lease/cli.lua",
+    fn = "parse",
     from = [=[    i = i + (spec[argv[i]] and 2 or 1)]=],
     to = [=[    i = i + 1]=],
     hint = "specs/38-cli_usage_spec.lua",
   },
   {
     name = "cli-usage-lists-every-command", step = "own", file = "lua/lease/cli.lua",
+    fn = "main",
     from = [=[    err:write("lease ", name, ": ", res.msg, "\n", command_usage(cmd), "\n",]=],
     to = [=[    err:write("lease ", name, ": ", res.msg, "\n", commands_usage(), "\n",]=],
     hint = "specs/38-cli_usage_spec.lua",
   },
   {
     name = "cli-time-ms-no-carry", step = "own", file = "lua/lease/cli.lua",
+    fn = "iso_time",
     from = [=[  if ms >= 1000 then whole, ms = whole + 1, 0 end]=],
     to = [=[]=],
     hint = "specs/38-cli_usage_spec.lua",
   },
   {
     name = "cli-time-shown-as-seconds", step = "own", file = "lua/lease/cli.lua",
+    fn = "iso_time",
     from = [=[  return os.date("!%Y-%m-%dT%H:%M:%S", whole) .. string.format(".%03dZ", ms)]=],
     to = [=[  return string.format("%.3f", t)]=],
     hint = "specs/38-cli_usage_spec.lua",
   },
   {
     name = "cli-duration-keeps-last-part", step = "own", file = "lua/lease/cli.lua",
+    fn = "parse_duration",
     from = [=[    total = total + tonumber(num) * UNITS[unit]]=],
     to = [=[    total = tonumber(num) * UNITS[unit]]=],
     hint = "specs/38-cli_usage_spec.lua",
   },
   {
     name = "cli-duration-ago-ahead", step = "own", file = "lua/lease/cli.lua",
+    fn = "parse_time",
     from = [=[      t = direction == "ago" and now - d or now + d]=],
     to = [=[      t = now + d]=],
     hint = "specs/38-cli_usage_spec.lua",
   },
   {
     name = "cli-date-any-day", step = "own", file = "lua/lease/cli.lua",
+    fn = "parse_date",
     from = [=[  if mo < 1 or mo > 12 or d < 1 or d > mdays[mo] then return nil end]=],
     to = [=[  if mo < 1 or mo > 12 or d < 1 or d > 31 then return nil end]=],
     hint = "specs/38-cli_usage_spec.lua",
   },
   {
     name = "cli-date-offset-sign", step = "own", file = "lua/lease/cli.lua",
+    fn = "parse_date",
     from = [=[    offset = (tonumber(oh) * 3600 + tonumber(om) * 60) * (sign == "+" and 1 or -1)]=],
     to = [=[    offset = (tonumber(oh) * 3600 + tonumber(om) * 60)]=],
     hint = "specs/38-cli_usage_spec.lua",
   },
   {
     name = "cli-limit-ignored", step = "own", file = "lua/lease/cli.lua",
+    fn = "cmd_jobs",
     from = [=[      local want = limit and math.min(1000, limit - #rows) or 1000]=],
     to = [=[      local want = 1000]=],
     hint = "specs/38-cli_usage_spec.lua",
   },
   {
     name = "cli-limit-one-page", step = "own", file = "lua/lease/cli.lua",
+    fn = "cmd_jobs",
     from = [=[    until #page < want or (limit and #rows >= limit)]=],
     to = [=[    until true]=],
     hint = "specs/38-cli_usage_spec.lua",
   },
   {
     name = "cli-utf8-controls-shown", step = "own", file = "lua/lease/cli.lua",
+    fn = "control_sequence",
     from = [=[  if n == 2 then return a == 0xC2 and b < 0xA0 end]=],
     to = [=[  if n == 2 then return false end]=],
     hint = "specs/38-cli_usage_spec.lua",
   },
   {
     name = "cli-utf8-never-shown", step = "own", file = "lua/lease/cli.lua",
+    fn = "show_bytes",
     from = [=[  if not s:find("[\128-\255]") or not utf8_locale() then]=],
     to = [=[  if true then]=],
     hint = "specs/38-cli_usage_spec.lua",
   },
   {
     name = "cli-payload-and-payload-file", step = "own", file = "lua/lease/cli.lua",
+    fn = "cmd_enqueue",
     from = [=[  if flags["--payload"] and flags["--payload-file"] then]=],
     to = [=[  if false then]=],
     hint = "specs/38-cli_usage_spec.lua",
   },
   {
     name = "cli-pool-old-order-dropped", step = "own", file = "lua/lease/cli.lua",
+    fn = "cmd_pool",
     from = [=[  if dbpath:find("%.lua$") and not worker:find("%.lua$") then dbpath, worker = worker, dbpath end]=],
     to = [=[]=],
     hint = "specs/38-cli_usage_spec.lua",
   },
   {
     name = "cli-pool-no-compile-check", step = "own", file = "lua/lease/cli.lua",
+    fn = "cmd_pool",
     from = [=[  if not compiled then error("worker script does not compile: " .. tostring(why), 0) end]=],
     to = [=[]=],
     hint = "specs/38-cli_usage_spec.lua",
   },
   {
     name = "pool-summary-every-discarded-id", step = "own", file = "lua/lease/pool.lua",
+    fn = "format",
     from = [=[    if k > pool.SUMMARY_IDS then]=],
     to = [=[    if false then]=],
     hint = "specs/38-cli_usage_spec.lua",
   },
   {
     name = "cli-cantopen-unexplained", step = "own", file = "lua/lease/cli.lua",
+    fn = "explain_open",
     from = [=[    return text .. ": the directory " .. dir .. " does not exist"]=],
     to = [=[    return err]=],
     hint = "specs/38-cli_usage_spec.lua",
   },
   {
     name = "cli-readonly-no-immutable-read", step = "own", file = "lua/lease/cli.lua",
+    fn = "open_ro",
     from = [=[  local ok2, db2 = pcall(lease.open, immutable_uri(path), { readonly = true, create = false })]=],
     to = [=[  local ok2, db2 = pcall(lease.open, path, { readonly = true, create = false })]=],
     hint = "specs/38-cli_usage_spec.lua",
   },
   {
     name = "cli-readonly-wal-read-immutable", step = "own", file = "lua/lease/cli.lua",
+    fn = "open_ro",
     from = [=[      or not is_file_path(path) or select(2, dir_state(dir)) then]=],
     to = [=[      or not is_file_path(path) or select(2, dir_state(dir)) or wal then]=],
     hint = "specs/38-cli_usage_spec.lua",
   },
   {
     name = "json-decode-trailing-text", step = "own", file = "lua/lease/json.lua",
+    fn = "decode",
     from = [=[  if rest then]=],
     to = [=[  if false then]=],
     hint = "specs/38-cli_usage_spec.lua",
@@ -1870,18 +2129,21 @@ return {
   -- A password in a PostgreSQL connection string never shows -------------
   {
     name = "secret-error-names-path", step = "own", file = "src/lua/lease_lua.c",
+    fn = "lb_push_db_error",
     from = [[lease_errname(lease_errcode(db)), lease_name(db));]],
     to = [[lease_errname(lease_errcode(db)), lease_path(db));]],
     hint = "specs/38-conninfo_secret_spec.lua",
   },
   {
     name = "secret-not-scrubbed", step = "own", file = "src/core/lease.c",
+    fn = "lease__fail",
     from = [[  scrub(db, msg, sizeof msg);]],
     to = [[  (void)scrub;]],
     hint = "specs/38-conninfo_secret_spec.lua",
   },
   {
     name = "secret-uri-password-kept", step = "own", file = "src/pg/lpg_path.c",
+    fn = "uri_secrets",
     from = [[  if (first && (colon = memchr(p, ':', (size_t)(first - p))) != NULL)
     lease__secret_add(out, cap, used, colon + 1, (size_t)(first - colon - 1));]],
     to = [[]],
@@ -1889,6 +2151,7 @@ return {
   },
   {
     name = "secret-keyword-rest-kept", step = "own", file = "src/pg/lpg_path.c",
+    fn = "keyword_secrets",
     from = [[      lease__secret_add(out, cap, used, k, kn);
       continue;]],
     to = [[      continue;]],
@@ -1896,18 +2159,21 @@ return {
   },
   {
     name = "secret-decoded-kept", step = "own", file = "src/pg/lpg.c", backend = "pg",
+    fn = "lease__pg_redact",
     from = [[      lease__secret_add(db->secrets, cap, &used, o->val, strlen(o->val));]],
     to = [[      (void)0;]],
     hint = "specs/38-conninfo_secret_spec.lua",
   },
   {
     name = "secret-tostring-path", step = "own", file = "src/lua/lease_lua.c", backend = "pg",
+    fn = "m_tostring",
     from = [[lua_pushfstring(L, "lease.db (%s)", lease_name(h->db));]],
     to = [[lua_pushfstring(L, "lease.db (%s)", lease_path(h->db));]],
     hint = "specs/38-conninfo_secret_spec.lua",
   },
   {
     name = "secret-cli-path", step = "own", file = "lua/lease/cli.lua", backend = "pg",
+    fn = "cmd_show",
     from = [[err:write(string.format("lease show: no job %q in %s\n", pos[2], db:name()))]],
     to = [[err:write(string.format("lease show: no job %q in %s\n", pos[2], pos[1]))]],
     hint = "specs/38-conninfo_secret_spec.lua",
@@ -1915,65 +2181,156 @@ return {
   -- A handle used from two threads at once -------------------------------
   {
     name = "busy-flag-never-taken", step = "own", file = "src/core/lease.c",
+    fn = "lease__hold",
     from = [[  return atomic_exchange_explicit(&db->busy, 1, memory_order_acquire) ? NULL : db;]],
     to = [[  return db;]],
     c_hint = "test_threads",
   },
   {
     name = "busy-flag-kept", step = "own", file = "src/core/lease.c",
+    fn = "lease__unhold",
     from = [[  if (*held) atomic_store_explicit(&(*held)->busy, 0, memory_order_release);]],
     to = [[  (void)held;]],
     c_hint = "test_threads",
+  },
+  -- One function per operation (src/core/lease_queue.c): the arguments
+  -- the merged forms added ------------------------------------------------
+  {
+    name = "state-infinite-now-accepted", step = "own", file = "src/core/lease_queue.c",
+    fn = "lease_state",
+    from = [[  if (isinf(now)) return lease__fail(db, LEASE_MISUSE, "now must be a finite number or NaN");]],
+    to = [[  if (0) return lease__fail(db, LEASE_MISUSE, "now must be a finite number or NaN");]],
+    c_hint = "test_queue",
+  },
+  {
+    name = "list-kind-unchecked", step = "own", file = "src/core/lease_queue.c",
+    fn = "lease_list",
+    from = [[  if (g.which < LEASE_LIST_ALL || g.which > LEASE_LIST_BLOCKED)]],
+    to = [[  if (0)]],
+    c_hint = "test_queue",
+  },
+  {
+    -- a batch with data taken for ids alone: its payload, queue ... lost
+    name = "pg-enqueue-many-data-dropped", step = "own", file = "src/pg/lpg_queue.c",
+    backend = "pg", fn = "lpg_q_enqueue",
+    from = [[  for (i = 0; plain && i < n; i++) plain = !has_data(&jobs[i]);]],
+    to = [[  for (i = 0; plain && i < n; i++) plain = !has_data(&jobs[i]) || 1;]],
+    hint = "specs/30-queue_data_spec.lua",
   },
   -- The core's rules (src/core/lease_rules.c): the order every backend's
   -- refused write, with_lease's check and cancel are judged by ----------
   {
     name = "rules-release-checks-queue-end", step = "own", file = "src/core/lease_rules.c",
+    fn = "lease__judge",
     from = "  if ((*reason = ended_reason(f, !is_release)) != LEASE_GRANTED) return LEASE_OK;\n",
     to = "  if ((*reason = ended_reason(f, 1)) != LEASE_GRANTED) return LEASE_OK;\n",
     c_hint = "test_rules",
   },
   {
     name = "rules-release-checks-blocked", step = "own", file = "src/core/lease_rules.c",
+    fn = "lease__judge",
     from = "  else if (!is_release && lease__blocked_msg(f->blocked))\n",
     to = "  else if (lease__blocked_msg(f->blocked))\n",
     c_hint = "test_rules",
   },
   {
     name = "rules-claim-checks-owner", step = "own", file = "src/core/lease_rules.c",
+    fn = "lease__judge",
     from = "  if (!is_claim && f->other_owner) *reason = LEASE_NOT_OWNER;\n",
     to = "  if (f->other_owner) *reason = LEASE_NOT_OWNER;\n",
     hint = "specs/04-claim_spec.lua",
   },
   {
     name = "rules-held-for-every-write", step = "own", file = "src/core/lease_rules.c",
+    fn = "lease__judge",
     from = "  else if (is_claim && f->live) *reason = LEASE_HELD;\n",
     to = "  else if (f->live) *reason = LEASE_HELD;\n",
     c_hint = "test_rules",
   },
   {
     name = "rules-expired-for-release", step = "own", file = "src/core/lease_rules.c",
+    fn = "lease__judge",
     from = "  else if (!is_claim && !is_release && f->expired) *reason = LEASE_EXPIRED;\n",
     to = "  else if (!is_claim && f->expired) *reason = LEASE_EXPIRED;\n",
     c_hint = "test_rules",
   },
   {
     name = "rules-refused-write-granted", step = "own", file = "src/core/lease_rules.c",
+    fn = "lease__refusal",
     from = "  if (rc != LEASE_OK || *reason != LEASE_GRANTED) return rc;\n",
     to = "  return rc;\n",
     c_hint = "test_rules",
   },
   {
     name = "rules-gate-always-passes", step = "own", file = "src/core/lease_rules.c",
+    fn = "lease__gate_reason",
     from = "  return stored ? LEASE_GRANTED : LEASE_STALE_FENCE;\n",
     to = "  return stored ? LEASE_GRANTED : LEASE_GRANTED;\n",
     hint = "specs/51-fence_gate_spec.lua",
   },
   {
     name = "rules-prune-discarded-as-cancelled", step = "own", file = "src/core/lease_rules.c",
+    fn = "lease__prune_state",
     from = "    case LEASE_STATUS_DISCARDED: return LEASE__Q_DISCARDED;\n",
     to = "    case LEASE_STATUS_DISCARDED: return LEASE__Q_CANCELLED;\n",
     hint = "specs/31-queue_fail_spec.lua",
+  },
+  {
+    name = "queue-paused-still-claimed", step = "own", file = "src/core/lease_rules.c",
+    fn = "lease__claim_room",
+    from = "  if (q->paused) return LEASE_PAUSED;\n",
+    to = "",
+    hint = "specs/42-queue_control_spec.lua",
+  },
+  {
+    name = "queue-concurrency-off-by-one", step = "own", file = "src/core/lease_rules.c",
+    fn = "lease__claim_room",
+    from = "    if (q->live >= q->concurrency) return LEASE_LIMITED;\n",
+    to = "    if (q->live > q->concurrency) return LEASE_LIMITED;\n",
+    hint = "specs/42-queue_control_spec.lua",
+  },
+  {
+    name = "queue-expired-lease-counted", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_Q_LIVE",
+    from = "j.until > ?2 AND q.queue = ?1",
+    to = "j.until >= ?2 AND q.queue = ?1",
+    hint = "specs/42-queue_control_spec.lua",
+  },
+  {
+    name = "queue-rate-window-closed", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    edits = {
+      { fn = "LSQ_SQL_Q_RECENT", from = "queue = ?1 AND at > ?2", to = "queue = ?1 AND at >= ?2" },
+      { fn = "LSQ_SQL_Q_PRUNE_CLAIMS", from = "queue = ?1 AND at <= ?2", to = "queue = ?1 AND at < ?2" },
+    },
+    hint = "specs/42-queue_control_spec.lua",
+  },
+  {
+    name = "queue-rate-not-recorded", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "claim_next_body",
+    from = "  return qf.rate > 0 && x->n > 0 ? record_claims(db, x->w, x->n) : LEASE_OK;\n",
+    to = "  return qf.rate > 0 && x->n < 0 ? record_claims(db, x->w, x->n) : LEASE_OK;\n",
+    hint = "specs/42-queue_control_spec.lua",
+  },
+  {
+    name = "queue-control-readonly-older-unread", step = "own", file = "src/sqlite/lsq_open.c",
+    fn = "create_missing",
+    from = "    if (c->version < LSQ_CONTROL_READABLE && lsq_q_control_temp(db) != LEASE_OK) return db->rc;\n",
+    to = "",
+    hint = "specs/42-queue_control_spec.lua",
+  },
+  {
+    name = "queue-control-readonly-older-unread-pg", step = "own", file = "src/pg/lpg.c", backend = "pg",
+    fn = "open_schema",
+    from = "    if (c->version < LPG_CONTROL_READABLE && (rc = lpg_exec(db, LPG_Q_SQL_CONTROL_TEMP)) != LEASE_OK)",
+    to = "    if (0 && (rc = lpg_exec(db, LPG_Q_SQL_CONTROL_TEMP)) != LEASE_OK)",
+    hint = "specs/42-queue_control_spec.lua",
+  },
+  {
+    name = "queue-limit-read-unlocked-pg", step = "own", file = "src/pg/lpg_queue.c", backend = "pg",
+    fn = "claim_controlled",
+    from = "read_facts(db, w, Q_SETTINGS_LOCKED, 1, &q);",
+    to = "read_facts(db, w, Q_SETTINGS, 1, &q);",
+    hint = "specs/42-queue_control_spec.lua",
   },
   -- The schema version (src/sqlite/lsq_schema.c, src/pg/lpg_schema.c) ----
   {
@@ -2101,11 +2458,116 @@ return {
     hint = "specs/54-clock_spec.lua",
   },
   {
+    name = "schema-clock-step-fills-no-due-at", step = "own", file = "src/sqlite/lsq_schema_sql.h",
+    fn = "LSQ_STEP_CLOCK",
+    from = [[  XX("UPDATE lease_queue SET due_at = coalesce(run_at, 0)")               \]],
+    to = [[  XX("SELECT 1")               \]],
+    hint = "specs/54-clock_spec.lua",
+  },
+  {
+    name = "pg-schema-clock-step-fills-no-due-at", step = "own", backend = "pg",
+    file = "src/pg/lpg_schema_sql.h", fn = "LPG_STEP_CLOCK",
+    from = [[  " UPDATE lease_queue SET due_at = run_at WHERE run_at IS NOT NULL;"             \]],
+    to = [[  " SELECT 1;"             \]],
+    hint = "specs/54-clock_spec.lua",
+  },
+  {
+    name = "schema-unversioned-clock-layout-taken-for-older", step = "own",
+    file = "src/sqlite/lsq_schema_sql.h", fn = "LSQ_SQL_CLASSIFY",
+    from = [[  " WHERE name = 'due_at') THEN 6"]],
+    to = [[  " WHERE name = 'due_at') THEN 5"]],
+    hint = "specs/39-schema_version_spec.lua",
+  },
+  {
+    name = "pg-schema-unversioned-clock-layout-taken-for-older", step = "own", backend = "pg",
+    file = "src/pg/lpg_schema_sql.h", fn = "LPG_SQL_CLASSIFY",
+    from = [[AND NOT attisdropped) THEN 6"]],
+    to = [[AND NOT attisdropped) THEN 5"]],
+    hint = "specs/39-schema_version_spec.lua",
+  },
+  {
     name = "pg-clock-check-skipped", step = "own", backend = "pg", file = "src/pg/lpg.c", fn = "lpg_ready",
     from = [[  lpg_rollback(db);
   return lpg_q_clock(db);]],
     to = [[  lpg_rollback(db);
   return LEASE_OK;]],
     hint = "specs/54-clock_spec.lua",
+  },
+  -- Schedules (specs/41-schedule_spec.lua, specs/c/test_cron.c) -------
+  {
+    name = "schedule-tick-unguarded", step = "own", file = "src/sqlite/lsq_schedule_sql.h",
+    fn = "LSQ_SQL_SCHEDULE_MOVE",
+    from = [=[" WHERE name = ?3 AND next_at = ?4"]=],
+    to = [=[" WHERE name = ?3 AND ?4 IS NOT NULL"]=],
+    hint = "specs/41-schedule_spec.lua",
+  },
+  {
+    name = "pg-schedule-tick-unguarded", step = "own", file = "src/pg/lpg_schedule_sql.h",
+    backend = "pg", fn = "LPG_SCHEDULE_STATEMENT_MAP",
+    from = [=[" WHERE name = $3 AND next_at = $4"]=],
+    to = [=[" WHERE name = $3 AND $4::float8 IS NOT NULL"]=],
+    hint = "specs/41-schedule_spec.lua",
+  },
+  {
+    name = "schedule-missed-ticks-replayed", step = "own", file = "src/core/lease_schedule.c",
+    fn = "lease__schedule_due",
+    from = [=[    latest = k * s->every;]=],
+    to = [=[    latest = s->next_at;]=],
+    hint = "specs/41-schedule_spec.lua",
+  },
+  {
+    name = "schedule-next-not-past-now", step = "own", file = "src/core/lease_schedule.c",
+    fn = "lease__schedule_due",
+    from = [=[    if (lease__schedule_next(s, now, next)) return -1;]=],
+    to = [=[    if (lease__schedule_next(s, s->next_at, next)) return -1;]=],
+    hint = "specs/41-schedule_spec.lua",
+  },
+  {
+    name = "cron-dom-dow-and", step = "own", file = "src/core/lease_cron.c", fn = "day_matches",
+    from = [=[  return dom || dow;]=],
+    to = [=[  return dom && dow;]=],
+    c_hint = "test_cron", hint = "specs/41-schedule_spec.lua",
+  },
+  {
+    name = "cron-step-off-by-one", step = "own", file = "src/core/lease_cron.c", fn = "parse_field",
+    from = [=[      step = (int)n;]=],
+    to = [=[      step = (int)n + 1;]=],
+    c_hint = "test_cron", hint = "specs/41-schedule_spec.lua",
+  },
+  -- The schema step SCHEDULES, and a read-only handle on an older database
+  {
+    name = "schema-schedules-step-temporary", step = "own", file = "src/sqlite/lsq_schema_sql.h",
+    fn = "LSQ_STEP_SCHEDULES",
+    from = [=[  XX("CREATE TABLE IF NOT EXISTS lease_schedules(name TEXT PRIMARY KEY,"]=],
+    to = [=[  XX("CREATE TEMP TABLE IF NOT EXISTS lease_schedules(name TEXT PRIMARY KEY,"]=],
+    hint = "specs/41-schedule_spec.lua",
+  },
+  {
+    name = "pg-schema-schedules-step-temporary", step = "own", file = "src/pg/lpg_schema_sql.h",
+    fn = "LPG_STEP_SCHEDULES", backend = "pg",
+    from = [=["CREATE TABLE IF NOT EXISTS lease_schedules(name bytea PRIMARY KEY,"]=],
+    to = [=["CREATE TEMP TABLE IF NOT EXISTS lease_schedules(name bytea PRIMARY KEY,"]=],
+    hint = "specs/41-schedule_spec.lua",
+  },
+  {
+    name = "schedules-older-file-taken-for-current", step = "own", file = "src/sqlite/lsq_schedule.c",
+    fn = "have_table",
+    from = [=[  if (LSQ(db)->version > LEASE__STEP_SCHEDULES) return 1;]=],
+    to = [=[  if (LSQ(db)->version >= LEASE__STEP_SCHEDULES) return 1;]=],
+    hint = "specs/41-schedule_spec.lua",
+  },
+  {
+    name = "schedules-table-made-since-not-seen", step = "own", file = "src/sqlite/lsq_schedule.c",
+    fn = "have_table",
+    from = [=[  return found;]=],
+    to = [=[  return 0;]=],
+    hint = "specs/41-schedule_spec.lua",
+  },
+  {
+    name = "pg-schedules-readonly-no-temporary", step = "own", file = "src/pg/lpg.c",
+    fn = "open_schema", backend = "pg",
+    from = [=[    return c->version >= LPG_SCHEDULES_READABLE ? LEASE_OK : lpg_s_temp(db);]=],
+    to = [=[    return c->version >= LPG_SCHEDULES_READABLE - 1 ? LEASE_OK : lpg_s_temp(db);]=],
+    hint = "specs/41-schedule_spec.lua",
   },
 }

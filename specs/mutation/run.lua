@@ -244,7 +244,8 @@ ok, out = run("cmake -S " .. sh(tree) .. " -B " .. sh(build) .. " -DCMAKE_BUILD_
 if not ok then die("configuring the scratch tree failed:\n" .. out) end
 
 -- The first build makes every target; a mutant's rebuild only what the
--- specs and the C tests run (the module, the host, run_c_tests' programs).
+-- specs, the hints and the C tests run (the module, the host, run_c_tests'
+-- programs, the power-loss test).
 local judged_targets = nil
 local function build_tree()
   return run("cmake --build " .. sh(build) .. " -j2" .. (judged_targets or ""))
@@ -286,12 +287,12 @@ end
 
 -- The C test programs a mutant is judged by (test_pg_wire too in a tree
 -- built with libpq).
-local C_TESTS = { "test_core", "test_many", "test_queue", "test_threads", "test_rules" }
+local C_TESTS = { "test_core", "test_many", "test_queue", "test_threads", "test_rules", "test_cron" }
 
 -- Run the C test programs named (all of them when nil; test_pg_wire only
 -- in a tree built with libpq).  Returns passed, the first failure.
 local function run_c_tests(names)
-  local all = C_TESTS
+  local all = { table.unpack(C_TESTS) }
   if not names and io.open(build .. "/test_pg_wire", "rb") then all[#all + 1] = "test_pg_wire" end
   for _, t in ipairs(names or all) do
     local passed, output = run(env .. "timeout -k 30 300 " .. sh(build .. "/" .. t))
@@ -305,8 +306,10 @@ end
 io.write("mutation: baseline build and suite in ", tree, "\n")
 ok, out = build_tree()
 if not ok then die("the unmutated scratch tree does not build:\n" .. out) end
+-- (test_powerloss: the hint specs/faults/powerloss.lua runs it)
 judged_targets = " --target lease_lua lease_host " .. table.concat(C_TESTS, " ")
   .. (io.open(build .. "/test_pg_wire", "rb") and " test_pg_wire" or "")
+  .. (io.open(build .. "/test_powerloss", "rb") and " test_powerloss" or "")
 if not lane or lane.k == 1 then
   local passed, why = run_specs(nil)
   if passed then passed, why = run_c_tests() end

@@ -414,45 +414,6 @@ int lease_init(lease_db *db) {
   return db->be->init(db);
 }
 
-/* See lease.h (contract step 2). */
-int lease_enqueue(lease_db *db, const char *id, size_t id_len, int *reason) {
-  CHECK_DB(db);
-  if (lease__check_bytes(db, "id", id, &id_len)) return db->rc;
-  return db->be->enqueue(db, id, id_len, reason);
-}
-
-/* See lease.h. */
-int lease_enqueue_many(lease_db *db, const char *const *ids, const size_t *id_lens, int n,
-                       int *inserted) {
-  size_t *lens;
-  int i, rc;
-  CHECK_DB(db);
-  if (inserted) *inserted = 0;
-  if (n < 0 || (n > 0 && (!ids || !id_lens)))
-    return lease__fail(db, LEASE_MISUSE, "ids and id_lens must hold n entries");
-  if (n == 0) return LEASE_OK;
-  if (!(lens = malloc((size_t)n * sizeof *lens))) return lease__fail(db, LEASE_NOMEM, "out of memory");
-  for (i = 0; i < n; i++) {
-    lens[i] = id_lens[i];
-    if (check_item(db, "id", i, ids[i], &lens[i])) {
-      free(lens);
-      return db->rc;
-    }
-  }
-  rc = db->be->enqueue_many(db, ids, lens, n, inserted);
-  free(lens);
-  return rc;
-}
-
-/* See lease.h (contract step 3). */
-int lease_state(lease_db *db, const char *id, size_t id_len, lease_row *row, int *found) {
-  CHECK_DB(db);
-  if (!row || !found) return lease__fail(db, LEASE_MISUSE, "row and found must not be NULL");
-  *found = 0;
-  if (lease__check_bytes(db, "id", id, &id_len)) return db->rc;
-  return db->be->state(db, id, id_len, row, found);
-}
-
 /* See lease.h (contract step 4). */
 int lease_claim(lease_db *db, const char *id, size_t id_len, const char *owner,
                 size_t owner_len, double now, double ttl, int64_t *fence, int *reason) {
@@ -534,48 +495,6 @@ int lease_complete_many(lease_db *db, const char *owner, size_t owner_len, doubl
   }
   if (n == 0) return LEASE_OK;
   return db->be->complete_many(db, &w, items, n, reasons, stored);
-}
-
-/* See lease.h. */
-int lease_claim_next(lease_db *db, const char *owner, size_t owner_len, double now,
-                     double ttl, int max, lease_job *jobs, int *count) {
-  lease__write w;
-  CHECK_DB(db);
-  if (count) *count = 0;
-  if (!jobs || !count) return lease__fail(db, LEASE_MISUSE, "jobs and count must not be NULL");
-  if (max < 1) return lease__fail(db, LEASE_MISUSE, "max must be at least 1");
-  memset(&w, 0, sizeof w);
-  w.op = LEASE__CLAIM;
-  if (lease__check_bytes(db, "owner", owner, &owner_len)) return db->rc;
-  if (check_time(db, &w, now, ttl)) return db->rc;
-  w.owner = owner;
-  w.owner_len = owner_len;
-  return db->be->claim_next(db, &w, max, jobs, count);
-}
-
-/* See lease.h. */
-int lease_list(lease_db *db, int which, double now, int64_t after, int max,
-               lease_row *rows, int64_t *seqs, int *count) {
-  CHECK_DB(db);
-  if (count) *count = 0;
-  if (!rows || !seqs || !count)
-    return lease__fail(db, LEASE_MISUSE, "rows, seqs and count must not be NULL");
-  if (which < LEASE_LIST_ALL || which > LEASE_LIST_BLOCKED)
-    return lease__fail(db, LEASE_MISUSE, "unknown list kind");
-  if (max < 1) return lease__fail(db, LEASE_MISUSE, "max must be at least 1");
-  if (isnan(now)) return lease__fail(db, LEASE_MISUSE, "now must be a number");
-  if (lease__clock_cached(db, now)) return db->rc;
-  return db->be->list(db, which, now, after, max, rows, seqs, count);
-}
-
-/* See lease.h. */
-int lease_count(lease_db *db, double now, lease_counts *out) {
-  CHECK_DB(db);
-  if (!out) return lease__fail(db, LEASE_MISUSE, "out must not be NULL");
-  if (isnan(now)) return lease__fail(db, LEASE_MISUSE, "now must be a number");
-  if (lease__clock_cached(db, now)) return db->rc;
-  memset(out, 0, sizeof *out);
-  return db->be->count(db, now, out);
 }
 
 /* See lease.h. */

@@ -122,7 +122,7 @@ typedef struct lease__write {
   double now;                              /* claim, renew, complete: finite */
   double until;                            /* claim, renew: now + ttl, > now */
   const char *result;  size_t result_len;  /* complete: result NULL for SQL NULL */
-  const char *queue;   size_t queue_len;   /* claim_next_queue: non-empty */
+  const char *queue;   size_t queue_len;   /* claim_next: non-empty */
   const char *message; size_t message_len; /* fail: NULL for none */
 } lease__write;
 
@@ -154,6 +154,29 @@ int lease__cancel_reason(const lease__facts *f);
 ** status, a LEASE_STATUS_* of an ended job (completed, discarded,
 ** cancelled), or 0 for any ended state (status 0). */
 int lease__prune_state(int status);
+
+/*
+** What a backend reads about a queue's settings (lease_queues row), in
+** claim_next's transaction, for lease__claim_room.  live is read only when
+** concurrency > 0, recent only when rate > 0.
+*/
+typedef struct lease__queue_facts {
+  int found;             /* the queue has a settings row (else nothing else is read) */
+  int paused;            /* lease_queues.paused <> 0 */
+  int64_t concurrency;   /* 0: no limit */
+  int64_t live;          /* the queue's jobs held: not done, until > now */
+  int64_t rate;          /* 0: no limit */
+  double per;            /* the rate's window */
+  int64_t recent;        /* jobs claim_next handed out in (now - per, now] */
+} lease__queue_facts;
+
+/*
+** lease__claim_room: how many of max jobs claim_next may take from the
+** queue q describes (*room), and the reason when none: LEASE_PAUSED,
+** LEASE_LIMITED (no room left under a limit), or LEASE_GRANTED (then
+** *room >= 1).
+*/
+int lease__claim_room(const lease__queue_facts *q, int max, int *room);
 
 /* lease__gate_reason: the fence gate's reason: LEASE_GRANTED when its
 ** upsert stored the fence (stored 1), else LEASE_STALE_FENCE (a larger
@@ -225,36 +248,42 @@ typedef struct lease__backend {
   int (*open)(lease_db *db);
   void (*close)(lease_db *db);
   int (*init)(lease_db *db);
-  int (*enqueue)(lease_db *db, const char *id, size_t id_len, int *reason);
-  int (*enqueue_many)(lease_db *db, const char *const *ids, const size_t *id_lens, int n,
-                      int *inserted);
-  int (*state)(lease_db *db, const char *id, size_t id_len, lease_row *row, int *found);
+  /* n >= 1 jobs, checked (lengths resolved, queue never NULL), in one
+  ** transaction; *inserted: how many were new (may be NULL). */
+  int (*enqueue)(lease_db *db, const lease_new_job *jobs, int n, int *inserted);
+  /* now finite, or NaN for no status (LEASE_STATUS_UNKNOWN). */
+  int (*state)(lease_db *db, const char *id, size_t id_len, double now, lease_row *row,
+               int *found);
   /* claim, renew, complete or release (w->op), each in its own transaction;
   ** *fence: claim's new fence (may be NULL for the others). */
   int (*write)(lease_db *db, const lease__write *w, int64_t *fence, int *reason);
   /* n completions by w->owner at w->now, one transaction; reasons has n slots. */
   int (*complete_many)(lease_db *db, const lease__write *w, const lease_result *items, int n,
                        int *reasons, int *stored);
-  int (*claim_next)(lease_db *db, const lease__write *w, int max, lease_job *jobs, int *count);
-  int (*list)(lease_db *db, int which, double now, int64_t after, int max, lease_row *rows,
-              int64_t *seqs, int *count);
-  int (*count)(lease_db *db, double now, lease_counts *out);
+  /* w: a claim whose queue is set.  *why: LEASE_GRANTED, or LEASE_PAUSED
+  ** or LEASE_LIMITED as lease__claim_room decided (then *count is 0). */
+  int (*claim_next)(lease_db *db, const lease__write *w, int max, lease_job *jobs, int *count,
+                    int *why);
+  /* f checked: which and status known, queue NULL or resolved, now not NaN. */
+  int (*list)(lease_db *db, const lease_filter *f, int max, lease_row *rows, int *count);
+  /* queue NULL for every queue; out zeroed. */
+  int (*count)(lease_db *db, double now, const char *queue, size_t queue_len, lease_counts *out);
   int (*settings)(lease_db *db, lease_settings *out);
-  /* The job queue (lease.h, "The job queue").  A backend may leave these
-  ** NULL: the core then fails with "not supported by the <name> backend".
-  ** enqueue_jobs: jobs checked, lengths resolved, queue never NULL. */
-  int (*enqueue_jobs)(lease_db *db, const lease_new_job *jobs, int n, int *inserted);
-  int (*state_at)(lease_db *db, const char *id, size_t id_len, double now, lease_row *row,
-                  int *found);
+  /* The job queue's operator actions (lease.h, "The job queue").  A
+  ** backend may leave these NULL: the core then fails with "not supported
+  ** by the <name> backend" (errors reads none). */
   int (*errors)(lease_db *db, const char *id, size_t id_len, lease_job_error *out, int max,
                 int *count);
-  /* w: a claim whose queue is set. */
-  int (*claim_next_queue)(lease_db *db, const lease__write *w, int max, lease_job *jobs,
-                          int *count);
   /* wc: a complete; wn: a claim whose queue is set; both in one
-  ** transaction (lease.h: lease_complete_claim_next). */
+  ** transaction (lease.h: lease_complete_claim_next); *why as above. */
   int (*complete_claim_next)(lease_db *db, const lease__write *wc, const lease__write *wn,
-                             int max, lease_job *jobs, int *count, int *reason);
+                             int max, lease_job *jobs, int *count, int *reason, int *why);
+  /* Queue control (lease.h): set_queue writes queue's settings row: its
+  ** paused flag (what 0) or its limits (what 1, l checked); queues reads
+  ** every queue with jobs or settings at now.  NULL: not supported. */
+  int (*set_queue)(lease_db *db, const char *queue, size_t queue_len, int what, int paused,
+                   const lease_queue_limits *l);
+  int (*queues)(lease_db *db, double now, lease_queue_info *out, int max, int *count);
   /* w: a complete-like write (op LEASE__COMPLETE) with message; opts never NULL. */
   int (*fail)(lease_db *db, const lease__write *w, const lease_fail_opts *opts, int *status,
               double *run_at, int *reason);
@@ -262,9 +291,6 @@ typedef struct lease__backend {
   int (*cancel)(lease_db *db, const char *id, size_t id_len, double now, int *reason);
   int (*prune)(lease_db *db, double before, const char *queue, size_t queue_len, int status,
                int64_t *deleted);
-  int (*list_jobs)(lease_db *db, const lease_filter *f, int max, lease_row *rows, int *count);
-  int (*count_queue)(lease_db *db, double now, const char *queue, size_t queue_len,
-                     lease_counts *out);
   /* 1 when another connection to db->path would see another database. */
   int (*is_private)(const lease_db *db);
   /* The longest string (id, owner, result) the connection stores, bytes. */
@@ -282,6 +308,22 @@ typedef struct lease__backend {
   int (*tx_write)(lease_tx *tx, const lease__write *w, int *reason);
   int (*fence_gate)(lease_db *db, lease_tx *tx, const char *resource, size_t resource_len,
                     int64_t fence, int *reason);
+  /* Schedules (lease.h, "Schedules"; src/core/lease_schedule.c).  A backend
+  ** may leave these NULL: the writes then fail as not supported, and
+  ** schedules reads none.  schedule: s checked, lengths resolved, queue
+  ** never NULL, created_at and next_at set; it inserts or replaces the row.
+  ** tick: read the schedules with next_at <= now (at most max, in next_at
+  ** order; *more = 1 when max were read), then in one write transaction,
+  ** for each, lease__schedule_due's tick and next, an UPDATE guarded by
+  ** next_at still being the value read, and only when it moved the row
+  ** the job's enqueue; ids of the jobs inserted into ids (strings in
+  ** db->buf). */
+  int (*schedule)(lease_db *db, const lease_schedule_spec *s);
+  int (*unschedule)(lease_db *db, const char *name, size_t name_len, int *found);
+  int (*schedules)(lease_db *db, const char *after, size_t after_len, int max,
+                   lease_schedule_spec *out, int *count);
+  int (*tick)(lease_db *db, double now, int max, const char **ids, size_t *id_lens, int *count,
+              int *more);
   /* The device and inode of the file the connection holds (lease_file_id). */
   int (*file_id)(lease_db *db, uint64_t *dev, uint64_t *ino);
   /* The database's clock, seconds since the epoch, into *out. */
@@ -401,6 +443,27 @@ int lease__check_bytes(lease_db *db, const char *what, const char *s, size_t *le
 int lease__check_complete(lease_db *db, lease__write *w, const char *id, size_t id_len,
                           const char *owner, size_t owner_len, int64_t fence, double now,
                           const char *result, size_t result_len);
+
+/* lease__check_new_job: lease_enqueue's checks of one job (errors
+** named with prefix, as "job 3: "), into *out with lengths resolved and
+** the queue's default set (out may be job). */
+int lease__check_new_job(lease_db *db, const char *prefix, const lease_new_job *job,
+                         lease_new_job *out);
+
+/*
+** Schedules (src/core/lease_schedule.c).  s: a schedule as stored (every,
+** or cron with cron_len; next_at).
+** lease__schedule_next: the first tick of s strictly after t into *next.
+** lease__schedule_due: for s due at now (next_at <= now), the tick to
+** enqueue (its latest tick <= now) and the next (the first tick > now).
+** Both return 0, or -1 when s's cron does not parse or matches no time
+** within ten years.
+** lease__schedule_job_id: the job id of s's tick, "<name>@<tick>", into
+** out (n bytes), as snprintf (the length it needs).
+*/
+int lease__schedule_next(const lease_schedule_spec *s, double t, double *next);
+int lease__schedule_due(const lease_schedule_spec *s, double now, double *tick, double *next);
+int lease__schedule_job_id(const lease_schedule_spec *s, double tick, char *out, size_t n);
 
 /* lease__reserve: make room for n bytes in db->buf.  LEASE_OK or LEASE_NOMEM. */
 int lease__reserve(lease_db *db, size_t n);

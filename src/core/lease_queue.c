@@ -1,11 +1,12 @@
 /*
 ** lease_queue.c: the core of the job-queue part of the C API (lease.h,
 ** "The job queue"): argument checks, the default backoff and the status
-** words.  Each public function checks its arguments (a bad one is
-** LEASE_MISUSE naming it, nothing touched), resolves LEASE_NTS lengths,
-** and calls the backend member of the same name, or fails with
-** LEASE_ERROR "not supported by the <name> backend" when the backend
-** leaves it NULL.
+** words; and the operations that read or take jobs by their queue data:
+** enqueue, state, claim_next, list, count.  Each public function checks
+** its arguments (a bad one is LEASE_MISUSE naming it, nothing touched),
+** resolves LEASE_NTS lengths, and calls the backend member of the same
+** name, or, for a member a backend may leave NULL, fails with LEASE_ERROR
+** "not supported by the <name> backend".
 */
 #include "lease.h"
 #include "lease_int.h"
@@ -134,69 +135,16 @@ static int check_new_job(lease_db *db, const char *prefix, const lease_new_job *
   return LEASE_OK;
 }
 
-/* ===================================================================== */
-/* A backend without the queue                                            */
-/* ===================================================================== */
-
-/*
-** A backend that stores only the contract's columns (its members of the
-** queue left NULL) still serves the calls that ask for nothing beyond
-** them: a job with every field at its default is an enqueue, a state is
-** the contract's row with the status it implies, the default queue is
-** claim_next's enqueue order.  Anything else is "not supported".
-*/
-
-/* 1 when the queue name q (len bytes) is the default queue's. */
-static int default_queue(const char *q, size_t len) {
-  return len == 7 && memcmp(q, "default", 7) == 0;
+/* See lease_int.h. */
+int lease__check_new_job(lease_db *db, const char *prefix, const lease_new_job *job,
+                         lease_new_job *out) {
+  return check_new_job(db, prefix, job, out);
 }
 
-/* 1 when job j (checked) carries nothing but an id. */
-static int plain_job(const lease_new_job *j) {
-  return !j->payload && default_queue(j->queue, j->queue_len) &&
-         j->priority == 0 && !j->has_run_at && j->max_attempts == LEASE_MAX_ATTEMPTS_DEFAULT;
-}
-
-/* Refuse what a backend without the queue cannot store. */
+/* Refuse what the backend leaves out (a NULL member). */
 static int unsupported(lease_db *db, const char *what) {
   return lease__fail(db, LEASE_ERROR, "%s is not supported by the %s backend", what,
                      db->be->name);
-}
-
-/* The queue's fields of a contract row read at now, on such a backend. */
-static void plain_row(lease_row *row, double now) {
-  row->queue = "default";
-  row->queue_len = 7;
-  row->run_at = NAN;
-  row->finished_at = NAN;
-  row->max_attempts = LEASE_MAX_ATTEMPTS_DEFAULT;
-  row->status = row->done ? LEASE_STATUS_COMPLETED
-              : row->until > now ? LEASE_STATUS_RUNNING : LEASE_STATUS_AVAILABLE;
-}
-
-/* enqueue_many of the ids of js (checked), when every job is plain. */
-static int plain_many(lease_db *db, const lease_new_job *js, int n, int *inserted) {
-  const char **ids;
-  size_t *lens;
-  int i, rc;
-  for (i = 0; i < n; i++)
-    if (!plain_job(&js[i])) return unsupported(db, "a job with data (payload, queue, priority, "
-                                               "run_at, max_attempts)");
-  ids = malloc((size_t)n * sizeof *ids);
-  lens = malloc((size_t)n * sizeof *lens);
-  if (!ids || !lens) {
-    free(ids);
-    free(lens);
-    return lease__fail(db, LEASE_NOMEM, "out of memory");
-  }
-  for (i = 0; i < n; i++) {
-    ids[i] = js[i].id;
-    lens[i] = js[i].id_len;
-  }
-  rc = db->be->enqueue_many(db, ids, lens, n, inserted);
-  free(ids);
-  free(lens);
-  return rc;
 }
 
 /* ===================================================================== */
@@ -217,26 +165,21 @@ void lease_filter_default(lease_filter *f) {
   f->results = 1;
 }
 
-/* See lease.h. */
-int lease_enqueue_job(lease_db *db, const lease_new_job *job, int *reason) {
+/* See lease.h (contract step 2): one job. */
+int lease_enqueue(lease_db *db, const lease_new_job *job, int *reason) {
   LEASE__HOLD(db);
   lease_new_job j;
   int n = 0, rc = lease__begin(db);
   if (rc != LEASE_OK) return rc;
   if (!job) return lease__fail(db, LEASE_MISUSE, "job must not be NULL");
   if (check_new_job(db, "", job, &j)) return db->rc;
-  if (!db->be->enqueue_jobs) {
-    if (!plain_job(&j)) return unsupported(db, "a job with data (payload, queue, priority, "
-                                           "run_at, max_attempts)");
-    return db->be->enqueue(db, j.id, j.id_len, reason);
-  }
-  rc = db->be->enqueue_jobs(db, &j, 1, &n);
+  rc = db->be->enqueue(db, &j, 1, &n);
   if (rc == LEASE_OK && reason) *reason = n == 1 ? LEASE_GRANTED : LEASE_EXISTS;
   return rc;
 }
 
-/* See lease.h. */
-int lease_enqueue_jobs(lease_db *db, const lease_new_job *jobs, int n, int *inserted) {
+/* See lease.h (contract step 2 for each job, one transaction). */
+int lease_enqueue_many(lease_db *db, const lease_new_job *jobs, int n, int *inserted) {
   LEASE__HOLD(db);
   lease_new_job *js;
   int i, rc = lease__begin(db);
@@ -253,30 +196,23 @@ int lease_enqueue_jobs(lease_db *db, const lease_new_job *jobs, int n, int *inse
       return db->rc;
     }
   }
-  if (db->be->enqueue_jobs) {
-    rc = db->be->enqueue_jobs(db, js, n, inserted);
-  } else {
-    rc = plain_many(db, js, n, inserted);
-  }
+  rc = db->be->enqueue(db, js, n, inserted);
   free(js);
   return rc;
 }
 
-/* See lease.h. */
-int lease_state_at(lease_db *db, const char *id, size_t id_len, double now, lease_row *row,
-                   int *found) {
+/* See lease.h (contract step 3). */
+int lease_state(lease_db *db, const char *id, size_t id_len, double now, lease_row *row,
+                int *found) {
   LEASE__HOLD(db);
   int rc = lease__begin(db);
   if (rc != LEASE_OK) return rc;
   if (!row || !found) return lease__fail(db, LEASE_MISUSE, "row and found must not be NULL");
   *found = 0;
   if (lease__check_bytes(db, "id", id, &id_len)) return db->rc;
-  if (check_finite(db, "now", now)) return db->rc;
+  if (isinf(now)) return lease__fail(db, LEASE_MISUSE, "now must be a finite number or NaN");
   if (lease__clock_cached(db, now)) return db->rc;
-  if (db->be->state_at) return db->be->state_at(db, id, id_len, now, row, found);
-  memset(row, 0, sizeof *row);
-  if ((rc = db->be->state(db, id, id_len, row, found)) == LEASE_OK && *found) plain_row(row, now);
-  return rc;
+  return db->be->state(db, id, id_len, now, row, found);
 }
 
 /* See lease.h. */
@@ -293,7 +229,7 @@ int lease_errors(lease_db *db, const char *id, size_t id_len, lease_job_error *o
   return db->be->errors(db, id, id_len, out, max, count);
 }
 
-/* claim_next_queue's arguments checked into *w (a claim with its queue). */
+/* claim_next's arguments checked into *w (a claim with its queue). */
 static int check_claim_next(lease_db *db, lease__write *w, const char *queue, size_t queue_len,
                             const char *owner, size_t owner_len, double now, double ttl,
                             int max, lease_job *jobs, int *count) {
@@ -316,28 +252,25 @@ static int check_claim_next(lease_db *db, lease__write *w, const char *queue, si
   return LEASE_OK;
 }
 
+/* claim_next's reason: the backend's refusal (why), else granted when
+** jobs were taken, empty when none was ready. */
+static void claim_reason(int *reason, int why, int count) {
+  if (reason) *reason = why != LEASE_GRANTED ? why : count > 0 ? LEASE_GRANTED : LEASE_EMPTY;
+}
+
 /* See lease.h. */
-int lease_claim_next_queue(lease_db *db, const char *queue, size_t queue_len, const char *owner,
-                           size_t owner_len, double now, double ttl, int max, lease_job *jobs,
-                           int *count) {
+int lease_claim_next(lease_db *db, const char *queue, size_t queue_len, const char *owner,
+                     size_t owner_len, double now, double ttl, int max, lease_job *jobs,
+                     int *count, int *reason) {
   LEASE__HOLD(db);
   lease__write w;
-  int rc = lease__begin(db);
+  int why = LEASE_GRANTED, rc = lease__begin(db);
+  if (reason) *reason = LEASE_EMPTY;
   if (rc != LEASE_OK) return rc;
   if (check_claim_next(db, &w, queue, queue_len, owner, owner_len, now, ttl, max, jobs, count))
     return db->rc;
-  if (db->be->claim_next_queue) return db->be->claim_next_queue(db, &w, max, jobs, count);
-  if (!default_queue(queue, queue_len)) return unsupported(db, "a named queue");
-  memset(jobs, 0, (size_t)max * sizeof *jobs);
-  if ((rc = db->be->claim_next(db, &w, max, jobs, count)) == LEASE_OK) {
-    int i;
-    for (i = 0; i < *count; i++) {
-      jobs[i].queue = "default";
-      jobs[i].queue_len = 7;
-      jobs[i].attempt = 0;
-      jobs[i].max_attempts = LEASE_MAX_ATTEMPTS_DEFAULT;
-    }
-  }
+  if ((rc = db->be->claim_next(db, &w, max, jobs, count, &why)) == LEASE_OK)
+    claim_reason(reason, why, *count);
   return rc;
 }
 
@@ -346,10 +279,12 @@ int lease_claim_next_queue(lease_db *db, const char *queue, size_t queue_len, co
 int lease_complete_claim_next(lease_db *db, const char *id, size_t id_len, const char *owner,
                               size_t owner_len, int64_t fence, double now, const char *result,
                               size_t result_len, const char *queue, size_t queue_len, double ttl,
-                              int max, lease_job *jobs, int *count, int *reason) {
+                              int max, lease_job *jobs, int *count, int *reason,
+                              int *claim_reason_out) {
   LEASE__HOLD(db);
   lease__write wc, wn;
-  int rc = lease__begin(db);
+  int why = LEASE_GRANTED, rc = lease__begin(db);
+  if (claim_reason_out) *claim_reason_out = LEASE_EMPTY;
   if (rc != LEASE_OK) return rc;
   if (count) *count = 0;
   if (lease__check_complete(db, &wc, id, id_len, owner, owner_len, fence, now, result,
@@ -358,7 +293,9 @@ int lease_complete_claim_next(lease_db *db, const char *id, size_t id_len, const
   if (check_claim_next(db, &wn, queue, queue_len, owner, owner_len, now, ttl, max, jobs, count))
     return db->rc;
   if (!db->be->complete_claim_next) return unsupported(db, "complete_claim_next");
-  return db->be->complete_claim_next(db, &wc, &wn, max, jobs, count, reason);
+  rc = db->be->complete_claim_next(db, &wc, &wn, max, jobs, count, reason, &why);
+  if (rc == LEASE_OK) claim_reason(claim_reason_out, why, *count);
+  return rc;
 }
 
 /* See lease.h. */
@@ -431,24 +368,28 @@ int lease_prune(lease_db *db, double before, const char *queue, size_t queue_len
 }
 
 /* See lease.h. */
-int lease_list_jobs(lease_db *db, const lease_filter *f, int max, lease_row *rows, int *count) {
+int lease_list(lease_db *db, const lease_filter *f, int max, lease_row *rows, int *count) {
+  LEASE__HOLD(db);
   lease_filter g;
-  BEGIN(db, list_jobs);
+  int rc = lease__begin(db);
+  if (rc != LEASE_OK) return rc;
   if (count) *count = 0;
   if (!f || !rows || !count) return lease__fail(db, LEASE_MISUSE, "f, rows and count must not be NULL");
-  if (max < 1) return lease__fail(db, LEASE_MISUSE, "max must be at least 1");
   g = *f;
+  if (g.which < LEASE_LIST_ALL || g.which > LEASE_LIST_BLOCKED)
+    return lease__fail(db, LEASE_MISUSE, "unknown list kind %d", g.which);
+  if (max < 1) return lease__fail(db, LEASE_MISUSE, "max must be at least 1");
   if (g.status < 0 || g.status > LEASE_STATUS_CANCELLED)
     return lease__fail(db, LEASE_MISUSE, "unknown status %d", g.status);
   if (g.queue && check_queue(db, "queue", &g.queue, &g.queue_len)) return db->rc;
-  if (check_finite(db, "now", g.now)) return db->rc;
+  if (isnan(g.now)) return lease__fail(db, LEASE_MISUSE, "now must be a number");
   if (lease__clock_cached(db, g.now)) return db->rc;
-  return db->be->list_jobs(db, &g, max, rows, count);
+  return db->be->list(db, &g, max, rows, count);
 }
 
 /* See lease.h. */
-int lease_count_queue(lease_db *db, double now, const char *queue, size_t queue_len,
-                      lease_counts *out) {
+int lease_count(lease_db *db, double now, const char *queue, size_t queue_len,
+                lease_counts *out) {
   LEASE__HOLD(db);
   int rc = lease__begin(db);
   if (rc != LEASE_OK) return rc;
@@ -457,13 +398,53 @@ int lease_count_queue(lease_db *db, double now, const char *queue, size_t queue_
   if (queue && check_queue(db, "queue", &queue, &queue_len)) return db->rc;
   if (lease__clock_cached(db, now)) return db->rc;
   memset(out, 0, sizeof *out);
-  if (db->be->count_queue) return db->be->count_queue(db, now, queue, queue_len, out);
-  if (queue && !default_queue(queue, queue_len))
-    return unsupported(db, "a named queue");
-  if ((rc = db->be->count(db, now, out)) == LEASE_OK) {
-    out->available = out->ready;
-    out->running = out->held;
-    out->completed = out->done;
-  }
-  return rc;
+  return db->be->count(db, now, queue, queue_len, out);
+}
+
+/* ===================================================================== */
+/* Queue control                                                          */
+/* ===================================================================== */
+
+/* Write queue's paused flag. */
+static int set_paused(lease_db *db, const char *queue, size_t queue_len, int paused) {
+  BEGIN(db, set_queue);
+  if (check_queue(db, "queue", &queue, &queue_len)) return db->rc;
+  return db->be->set_queue(db, queue, queue_len, 0, paused, NULL);
+}
+
+/* See lease.h. */
+int lease_pause(lease_db *db, const char *queue, size_t queue_len) {
+  return set_paused(db, queue, queue_len, 1);
+}
+
+/* See lease.h. */
+int lease_resume(lease_db *db, const char *queue, size_t queue_len) {
+  return set_paused(db, queue, queue_len, 0);
+}
+
+/* See lease.h. */
+int lease_limit(lease_db *db, const char *queue, size_t queue_len,
+                const lease_queue_limits *limits) {
+  static const lease_queue_limits none;
+  BEGIN(db, set_queue);
+  if (!limits) limits = &none;
+  if (check_queue(db, "queue", &queue, &queue_len)) return db->rc;
+  if (limits->concurrency < 0)
+    return lease__fail(db, LEASE_MISUSE, "concurrency must be at least 1 (0 for none)");
+  if (limits->rate < 0) return lease__fail(db, LEASE_MISUSE, "rate must be at least 1 (0 for none)");
+  if (limits->rate > 0 && !(isfinite(limits->per) && limits->per > 0))
+    return lease__fail(db, LEASE_MISUSE, "per must be a finite number above 0 with a rate");
+  if (limits->rate == 0 && limits->per != 0)
+    return lease__fail(db, LEASE_MISUSE, "per needs a rate");
+  return db->be->set_queue(db, queue, queue_len, 1, 0, limits);
+}
+
+/* See lease.h. */
+int lease_queues(lease_db *db, double now, lease_queue_info *out, int max, int *count) {
+  BEGIN(db, queues);
+  if (count) *count = 0;
+  if (!out || !count) return lease__fail(db, LEASE_MISUSE, "out and count must not be NULL");
+  if (max < 1) return lease__fail(db, LEASE_MISUSE, "max must be at least 1");
+  if (isnan(now)) return lease__fail(db, LEASE_MISUSE, "now must be a number");
+  return db->be->queues(db, now, out, max, count);
 }

@@ -77,6 +77,23 @@ int lease__gate_reason(int stored) {
   return stored ? LEASE_GRANTED : LEASE_STALE_FENCE;
 }
 
+/* See lease_int.h.  A paused queue first; then each limit leaves its
+** room, the smaller one counting. */
+int lease__claim_room(const lease__queue_facts *q, int max, int *room) {
+  *room = max;
+  if (!q->found) return LEASE_GRANTED;
+  if (q->paused) return LEASE_PAUSED;
+  if (q->concurrency > 0) {
+    if (q->live >= q->concurrency) return LEASE_LIMITED;
+    if (q->concurrency - q->live < *room) *room = (int)(q->concurrency - q->live);
+  }
+  if (q->rate > 0) {
+    if (q->recent >= q->rate) return LEASE_LIMITED;
+    if (q->rate - q->recent < *room) *room = (int)(q->rate - q->recent);
+  }
+  return LEASE_GRANTED;
+}
+
 /* See lease_int.h. */
 int lease__retry_reason(const lease__facts *f) {
   if (!f->found) return LEASE_MISSING;

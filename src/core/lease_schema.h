@@ -19,7 +19,7 @@
 #define LEASE_SCHEMA_H
 
 /* The version this build makes and knows: the number of steps. */
-#define LEASE_SCHEMA_VERSION 4
+#define LEASE_SCHEMA_VERSION 6
 
 /*
 ** The steps, in order: the k-th entry takes version k-1 to k.
@@ -31,7 +31,12 @@
 **              SQLite no index lease_jobs_pending on jobs.
 **   RENAMED  3: a job whose id another client changes keeps its queue row
 **              and errors (SQLite's trigger lease_jobs_renamed).
-**   CLOCK    4: lease_queue's column due_at, the claim order (priority,
+**   SCHEDULES 4: the schedules' table lease_schedules (lease.h,
+**              "Schedules"); nothing else.
+**   CONTROL   5: queue control's tables lease_queues (a queue's paused flag
+**              and limits) and lease_queue_claims (the claims in a rate
+**              limit's window).
+**   CLOCK     6: lease_queue's column due_at, the claim order (priority,
 **              due_at, seq) in the index lease_queue_due in place of
 **              lease_queue_ready, and the triggers on jobs giving a job
 **              without run_at the clock mark (lease_meta, key clock_mark)
@@ -41,6 +46,8 @@
   XX(QUEUE)                    \
   XX(REFENCE)                  \
   XX(RENAMED)                  \
+  XX(SCHEDULES)                \
+  XX(CONTROL)                  \
   XX(CLOCK)
 
 /* How many steps LEASE_SCHEMA_STEPS lists: must be LEASE_SCHEMA_VERSION. */

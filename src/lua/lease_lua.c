@@ -399,7 +399,7 @@ static void check_enqueue(lua_State *L, const lb_callee *c, lb_args *a) {
   a->job.id_len = a->id_len;
 }
 static int run_enqueue(lease_db *db, lb_args *a) {
-  return lease_enqueue_job(db, &a->job, &a->reason);
+  return lease_enqueue(db, &a->job, &a->reason);
 }
 static const lb_op op_enqueue = {"enqueue", 1, 0, check_enqueue, run_enqueue, push_outcome};
 
@@ -433,7 +433,7 @@ static void check_state(lua_State *L, const lb_callee *c, lb_args *a) {
 }
 static int run_state(lease_db *db, lb_args *a) {
   a->db = db;
-  return lease_state_at(db, a->id, a->id_len, a->now, &a->row, &a->found);
+  return lease_state(db, a->id, a->id_len, a->now, &a->row, &a->found);
 }
 static int push_state(lua_State *L, lb_args *a) {
   if (!a->found) {
@@ -584,10 +584,13 @@ used up its attempts.
 @treturn integer ...its new fence...
 @treturn table ...and the job `{id=, fence=, payload=, queue=, priority=,
   attempt=, max_attempts=}`
-@treturn[2] nil without n, when no job is ready...
-@treturn[2] string ...`"empty"`
-@treturn[3] table with n: a list of such jobs, up to n, in claim order,
-  empty when none is ready
+@treturn[2] nil without n, when no job is handed out...
+@treturn[2] string ...`"empty"` (none ready), `"paused"` (db:pause) or
+  `"limited"` (at a db:limit)
+@treturn[3] table with n: a list of such jobs, up to n (and up to the room
+  a limit leaves), in claim order...
+@treturn[3] string ...and, when the list is empty, why: `"empty"`, `"paused"`
+  or `"limited"`
 @raise `bad argument` for a bad argument; `lease.claim_next: ...` on a database failure
 */
 static void check_claim_next(lua_State *L, const lb_callee *c, lb_args *a) {
@@ -597,18 +600,18 @@ static void check_claim_next(lua_State *L, const lb_callee *c, lb_args *a) {
   a->mem = lua_newuserdatauv(L, sizeof(lease_job) * (size_t)(a->n ? a->n : 1), 0);
 }
 static int run_claim_next(lease_db *db, lb_args *a) {
-  return lease_claim_next_queue(db, a->queue, a->queue_len, a->owner, a->owner_len, a->now,
-                                a->ttl, a->n ? a->n : 1, (lease_job *)a->mem, &a->found);
+  return lease_claim_next(db, a->queue, a->queue_len, a->owner, a->owner_len, a->now, a->ttl,
+                          a->n ? a->n : 1, (lease_job *)a->mem, &a->found, &a->why);
 }
 /* Push the a->found jobs taken (a->mem) as claim_next returns them, op
 ** naming the call in a fence's error. */
 static int push_taken(lua_State *L, lb_args *a, const char *op) {
   const lease_job *jobs = a->mem;
   int i;
-  if (a->n == 0) {   /* the single form: id, fence | nil, "empty" */
+  if (a->n == 0) {   /* the single form: id, fence | nil, "empty" / "paused" / "limited" */
     if (a->found == 0) {
       lua_pushnil(L);
-      lua_pushstring(L, lease_reason_name(LEASE_EMPTY));
+      lua_pushstring(L, lease_reason_name(a->why));
       return 2;
     }
     lua_pushlstring(L, jobs[0].id, jobs[0].id_len);
@@ -631,7 +634,9 @@ static int push_taken(lua_State *L, lb_args *a, const char *op) {
     lb_push_job_fields(L, &jobs[i]);
     lua_rawseti(L, -2, i + 1);
   }
-  return 1;
+  if (a->found > 0) return 1;
+  lua_pushstring(L, lease_reason_name(a->why));   /* none taken: why */
+  return 2;
 }
 static int push_claim_next(lua_State *L, lb_args *a) { return push_taken(L, a, "claim_next"); }
 static const lb_op op_claim_next = {"claim_next", 1, 0, check_claim_next, run_claim_next,
@@ -657,7 +662,7 @@ back (nothing stored, no job taken).
 @treturn boolean true when the result was stored, else false...
 @treturn string|nil ...nil, or the reason it was refused (as for complete)...
 @return ...then what `claim_next(owner, now, ttl, opts)` returns: `id, fence,
-  job` | `nil, "empty"`, or with n a list of jobs
+  job` | `nil, reason`, or with n a list of jobs (and a reason when empty)
 @raise `bad argument` for a bad argument; `lease.complete_claim_next: ...` on
   a database failure
 */
@@ -674,7 +679,7 @@ static int run_complete_claim_next(lease_db *db, lb_args *a) {
   return lease_complete_claim_next(db, a->id, a->id_len, a->owner, a->owner_len, a->fence,
                                    a->now, a->result, a->result_len, a->queue, a->queue_len,
                                    a->ttl, a->n ? a->n : 1, (lease_job *)a->mem, &a->found,
-                                   &a->reason);
+                                   &a->reason, &a->why);
 }
 static int push_complete_claim_next(lua_State *L, lb_args *a) {
   int n;
@@ -704,7 +709,7 @@ is checked first: a bad entry raises and nothing is inserted.
   (nothing inserted)
 */
 static int run_enqueue_many(lease_db *db, lb_args *a) {
-  return lease_enqueue_jobs(db, (const lease_new_job *)a->mem, a->n, &a->found);
+  return lease_enqueue_many(db, (const lease_new_job *)a->mem, a->n, &a->found);
 }
 static int push_found(lua_State *L, lb_args *a) {
   lua_pushinteger(L, a->found);
@@ -834,18 +839,18 @@ static void check_jobs(lua_State *L, const lb_callee *c, lb_args *a) {
   a->now = lb_check_number(L, 3, LB_ARG(c, 3, "now"), LB_FINITE, -HUGE_VAL, 0);
   a->n = (int)lb_opt_integer(L, 4, LB_ARG(c, 4, "limit"), 1, 100000, 1000);
   a->after = lb_opt_integer(L, 5, LB_ARG(c, 5, "after"), INT64_MIN, INT64_MAX, 0);
-  a->mem = lua_newuserdatauv(L, (sizeof(lease_row) + sizeof(int64_t)) * (size_t)a->n, 0);
+  a->mem = lua_newuserdatauv(L, sizeof(lease_row) * (size_t)a->n, 0);
+  lease_filter_default(&a->filter);
+  a->filter.which = a->which;
+  a->filter.now = a->now;
+  a->filter.after = a->after;
 }
 static int run_jobs(lease_db *db, lb_args *a) {
-  lease_row *rows = a->mem;
   a->db = db;
-  if (a->table_form) return lease_list_jobs(db, &a->filter, a->n, rows, &a->found);
-  return lease_list(db, a->which, a->now, a->after, a->n, rows,
-                    (int64_t *)(void *)(rows + a->n), &a->found);
+  return lease_list(db, &a->filter, a->n, (lease_row *)a->mem, &a->found);
 }
 static int push_jobs(lua_State *L, lb_args *a) {
   const lease_row *rows = a->mem;
-  const int64_t *seqs = (const int64_t *)(const void *)(rows + a->n);
   int i;
   lua_createtable(L, a->found, 0);
   for (i = 0; i < a->found; i++) {
@@ -853,7 +858,7 @@ static int push_jobs(lua_State *L, lb_args *a) {
     if (a->table_form) {
       lb_push_queue_fields(L, &rows[i], 1);
     } else {
-      lua_pushinteger(L, (lua_Integer)seqs[i]);
+      lua_pushinteger(L, (lua_Integer)rows[i].seq);
       lua_setfield(L, -2, "seq");
     }
     lua_rawseti(L, -2, i + 1);
@@ -881,7 +886,7 @@ static void check_counts(lua_State *L, const lb_callee *c, lb_args *a) {
   a->queue = lb_check_string(L, 3, LB_ARG(c, 3, "queue"), LB_OPTIONAL, &a->queue_len);
 }
 static int run_counts(lease_db *db, lb_args *a) {
-  return lease_count_queue(db, a->now, a->queue, a->queue_len, &a->counts);
+  return lease_count(db, a->now, a->queue, a->queue_len, &a->counts);
 }
 static int push_counts(lua_State *L, lb_args *a) {
   static const char *const names[] = {"total", "ready", "held", "done", "blocked", "available",
@@ -961,7 +966,9 @@ static const lb_op *const ops[] = {
   &op_counts, &op_settings,
   &lb_op_claim_many, &lb_op_fail, &lb_op_retry, &lb_op_cancel, &lb_op_prune,
   &lb_op_with_lease, &lb_op_fence_gate,
+  &lb_op_pause, &lb_op_resume, &lb_op_limit, &lb_op_queues,
   &op_server_now,
+  &lb_op_schedule, &lb_op_unschedule, &lb_op_schedules, &lb_op_tick,
 };
 
 /* ===================================================================== */
@@ -1254,6 +1261,7 @@ static const luaL_Reg module_funcs[] = {
   {"now", l_now},
   {"sleep", l_sleep},
   {"backoff", lb_backoff},
+  {"cron_next", lb_cron_next},
   {NULL, NULL},
 };
 

@@ -153,9 +153,13 @@ typedef struct lb_args {
   int status;                   /* fail's outcome; prune's status */
   double run_at;                /* fail's outcome */
   int64_t deleted;              /* prune */
+  int why;                      /* claim_next's reason (empty, paused, limited) */
+  lease_queue_limits limits;    /* limit */
   lease_db *db;                 /* the handle run used, for a push that reads again */
   int nerrs;                    /* state: errors read into errs */
   lease_job_error errs[LEASE_ERRORS_KEPT];
+  lease_schedule_spec sched;    /* schedule */
+  int more;                     /* tick: more may be due */
 } lb_args;
 
 /*
@@ -188,9 +192,15 @@ extern const lb_op lb_op_claim_many;
 
 /* The records fail, retry, cancel and prune. */
 extern const lb_op lb_op_fail, lb_op_retry, lb_op_cancel, lb_op_prune;
+extern const lb_op lb_op_pause, lb_op_resume, lb_op_limit, lb_op_queues;
 
 /* lease.backoff(attempt): the default backoff (lease_backoff). */
 int lb_backoff(lua_State *L);
+
+/* lb_check_keys: raise unless every key of the table at idx is one of
+** keys[0..n): "bad argument #p to 'f' (<name> has an unknown key 'k')". */
+void lb_check_keys(lua_State *L, const lb_arg *a, int idx, const char *const *keys, int n,
+                   const char *name);
 
 /* lb_check_job_opts: the optional table at idx (argument pos of c) of
 ** enqueue's options into *job, over its current values; unknown keys and
@@ -232,6 +242,12 @@ void lb_push_job_fields(lua_State *L, const lease_job *job);
 ** table in the list at the top (list 1), read its errors through db and
 ** set them as its `errors`.  0 with a message pushed on a database failure. */
 int lb_attach_errors(lua_State *L, lease_db *db, const char *op, int list);
+
+/* The schedule, unschedule, schedules and tick records (lease_lua_schedule.c). */
+extern const lb_op lb_op_schedule, lb_op_unschedule, lb_op_schedules, lb_op_tick;
+
+/* lease.cron_next(expr, t): lease_cron_next (lease_lua_schedule.c). */
+int lb_cron_next(lua_State *L);
 
 /* ===================================================================== */
 /* Fenced side effects (lease_lua_tx.c)                                   */

@@ -55,6 +55,12 @@ static void check_keys(lua_State *L, const lb_arg *a, int idx, const char *const
   }
 }
 
+/* See lease_lua_int.h. */
+void lb_check_keys(lua_State *L, const lb_arg *a, int idx, const char *const *keys, int n,
+                   const char *name) {
+  check_keys(L, a, idx, keys, n, name);
+}
+
 /* Check a queue name (non-empty, at most LEASE_QUEUE_MAX bytes) at idx. */
 static const char *check_queue_name(lua_State *L, int idx, const lb_arg *a, int flags,
                                     size_t *len) {
@@ -495,6 +501,151 @@ static int push_prune(lua_State *L, lb_args *a) {
   return 1;
 }
 const lb_op lb_op_prune = {"prune", 1, 0, check_prune, run_prune, push_prune};
+
+/* --- pause, resume --------------------------------------------------- */
+
+/* The queue at 2: a non-empty string of at most LEASE_QUEUE_MAX bytes. */
+static void check_queue_arg(lua_State *L, const lb_callee *c, lb_args *a) {
+  a->queue = check_queue_name(L, 2, LB_ARG(c, 2, "queue"), 0, &a->queue_len);
+}
+static int push_true(lua_State *L, lb_args *a) {
+  (void)a;
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+/***
+Pause a queue: db:claim_next on it hands out nothing (`nil, "paused"`) until
+db:resume, for every handle and process on the database at once; other
+queues go on, and leases already held still renew, complete and fail.
+@function db:pause
+@tparam string queue the queue (non-empty, at most 255 bytes)
+@treturn boolean true
+@raise `bad argument #2 to 'pause' (queue must be a non-empty string, got ...)`;
+  `lease.pause: ...` on a database failure
+*/
+static int run_pause(lease_db *db, lb_args *a) { return lease_pause(db, a->queue, a->queue_len); }
+const lb_op lb_op_pause = {"pause", 1, 0, check_queue_arg, run_pause, push_true};
+
+/***
+Resume a paused queue: db:claim_next hands out its jobs again.  Resuming a
+queue not paused changes nothing.
+@function db:resume
+@tparam string queue the queue
+@treturn boolean true
+@raise as db:pause
+*/
+static int run_resume(lease_db *db, lb_args *a) { return lease_resume(db, a->queue, a->queue_len); }
+const lb_op lb_op_resume = {"resume", 1, 0, check_queue_arg, run_resume, push_true};
+
+/* --- limit ----------------------------------------------------------- */
+
+/***
+Set a queue's limits, replacing the ones it had (`{}` removes them), across
+every handle and process on the database, enforced inside each claim's own
+transaction.  At a limit db:claim_next gives `nil, "limited"`; below it,
+`claim_next(..., {n = k})` returns at most the room left.
+@function db:limit
+@tparam string queue the queue
+@tparam table limits `{concurrency = n, rate = n, per = seconds}`, each
+  optional: concurrency, at most n of the queue's jobs held with a live lease
+  (until > now) at once, whoever holds them; rate with per, at most rate jobs
+  handed out by claim_next in any window of per (now's unit: the window is
+  (now - per, now] of the claimer's now)
+@treturn boolean true
+@raise `bad argument #3 to 'limit' (limits.concurrency must be an integer >= 1,
+  got 0)`, `(limits.rate needs limits.per)` and the like (nothing changed);
+  `lease.limit: ...` on a database failure
+*/
+static void check_limit(lua_State *L, const lb_callee *c, lb_args *a) {
+  static const char *const keys[] = {"concurrency", "rate", "per"};
+  const lb_arg *o = LB_ARG(c, 3, "limits");
+  check_queue_arg(L, c, a);
+  memset(&a->limits, 0, sizeof a->limits);
+  if (lua_type(L, 3) != LUA_TTABLE) lb_fail(L, 3, o, "a table");
+  check_keys(L, o, 3, keys, 3, "limits");
+  lua_getfield(L, 3, "concurrency");
+  a->limits.concurrency = lb_opt_integer(L, -1, LB_ARG(c, 3, "limits.concurrency"), 1,
+                                         INT64_MAX, 0);
+  lua_getfield(L, 3, "rate");
+  a->limits.rate = lb_opt_integer(L, -1, LB_ARG(c, 3, "limits.rate"), 1, INT64_MAX, 0);
+  lua_getfield(L, 3, "per");
+  if (!lua_isnil(L, -1)) {
+    a->limits.per = lb_check_number(L, -1, LB_ARG(c, 3, "limits.per"), LB_FINITE, 0, 0);
+    if (!(a->limits.per > 0))
+      lb_error(L, LB_ARG(c, 3, NULL), lua_pushfstring(L, "limits.per must be a number of "
+                                                      "seconds > 0, got %s", lb_got(L, -1)));
+    if (a->limits.rate == 0) lb_error(L, LB_ARG(c, 3, NULL), "limits.per needs limits.rate");
+  } else if (a->limits.rate > 0) {
+    lb_error(L, LB_ARG(c, 3, NULL), "limits.rate needs limits.per");
+  }
+  lua_pop(L, 3);
+}
+static int run_limit(lease_db *db, lb_args *a) {
+  return lease_limit(db, a->queue, a->queue_len, &a->limits);
+}
+const lb_op lb_op_limit = {"limit", 1, 0, check_limit, run_limit, push_true};
+
+/* --- queues ---------------------------------------------------------- */
+
+/* The most queues db:queues lists. */
+#define QUEUES_MAX 4096
+
+/***
+Every queue that has jobs or settings, by name (bytewise), with its
+settings and its jobs counted by status at now; read-only.
+@function db:queues
+@tparam number now caller's unit (not NaN): decides the statuses
+@treturn table a list of `{name=, paused=, concurrency=, rate=, per=,
+  total=, available=, scheduled=, running=, retryable=, completed=,
+  discarded=, cancelled=}` (concurrency, rate and per nil when not set),
+  at most 4096 queues
+@raise `bad argument #2 to 'queues' (now must be a number, got nan)`;
+  `lease.queues: ...` on a database failure
+*/
+static void check_queues(lua_State *L, const lb_callee *c, lb_args *a) {
+  a->now = lb_check_number(L, 2, LB_ARG(c, 2, "now"), 0, -HUGE_VAL, 0);
+  if (isnan(a->now)) lb_error(L, LB_ARG(c, 2, NULL), "now must be a number, got nan");
+  a->mem = lua_newuserdatauv(L, sizeof(lease_queue_info) * QUEUES_MAX, 0);
+}
+static int run_queues(lease_db *db, lb_args *a) {
+  return lease_queues(db, a->now, (lease_queue_info *)a->mem, QUEUES_MAX, &a->found);
+}
+static int push_queues(lua_State *L, lb_args *a) {
+  static const char *const words[] = {"total", "available", "scheduled", "running", "retryable",
+                                      "completed", "discarded", "cancelled"};
+  const lease_queue_info *q = a->mem;
+  int i;
+  size_t k;
+  lua_createtable(L, a->found, 0);
+  for (i = 0; i < a->found; i++) {
+    const lease_counts *n = &q[i].counts;
+    const int64_t values[] = {n->total, n->available, n->scheduled, n->running, n->retryable,
+                              n->completed, n->discarded, n->cancelled};
+    lua_createtable(L, 0, 13);
+    lua_pushlstring(L, q[i].name, q[i].name_len);
+    lua_setfield(L, -2, "name");
+    lua_pushboolean(L, q[i].paused);
+    lua_setfield(L, -2, "paused");
+    if (q[i].limits.concurrency > 0) {
+      lua_pushinteger(L, (lua_Integer)q[i].limits.concurrency);
+      lua_setfield(L, -2, "concurrency");
+    }
+    if (q[i].limits.rate > 0) {
+      lua_pushinteger(L, (lua_Integer)q[i].limits.rate);
+      lua_setfield(L, -2, "rate");
+      lua_pushnumber(L, q[i].limits.per);
+      lua_setfield(L, -2, "per");
+    }
+    for (k = 0; k < sizeof words / sizeof words[0]; k++) {
+      lua_pushinteger(L, (lua_Integer)values[k]);
+      lua_setfield(L, -2, words[k]);
+    }
+    lua_rawseti(L, -2, i + 1);
+  }
+  return 1;
+}
+const lb_op lb_op_queues = {"queues", 1, 0, check_queues, run_queues, push_queues};
 
 /* --- backoff --------------------------------------------------------- */
 

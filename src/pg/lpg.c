@@ -51,14 +51,11 @@ static const struct {
   int n;
   unsigned types[LPG_MAX_PARAMS];
 } stmt_params[LPG_ST_COUNT] = {
-  [LPG_ST_ENQUEUE] = {1, {T_BYTEA}},
   [LPG_ST_ENQUEUE_MANY] = {1, {T_BYTEA_ARRAY}},
-  [LPG_ST_STATE] = {1, {T_BYTEA}},
   [LPG_ST_CLAIM] = {4, {T_BYTEA, T_BYTEA, T_FLOAT8, T_FLOAT8}},
   [LPG_ST_RENEW] = {5, {T_BYTEA, T_BYTEA, T_INT8, T_FLOAT8, T_FLOAT8}},
   [LPG_ST_COMPLETE] = {5, {T_BYTEA, T_BYTEA, T_INT8, T_FLOAT8, T_BYTEA}},
   [LPG_ST_RELEASE] = {3, {T_BYTEA, T_BYTEA, T_INT8}},
-  [LPG_ST_LIST] = {4, {T_INT8, T_FLOAT8, T_INT4, T_INT4}},
   [LPG_ST_NOW] = {0, {0}},
 };
 
@@ -231,46 +228,6 @@ static PGresult *run(lease_db *db, int which, const params *p) {
   return lpg_run(db, which, stmt_sql[which], stmt_params[which].n, stmt_params[which].types, p);
 }
 
-/*
-** Copy the row at result row `row`, columns from c0 (id, owner, until,
-** fence, result, done, blocked code), into *out, its strings appended to
-** the handle's buffer at *used as offsets plus one (fix_row turns them
-** into pointers once the buffer stops moving).  LEASE_OK or LEASE_NOMEM.
-*/
-static int copy_row(lease_db *db, const PGresult *r, int row, int c0, lease_row *out,
-                    size_t *used) {
-  const int cols[3] = {c0, c0 + 1, c0 + 4};
-  size_t *lens[3] = {&out->id_len, &out->owner_len, &out->result_len};
-  const char **ptrs[3] = {&out->id, &out->owner, &out->result};
-  int i;
-  for (i = 0; i < 3; i++) {
-    size_t n;
-    if (PQgetisnull(r, row, cols[i])) {
-      *ptrs[i] = NULL;
-      *lens[i] = 0;
-      continue;
-    }
-    n = (size_t)PQgetlength(r, row, cols[i]);
-    if (lease__reserve(db, *used + n + 1) != LEASE_OK) return db->rc;
-    if (n) memcpy(db->buf + *used, PQgetvalue(r, row, cols[i]), n);
-    db->buf[*used + n] = '\0';
-    *ptrs[i] = (const char *)(uintptr_t)(*used + 1);
-    *lens[i] = n;
-    *used += n + 1;
-  }
-  out->until = r_f8(r, row, c0 + 2);
-  out->fence = r_i8(r, row, c0 + 3);
-  out->done = r_i4(r, row, c0 + 5) != 0;
-  out->blocked = lease__blocked_msg(r_i4(r, row, c0 + 6));
-  return LEASE_OK;
-}
-
-static void fix_row(lease_db *db, lease_row *row) {
-  if (row->id) row->id = db->buf + ((uintptr_t)row->id - 1);
-  if (row->owner) row->owner = db->buf + ((uintptr_t)row->owner - 1);
-  if (row->result) row->result = db->buf + ((uintptr_t)row->result - 1);
-}
-
 /* ===================================================================== */
 /* Opening, schema, settings                                              */
 /* ===================================================================== */
@@ -374,9 +331,12 @@ static int connect_quiet(lease_db *db, lpg_conn *c) {
 ** The schema at open, once the jobs table is checked (*missing: there is
 ** none): the version read (one newer than this build knows refused, with
 ** nothing written); a read-only handle writes nothing and reads a database
-** older than LPG_QUEUE_READABLE through empty temporary queue tables; a
-** writable one brings the database to LEASE_SCHEMA_VERSION
-** (lpg_schema_upgrade) unless its version row says it is there.
+** older than LPG_QUEUE_READABLE through empty temporary queue tables, one
+** older than LPG_SCHEDULES_READABLE through an empty temporary
+** lease_schedules (lpg_s_temp), one older than LPG_CONTROL_READABLE
+** through empty settings tables; a writable one brings the database to
+** LEASE_SCHEMA_VERSION (lpg_schema_upgrade) unless its version row says
+** it is there.
 */
 static int open_schema(lease_db *db, int missing) {
   lpg_conn *c = LPG(db);
@@ -384,9 +344,14 @@ static int open_schema(lease_db *db, int missing) {
   c->version = 0;
   c->versioned = 0;
   if (!missing && (rc = lpg_schema_read(db)) != LEASE_OK) return rc;
-  if (db->opt.flags & LEASE_OPEN_READONLY)
-    return c->version >= LPG_QUEUE_READABLE ? LEASE_OK
-                                            : lpg_exec(db, LPG_Q_SQL_TABLES("TEMP ", ""));
+  if (db->opt.flags & LEASE_OPEN_READONLY) {
+    if (c->version < LPG_QUEUE_READABLE &&
+        (rc = lpg_exec(db, LPG_Q_SQL_TABLES("TEMP ", ""))) != LEASE_OK)
+      return rc;
+    if (c->version < LPG_CONTROL_READABLE && (rc = lpg_exec(db, LPG_Q_SQL_CONTROL_TEMP)) != LEASE_OK)
+      return rc;
+    return c->version >= LPG_SCHEDULES_READABLE ? LEASE_OK : lpg_s_temp(db);
+  }
   if (!missing && c->versioned && c->version == LEASE_SCHEMA_VERSION) return LEASE_OK;
   return lpg_schema_upgrade(db);
 }
@@ -515,79 +480,12 @@ static int pg_server_now(lease_db *db, double *out) {
 }
 
 /* ===================================================================== */
-/* Reads                                                                  */
-/* ===================================================================== */
-
-/* See lease.h (contract step 3). */
-static int pg_state(lease_db *db, const char *id, size_t id_len, lease_row *row, int *found) {
-  params p = {0};
-  PGresult *res;
-  size_t used = 0;
-  int rc = lpg_ready(db);
-  if (rc != LEASE_OK) return rc;
-  p_bytes(&p, id, id_len);
-  if (!(res = run(db, LPG_ST_STATE, &p))) return db->rc;
-  if (PQntuples(res) == 1) {
-    if (copy_row(db, res, 0, 0, row, &used) != LEASE_OK) {
-      PQclear(res);
-      return db->rc;
-    }
-    fix_row(db, row);
-    *found = 1;
-  }
-  PQclear(res);
-  return LEASE_OK;
-}
-
-/* See lease.h. */
-static int pg_list(lease_db *db, int which, double now, int64_t after, int max, lease_row *rows,
-                   int64_t *seqs, int *count) {
-  params p = {0};
-  PGresult *res;
-  size_t used = 0;
-  int n, i, rc = lpg_ready(db);
-  if (rc != LEASE_OK) return rc;
-  p_i8(&p, after);
-  p_f8(&p, now);
-  p_i4(&p, max);
-  p_i4(&p, which);
-  if (!(res = run(db, LPG_ST_LIST, &p))) return db->rc;
-  n = PQntuples(res);
-  if (n > max) n = max;
-  for (i = 0; i < n; i++) {
-    seqs[i] = r_i8(res, i, 0);
-    if (copy_row(db, res, i, 1, &rows[i], &used) != LEASE_OK) {
-      PQclear(res);
-      return db->rc;
-    }
-  }
-  PQclear(res);
-  for (i = 0; i < n; i++) fix_row(db, &rows[i]);
-  *count = n;
-  return LEASE_OK;
-}
-
-/* ===================================================================== */
 /* Writes                                                                 */
 /* ===================================================================== */
 
-/* See lease.h (contract step 2). */
-static int pg_enqueue(lease_db *db, const char *id, size_t id_len, int *reason) {
-  params p = {0};
-  PGresult *res;
-  int rc = lpg_ready(db);
-  if (rc != LEASE_OK) return rc;
-  p_bytes(&p, id, id_len);
-  if (!(res = run(db, LPG_ST_ENQUEUE, &p))) return db->rc;
-  if (reason) *reason = strcmp(PQcmdTuples(res), "1") == 0 ? LEASE_GRANTED : LEASE_EXISTS;
-  PQclear(res);
-  return LEASE_OK;
-}
-
-/* See lease.h: one INSERT of a bytea[] in PostgreSQL's binary array
+/* See lpg_int.h: one INSERT of a bytea[] in PostgreSQL's binary array
 ** format (dimensions, then each element's length and bytes). */
-static int pg_enqueue_many(lease_db *db, const char *const *ids, const size_t *id_lens, int n,
-                           int *inserted) {
+int lpg_enqueue_ids(lease_db *db, const lease_new_job *jobs, int n, int *inserted) {
   params p = {0};
   PGresult *res;
   size_t size = 20, at, i;
@@ -595,10 +493,10 @@ static int pg_enqueue_many(lease_db *db, const char *const *ids, const size_t *i
   int rc = lpg_ready(db);
   if (rc != LEASE_OK) return rc;
   for (i = 0; i < (size_t)n; i++) {
-    if (id_lens[i] > (size_t)INT32_MAX - 4 || size > (size_t)INT32_MAX - 4 - id_lens[i])
+    if (jobs[i].id_len > (size_t)INT32_MAX - 4 || size > (size_t)INT32_MAX - 4 - jobs[i].id_len)
       return lease__fail(db, LEASE_MISUSE, "enqueue_many: the ids add up to more than "
                          "PostgreSQL takes in one parameter (2 GiB)");
-    size += 4 + id_lens[i];
+    size += 4 + jobs[i].id_len;
   }
   if (!(arr = malloc(size))) return lease__fail(db, LEASE_NOMEM, "out of memory");
   put_be(arr, 1, 4);         /* one dimension */
@@ -607,9 +505,9 @@ static int pg_enqueue_many(lease_db *db, const char *const *ids, const size_t *i
   put_be(arr + 12, (uint64_t)n, 4);
   put_be(arr + 16, 1, 4);    /* lower bound */
   for (at = 20, i = 0; i < (size_t)n; i++) {
-    put_be(arr + at, id_lens[i], 4);
-    if (id_lens[i]) memcpy(arr + at + 4, ids[i], id_lens[i]);
-    at += 4 + id_lens[i];
+    put_be(arr + at, jobs[i].id_len, 4);
+    if (jobs[i].id_len) memcpy(arr + at + 4, jobs[i].id, jobs[i].id_len);
+    at += 4 + jobs[i].id_len;
   }
   p.v[0] = arr;
   p.len[0] = (int)size;
@@ -788,13 +686,12 @@ const lease__backend lease__pg = {
   .open = pg_open,
   .close = pg_close,
   .init = pg_init,
-  .enqueue = pg_enqueue,
-  .enqueue_many = pg_enqueue_many,
-  .state = pg_state,
+  .enqueue = lpg_q_enqueue,
+  .state = lpg_q_state,
   .write = pg_write,
   .complete_many = pg_complete_many,
   .claim_next = lpg_q_claim_next,
-  .list = pg_list,
+  .list = lpg_q_list,
   .count = lpg_q_count,
   .settings = pg_settings,
   .is_private = pg_is_private,
@@ -804,15 +701,16 @@ const lease__backend lease__pg = {
   .tx_run = lpg_tx_run,
   .tx_write = lpg_tx_write,
   .fence_gate = lpg_fence_gate,
-  .enqueue_jobs = lpg_q_enqueue_jobs,
-  .state_at = lpg_q_state_at,
   .errors = lpg_q_errors,
-  .claim_next_queue = lpg_q_claim_next_queue,
   .complete_claim_next = lpg_q_complete_claim_next,
+  .set_queue = lpg_q_set_queue,
+  .queues = lpg_q_queues,
   .fail = lpg_q_fail,
   .retry = lpg_q_retry,
   .cancel = lpg_q_cancel,
   .prune = lpg_q_prune,
-  .list_jobs = lpg_q_list_jobs,
-  .count_queue = lpg_q_count_queue,
+  .schedule = lpg_s_schedule,
+  .unschedule = lpg_s_unschedule,
+  .schedules = lpg_s_schedules,
+  .tick = lpg_s_tick,
 };

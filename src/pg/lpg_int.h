@@ -19,11 +19,12 @@
 enum { T_BYTEA = 17, T_INT8 = 20, T_INT4 = 23, T_FLOAT8 = 701, T_BYTEA_ARRAY = 1001 };
 
 /* The most parameters one statement takes. */
-#define LPG_MAX_PARAMS 8
+#define LPG_MAX_PARAMS 9
 
 /* Prepared statements are numbered per session: lpg.c's list from 0,
 ** lpg_queue.c's from LPG_SLOT_QUEUE; one bit each in lpg_conn.prepared. */
 #define LPG_SLOT_QUEUE 32
+#define LPG_SLOT_SCHEDULE 56   /* lpg_schedule.c's, from here on */
 #define LPG_SLOTS 64
 
 /* A connection: db->conn of a handle whose backend is PostgreSQL's. */
@@ -144,6 +145,11 @@ PGresult *lpg_run(lease_db *db, int slot, const char *sql, int n, const unsigned
 int lpg_outcome(lease_db *db, const lease__write *w, const PGresult *r, int64_t *fence,
                 int *reason);
 
+/* lpg_enqueue_ids: enqueue's plain form, for n checked jobs that carry
+** nothing but their ids: one INSERT of them all (LPG_SQL_ENQUEUE_MANY),
+** its own transaction; *inserted: how many were new (may be NULL). */
+int lpg_enqueue_ids(lease_db *db, const lease_new_job *jobs, int n, int *inserted);
+
 /* ---- lpg_schema.c ------------------------------------------------------- */
 
 /*
@@ -175,24 +181,26 @@ int lpg_schema_upgrade(lease_db *db);
 ** LEASE_SCHEMA_HAS).  Called by lpg_ready. */
 int lpg_q_clock(lease_db *db);
 
-/* lease__backend's claim_next (the queue "default") and count (every
-** queue, with the counts by status). */
-int lpg_q_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jobs, int *count);
-int lpg_q_count(lease_db *db, double now, lease_counts *out);
-
-/* The queue's members of lease__pg (lease_int.h). */
-int lpg_q_enqueue_jobs(lease_db *db, const lease_new_job *jobs, int n, int *inserted);
-int lpg_q_state_at(lease_db *db, const char *id, size_t id_len, double now, lease_row *row,
-                   int *found);
+/* lease__pg's members (lease_int.h) that read or take jobs with their
+** queue data, and the queue's operator actions. */
+int lpg_q_enqueue(lease_db *db, const lease_new_job *jobs, int n, int *inserted);
+int lpg_q_state(lease_db *db, const char *id, size_t id_len, double now, lease_row *row,
+                int *found);
+int lpg_q_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jobs, int *count,
+                     int *why);
+int lpg_q_list(lease_db *db, const lease_filter *f, int max, lease_row *rows, int *count);
+int lpg_q_count(lease_db *db, double now, const char *queue, size_t queue_len,
+                lease_counts *out);
 int lpg_q_errors(lease_db *db, const char *id, size_t id_len, lease_job_error *out, int max,
                  int *count);
-int lpg_q_claim_next_queue(lease_db *db, const lease__write *w, int max, lease_job *jobs,
-                           int *count);
+int lpg_q_set_queue(lease_db *db, const char *queue, size_t queue_len, int what, int paused,
+                    const lease_queue_limits *l);
+int lpg_q_queues(lease_db *db, double now, lease_queue_info *out, int max, int *count);
 
 /* lpg_q_complete_claim_next: lease_complete_claim_next (wn->queue set), in
 ** one transaction. */
 int lpg_q_complete_claim_next(lease_db *db, const lease__write *wc, const lease__write *wn,
-                              int max, lease_job *jobs, int *count, int *reason);
+                              int max, lease_job *jobs, int *count, int *reason, int *why);
 
 int lpg_q_fail(lease_db *db, const lease__write *w, const lease_fail_opts *o, int *status,
                double *run_at, int *reason);
@@ -200,9 +208,25 @@ int lpg_q_retry(lease_db *db, const char *id, size_t id_len, double now, int *re
 int lpg_q_cancel(lease_db *db, const char *id, size_t id_len, double now, int *reason);
 int lpg_q_prune(lease_db *db, double before, const char *queue, size_t queue_len, int status,
                 int64_t *deleted);
-int lpg_q_list_jobs(lease_db *db, const lease_filter *f, int max, lease_row *rows, int *count);
-int lpg_q_count_queue(lease_db *db, double now, const char *queue, size_t queue_len,
-                      lease_counts *out);
+
+/* lpg_q_enqueue_in: lease_enqueue_many's inserts inside the caller's
+** transaction; *added: how many were new (lpg_queue.c). */
+int lpg_q_enqueue_in(lease_db *db, const lease_new_job *jobs, int n, int *added);
+
+/* ---- lpg_schedule.c ----------------------------------------------------- */
+
+/* At a read-only handle's open, on a database older than
+** LPG_SCHEDULES_READABLE: an empty temporary lease_schedules, so
+** lease_schedules reads none.  LEASE_OK or the server's error. */
+int lpg_s_temp(lease_db *db);
+
+/* Schedules: lease__pg's members of the same names. */
+int lpg_s_schedule(lease_db *db, const lease_schedule_spec *s);
+int lpg_s_unschedule(lease_db *db, const char *name, size_t name_len, int *found);
+int lpg_s_schedules(lease_db *db, const char *after, size_t after_len, int max,
+                    lease_schedule_spec *out, int *count);
+int lpg_s_tick(lease_db *db, double now, int max, const char **ids, size_t *id_lens, int *count,
+               int *more);
 
 /* ---- lpg.c, for lpg_tx.c ------------------------------------------------ */
 

@@ -24,7 +24,7 @@ enum {
   Q_COUNT
 };
 
-_Static_assert(LPG_SLOT_QUEUE + Q_COUNT <= LPG_SLOTS, "one bit per statement in lpg_conn.prepared");
+_Static_assert(LPG_SLOT_QUEUE + Q_COUNT <= LPG_SLOT_SCHEDULE, "one bit per statement in lpg_conn.prepared");
 
 static const struct {
   const char *sql;
@@ -140,11 +140,31 @@ static int enqueue_body(lease_db *db, void *ctx) {
   return LEASE_OK;
 }
 
-/* See lease.h: lease_enqueue_job and lease_enqueue_jobs, one transaction. */
-int lpg_q_enqueue_jobs(lease_db *db, const lease_new_job *jobs, int n, int *inserted) {
+/* See lpg_int.h. */
+int lpg_q_enqueue_in(lease_db *db, const lease_new_job *jobs, int n, int *added) {
   enqueue_ctx e = {jobs, n, 0};
-  int rc = lpg_ready(db);
-  if (rc == LEASE_OK) rc = in_txn(db, enqueue_body, &e);
+  int rc = enqueue_body(db, &e);
+  *added = e.added;
+  return rc;
+}
+
+/* 1 when job j (checked) carries data beyond the defaults the trigger
+** lease_jobs_added gives its queue row. */
+static int has_data(const lease_new_job *j) {
+  return j->payload || j->queue_len != 7 || memcmp(j->queue, "default", 7) != 0 ||
+         j->priority != 0 || j->has_run_at || j->max_attempts != LEASE_MAX_ATTEMPTS_DEFAULT;
+}
+
+/* See lease.h: lease_enqueue and lease_enqueue_many, one transaction: one
+** job is one statement; many without data one INSERT of their ids
+** (lpg_enqueue_ids); else a statement per job between BEGIN and COMMIT. */
+int lpg_q_enqueue(lease_db *db, const lease_new_job *jobs, int n, int *inserted) {
+  enqueue_ctx e = {jobs, n, 0};
+  int i, plain = n > 1, rc = lpg_ready(db);
+  if (rc != LEASE_OK) return rc;
+  for (i = 0; plain && i < n; i++) plain = !has_data(&jobs[i]);
+  if (plain) return lpg_enqueue_ids(db, jobs, n, inserted);
+  rc = n == 1 ? enqueue_body(db, &e) : in_txn(db, enqueue_body, &e);
   if (rc == LEASE_OK && inserted) *inserted = e.added;
   return rc;
 }
@@ -194,8 +214,8 @@ static void fix_row(lease_db *db, lease_row *row) {
   row->queue = kept(db, (uintptr_t)row->queue);
 }
 
-/* See lease.h: lease_state_at (now NaN: the status is unknown). */
-int lpg_q_state_at(lease_db *db, const char *id, size_t id_len, double now, lease_row *row,
+/* See lease.h: lease_state (now NaN: the status is unknown). */
+int lpg_q_state(lease_db *db, const char *id, size_t id_len, double now, lease_row *row,
                    int *found) {
   params p = {0};
   PGresult *res;
@@ -217,8 +237,8 @@ int lpg_q_state_at(lease_db *db, const char *id, size_t id_len, double now, leas
   return LEASE_OK;
 }
 
-/* See lease.h: lease_list_jobs. */
-int lpg_q_list_jobs(lease_db *db, const lease_filter *f, int max, lease_row *rows, int *count) {
+/* See lease.h: lease_list. */
+int lpg_q_list(lease_db *db, const lease_filter *f, int max, lease_row *rows, int *count) {
   params p = {0};
   PGresult *res;
   size_t used = 0;
@@ -230,6 +250,7 @@ int lpg_q_list_jobs(lease_db *db, const lease_filter *f, int max, lease_row *row
   p_i4(&p, f->status);
   p_bytes(&p, f->queue, f->queue_len);
   p_i4(&p, f->results != 0);
+  p_i4(&p, f->which);
   if (!(res = qrun(db, Q_LIST, &p))) return db->rc;
   n = PQntuples(res) < max ? PQntuples(res) : max;
   for (i = 0; i < n; i++) {
@@ -274,9 +295,9 @@ int lpg_q_errors(lease_db *db, const char *id, size_t id_len, lease_job_error *o
   return LEASE_OK;
 }
 
-/* See lease.h: lease_count_queue (queue NULL: every queue). */
-int lpg_q_count_queue(lease_db *db, double now, const char *queue, size_t queue_len,
-                      lease_counts *out) {
+/* See lease.h: lease_count (queue NULL: every queue). */
+int lpg_q_count(lease_db *db, double now, const char *queue, size_t queue_len,
+                lease_counts *out) {
   int64_t *all[12] = {&out->total, &out->done, &out->ready, &out->held, &out->blocked,
                       &out->available, &out->scheduled, &out->running, &out->retryable,
                       &out->completed, &out->discarded, &out->cancelled};
@@ -292,11 +313,6 @@ int lpg_q_count_queue(lease_db *db, double now, const char *queue, size_t queue_
   return LEASE_OK;
 }
 
-/* See lpg_int.h: lease_count, with the counts by status. */
-int lpg_q_count(lease_db *db, double now, lease_counts *out) {
-  return lpg_q_count_queue(db, now, NULL, 0, out);
-}
-
 /* ===================================================================== */
 /* claim_next                                                             */
 /* ===================================================================== */
@@ -307,7 +323,7 @@ typedef struct taken {
 } taken;
 
 /*
-** See lease.h: lease_claim_next_queue, on a ready connection.  One
+** See lease.h: lease_claim_next, on a ready connection.  One
 ** statement per round (LPG_Q_SQL_CLAIM_NEXT), each its own transaction
 ** unless the caller opened one; a round that discarded jobs whose expired
 ** lease was their last attempt looks again for as many more.  A discarded
@@ -372,23 +388,82 @@ static int claim_rounds(lease_db *db, const lease__write *w, int max, lease_job 
   return LEASE_OK;
 }
 
-/* See lease.h: lease_claim_next_queue. */
-int lpg_q_claim_next_queue(lease_db *db, const lease__write *w, int max, lease_job *jobs,
-                           int *count) {
-  int rc = lpg_ready(db);
-  if (rc != LEASE_OK) return rc;
-  return claim_rounds(db, w, max, jobs, count);
+/* Read one integer (row 0, column 0) of queue statement which, with ?1
+** the queue and ?2 at. */
+static int count_of(lease_db *db, int which, const lease__write *w, double at, int64_t *out) {
+  params p = {0};
+  PGresult *res;
+  p_bytes(&p, w->queue, w->queue_len);
+  p_f8(&p, at);
+  if (!(res = qrun(db, which, &p))) return db->rc;
+  *out = r_i8(res, 0, 0);
+  PQclear(res);
+  return LEASE_OK;
 }
 
-/* See lpg_int.h: the complete wc, then claim_rounds of wn, between BEGIN
-** and COMMIT; a failure of either rolls both back. */
-int lpg_q_complete_claim_next(lease_db *db, const lease__write *wc, const lease__write *wn,
-                              int max, lease_job *jobs, int *count, int *reason) {
-  int rc = lpg_ready(db);
+/* Read the facts of w's queue (lease__queue_facts): its settings row by
+** statement which (Q_SETTINGS, or Q_SETTINGS_LOCKED inside the claim's
+** transaction), then, when limits (and the row is found, not paused), the
+** live leases for a concurrency limit and the claims in the rate's window. */
+static int read_facts(lease_db *db, const lease__write *w, int which, int limits,
+                      lease__queue_facts *q) {
+  params p = {0};
+  PGresult *res;
+  int rc = LEASE_OK;
+  memset(q, 0, sizeof *q);
+  p_bytes(&p, w->queue, w->queue_len);
+  if (!(res = qrun(db, which, &p))) return db->rc;
+  if (PQntuples(res) == 1) {
+    q->found = 1;
+    q->paused = r_i8(res, 0, 0) != 0;
+    q->concurrency = r_i8(res, 0, 1);
+    q->rate = r_i8(res, 0, 2);
+    q->per = r_f8(res, 0, 3);
+  }
+  PQclear(res);
+  if (!limits || !q->found || q->paused) return LEASE_OK;
+  if (q->concurrency > 0) rc = count_of(db, Q_LIVE, w, w->now, &q->live);
+  if (rc == LEASE_OK && q->rate > 0) rc = count_of(db, Q_RECENT, w, w->now - q->per, &q->recent);
+  return rc;
+}
+
+/* claim_rounds of w inside an open transaction, under its queue's
+** settings: the row locked, so the claims of a queue with settings take
+** turns and each counts what the one before it committed; at most the
+** room lease__claim_room leaves; the jobs handed out recorded for a rate. */
+static int claim_controlled(lease_db *db, const lease__write *w, int max, lease_job *jobs,
+                            int *count, int *why) {
+  lease__queue_facts q;
+  int room, rc = read_facts(db, w, Q_SETTINGS_LOCKED, 1, &q);
+  *count = 0;
   if (rc != LEASE_OK) return rc;
+  if ((*why = lease__claim_room(&q, max, &room)) != LEASE_GRANTED) return LEASE_OK;
+  if ((rc = claim_rounds(db, w, room, jobs, count)) != LEASE_OK) return rc;
+  if (q.rate > 0 && *count > 0) {
+    params p = {0};
+    PGresult *res;
+    p_bytes(&p, w->queue, w->queue_len);
+    p_f8(&p, w->now);
+    p_i4(&p, *count);
+    if (!(res = qrun(db, Q_RECORD, &p))) return db->rc;
+    PQclear(res);
+  }
+  return LEASE_OK;
+}
+
+/* See lease.h: lease_claim_next.  A queue without settings (one plain
+** read of its row finds none) claims one statement per round; one with
+** settings in a transaction of claim_controlled. */
+int lpg_q_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jobs, int *count,
+                     int *why) {
+  lease__queue_facts q;
+  int rc = lpg_ready(db);
+  *why = LEASE_GRANTED;
+  if (rc != LEASE_OK) return rc;
+  if ((rc = read_facts(db, w, Q_SETTINGS, 0, &q)) != LEASE_OK) return rc;
+  if (!q.found) return claim_rounds(db, w, max, jobs, count);
   if ((rc = lpg_exec(db, "BEGIN")) != LEASE_OK) return rc;
-  if ((rc = lpg_guarded(db, wc, reason)) == LEASE_OK &&
-      (rc = claim_rounds(db, wn, max, jobs, count)) == LEASE_OK)
+  if ((rc = claim_controlled(db, w, max, jobs, count, why)) == LEASE_OK)
     rc = lpg_exec(db, "COMMIT");
   if (rc != LEASE_OK) {
     lpg_rollback(db);
@@ -397,12 +472,99 @@ int lpg_q_complete_claim_next(lease_db *db, const lease__write *wc, const lease_
   return rc;
 }
 
-/* See lpg_int.h: lease_claim_next is the queue "default"'s. */
-int lpg_q_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jobs, int *count) {
-  lease__write q = *w;
-  q.queue = "default";
-  q.queue_len = 7;
-  return lpg_q_claim_next_queue(db, &q, max, jobs, count);
+/* See lpg_int.h: the complete wc, then claim_controlled of wn, between
+** BEGIN and COMMIT; a failure of either rolls both back. */
+int lpg_q_complete_claim_next(lease_db *db, const lease__write *wc, const lease__write *wn,
+                              int max, lease_job *jobs, int *count, int *reason, int *why) {
+  int rc = lpg_ready(db);
+  *why = LEASE_GRANTED;
+  if (rc != LEASE_OK) return rc;
+  if ((rc = lpg_exec(db, "BEGIN")) != LEASE_OK) return rc;
+  if ((rc = lpg_guarded(db, wc, reason)) == LEASE_OK &&
+      (rc = claim_controlled(db, wn, max, jobs, count, why)) == LEASE_OK)
+    rc = lpg_exec(db, "COMMIT");
+  if (rc != LEASE_OK) {
+    lpg_rollback(db);
+    *count = 0;
+  }
+  return rc;
+}
+
+/* ===================================================================== */
+/* Queue control                                                          */
+/* ===================================================================== */
+
+typedef struct control_ctx {
+  const char *queue;
+  size_t queue_len;
+  int what, paused;
+  const lease_queue_limits *l;
+} control_ctx;
+
+/* Transaction body of set_queue: the row, then tidy. */
+static int control_body(lease_db *db, void *ctx) {
+  control_ctx *x = ctx;
+  params p = {0};
+  PGresult *res;
+  p_bytes(&p, x->queue, x->queue_len);
+  if (x->what == 0) {
+    p_i4(&p, x->paused);
+  } else {
+    if (x->l->concurrency > 0) p_i8(&p, x->l->concurrency);
+    else p_null(&p);
+    if (x->l->rate > 0) p_i8(&p, x->l->rate);
+    else p_null(&p);
+    if (x->l->rate > 0) p_f8(&p, x->l->per);
+    else p_null(&p);
+  }
+  if (!(res = qrun(db, x->what == 0 ? Q_SET_PAUSED : Q_SET_LIMITS, &p))) return db->rc;
+  PQclear(res);
+  memset(&p, 0, sizeof p);
+  p_bytes(&p, x->queue, x->queue_len);
+  if (!(res = qrun(db, Q_TIDY, &p))) return db->rc;
+  PQclear(res);
+  return LEASE_OK;
+}
+
+/* See lease.h: lease_pause, lease_resume, lease_limit. */
+int lpg_q_set_queue(lease_db *db, const char *queue, size_t queue_len, int what, int paused,
+                    const lease_queue_limits *l) {
+  control_ctx x = {queue, queue_len, what, paused, l};
+  int rc = lpg_ready(db);
+  if (rc != LEASE_OK) return rc;
+  return in_txn(db, control_body, &x);
+}
+
+/* See lease.h: lease_queues.  The names and settings, then each queue's
+** counts (lpg_q_count). */
+int lpg_q_queues(lease_db *db, double now, lease_queue_info *out, int max, int *count) {
+  params p = {0};
+  PGresult *res;
+  size_t used = 0, *names;
+  int i, n, failed = 0, rc = lpg_ready(db);
+  if (rc != LEASE_OK) return rc;
+  if (!(res = qrun(db, Q_QUEUES, &p))) return db->rc;
+  n = PQntuples(res) < max ? PQntuples(res) : max;
+  if (!(names = malloc((size_t)(n ? n : 1) * sizeof *names))) {
+    PQclear(res);
+    return lease__fail(db, LEASE_NOMEM, "out of memory");
+  }
+  for (i = 0; i < n && !failed; i++) {
+    memset(&out[i], 0, sizeof out[i]);
+    names[i] = keep(db, res, i, 0, &out[i].name_len, &used, &failed);
+    out[i].paused = r_i8(res, i, 1) != 0;
+    out[i].limits.concurrency = r_i8(res, i, 2);
+    out[i].limits.rate = r_i8(res, i, 3);
+    out[i].limits.per = r_f8(res, i, 4);
+  }
+  PQclear(res);
+  rc = failed ? db->rc : LEASE_OK;
+  for (i = 0; rc == LEASE_OK && i < n; i++)
+    rc = lpg_q_count(db, now, kept(db, names[i]), out[i].name_len, &out[i].counts);
+  for (i = 0; rc == LEASE_OK && i < n; i++) out[i].name = kept(db, names[i]);
+  free(names);
+  if (rc == LEASE_OK) *count = n;
+  return rc;
 }
 
 /* ===================================================================== */

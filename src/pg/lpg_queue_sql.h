@@ -53,7 +53,7 @@
 ** 'clock_mark' (as text), and the time a job without run_at became due:
 ** the mark when its row was made or reopened (0 while there is none).  The
 ** claim order is (priority, due_at, seq), so a job due longer goes first
-** (lease_queue's column due_at and its index lease_queue_due: step 4,
+** (lease_queue's column due_at and its index lease_queue_due: step 6,
 ** LPG_STEP_CLOCK in lpg_schema_sql.h).
 */
 #define LPG_Q_SQL_MARK                                                              \
@@ -135,14 +135,20 @@
   LPG_Q_SQL_STATUS(now) ", j.seq, coalesce(length(j.result), 0)::int8"             \
   " FROM jobs j LEFT JOIN lease_queue q ON q.id = j.id"
 
-/* One job.  $1 id, $2 now (NULL: status unknown). */
+/* One job (contract step 3, with its queue data).  $1 id, $2 now (NULL:
+** status unknown). */
 #define LPG_Q_SQL_STATE LPG_Q_SQL_FULL_ROW("$2", "true") " WHERE j.id = $1"
 
 /* A page of jobs.  $1 after (seq), $2 now, $3 limit, $4 status (0: all),
-** $5 queue (NULL: all), $6 load results (0 or 1). */
+** $5 queue (NULL: all), $6 load results (0 or 1), $7 which (LEASE_LIST_*:
+** the contract's view at now; 0: all). */
 #define LPG_Q_SQL_LIST                                                              \
   LPG_Q_SQL_FULL_ROW("$2", "$6 <> 0")                                               \
-  " WHERE j.seq > $1 AND ($4 = 0 OR " LPG_Q_SQL_STATUS("$2") " = $4)"              \
+  " WHERE j.seq > $1 AND CASE $7 WHEN 0 THEN true"                                  \
+  " WHEN 1 THEN j.done = 0 AND " LPG_SQL_BLOCKED " = 0 AND j.until <= $2"           \
+  " WHEN 2 THEN j.done = 0 AND " LPG_SQL_BLOCKED " = 0 AND j.until > $2"            \
+  " WHEN 3 THEN j.done <> 0 ELSE j.done = 0 AND " LPG_SQL_BLOCKED " <> 0 END"       \
+  " AND ($4 = 0 OR " LPG_Q_SQL_STATUS("$2") " = $4)"              \
   " AND ($5::bytea IS NULL OR coalesce(q.queue, 'default'::bytea) = $5)"           \
   " ORDER BY j.seq LIMIT $3"
 
@@ -288,11 +294,72 @@
   "INSERT INTO " LEASE_SCHEMA_META "(key, value) VALUES ('clock_mark', $1::text)"   \
   " ON CONFLICT (key) DO UPDATE SET value = excluded.value"
 
+/*
+** Queue control (lease.h: lease_pause, lease_limit), the layout of the
+** SQLite backend's (lsq_queue_sql.h): lease_queues, one row per queue with
+** settings; lease_queue_claims, when claim_next handed out each job of a
+** queue with a rate limit.  The tables are schema step 4 (LPG_STEP_CONTROL
+** in lpg_schema_sql.h); LPG_Q_SQL_CONTROL_TEMP: empty temporary ones of
+** the same layout, for a read-only handle on an older database.
+*/
+#define LPG_Q_SQL_CONTROL_TEMP                                                      \
+  "CREATE TEMP TABLE IF NOT EXISTS lease_queues(name bytea PRIMARY KEY,"          \
+  " paused int NOT NULL DEFAULT 0, concurrency int8, rate int8, per float8);"      \
+  " CREATE TEMP TABLE IF NOT EXISTS lease_queue_claims(queue bytea NOT NULL, at float8 NOT NULL)"
+
+/* A queue's settings, read plainly (lock 0) or with its row locked (FOR
+** UPDATE: claims of a queue with settings take turns, each counting after
+** the one before committed).  $1 queue.  Columns: paused, concurrency,
+** rate, per (0: none). */
+#define LPG_Q_SQL_SETTINGS_(lock)                                                   \
+  "SELECT paused::int8, coalesce(concurrency, 0), coalesce(rate, 0), coalesce(per, 0)" \
+  " FROM lease_queues WHERE name = $1" lock
+#define LPG_Q_SQL_SETTINGS LPG_Q_SQL_SETTINGS_("")
+#define LPG_Q_SQL_SETTINGS_LOCKED LPG_Q_SQL_SETTINGS_(" FOR UPDATE")
+
+/* The live leases of a queue: its open jobs held (until > $2).  $1 queue. */
+#define LPG_Q_SQL_LIVE                                                              \
+  "SELECT count(*) FROM lease_queue q JOIN jobs j ON j.id = q.id"                   \
+  " WHERE q.queue = $1 AND q.state = " LEASE__Q_OPEN_S " AND j.done = 0 AND j.until > $2"
+
+/* The rate's window: prune the claims of queue $1 at or before $2 (now -
+** per), then count those after it. */
+#define LPG_Q_SQL_RECENT                                                            \
+  "WITH d AS (DELETE FROM lease_queue_claims WHERE queue = $1 AND at <= $2)"        \
+  " SELECT count(*) FROM lease_queue_claims WHERE queue = $1 AND at > $2"
+
+/* Record $3 claims of queue $1 at $2. */
+#define LPG_Q_SQL_RECORD                                                            \
+  "INSERT INTO lease_queue_claims(queue, at) SELECT $1, $2 FROM generate_series(1, $3)"
+
+/* Write settings: $1 queue, $2 paused; or $2 concurrency, $3 rate, $4 per
+** (NULL: none).  Then a row left with none goes, and the claims of a
+** queue without a rate. */
+#define LPG_Q_SQL_SET_PAUSED                                                        \
+  "INSERT INTO lease_queues(name, paused) VALUES ($1, $2)"                          \
+  " ON CONFLICT (name) DO UPDATE SET paused = excluded.paused"
+#define LPG_Q_SQL_SET_LIMITS                                                        \
+  "INSERT INTO lease_queues(name, concurrency, rate, per) VALUES ($1, $2, $3, $4)"  \
+  " ON CONFLICT (name) DO UPDATE SET concurrency = excluded.concurrency,"           \
+  " rate = excluded.rate, per = excluded.per"
+#define LPG_Q_SQL_TIDY                                                              \
+  "WITH d AS (DELETE FROM lease_queues WHERE name = $1 AND paused = 0"              \
+  " AND concurrency IS NULL AND rate IS NULL RETURNING 1)"                          \
+  " DELETE FROM lease_queue_claims WHERE queue = $1 AND NOT EXISTS"                 \
+  " (SELECT 1 FROM lease_queues WHERE name = $1 AND rate IS NOT NULL)"
+
+/* Every queue with jobs or settings, by name, with its settings. */
+#define LPG_Q_SQL_QUEUES                                                            \
+  "SELECT n.name, coalesce(s.paused, 0)::int8, coalesce(s.concurrency, 0), coalesce(s.rate, 0)," \
+  " coalesce(s.per, 0) FROM (SELECT queue AS name FROM lease_queue UNION"            \
+  " SELECT name FROM lease_queues) AS n LEFT JOIN lease_queues AS s ON s.name = n.name" \
+  " ORDER BY n.name"
+
 /* The statements of the queue, prepared from slot LPG_SLOT_QUEUE on:
 ** name, SQL, parameter types. */
 #define LPG_QUEUE_STATEMENT_MAP(XX)                                                 \
   XX(STATE, LPG_Q_SQL_STATE, 2, {T_BYTEA, T_FLOAT8})                                \
-  XX(LIST, LPG_Q_SQL_LIST, 6, {T_INT8, T_FLOAT8, T_INT4, T_INT4, T_BYTEA, T_INT4})  \
+  XX(LIST, LPG_Q_SQL_LIST, 7, {T_INT8, T_FLOAT8, T_INT4, T_INT4, T_BYTEA, T_INT4, T_INT4}) \
   XX(TALLY, LPG_Q_SQL_TALLY, 2, {T_FLOAT8, T_BYTEA})                                \
   XX(ERRORS, LPG_Q_SQL_ERRORS, 2, {T_BYTEA, T_INT4})                                \
   XX(ENQUEUE, LPG_Q_SQL_ENQUEUE, 6, {T_BYTEA, T_BYTEA, T_BYTEA, T_INT8, T_FLOAT8, T_INT8}) \
@@ -302,6 +369,15 @@
   XX(RETRY, LPG_Q_SQL_RETRY, 2, {T_BYTEA, T_FLOAT8})                                \
   XX(CANCEL, LPG_Q_SQL_CANCEL, 2, {T_BYTEA, T_FLOAT8})                              \
   XX(PRUNE, LPG_Q_SQL_PRUNE, 3, {T_FLOAT8, T_BYTEA, T_INT4})                        \
+  XX(SETTINGS, LPG_Q_SQL_SETTINGS, 1, {T_BYTEA})                                    \
+  XX(SETTINGS_LOCKED, LPG_Q_SQL_SETTINGS_LOCKED, 1, {T_BYTEA})                      \
+  XX(LIVE, LPG_Q_SQL_LIVE, 2, {T_BYTEA, T_FLOAT8})                                  \
+  XX(RECENT, LPG_Q_SQL_RECENT, 2, {T_BYTEA, T_FLOAT8})                              \
+  XX(RECORD, LPG_Q_SQL_RECORD, 3, {T_BYTEA, T_FLOAT8, T_INT4})                      \
+  XX(SET_PAUSED, LPG_Q_SQL_SET_PAUSED, 2, {T_BYTEA, T_INT4})                        \
+  XX(SET_LIMITS, LPG_Q_SQL_SET_LIMITS, 4, {T_BYTEA, T_INT8, T_INT8, T_FLOAT8})      \
+  XX(TIDY, LPG_Q_SQL_TIDY, 1, {T_BYTEA})                                            \
+  XX(QUEUES, LPG_Q_SQL_QUEUES, 0, {0})                                              \
   XX(CLOCK_READ, LPG_Q_SQL_CLOCK_READ, 0, {0})                                      \
   XX(CLOCK_MOVE, LPG_Q_SQL_CLOCK_MOVE, 1, {T_FLOAT8})
 

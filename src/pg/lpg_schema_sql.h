@@ -27,8 +27,27 @@
 ** row and errors through the references' ON UPDATE CASCADE since step 1. */
 #define LPG_STEP_RENAMED ""
 
+/* Step 4 (v3 -> v4): the schedules' table lease_schedules (lease.h,
+** "Schedules"; read and written by lpg_schedule.c).  Names, cron
+** expressions, queues and payloads are bytea, as the jobs' ids are.
+** Nothing else: the guard upgrade_body puts on every lease_ table at the
+** end of an upgrade covers it. */
+#define LPG_STEP_SCHEDULES                                                        \
+  "CREATE TABLE IF NOT EXISTS lease_schedules(name bytea PRIMARY KEY,"           \
+  " every float8, cron bytea, queue bytea NOT NULL DEFAULT 'default', payload bytea," \
+  " priority int8 NOT NULL DEFAULT 0, max_attempts int8 NOT NULL DEFAULT 25,"   \
+  " created_at float8 NOT NULL, next_at float8 NOT NULL, last_at float8)"
+
+/* Step 5 (v4 -> v5): queue control's tables (lease.h: lease_pause,
+** lease_limit; their reads: lpg_queue_sql.h). */
+#define LPG_STEP_CONTROL                                                          \
+  "CREATE TABLE IF NOT EXISTS lease_queues(name bytea PRIMARY KEY,"               \
+  " paused int NOT NULL DEFAULT 0, concurrency int8, rate int8, per float8);"    \
+  " CREATE TABLE IF NOT EXISTS lease_queue_claims(queue bytea NOT NULL, at float8 NOT NULL);" \
+  " CREATE INDEX IF NOT EXISTS lease_queue_claims_at ON lease_queue_claims(queue, at)"
+
 /*
-** Step 4 (v3 -> v4): the claim order by due time (lease_int.h:
+** Step 6 (v5 -> v6): the claim order by due time (lease_int.h:
 ** lease__clock).  lease_queue gets the column due_at, a row there now due
 ** at its run_at (0 without one: before every job enqueued later); the
 ** index lease_queue_due (queue, priority, due_at, seq) replaces
@@ -51,15 +70,15 @@
   " CASE WHEN a.done <> 0 THEN a.until END, " LPG_Q_SQL_DUE_NOW " FROM lease_added a" \
   " ON CONFLICT (id) DO NOTHING; RETURN NULL; END $f$"
 
-/* The version a database without a version row has: 4 when lease_queue
-** has the column due_at (step 4's layout, whose row another client
+/* The version a database without a version row has: 6 when lease_queue
+** has the column due_at (step 6's layout, whose row another client
 ** deleted: its steps must not run again), 3 when the queue's trigger
 ** lease_jobs_added is on jobs (every layout the engine made with it before
 ** versions existed is version 3 on PostgreSQL), else 0 (a jobs table
 ** alone). */
 #define LPG_SQL_CLASSIFY                                                          \
   "SELECT CASE WHEN EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid ="          \
-  " to_regclass('lease_queue') AND attname = 'due_at' AND NOT attisdropped) THEN 4" \
+  " to_regclass('lease_queue') AND attname = 'due_at' AND NOT attisdropped) THEN 6" \
   " WHEN EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = to_regclass('jobs')"    \
   " AND tgname = 'lease_jobs_added') THEN 3 ELSE 0 END"
 
@@ -80,5 +99,15 @@
 /* The first version whose queue tables this build's reads understand: a
 ** read-only handle on an older database reads empty temporary ones. */
 #define LPG_QUEUE_READABLE 1
+
+/* The first version with the table lease_schedules (the version step
+** SCHEDULES makes): a read-only handle on an older database reads an
+** empty temporary one (LPG_S_SQL_TEMP). */
+#define LPG_SCHEDULES_READABLE (LEASE__STEP_SCHEDULES + 1)
+
+/* The first version with queue control's tables: a read-only handle on an
+** older database reads empty temporary ones (LPG_Q_SQL_CONTROL_TEMP): no
+** queue paused or limited. */
+#define LPG_CONTROL_READABLE (LEASE__STEP_CONTROL + 1)
 
 #endif

@@ -54,18 +54,11 @@
 ** code: the table's CHECKs leave only a fence at its maximum. */
 #define LPG_SQL_BLOCKED "(CASE WHEN fence >= " LPG_FENCE_MAX " THEN 3 ELSE 0 END)"
 
-/* Contract step 2.  $1 id. */
-#define LPG_SQL_ENQUEUE "INSERT INTO jobs(id) VALUES ($1) ON CONFLICT (id) DO NOTHING"
-
-/* enqueue for many ids, in the array's order.  $1 bytea[]. */
+/* Contract step 2 for many ids without data, in the array's order (the
+** trigger lease_jobs_added gives each its queue row).  $1 bytea[]. */
 #define LPG_SQL_ENQUEUE_MANY                                                      \
   "INSERT INTO jobs(id) SELECT id FROM unnest($1::bytea[]) WITH ORDINALITY t(id, n)" \
   " ORDER BY n ON CONFLICT (id) DO NOTHING"
-
-/* Contract step 3.  $1 id. */
-#define LPG_SQL_STATE                                                     \
-  "SELECT id, owner, until, fence, result, done,"                        \
-  " CASE WHEN done <> 0 THEN 0 ELSE " LPG_SQL_BLOCKED " END FROM jobs WHERE id = $1"
 
 /*
 ** The guarded writes.  Each returns one row: the claim's new fence (or for
@@ -156,29 +149,17 @@
   LPG_SQL_REPORT("(SELECT count(*) FROM u)", "j.owner IS DISTINCT FROM $2, j.fence <> $3", \
                  "false", "false", "0", "")
 
-/* A page of jobs of one kind.  $1 after (seq), $2 now, $3 limit, $4 which. */
-#define LPG_SQL_LIST                                                                  \
-  "SELECT seq, id, owner, until, fence, result, done, b FROM (SELECT seq, id, owner,"  \
-  " until, fence, result, done, CASE WHEN done <> 0 THEN 0 ELSE " LPG_SQL_BLOCKED      \
-  " END AS b FROM jobs WHERE seq > $1) t WHERE CASE $4 WHEN 0 THEN true"              \
-  " WHEN 1 THEN done = 0 AND b = 0 AND until <= $2"                                   \
-  " WHEN 2 THEN done = 0 AND b = 0 AND until > $2"                                    \
-  " WHEN 3 THEN done <> 0 ELSE done = 0 AND b <> 0 END ORDER BY seq LIMIT $3"
-
 /* The server's clock, seconds since the epoch. */
 #define LPG_SQL_NOW "SELECT extract(epoch FROM clock_timestamp())::float8"
 
 /* The prepared statements: enum name and SQL, one list (their parameter
 ** types: lpg.c). */
 #define LPG_STATEMENT_MAP(XX)              \
-  XX(ENQUEUE, LPG_SQL_ENQUEUE)             \
   XX(ENQUEUE_MANY, LPG_SQL_ENQUEUE_MANY)   \
-  XX(STATE, LPG_SQL_STATE)                 \
   XX(CLAIM, LPG_SQL_CLAIM)                 \
   XX(RENEW, LPG_SQL_RENEW)                 \
   XX(COMPLETE, LPG_SQL_COMPLETE)           \
   XX(RELEASE, LPG_SQL_RELEASE)             \
-  XX(LIST, LPG_SQL_LIST)                   \
   XX(NOW, LPG_SQL_NOW)
 
 #endif

@@ -92,28 +92,25 @@ static size_t sq_max_length(const lease_db *db) {
 
 /*
 ** Copy the row at the statement's columns (first column `c0`: id, owner,
-** until, fence, result, done, blocked code, and when the statement has
-** them the queue's columns of LSQ_SQL_FULL_ROW: payload, queue, priority,
-** run_at, attempt, max_attempts, finished_at, status, seq, result size)
-** into *row, its strings appended to the handle's buffer at *used.
-** Without the queue's columns the row gets their defaults.  Pointers are
-** fixed up by lsq_fix_row once the buffer stops moving.  Returns LEASE_OK
-** or LEASE_NOMEM.
+** until, fence, result, done, blocked code, then the queue's columns of
+** LSQ_SQL_FULL_ROW: payload, queue, priority, run_at, attempt,
+** max_attempts, finished_at, status, seq, result size) into *row, its
+** strings appended to the handle's buffer at *used.  Pointers are fixed
+** up by lsq_fix_row once the buffer stops moving.  Returns LEASE_OK or
+** LEASE_NOMEM.
 */
 int lsq_copy_row(lease_db *db, sqlite3_stmt *st, int c0, lease_row *row, size_t *used) {
-  const int full = sqlite3_column_count(st) >= c0 + 17;
   const int cols[5] = {c0, c0 + 1, c0 + 4, c0 + 7, c0 + 8};
   size_t *lens[5] = {&row->id_len, &row->owner_len, &row->result_len, &row->payload_len,
                      &row->queue_len};
   const char **ptrs[5] = {&row->id, &row->owner, &row->result, &row->payload, &row->queue};
   int i;
   for (i = 0; i < 5; i++) {
-    const void *p = i >= 3 && !full ? NULL
-                    : sqlite3_column_type(st, cols[i]) == SQLITE_NULL
+    const void *p = sqlite3_column_type(st, cols[i]) == SQLITE_NULL
                         ? NULL : (i == 3 ? sqlite3_column_blob(st, cols[i])
                                          : (const void *)sqlite3_column_text(st, cols[i]));
     size_t n = p ? (size_t)sqlite3_column_bytes(st, cols[i]) : 0;
-    if (i == 3 && !p && full && sqlite3_column_type(st, cols[i]) != SQLITE_NULL) p = "";
+    if (i == 3 && !p && sqlite3_column_type(st, cols[i]) != SQLITE_NULL) p = "";
     if (!p) {
       *ptrs[i] = NULL;
       *lens[i] = 0;
@@ -133,17 +130,6 @@ int lsq_copy_row(lease_db *db, sqlite3_stmt *st, int c0, lease_row *row, size_t 
   row->fence = sqlite3_column_int64(st, c0 + 3);
   row->done = sqlite3_column_int64(st, c0 + 5) != 0;
   row->blocked = lease__blocked_msg(sqlite3_column_int(st, c0 + 6));
-  if (!full) {
-    row->priority = 0;
-    row->run_at = NAN;
-    row->attempt = 0;
-    row->max_attempts = LEASE_MAX_ATTEMPTS_DEFAULT;
-    row->finished_at = NAN;
-    row->status = LEASE_STATUS_UNKNOWN;
-    row->seq = 0;
-    row->result_size = (int64_t)row->result_len;
-    return LEASE_OK;
-  }
   row->priority = sqlite3_column_int64(st, c0 + 9);
   row->run_at = sqlite3_column_type(st, c0 + 10) == SQLITE_NULL ? NAN
                 : sqlite3_column_double(st, c0 + 10);
@@ -167,59 +153,7 @@ void lsq_fix_row(lease_db *db, lease_row *row) {
   if (row->queue) row->queue = db->buf + ((uintptr_t)row->queue - 1);
 }
 
-/* See lease.h (contract step 3). */
-static int sq_state(lease_db *db, const char *id, size_t id_len, lease_row *row, int *found) {
-  sqlite3_stmt *st;
-  size_t used = 0;
-  int src;
-  if (!(st = lsq_stmt(db, LSQ_ST_STATE))) return db->rc;
-  bind_bytes(st, 1, id, id_len);
-  src = lsq_step(db, LSQ(db)->sql, st);
-  if (src == SQLITE_ROW) {
-    /* Copy the strings out before the statement is reset. */
-    if (lsq_copy_row(db, st, 0, row, &used) != LEASE_OK) {
-      sqlite3_reset(st);
-      return db->rc;
-    }
-    lsq_fix_row(db, row);
-    *found = 1;
-    src = sqlite3_step(st);   /* id is the primary key: at most one row */
-  }
-  if (src != SQLITE_DONE) *found = 0;
-  return finish_read(db, st, src);
-}
-
-/* See lease.h. */
-static int sq_list(lease_db *db, int which, double now, int64_t after, int max, lease_row *rows,
-                   int64_t *seqs, int *count) {
-  sqlite3_stmt *st;
-  size_t used = 0;
-  int src = SQLITE_DONE, n = 0, i;
-  if (!(st = lsq_stmt(db, LSQ_ST_LIST))) return db->rc;
-  sqlite3_bind_int64(st, 1, after);
-  sqlite3_bind_double(st, 2, now);
-  sqlite3_bind_int(st, 3, max);
-  sqlite3_bind_int(st, 4, which);
-  if (max > 0) src = lsq_step(db, LSQ(db)->sql, st);
-  while (src == SQLITE_ROW) {
-    seqs[n] = sqlite3_column_int64(st, 0);
-    if (lsq_copy_row(db, st, 1, &rows[n], &used) != LEASE_OK) {
-      sqlite3_reset(st);
-      return db->rc;
-    }
-    if (++n == max) {
-      src = SQLITE_DONE;
-      break;
-    }
-    src = sqlite3_step(st);
-  }
-  if (finish_read(db, st, src) != LEASE_OK) return db->rc;
-  for (i = 0; i < n; i++) lsq_fix_row(db, &rows[i]);
-  *count = n;
-  return LEASE_OK;
-}
-
-/* See lease.h: lease_count and lease_count_queue (queue NULL: all). */
+/* See lease.h: lease_count (queue NULL: every queue). */
 int lsq_count(lease_db *db, double now, const char *queue, size_t queue_len, lease_counts *out) {
   int64_t *by_status[7] = {&out->available, &out->scheduled, &out->running, &out->retryable,
                            &out->completed, &out->discarded, &out->cancelled};
@@ -242,54 +176,9 @@ int lsq_count(lease_db *db, double now, const char *queue, size_t queue_len, lea
   return finish_read(db, st, src);
 }
 
-/* See lease.h. */
-static int sq_count(lease_db *db, double now, lease_counts *out) {
-  return lsq_count(db, now, NULL, 0, out);
-}
-
 /* ===================================================================== */
 /* Writes                                                                 */
 /* ===================================================================== */
-
-/* The arguments and outcome of an enqueue body. */
-typedef struct enqueue_ctx {
-  const char *const *ids;
-  const size_t *id_lens;
-  int n, added;
-} enqueue_ctx;
-
-/* Write body: insert each id unless it exists (contract step 2). */
-static int enqueue_body(lease_db *db, void *ctx) {
-  enqueue_ctx *e = ctx;
-  sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_ENQUEUE);
-  int src, i;
-  if (!st) return db->rc;
-  for (i = 0; i < e->n; i++) {
-    bind_bytes(st, 1, e->ids[i], e->id_lens[i]);
-    src = sqlite3_step(st);
-    if (src != SQLITE_DONE) return step_failed(db, st, src);
-    sqlite3_reset(st);
-    e->added += sqlite3_changes(LSQ(db)->sql);
-  }
-  return LEASE_OK;
-}
-
-/* See lease.h (contract step 2). */
-static int sq_enqueue(lease_db *db, const char *id, size_t id_len, int *reason) {
-  enqueue_ctx e = { &id, &id_len, 1, 0 };
-  int rc = lsq_write_txn(db, enqueue_body, &e);
-  if (rc == LEASE_OK && reason) *reason = e.added == 1 ? LEASE_GRANTED : LEASE_EXISTS;
-  return rc;
-}
-
-/* See lease.h. */
-static int sq_enqueue_many(lease_db *db, const char *const *ids, const size_t *id_lens, int n,
-                           int *inserted) {
-  enqueue_ctx e = { ids, id_lens, n, 0 };
-  int rc = lsq_write_txn(db, enqueue_body, &e);
-  if (rc == LEASE_OK && inserted) *inserted = e.added;
-  return rc;
-}
 
 /* The guarded UPDATE of each write. */
 static const int write_stmt[] = {
@@ -461,15 +350,6 @@ static int sq_complete_many(lease_db *db, const lease__write *w, const lease_res
   return LEASE_OK;
 }
 
-/* See lease.h: lease_claim_next is the queue "default"'s. */
-static int sq_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jobs,
-                         int *count) {
-  lease__write q = *w;
-  q.queue = "default";
-  q.queue_len = 7;
-  return lsq_q_claim_next(db, &q, max, jobs, count);
-}
-
 /* See lease_int.h: SQLite has no clock of its own; the local wall clock
 ** (CLOCK_REALTIME), as lease.now() reads it. */
 static int sq_server_now(lease_db *db, double *out) {
@@ -490,32 +370,32 @@ const lease__backend lease__sqlite = {
   .open = lsq_open,
   .close = lsq_close,
   .init = sq_init,
-  .enqueue = sq_enqueue,
-  .enqueue_many = sq_enqueue_many,
-  .state = sq_state,
+  .enqueue = lsq_q_enqueue,
+  .state = lsq_q_state,
   .write = sq_write,
   .complete_many = sq_complete_many,
-  .claim_next = sq_claim_next,
-  .list = sq_list,
-  .count = sq_count,
+  .claim_next = lsq_q_claim_next,
+  .list = lsq_q_list,
+  .count = lsq_count,
   .settings = sq_settings,
   .is_private = sq_is_private,
   .max_length = sq_max_length,
-  .enqueue_jobs = lsq_q_enqueue_jobs,
-  .state_at = lsq_q_state_at,
   .errors = lsq_q_errors,
-  .claim_next_queue = lsq_q_claim_next_queue,
   .complete_claim_next = lsq_q_complete_claim_next,
   .fail = lsq_q_fail,
   .retry = lsq_q_retry,
   .cancel = lsq_q_cancel,
   .prune = lsq_q_prune,
-  .list_jobs = lsq_q_list_jobs,
-  .count_queue = lsq_q_count_queue,
+  .set_queue = lsq_q_set_queue,
+  .queues = lsq_q_queues,
   .with_lease = lsq_with_lease,
   .tx_run = lsq_tx_run,
   .tx_write = lsq_tx_write,
   .fence_gate = lsq_fence_gate,
   .file_id = lsq_file_id,
   .server_now = sq_server_now,
+  .schedule = lsq_s_schedule,
+  .unschedule = lsq_s_unschedule,
+  .schedules = lsq_s_schedules,
+  .tick = lsq_s_tick,
 };

@@ -105,6 +105,13 @@ int lsq_q_temp(lease_db *db) {
   return rc;
 }
 
+/* See lsq.h. */
+int lsq_q_control_temp(lease_db *db) {
+  int rc = lsq_exec(db, LSQ_SQL_QUEUES_TABLE("TEMP "));
+  if (rc == LEASE_OK) rc = lsq_exec(db, LSQ_SQL_CLAIMS_TABLE("TEMP "));
+  return rc;
+}
+
 /* ===================================================================== */
 /* Steps shared with the contract's writes                                */
 /* ===================================================================== */
@@ -197,8 +204,17 @@ static int enqueue_body(lease_db *db, void *ctx) {
   return LEASE_OK;
 }
 
-/* See lease.h: lease_enqueue_job and lease_enqueue_jobs. */
-int lsq_q_enqueue_jobs(lease_db *db, const lease_new_job *jobs, int n, int *inserted) {
+/* See lsq.h. */
+int lsq_q_enqueue_in(lease_db *db, const lease_new_job *jobs, int n, int *added) {
+  enqueue_ctx e = {jobs, n, 0};
+  int rc = enqueue_body(db, &e);
+  *added = e.added;
+  return rc;
+}
+
+/* See lease.h: lease_enqueue and lease_enqueue_many.  A job without data
+** costs one INSERT: its queue row is the one the trigger gives. */
+int lsq_q_enqueue(lease_db *db, const lease_new_job *jobs, int n, int *inserted) {
   enqueue_ctx e = {jobs, n, 0};
   int rc = lsq_write_txn(db, enqueue_body, &e);
   if (rc == LEASE_OK && inserted) *inserted = e.added;
@@ -209,15 +225,16 @@ int lsq_q_enqueue_jobs(lease_db *db, const lease_new_job *jobs, int n, int *inse
 /* Reads                                                                  */
 /* ===================================================================== */
 
-/* See lease.h: lease_state_at. */
-int lsq_q_state_at(lease_db *db, const char *id, size_t id_len, double now, lease_row *row,
-                       int *found) {
+/* See lease.h: lease_state (now NaN: bound as NULL, the status unknown). */
+int lsq_q_state(lease_db *db, const char *id, size_t id_len, double now, lease_row *row,
+                int *found) {
   sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_STATE);
   size_t used = 0;
   int src;
   if (!st) return db->rc;
   bind_bytes(st, 1, id, id_len);
-  sqlite3_bind_double(st, 2, now);
+  if (isnan(now)) sqlite3_bind_null(st, 2);
+  else sqlite3_bind_double(st, 2, now);
   src = lsq_step(db, LSQ(db)->sql, st);
   if (src == SQLITE_ROW) {
     if (lsq_copy_row(db, st, 0, row, &used) != LEASE_OK) {
@@ -232,9 +249,8 @@ int lsq_q_state_at(lease_db *db, const char *id, size_t id_len, double now, leas
   return finish_read(db, st, src);
 }
 
-/* See lease.h: lease_list_jobs. */
-int lsq_q_list_jobs(lease_db *db, const lease_filter *f, int max, lease_row *rows,
-                        int *count) {
+/* See lease.h: lease_list. */
+int lsq_q_list(lease_db *db, const lease_filter *f, int max, lease_row *rows, int *count) {
   sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_LIST);
   size_t used = 0;
   int src, n = 0, i;
@@ -246,6 +262,7 @@ int lsq_q_list_jobs(lease_db *db, const lease_filter *f, int max, lease_row *row
   if (f->queue) bind_bytes(st, 5, f->queue, f->queue_len);
   else sqlite3_bind_null(st, 5);
   sqlite3_bind_int(st, 6, f->results != 0);
+  sqlite3_bind_int(st, 7, f->which);
   src = lsq_step(db, LSQ(db)->sql, st);
   while (src == SQLITE_ROW && n < max) {
     if (lsq_copy_row(db, st, 0, &rows[n], &used) != LEASE_OK) {
@@ -299,12 +316,6 @@ int lsq_q_errors(lease_db *db, const char *id, size_t id_len, lease_job_error *o
   return LEASE_OK;
 }
 
-/* See lease.h: lease_count_queue. */
-int lsq_q_count_queue(lease_db *db, double now, const char *queue, size_t queue_len,
-                          lease_counts *out) {
-  return lsq_count(db, now, queue, queue_len, out);
-}
-
 /* ===================================================================== */
 /* claim_next                                                             */
 /* ===================================================================== */
@@ -332,7 +343,69 @@ typedef struct claim_ctx {
   id_key *keys;       /* max entries: the candidates' ids, sorted, for claim_free */
   const lease__write *done;   /* a complete to store first, or NULL */
   int reason;                 /* its outcome */
+  int why;                    /* the claim's refusal (lease__claim_room), or LEASE_GRANTED */
 } claim_ctx;
+
+/* Step st, which returns one integer, into *out, and reset it. */
+static int read_int(lease_db *db, sqlite3_stmt *st, int64_t *out) {
+  int src = sqlite3_step(st);
+  if (src != SQLITE_ROW) return step_failed(db, st, src == SQLITE_DONE ? SQLITE_ERROR : src);
+  *out = sqlite3_column_int64(st, 0);
+  sqlite3_reset(st);
+  return LEASE_OK;
+}
+
+/* Read the facts of w's queue (lease__queue_facts) in the claim's
+** transaction: its settings row by its key, then only what its limits
+** ask: the live leases (concurrency), the claims in the rate's window
+** (rate; those before it pruned). */
+static int read_queue_facts(lease_db *db, const lease__write *w, lease__queue_facts *q) {
+  sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_SETTINGS);
+  int src, rc;
+  memset(q, 0, sizeof *q);
+  if (!st) return db->rc;
+  bind_bytes(st, 1, w->queue, w->queue_len);
+  src = sqlite3_step(st);
+  if (src == SQLITE_DONE) {
+    sqlite3_reset(st);
+    return LEASE_OK;
+  }
+  if (src != SQLITE_ROW) return step_failed(db, st, src);
+  q->found = 1;
+  q->paused = sqlite3_column_int64(st, 0) != 0;
+  q->concurrency = sqlite3_column_int64(st, 1);
+  q->rate = sqlite3_column_int64(st, 2);
+  q->per = sqlite3_column_double(st, 3);
+  sqlite3_reset(st);
+  if (q->paused) return LEASE_OK;
+  if (q->concurrency > 0) {
+    if (!(st = lsq_stmt(db, LSQ_ST_Q_LIVE))) return db->rc;
+    bind_bytes(st, 1, w->queue, w->queue_len);
+    sqlite3_bind_double(st, 2, w->now);
+    if ((rc = read_int(db, st, &q->live)) != LEASE_OK) return rc;
+  }
+  if (q->rate > 0) {
+    if (!(st = lsq_stmt(db, LSQ_ST_Q_PRUNE_CLAIMS))) return db->rc;
+    bind_bytes(st, 1, w->queue, w->queue_len);
+    sqlite3_bind_double(st, 2, w->now - q->per);
+    if ((rc = run_once(db, st)) != LEASE_OK) return rc;
+    if (!(st = lsq_stmt(db, LSQ_ST_Q_RECENT))) return db->rc;
+    bind_bytes(st, 1, w->queue, w->queue_len);
+    sqlite3_bind_double(st, 2, w->now - q->per);
+    if ((rc = read_int(db, st, &q->recent)) != LEASE_OK) return rc;
+  }
+  return LEASE_OK;
+}
+
+/* Record n jobs handed out from w's queue at w->now, for its rate. */
+static int record_claims(lease_db *db, const lease__write *w, int n) {
+  sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_RECORD_CLAIMS);
+  if (!st) return db->rc;
+  bind_bytes(st, 1, w->queue, w->queue_len);
+  sqlite3_bind_int(st, 3, n);
+  sqlite3_bind_double(st, 4, w->now);
+  return run_once(db, st);
+}
 
 /* Read up to `want` candidates into x->c from db->buf offset *used on.
 ** Returns how many, or -1 on a failure recorded. */
@@ -426,16 +499,19 @@ static int claim_free(lease_db *db, claim_ctx *x, int n) {
 ** fewer candidates. */
 static int claim_next_body(lease_db *db, void *ctx) {
   claim_ctx *x = ctx;
+  lease__queue_facts qf;
   size_t used = 0;
-  int want, got, i, rc, reason;
+  int want, got, i, rc, reason, room;
   x->n = 0;
   if (x->done) {   /* complete_claim_next: the completion first, as complete's body */
     int64_t unused;
     if ((rc = lsq_guarded_step(db, x->done, &unused, &x->reason)) != LEASE_OK) return rc;
   }
+  if ((rc = read_queue_facts(db, x->w, &qf)) != LEASE_OK) return rc;
+  if ((x->why = lease__claim_room(&qf, x->max, &room)) != LEASE_GRANTED) return LEASE_OK;
   for (;;) {
     long discarded = LSQ(db)->expiry_discards;
-    want = x->max - x->n;
+    want = room - x->n;
     if ((got = read_candidates(db, x, want, &used)) < 0) return db->rc;
     if (got > 1 && (rc = claim_free(db, x, got)) != LEASE_OK) return rc;
     for (i = 0; i < got; i++) {
@@ -459,15 +535,16 @@ static int claim_next_body(lease_db *db, void *ctx) {
       x->jobs[x->n].max_attempts = c->max_attempts;
       x->n++;
     }
-    if (LSQ(db)->expiry_discards == discarded || got == 0 || x->n == x->max) return LEASE_OK;
+    if (LSQ(db)->expiry_discards == discarded || got == 0 || x->n == room) break;
   }
+  return qf.rate > 0 && x->n > 0 ? record_claims(db, x->w, x->n) : LEASE_OK;
 }
 
 /* claim_next of w, after the completion done when it is not NULL (its
 ** outcome to *reason), in one write transaction. */
 static int claim_next_run(lease_db *db, const lease__write *w, const lease__write *done, int max,
-                          lease_job *jobs, int *count, int *reason) {
-  claim_ctx x = {w, max, 0, NULL, jobs, NULL, done, LEASE_GRANTED};
+                          lease_job *jobs, int *count, int *reason, int *why) {
+  claim_ctx x = {w, max, 0, NULL, jobs, NULL, done, LEASE_GRANTED, LEASE_GRANTED};
   int i, rc;
   x.c = malloc((size_t)max * sizeof *x.c);
   x.keys = malloc((size_t)max * sizeof *x.keys);
@@ -487,24 +564,130 @@ static int claim_next_run(lease_db *db, const lease__write *w, const lease__writ
   }
   *count = x.n;
   if (reason) *reason = x.reason;
+  *why = x.why;
   return LEASE_OK;
 }
 
 /* See lsq.h. */
-int lsq_q_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jobs, int *count) {
-  return claim_next_run(db, w, NULL, max, jobs, count, NULL);
+int lsq_q_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jobs, int *count,
+                     int *why) {
+  return claim_next_run(db, w, NULL, max, jobs, count, NULL, why);
 }
 
 /* See lsq.h. */
 int lsq_q_complete_claim_next(lease_db *db, const lease__write *wc, const lease__write *wn,
-                              int max, lease_job *jobs, int *count, int *reason) {
-  return claim_next_run(db, wn, wc, max, jobs, count, reason);
+                              int max, lease_job *jobs, int *count, int *reason, int *why) {
+  return claim_next_run(db, wn, wc, max, jobs, count, reason, why);
 }
 
-/* See lease.h: lease_claim_next_queue. */
-int lsq_q_claim_next_queue(lease_db *db, const lease__write *w, int max, lease_job *jobs,
-                               int *count) {
-  return lsq_q_claim_next(db, w, max, jobs, count);
+/* ===================================================================== */
+/* Queue control                                                          */
+/* ===================================================================== */
+
+typedef struct control_ctx {
+  const char *queue;
+  size_t queue_len;
+  int what, paused;
+  const lease_queue_limits *l;
+} control_ctx;
+
+/* Run SQL text with ?1 the queue and, from ?2 on, the int64 values v
+** (0 binds NULL when nulls), then ?4 per (when l).  One statement. */
+static int control_step(lease_db *db, const char *text, const control_ctx *x, int nv,
+                        const int64_t *v, int nulls, const double *per) {
+  sqlite3_stmt *st = NULL;
+  int i, src = sqlite3_prepare_v2(LSQ(db)->sql, text, -1, &st, NULL);
+  if (src != SQLITE_OK) {
+    sqlite3_finalize(st);
+    return lsq_fail(db, LSQ(db)->sql, src);
+  }
+  bind_bytes(st, 1, x->queue, x->queue_len);
+  for (i = 0; i < nv; i++) {
+    if (nulls && v[i] == 0) sqlite3_bind_null(st, 2 + i);
+    else sqlite3_bind_int64(st, 2 + i, v[i]);
+  }
+  if (per) {
+    if (*per > 0) sqlite3_bind_double(st, 2 + nv, *per);
+    else sqlite3_bind_null(st, 2 + nv);
+  }
+  src = lsq_step(db, LSQ(db)->sql, st);
+  if (src != SQLITE_DONE) {
+    lsq_fail(db, LSQ(db)->sql, src);
+    sqlite3_finalize(st);
+    return db->rc;
+  }
+  sqlite3_finalize(st);
+  return LEASE_OK;
+}
+
+/* Write body of set_queue: the row, then tidy; the live-lease index made
+** while some queue has a concurrency limit, dropped when none has. */
+static int control_body(lease_db *db, void *ctx) {
+  control_ctx *x = ctx;
+  int rc, any = 0;
+  if (x->what == 0) {
+    int64_t v = x->paused;
+    rc = control_step(db, LSQ_SQL_Q_SET_PAUSED, x, 1, &v, 0, NULL);
+  } else {
+    int64_t v[2] = {x->l->concurrency, x->l->rate};
+    rc = control_step(db, LSQ_SQL_Q_SET_LIMITS, x, 2, v, 1, &x->l->per);
+  }
+  if (rc == LEASE_OK) rc = control_step(db, LSQ_SQL_Q_TIDY, x, 0, NULL, 0, NULL);
+  if (rc == LEASE_OK) rc = control_step(db, LSQ_SQL_Q_TIDY_CLAIMS, x, 0, NULL, 0, NULL);
+  if (rc != LEASE_OK || x->what == 0) return rc;
+  rc = lsq_query(db, LSQ(db)->sql, "SELECT 1 FROM lease_queues WHERE concurrency IS NOT NULL",
+                 lsq_found, &any);
+  if (rc != LEASE_OK) return rc;
+  return lsq_exec(db, any ? LSQ_SQL_LIVE_INDEX : "DROP INDEX IF EXISTS lease_jobs_live");
+}
+
+/* See lease.h: lease_pause, lease_resume, lease_limit. */
+int lsq_q_set_queue(lease_db *db, const char *queue, size_t queue_len, int what, int paused,
+                    const lease_queue_limits *l) {
+  control_ctx x = {queue, queue_len, what, paused, l};
+  return lsq_write_txn(db, control_body, &x);
+}
+
+/* One queue read by lsq_q_queues, its name an offset into db->buf. */
+typedef struct queues_ctx {
+  lease_queue_info *out;
+  int max, n, failed;
+  size_t used;
+  size_t *names;
+} queues_ctx;
+
+/* Row callback of LSQ_SQL_Q_QUEUES. */
+static int on_queue(lease_db *db, sqlite3_stmt *st, void *ctx) {
+  queues_ctx *x = ctx;
+  lease_queue_info *q;
+  if (x->n == x->max) return LSQ_STOP;
+  q = &x->out[x->n];
+  memset(q, 0, sizeof *q);
+  q->name_len = (size_t)sqlite3_column_bytes(st, 0);
+  x->names[x->n] = keep_bytes(db, sqlite3_column_text(st, 0), q->name_len, &x->used, &x->failed);
+  if (x->failed) return db->rc;
+  q->paused = sqlite3_column_int64(st, 1) != 0;
+  q->limits.concurrency = sqlite3_column_int64(st, 2);
+  q->limits.rate = sqlite3_column_int64(st, 3);
+  q->limits.per = sqlite3_column_double(st, 4);
+  x->n++;
+  return LEASE_OK;
+}
+
+/* See lease.h: lease_queues.  The names and settings first, then each
+** queue's counts (lsq_count). */
+int lsq_q_queues(lease_db *db, double now, lease_queue_info *out, int max, int *count) {
+  queues_ctx x = {out, max, 0, 0, 0, NULL};
+  int i, rc;
+  if (!(x.names = malloc((size_t)max * sizeof *x.names)))
+    return lease__fail(db, LEASE_NOMEM, "out of memory");
+  rc = lsq_query(db, LSQ(db)->sql, LSQ_SQL_Q_QUEUES, on_queue, &x);
+  for (i = 0; rc == LEASE_OK && i < x.n; i++)
+    rc = lsq_count(db, now, kept(db, x.names[i]), out[i].name_len, &out[i].counts);
+  for (i = 0; rc == LEASE_OK && i < x.n; i++) out[i].name = kept(db, x.names[i]);
+  free(x.names);
+  if (rc == LEASE_OK) *count = x.n;
+  return rc;
 }
 
 /* ===================================================================== */

@@ -65,7 +65,7 @@
 /* A jobs row's queue row as a trigger on jobs makes it from `new`: the
 ** values for LSQ_SQL_QUEUE_ROW_COLS (seq is the rowid; a done job is
 ** completed, at its until; due at the clock mark).  This and the two
-** macros below are the layout of step 4 (CLOCK, lsq_schema_sql.h), which
+** macros below are the layout of step 6 (CLOCK, lsq_schema_sql.h), which
 ** makes the triggers with them; the earlier steps keep their own texts. */
 #define LSQ_SQL_QUEUE_ROW_COLS "lease_queue(id, seq, state, finished_at, base_fence, due_at)"
 #define LSQ_SQL_QUEUE_ROW_OF_NEW                                          \
@@ -134,14 +134,21 @@
   " CASE WHEN done <> 0 THEN 0 ELSE " LSQ_SQL_BLOCKED " END AS b FROM jobs" \
   " WHERE " where ") AS j LEFT JOIN lease_queue AS q ON q.id = j.id"
 
-/* One job.  ?1 id, ?2 now. */
+/* One job (contract step 3, with its queue data).  ?1 id, ?2 now (NULL:
+** status unknown). */
 #define LSQ_SQL_Q_STATE LSQ_SQL_FULL_ROW("?2", "1", "id = ?1")
 
 /* A page of jobs.  ?1 after (seq), ?2 now, ?3 limit, ?4 status (0: all),
-** ?5 queue (NULL: all), ?6 load results (0 or 1). */
+** ?5 queue (NULL: all), ?6 load results (0 or 1), ?7 which (LEASE_LIST_*:
+** the contract's view at now; 0: all). */
 #define LSQ_SQL_Q_LIST                                                    \
   LSQ_SQL_FULL_ROW("?2", "?6", "rowid > ?1")                             \
-  " WHERE (?4 = 0 OR " LSQ_SQL_STATUS("?2") " = ?4)"                    \
+  " WHERE CASE ?7 WHEN 0 THEN 1"                                         \
+  " WHEN 1 THEN j.done = 0 AND j.b = 0 AND j.until <= ?2"                \
+  " WHEN 2 THEN j.done = 0 AND j.b = 0 AND j.until > ?2"                 \
+  " WHEN 3 THEN j.done <> 0"                                             \
+  " ELSE j.done = 0 AND j.b <> 0 END"                                    \
+  " AND (?4 = 0 OR " LSQ_SQL_STATUS("?2") " = ?4)"                      \
   " AND (?5 IS NULL OR coalesce(q.queue, 'default') = ?5)"              \
   " ORDER BY j.rid LIMIT ?3"
 
@@ -300,6 +307,78 @@
   "SELECT attempt, at, owner, fence, message FROM lease_errors WHERE id = ?1" \
   " ORDER BY rowid LIMIT ?2"
 
+/*
+** Queue control (lease.h: lease_pause, lease_limit), in tables of their own:
+**   lease_queues        one row per queue with settings: paused, and its
+**                       limits (NULL: none); a row left with none goes;
+**   lease_queue_claims  when claim_next handed out each job of a queue
+**                       with a rate limit (one row per job), pruned to the
+**                       rate's window at each claim.
+** lease_jobs_live, on jobs(until) of the jobs not done, makes the count of
+** a queue's live leases (LSQ_SQL_Q_LIVE) a range read of the live leases
+** only; it exists while some queue has a concurrency limit (lease_limit
+** makes it and drops it), so a database without one pays nothing for it
+** on every write of until.  The tables are schema step 4 (LSQ_STEP_CONTROL
+** in lsq_schema_sql.h); LSQ_SQL_QUEUES_TABLE and LSQ_SQL_CLAIMS_TABLE make
+** empty temporary ones of the same layout (kw "TEMP ", as in
+** LSQ_SQL_QUEUE_TABLE) for a handle that may not write to an older file.
+*/
+#define LSQ_SQL_QUEUES_TABLE(kw)                                           \
+  "CREATE " kw "TABLE IF NOT EXISTS lease_queues(name TEXT PRIMARY KEY NOT NULL," \
+  " paused INTEGER NOT NULL DEFAULT 0, concurrency INTEGER, rate INTEGER, per REAL)" \
+  " WITHOUT ROWID"
+#define LSQ_SQL_CLAIMS_TABLE(kw)                                           \
+  "CREATE " kw "TABLE IF NOT EXISTS lease_queue_claims(queue TEXT NOT NULL, at REAL NOT NULL)"
+#define LSQ_SQL_LIVE_INDEX                                                 \
+  "CREATE INDEX IF NOT EXISTS lease_jobs_live ON jobs(until) WHERE done = 0"
+
+/* A queue's settings.  ?1 queue.  Columns: paused, concurrency, rate,
+** per (0 for none). */
+#define LSQ_SQL_Q_SETTINGS                                                \
+  "SELECT paused, coalesce(concurrency, 0), coalesce(rate, 0), coalesce(per, 0)" \
+  " FROM lease_queues WHERE name = ?1"
+
+/* The live leases of a queue: its open jobs held (until > ?2).  ?1 queue.
+** CROSS JOIN keeps jobs outer, so lease_jobs_live is read for the range
+** until > ?2, then each job's queue row by its key. */
+#define LSQ_SQL_Q_LIVE                                                    \
+  "SELECT count(*) FROM jobs AS j CROSS JOIN lease_queue AS q ON q.id = j.id" \
+  " WHERE j.done = 0 AND j.until > ?2 AND q.queue = ?1 AND q.state = " LEASE__Q_OPEN_S
+
+/* The rate's window: ?1 queue, ?2 its start (now - per): the claims in it
+** are counted, those before it pruned; ?3 claims to record at ?4. */
+#define LSQ_SQL_Q_RECENT                                                  \
+  "SELECT count(*) FROM lease_queue_claims WHERE queue = ?1 AND at > ?2"
+#define LSQ_SQL_Q_PRUNE_CLAIMS                                            \
+  "DELETE FROM lease_queue_claims WHERE queue = ?1 AND at <= ?2"
+#define LSQ_SQL_Q_RECORD_CLAIMS                                           \
+  "WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < ?3)" \
+  " INSERT INTO lease_queue_claims(queue, at) SELECT ?1, ?4 FROM k"
+
+/* Write settings: ?1 queue, ?2 paused; or ?2 concurrency, ?3 rate, ?4
+** per (NULL: none).  Then a row left with no setting goes, and with it the
+** claims of a queue without a rate. */
+#define LSQ_SQL_Q_SET_PAUSED                                              \
+  "INSERT INTO lease_queues(name, paused) VALUES (?1, ?2)"                \
+  " ON CONFLICT(name) DO UPDATE SET paused = excluded.paused"
+#define LSQ_SQL_Q_SET_LIMITS                                              \
+  "INSERT INTO lease_queues(name, concurrency, rate, per) VALUES (?1, ?2, ?3, ?4)" \
+  " ON CONFLICT(name) DO UPDATE SET concurrency = excluded.concurrency,"  \
+  " rate = excluded.rate, per = excluded.per"
+#define LSQ_SQL_Q_TIDY                                                    \
+  "DELETE FROM lease_queues WHERE name = ?1 AND paused = 0 AND concurrency IS NULL" \
+  " AND rate IS NULL"
+#define LSQ_SQL_Q_TIDY_CLAIMS                                             \
+  "DELETE FROM lease_queue_claims WHERE queue = ?1"                       \
+  " AND NOT EXISTS (SELECT 1 FROM lease_queues WHERE name = ?1 AND rate IS NOT NULL)"
+
+/* Every queue with jobs or settings, by name, with its settings. */
+#define LSQ_SQL_Q_QUEUES                                                  \
+  "SELECT n.name, coalesce(s.paused, 0), coalesce(s.concurrency, 0), coalesce(s.rate, 0)," \
+  " coalesce(s.per, 0) FROM (SELECT queue AS name FROM lease_queue UNION"  \
+  " SELECT name FROM lease_queues) AS n LEFT JOIN lease_queues AS s ON s.name = n.name" \
+  " ORDER BY n.name"
+
 /* The cached statements of the queue. */
 #define LSQ_QUEUE_STATEMENT_MAP(XX)      \
   XX(Q_STATE, LSQ_SQL_Q_STATE)           \
@@ -319,6 +398,11 @@
   XX(Q_RESET, LSQ_SQL_Q_RESET)           \
   XX(Q_PRUNE, LSQ_SQL_Q_PRUNE)           \
   XX(Q_ERRORS, LSQ_SQL_Q_ERRORS)         \
+  XX(Q_SETTINGS, LSQ_SQL_Q_SETTINGS)     \
+  XX(Q_LIVE, LSQ_SQL_Q_LIVE)             \
+  XX(Q_RECENT, LSQ_SQL_Q_RECENT)         \
+  XX(Q_PRUNE_CLAIMS, LSQ_SQL_Q_PRUNE_CLAIMS) \
+  XX(Q_RECORD_CLAIMS, LSQ_SQL_Q_RECORD_CLAIMS) \
   XX(CLOCK_READ, LSQ_SQL_CLOCK_READ)     \
   XX(CLOCK_MOVE, LSQ_SQL_CLOCK_MOVE)
 

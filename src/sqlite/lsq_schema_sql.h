@@ -57,7 +57,7 @@
 ** steps 2 and 3 were released with them: the columns a trigger on jobs
 ** fills and their values from `new`, the UPDATE when done changes, and
 ** the trigger that follows a renamed id.  lsq_queue_sql.h's macros of the
-** same names without _V3 are the layout of step 4 (with due_at).
+** same names without _V3 are the layout of step 6 (with due_at).
 */
 #define LSQ_V3_QUEUE_ROW_COLS "lease_queue(id, seq, state, finished_at, base_fence)"
 #define LSQ_V3_QUEUE_ROW_OF_NEW                                           \
@@ -137,8 +137,27 @@
   XX(LSQ_V3_RENAMED_TRIGGER)                                              \
   LSQ_STEP_FILL(XX)
 
+/* Step 4 (v3 -> v4): the schedules' table lease_schedules (lease.h,
+** "Schedules"; read and written by lsq_schedule.c), one row per schedule.
+** Nothing else: the step holds whatever steps come before or after it. */
+#define LSQ_STEP_SCHEDULES(XX)                                            \
+  XX("CREATE TABLE IF NOT EXISTS lease_schedules(name TEXT PRIMARY KEY,"  \
+     " every REAL, cron TEXT, queue TEXT NOT NULL DEFAULT 'default',"     \
+     " payload BLOB, priority INTEGER NOT NULL DEFAULT 0,"                \
+     " max_attempts INTEGER NOT NULL DEFAULT 25, created_at REAL NOT NULL," \
+     " next_at REAL NOT NULL, last_at REAL)")
+
+/* Step 5 (v4 -> v5): queue control's tables (lease.h: lease_pause,
+** lease_limit; their reads: lsq_queue_sql.h). */
+#define LSQ_STEP_CONTROL(XX)                                              \
+  XX("CREATE TABLE IF NOT EXISTS lease_queues(name TEXT PRIMARY KEY NOT NULL," \
+     " paused INTEGER NOT NULL DEFAULT 0, concurrency INTEGER, rate INTEGER, per REAL)" \
+     " WITHOUT ROWID")                                                    \
+  XX("CREATE TABLE IF NOT EXISTS lease_queue_claims(queue TEXT NOT NULL, at REAL NOT NULL)") \
+  XX("CREATE INDEX IF NOT EXISTS lease_queue_claims_at ON lease_queue_claims(queue, at)")
+
 /*
-** Step 4 (v3 -> v4): the claim order by due time (lease_int.h:
+** Step 6 (v5 -> v6): the claim order by due time (lease_int.h:
 ** lease__clock).  lease_queue gets the column due_at, a row there now due
 ** at its run_at (0 without one: before every job enqueued later); the
 ** index lease_queue_due (queue, priority, due_at, seq) replaces
@@ -171,8 +190,8 @@
 ** The version a file without a version row has, from what it holds: no
 ** lease_queue is version 0 (the contract's bare table, with or without
 ** the index lease_jobs_pending of the engine before its queue); a
-** lease_queue with an attempt column is 1; one with a due_at column is 4
-** (a file of step 4's layout whose row another client deleted: its steps
+** lease_queue with an attempt column is 1; one with a due_at column is 6
+** (a file of step 6's layout whose row another client deleted: its steps
 ** must not run again); one with neither is 3 when the triggers
 ** lease_jobs_enqueued and lease_jobs_renamed are there, else 2.
 */
@@ -182,7 +201,7 @@
   " WHEN EXISTS (SELECT 1 FROM pragma_table_info('lease_queue')"         \
   " WHERE name = 'attempt') THEN 1"                                      \
   " WHEN EXISTS (SELECT 1 FROM pragma_table_info('lease_queue')"         \
-  " WHERE name = 'due_at') THEN 4"                                       \
+  " WHERE name = 'due_at') THEN 6"                                       \
   " WHEN (SELECT count(*) FROM sqlite_master WHERE type = 'trigger'"     \
   " AND name IN ('lease_jobs_enqueued', '" LSQ_SQL_RENAMED_MARK "')) = 2 THEN 3" \
   " ELSE 2 END"
@@ -205,5 +224,10 @@
 ** handle that may not write reads a file of an older one through empty
 ** temporary tables (lsq_q_temp). */
 #define LSQ_QUEUE_READABLE 2
+
+/* The first version with queue control's tables: a handle that may not
+** write reads an older file's settings through empty temporary ones
+** (lsq_q_control_temp): no queue paused or limited. */
+#define LSQ_CONTROL_READABLE (LEASE__STEP_CONTROL + 1)
 
 #endif

@@ -12,6 +12,7 @@
 
 #include "lease_int.h"   /* the queue states, LEASE__Q_*_S */
 #include "lsq_queue_sql.h"
+#include "lsq_schedule_sql.h"
 
 /* Contract step 1: the table, exactly as the seed declares it. */
 #define LSQ_SQL_CREATE_JOBS                                               \
@@ -50,11 +51,6 @@
 
 /* Contract step 2; never OR REPLACE (it would reset a lease). */
 #define LSQ_SQL_ENQUEUE "INSERT OR IGNORE INTO jobs(id) VALUES (?1)"
-
-/* Contract step 3, plus the blocked code of a job not done. */
-#define LSQ_SQL_STATE                                                     \
-  "SELECT id, owner, until, fence, result, done,"                        \
-  " CASE WHEN done <> 0 THEN 0 ELSE " LSQ_SQL_BLOCKED " END FROM jobs WHERE id = ?1"
 
 /* Contract step 4.  ?1 id, ?2 owner, ?3 now, ?4 now + ttl.  Held means
 ** until > now, so until <= now is free: the boundary now == until can be
@@ -101,18 +97,6 @@
   " coalesce((SELECT state FROM lease_queue AS q WHERE q.id = jobs.id), " LEASE__Q_OPEN_S ")" \
   " FROM jobs WHERE id = ?1"
 
-/* A page of jobs of one kind.  ?1 after (rowid), ?2 now, ?3 limit,
-** ?4 which (LEASE_LIST_*). */
-#define LSQ_SQL_LIST                                                      \
-  "SELECT rowid, id, owner, until, fence, result, done,"                 \
-  " CASE WHEN done <> 0 THEN 0 ELSE " LSQ_SQL_BLOCKED " END AS b FROM jobs" \
-  " WHERE rowid > ?1 AND CASE ?4 WHEN 0 THEN 1"                          \
-  " WHEN 1 THEN done = 0 AND b = 0 AND until <= ?2"                      \
-  " WHEN 2 THEN done = 0 AND b = 0 AND until > ?2"                       \
-  " WHEN 3 THEN done <> 0"                                               \
-  " ELSE done = 0 AND b <> 0 END"                                        \
-  " ORDER BY rowid LIMIT ?3"
-
 /* Counts by state: LSQ_SQL_Q_TALLY (lsq_queue_sql.h), by status too. */
 #define LSQ_SQL_TALLY LSQ_SQL_Q_TALLY
 
@@ -122,13 +106,11 @@
   XX(COMMIT, LSQ_SQL_COMMIT)           \
   XX(ROLLBACK, LSQ_SQL_ROLLBACK)       \
   XX(ENQUEUE, LSQ_SQL_ENQUEUE)         \
-  XX(STATE, LSQ_SQL_STATE)             \
   XX(CLAIM, LSQ_SQL_CLAIM)             \
   XX(RENEW, LSQ_SQL_RENEW)             \
   XX(COMPLETE, LSQ_SQL_COMPLETE)       \
   XX(RELEASE, LSQ_SQL_RELEASE)         \
   XX(WHY, LSQ_SQL_WHY)                 \
-  XX(LIST, LSQ_SQL_LIST)               \
   XX(TALLY, LSQ_SQL_TALLY)              \
   LSQ_QUEUE_STATEMENT_MAP(XX)
 

@@ -1,0 +1,381 @@
+-- Queue control: db:pause / db:resume stop and restart claim_next on one
+-- queue; db:limit caps the jobs of a queue held at once (concurrency) and
+-- handed out per window (rate), enforced in the claim's own transaction
+-- across handles, threads and processes; db:queues lists them.  The CLI's
+-- pause, resume, limit and queues, and the pool waiting on a paused queue.
+local H = require("helpers")
+local T = require("thread_helpers")
+local thread = T.thread
+local lease = H.lease
+
+local function fill(db, queue, n, prefix)
+  for i = 1, n do db:enqueue((prefix or queue) .. i, { queue = queue }) end
+end
+
+-- The queue's settings and jobs, read through a new connection.
+local function queue_state(p, queue)
+  local h = lease.open(p)
+  local out
+  for _, q in ipairs(h:queues(0)) do if q.name == queue then out = q end end
+  local snap = {}
+  for _, j in ipairs(h:jobs({ queue = queue, now = 0 })) do
+    snap[#snap + 1] = table.concat({ j.id, tostring(j.owner), tostring(j.fence), tostring(j["until"]) }, "|")
+  end
+  h:close()
+  return out, snap
+end
+
+describe("pause and resume", function()
+  local db, p
+  before_each(function() db, p = H.fresh("pause") end)
+  after_each(function() db:close() end)
+
+  it("stops claim_next on the paused queue with 'paused' while other queues go on", function()
+    fill(db, "a", 3)
+    fill(db, "b", 2)
+    assert.are.equal(true, db:pause("a"))
+    assert.are.same({ nil, "paused" }, { H.two(db:claim_next("w", 1, 10, { queue = "a" })) })
+    local list, why = db:claim_next("w", 1, 10, { queue = "a", n = 3 })
+    assert.are.same({ {}, "paused" }, { list, why })
+    assert.are.equal("b1", (db:claim_next("w", 1, 10, { queue = "b" })))
+    -- nothing of a was touched
+    assert.are.equal(3, db:counts(1, "a").available)
+    assert.are.equal(true, db:resume("a"))
+    assert.are.equal("a1", (db:claim_next("w", 1, 10, { queue = "a" })))
+    -- an empty queue still says empty
+    db:pause("b")
+    db:resume("b")
+    assert.are.equal("b2", (db:claim_next("w", 1, 10, { queue = "b" })))
+    assert.are.same({ nil, "empty" }, { H.two(db:claim_next("w", 1, 10, { queue = "b" })) })
+  end)
+
+  it("lets leases already held renew, complete and fail on a paused queue", function()
+    fill(db, "a", 3)
+    local l = db:claim_next("w", 1, 10, { queue = "a", n = 3 })
+    db:pause("a")
+    assert.are.equal(true, db:renew(l[1].id, "w", l[1].fence, 2, 10))
+    assert.are.equal(true, db:complete(l[1].id, "w", l[1].fence, 3, "r"))
+    assert.are.equal("retryable", (db:fail(l[2].id, "w", l[2].fence, 3, "boom")))
+    assert.are.equal(true, db:release(l[3].id, "w", l[3].fence))
+    assert.are.same({ nil, "paused" }, { H.two(db:claim_next("w", 100, 10, { queue = "a" })) })
+    -- complete_claim_next completes and reports the claim's refusal
+    db:resume("a")
+    local id, fence = db:claim_next("w", 200, 10, { queue = "a" })
+    db:pause("a")
+    local ok, why, nid, nwhy = db:complete_claim_next(id, "w", fence, 201, "r", 10, { queue = "a" })
+    assert.are.same({ true, nil, nil, "paused" }, { ok, why, nid, nwhy })
+  end)
+
+  it("is seen at once by a second handle on the same database", function()
+    fill(db, "a", 2)
+    local other = lease.open(p)
+    other:pause("a")
+    assert.are.same({ nil, "paused" }, { H.two(db:claim_next("w", 1, 10, { queue = "a" })) })
+    other:resume("a")
+    assert.are.equal("a1", (db:claim_next("w", 1, 10, { queue = "a" })))
+    other:close()
+  end)
+end)
+
+describe("queues(now)", function()
+  local db
+  before_each(function() db = H.fresh("queues") end)
+  after_each(function() db:close() end)
+
+  it("lists every queue with jobs or settings, with its settings and a count per status word", function()
+    fill(db, "a", 3)
+    db:enqueue("later", { queue = "b", run_at = 50 })
+    db:limit("c", { concurrency = 2, rate = 5, per = 1.5 })
+    db:pause("a")
+    db:resume("a")
+    db:pause("b")
+    db:resume("a")
+    fill(db, "a", 0)
+    db:claim_next("w", 1, 10, { queue = "default" })   -- nothing there: no queue appears
+    assert.are.same({
+      { name = "a", paused = false, total = 3, available = 3, scheduled = 0, running = 0,
+        retryable = 0, completed = 0, discarded = 0, cancelled = 0 },
+      { name = "b", paused = true, total = 1, available = 0, scheduled = 1, running = 0,
+        retryable = 0, completed = 0, discarded = 0, cancelled = 0 },
+      { name = "c", paused = false, concurrency = 2, rate = 5, per = 1.5, total = 0, available = 0,
+        scheduled = 0, running = 0, retryable = 0, completed = 0, discarded = 0, cancelled = 0 },
+    }, db:queues(1))
+    local id, fence = db:claim_next("w", 1, 10, { queue = "a" })
+    db:complete(id, "w", fence, 2, nil)
+    db:claim_next("w", 2, 10, { queue = "a" })
+    local a = db:queues(3)[1]
+    assert.are.same({ 1, 1, 1 }, { a.available, a.running, a.completed })
+    -- a queue whose settings are all removed and that has no jobs leaves the list
+    db:limit("c", {})
+    assert.are.same({ "a", "b" }, H.ids((function()
+      local out = {}
+      for i, q in ipairs(db:queues(3)) do out[i] = { id = q.name } end
+      return out
+    end)()))
+  end)
+end)
+
+describe("a database older than queue control (schema version 3)", function()
+  -- Layout 3 from its fixture, with two jobs another client wrote.
+  local function v3(name)
+    local p = H.path(name)
+    local sql = H.read((os.getenv("LEASE_SOURCE_DIR") or ".") .. "/specs/fixtures/"
+      .. ("%s_schema_v3.sql"):format(H.backend))
+    H.sql(p, sql .. "\nINSERT INTO jobs(id) VALUES ('a'), ('b');")
+    return p
+  end
+
+  it("is read by a read-only handle as having no queue paused or limited", function()
+    local p = v3("control-ro-v3")
+    local ro = lease.open(p, { readonly = true })
+    assert.are.equal(3, ro:settings().schema_version)
+    local q = ro:queues(1)
+    assert.are.same({ "default", false, 2, 2 }, { q[1].name, q[1].paused, q[1].total, q[1].available })
+    assert.is_nil(q[1].concurrency)
+    ro:close()
+  end)
+
+  it("gets the settings' tables at a writable open, and pause works there", function()
+    local p = v3("control-rw-v3")
+    local db = lease.open(p)
+    assert.are.equal(lease.SCHEMA_VERSION, db:settings().schema_version)
+    db:pause("default")
+    assert.are.same({ nil, "paused" }, { db:claim_next("w", 1, 10) })
+    db:close()
+  end)
+end)
+
+describe("limits", function()
+  local db, p
+  before_each(function() db, p = H.fresh("limit") end)
+  after_each(function() db:close() end)
+
+  it("concurrency: claim_next with n returns at most the room left, then 'limited'", function()
+    fill(db, "q", 6)
+    assert.are.equal(true, db:limit("q", { concurrency = 3 }))
+    assert.are.equal(2, #db:claim_next("w", 1, 10, { queue = "q", n = 2 }))
+    assert.are.same({ "q3" }, H.ids(db:claim_next("w", 1, 10, { queue = "q", n = 5 })))
+    assert.are.same({ nil, "limited" }, { H.two(db:claim_next("w", 1, 10, { queue = "q" })) })
+    local list, why = db:claim_next("w", 1, 10, { queue = "q", n = 4 })
+    assert.are.same({ {}, "limited" }, { list, why })
+    -- a completion frees its slot
+    local s = db:state("q1")
+    db:complete("q1", "w", s.fence, 2, nil)
+    assert.are.equal("q4", (db:claim_next("w", 2, 10, { queue = "q" })))
+    assert.are.same({ nil, "limited" }, { H.two(db:claim_next("w", 2, 10, { queue = "q" })) })
+  end)
+
+  it("concurrency: an expired lease frees its slot, at the boundary", function()
+    fill(db, "q", 3)
+    db:limit("q", { concurrency = 1 })
+    assert.are.equal("q1", (db:claim_next("w", 0, 10, { queue = "q" })))
+    assert.are.same({ nil, "limited" }, { H.two(db:claim_next("w", 9.999, 10, { queue = "q" })) })
+    -- until = 10: at now 10 the lease has expired (until <= now)
+    assert.are.equal("q1", (db:claim_next("w", 10, 10, { queue = "q" })))
+  end)
+
+  it("rate: at most rate jobs in any window of per seconds, over the caller's clock", function()
+    fill(db, "r", 10)
+    db:limit("r", { rate = 3, per = 10 })
+    assert.are.equal(2, #db:claim_next("w", 100, 1, { queue = "r", n = 2 }))
+    assert.are.equal(1, #db:claim_next("w", 105, 1, { queue = "r", n = 5 }))
+    assert.are.same({ nil, "limited" }, { H.two(db:claim_next("w", 109.999, 1, { queue = "r" })) })
+    -- the window is (now - per, now]: the claims at 100 leave it at 110
+    assert.are.equal(2, #db:claim_next("w", 110, 1, { queue = "r", n = 5 }))
+    assert.are.same({ nil, "limited" }, { H.two(db:claim_next("w", 114.9, 1, { queue = "r" })) })
+    assert.are.equal(1, #db:claim_next("w", 115, 1, { queue = "r", n = 5 }))
+    -- {} removes the limits: every job not held at once (4 never claimed, 5 expired)
+    assert.are.equal(true, db:limit("r", {}))
+    assert.are.equal(9, #db:claim_next("w", 115, 1, { queue = "r", n = 10 }))
+  end)
+
+  it("each call replaces the queue's limits, and pause wins over room", function()
+    fill(db, "q", 5)
+    db:limit("q", { concurrency = 1 })
+    db:limit("q", { rate = 2, per = 60 })
+    assert.are.equal(2, #db:claim_next("w", 1, 10, { queue = "q", n = 5 }))
+    db:limit("q", { concurrency = 5 })
+    db:pause("q")
+    assert.are.same({ nil, "paused" }, { H.two(db:claim_next("w", 1, 10, { queue = "q" })) })
+    db:resume("q")
+    local q = queue_state(p, "q")
+    assert.are.same({ 5, nil, nil, false }, { q.concurrency, q.rate, q.per, q.paused })
+    assert.are.equal(3, #db:claim_next("w", 1, 10, { queue = "q", n = 5 }))
+  end)
+
+  it("refuses bad input by name and changes nothing", function()
+    fill(db, "q", 2)
+    db:limit("q", { concurrency = 2 })
+    local before_q, before_jobs = queue_state(p, "q")
+    local cases = {
+      { "limit", "q", { concurrency = 0 }, "limits.concurrency must be an integer >= 1" },
+      { "limit", "q", { concurrency = -1 }, "limits.concurrency must be an integer >= 1" },
+      { "limit", "q", { concurrency = 1.5 }, "limits.concurrency must be an integer" },
+      { "limit", "q", { rate = 3 }, "limits.rate needs limits.per" },
+      { "limit", "q", { per = 3 }, "limits.per needs limits.rate" },
+      { "limit", "q", { rate = 3, per = 0 / 0 }, "limits.per must be" },
+      { "limit", "q", { rate = 3, per = 0 }, "limits.per must be" },
+      { "limit", "q", { rate = 3, per = -1 }, "limits.per must be" },
+      { "limit", "q", { rate = 0, per = 1 }, "limits.rate must be an integer >= 1" },
+      { "limit", "q", { concurency = 3 }, "limits has an unknown key 'concurency'" },
+      { "limit", "q", nil, "bad argument #3 to 'limit' (limits must be a table" },
+      { "limit", "", {}, "bad argument #2 to 'limit' (queue must be a non-empty string" },
+      { "pause", "", nil, "bad argument #2 to 'pause' (queue must be a non-empty string" },
+      { "resume", 5, nil, "bad argument #2 to 'resume' (queue must be a non-empty string" },
+      { "pause", ("x"):rep(256), nil, "queue must be at most 255 bytes" },
+      { "queues", 0 / 0, nil, "bad argument #2 to 'queues' (now must be a number, got nan)" },
+    }
+    for _, c in ipairs(cases) do
+      local ok, err = pcall(db[c[1]], db, c[2], c[3])
+      assert.is_false(ok, c[4])
+      assert.is_truthy(tostring(err):find(c[4], 1, true), tostring(err) .. " / " .. c[4])
+    end
+    local after_q, after_jobs = queue_state(p, "q")
+    assert.are.same(before_q, after_q)
+    assert.are.same(before_jobs, after_jobs)
+    assert.are.same({ "q" }, (function()
+      local out = {}
+      for i, q in ipairs(db:queues(0)) do out[i] = q.name end
+      return out
+    end)())
+  end)
+
+  it("concurrency holds exactly across native threads in repeated rounds", function()
+    local limit, workers, jobs = 3, 6, H.rounds(240, 60)
+    fill(db, "c", jobs, "c-")
+    db:limit("c", { concurrency = limit })
+    local function worker(path, me, start)
+      local L = require("lease")
+      local h = L.open(path)
+      start:wait()
+      local took, worst, refusals = 0, 0, 0
+      local idle = 0
+      while idle < 200 do
+        local list, why = h:claim_next(me, L.now(), 60, { queue = "c", n = 2 })
+        if #list == 0 then
+          if why == "limited" then refusals = refusals + 1 end
+          idle = why == "empty" and idle + 1 or 0
+          if why == "empty" and h:counts(L.now(), "c").available == 0 then break end
+          L.sleep(0.001)
+        else
+          -- inside the round, with the jobs held: never more than the limit live
+          local running = h:counts(L.now(), "c").running
+          if running > worst then worst = running end
+          took = took + #list
+          for _, j in ipairs(list) do h:complete(j.id, me, j.fence, L.now(), me) end
+        end
+      end
+      h:close()
+      return took, worst, refusals
+    end
+    local start = thread.barrier(workers)
+    local ts = {}
+    for i = 1, workers do ts[i] = thread.spawn(worker, p, "w" .. i, start) end
+    local total, worst, refusals = 0, 0, 0
+    for _, t in ipairs(ts) do
+      local ok, took, w, r = t:join()
+      assert(ok, took)
+      total, worst, refusals = total + took, math.max(worst, w), refusals + r
+    end
+    assert.are.equal(jobs, total)
+    assert.is_true(worst <= limit, "saw " .. worst .. " live leases")
+    assert.is_true(refusals > 0, "the limit never refused a claim")
+    assert.are.equal(jobs, db:counts(lease.now(), "c").completed)
+  end)
+
+  it("concurrency holds exactly across processes", function()
+    local limit, procs, jobs = 2, 4, H.rounds(80, 40)
+    fill(db, "p", jobs, "p-")
+    db:limit("p", { concurrency = limit })
+    local build = os.getenv("LEASE_BUILD_DIR") or "build"
+    local script = H.file("proc") .. ".lua"
+    H.write(script, "package.cpath = " .. string.format("%q", build .. "/?.so;") .. " .. package.cpath\n" .. [[
+local L = require("lease")
+local h = L.open(arg[1])
+local me, took, worst = arg[2], 0, 0
+local deadline = L.now() + 60
+while L.now() < deadline do
+  local list, why = h:claim_next(me, L.now(), 60, { queue = "p", n = 2 })
+  if #list == 0 then
+    if why == "empty" and h:counts(L.now(), "p").available == 0 then break end
+    L.sleep(0.002)
+  else
+    local running = h:counts(L.now(), "p").running
+    if running > worst then worst = running end
+    took = took + #list
+    L.sleep(0.001)
+    for _, j in ipairs(list) do h:complete(j.id, me, j.fence, L.now(), me) end
+  end
+end
+io.write(took, " ", worst, "\n")
+]])
+    local cmd = {}
+    for i = 1, procs do
+      cmd[#cmd + 1] = T.lua() .. " " .. H.sh(script) .. " " .. H.sh(p) .. " proc" .. i
+    end
+    local out = H.capture("timeout 120 sh -c " .. H.sh(table.concat(cmd, " & ") .. " & wait"))
+    local total, worst, lines = 0, 0, 0
+    for took, w in out:gmatch("(%d+) (%d+)") do
+      total, worst, lines = total + tonumber(took), math.max(worst, tonumber(w)), lines + 1
+    end
+    os.remove(script)
+    assert.are.equal(procs, lines, out)
+    assert.are.equal(jobs, total)
+    assert.is_true(worst <= limit, "saw " .. worst .. " live leases")
+  end)
+end)
+
+describe("the CLI's pause, resume, limit and queues", function()
+  it("pauses, resumes, limits and lists queues; bad flags are usage errors that change nothing", function()
+    local db, p = H.fresh("cli-control")
+    fill(db, "mail", 2)
+    db:close()
+    local status, out = H.host("pause " .. H.sh(p) .. " mail")
+    assert.are.same({ 0, "paused mail\n" }, { status, out })
+    status, out = H.host("limit " .. H.sh(p) .. " mail --concurrency 3 --rate 10 --per 60")
+    assert.are.same({ 0, "limited mail: concurrency 3, rate 10 per 60 s\n" }, { status, out })
+    status, out = H.host("queues " .. H.sh(p) .. " --json")
+    assert.are.equal(0, status)
+    local q = require("lease.json").decode(out)[1]
+    assert.are.same({ "mail", true, 3, 10, 60, 2 }, { q.name, q.paused, q.concurrency, q.rate, q.per, q.available })
+    status, out = H.host("queues " .. H.sh(p))
+    assert.are.equal(0, status)
+    assert.is_truthy(out:find("mail%s+paused%s+concurrency 3, rate 10/60s%s+2"), out)
+    for _, bad in ipairs({ "limit " .. H.sh(p) .. " mail --rate 3", "limit " .. H.sh(p) .. " mail --concurrency 0",
+                           "limit " .. H.sh(p) .. " mail", "limit " .. H.sh(p) .. " mail --clear --concurrency 2",
+                           "pause " .. H.sh(p), "pause " .. H.sh(p) .. " ''" }) do
+      status = H.host(bad)
+      assert.are.equal(2, status, bad)
+    end
+    out = select(2, H.host("queues " .. H.sh(p) .. " --json"))
+    q = require("lease.json").decode(out)[1]
+    assert.are.same({ true, 3, 10 }, { q.paused, q.concurrency, q.rate })
+    assert.are.same({ 0, "resumed mail\n", "" }, { H.host("resume " .. H.sh(p) .. " mail") })
+    assert.are.same({ 0, "cleared the limits of mail\n", "" }, { H.host("limit " .. H.sh(p) .. " mail --clear") })
+    q = require("lease.json").decode(select(2, H.host("queues " .. H.sh(p) .. " --json")))[1]
+    assert.are.same({ false, nil, nil }, { q.paused, q.concurrency, q.rate })
+  end)
+end)
+
+describe("lease.pool on a paused queue", function()
+  it("waits like on an empty queue, then goes on after resume", function()
+    local db, p = H.fresh("pool-pause")
+    fill(db, "default", 4, "j")
+    db:pause("default")
+    local worker = H.file("worker") .. ".lua"
+    H.write(worker, "return function(job) return 'ok' end\n")
+    local function run_pool(path, w)
+      local pool = require("lease.pool")
+      return pool.run({ db = path, worker = w, workers = 2, poll = 0.02, ttl = 10 }).done
+    end
+    local t = thread.spawn(run_pool, p, worker)
+    lease.sleep(0.3)
+    -- nothing was handed out while paused, and the pool is still waiting
+    assert.are.equal(4, db:counts(lease.now()).available)
+    db:resume("default")
+    local ok, done = t:join()
+    assert.are.same({ true, 4 }, { ok, done })
+    assert.are.equal(4, db:counts(lease.now()).completed)
+    db:close()
+  end)
+end)

@@ -1,0 +1,45 @@
+/*
+** lpg_schedule_sql.h: the SQL of schedules on PostgreSQL (lpg_schedule.c).
+** Private to src/pg/.  Names, cron expressions, queues and payloads are
+** bytea, as the jobs' ids are.  The table lease_schedules is made by the
+** schema step SCHEDULES (lpg_schema_sql.h).
+*/
+#ifndef LPG_SCHEDULE_SQL_H
+#define LPG_SCHEDULE_SQL_H
+
+/* A read-only handle's empty copy of the schedules' table, on a database
+** older than LPG_SCHEDULES_READABLE (its layout: LPG_STEP_SCHEDULES). */
+#define LPG_S_SQL_TEMP                                                                 \
+  "CREATE TEMP TABLE IF NOT EXISTS lease_schedules(name bytea PRIMARY KEY,"           \
+  " every float8, cron bytea, queue bytea NOT NULL DEFAULT 'default', payload bytea,"  \
+  " priority int8 NOT NULL DEFAULT 0, max_attempts int8 NOT NULL DEFAULT 25,"          \
+  " created_at float8 NOT NULL, next_at float8 NOT NULL, last_at float8)"
+
+#define LPG_S_SQL_COLUMNS                                                              \
+  "name, every, cron, queue, payload, priority, max_attempts, created_at, next_at, last_at"
+
+/* The statements, XX(NAME, sql, n, {types}). */
+#define LPG_SCHEDULE_STATEMENT_MAP(XX)                                                  \
+  XX(PUT,                                                                               \
+     "INSERT INTO lease_schedules(name, every, cron, queue, payload, priority,"         \
+     " max_attempts, created_at, next_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"  \
+     " ON CONFLICT (name) DO UPDATE SET every = EXCLUDED.every, cron = EXCLUDED.cron,"  \
+     " queue = EXCLUDED.queue, payload = EXCLUDED.payload,"                             \
+     " priority = EXCLUDED.priority, max_attempts = EXCLUDED.max_attempts,"             \
+     " created_at = EXCLUDED.created_at, next_at = EXCLUDED.next_at, last_at = NULL",   \
+     9, {T_BYTEA, T_FLOAT8, T_BYTEA, T_BYTEA, T_BYTEA, T_INT8, T_INT8, T_FLOAT8, T_FLOAT8}) \
+  XX(DELETE, "DELETE FROM lease_schedules WHERE name = $1", 1, {T_BYTEA})               \
+  XX(LIST,                                                                              \
+     "SELECT " LPG_S_SQL_COLUMNS " FROM lease_schedules WHERE name > $1"                \
+     " ORDER BY name LIMIT $2", 2, {T_BYTEA, T_INT4})                                   \
+  /* read outside the write transaction: most ticks find nothing due */                \
+  XX(DUE,                                                                               \
+     "SELECT " LPG_S_SQL_COLUMNS " FROM lease_schedules WHERE next_at <= $1"            \
+     " ORDER BY next_at, name LIMIT $2", 2, {T_FLOAT8, T_INT4})                          \
+  /* guarded: only while next_at is still the value read ($4); under READ   */         \
+  /* COMMITTED an UPDATE that waited for another's re-checks the new row    */         \
+  XX(MOVE,                                                                              \
+     "UPDATE lease_schedules SET next_at = $1, last_at = $2"                            \
+     " WHERE name = $3 AND next_at = $4", 4, {T_FLOAT8, T_FLOAT8, T_BYTEA, T_FLOAT8})
+
+#endif

@@ -1,0 +1,38 @@
+/*
+** lsq_schedule_sql.h: the SQL of schedules on SQLite (lsq_schedule.c).
+** Private to the backend.  The table lease_schedules is made by the
+** schema step SCHEDULES (lsq_schema_sql.h).
+*/
+#ifndef LSQ_SCHEDULE_SQL_H
+#define LSQ_SCHEDULE_SQL_H
+
+/* The columns a schedule is read with, in lease_schedule's order. */
+#define LSQ_SQL_SCHEDULE_COLUMNS                                          \
+  "name, every, cron, queue, payload, priority, max_attempts, created_at, next_at, last_at"
+
+/* Create or replace.  ?1 name .. ?9 next_at; last_at starts NULL. */
+#define LSQ_SQL_SCHEDULE_PUT                                              \
+  "INSERT OR REPLACE INTO lease_schedules(name, every, cron, queue, payload, priority,"  \
+  " max_attempts, created_at, next_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
+
+#define LSQ_SQL_SCHEDULE_DELETE "DELETE FROM lease_schedules WHERE name = ?1"
+
+/* A page in name order after ?1 ('' for the first), at most ?2. */
+#define LSQ_SQL_SCHEDULE_LIST                                             \
+  "SELECT " LSQ_SQL_SCHEDULE_COLUMNS " FROM lease_schedules"              \
+  " WHERE name > ?1 ORDER BY name LIMIT ?2"
+
+/* The schedules due at ?1, at most ?2, in next_at order.  Read outside
+** the write transaction: most ticks find nothing due and take no lock. */
+#define LSQ_SQL_SCHEDULE_DUE                                              \
+  "SELECT " LSQ_SQL_SCHEDULE_COLUMNS " FROM lease_schedules"              \
+  " WHERE next_at <= ?1 ORDER BY next_at, name LIMIT ?2"
+
+/* Move one schedule past its tick, guarded: only when its next_at is
+** still the value read (?4), so of two ticks that read the same row only
+** one moves it and enqueues.  ?1 next_at, ?2 last_at (the tick), ?3 name. */
+#define LSQ_SQL_SCHEDULE_MOVE                                             \
+  "UPDATE lease_schedules SET next_at = ?1, last_at = ?2"                 \
+  " WHERE name = ?3 AND next_at = ?4"
+
+#endif

@@ -1110,7 +1110,7 @@ return {
   },
   {
     name = "seed-insert-not-queued", step = "own", file = "src/sqlite/lsq_schema_sql.h",
-    fn = "LSQ_STEP_REFENCE",
+    fn = "LSQ_STEP_CLOCK",
     from = [[     " WHEN typeof(new.id) = 'text' BEGIN"                                \]],
     to = [[     " WHEN 0 BEGIN"                                \]],
     hint = "specs/32-queue_seed_spec.lua",

@@ -528,17 +528,17 @@ static void do_claim_next(void) {
   const char *why, *twhy;
   double now, ttl;
   lease_job got[MAX_BATCH];
-  int max, count = -1, rc, why = -1;
+  int max, count = -1, rc, reason = -1;
   next_arg(&owner, NULL);
   now = next_time();
   ttl = next_ttl();
   max = next_count();
-  rc = lease_claim_next(db, NULL, 0, owner.p, owner.len, now, ttl, max, got, &count, &why);
+  rc = lease_claim_next(db, NULL, 0, owner.p, owner.len, now, ttl, max, got, &count, &reason);
   if (max < 1) return expect_misuse(rc, "max", NULL);
   if (judge(&owner, &olen, &why)) return expect_misuse(rc, "owner", why);
   if ((twhy = judge_time(now, ttl))) return expect_misuse(rc, NULL, twhy);
   expect_ok(rc);
-  expect_reason(why, count > 0 ? LEASE_GRANTED : LEASE_EMPTY);
+  expect_reason(reason, count > 0 ? LEASE_GRANTED : LEASE_EMPTY);
   model_claim_next(owner.p, olen, now, ttl, max, got, count);
 }
 

@@ -426,12 +426,11 @@ describe("a job another client renames, in SQLite's own ways #sqlite", function(
 
   it("in a file made before the engine followed renames: a writing handle brings the queue back", function()
     local p = H.path("renamed-older")
-    local db = lease.open(p)
-    db:enqueue("a", { payload = "pa" })
-    db:enqueue("k", { payload = "pk" })
-    db:close()
-    -- as a file of schema version 2 (no version row, no rename trigger)
-    H.sqlite3(p, "DROP TABLE lease_meta; DROP TRIGGER lease_jobs_renamed; UPDATE jobs SET id = 'b' WHERE id = 'a'")
+    -- a file of schema version 2 (no version row, no rename trigger), its
+    -- layout as that version made it, where a job was renamed
+    H.sqlite3(p, H.read((os.getenv("LEASE_SOURCE_DIR") or ".") .. "/specs/fixtures/sqlite_schema_v2.sql")
+      .. "\nINSERT INTO jobs(id) VALUES ('a'), ('k'); UPDATE lease_queue SET payload = 'p' || id;"
+      .. " UPDATE jobs SET id = 'b' WHERE id = 'a'")
     assert.are.equal("'a'|0|'pa'\n'k'|0|'pk'\n", queue_rows(p))
     -- a read-only handle reads the file's queue as it is, and writes nothing
     local before = H.read(p)
@@ -440,7 +439,7 @@ describe("a job another client renames, in SQLite's own ways #sqlite", function(
     ro:close()
     H.assert_bytes(before, p)
     -- a writing handle makes the trigger again and gives the renamed job a queue row
-    db = lease.open(p)
+    local db = lease.open(p)
     assert.are.equal("'b'|0|NULL\n'k'|0|'pk'\n", queue_rows(p))
     H.sqlite3(p, "UPDATE jobs SET id = 'c' WHERE id = 'k'")
     assert.are.same({ "b", "c" }, (function()

@@ -34,6 +34,28 @@ local function older(v, name)
   return p
 end
 
+-- The schema objects of a database as the engine made them, one line each
+-- (SQLite: every object's name and SQL, and lease_queue's columns;
+-- PostgreSQL, in the database's schema: the columns of jobs and the lease_
+-- tables, the indexes, the functions' bodies and the triggers), so that an
+-- upgraded database can be compared with a fresh one.
+local function layout(p)
+  if H.backend == "pg" then
+    return H.psql(p, "SELECT table_name, column_name, data_type, is_nullable,"
+      .. " coalesce(column_default, '') FROM information_schema.columns"
+      .. " WHERE table_schema = current_schema() ORDER BY table_name, ordinal_position")
+      .. H.psql(p, "SELECT indexname, regexp_replace(indexdef, ' ON [^ ]+\\.', ' ON ')"
+      .. " FROM pg_indexes WHERE schemaname = current_schema() ORDER BY indexname")
+      .. H.psql(p, "SELECT proname, prosrc FROM pg_proc"
+      .. " WHERE pronamespace = current_schema()::regnamespace ORDER BY proname")
+      .. H.psql(p, "SELECT t.tgname, c.relname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid"
+      .. " WHERE c.relnamespace = current_schema()::regnamespace AND NOT t.tgisinternal"
+      .. " ORDER BY 1, 2")
+  end
+  return H.sqlite3(p, "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name")
+    .. H.sqlite3(p, "SELECT cid, name, type, \"notnull\", dflt_value, pk FROM pragma_table_info('lease_queue')")
+end
+
 describe("a database's schema version", function()
   it("is the engine's in a fresh database: db:settings() and the version row say it", function()
     assert.is_true(H.is_integer(CURRENT) and CURRENT >= 3, tostring(CURRENT))
@@ -61,6 +83,10 @@ describe("a database's schema version", function()
       assert.are.same(before, H.snapshot(p))
       -- every step ran: the last ones' tables are there (lease_schedules)
       assert.are.same({}, db:schedules())
+      -- the same tables, columns, indexes and triggers as a fresh database's
+      local fresh, fp = H.fresh("schema-v" .. v .. "-fresh")
+      fresh:close()
+      assert.are.equal(layout(fp), layout(p))
       local a, c = db:state("a", 0), db:state("c", 10)
       assert.are.same({ 2, "w", 1 }, { a.fence, a.owner, a["until"] })
       assert.are.same({ "completed", "ra", 1 }, { c.status, c.result, c.fence })
@@ -144,11 +170,32 @@ describe("a database's schema version", function()
     H.sqlite3(p, "DROP TRIGGER lease_jobs_renamed")
     lease.open(p):close()
     assert.are.equal("", H.sqlite3(p, "SELECT name FROM sqlite_master WHERE name = 'lease_jobs_renamed'"))
-    -- without the row, the file is classified by its layout (version 2) and brought up
-    H.sqlite3(p, "DELETE FROM lease_meta")
-    lease.open(p):close()
+    -- without the row, the file is classified by its layout: lease_queue's
+    -- column due_at (step 6, CLOCK) says 6 whatever else it lacks, and it gets its
+    -- row again with no step run twice
+    H.sqlite3(p, "DELETE FROM lease_meta WHERE key = 'schema_version'")
+    db = lease.open(p)
+    assert.are.equal(CURRENT, db:settings().schema_version)
+    db:close()
+    assert.are.equal(CURRENT .. "\n", version_row(p))
+    assert.are.equal("", H.sqlite3(p, "SELECT name FROM sqlite_master WHERE name = 'lease_jobs_renamed'"))
+    -- a file of layout 2 without the trigger is version 2, and brought up
+    local p2 = older(2, "schema-row-only-v2")
+    lease.open(p2):close()
     assert.are.equal("lease_jobs_renamed\n",
-      H.sqlite3(p, "SELECT name FROM sqlite_master WHERE name = 'lease_jobs_renamed'"))
+      H.sqlite3(p2, "SELECT name FROM sqlite_master WHERE name = 'lease_jobs_renamed'"))
+    assert.are.equal(CURRENT .. "\n", version_row(p2))
+  end)
+
+  it("of a clock-layout database without its row is 6 on PostgreSQL too: step 6 runs once", function()
+    local db, p = H.fresh("schema-row-lost")
+    assert.is_true(db:enqueue("j"))
+    db:close()
+    H.sql(p, "DELETE FROM lease_meta WHERE key = 'schema_version'")
+    db = lease.open(p)
+    assert.are.equal(CURRENT, db:settings().schema_version)
+    assert.are.same({ "j", 1 }, { H.two(db:claim_next("w", 1, 10)) })
+    db:close()
     assert.are.equal(CURRENT .. "\n", version_row(p))
   end)
 end)

@@ -240,7 +240,7 @@ describe("with_lease", function()
       "INSERT INTO out VALUES (1, 2, 3); COMMIT",
       -- the job queue's objects: every name starting with lease_ is the engine's
       "UPDATE lease_queue SET base_fence = 0", "DELETE FROM lease_errors",
-      "DROP TRIGGER lease_jobs_done", "DROP INDEX lease_queue_ready",
+      "DROP TRIGGER lease_jobs_done", "DROP INDEX lease_queue_due",
       "CREATE TABLE lease_mine(x)",
     }
     for _, sql in ipairs(refused) do

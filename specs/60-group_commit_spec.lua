@@ -99,6 +99,8 @@ describe("group commit #sqlite", function()
         assert.is_true(db:enqueue("j" .. i))
         ops[i] = { call = { "claim", "j" .. i, "w", 1, 100 } }
       end
+      -- the clock mark stored first, so that no claim below moves it
+      assert.are.same({ nil, "missing" }, { db:claim("none", "w", 1, 100) })
       local before = wal_frames(p)
       local opts = { { group_commit = on }, { group_commit = on }, { group_commit = on },
                      { group_commit = on } }
@@ -120,6 +122,7 @@ describe("group commit #sqlite", function()
       local db, p = H.fresh("sync")
       assert.is_true(db:enqueue("a"))
       assert.is_true(db:enqueue("b"))
+      assert.are.same({ nil, "missing" }, { db:claim("none", "w", 1, 100) })
       local before = wal_frames(p)
       local out = batch(p, { { call = { "claim", "a", "w", 1, 100 } },
                              { call = { "claim", "b", "w", 1, 100 } } },

@@ -174,7 +174,21 @@ typedef struct lease_options {
                            mode a committed claim may roll back after power loss, so the same fence
                            could be handed out twice */
   int flags;            /* LEASE_OPEN_* bits; default 0 (read-write, create) */
+  double clock_factor;  /* the clock check: a call whose now is off by this factor or more
+                           (either way) from the database's clock mark, the highest now it
+                           has seen, fails with LEASE_MISUSE and changes nothing, as when
+                           one caller counts seconds and another milliseconds.  Compared
+                           only when both are at least 1e6 (small clocks are never
+                           refused).  Writes read the mark inside their transaction;
+                           reads (state, lists, counts) compare with the mark this handle
+                           last read.  Default LEASE_CLOCK_FACTOR; 0 turns the check off;
+                           else a finite number > 1.  The mark is kept whatever this is */
 } lease_options;
+
+/* The default clock_factor of lease_options: a ratio of 100 between now
+** and the mark, far beyond any drift of clocks in one unit and well short
+** of a unit's factor (1000). */
+#define LEASE_CLOCK_FACTOR 100.0
 
 /*
 ** One job as stored.  The strings point into memory owned by the handle:
@@ -504,9 +518,11 @@ LEASE_API int lease_read_settings(lease_db *db, lease_settings *out);
 /*
 ** lease_claim_next: claim the ready jobs of one queue for owner, in one
 ** BEGIN IMMEDIATE transaction, with claim's rule (not done, until <= now;
-** fence + 1, owner, until = now + ttl), smallest (priority, run_at,
-** enqueue order) first; jobs with the defaults come in enqueue order
-** (SQLite's rowid order at insert).  Skipped: jobs completed, discarded,
+** fence + 1, owner, until = now + ttl), smallest (priority, due time,
+** enqueue order) first: the due time is a job's run_at, or for one
+** without, the database's clock mark (see lease_options.clock_factor)
+** when it was enqueued or retried, 0 while there is none; jobs with the
+** defaults come in enqueue order (SQLite's rowid order at insert).  Skipped: jobs completed, discarded,
 ** cancelled or held (until > now), those whose run_at is after now, and
 ** those whose fence cannot grow (see lease_claim).  Each job taken counts
 ** an attempt.  A job found with a lease that expired without complete,
@@ -528,7 +544,7 @@ LEASE_API int lease_read_settings(lease_db *db, lease_settings *out);
 ** hands out at most the room left (the limit minus the queue's jobs held
 ** with until > now, whoever holds them); a rate limit at most the rate
 ** minus the jobs claim_next handed out in (now - per, now].
-** Cost: the partial index lease_queue_ready holds only jobs the queue has
+** Cost: the partial index lease_queue_due holds only jobs the queue has
 ** not ended, in that order; jobs held, and scheduled jobs of a smaller
 ** priority than the first ready one, are stepped over.
 ** Returns LEASE_OK, LEASE_MISUSE, LEASE_NOMEM or a database error.

@@ -263,9 +263,9 @@ return {
     name = "claim-next-without-blocked-guard", step = "own", file = "src/sqlite/lsq_queue_sql.h",
     fn = "LSQ_SQL_Q_READY",
     from = [=[  " AND " LSQ_SQL_BLOCKED " = 0)"                                        \
-  " ORDER BY q.priority, q.run_at, q.seq LIMIT ?3"]=],
+  " ORDER BY q.priority, q.due_at, q.seq LIMIT ?3"]=],
     to = [=[  ")"                                        \
-  " ORDER BY q.priority, q.run_at, q.seq LIMIT ?3"]=],
+  " ORDER BY q.priority, q.due_at, q.seq LIMIT ?3"]=],
     hint = "specs/25-hostile_values_spec.lua",
   },
   {
@@ -402,8 +402,8 @@ return {
   {
     name = "claim-next-id-order", step = "own", file = "src/sqlite/lsq_queue_sql.h",
     fn = "LSQ_SQL_Q_READY",
-    from = [[" ORDER BY q.priority, q.run_at, q.seq LIMIT ?3"]],
-    to = [[" ORDER BY q.priority, q.run_at, q.id LIMIT ?3"]],
+    from = [[" ORDER BY q.priority, q.due_at, q.seq LIMIT ?3"]],
+    to = [[" ORDER BY q.priority, q.due_at, q.id LIMIT ?3"]],
     hint = "specs/15-claim_next_spec.lua",
   },
   {
@@ -944,8 +944,8 @@ return {
   {
     name = "claim-next-ignores-priority", step = "own", file = "src/sqlite/lsq_queue_sql.h",
     fn = "LSQ_SQL_Q_READY",
-    from = [[" ORDER BY q.priority, q.run_at, q.seq LIMIT ?3"]],
-    to = [[" ORDER BY q.run_at, q.seq LIMIT ?3"]],
+    from = [[" ORDER BY q.priority, q.due_at, q.seq LIMIT ?3"]],
+    to = [[" ORDER BY q.due_at, q.seq LIMIT ?3"]],
     hint = "specs/30-queue_data_spec.lua",
   },
   {
@@ -1110,7 +1110,7 @@ return {
   },
   {
     name = "seed-insert-not-queued", step = "own", file = "src/sqlite/lsq_schema_sql.h",
-    fn = "LSQ_STEP_REFENCE",
+    fn = "LSQ_STEP_CLOCK",
     from = [[     " WHEN typeof(new.id) = 'text' BEGIN"                                \]],
     to = [[     " WHEN 0 BEGIN"                                \]],
     hint = "specs/32-queue_seed_spec.lua",
@@ -2403,6 +2403,95 @@ return {
     from = [[  if (rc == LEASE_OK && meta) rc = lsq_query(db, sql, LSQ_SQL_VERSION_GET, on_version, &version);]],
     to = [[]],
     hint = "specs/39-schema_version_spec.lua",
+  },
+  -- The clock mark (specs/54-clock_spec.lua) -------------------------
+  {
+    name = "clock-check-dropped", step = "own", file = "src/core/lease.c", fn = "lease__clock",
+    from = [[  if (clock_off(now, mark, db->opt.clock_factor)) return clock_refused(db, now, mark);]],
+    to = [[  (void)clock_refused;]],
+    hint = "specs/54-clock_spec.lua",
+  },
+  {
+    name = "clock-factor-one-way", step = "own", file = "src/core/lease.c", fn = "clock_off",
+    from = [[  return now >= mark * factor || mark >= now * factor;]],
+    to = [[  return now >= mark * factor;]],
+    hint = "specs/54-clock_spec.lua",
+  },
+  {
+    name = "clock-floor-dropped", step = "own", file = "src/core/lease.c", fn = "clock_off",
+    from = [[  if (factor == 0 || !(now >= LEASE__CLOCK_FLOOR) || !(mark >= LEASE__CLOCK_FLOOR)) return 0;]],
+    to = [[  if (factor == 0 || isnan(mark)) return 0;]],
+    hint = "specs/54-clock_spec.lua",
+  },
+  {
+    name = "clock-mark-never-moved", step = "own", file = "src/core/lease.c", fn = "lease__clock",
+    from = [[  *move = isnan(mark) || now > mark + fmax(1.0, fabs(mark) * LEASE__CLOCK_STEP);]],
+    to = [[  *move = 0;]],
+    hint = "specs/54-clock_spec.lua",
+  },
+  {
+    name = "clock-option-ignored", step = "own", file = "src/lua/lease_lua.c", fn = "check_options",
+    from = [[  opt->clock_factor = clock_check ? clock_factor : 0;]],
+    to = [[  (void)clock_check;
+  (void)clock_factor;]],
+    hint = "specs/54-clock_spec.lua",
+  },
+  {
+    name = "unscheduled-due-at-zero", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_Q_DATA",
+    from = [[  " due_at = coalesce(?5, " LSQ_SQL_DUE_NOW "), max_attempts = ?6 WHERE id = ?1"]],
+    to = [[  " due_at = coalesce(?5, 0), max_attempts = ?6 WHERE id = ?1"]],
+    hint = "specs/54-clock_spec.lua",
+  },
+  {
+    name = "unscheduled-due-at-zero-on-insert", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_QUEUE_ROW_OF_NEW",
+    from = [[  LSQ_SQL_FENCE_INT("new.fence") ", " LSQ_SQL_DUE_NOW]],
+    to = [[  LSQ_SQL_FENCE_INT("new.fence") ", 0"]],
+    hint = "specs/54-clock_spec.lua",
+  },
+  {
+    name = "pg-unscheduled-due-at-zero", step = "own", backend = "pg", file = "src/pg/lpg_queue_sql.h",
+    fn = "LPG_Q_SQL_ENQUEUE",
+    from = [[  " coalesce($5, " LPG_Q_SQL_DUE_NOW "), $6 FROM i"]],
+    to = [[  " coalesce($5, 0), $6 FROM i"]],
+    hint = "specs/54-clock_spec.lua",
+  },
+  {
+    name = "schema-clock-step-fills-no-due-at", step = "own", file = "src/sqlite/lsq_schema_sql.h",
+    fn = "LSQ_STEP_CLOCK",
+    from = [[  XX("UPDATE lease_queue SET due_at = coalesce(run_at, 0)")               \]],
+    to = [[  XX("SELECT 1")               \]],
+    hint = "specs/54-clock_spec.lua",
+  },
+  {
+    name = "pg-schema-clock-step-fills-no-due-at", step = "own", backend = "pg",
+    file = "src/pg/lpg_schema_sql.h", fn = "LPG_STEP_CLOCK",
+    from = [[  " UPDATE lease_queue SET due_at = run_at WHERE run_at IS NOT NULL;"             \]],
+    to = [[  " SELECT 1;"             \]],
+    hint = "specs/54-clock_spec.lua",
+  },
+  {
+    name = "schema-unversioned-clock-layout-taken-for-older", step = "own",
+    file = "src/sqlite/lsq_schema_sql.h", fn = "LSQ_SQL_CLASSIFY",
+    from = [[  " WHERE name = 'due_at') THEN 6"]],
+    to = [[  " WHERE name = 'due_at') THEN 5"]],
+    hint = "specs/39-schema_version_spec.lua",
+  },
+  {
+    name = "pg-schema-unversioned-clock-layout-taken-for-older", step = "own", backend = "pg",
+    file = "src/pg/lpg_schema_sql.h", fn = "LPG_SQL_CLASSIFY",
+    from = [[AND NOT attisdropped) THEN 6"]],
+    to = [[AND NOT attisdropped) THEN 5"]],
+    hint = "specs/39-schema_version_spec.lua",
+  },
+  {
+    name = "pg-clock-check-skipped", step = "own", backend = "pg", file = "src/pg/lpg.c", fn = "lpg_ready",
+    from = [[  lpg_rollback(db);
+  return lpg_q_clock(db);]],
+    to = [[  lpg_rollback(db);
+  return LEASE_OK;]],
+    hint = "specs/54-clock_spec.lua",
   },
   -- Schedules (specs/41-schedule_spec.lua, specs/c/test_cron.c) -------
   {

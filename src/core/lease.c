@@ -164,6 +164,7 @@ void lease__unhold(lease_db **held) {
     if (!(db)) return LEASE_MISUSE;                                   \
     if ((db)->tx && !pthread_equal((db)->tx->thread, pthread_self())) return LEASE_MISUSE; \
     clear_error(db);                                                  \
+    (db)->clock_now = NAN;                                            \
     if (!(db)->conn) return lease__fail((db), LEASE_MISUSE, "the database is closed"); \
     if ((db)->tx) return lease__fail((db), LEASE_MISUSE, "this handle is inside a with_lease " \
                                      "callback: use its tx"); \
@@ -290,6 +291,7 @@ static int check_time(lease_db *db, lease__write *w, double now, double ttl) {
   if (lease_check_time(now, ttl, &msg)) return lease__fail(db, LEASE_MISUSE, "%s", msg);
   w->now = now;
   w->until = now + ttl;
+  db->clock_now = now;
   return LEASE_OK;
 }
 
@@ -297,6 +299,7 @@ static int check_time(lease_db *db, lease__write *w, double now, double ttl) {
 static int check_now(lease_db *db, lease__write *w, double now) {
   if (!isfinite(now)) return lease__fail(db, LEASE_MISUSE, "now must be a finite number");
   w->now = now;
+  db->clock_now = now;
   return LEASE_OK;
 }
 
@@ -310,6 +313,7 @@ void lease_options_default(lease_options *opt) {
   opt->busy_timeout_ms = 10000;
   opt->synchronous = LEASE_SYNC_FULL;
   opt->flags = 0;
+  opt->clock_factor = LEASE_CLOCK_FACTOR;
 }
 
 /* Refuse options lease.h does not allow. */
@@ -321,6 +325,42 @@ static int check_options(lease_db *db, const lease_options *opt) {
                        "synchronous must be LEASE_SYNC_FULL or LEASE_SYNC_NORMAL");
   if (opt->flags & ~(LEASE_OPEN_READONLY | LEASE_OPEN_NOCREATE | LEASE_OPEN_NO_GROUP_COMMIT))
     return lease__fail(db, LEASE_MISUSE, "unknown open flags");
+  if (!(opt->clock_factor == 0 || (opt->clock_factor > 1 && isfinite(opt->clock_factor))))
+    return lease__fail(db, LEASE_MISUSE, "clock_factor must be 0 (no check) or a finite number > 1");
+  return LEASE_OK;
+}
+
+/* 1 when now and mark are both plausible clocks (at least
+** LEASE__CLOCK_FLOOR) and off from each other by factor (> 1; 0: never). */
+static int clock_off(double now, double mark, double factor) {
+  if (factor == 0 || !(now >= LEASE__CLOCK_FLOOR) || !(mark >= LEASE__CLOCK_FLOOR)) return 0;
+  return now >= mark * factor || mark >= now * factor;
+}
+
+/* Record the refusal of now against mark. */
+static int clock_refused(lease_db *db, double now, double mark) {
+  return lease__fail(db, LEASE_MISUSE,
+                     "now %.17g is off by a factor of %g or more from the database's clock mark "
+                     "%.17g (the highest now it has seen): another time unit? (the option "
+                     "clock_factor widens the check, clock_check = false turns it off)",
+                     now, db->opt.clock_factor, mark);
+}
+
+/* See lease_int.h. */
+int lease__clock(lease_db *db, double mark, int *move) {
+  double now = db->clock_now;
+  *move = 0;
+  db->clock_mark = mark;
+  if (isnan(now)) return LEASE_OK;
+  if (clock_off(now, mark, db->opt.clock_factor)) return clock_refused(db, now, mark);
+  *move = isnan(mark) || now > mark + fmax(1.0, fabs(mark) * LEASE__CLOCK_STEP);
+  return LEASE_OK;
+}
+
+/* See lease_int.h. */
+int lease__clock_cached(lease_db *db, double now) {
+  if (isfinite(now) && clock_off(now, db->clock_mark, db->opt.clock_factor))
+    return clock_refused(db, now, db->clock_mark);
   return LEASE_OK;
 }
 
@@ -342,6 +382,7 @@ int lease_open(const char *path, const lease_options *opt, lease_db **out) {
   else if ((rc = lease__pg_redact(db)) != LEASE_OK) return rc;
   if (opt) db->opt = *opt;
   else lease_options_default(&db->opt);
+  db->clock_now = db->clock_mark = NAN;
   if ((rc = check_options(db, &db->opt)) != LEASE_OK) return rc;
   if ((rc = db->be->open(db)) != LEASE_OK) {
     db->be->close(db);

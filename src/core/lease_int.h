@@ -363,7 +363,40 @@ struct lease_db {
   lease_tx *tx;                     /* the with_lease running on db, else NULL */
   atomic_int busy;                  /* 1 while a public call runs on db (LEASE__HOLD) */
   int schema_version;               /* the database's, as this handle opened it (lease_schema.h) */
+  double clock_now;                 /* the now of the write running, for its backend's
+                                       clock step (lease__clock); NAN when it has none */
+  double clock_mark;                /* the database's clock mark as last read (NAN: none
+                                       read, or the database has none) */
 };
+
+/*
+** The clock mark: the highest `now` the database has seen, coarsely (key
+** 'clock_mark' of the table lease_meta).  A write carrying a now reads it
+** inside its transaction (lease__clock); reads are checked against the
+** value last read (lease__clock_cached).  A now and a mark both at least
+** LEASE__CLOCK_FLOOR whose ratio is at least the handle's clock_factor, in
+** either direction, is refused: another time unit (seconds against
+** milliseconds).  The mark moves up to now only when now exceeds it by
+** more than LEASE__CLOCK_STEP times its size (at least 1), so most writes
+** only read it.
+*/
+#define LEASE__CLOCK_FLOOR 1e6
+#define LEASE__CLOCK_STEP 1e-7
+
+/*
+** lease__clock: the clock step of the write running on db, inside its
+** transaction, once the backend read the mark (NAN when the database has
+** none).  Keeps mark in db->clock_mark; LEASE_OK with *move set when the
+** backend is to store db->clock_now as the new mark (it never is when
+** db->clock_now is NAN), or LEASE_MISUSE recorded when the now is off
+** from the mark by the clock factor.
+*/
+int lease__clock(lease_db *db, double mark, int *move);
+
+/* lease__clock_cached: refuse (LEASE_MISUSE, recorded) a now that is off
+** from the mark db last read; LEASE_OK when it is not, or when either is
+** unknown or small.  For calls that do not write. */
+int lease__clock_cached(lease_db *db, double now);
 
 /*
 ** lease__hold: take db's busy flag for a public call; db when it was free,

@@ -211,6 +211,7 @@ int lease_state(lease_db *db, const char *id, size_t id_len, double now, lease_r
   *found = 0;
   if (lease__check_bytes(db, "id", id, &id_len)) return db->rc;
   if (isinf(now)) return lease__fail(db, LEASE_MISUSE, "now must be a finite number or NaN");
+  if (lease__clock_cached(db, now)) return db->rc;
   return db->be->state(db, id, id_len, now, row, found);
 }
 
@@ -245,6 +246,7 @@ static int check_claim_next(lease_db *db, lease__write *w, const char *queue, si
   w->owner_len = owner_len;
   w->now = now;
   w->until = now + ttl;
+  db->clock_now = now;
   w->queue = queue;
   w->queue_len = queue_len;
   return LEASE_OK;
@@ -321,6 +323,7 @@ int lease_fail(lease_db *db, const char *id, size_t id_len, const char *owner, s
   w.owner_len = owner_len;
   w.fence = fence;
   w.now = now;
+  db->clock_now = now;
   w.message = message;
   w.message_len = message_len;
   if (db->be->fail(db, &w, opts, &st, &at, reason) != LEASE_OK) return db->rc;
@@ -334,6 +337,7 @@ int lease_retry(lease_db *db, const char *id, size_t id_len, double now, int *re
   BEGIN(db, retry);
   if (lease__check_bytes(db, "id", id, &id_len)) return db->rc;
   if (check_finite(db, "now", now)) return db->rc;
+  db->clock_now = now;
   return db->be->retry(db, id, id_len, now, reason);
 }
 
@@ -342,6 +346,7 @@ int lease_cancel(lease_db *db, const char *id, size_t id_len, double now, int *r
   BEGIN(db, cancel);
   if (lease__check_bytes(db, "id", id, &id_len)) return db->rc;
   if (check_finite(db, "now", now)) return db->rc;
+  db->clock_now = now;
   return db->be->cancel(db, id, id_len, now, reason);
 }
 
@@ -378,6 +383,7 @@ int lease_list(lease_db *db, const lease_filter *f, int max, lease_row *rows, in
     return lease__fail(db, LEASE_MISUSE, "unknown status %d", g.status);
   if (g.queue && check_queue(db, "queue", &g.queue, &g.queue_len)) return db->rc;
   if (isnan(g.now)) return lease__fail(db, LEASE_MISUSE, "now must be a number");
+  if (lease__clock_cached(db, g.now)) return db->rc;
   return db->be->list(db, &g, max, rows, count);
 }
 
@@ -390,6 +396,7 @@ int lease_count(lease_db *db, double now, const char *queue, size_t queue_len,
   if (!out) return lease__fail(db, LEASE_MISUSE, "out must not be NULL");
   if (isnan(now)) return lease__fail(db, LEASE_MISUSE, "now must be a number");
   if (queue && check_queue(db, "queue", &queue, &queue_len)) return db->rc;
+  if (lease__clock_cached(db, now)) return db->rc;
   memset(out, 0, sizeof *out);
   return db->be->count(db, now, queue, queue_len, out);
 }

@@ -47,9 +47,11 @@ static int check_name(lease_db *db, const char *what, const char *name, size_t *
   return LEASE_OK;
 }
 
-/* Check a finite clock reading. */
+/* Check a finite clock reading; it is the call's now for the clock step
+** (lease__clock). */
 static int check_now(lease_db *db, double now) {
   if (!isfinite(now)) return lease__fail(db, LEASE_MISUSE, "now must be a finite number");
+  db->clock_now = now;
   return LEASE_OK;
 }
 

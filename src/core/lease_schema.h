@@ -19,7 +19,7 @@
 #define LEASE_SCHEMA_H
 
 /* The version this build makes and knows: the number of steps. */
-#define LEASE_SCHEMA_VERSION 5
+#define LEASE_SCHEMA_VERSION 6
 
 /*
 ** The steps, in order: the k-th entry takes version k-1 to k.
@@ -36,13 +36,19 @@
 **   CONTROL   5: queue control's tables lease_queues (a queue's paused flag
 **              and limits) and lease_queue_claims (the claims in a rate
 **              limit's window).
+**   CLOCK     6: lease_queue's column due_at, the claim order (priority,
+**              due_at, seq) in the index lease_queue_due in place of
+**              lease_queue_ready, and the triggers on jobs giving a job
+**              without run_at the clock mark (lease_meta, key clock_mark)
+**              as its due_at when they make or reopen its queue row.
 */
 #define LEASE_SCHEMA_STEPS(XX) \
   XX(QUEUE)                    \
   XX(REFENCE)                  \
   XX(RENAMED)                  \
   XX(SCHEDULES)                \
-  XX(CONTROL)
+  XX(CONTROL)                  \
+  XX(CLOCK)
 
 /* How many steps LEASE_SCHEMA_STEPS lists: must be LEASE_SCHEMA_VERSION. */
 enum {
@@ -53,6 +59,10 @@ enum {
 };
 _Static_assert(LEASE__STEP_COUNT == LEASE_SCHEMA_VERSION,
                "LEASE_SCHEMA_VERSION must be the number of LEASE_SCHEMA_STEPS");
+
+/* Whether a database of schema version v has what step NAME made (its
+** version is past the step's index). */
+#define LEASE_SCHEMA_HAS(v, name) ((v) > LEASE__STEP_##name)
 
 /* The engine's table of its own facts about the database, and the key of
 ** the schema version there. */

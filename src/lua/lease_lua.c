@@ -131,6 +131,8 @@ static int close_handle(lua_State *L, int i) {
 /* Read the options table at i into opt; raises on an unknown key or bad value. */
 static void check_options(lua_State *L, const lb_callee *c, int i, lease_options *opt) {
   const lb_arg *a = LB_ARG(c, i, "options");
+  int clock_check = 1;
+  double clock_factor = LEASE_CLOCK_FACTOR;
   lease_options_default(opt);
   if (lua_isnoneornil(L, i)) return;
   if (!lua_istable(L, i)) lb_fail(L, i, a, "a table or nil");
@@ -160,11 +162,19 @@ static void check_options(lua_State *L, const lb_callee *c, int i, lease_options
       if (lua_type(L, -1) != LUA_TBOOLEAN) lb_error(L, a, "group_commit must be a boolean");
       if (lua_toboolean(L, -1)) opt->flags &= ~LEASE_OPEN_NO_GROUP_COMMIT;
       else opt->flags |= LEASE_OPEN_NO_GROUP_COMMIT;
+    } else if (key && strcmp(key, "clock_factor") == 0) {
+      double f = lua_type(L, -1) == LUA_TNUMBER ? lua_tonumber(L, -1) : 0;
+      if (!(f > 1 && isfinite(f))) lb_error(L, a, "clock_factor must be a finite number > 1");
+      clock_factor = f;
+    } else if (key && strcmp(key, "clock_check") == 0) {
+      if (lua_type(L, -1) != LUA_TBOOLEAN) lb_error(L, a, "clock_check must be a boolean");
+      clock_check = lua_toboolean(L, -1);
     } else {
       lb_error(L, a, lua_pushfstring(L, "unknown option '%s'", key ? key : luaL_typename(L, -2)));
     }
     lua_pop(L, 1);
   }
+  opt->clock_factor = clock_check ? clock_factor : 0;
 }
 
 /***
@@ -178,7 +188,11 @@ one (its columns, types and constraints).
   10), `synchronous` (`"full"`, the default, or `"normal"`), `readonly`
   (boolean, default false), `create` (boolean, default true), `group_commit`
   (boolean, default true: threads of this process writing the same file share
-  commits; false: each write commits alone).
+  commits; false: each write commits alone), `clock_factor` (number > 1,
+  default 100: a call whose `now` is off from the database's clock mark, the
+  highest `now` it has seen, by this factor or more either way raises, as when
+  one caller counts seconds and another milliseconds; compared only when both
+  are at least 1e6), `clock_check` (boolean, default true; false: no check).
 @treturn db an open handle
 @raise `bad argument` for a bad path or option; `lease.open: <message> [<code>]
   (file "<path>")` when the database cannot be opened (cantopen, notadb,
@@ -553,7 +567,9 @@ static const lb_op op_release = {"release", 1, 0, check_id_owner_fence, run_rele
 /***
 Claim the ready jobs of one queue with claim's rule (fence + 1, owner,
 `until = now + ttl`), all in one `BEGIN IMMEDIATE` transaction, in the order
-of (priority, run_at, enqueue order), smallest first.  Ready: not done, not
+of (priority, due time, enqueue order), smallest first (the due time: `run_at`,
+or for a job without, the database's clock mark when it was enqueued or
+retried; docs/queue.md).  Ready: not done, not
 discarded or cancelled, `until <= now`, run_at nil or `<= now`.  Each job
 taken counts an attempt; a job found with a lease that expired unreported
 gets the error "lease expired" first, and is discarded instead when that

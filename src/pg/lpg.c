@@ -179,13 +179,15 @@ static int set_session(lease_db *db) {
 */
 int lpg_ready(lease_db *db) {
   lpg_conn *c = LPG(db);
+  int rc;
   if (PQstatus(c->pg) != CONNECTION_OK) {
     PQreset(c->pg);
     if (PQstatus(c->pg) != CONNECTION_OK) return lpg_fail(db, NULL);   /* LEASE_IOERR */
-    return set_session(db);
+    if ((rc = set_session(db)) != LEASE_OK) return rc;
+    return lpg_q_clock(db);
   }
   lpg_rollback(db);
-  return LEASE_OK;
+  return lpg_q_clock(db);
 }
 
 /* ===================================================================== */

@@ -124,7 +124,9 @@ int lpg_exec(lease_db *db, const char *sql);
 void lpg_rollback(lease_db *db);
 
 /* Make the connection ready for a call (reset a broken one once, roll back
-** a transaction a failed call left open).  LEASE_OK or LEASE_IOERR. */
+** a transaction a failed call left open), then, for a write carrying a
+** now, its clock step (lpg_q_clock).  LEASE_OK, LEASE_IOERR, or the clock
+** step's failure. */
 int lpg_ready(lease_db *db);
 
 /*
@@ -170,6 +172,14 @@ int lpg_schema_read(lease_db *db);
 int lpg_schema_upgrade(lease_db *db);
 
 /* ---- lpg_queue.c -------------------------------------------------------- */
+
+/* The clock step (lease_int.h: lease__clock) of the write about to run
+** on db: the mark read in a statement of its own, the write's now checked
+** against it, the mark moved up when now passed it by a step.  LEASE_OK at
+** once for a call without a now (db->clock_now NAN), on a read-only
+** handle, or on a database older than the clock step (lease_schema.h:
+** LEASE_SCHEMA_HAS).  Called by lpg_ready. */
+int lpg_q_clock(lease_db *db);
 
 /* lease__pg's members (lease_int.h) that read or take jobs with their
 ** queue data, and the queue's operator actions. */

@@ -88,6 +88,29 @@ static int in_txn(lease_db *db, int (*body)(lease_db *, void *), void *ctx) {
 }
 
 /* ===================================================================== */
+/* The clock                                                              */
+/* ===================================================================== */
+
+/* See lpg_int.h. */
+int lpg_q_clock(lease_db *db) {
+  params p = {0};
+  PGresult *res;
+  double mark;
+  int move, rc;
+  if (isnan(db->clock_now) || !LEASE_SCHEMA_HAS(LPG(db)->version, CLOCK)
+      || (db->opt.flags & LEASE_OPEN_READONLY))
+    return LEASE_OK;
+  if (!(res = qrun(db, Q_CLOCK_READ, NULL))) return db->rc;
+  mark = PQntuples(res) == 1 ? r_time(res, 0, 0) : NAN;
+  PQclear(res);
+  if ((rc = lease__clock(db, mark, &move)) != LEASE_OK || !move) return rc;
+  p_f8(&p, db->clock_now);
+  if (!(res = qrun(db, Q_CLOCK_MOVE, &p))) return db->rc;
+  PQclear(res);
+  return LEASE_OK;
+}
+
+/* ===================================================================== */
 /* Enqueue                                                                */
 /* ===================================================================== */
 

@@ -8,8 +8,10 @@
 **   lease_queue   one row per job: seq (the job's seq: the enqueue order),
 **                 queue, priority, run_at (NULL: at once), attempt (claims
 **                 since enqueue or the last retry), max_attempts, payload,
-**                 state (0 open, 1 completed, 2 discarded, 3 cancelled)
-**                 and finished_at;
+**                 state (0 open, 1 completed, 2 discarded, 3 cancelled),
+**                 finished_at and due_at (the claim order: run_at, or for
+**                 a job without, the clock mark when its row was made or
+**                 reopened by retry);
 **   lease_errors  the errors of failed attempts, the last 20 per job (n:
 **                 their order).
 ** Both reference jobs(id) ON DELETE CASCADE, so deleting a job deletes its
@@ -45,6 +47,18 @@
   " PRIMARY KEY, id bytea NOT NULL" refs ", attempt int8, at float8, owner bytea,"  \
   " fence int8, message bytea);"
 #define LPG_Q_SQL_REFS " REFERENCES jobs(id) ON DELETE CASCADE ON UPDATE CASCADE"
+
+/*
+** The clock mark (lease_int.h: lease__clock), in lease_meta under the key
+** 'clock_mark' (as text), and the time a job without run_at became due:
+** the mark when its row was made or reopened (0 while there is none).  The
+** claim order is (priority, due_at, seq), so a job due longer goes first
+** (lease_queue's column due_at and its index lease_queue_due: step 6,
+** LPG_STEP_CLOCK in lpg_schema_sql.h).
+*/
+#define LPG_Q_SQL_MARK                                                              \
+  "(SELECT value::float8 FROM " LEASE_SCHEMA_META " WHERE key = 'clock_mark')"
+#define LPG_Q_SQL_DUE_NOW "coalesce(" LPG_Q_SQL_MARK ", 0)"
 
 /*
 ** The queue's schema as step 1 makes it (lpg_schema_sql.h): the tables,
@@ -165,13 +179,15 @@
 #define LPG_Q_SQL_ENQUEUE                                                           \
   "WITH i AS (INSERT INTO jobs(id) VALUES ($1) ON CONFLICT (id) DO NOTHING"        \
   " RETURNING id, seq) INSERT INTO lease_queue(id, seq, payload, queue, priority,"  \
-  " run_at, max_attempts) SELECT id, seq, $2, $3, $4, $5, $6 FROM i"
+  " run_at, due_at, max_attempts) SELECT id, seq, $2, $3, $4, $5,"                 \
+  " coalesce($5, " LPG_Q_SQL_DUE_NOW "), $6 FROM i"
 
 /*
-** claim_next: the ready jobs of a queue in (priority, run_at, seq) order,
-** run_at NULL (at once) first, both rows of each locked, those another
-** transaction holds locked skipped.  A candidate whose lease expired
-** unreported (an owner still named) gets its error recorded, and is
+** claim_next: the ready jobs of a queue in (priority, due_at, seq) order
+** (the job due longer first: LPG_Q_SQL_DUE_NOW), both rows of each
+** locked, those another transaction holds locked skipped.  A candidate
+** whose lease expired unreported (an owner still named) gets its error
+** recorded, and is
 ** discarded instead of claimed when that was its last attempt (x.last:
 ** attempt >= max_attempts, the core's rule lease__after_expiry, written
 ** here so that one statement records, discards and claims).  $1 queue,
@@ -180,12 +196,12 @@
 ** claim's), max_attempts.
 */
 #define LPG_Q_SQL_CLAIM_NEXT                                                        \
-  "WITH c AS (SELECT q.id, q.payload, q.queue, q.priority, q.run_at, q.seq,"       \
+  "WITH c AS (SELECT q.id, q.payload, q.queue, q.priority, q.due_at, q.seq,"       \
   " q.attempt, q.max_attempts, j.owner, j.until, j.fence"                          \
   " FROM lease_queue q JOIN jobs j ON j.id = q.id"                                 \
   " WHERE q.state = " LEASE__Q_OPEN_S " AND q.queue = $1 AND (q.run_at IS NULL OR q.run_at <= $2)" \
   " AND j.done = 0 AND j.until <= $2 AND j.fence < " LPG_FENCE_MAX                  \
-  " ORDER BY q.priority, q.run_at NULLS FIRST, q.seq LIMIT $5"                      \
+  " ORDER BY q.priority, q.due_at, q.seq LIMIT $5"                                  \
   " FOR UPDATE OF q, j SKIP LOCKED),"                                               \
   " x AS (SELECT c.*, c.owner IS NOT NULL AS lapsed,"                               \
   " c.owner IS NOT NULL AND c.attempt >= c.max_attempts AS last FROM c),"           \
@@ -196,7 +212,7 @@
   " u AS (UPDATE jobs SET owner = $3, until = $4, fence = jobs.fence + 1 FROM x"    \
   " WHERE jobs.id = x.id AND NOT x.last RETURNING jobs.id, jobs.fence)"             \
   " SELECT x.id, u.fence, x.payload, x.queue, x.priority, x.attempt + 1, x.max_attempts" \
-  " FROM x LEFT JOIN u ON u.id = x.id ORDER BY x.priority, x.run_at NULLS FIRST, x.seq"
+  " FROM x LEFT JOIN u ON u.id = x.id ORDER BY x.priority, x.due_at, x.seq"
 
 /*
 ** fail's guarded write: complete's guard on the locked row (and the
@@ -218,15 +234,17 @@
 
 /* After a failure: $1 id, $2 attempt, $3 state, $4 run_at, $5 finished_at. */
 #define LPG_Q_SQL_AFTER_FAIL                                                        \
-  "UPDATE lease_queue SET attempt = $2, state = $3, run_at = $4, finished_at = $5"  \
+  "UPDATE lease_queue SET attempt = $2, state = $3, run_at = $4,"                   \
+  " due_at = coalesce($4, due_at), finished_at = $5"                                \
   " WHERE id = $1"
 
 /*
 ** retry: unless the job is open and held (until > now), reopen it (done 0,
-** no owner, until 0; the fence kept) with a fresh attempt budget.  ok is
-** the core's rule (lease__retry_reason) on the locked row, in SQL, so the
-** statement reads and writes at once.  $1 id, $2 now.  One row, the facts
-** the rule reads: found, done, the queue's state, held (until > now).
+** no owner, until 0; the fence kept) with a fresh attempt budget, due
+** since now (due_at).  ok is the core's rule (lease__retry_reason) on the
+** locked row, in SQL, so the statement reads and writes at once.  $1 id,
+** $2 now.  One row, the facts the rule reads: found, done, the queue's
+** state, held (until > now).
 */
 #define LPG_Q_SQL_RETRY                                                             \
   "WITH j AS (SELECT id, done, until FROM jobs WHERE id = $1 FOR UPDATE),"         \
@@ -235,7 +253,7 @@
   " AND j.until > $2)),"                                                            \
   " u AS (UPDATE jobs SET done = 0, owner = NULL, until = 0 FROM ok WHERE jobs.id = ok.id)," \
   " r AS (UPDATE lease_queue SET state = " LEASE__Q_OPEN_S ", attempt = 0,"         \
-  " run_at = NULL, finished_at = NULL"                                              \
+  " run_at = NULL, due_at = $2, finished_at = NULL"                                 \
   " FROM ok WHERE lease_queue.id = ok.id)"                                          \
   " SELECT j.id IS NOT NULL, j.done <> 0, q.state, j.until > $2"                  \
   " FROM (SELECT 1) one LEFT JOIN j ON true LEFT JOIN q ON true"
@@ -270,8 +288,12 @@
   " WHERE jobs.id = c.id AND " LPG_Q_SQL_ENDED("s") " RETURNING 1)"                 \
   " SELECT count(*) FROM d"
 
-/* The statements of the queue, prepared from slot LPG_SLOT_QUEUE on:
-** name, SQL, parameter types. */
+/* The clock mark (no row: none), and its move to $1. */
+#define LPG_Q_SQL_CLOCK_READ "SELECT " LPG_Q_SQL_MARK
+#define LPG_Q_SQL_CLOCK_MOVE                                                        \
+  "INSERT INTO " LEASE_SCHEMA_META "(key, value) VALUES ('clock_mark', $1::text)"   \
+  " ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+
 /*
 ** Queue control (lease.h: lease_pause, lease_limit), the layout of the
 ** SQLite backend's (lsq_queue_sql.h): lease_queues, one row per queue with
@@ -333,6 +355,8 @@
   " SELECT name FROM lease_queues) AS n LEFT JOIN lease_queues AS s ON s.name = n.name" \
   " ORDER BY n.name"
 
+/* The statements of the queue, prepared from slot LPG_SLOT_QUEUE on:
+** name, SQL, parameter types. */
 #define LPG_QUEUE_STATEMENT_MAP(XX)                                                 \
   XX(STATE, LPG_Q_SQL_STATE, 2, {T_BYTEA, T_FLOAT8})                                \
   XX(LIST, LPG_Q_SQL_LIST, 7, {T_INT8, T_FLOAT8, T_INT4, T_INT4, T_BYTEA, T_INT4, T_INT4}) \
@@ -353,6 +377,8 @@
   XX(SET_PAUSED, LPG_Q_SQL_SET_PAUSED, 2, {T_BYTEA, T_INT4})                        \
   XX(SET_LIMITS, LPG_Q_SQL_SET_LIMITS, 4, {T_BYTEA, T_INT8, T_INT8, T_FLOAT8})      \
   XX(TIDY, LPG_Q_SQL_TIDY, 1, {T_BYTEA})                                            \
-  XX(QUEUES, LPG_Q_SQL_QUEUES, 0, {0})
+  XX(QUEUES, LPG_Q_SQL_QUEUES, 0, {0})                                              \
+  XX(CLOCK_READ, LPG_Q_SQL_CLOCK_READ, 0, {0})                                      \
+  XX(CLOCK_MOVE, LPG_Q_SQL_CLOCK_MOVE, 1, {T_FLOAT8})
 
 #endif

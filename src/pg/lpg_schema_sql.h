@@ -46,11 +46,40 @@
   " CREATE TABLE IF NOT EXISTS lease_queue_claims(queue bytea NOT NULL, at float8 NOT NULL);" \
   " CREATE INDEX IF NOT EXISTS lease_queue_claims_at ON lease_queue_claims(queue, at)"
 
-/* The version a database without a version row has: 3 when the queue's
-** trigger lease_jobs_added is on jobs (every layout the engine made with
-** it is version 3 on PostgreSQL), else 0 (a jobs table alone). */
+/*
+** Step 6 (v5 -> v6): the claim order by due time (lease_int.h:
+** lease__clock).  lease_queue gets the column due_at, a row there now due
+** at its run_at (0 without one: before every job enqueued later); the
+** index lease_queue_due (queue, priority, due_at, seq) replaces
+** lease_queue_ready; the function of the trigger lease_jobs_added is made
+** anew to give a job inserted by any client due_at = the clock mark
+** (LPG_Q_SQL_DUE_NOW).  lease_meta, which holds the mark, is made first
+** (the upgrade writes the version row there after the steps).
+*/
+#define LPG_STEP_CLOCK                                                            \
+  LPG_SQL_META_CREATE ";"                                                         \
+  " ALTER TABLE lease_queue ADD COLUMN due_at float8 NOT NULL DEFAULT 0;"        \
+  " UPDATE lease_queue SET due_at = run_at WHERE run_at IS NOT NULL;"             \
+  " DROP INDEX IF EXISTS lease_queue_ready;"                                      \
+  " CREATE INDEX lease_queue_due"                                                 \
+  " ON lease_queue(queue, priority, due_at, seq) WHERE state = " LEASE__Q_OPEN_S ";" \
+  " CREATE OR REPLACE FUNCTION lease_jobs_added() RETURNS trigger LANGUAGE plpgsql" \
+  " AS $f$ BEGIN INSERT INTO lease_queue(id, seq, state, finished_at, due_at)"    \
+  " SELECT a.id, a.seq, CASE WHEN a.done <> 0 THEN " LEASE__Q_COMPLETED_S          \
+  " ELSE " LEASE__Q_OPEN_S " END,"                                                \
+  " CASE WHEN a.done <> 0 THEN a.until END, " LPG_Q_SQL_DUE_NOW " FROM lease_added a" \
+  " ON CONFLICT (id) DO NOTHING; RETURN NULL; END $f$"
+
+/* The version a database without a version row has: 6 when lease_queue
+** has the column due_at (step 6's layout, whose row another client
+** deleted: its steps must not run again), 3 when the queue's trigger
+** lease_jobs_added is on jobs (every layout the engine made with it before
+** versions existed is version 3 on PostgreSQL), else 0 (a jobs table
+** alone). */
 #define LPG_SQL_CLASSIFY                                                          \
-  "SELECT CASE WHEN EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = to_regclass('jobs')" \
+  "SELECT CASE WHEN EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid ="          \
+  " to_regclass('lease_queue') AND attname = 'due_at' AND NOT attisdropped) THEN 6" \
+  " WHEN EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = to_regclass('jobs')"    \
   " AND tgname = 'lease_jobs_added') THEN 3 ELSE 0 END"
 
 /* The version row: whether its table is there, the row (whether it is a

@@ -190,6 +190,15 @@ int lsq_schema_read(lease_db *db, sqlite3 *sql);
 ** write transaction (the open's, which a failure rolls back). */
 int lsq_schema_upgrade(lease_db *db);
 
+/* lsq_clock: the clock step (lease__clock) of the write running on db,
+** at the start of its body inside its transaction: the mark read, the
+** write's now checked against it, the mark moved up when now passed it by
+** a step.  LEASE_OK at once for a write without a now (db->clock_now NAN),
+** or on a handle that may not write or whose file's schema is older than
+** the clock step's (lease_schema.h: LEASE_SCHEMA_HAS).
+** LEASE_OK or the failure recorded (lsq_queue.c). */
+int lsq_clock(lease_db *db);
+
 /* lsq_q_temp: on a handle that may not write to a file without the
 ** queue's schema, empty temporary tables of the same names, so reads see
 ** the queue's defaults. */

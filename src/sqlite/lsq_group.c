@@ -223,7 +223,8 @@ static int savepoint_run(lease_db *db, int which) {
 static int run_in_savepoint(lease_db *db, lsq_body *body, void *ctx) {
   int rc = savepoint_run(db, SP_BEGIN);
   if (rc != LEASE_OK) return rc;
-  if ((rc = body(db, ctx)) == LEASE_OK) rc = savepoint_run(db, SP_RELEASE);
+  if ((rc = lsq_clock(db)) == LEASE_OK && (rc = body(db, ctx)) == LEASE_OK)
+    rc = savepoint_run(db, SP_RELEASE);
   if (rc != LEASE_OK && !sqlite3_get_autocommit(LSQ(db)->sql)) {
     /* keep the body's error: save it across the undo's statements */
     int xrc = db->xrc;
@@ -239,7 +240,8 @@ static int run_in_savepoint(lease_db *db, lsq_body *body, void *ctx) {
 /* The body of a write alone: the transaction is open; commit, or roll back
 ** on failure. */
 static int finish_alone(lease_db *db, lsq_body *body, void *ctx) {
-  int rc = body(db, ctx);
+  int rc = lsq_clock(db);
+  if (rc == LEASE_OK) rc = body(db, ctx);
   if (rc == LEASE_OK) rc = lsq_run(db, LSQ_ST_COMMIT);
   if (rc != LEASE_OK) lsq_rollback(db);
   return rc;

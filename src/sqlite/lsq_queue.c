@@ -79,6 +79,26 @@ static int64_t attempts_since(int64_t fence, int64_t base_fence) {
 }
 
 /* See lsq.h. */
+int lsq_clock(lease_db *db) {
+  sqlite3_stmt *st, *mv;
+  double mark = NAN;
+  int src, move, rc;
+  if (isnan(db->clock_now) || !LEASE_SCHEMA_HAS(LSQ(db)->version, CLOCK)
+      || (db->opt.flags & LEASE_OPEN_READONLY))
+    return LEASE_OK;
+  if (!(st = lsq_stmt(db, LSQ_ST_CLOCK_READ))) return db->rc;
+  src = sqlite3_step(st);
+  if (src != SQLITE_ROW) return step_failed(db, st, src);
+  if (sqlite3_column_type(st, 0) == SQLITE_FLOAT || sqlite3_column_type(st, 0) == SQLITE_INTEGER)
+    mark = sqlite3_column_double(st, 0);
+  sqlite3_reset(st);
+  if ((rc = lease__clock(db, mark, &move)) != LEASE_OK || !move) return rc;
+  if (!(mv = lsq_stmt(db, LSQ_ST_CLOCK_MOVE))) return db->rc;
+  sqlite3_bind_double(mv, 1, db->clock_now);
+  return run_once(db, mv);
+}
+
+/* See lsq.h. */
 int lsq_q_temp(lease_db *db) {
   int rc = lsq_exec(db, LSQ_SQL_QUEUE_TABLE("TEMP "));
   if (rc == LEASE_OK) rc = lsq_exec(db, LSQ_SQL_ERRORS_TABLE("TEMP "));
@@ -773,11 +793,13 @@ static int read_info(lease_db *db, admin_ctx *x, lease__facts *f) {
   return LEASE_OK;
 }
 
-/* Run one-id statement `which` (?1 id) in a body. */
+/* Run one-id statement `which` (?1 id, and ?2 now when it takes one) in a
+** body. */
 static int run_id(lease_db *db, int which, admin_ctx *x) {
   sqlite3_stmt *st = lsq_stmt(db, which);
   if (!st) return db->rc;
   bind_bytes(st, 1, x->id, x->id_len);
+  if (sqlite3_bind_parameter_count(st) >= 2) sqlite3_bind_double(st, 2, x->now);
   return run_once(db, st);
 }
 

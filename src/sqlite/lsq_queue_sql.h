@@ -11,7 +11,9 @@
 **                 counted from zero: the attempts made are its fence
 **                 minus base_fence, LSQ_SQL_ATTEMPT), max_attempts,
 **                 payload, state (0 open, 1 completed, 2 discarded,
-**                 3 cancelled) and finished_at;
+**                 3 cancelled), finished_at and due_at (the claim order:
+**                 run_at, or for a job without, the clock mark when its
+**                 row was made or reopened);
 **   lease_errors  the errors of failed attempts, the last 20 per job.
 ** Triggers on jobs keep lease_queue complete for every client, the engine
 ** or raw SQL: a row for each job inserted (defaults; not for an id that is
@@ -33,10 +35,22 @@
   " priority INTEGER NOT NULL DEFAULT 0, run_at REAL,"                   \
   " base_fence INTEGER NOT NULL DEFAULT 0, max_attempts INTEGER NOT NULL DEFAULT 25," \
   " payload BLOB, state INTEGER NOT NULL DEFAULT " LEASE__Q_OPEN_S ","    \
-  " finished_at REAL) WITHOUT ROWID"
+  " finished_at REAL, due_at REAL NOT NULL DEFAULT 0) WITHOUT ROWID"
 #define LSQ_SQL_ERRORS_TABLE(kw)                                          \
   "CREATE " kw "TABLE IF NOT EXISTS lease_errors(id TEXT NOT NULL, attempt INTEGER," \
   " at REAL, owner TEXT, fence INTEGER, message BLOB)"
+
+/*
+** The clock mark (lease_int.h: lease__clock): the highest now the database
+** has seen, coarsely, in the engine's table of its own facts (lease_meta,
+** lease_schema.h; made with the schema version's row, LSQ_SQL_META_CREATE)
+** under the key 'clock_mark'.
+*/
+#define LSQ_SQL_MARK "(SELECT value FROM " LEASE_SCHEMA_META " WHERE key = 'clock_mark')"
+
+/* The time a job without run_at became due on the database's clock: the
+** mark when it was enqueued or reopened, 0 while there is none. */
+#define LSQ_SQL_DUE_NOW "coalesce(" LSQ_SQL_MARK ", 0)"
 
 /* A fence as the queue counts from it: the fence when it is an integer,
 ** else 0 (a job whose fence is not an integer is blocked: never claimed). */
@@ -50,21 +64,25 @@
 
 /* A jobs row's queue row as a trigger on jobs makes it from `new`: the
 ** values for LSQ_SQL_QUEUE_ROW_COLS (seq is the rowid; a done job is
-** completed, at its until). */
-#define LSQ_SQL_QUEUE_ROW_COLS "lease_queue(id, seq, state, finished_at, base_fence)"
+** completed, at its until; due at the clock mark).  This and the two
+** macros below are the layout of step 6 (CLOCK, lsq_schema_sql.h), which
+** makes the triggers with them; the earlier steps keep their own texts. */
+#define LSQ_SQL_QUEUE_ROW_COLS "lease_queue(id, seq, state, finished_at, base_fence, due_at)"
 #define LSQ_SQL_QUEUE_ROW_OF_NEW                                          \
   "new.id, new.rowid, new.done <> 0, CASE WHEN new.done <> 0 THEN new.until END, " \
-  LSQ_SQL_FENCE_INT("new.fence")
+  LSQ_SQL_FENCE_INT("new.fence") ", " LSQ_SQL_DUE_NOW
 
 /* The UPDATE of a queue row when done of its jobs row `new` changes: state
 ** completed or back to open, finished_at, and a fresh attempt budget
-** (base_fence = the fence) when reopened.  The caller adds the WHERE. */
+** (base_fence = the fence), due at the clock mark, when reopened.  The
+** caller adds the WHERE. */
 #define LSQ_SQL_DONE_SET                                                  \
   " UPDATE lease_queue SET state = CASE WHEN new.done <> 0"               \
   " THEN " LEASE__Q_COMPLETED_S " ELSE " LEASE__Q_OPEN_S " END,"          \
   " finished_at = CASE WHEN new.done <> 0 THEN new.until END,"            \
   " base_fence = CASE WHEN new.done <> 0 THEN base_fence ELSE "           \
-  LSQ_SQL_FENCE_INT("new.fence") " END"
+  LSQ_SQL_FENCE_INT("new.fence") " END,"                                 \
+  " due_at = CASE WHEN new.done <> 0 THEN due_at ELSE " LSQ_SQL_DUE_NOW " END"
 
 /*
 ** A job whose id another client changes (UPDATE jobs SET id) keeps its
@@ -171,7 +189,7 @@
 ** ?4 priority, ?5 run_at, ?6 max_attempts. */
 #define LSQ_SQL_Q_DATA                                                    \
   "UPDATE lease_queue SET payload = ?2, queue = ?3, priority = ?4, run_at = ?5," \
-  " max_attempts = ?6 WHERE id = ?1"
+  " due_at = coalesce(?5, " LSQ_SQL_DUE_NOW "), max_attempts = ?6 WHERE id = ?1"
 
 /* A lease that expired without complete, fail or release, found by the
 ** next claim of its job: the job still names an owner, until <= now.
@@ -196,10 +214,11 @@
 
 /*
 ** The ready jobs of a queue, in claim order, columns `cols` of lease_queue
-** AS q.  ?1 queue, ?2 now, ?3 how many.  lease_queue_ready yields the jobs
-** the queue has not ended in (priority, run_at, seq) order within the
-** queue; run_at NULL (at once) sorts first.  The jobs row must be
-** claimable (claim's rule).
+** AS q.  ?1 queue, ?2 now, ?3 how many.  lease_queue_due yields the jobs
+** the queue has not ended in (priority, due_at, seq) order within the
+** queue: due_at is a job's run_at, or for one without, the clock mark when
+** it was enqueued or reopened, so a job due longer goes first whichever
+** way it became due.  The jobs row must be claimable (claim's rule).
 */
 #define LSQ_SQL_Q_READY(cols)                                             \
   "SELECT " cols                                                          \
@@ -207,7 +226,7 @@
   " AND (q.run_at IS NULL OR q.run_at <= ?2)"                            \
   " AND EXISTS (SELECT 1 FROM jobs WHERE id = q.id AND done = 0 AND until <= ?2" \
   " AND " LSQ_SQL_BLOCKED " = 0)"                                        \
-  " ORDER BY q.priority, q.run_at, q.seq LIMIT ?3"
+  " ORDER BY q.priority, q.due_at, q.seq LIMIT ?3"
 
 /* claim_next's candidates.  Parameters as LSQ_SQL_Q_READY.  Columns: id,
 ** payload, queue, priority, base_fence, max_attempts (the claim's fence
@@ -249,7 +268,7 @@
 #define LSQ_SQL_Q_AFTER_FAIL                                              \
   "UPDATE lease_queue SET base_fence = coalesce((SELECT "                 \
   LSQ_SQL_FENCE_INT("fence") " FROM jobs WHERE jobs.id = ?1), 0) - ?2,"  \
-  " state = ?3, run_at = ?4, finished_at = ?5 WHERE id = ?1"
+  " state = ?3, run_at = ?4, due_at = coalesce(?4, due_at), finished_at = ?5 WHERE id = ?1"
 
 /* What retry and cancel decide on.  ?1 id, ?2 now.  Columns: done,
 ** held (until > now), end state. */
@@ -259,12 +278,12 @@
   " FROM jobs WHERE id = ?1"
 
 /* retry: the job open and not held (the fence kept), then its queue row
-** open with a fresh attempt budget.  ?1 id. */
+** open with a fresh attempt budget, due at once: since ?2 (now). */
 #define LSQ_SQL_Q_REOPEN "UPDATE jobs SET done = 0, owner = NULL, until = 0 WHERE id = ?1"
 #define LSQ_SQL_Q_RESET                                                   \
   "UPDATE lease_queue SET state = " LEASE__Q_OPEN_S ", base_fence = coalesce((SELECT " \
   LSQ_SQL_FENCE_INT("fence") " FROM jobs WHERE jobs.id = ?1), 0),"       \
-  " run_at = NULL, finished_at = NULL WHERE id = ?1"
+  " run_at = NULL, due_at = ?2, finished_at = NULL WHERE id = ?1"
 
 /*
 ** prune: delete the jobs the queue ended before ?1 (finished_at < ?1), of
@@ -276,6 +295,12 @@
   " WHERE q.state <> " LEASE__Q_OPEN_S " AND q.finished_at < ?1"          \
   " AND (?2 IS NULL OR q.queue = ?2) AND (?3 = 0 OR q.state = ?3)"        \
   " AND NOT EXISTS (SELECT 1 FROM jobs WHERE id = q.id AND done = 0 AND until > ?1))"
+
+/* The clock mark, and its move up to ?1. */
+#define LSQ_SQL_CLOCK_READ "SELECT " LSQ_SQL_MARK
+#define LSQ_SQL_CLOCK_MOVE                                                \
+  "INSERT INTO " LEASE_SCHEMA_META "(key, value) VALUES ('clock_mark', ?1)" \
+  " ON CONFLICT(key) DO UPDATE SET value = excluded.value"
 
 /* The errors of a job, oldest first.  ?1 id, ?2 limit. */
 #define LSQ_SQL_Q_ERRORS                                                  \
@@ -377,6 +402,8 @@
   XX(Q_LIVE, LSQ_SQL_Q_LIVE)             \
   XX(Q_RECENT, LSQ_SQL_Q_RECENT)         \
   XX(Q_PRUNE_CLAIMS, LSQ_SQL_Q_PRUNE_CLAIMS) \
-  XX(Q_RECORD_CLAIMS, LSQ_SQL_Q_RECORD_CLAIMS)
+  XX(Q_RECORD_CLAIMS, LSQ_SQL_Q_RECORD_CLAIMS) \
+  XX(CLOCK_READ, LSQ_SQL_CLOCK_READ)     \
+  XX(CLOCK_MOVE, LSQ_SQL_CLOCK_MOVE)
 
 #endif

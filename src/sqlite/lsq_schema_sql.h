@@ -52,11 +52,41 @@
      " SELECT id, rowid, done <> 0, CASE WHEN done <> 0 THEN until END FROM jobs" \
      " WHERE typeof(id) = 'text'")
 
+/*
+** The queue row's texts of the base_fence layout (versions 2 and 3), as
+** steps 2 and 3 were released with them: the columns a trigger on jobs
+** fills and their values from `new`, the UPDATE when done changes, and
+** the trigger that follows a renamed id.  lsq_queue_sql.h's macros of the
+** same names without _V3 are the layout of step 6 (with due_at).
+*/
+#define LSQ_V3_QUEUE_ROW_COLS "lease_queue(id, seq, state, finished_at, base_fence)"
+#define LSQ_V3_QUEUE_ROW_OF_NEW                                           \
+  "new.id, new.rowid, new.done <> 0, CASE WHEN new.done <> 0 THEN new.until END, " \
+  LSQ_SQL_FENCE_INT("new.fence")
+#define LSQ_V3_DONE_SET                                                   \
+  " UPDATE lease_queue SET state = CASE WHEN new.done <> 0"               \
+  " THEN " LEASE__Q_COMPLETED_S " ELSE " LEASE__Q_OPEN_S " END,"          \
+  " finished_at = CASE WHEN new.done <> 0 THEN new.until END,"            \
+  " base_fence = CASE WHEN new.done <> 0 THEN base_fence ELSE "           \
+  LSQ_SQL_FENCE_INT("new.fence") " END"
+#define LSQ_V3_RENAMED_TRIGGER                                             \
+  "CREATE TRIGGER IF NOT EXISTS " LSQ_SQL_RENAMED_MARK                     \
+  " AFTER UPDATE OF id ON jobs WHEN new.id IS NOT old.id BEGIN"            \
+  " DELETE FROM lease_errors WHERE id = new.id;"                           \
+  " UPDATE lease_errors SET id = new.id WHERE id = old.id AND typeof(new.id) = 'text';" \
+  " DELETE FROM lease_errors WHERE id = old.id AND typeof(new.id) <> 'text';" \
+  " DELETE FROM lease_queue WHERE id = new.id;"                            \
+  " UPDATE lease_queue SET id = new.id WHERE id = old.id AND typeof(new.id) = 'text';" \
+  " DELETE FROM lease_queue WHERE id = old.id AND typeof(new.id) <> 'text';" \
+  " INSERT OR IGNORE INTO " LSQ_V3_QUEUE_ROW_COLS                         \
+  " SELECT " LSQ_V3_QUEUE_ROW_OF_NEW " WHERE typeof(new.id) = 'text';"    \
+  LSQ_V3_DONE_SET " WHERE id = new.id AND (new.done <> 0) <> (old.done <> 0); END"
+
 /* Fill lease_queue (base_fence layout) for the jobs without a row, and
 ** drop the rows of no job: the end of steps 2 and 3. */
 #define LSQ_STEP_FILL(XX)                                                 \
   XX("DELETE FROM lease_queue WHERE id NOT IN (SELECT id FROM jobs)")     \
-  XX("INSERT OR IGNORE INTO " LSQ_SQL_QUEUE_ROW_COLS                      \
+  XX("INSERT OR IGNORE INTO " LSQ_V3_QUEUE_ROW_COLS                       \
      " SELECT id, rowid, done <> 0, CASE WHEN done <> 0 THEN until END, " \
      LSQ_SQL_FENCE_INT("fence") " FROM jobs WHERE typeof(id) = 'text'")
 
@@ -93,18 +123,18 @@
      " ON lease_queue(finished_at) WHERE state <> " LEASE__Q_OPEN_S)                     \
   XX("CREATE TRIGGER lease_jobs_done AFTER UPDATE OF done ON jobs"        \
      " WHEN (new.done <> 0) <> (old.done <> 0) BEGIN"                     \
-     LSQ_SQL_DONE_SET " WHERE id = new.id; END")                          \
+     LSQ_V3_DONE_SET " WHERE id = new.id; END")                           \
   XX("CREATE TRIGGER lease_jobs_enqueued AFTER INSERT ON jobs"            \
      " WHEN typeof(new.id) = 'text' BEGIN"                                \
-     " INSERT OR REPLACE INTO " LSQ_SQL_QUEUE_ROW_COLS                    \
-     " VALUES (" LSQ_SQL_QUEUE_ROW_OF_NEW "); END")                       \
+     " INSERT OR REPLACE INTO " LSQ_V3_QUEUE_ROW_COLS                     \
+     " VALUES (" LSQ_V3_QUEUE_ROW_OF_NEW "); END")                        \
   LSQ_STEP_FILL(XX)
 
 /* Step 3 (v2 -> v3): a job whose id another client changes keeps its
-** queue row and errors (LSQ_SQL_RENAMED_TRIGGER); a job renamed before
+** queue row and errors (LSQ_V3_RENAMED_TRIGGER); a job renamed before
 ** gets its queue row. */
 #define LSQ_STEP_RENAMED(XX)                                              \
-  XX(LSQ_SQL_RENAMED_TRIGGER)                                             \
+  XX(LSQ_V3_RENAMED_TRIGGER)                                              \
   LSQ_STEP_FILL(XX)
 
 /* Step 4 (v3 -> v4): the schedules' table lease_schedules (lease.h,
@@ -127,17 +157,51 @@
   XX("CREATE INDEX IF NOT EXISTS lease_queue_claims_at ON lease_queue_claims(queue, at)")
 
 /*
+** Step 6 (v5 -> v6): the claim order by due time (lease_int.h:
+** lease__clock).  lease_queue gets the column due_at, a row there now due
+** at its run_at (0 without one: before every job enqueued later); the
+** index lease_queue_due (queue, priority, due_at, seq) replaces
+** lease_queue_ready; the triggers on jobs that make or reopen a queue row
+** (lease_jobs_done, lease_jobs_enqueued, lease_jobs_renamed) are made anew
+** with the texts of lsq_queue_sql.h, which give such a row due_at = the
+** clock mark (LSQ_SQL_DUE_NOW).  lease_meta, which holds the mark, is
+** made first (the open writes the version row there after the steps).
+*/
+#define LSQ_STEP_CLOCK(XX)                                                \
+  XX(LSQ_SQL_META_CREATE)                                                 \
+  XX("ALTER TABLE lease_queue ADD COLUMN due_at REAL NOT NULL DEFAULT 0") \
+  XX("UPDATE lease_queue SET due_at = coalesce(run_at, 0)")               \
+  XX("DROP INDEX IF EXISTS lease_queue_ready")                            \
+  XX("CREATE INDEX lease_queue_due"                                       \
+     " ON lease_queue(queue, priority, due_at, seq) WHERE state = " LEASE__Q_OPEN_S) \
+  XX("DROP TRIGGER IF EXISTS lease_jobs_done")                            \
+  XX("CREATE TRIGGER lease_jobs_done AFTER UPDATE OF done ON jobs"        \
+     " WHEN (new.done <> 0) <> (old.done <> 0) BEGIN"                     \
+     LSQ_SQL_DONE_SET " WHERE id = new.id; END")                          \
+  XX("DROP TRIGGER IF EXISTS lease_jobs_enqueued")                        \
+  XX("CREATE TRIGGER lease_jobs_enqueued AFTER INSERT ON jobs"            \
+     " WHEN typeof(new.id) = 'text' BEGIN"                                \
+     " INSERT OR REPLACE INTO " LSQ_SQL_QUEUE_ROW_COLS                    \
+     " VALUES (" LSQ_SQL_QUEUE_ROW_OF_NEW "); END")                       \
+  XX("DROP TRIGGER IF EXISTS " LSQ_SQL_RENAMED_MARK)                      \
+  XX(LSQ_SQL_RENAMED_TRIGGER)
+
+/*
 ** The version a file without a version row has, from what it holds: no
 ** lease_queue is version 0 (the contract's bare table, with or without
 ** the index lease_jobs_pending of the engine before its queue); a
-** lease_queue with an attempt column is 1; one without is 3 when the
-** triggers lease_jobs_enqueued and lease_jobs_renamed are there, else 2.
+** lease_queue with an attempt column is 1; one with a due_at column is 6
+** (a file of step 6's layout whose row another client deleted: its steps
+** must not run again); one with neither is 3 when the triggers
+** lease_jobs_enqueued and lease_jobs_renamed are there, else 2.
 */
 #define LSQ_SQL_CLASSIFY                                                  \
   "SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM sqlite_master"             \
   " WHERE type = 'table' AND name = 'lease_queue') THEN 0"               \
   " WHEN EXISTS (SELECT 1 FROM pragma_table_info('lease_queue')"         \
   " WHERE name = 'attempt') THEN 1"                                      \
+  " WHEN EXISTS (SELECT 1 FROM pragma_table_info('lease_queue')"         \
+  " WHERE name = 'due_at') THEN 6"                                       \
   " WHEN (SELECT count(*) FROM sqlite_master WHERE type = 'trigger'"     \
   " AND name IN ('lease_jobs_enqueued', '" LSQ_SQL_RENAMED_MARK "')) = 2 THEN 3" \
   " ELSE 2 END"

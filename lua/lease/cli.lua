@@ -1055,7 +1055,8 @@ end
 --- lease pool DB WORKER.lua [-j N] [--ttl S] [--queue Q] [--forever]
 -- [--grace S] [--batch N] [--poll S] [--drain-wait S] [--decode json]
 -- [--quiet]: runs lease.pool over the queue with the handler WORKER.lua
--- returns, and prints the summary.  The older order WORKER.lua DB is
+-- returns (or its table of handler and hooks, lease.pool.HOOKS), and prints
+-- the summary.  The older order WORKER.lua DB is
 -- still read when the first ends in ".lua" and the second does not.  The
 -- script is compiled once first, so a syntax error is reported once.  A
 -- live progress line goes to stderr when it is a terminal (never with

@@ -1284,7 +1284,8 @@ function cli.usage(progname)
     OPTIONS,
     "With no script and no -e or -v: an interactive prompt when standard input is a",
     "terminal, else standard input is run as the script.",
-    "The modules lease, lease.thread, lease.pool and lease.cli are preloaded.",
+    "The modules lease, lease.thread, lease.pool, lease.cli and lease.testing are",
+    "preloaded.",
     "Commands:",
   }
   for _, c in ipairs(COMMANDS) do

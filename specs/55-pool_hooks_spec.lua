@@ -204,12 +204,15 @@ describe("lease.pool's hooks", function()
     db:enqueue("j")
     db:close()
     local up = 1
+    local noop = function() end
     for _, c in ipairs({
       { {}, "handler must be a function or a table {handler = fn, on_start = fn, ...}: it is a table"
         .. " without a handler function (its field handler is nil)" },
-      { { handler = print, on_sucess = print }, "it is a table with the unknown hook on_sucess" },
-      { { handler = print, on_start = "log" }, "a table whose field on_start is a string, not a function" },
-      { { handler = print, on_start = function() return up end }, "handler.on_start must have no upvalue" },
+      { { handler = noop, on_sucess = noop }, "it is a table with the unknown hook on_sucess" },
+      { { handler = noop, on_start = "log" }, "a table whose field on_start is a string, not a function" },
+      { { handler = noop, on_start = function() return up end }, "handler.on_start must have no upvalue" },
+      { { handler = print }, "cannot copy a C function at handler" },
+      { { handler = noop, on_success = print }, "cannot copy a C function at handler.on_success" },
     }) do
       local err = H.error_of(pool.run, { db = p, handler = c[1] })
       assert.truthy(err:find("bad argument #1 to 'lease.pool.run' (", 1, true), err)

@@ -121,8 +121,13 @@ end
 --- Raise unless fn has no upvalue but _ENV (it moves to other threads as code).
 -- @tparam string name the option's name
 -- @tparam function fn its value
--- @raise "bad argument #1 to 'lease.pool.run' (NAME must have no upvalue but _ENV ...)"
+-- @raise "bad argument #1 to 'lease.pool.run' (NAME must have no upvalue but _ENV ...)",
+-- or "(cannot copy a C function at NAME)" for a C function (no thread can
+-- take one; every Lua version says it alike)
 local function check_movable(name, fn)
+  if debug.getinfo(fn, "S").what == "C" then
+    error("bad argument #1 to 'lease.pool.run' (cannot copy a C function at " .. name .. ")", 4)
+  end
   for i = 1, math.huge do
     local up = debug.getupvalue(fn, i)
     if up == nil then break end

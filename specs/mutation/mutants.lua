@@ -2565,6 +2565,15 @@ return {
   },
   -- Hooks of the pool (lua/lease/pool.lua) and lease.testing ------------
   {
+    -- a C function given as the handler or a hook: refused by name alike
+    -- on every Lua version (LuaJIT reports its upvalues as unnamed)
+    name = "pool-c-function-handler-taken", step = "own", file = "lua/lease/pool.lua",
+    fn = "check_movable",
+    from = [=[  if debug.getinfo(fn, "S").what == "C" then]=],
+    to = [=[  if false then]=],
+    hint = "specs/55-pool_hooks_spec.lua",
+  },
+  {
     name = "pool-hook-error-loses-the-job", step = "own", file = "lua/lease/pool.lua",
     fn = "hook",
     from = [=[  local ok, err = pcall(fn, ev)]=],

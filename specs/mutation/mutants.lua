@@ -2328,8 +2328,8 @@ return {
   {
     name = "queue-limit-read-unlocked-pg", step = "own", file = "src/pg/lpg_queue.c", backend = "pg",
     fn = "claim_controlled",
-    from = "read_facts(db, w, Q_SETTINGS_LOCKED, 1, &q);",
-    to = "read_facts(db, w, Q_SETTINGS, 1, &q);",
+    from = "read_facts(db, w, LPG_ST_Q_SETTINGS_LOCKED, 1, &q);",
+    to = "read_facts(db, w, LPG_ST_Q_SETTINGS, 1, &q);",
     hint = "specs/42-queue_control_spec.lua",
   },
   -- The schema version (src/sqlite/lsq_schema.c, src/pg/lpg_schema.c) ----
@@ -2503,7 +2503,7 @@ return {
   },
   {
     name = "pg-schedule-tick-unguarded", step = "own", file = "src/pg/lpg_schedule_sql.h",
-    backend = "pg", fn = "LPG_SCHEDULE_STATEMENT_MAP",
+    backend = "pg", fn = "LPG_SQL_SCHEDULE_MOVE",
     from = [=[" WHERE name = $3 AND next_at = $4"]=],
     to = [=[" WHERE name = $3 AND $4::float8 IS NOT NULL"]=],
     hint = "specs/41-schedule_spec.lua",

@@ -355,30 +355,32 @@
   " SELECT name FROM lease_queues) AS n LEFT JOIN lease_queues AS s ON s.name = n.name" \
   " ORDER BY n.name"
 
-/* The statements of the queue, prepared from slot LPG_SLOT_QUEUE on:
-** name, SQL, parameter types. */
-#define LPG_QUEUE_STATEMENT_MAP(XX)                                                 \
-  XX(STATE, LPG_Q_SQL_STATE, 2, {T_BYTEA, T_FLOAT8})                                \
-  XX(LIST, LPG_Q_SQL_LIST, 7, {T_INT8, T_FLOAT8, T_INT4, T_INT4, T_BYTEA, T_INT4, T_INT4}) \
-  XX(TALLY, LPG_Q_SQL_TALLY, 2, {T_FLOAT8, T_BYTEA})                                \
-  XX(ERRORS, LPG_Q_SQL_ERRORS, 2, {T_BYTEA, T_INT4})                                \
-  XX(ENQUEUE, LPG_Q_SQL_ENQUEUE, 6, {T_BYTEA, T_BYTEA, T_BYTEA, T_INT8, T_FLOAT8, T_INT8}) \
-  XX(CLAIM_NEXT, LPG_Q_SQL_CLAIM_NEXT, 5, {T_BYTEA, T_FLOAT8, T_BYTEA, T_FLOAT8, T_INT4}) \
-  XX(FAIL, LPG_Q_SQL_FAIL, 5, {T_BYTEA, T_BYTEA, T_INT8, T_FLOAT8, T_BYTEA})       \
-  XX(AFTER_FAIL, LPG_Q_SQL_AFTER_FAIL, 5, {T_BYTEA, T_INT8, T_INT4, T_FLOAT8, T_FLOAT8}) \
-  XX(RETRY, LPG_Q_SQL_RETRY, 2, {T_BYTEA, T_FLOAT8})                                \
-  XX(CANCEL, LPG_Q_SQL_CANCEL, 2, {T_BYTEA, T_FLOAT8})                              \
-  XX(PRUNE, LPG_Q_SQL_PRUNE, 3, {T_FLOAT8, T_BYTEA, T_INT4})                        \
-  XX(SETTINGS, LPG_Q_SQL_SETTINGS, 1, {T_BYTEA})                                    \
-  XX(SETTINGS_LOCKED, LPG_Q_SQL_SETTINGS_LOCKED, 1, {T_BYTEA})                      \
-  XX(LIVE, LPG_Q_SQL_LIVE, 2, {T_BYTEA, T_FLOAT8})                                  \
-  XX(RECENT, LPG_Q_SQL_RECENT, 2, {T_BYTEA, T_FLOAT8})                              \
-  XX(RECORD, LPG_Q_SQL_RECORD, 3, {T_BYTEA, T_FLOAT8, T_INT4})                      \
-  XX(SET_PAUSED, LPG_Q_SQL_SET_PAUSED, 2, {T_BYTEA, T_INT4})                        \
-  XX(SET_LIMITS, LPG_Q_SQL_SET_LIMITS, 4, {T_BYTEA, T_INT8, T_INT8, T_FLOAT8})      \
-  XX(TIDY, LPG_Q_SQL_TIDY, 1, {T_BYTEA})                                            \
-  XX(QUEUES, LPG_Q_SQL_QUEUES, 0, {0})                                              \
-  XX(CLOCK_READ, LPG_Q_SQL_CLOCK_READ, 0, {0})                                      \
-  XX(CLOCK_MOVE, LPG_Q_SQL_CLOCK_MOVE, 1, {T_FLOAT8})
+/* The queue's statements by their names in the lists (lease_statements.h,
+** lpg_int.h's LPG_OWN_STATEMENTS): SQL, parameter count, parameter types
+** in $n order (lpg.c's table). */
+#define LPG_STMT_Q_STATE LPG_Q_SQL_STATE, 2, {T_BYTEA, T_FLOAT8}
+#define LPG_STMT_Q_LIST                                                             \
+  LPG_Q_SQL_LIST, 7, {T_INT8, T_FLOAT8, T_INT4, T_INT4, T_BYTEA, T_INT4, T_INT4}
+#define LPG_STMT_TALLY LPG_Q_SQL_TALLY, 2, {T_FLOAT8, T_BYTEA}
+#define LPG_STMT_Q_ERRORS LPG_Q_SQL_ERRORS, 2, {T_BYTEA, T_INT4}
+#define LPG_STMT_ENQUEUE LPG_Q_SQL_ENQUEUE, 6, {T_BYTEA, T_BYTEA, T_BYTEA, T_INT8, T_FLOAT8, T_INT8}
+#define LPG_STMT_Q_CLAIM_NEXT                                                       \
+  LPG_Q_SQL_CLAIM_NEXT, 5, {T_BYTEA, T_FLOAT8, T_BYTEA, T_FLOAT8, T_INT4}
+#define LPG_STMT_Q_FAIL LPG_Q_SQL_FAIL, 5, {T_BYTEA, T_BYTEA, T_INT8, T_FLOAT8, T_BYTEA}
+#define LPG_STMT_Q_AFTER_FAIL LPG_Q_SQL_AFTER_FAIL, 5, {T_BYTEA, T_INT8, T_INT4, T_FLOAT8, T_FLOAT8}
+#define LPG_STMT_Q_RETRY LPG_Q_SQL_RETRY, 2, {T_BYTEA, T_FLOAT8}
+#define LPG_STMT_Q_CANCEL LPG_Q_SQL_CANCEL, 2, {T_BYTEA, T_FLOAT8}
+#define LPG_STMT_Q_PRUNE LPG_Q_SQL_PRUNE, 3, {T_FLOAT8, T_BYTEA, T_INT4}
+#define LPG_STMT_Q_SETTINGS LPG_Q_SQL_SETTINGS, 1, {T_BYTEA}
+#define LPG_STMT_Q_SETTINGS_LOCKED LPG_Q_SQL_SETTINGS_LOCKED, 1, {T_BYTEA}
+#define LPG_STMT_Q_LIVE LPG_Q_SQL_LIVE, 2, {T_BYTEA, T_FLOAT8}
+#define LPG_STMT_Q_RECENT LPG_Q_SQL_RECENT, 2, {T_BYTEA, T_FLOAT8}
+#define LPG_STMT_Q_RECORD_CLAIMS LPG_Q_SQL_RECORD, 3, {T_BYTEA, T_FLOAT8, T_INT4}
+#define LPG_STMT_Q_SET_PAUSED LPG_Q_SQL_SET_PAUSED, 2, {T_BYTEA, T_INT4}
+#define LPG_STMT_Q_SET_LIMITS LPG_Q_SQL_SET_LIMITS, 4, {T_BYTEA, T_INT8, T_INT8, T_FLOAT8}
+#define LPG_STMT_Q_TIDY LPG_Q_SQL_TIDY, 1, {T_BYTEA}
+#define LPG_STMT_Q_QUEUES LPG_Q_SQL_QUEUES, 0, {0}
+#define LPG_STMT_CLOCK_READ LPG_Q_SQL_CLOCK_READ, 0, {0}
+#define LPG_STMT_CLOCK_MOVE LPG_Q_SQL_CLOCK_MOVE, 1, {T_FLOAT8}
 
 #endif

@@ -152,14 +152,16 @@
 /* The server's clock, seconds since the epoch. */
 #define LPG_SQL_NOW "SELECT extract(epoch FROM clock_timestamp())::float8"
 
-/* The prepared statements: enum name and SQL, one list (their parameter
-** types: lpg.c). */
-#define LPG_STATEMENT_MAP(XX)              \
-  XX(ENQUEUE_MANY, LPG_SQL_ENQUEUE_MANY)   \
-  XX(CLAIM, LPG_SQL_CLAIM)                 \
-  XX(RENEW, LPG_SQL_RENEW)                 \
-  XX(COMPLETE, LPG_SQL_COMPLETE)           \
-  XX(RELEASE, LPG_SQL_RELEASE)             \
-  XX(NOW, LPG_SQL_NOW)
+/*
+** The statements of this header by their names in the lists
+** (lease_statements.h, lpg_int.h's LPG_OWN_STATEMENTS): SQL, parameter
+** count, parameter types in $n order (lpg.c's table).
+*/
+#define LPG_STMT_ENQUEUE_MANY LPG_SQL_ENQUEUE_MANY, 1, {T_BYTEA_ARRAY}
+#define LPG_STMT_CLAIM LPG_SQL_CLAIM, 4, {T_BYTEA, T_BYTEA, T_FLOAT8, T_FLOAT8}
+#define LPG_STMT_RENEW LPG_SQL_RENEW, 5, {T_BYTEA, T_BYTEA, T_INT8, T_FLOAT8, T_FLOAT8}
+#define LPG_STMT_COMPLETE LPG_SQL_COMPLETE, 5, {T_BYTEA, T_BYTEA, T_INT8, T_FLOAT8, T_BYTEA}
+#define LPG_STMT_RELEASE LPG_SQL_RELEASE, 3, {T_BYTEA, T_BYTEA, T_INT8}
+#define LPG_STMT_NOW LPG_SQL_NOW, 0, {0}
 
 #endif

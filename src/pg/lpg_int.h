@@ -29,7 +29,11 @@ enum { T_BYTEA = 17, T_INT8 = 20, T_INT4 = 23, T_FLOAT8 = 701, T_BYTEA_ARRAY = 1
 ** in a transaction: Q_CLAIM_NEXT (SQLite: CANDIDATES, CLAIM_FREE, ...),
 ** Q_RETRY and Q_CANCEL (SQLite: INFO, REOPEN, RESET, END), and
 ** Q_SETTINGS_LOCKED (a queue's settings with its row locked: SQLite's
-** write transaction already excludes every other writer).
+** write transaction already excludes every other writer); Q_STATE_OLD,
+** Q_LIST_OLD, TALLY_OLD: those reads on a database before schema step
+** ATTEMPTS, for a read-only handle (SQLite's attempts have been counted
+** from base_fence since its step 2, before any read-only handle reads a
+** queue).
 */
 #define LPG_OWN_STATEMENTS(XX)                                                \
   XX(ENQUEUE_MANY)                                                            \
@@ -37,7 +41,10 @@ enum { T_BYTEA = 17, T_INT8 = 20, T_INT4 = 23, T_FLOAT8 = 701, T_BYTEA_ARRAY = 1
   XX(Q_CLAIM_NEXT)                                                            \
   XX(Q_RETRY)                                                                 \
   XX(Q_CANCEL)                                                                \
-  XX(Q_SETTINGS_LOCKED)
+  XX(Q_SETTINGS_LOCKED)                                                       \
+  XX(Q_STATE_OLD)                                                             \
+  XX(Q_LIST_OLD)                                                              \
+  XX(TALLY_OLD)
 
 /* The statements, numbered: the shared ones first, as lease__stmt numbers
 ** them.  Each statement's number is its prepared statement's slot in a

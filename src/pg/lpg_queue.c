@@ -10,6 +10,7 @@
 */
 #include "lpg_int.h"
 #include "lpg_queue_sql.h"
+#include "lpg_schema_sql.h"   /* LPG_ATTEMPTS_READABLE */
 
 #include <math.h>
 #include <stdint.h>
@@ -20,6 +21,13 @@
 ** recorded. */
 static PGresult *qrun(lease_db *db, int which, const params *p) {
   return lpg_stmt_run(db, which, p);
+}
+
+/* The statement of a read of jobs with their attempts: `which`, or `old`
+** on a database before schema step ATTEMPTS (a read-only handle's, which
+** reads the attempts there from lease_queue.attempt). */
+static int attempts_read(lease_db *db, int which, int old) {
+  return LPG(db)->version < LPG_ATTEMPTS_READABLE ? old : which;
 }
 
 /* A float8 parameter, SQL NULL for NaN (no time). */
@@ -203,7 +211,7 @@ int lpg_q_state(lease_db *db, const char *id, size_t id_len, double now, lease_r
   if (rc != LEASE_OK) return rc;
   p_bytes(&p, id, id_len);
   p_time(&p, now);
-  if (!(res = qrun(db, LPG_ST_Q_STATE, &p))) return db->rc;
+  if (!(res = qrun(db, attempts_read(db, LPG_ST_Q_STATE, LPG_ST_Q_STATE_OLD), &p))) return db->rc;
   if (PQntuples(res) == 1) {
     if (copy_full_row(db, res, 0, row, &used) != LEASE_OK) {
       PQclear(res);
@@ -230,7 +238,7 @@ int lpg_q_list(lease_db *db, const lease_filter *f, int max, lease_row *rows, in
   p_bytes(&p, f->queue, f->queue_len);
   p_i4(&p, f->results != 0);
   p_i4(&p, f->which);
-  if (!(res = qrun(db, LPG_ST_Q_LIST, &p))) return db->rc;
+  if (!(res = qrun(db, attempts_read(db, LPG_ST_Q_LIST, LPG_ST_Q_LIST_OLD), &p))) return db->rc;
   n = PQntuples(res) < max ? PQntuples(res) : max;
   for (i = 0; i < n; i++) {
     if (copy_full_row(db, res, i, &rows[i], &used) != LEASE_OK) {
@@ -286,7 +294,7 @@ int lpg_q_count(lease_db *db, double now, const char *queue, size_t queue_len,
   if (rc != LEASE_OK) return rc;
   p_f8(&p, now);
   p_bytes(&p, queue, queue_len);
-  if (!(res = qrun(db, LPG_ST_TALLY, &p))) return db->rc;
+  if (!(res = qrun(db, attempts_read(db, LPG_ST_TALLY, LPG_ST_TALLY_OLD), &p))) return db->rc;
   for (i = 0; i < 12; i++) *all[i] = r_i8(res, 0, i);
   PQclear(res);
   return LEASE_OK;

@@ -74,6 +74,13 @@
   " CASE WHEN j.fence >= " LPG_FENCE_MAX " THEN 3 ELSE 0 END, " held ", " ended \
   " FROM (SELECT 1) one LEFT JOIN j ON true" joins
 
+/* The attempts a job has made: its fence's growth since its queue row's
+** base_fence (step ATTEMPTS, lpg_schema_sql.h), never below 0 (another
+** client may lower a fence, which the contract forbids), 0 without a queue
+** row.  j is its jobs row, q its lease_queue row.  As SQLite counts them
+** (lsq_queue_sql.h: LSQ_SQL_ATTEMPT). */
+#define LPG_SQL_ATTEMPT(j, q) "greatest(0, coalesce(" j ".fence - " q ".base_fence, 0))"
+
 /*
 ** The queue's state of the job j locked (q: state, attempt, max_attempts;
 ** the defaults when it has no queue row), read through lease_queue_now
@@ -85,7 +92,7 @@
 */
 #define LPG_SQL_QUEUE_OF_J                                                    \
   " q AS (SELECT coalesce(s.state, " LEASE__Q_OPEN_S ") AS state,"                    \
-  " coalesce(s.attempt, 0) AS attempt,"                                               \
+  " " LPG_SQL_ATTEMPT("j", "s") " AS attempt,"                                         \
   " coalesce(s.max_attempts, 25) AS max_attempts"                             \
   " FROM j LEFT JOIN LATERAL lease_queue_now(j.id) s ON true)"
 #define LPG_SQL_NOT_ENDED "q.state < " LEASE__Q_DISCARDED_S

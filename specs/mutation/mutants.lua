@@ -1680,12 +1680,47 @@ return {
     hint = "specs/31-queue_fail_spec.lua",
   },
   {
-    -- a claim is not counted as an attempt
-    name = "pg-queue-attempt-not-counted", step = "own", file = "src/pg/lpg_queue_sql.h", backend = "pg",
-    fn = "LPG_Q_SQL_SCHEMA",
-    from = [[" UPDATE lease_queue SET attempt = attempt + 1 WHERE id = new.id; END IF;"]],
-    to = [[" UPDATE lease_queue SET attempt = attempt WHERE id = new.id; END IF;"]],
+    -- a claim is not counted as an attempt (the fence's growth since
+    -- base_fence is not read)
+    name = "pg-queue-attempt-not-counted", step = "own", file = "src/pg/lpg_sql.h", backend = "pg",
+    fn = "LPG_SQL_ATTEMPT",
+    from = [[#define LPG_SQL_ATTEMPT(j, q) "greatest(0, coalesce(" j ".fence - " q ".base_fence, 0))"]],
+    to = [[#define LPG_SQL_ATTEMPT(j, q) "greatest(0, coalesce(" q ".base_fence - " q ".base_fence, 0))"]],
     hint = "specs/30-queue_data_spec.lua",
+  },
+  {
+    -- retry keeps the attempts made: base_fence is not moved to the fence
+    name = "pg-retry-keeps-attempts", step = "own", file = "src/pg/lpg_queue_sql.h", backend = "pg",
+    fn = "LPG_Q_SQL_RETRY",
+    from = [[", base_fence = ok.fence,"]],
+    to = [[", base_fence = base_fence,"]],
+    hint = "specs/31-queue_fail_spec.lua",
+  },
+  {
+    -- the step ATTEMPTS loses the attempts counted before it
+    name = "pg-attempts-step-count-lost", step = "own", file = "src/pg/lpg_schema_sql.h", backend = "pg",
+    fn = "LPG_STEP_ATTEMPTS",
+    from = [[" UPDATE lease_queue SET base_fence = jobs.fence - lease_queue.attempt FROM jobs"]],
+    to = [[" UPDATE lease_queue SET base_fence = jobs.fence - 0 FROM jobs"]],
+    hint = "specs/39-schema_version_spec.lua",
+  },
+  {
+    -- a database of the ATTEMPTS layout without its version row is taken
+    -- for version 6: the step runs again (ADD COLUMN fails)
+    name = "pg-schema-unversioned-attempts-layout-taken-for-older", step = "own", backend = "pg",
+    file = "src/pg/lpg_schema_sql.h", fn = "LPG_SQL_CLASSIFY",
+    from = [[AND attname = 'base_fence' AND NOT attisdropped) THEN 7"]],
+    to = [[AND attname = 'base_fence' AND NOT attisdropped) THEN 6"]],
+    hint = "specs/39-schema_version_spec.lua",
+  },
+  {
+    -- a read-only handle on a database before ATTEMPTS reads base_fence,
+    -- which it does not have
+    name = "pg-readonly-old-attempts-from-base-fence", step = "own", backend = "pg",
+    file = "src/pg/lpg_queue.c", fn = "attempts_read",
+    from = [[  return LPG(db)->version < LPG_ATTEMPTS_READABLE ? old : which;]],
+    to = [[  return (void)db, (void)old, which;]],
+    hint = "specs/39-schema_version_spec.lua",
   },
   {
     -- an expired last attempt is claimed again instead of discarded
@@ -2328,8 +2363,8 @@ return {
   {
     name = "queue-limit-read-unlocked-pg", step = "own", file = "src/pg/lpg_queue.c", backend = "pg",
     fn = "claim_controlled",
-    from = "read_facts(db, w, Q_SETTINGS_LOCKED, 1, &q);",
-    to = "read_facts(db, w, Q_SETTINGS, 1, &q);",
+    from = "read_facts(db, w, LPG_ST_Q_SETTINGS_LOCKED, 1, &q);",
+    to = "read_facts(db, w, LPG_ST_Q_SETTINGS, 1, &q);",
     hint = "specs/42-queue_control_spec.lua",
   },
   -- The schema version (src/sqlite/lsq_schema.c, src/pg/lpg_schema.c) ----
@@ -2503,7 +2538,7 @@ return {
   },
   {
     name = "pg-schedule-tick-unguarded", step = "own", file = "src/pg/lpg_schedule_sql.h",
-    backend = "pg", fn = "LPG_SCHEDULE_STATEMENT_MAP",
+    backend = "pg", fn = "LPG_SQL_SCHEDULE_MOVE",
     from = [=[" WHERE name = $3 AND next_at = $4"]=],
     to = [=[" WHERE name = $3 AND $4::float8 IS NOT NULL"]=],
     hint = "specs/41-schedule_spec.lua",

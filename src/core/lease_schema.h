@@ -19,7 +19,7 @@
 #define LEASE_SCHEMA_H
 
 /* The version this build makes and knows: the number of steps. */
-#define LEASE_SCHEMA_VERSION 6
+#define LEASE_SCHEMA_VERSION 7
 
 /*
 ** The steps, in order: the k-th entry takes version k-1 to k.
@@ -41,6 +41,10 @@
 **              lease_queue_ready, and the triggers on jobs giving a job
 **              without run_at the clock mark (lease_meta, key clock_mark)
 **              as its due_at when they make or reopen its queue row.
+**   ATTEMPTS  7: PostgreSQL counts a job's attempts as SQLite does, the
+**              fence's growth since lease_queue.base_fence (each job's
+**              count kept), no longer in a column a trigger counts up at
+**              each claim; nothing on SQLite.
 */
 #define LEASE_SCHEMA_STEPS(XX) \
   XX(QUEUE)                    \
@@ -48,7 +52,8 @@
   XX(RENAMED)                  \
   XX(SCHEDULES)                \
   XX(CONTROL)                  \
-  XX(CLOCK)
+  XX(CLOCK)                    \
+  XX(ATTEMPTS)
 
 /* How many steps LEASE_SCHEMA_STEPS lists: must be LEASE_SCHEMA_VERSION. */
 enum {

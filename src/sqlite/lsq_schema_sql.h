@@ -186,6 +186,10 @@
   XX("DROP TRIGGER IF EXISTS " LSQ_SQL_RENAMED_MARK)                      \
   XX(LSQ_SQL_RENAMED_TRIGGER)
 
+/* Step 7 (v6 -> v7): nothing.  PostgreSQL's attempts become the fence's
+** growth since base_fence, which SQLite's have been since step 2. */
+#define LSQ_STEP_ATTEMPTS(XX)
+
 /*
 ** The version a file without a version row has, from what it holds: no
 ** lease_queue is version 0 (the contract's bare table, with or without

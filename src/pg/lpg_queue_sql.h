@@ -317,7 +317,7 @@
 ** Queue control (lease.h: lease_pause, lease_limit), the layout of the
 ** SQLite backend's (lsq_queue_sql.h): lease_queues, one row per queue with
 ** settings; lease_queue_claims, when claim_next handed out each job of a
-** queue with a rate limit.  The tables are schema step 4 (LPG_STEP_CONTROL
+** queue with a rate limit.  The tables are schema step 5 (LPG_STEP_CONTROL
 ** in lpg_schema_sql.h); LPG_Q_SQL_CONTROL_TEMP: empty temporary ones of
 ** the same layout, for a read-only handle on an older database.
 */

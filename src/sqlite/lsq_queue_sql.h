@@ -318,7 +318,7 @@
 ** a queue's live leases (LSQ_SQL_Q_LIVE) a range read of the live leases
 ** only; it exists while some queue has a concurrency limit (lease_limit
 ** makes it and drops it), so a database without one pays nothing for it
-** on every write of until.  The tables are schema step 4 (LSQ_STEP_CONTROL
+** on every write of until.  The tables are schema step 5 (LSQ_STEP_CONTROL
 ** in lsq_schema_sql.h); LSQ_SQL_QUEUES_TABLE and LSQ_SQL_CLAIMS_TABLE make
 ** empty temporary ones of the same layout (kw "TEMP ", as in
 ** LSQ_SQL_QUEUE_TABLE) for a handle that may not write to an older file.

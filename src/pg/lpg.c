@@ -44,7 +44,7 @@ static const char *const stmt_sql[LPG_ST_COUNT] = {
 #undef LPG_ST_SQL_
 };
 
-_Static_assert(LPG_ST_COUNT <= LPG_SLOT_QUEUE, "lpg.c's statements take the slots below the queue's");
+_Static_assert(LPG_ST_COUNT <= LPG_SLOT_EVENTS, "lpg.c's statements take the slots below the ledger's");
 
 /* Each statement's parameter types, in $n order. */
 static const struct {
@@ -558,11 +558,21 @@ int lpg_outcome(lease_db *db, const lease__write *w, const PGresult *r, int64_t 
   return lease__refusal(db, w->op, &f, reason);
 }
 
-/* Run the guarded write w and read its outcome (in the caller's
-** transaction, or its own). */
+/* The ledger's op of each guarded write. */
+static const int write_event[] = {
+  [LEASE__CLAIM] = LEASE_EV_CLAIM,
+  [LEASE__RENEW] = LEASE_EV_RENEW,
+  [LEASE__COMPLETE] = LEASE_EV_COMPLETE,
+  [LEASE__RELEASE] = LEASE_EV_RELEASE,
+};
+
+/* Run the guarded write w and read its outcome, then record its event in
+** the ledger (in the caller's transaction; alone, the event is not
+** recorded: pg_write opens one when events are on). */
 static int guarded(lease_db *db, const lease__write *w, int64_t *fence, int *reason) {
   params p = {0};
   PGresult *res;
+  int64_t got = 0;
   int rc;
   p_bytes(&p, w->id, w->id_len);
   p_bytes(&p, w->owner, w->owner_len);
@@ -586,17 +596,19 @@ static int guarded(lease_db *db, const lease__write *w, int64_t *fence, int *rea
       break;
   }
   if (!(res = run(db, write_stmt[w->op], &p))) return db->rc;
-  rc = lpg_outcome(db, w, res, fence, reason);
+  rc = lpg_outcome(db, w, res, &got, reason);
   PQclear(res);
-  return rc;
+  if (rc != LEASE_OK) return rc;
+  if (fence) *fence = got;
+  return lease__event_write(db, write_event[w->op], w, got, *reason);
 }
 
 /* See lease_int.h: claim, renew, complete or release, one statement. */
 static int pg_write(lease_db *db, const lease__write *w, int64_t *fence, int *reason) {
   int64_t got = 0;
-  int r = LEASE_GRANTED, rc = lpg_ready(db);
-  if (rc != LEASE_OK) return rc;
-  if ((rc = guarded(db, w, &got, &r)) != LEASE_OK) return rc;
+  int r = LEASE_GRANTED, began, rc = lpg_ready(db);
+  if (rc != LEASE_OK || (rc = lpg_ev_begin(db, &began)) != LEASE_OK) return rc;
+  if ((rc = lpg_ev_end(db, guarded(db, w, &got, &r), began)) != LEASE_OK) return rc;
   if (fence) *fence = r == LEASE_GRANTED ? got : 0;
   if (reason) *reason = r;
   return LEASE_OK;
@@ -713,4 +725,7 @@ const lease__backend lease__pg = {
   .unschedule = lpg_s_unschedule,
   .schedules = lpg_s_schedules,
   .tick = lpg_s_tick,
+  .event = lpg_event,
+  .event_prune = lpg_event_prune,
+  .events = lpg_events,
 };

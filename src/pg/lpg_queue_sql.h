@@ -193,7 +193,8 @@
 ** here so that one statement records, discards and claims).  $1 queue,
 ** $2 now, $3 owner, $4 now + ttl, $5 how many.  Rows, in claim order: id,
 ** new fence (NULL: discarded), payload, queue, priority, attempt (this
-** claim's), max_attempts.
+** claim's), max_attempts, then for the ledger lapsed (the lease had
+** expired unreported) and the lapsed lease's owner and fence.
 */
 #define LPG_Q_SQL_CLAIM_NEXT                                                        \
   "WITH c AS (SELECT q.id, q.payload, q.queue, q.priority, q.due_at, q.seq,"       \
@@ -211,7 +212,8 @@
   " WHERE lease_queue.id = x.id AND x.last),"                                       \
   " u AS (UPDATE jobs SET owner = $3, until = $4, fence = jobs.fence + 1 FROM x"    \
   " WHERE jobs.id = x.id AND NOT x.last RETURNING jobs.id, jobs.fence)"             \
-  " SELECT x.id, u.fence, x.payload, x.queue, x.priority, x.attempt + 1, x.max_attempts" \
+  " SELECT x.id, u.fence, x.payload, x.queue, x.priority, x.attempt + 1, x.max_attempts," \
+  " x.lapsed, x.owner, x.fence"                                                     \
   " FROM x LEFT JOIN u ON u.id = x.id ORDER BY x.priority, x.due_at, x.seq"
 
 /*
@@ -274,7 +276,7 @@
 ** queue $2 (NULL: all) and state $3 (0: any ended), never one still held
 ** (not done, until > $1).  Each job's row is locked first, then its queue
 ** row read as it is (lease_queue_now); the references delete the queue
-** rows and errors.  One row: how many were deleted.
+** rows and errors.  Rows: the ids deleted.
 */
 #define LPG_Q_SQL_ENDED(s)                                                          \
   s ".state <> " LEASE__Q_OPEN_S " AND " s ".finished_at < $1"                      \
@@ -285,8 +287,8 @@
   " WHERE " LPG_Q_SQL_ENDED("q") ") AND NOT (jobs.done = 0 AND jobs.until > $1)"    \
   " FOR UPDATE),"                                                                   \
   " d AS (DELETE FROM jobs USING c, LATERAL lease_queue_now(c.id) s"                \
-  " WHERE jobs.id = c.id AND " LPG_Q_SQL_ENDED("s") " RETURNING 1)"                 \
-  " SELECT count(*) FROM d"
+  " WHERE jobs.id = c.id AND " LPG_Q_SQL_ENDED("s") " RETURNING jobs.id)"           \
+  " SELECT id FROM d"
 
 /* The clock mark (no row: none), and its move to $1. */
 #define LPG_Q_SQL_CLOCK_READ "SELECT " LPG_Q_SQL_MARK

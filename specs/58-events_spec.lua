@@ -3,7 +3,8 @@
 -- owner, fence and now, and its outcome, "ok" or "refused" with the reason.
 -- Refused writes are recorded too, and leave the job's row as the contract
 -- says.  Paging by since_seq and limit; retention by count and age; a
--- handle opened with events = false records nothing; bad arguments raise.
+-- handle opened without events (the default) or with events = false records
+-- nothing; bad arguments raise.
 -- Backend-neutral: runs on SQLite and PostgreSQL.
 local H = require("helpers")
 local lease = H.lease
@@ -32,7 +33,7 @@ end
 
 describe("the events ledger", function()
   local db, p
-  before_each(function() db, p = H.fresh("events") end)
+  before_each(function() db, p = H.fresh("events", { events = true }) end)
   after_each(function() if db then db:close() end end)
 
   it("records a sequence of operations in order, with the caller's now", function()
@@ -136,6 +137,25 @@ describe("the events ledger", function()
     }, got)
   end)
 
+  it("records the expiry a claim finds, and the discard when it was the last attempt", function()
+    db:enqueue("e", { max_attempts = 2 })
+    db:claim("e", "A", 10, 5)                        -- attempt 1, ends at 15
+    assert.are.equal(2, db:claim("e", "B", 20, 5))   -- takes over: attempt 2, ends at 25
+    local ok, why = db:claim("e", "C", 30, 5)        -- B's expiry was the last attempt
+    assert.are.same({ nil, "discarded" }, { ok, why })
+    assert.are.same({
+      "enqueue e - - ok -", "claim e A 1 ok -",
+      "expire e A 1 ok -", "claim e B 2 ok -",
+      "expire e B 2 ok -", "discard e - - ok -", "claim e C - refused discarded",
+    }, rows(all(db)))
+    -- the same through claim_next
+    db:enqueue("n", { max_attempts = 1, queue = "one" })
+    db:claim_next("A", 10, 5, { queue = "one" })
+    assert.are.same({ nil, "empty" }, { H.two(db:claim_next("B", 20, 5, { queue = "one" })) })
+    assert.are.same({ "enqueue n - - ok -", "claim n A 1 ok -", "expire n A 1 ok -",
+                      "discard n - - ok -", "claim n B - refused discarded" }, rows(all(db, "n")))
+  end)
+
   it("pages by since_seq and limit, and reads one job's events by id", function()
     for i = 1, 7 do db:enqueue("p" .. i) end
     db:enqueue("p1")
@@ -184,15 +204,20 @@ describe("the events ledger", function()
     for _, e in ipairs(got) do assert.is_true(e.at >= 300 - 50 - 10) end
   end)
 
-  it("records nothing on a handle opened with events = false", function()
+  it("records nothing on a handle opened without events or with events = false", function()
     db:close()
     db = lease.open(p, { events = false })
     db:enqueue("n")
     local f = db:claim("n", "A", 1, 10)
     db:complete("n", "B", f, 2, "r")
     assert.are.same({}, db:events())
+    local d = lease.open(p)
+    d:renew("n", "A", f, 3, 10)
+    d:release("n", "A", f + 1)
+    assert.are.same({}, d:events())
+    d:close()
     -- another handle with events on records its own writes
-    local h = lease.open(p)
+    local h = lease.open(p, { events = { max_age = 1e9 } })
     assert.are.equal(true, h:complete("n", "A", f, 3, "r"))
     assert.are.same({ "complete n A 1 ok -" }, rows(h:events()))
     h:close()
@@ -257,7 +282,7 @@ end)
 
 describe("lease events (the CLI)", function()
   it("lists the ledger with UTC times, one job's, paged, and as JSON", function()
-    local db, p = H.fresh("events-cli")
+    local db, p = H.fresh("events-cli", { events = true })
     db:enqueue("c1")
     local f = db:claim("c1", "A", 1700000000, 10)
     db:complete("c1", "B", f, 1700000001, "r")

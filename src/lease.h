@@ -183,15 +183,18 @@ typedef struct lease_options {
                            reads (state, lists, counts) compare with the mark this handle
                            last read.  Default LEASE_CLOCK_FACTOR; 0 turns the check off;
                            else a finite number > 1.  The mark is kept whatever this is */
-  int64_t events_keep;  /* the events ledger (lease_events): how many events to keep, the
-                           newest; default LEASE_EVENTS_KEEP; 0: this handle records no
-                           event (the ledger is off for its writes); else >= 1 */
+  int64_t events_keep;  /* the events ledger (lease_events): 0 (default): this handle's
+                           writes record no event; else record them and keep the newest
+                           events_keep (LEASE_EVENTS_KEEP is the binding's default when
+                           turned on).  Off by default: it costs a batch of jobs about a
+                           sixth of its throughput (docs/benchmarks.md) */
   double events_max_age;  /* also drop events whose at is more than this before the now of
                            the write that prunes (caller's unit); 0 (default): no age bound;
                            else finite and > 0 */
 } lease_options;
 
-/* The default lease_options.events_keep. */
+/* The events kept when the ledger is turned on without a bound (Lua's
+** events = true). */
 #define LEASE_EVENTS_KEEP 100000
 
 /* The default clock_factor of lease_options: a ratio of 100 between now
@@ -885,10 +888,11 @@ LEASE_API int lease_prune(lease_db *db, double before, const char *queue, size_t
 **   CLAIM     lease_claim, and each job lease_claim_next took
 **   RENEW, COMPLETE, RELEASE, FAIL, CANCEL, RETRY   the call of that name
 **             (complete_many and complete_claim_next: one complete per job)
-**   DISCARD   a failed last attempt discarded the job (after its fail)
-**   EXPIRE    a lease found ended by time: a claim took the job over, or
-**             the expiry used up its attempts and discarded the job (then
-**             reason "discarded")
+**   DISCARD   the queue discarded the job, its attempts used up: after
+**             the fail of its last attempt, or the expire that was its last
+**   EXPIRE    a lease found ended by time, unreported, by a claim of the
+**             job (lease_claim, lease_claim_next): owner and fence are the
+**             expired lease's; the claim's own event follows, or a discard
 **   PRUNE     lease_prune deleted the job
 **   PAUSE, RESUME, LIMIT   queue control: no id, the queue in queue
 */
@@ -948,8 +952,9 @@ typedef struct lease_event_filter {
 ** lease_events: read up to max events of the ledger matching f, in seq
 ** order: a page; out[count-1].seq is the next page's since.  The ledger is
 ** written in the same transaction as each operation, refused ones too (a
-** refused write changes nothing else), by handles whose events_keep is not
-** 0 (lease_options), and pruned to the newest events_keep.  A database
+** refused write changes nothing else), by handles opened with events_keep
+** above 0 (lease_options; off by default), and pruned to the newest
+** events_keep.  A database
 ** older than the ledger's schema step reads as an empty ledger.
 **   f:     the filter (NULL: every event from the start).
 **   max:   >= 1; out has room for max events.

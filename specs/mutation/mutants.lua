@@ -2570,4 +2570,63 @@ return {
     to = [=[    return c->version >= LPG_SCHEDULES_READABLE - 1 ? LEASE_OK : lpg_s_temp(db);]=],
     hint = "specs/41-schedule_spec.lua",
   },
+  -- The events ledger (src/core/lease_events.c, lsq_events.c, lpg_events.c) ---
+  {
+    name = "events-refused-write-not-recorded", step = "own", file = "src/sqlite/lsq_ops.c",
+    fn = "lsq_guarded_step",
+    from = [=[  return lease__event_write(db, write_event[w->op], w, fence && changed ? *fence : 0, *reason);]=],
+    to = [=[  if (!changed) return LEASE_OK;
+  return lease__event_write(db, write_event[w->op], w, fence && changed ? *fence : 0, *reason);]=],
+    hint = "specs/58-events_spec.lua",
+  },
+  {
+    name = "events-insert-failure-ignored", step = "own", file = "src/core/lease_events.c",
+    fn = "lease__event_add",
+    from = [=[  if ((rc = db->be->event(db, e, &seq)) != LEASE_OK) return rc;]=],
+    to = [=[  if ((rc = db->be->event(db, e, &seq)) != LEASE_OK) return LEASE_OK;]=],
+    hint = "specs/58-events_spec.lua",
+  },
+  {
+    name = "events-retention-never-prunes", step = "own", file = "src/core/lease_events.c",
+    fn = "lease__event_add",
+    from = [=[  if (seq % step != 0) return LEASE_OK;]=],
+    to = [=[  if (seq % step != 0 || step > 0) return LEASE_OK;]=],
+    hint = "specs/58-events_spec.lua",
+  },
+  {
+    name = "events-off-still-records", step = "own", file = "src/core/lease_events.c",
+    fn = "lease__events_on",
+    from = [=[  return db->opt.events_keep > 0 && db->be->event != NULL &&]=],
+    to = [=[  return db->opt.events_keep >= 0 && db->be->event != NULL &&]=],
+    hint = "specs/58-events_spec.lua",
+  },
+  {
+    name = "events-claim-next-bulk-not-recorded", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "claim_next_body",
+    from = [=[        if ((rc = lease__event_write(db, LEASE_EV_CLAIM, &one, c->fence, LEASE_GRANTED)))
+          return rc;]=],
+    to = [=[        (void)one;]=],
+    hint = "specs/58-events_spec.lua",
+  },
+  {
+    name = "pg-events-write-outside-transaction", step = "own", file = "src/pg/lpg_events.c",
+    fn = "lpg_ev_begin", backend = "pg",
+    from = [=[  if (!lease__events_on(db) || PQtransactionStatus(LPG(db)->pg) != PQTRANS_IDLE) return LEASE_OK;]=],
+    to = [=[  return LEASE_OK;]=],
+    hint = "specs/58-events_spec.lua",
+  },
+  {
+    name = "pg-events-prune-keeps-one-more", step = "own", file = "src/pg/lpg_events.c",
+    fn = "LPG_EV_SQL_PRUNE", backend = "pg",
+    from = [=["DELETE FROM lease_events WHERE seq <= greatest($1, coalesce((SELECT seq FROM"]=],
+    to = [=["DELETE FROM lease_events WHERE seq < greatest($1, coalesce((SELECT seq FROM"]=],
+    hint = "specs/58-events_spec.lua",
+  },
+  {
+    name = "pg-events-refused-complete-not-recorded", step = "own", file = "src/pg/lpg.c",
+    fn = "guarded", backend = "pg",
+    from = [=[  return lease__event_write(db, write_event[w->op], w, got, *reason);]=],
+    to = [=[  return *reason ? LEASE_OK : lease__event_write(db, write_event[w->op], w, got, *reason);]=],
+    hint = "specs/58-events_spec.lua",
+  },
 }

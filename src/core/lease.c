@@ -314,7 +314,7 @@ void lease_options_default(lease_options *opt) {
   opt->synchronous = LEASE_SYNC_FULL;
   opt->flags = 0;
   opt->clock_factor = LEASE_CLOCK_FACTOR;
-  opt->events_keep = LEASE_EVENTS_KEEP;
+  opt->events_keep = 0;
   opt->events_max_age = 0;
 }
 

@@ -128,8 +128,9 @@ static int close_handle(lua_State *L, int i) {
   return 0;
 }
 
-/* The open option events at the top: false (no events), true (the
-** defaults), or a table {keep = integer >= 1, max_age = seconds > 0}. */
+/* The open option events at the top: false (no events, the default), true
+** (keep LEASE_EVENTS_KEEP), or a table {keep = integer >= 1, max_age =
+** seconds > 0}. */
 static void check_events_option(lua_State *L, const lb_arg *a, lease_options *opt) {
   int t = lua_gettop(L);
   if (lua_type(L, t) == LUA_TBOOLEAN) {
@@ -137,6 +138,7 @@ static void check_events_option(lua_State *L, const lb_arg *a, lease_options *op
     return;
   }
   if (!lua_istable(L, t)) lb_error(L, a, "events must be a boolean or a table {keep=, max_age=}");
+  opt->events_keep = LEASE_EVENTS_KEEP;
   lua_pushnil(L);
   while (lua_next(L, t)) {
     const char *key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
@@ -224,10 +226,11 @@ one (its columns, types and constraints).
   highest `now` it has seen, by this factor or more either way raises, as when
   one caller counts seconds and another milliseconds; compared only when both
   are at least 1e6), `clock_check` (boolean, default true; false: no check),
-  `events` (false: this handle's writes record no event in the ledger;
-  true or a table `{keep = integer >= 1, max_age = number > 0}`: record, and
-  keep the newest `keep` events (default 100000), and with `max_age` none
-  older than that before the now of the write that prunes; see db:events).
+  `events` (false, the default: this handle's writes record no event in the
+  ledger; true or a table `{keep = integer >= 1, max_age = number > 0}`:
+  record them, keep the newest `keep` events (default 100000), and with
+  `max_age` none older than that before the now of the write that prunes;
+  see db:events).
 @treturn db an open handle
 @raise `bad argument` for a bad path or option; `lease.open: <message> [<code>]
   (file "<path>")` when the database cannot be opened (cantopen, notadb,

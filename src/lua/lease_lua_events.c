@@ -18,8 +18,8 @@ The events ledger: every operation on a job, as the engine saw it.
 /***
 Read the events ledger: the operations on jobs in the order they committed,
 refused ones too, with what the engine saw. Written by handles opened with
-events on (the default; see `open`'s `events`), pruned to the newest
-`events.keep`. Read-only.
+`events = true` or `{keep=, max_age=}` (off by default; see `open`), pruned
+to the newest `keep`. Read-only.
 @function db:events
 @tparam[opt] table filter `id` (string: one job's events; nil: all),
   `since_seq` (integer >= 0, default 0: the events after that seq),

@@ -162,11 +162,10 @@ static int has_data(const lease_new_job *j) {
 
 /* See lease.h: lease_enqueue and lease_enqueue_many, one transaction: one
 ** job is one statement; many without data one INSERT of their ids
-** (lpg_enqueue_ids) when the ledger is off (else each job's outcome is
-** recorded); else a statement per job between BEGIN and COMMIT. */
+** (lpg_enqueue_ids); else a statement per job between BEGIN and COMMIT. */
 int lpg_q_enqueue(lease_db *db, const lease_new_job *jobs, int n, int *inserted) {
   enqueue_ctx e = {jobs, n, 0};
-  int i, plain = n > 1 && !lease__events_on(db), began, rc = lpg_ready(db);
+  int i, plain = n > 1, began, rc = lpg_ready(db);
   if (rc != LEASE_OK) return rc;
   for (i = 0; plain && i < n; i++) plain = !has_data(&jobs[i]);
   if (plain) return lpg_enqueue_ids(db, jobs, n, inserted);
@@ -350,12 +349,15 @@ static int lapsed_event(lease_db *db, const lease__write *w, const PGresult *res
   return lease__event_add(db, &e);
 }
 
-/* The ledger's claim event of claim_next's row i of res (taken). */
-static int claim_event(lease_db *db, const lease__write *w, const PGresult *res, int i) {
+/* The ledger's claim event of claim_next's row i of res: taken, or
+** refused as discarded (its expiry was its last attempt), as claim's. */
+static int claim_event(lease_db *db, const lease__write *w, const PGresult *res, int i,
+                       int reason) {
   lease__write one = *w;
   one.id = PQgetvalue(res, i, 0);
   one.id_len = (size_t)PQgetlength(res, i, 0);
-  return lease__event_write(db, LEASE_EV_CLAIM, &one, r_i8(res, i, 1), LEASE_GRANTED);
+  return lease__event_write(db, LEASE_EV_CLAIM, &one,
+                            reason == LEASE_GRANTED ? r_i8(res, i, 1) : 0, reason);
 }
 
 /*
@@ -393,11 +395,13 @@ static int claim_rounds(lease_db *db, const lease__write *w, int max, lease_job 
         break;
       if (PQgetisnull(res, i, 1)) {
         discarded++;
-        if ((rc = lapsed_event(db, w, res, i, LEASE_EV_DISCARD)) != LEASE_OK) break;
+        if ((rc = lapsed_event(db, w, res, i, LEASE_EV_DISCARD)) != LEASE_OK ||
+            (rc = claim_event(db, w, res, i, LEASE_DISCARDED)) != LEASE_OK)
+          break;
         continue;
       }
       if (n == max) break;
-      if ((rc = claim_event(db, w, res, i)) != LEASE_OK) break;
+      if ((rc = claim_event(db, w, res, i, LEASE_GRANTED)) != LEASE_OK) break;
       /* outside a caller's transaction the claims are committed: on a
       ** failure here the jobs stay claimed until their leases expire */
       k->id = keep(db, res, i, 0, &k->id_len, &used, &failed);

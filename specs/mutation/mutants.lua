@@ -2629,4 +2629,25 @@ return {
     to = [=[  return *reason ? LEASE_OK : lease__event_write(db, write_event[w->op], w, got, *reason);]=],
     hint = "specs/58-events_spec.lua",
   },
+  {
+    name = "events-since-negative-accepted", step = "own", file = "src/core/lease_events.c",
+    fn = "lease_events",
+    from = [=[  if (g.since < 0) return lease__fail(db, LEASE_MISUSE, "since must be >= 0");]=],
+    to = [=[  if (g.since < -1) return lease__fail(db, LEASE_MISUSE, "since must be >= 0");]=],
+    c_hint = "test_queue",
+  },
+  {
+    name = "events-max-zero-accepted", step = "own", file = "src/core/lease_events.c",
+    fn = "lease_events",
+    from = [=[  if (max < 1) return lease__fail(db, LEASE_MISUSE, "max must be at least 1");]=],
+    to = [=[  if (max < 0) return lease__fail(db, LEASE_MISUSE, "max must be at least 1");]=],
+    c_hint = "test_queue",
+  },
+  {
+    name = "events-keep-negative-accepted", step = "own", file = "src/core/lease.c",
+    fn = "check_options",
+    from = [=[  if (opt->events_keep < 0)]=],
+    to = [=[  if (opt->events_keep < -1)]=],
+    c_hint = "test_queue",
+  },
 }

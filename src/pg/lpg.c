@@ -490,6 +490,7 @@ typedef struct new_id {
   int used;
 } new_id;
 
+/* qsort and bsearch order of new_id: the bytes, then the length. */
 static int new_id_cmp(const void *a, const void *b) {
   const new_id *x = a, *y = b;
   size_t n = x->len < y->len ? x->len : y->len;

@@ -2594,10 +2594,17 @@ return {
     hint = "specs/58-events_spec.lua",
   },
   {
-    name = "events-off-still-records", step = "own", file = "src/core/lease_events.c",
-    fn = "lease__events_on",
-    from = [=[  return db->opt.events_keep > 0 && db->be->event != NULL &&]=],
-    to = [=[  return db->opt.events_keep >= 0 && db->be->event != NULL &&]=],
+    name = "events-on-by-default", step = "own", file = "src/core/lease.c",
+    fn = "lease_options_default",
+    from = [=[  opt->events_keep = 0;]=],
+    to = [=[  opt->events_keep = LEASE_EVENTS_KEEP;]=],
+    hint = "specs/58-events_spec.lua",
+  },
+  {
+    name = "events-false-still-records", step = "own", file = "src/lua/lease_lua.c",
+    fn = "check_events_option",
+    from = [=[    opt->events_keep = lua_toboolean(L, t) ? LEASE_EVENTS_KEEP : 0;]=],
+    to = [=[    opt->events_keep = LEASE_EVENTS_KEEP;]=],
     hint = "specs/58-events_spec.lua",
   },
   {

@@ -1,11 +1,12 @@
 /*
 ** lpg_events.c: the events ledger in the PostgreSQL backend (lease.h, "The
-** events ledger"; the table: lpg_schema_sql.h, step EVENTS).  The core
-** (src/core/lease_events.c) calls add and prune inside the transaction of
-** the write being recorded; a write that is one statement on its own
-** (claim, renew, complete, release, retry, cancel, prune, enqueue of one
-** job) runs in a transaction of its own when it records an event
-** (lpg_ev_begin, lpg_ev_end), so the event commits or rolls back with it.
+** events ledger"; the table: lpg_schema_sql.h, step EVENTS; the SQL:
+** lpg_queue_sql.h, LPG_Q_SQL_EVENT_*).  The core (src/core/lease_events.c)
+** calls add and prune inside the transaction of the write being recorded;
+** a write that is one statement on its own (claim, renew, complete,
+** release, retry, cancel, prune, enqueue of one job) runs in a transaction
+** of its own when it records an event (lpg_ev_begin, lpg_ev_end), so the
+** event commits or rolls back with it.
 */
 #include "lpg_int.h"
 
@@ -13,38 +14,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* The ledger's statements, slots from LPG_SLOT_EVENTS on. */
-#define LPG_EV_SQL_ADD                                                              \
-  "INSERT INTO lease_events(at, op, id, queue, owner, fence, outcome, reason)"     \
-  " VALUES (coalesce($1, " LPG_EV_SQL_CLOCK "), $2, $3, $4, $5, $6, ($7 <> 0)::int," \
-  " nullif($7, 0)) RETURNING seq"
-#define LPG_EV_SQL_CLOCK "extract(epoch FROM clock_timestamp())::float8"
-#define LPG_EV_SQL_PRUNE                                                            \
-  "DELETE FROM lease_events WHERE seq <= greatest($1, coalesce((SELECT seq FROM"   \
-  " lease_events WHERE at >= $2 ORDER BY seq LIMIT 1), 0) - 1)"
-#define LPG_EV_SQL_READ                                                             \
-  "SELECT seq, at, op, id, queue, owner, fence, coalesce(reason, 0) FROM lease_events" \
-  " WHERE seq > $1 AND ($2::bytea IS NULL OR id = $2) ORDER BY seq LIMIT $3"
-
-enum { EV_ADD, EV_PRUNE, EV_READ, EV_COUNT };
-_Static_assert(LPG_SLOT_EVENTS + EV_COUNT <= LPG_SLOT_QUEUE, "one bit per statement in lpg_conn.prepared");
-
-static const struct {
-  const char *sql;
-  int n;
-  unsigned types[LPG_MAX_PARAMS];
-} ev_stmt[EV_COUNT] = {
-  [EV_ADD] = {LPG_EV_SQL_ADD, 7, {T_FLOAT8, T_INT4, T_BYTEA, T_BYTEA, T_BYTEA, T_INT8, T_INT4}},
-  [EV_PRUNE] = {LPG_EV_SQL_PRUNE, 2, {T_INT8, T_FLOAT8}},
-  [EV_READ] = {LPG_EV_SQL_READ, 3, {T_INT8, T_BYTEA, T_INT4}},
-};
-
-/* Run ledger statement which with p; NULL on a failure recorded. */
-static PGresult *ev_run(lease_db *db, int which, const params *p) {
-  return lpg_run(db, LPG_SLOT_EVENTS + which, ev_stmt[which].sql, ev_stmt[which].n,
-                 ev_stmt[which].types, p);
-}
 
 /* See lpg_int.h. */
 int lpg_ev_begin(lease_db *db, int *began) {
@@ -76,7 +45,7 @@ int lpg_event(lease_db *db, const lease__event *e, int64_t *seq) {
   if (e->has_fence) p_i8(&p, e->fence);
   else p_null(&p);
   p_i4(&p, e->reason);
-  if (!(res = ev_run(db, EV_ADD, &p))) return db->rc;
+  if (!(res = lpg_stmt_run(db, LPG_ST_EVENT_ADD, &p))) return db->rc;
   *seq = r_i8(res, 0, 0);
   PQclear(res);
   return LEASE_OK;
@@ -88,7 +57,7 @@ int lpg_event_prune(lease_db *db, int64_t upto, double cutoff) {
   PGresult *res;
   p_i8(&p, upto);
   p_f8(&p, cutoff);
-  if (!(res = ev_run(db, EV_PRUNE, &p))) return db->rc;
+  if (!(res = lpg_stmt_run(db, LPG_ST_EVENT_PRUNE, &p))) return db->rc;
   PQclear(res);
   return LEASE_OK;
 }
@@ -126,7 +95,7 @@ int lpg_events(lease_db *db, const lease_event_filter *f, int max, lease_event *
   p_i8(&p, f->since);
   p_bytes(&p, f->id, f->id_len);
   p_i4(&p, max);
-  if (!(res = ev_run(db, EV_READ, &p))) return db->rc;
+  if (!(res = lpg_stmt_run(db, LPG_ST_EVENT_READ, &p))) return db->rc;
   n = PQntuples(res) < max ? PQntuples(res) : max;
   for (i = 0; i < n && !failed; i++) {
     lease_event *e = &out[i];

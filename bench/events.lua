@@ -11,9 +11,9 @@
 -- --path   the database: a directory for SQLite files (default /tmp), or a
 --          PostgreSQL connection string (postgresql://..., host=...)
 --
--- Two workloads, each with the ledger on (open's default) and off
--- (events = false), on a fresh database each, interleaved within each
--- repetition in alternating order:
+-- Two workloads, each with the ledger on (events = true) and off
+-- (events = false, open's default), on a fresh database each, interleaved
+-- within each repetition in alternating order:
 --   cycle  enqueue, claim_next, complete: three write transactions per job
 --   batch  enqueue_many, claim_next(n), complete_many of B jobs at a time
 --          (ten times as many jobs)

@@ -19,7 +19,7 @@
 #define LEASE_SCHEMA_H
 
 /* The version this build makes and knows: the number of steps. */
-#define LEASE_SCHEMA_VERSION 7
+#define LEASE_SCHEMA_VERSION 8
 
 /*
 ** The steps, in order: the k-th entry takes version k-1 to k.
@@ -45,6 +45,10 @@
 **              fence's growth since lease_queue.base_fence (each job's
 **              count kept), no longer in a column a trigger counts up at
 **              each claim; nothing on SQLite.
+**   EVENTS    8: the events ledger's table lease_events (lease.h, "The
+**              events ledger"): seq, at, op, id, queue, owner, fence,
+**              outcome, reason; op and reason as the numbers of lease.h's
+**              lists, outcome 0 (ok) or 1 (refused); nothing else.
 */
 #define LEASE_SCHEMA_STEPS(XX) \
   XX(QUEUE)                    \
@@ -53,7 +57,8 @@
   XX(SCHEDULES)                \
   XX(CONTROL)                  \
   XX(CLOCK)                    \
-  XX(ATTEMPTS)
+  XX(ATTEMPTS)                 \
+  XX(EVENTS)
 
 /* How many steps LEASE_SCHEMA_STEPS lists: must be LEASE_SCHEMA_VERSION. */
 enum {

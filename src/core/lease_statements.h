@@ -82,7 +82,14 @@
   XX(SCHEDULE_DUE)                                                                    \
   /* Move a schedule past its tick, guarded by the next_at read: next_at, */          \
   /* last_at, name, the next_at read. */                                              \
-  XX(SCHEDULE_MOVE)
+  XX(SCHEDULE_MOVE)                                                                   \
+  /* The events ledger, add an event: at (NULL: the backend's clock), op, */          \
+  /* id, queue, owner, fence, reason (0: ok). */                                      \
+  XX(EVENT_ADD)                                                                       \
+  /* Prune the ledger: the events up to a seq, and those before a time. */            \
+  XX(EVENT_PRUNE)                                                                     \
+  /* A page of events in seq order: after (seq), id (NULL: all), limit. */            \
+  XX(EVENT_READ)
 
 /* The shared statements, numbered in the list's order. */
 typedef enum lease__stmt {

@@ -120,9 +120,14 @@ static int enqueue_body(lease_db *db, void *ctx) {
     p_i8(&p, j->priority);
     p_time(&p, j->has_run_at ? j->run_at : NAN);
     p_i8(&p, j->max_attempts);
+    int added, rc;
     if (!(res = qrun(db, LPG_ST_ENQUEUE, &p))) return db->rc;
-    e->added += atoi(PQcmdTuples(res));
+    added = atoi(PQcmdTuples(res));
+    e->added += added;
     PQclear(res);
+    if ((rc = lease__event_id(db, LEASE_EV_ENQUEUE, j->id, j->id_len, NAN,
+                              added ? LEASE_GRANTED : LEASE_EXISTS)) != LEASE_OK)
+      return rc;
   }
   return LEASE_OK;
 }
@@ -147,11 +152,14 @@ static int has_data(const lease_new_job *j) {
 ** (lpg_enqueue_ids); else a statement per job between BEGIN and COMMIT. */
 int lpg_q_enqueue(lease_db *db, const lease_new_job *jobs, int n, int *inserted) {
   enqueue_ctx e = {jobs, n, 0};
-  int i, plain = n > 1, rc = lpg_ready(db);
+  int i, plain = n > 1, began, rc = lpg_ready(db);
   if (rc != LEASE_OK) return rc;
   for (i = 0; plain && i < n; i++) plain = !has_data(&jobs[i]);
   if (plain) return lpg_enqueue_ids(db, jobs, n, inserted);
-  rc = n == 1 ? enqueue_body(db, &e) : in_txn(db, enqueue_body, &e);
+  if (n == 1 && (rc = lpg_ev_begin(db, &began)) == LEASE_OK)
+    rc = lpg_ev_end(db, enqueue_body(db, &e), began);
+  else if (n != 1)
+    rc = in_txn(db, enqueue_body, &e);
   if (rc == LEASE_OK && inserted) *inserted = e.added;
   return rc;
 }
@@ -309,6 +317,36 @@ typedef struct taken {
   size_t id, id_len, payload, payload_len, queue, queue_len;
 } taken;
 
+/* The ledger's event of a job claim_next's row i of res saw with a lapsed
+** lease: op EXPIRE (its owner and fence, the old lease's), or DISCARD. */
+static int lapsed_event(lease_db *db, const lease__write *w, const PGresult *res, int i, int op) {
+  lease__event e;
+  memset(&e, 0, sizeof e);
+  e.op = op;
+  e.id = PQgetvalue(res, i, 0);
+  e.id_len = (size_t)PQgetlength(res, i, 0);
+  if (op == LEASE_EV_EXPIRE) {
+    e.owner = PQgetisnull(res, i, 8) ? NULL : PQgetvalue(res, i, 8);
+    e.owner_len = (size_t)PQgetlength(res, i, 8);
+    e.has_fence = 1;
+    e.fence = r_i8(res, i, 9);
+  }
+  e.at = w->now;
+  e.reason = LEASE_GRANTED;
+  return lease__event_add(db, &e);
+}
+
+/* The ledger's claim event of claim_next's row i of res: taken, or
+** refused as discarded (its expiry was its last attempt), as claim's. */
+static int claim_event(lease_db *db, const lease__write *w, const PGresult *res, int i,
+                       int reason) {
+  lease__write one = *w;
+  one.id = PQgetvalue(res, i, 0);
+  one.id_len = (size_t)PQgetlength(res, i, 0);
+  return lease__event_write(db, LEASE_EV_CLAIM, &one,
+                            reason == LEASE_GRANTED ? r_i8(res, i, 1) : 0, reason);
+}
+
 /*
 ** See lease.h: lease_claim_next, on a ready connection.  One
 ** statement per round (LPG_Q_SQL_CLAIM_NEXT), each its own transaction
@@ -320,7 +358,7 @@ static int claim_rounds(lease_db *db, const lease__write *w, int max, lease_job 
                         int *count) {
   taken *t;
   size_t used = 0;
-  int n = 0, i, failed = 0;
+  int n = 0, i, failed = 0, rc = LEASE_OK;
   if (!(t = malloc((size_t)max * sizeof *t))) return lease__fail(db, LEASE_NOMEM, "out of memory");
   for (;;) {
     params p = {0};
@@ -339,11 +377,18 @@ static int claim_rounds(lease_db *db, const lease__write *w, int max, lease_job 
     for (i = 0; i < rows && !failed; i++) {
       lease_job *j = &jobs[n];
       taken *k = &t[n];
+      if (!PQgetisnull(res, i, 7) && r_bool(res, i, 7) &&
+          (rc = lapsed_event(db, w, res, i, LEASE_EV_EXPIRE)) != LEASE_OK)
+        break;
       if (PQgetisnull(res, i, 1)) {
         discarded++;
+        if ((rc = lapsed_event(db, w, res, i, LEASE_EV_DISCARD)) != LEASE_OK ||
+            (rc = claim_event(db, w, res, i, LEASE_DISCARDED)) != LEASE_OK)
+          break;
         continue;
       }
       if (n == max) break;
+      if ((rc = claim_event(db, w, res, i, LEASE_GRANTED)) != LEASE_OK) break;
       /* outside a caller's transaction the claims are committed: on a
       ** failure here the jobs stay claimed until their leases expire */
       k->id = keep(db, res, i, 0, &k->id_len, &used, &failed);
@@ -356,7 +401,7 @@ static int claim_rounds(lease_db *db, const lease__write *w, int max, lease_job 
       n++;
     }
     PQclear(res);
-    if (failed) {
+    if (failed || rc != LEASE_OK) {
       free(t);
       return db->rc;
     }
@@ -448,7 +493,13 @@ int lpg_q_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jo
   *why = LEASE_GRANTED;
   if (rc != LEASE_OK) return rc;
   if ((rc = read_facts(db, w, LPG_ST_Q_SETTINGS, 0, &q)) != LEASE_OK) return rc;
-  if (!q.found) return claim_rounds(db, w, max, jobs, count);
+  if (!q.found) {
+    int began;
+    if ((rc = lpg_ev_begin(db, &began)) != LEASE_OK) return rc;
+    if ((rc = lpg_ev_end(db, claim_rounds(db, w, max, jobs, count), began)) != LEASE_OK)
+      *count = 0;
+    return rc;
+  }
   if ((rc = lpg_exec(db, "BEGIN")) != LEASE_OK) return rc;
   if ((rc = claim_controlled(db, w, max, jobs, count, why)) == LEASE_OK)
     rc = lpg_exec(db, "COMMIT");
@@ -506,6 +557,12 @@ static int control_body(lease_db *db, void *ctx) {
   }
   if (!(res = qrun(db, x->what == 0 ? LPG_ST_Q_SET_PAUSED : LPG_ST_Q_SET_LIMITS, &p))) return db->rc;
   PQclear(res);
+  {
+    lease__event e = {x->what ? LEASE_EV_LIMIT : x->paused ? LEASE_EV_PAUSE : LEASE_EV_RESUME,
+                      NULL, 0, x->queue, x->queue_len, NULL, 0, 0, 0, NAN, LEASE_GRANTED};
+    int rc = lease__event_add(db, &e);
+    if (rc != LEASE_OK) return rc;
+  }
   memset(&p, 0, sizeof p);
   p_bytes(&p, x->queue, x->queue_len);
   if (!(res = qrun(db, LPG_ST_Q_TIDY, &p))) return db->rc;
@@ -583,6 +640,7 @@ static int fail_body(lease_db *db, void *ctx) {
   p_bytes(&p, w->message, w->message_len);
   if (!(res = qrun(db, LPG_ST_Q_FAIL, &p))) return db->rc;
   rc = lpg_outcome(db, w, res, NULL, &x->reason);
+  if (rc == LEASE_OK) rc = lease__event_write(db, LEASE_EV_FAIL, w, 0, x->reason);
   if (rc != LEASE_OK || x->reason != LEASE_GRANTED) {
     PQclear(res);
     return rc;
@@ -601,7 +659,8 @@ static int fail_body(lease_db *db, void *ctx) {
   p_time(&p, next.finished_at);
   if (!(res = qrun(db, LPG_ST_Q_AFTER_FAIL, &p))) return db->rc;
   PQclear(res);
-  return LEASE_OK;
+  if (next.qstate != LEASE__Q_DISCARDED) return LEASE_OK;
+  return lease__event_id(db, LEASE_EV_DISCARD, w->id, w->id_len, w->now, LEASE_GRANTED);
 }
 
 /* See lease.h: lease_fail. */
@@ -638,26 +697,32 @@ static void admin_facts(const PGresult *res, lease__facts *f) {
   if (PQnfields(res) > 3) f->live = r_bool(res, 0, 3);
 }
 
-/* See lease.h: lease_retry.  The reason: lease__retry_reason. */
-int lpg_q_retry(lease_db *db, const char *id, size_t id_len, double now, int *reason) {
-  PGresult *res = admin(db, LPG_ST_Q_RETRY, id, id_len, now);
+/* Retry or cancel (which, op the ledger's) with its event, in one
+** transaction when events are on.  The reason: lease__retry_reason or
+** lease__cancel_reason. */
+static int admin_op(lease_db *db, int which, int op, const char *id, size_t id_len, double now,
+                    int *reason) {
+  PGresult *res;
   lease__facts f = {0};
-  if (!res) return db->rc;
+  int r, began, rc = lpg_ready(db);
+  if (rc != LEASE_OK || (rc = lpg_ev_begin(db, &began)) != LEASE_OK) return rc;
+  if (!(res = admin(db, which, id, id_len, now))) return lpg_ev_end(db, db->rc, began);
   admin_facts(res, &f);
   PQclear(res);
-  if (reason) *reason = lease__retry_reason(&f);
-  return LEASE_OK;
+  r = which == LPG_ST_Q_RETRY ? lease__retry_reason(&f) : lease__cancel_reason(&f);
+  rc = lpg_ev_end(db, lease__event_id(db, op, id, id_len, now, r), began);
+  if (rc == LEASE_OK && reason) *reason = r;
+  return rc;
 }
 
-/* See lease.h: lease_cancel.  The reason: lease__cancel_reason. */
+/* See lease.h: lease_retry. */
+int lpg_q_retry(lease_db *db, const char *id, size_t id_len, double now, int *reason) {
+  return admin_op(db, LPG_ST_Q_RETRY, LEASE_EV_RETRY, id, id_len, now, reason);
+}
+
+/* See lease.h: lease_cancel. */
 int lpg_q_cancel(lease_db *db, const char *id, size_t id_len, double now, int *reason) {
-  PGresult *res = admin(db, LPG_ST_Q_CANCEL, id, id_len, now);
-  lease__facts f = {0};
-  if (!res) return db->rc;
-  admin_facts(res, &f);
-  PQclear(res);
-  if (reason) *reason = lease__cancel_reason(&f);
-  return LEASE_OK;
+  return admin_op(db, LPG_ST_Q_CANCEL, LEASE_EV_CANCEL, id, id_len, now, reason);
 }
 
 /* See lease.h: lease_prune.  status: LEASE_STATUS_* of an ended job, or 0. */
@@ -665,13 +730,16 @@ int lpg_q_prune(lease_db *db, double before, const char *queue, size_t queue_len
                 int64_t *deleted) {
   params p = {0};
   PGresult *res;
-  int rc = lpg_ready(db);
-  if (rc != LEASE_OK) return rc;
+  int i, began, rc = lpg_ready(db);
+  if (rc != LEASE_OK || (rc = lpg_ev_begin(db, &began)) != LEASE_OK) return rc;
   p_f8(&p, before);
   p_bytes(&p, queue, queue_len);
   p_i4(&p, lease__prune_state(status));
-  if (!(res = qrun(db, LPG_ST_Q_PRUNE, &p))) return db->rc;
-  *deleted = r_i8(res, 0, 0);
+  if (!(res = qrun(db, LPG_ST_Q_PRUNE, &p))) return lpg_ev_end(db, db->rc, began);
+  for (i = 0; rc == LEASE_OK && i < PQntuples(res); i++)
+    rc = lease__event_id(db, LEASE_EV_PRUNE, PQgetvalue(res, i, 0),
+                         (size_t)PQgetlength(res, i, 0), NAN, LEASE_GRANTED);
+  if (rc == LEASE_OK) *deleted = PQntuples(res);
   PQclear(res);
-  return LEASE_OK;
+  return lpg_ev_end(db, rc, began);
 }

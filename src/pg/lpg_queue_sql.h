@@ -210,7 +210,8 @@
 ** here so that one statement records, discards and claims).  $1 queue,
 ** $2 now, $3 owner, $4 now + ttl, $5 how many.  Rows, in claim order: id,
 ** new fence (NULL: discarded), payload, queue, priority, attempt (this
-** claim's), max_attempts.
+** claim's), max_attempts, then for the ledger lapsed (the lease had
+** expired unreported) and the lapsed lease's owner and fence.
 */
 #define LPG_Q_SQL_CLAIM_NEXT                                                        \
   "WITH c AS (SELECT q.id, q.payload, q.queue, q.priority, q.due_at, q.seq,"       \
@@ -228,7 +229,8 @@
   " WHERE lease_queue.id = x.id AND x.last),"                                       \
   " u AS (UPDATE jobs SET owner = $3, until = $4, fence = jobs.fence + 1 FROM x"    \
   " WHERE jobs.id = x.id AND NOT x.last RETURNING jobs.id, jobs.fence)"             \
-  " SELECT x.id, u.fence, x.payload, x.queue, x.priority, x.attempt + 1, x.max_attempts" \
+  " SELECT x.id, u.fence, x.payload, x.queue, x.priority, x.attempt + 1, x.max_attempts," \
+  " x.lapsed, x.owner, x.fence"                                                     \
   " FROM x LEFT JOIN u ON u.id = x.id ORDER BY x.priority, x.due_at, x.seq"
 
 /*
@@ -293,7 +295,7 @@
 ** queue $2 (NULL: all) and state $3 (0: any ended), never one still held
 ** (not done, until > $1).  Each job's row is locked first, then its queue
 ** row read as it is (lease_queue_now); the references delete the queue
-** rows and errors.  One row: how many were deleted.
+** rows and errors.  Rows: the ids deleted.
 */
 #define LPG_Q_SQL_ENDED(s)                                                          \
   s ".state <> " LEASE__Q_OPEN_S " AND " s ".finished_at < $1"                      \
@@ -304,8 +306,8 @@
   " WHERE " LPG_Q_SQL_ENDED("q") ") AND NOT (jobs.done = 0 AND jobs.until > $1)"    \
   " FOR UPDATE),"                                                                   \
   " d AS (DELETE FROM jobs USING c, LATERAL lease_queue_now(c.id) s"                \
-  " WHERE jobs.id = c.id AND " LPG_Q_SQL_ENDED("s") " RETURNING 1)"                 \
-  " SELECT count(*) FROM d"
+  " WHERE jobs.id = c.id AND " LPG_Q_SQL_ENDED("s") " RETURNING jobs.id)"           \
+  " SELECT id FROM d"
 
 /* The clock mark (no row: none), and its move to $1. */
 #define LPG_Q_SQL_CLOCK_READ "SELECT " LPG_Q_SQL_MARK
@@ -374,6 +376,26 @@
   " SELECT name FROM lease_queues) AS n LEFT JOIN lease_queues AS s ON s.name = n.name" \
   " ORDER BY n.name"
 
+/*
+** The events ledger (lpg_events.c).  Add: $1 at (NULL: the server's
+** clock, seconds since the epoch), $2 op, $3 id, $4 queue, $5 owner, $6
+** fence, $7 reason (0: ok, stored as outcome 0 and reason NULL); returns
+** its seq.  Prune: the events with seq <= $1, and those before the first
+** whose at >= $2, one seq range.  Read: after seq $1, of id $2 (NULL:
+** all), at most $3, in seq order.
+*/
+#define LPG_Q_SQL_EVENT_CLOCK "extract(epoch FROM clock_timestamp())::float8"
+#define LPG_Q_SQL_EVENT_ADD                                                         \
+  "INSERT INTO lease_events(at, op, id, queue, owner, fence, outcome, reason)"     \
+  " VALUES (coalesce($1, " LPG_Q_SQL_EVENT_CLOCK "), $2, $3, $4, $5, $6, ($7 <> 0)::int," \
+  " nullif($7, 0)) RETURNING seq"
+#define LPG_Q_SQL_EVENT_PRUNE                                                       \
+  "DELETE FROM lease_events WHERE seq <= greatest($1, coalesce((SELECT seq FROM"   \
+  " lease_events WHERE at >= $2 ORDER BY seq LIMIT 1), 0) - 1)"
+#define LPG_Q_SQL_EVENT_READ                                                        \
+  "SELECT seq, at, op, id, queue, owner, fence, coalesce(reason, 0) FROM lease_events" \
+  " WHERE seq > $1 AND ($2::bytea IS NULL OR id = $2) ORDER BY seq LIMIT $3"
+
 /* The queue's statements by their names in the lists (lease_statements.h,
 ** lpg_int.h's LPG_OWN_STATEMENTS): SQL, parameter count, parameter types
 ** in $n order (lpg.c's table). */
@@ -405,5 +427,9 @@
 #define LPG_STMT_Q_QUEUES LPG_Q_SQL_QUEUES, 0, {0}
 #define LPG_STMT_CLOCK_READ LPG_Q_SQL_CLOCK_READ, 0, {0}
 #define LPG_STMT_CLOCK_MOVE LPG_Q_SQL_CLOCK_MOVE, 1, {T_FLOAT8}
+#define LPG_STMT_EVENT_ADD                                                          \
+  LPG_Q_SQL_EVENT_ADD, 7, {T_FLOAT8, T_INT4, T_BYTEA, T_BYTEA, T_BYTEA, T_INT8, T_INT4}
+#define LPG_STMT_EVENT_PRUNE LPG_Q_SQL_EVENT_PRUNE, 2, {T_INT8, T_FLOAT8}
+#define LPG_STMT_EVENT_READ LPG_Q_SQL_EVENT_READ, 3, {T_INT8, T_BYTEA, T_INT4}
 
 #endif

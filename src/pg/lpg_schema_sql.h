@@ -102,6 +102,15 @@
   " CASE WHEN a.done <> 0 THEN a.until END, " LPG_Q_SQL_DUE_NOW ", a.fence FROM lease_added a" \
   " ON CONFLICT (id) DO NOTHING; RETURN NULL; END $f$"
 
+/* Step 8 (v7 -> v8): the events ledger's table lease_events (lease.h, "The
+** events ledger"): seq a bigserial (pruned by seq ranges), op and reason
+** as lease.h's numbers, outcome 0 (ok) or 1 (refused).  No index beside
+** the key: every write inserts a row. */
+#define LPG_STEP_EVENTS                                                           \
+  "CREATE TABLE IF NOT EXISTS lease_events(seq bigserial PRIMARY KEY,"            \
+  " at float8 NOT NULL, op int4 NOT NULL, id bytea, queue bytea, owner bytea,"    \
+  " fence int8, outcome int4 NOT NULL, reason int4)"
+
 /* The version a database without a version row has: 7 when lease_queue
 ** has the column base_fence (step 7's layout, whose row another client
 ** deleted: its steps must not run again), 6 when it has due_at (step 6's

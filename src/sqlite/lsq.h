@@ -254,6 +254,13 @@ int lsq_fence_gate(lease_db *db, lease_tx *tx, const char *resource, size_t reso
 
 /* lsq_tx_close: finalize lsq_tx.c's statements and free its state. */
 void lsq_tx_close(lease_db *db);
+/* The events ledger (lsq_events.c), lease__backend's event, event_prune
+** and events. */
+int lsq_event(lease_db *db, const lease__event *e, int64_t *seq);
+int lsq_event_prune(lease_db *db, int64_t upto, double cutoff);
+int lsq_events(lease_db *db, const lease_event_filter *f, int max, lease_event *out,
+               int *count);
+
 /* lsq_file_id: the backend's file_id (lease_file_id): lsq_open.c. */
 int lsq_file_id(lease_db *db, uint64_t *dev, uint64_t *ino);
 

@@ -289,12 +289,14 @@
 ** prune: delete the jobs the queue ended before ?1 (finished_at < ?1), of
 ** queue ?2 (NULL: all) and state ?3 (0: any ended), never one still held
 ** (not done, until > ?1).  The triggers remove their queue rows and errors.
+** Returns the ids deleted (for the ledger).
 */
 #define LSQ_SQL_Q_PRUNE                                                   \
   "DELETE FROM jobs WHERE id IN (SELECT q.id FROM lease_queue AS q"      \
   " WHERE q.state <> " LEASE__Q_OPEN_S " AND q.finished_at < ?1"          \
   " AND (?2 IS NULL OR q.queue = ?2) AND (?3 = 0 OR q.state = ?3)"        \
-  " AND NOT EXISTS (SELECT 1 FROM jobs WHERE id = q.id AND done = 0 AND until > ?1))"
+  " AND NOT EXISTS (SELECT 1 FROM jobs WHERE id = q.id AND done = 0 AND until > ?1))" \
+  " RETURNING id"
 
 /* The clock mark, and its move up to ?1. */
 #define LSQ_SQL_CLOCK_READ "SELECT " LSQ_SQL_MARK
@@ -378,6 +380,25 @@
   " coalesce(s.per, 0) FROM (SELECT queue AS name FROM lease_queue UNION"  \
   " SELECT name FROM lease_queues) AS n LEFT JOIN lease_queues AS s ON s.name = n.name" \
   " ORDER BY n.name"
+
+/*
+** The events ledger (lsq_events.c).  Add: ?1 at (NULL: the engine's
+** clock, seconds since the epoch), ?2 op, ?3 id, ?4 queue, ?5 owner,
+** ?6 fence, ?7 reason (0: ok, stored as outcome 0 and reason NULL).
+** Prune: the events with seq <= ?1, and those before the first whose
+** at >= ?2, one seq range.  Read: after seq ?1, of id ?2 (NULL: all),
+** at most ?3, in seq order.
+*/
+#define LSQ_SQL_EVENT_ADD                                                 \
+  "INSERT INTO lease_events(at, op, id, queue, owner, fence, outcome, reason)" \
+  " VALUES (coalesce(?1, (julianday('now') - 2440587.5) * 86400.0), ?2, ?3, ?4, ?5, ?6," \
+  " ?7 <> 0, nullif(?7, 0))"
+#define LSQ_SQL_EVENT_PRUNE                                               \
+  "DELETE FROM lease_events WHERE seq <= max(?1, coalesce((SELECT seq FROM lease_events" \
+  " WHERE at >= ?2 ORDER BY seq LIMIT 1), 0) - 1)"
+#define LSQ_SQL_EVENT_READ                                                \
+  "SELECT seq, at, op, id, queue, owner, fence, coalesce(reason, 0) FROM lease_events" \
+  " WHERE seq > ?1 AND (?2 IS NULL OR id = ?2) ORDER BY seq LIMIT ?3"
 
 /*
 ** The queue's statements only this backend runs (lsq_sql.h's list takes

@@ -70,14 +70,22 @@
   " CASE WHEN a.done <> 0 THEN a.until END, " LPG_Q_SQL_DUE_NOW " FROM lease_added a" \
   " ON CONFLICT (id) DO NOTHING; RETURN NULL; END $f$"
 
-/* The version a database without a version row has: 6 when lease_queue
-** has the column due_at (step 6's layout, whose row another client
-** deleted: its steps must not run again), 3 when the queue's trigger
+/* Step 7 (v6 -> v7): lease_queue's column timeout (lease_new_job.timeout:
+** seconds, NULL for none), written by enqueue, read by claim_next and
+** lease_state. */
+#define LPG_STEP_TIMEOUT "ALTER TABLE lease_queue ADD COLUMN timeout float8"
+
+/* The version a database without a version row has: 7 when lease_queue
+** has the column timeout, else 6 when it has the column due_at (step 7's
+** or 6's layout, whose row another client deleted: its steps must not run
+** again), 3 when the queue's trigger
 ** lease_jobs_added is on jobs (every layout the engine made with it before
 ** versions existed is version 3 on PostgreSQL), else 0 (a jobs table
 ** alone). */
 #define LPG_SQL_CLASSIFY                                                          \
   "SELECT CASE WHEN EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid ="          \
+  " to_regclass('lease_queue') AND attname = 'timeout' AND NOT attisdropped) THEN 7" \
+  " WHEN EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid ="                     \
   " to_regclass('lease_queue') AND attname = 'due_at' AND NOT attisdropped) THEN 6" \
   " WHEN EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = to_regclass('jobs')"    \
   " AND tgname = 'lease_jobs_added') THEN 3 ELSE 0 END"

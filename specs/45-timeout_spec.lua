@@ -8,6 +8,7 @@
 local H = require("helpers")
 local lease = H.lease
 local pool = require("lease.pool")
+local cli = require("lease.cli")
 
 -- A database with the jobs of `list` ({id, opts} pairs); returns its path.
 local function queue(list)
@@ -84,7 +85,7 @@ describe("a job's timeout", function()
     local p = queue({ { "spin", { timeout = 0.2, max_attempts = 2 } } })
     local t0 = lease.now()
     local s = pool.run({ db = p, workers = 1, ttl = 30, signals = false, drain_wait = 5,
-                         args = { spin = 5 }, backoff = function() return 0 end, handler = spinner })
+                         args = { spin = 3 }, backoff = function() return 0 end, handler = spinner })
     local took = lease.now() - t0
     assert.is_true(took >= 0.4 and took < 3, "took " .. took)
     assert.are.same({}, s.failed)
@@ -224,5 +225,56 @@ describe("a job's timeout", function()
     assert.are.equal(lease.SCHEMA_VERSION, db:settings().schema_version)
     assert.is_true(db:enqueue("new", { timeout = 3 }))
     assert.are.same({ 3, nil }, { db:state("new").timeout, db:state("old").timeout })
+  end)
+end)
+
+describe("the CLI's --timeout", function()
+  -- Run cli.main(argv); returns status, stdout text, stderr text.
+  local function run(argv)
+    local out, err = io.tmpfile(), io.tmpfile()
+    local status = cli.main(argv, out, err)
+    out:seek("set"); err:seek("set")
+    local o, e = out:read("*a"), err:read("*a")
+    out:close(); err:close()
+    return status, o, e
+  end
+
+  it("enqueue stores seconds or a duration, show prints it; a bad one is a usage error", function()
+    local p = H.path("timeout-cli")
+    assert.are.same({ 0, "enqueued a\n", "" }, { run({ "enqueue", p, "a", "--timeout", "2m" }) })
+    assert.are.equal(0, (run({ "enqueue", p, "b", "--timeout", "0.5" })))
+    assert.are.equal(0, (run({ "enqueue", p, "c" })))
+    assert.are.same({ 120, 0.5 }, { lease.state(p, "a").timeout, lease.state(p, "b").timeout })
+    assert.is_nil(lease.state(p, "c").timeout)
+    for _, bad in ipairs({ "0", "-1", "x", "2q", "inf", "" }) do
+      local status, out, err = run({ "enqueue", p, "d", "--timeout", bad })
+      assert.are.same({ 2, "" }, { status, out })
+      assert.truthy(err:find("--timeout needs a number of seconds > 0 or a duration (30s, 2m, 1h), got '"
+        .. bad .. "'", 1, true), err)
+    end
+    assert.is_nil(lease.state(p, "d"))
+    local _, out = run({ "show", p, "a" })
+    assert.truthy(out:find("\ntimeout     120 s\n", 1, true), out)
+    _, out = run({ "show", p, "c" })
+    assert.truthy(out:find("\ntimeout     -\n", 1, true), out)
+    _, out = run({ "show", p, "b", "--json" })
+    assert.truthy(out:find('"max_attempts":25,"timeout":0.5,', 1, true), out)
+  end)
+
+  it("pool --timeout stops a handler on jobs without their own", function()
+    local p = H.path("timeout-cli-pool")
+    assert.are.equal(0, (run({ "enqueue", p, "spin", "--max-attempts", "1" })))
+    local worker = H.file("worker") .. ".lua"
+    H.write(worker, "return function(job) while true do end end\n")
+    local status, out = run({ "pool", p, worker, "-j", "1", "--timeout", "0.2", "--drain-wait", "0",
+                              "--quiet" })
+    assert.are.equal(1, status)   -- a job was discarded
+    assert.truthy(out:find("handler error      spin: " .. MESSAGE:format(0.2), 1, true), out)
+    assert.truthy(out:find("1 timed out", 1, true), out)
+    assert.are.equal("discarded", lease.state(p, "spin").status)
+    local err
+    status, out, err = run({ "pool", p, worker, "--timeout", "0" })
+    assert.are.same({ 2, "" }, { status, out })
+    assert.truthy(err:find("--timeout needs a number of seconds > 0", 1, true), err)
   end)
 end)

@@ -203,6 +203,24 @@ describe("a job's timeout", function()
     assert.is_nil(st.result)
   end)
 
+  it("counts a timeout the pool stored for a blocked handler once, when that handler comes back", function()
+    -- "slow" keeps the pool running until the blocked handler is back
+    local p = queue({ { "stuck", { timeout = 0.2, max_attempts = 1 } }, { "slow" } })
+    local s = pool.run({ db = p, workers = 2, ttl = 30, signals = false, drain_wait = 0,
+                         shutdown_grace = 0.1, handler = function(job)
+                           require("lease").sleep(job.id == "stuck" and 0.8 or 1.2)
+                           return "ok"
+                         end })
+    assert.are.same({ 1, 1, 1, 1, 0, 1 },
+      { s.done, s.handler_errors, s.timed_out, s.discarded, s.unfinished, s.refused })
+    assert.are.same({ "stuck: " .. MESSAGE:format(0.2) }, s.errors)
+    local db = lease.open(p)
+    finally(function() db:close() end)
+    local st = db:state("stuck")
+    assert.are.same({ "discarded", 1, 1 }, { st.status, st.attempt, #st.errors })
+    assert.is_nil(st.result)
+  end)
+
   it("a pool shutting down on a signal returns once the timeout stops the handler", function()
     local p = queue({ { "kill", { timeout = 0.3, max_attempts = 3 } } })
     local t0 = lease.now()

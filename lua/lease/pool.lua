@@ -204,8 +204,8 @@ end
 --   w.handler (function), w.events (channel: progress events when
 --   cfg.progress), w.stop (channel: one message asks it to stop),
 --   w.st (the counters), w.claim_opts (claim_next's opts), w.now (lease.now),
---   w.monotonic (lease.monotonic), w.covered (the job whose lease outlast
---   made to outlive its timeout, while its handler runs),
+--   w.monotonic (lease.monotonic), w.covered (while its handler runs, the
+--   job whose lease outlast renewed to outlive its timeout),
 --   w.spare (the tables handle_batch fills for complete_many), w.next and
 --   w.next_at (the job handle_one's complete_claim_next took, and when).
 -- ===========================================================================
@@ -518,15 +518,20 @@ end
 -- @raise the database error of db:fail
 local function handler_failed(w, job, text, timed_out)
   local st = w.st
-  bump(w, "handler_errors")
-  if timed_out then bump(w, "timed_out") end
   local d, bad_backoff = pool_backoff(w, job)
   if bad_backoff then text = text .. "; " .. bad_backoff end
-  if #st.errors < MAX_ERRORS then st.errors[#st.errors + 1] = job.id .. ": " .. text end
   local now = w.db:server_now()
   local opts
   if d then opts = { run_at = now + d } end
   local status, why = w.db:fail(job.id, w.owner, job.fence, now, text, opts)
+  -- a timeout is counted by whoever stored it: this worker, or the pool
+  -- that gave up waiting for it (fail_overdue), whose failure ended the
+  -- lease and so refuses this one
+  if status or not timed_out then
+    bump(w, "handler_errors")
+    if timed_out then bump(w, "timed_out") end
+    if #st.errors < MAX_ERRORS then st.errors[#st.errors + 1] = job.id .. ": " .. text end
+  end
   if status == "retryable" then bump(w, "retried")
   elseif status == "discarded" then
     st.discarded_ids[#st.discarded_ids + 1] = job.id
@@ -905,9 +910,10 @@ end
 
 --- Watch the workers until every one has ended (or was given up on: its
 -- job's timeout and then shutdown_grace passed with its handler still
--- running, see fail_overdue), or the shutdown's grace ran out, or a second
--- signal came: show progress, and on the first signal ask every worker to
--- stop.
+-- running, see fail_overdue; one that comes back from that handler while
+-- the pool still runs is waited for again), or the shutdown's grace ran
+-- out, or a second signal came: show progress, and on the first signal ask
+-- every worker to stop.
 -- @tparam table cfg the checked options
 -- @param events the channel workers report on
 -- @param stop the channel that asks workers to stop
@@ -934,6 +940,10 @@ local function supervise(cfg, events, stop, s, run)
         if not gone[ev[2]] then running = running - 1 end
       elseif ev[1] == "running" then
         busy[ev[2]] = ev[3] and { id = ev[3], fence = ev[4], due = ev[5], limit = ev[6] } or nil
+        if gone[ev[2]] and not ev[3] then   -- back from its handler while the pool runs: waited for again
+          gone[ev[2]] = nil
+          running = running + 1
+        end
       elseif ev[1] == "done" then done = done + ev[2]
       elseif ev[1] == "refused" then refused = refused + ev[2]
       elseif ev[1] == "holding" then holds[ev[2]] = ev[3] or nil end

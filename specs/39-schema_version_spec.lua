@@ -172,8 +172,8 @@ describe("a database's schema version", function()
     lease.open(p):close()
     assert.are.equal("", H.sqlite3(p, "SELECT name FROM sqlite_master WHERE name = 'lease_jobs_renamed'"))
     -- without the row, the file is classified by its layout: lease_queue's
-    -- column due_at (step 6, CLOCK) says 6 whatever else it lacks, and it gets its
-    -- row again with no step run twice
+    -- column timeout (step 7, TIMEOUT) says 7, due_at (step 6, CLOCK) 6,
+    -- whatever else it lacks, and it gets its row again with no step run twice
     H.sqlite3(p, "DELETE FROM lease_meta WHERE key = 'schema_version'")
     db = lease.open(p)
     assert.are.equal(CURRENT, db:settings().schema_version)
@@ -188,7 +188,7 @@ describe("a database's schema version", function()
     assert.are.equal(CURRENT .. "\n", version_row(p2))
   end)
 
-  it("of a clock-layout database without its row is 6 on PostgreSQL too: step 6 runs once", function()
+  it("of a current-layout database without its row is read from its columns on PostgreSQL too: no step runs twice", function()
     local db, p = H.fresh("schema-row-lost")
     assert.is_true(db:enqueue("j"))
     db:close()

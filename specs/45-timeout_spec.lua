@@ -241,7 +241,7 @@ describe("a job's timeout", function()
   end)
 
   it("comes with a database of the layout before it: read there as none, stored once upgraded", function()
-    local db, p = H.fresh("timeout-v6")
+    local db, p = H.fresh("timeout-layout-before")
     assert.is_true(db:enqueue("old", { payload = "po" }))
     db:close()
     H.sql(p, "ALTER TABLE lease_queue DROP COLUMN timeout")

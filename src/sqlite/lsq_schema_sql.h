@@ -186,7 +186,11 @@
   XX("DROP TRIGGER IF EXISTS " LSQ_SQL_RENAMED_MARK)                      \
   XX(LSQ_SQL_RENAMED_TRIGGER)
 
-/* Step 7 (v6 -> v7): lease_queue's column timeout (lease_new_job.timeout:
+/* Step 7 (v6 -> v7): nothing.  PostgreSQL's attempts become the fence's
+** growth since base_fence, which SQLite's have been since step 2. */
+#define LSQ_STEP_ATTEMPTS(XX)
+
+/* Step 8 (v7 -> v8): lease_queue's column timeout (lease_new_job.timeout:
 ** seconds, NULL for none), written by enqueue, read by claim_next and
 ** lease_state. */
 #define LSQ_STEP_TIMEOUT(XX) XX("ALTER TABLE lease_queue ADD COLUMN timeout REAL")
@@ -195,10 +199,11 @@
 ** The version a file without a version row has, from what it holds: no
 ** lease_queue is version 0 (the contract's bare table, with or without
 ** the index lease_jobs_pending of the engine before its queue); a
-** lease_queue with an attempt column is 1; one with a timeout column is 7
+** lease_queue with an attempt column is 1; one with a timeout column is 8
 ** and one with a due_at column (but none named timeout) is 6 (a file of
-** step 7's or 6's layout whose row another client deleted: its steps must
-** not run again); one with neither is 3 when the triggers
+** step 8's, 7's or 6's layout whose row another client deleted: its steps
+** must not run again; step 7 does nothing on SQLite, so 7's layout is
+** 6's); one with neither is 3 when the triggers
 ** lease_jobs_enqueued and lease_jobs_renamed are there, else 2.
 */
 #define LSQ_SQL_CLASSIFY                                                  \
@@ -207,7 +212,7 @@
   " WHEN EXISTS (SELECT 1 FROM pragma_table_info('lease_queue')"         \
   " WHERE name = 'attempt') THEN 1"                                      \
   " WHEN EXISTS (SELECT 1 FROM pragma_table_info('lease_queue')"         \
-  " WHERE name = 'timeout') THEN 7"                                      \
+   " WHERE name = 'timeout') THEN 8"                                      \
   " WHEN EXISTS (SELECT 1 FROM pragma_table_info('lease_queue')"         \
   " WHERE name = 'due_at') THEN 6"                                       \
   " WHEN (SELECT count(*) FROM sqlite_master WHERE type = 'trigger'"     \

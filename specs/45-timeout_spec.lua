@@ -142,6 +142,64 @@ describe("a job's timeout", function()
     assert.are.same({ 1, 1, 1 }, { db:state("t1").attempt, db:state("t2").attempt, db:state("plain").attempt })
   end)
 
+  it("leaves the worker module's hooks outside the handler's time: slow hooks are not stopped", function()
+    -- each hook spins in Lua for twice the timeout; the success and failure
+    -- hooks then raise, so their messages show they ran to the end
+    local p = queue({ { "fast", { timeout = 0.15, max_attempts = 1, priority = 1 } },
+                      { "slow", { timeout = 0.15, max_attempts = 1, priority = 2 } } })
+    local s = pool.run({ db = p, workers = 2, ttl = 30, signals = false, drain_wait = 0,
+      handler = {
+        handler = function(job)
+          if job.id == "fast" then return "ok" end
+          while true do end   -- luacheck: ignore 512
+        end,
+        on_start = function()
+          local l = require("lease")
+          local stop = l.now() + 0.3
+          while l.now() < stop do end   -- luacheck: ignore 512
+        end,
+        on_success = function(ev)
+          local l = require("lease")
+          local stop = l.now() + 0.3
+          while l.now() < stop do end   -- luacheck: ignore 512
+          error("success " .. ev.result, 0)
+        end,
+        on_failure = function(ev)
+          local l = require("lease")
+          local stop = l.now() + 0.3
+          while l.now() < stop do end   -- luacheck: ignore 512
+          error("failure " .. ev.error, 0)
+        end,
+      } })
+    assert.are.same({}, s.failed)
+    assert.are.same({ 1, 1, 1, 2 }, { s.done, s.timed_out, s.discarded, s.hook_errors })
+    table.sort(s.hook_messages)
+    assert.are.same({ "fast on_success: success ok",
+                      "slow on_failure: failure " .. MESSAGE:format(0.15) }, s.hook_messages)
+    local db = lease.open(p)
+    finally(function() db:close() end)
+    assert.are.same({ "completed", "ok" }, { db:state("fast").status, db:state("fast").result })
+    assert.are.same({ "discarded", MESSAGE:format(0.15) }, { db:state("slow").status, last_error(db:state("slow")) })
+  end)
+
+  it("is kept by lease.testing's drain, which runs the pool's code: a spinning handler stopped", function()
+    local T = require("lease.testing")
+    local db = H.fresh("timeout-drain")
+    finally(function() db:close() end)
+    assert.is_true(db:enqueue("spin", { timeout = 0.1, max_attempts = 1, priority = 1 }))
+    assert.is_true(db:enqueue("ok", { timeout = 5, priority = 2 }))
+    local r = T.drain(db, function(job)
+      if job.id == "spin" then while true do end end   -- luacheck: ignore 512
+      return string.format("done %g", job.timeout)
+    end)
+    assert.are.same({ { "ok" }, {}, { "spin" }, {} }, { r.done, r.failed, r.discarded, r.refused })
+    local st = db:state("spin", r.now)
+    assert.are.same({ "discarded", 1, MESSAGE:format(0.1) }, { st.status, st.attempt, last_error(st) })
+    assert.are.equal("done 5", db:state("ok", r.now).result)
+    -- the timeout's hook is gone from the calling thread
+    assert.is_nil(debug.gethook())
+  end)
+
   it("is the pool's timeout for a job without one; a job's own overrides it either way", function()
     local p = queue({ { "default", { max_attempts = 1 } }, { "longer", { timeout = 5, max_attempts = 1 } },
                       { "shorter", { timeout = 0.15, max_attempts = 1 } } })

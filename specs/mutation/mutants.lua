@@ -2765,6 +2765,15 @@ return {
     hint = "specs/45-timeout_spec.lua",
   },
   {
+    -- a worker without a pool around it (lease.testing's drain) has no
+    -- events channel to report its job under a timeout on
+    name = "pool-timeout-running-sent-without-pool", step = "own", file = "lua/lease/pool.lua",
+    fn = "call_handler",
+    from = "    if events then events:send({ \"running\", w.index, job.id, job.fence, w.monotonic() + limit, limit }) end\n",
+    to = "    events:send({ \"running\", w.index, job.id, job.fence, w.monotonic() + limit, limit })\n",
+    hint = "specs/45-timeout_spec.lua",
+  },
+  {
     name = "timeout-infinite-accepted", step = "own", file = "src/lua/lease_lua_queue.c",
     fn = "check_timeout",
     from = [=[  if (!(isfinite(t) && t > 0)) lb_fail(L, idx, a, "a finite number of seconds > 0");]=],

@@ -172,8 +172,8 @@ describe("a database's schema version", function()
     lease.open(p):close()
     assert.are.equal("", H.sqlite3(p, "SELECT name FROM sqlite_master WHERE name = 'lease_jobs_renamed'"))
     -- without the row, the file is classified by its layout: lease_queue's
-    -- column due_at (step 6, CLOCK) says 6 whatever else it lacks, and it gets its
-    -- row again with no step run twice
+    -- column timeout (step 8, TIMEOUT) says 8, due_at (step 6, CLOCK) 6,
+    -- whatever else it lacks, and it gets its row again with no step run twice
     H.sqlite3(p, "DELETE FROM lease_meta WHERE key = 'schema_version'")
     db = lease.open(p)
     assert.are.equal(CURRENT, db:settings().schema_version)

@@ -229,6 +229,9 @@ typedef struct lease_row {
   int status;          /* LEASE_STATUS_*, at the now of the read (UNKNOWN for a NaN now) */
   int64_t seq;         /* enqueue order */
   int64_t result_size; /* bytes of result, 0 when NULL (set whether loaded or not) */
+  double timeout;      /* seconds a handler may run on the job (the worker pool stops it
+                          then: lease.pool); 0 when it has none.  Read by lease_state only
+                          (0 in lease_list's rows) */
 } lease_row;
 
 /* A handle's settings as the database reports them (lease_read_settings). */
@@ -250,6 +253,7 @@ typedef struct lease_job {
   const char *payload; size_t payload_len;   /* NULL when none */
   const char *queue;   size_t queue_len;
   int64_t priority, attempt, max_attempts;  /* attempt counts this claim */
+  double timeout;  /* seconds a handler may run on it (lease_new_job.timeout); 0: none */
 } lease_job;
 
 /* Which jobs lease_list looks at (lease_filter.which), by the contract's
@@ -342,10 +346,15 @@ typedef struct lease_new_job {
   int has_run_at;       /* 1: run_at is set */
   double run_at;        /* finite, caller's unit: claim_next does not hand it out before */
   int64_t max_attempts; /* >= 1; default LEASE_MAX_ATTEMPTS_DEFAULT */
+  double timeout;       /* seconds a handler may run on the job, finite and > 0, kept with
+                           it and handed out by lease_claim_next; the engine only stores
+                           it (the worker pool, lease.pool, stops a handler that runs
+                           longer); 0 (default): none */
 } lease_new_job;
 
 /* lease_new_job_default: fill *job with the defaults (no id, no payload,
-** queue "default", priority 0, no run_at, 25 attempts).  Never fails. */
+** queue "default", priority 0, no run_at, 25 attempts, no timeout).
+** Never fails. */
 LEASE_API void lease_new_job_default(lease_new_job *job);
 
 /*

@@ -1,9 +1,9 @@
 --- The subcommands of the `lease` host program, and its usage text.
 --
 --   lease pool DB WORKER.lua [-j N] [--ttl S] [--queue Q] [--forever] [--grace S]
---              [--batch N] [--poll S] [--drain-wait S] [--decode json] [--quiet]
+--              [--batch N] [--poll S] [--drain-wait S] [--decode json] [--timeout S] [--quiet]
 --   lease enqueue DB ID [--payload S | --payload-file F] [--queue Q] [--priority N]
---                 [--run-at T | --in SECONDS] [--max-attempts N] [--json]
+--                 [--run-at T | --in SECONDS] [--max-attempts N] [--timeout S] [--json]
 --   lease jobs DB [--status S] [--queue Q] [--errors] [--limit N] [--json] [--now T]
 --   lease show DB ID [--json] [--now T]
 --   lease retry DB ID... | DB --discarded [--queue Q] [--json]
@@ -355,7 +355,7 @@ local function job_json(job, with_result)
   local u = job["until"]
   local t = { id = utf8_safe(job.id), status = job.status, queue = utf8_safe(job.queue),
               priority = job.priority, run_at = finite(job.run_at) and job.run_at or nil,
-              attempt = job.attempt, max_attempts = job.max_attempts,
+              attempt = job.attempt, max_attempts = job.max_attempts, timeout = job.timeout,
               owner = utf8_safe(job.owner) or json.null,
               ["until"] = finite(u) and u or json.null, fence = job.fence, done = job.done,
               payload_bytes = job.payload and #job.payload or 0,
@@ -366,7 +366,7 @@ local function job_json(job, with_result)
     t.result = utf8_safe(job.result) or json.null
   end
   return json.encode(t, { keyorder = { "id", "status", "queue", "priority", "run_at", "attempt",
-                                       "max_attempts", "owner", "until", "fence", "done",
+                                       "max_attempts", "timeout", "owner", "until", "fence", "done",
                                        "payload_bytes", "result_bytes", "blocked", "errors",
                                        "payload", "result" } })
 end
@@ -516,6 +516,23 @@ local function number_flag(flags, name, kind, min)
   if not x or x ~= x or x == math.huge or x == -math.huge or (kind == "seconds" and x < 0) then
     usage(string.format("%s needs a finite number%s, got '%s'", name,
       kind == "seconds" and " of seconds >= 0" or "", text))
+  end
+  return x
+end
+
+--- A --timeout flag: seconds (a number) or a duration (parse_duration:
+-- 30s, 2m, 1h30m), finite and > 0 (nil when not given).
+-- @tparam table flags the parsed flags
+-- @tparam string name the flag's name
+-- @treturn ?number seconds
+-- @raise a usage error naming the flag
+local function timeout_flag(flags, name)
+  local text = flags[name]
+  if text == nil then return nil end
+  local x = tonumber(text) or parse_duration(text)
+  if not x or not (x > 0) or x == math.huge then
+    usage(string.format("%s needs a number of seconds > 0 or a duration (30s, 2m, 1h), got '%s'",
+      name, text))
   end
   return x
 end
@@ -673,10 +690,11 @@ local function cmd_show(argv, out, err)
       return 0
     end
     out:write(string.format("id          %s\nstatus      %s\nqueue       %s\npriority    %s\n"
-      .. "run at      %s\nattempt     %s of %s\nowner       %s\nuntil       %s\nlease left  %s\n"
-      .. "fence       %d\ndone        %s\npayload     %s\n", show_bytes(j.id), tostring(j.status),
-      show_bytes(j.queue or "-"), tostring(j.priority), j.run_at and iso_time(j.run_at) or "-",
-      tostring(j.attempt), tostring(j.max_attempts), j.owner and show_bytes(j.owner) or "-",
+      .. "run at      %s\nattempt     %s of %s\ntimeout     %s\nowner       %s\nuntil       %s\n"
+      .. "lease left  %s\nfence       %d\ndone        %s\npayload     %s\n", show_bytes(j.id),
+      tostring(j.status), show_bytes(j.queue or "-"), tostring(j.priority),
+      j.run_at and iso_time(j.run_at) or "-", tostring(j.attempt), tostring(j.max_attempts),
+      j.timeout and string.format("%g s", j.timeout) or "-", j.owner and show_bytes(j.owner) or "-",
       (j.owner or j["until"] ~= 0) and iso_time(j["until"]) or "-", left(j, now), j.fence, j.done and "yes" or "no",
       j.payload and show_bytes(j.payload) or "-"))
     for _, e in ipairs(j.errors or {}) do
@@ -691,7 +709,8 @@ local function cmd_show(argv, out, err)
 end
 
 --- lease enqueue DB ID [--payload S | --payload-file F] [--queue Q]
--- [--priority N] [--run-at T | --in SECONDS] [--max-attempts N] [--json]:
+-- [--priority N] [--run-at T | --in SECONDS] [--max-attempts N]
+-- [--timeout S] [--json]:
 -- adds one job (the file is created when missing).  --payload-file reads
 -- the payload's bytes from a file, or from standard input for "-".
 -- @tparam table argv {"enqueue", args...}
@@ -702,7 +721,8 @@ end
 local function cmd_enqueue(argv, out, err)
   local flags, pos = parse(argv, 2, { ["--payload"] = true, ["--queue"] = true, ["--priority"] = true,
                                      ["--run-at"] = true, ["--in"] = true, ["--max-attempts"] = true,
-                                     ["--json"] = false, ["--payload-file"] = true })
+                                     ["--json"] = false, ["--payload-file"] = true,
+                                     ["--timeout"] = true })
   if #pos ~= 2 then usage("enqueue takes a database path and a job id") end
   if pos[2] == "" then usage("enqueue needs a non-empty job id") end
   if flags["--run-at"] and flags["--in"] then usage("give at most one of --run-at and --in") end
@@ -712,6 +732,7 @@ local function cmd_enqueue(argv, out, err)
   local opts = { payload = flags["--payload"], queue = queue_flag(flags),
                  priority = number_flag(flags, "--priority", "integer"),
                  max_attempts = number_flag(flags, "--max-attempts", "integer", 1),
+                 timeout = timeout_flag(flags, "--timeout"),
                  run_at = flags["--run-at"] and parse_time("--run-at", flags["--run-at"], "ahead") }
   local delay = number_flag(flags, "--in", "seconds")
   if delay then opts.run_at = require("lease").now() + delay end
@@ -1111,9 +1132,9 @@ end
 
 --- lease pool DB WORKER.lua [-j N] [--ttl S] [--queue Q] [--forever]
 -- [--grace S] [--batch N] [--poll S] [--drain-wait S] [--decode json]
--- [--quiet]: runs lease.pool over the queue with the handler WORKER.lua
--- returns (or its table of handler and hooks, lease.pool.HOOKS), and prints
--- the summary.  The older order WORKER.lua DB is
+-- [--timeout S] [--quiet]: runs lease.pool over the queue with the handler
+-- WORKER.lua returns (or its table of handler and hooks, lease.pool.HOOKS),
+-- and prints the summary.  The older order WORKER.lua DB is
 -- still read when the first ends in ".lua" and the second does not.  The
 -- script is compiled once first, so a syntax error is reported once.  A
 -- live progress line goes to stderr when it is a terminal (never with
@@ -1128,7 +1149,7 @@ local function cmd_pool(argv, out)
   local flags, pos = parse(argv, 2, { ["-j"] = true, ["--ttl"] = true, ["--quiet"] = false,
                                      ["--queue"] = true, ["--forever"] = false, ["--grace"] = true,
                                      ["--batch"] = true, ["--poll"] = true, ["--drain-wait"] = true,
-                                     ["--decode"] = true })
+                                     ["--decode"] = true, ["--timeout"] = true })
   if #pos ~= 2 then usage("pool takes a database path and a worker script") end
   local dbpath, worker = pos[1], pos[2]
   if dbpath:find("%.lua$") and not worker:find("%.lua$") then dbpath, worker = worker, dbpath end
@@ -1148,6 +1169,7 @@ local function cmd_pool(argv, out)
   local queue = queue_flag(flags)
   local grace = number_flag(flags, "--grace", "seconds")
   local drain_wait = number_flag(flags, "--drain-wait", "seconds")
+  local timeout = timeout_flag(flags, "--timeout")
   local f = io.open(worker, "rb")
   if not f then usage("cannot read worker script " .. worker) end
   f:close()
@@ -1158,7 +1180,8 @@ local function cmd_pool(argv, out)
   local ran, s = pcall(pool.run, { db = dbpath, worker = worker, workers = j, ttl = ttl,
                        progress = progress, open = { create = false }, queue = queue,
                        forever = flags["--forever"] and true or nil, shutdown_grace = grace,
-                       batch = batch, poll = poll, drain_wait = drain_wait, decode = decode })
+                       batch = batch, poll = poll, drain_wait = drain_wait, decode = decode,
+                       timeout = timeout })
   if not ran then error(explain_open(s, dbpath, false), 0) end
   out:write(pool.format(s), "\n")
   return (#s.failed == 0 and s.discarded == 0) and 0 or 1
@@ -1168,7 +1191,8 @@ end
 -- arguments, one line of what it does, and its options (lease NAME --help).
 local COMMANDS = {
   { name = "pool", args = "DB WORKER.lua [-j N] [--ttl S] [--queue Q] [--forever] [--grace S] "
-      .. "[--batch N] [--poll S] [--drain-wait S] [--decode json] [--quiet]", run = cmd_pool,
+      .. "[--batch N] [--poll S] [--drain-wait S] [--decode json] [--timeout S] [--quiet]",
+    run = cmd_pool,
     help = "run worker threads over a queue of DB",
     options = [[
   -j N              worker threads, 1 to 256 (default 4)
@@ -1180,10 +1204,12 @@ local COMMANDS = {
   --poll S          seconds to wait when no job is ready (default 0.05)
   --drain-wait S    how far ahead retries are waited for before stopping (default 30)
   --decode json     decode each payload as JSON into job.data
+  --timeout S       seconds (or 30s, 2m, 1h) a handler may run on a job without a timeout
+                    of its own; past it the handler is stopped and the job failed
   --quiet           no progress line on standard error
 The older order WORKER.lua DB is read too.]] },
   { name = "enqueue", args = "DB ID [--payload S | --payload-file F] [--queue Q] [--priority N] "
-      .. "[--run-at T | --in SECONDS] [--max-attempts N] [--json]", run = cmd_enqueue,
+      .. "[--run-at T | --in SECONDS] [--max-attempts N] [--timeout S] [--json]", run = cmd_enqueue,
     help = "add a job (DB is created when missing)",
     options = [[
   --payload S       the payload
@@ -1194,6 +1220,8 @@ The older order WORKER.lua DB is read too.]] },
                     or a duration from now (90s, 15m, 2h, 2d, 1w)
   --in SECONDS      not before SECONDS from now
   --max-attempts N  attempts before the job is discarded (default 25)
+  --timeout S       seconds (or 30s, 2m, 1h) a pool's handler may run on it (default: the
+                    pool's --timeout, else none)
   --json            print the outcome as JSON]] },
   { name = "jobs", args = "DB [--status S] [--queue Q] [--errors] [--ready|--held|--done|--blocked] "
       .. "[--limit N] [--json] [--now T]", run = cmd_jobs, help = "list jobs",

@@ -195,6 +195,43 @@ static void test_misuse(void **state) {
   assert_int_equal(row.status, LEASE_STATUS_SCHEDULED);
 }
 
+/* A job's timeout: stored and read back; one that is not a finite number
+** of seconds > 0 refused with nothing written (0 is none). */
+static void test_timeout(void **state) {
+  lease_db *db = *state;
+  const double bad[] = {-1, NAN, INFINITY, -INFINITY};
+  lease_new_job j;
+  lease_row row;
+  lease_job job;
+  int reason, count, found, i;
+  lease_new_job_default(&j);
+  assert_true(j.timeout == 0);
+  j.id = "t";
+  j.id_len = LEASE_NTS;
+  for (i = 0; i < 4; i++) {
+    j.timeout = bad[i];
+    assert_int_equal(lease_enqueue(db, &j, &reason), LEASE_MISUSE);
+    assert_string_equal(lease_errmsg(db), "timeout must be a finite number of seconds > 0");
+    assert_int_equal(lease_enqueue_many(db, &j, 1, &count), LEASE_MISUSE);
+    assert_string_equal(lease_errmsg(db), "job 1: timeout must be a finite number of seconds > 0");
+  }
+  assert_int_equal(lease_state(db, "t", LEASE_NTS, NAN, &row, &found), LEASE_OK);
+  assert_int_equal(found, 0);
+  j.timeout = 2.5;
+  assert_int_equal(lease_enqueue(db, &j, &reason), LEASE_OK);
+  enqueue(db, "u", 1, NAN);
+  row = must_state(db, "t");
+  assert_true(row.timeout == 2.5);
+  row = must_state(db, "u");
+  assert_true(row.timeout == 0);
+  assert_int_equal(lease_claim_next(db, "default", LEASE_NTS, "w", LEASE_NTS, 1, 10, 1, &job,
+                                    &count, NULL), LEASE_OK);
+  assert_int_equal(count, 1);
+  assert_int_equal(job.id_len, 1);
+  assert_memory_equal(job.id, "t", 1);
+  assert_true(job.timeout == 2.5);
+}
+
 /* A backend without the queue's members: the core says so by name. */
 static void test_not_supported(void **state) {
   lease_db *db = *state;
@@ -289,6 +326,7 @@ int main(void) {
     cmocka_unit_test_setup_teardown(test_fail_retry_cancel_prune, setup_db, teardown_db),
     cmocka_unit_test_setup_teardown(test_list_and_counts, setup_db, teardown_db),
     cmocka_unit_test_setup_teardown(test_misuse, setup_db, teardown_db),
+    cmocka_unit_test_setup_teardown(test_timeout, setup_db, teardown_db),
     cmocka_unit_test_setup_teardown(test_not_supported, setup_db, teardown_db),
     cmocka_unit_test(test_backoff),
     cmocka_unit_test_setup_teardown(test_events, setup_db, teardown_db),

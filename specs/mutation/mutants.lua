@@ -2474,8 +2474,8 @@ return {
   {
     name = "unscheduled-due-at-zero", step = "own", file = "src/sqlite/lsq_queue_sql.h",
     fn = "LSQ_SQL_Q_DATA",
-    from = [[  " due_at = coalesce(?5, " LSQ_SQL_DUE_NOW "), max_attempts = ?6 WHERE id = ?1"]],
-    to = [[  " due_at = coalesce(?5, 0), max_attempts = ?6 WHERE id = ?1"]],
+    from = [[  " due_at = coalesce(?5, " LSQ_SQL_DUE_NOW "), max_attempts = ?6, timeout = ?7 WHERE id = ?1"]],
+    to = [[  " due_at = coalesce(?5, 0), max_attempts = ?6, timeout = ?7 WHERE id = ?1"]],
     hint = "specs/54-clock_spec.lua",
   },
   {
@@ -2488,8 +2488,8 @@ return {
   {
     name = "pg-unscheduled-due-at-zero", step = "own", backend = "pg", file = "src/pg/lpg_queue_sql.h",
     fn = "LPG_Q_SQL_ENQUEUE",
-    from = [[  " coalesce($5, " LPG_Q_SQL_DUE_NOW "), $6 FROM i"]],
-    to = [[  " coalesce($5, 0), $6 FROM i"]],
+    from = [[  " coalesce($5, " LPG_Q_SQL_DUE_NOW "), $6, $7 FROM i"]],
+    to = [[  " coalesce($5, 0), $6, $7 FROM i"]],
     hint = "specs/54-clock_spec.lua",
   },
   {
@@ -2813,5 +2813,114 @@ return {
     from = [=[  if (opt->events_keep < 0)]=],
     to = [=[  if (opt->events_keep < -1)]=],
     c_hint = "test_queue",
+  },
+  -- Job timeouts (lease_new_job.timeout, the pool's hook) ----------------
+  {
+    name = "pool-timeout-never-fires", step = "own", file = "lua/lease/pool.lua",
+    fn = "run_limited",
+    from = "  debug.sethook(check, \"\", TIMEOUT_CHECK_EVERY)\n",
+    to = "",
+    hint = "specs/45-timeout_spec.lua",
+  },
+  {
+    name = "pool-timeout-not-an-attempt", step = "own", file = "lua/lease/pool.lua",
+    fn = "handle_one",
+    from = "  if not ok then return handler_failed(w, job, result, timed_out) end\n",
+    to = "  if not ok then\n    if timed_out then return give_back(w, job) end\n"
+      .. "    return handler_failed(w, job, result, timed_out)\n  end\n",
+    hint = "specs/45-timeout_spec.lua",
+  },
+  {
+    name = "pool-overdue-not-an-attempt", step = "own", file = "lua/lease/pool.lua",
+    fn = "fail_overdue",
+    from = "    string.format(TIMEOUT_MESSAGE, r.limit))\n  if not status then\n",
+    to = "    string.format(TIMEOUT_MESSAGE, r.limit), { attempt = false })\n  if not status then\n",
+    hint = "specs/45-timeout_spec.lua",
+  },
+  {
+    name = "pool-timeout-hook-outlives-job", step = "own", file = "lua/lease/pool.lua",
+    fn = "run_limited",
+    from = "  else debug.sethook() end\n",
+    to = "  end\n",
+    hint = "specs/45-timeout_spec.lua",
+  },
+  {
+    name = "pool-timeout-lease-not-outlasting", step = "own", file = "lua/lease/pool.lua",
+    fn = "outlast",
+    from = "  if job.claimed_at + ttl - w.now() >= limit + ttl / 2 then return true end\n",
+    to = "  if true then return true end\n",
+    hint = "specs/45-timeout_spec.lua",
+  },
+  {
+    -- a worker without a pool around it (lease.testing's drain) has no
+    -- events channel to report its job under a timeout on
+    name = "pool-timeout-running-sent-without-pool", step = "own", file = "lua/lease/pool.lua",
+    fn = "call_handler",
+    from = "    if events then events:send({ \"running\", w.index, job.id, job.fence, w.monotonic() + limit, limit }) end\n",
+    to = "    events:send({ \"running\", w.index, job.id, job.fence, w.monotonic() + limit, limit })\n",
+    hint = "specs/45-timeout_spec.lua",
+  },
+  {
+    name = "timeout-infinite-accepted", step = "own", file = "src/lua/lease_lua_queue.c",
+    fn = "check_timeout",
+    from = [=[  if (!(isfinite(t) && t > 0)) lb_fail(L, idx, a, "a finite number of seconds > 0");]=],
+    to = [=[  if (!(t > 0)) lb_fail(L, idx, a, "a finite number of seconds > 0");]=],
+    hint = "specs/45-timeout_spec.lua",
+  },
+  {
+    name = "core-timeout-negative-accepted", step = "own", file = "src/core/lease_queue.c",
+    fn = "check_new_job",
+    from = [=[  if (out->timeout != 0 && !(isfinite(out->timeout) && out->timeout > 0))]=],
+    to = [=[  if (out->timeout != 0 && !isfinite(out->timeout))]=],
+    c_hint = "test_queue",
+  },
+  {
+    name = "timeout-only-job-not-stored", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "has_data",
+    from = "j->max_attempts != LEASE_MAX_ATTEMPTS_DEFAULT ||\n         j->timeout != 0;\n",
+    to = "j->max_attempts != LEASE_MAX_ATTEMPTS_DEFAULT;\n",
+    hint = "specs/45-timeout_spec.lua",
+  },
+  {
+    name = "timeout-read-on-older-layout", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "read_timeout",
+    from = "  if (!LEASE_SCHEMA_HAS(LSQ(db)->version, TIMEOUT)) return LEASE_OK;\n",
+    to = "",
+    hint = "specs/45-timeout_spec.lua",
+  },
+  {
+    name = "timeout-layout-classified-6", step = "own", file = "src/sqlite/lsq_schema_sql.h",
+    fn = "LSQ_SQL_CLASSIFY",
+    from = [=[  " WHERE name = 'timeout') THEN 9"]=],
+    to = [=[  " WHERE name = 'timeout') THEN 6"]=],
+    hint = "specs/39-schema_version_spec.lua",
+  },
+  {
+    name = "pg-timeout-not-stored", step = "own", file = "src/pg/lpg_queue.c", backend = "pg",
+    fn = "enqueue_body",
+    from = [=[    p_time(&p, j->timeout != 0 ? j->timeout : NAN);]=],
+    to = [=[    p_time(&p, NAN);]=],
+    hint = "specs/45-timeout_spec.lua",
+  },
+  {
+    name = "pg-timeout-not-handed-out", step = "own", file = "src/pg/lpg_queue.c", backend = "pg",
+    fn = "claim_rounds",
+    from = [=[      j->timeout = PQgetisnull(res, i, 7) ? 0 : r_f8(res, i, 7);]=],
+    to = [=[      j->timeout = 0;]=],
+    hint = "specs/45-timeout_spec.lua",
+  },
+  {
+    name = "pg-timeout-read-on-older-layout", step = "own", file = "src/pg/lpg_queue.c", backend = "pg",
+    fn = "read_timeout",
+    from = "  if (!LEASE_SCHEMA_HAS(LPG(db)->version, TIMEOUT)) return LEASE_OK;\n",
+    to = "",
+    hint = "specs/45-timeout_spec.lua",
+  },
+  {
+    name = "pg-timeout-layout-classified-6", step = "own", file = "src/pg/lpg_schema_sql.h",
+    backend = "pg", fn = "LPG_SQL_CLASSIFY",
+    from = [=[  " to_regclass('lease_queue') AND attname = 'timeout' AND NOT attisdropped) THEN 9" \]=],
+    to = [=[  " to_regclass('lease_queue') AND attname = 'timeout' AND NOT attisdropped) THEN 6" \]=],
+    hint = "specs/39-schema_version_spec.lua",
   },
 }

@@ -132,6 +132,9 @@ static int check_new_job(lease_db *db, const char *prefix, const lease_new_job *
     return lease__fail(db, LEASE_MISUSE, "%srun_at must be a finite number", prefix);
   if (out->max_attempts < 1)
     return lease__fail(db, LEASE_MISUSE, "%smax_attempts must be at least 1", prefix);
+  if (out->timeout != 0 && !(isfinite(out->timeout) && out->timeout > 0))
+    return lease__fail(db, LEASE_MISUSE, "%stimeout must be a finite number of seconds > 0",
+                       prefix);
   return LEASE_OK;
 }
 

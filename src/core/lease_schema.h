@@ -19,7 +19,7 @@
 #define LEASE_SCHEMA_H
 
 /* The version this build makes and knows: the number of steps. */
-#define LEASE_SCHEMA_VERSION 8
+#define LEASE_SCHEMA_VERSION 9
 
 /*
 ** The steps, in order: the k-th entry takes version k-1 to k.
@@ -49,6 +49,9 @@
 **              events ledger"): seq, at, op, id, queue, owner, fence,
 **              outcome, reason; op and reason as the numbers of lease.h's
 **              lists, outcome 0 (ok) or 1 (refused); nothing else.
+**   TIMEOUT   9: lease_queue's column timeout (seconds a handler may run
+**              on the job; NULL: none), which enqueue stores and
+**              claim_next hands out.
 */
 #define LEASE_SCHEMA_STEPS(XX) \
   XX(QUEUE)                    \
@@ -58,7 +61,8 @@
   XX(CONTROL)                  \
   XX(CLOCK)                    \
   XX(ATTEMPTS)                 \
-  XX(EVENTS)
+  XX(EVENTS)                   \
+  XX(TIMEOUT)
 
 /* How many steps LEASE_SCHEMA_STEPS lists: must be LEASE_SCHEMA_VERSION. */
 enum {

@@ -26,7 +26,8 @@
 
 #define LEASE_STATEMENTS(XX)                                                          \
   /* Contract step 2: add a job by id, nothing when it exists (PostgreSQL  */         \
-  /* writes its queue data too: payload, queue, priority, run_at, max_attempts). */   \
+  /* writes its queue data too: payload, queue, priority, run_at, max_attempts, */    \
+  /* timeout). */                                                                     \
   XX(ENQUEUE)                                                                         \
   /* Contract step 4, guarded: id, owner, now, now + ttl; the new fence. */           \
   XX(CLAIM)                                                                           \
@@ -40,6 +41,8 @@
   XX(TALLY)                                                                           \
   /* One job with its queue data (lease_row's columns): id, now. */                   \
   XX(Q_STATE)                                                                         \
+  /* A job's timeout (NULL: none), on step TIMEOUT's layout or newer: id. */          \
+  XX(Q_TIMEOUT)                                                                       \
   /* A page of jobs: after (seq), now, limit, status, queue, results, which. */       \
   XX(Q_LIST)                                                                          \
   /* A job's recorded errors, oldest first: id, limit. */                             \

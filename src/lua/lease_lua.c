@@ -1215,6 +1215,22 @@ static int l_now(lua_State *L) {
 }
 
 /***
+Monotonic time in seconds (`CLOCK_MONOTONIC`): for measuring how long
+something ran within this process (the worker pool's job timeouts), never
+for a lease deadline (`lease.now`).  Unaffected by changes to the wall
+clock; its zero is arbitrary (usually the boot).
+@function monotonic
+@treturn number seconds
+@raise nothing
+*/
+static int l_monotonic(lua_State *L) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  lua_pushnumber(L, (lua_Number)ts.tv_sec + (lua_Number)ts.tv_nsec / 1e9);
+  return 1;
+}
+
+/***
 Block the calling thread (only it: other native threads run on) for at least
 that long, resuming after signals.
 @function sleep
@@ -1297,6 +1313,7 @@ LEASE_API void lease_lua_preload_all(lua_State *L) {
 static const luaL_Reg module_funcs[] = {
   {"open", l_open},
   {"now", l_now},
+  {"monotonic", l_monotonic},
   {"sleep", l_sleep},
   {"backoff", lb_backoff},
   {"cron_next", lb_cron_next},

@@ -25,17 +25,18 @@ backoff, operator actions.
 /* ===================================================================== */
 
 /* The keys of enqueue's options; entry tables of enqueue_many add "id". */
-enum { K_PAYLOAD, K_QUEUE, K_PRIORITY, K_RUN_AT, K_MAX_ATTEMPTS, K_ID, K_COUNT };
+enum { K_PAYLOAD, K_QUEUE, K_PRIORITY, K_RUN_AT, K_MAX_ATTEMPTS, K_TIMEOUT, K_ID, K_COUNT };
 static const char *const job_keys[K_COUNT] = {
-  "payload", "queue", "priority", "run_at", "max_attempts", "id",
+  "payload", "queue", "priority", "run_at", "max_attempts", "timeout", "id",
 };
 /* How errors name them: as an option, and as a field of entry k. */
 static const char *const opt_names[K_COUNT] = {
-  "opts.payload", "opts.queue", "opts.priority", "opts.run_at", "opts.max_attempts", "opts.id",
+  "opts.payload", "opts.queue", "opts.priority", "opts.run_at", "opts.max_attempts",
+  "opts.timeout", "opts.id",
 };
 static const char *const entry_names[K_COUNT] = {
   "ids[%d].payload", "ids[%d].queue", "ids[%d].priority", "ids[%d].run_at",
-  "ids[%d].max_attempts", "ids[%d].id",
+  "ids[%d].max_attempts", "ids[%d].timeout", "ids[%d].id",
 };
 
 /* Raise unless every key of the table at idx is one of keys[0..n):
@@ -71,6 +72,13 @@ static const char *check_queue_name(lua_State *L, int idx, const lb_arg *a, int 
   return q;
 }
 
+/* Check a job's timeout at idx: a finite number of seconds > 0. */
+static double check_timeout(lua_State *L, int idx, const lb_arg *a) {
+  double t = lua_type(L, idx) == LUA_TNUMBER ? (double)lua_tonumber(L, idx) : 0;
+  if (!(isfinite(t) && t > 0)) lb_fail(L, idx, a, "a finite number of seconds > 0");
+  return t;
+}
+
 /* Read the fields of the table at idx (raw) over *job.  names: how errors
 ** name each key; k: the entry's index (0 for opts).  The strings stay
 ** alive in the table, which the caller keeps on the stack. */
@@ -103,6 +111,9 @@ static void read_job_fields(lua_State *L, const lb_callee *c, int pos, int idx, 
         break;
       case K_MAX_ATTEMPTS:
         job->max_attempts = lb_check_integer(L, -1, &f, 1, INT32_MAX);
+        break;
+      case K_TIMEOUT:
+        job->timeout = check_timeout(L, -1, &f);
         break;
       case K_ID:
         job->id = lb_check_string(L, -1, &f, 0, &job->id_len);
@@ -269,6 +280,7 @@ void lb_push_queue_fields(lua_State *L, const lease_row *row, int with_seq) {
   set_num(L, "run_at", row->run_at);
   set_int(L, "attempt", row->attempt);
   set_int(L, "max_attempts", row->max_attempts);
+  if (row->timeout != 0) set_num(L, "timeout", row->timeout);
   set_num(L, "finished_at", row->finished_at);
   if (row->status != LEASE_STATUS_UNKNOWN) {
     lua_pushstring(L, lease_status_name(row->status));
@@ -303,6 +315,7 @@ void lb_push_job_fields(lua_State *L, const lease_job *job) {
   set_int(L, "priority", job->priority);
   set_int(L, "attempt", job->attempt);
   set_int(L, "max_attempts", job->max_attempts);
+  if (job->timeout != 0) set_num(L, "timeout", job->timeout);
 }
 
 /* Read the errors of the row table at the top through db and set them as

@@ -121,6 +121,7 @@ static int enqueue_body(lease_db *db, void *ctx) {
     p_time(&p, j->has_run_at ? j->run_at : NAN);
     p_i8(&p, j->max_attempts);
     int added, rc;
+    p_time(&p, j->timeout != 0 ? j->timeout : NAN);
     if (!(res = qrun(db, LPG_ST_ENQUEUE, &p))) return db->rc;
     added = atoi(PQcmdTuples(res));
     e->added += added;
@@ -144,7 +145,8 @@ int lpg_q_enqueue_in(lease_db *db, const lease_new_job *jobs, int n, int *added)
 ** lease_jobs_added gives its queue row. */
 static int has_data(const lease_new_job *j) {
   return j->payload || j->queue_len != 7 || memcmp(j->queue, "default", 7) != 0 ||
-         j->priority != 0 || j->has_run_at || j->max_attempts != LEASE_MAX_ATTEMPTS_DEFAULT;
+         j->priority != 0 || j->has_run_at || j->max_attempts != LEASE_MAX_ATTEMPTS_DEFAULT ||
+         j->timeout != 0;
 }
 
 /* See lease.h: lease_enqueue and lease_enqueue_many, one transaction: one
@@ -197,6 +199,7 @@ static int copy_full_row(lease_db *db, const PGresult *r, int row, lease_row *ou
   out->status = r_i4(r, row, 14);
   out->seq = r_i8(r, row, 15);
   out->result_size = r_i8(r, row, 16);
+  out->timeout = 0;   /* not among the columns: lease_state reads it apart */
   return LEASE_OK;
 }
 
@@ -207,6 +210,20 @@ static void fix_row(lease_db *db, lease_row *row) {
   row->result = kept(db, (uintptr_t)row->result);
   row->payload = kept(db, (uintptr_t)row->payload);
   row->queue = kept(db, (uintptr_t)row->queue);
+}
+
+/* Read job id's timeout into *timeout (0: none, or a database older than
+** step TIMEOUT, whose lease_queue has no such column). */
+static int read_timeout(lease_db *db, const char *id, size_t id_len, double *timeout) {
+  params p = {0};
+  PGresult *res;
+  *timeout = 0;
+  if (!LEASE_SCHEMA_HAS(LPG(db)->version, TIMEOUT)) return LEASE_OK;
+  p_bytes(&p, id, id_len);
+  if (!(res = qrun(db, LPG_ST_Q_TIMEOUT, &p))) return db->rc;
+  if (PQntuples(res) == 1 && !PQgetisnull(res, 0, 0)) *timeout = r_f8(res, 0, 0);
+  PQclear(res);
+  return LEASE_OK;
 }
 
 /* See lease.h: lease_state (now NaN: the status is unknown). */
@@ -229,7 +246,7 @@ int lpg_q_state(lease_db *db, const char *id, size_t id_len, double now, lease_r
     *found = 1;
   }
   PQclear(res);
-  return LEASE_OK;
+  return *found ? read_timeout(db, id, id_len, &row->timeout) : LEASE_OK;
 }
 
 /* See lease.h: lease_list. */
@@ -398,6 +415,7 @@ static int claim_rounds(lease_db *db, const lease__write *w, int max, lease_job 
       j->priority = r_i8(res, i, 4);
       j->attempt = r_i8(res, i, 5);
       j->max_attempts = r_i8(res, i, 6);
+      j->timeout = PQgetisnull(res, i, 10) ? 0 : r_f8(res, i, 10);
       n++;
     }
     PQclear(res);

@@ -191,13 +191,17 @@
 
 /* Enqueue one job with its data (contract step 2: nothing when the id
 ** exists).  $1 id, $2 payload, $3 queue, $4 priority, $5 run_at (NULL: at
-** once), $6 max_attempts.  The queue row inserted here is the one
-** lease_jobs_added then finds. */
+** once), $6 max_attempts, $7 timeout (NULL: none).  The queue row
+** inserted here is the one lease_jobs_added then finds. */
 #define LPG_Q_SQL_ENQUEUE                                                           \
   "WITH i AS (INSERT INTO jobs(id) VALUES ($1) ON CONFLICT (id) DO NOTHING"        \
   " RETURNING id, seq) INSERT INTO lease_queue(id, seq, payload, queue, priority,"  \
-  " run_at, due_at, max_attempts) SELECT id, seq, $2, $3, $4, $5,"                 \
-  " coalesce($5, " LPG_Q_SQL_DUE_NOW "), $6 FROM i"
+  " run_at, due_at, max_attempts, timeout) SELECT id, seq, $2, $3, $4, $5,"        \
+  " coalesce($5, " LPG_Q_SQL_DUE_NOW "), $6, $7 FROM i"
+
+/* A job's timeout (NULL: none), for lease_state on a database of step
+** TIMEOUT's layout or newer.  $1 id. */
+#define LPG_Q_SQL_TIMEOUT "SELECT timeout FROM lease_queue WHERE id = $1"
 
 /*
 ** claim_next: the ready jobs of a queue in (priority, due_at, seq) order
@@ -211,11 +215,13 @@
 ** $2 now, $3 owner, $4 now + ttl, $5 how many.  Rows, in claim order: id,
 ** new fence (NULL: discarded), payload, queue, priority, attempt (this
 ** claim's), max_attempts, then for the ledger lapsed (the lease had
-** expired unreported) and the lapsed lease's owner and fence.
+** expired unreported) and the lapsed lease's owner and fence, then
+** timeout (NULL: none).
 */
 #define LPG_Q_SQL_CLAIM_NEXT                                                        \
   "WITH c AS (SELECT q.id, q.payload, q.queue, q.priority, q.due_at, q.seq,"       \
-  " " LPG_SQL_ATTEMPT("j", "q") " AS attempt, q.max_attempts, j.owner, j.until, j.fence" \
+  " " LPG_SQL_ATTEMPT("j", "q") " AS attempt, q.max_attempts, q.timeout, j.owner, j.until," \
+  " j.fence"                                                                       \
   " FROM lease_queue q JOIN jobs j ON j.id = q.id"                                 \
   " WHERE q.state = " LEASE__Q_OPEN_S " AND q.queue = $1 AND (q.run_at IS NULL OR q.run_at <= $2)" \
   " AND j.done = 0 AND j.until <= $2 AND j.fence < " LPG_FENCE_MAX                  \
@@ -230,7 +236,7 @@
   " u AS (UPDATE jobs SET owner = $3, until = $4, fence = jobs.fence + 1 FROM x"    \
   " WHERE jobs.id = x.id AND NOT x.last RETURNING jobs.id, jobs.fence)"             \
   " SELECT x.id, u.fence, x.payload, x.queue, x.priority, x.attempt + 1, x.max_attempts," \
-  " x.lapsed, x.owner, x.fence"                                                     \
+  " x.lapsed, x.owner, x.fence, x.timeout"                                          \
   " FROM x LEFT JOIN u ON u.id = x.id ORDER BY x.priority, x.due_at, x.seq"
 
 /*
@@ -408,7 +414,9 @@
 #define LPG_STMT_TALLY LPG_Q_SQL_TALLY, 2, {T_FLOAT8, T_BYTEA}
 #define LPG_STMT_TALLY_OLD LPG_Q_SQL_TALLY_OLD, 2, {T_FLOAT8, T_BYTEA}
 #define LPG_STMT_Q_ERRORS LPG_Q_SQL_ERRORS, 2, {T_BYTEA, T_INT4}
-#define LPG_STMT_ENQUEUE LPG_Q_SQL_ENQUEUE, 6, {T_BYTEA, T_BYTEA, T_BYTEA, T_INT8, T_FLOAT8, T_INT8}
+#define LPG_STMT_ENQUEUE                                                            \
+  LPG_Q_SQL_ENQUEUE, 7, {T_BYTEA, T_BYTEA, T_BYTEA, T_INT8, T_FLOAT8, T_INT8, T_FLOAT8}
+#define LPG_STMT_Q_TIMEOUT LPG_Q_SQL_TIMEOUT, 1, {T_BYTEA}
 #define LPG_STMT_Q_CLAIM_NEXT                                                       \
   LPG_Q_SQL_CLAIM_NEXT, 5, {T_BYTEA, T_FLOAT8, T_BYTEA, T_FLOAT8, T_INT4}
 #define LPG_STMT_Q_FAIL LPG_Q_SQL_FAIL, 5, {T_BYTEA, T_BYTEA, T_INT8, T_FLOAT8, T_BYTEA}

@@ -111,15 +111,23 @@
   " at float8 NOT NULL, op int4 NOT NULL, id bytea, queue bytea, owner bytea,"    \
   " fence int8, outcome int4 NOT NULL, reason int4)"
 
-/* The version a database without a version row has: 7 when lease_queue
-** has the column base_fence (step 7's layout, whose row another client
-** deleted: its steps must not run again), 6 when it has due_at (step 6's
-** layout), 3 when the queue's trigger
-** lease_jobs_added is on jobs (every layout the engine made with it before
-** versions existed is version 3 on PostgreSQL), else 0 (a jobs table
-** alone). */
+/* Step 9 (v8 -> v9): lease_queue's column timeout (lease_new_job.timeout:
+** seconds, NULL for none), written by enqueue, read by claim_next and
+** lease_state. */
+#define LPG_STEP_TIMEOUT "ALTER TABLE lease_queue ADD COLUMN timeout float8"
+
+/* The version a database without a version row has: 9 when lease_queue
+** has the column timeout (step 9's layout, whose row another client
+** deleted: its steps must not run again; step 8's table is made again if
+** missing, CREATE TABLE IF NOT EXISTS), 7 when it has base_fence (step
+** 7's or 8's layout: step 8 runs again harmlessly), 6 when it has due_at (step 6's layout), 3 when the queue's
+** trigger lease_jobs_added is on jobs (every layout the engine made with
+** it before versions existed is version 3 on PostgreSQL), else 0 (a jobs
+** table alone). */
 #define LPG_SQL_CLASSIFY                                                          \
   "SELECT CASE WHEN EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid ="          \
+  " to_regclass('lease_queue') AND attname = 'timeout' AND NOT attisdropped) THEN 9" \
+  " WHEN EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid ="                     \
   " to_regclass('lease_queue') AND attname = 'base_fence' AND NOT attisdropped) THEN 7" \
   " WHEN EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid ="                     \
   " to_regclass('lease_queue') AND attname = 'due_at' AND NOT attisdropped) THEN 6" \

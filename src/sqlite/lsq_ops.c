@@ -140,6 +140,7 @@ int lsq_copy_row(lease_db *db, sqlite3_stmt *st, int c0, lease_row *row, size_t 
   row->status = sqlite3_column_int(st, c0 + 14);
   row->seq = sqlite3_column_int64(st, c0 + 15);
   row->result_size = sqlite3_column_int64(st, c0 + 16);
+  row->timeout = 0;   /* not among the columns: lease_state reads it apart */
   return LEASE_OK;
 }
 

@@ -191,7 +191,8 @@ int lsq_q_finished(lease_db *db, const lease__write *w) {
 /* 1 when job carries data beyond the defaults a trigger gives. */
 static int has_data(const lease_new_job *j) {
   return j->payload || j->queue_len != 7 || memcmp(j->queue, "default", 7) != 0 ||
-         j->priority != 0 || j->has_run_at || j->max_attempts != LEASE_MAX_ATTEMPTS_DEFAULT;
+         j->priority != 0 || j->has_run_at || j->max_attempts != LEASE_MAX_ATTEMPTS_DEFAULT ||
+         j->timeout != 0;
 }
 
 typedef struct enqueue_ctx {
@@ -227,6 +228,8 @@ static int enqueue_body(lease_db *db, void *ctx) {
     if (j->has_run_at) sqlite3_bind_double(data, 5, j->run_at);
     else sqlite3_bind_null(data, 5);
     sqlite3_bind_int64(data, 6, j->max_attempts);
+    if (j->timeout != 0) sqlite3_bind_double(data, 7, j->timeout);
+    else sqlite3_bind_null(data, 7);
     rc = run_once(db, data);
     sqlite3_clear_bindings(data);   /* drop the pointers to the caller's bytes */
     if (rc != LEASE_OK) return rc;
@@ -255,12 +258,30 @@ int lsq_q_enqueue(lease_db *db, const lease_new_job *jobs, int n, int *inserted)
 /* Reads                                                                  */
 /* ===================================================================== */
 
-/* See lease.h: lease_state (now NaN: bound as NULL, the status unknown). */
+/* Read job id's timeout into *timeout (0: none, or a file older than step
+** TIMEOUT, whose lease_queue has no such column). */
+static int read_timeout(lease_db *db, const char *id, size_t id_len, double *timeout) {
+  sqlite3_stmt *st;
+  int src;
+  *timeout = 0;
+  if (!LEASE_SCHEMA_HAS(LSQ(db)->version, TIMEOUT)) return LEASE_OK;
+  if (!(st = lsq_stmt(db, LSQ_ST_Q_TIMEOUT))) return db->rc;
+  bind_bytes(st, 1, id, id_len);
+  src = lsq_step(db, LSQ(db)->sql, st);
+  if (src == SQLITE_ROW) {
+    if (sqlite3_column_type(st, 0) != SQLITE_NULL) *timeout = sqlite3_column_double(st, 0);
+    src = sqlite3_step(st);
+  }
+  return finish_read(db, st, src);
+}
+
+/* See lease.h: lease_state (now NaN: bound as NULL, the status unknown);
+** the timeout read after the row. */
 int lsq_q_state(lease_db *db, const char *id, size_t id_len, double now, lease_row *row,
                 int *found) {
   sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_STATE);
   size_t used = 0;
-  int src;
+  int src, rc;
   if (!st) return db->rc;
   bind_bytes(st, 1, id, id_len);
   if (isnan(now)) sqlite3_bind_null(st, 2);
@@ -276,7 +297,9 @@ int lsq_q_state(lease_db *db, const char *id, size_t id_len, double now, lease_r
     src = sqlite3_step(st);
   }
   if (src != SQLITE_DONE) *found = 0;
-  return finish_read(db, st, src);
+  rc = finish_read(db, st, src);
+  if (rc == LEASE_OK && *found) rc = read_timeout(db, id, id_len, &row->timeout);
+  return rc;
 }
 
 /* See lease.h: lease_list. */
@@ -355,6 +378,7 @@ int lsq_q_errors(lease_db *db, const char *id, size_t id_len, lease_job_error *o
 typedef struct candidate {
   size_t id, id_len, payload, payload_len, queue, queue_len;
   int64_t priority, base_fence, max_attempts, fence;
+  double timeout;     /* 0: none */
   int taken;
 } candidate;
 
@@ -459,6 +483,7 @@ static int read_candidates(lease_db *db, claim_ctx *x, int want, size_t *used) {
     c->priority = sqlite3_column_int64(st, 3);
     c->base_fence = sqlite3_column_int64(st, 4);
     c->max_attempts = sqlite3_column_int64(st, 5);
+    c->timeout = sqlite3_column_type(st, 6) == SQLITE_NULL ? 0 : sqlite3_column_double(st, 6);
     c->fence = 0;
     c->taken = 0;
   }
@@ -569,6 +594,7 @@ static int claim_next_body(lease_db *db, void *ctx) {
       x->jobs[x->n].priority = c->priority;
       x->jobs[x->n].attempt = attempts_since(c->fence, c->base_fence);
       x->jobs[x->n].max_attempts = c->max_attempts;
+      x->jobs[x->n].timeout = c->timeout;
       x->n++;
     }
     if (LSQ(db)->expiry_discards == discarded || got == 0 || x->n == room) break;

@@ -13,7 +13,8 @@
 **                 payload, state (0 open, 1 completed, 2 discarded,
 **                 3 cancelled), finished_at and due_at (the claim order:
 **                 run_at, or for a job without, the clock mark when its
-**                 row was made or reopened);
+**                 row was made or reopened), timeout (seconds a handler
+**                 may run on the job; NULL: none);
 **   lease_errors  the errors of failed attempts, the last 20 per job.
 ** Triggers on jobs keep lease_queue complete for every client, the engine
 ** or raw SQL: a row for each job inserted (defaults; not for an id that is
@@ -35,7 +36,7 @@
   " priority INTEGER NOT NULL DEFAULT 0, run_at REAL,"                   \
   " base_fence INTEGER NOT NULL DEFAULT 0, max_attempts INTEGER NOT NULL DEFAULT 25," \
   " payload BLOB, state INTEGER NOT NULL DEFAULT " LEASE__Q_OPEN_S ","    \
-  " finished_at REAL, due_at REAL NOT NULL DEFAULT 0) WITHOUT ROWID"
+  " finished_at REAL, due_at REAL NOT NULL DEFAULT 0, timeout REAL) WITHOUT ROWID"
 #define LSQ_SQL_ERRORS_TABLE(kw)                                          \
   "CREATE " kw "TABLE IF NOT EXISTS lease_errors(id TEXT NOT NULL, attempt INTEGER," \
   " at REAL, owner TEXT, fence INTEGER, message BLOB)"
@@ -186,10 +187,14 @@
   " (SELECT count(*) AS n FROM jobs WHERE (done <> 0) IS 1 AND (SELECT a FROM w)) AS d"
 
 /* The data of a job just inserted.  ?1 id, ?2 payload, ?3 queue,
-** ?4 priority, ?5 run_at, ?6 max_attempts. */
+** ?4 priority, ?5 run_at, ?6 max_attempts, ?7 timeout (NULL: none). */
 #define LSQ_SQL_Q_DATA                                                    \
   "UPDATE lease_queue SET payload = ?2, queue = ?3, priority = ?4, run_at = ?5," \
-  " due_at = coalesce(?5, " LSQ_SQL_DUE_NOW "), max_attempts = ?6 WHERE id = ?1"
+  " due_at = coalesce(?5, " LSQ_SQL_DUE_NOW "), max_attempts = ?6, timeout = ?7 WHERE id = ?1"
+
+/* A job's timeout (NULL: none), for lease_state on a file of step
+** TIMEOUT's layout or newer.  ?1 id. */
+#define LSQ_SQL_Q_TIMEOUT "SELECT timeout FROM lease_queue WHERE id = ?1"
 
 /* A lease that expired without complete, fail or release, found by the
 ** next claim of its job: the job still names an owner, until <= now.
@@ -230,9 +235,10 @@
 
 /* claim_next's candidates.  Parameters as LSQ_SQL_Q_READY.  Columns: id,
 ** payload, queue, priority, base_fence, max_attempts (the claim's fence
-** minus base_fence is the attempt it starts). */
+** minus base_fence is the attempt it starts), timeout (NULL: none). */
 #define LSQ_SQL_Q_CANDIDATES                                              \
-  LSQ_SQL_Q_READY("q.id, q.payload, q.queue, q.priority, q.base_fence, q.max_attempts")
+  LSQ_SQL_Q_READY("q.id, q.payload, q.queue, q.priority, q.base_fence, q.max_attempts," \
+                  " q.timeout")
 
 /*
 ** claim_next's claim of its candidates that hold no lease, in one

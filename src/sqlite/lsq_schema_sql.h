@@ -201,13 +201,20 @@
      " at REAL NOT NULL, op INTEGER NOT NULL, id TEXT, queue TEXT, owner TEXT," \
      " fence INTEGER, outcome INTEGER NOT NULL, reason INTEGER)")
 
+/* Step 9 (v8 -> v9): lease_queue's column timeout (lease_new_job.timeout:
+** seconds, NULL for none), written by enqueue, read by claim_next and
+** lease_state. */
+#define LSQ_STEP_TIMEOUT(XX) XX("ALTER TABLE lease_queue ADD COLUMN timeout REAL")
+
 /*
 ** The version a file without a version row has, from what it holds: no
 ** lease_queue is version 0 (the contract's bare table, with or without
 ** the index lease_jobs_pending of the engine before its queue); a
-** lease_queue with an attempt column is 1; one with a due_at column is 6
-** (a file of step 6's layout whose row another client deleted: its steps
-** must not run again); one with neither is 3 when the triggers
+** lease_queue with an attempt column is 1; one with a timeout column is 9
+** and one with a due_at column (but none named timeout) is 6 (a file of
+** step 9's, 8's, 7's or 6's layout whose row another client deleted: its
+** steps must not run again; step 7 does nothing on SQLite and step 8 only
+** makes a table if it is missing, so their layouts are read as 6's); one with neither is 3 when the triggers
 ** lease_jobs_enqueued and lease_jobs_renamed are there, else 2.
 */
 #define LSQ_SQL_CLASSIFY                                                  \
@@ -215,6 +222,8 @@
   " WHERE type = 'table' AND name = 'lease_queue') THEN 0"               \
   " WHEN EXISTS (SELECT 1 FROM pragma_table_info('lease_queue')"         \
   " WHERE name = 'attempt') THEN 1"                                      \
+  " WHEN EXISTS (SELECT 1 FROM pragma_table_info('lease_queue')"         \
+   " WHERE name = 'timeout') THEN 9"                                      \
   " WHEN EXISTS (SELECT 1 FROM pragma_table_info('lease_queue')"         \
   " WHERE name = 'due_at') THEN 6"                                       \
   " WHEN (SELECT count(*) FROM sqlite_master WHERE type = 'trigger'"     \

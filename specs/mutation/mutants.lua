@@ -2905,7 +2905,7 @@ return {
   {
     name = "pg-timeout-not-handed-out", step = "own", file = "src/pg/lpg_queue.c", backend = "pg",
     fn = "claim_rounds",
-    from = [=[      j->timeout = PQgetisnull(res, i, 7) ? 0 : r_f8(res, i, 7);]=],
+    from = [=[      j->timeout = PQgetisnull(res, i, 10) ? 0 : r_f8(res, i, 10);]=],
     to = [=[      j->timeout = 0;]=],
     hint = "specs/45-timeout_spec.lua",
   },

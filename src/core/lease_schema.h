@@ -19,7 +19,7 @@
 #define LEASE_SCHEMA_H
 
 /* The version this build makes and knows: the number of steps. */
-#define LEASE_SCHEMA_VERSION 6
+#define LEASE_SCHEMA_VERSION 7
 
 /*
 ** The steps, in order: the k-th entry takes version k-1 to k.
@@ -41,6 +41,9 @@
 **              lease_queue_ready, and the triggers on jobs giving a job
 **              without run_at the clock mark (lease_meta, key clock_mark)
 **              as its due_at when they make or reopen its queue row.
+**   DEPS      7: dependencies: the table lease_deps(child, parent) and its
+**              index by parent (lease.h: lease_new_job's after); a job
+**              waiting for them is queue state 4 (lease_int.h).
 */
 #define LEASE_SCHEMA_STEPS(XX) \
   XX(QUEUE)                    \
@@ -48,7 +51,8 @@
   XX(RENAMED)                  \
   XX(SCHEDULES)                \
   XX(CONTROL)                  \
-  XX(CLOCK)
+  XX(CLOCK)                    \
+  XX(DEPS)
 
 /* How many steps LEASE_SCHEMA_STEPS lists: must be LEASE_SCHEMA_VERSION. */
 enum {

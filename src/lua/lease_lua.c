@@ -397,11 +397,27 @@ static void check_enqueue(lua_State *L, const lb_callee *c, lb_args *a) {
   lb_check_job_opts(L, c, 3, 3, &a->job);
   a->job.id = a->id;
   a->job.id_len = a->id_len;
+  lb_check_after_self(L, LB_ARG(c, 3, "opts"), &a->job);
 }
 static int run_enqueue(lease_db *db, lb_args *a) {
+  a->db = db;
   return lease_enqueue(db, &a->job, &a->reason);
 }
-static const lb_op op_enqueue = {"enqueue", 1, 0, check_enqueue, run_enqueue, push_outcome};
+/* false, the reason and the listed id that refused jobs (an enqueue's
+** dependency: lease_enqueue_refused), or 0 pushed when none did. */
+static int push_refused(lua_State *L, lb_args *a, const lease_new_job *jobs) {
+  int i, k, why;
+  if (!lease_enqueue_refused(a->db, &i, &k, &why)) return 0;
+  lua_pushboolean(L, 0);
+  lua_pushstring(L, lease_reason_name(why));
+  lua_pushlstring(L, jobs[i].after[k], jobs[i].after_lens[k]);
+  return 3;
+}
+static int push_enqueue(lua_State *L, lb_args *a) {
+  int n = push_refused(L, a, &a->job);
+  return n ? n : push_outcome(L, a);
+}
+static const lb_op op_enqueue = {"enqueue", 1, 0, check_enqueue, run_enqueue, push_enqueue};
 
 /* --- state ----------------------------------------------------------- */
 
@@ -442,7 +458,8 @@ static int push_state(lua_State *L, lb_args *a) {
   }
   if (!push_row(L, "state", &a->row)) return -1;
   lb_push_queue_fields(L, &a->row, 0);
-  return lb_attach_errors(L, a->db, "state", 0) ? 1 : -1;
+  if (!lb_attach_errors(L, a->db, "state", 0)) return -1;
+  return lb_attach_after(L, a->db, "state", isnan(a->now) ? 0 : a->now) ? 1 : -1;
 }
 static const lb_op op_state = {"state", 1, 0, check_state, run_state, push_state};
 
@@ -709,14 +726,19 @@ is checked first: a bad entry raises and nothing is inserted.
   (nothing inserted)
 */
 static int run_enqueue_many(lease_db *db, lb_args *a) {
+  a->db = db;
   return lease_enqueue_many(db, (const lease_new_job *)a->mem, a->n, &a->found);
 }
 static int push_found(lua_State *L, lb_args *a) {
   lua_pushinteger(L, a->found);
   return 1;
 }
+static int push_enqueued(lua_State *L, lb_args *a) {
+  int n = push_refused(L, a, (const lease_new_job *)a->mem);
+  return n ? n : push_found(L, a);
+}
 static const lb_op op_enqueue_many = {"enqueue_many", 1, 0, lb_check_new_jobs, run_enqueue_many,
-                                      push_found};
+                                      push_enqueued};
 
 /* --- complete_many --------------------------------------------------- */
 
@@ -891,13 +913,13 @@ static int run_counts(lease_db *db, lb_args *a) {
 static int push_counts(lua_State *L, lb_args *a) {
   static const char *const names[] = {"total", "ready", "held", "done", "blocked", "available",
                                       "scheduled", "running", "retryable", "completed",
-                                      "discarded", "cancelled"};
+                                      "discarded", "cancelled", "waiting"};
   const lease_counts *n = &a->counts;
   const int64_t values[] = {n->total, n->ready, n->held, n->done, n->blocked, n->available,
                             n->scheduled, n->running, n->retryable, n->completed, n->discarded,
-                            n->cancelled};
+                            n->cancelled, n->waiting};
   size_t i;
-  lua_createtable(L, 0, 12);
+  lua_createtable(L, 0, 13);
   for (i = 0; i < sizeof names / sizeof names[0]; i++) {
     lua_pushinteger(L, (lua_Integer)values[i]);
     lua_setfield(L, -2, names[i]);

@@ -23,7 +23,7 @@ enum { T_BYTEA = 17, T_INT8 = 20, T_INT4 = 23, T_FLOAT8 = 701, T_BYTEA_ARRAY = 1
 
 /* Prepared statements are numbered per session: lpg.c's list from 0,
 ** lpg_queue.c's from LPG_SLOT_QUEUE; one bit each in lpg_conn.prepared. */
-#define LPG_SLOT_QUEUE 32
+#define LPG_SLOT_QUEUE 16
 #define LPG_SLOT_SCHEDULE 56   /* lpg_schedule.c's, from here on */
 #define LPG_SLOTS 64
 
@@ -191,6 +191,9 @@ int lpg_q_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jo
 int lpg_q_list(lease_db *db, const lease_filter *f, int max, lease_row *rows, int *count);
 int lpg_q_count(lease_db *db, double now, const char *queue, size_t queue_len,
                 lease_counts *out);
+/* lpg_q_after: lease__pg's after (lease_after). */
+int lpg_q_after(lease_db *db, const char *id, size_t id_len, double now, lease_dep *out, int max,
+                int *count);
 int lpg_q_errors(lease_db *db, const char *id, size_t id_len, lease_job_error *out, int max,
                  int *count);
 int lpg_q_set_queue(lease_db *db, const char *queue, size_t queue_len, int what, int paused,

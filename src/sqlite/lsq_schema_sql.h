@@ -187,6 +187,20 @@
   XX(LSQ_SQL_RENAMED_TRIGGER)
 
 /*
+** Step 7 (v6 -> v7): dependencies (lsq_queue_sql.h, lease_deps): the
+** table of edges, child and parent job ids, its index by parent, and the
+** trigger that drops a job's edges with it.  A job waiting for its
+** parents is lease_queue state LEASE__Q_WAITING, which needs no change to
+** the layout.
+*/
+#define LSQ_STEP_DEPS(XX)                                                 \
+  XX("CREATE TABLE IF NOT EXISTS lease_deps(child TEXT NOT NULL, parent TEXT NOT NULL," \
+     " PRIMARY KEY (child, parent)) WITHOUT ROWID")                       \
+  XX("CREATE INDEX IF NOT EXISTS lease_deps_parent ON lease_deps(parent, child)") \
+  XX("CREATE TRIGGER IF NOT EXISTS lease_deps_gone AFTER DELETE ON jobs BEGIN" \
+     " DELETE FROM lease_deps WHERE child = old.id; END")
+
+/*
 ** The version a file without a version row has, from what it holds: no
 ** lease_queue is version 0 (the contract's bare table, with or without
 ** the index lease_jobs_pending of the engine before its queue); a

@@ -887,16 +887,20 @@ LEASE_API int lease_fail(lease_db *db, const char *id, size_t id_len, const char
 ** cancelled), or one waiting (scheduled, retryable), available at once
 ** with a fresh attempt budget (attempt 0); its fence is kept and its
 ** errors stay.  A completed job gets done = 0 (its result stays until the
-** next complete).
+** next complete).  A job enqueued after others (lease_new_job's after)
+** waits again (LEASE_STATUS_WAITING) while one of them is not completed.
 **   reason: LEASE_GRANTED, LEASE_MISSING, or LEASE_HELD (running: until > now).
 ** Returns LEASE_OK, LEASE_MISUSE or a database error.
 */
 LEASE_API int lease_retry(lease_db *db, const char *id, size_t id_len, double now, int *reason);
 
 /*
-** lease_cancel: end a job that is not completed: never handed out again
-** (until lease_retry); a holder's renew, complete and fail are refused with
-** LEASE_CANCELLED; its fence is kept.
+** lease_cancel: end a job that is not completed (a waiting one too): never
+** handed out again (until lease_retry); a holder's renew, complete and fail
+** are refused with LEASE_CANCELLED; its fence is kept.  The jobs waiting for
+** it (lease_new_job's after), and theirs, are cancelled with it, each with
+** the error 'dependency "<id>" was cancelled'; so are those waiting for a
+** job lease_fail or an expired lease discards ("was discarded").
 **   reason: LEASE_GRANTED, LEASE_MISSING, LEASE_DONE, LEASE_DISCARDED or
 **           LEASE_CANCELLED (already cancelled).
 ** Returns LEASE_OK, LEASE_MISUSE or a database error.

@@ -514,7 +514,9 @@ Make a job available at once with a fresh attempt budget (attempt 0): one
 the queue ended (completed, discarded, cancelled) or one waiting (scheduled,
 retryable).  The fence is kept (it never goes down), the errors stay; a
 completed job gets `done = false` (its result stays until the next
-complete).  A running job (held: `until > now`, not ended) is refused.
+complete).  A running job (held: `until > now`, not ended) is refused.  A
+job enqueued `after` others waits again (`"waiting"`) while one of them is
+not completed.
 @function db:retry
 @tparam string id the job
 @tparam number now finite, caller's unit
@@ -533,7 +535,10 @@ const lb_op lb_op_retry = {"retry", 1, 0, check_id_now, run_retry, push_reason};
 /***
 Cancel a job that is not completed: no claim hands it out again (until
 db:retry); a worker still holding it is refused with `"cancelled"` when it
-renews, completes or fails.  The fence is kept.
+renews, completes or fails.  The fence is kept.  A waiting job can be
+cancelled; the jobs waiting for this one (enqueue's `after`), and theirs,
+are cancelled with it, each with the error `dependency "<id>" was
+cancelled`.
 @function db:cancel
 @tparam string id the job
 @tparam number now finite, caller's unit: recorded as when it finished

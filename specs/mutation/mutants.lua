@@ -2573,7 +2573,8 @@ return {
   -- Job dependencies (lease_new_job's after, schema step DEPS) ----------
   {
     -- the release run before the guard, so a refused (stale) complete
-    -- opens the children too
+    -- opens the children too (the release counts its parent as completed:
+    -- the guard alone decides)
     name = "deps-stale-parent-releases-children", step = "own", file = "src/sqlite/lsq_ops.c",
     fn = "lsq_guarded_step",
     from = [=[  if (changed && w->op == LEASE__COMPLETE) return lsq_q_finished(db, w);]=],
@@ -2584,7 +2585,7 @@ return {
   {
     name = "deps-released-by-one-of-two-parents", step = "own", file = "src/sqlite/lsq_queue_sql.h",
     fn = "LSQ_SQL_Q_DEP_RELEASE",
-    from = [=[  " AND NOT " LSQ_SQL_DEP_PENDING("lease_queue")]=],
+    from = [=[  " AND NOT " LSQ_SQL_DEP_PENDING("lease_queue", " AND d.parent <> ?1")]=],
     to = [=[  " AND 1"]=],
     hint = "specs/44-dependencies_spec.lua",
   },

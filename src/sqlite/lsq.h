@@ -165,9 +165,9 @@ int lsq_q_expired(lease_db *db, const lease__write *w);
 ** when (w->now), then lsq_q_release. */
 int lsq_q_finished(lease_db *db, const lease__write *w);
 
-/* lsq_q_release: inside complete's transaction, once stored: open the
-** waiting jobs enqueued after w->id whose parents are now all completed
-** (lsq_queue.c). */
+/* lsq_q_release: inside complete's transaction, once stored (never
+** before: it counts w->id as completed): open the waiting jobs enqueued
+** after w->id whose other parents are all completed (lsq_queue.c). */
 int lsq_q_release(lease_db *db, const lease__write *w);
 
 /* lsq_q_cascade: inside the transaction that discarded or cancelled job

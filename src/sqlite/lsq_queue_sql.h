@@ -399,24 +399,27 @@
 /* Store that ?1 runs after ?2. */
 #define LSQ_SQL_Q_DEP_ADD "INSERT OR IGNORE INTO lease_deps(child, parent) VALUES (?1, ?2)"
 
-/* A job whose parents are not all completed.  q: its lease_queue row. */
-#define LSQ_SQL_DEP_PENDING(q)                                            \
+/* A job with a parent not completed, of those `but` leaves in.  q: its
+** lease_queue row. */
+#define LSQ_SQL_DEP_PENDING(q, but)                                       \
   "EXISTS (SELECT 1 FROM lease_deps AS d JOIN lease_queue AS p ON p.id = d.parent" \
-  " WHERE d.child = " q ".id AND p.state <> " LEASE__Q_COMPLETED_S ")"
+  " WHERE d.child = " q ".id" but " AND p.state <> " LEASE__Q_COMPLETED_S ")"
 
 /* Job ?1, open, waits while some parent is not completed (enqueue, retry). */
 #define LSQ_SQL_Q_DEP_WAIT                                                \
   "UPDATE lease_queue SET state = " LEASE__Q_WAITING_S " WHERE id = ?1"   \
-  " AND state = " LEASE__Q_OPEN_S " AND " LSQ_SQL_DEP_PENDING("lease_queue")
+  " AND state = " LEASE__Q_OPEN_S " AND " LSQ_SQL_DEP_PENDING("lease_queue", "")
 
-/* The completion of ?1 opens its waiting children whose parents are now
-** all completed, due at run_at or at the clock mark. */
+/* The completion of ?1 opens its waiting children whose other parents are
+** all completed, due at run_at or at the clock mark.  ?1 itself counts as
+** completed: only complete's guarded step runs this, once it stored
+** (lsq_q_release), so the fence decides whether a child opens. */
 #define LSQ_SQL_Q_DEP_RELEASE                                             \
   "UPDATE lease_queue SET state = " LEASE__Q_OPEN_S ","                   \
   " due_at = coalesce(run_at, " LSQ_SQL_DUE_NOW ")"                      \
   " WHERE state = " LEASE__Q_WAITING_S                                    \
   " AND id IN (SELECT child FROM lease_deps WHERE parent = ?1)"          \
-  " AND NOT " LSQ_SQL_DEP_PENDING("lease_queue")
+  " AND NOT " LSQ_SQL_DEP_PENDING("lease_queue", " AND d.parent <> ?1")
 
 /* The waiting jobs below ?1 (its children, theirs, ...), each with the
 ** parent that ends it (the least id of those on the way). */

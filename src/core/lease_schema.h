@@ -19,7 +19,7 @@
 #define LEASE_SCHEMA_H
 
 /* The version this build makes and knows: the number of steps. */
-#define LEASE_SCHEMA_VERSION 7
+#define LEASE_SCHEMA_VERSION 8
 
 /*
 ** The steps, in order: the k-th entry takes version k-1 to k.
@@ -41,7 +41,11 @@
 **              lease_queue_ready, and the triggers on jobs giving a job
 **              without run_at the clock mark (lease_meta, key clock_mark)
 **              as its due_at when they make or reopen its queue row.
-**   DEPS      7: dependencies: the table lease_deps(child, parent) and its
+**   ATTEMPTS  7: PostgreSQL counts a job's attempts as SQLite does, the
+**              fence's growth since lease_queue.base_fence (each job's
+**              count kept), no longer in a column a trigger counts up at
+**              each claim; nothing on SQLite.
+**   DEPS      8: dependencies: the table lease_deps(child, parent) and its
 **              index by parent (lease.h: lease_new_job's after); a job
 **              waiting for them is queue state 4 (lease_int.h).
 */
@@ -52,6 +56,7 @@
   XX(SCHEDULES)                \
   XX(CONTROL)                  \
   XX(CLOCK)                    \
+  XX(ATTEMPTS)                 \
   XX(DEPS)
 
 /* How many steps LEASE_SCHEMA_STEPS lists: must be LEASE_SCHEMA_VERSION. */

@@ -1,7 +1,7 @@
 /*
 ** lsq_queue_sql.h: the SQL of the job queue in the SQLite backend (see
 ** lease.h, "The job queue"), one definition of each statement; included
-** by lsq_sql.h, whose statement list takes LSQ_QUEUE_STATEMENT_MAP.
+** by lsq_sql.h, whose statement list takes LSQ_QUEUE_OWN_STATEMENTS.
 **
 ** The contract's jobs table stays as the seed declares it.  The queue's
 ** data lives beside it, keyed by job id:
@@ -322,7 +322,7 @@
 ** a queue's live leases (LSQ_SQL_Q_LIVE) a range read of the live leases
 ** only; it exists while some queue has a concurrency limit (lease_limit
 ** makes it and drops it), so a database without one pays nothing for it
-** on every write of until.  The tables are schema step 4 (LSQ_STEP_CONTROL
+** on every write of until.  The tables are schema step 5 (LSQ_STEP_CONTROL
 ** in lsq_schema_sql.h); LSQ_SQL_QUEUES_TABLE and LSQ_SQL_CLAIMS_TABLE make
 ** empty temporary ones of the same layout (kw "TEMP ", as in
 ** LSQ_SQL_QUEUE_TABLE) for a handle that may not write to an older file.
@@ -449,38 +449,36 @@
   " FROM jobs AS j LEFT JOIN lease_queue AS q ON q.id = j.id WHERE j.id = d.parent), 0)" \
   " FROM lease_deps AS d WHERE d.child = ?1 ORDER BY d.parent LIMIT ?3"
 
-/* The cached statements of the queue. */
-#define LSQ_QUEUE_STATEMENT_MAP(XX)      \
-  XX(Q_STATE, LSQ_SQL_Q_STATE)           \
-  XX(Q_LIST, LSQ_SQL_Q_LIST)             \
-  XX(Q_DATA, LSQ_SQL_Q_DATA)             \
-  XX(Q_EXPIRED, LSQ_SQL_Q_EXPIRED)       \
-  XX(Q_ERROR_ADD, LSQ_SQL_Q_ERROR_ADD)   \
-  XX(Q_END, LSQ_SQL_Q_END)               \
-  XX(Q_FINISHED, LSQ_SQL_Q_FINISHED)     \
-  XX(Q_CANDIDATES, LSQ_SQL_Q_CANDIDATES) \
-  XX(Q_CLAIM_FREE, LSQ_SQL_Q_CLAIM_FREE) \
-  XX(Q_FAIL, LSQ_SQL_Q_FAIL)             \
-  XX(Q_ATTEMPTS, LSQ_SQL_Q_ATTEMPTS)     \
-  XX(Q_AFTER_FAIL, LSQ_SQL_Q_AFTER_FAIL) \
-  XX(Q_INFO, LSQ_SQL_Q_INFO)             \
-  XX(Q_REOPEN, LSQ_SQL_Q_REOPEN)         \
-  XX(Q_RESET, LSQ_SQL_Q_RESET)           \
-  XX(Q_PRUNE, LSQ_SQL_Q_PRUNE)           \
-  XX(Q_ERRORS, LSQ_SQL_Q_ERRORS)         \
-  XX(Q_SETTINGS, LSQ_SQL_Q_SETTINGS)     \
-  XX(Q_LIVE, LSQ_SQL_Q_LIVE)             \
-  XX(Q_RECENT, LSQ_SQL_Q_RECENT)         \
-  XX(Q_PRUNE_CLAIMS, LSQ_SQL_Q_PRUNE_CLAIMS) \
-  XX(Q_RECORD_CLAIMS, LSQ_SQL_Q_RECORD_CLAIMS) \
-  XX(Q_DEP_STATE, LSQ_SQL_Q_DEP_STATE)   \
-  XX(Q_DEP_ADD, LSQ_SQL_Q_DEP_ADD)       \
-  XX(Q_DEP_WAIT, LSQ_SQL_Q_DEP_WAIT)     \
-  XX(Q_DEP_RELEASE, LSQ_SQL_Q_DEP_RELEASE) \
-  XX(Q_DEP_ERRORS, LSQ_SQL_Q_DEP_ERRORS) \
-  XX(Q_DEP_CANCEL, LSQ_SQL_Q_DEP_CANCEL) \
-  XX(Q_DEPS, LSQ_SQL_Q_DEPS)             \
-  XX(CLOCK_READ, LSQ_SQL_CLOCK_READ)     \
-  XX(CLOCK_MOVE, LSQ_SQL_CLOCK_MOVE)
+/*
+** The queue's statements only this backend runs (lsq_sql.h's list takes
+** them after the shared ones): its queue operations are several statements
+** in one transaction where PostgreSQL's are one (claim_next: CANDIDATES,
+** CLAIM_FREE, EXPIRED, ERROR_ADD, END; fail: ATTEMPTS, ERROR_ADD; retry
+** and cancel: INFO, REOPEN, RESET, END), the data of a job enqueued is
+** written after its jobs row (DATA; PostgreSQL's ENQUEUE writes both), a
+** completion's time by itself (FINISHED), and a rate's old claims are
+** pruned by a statement of their own (PRUNE_CLAIMS; PostgreSQL's RECENT
+** prunes and counts).  TIDY_CLAIMS, the claims of a queue left without a
+** rate (PostgreSQL's TIDY drops them too), runs by its text as TIDY does.
+** A completion opens the jobs waiting for it, and a discard or cancel
+** cancels them, by statements of their own (DEP_RELEASE, DEP_ERRORS,
+** DEP_CANCEL), where PostgreSQL's trigger lease_deps_follow does both.
+*/
+#define LSQ_QUEUE_OWN_STATEMENTS(XX)     \
+  XX(Q_DATA)                             \
+  XX(Q_EXPIRED)                          \
+  XX(Q_ERROR_ADD)                        \
+  XX(Q_END)                              \
+  XX(Q_FINISHED)                         \
+  XX(Q_CANDIDATES)                       \
+  XX(Q_CLAIM_FREE)                       \
+  XX(Q_ATTEMPTS)                         \
+  XX(Q_INFO)                             \
+  XX(Q_REOPEN)                           \
+  XX(Q_RESET)                            \
+  XX(Q_PRUNE_CLAIMS)                     \
+  XX(Q_DEP_RELEASE)                      \
+  XX(Q_DEP_ERRORS)                       \
+  XX(Q_DEP_CANCEL)
 
 #endif

@@ -186,8 +186,12 @@
   XX("DROP TRIGGER IF EXISTS " LSQ_SQL_RENAMED_MARK)                      \
   XX(LSQ_SQL_RENAMED_TRIGGER)
 
+/* Step 7 (v6 -> v7): nothing.  PostgreSQL's attempts become the fence's
+** growth since base_fence, which SQLite's have been since step 2. */
+#define LSQ_STEP_ATTEMPTS(XX)
+
 /*
-** Step 7 (v6 -> v7): dependencies (lsq_queue_sql.h, lease_deps): the
+** Step 8 (v7 -> v8): dependencies (lsq_queue_sql.h, lease_deps): the
 ** table of edges, child and parent job ids, its index by parent, and the
 ** trigger that drops a job's edges with it.  A job waiting for its
 ** parents is lease_queue state LEASE__Q_WAITING, which needs no change to
@@ -203,15 +207,18 @@
 /*
 ** The version a file without a version row has, from what it holds: no
 ** lease_queue is version 0 (the contract's bare table, with or without
-** the index lease_jobs_pending of the engine before its queue); a
-** lease_queue with an attempt column is 1; one with a due_at column is 6
-** (a file of step 6's layout whose row another client deleted: its steps
-** must not run again); one with neither is 3 when the triggers
+** the index lease_jobs_pending of the engine before its queue); one with
+** the table lease_deps is 8 (a file of step 8's layout whose row another
+** client deleted: its steps must not run again); a lease_queue with an
+** attempt column is 1; one with a due_at column is 6 (step 6's layout;
+** step 7 changed nothing here); one with neither is 3 when the triggers
 ** lease_jobs_enqueued and lease_jobs_renamed are there, else 2.
 */
 #define LSQ_SQL_CLASSIFY                                                  \
   "SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM sqlite_master"             \
   " WHERE type = 'table' AND name = 'lease_queue') THEN 0"               \
+  " WHEN EXISTS (SELECT 1 FROM sqlite_master"                            \
+  " WHERE type = 'table' AND name = 'lease_deps') THEN 8"                \
   " WHEN EXISTS (SELECT 1 FROM pragma_table_info('lease_queue')"         \
   " WHERE name = 'attempt') THEN 1"                                      \
   " WHEN EXISTS (SELECT 1 FROM pragma_table_info('lease_queue')"         \

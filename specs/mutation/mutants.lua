@@ -1692,8 +1692,8 @@ return {
     -- retry keeps the attempts made: base_fence is not moved to the fence
     name = "pg-retry-keeps-attempts", step = "own", file = "src/pg/lpg_queue_sql.h", backend = "pg",
     fn = "LPG_Q_SQL_RETRY",
-    from = [[", base_fence = ok.fence,"]],
-    to = [[", base_fence = base_fence,"]],
+    from = [[" END, base_fence = ok.fence,"]],
+    to = [[" END, base_fence = base_fence,"]],
     hint = "specs/31-queue_fail_spec.lua",
   },
   {

@@ -130,6 +130,8 @@ typedef enum lease_rc {
 **   CANCELLED    the job was cancelled (lease_cancel)
 **   PAUSED       the queue is paused (lease_pause): claim_next hands out nothing
 **   LIMITED      the queue is at its concurrency or rate limit (lease_limit)
+**   WAITING      the job waits for the jobs it was enqueued after (lease_new_job's
+**                after): no claim takes it before they are completed
 */
 #define LEASE_REASON_MAP(XX)                                              \
   XX(GRANTED, "ok")                                                       \
@@ -144,7 +146,8 @@ typedef enum lease_rc {
   XX(DISCARDED, "discarded")                                              \
   XX(CANCELLED, "cancelled")                                              \
   XX(PAUSED, "paused")                                                    \
-  XX(LIMITED, "limited")
+  XX(LIMITED, "limited")                                                  \
+  XX(WAITING, "waiting")
 
 typedef enum lease_reason {
 #define LEASE_REASON_ENUM_(name, word) LEASE_##name,
@@ -271,6 +274,7 @@ typedef struct lease_counts {
   int64_t total, ready, held, done, blocked;   /* total = ready + held + done + blocked */
   /* By status: they add up to total too. */
   int64_t available, scheduled, running, retryable, completed, discarded, cancelled;
+  int64_t waiting;   /* by status too: waiting for the jobs it runs after */
 } lease_counts;
 
 /* Argument positions reported by lease_check_time. */
@@ -350,6 +354,16 @@ typedef struct lease_new_job {
                            it and handed out by lease_claim_next; the engine only stores
                            it (the worker pool, lease.pool, stops a handler that runs
                            longer); 0 (default): none */
+  /* Dependencies: the ids of the jobs this one runs after (n_after of
+  ** them; after NULL when 0).  Each non-empty and not the job's own id;
+  ** after_lens NULL for NUL-terminated ids, or LEASE_NTS entries.  The job
+  ** waits (LEASE_STATUS_WAITING) until every one is completed; one already
+  ** completed counts as done at enqueue.  Each must exist (earlier in the
+  ** same lease_enqueue_many counts) and not be discarded or cancelled,
+  ** else nothing is stored (lease_enqueue_refused says which). */
+  const char *const *after;
+  const size_t *after_lens;
+  int n_after;
 } lease_new_job;
 
 /* lease_new_job_default: fill *job with the defaults (no id, no payload,
@@ -364,11 +378,43 @@ LEASE_API void lease_new_job_default(lease_new_job *job);
 **           with every field but the id at its default is the contract's
 **           plain insert.
 **   reason: LEASE_GRANTED when inserted, LEASE_EXISTS when the id was
-**           already there (may be NULL).
+**           already there (may be NULL); for a job with after, nothing
+**           stored and LEASE_MISSING (a listed job does not exist),
+**           LEASE_DISCARDED or LEASE_CANCELLED (a listed job the queue
+**           ended: it would never complete); lease_enqueue_refused names
+**           the listed job.
 ** Returns LEASE_OK, LEASE_MISUSE (job NULL, or a bad field: the message
-** names it; nothing written) or a database error.
+** names it, "after[2] is the job's own id"; nothing written) or a
+** database error.
 */
 LEASE_API int lease_enqueue(lease_db *db, const lease_new_job *job, int *reason);
+
+/*
+** lease_enqueue_refused: whether the last call on db was a lease_enqueue
+** or lease_enqueue_many refused for a dependency (see lease_new_job's
+** after), and which: *job gets the job's 0-based position in the call's
+** jobs (0 for lease_enqueue), *after the position of the refused id in
+** its after, *reason the reason (LEASE_MISSING, LEASE_DISCARDED,
+** LEASE_CANCELLED).  job, after and reason may be NULL.  Returns 1 when
+** refused so (then the call stored nothing), else 0 (and sets nothing).
+*/
+LEASE_API int lease_enqueue_refused(lease_db *db, int *job, int *after, int *reason);
+
+/* One job another was enqueued after (lease_after). */
+typedef struct lease_dep {
+  const char *id;  size_t id_len;
+  int status;      /* its LEASE_STATUS_* at the read's now; 0 when it is no longer there */
+} lease_dep;
+
+/*
+** lease_after: the jobs that job id was enqueued after (every one listed
+** at enqueue, completed or not), in id order, at most max, with their
+** status at now (finite).  Strings live until the next call on db.  count:
+** how many were read (0 for a job without dependencies, or missing).
+** Returns LEASE_OK, LEASE_MISUSE or a database error.
+*/
+LEASE_API int lease_after(lease_db *db, const char *id, size_t id_len, double now, lease_dep *out,
+                          int max, int *count);
 
 /*
 ** lease_enqueue_many: enqueue n jobs in one transaction, as lease_enqueue
@@ -378,7 +424,9 @@ LEASE_API int lease_enqueue(lease_db *db, const lease_new_job *job, int *reason)
 **             1-based position: "job 3: id must not be empty").
 **   inserted: receives how many were new (may be NULL).
 ** Returns LEASE_OK, LEASE_MISUSE or a database error (then none is
-** inserted).
+** inserted).  A job whose after lists a job that does not exist, or was
+** discarded or cancelled, stores none: LEASE_OK with *inserted 0 and
+** lease_enqueue_refused set.
 */
 LEASE_API int lease_enqueue_many(lease_db *db, const lease_new_job *jobs, int n, int *inserted);
 
@@ -693,7 +741,9 @@ LEASE_API const char *lease_reason_name(int reason);
 ** XX(NAME, "word").  Derived at read time, in this order:
 **   COMPLETED   done = 1
 **   DISCARDED   its attempts are used up (lease_fail, or leases that expired)
-**   CANCELLED   lease_cancel ended it
+**   CANCELLED   lease_cancel ended it (or a job it was enqueued after was
+**               discarded or cancelled)
+**   WAITING     enqueued after jobs not all completed yet (lease_new_job's after)
 **   RUNNING     held: until > now
 **   RETRYABLE   failed at least once (attempt > 0), waiting for run_at > now
 **   SCHEDULED   run_at > now, not attempted yet
@@ -709,7 +759,8 @@ LEASE_API const char *lease_reason_name(int reason);
   XX(RETRYABLE, "retryable")                                              \
   XX(COMPLETED, "completed")                                              \
   XX(DISCARDED, "discarded")                                              \
-  XX(CANCELLED, "cancelled")
+  XX(CANCELLED, "cancelled")                                              \
+  XX(WAITING, "waiting")
 
 typedef enum lease_status {
 #define LEASE_STATUS_ENUM_(name, word) LEASE_STATUS_##name,
@@ -857,16 +908,20 @@ LEASE_API int lease_fail(lease_db *db, const char *id, size_t id_len, const char
 ** cancelled), or one waiting (scheduled, retryable), available at once
 ** with a fresh attempt budget (attempt 0); its fence is kept and its
 ** errors stay.  A completed job gets done = 0 (its result stays until the
-** next complete).
+** next complete).  A job enqueued after others (lease_new_job's after)
+** waits again (LEASE_STATUS_WAITING) while one of them is not completed.
 **   reason: LEASE_GRANTED, LEASE_MISSING, or LEASE_HELD (running: until > now).
 ** Returns LEASE_OK, LEASE_MISUSE or a database error.
 */
 LEASE_API int lease_retry(lease_db *db, const char *id, size_t id_len, double now, int *reason);
 
 /*
-** lease_cancel: end a job that is not completed: never handed out again
-** (until lease_retry); a holder's renew, complete and fail are refused with
-** LEASE_CANCELLED; its fence is kept.
+** lease_cancel: end a job that is not completed (a waiting one too): never
+** handed out again (until lease_retry); a holder's renew, complete and fail
+** are refused with LEASE_CANCELLED; its fence is kept.  The jobs waiting for
+** it (lease_new_job's after), and theirs, are cancelled with it, each with
+** the error 'dependency "<id>" was cancelled'; so are those waiting for a
+** job lease_fail or an expired lease discards ("was discarded").
 **   reason: LEASE_GRANTED, LEASE_MISSING, LEASE_DONE, LEASE_DISCARDED or
 **           LEASE_CANCELLED (already cancelled).
 ** Returns LEASE_OK, LEASE_MISUSE or a database error.

@@ -3,7 +3,7 @@
 --   lease pool DB WORKER.lua [-j N] [--ttl S] [--queue Q] [--forever] [--grace S]
 --              [--batch N] [--poll S] [--drain-wait S] [--decode json] [--timeout S] [--quiet]
 --   lease enqueue DB ID [--payload S | --payload-file F] [--queue Q] [--priority N]
---                 [--run-at T | --in SECONDS] [--max-attempts N] [--timeout S] [--json]
+--                 [--run-at T | --in SECONDS] [--max-attempts N] [--timeout S] [--after ID]... [--json]
 --   lease jobs DB [--status S] [--queue Q] [--errors] [--limit N] [--json] [--now T]
 --   lease show DB ID [--json] [--now T]
 --   lease retry DB ID... | DB --discarded [--queue Q] [--json]
@@ -76,7 +76,12 @@ local function parse(argv, first, spec)
       if spec[a] then
         i = i + 1
         if argv[i] == nil then usage(a .. " needs a value") end
-        flags[a] = argv[i]
+        if spec[a] == "many" then   -- given again: each value kept, in order
+          flags[a] = flags[a] or {}
+          flags[a][#flags[a] + 1] = argv[i]
+        else
+          flags[a] = argv[i]
+        end
       else
         flags[a] = true
       end
@@ -361,14 +366,18 @@ local function job_json(job, with_result)
               payload_bytes = job.payload and #job.payload or 0,
               result_bytes = job.result_size or (job.result and #job.result) or 0,
               blocked = job.blocked, errors = errors_json(job.errors) }
+  if job.after then
+    t.after = {}
+    for k, id in ipairs(job.after) do t.after[k] = utf8_safe(id) end
+  end
   if with_result then
     t.payload = utf8_safe(job.payload) or json.null
     t.result = utf8_safe(job.result) or json.null
   end
   return json.encode(t, { keyorder = { "id", "status", "queue", "priority", "run_at", "attempt",
                                        "max_attempts", "timeout", "owner", "until", "fence", "done",
-                                       "payload_bytes", "result_bytes", "blocked", "errors",
-                                       "payload", "result" } })
+                                       "payload_bytes", "result_bytes", "blocked", "after",
+                                       "errors", "payload", "result" } })
 end
 
 --- The time inspection measures leases from: --now T, or lease.now().
@@ -539,7 +548,7 @@ end
 
 -- The statuses a job can have (db:state's status), for --status.
 local STATUSES = { available = true, scheduled = true, running = true, retryable = true,
-                   completed = true, discarded = true, cancelled = true }
+                   completed = true, discarded = true, cancelled = true, waiting = true }
 
 --- The --status flag, checked (nil when not given).
 -- @tparam table flags the parsed flags
@@ -549,7 +558,7 @@ local function status_flag(flags)
   local st = flags["--status"]
   if st ~= nil and not STATUSES[st] then
     usage("--status needs one of available, scheduled, running, retryable, completed, discarded, "
-      .. "cancelled, got '" .. st .. "'")
+      .. "cancelled, waiting, got '" .. st .. "'")
   end
   return st
 end
@@ -657,7 +666,7 @@ local function cmd_jobs(argv, out, err)
     local c = db:counts(now, queue)
     local parts = {}
     for _, st in ipairs({ "available", "scheduled", "running", "retryable", "completed", "discarded",
-                          "cancelled" }) do
+                          "cancelled", "waiting" }) do
       if (c[st] or 0) > 0 then parts[#parts + 1] = string.format("%d %s", c[st], st) end
     end
     if (c.blocked or 0) > 0 then parts[#parts + 1] = string.format("%d blocked", c.blocked) end
@@ -697,6 +706,11 @@ local function cmd_show(argv, out, err)
       j.timeout and string.format("%g s", j.timeout) or "-", j.owner and show_bytes(j.owner) or "-",
       (j.owner or j["until"] ~= 0) and iso_time(j["until"]) or "-", left(j, now), j.fence, j.done and "yes" or "no",
       j.payload and show_bytes(j.payload) or "-"))
+    if j.after then
+      local ids = {}
+      for k, id in ipairs(j.after) do ids[k] = show_bytes(id) end
+      out:write("after       ", table.concat(ids, ", "), "\n")
+    end
     for _, e in ipairs(j.errors or {}) do
       out:write(string.format("error       attempt %s at %s by %s (fence %s): %s\n", tostring(e.attempt),
         iso_time(e.at), show_bytes(e.owner or "-"), tostring(e.fence), show_bytes(e.message or "")))
@@ -710,19 +724,21 @@ end
 
 --- lease enqueue DB ID [--payload S | --payload-file F] [--queue Q]
 -- [--priority N] [--run-at T | --in SECONDS] [--max-attempts N]
--- [--timeout S] [--json]:
--- adds one job (the file is created when missing).  --payload-file reads
--- the payload's bytes from a file, or from standard input for "-".
+-- [--timeout S] [--after ID]... [--json]: adds one job (the file is
+-- created when missing).  --payload-file reads the payload's bytes from a
+-- file, or from standard input for "-".  Each --after names a job this one
+-- waits for (db:enqueue's after).
 -- @tparam table argv {"enqueue", args...}
 -- @tparam file out where the outcome goes
 -- @tparam file err where "exists" goes
--- @treturn integer 0, or 1 when a job with that id exists (left as it was)
+-- @treturn integer 0, or 1 when a job with that id exists (left as it was),
+-- or when an --after job is missing, discarded or cancelled (nothing stored)
 -- @raise a usage error, or a database error
 local function cmd_enqueue(argv, out, err)
   local flags, pos = parse(argv, 2, { ["--payload"] = true, ["--queue"] = true, ["--priority"] = true,
                                      ["--run-at"] = true, ["--in"] = true, ["--max-attempts"] = true,
                                      ["--json"] = false, ["--payload-file"] = true,
-                                     ["--timeout"] = true })
+                                     ["--timeout"] = true, ["--after"] = "many" })
   if #pos ~= 2 then usage("enqueue takes a database path and a job id") end
   if pos[2] == "" then usage("enqueue needs a non-empty job id") end
   if flags["--run-at"] and flags["--in"] then usage("give at most one of --run-at and --in") end
@@ -733,7 +749,12 @@ local function cmd_enqueue(argv, out, err)
                  priority = number_flag(flags, "--priority", "integer"),
                  max_attempts = number_flag(flags, "--max-attempts", "integer", 1),
                  timeout = timeout_flag(flags, "--timeout"),
-                 run_at = flags["--run-at"] and parse_time("--run-at", flags["--run-at"], "ahead") }
+                 run_at = flags["--run-at"] and parse_time("--run-at", flags["--run-at"], "ahead"),
+                 after = flags["--after"] }
+  for _, id in ipairs(opts.after or {}) do
+    if id == "" then usage("--after needs a non-empty job id") end
+    if id == pos[2] then usage("--after names the job itself: '" .. id .. "'") end
+  end
   local delay = number_flag(flags, "--in", "seconds")
   if delay then opts.run_at = require("lease").now() + delay end
   local file = flags["--payload-file"]
@@ -746,15 +767,19 @@ local function cmd_enqueue(argv, out, err)
     if not opts.payload then usage("--payload-file cannot read " .. file) end
   end
   return compat.using(open_rw(pos[1], true), function(db)
-    local ok, why = db:enqueue(pos[2], opts)
+    local ok, why, dep = db:enqueue(pos[2], opts)
     if flags["--json"] then
       local json = require("lease.json")
-      out:write(json.encode({ id = utf8_safe(pos[2]), enqueued = ok and true or false, reason = why },
-        { keyorder = { "id", "enqueued", "reason" } }), "\n")
+      out:write(json.encode({ id = utf8_safe(pos[2]), enqueued = ok and true or false, reason = why,
+                              after = utf8_safe(dep) },
+        { keyorder = { "id", "enqueued", "reason", "after" } }), "\n")
     elseif ok then
       out:write("enqueued ", show_bytes(pos[2]), "\n")
     end
-    if not ok and not flags["--json"] then
+    if not ok and not flags["--json"] and dep then
+      err:write(string.format("lease enqueue: job %q not enqueued: its --after job %q is %s in %s\n",
+        pos[2], dep, why == "missing" and "not there" or tostring(why), db:name()))
+    elseif not ok and not flags["--json"] then
       err:write(string.format("lease enqueue: job %q %s in %s\n", pos[2], tostring(why), db:name()))
     end
     return ok and 0 or 1
@@ -1209,7 +1234,8 @@ local COMMANDS = {
   --quiet           no progress line on standard error
 The older order WORKER.lua DB is read too.]] },
   { name = "enqueue", args = "DB ID [--payload S | --payload-file F] [--queue Q] [--priority N] "
-      .. "[--run-at T | --in SECONDS] [--max-attempts N] [--timeout S] [--json]", run = cmd_enqueue,
+      .. "[--run-at T | --in SECONDS] [--max-attempts N] [--timeout S] [--after ID]... [--json]",
+    run = cmd_enqueue,
     help = "add a job (DB is created when missing)",
     options = [[
   --payload S       the payload
@@ -1222,12 +1248,14 @@ The older order WORKER.lua DB is read too.]] },
   --max-attempts N  attempts before the job is discarded (default 25)
   --timeout S       seconds (or 30s, 2m, 1h) a pool's handler may run on it (default: the
                     pool's --timeout, else none)
+  --after ID        wait until job ID is completed (repeat for more); a job
+                    ID discarded or cancelled cancels this one
   --json            print the outcome as JSON]] },
   { name = "jobs", args = "DB [--status S] [--queue Q] [--errors] [--ready|--held|--done|--blocked] "
       .. "[--limit N] [--json] [--now T]", run = cmd_jobs, help = "list jobs",
     options = [[
   --status S        only jobs with status S: available, scheduled, running, retryable,
-                    completed, discarded, cancelled
+                    completed, discarded, cancelled, waiting
   --ready, --held, --done   --status available, running, completed
   --blocked         only the jobs no worker can take
   --queue Q         only the queue Q

@@ -233,6 +233,65 @@ static void test_timeout(void **state) {
 }
 
 /* A backend without the queue's members: the core says so by name. */
+/* Dependencies through the C API: a bad after refused (LEASE_MISUSE,
+** named), a missing one refused with lease_enqueue_refused naming it and
+** nothing stored, then the wait, lease_after, and the release. */
+static void test_after(void **state) {
+  lease_db *db = *state;
+  const char *after[] = {"p", "nope"};
+  const char *self[] = {"p", "c"};
+  lease_new_job j;
+  lease_dep deps[4];
+  lease_row row;
+  lease_counts n;
+  int reason, count, found, job, at, why;
+  int64_t fence;
+  lease_new_job_default(&j);
+  j.id = "p";
+  j.id_len = LEASE_NTS;
+  assert_int_equal(lease_enqueue(db, &j, &reason), LEASE_OK);
+  j.id = "c";
+  j.after = self;
+  j.n_after = 2;
+  assert_int_equal(lease_enqueue(db, &j, &reason), LEASE_MISUSE);
+  assert_string_equal(lease_errmsg(db), "after[2] is the job's own id");
+  assert_int_equal(lease_enqueue_many(db, &j, 1, &count), LEASE_MISUSE);
+  assert_string_equal(lease_errmsg(db), "job 1: after[2] is the job's own id");
+  j.n_after = -1;
+  assert_int_equal(lease_enqueue(db, &j, &reason), LEASE_MISUSE);
+  j.after = after;
+  j.n_after = 2;
+  assert_int_equal(lease_enqueue(db, &j, &reason), LEASE_OK);
+  assert_int_equal(reason, LEASE_MISSING);
+  assert_int_equal(lease_enqueue_refused(db, &job, &at, &why), 1);
+  assert_int_equal(job, 0);
+  assert_int_equal(at, 1);
+  assert_int_equal(why, LEASE_MISSING);
+  assert_int_equal(lease_state(db, "c", LEASE_NTS, 1, &row, &found), LEASE_OK);
+  assert_int_equal(found, 0);
+  assert_int_equal(lease_enqueue_refused(db, NULL, NULL, NULL), 0);
+  j.n_after = 1;
+  assert_int_equal(lease_enqueue(db, &j, &reason), LEASE_OK);
+  assert_int_equal(reason, LEASE_GRANTED);
+  assert_int_equal(lease_state(db, "c", LEASE_NTS, 1, &row, &found), LEASE_OK);
+  assert_int_equal(row.status, LEASE_STATUS_WAITING);
+  assert_int_equal(lease_after(db, "c", LEASE_NTS, 1, deps, 4, &count), LEASE_OK);
+  assert_int_equal(count, 1);
+  assert_memory_equal(deps[0].id, "p", 1);
+  assert_int_equal(deps[0].status, LEASE_STATUS_AVAILABLE);
+  assert_int_equal(lease_count(db, 1, NULL, 0, &n), LEASE_OK);
+  assert_int_equal(n.waiting, 1);
+  assert_int_equal(lease_claim(db, "c", LEASE_NTS, "w", LEASE_NTS, 1, 10, &fence, &reason),
+                   LEASE_OK);
+  assert_int_equal(reason, LEASE_WAITING);
+  assert_int_equal(lease_claim(db, "p", LEASE_NTS, "w", LEASE_NTS, 1, 10, &fence, &reason),
+                   LEASE_OK);
+  assert_int_equal(lease_complete(db, "p", LEASE_NTS, "w", LEASE_NTS, fence, 2, NULL, 0, &reason),
+                   LEASE_OK);
+  assert_int_equal(lease_state(db, "c", LEASE_NTS, 3, &row, &found), LEASE_OK);
+  assert_int_equal(row.status, LEASE_STATUS_AVAILABLE);
+}
+
 static void test_not_supported(void **state) {
   lease_db *db = *state;
   lease__backend bare = *db->be;
@@ -327,6 +386,7 @@ int main(void) {
     cmocka_unit_test_setup_teardown(test_list_and_counts, setup_db, teardown_db),
     cmocka_unit_test_setup_teardown(test_misuse, setup_db, teardown_db),
     cmocka_unit_test_setup_teardown(test_timeout, setup_db, teardown_db),
+    cmocka_unit_test_setup_teardown(test_after, setup_db, teardown_db),
     cmocka_unit_test_setup_teardown(test_not_supported, setup_db, teardown_db),
     cmocka_unit_test(test_backoff),
     cmocka_unit_test_setup_teardown(test_events, setup_db, teardown_db),

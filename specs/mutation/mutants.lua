@@ -1692,8 +1692,8 @@ return {
     -- retry keeps the attempts made: base_fence is not moved to the fence
     name = "pg-retry-keeps-attempts", step = "own", file = "src/pg/lpg_queue_sql.h", backend = "pg",
     fn = "LPG_Q_SQL_RETRY",
-    from = [[", base_fence = ok.fence,"]],
-    to = [[", base_fence = base_fence,"]],
+    from = [[" END, base_fence = ok.fence,"]],
+    to = [[" END, base_fence = base_fence,"]],
     hint = "specs/31-queue_fail_spec.lua",
   },
   {
@@ -2921,6 +2921,160 @@ return {
     backend = "pg", fn = "LPG_SQL_CLASSIFY",
     from = [=[  " to_regclass('lease_queue') AND attname = 'timeout' AND NOT attisdropped) THEN 9" \]=],
     to = [=[  " to_regclass('lease_queue') AND attname = 'timeout' AND NOT attisdropped) THEN 6" \]=],
+    hint = "specs/39-schema_version_spec.lua",
+  },
+  -- Job dependencies (lease_new_job's after, schema step DEPS) ----------
+  {
+    -- the release run before the guard, so a refused (stale) complete
+    -- opens the children too (the release counts its parent as completed:
+    -- the guard alone decides)
+    name = "deps-stale-parent-releases-children", step = "own", file = "src/sqlite/lsq_ops.c",
+    fn = "lsq_guarded_step",
+    from = [=[  if (changed && w->op == LEASE__COMPLETE && (src = lsq_q_finished(db, w)) != LEASE_OK) return src;]=],
+    to = [=[  if (w->op == LEASE__COMPLETE && lsq_q_release(db, w) != LEASE_OK) return db->rc;
+  if (changed && w->op == LEASE__COMPLETE && (src = lsq_q_finished(db, w)) != LEASE_OK) return src;]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    name = "deps-released-by-one-of-two-parents", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_Q_DEP_RELEASE",
+    from = [=[  " AND NOT " LSQ_SQL_DEP_PENDING("lease_queue", " AND d.parent <> ?1")]=],
+    to = [=[  " AND 1"]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    name = "deps-discarded-parent-leaves-children-waiting", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "fail_body",
+    from = [=[  if ((rc = run_once(db, set)) != LEASE_OK || next.qstate != LEASE__Q_DISCARDED) return rc;]=],
+    to = [=[  if ((rc = run_once(db, set)) != LEASE_OK || 1) return rc;]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    name = "deps-expired-parent-leaves-children-waiting", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "lsq_q_expired",
+    from = [=[  return lsq_q_cascade(db, w->id, w->id_len, LEASE__Q_DISCARDED, w->now);]=],
+    to = [=[  return LEASE_OK;]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    name = "deps-cancelled-parent-leaves-children-waiting", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "cancel_body",
+    from = [=[  return lsq_q_cascade(db, x->id, x->id_len, LEASE__Q_CANCELLED, x->now);]=],
+    to = [=[  return LEASE_OK;]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    -- the cascade stops at the children: the grandchildren stay waiting
+    name = "deps-cascade-not-recursive", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_DEP_BELOW",
+    from = [=[  " UNION SELECT d.child, d.parent FROM k JOIN lease_deps AS d ON d.parent = k.id"]=],
+    to = [=[  " UNION SELECT d.child, d.parent FROM k JOIN lease_deps AS d ON d.parent = k.id AND 0"]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    name = "deps-enqueue-does-not-wait", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "add_deps",
+    from = [=[  bind_bytes(wait, 1, j->id, j->id_len);
+  return run_once(db, wait);]=],
+    to = [=[  bind_bytes(wait, 1, j->id, j->id_len);
+  return LEASE_OK;]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    name = "deps-retry-does-not-wait-again", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "retry_body",
+    from = [=[  return run_id(db, LSQ_ST_Q_DEP_WAIT, x);]=],
+    to = [=[  return LEASE_OK;]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    name = "deps-missing-parent-stored", step = "own", file = "src/core/lease_rules.c",
+    fn = "lease__refuse_dep",
+    from = [=[  int why = !found ? LEASE_MISSING]=],
+    to = [=[  int why = !found ? LEASE_GRANTED]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    name = "deps-ended-parent-taken", step = "own", file = "src/core/lease_rules.c",
+    fn = "lease__refuse_dep",
+    from = [=[            : qstate == LEASE__Q_CANCELLED ? LEASE_CANCELLED : LEASE_GRANTED;]=],
+    to = [=[            : LEASE_GRANTED;]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    -- a waiting job claimed by id: the guard refuses it, and the rules
+    -- then find no reason (an internal error instead of "waiting")
+    name = "deps-claim-waiting-no-reason", step = "own", file = "src/core/lease_rules.c",
+    fn = "lease__judge",
+    from = [=[  if (!is_release && f->qstate == LEASE__Q_WAITING) {]=],
+    to = [=[  if (0) {]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    name = "deps-self-not-refused-lua", step = "own", file = "src/lua/lease_lua_queue.c",
+    fn = "lb_check_after_self",
+    from = [=[    if (job->after_lens[k] == job->id_len && memcmp(job->after[k], job->id, job->id_len) == 0) {]=],
+    to = [=[    if (0) {]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    name = "deps-self-not-refused-core", step = "own", file = "src/core/lease_queue.c",
+    fn = "check_after",
+    from = [=[    if (lens[k] == out->id_len && memcmp(out->after[k], out->id, lens[k]) == 0) {]=],
+    to = [=[    if (0) {]=],
+    hint = "specs/44-dependencies_spec.lua",   -- killed by specs/c/test_queue.c (test_after)
+  },
+  {
+    name = "deps-cancel-skips-waiting", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_Q_END",
+    from = [=[  " AND state IN (" LEASE__Q_OPEN_S ", " LEASE__Q_WAITING_S ")"]=],
+    to = [=[  " AND state IN (" LEASE__Q_OPEN_S ")"]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    name = "pg-deps-released-by-one-of-two-parents", step = "own", file = "src/pg/lpg_schema_sql.h",
+    fn = "LPG_STEP_DEPS", backend = "pg",
+    from = [=[  " WHERE d.child = c.id AND p.state <> " LEASE__Q_COMPLETED_S ");"]=],
+    to = [=[  " WHERE d.child = c.id AND p.state < 0);"]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    name = "pg-deps-discarded-parent-leaves-children-waiting", step = "own",
+    file = "src/pg/lpg_schema_sql.h", fn = "LPG_STEP_DEPS", backend = "pg",
+    from = [=[  " FOR EACH ROW WHEN (new.state IN (" LEASE__Q_COMPLETED_S ", " LEASE__Q_DISCARDED_S ","]=],
+    to = [=[  " FOR EACH ROW WHEN (new.state IN (" LEASE__Q_COMPLETED_S ", " LEASE__Q_COMPLETED_S ","]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    -- a listed job that does not exist taken as there (state open)
+    name = "pg-deps-missing-parent-stored", step = "own", file = "src/pg/lpg_queue.c",
+    fn = "check_deps", backend = "pg",
+    from = [=[      found = PQntuples(res) == 1;]=],
+    to = [=[      found = 1;]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    name = "pg-deps-retry-does-not-wait-again", step = "own", file = "src/pg/lpg_queue_sql.h",
+    fn = "LPG_Q_SQL_RETRY", backend = "pg",
+    from = [=[  " THEN " LEASE__Q_WAITING_S " ELSE " LEASE__Q_OPEN_S " END, base_fence = ok.fence,"]=],
+    to = [=[  " THEN " LEASE__Q_OPEN_S " ELSE " LEASE__Q_OPEN_S " END, base_fence = ok.fence,"]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    -- a file of the DEPS layout without its version row is taken for the
+    -- one before: step DEPS runs again (the index another client dropped
+    -- comes back)
+    name = "deps-schema-unversioned-layout-taken-for-older", step = "own",
+    file = "src/sqlite/lsq_schema_sql.h", fn = "LSQ_SQL_CLASSIFY",
+    from = [=[  " WHERE type = 'table' AND name = 'lease_deps') THEN 10"]=],
+    to = [=[  " WHERE type = 'table' AND name = 'lease_deps') THEN 6"]=],
+    hint = "specs/39-schema_version_spec.lua",
+  },
+  {
+    name = "pg-deps-schema-unversioned-layout-taken-for-older", step = "own", backend = "pg",
+    file = "src/pg/lpg_schema_sql.h", fn = "LPG_SQL_CLASSIFY",
+    from = [=[  "SELECT CASE WHEN to_regclass('lease_deps') IS NOT NULL THEN 10"]=],
+    to = [=[  "SELECT CASE WHEN to_regclass('lease_deps') IS NOT NULL THEN 9"]=],
     hint = "specs/39-schema_version_spec.lua",
   },
 }

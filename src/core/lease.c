@@ -165,6 +165,7 @@ void lease__unhold(lease_db **held) {
     if ((db)->tx && !pthread_equal((db)->tx->thread, pthread_self())) return LEASE_MISUSE; \
     clear_error(db);                                                  \
     (db)->clock_now = NAN;                                            \
+    (db)->refused = 0;   /* lease_enqueue_refused speaks of the last call */ \
     if (!(db)->conn) return lease__fail((db), LEASE_MISUSE, "the database is closed"); \
     if ((db)->tx) return lease__fail((db), LEASE_MISUSE, "this handle is inside a with_lease " \
                                      "callback: use its tx"); \

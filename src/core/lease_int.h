@@ -69,19 +69,25 @@ typedef enum lease__op { LEASE__CLAIM, LEASE__RENEW, LEASE__COMPLETE, LEASE__REL
 ** counts as OPEN).  OPEN: not done, handed out by claim_next when ready;
 ** COMPLETED: done (a trigger keeps it in step with jobs.done); DISCARDED:
 ** its attempts are used up; CANCELLED: lease_cancel ended it.  The last
-** two are the queue's ends: no write but release touches such a job.  The
-** backends' SQL text takes each number from the same digit (the _S
-** strings), so the C and the SQL cannot disagree.
+** two are the queue's ends: no write but release touches such a job.
+** WAITING: enqueued after jobs not all completed (lease_deps); the
+** completion of its last one opens it, the discard or cancel of one
+** cancels it.  No write but release and cancel takes it either (its SQL
+** guards read "state >= DISCARDED" as "not open to a lease", which holds
+** it too).  The backends' SQL text takes each number from the same digit
+** (the _S strings), so the C and the SQL cannot disagree.
 */
 #define LEASE__Q_OPEN_N 0
 #define LEASE__Q_COMPLETED_N 1
 #define LEASE__Q_DISCARDED_N 2
 #define LEASE__Q_CANCELLED_N 3
+#define LEASE__Q_WAITING_N 4
 typedef enum lease__qstate {
   LEASE__Q_OPEN = LEASE__Q_OPEN_N,
   LEASE__Q_COMPLETED = LEASE__Q_COMPLETED_N,
   LEASE__Q_DISCARDED = LEASE__Q_DISCARDED_N,
-  LEASE__Q_CANCELLED = LEASE__Q_CANCELLED_N
+  LEASE__Q_CANCELLED = LEASE__Q_CANCELLED_N,
+  LEASE__Q_WAITING = LEASE__Q_WAITING_N
 } lease__qstate;
 #define LEASE__STR_(x) #x
 #define LEASE__STR(x) LEASE__STR_(x)
@@ -89,9 +95,12 @@ typedef enum lease__qstate {
 #define LEASE__Q_COMPLETED_S LEASE__STR(LEASE__Q_COMPLETED_N)
 #define LEASE__Q_DISCARDED_S LEASE__STR(LEASE__Q_DISCARDED_N)
 #define LEASE__Q_CANCELLED_S LEASE__STR(LEASE__Q_CANCELLED_N)
-/* The SQL's "ended by the queue" is state >= DISCARDED: the ends come
-** last.  SQLite's triggers store done <> 0 (0 or 1) as a new row's state. */
+#define LEASE__Q_WAITING_S LEASE__STR(LEASE__Q_WAITING_N)
+/* The SQL's "not open to a lease" is state >= DISCARDED: the ends, then
+** WAITING, come last.  SQLite's triggers store done <> 0 (0 or 1) as a
+** new row's state. */
 _Static_assert(LEASE__Q_CANCELLED == LEASE__Q_DISCARDED + 1 &&
+               LEASE__Q_WAITING == LEASE__Q_CANCELLED + 1 &&
                LEASE__Q_DISCARDED > LEASE__Q_COMPLETED, "the queue's ends are its last states");
 _Static_assert(LEASE__Q_OPEN == 0 && LEASE__Q_COMPLETED == 1, "done <> 0 is the state");
 
@@ -130,7 +139,7 @@ typedef struct lease__write {
 /*
 ** lease__judge: the reason of op on the job f describes, in the contract's
 ** order: missing; done; but for release, discarded or cancelled by the
-** queue; but for claim, not_owner, then stale_fence; but for release, a
+** queue, then waiting for its dependencies; but for claim, not_owner, then stale_fence; but for release, a
 ** blocked job (a failure: lease__blocked_fail, claim's verb "claim", the
 ** others' "write to"); then claim's held (f->live) or renew's and
 ** complete's expired.  *reason gets the first that applies, or
@@ -254,9 +263,15 @@ typedef struct lease__backend {
   int (*open)(lease_db *db);
   void (*close)(lease_db *db);
   int (*init)(lease_db *db);
-  /* n >= 1 jobs, checked (lengths resolved, queue never NULL), in one
-  ** transaction; *inserted: how many were new (may be NULL). */
+  /* n >= 1 jobs, checked (lengths resolved, queue never NULL, after
+  ** entries checked, after_lens set), in one transaction; *inserted: how
+  ** many were new (may be NULL).  A job's after naming no job, or a
+  ** discarded or cancelled one, stores nothing: db->refused set
+  ** (lease__refuse_dep), LEASE_OK. */
   int (*enqueue)(lease_db *db, const lease_new_job *jobs, int n, int *inserted);
+  /* The jobs id was enqueued after, at now (lease_after); NULL: none kept. */
+  int (*after)(lease_db *db, const char *id, size_t id_len, double now, lease_dep *out, int max,
+               int *count);
   /* now finite, or NaN for no status (LEASE_STATUS_UNKNOWN). */
   int (*state)(lease_db *db, const char *id, size_t id_len, double now, lease_row *row,
                int *found);
@@ -425,7 +440,21 @@ struct lease_db {
                                        clock step (lease__clock); NAN when it has none */
   double clock_mark;                /* the database's clock mark as last read (NAN: none
                                        read, or the database has none) */
+  int refused, refused_job, refused_after;   /* the last enqueue's refused dependency
+                                       (lease_enqueue_refused): reason (0: none),
+                                       the job's and the id's positions */
 };
+
+/* lease__refuse_dep: inside a backend's enqueue, before it writes: record
+** that job i's after[k] refused the enqueue for reason (LEASE_MISSING:
+** no such job; else the job's queue state, LEASE__Q_DISCARDED or
+** LEASE__Q_CANCELLED, as read).  Returns 1 when refused (the backend then
+** stores nothing), 0 for a state that does not refuse. */
+int lease__refuse_dep(lease_db *db, int i, int k, int found, int qstate);
+
+/* lease__dep_in_batch: 1 when jobs[0..i) of the same enqueue holds the id
+** jobs[i].after[k] (it is inserted before jobs[i]), else 0. */
+int lease__dep_in_batch(const lease_new_job *jobs, int i, int k);
 
 /*
 ** The clock mark: the highest `now` the database has seen, coarsely (key

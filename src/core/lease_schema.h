@@ -19,7 +19,7 @@
 #define LEASE_SCHEMA_H
 
 /* The version this build makes and knows: the number of steps. */
-#define LEASE_SCHEMA_VERSION 9
+#define LEASE_SCHEMA_VERSION 10
 
 /*
 ** The steps, in order: the k-th entry takes version k-1 to k.
@@ -52,6 +52,9 @@
 **   TIMEOUT   9: lease_queue's column timeout (seconds a handler may run
 **              on the job; NULL: none), which enqueue stores and
 **              claim_next hands out.
+**   DEPS     10: dependencies: the table lease_deps(child, parent) and its
+**              index by parent (lease.h: lease_new_job's after); a job
+**              waiting for them is queue state 4 (lease_int.h).
 */
 #define LEASE_SCHEMA_STEPS(XX) \
   XX(QUEUE)                    \
@@ -62,7 +65,8 @@
   XX(CLOCK)                    \
   XX(ATTEMPTS)                 \
   XX(EVENTS)                   \
-  XX(TIMEOUT)
+  XX(TIMEOUT)                  \
+  XX(DEPS)
 
 /* How many steps LEASE_SCHEMA_STEPS lists: must be LEASE_SCHEMA_VERSION. */
 enum {

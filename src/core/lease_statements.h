@@ -70,6 +70,15 @@
   XX(Q_TIDY)                                                                          \
   /* Every queue with jobs or settings, with its settings. */                         \
   XX(Q_QUEUES)                                                                        \
+  /* A job's queue state when another is enqueued after it: id (no row: */           \
+  /* missing; PostgreSQL locks its jobs row FOR SHARE). */                            \
+  XX(Q_DEP_STATE)                                                                     \
+  /* Store a dependency: the child's id, the parent's id. */                          \
+  XX(Q_DEP_ADD)                                                                       \
+  /* An open job waits while one of its parents is not completed: id. */              \
+  XX(Q_DEP_WAIT)                                                                      \
+  /* The jobs a job runs after, by id, with their status: id, now, limit. */          \
+  XX(Q_DEPS)                                                                          \
   /* The database's clock mark (lease__clock). */                                     \
   XX(CLOCK_READ)                                                                      \
   /* Move the clock mark: the new mark. */                                            \

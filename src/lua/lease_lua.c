@@ -423,11 +423,18 @@ lease and its data stay as they are.
 @tparam[opt] table opts `{payload = string (any bytes), queue = string
   (1 to 255 bytes, default "default"), priority = integer (smaller runs first,
   default 0), run_at = number (claim_next does not hand it out before; default
-  at once), max_attempts = integer >= 1 (default 25)}`; other keys raise
+  at once), max_attempts = integer >= 1 (default 25), after = {string,...}
+  (the jobs it waits for: it is "waiting" until every one is completed, and
+  cancelled when one is discarded or cancelled; docs/queue.md)}`; other keys
+  raise
 @treturn boolean true when inserted
 @treturn[2] boolean false
-@treturn[2] string `"exists"`
-@raise `bad argument` for a bad id or option; `lease.enqueue: ...` on a database failure
+@treturn[2] string `"exists"`; or `"missing"`, `"discarded"`, `"cancelled"`
+  for a job of `after` that does not exist or the queue ended (nothing stored)
+@treturn[2] string that job's id (with those three)
+@raise `bad argument` for a bad id or option (`opts.after[2] must be a
+  non-empty string`, `opts.after[1] is the job's own id`); `lease.enqueue:
+  ...` on a database failure
 */
 static void check_enqueue(lua_State *L, const lb_callee *c, lb_args *a) {
   check_id(L, c, a);
@@ -435,11 +442,27 @@ static void check_enqueue(lua_State *L, const lb_callee *c, lb_args *a) {
   lb_check_job_opts(L, c, 3, 3, &a->job);
   a->job.id = a->id;
   a->job.id_len = a->id_len;
+  lb_check_after_self(L, LB_ARG(c, 3, "opts"), &a->job);
 }
 static int run_enqueue(lease_db *db, lb_args *a) {
+  a->db = db;
   return lease_enqueue(db, &a->job, &a->reason);
 }
-static const lb_op op_enqueue = {"enqueue", 1, 0, check_enqueue, run_enqueue, push_outcome};
+/* false, the reason and the listed id that refused jobs (an enqueue's
+** dependency: lease_enqueue_refused), or 0 pushed when none did. */
+static int push_refused(lua_State *L, lb_args *a, const lease_new_job *jobs) {
+  int i, k, why;
+  if (!lease_enqueue_refused(a->db, &i, &k, &why)) return 0;
+  lua_pushboolean(L, 0);
+  lua_pushstring(L, lease_reason_name(why));
+  lua_pushlstring(L, jobs[i].after[k], jobs[i].after_lens[k]);
+  return 3;
+}
+static int push_enqueue(lua_State *L, lb_args *a) {
+  int n = push_refused(L, a, &a->job);
+  return n ? n : push_outcome(L, a);
+}
+static const lb_op op_enqueue = {"enqueue", 1, 0, check_enqueue, run_enqueue, push_enqueue};
 
 /* --- state ----------------------------------------------------------- */
 
@@ -452,15 +475,16 @@ stored until is not a number).  The queue's fields: `payload` (nil when
 none), `queue`, `priority`, `run_at` (nil: at once), `attempt` (claims since
 enqueue or the last retry), `max_attempts`, `finished_at` (when it was
 completed, discarded or cancelled), `errors` (`{attempt=, at=, owner=,
-fence=, message=}`, oldest first, the last 20 kept) and `status` at now:
-`"available"`, `"scheduled"`, `"running"`, `"retryable"`, `"completed"`,
-`"discarded"` or `"cancelled"`.
+fence=, message=}`, oldest first, the last 20 kept), `after` (for a job
+enqueued after others: every job it listed, by id, completed or not) and
+`status` at now: `"available"`, `"scheduled"`, `"running"`, `"retryable"`,
+`"completed"`, `"discarded"`, `"cancelled"` or `"waiting"`.
 @function db:state
 @tparam string id the job
 @tparam[opt] number now finite, caller's unit: the time the status is for
   (default lease.now())
 @treturn table `{id=, owner=, until=, fence=, result=, done=[, blocked=], payload=,
-  queue=, priority=, run_at=, attempt=, max_attempts=, errors=, status=}`
+  queue=, priority=, run_at=, attempt=, max_attempts=, errors=[, after=], status=}`
 @treturn[2] nil when there is no such job
 @raise `bad argument` for a bad id; `lease.state: ...` on a database failure;
   `lease.state: fence ... is above 2^53` on a Lua without integers.
@@ -480,7 +504,8 @@ static int push_state(lua_State *L, lb_args *a) {
   }
   if (!push_row(L, "state", &a->row)) return -1;
   lb_push_queue_fields(L, &a->row, 0);
-  return lb_attach_errors(L, a->db, "state", 0) ? 1 : -1;
+  if (!lb_attach_errors(L, a->db, "state", 0)) return -1;
+  return lb_attach_after(L, a->db, "state", isnan(a->now) ? 0 : a->now) ? 1 : -1;
 }
 static const lb_op op_state = {"state", 1, 0, check_state, run_state, push_state};
 
@@ -498,7 +523,8 @@ owner, `until = now + ttl` and `fence + 1`.
   `now + ttl > now`
 @treturn integer the new fencing token
 @treturn[2] nil
-@treturn[2] string `"missing"`, `"done"` or `"held"`
+@treturn[2] string `"missing"`, `"done"`, `"held"`, `"discarded"`,
+  `"cancelled"` or `"waiting"` (enqueued after jobs not all completed)
 @raise `bad argument #4 to 'claim' (ttl must be a number > 0, got 0)` and the
   like before anything runs; `lease.claim: <message> [<code>] (file "<path>")`
   on a database failure (busy past the timeout, readonly, full...).
@@ -742,19 +768,27 @@ is checked first: a bad entry raises and nothing is inserted.
   enqueue's opts)
 @tparam[opt] table opts the defaults of every entry, as enqueue's opts
 @treturn integer how many were new
+@treturn[2] boolean false when an entry's `after` names a job that does not
+  exist or the queue ended (nothing stored), then the reason and that id
+  (as enqueue)
 @raise `bad argument #1 to 'enqueue_many' (ids[3] must be a non-empty string,
   got 7)` and the like; `lease.enqueue_many: ...` on a database failure
   (nothing inserted)
 */
 static int run_enqueue_many(lease_db *db, lb_args *a) {
+  a->db = db;
   return lease_enqueue_many(db, (const lease_new_job *)a->mem, a->n, &a->found);
 }
 static int push_found(lua_State *L, lb_args *a) {
   lua_pushinteger(L, a->found);
   return 1;
 }
+static int push_enqueued(lua_State *L, lb_args *a) {
+  int n = push_refused(L, a, (const lease_new_job *)a->mem);
+  return n ? n : push_found(L, a);
+}
 static const lb_op op_enqueue_many = {"enqueue_many", 1, 0, lb_check_new_jobs, run_enqueue_many,
-                                      push_found};
+                                      push_enqueued};
 
 /* --- complete_many --------------------------------------------------- */
 
@@ -910,13 +944,13 @@ static const lb_op op_jobs = {"jobs", 0, 0, check_jobs, run_jobs, push_jobs};
 
 /***
 Count jobs by state (integers; ready, held, done and blocked add up to
-total) and by status (the seven status words, adding up to total too);
+total) and by status (the eight status words, adding up to total too);
 read-only.
 @function db:counts
 @tparam number now finite, caller's unit: decides ready versus held
 @tparam[opt] string queue count only this queue's jobs (default: all)
 @treturn table `{total=, ready=, held=, done=, blocked=, available=, scheduled=,
-  running=, retryable=, completed=, discarded=, cancelled=}`
+  running=, retryable=, completed=, discarded=, cancelled=, waiting=}`
 @raise `bad argument` for a bad now; `lease.counts: ...` on a database failure
 */
 static void check_counts(lua_State *L, const lb_callee *c, lb_args *a) {
@@ -929,13 +963,13 @@ static int run_counts(lease_db *db, lb_args *a) {
 static int push_counts(lua_State *L, lb_args *a) {
   static const char *const names[] = {"total", "ready", "held", "done", "blocked", "available",
                                       "scheduled", "running", "retryable", "completed",
-                                      "discarded", "cancelled"};
+                                      "discarded", "cancelled", "waiting"};
   const lease_counts *n = &a->counts;
   const int64_t values[] = {n->total, n->ready, n->held, n->done, n->blocked, n->available,
                             n->scheduled, n->running, n->retryable, n->completed, n->discarded,
-                            n->cancelled};
+                            n->cancelled, n->waiting};
   size_t i;
-  lua_createtable(L, 0, 12);
+  lua_createtable(L, 0, 13);
   for (i = 0; i < sizeof names / sizeof names[0]; i++) {
     lua_pushinteger(L, (lua_Integer)values[i]);
     lua_setfield(L, -2, names[i]);

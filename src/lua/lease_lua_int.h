@@ -212,6 +212,16 @@ void lb_check_keys(lua_State *L, const lb_arg *a, int idx, const char *const *ke
 ** an integer, got 1.5)"). */
 void lb_check_job_opts(lua_State *L, const lb_callee *c, int idx, int pos, lease_new_job *job);
 
+/* lb_check_after_self: raise "... (opts.after[k] is the job's own id)",
+** or for entry a->k of enqueue_many's list "ids[i].after[k]", when job's
+** after lists its own id. */
+void lb_check_after_self(lua_State *L, const lb_arg *a, const lease_new_job *job);
+
+/* lb_attach_after: read the jobs the row table at the top was enqueued
+** after (lease_after at now) and set them as its `after` (a list of ids;
+** not set when none).  0 with a message pushed on a database failure. */
+int lb_attach_after(lua_State *L, lease_db *db, const char *op, double now);
+
 /* lb_check_new_jobs: enqueue_many's list at 2 and defaults at 3 into a
 ** userdata of lease_new_job pushed on the stack (a->mem, a->n). */
 void lb_check_new_jobs(lua_State *L, const lb_callee *c, lb_args *a);

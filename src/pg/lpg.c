@@ -775,6 +775,7 @@ const lease__backend lease__pg = {
   .close = pg_close,
   .init = pg_init,
   .enqueue = lpg_q_enqueue,
+  .after = lpg_q_after,
   .state = lpg_q_state,
   .write = pg_write,
   .complete_many = pg_complete_many,

@@ -247,6 +247,9 @@ int lpg_q_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jo
 int lpg_q_list(lease_db *db, const lease_filter *f, int max, lease_row *rows, int *count);
 int lpg_q_count(lease_db *db, double now, const char *queue, size_t queue_len,
                 lease_counts *out);
+/* lpg_q_after: lease__pg's after (lease_after). */
+int lpg_q_after(lease_db *db, const char *id, size_t id_len, double now, lease_dep *out, int max,
+                int *count);
 int lpg_q_errors(lease_db *db, const char *id, size_t id_len, lease_job_error *out, int max,
                  int *count);
 int lpg_q_set_queue(lease_db *db, const char *queue, size_t queue_len, int what, int paused,

@@ -106,10 +106,54 @@ typedef struct enqueue_ctx {
   int n, added;
 } enqueue_ctx;
 
-/* Transaction body: enqueue each job with its data (LPG_Q_SQL_ENQUEUE). */
+/* Before anything is written: every job the jobs list in after must
+** exist (or come earlier in the batch) and not be discarded or
+** cancelled; else lease__refuse_dep records which, and *refused is 1. */
+static int check_deps(lease_db *db, const enqueue_ctx *e, int *refused) {
+  int i, k;
+  *refused = 0;
+  for (i = 0; i < e->n; i++) {
+    const lease_new_job *j = &e->jobs[i];
+    for (k = 0; k < j->n_after; k++) {
+      params p = {0};
+      PGresult *res;
+      int found;
+      if (lease__dep_in_batch(e->jobs, i, k)) continue;
+      p_bytes(&p, j->after[k], j->after_lens[k]);
+      if (!(res = qrun(db, LPG_ST_Q_DEP_STATE, &p))) return db->rc;
+      found = PQntuples(res) == 1;
+      *refused = lease__refuse_dep(db, i, k, found, found ? r_i4(res, 0, 0) : 0);
+      PQclear(res);
+      if (*refused) return LEASE_OK;
+    }
+  }
+  return LEASE_OK;
+}
+
+/* Store job j's dependencies; it waits while one is not completed. */
+static int add_deps(lease_db *db, const lease_new_job *j) {
+  params p = {0};
+  PGresult *res;
+  int k;
+  for (k = 0; k < j->n_after; k++) {
+    params q = {0};
+    p_bytes(&q, j->id, j->id_len);
+    p_bytes(&q, j->after[k], j->after_lens[k]);
+    if (!(res = qrun(db, LPG_ST_Q_DEP_ADD, &q))) return db->rc;
+    PQclear(res);
+  }
+  p_bytes(&p, j->id, j->id_len);
+  if (!(res = qrun(db, LPG_ST_Q_DEP_WAIT, &p))) return db->rc;
+  PQclear(res);
+  return LEASE_OK;
+}
+
+/* Transaction body: enqueue each job with its data (LPG_Q_SQL_ENQUEUE)
+** and its dependencies. */
 static int enqueue_body(lease_db *db, void *ctx) {
   enqueue_ctx *e = ctx;
-  int i;
+  int i, refused, rc = check_deps(db, e, &refused);
+  if (rc != LEASE_OK || refused) return rc;
   for (i = 0; i < e->n; i++) {
     const lease_new_job *j = &e->jobs[i];
     params p = {0};
@@ -120,12 +164,13 @@ static int enqueue_body(lease_db *db, void *ctx) {
     p_i8(&p, j->priority);
     p_time(&p, j->has_run_at ? j->run_at : NAN);
     p_i8(&p, j->max_attempts);
-    int added, rc;
+    int added;
     p_time(&p, j->timeout != 0 ? j->timeout : NAN);
     if (!(res = qrun(db, LPG_ST_ENQUEUE, &p))) return db->rc;
     added = atoi(PQcmdTuples(res));
     e->added += added;
     PQclear(res);
+    if (added == 1 && j->n_after > 0 && add_deps(db, j) != LEASE_OK) return db->rc;
     if ((rc = lease__event_id(db, LEASE_EV_ENQUEUE, j->id, j->id_len, NAN,
                               added ? LEASE_GRANTED : LEASE_EXISTS)) != LEASE_OK)
       return rc;
@@ -146,21 +191,22 @@ int lpg_q_enqueue_in(lease_db *db, const lease_new_job *jobs, int n, int *added)
 static int has_data(const lease_new_job *j) {
   return j->payload || j->queue_len != 7 || memcmp(j->queue, "default", 7) != 0 ||
          j->priority != 0 || j->has_run_at || j->max_attempts != LEASE_MAX_ATTEMPTS_DEFAULT ||
-         j->timeout != 0;
+         j->timeout != 0 || j->n_after > 0;
 }
 
 /* See lease.h: lease_enqueue and lease_enqueue_many, one transaction: one
-** job is one statement; many without data one INSERT of their ids
+** job without dependencies is one statement; many without data one INSERT of their ids
 ** (lpg_enqueue_ids); else a statement per job between BEGIN and COMMIT. */
 int lpg_q_enqueue(lease_db *db, const lease_new_job *jobs, int n, int *inserted) {
   enqueue_ctx e = {jobs, n, 0};
   int i, plain = n > 1, began, rc = lpg_ready(db);
+  int single = n == 1 && jobs[0].n_after == 0;   /* one statement, no edges */
   if (rc != LEASE_OK) return rc;
   for (i = 0; plain && i < n; i++) plain = !has_data(&jobs[i]);
   if (plain) return lpg_enqueue_ids(db, jobs, n, inserted);
-  if (n == 1 && (rc = lpg_ev_begin(db, &began)) == LEASE_OK)
+  if (single && (rc = lpg_ev_begin(db, &began)) == LEASE_OK)
     rc = lpg_ev_end(db, enqueue_body(db, &e), began);
-  else if (n != 1)
+  else if (!single)
     rc = in_txn(db, enqueue_body, &e);
   if (rc == LEASE_OK && inserted) *inserted = e.added;
   return rc;
@@ -307,12 +353,36 @@ int lpg_q_errors(lease_db *db, const char *id, size_t id_len, lease_job_error *o
   return LEASE_OK;
 }
 
+/* See lease.h: lease_after.  A database from before dependencies has none. */
+int lpg_q_after(lease_db *db, const char *id, size_t id_len, double now, lease_dep *out, int max,
+                int *count) {
+  params p = {0};
+  PGresult *res;
+  size_t used = 0;
+  int n, i, failed = 0, rc = lpg_ready(db);
+  if (rc != LEASE_OK || !LEASE_SCHEMA_HAS(LPG(db)->version, DEPS)) return rc;
+  p_bytes(&p, id, id_len);
+  p_f8(&p, now);
+  p_i4(&p, max);
+  if (!(res = qrun(db, LPG_ST_Q_DEPS, &p))) return db->rc;
+  n = PQntuples(res) < max ? PQntuples(res) : max;
+  for (i = 0; i < n && !failed; i++) {
+    out[i].id = (const char *)(uintptr_t)keep(db, res, i, 0, &out[i].id_len, &used, &failed);
+    out[i].status = r_i4(res, i, 1);
+  }
+  PQclear(res);
+  if (failed) return db->rc;
+  for (i = 0; i < n; i++) out[i].id = kept(db, (uintptr_t)out[i].id);
+  *count = n;
+  return LEASE_OK;
+}
+
 /* See lease.h: lease_count (queue NULL: every queue). */
 int lpg_q_count(lease_db *db, double now, const char *queue, size_t queue_len,
                 lease_counts *out) {
-  int64_t *all[12] = {&out->total, &out->done, &out->ready, &out->held, &out->blocked,
+  int64_t *all[13] = {&out->total, &out->done, &out->ready, &out->held, &out->blocked,
                       &out->available, &out->scheduled, &out->running, &out->retryable,
-                      &out->completed, &out->discarded, &out->cancelled};
+                      &out->completed, &out->discarded, &out->cancelled, &out->waiting};
   params p = {0};
   PGresult *res;
   int i, rc = lpg_ready(db);
@@ -320,7 +390,7 @@ int lpg_q_count(lease_db *db, double now, const char *queue, size_t queue_len,
   p_f8(&p, now);
   p_bytes(&p, queue, queue_len);
   if (!(res = qrun(db, attempts_read(db, LPG_ST_TALLY, LPG_ST_TALLY_OLD), &p))) return db->rc;
-  for (i = 0; i < 12; i++) *all[i] = r_i8(res, 0, i);
+  for (i = 0; i < 13; i++) *all[i] = r_i8(res, 0, i);
   PQclear(res);
   return LEASE_OK;
 }

@@ -122,6 +122,7 @@
 #define LPG_Q_SQL_STATUS_(now, attempt)                                             \
   "(CASE WHEN " now " IS NULL THEN 0 WHEN j.done <> 0 THEN 5"                      \
   " WHEN q.state = " LEASE__Q_DISCARDED_S " THEN 6 WHEN q.state = " LEASE__Q_CANCELLED_S " THEN 7" \
+  " WHEN q.state = " LEASE__Q_WAITING_S " THEN 8"                                   \
   " WHEN j.until > " now " THEN 3"                                                 \
   " WHEN q.run_at > " now " THEN (CASE WHEN " attempt " > 0 THEN 4 ELSE 2 END)"     \
   " ELSE 1 END)"
@@ -167,7 +168,7 @@
 #define LPG_Q_SQL_LIST LPG_Q_SQL_LIST_(LPG_SQL_ATTEMPT("j", "q"))
 #define LPG_Q_SQL_LIST_OLD LPG_Q_SQL_LIST_(LPG_Q_SQL_ATTEMPT_OLD)
 
-/* Counts: total, done, ready, held, blocked, then one per status 1..7.
+/* Counts: total, done, ready, held, blocked, then one per status 1..8.
 ** $1 now, $2 queue (NULL: all). */
 #define LPG_Q_SQL_TALLY_(attempt)                                                   \
   "SELECT count(*), count(*) FILTER (WHERE done <> 0),"                            \
@@ -177,7 +178,8 @@
   " count(*) FILTER (WHERE s = 1), count(*) FILTER (WHERE s = 2),"                 \
   " count(*) FILTER (WHERE s = 3), count(*) FILTER (WHERE s = 4),"                 \
   " count(*) FILTER (WHERE s = 5), count(*) FILTER (WHERE s = 6),"                 \
-  " count(*) FILTER (WHERE s = 7) FROM (SELECT j.done, j.until,"                   \
+  " count(*) FILTER (WHERE s = 7), count(*) FILTER (WHERE s = 8)"                 \
+  " FROM (SELECT j.done, j.until,"                                                 \
   " CASE WHEN j.done <> 0 THEN 0 ELSE " LPG_SQL_BLOCKED " END AS b, "              \
   LPG_Q_SQL_STATUS_("$1", attempt) " AS s FROM jobs j LEFT JOIN lease_queue q ON q.id = j.id" \
   " WHERE $2::bytea IS NULL OR coalesce(q.queue, 'default'::bytea) = $2) t"
@@ -266,6 +268,37 @@
   " WHERE id = $1"
 
 /*
+** Dependencies (lease.h: lease_new_job's after) in lease_deps(child,
+** parent), schema step DEPS (lpg_schema_sql.h, which also makes the
+** trigger lease_deps_follow that opens or cancels waiting children).  A
+** job whose parents are not all completed: q its lease_queue row.
+*/
+#define LPG_Q_SQL_DEP_PENDING(q)                                                    \
+  "EXISTS (SELECT 1 FROM lease_deps d JOIN lease_queue p ON p.id = d.parent"       \
+  " WHERE d.child = " q ".id AND p.state <> " LEASE__Q_COMPLETED_S ")"
+
+/* A listed job's queue state at enqueue, its row locked FOR SHARE so it
+** cannot end or complete before the enqueue commits; read after the lock.
+** $1 its id.  No row: missing. */
+#define LPG_Q_SQL_DEP_STATE                                                         \
+  "SELECT coalesce(s.state, " LEASE__Q_OPEN_S ") FROM (SELECT id FROM jobs WHERE id = $1" \
+  " FOR SHARE) j LEFT JOIN LATERAL lease_queue_now(j.id) s ON true"
+
+/* Store that $1 runs after $2; then $1 waits while one of its parents is
+** not completed. */
+#define LPG_Q_SQL_DEP_ADD                                                           \
+  "INSERT INTO lease_deps(child, parent) VALUES ($1, $2) ON CONFLICT DO NOTHING"
+#define LPG_Q_SQL_DEP_WAIT                                                          \
+  "UPDATE lease_queue SET state = " LEASE__Q_WAITING_S " WHERE id = $1"            \
+  " AND state = " LEASE__Q_OPEN_S " AND " LPG_Q_SQL_DEP_PENDING("lease_queue")
+
+/* The jobs $1 runs after, by id: id, status at $2 (0: no longer there). */
+#define LPG_Q_SQL_DEPS                                                              \
+  "SELECT d.parent, coalesce((SELECT " LPG_Q_SQL_STATUS("$2")                       \
+  " FROM jobs j LEFT JOIN lease_queue q ON q.id = j.id WHERE j.id = d.parent), 0)" \
+  " FROM lease_deps d WHERE d.child = $1 ORDER BY d.parent LIMIT $3"
+
+/*
 ** retry: unless the job is open and held (until > now), reopen it (done 0,
 ** no owner, until 0; the fence kept) with a fresh attempt budget, due
 ** since now (due_at).  ok is the core's rule (lease__retry_reason) on the
@@ -279,20 +312,23 @@
   " ok AS (SELECT j.id, j.fence FROM j, q WHERE NOT (j.done = 0 AND q.state = " LEASE__Q_OPEN_S    \
   " AND j.until > $2)),"                                                            \
   " u AS (UPDATE jobs SET done = 0, owner = NULL, until = 0 FROM ok WHERE jobs.id = ok.id)," \
-  " r AS (UPDATE lease_queue SET state = " LEASE__Q_OPEN_S ", base_fence = ok.fence," \
+  " r AS (UPDATE lease_queue SET state = CASE WHEN " LPG_Q_SQL_DEP_PENDING("lease_queue") \
+  " THEN " LEASE__Q_WAITING_S " ELSE " LEASE__Q_OPEN_S " END, base_fence = ok.fence," \
   " run_at = NULL, due_at = $2, finished_at = NULL"                                 \
   " FROM ok WHERE lease_queue.id = ok.id)"                                          \
   " SELECT j.id IS NOT NULL, j.done <> 0, q.state, j.until > $2"                  \
   " FROM (SELECT 1) one LEFT JOIN j ON true LEFT JOIN q ON true"
 
-/* cancel: an open job (not done, not ended: the core's rule,
-** lease__cancel_reason, in SQL) is cancelled at now.  $1 id, $2 now.  One
+/* cancel: an open or waiting job (not done, not ended: the core's rule,
+** lease__cancel_reason, in SQL) is cancelled at now (lease_deps_follow
+** then cancels the jobs waiting for it).  $1 id, $2 now.  One
 ** row: found, done, the queue's state before. */
 #define LPG_Q_SQL_CANCEL                                                            \
   "WITH j AS (SELECT id, done, fence FROM jobs WHERE id = $1 FOR UPDATE),"         \
   LPG_SQL_QUEUE_OF_J ","                                                            \
   " u AS (UPDATE lease_queue SET state = " LEASE__Q_CANCELLED_S ", finished_at = $2 FROM j, q" \
-  " WHERE lease_queue.id = j.id AND j.done = 0 AND q.state = " LEASE__Q_OPEN_S ")"  \
+  " WHERE lease_queue.id = j.id AND j.done = 0"                                     \
+  " AND q.state IN (" LEASE__Q_OPEN_S ", " LEASE__Q_WAITING_S "))"                  \
   " SELECT j.id IS NOT NULL, j.done <> 0, q.state"                                  \
   " FROM (SELECT 1) one LEFT JOIN j ON true LEFT JOIN q ON true"
 
@@ -433,6 +469,10 @@
 #define LPG_STMT_Q_SET_LIMITS LPG_Q_SQL_SET_LIMITS, 4, {T_BYTEA, T_INT8, T_INT8, T_FLOAT8}
 #define LPG_STMT_Q_TIDY LPG_Q_SQL_TIDY, 1, {T_BYTEA}
 #define LPG_STMT_Q_QUEUES LPG_Q_SQL_QUEUES, 0, {0}
+#define LPG_STMT_Q_DEP_STATE LPG_Q_SQL_DEP_STATE, 1, {T_BYTEA}
+#define LPG_STMT_Q_DEP_ADD LPG_Q_SQL_DEP_ADD, 2, {T_BYTEA, T_BYTEA}
+#define LPG_STMT_Q_DEP_WAIT LPG_Q_SQL_DEP_WAIT, 1, {T_BYTEA}
+#define LPG_STMT_Q_DEPS LPG_Q_SQL_DEPS, 3, {T_BYTEA, T_FLOAT8, T_INT4}
 #define LPG_STMT_CLOCK_READ LPG_Q_SQL_CLOCK_READ, 0, {0}
 #define LPG_STMT_CLOCK_MOVE LPG_Q_SQL_CLOCK_MOVE, 1, {T_FLOAT8}
 #define LPG_STMT_EVENT_ADD                                                          \

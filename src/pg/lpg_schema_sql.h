@@ -116,16 +116,58 @@
 ** lease_state. */
 #define LPG_STEP_TIMEOUT "ALTER TABLE lease_queue ADD COLUMN timeout float8"
 
-/* The version a database without a version row has: 9 when lease_queue
-** has the column timeout (step 9's layout, whose row another client
-** deleted: its steps must not run again; step 8's table is made again if
-** missing, CREATE TABLE IF NOT EXISTS), 7 when it has base_fence (step
-** 7's or 8's layout: step 8 runs again harmlessly), 6 when it has due_at (step 6's layout), 3 when the queue's
-** trigger lease_jobs_added is on jobs (every layout the engine made with
-** it before versions existed is version 3 on PostgreSQL), else 0 (a jobs
-** table alone). */
+/*
+** Step 10 (v9 -> v10): dependencies (lease.h: lease_new_job's after): the
+** table of edges lease_deps(child, parent), a child's edges going with
+** its job, the index by parent, and the trigger lease_deps_follow on
+** lease_queue that follows a parent's end in the statement that ends it:
+** completed opens its waiting children whose parents are now all
+** completed (due at run_at or the clock mark); discarded or cancelled
+** cancels them, each with the error 'dependency "<parent>" was <word>',
+** which fires the trigger again for theirs.  Every path that completes a
+** job (complete, complete_many, complete_claim_next, tx_complete) stores
+** done = 1 only when its guard passes, and lease_jobs_changed turns that
+** into the state: a refused write opens nothing.
+*/
+#define LPG_STEP_DEPS                                                             \
+  "CREATE TABLE IF NOT EXISTS lease_deps(child bytea NOT NULL" LPG_Q_SQL_REFS ","  \
+  " parent bytea NOT NULL, PRIMARY KEY (child, parent));"                         \
+  " CREATE INDEX IF NOT EXISTS lease_deps_parent ON lease_deps(parent, child);"   \
+  " CREATE OR REPLACE FUNCTION lease_deps_follow() RETURNS trigger LANGUAGE plpgsql" \
+  " AS $f$ BEGIN IF new.state = " LEASE__Q_COMPLETED_S " THEN"                   \
+  " UPDATE lease_queue c SET state = " LEASE__Q_OPEN_S ","                        \
+  " due_at = coalesce(c.run_at, " LPG_Q_SQL_DUE_NOW ")"                           \
+  " WHERE c.state = " LEASE__Q_WAITING_S                                          \
+  " AND c.id IN (SELECT d.child FROM lease_deps d WHERE d.parent = new.id)"       \
+  " AND NOT EXISTS (SELECT 1 FROM lease_deps d JOIN lease_queue p ON p.id = d.parent" \
+  " WHERE d.child = c.id AND p.state <> " LEASE__Q_COMPLETED_S ");"               \
+  " ELSE INSERT INTO lease_errors(id, attempt, at, owner, fence, message)"        \
+  " SELECT c.id, 0, new.finished_at, NULL, NULL,"                                 \
+  " convert_to('dependency \"', 'UTF8') || new.id || convert_to('\" was ' ||"    \
+  " CASE WHEN new.state = " LEASE__Q_DISCARDED_S " THEN 'discarded' ELSE 'cancelled' END, 'UTF8')" \
+  " FROM lease_deps d JOIN lease_queue c ON c.id = d.child"                       \
+  " WHERE d.parent = new.id AND c.state = " LEASE__Q_WAITING_S ";"                \
+  " UPDATE lease_queue c SET state = " LEASE__Q_CANCELLED_S ", finished_at = new.finished_at" \
+  " FROM lease_deps d WHERE d.parent = new.id AND d.child = c.id"                 \
+  " AND c.state = " LEASE__Q_WAITING_S "; END IF; RETURN NULL; END $f$;"          \
+  " DROP TRIGGER IF EXISTS lease_deps_follow ON lease_queue;"                     \
+  " CREATE TRIGGER lease_deps_follow AFTER UPDATE OF state ON lease_queue"         \
+  " FOR EACH ROW WHEN (new.state IN (" LEASE__Q_COMPLETED_S ", " LEASE__Q_DISCARDED_S "," \
+  " " LEASE__Q_CANCELLED_S ") AND new.state IS DISTINCT FROM old.state)"          \
+  " EXECUTE FUNCTION lease_deps_follow()"
+
+/* The version a database without a version row has: 10 when it has the
+** table lease_deps (step 10's layout, whose row another client deleted:
+** its steps must not run again), 9 when lease_queue has the column
+** timeout (step 9's layout; step 8's table is made again if missing,
+** CREATE TABLE IF NOT EXISTS), 7 when it has base_fence (step 7's or 8's
+** layout: step 8 runs again harmlessly), 6 when it has due_at (step 6's
+** layout), 3 when the queue's trigger lease_jobs_added is on jobs (every
+** layout the engine made with it before versions existed is version 3 on
+** PostgreSQL), else 0 (a jobs table alone). */
 #define LPG_SQL_CLASSIFY                                                          \
-  "SELECT CASE WHEN EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid ="          \
+  "SELECT CASE WHEN to_regclass('lease_deps') IS NOT NULL THEN 10"                \
+  " WHEN EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid ="                     \
   " to_regclass('lease_queue') AND attname = 'timeout' AND NOT attisdropped) THEN 9" \
   " WHEN EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid ="                     \
   " to_regclass('lease_queue') AND attname = 'base_fence' AND NOT attisdropped) THEN 7" \

@@ -156,8 +156,8 @@ void lsq_fix_row(lease_db *db, lease_row *row) {
 
 /* See lease.h: lease_count (queue NULL: every queue). */
 int lsq_count(lease_db *db, double now, const char *queue, size_t queue_len, lease_counts *out) {
-  int64_t *by_status[7] = {&out->available, &out->scheduled, &out->running, &out->retryable,
-                           &out->completed, &out->discarded, &out->cancelled};
+  int64_t *by_status[8] = {&out->available, &out->scheduled, &out->running, &out->retryable,
+                           &out->completed, &out->discarded, &out->cancelled, &out->waiting};
   sqlite3_stmt *st;
   int src, i;
   if (!(st = lsq_stmt(db, LSQ_ST_TALLY))) return db->rc;
@@ -171,7 +171,7 @@ int lsq_count(lease_db *db, double now, const char *queue, size_t queue_len, lea
     out->ready = (int64_t)sqlite3_column_double(st, 2);
     out->held = (int64_t)sqlite3_column_double(st, 3);
     out->blocked = (int64_t)sqlite3_column_double(st, 4);
-    for (i = 0; i < 7; i++) *by_status[i] = (int64_t)sqlite3_column_double(st, 5 + i);
+    for (i = 0; i < 8; i++) *by_status[i] = (int64_t)sqlite3_column_double(st, 5 + i);
     src = SQLITE_DONE;
   }
   return finish_read(db, st, src);
@@ -382,6 +382,7 @@ const lease__backend lease__sqlite = {
   .close = lsq_close,
   .init = sq_init,
   .enqueue = lsq_q_enqueue,
+  .after = lsq_q_after,
   .state = lsq_q_state,
   .write = sq_write,
   .complete_many = sq_complete_many,

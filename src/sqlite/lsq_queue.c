@@ -172,16 +172,43 @@ int lsq_q_expired(lease_db *db, const lease__write *w) {
   sqlite3_bind_double(end, 3, next.finished_at);
   if ((rc = run_once(db, end)) != LEASE_OK) return rc;
   LSQ(db)->expiry_discards++;
-  return lease__event_id(db, LEASE_EV_DISCARD, w->id, w->id_len, w->now, LEASE_GRANTED);
+  rc = lease__event_id(db, LEASE_EV_DISCARD, w->id, w->id_len, w->now, LEASE_GRANTED);
+  if (rc != LEASE_OK) return rc;
+  return lsq_q_cascade(db, w->id, w->id_len, LEASE__Q_DISCARDED, w->now);
 }
 
 /* See lsq.h. */
 int lsq_q_finished(lease_db *db, const lease__write *w) {
   sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_FINISHED);
+  int rc;
   if (!st) return db->rc;
   bind_bytes(st, 1, w->id, w->id_len);
   sqlite3_bind_double(st, 2, w->now);
+  if ((rc = run_once(db, st)) != LEASE_OK) return rc;
+  return lsq_q_release(db, w);
+}
+
+/* See lsq.h. */
+int lsq_q_release(lease_db *db, const lease__write *w) {
+  sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_DEP_RELEASE);
+  if (!st) return db->rc;
+  bind_bytes(st, 1, w->id, w->id_len);
   return run_once(db, st);
+}
+
+/* See lsq.h. */
+int lsq_q_cascade(lease_db *db, const char *id, size_t id_len, int qstate, double now) {
+  sqlite3_stmt *err = lsq_stmt(db, LSQ_ST_Q_DEP_ERRORS), *end = lsq_stmt(db, LSQ_ST_Q_DEP_CANCEL);
+  const char *word = qstate == LEASE__Q_DISCARDED ? "discarded" : "cancelled";
+  int rc;
+  if (!err || !end) return db->rc;
+  bind_bytes(err, 1, id, id_len);
+  sqlite3_bind_text(err, 2, word, -1, SQLITE_STATIC);
+  sqlite3_bind_double(err, 3, now);
+  if ((rc = run_once(db, err)) != LEASE_OK) return rc;
+  bind_bytes(end, 1, id, id_len);
+  sqlite3_bind_double(end, 3, now);
+  return run_once(db, end);
 }
 
 /* ===================================================================== */
@@ -200,13 +227,53 @@ typedef struct enqueue_ctx {
   int n, added;
 } enqueue_ctx;
 
+/* Before anything is written: every job the jobs list in after must
+** exist (or come earlier in the batch) and not be discarded or
+** cancelled; else lease__refuse_dep records which, and *refused is 1. */
+static int check_deps(lease_db *db, const enqueue_ctx *e, int *refused) {
+  sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_DEP_STATE);
+  int i, k, src;
+  *refused = 0;
+  if (!st) return db->rc;
+  for (i = 0; i < e->n; i++) {
+    const lease_new_job *j = &e->jobs[i];
+    for (k = 0; k < j->n_after; k++) {
+      int found, state = 0;
+      if (lease__dep_in_batch(e->jobs, i, k)) continue;
+      bind_bytes(st, 1, j->after[k], j->after_lens[k]);
+      src = sqlite3_step(st);
+      if (src != SQLITE_ROW && src != SQLITE_DONE) return step_failed(db, st, src);
+      found = src == SQLITE_ROW;
+      if (found) state = sqlite3_column_int(st, 0);
+      sqlite3_reset(st);
+      if ((*refused = lease__refuse_dep(db, i, k, found, state))) return LEASE_OK;
+    }
+  }
+  return LEASE_OK;
+}
+
+/* Store job j's dependencies; it waits while one is not completed. */
+static int add_deps(lease_db *db, const lease_new_job *j) {
+  sqlite3_stmt *add = lsq_stmt(db, LSQ_ST_Q_DEP_ADD), *wait = lsq_stmt(db, LSQ_ST_Q_DEP_WAIT);
+  int k, rc;
+  if (!add || !wait) return db->rc;
+  for (k = 0; k < j->n_after; k++) {
+    bind_bytes(add, 1, j->id, j->id_len);
+    bind_bytes(add, 2, j->after[k], j->after_lens[k]);
+    if ((rc = run_once(db, add)) != LEASE_OK) return rc;
+  }
+  bind_bytes(wait, 1, j->id, j->id_len);
+  return run_once(db, wait);
+}
+
 /* Write body: insert each job unless its id exists (contract step 2),
-** then store its data beside it. */
+** then store its data and dependencies beside it. */
 static int enqueue_body(lease_db *db, void *ctx) {
   enqueue_ctx *e = ctx;
   sqlite3_stmt *ins = lsq_stmt(db, LSQ_ST_ENQUEUE), *data = lsq_stmt(db, LSQ_ST_Q_DATA);
-  int i, rc;
+  int i, rc, refused;
   if (!ins || !data) return db->rc;
+  if ((rc = check_deps(db, e, &refused)) != LEASE_OK || refused) return rc;
   for (i = 0; i < e->n; i++) {
     const lease_new_job *j = &e->jobs[i];
     bind_bytes(ins, 1, j->id, j->id_len);
@@ -219,6 +286,7 @@ static int enqueue_body(lease_db *db, void *ctx) {
     if ((rc = lease__event_id(db, LEASE_EV_ENQUEUE, j->id, j->id_len, NAN, LEASE_GRANTED)))
       return rc;
     e->added++;
+    if (j->n_after > 0 && (rc = add_deps(db, j)) != LEASE_OK) return rc;
     if (!has_data(j)) continue;
     bind_bytes(data, 1, j->id, j->id_len);
     if (j->payload) sqlite3_bind_blob(data, 2, j->payload, (int)j->payload_len, SQLITE_STATIC);
@@ -365,6 +433,37 @@ int lsq_q_errors(lease_db *db, const char *id, size_t id_len, lease_job_error *o
     out[i].owner = kept(db, (uintptr_t)out[i].owner);
     out[i].message = kept(db, (uintptr_t)out[i].message);
   }
+  *count = n;
+  return LEASE_OK;
+}
+
+/* See lease.h: lease_after.  A file from before dependencies has none. */
+int lsq_q_after(lease_db *db, const char *id, size_t id_len, double now, lease_dep *out, int max,
+                int *count) {
+  sqlite3_stmt *st;
+  size_t used = 0;
+  int src, n = 0, i, failed = 0;
+  if (!LEASE_SCHEMA_HAS(LSQ(db)->version, DEPS)) return LEASE_OK;
+  if (!(st = lsq_stmt(db, LSQ_ST_Q_DEPS))) return db->rc;
+  bind_bytes(st, 1, id, id_len);
+  sqlite3_bind_double(st, 2, now);
+  sqlite3_bind_int(st, 3, max);
+  src = lsq_step(db, LSQ(db)->sql, st);
+  while (src == SQLITE_ROW && n < max && !failed) {
+    lease_dep *d = &out[n++];
+    d->id_len = (size_t)sqlite3_column_bytes(st, 0);
+    d->id = (const char *)(uintptr_t)keep_bytes(db, sqlite3_column_text(st, 0), d->id_len, &used,
+                                                &failed);
+    d->status = sqlite3_column_int(st, 1);
+    src = sqlite3_step(st);
+  }
+  if (failed) {
+    sqlite3_reset(st);
+    return db->rc;
+  }
+  if (src == SQLITE_ROW) src = SQLITE_DONE;
+  if (finish_read(db, st, src) != LEASE_OK) return db->rc;
+  for (i = 0; i < n; i++) out[i].id = kept(db, (uintptr_t)out[i].id);
   *count = n;
   return LEASE_OK;
 }
@@ -819,7 +918,9 @@ static int fail_body(lease_db *db, void *ctx) {
   bind_time(set, 4, next.run_at);
   bind_time(set, 5, next.finished_at);
   if ((rc = run_once(db, set)) != LEASE_OK || next.qstate != LEASE__Q_DISCARDED) return rc;
-  return lease__event_id(db, LEASE_EV_DISCARD, w->id, w->id_len, w->now, LEASE_GRANTED);
+  rc = lease__event_id(db, LEASE_EV_DISCARD, w->id, w->id_len, w->now, LEASE_GRANTED);
+  if (rc != LEASE_OK) return rc;
+  return lsq_q_cascade(db, w->id, w->id_len, LEASE__Q_DISCARDED, w->now);
 }
 
 /* See lease.h: lease_fail. */
@@ -886,7 +987,8 @@ static int retry_body(lease_db *db, void *ctx) {
     return rc;
   if (x->reason != LEASE_GRANTED) return LEASE_OK;
   if ((rc = run_id(db, LSQ_ST_Q_REOPEN, x)) != LEASE_OK) return rc;
-  return run_id(db, LSQ_ST_Q_RESET, x);
+  if ((rc = run_id(db, LSQ_ST_Q_RESET, x)) != LEASE_OK) return rc;
+  return run_id(db, LSQ_ST_Q_DEP_WAIT, x);   /* waits again for parents not completed */
 }
 
 /* Write body: cancel (see lease.h). */
@@ -904,7 +1006,8 @@ static int cancel_body(lease_db *db, void *ctx) {
   bind_bytes(end, 1, x->id, x->id_len);
   sqlite3_bind_int(end, 2, LEASE__Q_CANCELLED);
   sqlite3_bind_double(end, 3, x->now);
-  return run_once(db, end);
+  if ((rc = run_once(db, end)) != LEASE_OK) return rc;
+  return lsq_q_cascade(db, x->id, x->id_len, LEASE__Q_CANCELLED, x->now);
 }
 
 /* See lease.h: lease_retry. */

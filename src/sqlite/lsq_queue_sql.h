@@ -118,6 +118,7 @@
 #define LSQ_SQL_STATUS(now)                                               \
   "(CASE WHEN " now " IS NULL THEN 0 WHEN j.done <> 0 THEN 5"            \
   " WHEN q.state = " LEASE__Q_DISCARDED_S " THEN 6 WHEN q.state = " LEASE__Q_CANCELLED_S " THEN 7" \
+  " WHEN q.state = " LEASE__Q_WAITING_S " THEN 8"                         \
   " WHEN j.until > " now " THEN 3"                                       \
   " WHEN q.run_at > " now " THEN (CASE WHEN " LSQ_SQL_ATTEMPT("j", "q") " > 0 THEN 4 ELSE 2 END)" \
   " ELSE 1 END)"
@@ -165,7 +166,7 @@
   "(?2 IS NULL OR (?2 = 'default' AND NOT EXISTS"                        \
   " (SELECT 1 FROM lease_queue WHERE queue <> 'default')))"
 
-/* Counts: total, done, ready, held, blocked, then one per status 1..7.  ?1 now, ?2 queue
+/* Counts: total, done, ready, held, blocked, then one per status 1..8.  ?1 now, ?2 queue
 ** (NULL: all).  Every jobs row is read, and with it its lease_queue row,
 ** except a done job's when every job is counted (LSQ_SQL_TALLY_ALL): its
 ** status is completed (5) whatever that row says, and those jobs are only
@@ -174,12 +175,13 @@
 #define LSQ_SQL_Q_TALLY                                                   \
   "WITH w(a) AS (SELECT " LSQ_SQL_TALLY_ALL ")"                           \
   " SELECT t.n + d.n, t.done + d.n, t.ready, t.held, t.blocked, t.s1, t.s2, t.s3, t.s4," \
-  " t.s5 + CASE WHEN ?1 IS NULL THEN 0 ELSE d.n END, t.s6, t.s7"        \
+  " t.s5 + CASE WHEN ?1 IS NULL THEN 0 ELSE d.n END, t.s6, t.s7, t.s8"  \
   " FROM (SELECT count(*) AS n, total(done <> 0) AS done,"               \
   " total(done = 0 AND b = 0 AND until <= ?1) AS ready,"                  \
   " total(done = 0 AND b = 0 AND until > ?1) AS held, total(done = 0 AND b <> 0) AS blocked," \
   " total(s = 1) AS s1, total(s = 2) AS s2, total(s = 3) AS s3, total(s = 4) AS s4," \
-  " total(s = 5) AS s5, total(s = 6) AS s6, total(s = 7) AS s7 FROM ("  \
+  " total(s = 5) AS s5, total(s = 6) AS s6, total(s = 7) AS s7,"        \
+  " total(s = 8) AS s8 FROM ("                                           \
   "SELECT j.done, j.until, j.b, " LSQ_SQL_STATUS("?1") " AS s"           \
   " FROM " LSQ_SQL_TALLY_JOBS " AS j LEFT JOIN lease_queue AS q ON q.id = j.id" \
   " WHERE ((j.done <> 0) IS NOT 1 OR NOT (SELECT a FROM w))"             \
@@ -210,9 +212,11 @@
   "INSERT INTO lease_errors(id, attempt, at, owner, fence, message)"     \
   " VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
 
-/* End a job: ?1 id, ?2 state (discarded, cancelled), ?3 finished_at. */
+/* End a job, open or waiting: ?1 id, ?2 state (discarded, cancelled),
+** ?3 finished_at. */
 #define LSQ_SQL_Q_END                                                     \
-  "UPDATE lease_queue SET state = ?2, finished_at = ?3 WHERE id = ?1 AND state = " LEASE__Q_OPEN_S
+  "UPDATE lease_queue SET state = ?2, finished_at = ?3 WHERE id = ?1"     \
+  " AND state IN (" LEASE__Q_OPEN_S ", " LEASE__Q_WAITING_S ")"
 
 /* When a completion was stored.  ?1 id, ?2 now. */
 #define LSQ_SQL_Q_FINISHED "UPDATE lease_queue SET finished_at = ?2 WHERE id = ?1"
@@ -407,6 +411,72 @@
   " WHERE seq > ?1 AND (?2 IS NULL OR id = ?2) ORDER BY seq LIMIT ?3"
 
 /*
+** Dependencies (lease.h: lease_new_job's after), in lease_deps(child,
+** parent): one row per job a job was enqueued after, kept while the child
+** is (schema step DEPS; lease_deps_parent finds a parent's children).  A
+** child waits (state LEASE__Q_WAITING) while one of its parents is not
+** completed; a parent no longer there counts as done.
+*/
+
+/* A listed job's queue state at enqueue: ?1 its id.  No row: missing. */
+#define LSQ_SQL_Q_DEP_STATE                                               \
+  "SELECT coalesce((SELECT state FROM lease_queue WHERE id = ?1), " LEASE__Q_OPEN_S ")" \
+  " FROM jobs WHERE id = ?1"
+
+/* Store that ?1 runs after ?2. */
+#define LSQ_SQL_Q_DEP_ADD "INSERT OR IGNORE INTO lease_deps(child, parent) VALUES (?1, ?2)"
+
+/* A job with a parent not completed, of those `but` leaves in.  q: its
+** lease_queue row. */
+#define LSQ_SQL_DEP_PENDING(q, but)                                       \
+  "EXISTS (SELECT 1 FROM lease_deps AS d JOIN lease_queue AS p ON p.id = d.parent" \
+  " WHERE d.child = " q ".id" but " AND p.state <> " LEASE__Q_COMPLETED_S ")"
+
+/* Job ?1, open, waits while some parent is not completed (enqueue, retry). */
+#define LSQ_SQL_Q_DEP_WAIT                                                \
+  "UPDATE lease_queue SET state = " LEASE__Q_WAITING_S " WHERE id = ?1"   \
+  " AND state = " LEASE__Q_OPEN_S " AND " LSQ_SQL_DEP_PENDING("lease_queue", "")
+
+/* The completion of ?1 opens its waiting children whose other parents are
+** all completed, due at run_at or at the clock mark.  ?1 itself counts as
+** completed: only complete's guarded step runs this, once it stored
+** (lsq_q_release), so the fence decides whether a child opens. */
+#define LSQ_SQL_Q_DEP_RELEASE                                             \
+  "UPDATE lease_queue SET state = " LEASE__Q_OPEN_S ","                   \
+  " due_at = coalesce(run_at, " LSQ_SQL_DUE_NOW ")"                      \
+  " WHERE state = " LEASE__Q_WAITING_S                                    \
+  " AND id IN (SELECT child FROM lease_deps WHERE parent = ?1)"          \
+  " AND NOT " LSQ_SQL_DEP_PENDING("lease_queue", " AND d.parent <> ?1")
+
+/* The waiting jobs below ?1 (its children, theirs, ...), each with the
+** parent that ends it (the least id of those on the way). */
+#define LSQ_SQL_DEP_BELOW                                                 \
+  "WITH RECURSIVE k(id, parent) AS (SELECT d.child, d.parent FROM lease_deps AS d" \
+  " JOIN lease_queue AS c ON c.id = d.child WHERE d.parent = ?1"         \
+  " AND c.state = " LEASE__Q_WAITING_S                                    \
+  " UNION SELECT d.child, d.parent FROM k JOIN lease_deps AS d ON d.parent = k.id" \
+  " JOIN lease_queue AS c ON c.id = d.child WHERE c.state = " LEASE__Q_WAITING_S ")"
+
+/* The discard or cancel of ?1 (?2 "discarded" or "cancelled", at ?3)
+** cancels the jobs waiting below it: first each one's error, 'dependency
+** "<parent>" was <word>' (cancelled for those below a child), then their
+** state. */
+#define LSQ_SQL_Q_DEP_ERRORS                                              \
+  LSQ_SQL_DEP_BELOW " INSERT INTO lease_errors(id, attempt, at, owner, fence, message)" \
+  " SELECT id, 0, ?3, NULL, NULL, CAST('dependency \"' || min(parent) || '\" was '" \
+  " || CASE WHEN min(parent) = ?1 THEN ?2 ELSE 'cancelled' END AS BLOB)" \
+  " FROM k GROUP BY id"
+#define LSQ_SQL_Q_DEP_CANCEL                                              \
+  LSQ_SQL_DEP_BELOW " UPDATE lease_queue SET state = " LEASE__Q_CANCELLED_S "," \
+  " finished_at = ?3 WHERE id IN (SELECT id FROM k)"
+
+/* The jobs ?1 runs after, by id: id, status at ?2 (0: no longer there). */
+#define LSQ_SQL_Q_DEPS                                                    \
+  "SELECT d.parent, coalesce((SELECT " LSQ_SQL_STATUS("?2")               \
+  " FROM jobs AS j LEFT JOIN lease_queue AS q ON q.id = j.id WHERE j.id = d.parent), 0)" \
+  " FROM lease_deps AS d WHERE d.child = ?1 ORDER BY d.parent LIMIT ?3"
+
+/*
 ** The queue's statements only this backend runs (lsq_sql.h's list takes
 ** them after the shared ones): its queue operations are several statements
 ** in one transaction where PostgreSQL's are one (claim_next: CANDIDATES,
@@ -417,6 +487,9 @@
 ** pruned by a statement of their own (PRUNE_CLAIMS; PostgreSQL's RECENT
 ** prunes and counts).  TIDY_CLAIMS, the claims of a queue left without a
 ** rate (PostgreSQL's TIDY drops them too), runs by its text as TIDY does.
+** A completion opens the jobs waiting for it, and a discard or cancel
+** cancels them, by statements of their own (DEP_RELEASE, DEP_ERRORS,
+** DEP_CANCEL), where PostgreSQL's trigger lease_deps_follow does both.
 */
 #define LSQ_QUEUE_OWN_STATEMENTS(XX)     \
   XX(Q_DATA)                             \
@@ -430,6 +503,9 @@
   XX(Q_INFO)                             \
   XX(Q_REOPEN)                           \
   XX(Q_RESET)                            \
-  XX(Q_PRUNE_CLAIMS)
+  XX(Q_PRUNE_CLAIMS)                     \
+  XX(Q_DEP_RELEASE)                      \
+  XX(Q_DEP_ERRORS)                       \
+  XX(Q_DEP_CANCEL)
 
 #endif

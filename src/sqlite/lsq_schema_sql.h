@@ -207,19 +207,38 @@
 #define LSQ_STEP_TIMEOUT(XX) XX("ALTER TABLE lease_queue ADD COLUMN timeout REAL")
 
 /*
+** Step 10 (v9 -> v10): dependencies (lsq_queue_sql.h, lease_deps): the
+** table of edges, child and parent job ids, its index by parent, and the
+** trigger that drops a job's edges with it.  A job waiting for its
+** parents is lease_queue state LEASE__Q_WAITING, which needs no change to
+** the layout.
+*/
+#define LSQ_STEP_DEPS(XX)                                                 \
+  XX("CREATE TABLE IF NOT EXISTS lease_deps(child TEXT NOT NULL, parent TEXT NOT NULL," \
+     " PRIMARY KEY (child, parent)) WITHOUT ROWID")                       \
+  XX("CREATE INDEX IF NOT EXISTS lease_deps_parent ON lease_deps(parent, child)") \
+  XX("CREATE TRIGGER IF NOT EXISTS lease_deps_gone AFTER DELETE ON jobs BEGIN" \
+     " DELETE FROM lease_deps WHERE child = old.id; END")
+
+/*
 ** The version a file without a version row has, from what it holds: no
 ** lease_queue is version 0 (the contract's bare table, with or without
-** the index lease_jobs_pending of the engine before its queue); a
-** lease_queue with an attempt column is 1; one with a timeout column is 9
-** and one with a due_at column (but none named timeout) is 6 (a file of
-** step 9's, 8's, 7's or 6's layout whose row another client deleted: its
-** steps must not run again; step 7 does nothing on SQLite and step 8 only
-** makes a table if it is missing, so their layouts are read as 6's); one with neither is 3 when the triggers
+** the index lease_jobs_pending of the engine before its queue); one with
+** the table lease_deps is 10 (a file of step 10's layout whose row
+** another client deleted: its steps must not run again); a lease_queue
+** with an attempt column is 1; one with a timeout column is 9 and one
+** with a due_at column (but none named timeout) is 6 (a file of step
+** 9's, 8's, 7's or 6's layout whose row another client deleted: its
+** steps must not run again; step 7 does nothing on SQLite and step 8
+** only makes a table if it is missing, so their layouts are read as
+** 6's); one with neither is 3 when the triggers
 ** lease_jobs_enqueued and lease_jobs_renamed are there, else 2.
 */
 #define LSQ_SQL_CLASSIFY                                                  \
   "SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM sqlite_master"             \
   " WHERE type = 'table' AND name = 'lease_queue') THEN 0"               \
+  " WHEN EXISTS (SELECT 1 FROM sqlite_master"                            \
+  " WHERE type = 'table' AND name = 'lease_deps') THEN 10"                \
   " WHEN EXISTS (SELECT 1 FROM pragma_table_info('lease_queue')"         \
   " WHERE name = 'attempt') THEN 1"                                      \
   " WHEN EXISTS (SELECT 1 FROM pragma_table_info('lease_queue')"         \

@@ -118,6 +118,19 @@ describe("a database's schema version", function()
     end)
   end
 
+  it("is reached by the steps lease.SCHEMA_STEPS names, numbered 1 to SCHEMA_VERSION in order", function()
+    local seen = {}
+    for name, v in pairs(lease.SCHEMA_STEPS) do
+      assert.are.equal("string", type(name))
+      assert.is_nil(seen[v], "two steps make version " .. tostring(v))
+      seen[v] = name
+    end
+    for v = 1, lease.SCHEMA_VERSION do assert.truthy(seen[v], "no step makes version " .. v) end
+    assert.are.same({ 1, 4, 5, lease.SCHEMA_VERSION },
+      { lease.SCHEMA_STEPS.QUEUE, lease.SCHEMA_STEPS.SCHEDULES, lease.SCHEMA_STEPS.CONTROL,
+        #seen })
+  end)
+
   it("of an older database is read, not written, by a read-only handle #sqlite", function()
     local p = older(1, "schema-ro-v1")
     local bytes = H.read(p)

@@ -1385,6 +1385,14 @@ brings an older database up to it; a database of a newer one is refused.
 @field SCHEMA_VERSION
 */
 
+/***
+The schema's numbered steps, by name (`QUEUE`, `REFENCE`, ..., as
+`LEASE_SCHEMA_STEPS` in src/core/lease_schema.h lists them): the version
+each step makes, an integer from 1 to `SCHEMA_VERSION`.  A database of
+version `SCHEMA_STEPS.NAME - 1` is the layout from before that step.
+@field SCHEMA_STEPS
+*/
+
 /* See lease_lua.h: require "lease". */
 LEASE_API int luaopen_lease(lua_State *L) {
   size_t i;
@@ -1404,6 +1412,13 @@ LEASE_API int luaopen_lease(lua_State *L) {
   lua_setfield(L, -2, "version");
   lua_pushinteger(L, LEASE_SCHEMA_VERSION);
   lua_setfield(L, -2, "SCHEMA_VERSION");
+  lua_createtable(L, 0, LEASE_SCHEMA_VERSION);
+#define LEASE_LUA_STEP_(name)                  \
+  lua_pushinteger(L, LEASE__STEP_##name + 1); \
+  lua_setfield(L, -2, #name);
+  LEASE_SCHEMA_STEPS(LEASE_LUA_STEP_)
+#undef LEASE_LUA_STEP_
+  lua_setfield(L, -2, "SCHEMA_STEPS");
   lease_lua_process_register(L);   /* pid, hostname, on_signal, signals */
   /* lease.thread: the same table as require "lease.thread" (lease_thread.c) */
   luaL_requiref(L, "lease.thread", luaopen_lease_thread, 0);

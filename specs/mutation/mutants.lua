@@ -2570,4 +2570,62 @@ return {
     to = [=[    return c->version >= LPG_SCHEDULES_READABLE - 1 ? LEASE_OK : lpg_s_temp(db);]=],
     hint = "specs/41-schedule_spec.lua",
   },
+  -- waiting for jobs (lease_wait: src/core/lease_queue.c, src/sqlite/lsq_wake.c,
+  -- src/pg/lpg_wake.c) -------------------------------------------------
+  {
+    name = "wake-enqueue-no-signal", step = "own", file = "src/core/lease_queue.c",
+    fn = "lease_enqueue",
+    from = [=[  if (rc == LEASE_OK && n == 1) lease__wake(db, j.queue, j.queue_len);]=],
+    to = [=[]=],
+    hint = "specs/57-wake_spec.lua",
+  },
+  {
+    name = "wake-wait-ignores-due-time", step = "own", file = "src/core/lease_queue.c",
+    fn = "lease_wait",
+    from = [=[    if (delay < left) left = delay;]=],
+    to = [=[]=],
+    hint = "specs/57-wake_spec.lua",
+  },
+  {
+    name = "wake-release-no-signal", step = "own", file = "src/core/lease.c",
+    fn = "lease_release",
+    from = [=[  if (why == LEASE_GRANTED) lease__wake(db, NULL, 0);]=],
+    to = [=[]=],
+    hint = "specs/57-wake_spec.lua",
+  },
+  {
+    name = "wake-sqlite-no-broadcast", step = "own", file = "src/sqlite/lsq_wake.c",
+    fn = "lsq_wake",
+    from = [=[  w->signals++;
+  pthread_cond_broadcast(&w->cv);
+  pthread_mutex_unlock(&w->mu);]=],
+    to = [=[  pthread_mutex_unlock(&w->mu);]=],
+    hint = "specs/57-wake_spec.lua",
+  },
+  {
+    name = "wake-sqlite-other-process-unseen", step = "own", file = "src/sqlite/lsq_wake.c",
+    fn = "lsq_wait_signal",
+    from = [=[    if (pthread_cond_timedwait(&w->cv, &w->mu, &ts) == ETIMEDOUT && watcher) watch_files(db, w);]=],
+    to = [=[    pthread_cond_timedwait(&w->cv, &w->mu, &ts);]=],
+    hint = "specs/57-wake_spec.lua",
+  },
+  {
+    name = "pg-wake-no-notify", step = "own", file = "src/pg/lpg_wake.c", backend = "pg",
+    fn = "lpg_wake",
+    from = [=[  res = PQexecParams(LPG(db)->pg, LPG_SQL_WAKE, 1, types, v, len, fmt, 1);
+  PQclear(res);]=],
+    to = [=[  (void)types;
+  (void)v;
+  (void)len;
+  (void)fmt;
+  (void)res;]=],
+    hint = "specs/57-wake_spec.lua",
+  },
+  {
+    name = "pg-wake-other-queue-wakes-not", step = "own", file = "src/pg/lpg_wake.c", backend = "pg",
+    fn = "woken_by",
+    from = [=[        (n->extra[0] == '\0' || strcmp(n->extra, want) == 0))]=],
+    to = [=[        n->extra[0] == '\0')]=],
+    hint = "specs/57-wake_spec.lua",
+  },
 }

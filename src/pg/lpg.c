@@ -44,7 +44,7 @@ static const char *const stmt_sql[LPG_ST_COUNT] = {
 #undef LPG_ST_SQL_
 };
 
-_Static_assert(LPG_ST_COUNT <= LPG_SLOT_QUEUE, "lpg.c's statements take the slots below the queue's");
+_Static_assert(LPG_ST_COUNT <= LPG_SLOT_WAKE, "lpg.c's statements take the slots below lpg_wake.c's");
 
 /* Each statement's parameter types, in $n order. */
 static const struct {
@@ -169,6 +169,7 @@ static int set_session(lease_db *db) {
            " SET default_transaction_read_only = %s; SET client_min_messages = warning",
            ms, db->opt.synchronous == LEASE_SYNC_FULL ? "on" : "off", ro ? "on" : "off");
   LPG(db)->prepared = 0;
+  LPG(db)->listening = 0;   /* a new session listens to nothing */
   return lpg_exec(db, sql);
 }
 
@@ -713,4 +714,8 @@ const lease__backend lease__pg = {
   .unschedule = lpg_s_unschedule,
   .schedules = lpg_s_schedules,
   .tick = lpg_s_tick,
+  .wake = lpg_wake,
+  .wait_mark = lpg_wait_mark,
+  .due = lpg_due,
+  .wait_signal = lpg_wait_signal,
 };

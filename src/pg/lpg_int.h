@@ -24,6 +24,7 @@ enum { T_BYTEA = 17, T_INT8 = 20, T_INT4 = 23, T_FLOAT8 = 701, T_BYTEA_ARRAY = 1
 /* Prepared statements are numbered per session: lpg.c's list from 0,
 ** lpg_queue.c's from LPG_SLOT_QUEUE; one bit each in lpg_conn.prepared. */
 #define LPG_SLOT_QUEUE 32
+#define LPG_SLOT_WAKE 24       /* lpg_wake.c's one */
 #define LPG_SLOT_SCHEDULE 56   /* lpg_schedule.c's, from here on */
 #define LPG_SLOTS 64
 
@@ -34,6 +35,7 @@ typedef struct lpg_conn {
   void *tx;            /* lpg_tx.c's state of this connection */
   int version;         /* the database's schema version (lpg_schema_read) */
   int versioned;       /* the database holds its version row */
+  int listening;       /* this session LISTENs for wake signals (lpg_wake.c) */
 } lpg_conn;
 
 #define LPG(db) ((lpg_conn *)(db)->conn)
@@ -149,6 +151,15 @@ int lpg_outcome(lease_db *db, const lease__write *w, const PGresult *r, int64_t 
 ** nothing but their ids: one INSERT of them all (LPG_SQL_ENQUEUE_MANY),
 ** its own transaction; *inserted: how many were new (may be NULL). */
 int lpg_enqueue_ids(lease_db *db, const lease_new_job *jobs, int n, int *inserted);
+
+/* ---- lpg_wake.c --------------------------------------------------------- */
+
+/* lease__pg's wait members (lease_int.h): LISTEN/NOTIFY on "lease_wake". */
+void lpg_wake(lease_db *db, const char *queue, size_t queue_len);
+int lpg_wait_mark(lease_db *db, uint64_t *mark);
+int lpg_due(lease_db *db, const char *queue, size_t queue_len, double *delay);
+int lpg_wait_signal(lease_db *db, const char *queue, size_t queue_len, uint64_t mark,
+                    double seconds, int *signalled);
 
 /* ---- lpg_schema.c ------------------------------------------------------- */
 

@@ -398,4 +398,8 @@ const lease__backend lease__sqlite = {
   .unschedule = lsq_s_unschedule,
   .schedules = lsq_s_schedules,
   .tick = lsq_s_tick,
+  .wake = lsq_wake,
+  .wait_mark = lsq_wait_mark,
+  .due = lsq_due,
+  .wait_signal = lsq_wait_signal,
 };

@@ -2594,6 +2594,13 @@ return {
     hint = "specs/57-wake_spec.lua",
   },
   {
+    name = "wake-fail-no-signal", step = "own", file = "src/core/lease_queue.c",
+    fn = "lease_fail",
+    from = [=[  if (st == LEASE_STATUS_RETRYABLE) lease__wake(db, NULL, 0);]=],
+    to = [=[]=],
+    hint = "specs/57-wake_spec.lua",
+  },
+  {
     name = "wake-sqlite-no-broadcast", step = "own", file = "src/sqlite/lsq_wake.c",
     fn = "lsq_wake",
     from = [=[  w->signals++;
@@ -2625,7 +2632,7 @@ return {
     name = "pg-wake-other-queue-wakes-not", step = "own", file = "src/pg/lpg_wake.c", backend = "pg",
     fn = "woken_by",
     from = [=[        (n->extra[0] == '\0' || strcmp(n->extra, want) == 0))]=],
-    to = [=[        n->extra[0] == '\0')]=],
+    to = [=[        (n->extra[0] == '\0' || want[0] == '\1'))]=],
     hint = "specs/57-wake_spec.lua",
   },
 }

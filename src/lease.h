@@ -813,8 +813,9 @@ LEASE_API int lease_queues(lease_db *db, double now, lease_queue_info *out, int 
 ** lease_enqueue_many, lease_release, lease_fail, lease_retry, lease_resume,
 ** lease_limit, a lease_tick that enqueued) signal the waiters of their
 ** database: on SQLite every handle on the same file in this process at
-** once, other processes' handles within LEASE_WAKE_CHECK_MS (each waiter
-** looks at the size and time of the database's files that often); on
+** once, other processes' handles within LEASE_WAKE_CHECK_MS while the
+** database is busy, within 100 ms after a quiet spell (one waiter per file
+** and process looks at the size and time of the database's files); on
 ** PostgreSQL through
 ** LISTEN/NOTIFY on the channel "lease_wake" (the payload is the queue, or
 ** empty for any queue), so waiters on every host.  A paused or limited
@@ -834,7 +835,9 @@ LEASE_API int lease_wait(lease_db *db, const char *queue, size_t queue_len, doub
                          int *woken);
 
 /* How often, in milliseconds, a waiting SQLite handle looks for the writes
-** of other processes (the size and time of the database's files).  The
+** of other processes (the size and time of the database's files) while the
+** database is busy; while nothing changes the interval grows to 100 ms (or
+** to this, when longer), and any write seen brings it back.  The
 ** environment variable LEASE_WAKE_CHECK_MS (1 to 3600000), read once per
 ** process, replaces it. */
 #define LEASE_WAKE_CHECK_MS 10

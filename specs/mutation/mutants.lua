@@ -2604,6 +2604,7 @@ return {
     name = "wake-sqlite-no-broadcast", step = "own", file = "src/sqlite/lsq_wake.c",
     fn = "lsq_wake",
     from = [=[  w->signals++;
+  w->every_ms = 0;   /* the database is busy: look often again */
   pthread_cond_broadcast(&w->cv);
   pthread_mutex_unlock(&w->mu);]=],
     to = [=[  pthread_mutex_unlock(&w->mu);]=],

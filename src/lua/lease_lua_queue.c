@@ -553,7 +553,7 @@ the queue's jobs (a run_at, a retry's backoff, a lease that expires) or
 until a write wakes it: an enqueue, release, fail with a retry, retry,
 resume, limit or a tick that enqueued, on any handle on the database.  On
 SQLite a write of this process wakes it at once, another process's within
-about 10 ms (the size and time of its files); on PostgreSQL through
+10 to 100 ms (the size and time of its files); on PostgreSQL through
 LISTEN/NOTIFY.
 Nothing is claimed: call db:claim_next after it.  Due times are compared
 with db:server_now(), so the jobs' times must be seconds since the epoch.

@@ -15,14 +15,15 @@
 ** at the head of the -shm, the step that makes it visible (a look between
 ** the two misses the commit, so the header counts too).  One waiter of the
 ** file in this process, the watcher, reads these every LEASE_WAKE_CHECK_MS
-** and signals the others when they changed: five system calls per check
-** for the whole process, no lock taken (PRAGMA data_version would take the
-** -shm's locks each time).  A checkpoint changes them too: that costs a
+** while the database is busy (an interval that grows to LSQ_WAKE_QUIET_MS
+** while nothing changes) and signals the others when they changed: five
+** system calls per look for the whole process, no lock taken (PRAGMA
+** data_version would take the -shm's locks each time).  A checkpoint changes them too: that costs a
 ** look, never a missed write.
 ** A wait is thus: the mark (the counter and the files' stamp) read before
-** the caller's look at the due time, then sleeps of at most
-** LEASE_WAKE_CHECK_MS until the counter or the stamp moved past the mark,
-** or the time ran out; a signal sent between the look and the sleep is
+** the caller's look at the due time, then sleeps (the watcher's of its
+** interval) until the counter or the stamp moved past the mark, or the
+** time ran out; a signal sent between the look and the sleep is
 ** never missed.
 */
 #include "lsq.h"
@@ -47,6 +48,7 @@ struct lsq_waiters {
   uint64_t signals;           /* signals sent (under mu) */
   uint64_t stamp;             /* the files' stamp as a watcher last read it (under mu) */
   int watching;               /* 1 while a waiter is the watcher (under mu) */
+  double every_ms;            /* the watcher's interval now, 0 for the shortest (under mu) */
   struct lsq_waiters *next;   /* the registry's list */
 };
 
@@ -59,6 +61,11 @@ static lsq_waiters *registry;
 ** LEASE_WAKE_CHECK_MS, or the environment variable of that name when it
 ** holds a number from 1 to 3600000 (read once per process). */
 static double check_every_ms = LEASE_WAKE_CHECK_MS;
+
+/* The longest interval of the watcher, milliseconds: it grows by half
+** from check_every_ms with each look that finds the files as they were,
+** up to this, and goes back with each write seen or signalled. */
+#define LSQ_WAKE_QUIET_MS 100
 static pthread_once_t check_once = PTHREAD_ONCE_INIT;
 
 /* Read the environment's LEASE_WAKE_CHECK_MS into check_every_ms. */
@@ -166,6 +173,7 @@ void lsq_wake(lease_db *db, const char *queue, size_t queue_len) {
   if (!w) return;
   pthread_mutex_lock(&w->mu);
   w->signals++;
+  w->every_ms = 0;   /* the database is busy: look often again */
   pthread_cond_broadcast(&w->cv);
   pthread_mutex_unlock(&w->mu);
 }
@@ -267,20 +275,27 @@ static int wait_alone(lease_db *db, double end, int *signalled) {
 }
 
 /* Under w->mu: read the files' stamp; when it moved past w->stamp, keep it
-** and signal every waiter (another process wrote).  Returns the stamp. */
+** and signal every waiter (another process wrote), and the watcher's
+** interval goes back to the shortest; else it grows by half, up to
+** LSQ_WAKE_QUIET_MS.  Returns the stamp. */
 static uint64_t watch_files(lease_db *db, lsq_waiters *w) {
   uint64_t s = files_stamp(db);
   if (s != w->stamp) {
     w->stamp = s;
     w->signals++;
+    w->every_ms = 0;
     pthread_cond_broadcast(&w->cv);
+  } else {
+    double quiet = check_every_ms > LSQ_WAKE_QUIET_MS ? check_every_ms : LSQ_WAKE_QUIET_MS;
+    w->every_ms = (w->every_ms > 0 ? w->every_ms : check_every_ms) * 1.5;
+    if (w->every_ms > quiet) w->every_ms = quiet;
   }
   return s;
 }
 
 /*
 ** See lease_int.h.  One waiter of the file at a time is its watcher: it
-** sleeps in slices of LEASE_WAKE_CHECK_MS and reads the files' stamp after
+** sleeps in slices of its interval (w->every_ms) and reads the files' stamp after
 ** each (watch_files), which signals every waiter when another process
 ** wrote; the others sleep until a signal or their end.  The stamp is read
 ** under the mutex, once more as each waiter starts (against its own mark,
@@ -307,11 +322,11 @@ int lsq_wait_signal(lease_db *db, const char *queue, size_t queue_len, uint64_t 
     if (w->signals != mark) *signalled = 1;
   }
   while (!*signalled) {
-    double now = now_ms();
+    double now = now_ms(), every = w->every_ms > 0 ? w->every_ms : check_every_ms;
     struct timespec ts;
     if (now >= end) break;
     if (!w->watching) watcher = w->watching = 1;
-    ts = at_ms(watcher && now + check_every_ms < end ? now + check_every_ms : end);
+    ts = at_ms(watcher && now + every < end ? now + every : end);
     if (pthread_cond_timedwait(&w->cv, &w->mu, &ts) == ETIMEDOUT && watcher) watch_files(db, w);
     if (w->signals != mark) *signalled = 1;
   }

@@ -183,7 +183,19 @@ typedef struct lease_options {
                            reads (state, lists, counts) compare with the mark this handle
                            last read.  Default LEASE_CLOCK_FACTOR; 0 turns the check off;
                            else a finite number > 1.  The mark is kept whatever this is */
+  int64_t events_keep;  /* the events ledger (lease_events): 0 (default): this handle's
+                           writes record no event; else record them and keep the newest
+                           events_keep (LEASE_EVENTS_KEEP is the binding's default when
+                           turned on).  Off by default: it costs a batch of jobs about a
+                           sixth of its throughput (docs/benchmarks.md) */
+  double events_max_age;  /* also drop events whose at is more than this before the now of
+                           the write that prunes (caller's unit); 0 (default): no age bound;
+                           else finite and > 0 */
 } lease_options;
+
+/* The events kept when the ledger is turned on without a bound (Lua's
+** events = true). */
+#define LEASE_EVENTS_KEEP 100000
 
 /* The default clock_factor of lease_options: a ratio of 100 between now
 ** and the mark, far beyond any drift of clocks in one unit and well short
@@ -905,6 +917,96 @@ LEASE_API int lease_cancel(lease_db *db, const char *id, size_t id_len, double n
 */
 LEASE_API int lease_prune(lease_db *db, double before, const char *queue, size_t queue_len,
                           int status, int64_t *deleted);
+
+/* ===================================================================== */
+/* The events ledger: every operation on a job, as the engine saw it.     */
+/* ===================================================================== */
+
+/*
+** The operations the ledger records, one list: LEASE_EVENT_MAP(XX) calls
+** XX(NAME, "word") for each, from LEASE_EV_ENQUEUE (1) up.
+**   ENQUEUE   lease_enqueue, one per job (refused: exists)
+**   CLAIM     lease_claim, and each job lease_claim_next took
+**   RENEW, COMPLETE, RELEASE, FAIL, CANCEL, RETRY   the call of that name
+**             (complete_many and complete_claim_next: one complete per job)
+**   DISCARD   the queue discarded the job, its attempts used up: after
+**             the fail of its last attempt, or the expire that was its last
+**   EXPIRE    a lease found ended by time, unreported, by a claim of the
+**             job (lease_claim, lease_claim_next): owner and fence are the
+**             expired lease's; the claim's own event follows, or a discard
+**   PRUNE     lease_prune deleted the job
+**   PAUSE, RESUME, LIMIT   queue control: no id, the queue in queue
+*/
+#define LEASE_EVENT_MAP(XX) \
+  XX(ENQUEUE, "enqueue")    \
+  XX(CLAIM, "claim")        \
+  XX(RENEW, "renew")        \
+  XX(COMPLETE, "complete")  \
+  XX(FAIL, "fail")          \
+  XX(RELEASE, "release")    \
+  XX(CANCEL, "cancel")      \
+  XX(RETRY, "retry")        \
+  XX(DISCARD, "discard")    \
+  XX(EXPIRE, "expire")      \
+  XX(PRUNE, "prune")        \
+  XX(PAUSE, "pause")        \
+  XX(RESUME, "resume")      \
+  XX(LIMIT, "limit")
+
+typedef enum lease_event_op {
+  LEASE_EV_NONE = 0,
+#define LEASE_EV_ENUM_(name, word) LEASE_EV_##name,
+  LEASE_EVENT_MAP(LEASE_EV_ENUM_)
+#undef LEASE_EV_ENUM_
+  LEASE_EV_END
+} lease_event_op;
+
+/* lease_event_name: the word of an event's op ("claim", ...); "unknown"
+** for others.  Never fails. */
+LEASE_API const char *lease_event_name(int op);
+
+/*
+** One event of the ledger.  Strings point into memory owned by the handle,
+** valid until the next call on it.
+*/
+typedef struct lease_event {
+  int64_t seq;          /* its place in the ledger, increasing */
+  double at;            /* the caller's now of the call; for a call without one
+                           (enqueue, release, prune, queue control) the engine's
+                           clock, seconds since the epoch */
+  int op;               /* LEASE_EV_* */
+  const char *id;       size_t id_len;      /* the job; NULL for queue control */
+  const char *queue;    size_t queue_len;   /* queue control's queue, else NULL */
+  const char *owner;    size_t owner_len;   /* the caller's owner, NULL when the op has none */
+  int has_fence;        /* 1 when fence is set */
+  int64_t fence;        /* the caller's fence, or a claim's new fence when granted */
+  int reason;           /* LEASE_GRANTED (outcome "ok") or the refusal's reason */
+} lease_event;
+
+/* What lease_events reads.  Zero it (or { NULL }), then set fields. */
+typedef struct lease_event_filter {
+  const char *id;       size_t id_len;      /* one job's events (LEASE_NTS allowed); NULL: all */
+  int64_t since;        /* only events with seq > since; 0 for the start */
+} lease_event_filter;
+
+/*
+** lease_events: read up to max events of the ledger matching f, in seq
+** order: a page; out[count-1].seq is the next page's since.  The ledger is
+** written in the same transaction as each operation, refused ones too (a
+** refused write changes nothing else), by handles opened with events_keep
+** above 0 (lease_options; off by default), and pruned to the newest
+** events_keep.  A database
+** older than the ledger's schema step reads as an empty ledger.
+**   f:     the filter (NULL: every event from the start).
+**   max:   >= 1; out has room for max events.
+**   count: receives how many were read; fewer than max means the end.
+** Cost: by seq, an index range; by id, a scan of the ledger (at most
+** events_keep rows).
+** Returns LEASE_OK, LEASE_MISUSE (out or count NULL, max < 1, an empty id,
+** since < 0) or a database error.
+*/
+LEASE_API int lease_events(lease_db *db, const lease_event_filter *f, int max, lease_event *out,
+                           int *count);
 
 /*
 ** lease_backoff: the default delay before retrying a job whose attempt

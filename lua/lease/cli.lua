@@ -12,6 +12,7 @@
 --   lease pause DB QUEUE | lease resume DB QUEUE
 --   lease limit DB QUEUE [--concurrency N] [--rate N --per S] [--clear]
 --   lease queues DB [--json] [--now T]
+--   lease events DB [--job ID] [--since SEQ] [--limit N] [--json]
 --
 -- Inspection reads `until` as wall-clock seconds (lease.now(), what the pool
 -- stores); a database kept on another clock passes its own --now.  Times
@@ -1052,10 +1053,67 @@ local function cmd_queues(argv, out, err)
   end)
 end
 
+--- lease events DB [--job ID] [--since SEQ] [--limit N] [--json]: the
+-- events ledger (db:events) in seq order, all of it or one job's, after
+-- seq SEQ, at most N: seq, time (UTC), op, outcome and reason, job (or
+-- queue), owner, fence; or one JSON array of the events as db:events reads
+-- them (times as the stored numbers).
+-- @tparam table argv {"events", args...}
+-- @tparam file out where the list goes
+-- @tparam file err where a note on how the file was read goes (open_ro)
+-- @treturn integer 0
+-- @raise a usage error, or a database error
+local function cmd_events(argv, out, err)
+  local flags, pos = parse(argv, 2, { ["--job"] = true, ["--since"] = true, ["--limit"] = true,
+                                     ["--json"] = false })
+  if #pos ~= 1 then usage("events takes one database path") end
+  local limit = number_flag(flags, "--limit", "integer", 1)
+  local since = number_flag(flags, "--since", "integer", 0) or 0
+  local job = flags["--job"]
+  if job == "" then usage("--job needs a job id, got ''") end
+  return compat.using(open_ro(pos[1], err), function(db)
+    local rows = {}
+    repeat
+      local want = limit and math.min(10000, limit - #rows) or 10000
+      local page = db:events({ id = job, since_seq = since, limit = want })
+      for _, e in ipairs(page) do rows[#rows + 1] = e end
+      if #page > 0 then since = page[#page].seq end
+    until #page < want or (limit and #rows >= limit)
+    if flags["--json"] then
+      local json = require("lease.json")
+      local parts = {}
+      for k, e in ipairs(rows) do
+        parts[k] = json.encode({ seq = e.seq, at = e.at, op = e.op, id = utf8_safe(e.id) or json.null,
+                                 queue = utf8_safe(e.queue) or json.null,
+                                 owner = utf8_safe(e.owner) or json.null, fence = e.fence or json.null,
+                                 outcome = e.outcome, reason = e.reason or json.null },
+          { keyorder = { "seq", "at", "op", "id", "queue", "owner", "fence", "outcome", "reason" } })
+      end
+      out:write("[", table.concat(parts, ",\n "), "]\n")
+      return 0
+    end
+    local w = 3
+    for _, e in ipairs(rows) do w = math.max(w, width(show_bytes(e.id or e.queue or "-"))) end
+    w = math.min(w, 60)
+    local fmt = "%8s  %-24s  %-8s  %-20s  %s  %s  %s\n"
+    out:write(string.format(fmt, "SEQ", "AT (UTC)", "OP", "OUTCOME", pad("JOB", w), pad("OWNER", 12),
+      "FENCE"))
+    for _, e in ipairs(rows) do
+      local job_or_queue = e.id and show_bytes(e.id) or ("queue " .. show_bytes(e.queue or "-"))
+      out:write(string.format(fmt, tostring(e.seq), iso_time(e.at), e.op,
+        e.reason and ("refused " .. e.reason) or "ok", pad(job_or_queue, w),
+        pad(e.owner and show_bytes(e.owner) or "-", 12), e.fence and tostring(e.fence) or "-"))
+    end
+    out:write(string.format("%d events\n", #rows))
+    return 0
+  end)
+end
+
 --- lease pool DB WORKER.lua [-j N] [--ttl S] [--queue Q] [--forever]
 -- [--grace S] [--batch N] [--poll S] [--drain-wait S] [--decode json]
 -- [--quiet]: runs lease.pool over the queue with the handler WORKER.lua
--- returns, and prints the summary.  The older order WORKER.lua DB is
+-- returns (or its table of handler and hooks, lease.pool.HOOKS), and prints
+-- the summary.  The older order WORKER.lua DB is
 -- still read when the first ends in ".lua" and the second does not.  The
 -- script is compiled once first, so a syntax error is reported once.  A
 -- live progress line goes to stderr when it is a terminal (never with
@@ -1203,6 +1261,13 @@ Each tick enqueues the job NAME@TICK when `lease tick` or a --forever pool runs.
     options = [[
   --json            one JSON array of {name, paused, concurrency, rate, per, and a count per status}
   --now T           count statuses at T (seconds or a date) instead of now]] },
+  { name = "events", args = "DB [--job ID] [--since SEQ] [--limit N] [--json]", run = cmd_events,
+    help = "list the events ledger: every operation on a job, refused ones too",
+    options = [[
+  --job ID          only this job's events
+  --since SEQ       only the events after seq SEQ (a page's last seq)
+  --limit N         at most N events
+  --json            one JSON array of {seq, at, op, id, queue, owner, fence, outcome, reason}]] },
 }
 local BY_NAME = {}
 for _, c in ipairs(COMMANDS) do BY_NAME[c.name] = c end
@@ -1283,7 +1348,8 @@ function cli.usage(progname)
     OPTIONS,
     "With no script and no -e or -v: an interactive prompt when standard input is a",
     "terminal, else standard input is run as the script.",
-    "The modules lease, lease.thread, lease.pool and lease.cli are preloaded.",
+    "The modules lease, lease.thread, lease.pool, lease.cli and lease.testing are",
+    "preloaded.",
     "Commands:",
   }
   for _, c in ipairs(COMMANDS) do

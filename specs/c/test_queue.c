@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -222,6 +223,66 @@ static void test_backoff(void **state) {
   assert_string_equal(lease_reason_name(LEASE_DISCARDED), "discarded");
 }
 
+/* The events ledger: off by default, kept to events_keep, lease_events'
+** paging and its argument checks, and the options' checks. */
+static void test_events(void **state) {
+  lease_db *db = *state, *ev = NULL;
+  lease_options o;
+  lease_event out[8];
+  lease_event_filter f = {NULL, 0, 0};
+  int count = -1, i;
+  enqueue(db, "off", 0, NAN);
+  assert_int_equal(lease_events(db, NULL, 8, out, &count), LEASE_OK);
+  assert_int_equal(count, 0);                       /* off by default */
+  lease_options_default(&o);
+  o.events_keep = -1;
+  assert_int_equal(lease_open(fresh_path(), &o, &ev), LEASE_MISUSE);
+  assert_string_equal(lease_errmsg(ev), "events_keep must be >= 0 (0: no events)");
+  lease_close(ev);
+  o.events_keep = 3;
+  o.events_max_age = NAN;
+  assert_int_equal(lease_open(fresh_path(), &o, &ev), LEASE_MISUSE);
+  lease_close(ev);
+  o.events_max_age = 0;
+  assert_int_equal(lease_open(fresh_path(), &o, &ev), LEASE_OK);
+  for (i = 0; i < 5; i++) {
+    char id[8];
+    snprintf(id, sizeof id, "e%d", i);
+    enqueue(ev, id, 0, NAN);
+  }
+  assert_int_equal(lease_events(ev, NULL, 8, out, &count), LEASE_OK);
+  assert_int_equal(count, 3);                       /* the newest 3 */
+  assert_string_equal(out[0].id, "e2");
+  assert_string_equal(out[2].id, "e4");
+  assert_int_equal(out[2].op, LEASE_EV_ENQUEUE);
+  assert_int_equal(out[2].reason, LEASE_GRANTED);
+  assert_string_equal(lease_event_name(out[2].op), "enqueue");
+  f.since = out[0].seq;
+  assert_int_equal(lease_events(ev, &f, 1, out, &count), LEASE_OK);
+  assert_int_equal(count, 1);
+  assert_string_equal(out[0].id, "e3");
+  f.id = "e4";
+  f.id_len = LEASE_NTS;
+  assert_int_equal(lease_events(ev, &f, 8, out, &count), LEASE_OK);
+  assert_int_equal(count, 1);
+  /* bad arguments: named, nothing read */
+  assert_int_equal(lease_events(ev, NULL, 0, out, &count), LEASE_MISUSE);
+  assert_string_equal(lease_errmsg(ev), "max must be at least 1");
+  assert_int_equal(lease_events(ev, NULL, 1, NULL, &count), LEASE_MISUSE);
+  assert_string_equal(lease_errmsg(ev), "out and count must not be NULL");
+  f.id = NULL;
+  f.since = -1;
+  assert_int_equal(lease_events(ev, &f, 1, out, &count), LEASE_MISUSE);
+  assert_string_equal(lease_errmsg(ev), "since must be >= 0");
+  f.since = 0;
+  f.id = "";
+  f.id_len = 0;
+  assert_int_equal(lease_events(ev, &f, 1, out, &count), LEASE_MISUSE);
+  assert_string_equal(lease_event_name(0), "unknown");
+  assert_string_equal(lease_event_name(LEASE_EV_END), "unknown");
+  lease_close(ev);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_order_and_run_at, setup_db, teardown_db),
@@ -230,6 +291,7 @@ int main(void) {
     cmocka_unit_test_setup_teardown(test_misuse, setup_db, teardown_db),
     cmocka_unit_test_setup_teardown(test_not_supported, setup_db, teardown_db),
     cmocka_unit_test(test_backoff),
+    cmocka_unit_test_setup_teardown(test_events, setup_db, teardown_db),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

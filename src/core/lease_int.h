@@ -16,6 +16,7 @@
 
 #include "lease.h"
 #include "lease_schema.h"
+#include "lease_statements.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -241,8 +242,13 @@ int lease__retry_reason(const lease__facts *f);
 ** (see lease.h for what each does and returns).  Each records its failures
 ** on db (lease__fail, lease__set_error) and returns the result code.
 */
+struct lease__event;
+
 typedef struct lease__backend {
   const char *name;
+  /* The SQL text of shared statement `which` (lease_statements.h) as this
+  ** backend runs it; NULL for a backend not built (lpg_none.c). */
+  const char *(*statement)(lease__stmt which);
   /* Open db->path with db->opt; set db->conn.  On failure db->conn may be
   ** left NULL; close is called in any case. */
   int (*open)(lease_db *db);
@@ -328,7 +334,7 @@ typedef struct lease__backend {
   int (*file_id)(lease_db *db, uint64_t *dev, uint64_t *ino);
   /* The database's clock, seconds since the epoch, into *out. */
   int (*server_now)(lease_db *db, double *out);
-  /* Waiting for jobs (lease_wait, src/core/lease_wait.c).  A backend may
+  /* Waiting for jobs (lease_wait, src/core/lease_queue.c).  A backend may
   ** leave these NULL: lease_wait then sleeps until the due time or the
   ** timeout without a signal.  wake: tell the database's waiters that a
   ** job of queue (NULL: of any queue) may have become claimable or due
@@ -344,12 +350,64 @@ typedef struct lease__backend {
   int (*due)(lease_db *db, const char *queue, size_t queue_len, double *delay);
   int (*wait_signal)(lease_db *db, const char *queue, size_t queue_len, uint64_t mark,
                      double seconds, int *signalled);
+  /* The events ledger (lease_events; src/core/lease_events.c).  event:
+  ** insert e into lease_events inside the transaction of the write
+  ** running (e->at NaN: the engine's clock), its seq into *seq.
+  ** event_prune: delete the events with seq <= upto, and those before the
+  ** first whose at >= cutoff (cutoff -HUGE_VAL: none by age).  events:
+  ** read as lease_events does (f checked, max >= 1).  NULL: no ledger. */
+  int (*event)(lease_db *db, const struct lease__event *e, int64_t *seq);
+  int (*event_prune)(lease_db *db, int64_t upto, double cutoff);
+  int (*events)(lease_db *db, const lease_event_filter *f, int max, lease_event *out,
+                int *count);
 } lease__backend;
 
 /* lease__wake: after a write of db committed that may make a job of queue
 ** (NULL: of any queue) claimable or due sooner, signal the waiters
-** (lease_wait) through db's backend.  src/core/lease_wait.c. */
+** (lease_wait) through db's backend.  src/core/lease_queue.c. */
 void lease__wake(lease_db *db, const char *queue, size_t queue_len);
+
+/*
+** One event for the ledger (lease.h: lease_event), as a backend stores it:
+** op a LEASE_EV_*, reason LEASE_GRANTED or the refusal's (its outcome);
+** strings NULL for SQL NULL; at NaN for the engine's clock.
+*/
+typedef struct lease__event {
+  int op;
+  const char *id;     size_t id_len;
+  const char *queue;  size_t queue_len;
+  const char *owner;  size_t owner_len;
+  int has_fence;
+  int64_t fence;
+  double at;
+  int reason;
+} lease__event;
+
+/*
+** lease__event_add: record e in the ledger inside the transaction of the write
+** running on db, when db records events (lease__events_on), then prune
+** the ledger when its seq comes to a multiple of the prune step (a tenth
+** of events_keep, 1 to LEASE__EVENTS_STEP): the events before the newest
+** events_keep - step + 1 deleted by one seq range, so the ledger never
+** holds more than events_keep; with events_max_age also those older than
+** e->at - events_max_age.  LEASE_OK, or the backend's failure recorded
+** (the caller's transaction then rolls back with the operation).
+*/
+#define LEASE__EVENTS_STEP 1000
+int lease__event_add(lease_db *db, const lease__event *e);
+
+/* lease__events_on: 1 when writes on db record events: events_keep > 0,
+** the backend has a ledger, the database's schema has the EVENTS step. */
+int lease__events_on(const lease_db *db);
+
+/* lease__event_write: lease__event_add of guarded write w (op LEASE__CLAIM
+** ... or fail) as op (LEASE_EV_*), its id, owner, now, fence (a claim's
+** new fence when granted), and reason. */
+int lease__event_write(lease_db *db, int op, const lease__write *w, int64_t fence, int reason);
+
+/* lease__event_id: lease__event_add of op on job id (no owner, no fence) at
+** `at` (NaN: the engine's clock) with reason. */
+int lease__event_id(lease_db *db, int op, const char *id, size_t id_len, double at, int reason);
 
 /* A with_lease transaction (lease.h: lease_tx), on the caller's stack for
 ** the length of lease_with_lease. */

@@ -19,7 +19,7 @@
 #define LEASE_SCHEMA_H
 
 /* The version this build makes and knows: the number of steps. */
-#define LEASE_SCHEMA_VERSION 6
+#define LEASE_SCHEMA_VERSION 8
 
 /*
 ** The steps, in order: the k-th entry takes version k-1 to k.
@@ -41,6 +41,14 @@
 **              lease_queue_ready, and the triggers on jobs giving a job
 **              without run_at the clock mark (lease_meta, key clock_mark)
 **              as its due_at when they make or reopen its queue row.
+**   ATTEMPTS  7: PostgreSQL counts a job's attempts as SQLite does, the
+**              fence's growth since lease_queue.base_fence (each job's
+**              count kept), no longer in a column a trigger counts up at
+**              each claim; nothing on SQLite.
+**   EVENTS    8: the events ledger's table lease_events (lease.h, "The
+**              events ledger"): seq, at, op, id, queue, owner, fence,
+**              outcome, reason; op and reason as the numbers of lease.h's
+**              lists, outcome 0 (ok) or 1 (refused); nothing else.
 */
 #define LEASE_SCHEMA_STEPS(XX) \
   XX(QUEUE)                    \
@@ -48,7 +56,9 @@
   XX(RENAMED)                  \
   XX(SCHEDULES)                \
   XX(CONTROL)                  \
-  XX(CLOCK)
+  XX(CLOCK)                    \
+  XX(ATTEMPTS)                 \
+  XX(EVENTS)
 
 /* How many steps LEASE_SCHEMA_STEPS lists: must be LEASE_SCHEMA_VERSION. */
 enum {

@@ -128,6 +128,37 @@ static int close_handle(lua_State *L, int i) {
   return 0;
 }
 
+/* The open option events at the top: false (no events, the default), true
+** (keep LEASE_EVENTS_KEEP), or a table {keep = integer >= 1, max_age =
+** seconds > 0}. */
+static void check_events_option(lua_State *L, const lb_arg *a, lease_options *opt) {
+  int t = lua_gettop(L);
+  if (lua_type(L, t) == LUA_TBOOLEAN) {
+    opt->events_keep = lua_toboolean(L, t) ? LEASE_EVENTS_KEEP : 0;
+    return;
+  }
+  if (!lua_istable(L, t)) lb_error(L, a, "events must be a boolean or a table {keep=, max_age=}");
+  opt->events_keep = LEASE_EVENTS_KEEP;
+  lua_pushnil(L);
+  while (lua_next(L, t)) {
+    const char *key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
+    if (strcmp(key, "keep") == 0) {
+      double k = lua_type(L, -1) == LUA_TNUMBER ? lua_tonumber(L, -1) : 0;
+      if (!(k >= 1 && k <= 9007199254740992.0 && floor(k) == k))
+        lb_error(L, a, "events.keep must be an integer >= 1");
+      opt->events_keep = (int64_t)k;
+    } else if (strcmp(key, "max_age") == 0) {
+      double s = lua_type(L, -1) == LUA_TNUMBER ? lua_tonumber(L, -1) : 0;
+      if (!(s > 0 && isfinite(s))) lb_error(L, a, "events.max_age must be a finite number > 0");
+      opt->events_max_age = s;
+    } else {
+      lb_error(L, a, lua_pushfstring(L, "events has an unknown key '%s'",
+                                     luaL_tolstring(L, -2, NULL)));
+    }
+    lua_pop(L, 1);
+  }
+}
+
 /* Read the options table at i into opt; raises on an unknown key or bad value. */
 static void check_options(lua_State *L, const lb_callee *c, int i, lease_options *opt) {
   const lb_arg *a = LB_ARG(c, i, "options");
@@ -166,6 +197,8 @@ static void check_options(lua_State *L, const lb_callee *c, int i, lease_options
       double f = lua_type(L, -1) == LUA_TNUMBER ? lua_tonumber(L, -1) : 0;
       if (!(f > 1 && isfinite(f))) lb_error(L, a, "clock_factor must be a finite number > 1");
       clock_factor = f;
+    } else if (key && strcmp(key, "events") == 0) {
+      check_events_option(L, a, opt);
     } else if (key && strcmp(key, "clock_check") == 0) {
       if (lua_type(L, -1) != LUA_TBOOLEAN) lb_error(L, a, "clock_check must be a boolean");
       clock_check = lua_toboolean(L, -1);
@@ -192,7 +225,12 @@ one (its columns, types and constraints).
   default 100: a call whose `now` is off from the database's clock mark, the
   highest `now` it has seen, by this factor or more either way raises, as when
   one caller counts seconds and another milliseconds; compared only when both
-  are at least 1e6), `clock_check` (boolean, default true; false: no check).
+  are at least 1e6), `clock_check` (boolean, default true; false: no check),
+  `events` (false, the default: this handle's writes record no event in the
+  ledger; true or a table `{keep = integer >= 1, max_age = number > 0}`:
+  record them, keep the newest `keep` events (default 100000), and with
+  `max_age` none older than that before the now of the write that prunes;
+  see db:events).
 @treturn db an open handle
 @raise `bad argument` for a bad path or option; `lease.open: <message> [<code>]
   (file "<path>")` when the database cannot be opened (cantopen, notadb,
@@ -967,7 +1005,7 @@ static const lb_op *const ops[] = {
   &lb_op_claim_many, &lb_op_fail, &lb_op_retry, &lb_op_cancel, &lb_op_prune,
   &lb_op_with_lease, &lb_op_fence_gate,
   &lb_op_pause, &lb_op_resume, &lb_op_limit, &lb_op_queues, &lb_op_wait,
-  &op_server_now,
+  &op_server_now, &lb_op_events,
   &lb_op_schedule, &lb_op_unschedule, &lb_op_schedules, &lb_op_tick,
 };
 

@@ -160,6 +160,7 @@ typedef struct lb_args {
   lease_job_error errs[LEASE_ERRORS_KEPT];
   lease_schedule_spec sched;    /* schedule */
   int more;                     /* tick: more may be due */
+  lease_event_filter events;    /* events */
 } lb_args;
 
 /*
@@ -193,6 +194,9 @@ extern const lb_op lb_op_claim_many;
 /* The records fail, retry, cancel and prune. */
 extern const lb_op lb_op_fail, lb_op_retry, lb_op_cancel, lb_op_prune;
 extern const lb_op lb_op_pause, lb_op_resume, lb_op_limit, lb_op_queues, lb_op_wait;
+
+/* The events record (lease_lua_events.c). */
+extern const lb_op lb_op_events;
 
 /* lease.backoff(attempt): the default backoff (lease_backoff). */
 int lb_backoff(lua_State *L);

@@ -10,37 +10,24 @@
 */
 #include "lpg_int.h"
 #include "lpg_queue_sql.h"
+#include "lpg_schema_sql.h"   /* LPG_ATTEMPTS_READABLE */
 
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The queue's statements, slots from LPG_SLOT_QUEUE on. */
-enum {
-#define LPG_Q_ENUM_(name, ...) Q_##name,
-  LPG_QUEUE_STATEMENT_MAP(LPG_Q_ENUM_)
-#undef LPG_Q_ENUM_
-  Q_COUNT
-};
-
-_Static_assert(LPG_SLOT_QUEUE + Q_COUNT <= LPG_SLOT_SCHEDULE, "one bit per statement in lpg_conn.prepared");
-
-static const struct {
-  const char *sql;
-  int n;
-  unsigned types[LPG_MAX_PARAMS];
-} q_stmt[Q_COUNT] = {
-#define LPG_Q_DEF_(name, sql, n, ...) [Q_##name] = {sql, n, __VA_ARGS__},
-  LPG_QUEUE_STATEMENT_MAP(LPG_Q_DEF_)
-#undef LPG_Q_DEF_
-};
-
-/* Run queue statement `which` with parameters p; NULL on a failure
+/* Run statement `which` (LPG_ST_*) with parameters p; NULL on a failure
 ** recorded. */
 static PGresult *qrun(lease_db *db, int which, const params *p) {
-  return lpg_run(db, LPG_SLOT_QUEUE + which, q_stmt[which].sql, q_stmt[which].n,
-                 q_stmt[which].types, p);
+  return lpg_stmt_run(db, which, p);
+}
+
+/* The statement of a read of jobs with their attempts: `which`, or `old`
+** on a database before schema step ATTEMPTS (a read-only handle's, which
+** reads the attempts there from lease_queue.attempt). */
+static int attempts_read(lease_db *db, int which, int old) {
+  return LPG(db)->version < LPG_ATTEMPTS_READABLE ? old : which;
 }
 
 /* A float8 parameter, SQL NULL for NaN (no time). */
@@ -100,12 +87,12 @@ int lpg_q_clock(lease_db *db) {
   if (isnan(db->clock_now) || !LEASE_SCHEMA_HAS(LPG(db)->version, CLOCK)
       || (db->opt.flags & LEASE_OPEN_READONLY))
     return LEASE_OK;
-  if (!(res = qrun(db, Q_CLOCK_READ, NULL))) return db->rc;
+  if (!(res = qrun(db, LPG_ST_CLOCK_READ, NULL))) return db->rc;
   mark = PQntuples(res) == 1 ? r_time(res, 0, 0) : NAN;
   PQclear(res);
   if ((rc = lease__clock(db, mark, &move)) != LEASE_OK || !move) return rc;
   p_f8(&p, db->clock_now);
-  if (!(res = qrun(db, Q_CLOCK_MOVE, &p))) return db->rc;
+  if (!(res = qrun(db, LPG_ST_CLOCK_MOVE, &p))) return db->rc;
   PQclear(res);
   return LEASE_OK;
 }
@@ -133,9 +120,14 @@ static int enqueue_body(lease_db *db, void *ctx) {
     p_i8(&p, j->priority);
     p_time(&p, j->has_run_at ? j->run_at : NAN);
     p_i8(&p, j->max_attempts);
-    if (!(res = qrun(db, Q_ENQUEUE, &p))) return db->rc;
-    e->added += atoi(PQcmdTuples(res));
+    int added, rc;
+    if (!(res = qrun(db, LPG_ST_ENQUEUE, &p))) return db->rc;
+    added = atoi(PQcmdTuples(res));
+    e->added += added;
     PQclear(res);
+    if ((rc = lease__event_id(db, LEASE_EV_ENQUEUE, j->id, j->id_len, NAN,
+                              added ? LEASE_GRANTED : LEASE_EXISTS)) != LEASE_OK)
+      return rc;
   }
   return LEASE_OK;
 }
@@ -160,11 +152,14 @@ static int has_data(const lease_new_job *j) {
 ** (lpg_enqueue_ids); else a statement per job between BEGIN and COMMIT. */
 int lpg_q_enqueue(lease_db *db, const lease_new_job *jobs, int n, int *inserted) {
   enqueue_ctx e = {jobs, n, 0};
-  int i, plain = n > 1, rc = lpg_ready(db);
+  int i, plain = n > 1, began, rc = lpg_ready(db);
   if (rc != LEASE_OK) return rc;
   for (i = 0; plain && i < n; i++) plain = !has_data(&jobs[i]);
   if (plain) return lpg_enqueue_ids(db, jobs, n, inserted);
-  rc = n == 1 ? enqueue_body(db, &e) : in_txn(db, enqueue_body, &e);
+  if (n == 1 && (rc = lpg_ev_begin(db, &began)) == LEASE_OK)
+    rc = lpg_ev_end(db, enqueue_body(db, &e), began);
+  else if (n != 1)
+    rc = in_txn(db, enqueue_body, &e);
   if (rc == LEASE_OK && inserted) *inserted = e.added;
   return rc;
 }
@@ -224,7 +219,7 @@ int lpg_q_state(lease_db *db, const char *id, size_t id_len, double now, lease_r
   if (rc != LEASE_OK) return rc;
   p_bytes(&p, id, id_len);
   p_time(&p, now);
-  if (!(res = qrun(db, Q_STATE, &p))) return db->rc;
+  if (!(res = qrun(db, attempts_read(db, LPG_ST_Q_STATE, LPG_ST_Q_STATE_OLD), &p))) return db->rc;
   if (PQntuples(res) == 1) {
     if (copy_full_row(db, res, 0, row, &used) != LEASE_OK) {
       PQclear(res);
@@ -251,7 +246,7 @@ int lpg_q_list(lease_db *db, const lease_filter *f, int max, lease_row *rows, in
   p_bytes(&p, f->queue, f->queue_len);
   p_i4(&p, f->results != 0);
   p_i4(&p, f->which);
-  if (!(res = qrun(db, Q_LIST, &p))) return db->rc;
+  if (!(res = qrun(db, attempts_read(db, LPG_ST_Q_LIST, LPG_ST_Q_LIST_OLD), &p))) return db->rc;
   n = PQntuples(res) < max ? PQntuples(res) : max;
   for (i = 0; i < n; i++) {
     if (copy_full_row(db, res, i, &rows[i], &used) != LEASE_OK) {
@@ -275,7 +270,7 @@ int lpg_q_errors(lease_db *db, const char *id, size_t id_len, lease_job_error *o
   if (rc != LEASE_OK) return rc;
   p_bytes(&p, id, id_len);
   p_i4(&p, max);
-  if (!(res = qrun(db, Q_ERRORS, &p))) return db->rc;
+  if (!(res = qrun(db, LPG_ST_Q_ERRORS, &p))) return db->rc;
   n = PQntuples(res) < max ? PQntuples(res) : max;
   for (i = 0; i < n && !failed; i++) {
     lease_job_error *e = &out[i];
@@ -307,7 +302,7 @@ int lpg_q_count(lease_db *db, double now, const char *queue, size_t queue_len,
   if (rc != LEASE_OK) return rc;
   p_f8(&p, now);
   p_bytes(&p, queue, queue_len);
-  if (!(res = qrun(db, Q_TALLY, &p))) return db->rc;
+  if (!(res = qrun(db, attempts_read(db, LPG_ST_TALLY, LPG_ST_TALLY_OLD), &p))) return db->rc;
   for (i = 0; i < 12; i++) *all[i] = r_i8(res, 0, i);
   PQclear(res);
   return LEASE_OK;
@@ -322,6 +317,36 @@ typedef struct taken {
   size_t id, id_len, payload, payload_len, queue, queue_len;
 } taken;
 
+/* The ledger's event of a job claim_next's row i of res saw with a lapsed
+** lease: op EXPIRE (its owner and fence, the old lease's), or DISCARD. */
+static int lapsed_event(lease_db *db, const lease__write *w, const PGresult *res, int i, int op) {
+  lease__event e;
+  memset(&e, 0, sizeof e);
+  e.op = op;
+  e.id = PQgetvalue(res, i, 0);
+  e.id_len = (size_t)PQgetlength(res, i, 0);
+  if (op == LEASE_EV_EXPIRE) {
+    e.owner = PQgetisnull(res, i, 8) ? NULL : PQgetvalue(res, i, 8);
+    e.owner_len = (size_t)PQgetlength(res, i, 8);
+    e.has_fence = 1;
+    e.fence = r_i8(res, i, 9);
+  }
+  e.at = w->now;
+  e.reason = LEASE_GRANTED;
+  return lease__event_add(db, &e);
+}
+
+/* The ledger's claim event of claim_next's row i of res: taken, or
+** refused as discarded (its expiry was its last attempt), as claim's. */
+static int claim_event(lease_db *db, const lease__write *w, const PGresult *res, int i,
+                       int reason) {
+  lease__write one = *w;
+  one.id = PQgetvalue(res, i, 0);
+  one.id_len = (size_t)PQgetlength(res, i, 0);
+  return lease__event_write(db, LEASE_EV_CLAIM, &one,
+                            reason == LEASE_GRANTED ? r_i8(res, i, 1) : 0, reason);
+}
+
 /*
 ** See lease.h: lease_claim_next, on a ready connection.  One
 ** statement per round (LPG_Q_SQL_CLAIM_NEXT), each its own transaction
@@ -333,7 +358,7 @@ static int claim_rounds(lease_db *db, const lease__write *w, int max, lease_job 
                         int *count) {
   taken *t;
   size_t used = 0;
-  int n = 0, i, failed = 0;
+  int n = 0, i, failed = 0, rc = LEASE_OK;
   if (!(t = malloc((size_t)max * sizeof *t))) return lease__fail(db, LEASE_NOMEM, "out of memory");
   for (;;) {
     params p = {0};
@@ -344,7 +369,7 @@ static int claim_rounds(lease_db *db, const lease__write *w, int max, lease_job 
     p_bytes(&p, w->owner, w->owner_len);
     p_f8(&p, w->until);
     p_i4(&p, max - n);
-    if (!(res = qrun(db, Q_CLAIM_NEXT, &p))) {
+    if (!(res = qrun(db, LPG_ST_Q_CLAIM_NEXT, &p))) {
       free(t);
       return db->rc;
     }
@@ -352,11 +377,18 @@ static int claim_rounds(lease_db *db, const lease__write *w, int max, lease_job 
     for (i = 0; i < rows && !failed; i++) {
       lease_job *j = &jobs[n];
       taken *k = &t[n];
+      if (!PQgetisnull(res, i, 7) && r_bool(res, i, 7) &&
+          (rc = lapsed_event(db, w, res, i, LEASE_EV_EXPIRE)) != LEASE_OK)
+        break;
       if (PQgetisnull(res, i, 1)) {
         discarded++;
+        if ((rc = lapsed_event(db, w, res, i, LEASE_EV_DISCARD)) != LEASE_OK ||
+            (rc = claim_event(db, w, res, i, LEASE_DISCARDED)) != LEASE_OK)
+          break;
         continue;
       }
       if (n == max) break;
+      if ((rc = claim_event(db, w, res, i, LEASE_GRANTED)) != LEASE_OK) break;
       /* outside a caller's transaction the claims are committed: on a
       ** failure here the jobs stay claimed until their leases expire */
       k->id = keep(db, res, i, 0, &k->id_len, &used, &failed);
@@ -369,7 +401,7 @@ static int claim_rounds(lease_db *db, const lease__write *w, int max, lease_job 
       n++;
     }
     PQclear(res);
-    if (failed) {
+    if (failed || rc != LEASE_OK) {
       free(t);
       return db->rc;
     }
@@ -402,8 +434,8 @@ static int count_of(lease_db *db, int which, const lease__write *w, double at, i
 }
 
 /* Read the facts of w's queue (lease__queue_facts): its settings row by
-** statement which (Q_SETTINGS, or Q_SETTINGS_LOCKED inside the claim's
-** transaction), then, when limits (and the row is found, not paused), the
+** statement which (LPG_ST_Q_SETTINGS, or LPG_ST_Q_SETTINGS_LOCKED inside
+** the claim's transaction), then, when limits (and the row is found, not paused), the
 ** live leases for a concurrency limit and the claims in the rate's window. */
 static int read_facts(lease_db *db, const lease__write *w, int which, int limits,
                       lease__queue_facts *q) {
@@ -422,8 +454,8 @@ static int read_facts(lease_db *db, const lease__write *w, int which, int limits
   }
   PQclear(res);
   if (!limits || !q->found || q->paused) return LEASE_OK;
-  if (q->concurrency > 0) rc = count_of(db, Q_LIVE, w, w->now, &q->live);
-  if (rc == LEASE_OK && q->rate > 0) rc = count_of(db, Q_RECENT, w, w->now - q->per, &q->recent);
+  if (q->concurrency > 0) rc = count_of(db, LPG_ST_Q_LIVE, w, w->now, &q->live);
+  if (rc == LEASE_OK && q->rate > 0) rc = count_of(db, LPG_ST_Q_RECENT, w, w->now - q->per, &q->recent);
   return rc;
 }
 
@@ -434,7 +466,7 @@ static int read_facts(lease_db *db, const lease__write *w, int which, int limits
 static int claim_controlled(lease_db *db, const lease__write *w, int max, lease_job *jobs,
                             int *count, int *why) {
   lease__queue_facts q;
-  int room, rc = read_facts(db, w, Q_SETTINGS_LOCKED, 1, &q);
+  int room, rc = read_facts(db, w, LPG_ST_Q_SETTINGS_LOCKED, 1, &q);
   *count = 0;
   if (rc != LEASE_OK) return rc;
   if ((*why = lease__claim_room(&q, max, &room)) != LEASE_GRANTED) return LEASE_OK;
@@ -445,7 +477,7 @@ static int claim_controlled(lease_db *db, const lease__write *w, int max, lease_
     p_bytes(&p, w->queue, w->queue_len);
     p_f8(&p, w->now);
     p_i4(&p, *count);
-    if (!(res = qrun(db, Q_RECORD, &p))) return db->rc;
+    if (!(res = qrun(db, LPG_ST_Q_RECORD_CLAIMS, &p))) return db->rc;
     PQclear(res);
   }
   return LEASE_OK;
@@ -460,8 +492,14 @@ int lpg_q_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jo
   int rc = lpg_ready(db);
   *why = LEASE_GRANTED;
   if (rc != LEASE_OK) return rc;
-  if ((rc = read_facts(db, w, Q_SETTINGS, 0, &q)) != LEASE_OK) return rc;
-  if (!q.found) return claim_rounds(db, w, max, jobs, count);
+  if ((rc = read_facts(db, w, LPG_ST_Q_SETTINGS, 0, &q)) != LEASE_OK) return rc;
+  if (!q.found) {
+    int began;
+    if ((rc = lpg_ev_begin(db, &began)) != LEASE_OK) return rc;
+    if ((rc = lpg_ev_end(db, claim_rounds(db, w, max, jobs, count), began)) != LEASE_OK)
+      *count = 0;
+    return rc;
+  }
   if ((rc = lpg_exec(db, "BEGIN")) != LEASE_OK) return rc;
   if ((rc = claim_controlled(db, w, max, jobs, count, why)) == LEASE_OK)
     rc = lpg_exec(db, "COMMIT");
@@ -517,11 +555,17 @@ static int control_body(lease_db *db, void *ctx) {
     if (x->l->rate > 0) p_f8(&p, x->l->per);
     else p_null(&p);
   }
-  if (!(res = qrun(db, x->what == 0 ? Q_SET_PAUSED : Q_SET_LIMITS, &p))) return db->rc;
+  if (!(res = qrun(db, x->what == 0 ? LPG_ST_Q_SET_PAUSED : LPG_ST_Q_SET_LIMITS, &p))) return db->rc;
   PQclear(res);
+  {
+    lease__event e = {x->what ? LEASE_EV_LIMIT : x->paused ? LEASE_EV_PAUSE : LEASE_EV_RESUME,
+                      NULL, 0, x->queue, x->queue_len, NULL, 0, 0, 0, NAN, LEASE_GRANTED};
+    int rc = lease__event_add(db, &e);
+    if (rc != LEASE_OK) return rc;
+  }
   memset(&p, 0, sizeof p);
   p_bytes(&p, x->queue, x->queue_len);
-  if (!(res = qrun(db, Q_TIDY, &p))) return db->rc;
+  if (!(res = qrun(db, LPG_ST_Q_TIDY, &p))) return db->rc;
   PQclear(res);
   return LEASE_OK;
 }
@@ -543,7 +587,7 @@ int lpg_q_queues(lease_db *db, double now, lease_queue_info *out, int max, int *
   size_t used = 0, *names;
   int i, n, failed = 0, rc = lpg_ready(db);
   if (rc != LEASE_OK) return rc;
-  if (!(res = qrun(db, Q_QUEUES, &p))) return db->rc;
+  if (!(res = qrun(db, LPG_ST_Q_QUEUES, &p))) return db->rc;
   n = PQntuples(res) < max ? PQntuples(res) : max;
   if (!(names = malloc((size_t)(n ? n : 1) * sizeof *names))) {
     PQclear(res);
@@ -594,8 +638,9 @@ static int fail_body(lease_db *db, void *ctx) {
   p_i8(&p, w->fence);
   p_f8(&p, w->now);
   p_bytes(&p, w->message, w->message_len);
-  if (!(res = qrun(db, Q_FAIL, &p))) return db->rc;
+  if (!(res = qrun(db, LPG_ST_Q_FAIL, &p))) return db->rc;
   rc = lpg_outcome(db, w, res, NULL, &x->reason);
+  if (rc == LEASE_OK) rc = lease__event_write(db, LEASE_EV_FAIL, w, 0, x->reason);
   if (rc != LEASE_OK || x->reason != LEASE_GRANTED) {
     PQclear(res);
     return rc;
@@ -612,9 +657,10 @@ static int fail_body(lease_db *db, void *ctx) {
   p_i4(&p, next.qstate);
   p_time(&p, next.run_at);
   p_time(&p, next.finished_at);
-  if (!(res = qrun(db, Q_AFTER_FAIL, &p))) return db->rc;
+  if (!(res = qrun(db, LPG_ST_Q_AFTER_FAIL, &p))) return db->rc;
   PQclear(res);
-  return LEASE_OK;
+  if (next.qstate != LEASE__Q_DISCARDED) return LEASE_OK;
+  return lease__event_id(db, LEASE_EV_DISCARD, w->id, w->id_len, w->now, LEASE_GRANTED);
 }
 
 /* See lease.h: lease_fail. */
@@ -651,26 +697,32 @@ static void admin_facts(const PGresult *res, lease__facts *f) {
   if (PQnfields(res) > 3) f->live = r_bool(res, 0, 3);
 }
 
-/* See lease.h: lease_retry.  The reason: lease__retry_reason. */
-int lpg_q_retry(lease_db *db, const char *id, size_t id_len, double now, int *reason) {
-  PGresult *res = admin(db, Q_RETRY, id, id_len, now);
+/* Retry or cancel (which, op the ledger's) with its event, in one
+** transaction when events are on.  The reason: lease__retry_reason or
+** lease__cancel_reason. */
+static int admin_op(lease_db *db, int which, int op, const char *id, size_t id_len, double now,
+                    int *reason) {
+  PGresult *res;
   lease__facts f = {0};
-  if (!res) return db->rc;
+  int r, began, rc = lpg_ready(db);
+  if (rc != LEASE_OK || (rc = lpg_ev_begin(db, &began)) != LEASE_OK) return rc;
+  if (!(res = admin(db, which, id, id_len, now))) return lpg_ev_end(db, db->rc, began);
   admin_facts(res, &f);
   PQclear(res);
-  if (reason) *reason = lease__retry_reason(&f);
-  return LEASE_OK;
+  r = which == LPG_ST_Q_RETRY ? lease__retry_reason(&f) : lease__cancel_reason(&f);
+  rc = lpg_ev_end(db, lease__event_id(db, op, id, id_len, now, r), began);
+  if (rc == LEASE_OK && reason) *reason = r;
+  return rc;
 }
 
-/* See lease.h: lease_cancel.  The reason: lease__cancel_reason. */
+/* See lease.h: lease_retry. */
+int lpg_q_retry(lease_db *db, const char *id, size_t id_len, double now, int *reason) {
+  return admin_op(db, LPG_ST_Q_RETRY, LEASE_EV_RETRY, id, id_len, now, reason);
+}
+
+/* See lease.h: lease_cancel. */
 int lpg_q_cancel(lease_db *db, const char *id, size_t id_len, double now, int *reason) {
-  PGresult *res = admin(db, Q_CANCEL, id, id_len, now);
-  lease__facts f = {0};
-  if (!res) return db->rc;
-  admin_facts(res, &f);
-  PQclear(res);
-  if (reason) *reason = lease__cancel_reason(&f);
-  return LEASE_OK;
+  return admin_op(db, LPG_ST_Q_CANCEL, LEASE_EV_CANCEL, id, id_len, now, reason);
 }
 
 /* See lease.h: lease_prune.  status: LEASE_STATUS_* of an ended job, or 0. */
@@ -678,13 +730,16 @@ int lpg_q_prune(lease_db *db, double before, const char *queue, size_t queue_len
                 int64_t *deleted) {
   params p = {0};
   PGresult *res;
-  int rc = lpg_ready(db);
-  if (rc != LEASE_OK) return rc;
+  int i, began, rc = lpg_ready(db);
+  if (rc != LEASE_OK || (rc = lpg_ev_begin(db, &began)) != LEASE_OK) return rc;
   p_f8(&p, before);
   p_bytes(&p, queue, queue_len);
   p_i4(&p, lease__prune_state(status));
-  if (!(res = qrun(db, Q_PRUNE, &p))) return db->rc;
-  *deleted = r_i8(res, 0, 0);
+  if (!(res = qrun(db, LPG_ST_Q_PRUNE, &p))) return lpg_ev_end(db, db->rc, began);
+  for (i = 0; rc == LEASE_OK && i < PQntuples(res); i++)
+    rc = lease__event_id(db, LEASE_EV_PRUNE, PQgetvalue(res, i, 0),
+                         (size_t)PQgetlength(res, i, 0), NAN, LEASE_GRANTED);
+  if (rc == LEASE_OK) *deleted = PQntuples(res);
   PQclear(res);
-  return LEASE_OK;
+  return lpg_ev_end(db, rc, began);
 }

@@ -55,10 +55,11 @@
 #define LPG_SQL_BLOCKED "(CASE WHEN fence >= " LPG_FENCE_MAX " THEN 3 ELSE 0 END)"
 
 /* Contract step 2 for many ids without data, in the array's order (the
-** trigger lease_jobs_added gives each its queue row).  $1 bytea[]. */
+** trigger lease_jobs_added gives each its queue row).  $1 bytea[].  Rows:
+** the ids inserted (for the ledger). */
 #define LPG_SQL_ENQUEUE_MANY                                                      \
   "INSERT INTO jobs(id) SELECT id FROM unnest($1::bytea[]) WITH ORDINALITY t(id, n)" \
-  " ORDER BY n ON CONFLICT (id) DO NOTHING"
+  " ORDER BY n ON CONFLICT (id) DO NOTHING RETURNING id"
 
 /*
 ** The guarded writes.  Each returns one row: the claim's new fence (or for
@@ -74,6 +75,13 @@
   " CASE WHEN j.fence >= " LPG_FENCE_MAX " THEN 3 ELSE 0 END, " held ", " ended \
   " FROM (SELECT 1) one LEFT JOIN j ON true" joins
 
+/* The attempts a job has made: its fence's growth since its queue row's
+** base_fence (step ATTEMPTS, lpg_schema_sql.h), never below 0 (another
+** client may lower a fence, which the contract forbids), 0 without a queue
+** row.  j is its jobs row, q its lease_queue row.  As SQLite counts them
+** (lsq_queue_sql.h: LSQ_SQL_ATTEMPT). */
+#define LPG_SQL_ATTEMPT(j, q) "greatest(0, coalesce(" j ".fence - " q ".base_fence, 0))"
+
 /*
 ** The queue's state of the job j locked (q: state, attempt, max_attempts;
 ** the defaults when it has no queue row), read through lease_queue_now
@@ -85,7 +93,7 @@
 */
 #define LPG_SQL_QUEUE_OF_J                                                    \
   " q AS (SELECT coalesce(s.state, " LEASE__Q_OPEN_S ") AS state,"                    \
-  " coalesce(s.attempt, 0) AS attempt,"                                               \
+  " " LPG_SQL_ATTEMPT("j", "s") " AS attempt,"                                         \
   " coalesce(s.max_attempts, 25) AS max_attempts"                             \
   " FROM j LEFT JOIN LATERAL lease_queue_now(j.id) s ON true)"
 #define LPG_SQL_NOT_ENDED "q.state < " LEASE__Q_DISCARDED_S
@@ -96,7 +104,9 @@
 ** against the job first: its error is recorded, and when it was the last
 ** attempt (x.last: attempt >= max_attempts, the core's rule
 ** lease__after_expiry, written here so that one statement records,
-** discards and claims) the job is discarded instead of claimed.
+** discards and claims) the job is discarded instead of claimed.  After
+** the report's columns, for the ledger: lapsed, discarded so, and the
+** lapsed lease's owner and fence.
 */
 #define LPG_SQL_CLAIM                                                                 \
   "WITH j AS (SELECT id, owner, done, until, fence FROM jobs WHERE id = $1 FOR UPDATE)," \
@@ -114,7 +124,8 @@
   " AND j.fence < " LPG_FENCE_MAX " AND " LPG_SQL_NOT_ENDED                           \
   " AND NOT (x.lapsed AND x.last) RETURNING jobs.fence)"                              \
   LPG_SQL_REPORT("(SELECT fence FROM u)", "false, false", "j.until <= $3", "j.until > $3", \
-                 "CASE WHEN x.lapsed AND x.last THEN " LEASE__Q_DISCARDED_S " ELSE q.state END", \
+                 "CASE WHEN x.lapsed AND x.last THEN " LEASE__Q_DISCARDED_S " ELSE q.state END," \
+                 " x.lapsed, x.lapsed AND x.last, j.owner, j.fence",                \
                  " LEFT JOIN q ON true LEFT JOIN x ON true")
 
 /* The lock and the guard renew and complete share.  $1 id, $2 owner,
@@ -152,14 +163,24 @@
 /* The server's clock, seconds since the epoch. */
 #define LPG_SQL_NOW "SELECT extract(epoch FROM clock_timestamp())::float8"
 
-/* The prepared statements: enum name and SQL, one list (their parameter
-** types: lpg.c). */
-#define LPG_STATEMENT_MAP(XX)              \
-  XX(ENQUEUE_MANY, LPG_SQL_ENQUEUE_MANY)   \
-  XX(CLAIM, LPG_SQL_CLAIM)                 \
-  XX(RENEW, LPG_SQL_RENEW)                 \
-  XX(COMPLETE, LPG_SQL_COMPLETE)           \
-  XX(RELEASE, LPG_SQL_RELEASE)             \
-  XX(NOW, LPG_SQL_NOW)
+/* The channel of the wake signals (lpg_wake.c). */
+#define LPG_WAKE_CHANNEL "lease_wake"
+
+/* The wake signal: $1 the queue (NULL: any queue), in hex as the payload. */
+#define LPG_SQL_WAKE \
+  "SELECT pg_notify('" LPG_WAKE_CHANNEL "', coalesce(encode($1, 'hex'), ''))"
+
+/*
+** The statements of this header by their names in the lists
+** (lease_statements.h, lpg_int.h's LPG_OWN_STATEMENTS): SQL, parameter
+** count, parameter types in $n order (lpg.c's table).
+*/
+#define LPG_STMT_ENQUEUE_MANY LPG_SQL_ENQUEUE_MANY, 1, {T_BYTEA_ARRAY}
+#define LPG_STMT_CLAIM LPG_SQL_CLAIM, 4, {T_BYTEA, T_BYTEA, T_FLOAT8, T_FLOAT8}
+#define LPG_STMT_RENEW LPG_SQL_RENEW, 5, {T_BYTEA, T_BYTEA, T_INT8, T_FLOAT8, T_FLOAT8}
+#define LPG_STMT_COMPLETE LPG_SQL_COMPLETE, 5, {T_BYTEA, T_BYTEA, T_INT8, T_FLOAT8, T_BYTEA}
+#define LPG_STMT_RELEASE LPG_SQL_RELEASE, 3, {T_BYTEA, T_BYTEA, T_INT8}
+#define LPG_STMT_NOW LPG_SQL_NOW, 0, {0}
+#define LPG_STMT_WAKE LPG_SQL_WAKE, 1, {T_BYTEA}
 
 #endif

@@ -19,27 +19,8 @@
 #include <math.h>
 #include <poll.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
-
-/* The channel of the wake signals. */
-#define LPG_WAKE_CHANNEL "lease_wake"
-
-/* lease_wait's look: seconds from the server's clock until the earliest
-** job of queue $1 becomes claimable (claim_next's rule: open, not done,
-** the fence below its maximum, the later of run_at and until); NULL when
-** there is none. */
-#define LPG_SQL_DUE                                                                 \
-  "SELECT min(greatest(coalesce(q.run_at, 0), j.until))"                           \
-  " - extract(epoch FROM clock_timestamp())::float8"                               \
-  " FROM lease_queue q JOIN jobs j ON j.id = q.id"                                 \
-  " WHERE q.state = " LEASE__Q_OPEN_S " AND q.queue = $1 AND j.done = 0"           \
-  " AND j.fence < " LPG_FENCE_MAX
-
-/* The wake signal: $1 the queue (NULL: any queue). */
-#define LPG_SQL_WAKE \
-  "SELECT pg_notify('" LPG_WAKE_CHANNEL "', coalesce(encode($1, 'hex'), ''))"
-
-_Static_assert(LPG_SLOT_WAKE + 1 < LPG_SLOT_QUEUE, "lpg_wake.c's statement slot");
 
 /* Milliseconds on the monotonic clock. */
 static double now_ms(void) {
@@ -48,17 +29,25 @@ static double now_ms(void) {
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-/* See lease_int.h.  Sent in a statement of its own after the write's
-** commit; a failure is not the write's (it is stored): nothing is
-** recorded on db, and the waiters find the job at their next look. */
+/* See lease_int.h.  Sent in a statement of its own (LPG_ST_WAKE) after
+** the write's commit; a failure is not the write's (it is stored): the
+** error state of db is left as it was, and the waiters find the job at
+** their next look. */
 void lpg_wake(lease_db *db, const char *queue, size_t queue_len) {
-  static const Oid types[1] = {T_BYTEA};
-  const char *v[1] = {queue};
-  int len[1] = {(int)queue_len}, fmt[1] = {1};
+  params p = {0};
   PGresult *res;
+  int rc = db->rc, xrc = db->xrc;
+  char msg[sizeof db->errmsg];
   if (!LPG(db) || PQstatus(LPG(db)->pg) != CONNECTION_OK) return;
-  res = PQexecParams(LPG(db)->pg, LPG_SQL_WAKE, 1, types, v, len, fmt, 1);
-  PQclear(res);
+  memcpy(msg, db->errmsg, sizeof msg);
+  p_bytes(&p, queue, queue_len);   /* NULL: SQL NULL, any queue */
+  if ((res = lpg_stmt_run(db, LPG_ST_WAKE, &p)) != NULL) {
+    PQclear(res);
+    return;
+  }
+  db->rc = rc;
+  db->xrc = xrc;
+  memcpy(db->errmsg, msg, sizeof msg);
 }
 
 /* Drop the notifications libpq holds. */
@@ -84,15 +73,14 @@ int lpg_wait_mark(lease_db *db, uint64_t *mark) {
   return LEASE_OK;
 }
 
-/* See lease_int.h: LPG_SQL_DUE. */
+/* See lease_int.h: LPG_ST_Q_DUE (lpg_queue_sql.h). */
 int lpg_due(lease_db *db, const char *queue, size_t queue_len, double *delay) {
-  static const unsigned types[1] = {T_BYTEA};
   params p = {0};
   PGresult *res;
   int rc = lpg_ready(db);
   if (rc != LEASE_OK) return rc;
   p_bytes(&p, queue, queue_len);
-  if (!(res = lpg_run(db, LPG_SLOT_WAKE, LPG_SQL_DUE, 1, types, &p))) return db->rc;
+  if (!(res = lpg_stmt_run(db, LPG_ST_Q_DUE, &p))) return db->rc;
   *delay = PQgetisnull(res, 0, 0) ? INFINITY : r_f8(res, 0, 0);
   PQclear(res);
   return LEASE_OK;

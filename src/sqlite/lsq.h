@@ -14,13 +14,18 @@
 
 #include <sqlite3.h>
 
-/* The cached statements, from lsq_sql.h's list. */
+/* The cached statements, from lsq_sql.h's list: the shared ones first,
+** numbered as lease__stmt numbers them. */
 enum {
-#define LSQ_ST_ENUM_(name, sql) LSQ_ST_##name,
+#define LSQ_ST_ENUM_(name) LSQ_ST_##name,
   LSQ_STATEMENT_MAP(LSQ_ST_ENUM_)
 #undef LSQ_ST_ENUM_
   LSQ_ST_COUNT
 };
+
+/* lsq_statement: lease__sqlite's statement: the SQL of shared statement
+** `which` (lease_statements.h), NULL for a number outside the list. */
+const char *lsq_statement(lease__stmt which);
 
 /* A connection: db->conn of a handle whose backend is SQLite's. */
 typedef struct lsq_conn {
@@ -269,6 +274,13 @@ int lsq_fence_gate(lease_db *db, lease_tx *tx, const char *resource, size_t reso
 
 /* lsq_tx_close: finalize lsq_tx.c's statements and free its state. */
 void lsq_tx_close(lease_db *db);
+/* The events ledger (lsq_events.c), lease__backend's event, event_prune
+** and events. */
+int lsq_event(lease_db *db, const lease__event *e, int64_t *seq);
+int lsq_event_prune(lease_db *db, int64_t upto, double cutoff);
+int lsq_events(lease_db *db, const lease_event_filter *f, int max, lease_event *out,
+               int *count);
+
 /* lsq_file_id: the backend's file_id (lease_file_id): lsq_open.c. */
 int lsq_file_id(lease_db *db, uint64_t *dev, uint64_t *ino);
 

@@ -190,6 +190,14 @@ static const int write_stmt[] = {
 _Static_assert(sizeof write_stmt / sizeof write_stmt[0] == LEASE__RELEASE + 1,
                "one statement per guarded write");
 
+/* The ledger's op of each guarded write. */
+static const int write_event[] = {
+  [LEASE__CLAIM] = LEASE_EV_CLAIM,
+  [LEASE__RENEW] = LEASE_EV_RENEW,
+  [LEASE__COMPLETE] = LEASE_EV_COMPLETE,
+  [LEASE__RELEASE] = LEASE_EV_RELEASE,
+};
+
 /* Bind w to its guarded UPDATE (parameters as lsq_sql.h numbers them). */
 static void bind_write(sqlite3_stmt *st, const lease__write *w) {
   bind_bytes(st, 1, w->id, w->id_len);
@@ -255,7 +263,8 @@ int lsq_why_refused(lease_db *db, const lease__write *w, int *reason) {
 ** One guarded write inside an open transaction, the shared body of every
 ** write (contract steps 4-7): run w's guarded UPDATE, whose WHERE clause
 ** checks the contract at the moment it stores; when it changes nothing,
-** why_refused in the same transaction.  *fence gets a claim's new fence.
+** why_refused in the same transaction; then the outcome's event in the
+** ledger (lease__event_write).  *fence gets a claim's new fence.
 ** On a failure the error is recorded (lsq_write_txn rolls back).
 */
 int lsq_guarded_step(lease_db *db, const lease__write *w, int64_t *fence, int *reason) {
@@ -282,9 +291,9 @@ int lsq_guarded_step(lease_db *db, const lease__write *w, int64_t *fence, int *r
   if (src != SQLITE_DONE) return step_failed(db, st, src);
   sqlite3_reset(st);
   if (w->op == LEASE__COMPLETE) sqlite3_clear_bindings(st);   /* drop the pointer to result */
-  if (changed && w->op == LEASE__COMPLETE) return lsq_q_finished(db, w);
-  if (changed) return LEASE_OK;
-  return lsq_why_refused(db, w, reason);
+  if (changed && w->op == LEASE__COMPLETE && (src = lsq_q_finished(db, w)) != LEASE_OK) return src;
+  if (!changed && (src = lsq_why_refused(db, w, reason)) != LEASE_OK) return src;
+  return lease__event_write(db, write_event[w->op], w, fence && changed ? *fence : 0, *reason);
 }
 
 /* The arguments and outcome of a write body: one guarded write, or a
@@ -367,6 +376,7 @@ static int sq_server_now(lease_db *db, double *out) {
 /* See lease_int.h. */
 const lease__backend lease__sqlite = {
   .name = "SQLite",
+  .statement = lsq_statement,
   .open = lsq_open,
   .close = lsq_close,
   .init = sq_init,
@@ -402,4 +412,7 @@ const lease__backend lease__sqlite = {
   .wait_mark = lsq_wait_mark,
   .due = lsq_due,
   .wait_signal = lsq_wait_signal,
+  .event = lsq_event,
+  .event_prune = lsq_event_prune,
+  .events = lsq_events,
 };

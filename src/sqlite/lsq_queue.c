@@ -122,6 +122,7 @@ int lsq_q_expired(lease_db *db, const lease__write *w) {
   sqlite3_stmt *end = lsq_stmt(db, LSQ_ST_Q_END);
   lease__fail_facts f = {0, 0, w->now, 0, 0, 0};
   lease__next next;
+  lease__event ev;
   int src, rc;
   if (!st || !add || !end) return db->rc;
   bind_bytes(st, 1, w->id, w->id_len);
@@ -134,21 +135,44 @@ int lsq_q_expired(lease_db *db, const lease__write *w) {
   if (src != SQLITE_ROW) return step_failed(db, st, src);
   f.attempt = sqlite3_column_int64(st, 3);
   f.max_attempts = sqlite3_column_int64(st, 4);
+  memset(&ev, 0, sizeof ev);
+  ev.op = LEASE_EV_EXPIRE;
+  ev.id = w->id;
+  ev.id_len = w->id_len;
+  ev.at = w->now;
+  ev.has_fence = 1;
+  ev.fence = sqlite3_column_int64(st, 1);
+  ev.reason = LEASE_GRANTED;
   bind_bytes(add, 1, w->id, w->id_len);
   sqlite3_bind_int64(add, 2, f.attempt);
   sqlite3_bind_value(add, 3, sqlite3_column_value(st, 2));   /* at: when it expired */
   sqlite3_bind_value(add, 4, sqlite3_column_value(st, 0));   /* bound as copies */
   sqlite3_bind_value(add, 5, sqlite3_column_value(st, 1));
   sqlite3_bind_text(add, 6, "lease expired", -1, SQLITE_STATIC);
+  rc = run_once(db, add);
+  if (rc == LEASE_OK) {   /* the expired lease's owner, in the ledger: a copy, st is reset next */
+    const unsigned char *o = sqlite3_column_text(st, 0);
+    size_t n = o ? (size_t)sqlite3_column_bytes(st, 0) : 0;
+    char small[256], *copy = n < sizeof small ? small : malloc(n + 1);
+    if (!copy) rc = lease__fail(db, LEASE_NOMEM, "out of memory");
+    else {
+      if (o) memcpy(copy, o, n);
+      ev.owner = o ? copy : NULL;
+      ev.owner_len = n;
+      rc = lease__event_add(db, &ev);
+      if (copy != small) free(copy);
+    }
+  }
   sqlite3_reset(st);
-  if ((rc = run_once(db, add)) != LEASE_OK) return rc;
+  if (rc != LEASE_OK) return rc;
   lease__after_expiry(&f, &next);
   if (next.qstate == LEASE__Q_OPEN) return LEASE_OK;   /* the claim goes on */
   bind_bytes(end, 1, w->id, w->id_len);
   sqlite3_bind_int(end, 2, next.qstate);
   sqlite3_bind_double(end, 3, next.finished_at);
-  if ((rc = run_once(db, end)) == LEASE_OK) LSQ(db)->expiry_discards++;
-  return rc;
+  if ((rc = run_once(db, end)) != LEASE_OK) return rc;
+  LSQ(db)->expiry_discards++;
+  return lease__event_id(db, LEASE_EV_DISCARD, w->id, w->id_len, w->now, LEASE_GRANTED);
 }
 
 /* See lsq.h. */
@@ -186,7 +210,13 @@ static int enqueue_body(lease_db *db, void *ctx) {
     const lease_new_job *j = &e->jobs[i];
     bind_bytes(ins, 1, j->id, j->id_len);
     if ((rc = run_once(db, ins)) != LEASE_OK) return rc;
-    if (sqlite3_changes(LSQ(db)->sql) != 1) continue;
+    if (sqlite3_changes(LSQ(db)->sql) != 1) {
+      if ((rc = lease__event_id(db, LEASE_EV_ENQUEUE, j->id, j->id_len, NAN, LEASE_EXISTS)))
+        return rc;
+      continue;
+    }
+    if ((rc = lease__event_id(db, LEASE_EV_ENQUEUE, j->id, j->id_len, NAN, LEASE_GRANTED)))
+      return rc;
     e->added++;
     if (!has_data(j)) continue;
     bind_bytes(data, 1, j->id, j->id_len);
@@ -522,6 +552,12 @@ static int claim_next_body(lease_db *db, void *ctx) {
         one.id_len = c->id_len;
         if ((rc = lsq_guarded_step(db, &one, &c->fence, &reason)) != LEASE_OK) return rc;
         if (reason != LEASE_GRANTED) continue;
+      } else {   /* claim_free took it: its event here (the others' in their step) */
+        lease__write one = *x->w;
+        one.id = kept(db, c->id);
+        one.id_len = c->id_len;
+        if ((rc = lease__event_write(db, LEASE_EV_CLAIM, &one, c->fence, LEASE_GRANTED)))
+          return rc;
       }
       x->jobs[x->n].id = (const char *)(uintptr_t)c->id;
       x->jobs[x->n].id_len = c->id_len;
@@ -632,6 +668,11 @@ static int control_body(lease_db *db, void *ctx) {
     int64_t v[2] = {x->l->concurrency, x->l->rate};
     rc = control_step(db, LSQ_SQL_Q_SET_LIMITS, x, 2, v, 1, &x->l->per);
   }
+  if (rc == LEASE_OK) {
+    lease__event e = {x->what ? LEASE_EV_LIMIT : x->paused ? LEASE_EV_PAUSE : LEASE_EV_RESUME,
+                      NULL, 0, x->queue, x->queue_len, NULL, 0, 0, 0, NAN, LEASE_GRANTED};
+    rc = lease__event_add(db, &e);
+  }
   if (rc == LEASE_OK) rc = control_step(db, LSQ_SQL_Q_TIDY, x, 0, NULL, 0, NULL);
   if (rc == LEASE_OK) rc = control_step(db, LSQ_SQL_Q_TIDY_CLAIMS, x, 0, NULL, 0, NULL);
   if (rc != LEASE_OK || x->what == 0) return rc;
@@ -718,7 +759,11 @@ static int fail_body(lease_db *db, void *ctx) {
   sqlite3_bind_int64(st, 3, w->fence);
   sqlite3_bind_double(st, 4, w->now);
   if ((rc = run_once(db, st)) != LEASE_OK) return rc;
-  if (sqlite3_changes(LSQ(db)->sql) == 0) return lsq_why_refused(db, w, &x->reason);
+  if (sqlite3_changes(LSQ(db)->sql) == 0) {
+    if ((rc = lsq_why_refused(db, w, &x->reason)) != LEASE_OK) return rc;
+    return lease__event_write(db, LEASE_EV_FAIL, w, 0, x->reason);
+  }
+  if ((rc = lease__event_write(db, LEASE_EV_FAIL, w, 0, LEASE_GRANTED)) != LEASE_OK) return rc;
   bind_bytes(att, 1, w->id, w->id_len);
   src = sqlite3_step(att);
   if (src != SQLITE_ROW) {
@@ -747,7 +792,8 @@ static int fail_body(lease_db *db, void *ctx) {
   sqlite3_bind_int(set, 3, next.qstate);
   bind_time(set, 4, next.run_at);
   bind_time(set, 5, next.finished_at);
-  return run_once(db, set);
+  if ((rc = run_once(db, set)) != LEASE_OK || next.qstate != LEASE__Q_DISCARDED) return rc;
+  return lease__event_id(db, LEASE_EV_DISCARD, w->id, w->id_len, w->now, LEASE_GRANTED);
 }
 
 /* See lease.h: lease_fail. */
@@ -810,6 +856,8 @@ static int retry_body(lease_db *db, void *ctx) {
   int rc;
   if ((rc = read_info(db, x, &f)) != LEASE_OK) return rc;
   x->reason = lease__retry_reason(&f);
+  if ((rc = lease__event_id(db, LEASE_EV_RETRY, x->id, x->id_len, x->now, x->reason)))
+    return rc;
   if (x->reason != LEASE_GRANTED) return LEASE_OK;
   if ((rc = run_id(db, LSQ_ST_Q_REOPEN, x)) != LEASE_OK) return rc;
   return run_id(db, LSQ_ST_Q_RESET, x);
@@ -824,6 +872,8 @@ static int cancel_body(lease_db *db, void *ctx) {
   if (!end) return db->rc;
   if ((rc = read_info(db, x, &f)) != LEASE_OK) return rc;
   x->reason = lease__cancel_reason(&f);
+  if ((rc = lease__event_id(db, LEASE_EV_CANCEL, x->id, x->id_len, x->now, x->reason)))
+    return rc;
   if (x->reason != LEASE_GRANTED) return LEASE_OK;
   bind_bytes(end, 1, x->id, x->id_len);
   sqlite3_bind_int(end, 2, LEASE__Q_CANCELLED);
@@ -859,14 +909,33 @@ typedef struct prune_ctx {
 static int prune_body(lease_db *db, void *ctx) {
   prune_ctx *x = ctx;
   sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_PRUNE);
-  int rc;
+  size_t used = 0, at, n;
+  int rc, src;
   if (!st) return db->rc;
   sqlite3_bind_double(st, 1, x->before);
   if (x->queue) bind_bytes(st, 2, x->queue, x->queue_len);
   else sqlite3_bind_null(st, 2);
   sqlite3_bind_int(st, 3, x->state);
-  if ((rc = run_once(db, st)) != LEASE_OK) return rc;
-  x->deleted = sqlite3_changes(LSQ(db)->sql);
+  while ((src = sqlite3_step(st)) == SQLITE_ROW) {   /* the ids deleted, kept for the ledger */
+    const unsigned char *id = sqlite3_column_text(st, 0);
+    n = id ? (size_t)sqlite3_column_bytes(st, 0) : 0;
+    if (lease__reserve(db, used + sizeof n + n) != LEASE_OK) {
+      sqlite3_reset(st);
+      return db->rc;
+    }
+    memcpy(db->buf + used, &n, sizeof n);
+    if (n) memcpy(db->buf + used + sizeof n, id, n);
+    used += sizeof n + n;
+    x->deleted++;
+  }
+  if (src != SQLITE_DONE) return step_failed(db, st, src);
+  sqlite3_reset(st);
+  for (at = 0; at < used; at += sizeof n + n) {
+    memcpy(&n, db->buf + at, sizeof n);
+    if ((rc = lease__event_id(db, LEASE_EV_PRUNE, db->buf + at + sizeof n, n, NAN,
+                              LEASE_GRANTED)) != LEASE_OK)
+      return rc;
+  }
   return LEASE_OK;
 }
 

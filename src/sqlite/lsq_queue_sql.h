@@ -1,7 +1,7 @@
 /*
 ** lsq_queue_sql.h: the SQL of the job queue in the SQLite backend (see
 ** lease.h, "The job queue"), one definition of each statement; included
-** by lsq_sql.h, whose statement list takes LSQ_QUEUE_STATEMENT_MAP.
+** by lsq_sql.h, whose statement list takes LSQ_QUEUE_OWN_STATEMENTS.
 **
 ** The contract's jobs table stays as the seed declares it.  The queue's
 ** data lives beside it, keyed by job id:
@@ -302,12 +302,14 @@
 ** prune: delete the jobs the queue ended before ?1 (finished_at < ?1), of
 ** queue ?2 (NULL: all) and state ?3 (0: any ended), never one still held
 ** (not done, until > ?1).  The triggers remove their queue rows and errors.
+** Returns the ids deleted (for the ledger).
 */
 #define LSQ_SQL_Q_PRUNE                                                   \
   "DELETE FROM jobs WHERE id IN (SELECT q.id FROM lease_queue AS q"      \
   " WHERE q.state <> " LEASE__Q_OPEN_S " AND q.finished_at < ?1"          \
   " AND (?2 IS NULL OR q.queue = ?2) AND (?3 = 0 OR q.state = ?3)"        \
-  " AND NOT EXISTS (SELECT 1 FROM jobs WHERE id = q.id AND done = 0 AND until > ?1))"
+  " AND NOT EXISTS (SELECT 1 FROM jobs WHERE id = q.id AND done = 0 AND until > ?1))" \
+  " RETURNING id"
 
 /* The clock mark, and its move up to ?1. */
 #define LSQ_SQL_CLOCK_READ "SELECT " LSQ_SQL_MARK
@@ -331,7 +333,7 @@
 ** a queue's live leases (LSQ_SQL_Q_LIVE) a range read of the live leases
 ** only; it exists while some queue has a concurrency limit (lease_limit
 ** makes it and drops it), so a database without one pays nothing for it
-** on every write of until.  The tables are schema step 4 (LSQ_STEP_CONTROL
+** on every write of until.  The tables are schema step 5 (LSQ_STEP_CONTROL
 ** in lsq_schema_sql.h); LSQ_SQL_QUEUES_TABLE and LSQ_SQL_CLAIMS_TABLE make
 ** empty temporary ones of the same layout (kw "TEMP ", as in
 ** LSQ_SQL_QUEUE_TABLE) for a handle that may not write to an older file.
@@ -392,32 +394,49 @@
   " SELECT name FROM lease_queues) AS n LEFT JOIN lease_queues AS s ON s.name = n.name" \
   " ORDER BY n.name"
 
-/* The cached statements of the queue. */
-#define LSQ_QUEUE_STATEMENT_MAP(XX)      \
-  XX(Q_STATE, LSQ_SQL_Q_STATE)           \
-  XX(Q_LIST, LSQ_SQL_Q_LIST)             \
-  XX(Q_DATA, LSQ_SQL_Q_DATA)             \
-  XX(Q_EXPIRED, LSQ_SQL_Q_EXPIRED)       \
-  XX(Q_ERROR_ADD, LSQ_SQL_Q_ERROR_ADD)   \
-  XX(Q_END, LSQ_SQL_Q_END)               \
-  XX(Q_FINISHED, LSQ_SQL_Q_FINISHED)     \
-  XX(Q_CANDIDATES, LSQ_SQL_Q_CANDIDATES) \
-  XX(Q_CLAIM_FREE, LSQ_SQL_Q_CLAIM_FREE) \
-  XX(Q_FAIL, LSQ_SQL_Q_FAIL)             \
-  XX(Q_ATTEMPTS, LSQ_SQL_Q_ATTEMPTS)     \
-  XX(Q_AFTER_FAIL, LSQ_SQL_Q_AFTER_FAIL) \
-  XX(Q_INFO, LSQ_SQL_Q_INFO)             \
-  XX(Q_REOPEN, LSQ_SQL_Q_REOPEN)         \
-  XX(Q_RESET, LSQ_SQL_Q_RESET)           \
-  XX(Q_PRUNE, LSQ_SQL_Q_PRUNE)           \
-  XX(Q_ERRORS, LSQ_SQL_Q_ERRORS)         \
-  XX(Q_SETTINGS, LSQ_SQL_Q_SETTINGS)     \
-  XX(Q_LIVE, LSQ_SQL_Q_LIVE)             \
-  XX(Q_RECENT, LSQ_SQL_Q_RECENT)         \
-  XX(Q_PRUNE_CLAIMS, LSQ_SQL_Q_PRUNE_CLAIMS) \
-  XX(Q_RECORD_CLAIMS, LSQ_SQL_Q_RECORD_CLAIMS) \
-  XX(CLOCK_READ, LSQ_SQL_CLOCK_READ)     \
-  XX(CLOCK_MOVE, LSQ_SQL_CLOCK_MOVE)     \
-  XX(Q_DUE, LSQ_SQL_Q_DUE)
+/*
+** The events ledger (lsq_events.c).  Add: ?1 at (NULL: the engine's
+** clock, seconds since the epoch), ?2 op, ?3 id, ?4 queue, ?5 owner,
+** ?6 fence, ?7 reason (0: ok, stored as outcome 0 and reason NULL).
+** Prune: the events with seq <= ?1, and those before the first whose
+** at >= ?2, one seq range.  Read: after seq ?1, of id ?2 (NULL: all),
+** at most ?3, in seq order.
+*/
+#define LSQ_SQL_EVENT_ADD                                                 \
+  "INSERT INTO lease_events(at, op, id, queue, owner, fence, outcome, reason)" \
+  " VALUES (coalesce(?1, (julianday('now') - 2440587.5) * 86400.0), ?2, ?3, ?4, ?5, ?6," \
+  " ?7 <> 0, nullif(?7, 0))"
+#define LSQ_SQL_EVENT_PRUNE                                               \
+  "DELETE FROM lease_events WHERE seq <= max(?1, coalesce((SELECT seq FROM lease_events" \
+  " WHERE at >= ?2 ORDER BY seq LIMIT 1), 0) - 1)"
+#define LSQ_SQL_EVENT_READ                                                \
+  "SELECT seq, at, op, id, queue, owner, fence, coalesce(reason, 0) FROM lease_events" \
+  " WHERE seq > ?1 AND (?2 IS NULL OR id = ?2) ORDER BY seq LIMIT ?3"
+
+/*
+** The queue's statements only this backend runs (lsq_sql.h's list takes
+** them after the shared ones): its queue operations are several statements
+** in one transaction where PostgreSQL's are one (claim_next: CANDIDATES,
+** CLAIM_FREE, EXPIRED, ERROR_ADD, END; fail: ATTEMPTS, ERROR_ADD; retry
+** and cancel: INFO, REOPEN, RESET, END), the data of a job enqueued is
+** written after its jobs row (DATA; PostgreSQL's ENQUEUE writes both), a
+** completion's time by itself (FINISHED), and a rate's old claims are
+** pruned by a statement of their own (PRUNE_CLAIMS; PostgreSQL's RECENT
+** prunes and counts).  TIDY_CLAIMS, the claims of a queue left without a
+** rate (PostgreSQL's TIDY drops them too), runs by its text as TIDY does.
+*/
+#define LSQ_QUEUE_OWN_STATEMENTS(XX)     \
+  XX(Q_DATA)                             \
+  XX(Q_EXPIRED)                          \
+  XX(Q_ERROR_ADD)                        \
+  XX(Q_END)                              \
+  XX(Q_FINISHED)                         \
+  XX(Q_CANDIDATES)                       \
+  XX(Q_CLAIM_FREE)                       \
+  XX(Q_ATTEMPTS)                         \
+  XX(Q_INFO)                             \
+  XX(Q_REOPEN)                           \
+  XX(Q_RESET)                            \
+  XX(Q_PRUNE_CLAIMS)
 
 #endif

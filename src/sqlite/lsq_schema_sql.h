@@ -186,6 +186,21 @@
   XX("DROP TRIGGER IF EXISTS " LSQ_SQL_RENAMED_MARK)                      \
   XX(LSQ_SQL_RENAMED_TRIGGER)
 
+/* Step 7 (v6 -> v7): nothing.  PostgreSQL's attempts become the fence's
+** growth since base_fence, which SQLite's have been since step 2. */
+#define LSQ_STEP_ATTEMPTS(XX)
+
+/*
+** Step 8 (v7 -> v8): the events ledger (lease.h, "The events ledger"):
+** the table lease_events, seq its rowid (pruned by seq ranges), op and
+** reason as lease.h's numbers, outcome 0 (ok) or 1 (refused).  No index
+** beside the rowid: every write inserts a row.
+*/
+#define LSQ_STEP_EVENTS(XX)                                               \
+  XX("CREATE TABLE IF NOT EXISTS lease_events(seq INTEGER PRIMARY KEY,"   \
+     " at REAL NOT NULL, op INTEGER NOT NULL, id TEXT, queue TEXT, owner TEXT," \
+     " fence INTEGER, outcome INTEGER NOT NULL, reason INTEGER)")
+
 /*
 ** The version a file without a version row has, from what it holds: no
 ** lease_queue is version 0 (the contract's bare table, with or without

@@ -91,6 +91,34 @@ describe("db:wait", function()
     assert.are.equal("late", (db:claim_next("w", db:server_now(), 30, { queue = "q" })))
   end)
 
+  it("wakes on a release of another thread with the events ledger on, which records it", function()
+    local led = lease.open(p, { events = true })
+    led:enqueue("job", { queue = "q" })
+    local _, fence = led:claim_next("w", led:server_now(), 3600, { queue = "q" })
+    assert.are.equal(false, led:wait("q", 0.05))
+    local t = thread.spawn(function(path, f)
+      local L = require("lease")
+      local h = L.open(path, { events = true })
+      L.sleep(0.3)
+      local at = L.now()
+      local ok = h:release("job", "w", f)
+      h:close()
+      return at, ok
+    end, p, fence)
+    local woken = led:wait("q", LONG)
+    local back = lease.now()
+    local ok, released_at, released = t:join()
+    assert(ok, released_at)
+    assert.are.equal(true, released)
+    assert.are.equal(true, woken)
+    assert.is_true(released_at <= back, "woke before the release")
+    assert.is_true(back - released_at < LONG / 2, "woke " .. (back - released_at) .. " s after")
+    local ops = {}
+    for _, e in ipairs(led:events({ id = "job" })) do ops[#ops + 1] = e.op .. " " .. e.outcome end
+    assert.are.same({ "enqueue ok", "claim ok", "release ok" }, ops)
+    led:close()
+  end)
+
   it("is woken by the signal of an enqueue, a release and a fail, not by a look at the files", function()
     -- the files' look (SQLite's way to see other processes) made rare, in
     -- a process of its own: only the signal of each write wakes it soon

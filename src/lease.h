@@ -873,6 +873,47 @@ typedef struct lease_queue_info {
 */
 LEASE_API int lease_queues(lease_db *db, double now, lease_queue_info *out, int max, int *count);
 
+/*
+** lease_wait: block until a job of queue may be ready for claim_next, or
+** until timeout seconds have passed, whichever comes first.  Nothing is
+** claimed: the caller claims after it returns.  It returns at once when a
+** job of the queue is due (open, not held, its run_at passed); else it
+** sleeps until the earliest time one of the queue's jobs becomes due (a
+** job scheduled with run_at, a retry after its backoff, a lease that
+** expires) or a wake signal, whichever comes first, and looks again.  The
+** writes that make a job claimable or move a due time (lease_enqueue,
+** lease_enqueue_many, lease_release, lease_fail, lease_retry, lease_resume,
+** lease_limit, a lease_tick that enqueued) signal the waiters of their
+** database: on SQLite every handle on the same file in this process at
+** once, other processes' handles within LEASE_WAKE_CHECK_MS while the
+** database is busy, within 100 ms after a quiet spell (one waiter per file
+** and process looks at the size and time of the database's files); on
+** PostgreSQL through
+** LISTEN/NOTIFY on the channel "lease_wake" (the payload is the queue, or
+** empty for any queue), so waiters on every host.  A paused or limited
+** queue is not looked at: its due jobs wake the waiter at once (the caller
+** sleeps itself on LEASE_PAUSED and LEASE_LIMITED).
+**   queue, queue_len: 1 to LEASE_QUEUE_MAX bytes (LEASE_NTS allowed); NULL
+**                     for "default".
+**   timeout:  seconds, finite and >= 0 (0: only look).
+**   woken:    1 when a job may be ready (due, or a signal whose look found
+**             one due), 0 when the timeout passed first.  May be NULL.
+** The due times are compared with the database's clock (lease_server_now),
+** so jobs must carry times in seconds since the epoch, as the pool's do.
+** Returns LEASE_OK, LEASE_MISUSE (bad queue or timeout; nothing read) or a
+** database error.  The handle is busy for the whole wait (one thread).
+*/
+LEASE_API int lease_wait(lease_db *db, const char *queue, size_t queue_len, double timeout,
+                         int *woken);
+
+/* How often, in milliseconds, a waiting SQLite handle looks for the writes
+** of other processes (the size and time of the database's files) while the
+** database is busy; while nothing changes the interval grows to 100 ms (or
+** to this, when longer), and any write seen brings it back.  The
+** environment variable LEASE_WAKE_CHECK_MS (1 to 3600000), read once per
+** process, replaces it. */
+#define LEASE_WAKE_CHECK_MS 10
+
 /* Options of lease_fail.  NULL options: the defaults (all 0). */
 typedef struct lease_fail_opts {
   int has_run_at;   /* 1: retry at run_at instead of now + lease_backoff(attempt) */

@@ -1226,7 +1226,7 @@ local COMMANDS = {
   --forever         keep waiting for new jobs instead of stopping once the queue is drained
   --grace S         seconds running handlers get after SIGINT or SIGTERM (default 10)
   --batch N         jobs claimed at once (default 1)
-  --poll S          seconds to wait when no job is ready (default 0.05)
+  --poll S          longest wait when no job is ready (default 1; new jobs wake it)
   --drain-wait S    how far ahead retries are waited for before stopping (default 30)
   --decode json     decode each payload as JSON into job.data
   --timeout S       seconds (or 30s, 2m, 1h) a handler may run on a job without a timeout

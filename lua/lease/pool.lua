@@ -15,7 +15,10 @@
 --
 -- Without `forever`, workers stop when no job of the queue is available or
 -- running and no retry is due within `drain_wait` seconds; with it they
--- keep polling for new jobs.
+-- keep waiting for new jobs.  A worker with nothing to claim waits in
+-- db:wait: an enqueue (or release, retry...) on the database wakes it, and
+-- so does the due time of a job scheduled for later, with `poll` as the
+-- longest wait between looks.
 -- Every `now` the pool passes to the database (claim, renew, complete,
 -- fail, counts) is `db:server_now()`: on PostgreSQL the server's clock, one
 -- clock for workers on many hosts; on SQLite the same as `lease.now()`.
@@ -57,7 +60,7 @@ pool.SHUTDOWN_GRACE = 10
 -- comes back later is left in the queue for the next run.
 pool.DRAIN_WAIT = 30
 
-local DEFAULTS = { workers = 4, ttl = 10, poll = 0.05, queue = "default", forever = false,
+local DEFAULTS = { workers = 4, ttl = 10, poll = 1, queue = "default", forever = false,
                    shutdown_grace = pool.SHUTDOWN_GRACE, signals = true, batch = 1,
                    drain_wait = pool.DRAIN_WAIT, completed = false }
 local KNOWN = {
@@ -110,6 +113,15 @@ pool.HOOKS = { "on_start", "on_success", "on_failure", "on_discard", "on_refusal
 -- How many handler error messages each worker keeps for the summary (every
 -- one is stored with its job in the database).
 local MAX_ERRORS = 10
+
+-- The longest db:wait of an idle worker, seconds: how soon it sees a
+-- request to stop.
+local WAIT_SLICE = 0.25
+
+-- The longest db:wait of an idle worker of a draining pool, seconds: how
+-- soon it sees that the others finished the queue (a completion wakes no
+-- waiter).
+local DRAIN_SLICE = 0.05
 
 -- The error stored with a job failed back at shutdown.
 local SHUTDOWN_MESSAGE = "shutdown"
@@ -807,6 +819,32 @@ local function holding(w, word)
   if w.cfg.progress then w.events:send({ "holding", w.index, word or false }) end
 end
 
+--- Wait for a job of the worker's queue (db:wait): until one is due, a
+-- write wakes the worker (an enqueue, release, retry... on any handle of
+-- the database), or cfg.poll seconds passed, in waits of at most
+-- WAIT_SLICE seconds with a look at the stop channel after each.  A
+-- draining worker waits at most DRAIN_SLICE, then looks whether the queue
+-- is drained.
+-- @tparam table w the worker
+-- @treturn boolean false when the pool asked the worker to stop
+-- @raise a database error
+local function idle(w)
+  local cfg = w.cfg
+  if not cfg.forever then
+    w.db:wait(cfg.queue, cfg.poll < DRAIN_SLICE and cfg.poll or DRAIN_SLICE)
+    return not stop_asked(w)
+  end
+  local t0 = w.now()
+  local left = cfg.poll
+  while true do
+    local woken = w.db:wait(cfg.queue, left < WAIT_SLICE and left or WAIT_SLICE)
+    if stop_asked(w) then return false end
+    if woken then return true end
+    left = cfg.poll - (w.now() - t0)
+    if left <= 0 then return true end
+  end
+end
+
 --- Take one step: claim the next job (or batch) and handle it, or wait.
 -- @tparam table w the worker
 -- @treturn boolean false when the worker should stop
@@ -844,10 +882,13 @@ local function step(w)
     end
     why = fence
   end
-  -- a paused queue, or one at its limit, is waited on as an empty one
-  holding(w, (why == "paused" or why == "limited") and why or nil)
+  local held = (why == "paused" or why == "limited") and why or nil
+  holding(w, held)
   if not cfg.forever and drained(w) then return false end
-  return not stop_asked(w, cfg.poll)   -- the wait ends early when the pool asks to stop
+  -- a paused queue, or one at its limit, has due jobs no claim takes:
+  -- db:wait would end at once, so the worker sleeps the poll interval
+  if held then return not stop_asked(w, cfg.poll) end
+  return idle(w)
 end
 
 --- The body of one worker thread (internal: pool.run runs it through
@@ -1145,7 +1186,12 @@ end
 --   drain_wait (number, seconds, default pool.DRAIN_WAIT = 30): without
 --     forever, how far ahead retries are waited for before stopping.
 --   ttl (number, seconds, default 10): lease length; renewed by job.heartbeat().
---   poll (number, seconds, default 0.05): wait when no job is ready.
+--   poll (number, seconds, default 1): the longest wait when no job is
+--     ready; an idle worker waits in db:wait, which a write that makes a
+--     job claimable ends at once (see docs/pool.md), and a job's due time
+--     (run_at, a retry's backoff) too; a paused or limited queue is looked
+--     at again every poll.  A forever pool ticks the schedules at most
+--     once per poll.
 --   batch (integer, default 1): jobs claimed per claim_next; their results
 --     are stored with one complete_many.
 --   backoff (function without upvalues, attempt -> seconds): when a job

@@ -2727,6 +2727,67 @@ return {
     to = [=[    return c->version >= LPG_SCHEDULES_READABLE - 1 ? LEASE_OK : lpg_s_temp(db);]=],
     hint = "specs/41-schedule_spec.lua",
   },
+  -- waiting for jobs (lease_wait: src/core/lease_queue.c, src/sqlite/lsq_wake.c,
+  -- src/pg/lpg_wake.c) -------------------------------------------------
+  {
+    name = "wake-enqueue-no-signal", step = "own", file = "src/core/lease_queue.c",
+    fn = "lease_enqueue",
+    from = [=[  if (rc == LEASE_OK && n == 1) lease__wake(db, j.queue, j.queue_len);]=],
+    to = [=[]=],
+    hint = "specs/57-wake_spec.lua",
+  },
+  {
+    name = "wake-wait-ignores-due-time", step = "own", file = "src/core/lease_queue.c",
+    fn = "lease_wait",
+    from = [=[    if (delay < left) left = delay;]=],
+    to = [=[]=],
+    hint = "specs/57-wake_spec.lua",
+  },
+  {
+    name = "wake-release-no-signal", step = "own", file = "src/core/lease.c",
+    fn = "lease_release",
+    from = [=[  if (why == LEASE_GRANTED) lease__wake(db, NULL, 0);]=],
+    to = [=[]=],
+    hint = "specs/57-wake_spec.lua",
+  },
+  {
+    name = "wake-fail-no-signal", step = "own", file = "src/core/lease_queue.c",
+    fn = "lease_fail",
+    from = [=[  if (st == LEASE_STATUS_RETRYABLE) lease__wake(db, NULL, 0);]=],
+    to = [=[]=],
+    hint = "specs/57-wake_spec.lua",
+  },
+  {
+    name = "wake-sqlite-no-broadcast", step = "own", file = "src/sqlite/lsq_wake.c",
+    fn = "lsq_wake",
+    from = [=[  w->signals++;
+  w->every_ms = 0;   /* the database is busy: look often again */
+  pthread_cond_broadcast(&w->cv);
+  pthread_mutex_unlock(&w->mu);]=],
+    to = [=[  pthread_mutex_unlock(&w->mu);]=],
+    hint = "specs/57-wake_spec.lua",
+  },
+  {
+    name = "wake-sqlite-other-process-unseen", step = "own", file = "src/sqlite/lsq_wake.c",
+    fn = "lsq_wait_signal",
+    from = [=[    if (pthread_cond_timedwait(&w->cv, &w->mu, &ts) == ETIMEDOUT && watcher) watch_files(db, w);]=],
+    to = [=[    pthread_cond_timedwait(&w->cv, &w->mu, &ts);]=],
+    hint = "specs/57-wake_spec.lua",
+  },
+  {
+    name = "pg-wake-no-notify", step = "own", file = "src/pg/lpg_wake.c", backend = "pg",
+    fn = "lpg_wake",
+    from = [=[  if ((res = lpg_stmt_run(db, LPG_ST_WAKE, &p)) != NULL) {]=],
+    to = [=[  if ((res = lpg_stmt_run(db, LPG_ST_NOW, NULL)) != NULL) {]=],
+    hint = "specs/57-wake_spec.lua",
+  },
+  {
+    name = "pg-wake-other-queue-wakes-not", step = "own", file = "src/pg/lpg_wake.c", backend = "pg",
+    fn = "woken_by",
+    from = [=[        (n->extra[0] == '\0' || strcmp(n->extra, want) == 0))]=],
+    to = [=[        (n->extra[0] == '\0' || want[0] == '\1'))]=],
+    hint = "specs/57-wake_spec.lua",
+  },
   -- The events ledger (src/core/lease_events.c, lsq_events.c, lpg_events.c) ---
   {
     name = "events-refused-write-not-recorded", step = "own", file = "src/sqlite/lsq_ops.c",

@@ -472,10 +472,15 @@ int lease_complete(lease_db *db, const char *id, size_t id_len, const char *owne
 int lease_release(lease_db *db, const char *id, size_t id_len, const char *owner,
                   size_t owner_len, int64_t fence, int *reason) {
   lease__write w;
+  int why = LEASE_GRANTED;
   CHECK_DB(db);
   if (check_write(db, &w, LEASE__RELEASE, id, id_len, owner, owner_len)) return db->rc;
   w.fence = fence;
-  return db->be->write(db, &w, NULL, reason);
+  if (db->be->write(db, &w, NULL, &why) != LEASE_OK) return db->rc;
+  /* the job is claimable at once: its waiters look */
+  if (why == LEASE_GRANTED) lease__wake(db, NULL, 0);
+  if (reason) *reason = why;
+  return LEASE_OK;
 }
 
 /* See lease.h (contract step 6, for many jobs in one transaction).  Every

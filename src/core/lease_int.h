@@ -349,6 +349,22 @@ typedef struct lease__backend {
   int (*file_id)(lease_db *db, uint64_t *dev, uint64_t *ino);
   /* The database's clock, seconds since the epoch, into *out. */
   int (*server_now)(lease_db *db, double *out);
+  /* Waiting for jobs (lease_wait, src/core/lease_queue.c).  A backend may
+  ** leave these NULL: lease_wait then sleeps until the due time or the
+  ** timeout without a signal.  wake: tell the database's waiters that a
+  ** job of queue (NULL: of any queue) may have become claimable or due
+  ** sooner; called after the write committed, never fails (a lost signal
+  ** costs a waiter its timeout).  wait_mark: what the waiter has seen so
+  ** far, read before it looks at the due time (so a signal after the look
+  ** is never missed).  due: seconds from the database's clock until the
+  ** earliest job of queue becomes claimable (<= 0: one is; +inf: none).
+  ** wait_signal: sleep at most seconds (> 0) or until a signal for queue
+  ** (or any queue) after mark; *signalled 1 when one came. */
+  void (*wake)(lease_db *db, const char *queue, size_t queue_len);
+  int (*wait_mark)(lease_db *db, uint64_t *mark);
+  int (*due)(lease_db *db, const char *queue, size_t queue_len, double *delay);
+  int (*wait_signal)(lease_db *db, const char *queue, size_t queue_len, uint64_t mark,
+                     double seconds, int *signalled);
   /* The events ledger (lease_events; src/core/lease_events.c).  event:
   ** insert e into lease_events inside the transaction of the write
   ** running (e->at NaN: the engine's clock), its seq into *seq.
@@ -360,6 +376,11 @@ typedef struct lease__backend {
   int (*events)(lease_db *db, const lease_event_filter *f, int max, lease_event *out,
                 int *count);
 } lease__backend;
+
+/* lease__wake: after a write of db committed that may make a job of queue
+** (NULL: of any queue) claimable or due sooner, signal the waiters
+** (lease_wait) through db's backend.  src/core/lease_queue.c. */
+void lease__wake(lease_db *db, const char *queue, size_t queue_len);
 
 /*
 ** One event for the ledger (lease.h: lease_event), as a backend stores it:

@@ -2,7 +2,9 @@
 ** lease_queue.c: the core of the job-queue part of the C API (lease.h,
 ** "The job queue"): argument checks, the default backoff and the status
 ** words; and the operations that read or take jobs by their queue data:
-** enqueue, state, claim_next, list, count.  Each public function checks
+** enqueue, state, claim_next, list, count; and lease_wait, with the wake
+** signal (lease__wake) the writes that make a job claimable send after
+** they committed.  Each public function checks
 ** its arguments (a bad one is LEASE_MISUSE naming it, nothing touched),
 ** resolves LEASE_NTS lengths, and calls the backend member of the same
 ** name, or, for a member a backend may leave NULL, fails with LEASE_ERROR
@@ -11,6 +13,7 @@
 #include "lease.h"
 #include "lease_int.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -232,6 +235,7 @@ int lease_enqueue(lease_db *db, const lease_new_job *job, int *reason) {
   if (check_new_job(db, "", job, &j)) return db->rc;
   rc = db->be->enqueue(db, &j, 1, &n);
   free_after(&j, 1);
+  if (rc == LEASE_OK && n == 1) lease__wake(db, j.queue, j.queue_len);
   if (rc == LEASE_OK && reason)
     *reason = db->refused ? db->refused : n == 1 ? LEASE_GRANTED : LEASE_EXISTS;
   return rc;
@@ -265,7 +269,7 @@ int lease_after(lease_db *db, const char *id, size_t id_len, double now, lease_d
 int lease_enqueue_many(lease_db *db, const lease_new_job *jobs, int n, int *inserted) {
   LEASE__HOLD(db);
   lease_new_job *js;
-  int i, rc = lease__begin(db);
+  int i, added = 0, one_queue = 1, rc = lease__begin(db);
   if (rc != LEASE_OK) return rc;
   if (inserted) *inserted = 0;
   db->refused = 0;
@@ -281,7 +285,15 @@ int lease_enqueue_many(lease_db *db, const lease_new_job *jobs, int n, int *inse
       return db->rc;
     }
   }
-  rc = db->be->enqueue(db, js, n, inserted);
+  rc = db->be->enqueue(db, js, n, &added);
+  if (rc == LEASE_OK && inserted) *inserted = added;
+  if (rc == LEASE_OK && added > 0) {
+    for (i = 1; i < n && one_queue; i++)
+      one_queue = js[i].queue_len == js[0].queue_len &&
+                  memcmp(js[i].queue, js[0].queue, js[0].queue_len) == 0;
+    /* one queue: its waiters; jobs of several: every waiter looks */
+    lease__wake(db, one_queue ? js[0].queue : NULL, one_queue ? js[0].queue_len : 0);
+  }
   free_after(js, n);
   free(js);
   if (rc == LEASE_OK && db->refused && inserted) *inserted = 0;
@@ -414,6 +426,7 @@ int lease_fail(lease_db *db, const char *id, size_t id_len, const char *owner, s
   w.message = message;
   w.message_len = message_len;
   if (db->be->fail(db, &w, opts, &st, &at, reason) != LEASE_OK) return db->rc;
+  if (st == LEASE_STATUS_RETRYABLE) lease__wake(db, NULL, 0);
   if (status) *status = st;
   if (run_at) *run_at = at;
   return LEASE_OK;
@@ -421,11 +434,15 @@ int lease_fail(lease_db *db, const char *id, size_t id_len, const char *owner, s
 
 /* See lease.h. */
 int lease_retry(lease_db *db, const char *id, size_t id_len, double now, int *reason) {
+  int why = LEASE_GRANTED;
   BEGIN(db, retry);
   if (lease__check_bytes(db, "id", id, &id_len)) return db->rc;
   if (check_finite(db, "now", now)) return db->rc;
   db->clock_now = now;
-  return db->be->retry(db, id, id_len, now, reason);
+  if (db->be->retry(db, id, id_len, now, &why) != LEASE_OK) return db->rc;
+  if (why == LEASE_GRANTED) lease__wake(db, NULL, 0);
+  if (reason) *reason = why;
+  return LEASE_OK;
 }
 
 /* See lease.h. */
@@ -496,7 +513,9 @@ int lease_count(lease_db *db, double now, const char *queue, size_t queue_len,
 static int set_paused(lease_db *db, const char *queue, size_t queue_len, int paused) {
   BEGIN(db, set_queue);
   if (check_queue(db, "queue", &queue, &queue_len)) return db->rc;
-  return db->be->set_queue(db, queue, queue_len, 0, paused, NULL);
+  if (db->be->set_queue(db, queue, queue_len, 0, paused, NULL) != LEASE_OK) return db->rc;
+  if (!paused) lease__wake(db, queue, queue_len);
+  return LEASE_OK;
 }
 
 /* See lease.h. */
@@ -523,7 +542,9 @@ int lease_limit(lease_db *db, const char *queue, size_t queue_len,
     return lease__fail(db, LEASE_MISUSE, "per must be a finite number above 0 with a rate");
   if (limits->rate == 0 && limits->per != 0)
     return lease__fail(db, LEASE_MISUSE, "per needs a rate");
-  return db->be->set_queue(db, queue, queue_len, 1, 0, limits);
+  if (db->be->set_queue(db, queue, queue_len, 1, 0, limits) != LEASE_OK) return db->rc;
+  lease__wake(db, queue, queue_len);
+  return LEASE_OK;
 }
 
 /* See lease.h. */
@@ -534,4 +555,67 @@ int lease_queues(lease_db *db, double now, lease_queue_info *out, int max, int *
   if (max < 1) return lease__fail(db, LEASE_MISUSE, "max must be at least 1");
   if (isnan(now)) return lease__fail(db, LEASE_MISUSE, "now must be a number");
   return db->be->queues(db, now, out, max, count);
+}
+
+/* ===================================================================== */
+/* Waiting for jobs                                                       */
+/* ===================================================================== */
+
+/* See lease_int.h. */
+void lease__wake(lease_db *db, const char *queue, size_t queue_len) {
+  if (db->be->wake) db->be->wake(db, queue, queue_len);
+}
+
+/* Seconds on the monotonic clock. */
+static double mono_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Sleep `seconds` (> 0) without a signal to wait for: the backends that
+** keep none. */
+static void sleep_for(double seconds) {
+  struct timespec ts;
+  ts.tv_sec = (time_t)seconds;
+  ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
+}
+
+/* See lease.h.  Each round: the mark of the signals seen, then the due
+** time, then a sleep until the earlier of the due time and the deadline
+** that a signal after the mark cuts short.  A signal whose look finds
+** nothing due (a job scheduled for later, another queue's job, a write
+** of another process that was no enqueue) only starts the next round. */
+int lease_wait(lease_db *db, const char *queue, size_t queue_len, double timeout, int *woken) {
+  double deadline;
+  LEASE__HOLD(db);
+  int rc = lease__begin(db);
+  if (woken) *woken = 0;
+  if (rc != LEASE_OK) return rc;
+  if (check_queue(db, "queue", &queue, &queue_len)) return db->rc;
+  if (!(timeout >= 0 && isfinite(timeout)))
+    return lease__fail(db, LEASE_MISUSE, "timeout must be a finite number of seconds >= 0");
+  if (!db->be->due) return unsupported(db, "wait");
+  deadline = mono_now() + timeout;
+  for (;;) {
+    uint64_t mark = 0;
+    double delay, left;
+    int signalled = 0;
+    if (db->be->wait_mark && (rc = db->be->wait_mark(db, &mark)) != LEASE_OK) return rc;
+    if ((rc = db->be->due(db, queue, queue_len, &delay)) != LEASE_OK) return rc;
+    if (delay <= 0) {
+      if (woken) *woken = 1;
+      return LEASE_OK;
+    }
+    left = deadline - mono_now();
+    if (left <= 0) return LEASE_OK;
+    if (delay < left) left = delay;
+    if (db->be->wait_signal) {
+      rc = db->be->wait_signal(db, queue, queue_len, mark, left, &signalled);
+      if (rc != LEASE_OK) return rc;
+    } else {
+      sleep_for(left);
+    }
+  }
 }

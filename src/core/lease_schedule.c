@@ -214,6 +214,7 @@ int lease_tick(lease_db *db, double now, int max, const char **ids, size_t *id_l
   if (max < 1) return lease__fail(db, LEASE_MISUSE, "max must be at least 1");
   if (check_now(db, now)) return db->rc;
   if (db->be->tick(db, now, max, ids, id_lens, count, &m) != LEASE_OK) return db->rc;
+  if (*count > 0) lease__wake(db, NULL, 0);
   if (more) *more = m;
   return LEASE_OK;
 }

@@ -79,6 +79,9 @@
   XX(Q_DEP_WAIT)                                                                      \
   /* The jobs a job runs after, by id, with their status: id, now, limit. */          \
   XX(Q_DEPS)                                                                          \
+  /* lease_wait's look, seconds until a job of a queue becomes claimable */           \
+  /* (NULL: none): queue, now (PostgreSQL: the server's clock). */                    \
+  XX(Q_DUE)                                                                           \
   /* The database's clock mark (lease__clock). */                                     \
   XX(CLOCK_READ)                                                                      \
   /* Move the clock mark: the new mark. */                                            \

@@ -1038,7 +1038,7 @@ static const lb_op *const ops[] = {
   &op_counts, &op_settings,
   &lb_op_claim_many, &lb_op_fail, &lb_op_retry, &lb_op_cancel, &lb_op_prune,
   &lb_op_with_lease, &lb_op_fence_gate,
-  &lb_op_pause, &lb_op_resume, &lb_op_limit, &lb_op_queues,
+  &lb_op_pause, &lb_op_resume, &lb_op_limit, &lb_op_queues, &lb_op_wait,
   &op_server_now, &lb_op_events,
   &lb_op_schedule, &lb_op_unschedule, &lb_op_schedules, &lb_op_tick,
 };

@@ -193,7 +193,7 @@ extern const lb_op lb_op_claim_many;
 
 /* The records fail, retry, cancel and prune. */
 extern const lb_op lb_op_fail, lb_op_retry, lb_op_cancel, lb_op_prune;
-extern const lb_op lb_op_pause, lb_op_resume, lb_op_limit, lb_op_queues;
+extern const lb_op lb_op_pause, lb_op_resume, lb_op_limit, lb_op_queues, lb_op_wait;
 
 /* The events record (lease_lua_events.c). */
 extern const lb_op lb_op_events;

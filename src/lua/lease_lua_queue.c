@@ -636,6 +636,44 @@ queue not paused changes nothing.
 static int run_resume(lease_db *db, lb_args *a) { return lease_resume(db, a->queue, a->queue_len); }
 const lb_op lb_op_resume = {"resume", 1, 0, check_queue_arg, run_resume, push_true};
 
+/* --- wait ------------------------------------------------------------ */
+
+/* The queue at 2 and the timeout at 3 (seconds, finite, >= 0). */
+static void check_wait(lua_State *L, const lb_callee *c, lb_args *a) {
+  a->queue = check_queue_name(L, 2, LB_ARG(c, 2, "queue"), 0, &a->queue_len);
+  a->ttl = lb_check_number(L, 3, LB_ARG(c, 3, "timeout"), LB_FINITE | LB_SECONDS, 0, 0);
+}
+
+/***
+Wait until a job of a queue may be ready to claim, or until the timeout:
+returns at once when one is due, else sleeps until the earliest due time of
+the queue's jobs (a run_at, a retry's backoff, a lease that expires) or
+until a write wakes it: an enqueue, release, fail with a retry, retry,
+resume, limit or a tick that enqueued, on any handle on the database.  On
+SQLite a write of this process wakes it at once, another process's within
+10 to 100 ms (the size and time of its files); on PostgreSQL through
+LISTEN/NOTIFY.
+Nothing is claimed: call db:claim_next after it.  Due times are compared
+with db:server_now(), so the jobs' times must be seconds since the epoch.
+A paused or limited queue's due jobs end the wait at once.
+@function db:wait
+@tparam string queue the queue (non-empty, at most 255 bytes)
+@tparam number timeout the longest wait, seconds (finite, >= 0; 0 only looks)
+@treturn boolean true when a job of the queue may be ready, false when the
+  timeout passed first
+@raise `bad argument #2 to 'wait' (queue must be a non-empty string, got nil)`,
+  `bad argument #3 to 'wait' (timeout must be a finite number of seconds >= 0,
+  got -1)`; `lease.wait: ...` on a database failure
+*/
+static int run_wait(lease_db *db, lb_args *a) {
+  return lease_wait(db, a->queue, a->queue_len, a->ttl, &a->found);
+}
+static int push_woken(lua_State *L, lb_args *a) {
+  lua_pushboolean(L, a->found);
+  return 1;
+}
+const lb_op lb_op_wait = {"wait", 0, 0, check_wait, run_wait, push_woken};
+
 /* --- limit ----------------------------------------------------------- */
 
 /***

@@ -163,6 +163,7 @@ static int set_session(lease_db *db) {
            " SET default_transaction_read_only = %s; SET client_min_messages = warning",
            ms, db->opt.synchronous == LEASE_SYNC_FULL ? "on" : "off", ro ? "on" : "off");
   LPG(db)->prepared = 0;
+  LPG(db)->listening = 0;   /* a new session listens to nothing */
   return lpg_exec(db, sql);
 }
 
@@ -802,6 +803,10 @@ const lease__backend lease__pg = {
   .unschedule = lpg_s_unschedule,
   .schedules = lpg_s_schedules,
   .tick = lpg_s_tick,
+  .wake = lpg_wake,
+  .wait_mark = lpg_wait_mark,
+  .due = lpg_due,
+  .wait_signal = lpg_wait_signal,
   .event = lpg_event,
   .event_prune = lpg_event_prune,
   .events = lpg_events,

@@ -33,7 +33,8 @@ enum { T_BYTEA = 17, T_INT8 = 20, T_INT4 = 23, T_FLOAT8 = 701, T_BYTEA_ARRAY = 1
 ** Q_LIST_OLD, TALLY_OLD: those reads on a database before schema step
 ** ATTEMPTS, for a read-only handle (SQLite's attempts have been counted
 ** from base_fence since its step 2, before any read-only handle reads a
-** queue).
+** queue); WAKE: the wake signal (lpg_wake.c: NOTIFY; SQLite signals
+** waiters in the process and by its files).
 */
 #define LPG_OWN_STATEMENTS(XX)                                                \
   XX(ENQUEUE_MANY)                                                            \
@@ -44,7 +45,8 @@ enum { T_BYTEA = 17, T_INT8 = 20, T_INT4 = 23, T_FLOAT8 = 701, T_BYTEA_ARRAY = 1
   XX(Q_SETTINGS_LOCKED)                                                       \
   XX(Q_STATE_OLD)                                                             \
   XX(Q_LIST_OLD)                                                              \
-  XX(TALLY_OLD)
+  XX(TALLY_OLD)                                                               \
+  XX(WAKE)
 
 /* The statements, numbered: the shared ones first, as lease__stmt numbers
 ** them.  Each statement's number is its prepared statement's slot in a
@@ -67,6 +69,7 @@ typedef struct lpg_conn {
   void *tx;            /* lpg_tx.c's state of this connection */
   int version;         /* the database's schema version (lpg_schema_read) */
   int versioned;       /* the database holds its version row */
+  int listening;       /* this session LISTENs for wake signals (lpg_wake.c) */
 } lpg_conn;
 
 #define LPG(db) ((lpg_conn *)(db)->conn)
@@ -190,6 +193,15 @@ int lpg_outcome(lease_db *db, const lease__write *w, const PGresult *r, int64_t 
 ** nothing but their ids: one INSERT of them all (LPG_SQL_ENQUEUE_MANY),
 ** its own transaction; *inserted: how many were new (may be NULL). */
 int lpg_enqueue_ids(lease_db *db, const lease_new_job *jobs, int n, int *inserted);
+
+/* ---- lpg_wake.c --------------------------------------------------------- */
+
+/* lease__pg's wait members (lease_int.h): LISTEN/NOTIFY on "lease_wake". */
+void lpg_wake(lease_db *db, const char *queue, size_t queue_len);
+int lpg_wait_mark(lease_db *db, uint64_t *mark);
+int lpg_due(lease_db *db, const char *queue, size_t queue_len, double *delay);
+int lpg_wait_signal(lease_db *db, const char *queue, size_t queue_len, uint64_t mark,
+                    double seconds, int *signalled);
 
 /* ---- lpg_events.c ------------------------------------------------------ */
 

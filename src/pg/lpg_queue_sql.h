@@ -438,6 +438,19 @@
   "SELECT seq, at, op, id, queue, owner, fence, coalesce(reason, 0) FROM lease_events" \
   " WHERE seq > $1 AND ($2::bytea IS NULL OR id = $2) ORDER BY seq LIMIT $3"
 
+/*
+** lease_wait's look: seconds from the server's clock until the earliest
+** job of queue $1 becomes claimable (claim_next's rule, as
+** LPG_Q_SQL_CLAIM_NEXT: open, not done, the fence below its maximum, the
+** later of run_at and until); NULL when there is none.
+*/
+#define LPG_Q_SQL_DUE                                                               \
+  "SELECT min(greatest(coalesce(q.run_at, 0), j.until))"                           \
+  " - extract(epoch FROM clock_timestamp())::float8"                               \
+  " FROM lease_queue q JOIN jobs j ON j.id = q.id"                                 \
+  " WHERE q.state = " LEASE__Q_OPEN_S " AND q.queue = $1 AND j.done = 0"           \
+  " AND j.fence < " LPG_FENCE_MAX
+
 /* The queue's statements by their names in the lists (lease_statements.h,
 ** lpg_int.h's LPG_OWN_STATEMENTS): SQL, parameter count, parameter types
 ** in $n order (lpg.c's table). */
@@ -473,6 +486,7 @@
 #define LPG_STMT_Q_DEP_ADD LPG_Q_SQL_DEP_ADD, 2, {T_BYTEA, T_BYTEA}
 #define LPG_STMT_Q_DEP_WAIT LPG_Q_SQL_DEP_WAIT, 1, {T_BYTEA}
 #define LPG_STMT_Q_DEPS LPG_Q_SQL_DEPS, 3, {T_BYTEA, T_FLOAT8, T_INT4}
+#define LPG_STMT_Q_DUE LPG_Q_SQL_DUE, 1, {T_BYTEA}
 #define LPG_STMT_CLOCK_READ LPG_Q_SQL_CLOCK_READ, 0, {0}
 #define LPG_STMT_CLOCK_MOVE LPG_Q_SQL_CLOCK_MOVE, 1, {T_FLOAT8}
 #define LPG_STMT_EVENT_ADD                                                          \

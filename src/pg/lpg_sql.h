@@ -163,6 +163,13 @@
 /* The server's clock, seconds since the epoch. */
 #define LPG_SQL_NOW "SELECT extract(epoch FROM clock_timestamp())::float8"
 
+/* The channel of the wake signals (lpg_wake.c). */
+#define LPG_WAKE_CHANNEL "lease_wake"
+
+/* The wake signal: $1 the queue (NULL: any queue), in hex as the payload. */
+#define LPG_SQL_WAKE \
+  "SELECT pg_notify('" LPG_WAKE_CHANNEL "', coalesce(encode($1, 'hex'), ''))"
+
 /*
 ** The statements of this header by their names in the lists
 ** (lease_statements.h, lpg_int.h's LPG_OWN_STATEMENTS): SQL, parameter
@@ -174,5 +181,6 @@
 #define LPG_STMT_COMPLETE LPG_SQL_COMPLETE, 5, {T_BYTEA, T_BYTEA, T_INT8, T_FLOAT8, T_BYTEA}
 #define LPG_STMT_RELEASE LPG_SQL_RELEASE, 3, {T_BYTEA, T_BYTEA, T_INT8}
 #define LPG_STMT_NOW LPG_SQL_NOW, 0, {0}
+#define LPG_STMT_WAKE LPG_SQL_WAKE, 1, {T_BYTEA}
 
 #endif

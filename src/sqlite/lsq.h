@@ -42,11 +42,16 @@ typedef struct lsq_conn {
   int wal_given;                    /* the file came with a -wal holding frames */
   void *tx;                         /* lsq_tx.c's state (its statements), or NULL */
   struct lsq_group *group;          /* the file's writers in this process (lsq_group.c), or NULL */
+  struct lsq_waiters *waiters;      /* the file's waiters in this process (lsq_wake.c), or NULL */
+  uint64_t files_stamp;             /* the files' sizes and times at the last wait mark (lsq_wake.c) */
   sqlite3_stmt *savepoint[3];       /* lsq_group.c's SAVEPOINT, RELEASE, ROLLBACK TO */
 } lsq_conn;
 
 /* The writers of one database file in this process: lsq_group.c. */
 typedef struct lsq_group lsq_group;
+
+/* The waiters (lease_wait) of one database file in this process: lsq_wake.c. */
+typedef struct lsq_waiters lsq_waiters;
 
 /* The connection of db. */
 #define LSQ(db) ((lsq_conn *)(db)->conn)
@@ -110,6 +115,21 @@ int lsq_write_txn(lease_db *db, lsq_body *body, void *ctx);
 ** a handle that cannot join writes alone.
 */
 void lsq_group_join(lease_db *db);
+
+/* lsq_wake_join: after a successful open, enter db in the registry of its
+** file's waiters (lsq_wake.c), unless the database is not a regular file.
+** Never fails: a handle that cannot join sees other handles' writes by
+** the files' stamp only.  lsq_wake_leave: drop it (at close; a no-op
+** when it has none), freeing the entry with the file's last handle. */
+void lsq_wake_join(lease_db *db);
+void lsq_wake_leave(lease_db *db);
+
+/* lease__sqlite's wait members (lease_int.h): lsq_wake.c. */
+void lsq_wake(lease_db *db, const char *queue, size_t queue_len);
+int lsq_wait_mark(lease_db *db, uint64_t *mark);
+int lsq_due(lease_db *db, const char *queue, size_t queue_len, double *delay);
+int lsq_wait_signal(lease_db *db, const char *queue, size_t queue_len, uint64_t mark,
+                    double seconds, int *signalled);
 
 /* lsq_group_leave: drop db from its group (at close; a no-op when it has
 ** none), freeing the group with its last member. */

@@ -483,6 +483,7 @@ int lsq_open(lease_db *db) {
   if (rc != LEASE_OK && c->sql && c->wal_given)
     sqlite3_db_config(c->sql, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)NULL);
   if (rc == LEASE_OK) lsq_group_join(db);
+  if (rc == LEASE_OK) lsq_wake_join(db);
   return rc;
 }
 
@@ -511,6 +512,7 @@ void lsq_close(lease_db *db) {
   int i;
   if (!c) return;
   lsq_group_leave(db);
+  lsq_wake_leave(db);
   for (i = 0; i < LSQ_ST_COUNT; i++) sqlite3_finalize(c->stmt[i]);
   lsq_tx_close(db);
   for (i = 0; i < 3; i++) sqlite3_finalize(c->savepoint[i]);

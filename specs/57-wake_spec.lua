@@ -1,0 +1,363 @@
+-- Waiting for jobs: db:wait(queue, timeout) returns true as soon as a job of
+-- the queue may be ready (one is due, or a write that makes one claimable
+-- woke it), false once the timeout passed.  A write of another thread of
+-- this process, or of another process (SQLite: the files' stamp;
+-- PostgreSQL: LISTEN/NOTIFY), wakes a waiter long before its timeout; a job
+-- scheduled for later wakes it at its run_at; many producers and waiters
+-- lose no wake-up; the pool waits the same way (a retry starts at its time,
+-- not a poll later).  Timings are loose (the machine is shared): the specs
+-- check that a wait ended early and in the right order, not how fast.
+local H = require("helpers")
+local T = require("thread_helpers")
+local thread = T.thread
+local lease = H.lease
+
+-- A wait's timeout no wake-up in these specs comes near: a wait that ran
+-- into it was not woken.
+local LONG = 5
+
+-- Start the Lua chunk `code` in a new process in the background, with the
+-- build tree on package.cpath; arg[1] is path.  Returns the name of a file
+-- the process writes its output to once it has finished (H.read it).
+local function spawn_process(code, path)
+  local build = os.getenv("LEASE_BUILD_DIR") or "build"
+  local script = H.file("wake") .. ".lua"
+  local out = script .. ".out"
+  H.write(script, "package.cpath = " .. string.format("%q", build .. "/?.so;")
+    .. " .. package.cpath\n" .. code)
+  os.execute("{ " .. T.lua() .. " " .. H.sh(script) .. " " .. H.sh(path) .. " >" .. H.sh(out .. ".tmp")
+    .. " 2>&1; mv " .. H.sh(out .. ".tmp") .. " " .. H.sh(out) .. "; } &")
+  return out
+end
+
+-- Wait (up to 30 s) for the file a spawned process writes at its end.
+local function finished(out)
+  local deadline = T.now() + 30
+  while not H.exists(out) and T.now() < deadline do lease.sleep(0.02) end
+  return H.read(out)
+end
+
+describe("db:wait", function()
+  local db, p
+  before_each(function() db, p = H.fresh("wake") end)
+  after_each(function() db:close() end)
+
+  it("returns false after about the timeout when nothing happens", function()
+    local t0 = T.now()
+    assert.are.equal(false, db:wait("default", 0.3))
+    local took = T.now() - t0
+    assert.is_true(took >= 0.25, "returned after " .. took .. " s")
+    assert.is_true(took < LONG, "returned after " .. took .. " s")
+    -- a timeout of 0 only looks
+    assert.are.equal(false, db:wait("default", 0))
+  end)
+
+  it("returns true at once when a job of the queue is due, and claims nothing", function()
+    db:enqueue("a", { queue = "mail" })
+    db:enqueue("b", { queue = "other", run_at = db:server_now() + 3600 })
+    local t0 = T.now()
+    assert.are.equal(true, db:wait("mail", LONG))
+    assert.is_true(T.now() - t0 < LONG / 2)
+    assert.are.equal(0, db:counts(db:server_now(), "mail").running)
+    -- a queue whose only job is due in an hour, or a queue without jobs
+    assert.are.equal(false, db:wait("other", 0.05))
+    assert.are.equal(false, db:wait("none", 0.05))
+    -- a held job is not due until its lease expires; a released one is
+    local id, fence = db:claim_next("w", db:server_now(), 3600, { queue = "mail" })
+    assert.are.equal("a", id)
+    assert.are.equal(false, db:wait("mail", 0.05))
+    db:release("a", "w", fence)
+    assert.are.equal(true, db:wait("mail", 0))
+  end)
+
+  it("wakes when another thread of this process enqueues, long before its timeout", function()
+    local t = thread.spawn(function(path)
+      local L = require("lease")
+      local h = L.open(path)
+      L.sleep(0.3)
+      local at = L.now()
+      h:enqueue("late", { queue = "q" })
+      h:close()
+      return at
+    end, p)
+    local woken = db:wait("q", LONG)
+    local back = lease.now()
+    local ok, enqueued_at = t:join()
+    assert(ok, enqueued_at)
+    assert.are.equal(true, woken)
+    -- in order: the enqueue, then the wait's end, well before the timeout
+    assert.is_true(enqueued_at <= back, "woke before the enqueue")
+    assert.is_true(back - enqueued_at < LONG / 2, "woke " .. (back - enqueued_at) .. " s after")
+    assert.are.equal("late", (db:claim_next("w", db:server_now(), 30, { queue = "q" })))
+  end)
+
+  it("wakes on a release of another thread with the events ledger on, which records it", function()
+    local led = lease.open(p, { events = true })
+    led:enqueue("job", { queue = "q" })
+    local _, fence = led:claim_next("w", led:server_now(), 3600, { queue = "q" })
+    assert.are.equal(false, led:wait("q", 0.05))
+    local t = thread.spawn(function(path, f)
+      local L = require("lease")
+      local h = L.open(path, { events = true })
+      L.sleep(0.3)
+      local at = L.now()
+      local ok = h:release("job", "w", f)
+      h:close()
+      return at, ok
+    end, p, fence)
+    local woken = led:wait("q", LONG)
+    local back = lease.now()
+    local ok, released_at, released = t:join()
+    assert(ok, released_at)
+    assert.are.equal(true, released)
+    assert.are.equal(true, woken)
+    assert.is_true(released_at <= back, "woke before the release")
+    assert.is_true(back - released_at < LONG / 2, "woke " .. (back - released_at) .. " s after")
+    local ops = {}
+    for _, e in ipairs(led:events({ id = "job" })) do ops[#ops + 1] = e.op .. " " .. e.outcome end
+    assert.are.same({ "enqueue ok", "claim ok", "release ok" }, ops)
+    led:close()
+  end)
+
+  it("is woken by the signal of an enqueue, a release and a fail, not by a look at the files", function()
+    -- the files' look (SQLite's way to see other processes) made rare, in
+    -- a process of its own: only the signal of each write wakes it soon
+    local build = os.getenv("LEASE_BUILD_DIR") or "build"
+    local script = H.file("signal") .. ".lua"
+    H.write(script, "package.cpath = " .. string.format("%q", build .. "/?.so;")
+      .. " .. package.cpath\n" .. [[
+local L = require("lease")
+local h = L.open(arg[1])
+local fence
+for _, step in ipairs({ "enqueue", "release", "fail" }) do
+  local t = L.thread.spawn(function(path, what, f)
+    local lease = require("lease")
+    local other = lease.open(path)
+    lease.sleep(0.3)
+    local at = lease.now()
+    if what == "enqueue" then other:enqueue("signalled", { queue = "sig" })
+    elseif what == "release" then other:release("signalled", "w", f)
+    else other:fail("signalled", "w", f, other:server_now(), "boom", { run_at = other:server_now() }) end
+    other:close()
+    return at
+  end, arg[1], step, fence)
+  local woken = h:wait("sig", 5)
+  local back = L.now()
+  local ok, at = t:join()
+  assert(ok, at)
+  io.write(step, " ", tostring(woken), " ", string.format("%.6f", back - at), "\n")
+  local id
+  id, fence = h:claim_next("w", h:server_now(), 3600, { queue = "sig" })
+  assert(id == "signalled", "claimed " .. tostring(id))
+end
+]])
+    local out, ok = H.capture("LEASE_WAKE_CHECK_MS=600000 " .. T.lua() .. " " .. H.sh(script) .. " "
+      .. H.sh(p) .. " 2>&1")
+    os.remove(script)
+    assert(ok, out)
+    local steps = 0
+    for step, woken, after in out:gmatch("(%a+) (%a+) (%-?[%d.]+)\n") do
+      steps = steps + 1
+      assert.are.equal("true", woken, step)
+      assert.is_true(tonumber(after) >= 0 and tonumber(after) < LONG / 2,
+        step .. " woke " .. after .. " s after")
+    end
+    assert.are.equal(3, steps, out)
+  end)
+
+  it("wakes on a release, and on a fail whose retry is due now, by another thread", function()
+    db:enqueue("r", { queue = "q" })
+    local id, fence = db:claim_next("w", db:server_now(), 3600, { queue = "q" })
+    assert.are.equal("r", id)
+    for round = 1, 2 do
+      local t = thread.spawn(function(path, which, fen)
+        local L = require("lease")
+        local h = L.open(path)
+        L.sleep(0.2)
+        local at = L.now()
+        if which == 1 then h:release("r", "w", fen)
+        else h:fail("r", "w", fen, h:server_now(), "boom", { run_at = h:server_now() }) end
+        h:close()
+        return at
+      end, p, round, fence)
+      assert.are.equal(false, db:wait("q", 0))   -- held: not due
+      local woken = db:wait("q", LONG)
+      local back = lease.now()
+      local ok, at = t:join()
+      assert(ok, at)
+      assert.are.equal(true, woken)
+      assert.is_true(at <= back and back - at < LONG / 2)
+      if round == 1 then
+        id, fence = db:claim_next("w", db:server_now(), 3600, { queue = "q" })
+        assert.are.equal("r", id)
+      end
+    end
+  end)
+
+  it("wakes when another process enqueues", function()
+    local out = spawn_process([[
+local L = require("lease")
+local h = L.open(arg[1])
+L.sleep(0.4)
+io.write(string.format("%.6f", L.now()))
+h:enqueue("from-afar", { queue = "far" })
+h:close()
+]], p)
+    local t0 = T.now()
+    local woken = db:wait("far", LONG)
+    local back, took = lease.now(), T.now() - t0
+    local enqueued_at = tonumber(finished(out))
+    assert.is_not_nil(enqueued_at, "the other process failed")
+    assert.are.equal(true, woken)
+    assert.is_true(took < LONG / 2, "woke after " .. took .. " s")
+    assert.is_true(enqueued_at <= back + 0.05, "woke before the enqueue")
+    assert.are.equal("from-afar", (db:claim_next("w", db:server_now(), 30, { queue = "far" })))
+  end)
+
+  it("wakes at the run_at of a job scheduled for later, not at its timeout", function()
+    local run_at = db:server_now() + 0.6
+    db:enqueue("s", { queue = "sched", run_at = run_at })
+    local t0 = T.now()
+    assert.are.equal(true, db:wait("sched", LONG))
+    local took = T.now() - t0
+    assert.is_true(db:server_now() >= run_at - 0.01, "woke before the job's run_at")
+    assert.is_true(took < LONG / 2, "woke after " .. took .. " s")
+    assert.are.equal("s", (db:claim_next("w", db:server_now(), 30, { queue = "sched" })))
+  end)
+
+  it("looks again when woken by a job scheduled for later, and wakes at its time", function()
+    local t = thread.spawn(function(path)
+      local L = require("lease")
+      local h = L.open(path)
+      L.sleep(0.2)
+      local run_at = h:server_now() + 0.5
+      h:enqueue("later", { queue = "q2", run_at = run_at })
+      h:close()
+      return run_at
+    end, p)
+    local woken = db:wait("q2", LONG)
+    local now = db:server_now()
+    local ok, run_at = t:join()
+    assert(ok, run_at)
+    assert.are.equal(true, woken)
+    assert.is_true(now >= run_at - 0.01, "woke before the job's run_at")
+    assert.is_true(now - run_at < LONG / 2)
+  end)
+
+  it("loses no wake-up: many producers and waiting consumers, every job taken", function()
+    local producers, consumers, per = 3, 4, H.rounds(20, 10)
+    for round = 1, H.rounds(4, 2) do
+      local q = "r" .. round
+      local consumer = function(path, queue, me, timeout)
+        local L = require("lease")
+        local h = L.open(path)
+        local took, timeouts = {}, 0
+        while true do
+          local woken = h:wait(queue, timeout)
+          if not woken then timeouts = timeouts + 1 end
+          local id, fence = h:claim_next(me, h:server_now(), 60, { queue = queue })
+          if id and id:match("^stop%-") then break end
+          if id then
+            took[#took + 1] = id
+            h:complete(id, me, fence, h:server_now(), "ok")
+          end
+          if timeouts > 0 then break end
+        end
+        h:close()
+        return took, timeouts
+      end
+      local producer = function(path, queue, me, n)
+        local L = require("lease")
+        local h = L.open(path)
+        for i = 1, n do
+          h:enqueue(queue .. me .. "-" .. i, { queue = queue })
+          if i % 3 == 0 then L.sleep(0.002) end
+        end
+        h:close()
+        return true
+      end
+      local cs, ps = {}, {}
+      for i = 1, consumers do cs[i] = thread.spawn(consumer, p, q, "c" .. i, LONG) end
+      lease.sleep(0.05)
+      for i = 1, producers do ps[i] = thread.spawn(producer, p, q, "p" .. i, per) end
+      for i = 1, producers do
+        local ok, err = ps[i]:join()
+        assert(ok, err)
+      end
+      -- every job done before the consumers are told to stop
+      local deadline = T.now() + LONG
+      while db:counts(db:server_now(), q).completed < producers * per and T.now() < deadline do
+        lease.sleep(0.01)
+      end
+      local done_at = T.now() - (deadline - LONG)
+      for i = 1, consumers do
+        db:enqueue("stop-" .. round .. "-" .. i, { queue = q })
+      end
+      -- each stop job is taken once, by a consumer the enqueue woke: its id is "stop-i"
+      local seen, timeouts = {}, 0
+      for i = 1, consumers do
+        local ok, took, t = cs[i]:join()
+        assert(ok, took)
+        timeouts = timeouts + t
+        for _, id in ipairs(took) do
+          assert.is_nil(seen[id], "taken twice: " .. id)
+          seen[id] = true
+        end
+      end
+      assert.are.equal(0, timeouts, "round " .. round .. ": a consumer waited until its timeout")
+      assert.is_true(done_at < LONG, "round " .. round .. " took " .. done_at .. " s")
+      for i = 1, producers do
+        for k = 1, per do
+          local id = q .. "p" .. i .. "-" .. k
+          assert.is_true(seen[id], "not taken: " .. id)
+        end
+      end
+    end
+  end)
+
+  it("raises on bad arguments naming the function and the argument, and writes nothing", function()
+    db:enqueue("x")
+    local before = H.snapshot(p)
+    assert.matches("bad argument #2 to 'wait' %(queue must be a non%-empty string, got nil%)",
+      H.error_of(db.wait, db, nil, 1))
+    assert.matches("bad argument #2 to 'wait' %(queue must be a non%-empty string, got an empty string%)",
+      H.error_of(db.wait, db, "", 1))
+    assert.matches("bad argument #2 to 'wait' %(queue must be at most 255 bytes, got 256%)",
+      H.error_of(db.wait, db, string.rep("q", 256), 1))
+    assert.matches("bad argument #3 to 'wait' %(timeout must be a number of seconds, got no value%)",
+      H.error_of(db.wait, db, "default"))
+    assert.matches("bad argument #3 to 'wait' %(timeout must be a finite number of seconds >= 0, got %-1%)",
+      H.error_of(db.wait, db, "default", -1))
+    assert.matches("bad argument #3 to 'wait' %(timeout must be a finite number of seconds >= 0, got inf%)",
+      H.error_of(db.wait, db, "default", math.huge))
+    assert.matches("bad argument #3 to 'wait' %(timeout must be a number of seconds, got a string%)",
+      H.error_of(db.wait, db, "default", "1"))
+    assert.same(before, H.snapshot(p))
+    db:close()
+    assert.matches("closed", H.error_of(db.wait, db, "default", 1))
+    db = lease.open(p)
+  end)
+end)
+
+describe("the pool waits with db:wait", function()
+  it("starts a retry at its time, not a poll later", function()
+    local pool = require("lease.pool")
+    local db, p = H.fresh("wakepool")
+    db:enqueue("once")
+    db:close()
+    local t0 = T.now()
+    local s = pool.run({
+      db = p, workers = 2, ttl = 30, poll = LONG, signals = false,
+      backoff = function() return 0.5 end,
+      handler = function(job)
+        if job.attempt == 1 then error("first attempt fails") end
+        return "ok"
+      end,
+    })
+    local took = T.now() - t0
+    assert.are.equal(1, s.done)
+    assert.are.equal(1, s.retried)
+    assert.is_true(took >= 0.45, "the retry ran before its backoff: " .. took .. " s")
+    assert.is_true(took < LONG, "the retry waited for the poll: " .. took .. " s")
+  end)
+end)

@@ -342,7 +342,7 @@ static void test_events(void **state) {
   o.events_max_age = 0;
   assert_int_equal(lease_open(fresh_path(), &o, &ev), LEASE_OK);
   for (i = 0; i < 5; i++) {
-    char id[8];
+    char id[16];
     snprintf(id, sizeof id, "e%d", i);
     enqueue(ev, id, 0, NAN);
   }

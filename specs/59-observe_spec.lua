@@ -284,8 +284,9 @@ describe("lease timeline", function()
     local doc = H.read(svg)
     os.remove(svg)
     local els = parse_xml(doc)
-    local bars, refused, accepted, ids = {}, {}, {}, {}
+    local bars, refused, accepted, ids, open = {}, {}, {}, {}, 0
     for i, el in ipairs(els) do
+      if el.name == "g" and el.attrs.class == "lease open" then open = open + 1 end
       if el.name == "rect" and el.attrs["data-fence"] then bars[#bars + 1] = el.attrs end
       if el.name == "g" and el.attrs.class == "refused" then refused[#refused + 1] = els[i + 1].text end
       if el.name == "g" and el.attrs.class == "accepted" then accepted[#accepted + 1] = els[i + 1].text end
@@ -297,6 +298,10 @@ describe("lease timeline", function()
     local got = {}
     for k, b in ipairs(bars) do got[k] = b["data-owner"] .. " " .. b["data-fence"] end
     assert.are.same({ "A 1", "B 2", "C 1", "B 1" }, got)
+    -- A's lease ends where its expiry is, B's claim; only B's lease of the
+    -- hostile id is still held
+    assert.is_true(math.abs(tonumber(bars[1].x) + tonumber(bars[1].width) - tonumber(bars[2].x)) < 0.02)
+    assert.are.equal(1, open)
     -- one colour per owner, each owner's its own
     assert.are.equal(bars[2].fill, bars[4].fill)
     assert.are_not.equal(bars[1].fill, bars[2].fill)

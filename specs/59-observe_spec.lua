@@ -131,7 +131,7 @@ describe("lease stats", function()
   it("refuses bad options, naming them", function()
     local p = history()
     for _, case in ipairs({
-      { { "stats", p, "--watch", "0" }, "--watch needs a number of seconds > 0, got '0'" },
+      { { "stats", p, "--watch", "0", "--count", "1" }, "--watch needs a number of seconds > 0, got '0'" },
       { { "stats", p, "--watch", "x" }, "--watch needs a finite number of seconds >= 0, got 'x'" },
       { { "stats", p, "--count", "2" }, "--count needs --watch" },
       { { "stats", p, "--watch", "1", "--count", "0" }, "--count needs an integer >= 1, got '0'" },

@@ -74,13 +74,14 @@ describe("lease COMMAND --help, unknown commands, usage errors", function()
 
   it("suggests the nearest command for an unknown one, and none when nothing is near", function()
     for word, near in pairs({ job = "jobs", shwo = "show", prnue = "prune", enqeue = "enqueue",
-                              pol = "pool", canel = "cancel", retyr = "retry", JOBS = "jobs" }) do
+                              pol = "pool", canel = "cancel", retyr = "retry", JOBS = "jobs",
+                              status = "stats", metric = "metrics" }) do
       local status, out, err = run({ word })
       assert.are.equal(2, status)
       assert.are.equal("", out)
       assert.truthy(err:find("unknown command '" .. word .. "' (did you mean " .. near .. "?)\n", 1, true), err)
     end
-    for _, word in ipairs({ "xyzzy", "status", "j" }) do
+    for _, word in ipairs({ "xyzzy", "frobnicate", "j" }) do
       local status, _, err = run({ word })
       assert.are.equal(2, status)
       assert.truthy(err:find("unknown command '" .. word .. "'\n", 1, true), err)

@@ -13,6 +13,9 @@
 --   lease limit DB QUEUE [--concurrency N] [--rate N --per S] [--clear]
 --   lease queues DB [--json] [--now T]
 --   lease events DB [--job ID] [--since SEQ] [--limit N] [--json]
+--   lease stats DB [--json] [--watch S [--count N]] [--now T]
+--   lease metrics DB [--now T]
+--   lease timeline DB [--job ID] [--queue Q] [--since T] -o FILE.svg|FILE.html
 --
 -- Inspection reads `until` as wall-clock seconds (lease.now(), what the pool
 -- stores); a database kept on another clock passes its own --now.  Times
@@ -1155,6 +1158,119 @@ local function cmd_events(argv, out, err)
   end)
 end
 
+-- What observe's functions use of this module to show bytes and times.
+local OBSERVE_FMT = { show = show_bytes, time = iso_time, safe = utf8_safe }
+
+--- lease stats DB [--json] [--watch S [--count N]] [--now T]: per queue, its
+-- jobs by status, paused and limits, completions per minute over the last
+-- 1, 5 and 15 minutes and refusals by op and reason (from the events
+-- ledger), and the age of the oldest available job (lease.observe.collect);
+-- or one JSON object of those numbers.  With --watch S it prints again
+-- every S seconds until interrupted, or N times with --count N.
+-- @tparam table argv {"stats", args...}
+-- @tparam file out where the numbers go
+-- @tparam file err where a note on how the file was read goes (open_ro)
+-- @treturn integer 0
+-- @raise a usage error naming the option, or a database error
+local function cmd_stats(argv, out, err)
+  local flags, pos = parse(argv, 2, { ["--json"] = false, ["--watch"] = true, ["--count"] = true,
+                                     ["--now"] = true })
+  if #pos ~= 1 then usage("stats takes one database path") end
+  local watch = number_flag(flags, "--watch", "seconds")
+  if watch and watch <= 0 then usage("--watch needs a number of seconds > 0, got '" .. flags["--watch"] .. "'") end
+  local count = number_flag(flags, "--count", "integer", 1)
+  if count and not watch then usage("--count needs --watch") end
+  local fixed = flags["--now"] and now_from(flags)
+  local observe = require("lease.observe")
+  return compat.using(open_ro(pos[1], err), function(db)
+    local n = 0
+    while true do
+      local st = observe.collect(db, fixed or require("lease").now())
+      if flags["--json"] then out:write(observe.json(st, utf8_safe), "\n")
+      else out:write(observe.text(st, OBSERVE_FMT)) end
+      out:flush()
+      n = n + 1
+      if not watch or (count and n >= count) then return 0 end
+      require("lease").sleep(watch)
+      if not flags["--json"] then out:write("\n") end
+    end
+  end)
+end
+
+--- lease metrics DB [--now T]: the numbers of lease stats in the
+-- Prometheus text exposition format (lease.observe.metrics), for a node
+-- exporter's textfile collector or a scrape.
+-- @tparam table argv {"metrics", args...}
+-- @tparam file out where the text goes
+-- @tparam file err where a note on how the file was read goes (open_ro)
+-- @treturn integer 0
+-- @raise a usage error, or a database error
+local function cmd_metrics(argv, out, err)
+  local flags, pos = parse(argv, 2, { ["--now"] = true })
+  if #pos ~= 1 then usage("metrics takes one database path") end
+  local now = now_from(flags)
+  local observe = require("lease.observe")
+  return compat.using(open_ro(pos[1], err), function(db)
+    out:write(observe.metrics(observe.collect(db, now)))
+    return 0
+  end)
+end
+
+--- lease timeline DB [--job ID] [--queue Q] [--since T] -o FILE.svg|FILE.html:
+-- the events ledger's leases drawn as an SVG (lease.observe.svg), one row
+-- per job; .html wraps it in a page.  Prints what it wrote.
+-- @tparam table argv {"timeline", args...}
+-- @tparam file out where the summary line goes
+-- @tparam file err where a note on how the file was read goes (open_ro)
+-- @treturn integer 0
+-- @raise a usage error naming the option, a database error, or the
+-- error of writing FILE
+local function cmd_timeline(argv, out, err)
+  local flags, pos = parse(argv, 2, { ["--job"] = true, ["--queue"] = true, ["--since"] = true,
+                                     ["-o"] = true })
+  if #pos ~= 1 then usage("timeline takes one database path") end
+  local file = flags["-o"]
+  if not file then usage("-o FILE is required (FILE.svg or FILE.html)") end
+  local kind = file:match("%.([sS][vV][gG])$") or file:match("%.([hH][tT][mM][lL]?)$")
+  if not kind then usage("-o needs a file ending in .svg or .html, got '" .. file .. "'") end
+  local job = flags["--job"]
+  if job == "" then usage("--job needs a job id, got ''") end
+  local queue = queue_flag(flags)
+  local since = flags["--since"] and parse_time("--since", flags["--since"], "ago")
+  local observe = require("lease.observe")
+  return compat.using(open_ro(pos[1], err), function(db)
+    local events, after = {}, 0
+    repeat
+      local page = db:events({ id = job, since_seq = after, limit = 10000 })
+      for _, e in ipairs(page) do
+        if e.id and (not since or e.at >= since) then events[#events + 1] = e end
+      end
+      if #page > 0 then after = page[#page].seq end
+    until #page < 10000
+    if queue then
+      local keep, kept = {}, {}
+      for _, e in ipairs(events) do
+        if keep[e.id] == nil then
+          local st = db:state(e.id)
+          keep[e.id] = st ~= nil and st.queue == queue
+        end
+        if keep[e.id] then kept[#kept + 1] = e end
+      end
+      events = kept
+    end
+    local svg, counts = observe.svg(events, OBSERVE_FMT)
+    local text = kind:lower() == "svg" and svg or observe.html(svg)
+    local f, oerr = io.open(file, "wb")
+    if not f then error(oerr, 0) end
+    local ok, werr = f:write(text)
+    f:close()
+    if not ok then error(werr, 0) end
+    out:write(string.format("wrote %s: %d jobs, %d leases, %d refused writes\n", file, counts.jobs,
+      counts.leases, counts.refused))
+    return 0
+  end)
+end
+
 --- lease pool DB WORKER.lua [-j N] [--ttl S] [--queue Q] [--forever]
 -- [--grace S] [--batch N] [--poll S] [--drain-wait S] [--decode json]
 -- [--timeout S] [--quiet]: runs lease.pool over the queue with the handler
@@ -1324,6 +1440,25 @@ Each tick enqueues the job NAME@TICK when `lease tick` or a --forever pool runs.
   --since SEQ       only the events after seq SEQ (a page's last seq)
   --limit N         at most N events
   --json            one JSON array of {seq, at, op, id, queue, owner, fence, outcome, reason}]] },
+  { name = "stats", args = "DB [--json] [--watch S [--count N]] [--now T]", run = cmd_stats,
+    help = "per queue: jobs by status, limits, completions per minute, oldest available, refusals",
+    options = [[
+  --json            one JSON object, exact numbers
+  --watch S         print again every S seconds until interrupted
+  --count N         with --watch: stop after N prints
+  --now T           measure at T (seconds or a date) instead of now
+Completions and refusals come from the events ledger (handles opened with events = true).]] },
+  { name = "metrics", args = "DB [--now T]", run = cmd_metrics,
+    help = "the numbers of stats in the Prometheus text format",
+    options = [[
+  --now T           measure at T (seconds or a date) instead of now]] },
+  { name = "timeline", args = "DB [--job ID] [--queue Q] [--since T] -o FILE.svg|FILE.html",
+    run = cmd_timeline, help = "draw the events ledger's leases, one row per job, as SVG or HTML",
+    options = [[
+  --job ID          only this job
+  --queue Q         only the jobs of queue Q
+  --since T         only the events at or after T: seconds, a date or a duration ago (2h)
+  -o FILE           the file to write: FILE.svg, or FILE.html (the SVG in a page)]] },
 }
 local BY_NAME = {}
 for _, c in ipairs(COMMANDS) do BY_NAME[c.name] = c end

@@ -242,7 +242,9 @@ describe("the events ledger", function()
     local err = H.error_of(function()
       db:complete_many("W", 2, { { id = "r1", fence = l[1].fence }, { id = "r2", fence = 9223372036854775807 } })
     end)
-    assert.matches("range", err)
+    -- a Lua without integers (5.1, LuaJIT) refuses that fence before any
+    -- write; either way nothing of the batch stays
+    assert.matches(math.type and "range" or "2^53", err, 1, true)
     assert.are.equal(n, #all(db))
     assert.are.equal(false, db:state("r1", 2).done)
   end)

@@ -803,9 +803,40 @@ static int admin_op(lease_db *db, int which, int op, const char *id, size_t id_l
   return rc;
 }
 
+/* The body of a retry with dependencies (ctx: the retry's arguments): the
+** retry, then, when it was granted, the job waits again for its parents
+** not completed.  A completed job's retry sets done = 0, and the trigger
+** lease_jobs_changed, which fires once the retry's statement has run,
+** makes its queue row open whatever the retry wrote; so the wait is a
+** statement of its own, in the same transaction. */
+typedef struct retry_ctx {
+  const char *id;
+  size_t id_len;
+  double now;
+  int reason;
+} retry_ctx;
+
+static int retry_body(lease_db *db, void *ctx) {
+  retry_ctx *x = ctx;
+  params p = {0};
+  PGresult *res;
+  int rc = admin_op(db, LPG_ST_Q_RETRY, LEASE_EV_RETRY, x->id, x->id_len, x->now, &x->reason);
+  if (rc != LEASE_OK || x->reason != LEASE_GRANTED) return rc;
+  p_bytes(&p, x->id, x->id_len);
+  if (!(res = qrun(db, LPG_ST_Q_DEP_WAIT, &p))) return db->rc;
+  PQclear(res);
+  return LEASE_OK;
+}
+
 /* See lease.h: lease_retry. */
 int lpg_q_retry(lease_db *db, const char *id, size_t id_len, double now, int *reason) {
-  return admin_op(db, LPG_ST_Q_RETRY, LEASE_EV_RETRY, id, id_len, now, reason);
+  retry_ctx x = {id, id_len, now, LEASE_GRANTED};
+  int rc = lpg_ready(db);
+  if (rc != LEASE_OK) return rc;
+  rc = PQtransactionStatus(LPG(db)->pg) != PQTRANS_IDLE ? retry_body(db, &x)
+                                                       : in_txn(db, retry_body, &x);
+  if (rc == LEASE_OK && reason) *reason = x.reason;
+  return rc;
 }
 
 /* See lease.h: lease_cancel. */

@@ -214,6 +214,28 @@ h:close()
     assert.are.equal("from-afar", (db:claim_next("w", db:server_now(), 30, { queue = "far" })))
   end)
 
+  it("keeps this process's SQLite locks on the -shm while it looks at the files #sqlite", function()
+    -- closing any descriptor of a file drops every POSIX lock the process
+    -- holds on it: a look that opened the -shm would leave it unlocked for
+    -- another process to truncate under this one's mapping
+    local f = io.open("/proc/locks")
+    if not f then return end   -- not Linux: nothing to read the locks from
+    f:close()
+    assert.is_true(db:enqueue("x"))
+    local ino = tonumber((H.capture("stat -c %i " .. H.sh(p .. "-shm"))))
+    local function held()
+      local n = 0
+      for line in io.lines("/proc/locks") do
+        local pid, i = line:match("POSIX%s+%S+%s+%S+%s+(%d+)%s+%x+:%x+:(%d+)%s")
+        if tonumber(pid) == lease.pid() and tonumber(i) == ino then n = n + 1 end
+      end
+      return n
+    end
+    assert.is_true(held() > 0, "no lock on the -shm before the wait")
+    assert.is_false(db:wait("nothing-here", 0.05))
+    assert.is_true(held() > 0, "the wait dropped this process's locks on the -shm")
+  end)
+
   it("wakes at the run_at of a job scheduled for later, not at its timeout", function()
     local run_at = db:server_now() + 0.6
     db:enqueue("s", { queue = "sched", run_at = run_at })

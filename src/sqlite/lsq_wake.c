@@ -11,15 +11,20 @@
 **
 ** Other processes' writes are seen on the files: a commit appends to the
 ** -wal (or, without WAL, writes the database file), which changes its size
-** or modification time, and then, in WAL mode, moves the WAL index header
-** at the head of the -shm, the step that makes it visible (a look between
-** the two misses the commit, so the header counts too).  One waiter of the
-** file in this process, the watcher, reads these every LEASE_WAKE_CHECK_MS
-** while the database is busy (an interval that grows to LSQ_WAKE_QUIET_MS
-** while nothing changes) and signals the others when they changed: five
-** system calls per look for the whole process, no lock taken (PRAGMA
-** data_version would take the -shm's locks each time).  A checkpoint changes them too: that costs a
-** look, never a missed write.
+** or modification time.  In WAL mode the commit becomes visible a moment
+** later, when its writer moves the WAL index header in the -shm, so a look
+** right after the change may miss it: the watcher signals a changed stamp
+** twice, at the look that saw it and at the next one.  One waiter of the
+** file in this process, the watcher, stat()s the files every
+** LEASE_WAKE_CHECK_MS while the database is busy (an interval that grows
+** to LSQ_WAKE_QUIET_MS while nothing changes) and signals the others when
+** they changed: two system calls per look for the whole process, no lock
+** taken (PRAGMA data_version would take the -shm's locks each time).  The
+** -shm is never opened here: closing any descriptor of a file drops every
+** POSIX lock this process holds on it, SQLite's included, and another
+** process would then take the -shm for unused and truncate it under this
+** one's mapping.  A checkpoint changes the files too: that costs a look,
+** never a missed write.
 ** A wait is thus: the mark (the counter and the files' stamp) read before
 ** the caller's look at the due time, then sleeps (the watcher's of its
 ** interval) until the counter or the stamp moved past the mark, or the
@@ -29,9 +34,6 @@
 #include "lsq.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
-#include <unistd.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -47,6 +49,7 @@ struct lsq_waiters {
   pthread_cond_t cv;          /* broadcast with each signal */
   uint64_t signals;           /* signals sent (under mu) */
   uint64_t stamp;             /* the files' stamp as a watcher last read it (under mu) */
+  int settle;                 /* 1 after a look that saw the stamp change (under mu) */
   int watching;               /* 1 while a waiter is the watcher (under mu) */
   double every_ms;            /* the watcher's interval now, 0 for the shortest (under mu) */
   struct lsq_waiters *next;   /* the registry's list */
@@ -188,33 +191,12 @@ static uint64_t stamp_file(uint64_t h, const char *name) {
   return (h ^ (uint64_t)st.st_mtim.tv_nsec) * 1099511628211u;
 }
 
-/* Mix the head of the -shm file `name` into the stamp h: the WAL index
-** header, whose change counter and last frame a commit moves as the step
-** that makes it visible to readers (a commit's frames reach the -wal
-** before it).  Read as bytes, without the locks a read transaction takes.
-** A file that is not there adds nothing. */
-static uint64_t stamp_index(uint64_t h, const char *name) {
-  unsigned char head[48];
-  ssize_t n, i;
-  int fd = open(name, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return h;
-  n = pread(fd, head, sizeof head, 0);
-  close(fd);
-  for (i = 0; i < n; i++) h = (h ^ head[i]) * 1099511628211u;
-  return h;
-}
-
 /* The stamp of db's files: the database's and its -wal's size and
-** modification time, and the WAL index header in its -shm; 0 for a
-** database that is no file. */
+** modification time; 0 for a database that is no file. */
 static uint64_t files_stamp(lease_db *db) {
   sqlite3_filename name = sqlite3_db_filename(LSQ(db)->sql, "main");
-  char shm[4096];
-  uint64_t h;
   if (!name || !name[0]) return 0;
-  h = stamp_file(stamp_file(14695981039346656037u, name), sqlite3_filename_wal(name));
-  if ((size_t)snprintf(shm, sizeof shm, "%s-shm", name) < sizeof shm) h = stamp_index(h, shm);
-  return h;
+  return stamp_file(stamp_file(14695981039346656037u, name), sqlite3_filename_wal(name));
 }
 
 /* See lease_int.h: the counter of signals (0 on a handle outside the
@@ -276,11 +258,14 @@ static int wait_alone(lease_db *db, double end, int *signalled) {
 
 /* Under w->mu: read the files' stamp; when it moved past w->stamp, keep it
 ** and signal every waiter (another process wrote), and the watcher's
-** interval goes back to the shortest; else it grows by half, up to
-** LSQ_WAKE_QUIET_MS.  Returns the stamp. */
+** interval goes back to the shortest; the look after such a change signals
+** once more (the commit seen on the files may have become visible only
+** since); else the interval grows by half, up to LSQ_WAKE_QUIET_MS.
+** Returns the stamp. */
 static uint64_t watch_files(lease_db *db, lsq_waiters *w) {
   uint64_t s = files_stamp(db);
-  if (s != w->stamp) {
+  if (s != w->stamp || w->settle) {
+    w->settle = s != w->stamp;
     w->stamp = s;
     w->signals++;
     w->every_ms = 0;

@@ -292,7 +292,7 @@ return {
   {
     name = "enqueue-always-true", step = "own", file = "src/core/lease_queue.c",
     fn = "lease_enqueue",
-    from = [=[n == 1 ? LEASE_GRANTED : LEASE_EXISTS]=],
+    from = [=[n == 1 ? LEASE_GRANTED : db->has_dup ? LEASE_DUPLICATE : LEASE_EXISTS]=],
     to = [=[LEASE_GRANTED]=],
     hint = "specs/02-enqueue_spec.lua",
   },
@@ -1404,8 +1404,8 @@ return {
     -- through LPG_SQL_ENQUEUE_MANY (pg-enqueue-many-data-dropped).
     name = "pg-2-enqueue-resets-lease", step = "2", file = "src/pg/lpg_queue_sql.h", backend = "pg",
     fn = "LPG_Q_SQL_ENQUEUE",
-    from = [["WITH i AS (INSERT INTO jobs(id) VALUES ($1) ON CONFLICT (id) DO NOTHING"]],
-    to = [["WITH i AS (INSERT INTO jobs(id) VALUES ($1) ON CONFLICT (id) DO UPDATE SET owner = NULL, until = 0, done = 0"]],
+    from = [[  " ON CONFLICT (id) DO NOTHING RETURNING id, seq),"]],
+    to = [[  " ON CONFLICT (id) DO UPDATE SET owner = NULL, until = 0, done = 0 RETURNING id, seq),"]],
     hint = "specs/02-enqueue_spec.lua",
   },
   {
@@ -1862,8 +1862,8 @@ return {
   {
     name = "readonly-older-queue-read-as-empty", step = "own", file = "src/sqlite/lsq_open.c",
     fn = "create_missing",
-    from = [[    return c->version >= LSQ_QUEUE_READABLE ? LEASE_OK : lsq_q_temp(db);]],
-    to = [[    return c->version >= LEASE_SCHEMA_VERSION ? LEASE_OK : lsq_q_temp(db);]],
+    from = [[    if (c->version < LSQ_QUEUE_READABLE) return lsq_q_temp(db);]],
+    to = [[    if (c->version < LEASE_SCHEMA_VERSION) return lsq_q_temp(db);]],
     hint = "specs/32-queue_seed_spec.lua",
   },
   {
@@ -2439,8 +2439,8 @@ return {
   {
     name = "unscheduled-due-at-zero", step = "own", file = "src/sqlite/lsq_queue_sql.h",
     fn = "LSQ_SQL_Q_DATA",
-    from = [[  " due_at = coalesce(?5, " LSQ_SQL_DUE_NOW "), max_attempts = ?6 WHERE id = ?1"]],
-    to = [[  " due_at = coalesce(?5, 0), max_attempts = ?6 WHERE id = ?1"]],
+    from = [[  " due_at = coalesce(?5, " LSQ_SQL_DUE_NOW "), max_attempts = ?6, key = ?7 WHERE id = ?1"]],
+    to = [[  " due_at = coalesce(?5, 0), max_attempts = ?6, key = ?7 WHERE id = ?1"]],
     hint = "specs/54-clock_spec.lua",
   },
   {
@@ -2453,8 +2453,8 @@ return {
   {
     name = "pg-unscheduled-due-at-zero", step = "own", backend = "pg", file = "src/pg/lpg_queue_sql.h",
     fn = "LPG_Q_SQL_ENQUEUE",
-    from = [[  " coalesce($5, " LPG_Q_SQL_DUE_NOW "), $6 FROM i"]],
-    to = [[  " coalesce($5, 0), $6 FROM i"]],
+    from = [[  " coalesce($5, " LPG_Q_SQL_DUE_NOW "), $6, $7 FROM i RETURNING 1)"]],
+    to = [[  " coalesce($5, 0), $6, $7 FROM i RETURNING 1)"]],
     hint = "specs/54-clock_spec.lua",
   },
   {

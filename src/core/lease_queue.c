@@ -132,6 +132,14 @@ static int check_new_job(lease_db *db, const char *prefix, const lease_new_job *
     return lease__fail(db, LEASE_MISUSE, "%srun_at must be a finite number", prefix);
   if (out->max_attempts < 1)
     return lease__fail(db, LEASE_MISUSE, "%smax_attempts must be at least 1", prefix);
+  if (out->key) {
+    if (out->key_len == LEASE_NTS) out->key_len = strlen(out->key);
+    if (out->key_len == 0 || out->key_len > LEASE_KEY_MAX)
+      return lease__fail(db, LEASE_MISUSE, "%skey must be 1 to %d bytes, got %zu", prefix,
+                         LEASE_KEY_MAX, out->key_len);
+  } else {
+    out->key_len = 0;
+  }
   return LEASE_OK;
 }
 
@@ -174,7 +182,8 @@ int lease_enqueue(lease_db *db, const lease_new_job *job, int *reason) {
   if (!job) return lease__fail(db, LEASE_MISUSE, "job must not be NULL");
   if (check_new_job(db, "", job, &j)) return db->rc;
   rc = db->be->enqueue(db, &j, 1, &n);
-  if (rc == LEASE_OK && reason) *reason = n == 1 ? LEASE_GRANTED : LEASE_EXISTS;
+  if (rc == LEASE_OK && reason)
+    *reason = n == 1 ? LEASE_GRANTED : db->has_dup ? LEASE_DUPLICATE : LEASE_EXISTS;
   return rc;
 }
 
@@ -197,6 +206,7 @@ int lease_enqueue_many(lease_db *db, const lease_new_job *jobs, int n, int *inse
     }
   }
   rc = db->be->enqueue(db, js, n, inserted);
+  db->has_dup = 0;   /* the holder of one skipped job among many: not reported */
   free(js);
   return rc;
 }

@@ -19,7 +19,7 @@
 #define LEASE_SCHEMA_H
 
 /* The version this build makes and knows: the number of steps. */
-#define LEASE_SCHEMA_VERSION 6
+#define LEASE_SCHEMA_VERSION 7
 
 /*
 ** The steps, in order: the k-th entry takes version k-1 to k.
@@ -41,6 +41,10 @@
 **              lease_queue_ready, and the triggers on jobs giving a job
 **              without run_at the clock mark (lease_meta, key clock_mark)
 **              as its due_at when they make or reopen its queue row.
+**   UNIQUE    7: lease_queue's column key (NULL: none; existing rows get
+**              none) and the unique index lease_queue_key on (queue, key)
+**              over the rows with a key that the queue has not ended (state
+**              not completed, discarded or cancelled).
 */
 #define LEASE_SCHEMA_STEPS(XX) \
   XX(QUEUE)                    \
@@ -48,7 +52,8 @@
   XX(RENAMED)                  \
   XX(SCHEDULES)                \
   XX(CONTROL)                  \
-  XX(CLOCK)
+  XX(CLOCK)                     \
+  XX(UNIQUE)
 
 /* How many steps LEASE_SCHEMA_STEPS lists: must be LEASE_SCHEMA_VERSION. */
 enum {

@@ -379,16 +379,21 @@ static const lb_op op_init_db = {"init_db", 1, 0, check_none, run_init, push_tru
 /***
 Insert a job in the default state (contract step 2): no owner, until 0,
 fence 0, not done, with its queue data beside it.  An existing job, its
-lease and its data stay as they are.
+lease and its data stay as they are.  A job with a unique key is not
+inserted while another job of its queue with that key is unfinished (not
+completed, discarded or cancelled); the database enforces it, so of
+concurrent enqueues of one key exactly one is inserted.
 @function db:enqueue
 @tparam string id the job (non-empty, may hold zero bytes)
 @tparam[opt] table opts `{payload = string (any bytes), queue = string
   (1 to 255 bytes, default "default"), priority = integer (smaller runs first,
   default 0), run_at = number (claim_next does not hand it out before; default
-  at once), max_attempts = integer >= 1 (default 25)}`; other keys raise
+  at once), max_attempts = integer >= 1 (default 25), key = string (the
+  unique key, 1 to 1024 bytes; default none)}`; other keys raise
 @treturn boolean true when inserted
 @treturn[2] boolean false
-@treturn[2] string `"exists"`
+@treturn[2] string `"exists"`, or `"duplicate"` when the key is held
+@treturn[2] string for `"duplicate"`: the id of the unfinished job holding the key
 @raise `bad argument` for a bad id or option; `lease.enqueue: ...` on a database failure
 */
 static void check_enqueue(lua_State *L, const lb_callee *c, lb_args *a) {
@@ -399,9 +404,11 @@ static void check_enqueue(lua_State *L, const lb_callee *c, lb_args *a) {
   a->job.id_len = a->id_len;
 }
 static int run_enqueue(lease_db *db, lb_args *a) {
-  return lease_enqueue(db, &a->job, &a->reason);
+  int rc = lease_enqueue(db, &a->job, &a->reason);
+  a->dup = lease_duplicate_id(db, &a->dup_len);
+  return rc;
 }
-static const lb_op op_enqueue = {"enqueue", 1, 0, check_enqueue, run_enqueue, push_outcome};
+static const lb_op op_enqueue = {"enqueue", 1, 0, check_enqueue, run_enqueue, lb_push_outcome};
 
 /* --- state ----------------------------------------------------------- */
 
@@ -413,7 +420,7 @@ left unclaimable also has `blocked = "<why>"` (and `until` NaN when the
 stored until is not a number).  The queue's fields: `payload` (nil when
 none), `queue`, `priority`, `run_at` (nil: at once), `attempt` (claims since
 enqueue or the last retry), `max_attempts`, `finished_at` (when it was
-completed, discarded or cancelled), `errors` (`{attempt=, at=, owner=,
+completed, discarded or cancelled), `key` (its unique key, nil when none), `errors` (`{attempt=, at=, owner=,
 fence=, message=}`, oldest first, the last 20 kept) and `status` at now:
 `"available"`, `"scheduled"`, `"running"`, `"retryable"`, `"completed"`,
 `"discarded"` or `"cancelled"`.
@@ -697,11 +704,13 @@ static const lb_op op_complete_claim_next = {"complete_claim_next", 0, 0,
 
 /***
 Enqueue every job in one transaction (enqueue's rule for each).  Every entry
-is checked first: a bad entry raises and nothing is inserted.
+is checked first: a bad entry raises and nothing is inserted.  An entry whose
+key is held (by an unfinished job, or by an earlier entry of the list) is
+skipped as an existing id is: not inserted, not counted; the others go in.
 @function db:enqueue_many
 @tparam {string|table,...} list ids (non-empty strings), or tables `{id =
-  string, payload =, queue =, priority =, run_at =, max_attempts =}` (as
-  enqueue's opts)
+  string, payload =, queue =, priority =, run_at =, max_attempts =, key =}`
+  (as enqueue's opts)
 @tparam[opt] table opts the defaults of every entry, as enqueue's opts
 @treturn integer how many were new
 @raise `bad argument #1 to 'enqueue_many' (ids[3] must be a non-empty string,

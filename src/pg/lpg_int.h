@@ -34,6 +34,7 @@ typedef struct lpg_conn {
   void *tx;            /* lpg_tx.c's state of this connection */
   int version;         /* the database's schema version (lpg_schema_read) */
   int versioned;       /* the database holds its version row */
+  char constraint[64]; /* the constraint the last failure (lpg_fail) broke, or "" */
 } lpg_conn;
 
 #define LPG(db) ((lpg_conn *)(db)->conn)
@@ -180,6 +181,12 @@ int lpg_schema_upgrade(lease_db *db);
 ** handle, or on a database older than the clock step (lease_schema.h:
 ** LEASE_SCHEMA_HAS).  Called by lpg_ready. */
 int lpg_q_clock(lease_db *db);
+
+/* lpg_key_conflict: 1 when the failure just recorded on db (rc) is the
+** unique index lease_queue_key refusing a second unfinished holder of a
+** key: a writer that read no holder lost to one not yet committed when it
+** read; the statement (or transaction) run again reads the holder. */
+int lpg_key_conflict(lease_db *db, int rc);
 
 /* lease__pg's members (lease_int.h) that read or take jobs with their
 ** queue data, and the queue's operator actions. */

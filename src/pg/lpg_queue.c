@@ -119,10 +119,22 @@ typedef struct enqueue_ctx {
   int n, added;
 } enqueue_ctx;
 
-/* Transaction body: enqueue each job with its data (LPG_Q_SQL_ENQUEUE). */
+/* See lpg_int.h. */
+int lpg_key_conflict(lease_db *db, int rc) {
+  return rc == LEASE_CONSTRAINT && strcmp(LPG(db)->constraint, "lease_queue_key") == 0;
+}
+
+/* How many times a write refused by lease_queue_key is run again: each
+** run reads the holder that refused the one before, so a second refusal
+** needs that holder finished and another one enqueued in between. */
+#define KEY_TRIES 8
+
+/* Transaction body: enqueue each job with its data (LPG_Q_SQL_ENQUEUE);
+** a job whose key is held is skipped, the holder recorded. */
 static int enqueue_body(lease_db *db, void *ctx) {
   enqueue_ctx *e = ctx;
-  int i;
+  int i, rc = LEASE_OK;
+  e->added = 0;
   for (i = 0; i < e->n; i++) {
     const lease_new_job *j = &e->jobs[i];
     params p = {0};
@@ -133,9 +145,13 @@ static int enqueue_body(lease_db *db, void *ctx) {
     p_i8(&p, j->priority);
     p_time(&p, j->has_run_at ? j->run_at : NAN);
     p_i8(&p, j->max_attempts);
+    p_bytes(&p, j->key, j->key_len);
     if (!(res = qrun(db, Q_ENQUEUE, &p))) return db->rc;
-    e->added += atoi(PQcmdTuples(res));
+    e->added += (int)r_i8(res, 0, 0);
+    if (!PQgetisnull(res, 0, 1))
+      rc = lease__duplicate(db, PQgetvalue(res, 0, 1), (size_t)PQgetlength(res, 0, 1));
     PQclear(res);
+    if (rc != LEASE_OK) return rc;
   }
   return LEASE_OK;
 }
@@ -151,20 +167,26 @@ int lpg_q_enqueue_in(lease_db *db, const lease_new_job *jobs, int n, int *added)
 /* 1 when job j (checked) carries data beyond the defaults the trigger
 ** lease_jobs_added gives its queue row. */
 static int has_data(const lease_new_job *j) {
-  return j->payload || j->queue_len != 7 || memcmp(j->queue, "default", 7) != 0 ||
+  return j->payload || j->key || j->queue_len != 7 || memcmp(j->queue, "default", 7) != 0 ||
          j->priority != 0 || j->has_run_at || j->max_attempts != LEASE_MAX_ATTEMPTS_DEFAULT;
 }
 
 /* See lease.h: lease_enqueue and lease_enqueue_many, one transaction: one
 ** job is one statement; many without data one INSERT of their ids
-** (lpg_enqueue_ids); else a statement per job between BEGIN and COMMIT. */
+** (lpg_enqueue_ids); else a statement per job between BEGIN and COMMIT.
+** A run refused by lease_queue_key (a holder committed after it read
+** none) is run again, and finds the holder. */
 int lpg_q_enqueue(lease_db *db, const lease_new_job *jobs, int n, int *inserted) {
   enqueue_ctx e = {jobs, n, 0};
-  int i, plain = n > 1, rc = lpg_ready(db);
+  int i, tries, plain = n > 1, rc = lpg_ready(db);
   if (rc != LEASE_OK) return rc;
   for (i = 0; plain && i < n; i++) plain = !has_data(&jobs[i]);
   if (plain) return lpg_enqueue_ids(db, jobs, n, inserted);
-  rc = n == 1 ? enqueue_body(db, &e) : in_txn(db, enqueue_body, &e);
+  for (tries = 1;; tries++) {
+    rc = n == 1 ? enqueue_body(db, &e) : in_txn(db, enqueue_body, &e);
+    if (!lpg_key_conflict(db, rc) || tries == KEY_TRIES) break;
+    db->has_dup = 0;
+  }
   if (rc == LEASE_OK && inserted) *inserted = e.added;
   return rc;
 }
@@ -179,13 +201,14 @@ int lpg_q_enqueue(lease_db *db, const lease_new_job *jobs, int n, int *inserted)
 ** (fix_row turns them into pointers).  LEASE_OK or LEASE_NOMEM.
 */
 static int copy_full_row(lease_db *db, const PGresult *r, int row, lease_row *out, size_t *used) {
-  size_t off[5];
-  const int cols[5] = {0, 1, 4, 7, 8};
-  size_t *lens[5] = {&out->id_len, &out->owner_len, &out->result_len, &out->payload_len,
-                     &out->queue_len};
-  const char **ptrs[5] = {&out->id, &out->owner, &out->result, &out->payload, &out->queue};
+  size_t off[6];
+  const int cols[6] = {0, 1, 4, 7, 8, 17};
+  size_t *lens[6] = {&out->id_len, &out->owner_len, &out->result_len, &out->payload_len,
+                     &out->queue_len, &out->key_len};
+  const char **ptrs[6] = {&out->id, &out->owner, &out->result, &out->payload, &out->queue,
+                          &out->key};
   int i, failed = 0;
-  for (i = 0; i < 5; i++) {
+  for (i = 0; i < 6; i++) {
     off[i] = keep(db, r, row, cols[i], lens[i], used, &failed);
     if (failed) return db->rc;
     *ptrs[i] = (const char *)(uintptr_t)off[i];
@@ -212,6 +235,7 @@ static void fix_row(lease_db *db, lease_row *row) {
   row->result = kept(db, (uintptr_t)row->result);
   row->payload = kept(db, (uintptr_t)row->payload);
   row->queue = kept(db, (uintptr_t)row->queue);
+  row->key = kept(db, (uintptr_t)row->key);
 }
 
 /* See lease.h: lease_state (now NaN: the status is unknown). */
@@ -651,15 +675,26 @@ static void admin_facts(const PGresult *res, lease__facts *f) {
   if (PQnfields(res) > 3) f->live = r_bool(res, 0, 3);
 }
 
-/* See lease.h: lease_retry.  The reason: lease__retry_reason. */
+/* See lease.h: lease_retry.  The reason: lease__retry_reason, or
+** LEASE_DUPLICATE when another unfinished job holds the job's key (the
+** statement's h; a run refused by lease_queue_key is run again). */
 int lpg_q_retry(lease_db *db, const char *id, size_t id_len, double now, int *reason) {
-  PGresult *res = admin(db, Q_RETRY, id, id_len, now);
+  PGresult *res = NULL;
   lease__facts f = {0};
+  int tries, why, rc = LEASE_OK;
+  for (tries = 1; tries <= KEY_TRIES && !res; tries++)
+    if (!(res = admin(db, Q_RETRY, id, id_len, now)) && !lpg_key_conflict(db, db->rc))
+      break;
   if (!res) return db->rc;
   admin_facts(res, &f);
+  why = lease__retry_reason(&f);
+  if (why == LEASE_GRANTED && !PQgetisnull(res, 0, 4)) {
+    why = LEASE_DUPLICATE;
+    rc = lease__duplicate(db, PQgetvalue(res, 0, 4), (size_t)PQgetlength(res, 0, 4));
+  }
   PQclear(res);
-  if (reason) *reason = lease__retry_reason(&f);
-  return LEASE_OK;
+  if (rc == LEASE_OK && reason) *reason = why;
+  return rc;
 }
 
 /* See lease.h: lease_cancel.  The reason: lease__cancel_reason. */

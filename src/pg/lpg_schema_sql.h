@@ -70,14 +70,28 @@
   " CASE WHEN a.done <> 0 THEN a.until END, " LPG_Q_SQL_DUE_NOW " FROM lease_added a" \
   " ON CONFLICT (id) DO NOTHING; RETURN NULL; END $f$"
 
-/* The version a database without a version row has: 6 when lease_queue
-** has the column due_at (step 6's layout, whose row another client
-** deleted: its steps must not run again), 3 when the queue's trigger
+/*
+** Step 7 (v6 -> v7): unique keys (lease.h: lease_new_job's key).
+** lease_queue gets the column key (NULL: none, as every row there has);
+** the unique index lease_queue_key on (queue, key) over the rows with a
+** key the queue has not finished makes a key held by one unfinished job
+** of a queue at a time, whoever writes.
+*/
+#define LPG_STEP_UNIQUE                                                           \
+  "ALTER TABLE lease_queue ADD COLUMN key bytea;"                                 \
+  " CREATE UNIQUE INDEX lease_queue_key ON lease_queue(queue, key)"               \
+  " WHERE key IS NOT NULL AND " LEASE__Q_UNFINISHED_SQL("state")
+
+/* The version a database without a version row has: 7 when lease_queue
+** has the column key, 6 when it has the column due_at (step 7's or 6's
+** layout, whose row another client deleted: its steps must not run again), 3 when the queue's trigger
 ** lease_jobs_added is on jobs (every layout the engine made with it before
 ** versions existed is version 3 on PostgreSQL), else 0 (a jobs table
 ** alone). */
 #define LPG_SQL_CLASSIFY                                                          \
   "SELECT CASE WHEN EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid ="          \
+  " to_regclass('lease_queue') AND attname = 'key' AND NOT attisdropped) THEN 7"   \
+  " WHEN EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid ="                     \
   " to_regclass('lease_queue') AND attname = 'due_at' AND NOT attisdropped) THEN 6" \
   " WHEN EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = to_regclass('jobs')"    \
   " AND tgname = 'lease_jobs_added') THEN 3 ELSE 0 END"
@@ -109,5 +123,11 @@
 ** older database reads empty temporary ones (LPG_Q_SQL_CONTROL_TEMP): no
 ** queue paused or limited. */
 #define LPG_CONTROL_READABLE (LEASE__STEP_CONTROL + 1)
+
+/* The first version with lease_queue's column key: a read-only handle on
+** an older database reads its queue rows through a temporary view adding
+** key NULL (or, below LPG_QUEUE_READABLE, its empty temporary table gets
+** the column): LPG_Q_SQL_KEY_TEMP. */
+#define LPG_KEY_READABLE (LEASE__STEP_UNIQUE + 1)
 
 #endif

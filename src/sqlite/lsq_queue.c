@@ -106,6 +106,9 @@ int lsq_q_temp(lease_db *db) {
 }
 
 /* See lsq.h. */
+int lsq_q_key_view(lease_db *db) { return lsq_exec(db, LSQ_SQL_QUEUE_KEY_VIEW); }
+
+/* See lsq.h. */
 int lsq_q_control_temp(lease_db *db) {
   int rc = lsq_exec(db, LSQ_SQL_QUEUES_TABLE("TEMP "));
   if (rc == LEASE_OK) rc = lsq_exec(db, LSQ_SQL_CLAIMS_TABLE("TEMP "));
@@ -166,7 +169,7 @@ int lsq_q_finished(lease_db *db, const lease__write *w) {
 
 /* 1 when job carries data beyond the defaults a trigger gives. */
 static int has_data(const lease_new_job *j) {
-  return j->payload || j->queue_len != 7 || memcmp(j->queue, "default", 7) != 0 ||
+  return j->payload || j->key || j->queue_len != 7 || memcmp(j->queue, "default", 7) != 0 ||
          j->priority != 0 || j->has_run_at || j->max_attempts != LEASE_MAX_ATTEMPTS_DEFAULT;
 }
 
@@ -175,15 +178,43 @@ typedef struct enqueue_ctx {
   int n, added;
 } enqueue_ctx;
 
-/* Write body: insert each job unless its id exists (contract step 2),
-** then store its data beside it. */
+/* The job holding j's key (LSQ_SQL_Q_KEY_HOLDER), in the write
+** transaction: *held 1 and its id recorded (lease__duplicate) when there
+** is one, else 0. */
+static int key_holder(lease_db *db, const lease_new_job *j, int *held) {
+  sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_KEY_HOLDER);
+  int src, rc = LEASE_OK;
+  *held = 0;
+  if (!st) return db->rc;
+  bind_bytes(st, 1, j->queue, j->queue_len);
+  bind_bytes(st, 2, j->key, j->key_len);
+  bind_bytes(st, 3, j->id, j->id_len);
+  src = sqlite3_step(st);
+  if (src == SQLITE_ROW) {
+    *held = 1;
+    rc = lease__duplicate(db, (const char *)sqlite3_column_text(st, 0),
+                          (size_t)sqlite3_column_bytes(st, 0));
+  } else if (src != SQLITE_DONE) {
+    return step_failed(db, st, src);
+  }
+  sqlite3_reset(st);
+  sqlite3_clear_bindings(st);   /* drop the pointers to the caller's bytes */
+  return rc;
+}
+
+/* Write body: insert each job unless its id exists (contract step 2) or
+** an unfinished job of its queue holds its key, then store its data
+** beside it.  The key's holder is read in this write transaction, which
+** no other writer shares; lease_queue_key refuses a second one anyway. */
 static int enqueue_body(lease_db *db, void *ctx) {
   enqueue_ctx *e = ctx;
   sqlite3_stmt *ins = lsq_stmt(db, LSQ_ST_ENQUEUE), *data = lsq_stmt(db, LSQ_ST_Q_DATA);
-  int i, rc;
+  int i, rc, held;
   if (!ins || !data) return db->rc;
   for (i = 0; i < e->n; i++) {
     const lease_new_job *j = &e->jobs[i];
+    if (j->key && (rc = key_holder(db, j, &held)) != LEASE_OK) return rc;
+    if (j->key && held) continue;
     bind_bytes(ins, 1, j->id, j->id_len);
     if ((rc = run_once(db, ins)) != LEASE_OK) return rc;
     if (sqlite3_changes(LSQ(db)->sql) != 1) continue;
@@ -197,6 +228,8 @@ static int enqueue_body(lease_db *db, void *ctx) {
     if (j->has_run_at) sqlite3_bind_double(data, 5, j->run_at);
     else sqlite3_bind_null(data, 5);
     sqlite3_bind_int64(data, 6, j->max_attempts);
+    if (j->key) bind_bytes(data, 7, j->key, j->key_len);
+    else sqlite3_bind_null(data, 7);
     rc = run_once(db, data);
     sqlite3_clear_bindings(data);   /* drop the pointers to the caller's bytes */
     if (rc != LEASE_OK) return rc;
@@ -803,6 +836,26 @@ static int run_id(lease_db *db, int which, admin_ctx *x) {
   return run_once(db, st);
 }
 
+/* retry's key check (LSQ_SQL_Q_RETRY_HOLDER): x->reason LEASE_DUPLICATE
+** and the holder recorded when another unfinished job of the queue holds
+** the job's key. */
+static int retry_holder(lease_db *db, admin_ctx *x) {
+  sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_RETRY_HOLDER);
+  int src, rc = LEASE_OK;
+  if (!st) return db->rc;
+  bind_bytes(st, 1, x->id, x->id_len);
+  src = sqlite3_step(st);
+  if (src == SQLITE_ROW) {
+    x->reason = LEASE_DUPLICATE;
+    rc = lease__duplicate(db, (const char *)sqlite3_column_text(st, 0),
+                          (size_t)sqlite3_column_bytes(st, 0));
+  } else if (src != SQLITE_DONE) {
+    return step_failed(db, st, src);
+  }
+  sqlite3_reset(st);
+  return rc;
+}
+
 /* Write body: retry (see lease.h). */
 static int retry_body(lease_db *db, void *ctx) {
   admin_ctx *x = ctx;
@@ -811,6 +864,7 @@ static int retry_body(lease_db *db, void *ctx) {
   if ((rc = read_info(db, x, &f)) != LEASE_OK) return rc;
   x->reason = lease__retry_reason(&f);
   if (x->reason != LEASE_GRANTED) return LEASE_OK;
+  if ((rc = retry_holder(db, x)) != LEASE_OK || x->reason != LEASE_GRANTED) return rc;
   if ((rc = run_id(db, LSQ_ST_Q_REOPEN, x)) != LEASE_OK) return rc;
   return run_id(db, LSQ_ST_Q_RESET, x);
 }

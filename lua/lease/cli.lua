@@ -3,7 +3,7 @@
 --   lease pool DB WORKER.lua [-j N] [--ttl S] [--queue Q] [--forever] [--grace S]
 --              [--batch N] [--poll S] [--drain-wait S] [--decode json] [--quiet]
 --   lease enqueue DB ID [--payload S | --payload-file F] [--queue Q] [--priority N]
---                 [--run-at T | --in SECONDS] [--max-attempts N] [--json]
+--                 [--run-at T | --in SECONDS] [--max-attempts N] [--key K] [--json]
 --   lease jobs DB [--status S] [--queue Q] [--errors] [--limit N] [--json] [--now T]
 --   lease show DB ID [--json] [--now T]
 --   lease retry DB ID... | DB --discarded [--queue Q] [--json]
@@ -359,6 +359,7 @@ local function job_json(job, with_result)
               ["until"] = finite(u) and u or json.null, fence = job.fence, done = job.done,
               payload_bytes = job.payload and #job.payload or 0,
               result_bytes = job.result_size or (job.result and #job.result) or 0,
+              key = utf8_safe(job.key),
               blocked = job.blocked, errors = errors_json(job.errors) }
   if with_result then
     t.payload = utf8_safe(job.payload) or json.null
@@ -366,7 +367,7 @@ local function job_json(job, with_result)
   end
   return json.encode(t, { keyorder = { "id", "status", "queue", "priority", "run_at", "attempt",
                                        "max_attempts", "owner", "until", "fence", "done",
-                                       "payload_bytes", "result_bytes", "blocked", "errors",
+                                       "payload_bytes", "result_bytes", "key", "blocked", "errors",
                                        "payload", "result" } })
 end
 
@@ -574,8 +575,9 @@ end
 -- [--limit N] [--json] [--now T]: lists jobs in enqueue order (the first N
 -- with --limit), as a table a person
 -- reads (id, status, queue, attempts, owner, time left on the lease, fence,
--- result size; with --errors, or for discarded and retryable jobs, every
--- error kept under the job) with a count
+-- result size; its unique key on a line under a job that has one; with
+-- --errors, or for discarded and retryable jobs, every error kept under
+-- the job) with a count
 -- line, or one JSON array.  Results are never loaded, only their sizes.
 -- --ready, --held and --done are --status available, running and
 -- completed; --blocked lists the jobs no worker can take.
@@ -634,6 +636,7 @@ local function cmd_jobs(argv, out, err)
         tostring(j.max_attempts or "-")), pad(j.owner and show_bytes(j.owner) or "-", 12),
         left(j, now), j.fence,
         (size and (size > 0 or j.status == "completed")) and (size .. " B") or "-"))
+      if j.key then out:write("    key ", show_bytes(j.key), "\n") end
       write_errors(out, j)
     end
     local c = db:counts(now, queue)
@@ -678,6 +681,7 @@ local function cmd_show(argv, out, err)
       tostring(j.attempt), tostring(j.max_attempts), j.owner and show_bytes(j.owner) or "-",
       (j.owner or j["until"] ~= 0) and iso_time(j["until"]) or "-", left(j, now), j.fence, j.done and "yes" or "no",
       j.payload and show_bytes(j.payload) or "-"))
+    if j.key then out:write("key         ", show_bytes(j.key), "\n") end
     for _, e in ipairs(j.errors or {}) do
       out:write(string.format("error       attempt %s at %s by %s (fence %s): %s\n", tostring(e.attempt),
         iso_time(e.at), show_bytes(e.owner or "-"), tostring(e.fence), show_bytes(e.message or "")))
@@ -690,19 +694,23 @@ local function cmd_show(argv, out, err)
 end
 
 --- lease enqueue DB ID [--payload S | --payload-file F] [--queue Q]
--- [--priority N] [--run-at T | --in SECONDS] [--max-attempts N] [--json]:
--- adds one job (the file is created when missing).  --payload-file reads
--- the payload's bytes from a file, or from standard input for "-".
+-- [--priority N] [--run-at T | --in SECONDS] [--max-attempts N] [--key K]
+-- [--json]: adds one job (the file is created when missing).  --payload-file
+-- reads the payload's bytes from a file, or from standard input for "-".
+-- --key gives the job a unique key: while an unfinished job of the queue
+-- holds it, nothing is added and the holder is named.
 -- @tparam table argv {"enqueue", args...}
 -- @tparam file out where the outcome goes
--- @tparam file err where "exists" goes
+-- @tparam file err where "exists" or "duplicate" goes
 -- @treturn integer 0, or 1 when a job with that id exists (left as it was)
+--   or the key is held
 -- @raise a usage error, or a database error
 local function cmd_enqueue(argv, out, err)
   local flags, pos = parse(argv, 2, { ["--payload"] = true, ["--queue"] = true, ["--priority"] = true,
                                      ["--run-at"] = true, ["--in"] = true, ["--max-attempts"] = true,
-                                     ["--json"] = false, ["--payload-file"] = true })
+                                     ["--json"] = false, ["--payload-file"] = true, ["--key"] = true })
   if #pos ~= 2 then usage("enqueue takes a database path and a job id") end
+  if flags["--key"] == "" then usage("--key needs a non-empty key") end
   if pos[2] == "" then usage("enqueue needs a non-empty job id") end
   if flags["--run-at"] and flags["--in"] then usage("give at most one of --run-at and --in") end
   if flags["--payload"] and flags["--payload-file"] then
@@ -711,7 +719,8 @@ local function cmd_enqueue(argv, out, err)
   local opts = { payload = flags["--payload"], queue = queue_flag(flags),
                  priority = number_flag(flags, "--priority", "integer"),
                  max_attempts = number_flag(flags, "--max-attempts", "integer", 1),
-                 run_at = flags["--run-at"] and parse_time("--run-at", flags["--run-at"], "ahead") }
+                 run_at = flags["--run-at"] and parse_time("--run-at", flags["--run-at"], "ahead"),
+                 key = flags["--key"] }
   local delay = number_flag(flags, "--in", "seconds")
   if delay then opts.run_at = require("lease").now() + delay end
   local file = flags["--payload-file"]
@@ -724,16 +733,18 @@ local function cmd_enqueue(argv, out, err)
     if not opts.payload then usage("--payload-file cannot read " .. file) end
   end
   return compat.using(open_rw(pos[1], true), function(db)
-    local ok, why = db:enqueue(pos[2], opts)
+    local ok, why, holder = db:enqueue(pos[2], opts)
     if flags["--json"] then
       local json = require("lease.json")
-      out:write(json.encode({ id = utf8_safe(pos[2]), enqueued = ok and true or false, reason = why },
-        { keyorder = { "id", "enqueued", "reason" } }), "\n")
+      out:write(json.encode({ id = utf8_safe(pos[2]), enqueued = ok and true or false, reason = why,
+                              held_by = utf8_safe(holder) },
+        { keyorder = { "id", "enqueued", "reason", "held_by" } }), "\n")
     elseif ok then
       out:write("enqueued ", show_bytes(pos[2]), "\n")
     end
     if not ok and not flags["--json"] then
-      err:write(string.format("lease enqueue: job %q %s in %s\n", pos[2], tostring(why), db:name()))
+      err:write(string.format("lease enqueue: job %q %s in %s%s\n", pos[2], tostring(why), db:name(),
+        holder and string.format(" (key %q is held by job %q)", opts.key, holder) or ""))
     end
     return ok and 0 or 1
   end)
@@ -751,23 +762,27 @@ local function apply_each(name, db, ids, flags, out)
   local now = require("lease").now()
   local results, all = {}, true
   for k, id in ipairs(ids) do
-    local ok, why = db[name](db, id, now)
-    results[k] = { id = id, ok = ok and true or false, reason = why }
+    local ok, why, holder = db[name](db, id, now)
+    results[k] = { id = id, ok = ok and true or false, reason = why, held_by = holder }
     if not ok then all = false end
   end
   if flags["--json"] then
     local json = require("lease.json")
     local parts = {}
     for k, r in ipairs(results) do
-      parts[k] = json.encode({ id = utf8_safe(r.id), ok = r.ok, reason = r.reason },
-        { keyorder = { "id", "ok", "reason" } })
+      parts[k] = json.encode({ id = utf8_safe(r.id), ok = r.ok, reason = r.reason,
+                               held_by = utf8_safe(r.held_by) },
+        { keyorder = { "id", "ok", "reason", "held_by" } })
     end
     out:write("[", table.concat(parts, ",\n "), "]\n")
   else
     local verb = name == "retry" and "retried" or "cancelled"
     for _, r in ipairs(results) do
       if r.ok then out:write(verb, " ", show_bytes(r.id), "\n")
-      else out:write("refused ", show_bytes(r.id), ": ", tostring(r.reason), "\n") end
+      else
+        out:write("refused ", show_bytes(r.id), ": ", tostring(r.reason),
+          r.held_by and (" (its key is held by " .. show_bytes(r.held_by) .. ")") or "", "\n")
+      end
     end
   end
   return all and 0 or 1
@@ -1125,7 +1140,7 @@ local COMMANDS = {
   --quiet           no progress line on standard error
 The older order WORKER.lua DB is read too.]] },
   { name = "enqueue", args = "DB ID [--payload S | --payload-file F] [--queue Q] [--priority N] "
-      .. "[--run-at T | --in SECONDS] [--max-attempts N] [--json]", run = cmd_enqueue,
+      .. "[--run-at T | --in SECONDS] [--max-attempts N] [--key K] [--json]", run = cmd_enqueue,
     help = "add a job (DB is created when missing)",
     options = [[
   --payload S       the payload
@@ -1136,6 +1151,8 @@ The older order WORKER.lua DB is read too.]] },
                     or a duration from now (90s, 15m, 2h, 2d, 1w)
   --in SECONDS      not before SECONDS from now
   --max-attempts N  attempts before the job is discarded (default 25)
+  --key K           a unique key: refused ("duplicate", naming the job that holds it)
+                    while an unfinished job of the queue has key K
   --json            print the outcome as JSON]] },
   { name = "jobs", args = "DB [--status S] [--queue Q] [--errors] [--ready|--held|--done|--blocked] "
       .. "[--limit N] [--json] [--now T]", run = cmd_jobs, help = "list jobs",

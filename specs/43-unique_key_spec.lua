@@ -221,7 +221,62 @@ end
 db:close()
 ]]
 
+-- Start another client that, in one transaction, enqueues the job `id`
+-- with key k by raw SQL, touches the file `ready`, waits a second, then
+-- ends the transaction with `finish` ("COMMIT" or "ROLLBACK").  Returns the
+-- popen handle (read it to wait for the client).
+local function raw_holder(p, id, k, ready, finish)
+  local lit = H.backend == "pg" and function(v) return "'" .. v .. "'::bytea" end
+    or function(v) return "'" .. v .. "'" end
+  local sql = table.concat({
+    H.backend == "pg" and "BEGIN;" or "BEGIN IMMEDIATE;",
+    "INSERT INTO jobs(id) VALUES (" .. lit(id) .. ");",
+    "UPDATE lease_queue SET key = " .. lit(k) .. " WHERE id = " .. lit(id) .. ";",
+    (H.backend == "pg" and "\\! touch " or ".shell touch ") .. ready,
+    H.backend == "pg" and "SELECT pg_sleep(1);" or ".shell sleep 1",
+    finish .. ";",
+  }, "\n")
+  local cmd
+  if H.backend == "pg" then
+    local psql = os.getenv("LEASE_PSQL")
+    if not psql or psql == "" then psql = "psql" end
+    cmd = H.sh(psql) .. " -X -q -A -t -v ON_ERROR_STOP=1 -d " .. H.sh(p)
+  else
+    local cli = os.getenv("LEASE_SQLITE3")
+    if not cli or cli == "" then cli = "sqlite3" end
+    cmd = cli .. " -batch -bail " .. H.sh(p)
+  end
+  local h = assert(io.popen(cmd .. " 2>&1 <<'LEASE_SQL_EOF'\n" .. sql .. "\nLEASE_SQL_EOF\necho status=$?"))
+  local t0 = os.time()
+  while not io.open(ready) do
+    assert(os.time() - t0 < 20, "the other client never got its key in")
+  end
+  return h
+end
+
 describe("unique keys under concurrency", function()
+  it("wait for a holder not yet committed: duplicate once it commits, inserted once it rolls back",
+    function()
+      local db, p = H.fresh("key-pending")
+      assert.is_true(db:enqueue("a"))   -- the tables exist
+      local ready = H.file("ready")
+      local h = raw_holder(p, "raw", "k", ready, "COMMIT")
+      assert.are.same({ false, "duplicate", "raw" }, { db:enqueue("b", { key = "k" }) })
+      local out = h:read("*a")
+      h:close()
+      assert.truthy(out:find("status=0", 1, true), out)
+      assert.is_nil(db:state("b"))
+      assert.are.same({ "raw" }, holders(p, "k"))
+      ready = H.file("ready2")
+      h = raw_holder(p, "raw2", "k2", ready, "ROLLBACK")
+      assert.is_true(db:enqueue("c", { key = "k2" }))
+      out = h:read("*a")
+      h:close()
+      assert.truthy(out:find("status=0", 1, true), out)
+      assert.is_nil(db:state("raw2"))
+      assert.are.same({ "c" }, holders(p, "k2"))
+    end)
+
   it("let exactly one of racing threads and processes win each key", function()
     local ROUNDS, W, P = 25, 4, 3
     local db, p = H.fresh("key-race")

@@ -263,7 +263,7 @@ describe("lease.pool", function()
       { { db = p, handler = tag, ttl = 0 }, "ttl must be a finite number of seconds > 0" },
       { { db = p, handler = tag, bogus = 1 }, "unknown option 'bogus'" },
       { { handler = tag }, "db must be a non-empty string" },
-      { { db = p, handler = "f" }, "handler must be a function, got string" },
+      { { db = p, handler = "f" }, "handler must be a function or a table {handler = fn, on_start = fn, ...}: it is a string" },
       { { db = p, handler = tag, attempts = 3 }, "unknown option 'attempts'" },
     }) do
       local err = H.error_of(pool.run, c[1])

@@ -133,8 +133,8 @@ describe("a database's schema version", function()
     assert.is_true(db:enqueue("j", { payload = "pj" }))
     db:close()
     local newer = CURRENT + 1
-    H.sql(p, "UPDATE lease_meta SET value = " .. (H.backend == "pg" and ("'" .. newer .. "'") or newer)
-      .. " WHERE key = 'schema_version'")
+    H.sql(p, "UPDATE lease_meta SET value = " .. (H.backend == "pg" and ("'%d'"):format(newer)
+      or tostring(newer)) .. " WHERE key = 'schema_version'")
     local before = H.qsnapshot(p)
     local bytes = H.backend == "sqlite" and H.read(p)
     for _, opts in ipairs({ {}, { readonly = true } }) do
@@ -188,7 +188,7 @@ describe("a database's schema version", function()
     assert.are.equal(CURRENT .. "\n", version_row(p2))
   end)
 
-  it("of a clock-layout database without its row is 6 on PostgreSQL too: step 6 runs once", function()
+  it("of a database of the newest layout without its row is the newest on PostgreSQL too: no step runs twice", function()
     local db, p = H.fresh("schema-row-lost")
     assert.is_true(db:enqueue("j"))
     db:close()
@@ -199,4 +199,67 @@ describe("a database's schema version", function()
     db:close()
     assert.are.equal(CURRENT .. "\n", version_row(p))
   end)
+
+  -- PostgreSQL's layout before the step ATTEMPTS counted a job's attempts
+  -- in lease_queue.attempt, a trigger adding one at each claim; since, as
+  -- SQLite does, the fence's growth since lease_queue.base_fence.
+  if H.backend == "pg" then
+    it("of a PostgreSQL database at version 6 keeps every job's attempts, mid-retry too", function()
+      local p = H.path("schema-v6-attempts")
+      H.sql(p, fixture("pg_schema_v6.sql") .. "\n"
+        .. "INSERT INTO jobs(id) VALUES ('a'), ('b'), ('c'), ('d');"
+        -- a: three attempts failed, the next due at 100 (the trigger counts
+        -- one for the fence's growth; the row then set as fail sets it)
+        .. " UPDATE jobs SET fence = 3 WHERE id = 'a';"
+        .. " UPDATE lease_queue SET attempt = 3, max_attempts = 5, run_at = 100 WHERE id = 'a';"
+        -- b: retried after five claims, claimed once since and held
+        .. " UPDATE jobs SET fence = 6, owner = 'w', until = 1000 WHERE id = 'b';"
+        .. " UPDATE lease_queue SET attempt = 1 WHERE id = 'b';"
+        -- c: discarded at its second attempt; d: never claimed
+        .. " UPDATE jobs SET fence = 2 WHERE id = 'c';"
+        .. " UPDATE lease_queue SET attempt = 2, max_attempts = 2, state = 2, finished_at = 5"
+        .. " WHERE id = 'c'")
+      local function attempts(db)
+        local t = {}
+        for _, id in ipairs({ "a", "b", "c", "d" }) do
+          local s = db:state(id, 10)
+          t[#t + 1] = { id, s.attempt, s.status }
+        end
+        local c = db:counts(10)
+        t[#t + 1] = { c.retryable, c.running, c.discarded, c.available }
+        return t
+      end
+      local want = { { "a", 3, "retryable" }, { "b", 1, "running" }, { "c", 2, "discarded" },
+        { "d", 0, "available" }, { 1, 1, 1, 1 } }
+      -- a read-only handle reads them where that layout keeps them
+      local ro = lease.open(p, { readonly = true })
+      assert.are.equal(6, ro:settings().schema_version)
+      assert.are.same(want, attempts(ro))
+      assert.are.same({ "a", 3 }, { ro:jobs({ status = "retryable", now = 10 })[1].id,
+        ro:jobs({ status = "retryable", now = 10 })[1].attempt })
+      ro:close()
+      -- a writable open runs the step: the same counts, a fresh database's layout
+      local db = lease.open(p)
+      assert.are.equal(CURRENT, db:settings().schema_version)
+      assert.are.same(want, attempts(db))
+      assert.are.same({ "a", 3 }, { db:jobs({ status = "retryable", now = 10 })[1].id,
+        db:jobs({ status = "retryable", now = 10 })[1].attempt })
+      local fresh, fp = H.fresh("schema-v6-attempts-fresh")
+      fresh:close()
+      assert.are.equal(layout(fp), layout(p))
+      -- the count goes on from there: a's claim is its fourth attempt, and
+      -- its failure is counted as the fourth
+      assert.are.same({ "a", 4 }, { H.two(db:claim_next("w2", 100, 10)) })
+      assert.are.equal(4, db:state("a", 100).attempt)
+      assert.are.equal("retryable", (db:fail("a", "w2", 4, 101, "four")))
+      assert.are.equal(4, db:state("a", 101).attempt)
+      assert.are.equal(4, db:state("a").errors[1].attempt)
+      -- a retry starts the count again, and another client's claim counts
+      assert.is_true(db:retry("c", 102))
+      assert.are.same({ 0, "available" }, { db:state("c", 102).attempt, db:state("c", 102).status })
+      H.sql(p, "UPDATE jobs SET fence = fence + 1 WHERE id IN ('c', 'd')")
+      assert.are.same({ 1, 1 }, { db:state("c", 102).attempt, db:state("d", 102).attempt })
+      db:close()
+    end)
+  end
 end)

@@ -10,6 +10,10 @@ local T = require("thread_helpers")
 local thread = T.thread
 local lease = H.lease
 
+-- The schema version before step UNIQUE (lease_schema.h), whose layout has
+-- no column key.
+local BEFORE_KEYS = 7
+
 -- The ids of the jobs of queue q (nil: all) holding key k, through a new
 -- connection.
 local function holders(p, k, q)
@@ -164,12 +168,12 @@ describe("a unique key", function()
       local db, p = H.fresh("key-old")
       assert.is_true(db:enqueue("a", { payload = "pa" }))
       db:close()
-      -- the layout of version 6: no column key, no index
+      -- the layout of the version before step UNIQUE: no column key, no index
       H.sql(p, "DROP INDEX lease_queue_key; ALTER TABLE lease_queue DROP COLUMN key;"
-        .. " UPDATE lease_meta SET value = " .. (H.backend == "pg" and "'6'" or "6")
-        .. " WHERE key = 'schema_version'")
+        .. " UPDATE lease_meta SET value = " .. (H.backend == "pg" and ("'%d'"):format(BEFORE_KEYS)
+        or tostring(BEFORE_KEYS)) .. " WHERE key = 'schema_version'")
       local ro = lease.open(p, { readonly = true })
-      assert.are.equal(6, ro:settings().schema_version)
+      assert.are.equal(BEFORE_KEYS, ro:settings().schema_version)
       local s = ro:state("a")
       assert.are.same({ "pa", nil }, { s.payload, s.key })
       assert.is_nil(ro:jobs{ now = 0 }[1].key)
@@ -181,7 +185,7 @@ describe("a unique key", function()
       assert.are.same({ false, "duplicate", "b" }, { db:enqueue("c", { key = "k" }) })
       db:close()
       -- a database of this layout whose version row another client deleted
-      -- is known by its column key: step 7 does not run again
+      -- is known by its column key: step UNIQUE does not run again
       H.sql(p, "DELETE FROM lease_meta WHERE key = 'schema_version'")
       db = lease.open(p)
       assert.are.equal(lease.SCHEMA_VERSION, db:settings().schema_version)

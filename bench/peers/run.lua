@@ -86,6 +86,24 @@ end
 -- command of one measurement and a function to run after it (cleanup).
 -- workloads: which of w1, w2, w3 the system has.  hook: a row kept for a
 -- backend the build may lack (its driver prints SKIP then).
+-- A shell command setting the run's Redis to an append-only file fsynced
+-- as `fsync` says ("always", "everysec"), or to no append-only file (nil,
+-- Redis's default), and waiting until the file it starts is written.
+local function redis_aof(fsync)
+  local cli = "redis-cli -p " .. opt.redis_port .. " "
+  local set = fsync and ("CONFIG SET appendonly yes >/dev/null && " .. cli
+    .. "CONFIG SET appendfsync " .. fsync) or "CONFIG SET appendonly no"
+  return cli .. set .. " >/dev/null && while " .. cli
+    .. "INFO persistence | grep -Eq '^aof_rewrite_(in_progress|scheduled):1'; do sleep 0.1; done && "
+end
+
+-- The BullMQ measurement of workload w with n jobs, on a fresh queue name,
+-- at the durability redis_aof(fsync) sets.
+local function bullmq(w, n, fsync)
+  serial = serial + 1
+  return redis_aof(fsync) .. node("bullmq") .. " " .. w .. " " .. n .. " " .. opt.redis_port .. " q" .. serial
+end
+
 local SYSTEMS = {
   { name = "lease-full", label = "lease, Lua handle loop (W2: 4 `lease.thread`s, own handles)",
     durability = "WAL, synchronous FULL (default)", workloads = { w1 = true, w2 = true, w3 = true },
@@ -121,12 +139,20 @@ local SYSTEMS = {
     durability = "WAL, synchronous NORMAL (hard-coded)", workloads = { w1 = true, w2 = true },
     cmd = function(w, n) local f = fresh_file("lq")
       return node("liteque") .. " " .. w .. " " .. n .. " " .. sh(f) end },
+  -- BullMQ at three durabilities of the one Redis: each measurement sets
+  -- the server's append-only file first (redis_aof).
   { name = "bullmq", label = "BullMQ 6.7.0 + Redis (W2: `concurrency: 4`)",
     durability = "no AOF, RDB snapshots only (Redis defaults): not durable",
     workloads = { w1 = true, w2 = true },
-    cmd = function(w, n)
-      serial = serial + 1
-      return node("bullmq") .. " " .. w .. " " .. n .. " " .. opt.redis_port .. " q" .. serial end },
+    cmd = function(w, n) return bullmq(w, n, nil) end },
+  { name = "bullmq-everysec", label = "BullMQ 6.7.0 + Redis (W2: `concurrency: 4`)",
+    durability = "AOF, `appendfsync everysec`: loses up to a second",
+    workloads = { w1 = true, w2 = true },
+    cmd = function(w, n) return bullmq(w, n, "everysec") end },
+  { name = "bullmq-always", label = "BullMQ 6.7.0 + Redis (W2: `concurrency: 4`)",
+    durability = "AOF, `appendfsync always`: fsync on every write",
+    workloads = { w1 = true, w2 = true },
+    cmd = function(w, n) return bullmq(w, n, "always") end },
   { name = "graphile", label = "graphile-worker 0.17.3 + PostgreSQL (W2: `concurrency: 4`)",
     durability = "fsync on, synchronous_commit on (PostgreSQL defaults)",
     workloads = { w1 = true, w2 = true, w3 = true },
@@ -276,7 +302,8 @@ put("")
 put("\"-\": the system has no such call. Durability is each system's as configured here;")
 put("only the FULL rows, PostgreSQL's and (with `synchronous_commit on`) the hook row survive a")
 put("power loss with every acknowledged completion; NORMAL keeps the database intact but may lose")
-put("the last commits; Redis without an append-only file loses everything since its last snapshot.")
+put("the last commits; Redis without an append-only file loses everything since its last snapshot,\n"
+  .. "with `appendfsync everysec` up to a second of writes, with `always` no acknowledged write.")
 for _, s in ipairs(systems) do
   local order, by = {}, {}
   for _, k in ipairs(s.skips or {}) do
@@ -306,6 +333,10 @@ local ratios = {
   { "lease FULL, 4 workers / BullMQ, 4 workers", "lease-full", "w2", "bullmq", "w2", 1 },
   { "lease NORMAL, 4 workers / plainjob, 4 workers", "lease-normal", "w2", "plainjob", "w2", 1.5 },
   { "lease NORMAL, 4 workers / BullMQ, 4 workers", "lease-normal", "w2", "bullmq", "w2", 1.2 },
+  { "lease FULL, 4 workers / BullMQ with `appendfsync always`, 4 workers (equal durability)",
+    "lease-full", "w2", "bullmq-always", "w2", 1 },
+  { "lease NORMAL, 4 workers / BullMQ with `appendfsync everysec`, 4 workers (equal durability)",
+    "lease-normal", "w2", "bullmq-everysec", "w2", 1 },
 }
 for _, sync in ipairs({ "full", "normal" }) do
   for _, w in ipairs(WORKLOADS) do

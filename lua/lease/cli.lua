@@ -1070,7 +1070,8 @@ end
 --- lease pool DB WORKER.lua [-j N] [--ttl S] [--queue Q] [--forever]
 -- [--grace S] [--batch N] [--poll S] [--drain-wait S] [--decode json]
 -- [--quiet]: runs lease.pool over the queue with the handler WORKER.lua
--- returns, and prints the summary.  The older order WORKER.lua DB is
+-- returns (or its table of handler and hooks, lease.pool.HOOKS), and prints
+-- the summary.  The older order WORKER.lua DB is
 -- still read when the first ends in ".lua" and the second does not.  The
 -- script is compiled once first, so a syntax error is reported once.  A
 -- live progress line goes to stderr when it is a terminal (never with
@@ -1300,7 +1301,8 @@ function cli.usage(progname)
     OPTIONS,
     "With no script and no -e or -v: an interactive prompt when standard input is a",
     "terminal, else standard input is run as the script.",
-    "The modules lease, lease.thread, lease.pool and lease.cli are preloaded.",
+    "The modules lease, lease.thread, lease.pool, lease.cli and lease.testing are",
+    "preloaded.",
     "Commands:",
   }
   for _, c in ipairs(COMMANDS) do

@@ -33,7 +33,9 @@
 -- worker.lua returns the handler: `function(job) ... return result end`,
 -- where job = `{ id =, fence =, owner =, ttl =, args =, payload =, data =,
 -- queue =, priority =, attempt =, max_attempts =, heartbeat = fn,
--- with_lease = fn }`.  It is
+-- with_lease = fn }`, or a table `{ handler = fn, on_start = fn,
+-- on_success = fn, on_failure = fn, on_discard = fn, on_refusal = fn }`
+-- whose hooks (all optional) see each job's events (see pool.HOOKS).  It is
 -- loaded once in each worker thread, so it may keep its own locals.
 -- @module lease.pool
 local pool = {}
@@ -52,7 +54,7 @@ local DEFAULTS = { workers = 4, ttl = 10, poll = 0.05, queue = "default", foreve
                    shutdown_grace = pool.SHUTDOWN_GRACE, signals = true, batch = 1,
                    drain_wait = pool.DRAIN_WAIT, completed = false }
 local KNOWN = {
-  db = "string", worker = "string", handler = "function", workers = "number",
+  db = "string", worker = "string", handler = true, workers = "number",
   ttl = "number", poll = "number", progress = "boolean", args = true,
   open = "table", owner = "string", out = true, queue = "string", forever = "boolean",
   shutdown_grace = "number", signals = "boolean", backoff = "function", decode = "string",
@@ -73,8 +75,29 @@ local KNOWN = {
 -- @field handler_errors handler errors (raised, a result of the wrong type,
 -- or a payload that did not decode)
 -- @field shutdown jobs failed back to the queue at shutdown (attempt not counted)
+-- @field hook_errors hooks (pool.HOOKS) that raised; the job's outcome was
+-- stored all the same
 pool.COUNTERS = { "done", "refused", "renewed", "renew_refused", "retried", "discarded",
-                  "handler_errors", "shutdown" }
+                  "handler_errors", "shutdown", "hook_errors" }
+
+--- The hooks a worker module may return beside its handler, each called in
+-- the worker's thread with one new table per event: `{event =, id =,
+-- queue =, priority =, attempt =, max_attempts =, fence =, owner =}` plus
+-- the fields of its event.  A hook that raises is counted (hook_errors),
+-- its message kept for the summary (hook_messages), and the job goes on as
+-- if it had not: its result or error is stored all the same.
+-- @table HOOKS
+-- @field on_start before the handler runs (event "start")
+-- @field on_success after its result was stored (event "success", result)
+-- @field on_failure after a handler error was stored with db:fail (event
+-- "failure", error = the stored text, status = "retryable" with run_at
+-- (when it comes back), or "discarded", after its last attempt)
+-- @field on_discard after on_failure, when that failure discarded the job
+-- (event "discard", error)
+-- @field on_refusal when the engine refused the job's complete, fail or
+-- renew because the lease was lost (event "refusal", op = "complete",
+-- "fail" or "renew", reason = the engine's word)
+pool.HOOKS = { "on_start", "on_success", "on_failure", "on_discard", "on_refusal" }
 
 -- How many handler error messages each worker keeps for the summary (every
 -- one is stored with its job in the database).
@@ -98,8 +121,13 @@ end
 --- Raise unless fn has no upvalue but _ENV (it moves to other threads as code).
 -- @tparam string name the option's name
 -- @tparam function fn its value
--- @raise "bad argument #1 to 'lease.pool.run' (NAME must have no upvalue but _ENV ...)"
+-- @raise "bad argument #1 to 'lease.pool.run' (NAME must have no upvalue but _ENV ...)",
+-- or "(cannot copy a C function at NAME)" for a C function (no thread can
+-- take one; every Lua version says it alike)
 local function check_movable(name, fn)
+  if debug.getinfo(fn, "S").what == "C" then
+    error("bad argument #1 to 'lease.pool.run' (cannot copy a C function at " .. name .. ")", 4)
+  end
   for i = 1, math.huge do
     local up = debug.getupvalue(fn, i)
     if up == nil then break end
@@ -139,7 +167,14 @@ local function check_options(o)
   for k, v in pairs(DEFAULTS) do if c[k] == nil then c[k] = v end end
   if not c.db or c.db == "" then bad("db must be a non-empty string") end
   if (c.worker == nil) == (c.handler == nil) then bad("give exactly one of worker and handler") end
-  if c.handler then check_movable("handler", c.handler) end
+  if c.handler then
+    local handler, hooks, why = pool.worker_module(c.handler)
+    if not handler then
+      bad("handler must be a function or a table {handler = fn, on_start = fn, ...}: it " .. why)
+    end
+    check_movable("handler", handler)
+    for name, fn in pairs(hooks or {}) do check_movable("handler." .. name, fn) end
+  end
   if not compat.is_integer(c.workers) or c.workers < 1 or c.workers > 256 then
     bad("workers must be an integer from 1 to 256")
   end
@@ -165,6 +200,45 @@ local function check_options(o)
     end
   end
   return c
+end
+
+local HOOK_NAMES = {}
+for _, name in ipairs(pool.HOOKS) do HOOK_NAMES[name] = true end
+
+--- Read a worker module: the handler function itself, or a table
+-- `{handler = fn, on_start = fn, on_success = fn, on_failure = fn,
+-- on_discard = fn, on_refusal = fn}` (the hooks optional, see pool.HOOKS).
+-- The table's other fields are the module's own and left alone, but a
+-- field named on_... that is not a hook is refused (a misspelt hook).
+-- @param mod what a worker file returned, or pool.run's handler option
+-- @treturn function|nil the handler, or nil when mod is neither form
+-- @treturn table|nil the hooks given (name -> function), nil when none
+-- @treturn string|nil when mod is neither form, what is wrong with it:
+-- "is a number", "is a table without a handler function (its field
+-- handler is nil)", "is a table with the unknown hook on_sucess (...)",
+-- "is a table whose field on_start is a string, not a function"
+function pool.worker_module(mod)
+  if type(mod) == "function" then return mod end
+  if type(mod) ~= "table" then return nil, nil, "is a " .. type(mod) end
+  if type(mod.handler) ~= "function" then
+    return nil, nil, "is a table without a handler function (its field handler is "
+      .. type(mod.handler) .. ")"
+  end
+  local hooks
+  for k, v in pairs(mod) do
+    if type(k) == "string" and k:sub(1, 3) == "on_" then
+      if not HOOK_NAMES[k] then
+        return nil, nil, "is a table with the unknown hook " .. k .. " (known: "
+          .. table.concat(pool.HOOKS, ", ") .. ")"
+      end
+      if type(v) ~= "function" then
+        return nil, nil, "is a table whose field " .. k .. " is a " .. type(v) .. ", not a function"
+      end
+      hooks = hooks or {}
+      hooks[k] = v
+    end
+  end
+  return mod.handler, hooks
 end
 
 --- The owner name of a worker: "<owner>-<n>" when the pool was given an
@@ -198,6 +272,7 @@ local function new_stats(st)
   for _, k in ipairs(pool.COUNTERS) do st[k] = 0 end
   st.max_fence = 0
   st.completed, st.errors, st.discarded_ids, st.refusals = {}, {}, {}, {}
+  st.hook_messages = {}
   return st
 end
 
@@ -211,14 +286,48 @@ local function bump(w, name, k)
   if w.cfg.progress then w.events:send({ name, k or 1 }) end
 end
 
---- Record a write the engine refused, with its reason.
+--- The text of an error value, whatever it is (even its __tostring may raise).
+-- @param err any value
+-- @treturn string
+local function error_text(err)
+  local shown, text = pcall(tostring, err)
+  if not shown or type(text) ~= "string" then text = "(an error object of type " .. type(err) .. ")" end
+  return text
+end
+
+--- Call one of the worker module's hooks (pool.HOOKS), if it gave it, with
+-- a new table describing the job and the event; a hook that raises is
+-- counted and its message kept (up to MAX_ERRORS per worker), and the
+-- caller goes on as if it had returned.
+-- @tparam table w the worker (w.hooks: name -> function, or nil)
+-- @tparam string name the hook, "on_start" ... "on_refusal"
+-- @tparam table job the job (id, fence, queue, priority, attempt, max_attempts)
+-- @tparam[opt] table extra the event's own fields, copied into the table
+local function hook(w, name, job, extra)
+  local fn = w.hooks and w.hooks[name]
+  if not fn then return end
+  local ev = { event = name:sub(4), id = job.id, queue = job.queue, priority = job.priority,
+               attempt = job.attempt, max_attempts = job.max_attempts, fence = job.fence,
+               owner = w.owner }
+  for k, v in pairs(extra or {}) do ev[k] = v end
+  local ok, err = pcall(fn, ev)
+  if ok then return end
+  bump(w, "hook_errors")
+  local msgs = w.st.hook_messages
+  if #msgs < MAX_ERRORS then msgs[#msgs + 1] = tostring(job.id) .. " " .. name .. ": " .. error_text(err) end
+end
+
+--- Record a write the engine refused, with its reason, and call the
+-- on_refusal hook.
 -- @tparam table w the worker
 -- @tparam string op "complete", "fail" or "renew"
 -- @tparam string why the engine's reason word ("expired", "not_owner", ...)
-local function refusal(w, op, why)
+-- @tparam table job the job whose write was refused
+local function refusal(w, op, why, job)
   local key = op .. " " .. tostring(why)
   w.st.refusals[key] = (w.st.refusals[key] or 0) + 1
   if op == "renew" then bump(w, "renew_refused") else bump(w, "refused") end
+  hook(w, "on_refusal", job, { op = op, reason = why })
 end
 
 --- Whether the pool asked this worker to stop: a message on its stop
@@ -233,18 +342,26 @@ local function stop_asked(w, wait)
   return w.stopping == true
 end
 
---- Load the handler: cfg.handler, or what the file cfg.worker returns.
+--- Load the worker module: cfg.handler, or what the file cfg.worker
+-- returns (see pool.worker_module).
 -- @tparam table cfg the checked options
 -- @treturn function the handler
+-- @treturn table|nil its hooks (name -> function), nil when none
 -- @raise the file's load or run error, or "<file> must return a handler
--- function, returned <type>"
+-- function, returned <type>", or "<file> must return a handler function or
+-- a table {handler = fn, ...}: it is a table ..."
 local function load_handler(cfg)
-  if not cfg.worker then return cfg.handler end
-  local handler = dofile(cfg.worker)
-  if type(handler) ~= "function" then
-    error(cfg.worker .. " must return a handler function, returned " .. type(handler), 0)
+  if not cfg.worker then return pool.worker_module(cfg.handler) end
+  local mod = dofile(cfg.worker)
+  local handler, hooks, why = pool.worker_module(mod)
+  if not handler then
+    if type(mod) ~= "table" then
+      error(cfg.worker .. " must return a handler function, returned " .. type(mod), 0)
+    end
+    error(cfg.worker .. " must return a handler function or a table {handler = fn, ...}: it "
+      .. why, 0)
   end
-  return handler
+  return handler, hooks
 end
 
 --- The makers of a job's methods, made on first use (most handlers call
@@ -271,7 +388,7 @@ function job_methods.heartbeat(w, job)
       bump(w, "renewed")
       last_renew = now
     else
-      refusal(w, "renew", why)
+      refusal(w, "renew", why, job)
     end
     return ok, why
   end
@@ -322,15 +439,6 @@ end
 local function new_job(w, c, at)
   c.claimed_at = at
   return setmetatable(c, w.job_mt)
-end
-
---- The text of an error value, whatever it is (even its __tostring may raise).
--- @param err any value
--- @treturn string
-local function error_text(err)
-  local shown, text = pcall(tostring, err)
-  if not shown or type(text) ~= "string" then text = "(an error object of type " .. type(err) .. ")" end
-  return text
 end
 
 --- Run the handler on a job, protected, decoding its payload first when
@@ -391,12 +499,16 @@ local function handler_failed(w, job, text)
   local opts
   if d then opts = { run_at = now + d } end
   local status, why = w.db:fail(job.id, w.owner, job.fence, now, text, opts)
-  if status == "retryable" then bump(w, "retried")
+  if status == "retryable" then
+    bump(w, "retried")
+    hook(w, "on_failure", job, { error = text, status = status, run_at = why })
   elseif status == "discarded" then
     st.discarded_ids[#st.discarded_ids + 1] = job.id
     bump(w, "discarded")
+    hook(w, "on_failure", job, { error = text, status = status })
+    hook(w, "on_discard", job, { error = text })
   else
-    refusal(w, "fail", why)
+    refusal(w, "fail", why, job)
   end
 end
 
@@ -408,7 +520,7 @@ end
 local function give_back(w, job)
   local status, why = w.db:fail(job.id, w.owner, job.fence, w.db:server_now(),
     SHUTDOWN_MESSAGE, { attempt = false })
-  if status then bump(w, "shutdown") else refusal(w, "fail", why) end
+  if status then bump(w, "shutdown") else refusal(w, "fail", why, job) end
 end
 
 --- Count one stored completion.
@@ -437,12 +549,18 @@ end
 local function handle_one(w, c, at)
   saw_fence(w, c.fence)
   local job = new_job(w, c, at)
+  hook(w, "on_start", job)
   local ok, result = call_handler(w, job)
   if not ok then return handler_failed(w, job, result) end
   local next_at = w.now()
   local done, why, id, _, next_job = w.db:complete_claim_next(c.id, w.owner, c.fence,
     w.db:server_now(), result, w.cfg.ttl, w.claim_opts)
-  if done then stored(w, c.id) else refusal(w, "complete", why) end
+  if done then
+    stored(w, c.id)
+    hook(w, "on_success", job, { result = result })
+  else
+    refusal(w, "complete", why, job)
+  end
   if id then w.next, w.next_at = next_job, next_at end
 end
 
@@ -457,6 +575,7 @@ local function handle_batch(w, batch, at)
   -- the entries of complete_many's list are the worker's own tables, reused
   -- from batch to batch (the handler never sees them)
   local results, spare = {}, w.spare
+  local jobs = {}   -- the job of each entry of results
   for k, c in ipairs(batch) do
     saw_fence(w, c.fence)
     if k > 1 and stop_asked(w) then
@@ -464,9 +583,11 @@ local function handle_batch(w, batch, at)
       break
     end
     local job = new_job(w, c, at)
+    hook(w, "on_start", job)
     local ok, result = call_handler(w, job)
     if ok then
       local n = #results + 1
+      jobs[n] = job
       local r = spare[n]
       if not r then
         r = {}
@@ -480,9 +601,14 @@ local function handle_batch(w, batch, at)
   end
   if #results == 0 then return end
   local all, refused = w.db:complete_many(w.owner, w.db:server_now(), results)
-  if all and not w.cfg.completed then return bump(w, "done", #results) end
+  if all and not w.cfg.completed and not w.hooks then return bump(w, "done", #results) end
   for k, r in ipairs(results) do
-    if all or not refused[k] then stored(w, r.id) else refusal(w, "complete", refused[k]) end
+    if all or not refused[k] then
+      stored(w, r.id)
+      hook(w, "on_success", jobs[k], { result = r.result })
+    else
+      refusal(w, "complete", refused[k], jobs[k])
+    end
   end
 end
 
@@ -593,17 +719,38 @@ end
 -- counted before it.  Handler errors go to db:fail instead.
 function pool._worker(cfg, index, events, stop, st)
   local lease = require("lease")
-  new_stats(st)
   return compat.using(lease.open(cfg.db, cfg.open), function(db)
-    local w = { db = db, owner = pool.owner_name(cfg, index), cfg = cfg, now = lease.now, spare = {},
-                index = index,
-                handler = load_handler(cfg), events = events, stop = stop, st = st,
-                claim_opts = { queue = cfg.queue, n = cfg.batch > 1 and cfg.batch or nil } }
-    w.job_mt = job_meta(w)
+    local w = pool._new_worker(db, cfg, pool.owner_name(cfg, index), lease.now, st)
+    w.index, w.events, w.stop = index, events, stop
     while step(w) do end
     return st
   end)
 end
+
+--- A worker's state over an open handle (internal: pool._worker and
+-- lease.testing's drain build theirs with it): the handler and hooks
+-- loaded (load_handler), the counters zeroed in st.
+-- @param db the worker's handle; every `now` the worker passes to the
+-- database is db:server_now()
+-- @tparam table cfg checked options (ttl, queue, batch, completed, decode,
+-- backoff, args, progress, and worker or handler)
+-- @tparam string owner the worker's owner name
+-- @tparam function now the local clock in seconds (heartbeat spacing, claimed_at)
+-- @tparam table st receives the counters (see new_stats)
+-- @treturn table the worker
+-- @raise the worker file's error (see load_handler)
+function pool._new_worker(db, cfg, owner, now, st)
+  new_stats(st)
+  local w = { db = db, owner = owner, cfg = cfg, now = now, spare = {}, st = st,
+              claim_opts = { queue = cfg.queue, n = cfg.batch > 1 and cfg.batch or nil } }
+  w.handler, w.hooks = load_handler(cfg)
+  w.job_mt = job_meta(w)
+  return w
+end
+
+--- Handle one claimed job as a pool worker does (internal, for
+-- lease.testing): see handle_one.
+pool._handle_one = handle_one
 
 -- ===========================================================================
 -- The pool
@@ -699,6 +846,7 @@ local function merge(s, st)
     for _, id in ipairs(st.completed) do s.completed[id] = (s.completed[id] or 0) + 1 end
   end
   for _, e in ipairs(st.errors) do s.errors[#s.errors + 1] = e end
+  for _, e in ipairs(st.hook_messages) do s.hook_messages[#s.hook_messages + 1] = e end
   for _, id in ipairs(st.discarded_ids) do s.discarded_ids[#s.discarded_ids + 1] = id end
   for k, n in pairs(st.refusals) do s.refusals[k] = (s.refusals[k] or 0) + n end
 end
@@ -788,7 +936,9 @@ end
 -- @tparam table options
 --   db (string, required): the database file.
 --   worker (string) or handler (function without upvalues), exactly one:
---     the handler, or a Lua file returning it.
+--     the handler, or a Lua file returning it; either may instead be a
+--     table {handler = fn, on_start = fn, ...} with hooks (pool.HOOKS),
+--     each function without upvalues.
 --   workers (integer 1..256, default 4): worker threads.
 --   queue (string, default "default"): the queue the workers claim from.
 --   forever (boolean, default false): keep waiting for new jobs (a
@@ -824,7 +974,8 @@ end
 -- (the discarded jobs' ids), max_fence, wall (seconds),
 -- rate (jobs/s), workers, queue, completed ({id = times its result was
 -- stored}; only with the option completed), errors (up to 10 handler messages per worker; every one is in
--- the database), failed (messages of workers that died, e.g. on a database
+-- the database), hook_messages (up to 10 per worker, "<id> <hook>: <message>",
+-- of the hooks that raised; hook_errors counts them), failed (messages of workers that died, e.g. on a database
 -- error, and of a count at the end that failed), interrupted (the signal's
 -- name, when one stopped the pool), unfinished (workers still running a
 -- handler when the pool returned; their jobs were failed back and their
@@ -864,7 +1015,7 @@ function pool.run(options)
   local signals0 = lease.signals()
   if cfg.signals then lease.on_signal({ "INT", "TERM" }) end
   local s = { max_fence = 0, completed = cfg.completed and {} or nil, errors = {}, failed = {},
-              discarded_ids = {},
+              discarded_ids = {}, hook_messages = {},
               refusals = {}, workers = cfg.workers, queue = cfg.queue, unfinished = 0,
               lease_expired = 0 }
   for _, k in ipairs(pool.COUNTERS) do s[k] = 0 end
@@ -952,6 +1103,11 @@ function pool.format(s)
     lines[#lines + 1] = "discarded          " .. id
   end
   for _, e in ipairs(s.errors) do lines[#lines + 1] = "handler error      " .. e end
+  if (s.hook_errors or 0) > 0 then
+    lines[#lines + 1] = string.format("hook errors        %d (the jobs' results and errors were stored)",
+      s.hook_errors)
+  end
+  for _, e in ipairs(s.hook_messages or {}) do lines[#lines + 1] = "hook error         " .. e end
   for _, f in ipairs(s.failed) do lines[#lines + 1] = "worker failed      " .. f end
   return table.concat(lines, "\n")
 end

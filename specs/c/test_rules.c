@@ -236,6 +236,26 @@ static void test_after_expiry(void **state) {
   check_next(expiry_rows, sizeof expiry_rows / sizeof expiry_rows[0], lease__after_expiry);
 }
 
+/* Every statement of the shared list (lease_statements.h) has its SQL on
+** each backend built, and a number outside the list has none. */
+static void test_shared_statements(void **state) {
+  const lease__backend *b[] = {&lease__sqlite, &lease__pg};
+  size_t k;
+  int i;
+  (void)state;
+  for (k = 0; k < sizeof b / sizeof b[0]; k++) {
+    if (!b[k]->statement) continue;   /* PostgreSQL not built */
+    for (i = 0; i < LEASE__ST_COUNT; i++) {
+      const char *sql = b[k]->statement((lease__stmt)i);
+      assert_non_null(sql);
+      assert_true(strlen(sql) > 0);
+    }
+    assert_null(b[k]->statement(LEASE__ST_COUNT));
+  }
+  assert_string_equal(lease__sqlite.statement(LEASE__ST_ENQUEUE),
+                      "INSERT OR IGNORE INTO jobs(id) VALUES (?1)");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_write_order),
@@ -244,6 +264,7 @@ int main(void) {
     cmocka_unit_test(test_retry),
     cmocka_unit_test(test_after_fail),
     cmocka_unit_test(test_after_expiry),
+    cmocka_unit_test(test_shared_statements),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1680,12 +1680,47 @@ return {
     hint = "specs/31-queue_fail_spec.lua",
   },
   {
-    -- a claim is not counted as an attempt
-    name = "pg-queue-attempt-not-counted", step = "own", file = "src/pg/lpg_queue_sql.h", backend = "pg",
-    fn = "LPG_Q_SQL_SCHEMA",
-    from = [[" UPDATE lease_queue SET attempt = attempt + 1 WHERE id = new.id; END IF;"]],
-    to = [[" UPDATE lease_queue SET attempt = attempt WHERE id = new.id; END IF;"]],
+    -- a claim is not counted as an attempt (the fence's growth since
+    -- base_fence is not read)
+    name = "pg-queue-attempt-not-counted", step = "own", file = "src/pg/lpg_sql.h", backend = "pg",
+    fn = "LPG_SQL_ATTEMPT",
+    from = [[#define LPG_SQL_ATTEMPT(j, q) "greatest(0, coalesce(" j ".fence - " q ".base_fence, 0))"]],
+    to = [[#define LPG_SQL_ATTEMPT(j, q) "greatest(0, coalesce(" q ".base_fence - " q ".base_fence, 0))"]],
     hint = "specs/30-queue_data_spec.lua",
+  },
+  {
+    -- retry keeps the attempts made: base_fence is not moved to the fence
+    name = "pg-retry-keeps-attempts", step = "own", file = "src/pg/lpg_queue_sql.h", backend = "pg",
+    fn = "LPG_Q_SQL_RETRY",
+    from = [[", base_fence = ok.fence,"]],
+    to = [[", base_fence = base_fence,"]],
+    hint = "specs/31-queue_fail_spec.lua",
+  },
+  {
+    -- the step ATTEMPTS loses the attempts counted before it
+    name = "pg-attempts-step-count-lost", step = "own", file = "src/pg/lpg_schema_sql.h", backend = "pg",
+    fn = "LPG_STEP_ATTEMPTS",
+    from = [[" UPDATE lease_queue SET base_fence = jobs.fence - lease_queue.attempt FROM jobs"]],
+    to = [[" UPDATE lease_queue SET base_fence = jobs.fence - 0 FROM jobs"]],
+    hint = "specs/39-schema_version_spec.lua",
+  },
+  {
+    -- a database of the ATTEMPTS layout without its version row is taken
+    -- for version 6: the step runs again (ADD COLUMN fails)
+    name = "pg-schema-unversioned-attempts-layout-taken-for-older", step = "own", backend = "pg",
+    file = "src/pg/lpg_schema_sql.h", fn = "LPG_SQL_CLASSIFY",
+    from = [[AND attname = 'base_fence' AND NOT attisdropped) THEN 7"]],
+    to = [[AND attname = 'base_fence' AND NOT attisdropped) THEN 6"]],
+    hint = "specs/39-schema_version_spec.lua",
+  },
+  {
+    -- a read-only handle on a database before ATTEMPTS reads base_fence,
+    -- which it does not have
+    name = "pg-readonly-old-attempts-from-base-fence", step = "own", backend = "pg",
+    file = "src/pg/lpg_queue.c", fn = "attempts_read",
+    from = [[  return LPG(db)->version < LPG_ATTEMPTS_READABLE ? old : which;]],
+    to = [[  return (void)db, (void)old, which;]],
+    hint = "specs/39-schema_version_spec.lua",
   },
   {
     -- an expired last attempt is claimed again instead of discarded
@@ -1756,15 +1791,15 @@ return {
   {
     name = "pool-batch-counts-one", step = "own", file = "lua/lease/pool.lua",
     fn = "handle_batch",
-    from = [[  if all and not w.cfg.completed then return bump(w, "done", #results) end]],
-    to = [[  if all and not w.cfg.completed then return bump(w, "done") end]],
+    from = [[  if all and not w.cfg.completed and not w.hooks then return bump(w, "done", #results) end]],
+    to = [[  if all and not w.cfg.completed and not w.hooks then return bump(w, "done") end]],
     hint = "specs/29-pool_service_spec.lua",
   },
   {
     name = "pool-batch-skips-completed-list", step = "own", file = "lua/lease/pool.lua",
     fn = "handle_batch",
-    from = [[  if all and not w.cfg.completed then return bump(w, "done", #results) end]],
-    to = [[  if all then return bump(w, "done", #results) end]],
+    from = [[  if all and not w.cfg.completed and not w.hooks then return bump(w, "done", #results) end]],
+    to = [[  if all and not w.hooks then return bump(w, "done", #results) end]],
     hint = "specs/29-pool_service_spec.lua",
   },
   {
@@ -2328,8 +2363,8 @@ return {
   {
     name = "queue-limit-read-unlocked-pg", step = "own", file = "src/pg/lpg_queue.c", backend = "pg",
     fn = "claim_controlled",
-    from = "read_facts(db, w, Q_SETTINGS_LOCKED, 1, &q);",
-    to = "read_facts(db, w, Q_SETTINGS, 1, &q);",
+    from = "read_facts(db, w, LPG_ST_Q_SETTINGS_LOCKED, 1, &q);",
+    to = "read_facts(db, w, LPG_ST_Q_SETTINGS, 1, &q);",
     hint = "specs/42-queue_control_spec.lua",
   },
   -- The schema version (src/sqlite/lsq_schema.c, src/pg/lpg_schema.c) ----
@@ -2503,7 +2538,7 @@ return {
   },
   {
     name = "pg-schedule-tick-unguarded", step = "own", file = "src/pg/lpg_schedule_sql.h",
-    backend = "pg", fn = "LPG_SCHEDULE_STATEMENT_MAP",
+    backend = "pg", fn = "LPG_SQL_SCHEDULE_MOVE",
     from = [=[" WHERE name = $3 AND next_at = $4"]=],
     to = [=[" WHERE name = $3 AND $4::float8 IS NOT NULL"]=],
     hint = "specs/41-schedule_spec.lua",
@@ -2562,6 +2597,128 @@ return {
     from = [=[  return found;]=],
     to = [=[  return 0;]=],
     hint = "specs/41-schedule_spec.lua",
+  },
+  -- Hooks of the pool (lua/lease/pool.lua) and lease.testing ------------
+  {
+    -- a C function given as the handler or a hook: refused by name alike
+    -- on every Lua version (LuaJIT reports its upvalues as unnamed)
+    name = "pool-c-function-handler-taken", step = "own", file = "lua/lease/pool.lua",
+    fn = "check_movable",
+    from = [=[  if debug.getinfo(fn, "S").what == "C" then]=],
+    to = [=[  if false then]=],
+    hint = "specs/55-pool_hooks_spec.lua",
+  },
+  {
+    name = "pool-hook-error-loses-the-job", step = "own", file = "lua/lease/pool.lua",
+    fn = "hook",
+    from = [=[  local ok, err = pcall(fn, ev)]=],
+    to = [=[  local ok, err = true, fn(ev)]=],
+    hint = "specs/55-pool_hooks_spec.lua",
+  },
+  {
+    name = "pool-hook-error-not-counted", step = "own", file = "lua/lease/pool.lua",
+    fn = "hook",
+    from = [=[  bump(w, "hook_errors")]=],
+    to = [=[  ]=],
+    hint = "specs/55-pool_hooks_spec.lua",
+  },
+  {
+    name = "pool-hook-refusal-not-called", step = "own", file = "lua/lease/pool.lua",
+    fn = "refusal",
+    from = [=[  hook(w, "on_refusal", job, { op = op, reason = why })]=],
+    to = [=[  ]=],
+    hint = "specs/55-pool_hooks_spec.lua",
+  },
+  {
+    name = "pool-hook-failure-without-run-at", step = "own", file = "lua/lease/pool.lua",
+    fn = "handler_failed",
+    from = [=[    hook(w, "on_failure", job, { error = text, status = status, run_at = why })]=],
+    to = [=[    hook(w, "on_failure", job, { error = text, status = status })]=],
+    hint = "specs/55-pool_hooks_spec.lua",
+  },
+  {
+    name = "pool-hook-discard-not-called", step = "own", file = "lua/lease/pool.lua",
+    fn = "handler_failed",
+    from = [=[    hook(w, "on_discard", job, { error = text })]=],
+    to = [=[    ]=],
+    hint = "specs/55-pool_hooks_spec.lua",
+  },
+  {
+    name = "pool-hook-batch-success-skipped", step = "own", file = "lua/lease/pool.lua",
+    fn = "handle_batch",
+    from = [=[      hook(w, "on_success", jobs[k], { result = r.result })]=],
+    to = [=[      ]=],
+    hint = "specs/55-pool_hooks_spec.lua",
+  },
+  {
+    name = "pool-module-unknown-hook-taken", step = "own", file = "lua/lease/pool.lua",
+    fn = "worker_module",
+    from = [=[      if not HOOK_NAMES[k] then]=],
+    to = [=[      if false then]=],
+    hint = "specs/55-pool_hooks_spec.lua",
+  },
+  {
+    name = "testing-drain-does-not-advance", step = "own", file = "lua/lease/testing.lua",
+    fn = "drain",
+    from = [=[        clock.now = due]=],
+    to = [=[        break]=],
+    hint = "specs/56-testing_spec.lua",
+  },
+  {
+    name = "testing-drain-advances-unasked", step = "own", file = "lua/lease/testing.lua",
+    fn = "drain",
+    from = [=[      elseif fence == "empty" and opts.advance then]=],
+    to = [=[      elseif fence == "empty" then]=],
+    hint = "specs/56-testing_spec.lua",
+  },
+  {
+    name = "testing-drain-ignores-queue", step = "own", file = "lua/lease/testing.lua",
+    fn = "drain",
+    from = [=[  local cfg = { handler = fn, ttl = opts.ttl or 10, queue = queue, batch = 1 }]=],
+    to = [=[  local cfg = { handler = fn, ttl = opts.ttl or 10, batch = 1 }]=],
+    hint = "specs/56-testing_spec.lua",
+  },
+  {
+    name = "testing-drain-misses-retries", step = "own", file = "lua/lease/testing.lua",
+    fn = "next_due",
+    from = [=[  for _, status in ipairs({ "scheduled", "retryable" }) do]=],
+    to = [=[  for _, status in ipairs({ "scheduled" }) do]=],
+    hint = "specs/56-testing_spec.lua",
+  },
+  {
+    name = "testing-drain-counts-discard-as-failed", step = "own", file = "lua/lease/testing.lua",
+    fn = "drain",
+    from = [=[    on_failure = function(ev) if ev.status == "retryable" then add(r.failed, ev) end end,]=],
+    to = [=[    on_failure = function(ev) add(r.failed, ev) end,]=],
+    hint = "specs/56-testing_spec.lua",
+  },
+  {
+    name = "testing-drain-takes-infinite-now", step = "own", file = "lua/lease/testing.lua",
+    fn = "drain",
+    from = [=[  if opts.now ~= nil and not finite(opts.now) then argerror("drain", 3, "now must be a finite number") end]=],
+    to = [=[  if false then argerror("drain", 3, "now must be a finite number") end]=],
+    hint = "specs/56-testing_spec.lua",
+  },
+  {
+    name = "testing-enqueued-ignores-status", step = "own", file = "lua/lease/testing.lua",
+    fn = "matches",
+    from = [=[      and (filter.status == nil or st.status == filter.status)]=],
+    to = [=[      and true]=],
+    hint = "specs/56-testing_spec.lua",
+  },
+  {
+    name = "testing-enqueued-ignores-key", step = "own", file = "lua/lease/testing.lua",
+    fn = "matches",
+    from = [=[      and (filter.key == nil or st.key == filter.key)]=],
+    to = [=[      and true]=],
+    hint = "specs/56-testing_spec.lua",
+  },
+  {
+    name = "testing-handle-check-skipped", step = "own", file = "lua/lease/testing.lua",
+    fn = "check_handle",
+    from = [=[  if type(db) ~= "userdata" or not ok or type(m) ~= "function" then]=],
+    to = [=[  if not ok then]=],
+    hint = "specs/56-testing_spec.lua",
   },
   {
     name = "pg-schedules-readonly-no-temporary", step = "own", file = "src/pg/lpg.c",
@@ -2654,15 +2811,15 @@ return {
   {
     name = "unique-key-layout-classified-older", step = "own", file = "src/sqlite/lsq_schema_sql.h",
     fn = "LSQ_SQL_CLASSIFY",
-    from = [=[  " WHERE name = 'key') THEN 7"                                          \]=],
-    to = [=[  " WHERE name = 'key') THEN 6"                                          \]=],
+    from = [=[  " WHERE name = 'key') THEN 8"                                          \]=],
+    to = [=[  " WHERE name = 'key') THEN 7"                                          \]=],
     hint = "specs/43-unique_key_spec.lua",
   },
   {
     name = "pg-unique-key-layout-classified-older", step = "own", backend = "pg", file = "src/pg/lpg_schema_sql.h",
     fn = "LPG_SQL_CLASSIFY",
-    from = [=[  " to_regclass('lease_queue') AND attname = 'key' AND NOT attisdropped) THEN 7"   \]=],
-    to = [=[  " to_regclass('lease_queue') AND attname = 'key' AND NOT attisdropped) THEN 6"   \]=],
+    from = [=[  " to_regclass('lease_queue') AND attname = 'key' AND NOT attisdropped) THEN 8"   \]=],
+    to = [=[  " to_regclass('lease_queue') AND attname = 'key' AND NOT attisdropped) THEN 7"   \]=],
     hint = "specs/43-unique_key_spec.lua",
   },
   {

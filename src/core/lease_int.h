@@ -16,6 +16,7 @@
 
 #include "lease.h"
 #include "lease_schema.h"
+#include "lease_statements.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -248,6 +249,9 @@ int lease__retry_reason(const lease__facts *f);
 */
 typedef struct lease__backend {
   const char *name;
+  /* The SQL text of shared statement `which` (lease_statements.h) as this
+  ** backend runs it; NULL for a backend not built (lpg_none.c). */
+  const char *(*statement)(lease__stmt which);
   /* Open db->path with db->opt; set db->conn.  On failure db->conn may be
   ** left NULL; close is called in any case. */
   int (*open)(lease_db *db);

@@ -19,7 +19,7 @@
 #define LEASE_SCHEMA_H
 
 /* The version this build makes and knows: the number of steps. */
-#define LEASE_SCHEMA_VERSION 7
+#define LEASE_SCHEMA_VERSION 8
 
 /*
 ** The steps, in order: the k-th entry takes version k-1 to k.
@@ -41,7 +41,11 @@
 **              lease_queue_ready, and the triggers on jobs giving a job
 **              without run_at the clock mark (lease_meta, key clock_mark)
 **              as its due_at when they make or reopen its queue row.
-**   UNIQUE    7: lease_queue's column key (NULL: none; existing rows get
+**   ATTEMPTS  7: PostgreSQL counts a job's attempts as SQLite does, the
+**              fence's growth since lease_queue.base_fence (each job's
+**              count kept), no longer in a column a trigger counts up at
+**              each claim; nothing on SQLite.
+**   UNIQUE    8: lease_queue's column key (NULL: none; existing rows get
 **              none) and the unique index lease_queue_key on (queue, key)
 **              over the rows with a key that the queue has not ended (state
 **              not completed, discarded or cancelled).
@@ -52,7 +56,8 @@
   XX(RENAMED)                  \
   XX(SCHEDULES)                \
   XX(CONTROL)                  \
-  XX(CLOCK)                     \
+  XX(CLOCK)                    \
+  XX(ATTEMPTS)                 \
   XX(UNIQUE)
 
 /* How many steps LEASE_SCHEMA_STEPS lists: must be LEASE_SCHEMA_VERSION. */

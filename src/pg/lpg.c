@@ -21,6 +21,8 @@
 #include "lpg_int.h"
 #include "lpg_schema_sql.h"
 #include "lpg_sql.h"
+#include "lpg_queue_sql.h"
+#include "lpg_schedule_sql.h"
 
 #include <errno.h>
 #include <math.h>
@@ -30,34 +32,26 @@
 #include <string.h>
 #include <time.h>
 
-/* The statements, from lpg_sql.h's list. */
-enum {
-#define LPG_ST_ENUM_(name, sql) LPG_ST_##name,
-  LPG_STATEMENT_MAP(LPG_ST_ENUM_)
-#undef LPG_ST_ENUM_
-  LPG_ST_COUNT
-};
-
-static const char *const stmt_sql[LPG_ST_COUNT] = {
-#define LPG_ST_SQL_(name, sql) sql,
-  LPG_STATEMENT_MAP(LPG_ST_SQL_)
-#undef LPG_ST_SQL_
-};
-
-_Static_assert(LPG_ST_COUNT <= LPG_SLOT_QUEUE, "lpg.c's statements take the slots below the queue's");
-
-/* Each statement's parameter types, in $n order. */
+/* Each statement: its SQL, parameter count and types in $n order, from
+** LPG_STMT_<name>; a name in the lists without it fails to build. */
 static const struct {
+  const char *sql;
   int n;
   unsigned types[LPG_MAX_PARAMS];
-} stmt_params[LPG_ST_COUNT] = {
-  [LPG_ST_ENQUEUE_MANY] = {1, {T_BYTEA_ARRAY}},
-  [LPG_ST_CLAIM] = {4, {T_BYTEA, T_BYTEA, T_FLOAT8, T_FLOAT8}},
-  [LPG_ST_RENEW] = {5, {T_BYTEA, T_BYTEA, T_INT8, T_FLOAT8, T_FLOAT8}},
-  [LPG_ST_COMPLETE] = {5, {T_BYTEA, T_BYTEA, T_INT8, T_FLOAT8, T_BYTEA}},
-  [LPG_ST_RELEASE] = {3, {T_BYTEA, T_BYTEA, T_INT8}},
-  [LPG_ST_NOW] = {0, {0}},
+} stmts[LPG_ST_COUNT] = {
+#define LPG_ST_DEF_(name) [LPG_ST_##name] = {LPG_STMT_##name},
+  LEASE_STATEMENTS(LPG_ST_DEF_)
+  LPG_OWN_STATEMENTS(LPG_ST_DEF_)
+#undef LPG_ST_DEF_
 };
+
+_Static_assert(LPG_ST_COUNT <= LPG_SLOTS, "one bit per statement in lpg_conn.prepared");
+
+/* The shared statements come first, in the shared list's order. */
+#define LPG_ST_SAME_(name)                                                  \
+  _Static_assert((int)LPG_ST_##name == (int)LEASE__ST_##name, "lpg_int.h numbers " #name " as lease__stmt");
+LEASE_STATEMENTS(LPG_ST_SAME_)
+#undef LPG_ST_SAME_
 
 /* ===================================================================== */
 /* Errors                                                                 */
@@ -225,9 +219,19 @@ PGresult *lpg_run(lease_db *db, int slot, const char *sql, int n, const unsigned
   return res;
 }
 
-/* Run lpg.c's statement `which` (lpg_sql.h's list) with parameters p. */
+/* See lpg_int.h. */
+PGresult *lpg_stmt_run(lease_db *db, int which, const params *p) {
+  return lpg_run(db, which, stmts[which].sql, stmts[which].n, stmts[which].types, p);
+}
+
+/* Run statement `which` with parameters p. */
 static PGresult *run(lease_db *db, int which, const params *p) {
-  return lpg_run(db, which, stmt_sql[which], stmt_params[which].n, stmt_params[which].types, p);
+  return lpg_stmt_run(db, which, p);
+}
+
+/* See lpg_int.h. */
+const char *lpg_statement(lease__stmt which) {
+  return (unsigned)which < LEASE__ST_COUNT ? stmts[which].sql : NULL;
 }
 
 /* ===================================================================== */
@@ -337,9 +341,9 @@ static int connect_quiet(lease_db *db, lpg_conn *c) {
 ** older than LPG_SCHEDULES_READABLE through an empty temporary
 ** lease_schedules (lpg_s_temp), one older than LPG_CONTROL_READABLE
 ** through empty settings tables, one older than LPG_KEY_READABLE with
-** key NULL on every queue row (LPG_Q_SQL_KEY_VIEW); a writable one brings the database to
-** LEASE_SCHEMA_VERSION (lpg_schema_upgrade) unless its version row says
-** it is there.
+** key NULL on every queue row (LPG_Q_SQL_KEY_VIEW); a writable one brings
+** the database to LEASE_SCHEMA_VERSION (lpg_schema_upgrade) unless its
+** version row says it is there.
 */
 static int open_schema(lease_db *db, int missing) {
   lpg_conn *c = LPG(db);
@@ -690,6 +694,7 @@ int lpg_guarded(lease_db *db, const lease__write *w, int *reason) {
 /* See lease_int.h. */
 const lease__backend lease__pg = {
   .name = "PostgreSQL",
+  .statement = lpg_statement,
   .open = pg_open,
   .close = pg_close,
   .init = pg_init,

@@ -21,10 +21,44 @@ enum { T_BYTEA = 17, T_INT8 = 20, T_INT4 = 23, T_FLOAT8 = 701, T_BYTEA_ARRAY = 1
 /* The most parameters one statement takes. */
 #define LPG_MAX_PARAMS 9
 
-/* Prepared statements are numbered per session: lpg.c's list from 0,
-** lpg_queue.c's from LPG_SLOT_QUEUE; one bit each in lpg_conn.prepared. */
-#define LPG_SLOT_QUEUE 32
-#define LPG_SLOT_SCHEDULE 56   /* lpg_schedule.c's, from here on */
+/*
+** The statements only this backend runs, after the shared list's
+** (lease_statements.h): ENQUEUE_MANY (many ids in one INSERT; SQLite runs
+** ENQUEUE per id in one transaction), NOW (the server's clock), and the
+** queue operations that are one statement here where SQLite runs several
+** in a transaction: Q_CLAIM_NEXT (SQLite: CANDIDATES, CLAIM_FREE, ...),
+** Q_RETRY and Q_CANCEL (SQLite: INFO, REOPEN, RESET, END; Q_RETRY also
+** reads a unique key's holder, SQLite's RETRY_HOLDER), and
+** Q_SETTINGS_LOCKED (a queue's settings with its row locked: SQLite's
+** write transaction already excludes every other writer); Q_STATE_OLD,
+** Q_LIST_OLD, TALLY_OLD: those reads on a database before schema step
+** ATTEMPTS, for a read-only handle (SQLite's attempts have been counted
+** from base_fence since its step 2, before any read-only handle reads a
+** queue).
+*/
+#define LPG_OWN_STATEMENTS(XX)                                                \
+  XX(ENQUEUE_MANY)                                                            \
+  XX(NOW)                                                                     \
+  XX(Q_CLAIM_NEXT)                                                            \
+  XX(Q_RETRY)                                                                 \
+  XX(Q_CANCEL)                                                                \
+  XX(Q_SETTINGS_LOCKED)                                                       \
+  XX(Q_STATE_OLD)                                                             \
+  XX(Q_LIST_OLD)                                                              \
+  XX(TALLY_OLD)
+
+/* The statements, numbered: the shared ones first, as lease__stmt numbers
+** them.  Each statement's number is its prepared statement's slot in a
+** session (lpg_run), one bit each in lpg_conn.prepared.  LPG_STMT_<name>
+** (lpg_sql.h, lpg_queue_sql.h, lpg_schedule_sql.h) is its SQL, parameter
+** count and types: a name without it fails to build (lpg.c's table). */
+enum {
+#define LPG_ST_ENUM_(name) LPG_ST_##name,
+  LEASE_STATEMENTS(LPG_ST_ENUM_)
+  LPG_OWN_STATEMENTS(LPG_ST_ENUM_)
+#undef LPG_ST_ENUM_
+  LPG_ST_COUNT
+};
 #define LPG_SLOTS 64
 
 /* A connection: db->conn of a handle whose backend is PostgreSQL's. */
@@ -137,6 +171,14 @@ int lpg_ready(lease_db *db);
 */
 PGresult *lpg_run(lease_db *db, int slot, const char *sql, int n, const unsigned *types,
                   const params *p);
+
+/* Run statement `which` (LPG_ST_*) with parameters p (NULL: none), as
+** lpg_run. */
+PGresult *lpg_stmt_run(lease_db *db, int which, const params *p);
+
+/* lpg_statement: lease__pg's statement: the SQL of shared statement
+** `which` (lease_statements.h), NULL for a number outside the list. */
+const char *lpg_statement(lease__stmt which);
 
 /*
 ** Read the outcome of a guarded write w from its one report row

@@ -10,37 +10,24 @@
 */
 #include "lpg_int.h"
 #include "lpg_queue_sql.h"
+#include "lpg_schema_sql.h"   /* LPG_ATTEMPTS_READABLE */
 
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The queue's statements, slots from LPG_SLOT_QUEUE on. */
-enum {
-#define LPG_Q_ENUM_(name, ...) Q_##name,
-  LPG_QUEUE_STATEMENT_MAP(LPG_Q_ENUM_)
-#undef LPG_Q_ENUM_
-  Q_COUNT
-};
-
-_Static_assert(LPG_SLOT_QUEUE + Q_COUNT <= LPG_SLOT_SCHEDULE, "one bit per statement in lpg_conn.prepared");
-
-static const struct {
-  const char *sql;
-  int n;
-  unsigned types[LPG_MAX_PARAMS];
-} q_stmt[Q_COUNT] = {
-#define LPG_Q_DEF_(name, sql, n, ...) [Q_##name] = {sql, n, __VA_ARGS__},
-  LPG_QUEUE_STATEMENT_MAP(LPG_Q_DEF_)
-#undef LPG_Q_DEF_
-};
-
-/* Run queue statement `which` with parameters p; NULL on a failure
+/* Run statement `which` (LPG_ST_*) with parameters p; NULL on a failure
 ** recorded. */
 static PGresult *qrun(lease_db *db, int which, const params *p) {
-  return lpg_run(db, LPG_SLOT_QUEUE + which, q_stmt[which].sql, q_stmt[which].n,
-                 q_stmt[which].types, p);
+  return lpg_stmt_run(db, which, p);
+}
+
+/* The statement of a read of jobs with their attempts: `which`, or `old`
+** on a database before schema step ATTEMPTS (a read-only handle's, which
+** reads the attempts there from lease_queue.attempt). */
+static int attempts_read(lease_db *db, int which, int old) {
+  return LPG(db)->version < LPG_ATTEMPTS_READABLE ? old : which;
 }
 
 /* A float8 parameter, SQL NULL for NaN (no time). */
@@ -100,12 +87,12 @@ int lpg_q_clock(lease_db *db) {
   if (isnan(db->clock_now) || !LEASE_SCHEMA_HAS(LPG(db)->version, CLOCK)
       || (db->opt.flags & LEASE_OPEN_READONLY))
     return LEASE_OK;
-  if (!(res = qrun(db, Q_CLOCK_READ, NULL))) return db->rc;
+  if (!(res = qrun(db, LPG_ST_CLOCK_READ, NULL))) return db->rc;
   mark = PQntuples(res) == 1 ? r_time(res, 0, 0) : NAN;
   PQclear(res);
   if ((rc = lease__clock(db, mark, &move)) != LEASE_OK || !move) return rc;
   p_f8(&p, db->clock_now);
-  if (!(res = qrun(db, Q_CLOCK_MOVE, &p))) return db->rc;
+  if (!(res = qrun(db, LPG_ST_CLOCK_MOVE, &p))) return db->rc;
   PQclear(res);
   return LEASE_OK;
 }
@@ -146,7 +133,7 @@ static int enqueue_body(lease_db *db, void *ctx) {
     p_time(&p, j->has_run_at ? j->run_at : NAN);
     p_i8(&p, j->max_attempts);
     p_bytes(&p, j->key, j->key_len);
-    if (!(res = qrun(db, Q_ENQUEUE, &p))) return db->rc;
+    if (!(res = qrun(db, LPG_ST_ENQUEUE, &p))) return db->rc;
     e->added += (int)r_i8(res, 0, 0);
     if (!PQgetisnull(res, 0, 1))
       rc = lease__duplicate(db, PQgetvalue(res, 0, 1), (size_t)PQgetlength(res, 0, 1));
@@ -248,7 +235,7 @@ int lpg_q_state(lease_db *db, const char *id, size_t id_len, double now, lease_r
   if (rc != LEASE_OK) return rc;
   p_bytes(&p, id, id_len);
   p_time(&p, now);
-  if (!(res = qrun(db, Q_STATE, &p))) return db->rc;
+  if (!(res = qrun(db, attempts_read(db, LPG_ST_Q_STATE, LPG_ST_Q_STATE_OLD), &p))) return db->rc;
   if (PQntuples(res) == 1) {
     if (copy_full_row(db, res, 0, row, &used) != LEASE_OK) {
       PQclear(res);
@@ -275,7 +262,7 @@ int lpg_q_list(lease_db *db, const lease_filter *f, int max, lease_row *rows, in
   p_bytes(&p, f->queue, f->queue_len);
   p_i4(&p, f->results != 0);
   p_i4(&p, f->which);
-  if (!(res = qrun(db, Q_LIST, &p))) return db->rc;
+  if (!(res = qrun(db, attempts_read(db, LPG_ST_Q_LIST, LPG_ST_Q_LIST_OLD), &p))) return db->rc;
   n = PQntuples(res) < max ? PQntuples(res) : max;
   for (i = 0; i < n; i++) {
     if (copy_full_row(db, res, i, &rows[i], &used) != LEASE_OK) {
@@ -299,7 +286,7 @@ int lpg_q_errors(lease_db *db, const char *id, size_t id_len, lease_job_error *o
   if (rc != LEASE_OK) return rc;
   p_bytes(&p, id, id_len);
   p_i4(&p, max);
-  if (!(res = qrun(db, Q_ERRORS, &p))) return db->rc;
+  if (!(res = qrun(db, LPG_ST_Q_ERRORS, &p))) return db->rc;
   n = PQntuples(res) < max ? PQntuples(res) : max;
   for (i = 0; i < n && !failed; i++) {
     lease_job_error *e = &out[i];
@@ -331,7 +318,7 @@ int lpg_q_count(lease_db *db, double now, const char *queue, size_t queue_len,
   if (rc != LEASE_OK) return rc;
   p_f8(&p, now);
   p_bytes(&p, queue, queue_len);
-  if (!(res = qrun(db, Q_TALLY, &p))) return db->rc;
+  if (!(res = qrun(db, attempts_read(db, LPG_ST_TALLY, LPG_ST_TALLY_OLD), &p))) return db->rc;
   for (i = 0; i < 12; i++) *all[i] = r_i8(res, 0, i);
   PQclear(res);
   return LEASE_OK;
@@ -368,7 +355,7 @@ static int claim_rounds(lease_db *db, const lease__write *w, int max, lease_job 
     p_bytes(&p, w->owner, w->owner_len);
     p_f8(&p, w->until);
     p_i4(&p, max - n);
-    if (!(res = qrun(db, Q_CLAIM_NEXT, &p))) {
+    if (!(res = qrun(db, LPG_ST_Q_CLAIM_NEXT, &p))) {
       free(t);
       return db->rc;
     }
@@ -426,8 +413,8 @@ static int count_of(lease_db *db, int which, const lease__write *w, double at, i
 }
 
 /* Read the facts of w's queue (lease__queue_facts): its settings row by
-** statement which (Q_SETTINGS, or Q_SETTINGS_LOCKED inside the claim's
-** transaction), then, when limits (and the row is found, not paused), the
+** statement which (LPG_ST_Q_SETTINGS, or LPG_ST_Q_SETTINGS_LOCKED inside
+** the claim's transaction), then, when limits (and the row is found, not paused), the
 ** live leases for a concurrency limit and the claims in the rate's window. */
 static int read_facts(lease_db *db, const lease__write *w, int which, int limits,
                       lease__queue_facts *q) {
@@ -446,8 +433,8 @@ static int read_facts(lease_db *db, const lease__write *w, int which, int limits
   }
   PQclear(res);
   if (!limits || !q->found || q->paused) return LEASE_OK;
-  if (q->concurrency > 0) rc = count_of(db, Q_LIVE, w, w->now, &q->live);
-  if (rc == LEASE_OK && q->rate > 0) rc = count_of(db, Q_RECENT, w, w->now - q->per, &q->recent);
+  if (q->concurrency > 0) rc = count_of(db, LPG_ST_Q_LIVE, w, w->now, &q->live);
+  if (rc == LEASE_OK && q->rate > 0) rc = count_of(db, LPG_ST_Q_RECENT, w, w->now - q->per, &q->recent);
   return rc;
 }
 
@@ -458,7 +445,7 @@ static int read_facts(lease_db *db, const lease__write *w, int which, int limits
 static int claim_controlled(lease_db *db, const lease__write *w, int max, lease_job *jobs,
                             int *count, int *why) {
   lease__queue_facts q;
-  int room, rc = read_facts(db, w, Q_SETTINGS_LOCKED, 1, &q);
+  int room, rc = read_facts(db, w, LPG_ST_Q_SETTINGS_LOCKED, 1, &q);
   *count = 0;
   if (rc != LEASE_OK) return rc;
   if ((*why = lease__claim_room(&q, max, &room)) != LEASE_GRANTED) return LEASE_OK;
@@ -469,7 +456,7 @@ static int claim_controlled(lease_db *db, const lease__write *w, int max, lease_
     p_bytes(&p, w->queue, w->queue_len);
     p_f8(&p, w->now);
     p_i4(&p, *count);
-    if (!(res = qrun(db, Q_RECORD, &p))) return db->rc;
+    if (!(res = qrun(db, LPG_ST_Q_RECORD_CLAIMS, &p))) return db->rc;
     PQclear(res);
   }
   return LEASE_OK;
@@ -484,7 +471,7 @@ int lpg_q_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jo
   int rc = lpg_ready(db);
   *why = LEASE_GRANTED;
   if (rc != LEASE_OK) return rc;
-  if ((rc = read_facts(db, w, Q_SETTINGS, 0, &q)) != LEASE_OK) return rc;
+  if ((rc = read_facts(db, w, LPG_ST_Q_SETTINGS, 0, &q)) != LEASE_OK) return rc;
   if (!q.found) return claim_rounds(db, w, max, jobs, count);
   if ((rc = lpg_exec(db, "BEGIN")) != LEASE_OK) return rc;
   if ((rc = claim_controlled(db, w, max, jobs, count, why)) == LEASE_OK)
@@ -541,11 +528,11 @@ static int control_body(lease_db *db, void *ctx) {
     if (x->l->rate > 0) p_f8(&p, x->l->per);
     else p_null(&p);
   }
-  if (!(res = qrun(db, x->what == 0 ? Q_SET_PAUSED : Q_SET_LIMITS, &p))) return db->rc;
+  if (!(res = qrun(db, x->what == 0 ? LPG_ST_Q_SET_PAUSED : LPG_ST_Q_SET_LIMITS, &p))) return db->rc;
   PQclear(res);
   memset(&p, 0, sizeof p);
   p_bytes(&p, x->queue, x->queue_len);
-  if (!(res = qrun(db, Q_TIDY, &p))) return db->rc;
+  if (!(res = qrun(db, LPG_ST_Q_TIDY, &p))) return db->rc;
   PQclear(res);
   return LEASE_OK;
 }
@@ -567,7 +554,7 @@ int lpg_q_queues(lease_db *db, double now, lease_queue_info *out, int max, int *
   size_t used = 0, *names;
   int i, n, failed = 0, rc = lpg_ready(db);
   if (rc != LEASE_OK) return rc;
-  if (!(res = qrun(db, Q_QUEUES, &p))) return db->rc;
+  if (!(res = qrun(db, LPG_ST_Q_QUEUES, &p))) return db->rc;
   n = PQntuples(res) < max ? PQntuples(res) : max;
   if (!(names = malloc((size_t)(n ? n : 1) * sizeof *names))) {
     PQclear(res);
@@ -618,7 +605,7 @@ static int fail_body(lease_db *db, void *ctx) {
   p_i8(&p, w->fence);
   p_f8(&p, w->now);
   p_bytes(&p, w->message, w->message_len);
-  if (!(res = qrun(db, Q_FAIL, &p))) return db->rc;
+  if (!(res = qrun(db, LPG_ST_Q_FAIL, &p))) return db->rc;
   rc = lpg_outcome(db, w, res, NULL, &x->reason);
   if (rc != LEASE_OK || x->reason != LEASE_GRANTED) {
     PQclear(res);
@@ -636,7 +623,7 @@ static int fail_body(lease_db *db, void *ctx) {
   p_i4(&p, next.qstate);
   p_time(&p, next.run_at);
   p_time(&p, next.finished_at);
-  if (!(res = qrun(db, Q_AFTER_FAIL, &p))) return db->rc;
+  if (!(res = qrun(db, LPG_ST_Q_AFTER_FAIL, &p))) return db->rc;
   PQclear(res);
   return LEASE_OK;
 }
@@ -683,7 +670,7 @@ int lpg_q_retry(lease_db *db, const char *id, size_t id_len, double now, int *re
   lease__facts f = {0};
   int tries, why, rc = LEASE_OK;
   for (tries = 1; tries <= KEY_TRIES && !res; tries++)
-    if (!(res = admin(db, Q_RETRY, id, id_len, now)) && !lpg_key_conflict(db, db->rc))
+    if (!(res = admin(db, LPG_ST_Q_RETRY, id, id_len, now)) && !lpg_key_conflict(db, db->rc))
       break;
   if (!res) return db->rc;
   admin_facts(res, &f);
@@ -699,7 +686,7 @@ int lpg_q_retry(lease_db *db, const char *id, size_t id_len, double now, int *re
 
 /* See lease.h: lease_cancel.  The reason: lease__cancel_reason. */
 int lpg_q_cancel(lease_db *db, const char *id, size_t id_len, double now, int *reason) {
-  PGresult *res = admin(db, Q_CANCEL, id, id_len, now);
+  PGresult *res = admin(db, LPG_ST_Q_CANCEL, id, id_len, now);
   lease__facts f = {0};
   if (!res) return db->rc;
   admin_facts(res, &f);
@@ -718,7 +705,7 @@ int lpg_q_prune(lease_db *db, double before, const char *queue, size_t queue_len
   p_f8(&p, before);
   p_bytes(&p, queue, queue_len);
   p_i4(&p, lease__prune_state(status));
-  if (!(res = qrun(db, Q_PRUNE, &p))) return db->rc;
+  if (!(res = qrun(db, LPG_ST_Q_PRUNE, &p))) return db->rc;
   *deleted = r_i8(res, 0, 0);
   PQclear(res);
   return LEASE_OK;

@@ -6,22 +6,25 @@
 ** The jobs table stays as lpg_sql.h makes it.  The queue's data lives
 ** beside it, keyed by job id:
 **   lease_queue   one row per job: seq (the job's seq: the enqueue order),
-**                 queue, priority, run_at (NULL: at once), attempt (claims
-**                 since enqueue or the last retry), max_attempts, payload,
-**                 state (0 open, 1 completed, 2 discarded, 3 cancelled),
-**                 finished_at and due_at (the claim order: run_at, or for
-**                 a job without, the clock mark when its row was made or
-**                 reopened by retry), key (the job's unique key, NULL for
-**                 none: the index lease_queue_key makes a key unique among
-**                 its queue's unfinished jobs);
+**                 queue, priority, run_at (NULL: at once), attempt (read
+**                 by nothing since step ATTEMPTS, lpg_schema_sql.h),
+**                 max_attempts, payload, state (0 open, 1 completed,
+**                 2 discarded, 3 cancelled), finished_at, due_at (the
+**                 claim order: run_at, or for a job without, the clock
+**                 mark when its row was made or reopened by retry),
+**                 base_fence (the job's fence when its attempts were last
+**                 counted from zero: the attempts made are its fence minus
+**                 base_fence, LPG_SQL_ATTEMPT) and key (the job's unique
+**                 key, NULL for none: the index lease_queue_key makes a key
+**                 unique among its queue's unfinished jobs);
 **   lease_errors  the errors of failed attempts, the last 20 per job (n:
 **                 their order).
 ** Both reference jobs(id) ON DELETE CASCADE, so deleting a job deletes its
 ** queue row and errors.  Triggers on jobs keep lease_queue complete for
 ** every client, the engine or raw SQL: a row for each job inserted, its
 ** state completed when done becomes non-zero (reopened with a fresh
-** attempt budget when it goes back to 0), and an attempt counted for each
-** claim (the fence grows).
+** attempt budget, base_fence = the fence, when it goes back to 0).  A
+** claim writes nothing here: the fence it grows counts the attempt.
 **
 ** Under READ COMMITTED a statement's plain reads see its snapshot, taken
 ** before any lock wait.  Every statement that decides on a queue state
@@ -118,45 +121,57 @@
 ** j (the jobs row) and q (its lease_queue row, NULL columns when none):
 ** lease.h's LEASE_STATUS_* numbers, in its order of precedence.
 */
-#define LPG_Q_SQL_STATUS(now)                                                       \
+#define LPG_Q_SQL_STATUS_(now, attempt)                                             \
   "(CASE WHEN " now " IS NULL THEN 0 WHEN j.done <> 0 THEN 5"                      \
   " WHEN q.state = " LEASE__Q_DISCARDED_S " THEN 6 WHEN q.state = " LEASE__Q_CANCELLED_S " THEN 7" \
   " WHEN j.until > " now " THEN 3"                                                 \
-  " WHEN q.run_at > " now " THEN (CASE WHEN q.attempt > 0 THEN 4 ELSE 2 END)"       \
+  " WHEN q.run_at > " now " THEN (CASE WHEN " attempt " > 0 THEN 4 ELSE 2 END)"     \
   " ELSE 1 END)"
+#define LPG_Q_SQL_STATUS(now) LPG_Q_SQL_STATUS_(now, LPG_SQL_ATTEMPT("j", "q"))
+
+/* The attempts of a job on a database before step ATTEMPTS, whose trigger
+** counted them in lease_queue.attempt: read there by a read-only handle,
+** which may not upgrade it (the *_OLD statements). */
+#define LPG_Q_SQL_ATTEMPT_OLD "coalesce(q.attempt, 0)"
 
 /* A job row with its queue data, lease_row's order: id, owner, until,
 ** fence, result (NULL unless `res`), done, blocked code, payload, queue,
 ** priority, run_at, attempt, max_attempts, finished_at, status (at
-** `now`), seq, result size. */
-#define LPG_Q_SQL_FULL_ROW(now, res)                                                \
+** `now`), seq, result size, key.  attempt: how the attempts are counted. */
+#define LPG_Q_SQL_FULL_ROW_(now, res, attempt)                                      \
   "SELECT j.id, j.owner, j.until, j.fence, CASE WHEN " res " THEN j.result END,"  \
   " j.done, CASE WHEN j.done <> 0 THEN 0 ELSE " LPG_SQL_BLOCKED " END,"            \
   " q.payload, coalesce(q.queue, 'default'::bytea), coalesce(q.priority, 0),"      \
-  " q.run_at, coalesce(q.attempt, 0), coalesce(q.max_attempts, 25), q.finished_at, " \
-  LPG_Q_SQL_STATUS(now) ", j.seq, coalesce(length(j.result), 0)::int8, q.key"      \
+  " q.run_at, " attempt ", coalesce(q.max_attempts, 25), q.finished_at, "          \
+  LPG_Q_SQL_STATUS_(now, attempt) ", j.seq, coalesce(length(j.result), 0)::int8, q.key" \
   " FROM jobs j LEFT JOIN lease_queue q ON q.id = j.id"
+#define LPG_Q_SQL_FULL_ROW(now, res) LPG_Q_SQL_FULL_ROW_(now, res, LPG_SQL_ATTEMPT("j", "q"))
 
 /* One job (contract step 3, with its queue data).  $1 id, $2 now (NULL:
-** status unknown). */
-#define LPG_Q_SQL_STATE LPG_Q_SQL_FULL_ROW("$2", "true") " WHERE j.id = $1"
+** status unknown).  The _OLD statements: the same on a database before
+** step ATTEMPTS (LPG_Q_SQL_ATTEMPT_OLD). */
+#define LPG_Q_SQL_STATE_(attempt) LPG_Q_SQL_FULL_ROW_("$2", "true", attempt) " WHERE j.id = $1"
+#define LPG_Q_SQL_STATE LPG_Q_SQL_STATE_(LPG_SQL_ATTEMPT("j", "q"))
+#define LPG_Q_SQL_STATE_OLD LPG_Q_SQL_STATE_(LPG_Q_SQL_ATTEMPT_OLD)
 
 /* A page of jobs.  $1 after (seq), $2 now, $3 limit, $4 status (0: all),
 ** $5 queue (NULL: all), $6 load results (0 or 1), $7 which (LEASE_LIST_*:
 ** the contract's view at now; 0: all). */
-#define LPG_Q_SQL_LIST                                                              \
-  LPG_Q_SQL_FULL_ROW("$2", "$6 <> 0")                                               \
+#define LPG_Q_SQL_LIST_(attempt)                                                    \
+  LPG_Q_SQL_FULL_ROW_("$2", "$6 <> 0", attempt)                                     \
   " WHERE j.seq > $1 AND CASE $7 WHEN 0 THEN true"                                  \
   " WHEN 1 THEN j.done = 0 AND " LPG_SQL_BLOCKED " = 0 AND j.until <= $2"           \
   " WHEN 2 THEN j.done = 0 AND " LPG_SQL_BLOCKED " = 0 AND j.until > $2"            \
   " WHEN 3 THEN j.done <> 0 ELSE j.done = 0 AND " LPG_SQL_BLOCKED " <> 0 END"       \
-  " AND ($4 = 0 OR " LPG_Q_SQL_STATUS("$2") " = $4)"              \
+  " AND ($4 = 0 OR " LPG_Q_SQL_STATUS_("$2", attempt) " = $4)"                     \
   " AND ($5::bytea IS NULL OR coalesce(q.queue, 'default'::bytea) = $5)"           \
   " ORDER BY j.seq LIMIT $3"
+#define LPG_Q_SQL_LIST LPG_Q_SQL_LIST_(LPG_SQL_ATTEMPT("j", "q"))
+#define LPG_Q_SQL_LIST_OLD LPG_Q_SQL_LIST_(LPG_Q_SQL_ATTEMPT_OLD)
 
 /* Counts: total, done, ready, held, blocked, then one per status 1..7.
 ** $1 now, $2 queue (NULL: all). */
-#define LPG_Q_SQL_TALLY                                                             \
+#define LPG_Q_SQL_TALLY_(attempt)                                                   \
   "SELECT count(*), count(*) FILTER (WHERE done <> 0),"                            \
   " count(*) FILTER (WHERE done = 0 AND b = 0 AND until <= $1),"                   \
   " count(*) FILTER (WHERE done = 0 AND b = 0 AND until > $1),"                    \
@@ -166,8 +181,10 @@
   " count(*) FILTER (WHERE s = 5), count(*) FILTER (WHERE s = 6),"                 \
   " count(*) FILTER (WHERE s = 7) FROM (SELECT j.done, j.until,"                   \
   " CASE WHEN j.done <> 0 THEN 0 ELSE " LPG_SQL_BLOCKED " END AS b, "              \
-  LPG_Q_SQL_STATUS("$1") " AS s FROM jobs j LEFT JOIN lease_queue q ON q.id = j.id" \
+  LPG_Q_SQL_STATUS_("$1", attempt) " AS s FROM jobs j LEFT JOIN lease_queue q ON q.id = j.id" \
   " WHERE $2::bytea IS NULL OR coalesce(q.queue, 'default'::bytea) = $2) t"
+#define LPG_Q_SQL_TALLY LPG_Q_SQL_TALLY_(LPG_SQL_ATTEMPT("j", "q"))
+#define LPG_Q_SQL_TALLY_OLD LPG_Q_SQL_TALLY_(LPG_Q_SQL_ATTEMPT_OLD)
 
 /* The errors of a job, oldest first.  $1 id, $2 limit. */
 #define LPG_Q_SQL_ERRORS                                                            \
@@ -211,7 +228,7 @@
 */
 #define LPG_Q_SQL_CLAIM_NEXT                                                        \
   "WITH c AS (SELECT q.id, q.payload, q.queue, q.priority, q.due_at, q.seq,"       \
-  " q.attempt, q.max_attempts, j.owner, j.until, j.fence"                          \
+  " " LPG_SQL_ATTEMPT("j", "q") " AS attempt, q.max_attempts, j.owner, j.until, j.fence" \
   " FROM lease_queue q JOIN jobs j ON j.id = q.id"                                 \
   " WHERE q.state = " LEASE__Q_OPEN_S " AND q.queue = $1 AND (q.run_at IS NULL OR q.run_at <= $2)" \
   " AND j.done = 0 AND j.until <= $2 AND j.fence < " LPG_FENCE_MAX                  \
@@ -246,9 +263,11 @@
   " q.state, q.attempt, q.max_attempts"                                             \
   " FROM (SELECT 1) one LEFT JOIN j ON true LEFT JOIN q ON true"
 
-/* After a failure: $1 id, $2 attempt, $3 state, $4 run_at, $5 finished_at. */
+/* After a failure: $1 id, $2 the attempts to count as made (base_fence =
+** the fence minus them), $3 state, $4 run_at, $5 finished_at. */
 #define LPG_Q_SQL_AFTER_FAIL                                                        \
-  "UPDATE lease_queue SET attempt = $2, state = $3, run_at = $4,"                   \
+  "UPDATE lease_queue SET base_fence = (SELECT fence FROM jobs WHERE jobs.id = $1) - $2," \
+  " state = $3, run_at = $4,"                                                       \
   " due_at = coalesce($4, due_at), finished_at = $5"                                \
   " WHERE id = $1"
 
@@ -264,15 +283,15 @@
 ** found, done, the queue's state, held (until > now), and h's id.
 */
 #define LPG_Q_SQL_RETRY                                                             \
-  "WITH j AS (SELECT id, done, until FROM jobs WHERE id = $1 FOR UPDATE),"         \
+  "WITH j AS (SELECT id, done, until, fence FROM jobs WHERE id = $1 FOR UPDATE),"  \
   LPG_SQL_QUEUE_OF_J ","                                                            \
   " h AS (SELECT o.id FROM j, lease_queue_now(j.id) k, lease_queue o"               \
   " WHERE o.queue = k.queue AND o.key = k.key AND o.id <> k.id AND "                \
   LEASE__Q_UNFINISHED_SQL("o.state") " LIMIT 1),"                                   \
-  " ok AS (SELECT j.id FROM j, q WHERE NOT (j.done = 0 AND q.state = " LEASE__Q_OPEN_S    \
+  " ok AS (SELECT j.id, j.fence FROM j, q WHERE NOT (j.done = 0 AND q.state = " LEASE__Q_OPEN_S    \
   " AND j.until > $2) AND NOT EXISTS (SELECT 1 FROM h)),"                           \
   " u AS (UPDATE jobs SET done = 0, owner = NULL, until = 0 FROM ok WHERE jobs.id = ok.id)," \
-  " r AS (UPDATE lease_queue SET state = " LEASE__Q_OPEN_S ", attempt = 0,"         \
+  " r AS (UPDATE lease_queue SET state = " LEASE__Q_OPEN_S ", base_fence = ok.fence," \
   " run_at = NULL, due_at = $2, finished_at = NULL"                                 \
   " FROM ok WHERE lease_queue.id = ok.id)"                                          \
   " SELECT j.id IS NOT NULL, j.done <> 0, q.state, j.until > $2, (SELECT id FROM h)" \
@@ -282,7 +301,7 @@
 ** lease__cancel_reason, in SQL) is cancelled at now.  $1 id, $2 now.  One
 ** row: found, done, the queue's state before. */
 #define LPG_Q_SQL_CANCEL                                                            \
-  "WITH j AS (SELECT id, done FROM jobs WHERE id = $1 FOR UPDATE),"                \
+  "WITH j AS (SELECT id, done, fence FROM jobs WHERE id = $1 FOR UPDATE),"         \
   LPG_SQL_QUEUE_OF_J ","                                                            \
   " u AS (UPDATE lease_queue SET state = " LEASE__Q_CANCELLED_S ", finished_at = $2 FROM j, q" \
   " WHERE lease_queue.id = j.id AND j.done = 0 AND q.state = " LEASE__Q_OPEN_S ")"  \
@@ -384,31 +403,37 @@
   " SELECT name FROM lease_queues) AS n LEFT JOIN lease_queues AS s ON s.name = n.name" \
   " ORDER BY n.name"
 
-/* The statements of the queue, prepared from slot LPG_SLOT_QUEUE on:
-** name, SQL, parameter types. */
-#define LPG_QUEUE_STATEMENT_MAP(XX)                                                 \
-  XX(STATE, LPG_Q_SQL_STATE, 2, {T_BYTEA, T_FLOAT8})                                \
-  XX(LIST, LPG_Q_SQL_LIST, 7, {T_INT8, T_FLOAT8, T_INT4, T_INT4, T_BYTEA, T_INT4, T_INT4}) \
-  XX(TALLY, LPG_Q_SQL_TALLY, 2, {T_FLOAT8, T_BYTEA})                                \
-  XX(ERRORS, LPG_Q_SQL_ERRORS, 2, {T_BYTEA, T_INT4})                                \
-  XX(ENQUEUE, LPG_Q_SQL_ENQUEUE, 7, {T_BYTEA, T_BYTEA, T_BYTEA, T_INT8, T_FLOAT8, T_INT8, \
-                                     T_BYTEA})                                     \
-  XX(CLAIM_NEXT, LPG_Q_SQL_CLAIM_NEXT, 5, {T_BYTEA, T_FLOAT8, T_BYTEA, T_FLOAT8, T_INT4}) \
-  XX(FAIL, LPG_Q_SQL_FAIL, 5, {T_BYTEA, T_BYTEA, T_INT8, T_FLOAT8, T_BYTEA})       \
-  XX(AFTER_FAIL, LPG_Q_SQL_AFTER_FAIL, 5, {T_BYTEA, T_INT8, T_INT4, T_FLOAT8, T_FLOAT8}) \
-  XX(RETRY, LPG_Q_SQL_RETRY, 2, {T_BYTEA, T_FLOAT8})                                \
-  XX(CANCEL, LPG_Q_SQL_CANCEL, 2, {T_BYTEA, T_FLOAT8})                              \
-  XX(PRUNE, LPG_Q_SQL_PRUNE, 3, {T_FLOAT8, T_BYTEA, T_INT4})                        \
-  XX(SETTINGS, LPG_Q_SQL_SETTINGS, 1, {T_BYTEA})                                    \
-  XX(SETTINGS_LOCKED, LPG_Q_SQL_SETTINGS_LOCKED, 1, {T_BYTEA})                      \
-  XX(LIVE, LPG_Q_SQL_LIVE, 2, {T_BYTEA, T_FLOAT8})                                  \
-  XX(RECENT, LPG_Q_SQL_RECENT, 2, {T_BYTEA, T_FLOAT8})                              \
-  XX(RECORD, LPG_Q_SQL_RECORD, 3, {T_BYTEA, T_FLOAT8, T_INT4})                      \
-  XX(SET_PAUSED, LPG_Q_SQL_SET_PAUSED, 2, {T_BYTEA, T_INT4})                        \
-  XX(SET_LIMITS, LPG_Q_SQL_SET_LIMITS, 4, {T_BYTEA, T_INT8, T_INT8, T_FLOAT8})      \
-  XX(TIDY, LPG_Q_SQL_TIDY, 1, {T_BYTEA})                                            \
-  XX(QUEUES, LPG_Q_SQL_QUEUES, 0, {0})                                              \
-  XX(CLOCK_READ, LPG_Q_SQL_CLOCK_READ, 0, {0})                                      \
-  XX(CLOCK_MOVE, LPG_Q_SQL_CLOCK_MOVE, 1, {T_FLOAT8})
+/* The queue's statements by their names in the lists (lease_statements.h,
+** lpg_int.h's LPG_OWN_STATEMENTS): SQL, parameter count, parameter types
+** in $n order (lpg.c's table). */
+#define LPG_STMT_Q_STATE LPG_Q_SQL_STATE, 2, {T_BYTEA, T_FLOAT8}
+#define LPG_STMT_Q_STATE_OLD LPG_Q_SQL_STATE_OLD, 2, {T_BYTEA, T_FLOAT8}
+#define LPG_STMT_Q_LIST                                                             \
+  LPG_Q_SQL_LIST, 7, {T_INT8, T_FLOAT8, T_INT4, T_INT4, T_BYTEA, T_INT4, T_INT4}
+#define LPG_STMT_Q_LIST_OLD                                                         \
+  LPG_Q_SQL_LIST_OLD, 7, {T_INT8, T_FLOAT8, T_INT4, T_INT4, T_BYTEA, T_INT4, T_INT4}
+#define LPG_STMT_TALLY LPG_Q_SQL_TALLY, 2, {T_FLOAT8, T_BYTEA}
+#define LPG_STMT_TALLY_OLD LPG_Q_SQL_TALLY_OLD, 2, {T_FLOAT8, T_BYTEA}
+#define LPG_STMT_Q_ERRORS LPG_Q_SQL_ERRORS, 2, {T_BYTEA, T_INT4}
+#define LPG_STMT_ENQUEUE                                                            \
+  LPG_Q_SQL_ENQUEUE, 7, {T_BYTEA, T_BYTEA, T_BYTEA, T_INT8, T_FLOAT8, T_INT8, T_BYTEA}
+#define LPG_STMT_Q_CLAIM_NEXT                                                       \
+  LPG_Q_SQL_CLAIM_NEXT, 5, {T_BYTEA, T_FLOAT8, T_BYTEA, T_FLOAT8, T_INT4}
+#define LPG_STMT_Q_FAIL LPG_Q_SQL_FAIL, 5, {T_BYTEA, T_BYTEA, T_INT8, T_FLOAT8, T_BYTEA}
+#define LPG_STMT_Q_AFTER_FAIL LPG_Q_SQL_AFTER_FAIL, 5, {T_BYTEA, T_INT8, T_INT4, T_FLOAT8, T_FLOAT8}
+#define LPG_STMT_Q_RETRY LPG_Q_SQL_RETRY, 2, {T_BYTEA, T_FLOAT8}
+#define LPG_STMT_Q_CANCEL LPG_Q_SQL_CANCEL, 2, {T_BYTEA, T_FLOAT8}
+#define LPG_STMT_Q_PRUNE LPG_Q_SQL_PRUNE, 3, {T_FLOAT8, T_BYTEA, T_INT4}
+#define LPG_STMT_Q_SETTINGS LPG_Q_SQL_SETTINGS, 1, {T_BYTEA}
+#define LPG_STMT_Q_SETTINGS_LOCKED LPG_Q_SQL_SETTINGS_LOCKED, 1, {T_BYTEA}
+#define LPG_STMT_Q_LIVE LPG_Q_SQL_LIVE, 2, {T_BYTEA, T_FLOAT8}
+#define LPG_STMT_Q_RECENT LPG_Q_SQL_RECENT, 2, {T_BYTEA, T_FLOAT8}
+#define LPG_STMT_Q_RECORD_CLAIMS LPG_Q_SQL_RECORD, 3, {T_BYTEA, T_FLOAT8, T_INT4}
+#define LPG_STMT_Q_SET_PAUSED LPG_Q_SQL_SET_PAUSED, 2, {T_BYTEA, T_INT4}
+#define LPG_STMT_Q_SET_LIMITS LPG_Q_SQL_SET_LIMITS, 4, {T_BYTEA, T_INT8, T_INT8, T_FLOAT8}
+#define LPG_STMT_Q_TIDY LPG_Q_SQL_TIDY, 1, {T_BYTEA}
+#define LPG_STMT_Q_QUEUES LPG_Q_SQL_QUEUES, 0, {0}
+#define LPG_STMT_CLOCK_READ LPG_Q_SQL_CLOCK_READ, 0, {0}
+#define LPG_STMT_CLOCK_MOVE LPG_Q_SQL_CLOCK_MOVE, 1, {T_FLOAT8}
 
 #endif

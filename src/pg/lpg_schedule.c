@@ -17,28 +17,8 @@
 /* The longest job id of a tick (lsq_schedule.c's ID_MAX). */
 #define ID_MAX (LEASE_SCHEDULE_NAME_MAX + 32)
 
-enum {
-#define LPG_S_ENUM_(name, ...) S_##name,
-  LPG_SCHEDULE_STATEMENT_MAP(LPG_S_ENUM_)
-#undef LPG_S_ENUM_
-  S_COUNT
-};
-
-_Static_assert(LPG_SLOT_SCHEDULE + S_COUNT <= LPG_SLOTS, "one bit per statement in lpg_conn.prepared");
-
-static const struct {
-  const char *sql;
-  int n;
-  unsigned types[LPG_MAX_PARAMS];
-} s_stmt[S_COUNT] = {
-#define LPG_S_DEF_(name, sql, n, ...) [S_##name] = {sql, n, __VA_ARGS__},
-  LPG_SCHEDULE_STATEMENT_MAP(LPG_S_DEF_)
-#undef LPG_S_DEF_
-};
-
 static PGresult *srun(lease_db *db, int which, const params *p) {
-  return lpg_run(db, LPG_SLOT_SCHEDULE + which, s_stmt[which].sql, s_stmt[which].n,
-                 s_stmt[which].types, p);
+  return lpg_stmt_run(db, which, p);
 }
 
 /* See lpg_int.h. */
@@ -66,7 +46,7 @@ int lpg_s_schedule(lease_db *db, const lease_schedule_spec *s) {
   p_i8(&p, s->max_attempts);
   p_f8(&p, s->created_at);
   p_f8(&p, s->next_at);
-  if (!(res = srun(db, S_PUT, &p))) return db->rc;
+  if (!(res = srun(db, LPG_ST_SCHEDULE_PUT, &p))) return db->rc;
   PQclear(res);
   return LEASE_OK;
 }
@@ -78,7 +58,7 @@ int lpg_s_unschedule(lease_db *db, const char *name, size_t name_len, int *found
   int rc = lpg_ready(db);
   if (rc != LEASE_OK) return rc;
   p_bytes(&p, name, name_len);
-  if (!(res = srun(db, S_DELETE, &p))) return db->rc;
+  if (!(res = srun(db, LPG_ST_SCHEDULE_DELETE, &p))) return db->rc;
   *found = atoi(PQcmdTuples(res)) > 0;
   PQclear(res);
   return LEASE_OK;
@@ -138,7 +118,7 @@ int lpg_s_schedules(lease_db *db, const char *after, size_t after_len, int max,
   if (rc != LEASE_OK) return rc;
   p_bytes(&p, after ? after : "", after ? after_len : 0);
   p_i4(&p, max);
-  if (!(res = srun(db, S_LIST, &p))) return db->rc;
+  if (!(res = srun(db, LPG_ST_SCHEDULE_LIST, &p))) return db->rc;
   n = PQntuples(res);
   if ((rc = copy_rows(db, res, out, n)) == LEASE_OK) *count = n;
   PQclear(res);
@@ -173,7 +153,7 @@ static int tick_body(lease_db *db, due *d, int n) {
     p_f8(&p, d[i].tick);
     p_bytes(&p, d[i].s.name, d[i].s.name_len);
     p_f8(&p, d[i].s.next_at);
-    if (!(res = srun(db, S_MOVE, &p))) return db->rc;
+    if (!(res = srun(db, LPG_ST_SCHEDULE_MOVE, &p))) return db->rc;
     moved = atoi(PQcmdTuples(res)) == 1;
     PQclear(res);
     if (!moved) continue;   /* another tick moved it */
@@ -204,7 +184,7 @@ int lpg_s_tick(lease_db *db, double now, int max, const char **ids, size_t *id_l
   if (rc != LEASE_OK) return rc;
   p_f8(&p, now);
   p_i4(&p, max);
-  if (!(res = srun(db, S_DUE, &p))) return db->rc;
+  if (!(res = srun(db, LPG_ST_SCHEDULE_DUE, &p))) return db->rc;
   n = PQntuples(res);
   *more = n == max;
   if (n == 0) {

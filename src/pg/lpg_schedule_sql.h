@@ -18,28 +18,43 @@
 #define LPG_S_SQL_COLUMNS                                                              \
   "name, every, cron, queue, payload, priority, max_attempts, created_at, next_at, last_at"
 
-/* The statements, XX(NAME, sql, n, {types}). */
-#define LPG_SCHEDULE_STATEMENT_MAP(XX)                                                  \
-  XX(PUT,                                                                               \
-     "INSERT INTO lease_schedules(name, every, cron, queue, payload, priority,"         \
-     " max_attempts, created_at, next_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"  \
-     " ON CONFLICT (name) DO UPDATE SET every = EXCLUDED.every, cron = EXCLUDED.cron,"  \
-     " queue = EXCLUDED.queue, payload = EXCLUDED.payload,"                             \
-     " priority = EXCLUDED.priority, max_attempts = EXCLUDED.max_attempts,"             \
-     " created_at = EXCLUDED.created_at, next_at = EXCLUDED.next_at, last_at = NULL",   \
-     9, {T_BYTEA, T_FLOAT8, T_BYTEA, T_BYTEA, T_BYTEA, T_INT8, T_INT8, T_FLOAT8, T_FLOAT8}) \
-  XX(DELETE, "DELETE FROM lease_schedules WHERE name = $1", 1, {T_BYTEA})               \
-  XX(LIST,                                                                              \
-     "SELECT " LPG_S_SQL_COLUMNS " FROM lease_schedules WHERE name > $1"                \
-     " ORDER BY name LIMIT $2", 2, {T_BYTEA, T_INT4})                                   \
-  /* read outside the write transaction: most ticks find nothing due */                \
-  XX(DUE,                                                                               \
-     "SELECT " LPG_S_SQL_COLUMNS " FROM lease_schedules WHERE next_at <= $1"            \
-     " ORDER BY next_at, name LIMIT $2", 2, {T_FLOAT8, T_INT4})                          \
-  /* guarded: only while next_at is still the value read ($4); under READ   */         \
-  /* COMMITTED an UPDATE that waited for another's re-checks the new row    */         \
-  XX(MOVE,                                                                              \
-     "UPDATE lease_schedules SET next_at = $1, last_at = $2"                            \
-     " WHERE name = $3 AND next_at = $4", 4, {T_FLOAT8, T_FLOAT8, T_BYTEA, T_FLOAT8})
+/* Create or replace.  $1 name .. $9 next_at; last_at starts NULL. */
+#define LPG_SQL_SCHEDULE_PUT                                                            \
+  "INSERT INTO lease_schedules(name, every, cron, queue, payload, priority,"           \
+  " max_attempts, created_at, next_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"    \
+  " ON CONFLICT (name) DO UPDATE SET every = EXCLUDED.every, cron = EXCLUDED.cron,"    \
+  " queue = EXCLUDED.queue, payload = EXCLUDED.payload,"                               \
+  " priority = EXCLUDED.priority, max_attempts = EXCLUDED.max_attempts,"               \
+  " created_at = EXCLUDED.created_at, next_at = EXCLUDED.next_at, last_at = NULL"
+
+#define LPG_SQL_SCHEDULE_DELETE "DELETE FROM lease_schedules WHERE name = $1"
+
+/* A page in name order after $1, at most $2. */
+#define LPG_SQL_SCHEDULE_LIST                                                           \
+  "SELECT " LPG_S_SQL_COLUMNS " FROM lease_schedules WHERE name > $1"                  \
+  " ORDER BY name LIMIT $2"
+
+/* The schedules due at $1, at most $2: read outside the write transaction,
+** most ticks find nothing due. */
+#define LPG_SQL_SCHEDULE_DUE                                                            \
+  "SELECT " LPG_S_SQL_COLUMNS " FROM lease_schedules WHERE next_at <= $1"              \
+  " ORDER BY next_at, name LIMIT $2"
+
+/* Guarded: only while next_at is still the value read ($4); under READ
+** COMMITTED an UPDATE that waited for another's re-checks the new row.
+** $1 next_at, $2 last_at, $3 name. */
+#define LPG_SQL_SCHEDULE_MOVE                                                           \
+  "UPDATE lease_schedules SET next_at = $1, last_at = $2"                              \
+  " WHERE name = $3 AND next_at = $4"
+
+/* The statements by their names in the shared list (lease_statements.h):
+** SQL, parameter count, parameter types in $n order (lpg.c's table). */
+#define LPG_STMT_SCHEDULE_PUT                                                           \
+  LPG_SQL_SCHEDULE_PUT, 9,                                                              \
+  {T_BYTEA, T_FLOAT8, T_BYTEA, T_BYTEA, T_BYTEA, T_INT8, T_INT8, T_FLOAT8, T_FLOAT8}
+#define LPG_STMT_SCHEDULE_DELETE LPG_SQL_SCHEDULE_DELETE, 1, {T_BYTEA}
+#define LPG_STMT_SCHEDULE_LIST LPG_SQL_SCHEDULE_LIST, 2, {T_BYTEA, T_INT4}
+#define LPG_STMT_SCHEDULE_DUE LPG_SQL_SCHEDULE_DUE, 2, {T_FLOAT8, T_INT4}
+#define LPG_STMT_SCHEDULE_MOVE LPG_SQL_SCHEDULE_MOVE, 4, {T_FLOAT8, T_FLOAT8, T_BYTEA, T_FLOAT8}
 
 #endif

@@ -20,7 +20,8 @@
   LPG_SQL_CREATE_PENDING_INDEX "; " LPG_Q_SQL_SCHEMA " " LPG_TX_SQL_CREATE
 
 /* Step 2 (v1 -> v2): nothing.  SQLite's queue table changed its layout;
-** PostgreSQL's keeps its attempt column and the index on jobs. */
+** PostgreSQL's keeps its attempt column (until step 7) and the index on
+** jobs. */
 #define LPG_STEP_REFENCE ""
 
 /* Step 3 (v2 -> v3): nothing.  A job whose id changes keeps its queue
@@ -71,7 +72,38 @@
   " ON CONFLICT (id) DO NOTHING; RETURN NULL; END $f$"
 
 /*
-** Step 7 (v6 -> v7): unique keys (lease.h: lease_new_job's key).
+** Step 7 (v6 -> v7): attempts counted as SQLite counts them, the fence's
+** growth since base_fence (LPG_SQL_ATTEMPT), where a trigger counted them
+** up in lease_queue.attempt at each claim.  lease_queue gets the column
+** base_fence, each row's set so that its job keeps its count (fence -
+** attempt); the trigger lease_jobs_changed fires only when done changes,
+** and a job reopened gets base_fence = its fence (a fresh attempt budget);
+** lease_jobs_added gives a job inserted by any client base_fence = its
+** fence.  The column attempt stays, read by nothing on this layout.
+*/
+#define LPG_STEP_ATTEMPTS                                                         \
+  "ALTER TABLE lease_queue ADD COLUMN base_fence int8 NOT NULL DEFAULT 0;"        \
+  " UPDATE lease_queue SET base_fence = jobs.fence - lease_queue.attempt FROM jobs" \
+  " WHERE jobs.id = lease_queue.id;"                                              \
+  " CREATE OR REPLACE FUNCTION lease_jobs_changed() RETURNS trigger LANGUAGE plpgsql" \
+  " AS $f$ BEGIN UPDATE lease_queue SET"                                          \
+  " state = CASE WHEN new.done <> 0 THEN " LEASE__Q_COMPLETED_S " ELSE " LEASE__Q_OPEN_S " END," \
+  " finished_at = CASE WHEN new.done <> 0 THEN coalesce(finished_at, new.until) END," \
+  " base_fence = CASE WHEN new.done <> 0 THEN base_fence ELSE new.fence END"      \
+  " WHERE id = new.id; RETURN NULL; END $f$;"                                     \
+  " DROP TRIGGER IF EXISTS lease_jobs_changed ON jobs;"                           \
+  " CREATE TRIGGER lease_jobs_changed AFTER UPDATE OF done ON jobs"               \
+  " FOR EACH ROW WHEN ((new.done <> 0) <> (old.done <> 0))"                       \
+  " EXECUTE FUNCTION lease_jobs_changed();"                                       \
+  " CREATE OR REPLACE FUNCTION lease_jobs_added() RETURNS trigger LANGUAGE plpgsql" \
+  " AS $f$ BEGIN INSERT INTO lease_queue(id, seq, state, finished_at, due_at, base_fence)" \
+  " SELECT a.id, a.seq, CASE WHEN a.done <> 0 THEN " LEASE__Q_COMPLETED_S          \
+  " ELSE " LEASE__Q_OPEN_S " END,"                                                \
+  " CASE WHEN a.done <> 0 THEN a.until END, " LPG_Q_SQL_DUE_NOW ", a.fence FROM lease_added a" \
+  " ON CONFLICT (id) DO NOTHING; RETURN NULL; END $f$"
+
+/*
+** Step 8 (v7 -> v8): unique keys (lease.h: lease_new_job's key).
 ** lease_queue gets the column key (NULL: none, as every row there has);
 ** the unique index lease_queue_key on (queue, key) over the rows with a
 ** key the queue has not finished makes a key held by one unfinished job
@@ -82,15 +114,18 @@
   " CREATE UNIQUE INDEX lease_queue_key ON lease_queue(queue, key)"               \
   " WHERE key IS NOT NULL AND " LEASE__Q_UNFINISHED_SQL("state")
 
-/* The version a database without a version row has: 7 when lease_queue
-** has the column key, 6 when it has the column due_at (step 7's or 6's
-** layout, whose row another client deleted: its steps must not run again), 3 when the queue's trigger
-** lease_jobs_added is on jobs (every layout the engine made with it before
-** versions existed is version 3 on PostgreSQL), else 0 (a jobs table
-** alone). */
+/* The version a database without a version row has: 8 when lease_queue
+** has the column key (step 8's layout, whose row another client deleted:
+** its steps must not run again), 7 when it has base_fence (step 7's
+** layout), 6 when it has due_at (step 6's layout), 3 when the queue's
+** trigger lease_jobs_added is on jobs (every layout the engine made with
+** it before versions existed is version 3 on PostgreSQL), else 0 (a jobs
+** table alone). */
 #define LPG_SQL_CLASSIFY                                                          \
   "SELECT CASE WHEN EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid ="          \
-  " to_regclass('lease_queue') AND attname = 'key' AND NOT attisdropped) THEN 7"   \
+  " to_regclass('lease_queue') AND attname = 'key' AND NOT attisdropped) THEN 8"   \
+  " WHEN EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid ="                     \
+  " to_regclass('lease_queue') AND attname = 'base_fence' AND NOT attisdropped) THEN 7" \
   " WHEN EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid ="                     \
   " to_regclass('lease_queue') AND attname = 'due_at' AND NOT attisdropped) THEN 6" \
   " WHEN EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = to_regclass('jobs')"    \
@@ -123,6 +158,11 @@
 ** older database reads empty temporary ones (LPG_Q_SQL_CONTROL_TEMP): no
 ** queue paused or limited. */
 #define LPG_CONTROL_READABLE (LEASE__STEP_CONTROL + 1)
+
+/* The first version whose attempts are counted from base_fence (the
+** version step ATTEMPTS makes): a read-only handle on an older database
+** reads them from lease_queue.attempt (the *_OLD statements, lpg_queue.c). */
+#define LPG_ATTEMPTS_READABLE (LEASE__STEP_ATTEMPTS + 1)
 
 /* The first version with lease_queue's column key: a read-only handle on
 ** an older database reads its queue rows through a temporary view adding

@@ -74,6 +74,13 @@
   " CASE WHEN j.fence >= " LPG_FENCE_MAX " THEN 3 ELSE 0 END, " held ", " ended \
   " FROM (SELECT 1) one LEFT JOIN j ON true" joins
 
+/* The attempts a job has made: its fence's growth since its queue row's
+** base_fence (step ATTEMPTS, lpg_schema_sql.h), never below 0 (another
+** client may lower a fence, which the contract forbids), 0 without a queue
+** row.  j is its jobs row, q its lease_queue row.  As SQLite counts them
+** (lsq_queue_sql.h: LSQ_SQL_ATTEMPT). */
+#define LPG_SQL_ATTEMPT(j, q) "greatest(0, coalesce(" j ".fence - " q ".base_fence, 0))"
+
 /*
 ** The queue's state of the job j locked (q: state, attempt, max_attempts;
 ** the defaults when it has no queue row), read through lease_queue_now
@@ -85,7 +92,7 @@
 */
 #define LPG_SQL_QUEUE_OF_J                                                    \
   " q AS (SELECT coalesce(s.state, " LEASE__Q_OPEN_S ") AS state,"                    \
-  " coalesce(s.attempt, 0) AS attempt,"                                               \
+  " " LPG_SQL_ATTEMPT("j", "s") " AS attempt,"                                         \
   " coalesce(s.max_attempts, 25) AS max_attempts"                             \
   " FROM j LEFT JOIN LATERAL lease_queue_now(j.id) s ON true)"
 #define LPG_SQL_NOT_ENDED "q.state < " LEASE__Q_DISCARDED_S
@@ -152,14 +159,16 @@
 /* The server's clock, seconds since the epoch. */
 #define LPG_SQL_NOW "SELECT extract(epoch FROM clock_timestamp())::float8"
 
-/* The prepared statements: enum name and SQL, one list (their parameter
-** types: lpg.c). */
-#define LPG_STATEMENT_MAP(XX)              \
-  XX(ENQUEUE_MANY, LPG_SQL_ENQUEUE_MANY)   \
-  XX(CLAIM, LPG_SQL_CLAIM)                 \
-  XX(RENEW, LPG_SQL_RENEW)                 \
-  XX(COMPLETE, LPG_SQL_COMPLETE)           \
-  XX(RELEASE, LPG_SQL_RELEASE)             \
-  XX(NOW, LPG_SQL_NOW)
+/*
+** The statements of this header by their names in the lists
+** (lease_statements.h, lpg_int.h's LPG_OWN_STATEMENTS): SQL, parameter
+** count, parameter types in $n order (lpg.c's table).
+*/
+#define LPG_STMT_ENQUEUE_MANY LPG_SQL_ENQUEUE_MANY, 1, {T_BYTEA_ARRAY}
+#define LPG_STMT_CLAIM LPG_SQL_CLAIM, 4, {T_BYTEA, T_BYTEA, T_FLOAT8, T_FLOAT8}
+#define LPG_STMT_RENEW LPG_SQL_RENEW, 5, {T_BYTEA, T_BYTEA, T_INT8, T_FLOAT8, T_FLOAT8}
+#define LPG_STMT_COMPLETE LPG_SQL_COMPLETE, 5, {T_BYTEA, T_BYTEA, T_INT8, T_FLOAT8, T_BYTEA}
+#define LPG_STMT_RELEASE LPG_SQL_RELEASE, 3, {T_BYTEA, T_BYTEA, T_INT8}
+#define LPG_STMT_NOW LPG_SQL_NOW, 0, {0}
 
 #endif

@@ -14,13 +14,18 @@
 
 #include <sqlite3.h>
 
-/* The cached statements, from lsq_sql.h's list. */
+/* The cached statements, from lsq_sql.h's list: the shared ones first,
+** numbered as lease__stmt numbers them. */
 enum {
-#define LSQ_ST_ENUM_(name, sql) LSQ_ST_##name,
+#define LSQ_ST_ENUM_(name) LSQ_ST_##name,
   LSQ_STATEMENT_MAP(LSQ_ST_ENUM_)
 #undef LSQ_ST_ENUM_
   LSQ_ST_COUNT
 };
+
+/* lsq_statement: lease__sqlite's statement: the SQL of shared statement
+** `which` (lease_statements.h), NULL for a number outside the list. */
+const char *lsq_statement(lease__stmt which);
 
 /* A connection: db->conn of a handle whose backend is SQLite's. */
 typedef struct lsq_conn {

@@ -224,11 +224,24 @@ int lsq_step(lease_db *db, sqlite3 *sql, sqlite3_stmt *st) {
 /* Statements                                                             */
 /* ===================================================================== */
 
+/* Each statement's SQL, LSQ_SQL_<name>: a name in the list without its
+** SQL here fails to build. */
 static const char *const stmt_sql[LSQ_ST_COUNT] = {
-#define LSQ_ST_SQL_(name, sql) sql,
+#define LSQ_ST_SQL_(name) LSQ_SQL_##name,
   LSQ_STATEMENT_MAP(LSQ_ST_SQL_)
 #undef LSQ_ST_SQL_
 };
+
+/* The shared statements come first, in the shared list's order. */
+#define LSQ_ST_SAME_(name)                                                  \
+  _Static_assert((int)LSQ_ST_##name == (int)LEASE__ST_##name, "lsq.h numbers " #name " as lease__stmt");
+LEASE_STATEMENTS(LSQ_ST_SAME_)
+#undef LSQ_ST_SAME_
+
+/* See lsq.h. */
+const char *lsq_statement(lease__stmt which) {
+  return (unsigned)which < LEASE__ST_COUNT ? stmt_sql[which] : NULL;
+}
 
 /* See lsq.h. */
 sqlite3_stmt *lsq_stmt(lease_db *db, int which) {

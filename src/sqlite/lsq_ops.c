@@ -369,6 +369,7 @@ static int sq_server_now(lease_db *db, double *out) {
 /* See lease_int.h. */
 const lease__backend lease__sqlite = {
   .name = "SQLite",
+  .statement = lsq_statement,
   .open = lsq_open,
   .close = lsq_close,
   .init = sq_init,

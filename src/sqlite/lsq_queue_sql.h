@@ -1,7 +1,7 @@
 /*
 ** lsq_queue_sql.h: the SQL of the job queue in the SQLite backend (see
 ** lease.h, "The job queue"), one definition of each statement; included
-** by lsq_sql.h, whose statement list takes LSQ_QUEUE_STATEMENT_MAP.
+** by lsq_sql.h, whose statement list takes LSQ_QUEUE_OWN_STATEMENTS.
 **
 ** The contract's jobs table stays as the seed declares it.  The queue's
 ** data lives beside it, keyed by job id:
@@ -39,7 +39,7 @@
   " payload BLOB, state INTEGER NOT NULL DEFAULT " LEASE__Q_OPEN_S ","    \
   " finished_at REAL, due_at REAL NOT NULL DEFAULT 0, key TEXT) WITHOUT ROWID"
 /* The queue rows of a file without the column key (versions before step
-** 7), as a read-only handle reads them: a temporary view, which names
+** UNIQUE), as a read-only handle reads them: a temporary view, which names
 ** before the file's table, adding key NULL. */
 #define LSQ_SQL_QUEUE_KEY_VIEW                                            \
   "CREATE TEMP VIEW IF NOT EXISTS lease_queue AS SELECT *, NULL AS key FROM main.lease_queue"
@@ -402,33 +402,35 @@
   " SELECT name FROM lease_queues) AS n LEFT JOIN lease_queues AS s ON s.name = n.name" \
   " ORDER BY n.name"
 
-/* The cached statements of the queue. */
-#define LSQ_QUEUE_STATEMENT_MAP(XX)      \
-  XX(Q_STATE, LSQ_SQL_Q_STATE)           \
-  XX(Q_LIST, LSQ_SQL_Q_LIST)             \
-  XX(Q_DATA, LSQ_SQL_Q_DATA)             \
-  XX(Q_KEY_HOLDER, LSQ_SQL_Q_KEY_HOLDER) \
-  XX(Q_RETRY_HOLDER, LSQ_SQL_Q_RETRY_HOLDER) \
-  XX(Q_EXPIRED, LSQ_SQL_Q_EXPIRED)       \
-  XX(Q_ERROR_ADD, LSQ_SQL_Q_ERROR_ADD)   \
-  XX(Q_END, LSQ_SQL_Q_END)               \
-  XX(Q_FINISHED, LSQ_SQL_Q_FINISHED)     \
-  XX(Q_CANDIDATES, LSQ_SQL_Q_CANDIDATES) \
-  XX(Q_CLAIM_FREE, LSQ_SQL_Q_CLAIM_FREE) \
-  XX(Q_FAIL, LSQ_SQL_Q_FAIL)             \
-  XX(Q_ATTEMPTS, LSQ_SQL_Q_ATTEMPTS)     \
-  XX(Q_AFTER_FAIL, LSQ_SQL_Q_AFTER_FAIL) \
-  XX(Q_INFO, LSQ_SQL_Q_INFO)             \
-  XX(Q_REOPEN, LSQ_SQL_Q_REOPEN)         \
-  XX(Q_RESET, LSQ_SQL_Q_RESET)           \
-  XX(Q_PRUNE, LSQ_SQL_Q_PRUNE)           \
-  XX(Q_ERRORS, LSQ_SQL_Q_ERRORS)         \
-  XX(Q_SETTINGS, LSQ_SQL_Q_SETTINGS)     \
-  XX(Q_LIVE, LSQ_SQL_Q_LIVE)             \
-  XX(Q_RECENT, LSQ_SQL_Q_RECENT)         \
-  XX(Q_PRUNE_CLAIMS, LSQ_SQL_Q_PRUNE_CLAIMS) \
-  XX(Q_RECORD_CLAIMS, LSQ_SQL_Q_RECORD_CLAIMS) \
-  XX(CLOCK_READ, LSQ_SQL_CLOCK_READ)     \
-  XX(CLOCK_MOVE, LSQ_SQL_CLOCK_MOVE)
+/*
+** The queue's statements only this backend runs (lsq_sql.h's list takes
+** them after the shared ones): its queue operations are several statements
+** in one transaction where PostgreSQL's are one (claim_next: CANDIDATES,
+** CLAIM_FREE, EXPIRED, ERROR_ADD, END; fail: ATTEMPTS, ERROR_ADD; retry
+** and cancel: INFO, REOPEN, RESET, END), the data of a job enqueued is
+** written after its jobs row (DATA; PostgreSQL's ENQUEUE writes both), the
+** holder of a unique key is read by a statement of its own (KEY_HOLDER
+** before an enqueue, RETRY_HOLDER in retry; PostgreSQL's ENQUEUE and
+** Q_RETRY read it themselves), a completion's time by itself (FINISHED),
+** and a rate's old claims are
+** pruned by a statement of their own (PRUNE_CLAIMS; PostgreSQL's RECENT
+** prunes and counts).  TIDY_CLAIMS, the claims of a queue left without a
+** rate (PostgreSQL's TIDY drops them too), runs by its text as TIDY does.
+*/
+#define LSQ_QUEUE_OWN_STATEMENTS(XX)     \
+  XX(Q_DATA)                             \
+  XX(Q_KEY_HOLDER)                       \
+  XX(Q_RETRY_HOLDER)                     \
+  XX(Q_EXPIRED)                          \
+  XX(Q_ERROR_ADD)                        \
+  XX(Q_END)                              \
+  XX(Q_FINISHED)                         \
+  XX(Q_CANDIDATES)                       \
+  XX(Q_CLAIM_FREE)                       \
+  XX(Q_ATTEMPTS)                         \
+  XX(Q_INFO)                             \
+  XX(Q_REOPEN)                           \
+  XX(Q_RESET)                            \
+  XX(Q_PRUNE_CLAIMS)
 
 #endif

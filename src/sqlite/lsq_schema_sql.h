@@ -186,8 +186,12 @@
   XX("DROP TRIGGER IF EXISTS " LSQ_SQL_RENAMED_MARK)                      \
   XX(LSQ_SQL_RENAMED_TRIGGER)
 
+/* Step 7 (v6 -> v7): nothing.  PostgreSQL's attempts become the fence's
+** growth since base_fence, which SQLite's have been since step 2. */
+#define LSQ_STEP_ATTEMPTS(XX)
+
 /*
-** Step 7 (v6 -> v7): unique keys (lease.h: lease_new_job's key).
+** Step 8 (v7 -> v8): unique keys (lease.h: lease_new_job's key).
 ** lease_queue gets the column key (NULL: none, as every row there has);
 ** the unique index lease_queue_key on (queue, key) over the rows with a
 ** key the queue has not finished makes a key held by one unfinished job
@@ -202,10 +206,12 @@
 ** The version a file without a version row has, from what it holds: no
 ** lease_queue is version 0 (the contract's bare table, with or without
 ** the index lease_jobs_pending of the engine before its queue); a
-** lease_queue with an attempt column is 1; one with a key column is 7 and
-** one with a due_at column (but no key) is 6 (a file of step 7's or 6's
-** layout whose row another client deleted: its steps must not run again); one with neither is 3 when the triggers
-** lease_jobs_enqueued and lease_jobs_renamed are there, else 2.
+** lease_queue with an attempt column is 1; one with a key column is 8 and
+** one with a due_at column (but no key) is 6 (a file of step 8's or 6's
+** layout whose row another client deleted: its steps must not run again;
+** step 7 changes nothing on SQLite, so a file of its layout is 6 too);
+** one with neither is 3 when the triggers lease_jobs_enqueued and
+** lease_jobs_renamed are there, else 2.
 */
 #define LSQ_SQL_CLASSIFY                                                  \
   "SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM sqlite_master"             \
@@ -213,7 +219,7 @@
   " WHEN EXISTS (SELECT 1 FROM pragma_table_info('lease_queue')"         \
   " WHERE name = 'attempt') THEN 1"                                      \
   " WHEN EXISTS (SELECT 1 FROM pragma_table_info('lease_queue')"         \
-  " WHERE name = 'key') THEN 7"                                          \
+  " WHERE name = 'key') THEN 8"                                          \
   " WHEN EXISTS (SELECT 1 FROM pragma_table_info('lease_queue')"         \
   " WHERE name = 'due_at') THEN 6"                                       \
   " WHEN (SELECT count(*) FROM sqlite_master WHERE type = 'trigger'"     \

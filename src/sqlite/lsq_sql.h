@@ -11,6 +11,7 @@
 #define LSQ_SQL_H
 
 #include "lease_int.h"   /* the queue states, LEASE__Q_*_S */
+#include "lease_statements.h"
 #include "lsq_queue_sql.h"
 #include "lsq_schedule_sql.h"
 
@@ -100,18 +101,22 @@
 /* Counts by state: LSQ_SQL_Q_TALLY (lsq_queue_sql.h), by status too. */
 #define LSQ_SQL_TALLY LSQ_SQL_Q_TALLY
 
-/* The cached statements of a connection: enum name and SQL, one list. */
-#define LSQ_STATEMENT_MAP(XX)          \
-  XX(BEGIN, LSQ_SQL_BEGIN)             \
-  XX(COMMIT, LSQ_SQL_COMMIT)           \
-  XX(ROLLBACK, LSQ_SQL_ROLLBACK)       \
-  XX(ENQUEUE, LSQ_SQL_ENQUEUE)         \
-  XX(CLAIM, LSQ_SQL_CLAIM)             \
-  XX(RENEW, LSQ_SQL_RENEW)             \
-  XX(COMPLETE, LSQ_SQL_COMPLETE)       \
-  XX(RELEASE, LSQ_SQL_RELEASE)         \
-  XX(WHY, LSQ_SQL_WHY)                 \
-  XX(TALLY, LSQ_SQL_TALLY)              \
-  LSQ_QUEUE_STATEMENT_MAP(XX)
+/*
+** The statements of a connection (cached: lsq_stmt), by name: the shared
+** list's (lease_statements.h), whose SQL is LSQ_SQL_<name>, then this
+** backend's own.  BEGIN, COMMIT and ROLLBACK: an operation here is several
+** statements in one transaction (PostgreSQL's are one statement each);
+** WHY: a refused guarded write asks why afterwards (PostgreSQL's guarded
+** writes report their checks in the same statement).  The shared
+** statements run by their text on each call (schedules, queue settings:
+** lsq_schedule.c, lsq_queue.c) have a slot here that stays unprepared.
+*/
+#define LSQ_OWN_STATEMENTS(XX)           \
+  XX(BEGIN)                              \
+  XX(COMMIT)                             \
+  XX(ROLLBACK)                           \
+  XX(WHY)                                \
+  LSQ_QUEUE_OWN_STATEMENTS(XX)
+#define LSQ_STATEMENT_MAP(XX) LEASE_STATEMENTS(XX) LSQ_OWN_STATEMENTS(XX)
 
 #endif

@@ -10,17 +10,44 @@
 // "completed" event) and prints
 //   RESULT enqueue_s=<s> process_s=<s> done=<jobs done>
 // and removes the queue from Redis.  Durability is the Redis server's.
+//
+// WORKLOAD lat: one Worker (concurrency 1) waiting on an empty queue; JOBS
+// jobs added one at a time, each once the worker is idle again (10 ms
+// after the previous job's handler started), and the time from just before
+// `add` to the handler's start measured for each; prints
+//   RESULT latency_p50_ms=<ms> latency_p99_ms=<ms> done=<jobs>
 import { Queue, Worker } from "bullmq";
+import { percentile } from "../latency.mjs";
 
 const [workload, jobsArg, port, name] = process.argv.slice(2);
 const jobs = Number(jobsArg);
-if (!["w1", "w2"].includes(workload) || !(jobs >= 1) || !port || !name) {
-  console.error("usage: bench.mjs w1|w2 JOBS REDIS_PORT QUEUE");
+if (!["w1", "w2", "lat"].includes(workload) || !(jobs >= 1) || !port || !name) {
+  console.error("usage: bench.mjs w1|w2|lat JOBS REDIS_PORT QUEUE");
   process.exit(2);
 }
 const connection = { host: "127.0.0.1", port: Number(port), maxRetriesPerRequest: null };
 const queue = new Queue(name, { connection });
 await queue.waitUntilReady();
+
+if (workload === "lat") {
+  let started;
+  const worker = new Worker(name, async () => { started(performance.now()); }, { connection, concurrency: 1 });
+  await worker.waitUntilReady();
+  await new Promise((res) => setTimeout(res, 200));
+  const lat = [];
+  for (let i = 0; i < jobs; i++) {
+    const start = new Promise((res) => { started = res; });
+    const t = performance.now();
+    await queue.add("noop", { i });
+    lat.push((await start) - t);
+    await new Promise((res) => setTimeout(res, 10));
+  }
+  await worker.close();
+  await queue.obliterate({ force: true });
+  await queue.close();
+  console.log(`RESULT latency_p50_ms=${percentile(lat, 50).toFixed(3)} latency_p99_ms=${percentile(lat, 99).toFixed(3)} done=${lat.length}`);
+  process.exit(0);
+}
 
 let t0 = performance.now();
 for (let base = 0; base < jobs; base += 1000) {

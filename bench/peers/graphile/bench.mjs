@@ -11,17 +11,47 @@
 // row is gone (timed from the start of the worker) and prints
 //   RESULT enqueue_s=<s> process_s=<s> done=<jobs done>
 // Durability is the PostgreSQL server's (fsync, synchronous_commit).
+//
+// WORKLOAD lat: a runner (concurrency 1, graphile-worker's LISTEN/NOTIFY
+// wake-up, pollInterval at its default) waiting on an empty queue; JOBS jobs
+// added one at a time with addJob, each once the worker is idle again (10 ms
+// after the previous job's handler started), and the time from just before
+// `addJob` to the handler's start measured for each; prints
+//   RESULT latency_p50_ms=<ms> latency_p99_ms=<ms> done=<jobs>
 import { run, runMigrations, makeWorkerUtils, Logger } from "graphile-worker";
+import { percentile } from "../latency.mjs";
 
 const [workload, jobsArg, connectionString] = process.argv.slice(2);
 const jobs = Number(jobsArg);
-if (!["w1", "w2", "w3"].includes(workload) || !(jobs >= 1) || !connectionString) {
-  console.error("usage: bench.mjs w1|w2|w3 JOBS CONNECTION_STRING");
+if (!["w1", "w2", "w3", "lat"].includes(workload) || !(jobs >= 1) || !connectionString) {
+  console.error("usage: bench.mjs w1|w2|w3|lat JOBS CONNECTION_STRING");
   process.exit(2);
 }
 const quiet = { logger: new Logger(() => () => {}) };
 await runMigrations({ connectionString, ...quiet });
 const utils = await makeWorkerUtils({ connectionString, ...quiet });
+
+if (workload === "lat") {
+  let started;
+  const runner = await run({
+    connectionString, concurrency: 1, noHandleSignals: true,
+    taskList: { noop: async () => { started(performance.now()); } },
+    ...quiet,
+  });
+  await new Promise((res) => setTimeout(res, 200));
+  const lat = [];
+  for (let i = 0; i < jobs; i++) {
+    const start = new Promise((res) => { started = res; });
+    const t = performance.now();
+    await utils.addJob("noop", { i });
+    lat.push((await start) - t);
+    await new Promise((res) => setTimeout(res, 10));
+  }
+  await runner.stop();
+  await utils.release();
+  console.log(`RESULT latency_p50_ms=${percentile(lat, 50).toFixed(3)} latency_p99_ms=${percentile(lat, 99).toFixed(3)} done=${lat.length}`);
+  process.exit(0);
+}
 
 let t0 = performance.now();
 for (let base = 0; base < jobs; base += 1000) {

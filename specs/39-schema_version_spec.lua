@@ -118,6 +118,19 @@ describe("a database's schema version", function()
     end)
   end
 
+  it("is reached by the steps lease.SCHEMA_STEPS names, numbered 1 to SCHEMA_VERSION in order", function()
+    local seen = {}
+    for name, v in pairs(lease.SCHEMA_STEPS) do
+      assert.are.equal("string", type(name))
+      assert.is_nil(seen[v], "two steps make version " .. tostring(v))
+      seen[v] = name
+    end
+    for v = 1, lease.SCHEMA_VERSION do assert.truthy(seen[v], "no step makes version " .. v) end
+    assert.are.same({ 1, 4, 5, lease.SCHEMA_VERSION },
+      { lease.SCHEMA_STEPS.QUEUE, lease.SCHEMA_STEPS.SCHEDULES, lease.SCHEMA_STEPS.CONTROL,
+        #seen })
+  end)
+
   it("of an older database is read, not written, by a read-only handle #sqlite", function()
     local p = older(1, "schema-ro-v1")
     local bytes = H.read(p)
@@ -172,8 +185,8 @@ describe("a database's schema version", function()
     lease.open(p):close()
     assert.are.equal("", H.sqlite3(p, "SELECT name FROM sqlite_master WHERE name = 'lease_jobs_renamed'"))
     -- without the row, the file is classified by its layout: lease_queue's
-    -- column due_at (step 6, CLOCK) says 6 whatever else it lacks, and it gets its
-    -- row again with no step run twice
+    -- column timeout (step 8, TIMEOUT) says 8, due_at (step 6, CLOCK) 6,
+    -- whatever else it lacks, and it gets its row again with no step run twice
     H.sqlite3(p, "DELETE FROM lease_meta WHERE key = 'schema_version'")
     db = lease.open(p)
     assert.are.equal(CURRENT, db:settings().schema_version)
@@ -192,12 +205,18 @@ describe("a database's schema version", function()
     local db, p = H.fresh("schema-row-lost")
     assert.is_true(db:enqueue("j"))
     db:close()
+    -- lease_queue's column key (step UNIQUE) marks the layout: the index of
+    -- lease_deps, which another client dropped, is not made again
+    local index = H.backend == "pg" and "SELECT count(to_regclass('lease_deps_parent'))"
+      or "SELECT count(*) FROM sqlite_master WHERE name = 'lease_deps_parent'"
+    H.sql(p, "DROP INDEX lease_deps_parent")
     H.sql(p, "DELETE FROM lease_meta WHERE key = 'schema_version'")
     db = lease.open(p)
     assert.are.equal(CURRENT, db:settings().schema_version)
     assert.are.same({ "j", 1 }, { H.two(db:claim_next("w", 1, 10)) })
     db:close()
     assert.are.equal(CURRENT .. "\n", version_row(p))
+    assert.are.equal("0", (H.sql(p, index):match("%d+")))
   end)
 
   -- PostgreSQL's layout before the step ATTEMPTS counted a job's attempts

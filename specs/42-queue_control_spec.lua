@@ -94,11 +94,12 @@ describe("queues(now)", function()
     db:claim_next("w", 1, 10, { queue = "default" })   -- nothing there: no queue appears
     assert.are.same({
       { name = "a", paused = false, total = 3, available = 3, scheduled = 0, running = 0,
-        retryable = 0, completed = 0, discarded = 0, cancelled = 0 },
+        retryable = 0, completed = 0, discarded = 0, cancelled = 0, waiting = 0 },
       { name = "b", paused = true, total = 1, available = 0, scheduled = 1, running = 0,
-        retryable = 0, completed = 0, discarded = 0, cancelled = 0 },
+        retryable = 0, completed = 0, discarded = 0, cancelled = 0, waiting = 0 },
       { name = "c", paused = false, concurrency = 2, rate = 5, per = 1.5, total = 0, available = 0,
-        scheduled = 0, running = 0, retryable = 0, completed = 0, discarded = 0, cancelled = 0 },
+        scheduled = 0, running = 0, retryable = 0, completed = 0, discarded = 0, cancelled = 0,
+        waiting = 0 },
     }, db:queues(1))
     local id, fence = db:claim_next("w", 1, 10, { queue = "a" })
     db:complete(id, "w", fence, 2, nil)

@@ -12,7 +12,7 @@ local lease = H.lease
 
 -- The schema version before step UNIQUE (lease_schema.h), whose layout has
 -- no column key.
-local BEFORE_KEYS = 7
+local BEFORE_KEYS = lease.SCHEMA_STEPS.UNIQUE - 1
 
 -- The ids of the jobs of queue q (nil: all) holding key k, through a new
 -- connection.
@@ -108,6 +108,33 @@ describe("a unique key", function()
     assert.are.same({ false, "duplicate", "a" }, { db:enqueue("c", { key = "k" }) })
   end)
 
+  it("is looked at after the dependencies; a refused enqueue or retry is in the events ledger",
+    function()
+      local db, p = H.fresh("key-deps-events", { events = true })
+      assert.is_true(db:enqueue("a", { key = "k" }))
+      local before = H.qsnapshot(p)
+      -- a missing dependency refuses the enqueue before its held key does
+      assert.are.same({ false, "missing", "nope" },
+        { db:enqueue("b", { key = "k", after = { "nope" } }) })
+      assert.are.same(before, H.qsnapshot(p))
+      -- with its dependencies there, the held key refuses it; nothing stored
+      assert.are.same({ false, "duplicate", "a" }, { db:enqueue("b", { key = "k", after = { "a" } }) })
+      assert.are.same(before, H.qsnapshot(p))
+      assert.is_nil(db:state("b"))
+      assert.is_true(db:cancel("a", 1))
+      -- a dependency's refusal stores nothing, and records nothing either
+      assert.are.same({ false, "missing", "a2" }, { db:enqueue("c", { key = "k", after = { "a2" } }) })
+      assert.is_true(db:enqueue("c", { key = "k" }))
+      assert.are.same({ false, "duplicate", "c" }, { db:retry("a", 2) })
+      local got = {}
+      for _, e in ipairs(db:events({ limit = 100 })) do
+        got[#got + 1] = table.concat({ e.op, e.id, e.outcome, tostring(e.reason or "-") }, " ")
+      end
+      assert.are.same({ "enqueue a ok -", "enqueue b refused duplicate", "cancel a ok -",
+                        "enqueue c ok -", "retry a refused duplicate" }, got)
+      db:close()
+    end)
+
   it("is per queue: other queues are independent", function()
     local db, p = H.fresh("key-queues")
     assert.is_true(db:enqueue("a", { key = "k" }))
@@ -192,13 +219,18 @@ describe("a unique key", function()
       assert.are.same({ false, "duplicate", "b" }, { db:enqueue("c", { key = "k" }) })
       db:close()
       -- one of the layout before keys whose version row was deleted is known
-      -- by what that layout holds: only step UNIQUE runs, and keys work
+      -- by what that layout holds (the table lease_deps of step DEPS, the
+      -- one before): only step UNIQUE runs (the index of lease_deps another
+      -- client dropped is not made again), and keys work
       H.sql(p, "DROP INDEX lease_queue_key; ALTER TABLE lease_queue DROP COLUMN key;"
-        .. " DELETE FROM lease_meta WHERE key = 'schema_version'")
+        .. " DROP INDEX lease_deps_parent; DELETE FROM lease_meta WHERE key = 'schema_version'")
       db = lease.open(p)
       assert.are.equal(lease.SCHEMA_VERSION, db:settings().schema_version)
       assert.is_true(db:enqueue("d", { key = "k" }))
       assert.are.same({ false, "duplicate", "d" }, { db:enqueue("e", { key = "k" }) })
+      local index = H.backend == "pg" and "SELECT count(to_regclass('lease_deps_parent'))"
+        or "SELECT count(*) FROM sqlite_master WHERE name = 'lease_deps_parent'"
+      assert.are.equal("0", (H.sql(p, index):match("%d+")))
     end)
 end)
 

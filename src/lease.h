@@ -130,6 +130,8 @@ typedef enum lease_rc {
 **   CANCELLED    the job was cancelled (lease_cancel)
 **   PAUSED       the queue is paused (lease_pause): claim_next hands out nothing
 **   LIMITED      the queue is at its concurrency or rate limit (lease_limit)
+**   WAITING      the job waits for the jobs it was enqueued after (lease_new_job's
+**                after): no claim takes it before they are completed
 **   DUPLICATE    another unfinished job of the queue holds the job's unique
 **                key (lease_enqueue, lease_retry; lease_duplicate_id names it)
 */
@@ -147,6 +149,7 @@ typedef enum lease_rc {
   XX(CANCELLED, "cancelled")                                              \
   XX(PAUSED, "paused")                                                    \
   XX(LIMITED, "limited")                                                  \
+  XX(WAITING, "waiting")                                                  \
   XX(DUPLICATE, "duplicate")
 
 typedef enum lease_reason {
@@ -186,7 +189,19 @@ typedef struct lease_options {
                            reads (state, lists, counts) compare with the mark this handle
                            last read.  Default LEASE_CLOCK_FACTOR; 0 turns the check off;
                            else a finite number > 1.  The mark is kept whatever this is */
+  int64_t events_keep;  /* the events ledger (lease_events): 0 (default): this handle's
+                           writes record no event; else record them and keep the newest
+                           events_keep (LEASE_EVENTS_KEEP is the binding's default when
+                           turned on).  Off by default: it costs a batch of jobs about a
+                           sixth of its throughput (docs/benchmarks.md) */
+  double events_max_age;  /* also drop events whose at is more than this before the now of
+                           the write that prunes (caller's unit); 0 (default): no age bound;
+                           else finite and > 0 */
 } lease_options;
+
+/* The events kept when the ledger is turned on without a bound (Lua's
+** events = true). */
+#define LEASE_EVENTS_KEEP 100000
 
 /* The default clock_factor of lease_options: a ratio of 100 between now
 ** and the mark, far beyond any drift of clocks in one unit and well short
@@ -220,6 +235,9 @@ typedef struct lease_row {
   int status;          /* LEASE_STATUS_*, at the now of the read (UNKNOWN for a NaN now) */
   int64_t seq;         /* enqueue order */
   int64_t result_size; /* bytes of result, 0 when NULL (set whether loaded or not) */
+  double timeout;      /* seconds a handler may run on the job (the worker pool stops it
+                          then: lease.pool); 0 when it has none.  Read by lease_state only
+                          (0 in lease_list's rows) */
   const char *key;     size_t key_len;      /* its unique key (lease_new_job); NULL when none */
 } lease_row;
 
@@ -242,6 +260,7 @@ typedef struct lease_job {
   const char *payload; size_t payload_len;   /* NULL when none */
   const char *queue;   size_t queue_len;
   int64_t priority, attempt, max_attempts;  /* attempt counts this claim */
+  double timeout;  /* seconds a handler may run on it (lease_new_job.timeout); 0: none */
 } lease_job;
 
 /* Which jobs lease_list looks at (lease_filter.which), by the contract's
@@ -259,6 +278,7 @@ typedef struct lease_counts {
   int64_t total, ready, held, done, blocked;   /* total = ready + held + done + blocked */
   /* By status: they add up to total too. */
   int64_t available, scheduled, running, retryable, completed, discarded, cancelled;
+  int64_t waiting;   /* by status too: waiting for the jobs it runs after */
 } lease_counts;
 
 /* Argument positions reported by lease_check_time. */
@@ -337,6 +357,20 @@ typedef struct lease_new_job {
   int has_run_at;       /* 1: run_at is set */
   double run_at;        /* finite, caller's unit: claim_next does not hand it out before */
   int64_t max_attempts; /* >= 1; default LEASE_MAX_ATTEMPTS_DEFAULT */
+  double timeout;       /* seconds a handler may run on the job, finite and > 0, kept with
+                           it and handed out by lease_claim_next; the engine only stores
+                           it (the worker pool, lease.pool, stops a handler that runs
+                           longer); 0 (default): none */
+  /* Dependencies: the ids of the jobs this one runs after (n_after of
+  ** them; after NULL when 0).  Each non-empty and not the job's own id;
+  ** after_lens NULL for NUL-terminated ids, or LEASE_NTS entries.  The job
+  ** waits (LEASE_STATUS_WAITING) until every one is completed; one already
+  ** completed counts as done at enqueue.  Each must exist (earlier in the
+  ** same lease_enqueue_many counts) and not be discarded or cancelled,
+  ** else nothing is stored (lease_enqueue_refused says which). */
+  const char *const *after;
+  const size_t *after_lens;
+  int n_after;
   const char *key;      size_t key_len;      /* unique key: 1 to LEASE_KEY_MAX bytes, LEASE_NTS
                                                 allowed; NULL (the default): none.  While a job
                                                 of the same queue with this key is unfinished
@@ -345,7 +379,8 @@ typedef struct lease_new_job {
 } lease_new_job;
 
 /* lease_new_job_default: fill *job with the defaults (no id, no payload,
-** queue "default", priority 0, no run_at, 25 attempts, no key).  Never fails. */
+** queue "default", priority 0, no run_at, 25 attempts, no timeout, no key).
+** Never fails. */
 LEASE_API void lease_new_job_default(lease_new_job *job);
 
 /*
@@ -357,12 +392,18 @@ LEASE_API void lease_new_job_default(lease_new_job *job);
 **   reason: LEASE_GRANTED when inserted, LEASE_EXISTS when the id was
 **           already there, LEASE_DUPLICATE when another unfinished job of
 **           the queue holds job->key (lease_duplicate_id then gives its
-**           id; nothing is written) (may be NULL).
+**           id; nothing is written) (may be NULL); for a job with after,
+**           nothing stored and LEASE_MISSING (a listed job does not
+**           exist), LEASE_DISCARDED or LEASE_CANCELLED (a listed job the
+**           queue ended: it would never complete); lease_enqueue_refused
+**           names the listed job.  The dependencies are checked first: a
+**           refused one refuses the enqueue before its key is looked at.
 ** The key is enforced by the database (a unique index over the unfinished
 ** jobs' (queue, key)): of concurrent enqueues of one key, from any threads
 ** or processes, exactly one is inserted.
 ** Returns LEASE_OK, LEASE_MISUSE (job NULL, or a bad field: the message
-** names it; nothing written) or a database error.
+** names it, "after[2] is the job's own id"; nothing written) or a
+** database error.
 */
 LEASE_API int lease_enqueue(lease_db *db, const lease_new_job *job, int *reason);
 
@@ -375,6 +416,33 @@ LEASE_API int lease_enqueue(lease_db *db, const lease_new_job *job, int *reason)
 LEASE_API const char *lease_duplicate_id(const lease_db *db, size_t *len);
 
 /*
+** lease_enqueue_refused: whether the last call on db was a lease_enqueue
+** or lease_enqueue_many refused for a dependency (see lease_new_job's
+** after), and which: *job gets the job's 0-based position in the call's
+** jobs (0 for lease_enqueue), *after the position of the refused id in
+** its after, *reason the reason (LEASE_MISSING, LEASE_DISCARDED,
+** LEASE_CANCELLED).  job, after and reason may be NULL.  Returns 1 when
+** refused so (then the call stored nothing), else 0 (and sets nothing).
+*/
+LEASE_API int lease_enqueue_refused(lease_db *db, int *job, int *after, int *reason);
+
+/* One job another was enqueued after (lease_after). */
+typedef struct lease_dep {
+  const char *id;  size_t id_len;
+  int status;      /* its LEASE_STATUS_* at the read's now; 0 when it is no longer there */
+} lease_dep;
+
+/*
+** lease_after: the jobs that job id was enqueued after (every one listed
+** at enqueue, completed or not), in id order, at most max, with their
+** status at now (finite).  Strings live until the next call on db.  count:
+** how many were read (0 for a job without dependencies, or missing).
+** Returns LEASE_OK, LEASE_MISUSE or a database error.
+*/
+LEASE_API int lease_after(lease_db *db, const char *id, size_t id_len, double now, lease_dep *out,
+                          int max, int *count);
+
+/*
 ** lease_enqueue_many: enqueue n jobs in one transaction, as lease_enqueue
 ** each (existing ids are left as they are; a job whose key an unfinished
 ** job holds, or an earlier job of the same batch took, is skipped as an
@@ -384,7 +452,9 @@ LEASE_API const char *lease_duplicate_id(const lease_db *db, size_t *len);
 **             1-based position: "job 3: id must not be empty").
 **   inserted: receives how many were new (may be NULL).
 ** Returns LEASE_OK, LEASE_MISUSE or a database error (then none is
-** inserted).
+** inserted).  A job whose after lists a job that does not exist, or was
+** discarded or cancelled, stores none: LEASE_OK with *inserted 0 and
+** lease_enqueue_refused set.
 */
 LEASE_API int lease_enqueue_many(lease_db *db, const lease_new_job *jobs, int n, int *inserted);
 
@@ -699,7 +769,9 @@ LEASE_API const char *lease_reason_name(int reason);
 ** XX(NAME, "word").  Derived at read time, in this order:
 **   COMPLETED   done = 1
 **   DISCARDED   its attempts are used up (lease_fail, or leases that expired)
-**   CANCELLED   lease_cancel ended it
+**   CANCELLED   lease_cancel ended it (or a job it was enqueued after was
+**               discarded or cancelled)
+**   WAITING     enqueued after jobs not all completed yet (lease_new_job's after)
 **   RUNNING     held: until > now
 **   RETRYABLE   failed at least once (attempt > 0), waiting for run_at > now
 **   SCHEDULED   run_at > now, not attempted yet
@@ -715,7 +787,8 @@ LEASE_API const char *lease_reason_name(int reason);
   XX(RETRYABLE, "retryable")                                              \
   XX(COMPLETED, "completed")                                              \
   XX(DISCARDED, "discarded")                                              \
-  XX(CANCELLED, "cancelled")
+  XX(CANCELLED, "cancelled")                                              \
+  XX(WAITING, "waiting")
 
 typedef enum lease_status {
 #define LEASE_STATUS_ENUM_(name, word) LEASE_STATUS_##name,
@@ -863,7 +936,8 @@ LEASE_API int lease_fail(lease_db *db, const char *id, size_t id_len, const char
 ** cancelled), or one waiting (scheduled, retryable), available at once
 ** with a fresh attempt budget (attempt 0); its fence is kept and its
 ** errors stay.  A completed job gets done = 0 (its result stays until the
-** next complete).
+** next complete).  A job enqueued after others (lease_new_job's after)
+** waits again (LEASE_STATUS_WAITING) while one of them is not completed.
 **   reason: LEASE_GRANTED, LEASE_MISSING, LEASE_HELD (running: until > now),
 **           or LEASE_DUPLICATE: the job has a unique key that another
 **           unfinished job of its queue took meanwhile (lease_duplicate_id
@@ -873,9 +947,12 @@ LEASE_API int lease_fail(lease_db *db, const char *id, size_t id_len, const char
 LEASE_API int lease_retry(lease_db *db, const char *id, size_t id_len, double now, int *reason);
 
 /*
-** lease_cancel: end a job that is not completed: never handed out again
-** (until lease_retry); a holder's renew, complete and fail are refused with
-** LEASE_CANCELLED; its fence is kept.
+** lease_cancel: end a job that is not completed (a waiting one too): never
+** handed out again (until lease_retry); a holder's renew, complete and fail
+** are refused with LEASE_CANCELLED; its fence is kept.  The jobs waiting for
+** it (lease_new_job's after), and theirs, are cancelled with it, each with
+** the error 'dependency "<id>" was cancelled'; so are those waiting for a
+** job lease_fail or an expired lease discards ("was discarded").
 **   reason: LEASE_GRANTED, LEASE_MISSING, LEASE_DONE, LEASE_DISCARDED or
 **           LEASE_CANCELLED (already cancelled).
 ** Returns LEASE_OK, LEASE_MISUSE or a database error.
@@ -894,6 +971,96 @@ LEASE_API int lease_cancel(lease_db *db, const char *id, size_t id_len, double n
 */
 LEASE_API int lease_prune(lease_db *db, double before, const char *queue, size_t queue_len,
                           int status, int64_t *deleted);
+
+/* ===================================================================== */
+/* The events ledger: every operation on a job, as the engine saw it.     */
+/* ===================================================================== */
+
+/*
+** The operations the ledger records, one list: LEASE_EVENT_MAP(XX) calls
+** XX(NAME, "word") for each, from LEASE_EV_ENQUEUE (1) up.
+**   ENQUEUE   lease_enqueue, one per job (refused: exists)
+**   CLAIM     lease_claim, and each job lease_claim_next took
+**   RENEW, COMPLETE, RELEASE, FAIL, CANCEL, RETRY   the call of that name
+**             (complete_many and complete_claim_next: one complete per job)
+**   DISCARD   the queue discarded the job, its attempts used up: after
+**             the fail of its last attempt, or the expire that was its last
+**   EXPIRE    a lease found ended by time, unreported, by a claim of the
+**             job (lease_claim, lease_claim_next): owner and fence are the
+**             expired lease's; the claim's own event follows, or a discard
+**   PRUNE     lease_prune deleted the job
+**   PAUSE, RESUME, LIMIT   queue control: no id, the queue in queue
+*/
+#define LEASE_EVENT_MAP(XX) \
+  XX(ENQUEUE, "enqueue")    \
+  XX(CLAIM, "claim")        \
+  XX(RENEW, "renew")        \
+  XX(COMPLETE, "complete")  \
+  XX(FAIL, "fail")          \
+  XX(RELEASE, "release")    \
+  XX(CANCEL, "cancel")      \
+  XX(RETRY, "retry")        \
+  XX(DISCARD, "discard")    \
+  XX(EXPIRE, "expire")      \
+  XX(PRUNE, "prune")        \
+  XX(PAUSE, "pause")        \
+  XX(RESUME, "resume")      \
+  XX(LIMIT, "limit")
+
+typedef enum lease_event_op {
+  LEASE_EV_NONE = 0,
+#define LEASE_EV_ENUM_(name, word) LEASE_EV_##name,
+  LEASE_EVENT_MAP(LEASE_EV_ENUM_)
+#undef LEASE_EV_ENUM_
+  LEASE_EV_END
+} lease_event_op;
+
+/* lease_event_name: the word of an event's op ("claim", ...); "unknown"
+** for others.  Never fails. */
+LEASE_API const char *lease_event_name(int op);
+
+/*
+** One event of the ledger.  Strings point into memory owned by the handle,
+** valid until the next call on it.
+*/
+typedef struct lease_event {
+  int64_t seq;          /* its place in the ledger, increasing */
+  double at;            /* the caller's now of the call; for a call without one
+                           (enqueue, release, prune, queue control) the engine's
+                           clock, seconds since the epoch */
+  int op;               /* LEASE_EV_* */
+  const char *id;       size_t id_len;      /* the job; NULL for queue control */
+  const char *queue;    size_t queue_len;   /* queue control's queue, else NULL */
+  const char *owner;    size_t owner_len;   /* the caller's owner, NULL when the op has none */
+  int has_fence;        /* 1 when fence is set */
+  int64_t fence;        /* the caller's fence, or a claim's new fence when granted */
+  int reason;           /* LEASE_GRANTED (outcome "ok") or the refusal's reason */
+} lease_event;
+
+/* What lease_events reads.  Zero it (or { NULL }), then set fields. */
+typedef struct lease_event_filter {
+  const char *id;       size_t id_len;      /* one job's events (LEASE_NTS allowed); NULL: all */
+  int64_t since;        /* only events with seq > since; 0 for the start */
+} lease_event_filter;
+
+/*
+** lease_events: read up to max events of the ledger matching f, in seq
+** order: a page; out[count-1].seq is the next page's since.  The ledger is
+** written in the same transaction as each operation, refused ones too (a
+** refused write changes nothing else), by handles opened with events_keep
+** above 0 (lease_options; off by default), and pruned to the newest
+** events_keep.  A database
+** older than the ledger's schema step reads as an empty ledger.
+**   f:     the filter (NULL: every event from the start).
+**   max:   >= 1; out has room for max events.
+**   count: receives how many were read; fewer than max means the end.
+** Cost: by seq, an index range; by id, a scan of the ledger (at most
+** events_keep rows).
+** Returns LEASE_OK, LEASE_MISUSE (out or count NULL, max < 1, an empty id,
+** since < 0) or a database error.
+*/
+LEASE_API int lease_events(lease_db *db, const lease_event_filter *f, int max, lease_event *out,
+                           int *count);
 
 /*
 ** lease_backoff: the default delay before retrying a job whose attempt

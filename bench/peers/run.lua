@@ -1,8 +1,8 @@
 -- bench/peers/run.lua: the measuring half of bench/peers/run (which starts
 -- Redis and PostgreSQL and passes --root, --tmp, --redis-port, --pg-host and
 -- --pg-bin).  Options of its own: --jobs N (default 20000), --reps R
--- (default 3), --only a,b,... (system names, see SYSTEMS), --out DIR
--- (default docs), --list.
+-- (default 3), --latency-jobs N (default 200), --only a,b,... (system
+-- names, see SYSTEMS and LATENCY), --out DIR (default docs), --list.
 --
 -- Every measurement is a separate process on a fresh database: enqueue N
 -- no-op jobs (timed: the enqueue rate), then process them all (claim, empty
@@ -13,8 +13,13 @@
 -- rotates from one repetition to the next; the table shows medians.  A
 -- driver that prints "SKIP reason" (a system this build or machine cannot
 -- run) leaves its cells as "skipped" and the reason is printed and noted.
+--
+-- Then the latency workload: an idle worker, jobs enqueued one at a time
+-- (each after the previous one started), the time from just before the
+-- enqueue to the handler's start; p50 and p99 of --latency-jobs jobs per
+-- measurement, medians over the repetitions (LATENCY).
 
-local opt = { jobs = 20000, reps = 3, out = nil, only = nil }
+local opt = { jobs = 20000, reps = 3, latency_jobs = 200, out = nil, only = nil }
 do
   local i = 1
   while i <= #arg do
@@ -26,6 +31,7 @@ do
     end
     if a == "--jobs" then opt.jobs = math.tointeger(tonumber(val()))
     elseif a == "--reps" then opt.reps = math.tointeger(tonumber(val()))
+    elseif a == "--latency-jobs" then opt.latency_jobs = math.tointeger(tonumber(val()))
     elseif a == "--out" then opt.out = val()
     elseif a == "--only" then
       opt.only = {}
@@ -41,6 +47,9 @@ do
   end
   if not (opt.jobs and opt.jobs >= 100) then error("bench/peers/run: --jobs must be an integer >= 100", 0) end
   if not (opt.reps and opt.reps >= 1) then error("bench/peers/run: --reps must be an integer >= 1", 0) end
+  if not (opt.latency_jobs and opt.latency_jobs >= 10) then
+    error("bench/peers/run: --latency-jobs must be an integer >= 10", 0)
+  end
   assert(opt.root and opt.tmp, "run through bench/peers/run")
 end
 local ROOT = opt.root
@@ -162,8 +171,44 @@ local SYSTEMS = {
 }
 local WORKLOADS = { "w1", "w2", "w3" }
 
+-- The latency workload's systems, in table order: cmd(jobs) returns the
+-- shell command of one measurement (it prints "RESULT ... p50_ms=<ms>
+-- p99_ms=<ms> ...") and a function to run after it.  lease's side is
+-- bench/latency.lua: a `forever` pool waiting in db:wait, the producer a
+-- thread of its process or another process.
+local LATENCY_LUA = sh(ROOT .. "/build/lease") .. " " .. sh(ROOT .. "/bench/latency.lua")
+local function lease_latency(producer, pg)
+  return function(n)
+    if not pg then
+      return LATENCY_LUA .. " " .. sh(fresh_file("lat")) .. " " .. producer .. " " .. n
+    end
+    local db = fresh_pgdb("leaselat")
+    local uri = string.format("postgresql:///%s?host=%s&user=lease", db, opt.pg_host)
+    return LATENCY_LUA .. " " .. sh(uri) .. " " .. producer .. " " .. n, function() dropdb(db) end
+  end
+end
+local LATENCY = {
+  { name = "lat-lease", label = "`lease.pool`, SQLite (WAL, synchronous FULL)",
+    producer = "a thread of the pool's process", cmd = lease_latency("thread") },
+  { name = "lat-lease-process", label = "`lease.pool`, SQLite (WAL, synchronous FULL)",
+    producer = "another process", cmd = lease_latency("process") },
+  { name = "lat-lease-pg", label = "`lease.pool` on PostgreSQL", producer = "a thread of the pool's process",
+    cmd = lease_latency("thread", true) },
+  { name = "lat-lease-pg-process", label = "`lease.pool` on PostgreSQL", producer = "another process",
+    cmd = lease_latency("process", true) },
+  { name = "lat-bullmq", label = "BullMQ 6.7.0 + Redis (no AOF)", producer = "the worker's process",
+    cmd = function(n)
+      serial = serial + 1
+      return redis_aof(nil) .. node("bullmq") .. " lat " .. n .. " " .. opt.redis_port .. " lat" .. serial end },
+  { name = "lat-graphile", label = "graphile-worker 0.17.3 + PostgreSQL", producer = "the worker's process",
+    cmd = function(n) local db = fresh_pgdb("graphilelat")
+      local conn = string.format("postgresql:///%s?host=%s&user=lease", db, opt.pg_host)
+      return node("graphile") .. " lat " .. n .. " " .. sh(conn), function() dropdb(db) end end },
+}
+
 if opt.list then
   for _, s in ipairs(SYSTEMS) do print(s.name, s.label) end
+  for _, s in ipairs(LATENCY) do print(s.name, s.label .. ", producer: " .. s.producer) end
   os.exit(0)
 end
 
@@ -181,7 +226,14 @@ for _, s in ipairs(SYSTEMS) do
     end
   end
 end
-if #cells == 0 then error("bench/peers/run: --only names no system (try --list)", 0) end
+local latency = {}
+for _, s in ipairs(LATENCY) do
+  if not opt.only or opt.only[s.name] then
+    latency[#latency + 1] = s
+    s.p50, s.p99 = {}, {}
+  end
+end
+if #cells == 0 and #latency == 0 then error("bench/peers/run: --only names no system (try --list)", 0) end
 
 local function median(t)
   local x = {}
@@ -229,6 +281,21 @@ for r = 1, opt.reps do
     end
   end
 end
+-- The latency workload: every system once per repetition, rotating.
+for r = 1, opt.reps do
+  for k = 0, #latency - 1 do
+    local s = latency[(k + r - 1) % #latency + 1]
+    local cmd, after = s.cmd(opt.latency_jobs)
+    local out = capture("timeout --foreground 900 sh -c " .. sh(cmd .. " 2>&1"))
+    if after then after() end
+    local p50, p99 = out:match("RESULT .*p50_ms=(%S+) p99_ms=(%S+)")
+    if not p50 then
+      error(string.format("bench/peers/run: %s failed:\n%s\n(command: %s)", s.name, out, cmd), 0)
+    end
+    s.p50[#s.p50 + 1], s.p99[#s.p99 + 1] = tonumber(p50), tonumber(p99)
+    io.stderr:write(string.format("  rep %d %-20s p50 %7.2f ms  p99 %7.2f ms\n", r, s.name, p50, p99))
+  end
+end
 local load_end = loadavg()
 
 -- ---------------------------------------------------------------------------
@@ -258,8 +325,9 @@ put("Generated by `bench/peers/run` (set-up: `bench/peers/setup`); do not edit b
 put("")
 local names = {}
 for _, s in ipairs(systems) do names[#names + 1] = s.name end
-put(string.format("- Command: `bench/peers/run --jobs %d --reps %d%s`", opt.jobs, opt.reps,
-  opt.only and (" --only " .. table.concat(names, ",")) or ""))
+for _, s in ipairs(latency) do names[#names + 1] = s.name end
+put(string.format("- Command: `bench/peers/run --jobs %d --reps %d --latency-jobs %d%s`", opt.jobs, opt.reps,
+  opt.latency_jobs, opt.only and (" --only " .. table.concat(names, ",")) or ""))
 put("- Date: " .. started)
 put(string.format("- Machine: %s, %s cores; load average %s at the start, %s at the end",
   versions.cpu, versions.cores, load_start, load_end))
@@ -362,6 +430,23 @@ if #rlines > 0 then
 end
 put("")
 put("![jobs/s by system and workload](peers.svg)")
+if #latency > 0 then
+  put("")
+  put("## Enqueue to start, an idle worker")
+  put("")
+  put(string.format("One worker waiting on an empty queue; %d jobs enqueued one at a time, each once the",
+    opt.latency_jobs))
+  put("worker is idle again; the time from just before the enqueue to the handler's start. Medians")
+  put(string.format("over %d repetitions of each measurement's p50 and p99. lease: `bench/latency.lua`", opt.reps))
+  put("(a `forever` pool of 2 workers with its default `poll`, waiting in `db:wait`); BullMQ and")
+  put("graphile-worker: `bench.mjs lat` (one worker, producer in its process).")
+  put("")
+  put("| system | producer | p50 ms | p99 ms |")
+  put("|---|---|---:|---:|")
+  for _, s in ipairs(latency) do
+    put(string.format("| %s | %s | %.2f | %.2f |", s.label, s.producer, median(s.p50), median(s.p99)))
+  end
+end
 
 os.execute("mkdir -p " .. sh(opt.out))
 local f = assert(io.open(opt.out .. "/peers.md", "w"))

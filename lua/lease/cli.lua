@@ -1,9 +1,10 @@
 --- The subcommands of the `lease` host program, and its usage text.
 --
 --   lease pool DB WORKER.lua [-j N] [--ttl S] [--queue Q] [--forever] [--grace S]
---              [--batch N] [--poll S] [--drain-wait S] [--decode json] [--quiet]
+--              [--batch N] [--poll S] [--drain-wait S] [--decode json] [--timeout S] [--quiet]
 --   lease enqueue DB ID [--payload S | --payload-file F] [--queue Q] [--priority N]
---                 [--run-at T | --in SECONDS] [--max-attempts N] [--key K] [--json]
+--                 [--run-at T | --in SECONDS] [--max-attempts N] [--timeout S] [--after ID]...
+--                 [--key K] [--json]
 --   lease jobs DB [--status S] [--queue Q] [--errors] [--limit N] [--json] [--now T]
 --   lease show DB ID [--json] [--now T]
 --   lease retry DB ID... | DB --discarded [--queue Q] [--json]
@@ -12,6 +13,7 @@
 --   lease pause DB QUEUE | lease resume DB QUEUE
 --   lease limit DB QUEUE [--concurrency N] [--rate N --per S] [--clear]
 --   lease queues DB [--json] [--now T]
+--   lease events DB [--job ID] [--since SEQ] [--limit N] [--json]
 --
 -- Inspection reads `until` as wall-clock seconds (lease.now(), what the pool
 -- stores); a database kept on another clock passes its own --now.  Times
@@ -75,7 +77,12 @@ local function parse(argv, first, spec)
       if spec[a] then
         i = i + 1
         if argv[i] == nil then usage(a .. " needs a value") end
-        flags[a] = argv[i]
+        if spec[a] == "many" then   -- given again: each value kept, in order
+          flags[a] = flags[a] or {}
+          flags[a][#flags[a] + 1] = argv[i]
+        else
+          flags[a] = argv[i]
+        end
       else
         flags[a] = true
       end
@@ -354,21 +361,25 @@ local function job_json(job, with_result)
   local u = job["until"]
   local t = { id = utf8_safe(job.id), status = job.status, queue = utf8_safe(job.queue),
               priority = job.priority, run_at = finite(job.run_at) and job.run_at or nil,
-              attempt = job.attempt, max_attempts = job.max_attempts,
+              attempt = job.attempt, max_attempts = job.max_attempts, timeout = job.timeout,
               owner = utf8_safe(job.owner) or json.null,
               ["until"] = finite(u) and u or json.null, fence = job.fence, done = job.done,
               payload_bytes = job.payload and #job.payload or 0,
               result_bytes = job.result_size or (job.result and #job.result) or 0,
               key = utf8_safe(job.key),
               blocked = job.blocked, errors = errors_json(job.errors) }
+  if job.after then
+    t.after = {}
+    for k, id in ipairs(job.after) do t.after[k] = utf8_safe(id) end
+  end
   if with_result then
     t.payload = utf8_safe(job.payload) or json.null
     t.result = utf8_safe(job.result) or json.null
   end
   return json.encode(t, { keyorder = { "id", "status", "queue", "priority", "run_at", "attempt",
-                                       "max_attempts", "owner", "until", "fence", "done",
-                                       "payload_bytes", "result_bytes", "key", "blocked", "errors",
-                                       "payload", "result" } })
+                                       "max_attempts", "timeout", "owner", "until", "fence", "done",
+                                       "payload_bytes", "result_bytes", "key", "blocked", "after",
+                                       "errors", "payload", "result" } })
 end
 
 --- The time inspection measures leases from: --now T, or lease.now().
@@ -520,9 +531,26 @@ local function number_flag(flags, name, kind, min)
   return x
 end
 
+--- A --timeout flag: seconds (a number) or a duration (parse_duration:
+-- 30s, 2m, 1h30m), finite and > 0 (nil when not given).
+-- @tparam table flags the parsed flags
+-- @tparam string name the flag's name
+-- @treturn ?number seconds
+-- @raise a usage error naming the flag
+local function timeout_flag(flags, name)
+  local text = flags[name]
+  if text == nil then return nil end
+  local x = tonumber(text) or parse_duration(text)
+  if not x or not (x > 0) or x == math.huge then
+    usage(string.format("%s needs a number of seconds > 0 or a duration (30s, 2m, 1h), got '%s'",
+      name, text))
+  end
+  return x
+end
+
 -- The statuses a job can have (db:state's status), for --status.
 local STATUSES = { available = true, scheduled = true, running = true, retryable = true,
-                   completed = true, discarded = true, cancelled = true }
+                   completed = true, discarded = true, cancelled = true, waiting = true }
 
 --- The --status flag, checked (nil when not given).
 -- @tparam table flags the parsed flags
@@ -532,7 +560,7 @@ local function status_flag(flags)
   local st = flags["--status"]
   if st ~= nil and not STATUSES[st] then
     usage("--status needs one of available, scheduled, running, retryable, completed, discarded, "
-      .. "cancelled, got '" .. st .. "'")
+      .. "cancelled, waiting, got '" .. st .. "'")
   end
   return st
 end
@@ -642,7 +670,7 @@ local function cmd_jobs(argv, out, err)
     local c = db:counts(now, queue)
     local parts = {}
     for _, st in ipairs({ "available", "scheduled", "running", "retryable", "completed", "discarded",
-                          "cancelled" }) do
+                          "cancelled", "waiting" }) do
       if (c[st] or 0) > 0 then parts[#parts + 1] = string.format("%d %s", c[st], st) end
     end
     if (c.blocked or 0) > 0 then parts[#parts + 1] = string.format("%d blocked", c.blocked) end
@@ -675,13 +703,19 @@ local function cmd_show(argv, out, err)
       return 0
     end
     out:write(string.format("id          %s\nstatus      %s\nqueue       %s\npriority    %s\n"
-      .. "run at      %s\nattempt     %s of %s\nowner       %s\nuntil       %s\nlease left  %s\n"
-      .. "fence       %d\ndone        %s\npayload     %s\n", show_bytes(j.id), tostring(j.status),
-      show_bytes(j.queue or "-"), tostring(j.priority), j.run_at and iso_time(j.run_at) or "-",
-      tostring(j.attempt), tostring(j.max_attempts), j.owner and show_bytes(j.owner) or "-",
+      .. "run at      %s\nattempt     %s of %s\ntimeout     %s\nowner       %s\nuntil       %s\n"
+      .. "lease left  %s\nfence       %d\ndone        %s\npayload     %s\n", show_bytes(j.id),
+      tostring(j.status), show_bytes(j.queue or "-"), tostring(j.priority),
+      j.run_at and iso_time(j.run_at) or "-", tostring(j.attempt), tostring(j.max_attempts),
+      j.timeout and string.format("%g s", j.timeout) or "-", j.owner and show_bytes(j.owner) or "-",
       (j.owner or j["until"] ~= 0) and iso_time(j["until"]) or "-", left(j, now), j.fence, j.done and "yes" or "no",
       j.payload and show_bytes(j.payload) or "-"))
     if j.key then out:write("key         ", show_bytes(j.key), "\n") end
+    if j.after then
+      local ids = {}
+      for k, id in ipairs(j.after) do ids[k] = show_bytes(id) end
+      out:write("after       ", table.concat(ids, ", "), "\n")
+    end
     for _, e in ipairs(j.errors or {}) do
       out:write(string.format("error       attempt %s at %s by %s (fence %s): %s\n", tostring(e.attempt),
         iso_time(e.at), show_bytes(e.owner or "-"), tostring(e.fence), show_bytes(e.message or "")))
@@ -694,21 +728,25 @@ local function cmd_show(argv, out, err)
 end
 
 --- lease enqueue DB ID [--payload S | --payload-file F] [--queue Q]
--- [--priority N] [--run-at T | --in SECONDS] [--max-attempts N] [--key K]
--- [--json]: adds one job (the file is created when missing).  --payload-file
--- reads the payload's bytes from a file, or from standard input for "-".
--- --key gives the job a unique key: while an unfinished job of the queue
--- holds it, nothing is added and the holder is named.
+-- [--priority N] [--run-at T | --in SECONDS] [--max-attempts N]
+-- [--timeout S] [--after ID]... [--key K] [--json]: adds one job (the file
+-- is created when missing).  --payload-file reads the payload's bytes from
+-- a file, or from standard input for "-".  Each --after names a job this
+-- one waits for (db:enqueue's after).  --key gives the job a unique key:
+-- while an unfinished job of the queue holds it, nothing is added and the
+-- holder is named.
 -- @tparam table argv {"enqueue", args...}
 -- @tparam file out where the outcome goes
--- @tparam file err where "exists" or "duplicate" goes
--- @treturn integer 0, or 1 when a job with that id exists (left as it was)
---   or the key is held
+-- @tparam file err where "exists", "duplicate" or the --after refusal goes
+-- @treturn integer 0, or 1 when a job with that id exists (left as it was),
+-- the key is held, or an --after job is missing, discarded or cancelled
+-- (nothing stored)
 -- @raise a usage error, or a database error
 local function cmd_enqueue(argv, out, err)
   local flags, pos = parse(argv, 2, { ["--payload"] = true, ["--queue"] = true, ["--priority"] = true,
                                      ["--run-at"] = true, ["--in"] = true, ["--max-attempts"] = true,
-                                     ["--json"] = false, ["--payload-file"] = true, ["--key"] = true })
+                                     ["--json"] = false, ["--payload-file"] = true,
+                                     ["--timeout"] = true, ["--after"] = "many", ["--key"] = true })
   if #pos ~= 2 then usage("enqueue takes a database path and a job id") end
   if flags["--key"] == "" then usage("--key needs a non-empty key") end
   if pos[2] == "" then usage("enqueue needs a non-empty job id") end
@@ -719,8 +757,13 @@ local function cmd_enqueue(argv, out, err)
   local opts = { payload = flags["--payload"], queue = queue_flag(flags),
                  priority = number_flag(flags, "--priority", "integer"),
                  max_attempts = number_flag(flags, "--max-attempts", "integer", 1),
+                 timeout = timeout_flag(flags, "--timeout"),
                  run_at = flags["--run-at"] and parse_time("--run-at", flags["--run-at"], "ahead"),
-                 key = flags["--key"] }
+                 after = flags["--after"], key = flags["--key"] }
+  for _, id in ipairs(opts.after or {}) do
+    if id == "" then usage("--after needs a non-empty job id") end
+    if id == pos[2] then usage("--after names the job itself: '" .. id .. "'") end
+  end
   local delay = number_flag(flags, "--in", "seconds")
   if delay then opts.run_at = require("lease").now() + delay end
   local file = flags["--payload-file"]
@@ -733,16 +776,21 @@ local function cmd_enqueue(argv, out, err)
     if not opts.payload then usage("--payload-file cannot read " .. file) end
   end
   return compat.using(open_rw(pos[1], true), function(db)
-    local ok, why, holder = db:enqueue(pos[2], opts)
+    local ok, why, other = db:enqueue(pos[2], opts)
+    local holder = why == "duplicate" and other or nil
+    local dep = why ~= "duplicate" and other or nil
     if flags["--json"] then
       local json = require("lease.json")
       out:write(json.encode({ id = utf8_safe(pos[2]), enqueued = ok and true or false, reason = why,
-                              held_by = utf8_safe(holder) },
-        { keyorder = { "id", "enqueued", "reason", "held_by" } }), "\n")
+                              held_by = utf8_safe(holder), after = utf8_safe(dep) },
+        { keyorder = { "id", "enqueued", "reason", "held_by", "after" } }), "\n")
     elseif ok then
       out:write("enqueued ", show_bytes(pos[2]), "\n")
     end
-    if not ok and not flags["--json"] then
+    if not ok and not flags["--json"] and dep then
+      err:write(string.format("lease enqueue: job %q not enqueued: its --after job %q is %s in %s\n",
+        pos[2], dep, why == "missing" and "not there" or tostring(why), db:name()))
+    elseif not ok and not flags["--json"] then
       err:write(string.format("lease enqueue: job %q %s in %s%s\n", pos[2], tostring(why), db:name(),
         holder and string.format(" (key %q is held by job %q)", opts.key, holder) or ""))
     end
@@ -1067,11 +1115,67 @@ local function cmd_queues(argv, out, err)
   end)
 end
 
+--- lease events DB [--job ID] [--since SEQ] [--limit N] [--json]: the
+-- events ledger (db:events) in seq order, all of it or one job's, after
+-- seq SEQ, at most N: seq, time (UTC), op, outcome and reason, job (or
+-- queue), owner, fence; or one JSON array of the events as db:events reads
+-- them (times as the stored numbers).
+-- @tparam table argv {"events", args...}
+-- @tparam file out where the list goes
+-- @tparam file err where a note on how the file was read goes (open_ro)
+-- @treturn integer 0
+-- @raise a usage error, or a database error
+local function cmd_events(argv, out, err)
+  local flags, pos = parse(argv, 2, { ["--job"] = true, ["--since"] = true, ["--limit"] = true,
+                                     ["--json"] = false })
+  if #pos ~= 1 then usage("events takes one database path") end
+  local limit = number_flag(flags, "--limit", "integer", 1)
+  local since = number_flag(flags, "--since", "integer", 0) or 0
+  local job = flags["--job"]
+  if job == "" then usage("--job needs a job id, got ''") end
+  return compat.using(open_ro(pos[1], err), function(db)
+    local rows = {}
+    repeat
+      local want = limit and math.min(10000, limit - #rows) or 10000
+      local page = db:events({ id = job, since_seq = since, limit = want })
+      for _, e in ipairs(page) do rows[#rows + 1] = e end
+      if #page > 0 then since = page[#page].seq end
+    until #page < want or (limit and #rows >= limit)
+    if flags["--json"] then
+      local json = require("lease.json")
+      local parts = {}
+      for k, e in ipairs(rows) do
+        parts[k] = json.encode({ seq = e.seq, at = e.at, op = e.op, id = utf8_safe(e.id) or json.null,
+                                 queue = utf8_safe(e.queue) or json.null,
+                                 owner = utf8_safe(e.owner) or json.null, fence = e.fence or json.null,
+                                 outcome = e.outcome, reason = e.reason or json.null },
+          { keyorder = { "seq", "at", "op", "id", "queue", "owner", "fence", "outcome", "reason" } })
+      end
+      out:write("[", table.concat(parts, ",\n "), "]\n")
+      return 0
+    end
+    local w = 3
+    for _, e in ipairs(rows) do w = math.max(w, width(show_bytes(e.id or e.queue or "-"))) end
+    w = math.min(w, 60)
+    local fmt = "%8s  %-24s  %-8s  %-20s  %s  %s  %s\n"
+    out:write(string.format(fmt, "SEQ", "AT (UTC)", "OP", "OUTCOME", pad("JOB", w), pad("OWNER", 12),
+      "FENCE"))
+    for _, e in ipairs(rows) do
+      local job_or_queue = e.id and show_bytes(e.id) or ("queue " .. show_bytes(e.queue or "-"))
+      out:write(string.format(fmt, tostring(e.seq), iso_time(e.at), e.op,
+        e.reason and ("refused " .. e.reason) or "ok", pad(job_or_queue, w),
+        pad(e.owner and show_bytes(e.owner) or "-", 12), e.fence and tostring(e.fence) or "-"))
+    end
+    out:write(string.format("%d events\n", #rows))
+    return 0
+  end)
+end
+
 --- lease pool DB WORKER.lua [-j N] [--ttl S] [--queue Q] [--forever]
 -- [--grace S] [--batch N] [--poll S] [--drain-wait S] [--decode json]
--- [--quiet]: runs lease.pool over the queue with the handler WORKER.lua
--- returns (or its table of handler and hooks, lease.pool.HOOKS), and prints
--- the summary.  The older order WORKER.lua DB is
+-- [--timeout S] [--quiet]: runs lease.pool over the queue with the handler
+-- WORKER.lua returns (or its table of handler and hooks, lease.pool.HOOKS),
+-- and prints the summary.  The older order WORKER.lua DB is
 -- still read when the first ends in ".lua" and the second does not.  The
 -- script is compiled once first, so a syntax error is reported once.  A
 -- live progress line goes to stderr when it is a terminal (never with
@@ -1086,7 +1190,7 @@ local function cmd_pool(argv, out)
   local flags, pos = parse(argv, 2, { ["-j"] = true, ["--ttl"] = true, ["--quiet"] = false,
                                      ["--queue"] = true, ["--forever"] = false, ["--grace"] = true,
                                      ["--batch"] = true, ["--poll"] = true, ["--drain-wait"] = true,
-                                     ["--decode"] = true })
+                                     ["--decode"] = true, ["--timeout"] = true })
   if #pos ~= 2 then usage("pool takes a database path and a worker script") end
   local dbpath, worker = pos[1], pos[2]
   if dbpath:find("%.lua$") and not worker:find("%.lua$") then dbpath, worker = worker, dbpath end
@@ -1106,6 +1210,7 @@ local function cmd_pool(argv, out)
   local queue = queue_flag(flags)
   local grace = number_flag(flags, "--grace", "seconds")
   local drain_wait = number_flag(flags, "--drain-wait", "seconds")
+  local timeout = timeout_flag(flags, "--timeout")
   local f = io.open(worker, "rb")
   if not f then usage("cannot read worker script " .. worker) end
   f:close()
@@ -1116,7 +1221,8 @@ local function cmd_pool(argv, out)
   local ran, s = pcall(pool.run, { db = dbpath, worker = worker, workers = j, ttl = ttl,
                        progress = progress, open = { create = false }, queue = queue,
                        forever = flags["--forever"] and true or nil, shutdown_grace = grace,
-                       batch = batch, poll = poll, drain_wait = drain_wait, decode = decode })
+                       batch = batch, poll = poll, drain_wait = drain_wait, decode = decode,
+                       timeout = timeout })
   if not ran then error(explain_open(s, dbpath, false), 0) end
   out:write(pool.format(s), "\n")
   return (#s.failed == 0 and s.discarded == 0) and 0 or 1
@@ -1126,7 +1232,8 @@ end
 -- arguments, one line of what it does, and its options (lease NAME --help).
 local COMMANDS = {
   { name = "pool", args = "DB WORKER.lua [-j N] [--ttl S] [--queue Q] [--forever] [--grace S] "
-      .. "[--batch N] [--poll S] [--drain-wait S] [--decode json] [--quiet]", run = cmd_pool,
+      .. "[--batch N] [--poll S] [--drain-wait S] [--decode json] [--timeout S] [--quiet]",
+    run = cmd_pool,
     help = "run worker threads over a queue of DB",
     options = [[
   -j N              worker threads, 1 to 256 (default 4)
@@ -1138,10 +1245,14 @@ local COMMANDS = {
   --poll S          seconds to wait when no job is ready (default 0.05)
   --drain-wait S    how far ahead retries are waited for before stopping (default 30)
   --decode json     decode each payload as JSON into job.data
+  --timeout S       seconds (or 30s, 2m, 1h) a handler may run on a job without a timeout
+                    of its own; past it the handler is stopped and the job failed
   --quiet           no progress line on standard error
 The older order WORKER.lua DB is read too.]] },
   { name = "enqueue", args = "DB ID [--payload S | --payload-file F] [--queue Q] [--priority N] "
-      .. "[--run-at T | --in SECONDS] [--max-attempts N] [--key K] [--json]", run = cmd_enqueue,
+      .. "[--run-at T | --in SECONDS] [--max-attempts N] [--timeout S] [--after ID]... [--key K] "
+      .. "[--json]",
+    run = cmd_enqueue,
     help = "add a job (DB is created when missing)",
     options = [[
   --payload S       the payload
@@ -1152,6 +1263,10 @@ The older order WORKER.lua DB is read too.]] },
                     or a duration from now (90s, 15m, 2h, 2d, 1w)
   --in SECONDS      not before SECONDS from now
   --max-attempts N  attempts before the job is discarded (default 25)
+  --timeout S       seconds (or 30s, 2m, 1h) a pool's handler may run on it (default: the
+                    pool's --timeout, else none)
+  --after ID        wait until job ID is completed (repeat for more); a job
+                    ID discarded or cancelled cancels this one
   --key K           a unique key: refused ("duplicate", naming the job that holds it)
                     while an unfinished job of the queue has key K
   --json            print the outcome as JSON]] },
@@ -1159,7 +1274,7 @@ The older order WORKER.lua DB is read too.]] },
       .. "[--limit N] [--json] [--now T]", run = cmd_jobs, help = "list jobs",
     options = [[
   --status S        only jobs with status S: available, scheduled, running, retryable,
-                    completed, discarded, cancelled
+                    completed, discarded, cancelled, waiting
   --ready, --held, --done   --status available, running, completed
   --blocked         only the jobs no worker can take
   --queue Q         only the queue Q
@@ -1221,6 +1336,13 @@ Each tick enqueues the job NAME@TICK when `lease tick` or a --forever pool runs.
     options = [[
   --json            one JSON array of {name, paused, concurrency, rate, per, and a count per status}
   --now T           count statuses at T (seconds or a date) instead of now]] },
+  { name = "events", args = "DB [--job ID] [--since SEQ] [--limit N] [--json]", run = cmd_events,
+    help = "list the events ledger: every operation on a job, refused ones too",
+    options = [[
+  --job ID          only this job's events
+  --since SEQ       only the events after seq SEQ (a page's last seq)
+  --limit N         at most N events
+  --json            one JSON array of {seq, at, op, id, queue, owner, fence, outcome, reason}]] },
 }
 local BY_NAME = {}
 for _, c in ipairs(COMMANDS) do BY_NAME[c.name] = c end

@@ -26,13 +26,20 @@
 -- worker of this pool still holds after that (or at once, on a second
 -- signal) is failed back to the queue with the error "shutdown", not
 -- counted against the job's attempts.
+-- A job may carry a timeout (`db:enqueue(id, {timeout = seconds})`; the
+-- pool's `timeout` option for jobs without one): a handler still running
+-- that long after it started is stopped at its next Lua instruction (a
+-- count hook, `debug.sethook`, in the worker's Lua state) and the job is
+-- failed with "timeout: handler ran longer than N s", counted as an
+-- attempt like any handler error.  A handler blocked inside C (a sleep, a
+-- socket) is stopped only when it comes back to Lua.
 --
 --   local pool = require("lease.pool")
 --   local summary = pool.run{ db = "jobs.db", worker = "worker.lua", workers = 4 }
 --
 -- worker.lua returns the handler: `function(job) ... return result end`,
 -- where job = `{ id =, fence =, owner =, ttl =, args =, payload =, data =,
--- queue =, priority =, attempt =, max_attempts =, heartbeat = fn,
+-- queue =, priority =, attempt =, max_attempts =, timeout =, heartbeat = fn,
 -- with_lease = fn }`, or a table `{ handler = fn, on_start = fn,
 -- on_success = fn, on_failure = fn, on_discard = fn, on_refusal = fn }`
 -- whose hooks (all optional) see each job's events (see pool.HOOKS).  It is
@@ -58,7 +65,7 @@ local KNOWN = {
   ttl = "number", poll = "number", progress = "boolean", args = true,
   open = "table", owner = "string", out = true, queue = "string", forever = "boolean",
   shutdown_grace = "number", signals = "boolean", backoff = "function", decode = "string",
-  batch = "number", drain_wait = "number", completed = "boolean",
+  batch = "number", drain_wait = "number", completed = "boolean", timeout = "number",
 }
 
 --- The counters every worker keeps, summed over the workers into the
@@ -75,10 +82,11 @@ local KNOWN = {
 -- @field handler_errors handler errors (raised, a result of the wrong type,
 -- or a payload that did not decode)
 -- @field shutdown jobs failed back to the queue at shutdown (attempt not counted)
+-- @field timed_out handler errors that were a timeout (counted in handler_errors too)
 -- @field hook_errors hooks (pool.HOOKS) that raised; the job's outcome was
 -- stored all the same
 pool.COUNTERS = { "done", "refused", "renewed", "renew_refused", "retried", "discarded",
-                  "handler_errors", "shutdown", "hook_errors" }
+                  "handler_errors", "shutdown", "timed_out", "hook_errors" }
 
 --- The hooks a worker module may return beside its handler, each called in
 -- the worker's thread with one new table per event: `{event =, id =,
@@ -105,6 +113,13 @@ local MAX_ERRORS = 10
 
 -- The error stored with a job failed back at shutdown.
 local SHUTDOWN_MESSAGE = "shutdown"
+
+-- The error stored with a job whose handler ran past its timeout (seconds).
+local TIMEOUT_MESSAGE = "timeout: handler ran longer than %g s"
+
+-- How many Lua instructions a handler under a timeout runs between two
+-- looks at the clock (the count of its hook).
+local TIMEOUT_CHECK_EVERY = 1000
 
 -- ===========================================================================
 -- Options
@@ -186,6 +201,9 @@ local function check_options(o)
   if c.queue == "" then bad("queue must be a non-empty string") end
   if not seconds(c.shutdown_grace) then bad("shutdown_grace must be a finite number of seconds >= 0") end
   if not seconds(c.drain_wait) then bad("drain_wait must be a finite number of seconds >= 0") end
+  if c.timeout ~= nil and not (c.timeout > 0 and c.timeout < math.huge) then
+    bad("timeout must be a finite number of seconds > 0")
+  end
   if not compat.is_integer(c.batch) or c.batch < 1 or c.batch > 1000000 then
     bad("batch must be an integer from 1 to 1000000")
   end
@@ -258,8 +276,11 @@ end
 -- One worker thread.  Its state is one table w:
 --   w.db (handle), w.owner (string), w.cfg (checked options),
 --   w.handler (function), w.events (channel: progress events when
---   cfg.progress), w.stop (channel: one message asks it to stop),
+--   cfg.progress, and the job under a timeout; nil in lease.testing's
+--   drain), w.stop (channel: one message asks it to stop),
 --   w.st (the counters), w.claim_opts (claim_next's opts), w.now (lease.now),
+--   w.monotonic (lease.monotonic), w.covered (while its handler runs, the
+--   job whose lease outlast renewed to outlive its timeout),
 --   w.spare (the tables handle_batch fills for complete_many), w.next and
 --   w.next_at (the job handle_one's complete_claim_next took, and when).
 -- ===========================================================================
@@ -381,6 +402,8 @@ function job_methods.heartbeat(w, job)
   local cfg, db, owner = w.cfg, w.db, w.owner
   local id, fence, last_renew = job.id, job.fence, job.claimed_at
   return function()
+    -- a job whose lease was made to outlast its timeout needs no renewal
+    if w.covered == job then return true end
     local now = lease.now()
     if now - last_renew < cfg.ttl / 3 then return true end
     local ok, why = db:renew(id, owner, fence, db:server_now(), cfg.ttl)
@@ -441,12 +464,110 @@ local function new_job(w, c, at)
   return setmetatable(c, w.job_mt)
 end
 
+--- Call a handler on a job: the frame a timeout's hook looks for on the
+-- stack (it stops only code running under this call).  Not a tail call,
+-- so that the frame stays while the handler runs.
+-- @tparam function handler the handler
+-- @tparam table job the job
+-- @return the handler's first result
+local function under_timeout(handler, job)
+  local result = handler(job)
+  return result
+end
+
+--- Run the handler on a job, protected, under a timeout: a count hook
+-- (debug.sethook, every TIMEOUT_CHECK_EVERY instructions) reads the
+-- monotonic clock and, once `limit` seconds have passed since the start,
+-- raises the timeout's error in the handler; then again at every
+-- instruction while the handler runs, so a handler's own pcall in a Lua
+-- loop cannot keep it going.
+-- It raises where under_timeout is on the stack, or in a coroutine (one the
+-- handler made inherits the hook; the pool runs none of its own), never in
+-- the pool's code around the call.  The hook set before (a Lua function)
+-- is set again after, so none of this job's survives into the next job; a
+-- hook the handler sets replaces this one for the rest of its job (no
+-- timeout then).
+-- @tparam table w the worker
+-- @tparam table job the job
+-- @tparam number limit seconds, > 0
+-- @treturn boolean whether the handler returned (false: it raised, or ran out of time)
+-- @return its result, or its error
+-- @treturn boolean whether it ran out of time: it was stopped, or it returned
+-- after its time (from a call into C); then the result is the timeout's text
+local function run_limited(w, job, limit)
+  local clock, getinfo, running = w.monotonic, debug.getinfo, coroutine.running
+  local deadline = clock() + limit
+  local message = string.format(TIMEOUT_MESSAGE, limit)
+  local fired, late = false, false
+  local check   -- the count hook
+  check = function()
+    if not late then
+      if clock() < deadline then return end
+      late = true
+      debug.sethook(check, "", 1)   -- from now on at every instruction of this coroutine
+    end
+    local co, main = running()
+    local inside = co ~= nil and not main   -- a coroutine: the handler's own
+    local level = 2
+    while not inside do
+      local info = getinfo(level, "f")
+      if not info then return end   -- the handler has returned: the pool's code runs
+      inside = info.func == under_timeout
+      level = level + 1
+    end
+    fired = true
+    error(message, 0)
+  end
+  local luajit = rawget(_G, "jit")
+  if luajit and not w.jit_off then
+    -- LuaJIT runs no hook in compiled code: this worker's state runs
+    -- interpreted from its first job under a timeout on
+    luajit.off()
+    luajit.flush()
+    w.jit_off = true
+  end
+  local old_hook, old_mask, old_count = debug.gethook()
+  debug.sethook(check, "", TIMEOUT_CHECK_EVERY)
+  local ok, result = pcall(under_timeout, w.handler, job)
+  if type(old_hook) == "function" then debug.sethook(old_hook, old_mask, old_count)
+  else debug.sethook() end
+  -- a handler that came back from C past its time ran too long all the same
+  if fired or clock() >= deadline then return false, message, true end
+  return ok, result, false
+end
+
+--- Make the lease of a job under a timeout outlast it: when less than the
+-- timeout plus half the ttl is left of it, renew it (db:renew, fenced) for
+-- the timeout plus the ttl, so that the fail after a timeout is the
+-- holder's write; job.heartbeat() then has nothing to do for this job.
+-- @tparam table w the worker
+-- @tparam table job the job (id, fence, claimed_at)
+-- @tparam number limit the job's timeout, seconds
+-- @treturn boolean false when the renewal was refused (the lease is lost)
+-- @raise the database error of db:renew
+local function outlast(w, job, limit)
+  local ttl = w.cfg.ttl
+  if job.claimed_at + ttl - w.now() >= limit + ttl / 2 then return true end
+  local ok, why = w.db:renew(job.id, w.owner, job.fence, w.db:server_now(), limit + ttl)
+  if not ok then
+    refusal(w, "renew", why, job)
+    return false
+  end
+  bump(w, "renewed")
+  w.covered = job
+  return true
+end
+
 --- Run the handler on a job, protected, decoding its payload first when
--- the pool was asked to.
+-- the pool was asked to, under the job's timeout (its own, else the
+-- pool's; job.timeout says which applies).
 -- @tparam table w the worker
 -- @tparam table job the job (see new_job)
--- @treturn boolean true when it returned a string or nil
+-- @treturn ?boolean true when it returned a string or nil; nil when it was
+-- not run (the lease was lost before it started: nothing is stored)
 -- @return its result, or the error's text
+-- @treturn boolean whether it was stopped by its timeout
+-- @raise the database error of db:renew (outlast)
 local function call_handler(w, job)
   if w.cfg.decode == "json" then
     if job.payload == nil then
@@ -456,7 +577,23 @@ local function call_handler(w, job)
     if err then return false, "payload is not JSON: " .. err end
     job.data = data
   end
-  local ok, result = pcall(w.handler, job)
+  local limit = job.timeout or w.cfg.timeout
+  local ok, result, timed_out
+  if limit then
+    job.timeout = limit
+    if not outlast(w, job, limit) then return nil end
+    -- the pool stops waiting for this worker once the timeout and the grace
+    -- passed (a handler blocked inside C never sees the hook); a worker
+    -- without a pool around it (lease.testing's drain) has no events
+    local events = w.events
+    if events then events:send({ "running", w.index, job.id, job.fence, w.monotonic() + limit, limit }) end
+    ok, result, timed_out = run_limited(w, job, limit)
+    if events then events:send({ "running", w.index, false }) end
+    w.covered = nil
+    if timed_out then return false, result, true end
+  else
+    ok, result = pcall(w.handler, job)
+  end
   if not ok then return false, error_text(result) end
   if result ~= nil and type(result) ~= "string" then
     return false, "handler returned a " .. type(result) .. ", not a string or nil"
@@ -488,17 +625,24 @@ end
 -- @tparam table w the worker
 -- @tparam table job the job
 -- @tparam string text the error's text
+-- @tparam[opt] boolean timed_out whether it was the job's timeout
 -- @raise the database error of db:fail
-local function handler_failed(w, job, text)
+local function handler_failed(w, job, text, timed_out)
   local st = w.st
-  bump(w, "handler_errors")
   local d, bad_backoff = pool_backoff(w, job)
   if bad_backoff then text = text .. "; " .. bad_backoff end
-  if #st.errors < MAX_ERRORS then st.errors[#st.errors + 1] = job.id .. ": " .. text end
   local now = w.db:server_now()
   local opts
   if d then opts = { run_at = now + d } end
   local status, why = w.db:fail(job.id, w.owner, job.fence, now, text, opts)
+  -- a timeout is counted by whoever stored it: this worker, or the pool
+  -- that gave up waiting for it (fail_overdue), whose failure ended the
+  -- lease and so refuses this one
+  if status or not timed_out then
+    bump(w, "handler_errors")
+    if timed_out then bump(w, "timed_out") end
+    if #st.errors < MAX_ERRORS then st.errors[#st.errors + 1] = job.id .. ": " .. text end
+  end
   if status == "retryable" then
     bump(w, "retried")
     hook(w, "on_failure", job, { error = text, status = status, run_at = why })
@@ -550,8 +694,9 @@ local function handle_one(w, c, at)
   saw_fence(w, c.fence)
   local job = new_job(w, c, at)
   hook(w, "on_start", job)
-  local ok, result = call_handler(w, job)
-  if not ok then return handler_failed(w, job, result) end
+  local ok, result, timed_out = call_handler(w, job)
+  if ok == nil then return end   -- its lease was lost before the handler started
+  if not ok then return handler_failed(w, job, result, timed_out) end
   local next_at = w.now()
   local done, why, id, _, next_job = w.db:complete_claim_next(c.id, w.owner, c.fence,
     w.db:server_now(), result, w.cfg.ttl, w.claim_opts)
@@ -584,7 +729,7 @@ local function handle_batch(w, batch, at)
     end
     local job = new_job(w, c, at)
     hook(w, "on_start", job)
-    local ok, result = call_handler(w, job)
+    local ok, result, timed_out = call_handler(w, job)
     if ok then
       local n = #results + 1
       jobs[n] = job
@@ -595,8 +740,8 @@ local function handle_batch(w, batch, at)
       end
       r.id, r.fence, r.result = c.id, c.fence, result
       results[n] = r
-    else
-      handler_failed(w, job, result)
+    elseif ok == false then   -- nil: its lease was lost before the handler started
+      handler_failed(w, job, result, timed_out)
     end
   end
   if #results == 0 then return end
@@ -733,7 +878,7 @@ end
 -- @param db the worker's handle; every `now` the worker passes to the
 -- database is db:server_now()
 -- @tparam table cfg checked options (ttl, queue, batch, completed, decode,
--- backoff, args, progress, and worker or handler)
+-- backoff, args, progress, timeout, and worker or handler)
 -- @tparam string owner the worker's owner name
 -- @tparam function now the local clock in seconds (heartbeat spacing, claimed_at)
 -- @tparam table st receives the counters (see new_stats)
@@ -742,6 +887,7 @@ end
 function pool._new_worker(db, cfg, owner, now, st)
   new_stats(st)
   local w = { db = db, owner = owner, cfg = cfg, now = now, spare = {}, st = st,
+              monotonic = require("lease").monotonic,
               claim_opts = { queue = cfg.queue, n = cfg.batch > 1 and cfg.batch or nil } }
   w.handler, w.hooks = load_handler(cfg)
   w.job_mt = job_meta(w)
@@ -881,21 +1027,59 @@ local function add_expiry_discards(db, cfg, since, s)
   until #page < 1000
 end
 
---- Watch the workers until every one has ended, or the shutdown's grace
--- ran out, or a second signal came: show progress, and on the first
--- signal ask every worker to stop.
+--- Fail the job of a worker whose handler ran past its timeout and the
+-- grace after it (blocked inside C, where the hook cannot stop it): with
+-- the timeout's error, counted as an attempt, fenced by the worker's owner
+-- and fence (a refusal is counted as such).  The worker is no longer
+-- waited for; its late writes are refused.
+-- @param db an open handle on the pool's database
+-- @tparam table cfg the checked options
+-- @tparam table s the summary (its counters grow)
+-- @tparam integer index the worker's number
+-- @tparam table r the worker's job `{id, fence, limit}`
+-- @raise a database error
+local function fail_overdue(db, cfg, s, index, r)
+  local status, why = db:fail(r.id, pool.owner_name(cfg, index), r.fence, db:server_now(),
+    string.format(TIMEOUT_MESSAGE, r.limit))
+  if not status then
+    local key = "fail " .. tostring(why)
+    s.refusals[key] = (s.refusals[key] or 0) + 1
+    s.refused = s.refused + 1
+    return
+  end
+  s.handler_errors, s.timed_out = s.handler_errors + 1, s.timed_out + 1
+  if #s.errors < MAX_ERRORS then
+    s.errors[#s.errors + 1] = r.id .. ": " .. string.format(TIMEOUT_MESSAGE, r.limit)
+  end
+  if status == "discarded" then
+    s.discarded = s.discarded + 1
+    s.discarded_ids[#s.discarded_ids + 1] = r.id
+  else
+    s.retried = s.retried + 1
+  end
+end
+
+--- Watch the workers until every one has ended (or was given up on: its
+-- job's timeout and then shutdown_grace passed with its handler still
+-- running, see fail_overdue; one that comes back from that handler while
+-- the pool still runs is waited for again), or the shutdown's grace ran
+-- out, or a second signal came: show progress, and on the first signal ask
+-- every worker to stop.
 -- @tparam table cfg the checked options
 -- @param events the channel workers report on
 -- @param stop the channel that asks workers to stop
 -- @tparam table s the summary (interrupted is set here)
--- @tparam table run `{total=, done_before=, t0=, signals0=}`
+-- @tparam table run `{total=, done_before=, t0=, signals0=, db=}`
 -- @treturn table ended: worker index -> true for the workers that ended
 -- @treturn boolean whether the pool stopped without waiting for the rest
+-- @raise a database error (fail_overdue)
 local function supervise(cfg, events, stop, s, run)
   local lease = require("lease")
   local ended, running = {}, cfg.workers
   local done, refused, shown = 0, 0, 0
   local holds = {}   -- worker index -> "paused" or "limited" while it waits on that
+  local busy = {}    -- worker index -> its job under a timeout {id, fence, due (monotonic), limit}
+  local gone = {}    -- worker index -> true once given up on (no longer counted in running)
   local out = cfg.out or io.stderr
   local deadline
   while running > 0 do
@@ -903,10 +1087,24 @@ local function supervise(cfg, events, stop, s, run)
     if ev then
       if ev[1] == "exit" then
         ended[ev[2]] = true
-        running = running - 1
+        busy[ev[2]] = nil
+        if not gone[ev[2]] then running = running - 1 end
+      elseif ev[1] == "running" then
+        busy[ev[2]] = ev[3] and { id = ev[3], fence = ev[4], due = ev[5], limit = ev[6] } or nil
+        if gone[ev[2]] and not ev[3] then   -- back from its handler while the pool runs: waited for again
+          gone[ev[2]] = nil
+          running = running + 1
+        end
       elseif ev[1] == "done" then done = done + ev[2]
       elseif ev[1] == "refused" then refused = refused + ev[2]
       elseif ev[1] == "holding" then holds[ev[2]] = ev[3] or nil end
+    end
+    for i, r in pairs(busy) do
+      if not gone[i] and lease.monotonic() >= r.due + cfg.shutdown_grace then
+        gone[i], busy[i] = true, nil
+        running = running - 1
+        fail_overdue(run.db, cfg, s, i, r)
+      end
     end
     if cfg.signals then
       local n, name = lease.signals()
@@ -965,10 +1163,15 @@ end
 --   owner (string): owner names "<owner>-<n>"; default "<host>:<pid>:<n>".
 --   completed (boolean, default false): record every stored id for the
 --     summary's completed table (kept in memory for the whole run).
+--   timeout (number, seconds > 0, default none): how long a handler may run
+--     on a job that has no timeout of its own (db:enqueue's opts.timeout);
+--     past it the handler is stopped at its next Lua instruction and the job
+--     failed with "timeout: handler ran longer than N s", an attempt.
 -- @treturn table summary: the pool.COUNTERS (done; refused: completes and
 -- fails refused as stale; renewed; renew_refused; retried; discarded: the
 -- jobs of the queue discarded while the pool ran, after a handler error or
--- when a claim found their last lease expired; handler_errors; shutdown),
+-- when a claim found their last lease expired; handler_errors; shutdown;
+-- timed_out: the handler errors that were timeouts),
 -- lease_expired (how many of discarded were the latter), refusals
 -- ("complete expired", "renew not_owner", ... -> count), discarded_ids
 -- (the discarded jobs' ids), max_fence, wall (seconds),
@@ -1022,7 +1225,7 @@ function pool.run(options)
   -- the signals' previous actions come back however this ends
   local ok, err = pcall(function()
     local ended, cut = supervise(cfg, events, stop, s,
-      { total = total, done_before = done_before, t0 = t0, signals0 = signals0 })
+      { total = total, done_before = done_before, t0 = t0, signals0 = signals0, db = db })
     if cut then
       stop:close()   -- a worker that comes back from its handler stops at once
       give_back_held(cfg, s)
@@ -1070,8 +1273,9 @@ function pool.format(s)
   local lines = {
     string.format("workers            %d (queue %s)", s.workers, tostring(s.queue)),
     string.format("jobs done          %d", s.done),
-    string.format("handler errors     %d (retried after backoff: %d, discarded: %d)",
-      s.handler_errors, s.retried, s.discarded - (s.lease_expired or 0)),
+    string.format("handler errors     %d (retried after backoff: %d, discarded: %d)%s",
+      s.handler_errors, s.retried, s.discarded - (s.lease_expired or 0),
+      (s.timed_out or 0) > 0 and string.format(", %d timed out", s.timed_out) or ""),
     string.format("jobs discarded     %d (%d when their last lease expired)",
       s.discarded, s.lease_expired or 0),
     string.format("refused as stale   %d completes and fails, %d renewals", s.refused, s.renew_refused),

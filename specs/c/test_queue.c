@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -268,7 +269,103 @@ static void test_misuse(void **state) {
   assert_int_equal(row.status, LEASE_STATUS_SCHEDULED);
 }
 
+/* A job's timeout: stored and read back; one that is not a finite number
+** of seconds > 0 refused with nothing written (0 is none). */
+static void test_timeout(void **state) {
+  lease_db *db = *state;
+  const double bad[] = {-1, NAN, INFINITY, -INFINITY};
+  lease_new_job j;
+  lease_row row;
+  lease_job job;
+  int reason, count, found, i;
+  lease_new_job_default(&j);
+  assert_true(j.timeout == 0);
+  j.id = "t";
+  j.id_len = LEASE_NTS;
+  for (i = 0; i < 4; i++) {
+    j.timeout = bad[i];
+    assert_int_equal(lease_enqueue(db, &j, &reason), LEASE_MISUSE);
+    assert_string_equal(lease_errmsg(db), "timeout must be a finite number of seconds > 0");
+    assert_int_equal(lease_enqueue_many(db, &j, 1, &count), LEASE_MISUSE);
+    assert_string_equal(lease_errmsg(db), "job 1: timeout must be a finite number of seconds > 0");
+  }
+  assert_int_equal(lease_state(db, "t", LEASE_NTS, NAN, &row, &found), LEASE_OK);
+  assert_int_equal(found, 0);
+  j.timeout = 2.5;
+  assert_int_equal(lease_enqueue(db, &j, &reason), LEASE_OK);
+  enqueue(db, "u", 1, NAN);
+  row = must_state(db, "t");
+  assert_true(row.timeout == 2.5);
+  row = must_state(db, "u");
+  assert_true(row.timeout == 0);
+  assert_int_equal(lease_claim_next(db, "default", LEASE_NTS, "w", LEASE_NTS, 1, 10, 1, &job,
+                                    &count, NULL), LEASE_OK);
+  assert_int_equal(count, 1);
+  assert_int_equal(job.id_len, 1);
+  assert_memory_equal(job.id, "t", 1);
+  assert_true(job.timeout == 2.5);
+}
+
 /* A backend without the queue's members: the core says so by name. */
+/* Dependencies through the C API: a bad after refused (LEASE_MISUSE,
+** named), a missing one refused with lease_enqueue_refused naming it and
+** nothing stored, then the wait, lease_after, and the release. */
+static void test_after(void **state) {
+  lease_db *db = *state;
+  const char *after[] = {"p", "nope"};
+  const char *self[] = {"p", "c"};
+  lease_new_job j;
+  lease_dep deps[4];
+  lease_row row;
+  lease_counts n;
+  int reason, count, found, job, at, why;
+  int64_t fence;
+  lease_new_job_default(&j);
+  j.id = "p";
+  j.id_len = LEASE_NTS;
+  assert_int_equal(lease_enqueue(db, &j, &reason), LEASE_OK);
+  j.id = "c";
+  j.after = self;
+  j.n_after = 2;
+  assert_int_equal(lease_enqueue(db, &j, &reason), LEASE_MISUSE);
+  assert_string_equal(lease_errmsg(db), "after[2] is the job's own id");
+  assert_int_equal(lease_enqueue_many(db, &j, 1, &count), LEASE_MISUSE);
+  assert_string_equal(lease_errmsg(db), "job 1: after[2] is the job's own id");
+  j.n_after = -1;
+  assert_int_equal(lease_enqueue(db, &j, &reason), LEASE_MISUSE);
+  j.after = after;
+  j.n_after = 2;
+  assert_int_equal(lease_enqueue(db, &j, &reason), LEASE_OK);
+  assert_int_equal(reason, LEASE_MISSING);
+  assert_int_equal(lease_enqueue_refused(db, &job, &at, &why), 1);
+  assert_int_equal(job, 0);
+  assert_int_equal(at, 1);
+  assert_int_equal(why, LEASE_MISSING);
+  assert_int_equal(lease_state(db, "c", LEASE_NTS, 1, &row, &found), LEASE_OK);
+  assert_int_equal(found, 0);
+  assert_int_equal(lease_enqueue_refused(db, NULL, NULL, NULL), 0);
+  j.n_after = 1;
+  assert_int_equal(lease_enqueue(db, &j, &reason), LEASE_OK);
+  assert_int_equal(reason, LEASE_GRANTED);
+  assert_int_equal(lease_state(db, "c", LEASE_NTS, 1, &row, &found), LEASE_OK);
+  assert_int_equal(row.status, LEASE_STATUS_WAITING);
+  assert_int_equal(lease_after(db, "c", LEASE_NTS, 1, deps, 4, &count), LEASE_OK);
+  assert_int_equal(count, 1);
+  assert_memory_equal(deps[0].id, "p", 1);
+  assert_int_equal(deps[0].status, LEASE_STATUS_AVAILABLE);
+  assert_int_equal(lease_count(db, 1, NULL, 0, &n), LEASE_OK);
+  assert_int_equal(n.waiting, 1);
+  assert_int_equal(lease_claim(db, "c", LEASE_NTS, "w", LEASE_NTS, 1, 10, &fence, &reason),
+                   LEASE_OK);
+  assert_int_equal(reason, LEASE_WAITING);
+  assert_int_equal(lease_claim(db, "p", LEASE_NTS, "w", LEASE_NTS, 1, 10, &fence, &reason),
+                   LEASE_OK);
+  assert_int_equal(lease_complete(db, "p", LEASE_NTS, "w", LEASE_NTS, fence, 2, NULL, 0, &reason),
+                   LEASE_OK);
+  assert_int_equal(lease_state(db, "c", LEASE_NTS, 3, &row, &found), LEASE_OK);
+  assert_int_equal(row.status, LEASE_STATUS_AVAILABLE);
+}
+
 static void test_not_supported(void **state) {
   lease_db *db = *state;
   lease__backend bare = *db->be;
@@ -296,6 +393,66 @@ static void test_backoff(void **state) {
   assert_string_equal(lease_reason_name(LEASE_DISCARDED), "discarded");
 }
 
+/* The events ledger: off by default, kept to events_keep, lease_events'
+** paging and its argument checks, and the options' checks. */
+static void test_events(void **state) {
+  lease_db *db = *state, *ev = NULL;
+  lease_options o;
+  lease_event out[8];
+  lease_event_filter f = {NULL, 0, 0};
+  int count = -1, i;
+  enqueue(db, "off", 0, NAN);
+  assert_int_equal(lease_events(db, NULL, 8, out, &count), LEASE_OK);
+  assert_int_equal(count, 0);                       /* off by default */
+  lease_options_default(&o);
+  o.events_keep = -1;
+  assert_int_equal(lease_open(fresh_path(), &o, &ev), LEASE_MISUSE);
+  assert_string_equal(lease_errmsg(ev), "events_keep must be >= 0 (0: no events)");
+  lease_close(ev);
+  o.events_keep = 3;
+  o.events_max_age = NAN;
+  assert_int_equal(lease_open(fresh_path(), &o, &ev), LEASE_MISUSE);
+  lease_close(ev);
+  o.events_max_age = 0;
+  assert_int_equal(lease_open(fresh_path(), &o, &ev), LEASE_OK);
+  for (i = 0; i < 5; i++) {
+    char id[8];
+    snprintf(id, sizeof id, "e%d", i);
+    enqueue(ev, id, 0, NAN);
+  }
+  assert_int_equal(lease_events(ev, NULL, 8, out, &count), LEASE_OK);
+  assert_int_equal(count, 3);                       /* the newest 3 */
+  assert_string_equal(out[0].id, "e2");
+  assert_string_equal(out[2].id, "e4");
+  assert_int_equal(out[2].op, LEASE_EV_ENQUEUE);
+  assert_int_equal(out[2].reason, LEASE_GRANTED);
+  assert_string_equal(lease_event_name(out[2].op), "enqueue");
+  f.since = out[0].seq;
+  assert_int_equal(lease_events(ev, &f, 1, out, &count), LEASE_OK);
+  assert_int_equal(count, 1);
+  assert_string_equal(out[0].id, "e3");
+  f.id = "e4";
+  f.id_len = LEASE_NTS;
+  assert_int_equal(lease_events(ev, &f, 8, out, &count), LEASE_OK);
+  assert_int_equal(count, 1);
+  /* bad arguments: named, nothing read */
+  assert_int_equal(lease_events(ev, NULL, 0, out, &count), LEASE_MISUSE);
+  assert_string_equal(lease_errmsg(ev), "max must be at least 1");
+  assert_int_equal(lease_events(ev, NULL, 1, NULL, &count), LEASE_MISUSE);
+  assert_string_equal(lease_errmsg(ev), "out and count must not be NULL");
+  f.id = NULL;
+  f.since = -1;
+  assert_int_equal(lease_events(ev, &f, 1, out, &count), LEASE_MISUSE);
+  assert_string_equal(lease_errmsg(ev), "since must be >= 0");
+  f.since = 0;
+  f.id = "";
+  f.id_len = 0;
+  assert_int_equal(lease_events(ev, &f, 1, out, &count), LEASE_MISUSE);
+  assert_string_equal(lease_event_name(0), "unknown");
+  assert_string_equal(lease_event_name(LEASE_EV_END), "unknown");
+  lease_close(ev);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_order_and_run_at, setup_db, teardown_db),
@@ -303,8 +460,11 @@ int main(void) {
     cmocka_unit_test_setup_teardown(test_list_and_counts, setup_db, teardown_db),
     cmocka_unit_test_setup_teardown(test_unique_key, setup_db, teardown_db),
     cmocka_unit_test_setup_teardown(test_misuse, setup_db, teardown_db),
+    cmocka_unit_test_setup_teardown(test_timeout, setup_db, teardown_db),
+    cmocka_unit_test_setup_teardown(test_after, setup_db, teardown_db),
     cmocka_unit_test_setup_teardown(test_not_supported, setup_db, teardown_db),
     cmocka_unit_test(test_backoff),
+    cmocka_unit_test_setup_teardown(test_events, setup_db, teardown_db),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

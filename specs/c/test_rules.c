@@ -23,6 +23,7 @@ enum { CL = LEASE__CLAIM, RE = LEASE__RENEW, CO = LEASE__COMPLETE, RL = LEASE__R
 #define OPEN LEASE__Q_OPEN
 #define DISC LEASE__Q_DISCARDED
 #define CANC LEASE__Q_CANCELLED
+#define WAIT LEASE__Q_WAITING
 #define FMAX LEASE__BLOCKED_FENCE_MAX
 #define BID LEASE__BLOCKED_BAD_ID
 
@@ -50,6 +51,10 @@ static const rule_row rows[] = {
   {RE, {1, 0, DISC, 1, 1, 0, 0, 1}, LEASE_OK, LEASE_DISCARDED, NULL},
   {CL, {1, 0, CANC, 0, 0, 0, 1, 0}, LEASE_OK, LEASE_CANCELLED, NULL},
   {CO, {1, 0, CANC, 1, 1, FMAX, 0, 1}, LEASE_OK, LEASE_CANCELLED, NULL},
+  /* waiting for its dependencies, after the ends, before owner, fence and lease */
+  {CL, {1, 0, WAIT, 0, 0, FMAX, 1, 0}, LEASE_OK, LEASE_WAITING, NULL},
+  {CO, {1, 0, WAIT, 1, 1, 0, 0, 1}, LEASE_OK, LEASE_WAITING, NULL},
+  {RL, {1, 0, WAIT, 0, 0, 0, 0, 0}, LEASE_OK, LEASE_GRANTED, NULL},
   /* release ignores the queue's ends: the owner decides */
   {RL, {1, 0, DISC, 1, 0, 0, 0, 0}, LEASE_OK, LEASE_NOT_OWNER, NULL},
   {RL, {1, 0, CANC, 0, 1, 0, 0, 0}, LEASE_OK, LEASE_STALE_FENCE, NULL},
@@ -117,6 +122,7 @@ static void test_cancel(void **state) {
     {{1, 0, DISC, 0, 0, 0, 0, 0}, LEASE_DISCARDED},
     {{1, 0, CANC, 0, 0, 0, 0, 0}, LEASE_CANCELLED},
     {{1, 0, OPEN, 0, 0, FMAX, 1, 0}, LEASE_GRANTED},
+    {{1, 0, WAIT, 0, 0, 0, 0, 0}, LEASE_GRANTED},
   };
   size_t i;
   (void)state;
@@ -135,6 +141,7 @@ static void test_gate_and_prune(void **state) {
   /* the SQL text's numbers are the enum's */
   assert_string_equal(LEASE__Q_OPEN_S, "0");
   assert_string_equal(LEASE__Q_CANCELLED_S, "3");
+  assert_string_equal(LEASE__Q_WAITING_S, "4");
 }
 
 /* lease_retry: missing; held only when open, not done and live. */
@@ -147,6 +154,7 @@ static void test_retry(void **state) {
     {{1, 0, DISC, 0, 0, 0, 1, 0}, LEASE_GRANTED},
     {{1, 0, CANC, 0, 0, 0, 1, 0}, LEASE_GRANTED},
     {{1, 0, OPEN, 1, 1, FMAX, 0, 0}, LEASE_GRANTED},
+    {{1, 0, WAIT, 0, 0, 0, 0, 0}, LEASE_GRANTED},
   };
   size_t i;
   (void)state;

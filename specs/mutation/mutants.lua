@@ -292,7 +292,8 @@ return {
   {
     name = "enqueue-always-true", step = "own", file = "src/core/lease_queue.c",
     fn = "lease_enqueue",
-    from = [=[n == 1 ? LEASE_GRANTED : db->has_dup ? LEASE_DUPLICATE : LEASE_EXISTS]=],
+    from = [=[n == 1 ? LEASE_GRANTED
+              : db->has_dup ? LEASE_DUPLICATE : LEASE_EXISTS]=],
     to = [=[LEASE_GRANTED]=],
     hint = "specs/02-enqueue_spec.lua",
   },
@@ -1692,8 +1693,8 @@ return {
     -- retry keeps the attempts made: base_fence is not moved to the fence
     name = "pg-retry-keeps-attempts", step = "own", file = "src/pg/lpg_queue_sql.h", backend = "pg",
     fn = "LPG_Q_SQL_RETRY",
-    from = [[", base_fence = ok.fence,"]],
-    to = [[", base_fence = base_fence,"]],
+    from = [[" END, base_fence = ok.fence,"]],
+    to = [[" END, base_fence = base_fence,"]],
     hint = "specs/31-queue_fail_spec.lua",
   },
   {
@@ -2474,8 +2475,8 @@ return {
   {
     name = "unscheduled-due-at-zero", step = "own", file = "src/sqlite/lsq_queue_sql.h",
     fn = "LSQ_SQL_Q_DATA",
-    from = [[  " due_at = coalesce(?5, " LSQ_SQL_DUE_NOW "), max_attempts = ?6, key = ?7 WHERE id = ?1"]],
-    to = [[  " due_at = coalesce(?5, 0), max_attempts = ?6, key = ?7 WHERE id = ?1"]],
+    from = [[  " due_at = coalesce(?5, " LSQ_SQL_DUE_NOW "), max_attempts = ?6, timeout = ?7, key = ?8"]],
+    to = [[  " due_at = coalesce(?5, 0), max_attempts = ?6, timeout = ?7, key = ?8"]],
     hint = "specs/54-clock_spec.lua",
   },
   {
@@ -2488,8 +2489,8 @@ return {
   {
     name = "pg-unscheduled-due-at-zero", step = "own", backend = "pg", file = "src/pg/lpg_queue_sql.h",
     fn = "LPG_Q_SQL_ENQUEUE",
-    from = [[  " coalesce($5, " LPG_Q_SQL_DUE_NOW "), $6, $7 FROM i RETURNING 1)"]],
-    to = [[  " coalesce($5, 0), $6, $7 FROM i RETURNING 1)"]],
+    from = [[  " coalesce($5, " LPG_Q_SQL_DUE_NOW "), $6, $7, $8 FROM i RETURNING 1)"]],
+    to = [[  " coalesce($5, 0), $6, $7, $8 FROM i RETURNING 1)"]],
     hint = "specs/54-clock_spec.lua",
   },
   {
@@ -2731,8 +2732,8 @@ return {
   {
     name = "unique-key-ignored", step = "own", file = "src/sqlite/lsq_queue.c",
     fn = "enqueue_body",
-    from = [=[    if (j->key && held) continue;]=],
-    to = [=[    if (0 && held) continue;]=],
+    from = [=[    if (j->key && held) {]=],
+    to = [=[    if (0 && held) {]=],
     hint = "specs/43-unique_key_spec.lua",
   },
   {
@@ -2747,9 +2748,9 @@ return {
   {
     name = "unique-key-retry-takes-held-key", step = "own", file = "src/sqlite/lsq_queue.c",
     fn = "retry_body",
-    from = [=[  if ((rc = retry_holder(db, x)) != LEASE_OK || x->reason != LEASE_GRANTED) return rc;]=],
-    to = [=[  if ((rc = retry_holder(db, x)) != LEASE_OK) return rc;
-  x->reason = LEASE_GRANTED;]=],
+    from = [=[  if (x->reason == LEASE_GRANTED && (rc = retry_holder(db, x)) != LEASE_OK) return rc;]=],
+    to = [=[  if (x->reason == LEASE_GRANTED && (rc = retry_holder(db, x)) != LEASE_OK) return rc;
+  if (x->reason == LEASE_DUPLICATE) x->reason = LEASE_GRANTED;]=],
     hint = "specs/43-unique_key_spec.lua",
   },
   {
@@ -2769,7 +2770,7 @@ return {
   {
     name = "pg-unique-key-ignored", step = "own", backend = "pg", file = "src/pg/lpg_queue_sql.h",
     fn = "LPG_Q_SQL_ENQUEUE",
-    from = [=[  "WITH h AS (SELECT id FROM lease_queue WHERE $7::bytea IS NOT NULL AND queue = $3" \]=],
+    from = [=[  "WITH h AS (SELECT id FROM lease_queue WHERE $8::bytea IS NOT NULL AND queue = $3" \]=],
     to = [=[  "WITH h AS (SELECT id FROM lease_queue WHERE false AND queue = $3"              \]=],
     hint = "specs/43-unique_key_spec.lua",
   },
@@ -2789,9 +2790,9 @@ return {
   },
   {
     name = "pg-unique-key-retry-takes-held-key", step = "own", backend = "pg", file = "src/pg/lpg_queue.c",
-    fn = "lpg_q_retry",
-    from = [=[  if (why == LEASE_GRANTED && !PQgetisnull(res, 0, 4)) {]=],
-    to = [=[  if (why == LEASE_GRANTED && PQgetisnull(res, 0, 4) && 0) {]=],
+    fn = "admin_once",
+    from = [=[  if (which == LPG_ST_Q_RETRY && r == LEASE_GRANTED && !PQgetisnull(res, 0, 4)) {]=],
+    to = [=[  if (which == LPG_ST_Q_RETRY && r == LEASE_GRANTED && PQgetisnull(res, 0, 4) && 0) {]=],
     hint = "specs/43-unique_key_spec.lua",
   },
   {
@@ -2811,15 +2812,15 @@ return {
   {
     name = "unique-key-layout-classified-older", step = "own", file = "src/sqlite/lsq_schema_sql.h",
     fn = "LSQ_SQL_CLASSIFY",
-    from = [=[  " WHERE name = 'key') THEN 8"                                          \]=],
-    to = [=[  " WHERE name = 'key') THEN 7"                                          \]=],
+    from = [=[  " WHERE name = 'key') THEN 11"                                         \]=],
+    to = [=[  " WHERE name = 'key') THEN 10"                                         \]=],
     hint = "specs/43-unique_key_spec.lua",
   },
   {
     name = "pg-unique-key-layout-classified-older", step = "own", backend = "pg", file = "src/pg/lpg_schema_sql.h",
     fn = "LPG_SQL_CLASSIFY",
-    from = [=[  " to_regclass('lease_queue') AND attname = 'key' AND NOT attisdropped) THEN 8"   \]=],
-    to = [=[  " to_regclass('lease_queue') AND attname = 'key' AND NOT attisdropped) THEN 7"   \]=],
+    from = [=[  " to_regclass('lease_queue') AND attname = 'key' AND NOT attisdropped) THEN 11"  \]=],
+    to = [=[  " to_regclass('lease_queue') AND attname = 'key' AND NOT attisdropped) THEN 10"  \]=],
     hint = "specs/43-unique_key_spec.lua",
   },
   {
@@ -2834,6 +2835,356 @@ return {
     fn = "cmd_enqueue",
     from = [=[  if flags["--key"] == "" then usage("--key needs a non-empty key") end]=],
     to = [=[  if false and flags["--key"] == "" then usage("--key needs a non-empty key") end]=],
+    hint = "specs/43-unique_key_spec.lua",
+  },
+  -- The events ledger (src/core/lease_events.c, lsq_events.c, lpg_events.c) ---
+  {
+    name = "events-refused-write-not-recorded", step = "own", file = "src/sqlite/lsq_ops.c",
+    fn = "lsq_guarded_step",
+    from = [=[  return lease__event_write(db, write_event[w->op], w, fence && changed ? *fence : 0, *reason);]=],
+    to = [=[  if (!changed) return LEASE_OK;
+  return lease__event_write(db, write_event[w->op], w, fence && changed ? *fence : 0, *reason);]=],
+    hint = "specs/58-events_spec.lua",
+  },
+  {
+    name = "events-insert-failure-ignored", step = "own", file = "src/core/lease_events.c",
+    fn = "lease__event_add",
+    from = [=[  if ((rc = db->be->event(db, e, &seq)) != LEASE_OK) return rc;]=],
+    to = [=[  if ((rc = db->be->event(db, e, &seq)) != LEASE_OK) return LEASE_OK;]=],
+    hint = "specs/58-events_spec.lua",
+  },
+  {
+    name = "events-retention-never-prunes", step = "own", file = "src/core/lease_events.c",
+    fn = "lease__event_add",
+    from = [=[  if (seq % step != 0) return LEASE_OK;]=],
+    to = [=[  if (seq % step != 0 || step > 0) return LEASE_OK;]=],
+    hint = "specs/58-events_spec.lua",
+  },
+  {
+    name = "events-on-by-default", step = "own", file = "src/core/lease.c",
+    fn = "lease_options_default",
+    from = [=[  opt->events_keep = 0;]=],
+    to = [=[  opt->events_keep = LEASE_EVENTS_KEEP;]=],
+    hint = "specs/58-events_spec.lua",
+  },
+  {
+    name = "events-false-still-records", step = "own", file = "src/lua/lease_lua.c",
+    fn = "check_events_option",
+    from = [=[    opt->events_keep = lua_toboolean(L, t) ? LEASE_EVENTS_KEEP : 0;]=],
+    to = [=[    opt->events_keep = LEASE_EVENTS_KEEP;]=],
+    hint = "specs/58-events_spec.lua",
+  },
+  {
+    name = "events-claim-next-bulk-not-recorded", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "claim_next_body",
+    from = [=[        if ((rc = lease__event_write(db, LEASE_EV_CLAIM, &one, c->fence, LEASE_GRANTED)))
+          return rc;]=],
+    to = [=[        (void)one;]=],
+    hint = "specs/58-events_spec.lua",
+  },
+  {
+    name = "pg-events-write-outside-transaction", step = "own", file = "src/pg/lpg_events.c",
+    fn = "lpg_ev_begin", backend = "pg",
+    from = [=[  if (!lease__events_on(db) || PQtransactionStatus(LPG(db)->pg) != PQTRANS_IDLE) return LEASE_OK;]=],
+    to = [=[  return LEASE_OK;]=],
+    hint = "specs/58-events_spec.lua",
+  },
+  {
+    name = "pg-events-prune-keeps-one-more", step = "own", file = "src/pg/lpg_queue_sql.h",
+    fn = "LPG_Q_SQL_EVENT_PRUNE", backend = "pg",
+    from = [=["DELETE FROM lease_events WHERE seq <= greatest($1, coalesce((SELECT seq FROM"]=],
+    to = [=["DELETE FROM lease_events WHERE seq < greatest($1, coalesce((SELECT seq FROM"]=],
+    hint = "specs/58-events_spec.lua",
+  },
+  {
+    name = "pg-events-refused-complete-not-recorded", step = "own", file = "src/pg/lpg.c",
+    fn = "guarded", backend = "pg",
+    from = [=[  return lease__event_write(db, write_event[w->op], w, got, *reason);]=],
+    to = [=[  return *reason ? LEASE_OK : lease__event_write(db, write_event[w->op], w, got, *reason);]=],
+    hint = "specs/58-events_spec.lua",
+  },
+  {
+    name = "events-since-negative-accepted", step = "own", file = "src/core/lease_events.c",
+    fn = "lease_events",
+    from = [=[  if (g.since < 0) return lease__fail(db, LEASE_MISUSE, "since must be >= 0");]=],
+    to = [=[  if (g.since < -1) return lease__fail(db, LEASE_MISUSE, "since must be >= 0");]=],
+    c_hint = "test_queue",
+  },
+  {
+    name = "events-max-zero-accepted", step = "own", file = "src/core/lease_events.c",
+    fn = "lease_events",
+    from = [=[  if (max < 1) return lease__fail(db, LEASE_MISUSE, "max must be at least 1");]=],
+    to = [=[  if (max < 0) return lease__fail(db, LEASE_MISUSE, "max must be at least 1");]=],
+    c_hint = "test_queue",
+  },
+  {
+    name = "events-keep-negative-accepted", step = "own", file = "src/core/lease.c",
+    fn = "check_options",
+    from = [=[  if (opt->events_keep < 0)]=],
+    to = [=[  if (opt->events_keep < -1)]=],
+    c_hint = "test_queue",
+  },
+  -- Job timeouts (lease_new_job.timeout, the pool's hook) ----------------
+  {
+    name = "pool-timeout-never-fires", step = "own", file = "lua/lease/pool.lua",
+    fn = "run_limited",
+    from = "  debug.sethook(check, \"\", TIMEOUT_CHECK_EVERY)\n",
+    to = "",
+    hint = "specs/45-timeout_spec.lua",
+  },
+  {
+    name = "pool-timeout-not-an-attempt", step = "own", file = "lua/lease/pool.lua",
+    fn = "handle_one",
+    from = "  if not ok then return handler_failed(w, job, result, timed_out) end\n",
+    to = "  if not ok then\n    if timed_out then return give_back(w, job) end\n"
+      .. "    return handler_failed(w, job, result, timed_out)\n  end\n",
+    hint = "specs/45-timeout_spec.lua",
+  },
+  {
+    name = "pool-overdue-not-an-attempt", step = "own", file = "lua/lease/pool.lua",
+    fn = "fail_overdue",
+    from = "    string.format(TIMEOUT_MESSAGE, r.limit))\n  if not status then\n",
+    to = "    string.format(TIMEOUT_MESSAGE, r.limit), { attempt = false })\n  if not status then\n",
+    hint = "specs/45-timeout_spec.lua",
+  },
+  {
+    name = "pool-timeout-hook-outlives-job", step = "own", file = "lua/lease/pool.lua",
+    fn = "run_limited",
+    from = "  else debug.sethook() end\n",
+    to = "  end\n",
+    hint = "specs/45-timeout_spec.lua",
+  },
+  {
+    name = "pool-timeout-lease-not-outlasting", step = "own", file = "lua/lease/pool.lua",
+    fn = "outlast",
+    from = "  if job.claimed_at + ttl - w.now() >= limit + ttl / 2 then return true end\n",
+    to = "  if true then return true end\n",
+    hint = "specs/45-timeout_spec.lua",
+  },
+  {
+    -- a worker without a pool around it (lease.testing's drain) has no
+    -- events channel to report its job under a timeout on
+    name = "pool-timeout-running-sent-without-pool", step = "own", file = "lua/lease/pool.lua",
+    fn = "call_handler",
+    from = "    if events then events:send({ \"running\", w.index, job.id, job.fence, w.monotonic() + limit, limit }) end\n",
+    to = "    events:send({ \"running\", w.index, job.id, job.fence, w.monotonic() + limit, limit })\n",
+    hint = "specs/45-timeout_spec.lua",
+  },
+  {
+    name = "timeout-infinite-accepted", step = "own", file = "src/lua/lease_lua_queue.c",
+    fn = "check_timeout",
+    from = [=[  if (!(isfinite(t) && t > 0)) lb_fail(L, idx, a, "a finite number of seconds > 0");]=],
+    to = [=[  if (!(t > 0)) lb_fail(L, idx, a, "a finite number of seconds > 0");]=],
+    hint = "specs/45-timeout_spec.lua",
+  },
+  {
+    name = "core-timeout-negative-accepted", step = "own", file = "src/core/lease_queue.c",
+    fn = "check_new_job",
+    from = [=[  if (out->timeout != 0 && !(isfinite(out->timeout) && out->timeout > 0))]=],
+    to = [=[  if (out->timeout != 0 && !isfinite(out->timeout))]=],
+    c_hint = "test_queue",
+  },
+  {
+    name = "timeout-only-job-not-stored", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "has_data",
+    from = "j->max_attempts != LEASE_MAX_ATTEMPTS_DEFAULT ||\n         j->timeout != 0;\n",
+    to = "j->max_attempts != LEASE_MAX_ATTEMPTS_DEFAULT;\n",
+    hint = "specs/45-timeout_spec.lua",
+  },
+  {
+    name = "timeout-read-on-older-layout", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "read_timeout",
+    from = "  if (!LEASE_SCHEMA_HAS(LSQ(db)->version, TIMEOUT)) return LEASE_OK;\n",
+    to = "",
+    hint = "specs/45-timeout_spec.lua",
+  },
+  {
+    name = "timeout-layout-classified-6", step = "own", file = "src/sqlite/lsq_schema_sql.h",
+    fn = "LSQ_SQL_CLASSIFY",
+    from = [=[  " WHERE name = 'timeout') THEN 9"]=],
+    to = [=[  " WHERE name = 'timeout') THEN 6"]=],
+    hint = "specs/39-schema_version_spec.lua",
+  },
+  {
+    name = "pg-timeout-not-stored", step = "own", file = "src/pg/lpg_queue.c", backend = "pg",
+    fn = "enqueue_body",
+    from = [=[    p_time(&p, j->timeout != 0 ? j->timeout : NAN);]=],
+    to = [=[    p_time(&p, NAN);]=],
+    hint = "specs/45-timeout_spec.lua",
+  },
+  {
+    name = "pg-timeout-not-handed-out", step = "own", file = "src/pg/lpg_queue.c", backend = "pg",
+    fn = "claim_rounds",
+    from = [=[      j->timeout = PQgetisnull(res, i, 10) ? 0 : r_f8(res, i, 10);]=],
+    to = [=[      j->timeout = 0;]=],
+    hint = "specs/45-timeout_spec.lua",
+  },
+  {
+    name = "pg-timeout-read-on-older-layout", step = "own", file = "src/pg/lpg_queue.c", backend = "pg",
+    fn = "read_timeout",
+    from = "  if (!LEASE_SCHEMA_HAS(LPG(db)->version, TIMEOUT)) return LEASE_OK;\n",
+    to = "",
+    hint = "specs/45-timeout_spec.lua",
+  },
+  {
+    name = "pg-timeout-layout-classified-6", step = "own", file = "src/pg/lpg_schema_sql.h",
+    backend = "pg", fn = "LPG_SQL_CLASSIFY",
+    from = [=[  " to_regclass('lease_queue') AND attname = 'timeout' AND NOT attisdropped) THEN 9" \]=],
+    to = [=[  " to_regclass('lease_queue') AND attname = 'timeout' AND NOT attisdropped) THEN 6" \]=],
+    hint = "specs/39-schema_version_spec.lua",
+  },
+  -- Job dependencies (lease_new_job's after, schema step DEPS) ----------
+  {
+    -- the release run before the guard, so a refused (stale) complete
+    -- opens the children too (the release counts its parent as completed:
+    -- the guard alone decides)
+    name = "deps-stale-parent-releases-children", step = "own", file = "src/sqlite/lsq_ops.c",
+    fn = "lsq_guarded_step",
+    from = [=[  if (changed && w->op == LEASE__COMPLETE && (src = lsq_q_finished(db, w)) != LEASE_OK) return src;]=],
+    to = [=[  if (w->op == LEASE__COMPLETE && lsq_q_release(db, w) != LEASE_OK) return db->rc;
+  if (changed && w->op == LEASE__COMPLETE && (src = lsq_q_finished(db, w)) != LEASE_OK) return src;]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    name = "deps-released-by-one-of-two-parents", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_Q_DEP_RELEASE",
+    from = [=[  " AND NOT " LSQ_SQL_DEP_PENDING("lease_queue", " AND d.parent <> ?1")]=],
+    to = [=[  " AND 1"]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    name = "deps-discarded-parent-leaves-children-waiting", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "fail_body",
+    from = [=[  if ((rc = run_once(db, set)) != LEASE_OK || next.qstate != LEASE__Q_DISCARDED) return rc;]=],
+    to = [=[  if ((rc = run_once(db, set)) != LEASE_OK || 1) return rc;]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    name = "deps-expired-parent-leaves-children-waiting", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "lsq_q_expired",
+    from = [=[  return lsq_q_cascade(db, w->id, w->id_len, LEASE__Q_DISCARDED, w->now);]=],
+    to = [=[  return LEASE_OK;]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    name = "deps-cancelled-parent-leaves-children-waiting", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "cancel_body",
+    from = [=[  return lsq_q_cascade(db, x->id, x->id_len, LEASE__Q_CANCELLED, x->now);]=],
+    to = [=[  return LEASE_OK;]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    -- the cascade stops at the children: the grandchildren stay waiting
+    name = "deps-cascade-not-recursive", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_DEP_BELOW",
+    from = [=[  " UNION SELECT d.child, d.parent FROM k JOIN lease_deps AS d ON d.parent = k.id"]=],
+    to = [=[  " UNION SELECT d.child, d.parent FROM k JOIN lease_deps AS d ON d.parent = k.id AND 0"]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    name = "deps-enqueue-does-not-wait", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "add_deps",
+    from = [=[  bind_bytes(wait, 1, j->id, j->id_len);
+  return run_once(db, wait);]=],
+    to = [=[  bind_bytes(wait, 1, j->id, j->id_len);
+  return LEASE_OK;]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    name = "deps-retry-does-not-wait-again", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "retry_body",
+    from = [=[  return run_id(db, LSQ_ST_Q_DEP_WAIT, x);]=],
+    to = [=[  return LEASE_OK;]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    name = "deps-missing-parent-stored", step = "own", file = "src/core/lease_rules.c",
+    fn = "lease__refuse_dep",
+    from = [=[  int why = !found ? LEASE_MISSING]=],
+    to = [=[  int why = !found ? LEASE_GRANTED]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    name = "deps-ended-parent-taken", step = "own", file = "src/core/lease_rules.c",
+    fn = "lease__refuse_dep",
+    from = [=[            : qstate == LEASE__Q_CANCELLED ? LEASE_CANCELLED : LEASE_GRANTED;]=],
+    to = [=[            : LEASE_GRANTED;]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    -- a waiting job claimed by id: the guard refuses it, and the rules
+    -- then find no reason (an internal error instead of "waiting")
+    name = "deps-claim-waiting-no-reason", step = "own", file = "src/core/lease_rules.c",
+    fn = "lease__judge",
+    from = [=[  if (!is_release && f->qstate == LEASE__Q_WAITING) {]=],
+    to = [=[  if (0) {]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    name = "deps-self-not-refused-lua", step = "own", file = "src/lua/lease_lua_queue.c",
+    fn = "lb_check_after_self",
+    from = [=[    if (job->after_lens[k] == job->id_len && memcmp(job->after[k], job->id, job->id_len) == 0) {]=],
+    to = [=[    if (0) {]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    name = "deps-self-not-refused-core", step = "own", file = "src/core/lease_queue.c",
+    fn = "check_after",
+    from = [=[    if (lens[k] == out->id_len && memcmp(out->after[k], out->id, lens[k]) == 0) {]=],
+    to = [=[    if (0) {]=],
+    hint = "specs/44-dependencies_spec.lua",   -- killed by specs/c/test_queue.c (test_after)
+  },
+  {
+    name = "deps-cancel-skips-waiting", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_Q_END",
+    from = [=[  " AND state IN (" LEASE__Q_OPEN_S ", " LEASE__Q_WAITING_S ")"]=],
+    to = [=[  " AND state IN (" LEASE__Q_OPEN_S ")"]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    name = "pg-deps-released-by-one-of-two-parents", step = "own", file = "src/pg/lpg_schema_sql.h",
+    fn = "LPG_STEP_DEPS", backend = "pg",
+    from = [=[  " WHERE d.child = c.id AND p.state <> " LEASE__Q_COMPLETED_S ");"]=],
+    to = [=[  " WHERE d.child = c.id AND p.state < 0);"]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    name = "pg-deps-discarded-parent-leaves-children-waiting", step = "own",
+    file = "src/pg/lpg_schema_sql.h", fn = "LPG_STEP_DEPS", backend = "pg",
+    from = [=[  " FOR EACH ROW WHEN (new.state IN (" LEASE__Q_COMPLETED_S ", " LEASE__Q_DISCARDED_S ","]=],
+    to = [=[  " FOR EACH ROW WHEN (new.state IN (" LEASE__Q_COMPLETED_S ", " LEASE__Q_COMPLETED_S ","]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    -- a listed job that does not exist taken as there (state open)
+    name = "pg-deps-missing-parent-stored", step = "own", file = "src/pg/lpg_queue.c",
+    fn = "check_deps", backend = "pg",
+    from = [=[      found = PQntuples(res) == 1;]=],
+    to = [=[      found = 1;]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    name = "pg-deps-retry-does-not-wait-again", step = "own", file = "src/pg/lpg_queue_sql.h",
+    fn = "LPG_Q_SQL_RETRY", backend = "pg",
+    from = [=[  " THEN " LEASE__Q_WAITING_S " ELSE " LEASE__Q_OPEN_S " END, base_fence = ok.fence,"]=],
+    to = [=[  " THEN " LEASE__Q_OPEN_S " ELSE " LEASE__Q_OPEN_S " END, base_fence = ok.fence,"]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    -- a file of the DEPS layout without its version row is taken for the
+    -- one before: step DEPS runs again (the index another client dropped
+    -- comes back)
+    name = "deps-schema-unversioned-layout-taken-for-older", step = "own",
+    file = "src/sqlite/lsq_schema_sql.h", fn = "LSQ_SQL_CLASSIFY",
+    from = [=[  " WHERE type = 'table' AND name = 'lease_deps') THEN 10"]=],
+    to = [=[  " WHERE type = 'table' AND name = 'lease_deps') THEN 6"]=],
+    hint = "specs/43-unique_key_spec.lua",
+  },
+  {
+    name = "pg-deps-schema-unversioned-layout-taken-for-older", step = "own", backend = "pg",
+    file = "src/pg/lpg_schema_sql.h", fn = "LPG_SQL_CLASSIFY",
+    from = [=[  " WHEN to_regclass('lease_deps') IS NOT NULL THEN 10"]=],
+    to = [=[  " WHEN to_regclass('lease_deps') IS NOT NULL THEN 9"]=],
     hint = "specs/43-unique_key_spec.lua",
   },
 }

@@ -166,6 +166,7 @@ void lease__unhold(lease_db **held) {
     clear_error(db);                                                  \
     (db)->clock_now = NAN;                                            \
     (db)->has_dup = 0;                                                \
+    (db)->refused = 0;   /* lease_enqueue_refused speaks of the last call */ \
     if (!(db)->conn) return lease__fail((db), LEASE_MISUSE, "the database is closed"); \
     if ((db)->tx) return lease__fail((db), LEASE_MISUSE, "this handle is inside a with_lease " \
                                      "callback: use its tx"); \
@@ -315,6 +316,8 @@ void lease_options_default(lease_options *opt) {
   opt->synchronous = LEASE_SYNC_FULL;
   opt->flags = 0;
   opt->clock_factor = LEASE_CLOCK_FACTOR;
+  opt->events_keep = 0;
+  opt->events_max_age = 0;
 }
 
 /* Refuse options lease.h does not allow. */
@@ -328,6 +331,10 @@ static int check_options(lease_db *db, const lease_options *opt) {
     return lease__fail(db, LEASE_MISUSE, "unknown open flags");
   if (!(opt->clock_factor == 0 || (opt->clock_factor > 1 && isfinite(opt->clock_factor))))
     return lease__fail(db, LEASE_MISUSE, "clock_factor must be 0 (no check) or a finite number > 1");
+  if (opt->events_keep < 0)
+    return lease__fail(db, LEASE_MISUSE, "events_keep must be >= 0 (0: no events)");
+  if (!(opt->events_max_age == 0 || (opt->events_max_age > 0 && isfinite(opt->events_max_age))))
+    return lease__fail(db, LEASE_MISUSE, "events_max_age must be 0 (no age bound) or a finite number > 0");
   return LEASE_OK;
 }
 

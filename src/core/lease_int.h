@@ -69,19 +69,25 @@ typedef enum lease__op { LEASE__CLAIM, LEASE__RENEW, LEASE__COMPLETE, LEASE__REL
 ** counts as OPEN).  OPEN: not done, handed out by claim_next when ready;
 ** COMPLETED: done (a trigger keeps it in step with jobs.done); DISCARDED:
 ** its attempts are used up; CANCELLED: lease_cancel ended it.  The last
-** two are the queue's ends: no write but release touches such a job.  The
-** backends' SQL text takes each number from the same digit (the _S
-** strings), so the C and the SQL cannot disagree.
+** two are the queue's ends: no write but release touches such a job.
+** WAITING: enqueued after jobs not all completed (lease_deps); the
+** completion of its last one opens it, the discard or cancel of one
+** cancels it.  No write but release and cancel takes it either (its SQL
+** guards read "state >= DISCARDED" as "not open to a lease", which holds
+** it too).  The backends' SQL text takes each number from the same digit
+** (the _S strings), so the C and the SQL cannot disagree.
 */
 #define LEASE__Q_OPEN_N 0
 #define LEASE__Q_COMPLETED_N 1
 #define LEASE__Q_DISCARDED_N 2
 #define LEASE__Q_CANCELLED_N 3
+#define LEASE__Q_WAITING_N 4
 typedef enum lease__qstate {
   LEASE__Q_OPEN = LEASE__Q_OPEN_N,
   LEASE__Q_COMPLETED = LEASE__Q_COMPLETED_N,
   LEASE__Q_DISCARDED = LEASE__Q_DISCARDED_N,
-  LEASE__Q_CANCELLED = LEASE__Q_CANCELLED_N
+  LEASE__Q_CANCELLED = LEASE__Q_CANCELLED_N,
+  LEASE__Q_WAITING = LEASE__Q_WAITING_N
 } lease__qstate;
 #define LEASE__STR_(x) #x
 #define LEASE__STR(x) LEASE__STR_(x)
@@ -89,14 +95,18 @@ typedef enum lease__qstate {
 #define LEASE__Q_COMPLETED_S LEASE__STR(LEASE__Q_COMPLETED_N)
 #define LEASE__Q_DISCARDED_S LEASE__STR(LEASE__Q_DISCARDED_N)
 #define LEASE__Q_CANCELLED_S LEASE__STR(LEASE__Q_CANCELLED_N)
+#define LEASE__Q_WAITING_S LEASE__STR(LEASE__Q_WAITING_N)
 /* The SQL condition "the queue has not finished the job" over its queue
 ** row's state column: not completed, discarded or cancelled (any other
-** state, a later one too, holds a unique key: lease_new_job's key). */
+** state, waiting and a later one too, holds a unique key: lease_new_job's
+** key). */
 #define LEASE__Q_UNFINISHED_SQL(col)                                     \
   col " NOT IN (" LEASE__Q_COMPLETED_S ", " LEASE__Q_DISCARDED_S ", " LEASE__Q_CANCELLED_S ")"
-/* The SQL's "ended by the queue" is state >= DISCARDED: the ends come
-** last.  SQLite's triggers store done <> 0 (0 or 1) as a new row's state. */
+/* The SQL's "not open to a lease" is state >= DISCARDED: the ends, then
+** WAITING, come last.  SQLite's triggers store done <> 0 (0 or 1) as a
+** new row's state. */
 _Static_assert(LEASE__Q_CANCELLED == LEASE__Q_DISCARDED + 1 &&
+               LEASE__Q_WAITING == LEASE__Q_CANCELLED + 1 &&
                LEASE__Q_DISCARDED > LEASE__Q_COMPLETED, "the queue's ends are its last states");
 _Static_assert(LEASE__Q_OPEN == 0 && LEASE__Q_COMPLETED == 1, "done <> 0 is the state");
 
@@ -135,7 +145,7 @@ typedef struct lease__write {
 /*
 ** lease__judge: the reason of op on the job f describes, in the contract's
 ** order: missing; done; but for release, discarded or cancelled by the
-** queue; but for claim, not_owner, then stale_fence; but for release, a
+** queue, then waiting for its dependencies; but for claim, not_owner, then stale_fence; but for release, a
 ** blocked job (a failure: lease__blocked_fail, claim's verb "claim", the
 ** others' "write to"); then claim's held (f->live) or renew's and
 ** complete's expired.  *reason gets the first that applies, or
@@ -247,6 +257,8 @@ int lease__retry_reason(const lease__facts *f);
 ** (see lease.h for what each does and returns).  Each records its failures
 ** on db (lease__fail, lease__set_error) and returns the result code.
 */
+struct lease__event;
+
 typedef struct lease__backend {
   const char *name;
   /* The SQL text of shared statement `which` (lease_statements.h) as this
@@ -258,11 +270,17 @@ typedef struct lease__backend {
   void (*close)(lease_db *db);
   int (*init)(lease_db *db);
   /* n >= 1 jobs, checked (lengths resolved, queue never NULL, key NULL
-  ** or 1 to LEASE_KEY_MAX bytes), in one transaction; *inserted: how many
-  ** were new (may be NULL).  A job whose key an unfinished job of its
-  ** queue holds is not inserted: the holder's id is recorded
-  ** (lease__duplicate), and the others go on. */
+  ** or 1 to LEASE_KEY_MAX bytes, after entries checked, after_lens set),
+  ** in one transaction; *inserted: how many were new (may be NULL).  A
+  ** job's after naming no job, or a discarded or cancelled one, stores
+  ** nothing: db->refused set (lease__refuse_dep), LEASE_OK; that check
+  ** comes first.  Then a job whose key an unfinished job of its queue
+  ** holds is not inserted: the holder's id is recorded (lease__duplicate),
+  ** and the others go on. */
   int (*enqueue)(lease_db *db, const lease_new_job *jobs, int n, int *inserted);
+  /* The jobs id was enqueued after, at now (lease_after); NULL: none kept. */
+  int (*after)(lease_db *db, const char *id, size_t id_len, double now, lease_dep *out, int max,
+               int *count);
   /* now finite, or NaN for no status (LEASE_STATUS_UNKNOWN). */
   int (*state)(lease_db *db, const char *id, size_t id_len, double now, lease_row *row,
                int *found);
@@ -342,7 +360,59 @@ typedef struct lease__backend {
   int (*file_id)(lease_db *db, uint64_t *dev, uint64_t *ino);
   /* The database's clock, seconds since the epoch, into *out. */
   int (*server_now)(lease_db *db, double *out);
+  /* The events ledger (lease_events; src/core/lease_events.c).  event:
+  ** insert e into lease_events inside the transaction of the write
+  ** running (e->at NaN: the engine's clock), its seq into *seq.
+  ** event_prune: delete the events with seq <= upto, and those before the
+  ** first whose at >= cutoff (cutoff -HUGE_VAL: none by age).  events:
+  ** read as lease_events does (f checked, max >= 1).  NULL: no ledger. */
+  int (*event)(lease_db *db, const struct lease__event *e, int64_t *seq);
+  int (*event_prune)(lease_db *db, int64_t upto, double cutoff);
+  int (*events)(lease_db *db, const lease_event_filter *f, int max, lease_event *out,
+                int *count);
 } lease__backend;
+
+/*
+** One event for the ledger (lease.h: lease_event), as a backend stores it:
+** op a LEASE_EV_*, reason LEASE_GRANTED or the refusal's (its outcome);
+** strings NULL for SQL NULL; at NaN for the engine's clock.
+*/
+typedef struct lease__event {
+  int op;
+  const char *id;     size_t id_len;
+  const char *queue;  size_t queue_len;
+  const char *owner;  size_t owner_len;
+  int has_fence;
+  int64_t fence;
+  double at;
+  int reason;
+} lease__event;
+
+/*
+** lease__event_add: record e in the ledger inside the transaction of the write
+** running on db, when db records events (lease__events_on), then prune
+** the ledger when its seq comes to a multiple of the prune step (a tenth
+** of events_keep, 1 to LEASE__EVENTS_STEP): the events before the newest
+** events_keep - step + 1 deleted by one seq range, so the ledger never
+** holds more than events_keep; with events_max_age also those older than
+** e->at - events_max_age.  LEASE_OK, or the backend's failure recorded
+** (the caller's transaction then rolls back with the operation).
+*/
+#define LEASE__EVENTS_STEP 1000
+int lease__event_add(lease_db *db, const lease__event *e);
+
+/* lease__events_on: 1 when writes on db record events: events_keep > 0,
+** the backend has a ledger, the database's schema has the EVENTS step. */
+int lease__events_on(const lease_db *db);
+
+/* lease__event_write: lease__event_add of guarded write w (op LEASE__CLAIM
+** ... or fail) as op (LEASE_EV_*), its id, owner, now, fence (a claim's
+** new fence when granted), and reason. */
+int lease__event_write(lease_db *db, int op, const lease__write *w, int64_t fence, int reason);
+
+/* lease__event_id: lease__event_add of op on job id (no owner, no fence) at
+** `at` (NaN: the engine's clock) with reason. */
+int lease__event_id(lease_db *db, int op, const char *id, size_t id_len, double at, int reason);
 
 /* A with_lease transaction (lease.h: lease_tx), on the caller's stack for
 ** the length of lease_with_lease. */
@@ -385,12 +455,26 @@ struct lease_db {
   size_t dup_len, dup_cap;
   int has_dup;                      /* 1 when the call running or last run found a key
                                        held (lease__duplicate); cleared as each call starts */
+  int refused, refused_job, refused_after;   /* the last enqueue's refused dependency
+                                       (lease_enqueue_refused): reason (0: none),
+                                       the job's and the id's positions */
 };
 
 /* lease__duplicate: record on db that the job id holds the key the call
 ** running wanted (lease_duplicate_id then gives it).  LEASE_OK, or
 ** LEASE_NOMEM recorded. */
 int lease__duplicate(lease_db *db, const char *id, size_t id_len);
+
+/* lease__refuse_dep: inside a backend's enqueue, before it writes: record
+** that job i's after[k] refused the enqueue for reason (LEASE_MISSING:
+** no such job; else the job's queue state, LEASE__Q_DISCARDED or
+** LEASE__Q_CANCELLED, as read).  Returns 1 when refused (the backend then
+** stores nothing), 0 for a state that does not refuse. */
+int lease__refuse_dep(lease_db *db, int i, int k, int found, int qstate);
+
+/* lease__dep_in_batch: 1 when jobs[0..i) of the same enqueue holds the id
+** jobs[i].after[k] (it is inserted before jobs[i]), else 0. */
+int lease__dep_in_batch(const lease_new_job *jobs, int i, int k);
 
 /*
 ** The clock mark: the highest `now` the database has seen, coarsely (key

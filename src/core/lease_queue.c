@@ -117,6 +117,59 @@ static int check_finite(lease_db *db, const char *what, double t) {
   return LEASE_OK;
 }
 
+/* The most dependencies one job may list (lease_new_job's after). */
+#define AFTER_MAX 10000
+
+/* Check out's after (named by prefix): n_after within range, each id
+** non-empty, storable and not the job's own id.  The resolved lengths go
+** to an array the core keeps until the call ends (out->after_lens). */
+static int check_after(lease_db *db, const char *prefix, lease_new_job *out) {
+  char what[64];
+  size_t *lens;
+  int k;
+  if (out->n_after == 0) {
+    out->after = NULL;
+    out->after_lens = NULL;
+    return LEASE_OK;
+  }
+  if (out->n_after < 0 || out->n_after > AFTER_MAX || !out->after)
+    return lease__fail(db, LEASE_MISUSE, "%safter must hold n_after ids (0 to %d)", prefix,
+                       AFTER_MAX);
+  if (!(lens = malloc((size_t)out->n_after * sizeof *lens)))
+    return lease__fail(db, LEASE_NOMEM, "out of memory");
+  for (k = 0; k < out->n_after; k++) {
+    lens[k] = out->after_lens ? out->after_lens[k] : LEASE_NTS;
+    snprintf(what, sizeof what, "%safter[%d]", prefix, k + 1);
+    if (lease__check_bytes(db, what, out->after[k], &lens[k])) break;
+    if (lens[k] == out->id_len && memcmp(out->after[k], out->id, lens[k]) == 0) {
+      lease__fail(db, LEASE_MISUSE, "%s is the job's own id", what);
+      break;
+    }
+  }
+  if (k < out->n_after) {
+    free(lens);
+    return db->rc;
+  }
+  out->after_lens = lens;
+  return LEASE_OK;
+}
+
+/* Free what check_after kept for n checked jobs. */
+static void free_after(lease_new_job *js, int n) {
+  int i;
+  for (i = 0; i < n; i++) free((void *)(uintptr_t)js[i].after_lens);
+}
+
+/* See lease_int.h. */
+int lease__dep_in_batch(const lease_new_job *jobs, int i, int k) {
+  const char *id = jobs[i].after[k];
+  size_t len = jobs[i].after_lens[k];
+  int m;
+  for (m = 0; m < i; m++)
+    if (jobs[m].id_len == len && memcmp(jobs[m].id, id, len) == 0) return 1;
+  return 0;
+}
+
 /* Check job (named by prefix, e.g. "job 3: ") into *out, lengths resolved. */
 static int check_new_job(lease_db *db, const char *prefix, const lease_new_job *job,
                          lease_new_job *out) {
@@ -140,7 +193,10 @@ static int check_new_job(lease_db *db, const char *prefix, const lease_new_job *
   } else {
     out->key_len = 0;
   }
-  return LEASE_OK;
+  if (out->timeout != 0 && !(isfinite(out->timeout) && out->timeout > 0))
+    return lease__fail(db, LEASE_MISUSE, "%stimeout must be a finite number of seconds > 0",
+                       prefix);
+  return check_after(db, prefix, out);
 }
 
 /* See lease_int.h. */
@@ -179,12 +235,39 @@ int lease_enqueue(lease_db *db, const lease_new_job *job, int *reason) {
   lease_new_job j;
   int n = 0, rc = lease__begin(db);
   if (rc != LEASE_OK) return rc;
+  db->refused = 0;
   if (!job) return lease__fail(db, LEASE_MISUSE, "job must not be NULL");
   if (check_new_job(db, "", job, &j)) return db->rc;
   rc = db->be->enqueue(db, &j, 1, &n);
+  free_after(&j, 1);
   if (rc == LEASE_OK && reason)
-    *reason = n == 1 ? LEASE_GRANTED : db->has_dup ? LEASE_DUPLICATE : LEASE_EXISTS;
+    *reason = db->refused ? db->refused : n == 1 ? LEASE_GRANTED
+              : db->has_dup ? LEASE_DUPLICATE : LEASE_EXISTS;
   return rc;
+}
+
+/* See lease.h. */
+int lease_enqueue_refused(lease_db *db, int *job, int *after, int *reason) {
+  if (!db || !db->refused) return 0;
+  if (job) *job = db->refused_job;
+  if (after) *after = db->refused_after;
+  if (reason) *reason = db->refused;
+  return 1;
+}
+
+/* See lease.h. */
+int lease_after(lease_db *db, const char *id, size_t id_len, double now, lease_dep *out, int max,
+                int *count) {
+  LEASE__HOLD(db);
+  int rc = lease__begin(db);
+  if (rc != LEASE_OK) return rc;
+  if (count) *count = 0;
+  if (!out || !count) return lease__fail(db, LEASE_MISUSE, "out and count must not be NULL");
+  if (max < 1) return lease__fail(db, LEASE_MISUSE, "max must be at least 1");
+  if (lease__check_bytes(db, "id", id, &id_len)) return db->rc;
+  if (check_finite(db, "now", now)) return db->rc;
+  if (!db->be->after) return LEASE_OK;   /* a backend without dependencies keeps none */
+  return db->be->after(db, id, id_len, now, out, max, count);
 }
 
 /* See lease.h (contract step 2 for each job, one transaction). */
@@ -194,6 +277,7 @@ int lease_enqueue_many(lease_db *db, const lease_new_job *jobs, int n, int *inse
   int i, rc = lease__begin(db);
   if (rc != LEASE_OK) return rc;
   if (inserted) *inserted = 0;
+  db->refused = 0;
   if (n < 0 || (n > 0 && !jobs)) return lease__fail(db, LEASE_MISUSE, "jobs must hold n entries");
   if (n == 0) return LEASE_OK;
   if (!(js = malloc((size_t)n * sizeof *js))) return lease__fail(db, LEASE_NOMEM, "out of memory");
@@ -201,13 +285,16 @@ int lease_enqueue_many(lease_db *db, const lease_new_job *jobs, int n, int *inse
     char prefix[32];
     snprintf(prefix, sizeof prefix, "job %d: ", i + 1);
     if (check_new_job(db, prefix, &jobs[i], &js[i])) {
+      free_after(js, i);
       free(js);
       return db->rc;
     }
   }
   rc = db->be->enqueue(db, js, n, inserted);
   db->has_dup = 0;   /* the holder of one skipped job among many: not reported */
+  free_after(js, n);
   free(js);
+  if (rc == LEASE_OK && db->refused && inserted) *inserted = 0;
   return rc;
 }
 
@@ -389,7 +476,7 @@ int lease_list(lease_db *db, const lease_filter *f, int max, lease_row *rows, in
   if (g.which < LEASE_LIST_ALL || g.which > LEASE_LIST_BLOCKED)
     return lease__fail(db, LEASE_MISUSE, "unknown list kind %d", g.which);
   if (max < 1) return lease__fail(db, LEASE_MISUSE, "max must be at least 1");
-  if (g.status < 0 || g.status > LEASE_STATUS_CANCELLED)
+  if (g.status < 0 || g.status > LEASE_STATUS_WAITING)
     return lease__fail(db, LEASE_MISUSE, "unknown status %d", g.status);
   if (g.queue && check_queue(db, "queue", &g.queue, &g.queue_len)) return db->rc;
   if (isnan(g.now)) return lease__fail(db, LEASE_MISUSE, "now must be a number");

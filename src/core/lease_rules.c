@@ -40,6 +40,11 @@ int lease__judge(lease_db *db, lease__op op, const lease__facts *f, int *reason)
   int is_claim = op == LEASE__CLAIM, is_release = op == LEASE__RELEASE;
   /* Release may end the lease of a job the queue ended, or a blocked one. */
   if ((*reason = ended_reason(f, !is_release)) != LEASE_GRANTED) return LEASE_OK;
+  /* A job waiting for its dependencies takes no lease (release still ends one). */
+  if (!is_release && f->qstate == LEASE__Q_WAITING) {
+    *reason = LEASE_WAITING;
+    return LEASE_OK;
+  }
   if (!is_claim && f->other_owner) *reason = LEASE_NOT_OWNER;
   else if (!is_claim && f->other_fence) *reason = LEASE_STALE_FENCE;
   else if (!is_release && lease__blocked_msg(f->blocked))
@@ -70,6 +75,18 @@ int lease__prune_state(int status) {
     case LEASE_STATUS_CANCELLED: return LEASE__Q_CANCELLED;
     default: return 0;
   }
+}
+
+/* See lease_int.h. */
+int lease__refuse_dep(lease_db *db, int i, int k, int found, int qstate) {
+  int why = !found ? LEASE_MISSING
+            : qstate == LEASE__Q_DISCARDED ? LEASE_DISCARDED
+            : qstate == LEASE__Q_CANCELLED ? LEASE_CANCELLED : LEASE_GRANTED;
+  if (why == LEASE_GRANTED) return 0;
+  db->refused = why;
+  db->refused_job = i;
+  db->refused_after = k;
+  return 1;
 }
 
 /* See lease_int.h. */

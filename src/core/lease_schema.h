@@ -19,7 +19,7 @@
 #define LEASE_SCHEMA_H
 
 /* The version this build makes and knows: the number of steps. */
-#define LEASE_SCHEMA_VERSION 8
+#define LEASE_SCHEMA_VERSION 11
 
 /*
 ** The steps, in order: the k-th entry takes version k-1 to k.
@@ -45,7 +45,17 @@
 **              fence's growth since lease_queue.base_fence (each job's
 **              count kept), no longer in a column a trigger counts up at
 **              each claim; nothing on SQLite.
-**   UNIQUE    8: lease_queue's column key (NULL: none; existing rows get
+**   EVENTS    8: the events ledger's table lease_events (lease.h, "The
+**              events ledger"): seq, at, op, id, queue, owner, fence,
+**              outcome, reason; op and reason as the numbers of lease.h's
+**              lists, outcome 0 (ok) or 1 (refused); nothing else.
+**   TIMEOUT   9: lease_queue's column timeout (seconds a handler may run
+**              on the job; NULL: none), which enqueue stores and
+**              claim_next hands out.
+**   DEPS     10: dependencies: the table lease_deps(child, parent) and its
+**              index by parent (lease.h: lease_new_job's after); a job
+**              waiting for them is queue state 4 (lease_int.h).
+**   UNIQUE   11: lease_queue's column key (NULL: none; existing rows get
 **              none) and the unique index lease_queue_key on (queue, key)
 **              over the rows with a key that the queue has not ended (state
 **              not completed, discarded or cancelled).
@@ -58,6 +68,9 @@
   XX(CONTROL)                  \
   XX(CLOCK)                    \
   XX(ATTEMPTS)                 \
+  XX(EVENTS)                   \
+  XX(TIMEOUT)                  \
+  XX(DEPS)                     \
   XX(UNIQUE)
 
 /* How many steps LEASE_SCHEMA_STEPS lists: must be LEASE_SCHEMA_VERSION. */

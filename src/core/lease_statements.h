@@ -27,7 +27,8 @@
 #define LEASE_STATEMENTS(XX)                                                          \
   /* Contract step 2: add a job by id, nothing when it exists (PostgreSQL  */         \
   /* writes its queue data too: payload, queue, priority, run_at, max_attempts, */    \
-  /* key, and reads the key's holder, inserting nothing when there is one). */        \
+  /* timeout, key, and reads the key's holder, inserting nothing when there is */     \
+  /* one). */                                                                         \
   XX(ENQUEUE)                                                                         \
   /* Contract step 4, guarded: id, owner, now, now + ttl; the new fence. */           \
   XX(CLAIM)                                                                           \
@@ -41,6 +42,8 @@
   XX(TALLY)                                                                           \
   /* One job with its queue data (lease_row's columns): id, now. */                   \
   XX(Q_STATE)                                                                         \
+  /* A job's timeout (NULL: none), on step TIMEOUT's layout or newer: id. */          \
+  XX(Q_TIMEOUT)                                                                       \
   /* A page of jobs: after (seq), now, limit, status, queue, results, which. */       \
   XX(Q_LIST)                                                                          \
   /* A job's recorded errors, oldest first: id, limit. */                             \
@@ -68,6 +71,15 @@
   XX(Q_TIDY)                                                                          \
   /* Every queue with jobs or settings, with its settings. */                         \
   XX(Q_QUEUES)                                                                        \
+  /* A job's queue state when another is enqueued after it: id (no row: */           \
+  /* missing; PostgreSQL locks its jobs row FOR SHARE). */                            \
+  XX(Q_DEP_STATE)                                                                     \
+  /* Store a dependency: the child's id, the parent's id. */                          \
+  XX(Q_DEP_ADD)                                                                       \
+  /* An open job waits while one of its parents is not completed: id. */              \
+  XX(Q_DEP_WAIT)                                                                      \
+  /* The jobs a job runs after, by id, with their status: id, now, limit. */          \
+  XX(Q_DEPS)                                                                          \
   /* The database's clock mark (lease__clock). */                                     \
   XX(CLOCK_READ)                                                                      \
   /* Move the clock mark: the new mark. */                                            \
@@ -83,7 +95,14 @@
   XX(SCHEDULE_DUE)                                                                    \
   /* Move a schedule past its tick, guarded by the next_at read: next_at, */          \
   /* last_at, name, the next_at read. */                                              \
-  XX(SCHEDULE_MOVE)
+  XX(SCHEDULE_MOVE)                                                                   \
+  /* The events ledger, add an event: at (NULL: the backend's clock), op, */          \
+  /* id, queue, owner, fence, reason (0: ok). */                                      \
+  XX(EVENT_ADD)                                                                       \
+  /* Prune the ledger: the events up to a seq, and those before a time. */            \
+  XX(EVENT_PRUNE)                                                                     \
+  /* A page of events in seq order: after (seq), id (NULL: all), limit. */            \
+  XX(EVENT_READ)
 
 /* The shared statements, numbered in the list's order. */
 typedef enum lease__stmt {

@@ -128,6 +128,37 @@ static int close_handle(lua_State *L, int i) {
   return 0;
 }
 
+/* The open option events at the top: false (no events, the default), true
+** (keep LEASE_EVENTS_KEEP), or a table {keep = integer >= 1, max_age =
+** seconds > 0}. */
+static void check_events_option(lua_State *L, const lb_arg *a, lease_options *opt) {
+  int t = lua_gettop(L);
+  if (lua_type(L, t) == LUA_TBOOLEAN) {
+    opt->events_keep = lua_toboolean(L, t) ? LEASE_EVENTS_KEEP : 0;
+    return;
+  }
+  if (!lua_istable(L, t)) lb_error(L, a, "events must be a boolean or a table {keep=, max_age=}");
+  opt->events_keep = LEASE_EVENTS_KEEP;
+  lua_pushnil(L);
+  while (lua_next(L, t)) {
+    const char *key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
+    if (strcmp(key, "keep") == 0) {
+      double k = lua_type(L, -1) == LUA_TNUMBER ? lua_tonumber(L, -1) : 0;
+      if (!(k >= 1 && k <= 9007199254740992.0 && floor(k) == k))
+        lb_error(L, a, "events.keep must be an integer >= 1");
+      opt->events_keep = (int64_t)k;
+    } else if (strcmp(key, "max_age") == 0) {
+      double s = lua_type(L, -1) == LUA_TNUMBER ? lua_tonumber(L, -1) : 0;
+      if (!(s > 0 && isfinite(s))) lb_error(L, a, "events.max_age must be a finite number > 0");
+      opt->events_max_age = s;
+    } else {
+      lb_error(L, a, lua_pushfstring(L, "events has an unknown key '%s'",
+                                     luaL_tolstring(L, -2, NULL)));
+    }
+    lua_pop(L, 1);
+  }
+}
+
 /* Read the options table at i into opt; raises on an unknown key or bad value. */
 static void check_options(lua_State *L, const lb_callee *c, int i, lease_options *opt) {
   const lb_arg *a = LB_ARG(c, i, "options");
@@ -166,6 +197,8 @@ static void check_options(lua_State *L, const lb_callee *c, int i, lease_options
       double f = lua_type(L, -1) == LUA_TNUMBER ? lua_tonumber(L, -1) : 0;
       if (!(f > 1 && isfinite(f))) lb_error(L, a, "clock_factor must be a finite number > 1");
       clock_factor = f;
+    } else if (key && strcmp(key, "events") == 0) {
+      check_events_option(L, a, opt);
     } else if (key && strcmp(key, "clock_check") == 0) {
       if (lua_type(L, -1) != LUA_TBOOLEAN) lb_error(L, a, "clock_check must be a boolean");
       clock_check = lua_toboolean(L, -1);
@@ -192,7 +225,12 @@ one (its columns, types and constraints).
   default 100: a call whose `now` is off from the database's clock mark, the
   highest `now` it has seen, by this factor or more either way raises, as when
   one caller counts seconds and another milliseconds; compared only when both
-  are at least 1e6), `clock_check` (boolean, default true; false: no check).
+  are at least 1e6), `clock_check` (boolean, default true; false: no check),
+  `events` (false, the default: this handle's writes record no event in the
+  ledger; true or a table `{keep = integer >= 1, max_age = number > 0}`:
+  record them, keep the newest `keep` events (default 100000), and with
+  `max_age` none older than that before the now of the write that prunes;
+  see db:events).
 @treturn db an open handle
 @raise `bad argument` for a bad path or option; `lease.open: <message> [<code>]
   (file "<path>")` when the database cannot be opened (cantopen, notadb,
@@ -389,12 +427,20 @@ concurrent enqueues of one key exactly one is inserted.
   (1 to 255 bytes, default "default"), priority = integer (smaller runs first,
   default 0), run_at = number (claim_next does not hand it out before; default
   at once), max_attempts = integer >= 1 (default 25), key = string (the
-  unique key, 1 to 1024 bytes; default none)}`; other keys raise
+  unique key, 1 to 1024 bytes; default none), after = {string,...} (the
+  jobs it waits for: it is "waiting" until every one is completed, and
+  cancelled when one is discarded or cancelled; docs/queue.md)}`; other
+  keys raise
 @treturn boolean true when inserted
 @treturn[2] boolean false
-@treturn[2] string `"exists"`, or `"duplicate"` when the key is held
-@treturn[2] string for `"duplicate"`: the id of the unfinished job holding the key
-@raise `bad argument` for a bad id or option; `lease.enqueue: ...` on a database failure
+@treturn[2] string `"exists"`; `"duplicate"` when the key is held; or
+  `"missing"`, `"discarded"`, `"cancelled"` for a job of `after` that does
+  not exist or the queue ended (nothing stored; checked before the key)
+@treturn[2] string for `"duplicate"`: the id of the unfinished job holding
+  the key; with the `after` reasons: that job's id
+@raise `bad argument` for a bad id or option (`opts.after[2] must be a
+  non-empty string`, `opts.after[1] is the job's own id`); `lease.enqueue:
+  ...` on a database failure
 */
 static void check_enqueue(lua_State *L, const lb_callee *c, lb_args *a) {
   check_id(L, c, a);
@@ -402,13 +448,30 @@ static void check_enqueue(lua_State *L, const lb_callee *c, lb_args *a) {
   lb_check_job_opts(L, c, 3, 3, &a->job);
   a->job.id = a->id;
   a->job.id_len = a->id_len;
+  lb_check_after_self(L, LB_ARG(c, 3, "opts"), &a->job);
 }
 static int run_enqueue(lease_db *db, lb_args *a) {
-  int rc = lease_enqueue(db, &a->job, &a->reason);
+  int rc;
+  a->db = db;
+  rc = lease_enqueue(db, &a->job, &a->reason);
   a->dup = lease_duplicate_id(db, &a->dup_len);
   return rc;
 }
-static const lb_op op_enqueue = {"enqueue", 1, 0, check_enqueue, run_enqueue, lb_push_outcome};
+/* false, the reason and the listed id that refused jobs (an enqueue's
+** dependency: lease_enqueue_refused), or 0 pushed when none did. */
+static int push_refused(lua_State *L, lb_args *a, const lease_new_job *jobs) {
+  int i, k, why;
+  if (!lease_enqueue_refused(a->db, &i, &k, &why)) return 0;
+  lua_pushboolean(L, 0);
+  lua_pushstring(L, lease_reason_name(why));
+  lua_pushlstring(L, jobs[i].after[k], jobs[i].after_lens[k]);
+  return 3;
+}
+static int push_enqueue(lua_State *L, lb_args *a) {
+  int n = push_refused(L, a, &a->job);
+  return n ? n : lb_push_outcome(L, a);
+}
+static const lb_op op_enqueue = {"enqueue", 1, 0, check_enqueue, run_enqueue, push_enqueue};
 
 /* --- state ----------------------------------------------------------- */
 
@@ -420,16 +483,18 @@ left unclaimable also has `blocked = "<why>"` (and `until` NaN when the
 stored until is not a number).  The queue's fields: `payload` (nil when
 none), `queue`, `priority`, `run_at` (nil: at once), `attempt` (claims since
 enqueue or the last retry), `max_attempts`, `finished_at` (when it was
-completed, discarded or cancelled), `key` (its unique key, nil when none), `errors` (`{attempt=, at=, owner=,
-fence=, message=}`, oldest first, the last 20 kept) and `status` at now:
-`"available"`, `"scheduled"`, `"running"`, `"retryable"`, `"completed"`,
-`"discarded"` or `"cancelled"`.
+completed, discarded or cancelled), `key` (its unique key, nil when none),
+`errors` (`{attempt=, at=, owner=, fence=, message=}`, oldest first, the
+last 20 kept), `after` (for a job enqueued after others: every job it
+listed, by id, completed or not) and `status` at now: `"available"`,
+`"scheduled"`, `"running"`, `"retryable"`, `"completed"`, `"discarded"`,
+`"cancelled"` or `"waiting"`.
 @function db:state
 @tparam string id the job
 @tparam[opt] number now finite, caller's unit: the time the status is for
   (default lease.now())
 @treturn table `{id=, owner=, until=, fence=, result=, done=[, blocked=], payload=,
-  queue=, priority=, run_at=, attempt=, max_attempts=, errors=, status=}`
+  queue=, priority=, run_at=, attempt=, max_attempts=, errors=[, after=], status=}`
 @treturn[2] nil when there is no such job
 @raise `bad argument` for a bad id; `lease.state: ...` on a database failure;
   `lease.state: fence ... is above 2^53` on a Lua without integers.
@@ -449,7 +514,8 @@ static int push_state(lua_State *L, lb_args *a) {
   }
   if (!push_row(L, "state", &a->row)) return -1;
   lb_push_queue_fields(L, &a->row, 0);
-  return lb_attach_errors(L, a->db, "state", 0) ? 1 : -1;
+  if (!lb_attach_errors(L, a->db, "state", 0)) return -1;
+  return lb_attach_after(L, a->db, "state", isnan(a->now) ? 0 : a->now) ? 1 : -1;
 }
 static const lb_op op_state = {"state", 1, 0, check_state, run_state, push_state};
 
@@ -467,7 +533,8 @@ owner, `until = now + ttl` and `fence + 1`.
   `now + ttl > now`
 @treturn integer the new fencing token
 @treturn[2] nil
-@treturn[2] string `"missing"`, `"done"` or `"held"`
+@treturn[2] string `"missing"`, `"done"`, `"held"`, `"discarded"`,
+  `"cancelled"` or `"waiting"` (enqueued after jobs not all completed)
 @raise `bad argument #4 to 'claim' (ttl must be a number > 0, got 0)` and the
   like before anything runs; `lease.claim: <message> [<code>] (file "<path>")`
   on a database failure (busy past the timeout, readonly, full...).
@@ -713,19 +780,27 @@ skipped as an existing id is: not inserted, not counted; the others go in.
   (as enqueue's opts)
 @tparam[opt] table opts the defaults of every entry, as enqueue's opts
 @treturn integer how many were new
+@treturn[2] boolean false when an entry's `after` names a job that does not
+  exist or the queue ended (nothing stored), then the reason and that id
+  (as enqueue)
 @raise `bad argument #1 to 'enqueue_many' (ids[3] must be a non-empty string,
   got 7)` and the like; `lease.enqueue_many: ...` on a database failure
   (nothing inserted)
 */
 static int run_enqueue_many(lease_db *db, lb_args *a) {
+  a->db = db;
   return lease_enqueue_many(db, (const lease_new_job *)a->mem, a->n, &a->found);
 }
 static int push_found(lua_State *L, lb_args *a) {
   lua_pushinteger(L, a->found);
   return 1;
 }
+static int push_enqueued(lua_State *L, lb_args *a) {
+  int n = push_refused(L, a, (const lease_new_job *)a->mem);
+  return n ? n : push_found(L, a);
+}
 static const lb_op op_enqueue_many = {"enqueue_many", 1, 0, lb_check_new_jobs, run_enqueue_many,
-                                      push_found};
+                                      push_enqueued};
 
 /* --- complete_many --------------------------------------------------- */
 
@@ -881,13 +956,13 @@ static const lb_op op_jobs = {"jobs", 0, 0, check_jobs, run_jobs, push_jobs};
 
 /***
 Count jobs by state (integers; ready, held, done and blocked add up to
-total) and by status (the seven status words, adding up to total too);
+total) and by status (the eight status words, adding up to total too);
 read-only.
 @function db:counts
 @tparam number now finite, caller's unit: decides ready versus held
 @tparam[opt] string queue count only this queue's jobs (default: all)
 @treturn table `{total=, ready=, held=, done=, blocked=, available=, scheduled=,
-  running=, retryable=, completed=, discarded=, cancelled=}`
+  running=, retryable=, completed=, discarded=, cancelled=, waiting=}`
 @raise `bad argument` for a bad now; `lease.counts: ...` on a database failure
 */
 static void check_counts(lua_State *L, const lb_callee *c, lb_args *a) {
@@ -900,13 +975,13 @@ static int run_counts(lease_db *db, lb_args *a) {
 static int push_counts(lua_State *L, lb_args *a) {
   static const char *const names[] = {"total", "ready", "held", "done", "blocked", "available",
                                       "scheduled", "running", "retryable", "completed",
-                                      "discarded", "cancelled"};
+                                      "discarded", "cancelled", "waiting"};
   const lease_counts *n = &a->counts;
   const int64_t values[] = {n->total, n->ready, n->held, n->done, n->blocked, n->available,
                             n->scheduled, n->running, n->retryable, n->completed, n->discarded,
-                            n->cancelled};
+                            n->cancelled, n->waiting};
   size_t i;
-  lua_createtable(L, 0, 12);
+  lua_createtable(L, 0, 13);
   for (i = 0; i < sizeof names / sizeof names[0]; i++) {
     lua_pushinteger(L, (lua_Integer)values[i]);
     lua_setfield(L, -2, names[i]);
@@ -976,7 +1051,7 @@ static const lb_op *const ops[] = {
   &lb_op_claim_many, &lb_op_fail, &lb_op_retry, &lb_op_cancel, &lb_op_prune,
   &lb_op_with_lease, &lb_op_fence_gate,
   &lb_op_pause, &lb_op_resume, &lb_op_limit, &lb_op_queues,
-  &op_server_now,
+  &op_server_now, &lb_op_events,
   &lb_op_schedule, &lb_op_unschedule, &lb_op_schedules, &lb_op_tick,
 };
 
@@ -1186,6 +1261,22 @@ static int l_now(lua_State *L) {
 }
 
 /***
+Monotonic time in seconds (`CLOCK_MONOTONIC`): for measuring how long
+something ran within this process (the worker pool's job timeouts), never
+for a lease deadline (`lease.now`).  Unaffected by changes to the wall
+clock; its zero is arbitrary (usually the boot).
+@function monotonic
+@treturn number seconds
+@raise nothing
+*/
+static int l_monotonic(lua_State *L) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  lua_pushnumber(L, (lua_Number)ts.tv_sec + (lua_Number)ts.tv_nsec / 1e9);
+  return 1;
+}
+
+/***
 Block the calling thread (only it: other native threads run on) for at least
 that long, resuming after signals.
 @function sleep
@@ -1268,6 +1359,7 @@ LEASE_API void lease_lua_preload_all(lua_State *L) {
 static const luaL_Reg module_funcs[] = {
   {"open", l_open},
   {"now", l_now},
+  {"monotonic", l_monotonic},
   {"sleep", l_sleep},
   {"backoff", lb_backoff},
   {"cron_next", lb_cron_next},
@@ -1305,6 +1397,14 @@ brings an older database up to it; a database of a newer one is refused.
 @field SCHEMA_VERSION
 */
 
+/***
+The schema's numbered steps, by name (`QUEUE`, `REFENCE`, ..., as
+`LEASE_SCHEMA_STEPS` in src/core/lease_schema.h lists them): the version
+each step makes, an integer from 1 to `SCHEMA_VERSION`.  A database of
+version `SCHEMA_STEPS.NAME - 1` is the layout from before that step.
+@field SCHEMA_STEPS
+*/
+
 /* See lease_lua.h: require "lease". */
 LEASE_API int luaopen_lease(lua_State *L) {
   size_t i;
@@ -1324,6 +1424,13 @@ LEASE_API int luaopen_lease(lua_State *L) {
   lua_setfield(L, -2, "version");
   lua_pushinteger(L, LEASE_SCHEMA_VERSION);
   lua_setfield(L, -2, "SCHEMA_VERSION");
+  lua_createtable(L, 0, LEASE_SCHEMA_VERSION);
+#define LEASE_LUA_STEP_(name)                  \
+  lua_pushinteger(L, LEASE__STEP_##name + 1); \
+  lua_setfield(L, -2, #name);
+  LEASE_SCHEMA_STEPS(LEASE_LUA_STEP_)
+#undef LEASE_LUA_STEP_
+  lua_setfield(L, -2, "SCHEMA_STEPS");
   lease_lua_process_register(L);   /* pid, hostname, on_signal, signals */
   /* lease.thread: the same table as require "lease.thread" (lease_thread.c) */
   luaL_requiref(L, "lease.thread", luaopen_lease_thread, 0);

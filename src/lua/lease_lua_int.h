@@ -163,6 +163,7 @@ typedef struct lb_args {
   const char *dup;              /* enqueue, retry: the holder of the key (reason
                                    LEASE_DUPLICATE: lease_duplicate_id), else NULL */
   size_t dup_len;
+  lease_event_filter events;    /* events */
 } lb_args;
 
 /*
@@ -202,6 +203,9 @@ int lb_push_outcome(lua_State *L, lb_args *a);
 extern const lb_op lb_op_fail, lb_op_retry, lb_op_cancel, lb_op_prune;
 extern const lb_op lb_op_pause, lb_op_resume, lb_op_limit, lb_op_queues;
 
+/* The events record (lease_lua_events.c). */
+extern const lb_op lb_op_events;
+
 /* lease.backoff(attempt): the default backoff (lease_backoff). */
 int lb_backoff(lua_State *L);
 
@@ -215,6 +219,16 @@ void lb_check_keys(lua_State *L, const lb_arg *a, int idx, const char *const *ke
 ** bad values raise ("bad argument #2 to 'enqueue' (opts.priority must be
 ** an integer, got 1.5)"). */
 void lb_check_job_opts(lua_State *L, const lb_callee *c, int idx, int pos, lease_new_job *job);
+
+/* lb_check_after_self: raise "... (opts.after[k] is the job's own id)",
+** or for entry a->k of enqueue_many's list "ids[i].after[k]", when job's
+** after lists its own id. */
+void lb_check_after_self(lua_State *L, const lb_arg *a, const lease_new_job *job);
+
+/* lb_attach_after: read the jobs the row table at the top was enqueued
+** after (lease_after at now) and set them as its `after` (a list of ids;
+** not set when none).  0 with a message pushed on a database failure. */
+int lb_attach_after(lua_State *L, lease_db *db, const char *op, double now);
 
 /* lb_check_new_jobs: enqueue_many's list at 2 and defaults at 3 into a
 ** userdata of lease_new_job pushed on the stack (a->mem, a->n). */

@@ -12,6 +12,8 @@ backoff, operator actions.
 ** ...) through lease_lua.c's op_method and op_path.
 */
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -25,19 +27,67 @@ backoff, operator actions.
 /* ===================================================================== */
 
 /* The keys of enqueue's options; entry tables of enqueue_many add "id". */
-enum { K_PAYLOAD, K_QUEUE, K_PRIORITY, K_RUN_AT, K_MAX_ATTEMPTS, K_KEY, K_ID, K_COUNT };
+enum {
+  K_PAYLOAD, K_QUEUE, K_PRIORITY, K_RUN_AT, K_MAX_ATTEMPTS, K_TIMEOUT, K_AFTER, K_KEY, K_ID, K_COUNT
+};
 static const char *const job_keys[K_COUNT] = {
-  "payload", "queue", "priority", "run_at", "max_attempts", "key", "id",
+  "payload", "queue", "priority", "run_at", "max_attempts", "timeout", "after", "key", "id",
 };
 /* How errors name them: as an option, and as a field of entry k. */
 static const char *const opt_names[K_COUNT] = {
-  "opts.payload", "opts.queue", "opts.priority", "opts.run_at", "opts.max_attempts", "opts.key",
-  "opts.id",
+  "opts.payload", "opts.queue", "opts.priority", "opts.run_at", "opts.max_attempts",
+  "opts.timeout", "opts.after", "opts.key", "opts.id",
 };
 static const char *const entry_names[K_COUNT] = {
   "ids[%d].payload", "ids[%d].queue", "ids[%d].priority", "ids[%d].run_at",
-  "ids[%d].max_attempts", "ids[%d].key", "ids[%d].id",
+  "ids[%d].max_attempts", "ids[%d].timeout", "ids[%d].after", "ids[%d].key", "ids[%d].id",
 };
+
+/* The most ids one job's after may list (lease.h: lease_new_job). */
+#define AFTER_MAX 10000
+
+/* Read the list at the top (a job's after, named by f) into job: a
+** userdata of its ids' pointers and lengths, anchored at stack index
+** *idx (the table read is moved up one, *idx with it; the strings stay
+** alive in the list, which that table holds). */
+static void read_after(lua_State *L, const lb_arg *f, int *idx, lease_new_job *job) {
+  const char **ids;
+  size_t *lens;
+  int k, n = lb_check_sequence(L, -1, f, AFTER_MAX);
+  char what[48];
+  void *mem = lua_newuserdatauv(L, (sizeof *ids + sizeof *lens) * (size_t)(n ? n : 1), 0);
+  ids = mem;
+  lens = (size_t *)(void *)(ids + (n ? n : 1));
+  lua_insert(L, *idx);
+  (*idx)++;
+  if (f->k > 0) {   /* an entry's field: "ids[2].after[%d]" */
+    char base[32];
+    snprintf(base, sizeof base, f->what, f->k);
+    snprintf(what, sizeof what, "%s[%%d]", base);
+  } else {          /* "opts.after[%d]" */
+    snprintf(what, sizeof what, "%s[%%d]", f->what);
+  }
+  for (k = 1; k <= n; k++) {
+    lb_arg e = {f->c, f->pos, what, k};
+    lua_rawgeti(L, -1, k);
+    ids[k - 1] = lb_check_string(L, -1, &e, 0, &lens[k - 1]);
+    lua_pop(L, 1);
+  }
+  job->after = ids;
+  job->after_lens = lens;
+  job->n_after = n;
+}
+
+/* See lease_lua_int.h. */
+void lb_check_after_self(lua_State *L, const lb_arg *a, const lease_new_job *job) {
+  int k;
+  for (k = 0; k < job->n_after; k++)
+    if (job->after_lens[k] == job->id_len && memcmp(job->after[k], job->id, job->id_len) == 0) {
+      if (a->k > 0)
+        lb_error(L, a, lua_pushfstring(L, "ids[%d].after[%d] is the job's own id", a->k, k + 1));
+      lb_error(L, a, lua_pushfstring(L, "opts.after[%d] is the job's own id", k + 1));
+    }
+}
 
 /* Raise unless every key of the table at idx is one of keys[0..n):
 ** "bad argument #p to 'f' (<name> has an unknown key 'k')". */
@@ -72,6 +122,13 @@ static const char *check_queue_name(lua_State *L, int idx, const lb_arg *a, int 
   return q;
 }
 
+/* Check a job's timeout at idx: a finite number of seconds > 0. */
+static double check_timeout(lua_State *L, int idx, const lb_arg *a) {
+  double t = lua_type(L, idx) == LUA_TNUMBER ? (double)lua_tonumber(L, idx) : 0;
+  if (!(isfinite(t) && t > 0)) lb_fail(L, idx, a, "a finite number of seconds > 0");
+  return t;
+}
+
 /* Read the fields of the table at idx (raw) over *job.  names: how errors
 ** name each key; k: the entry's index (0 for opts).  The strings stay
 ** alive in the table, which the caller keeps on the stack. */
@@ -104,6 +161,12 @@ static void read_job_fields(lua_State *L, const lb_callee *c, int pos, int idx, 
         break;
       case K_MAX_ATTEMPTS:
         job->max_attempts = lb_check_integer(L, -1, &f, 1, INT32_MAX);
+        break;
+      case K_TIMEOUT:
+        job->timeout = check_timeout(L, -1, &f);
+        break;
+      case K_AFTER:
+        read_after(L, &f, &idx, job);
         break;
       case K_KEY:
         job->key = lb_check_string(L, -1, &f, 0, &job->key_len);
@@ -153,6 +216,7 @@ void lb_check_new_jobs(lua_State *L, const lb_callee *c, lb_args *a) {
       default:
         lb_fail(L, -1, &entry, "a non-empty string or a table");
     }
+    lb_check_after_self(L, &entry, &jobs[i - 1]);
     lua_pop(L, 1);
   }
 }
@@ -199,12 +263,12 @@ static int check_status(lua_State *L, int idx, const lb_arg *a, int ended_only) 
   if (lua_isnoneornil(L, idx)) return 0;
   w = lua_type(L, idx) == LUA_TSTRING ? lua_tostring(L, idx) : "";
   for (s = ended_only ? LEASE_STATUS_COMPLETED : LEASE_STATUS_AVAILABLE;
-       s <= LEASE_STATUS_CANCELLED; s++)
+       s <= (ended_only ? LEASE_STATUS_CANCELLED : LEASE_STATUS_WAITING); s++)
     if (strcmp(w, lease_status_name(s)) == 0) return s;
   return lb_fail(L, idx, a, ended_only ? "\"completed\", \"discarded\", \"cancelled\" or nil"
                                        : "a status word (\"available\", \"scheduled\", "
                                          "\"running\", \"retryable\", \"completed\", "
-                                         "\"discarded\", \"cancelled\") or nil");
+                                         "\"discarded\", \"cancelled\", \"waiting\") or nil");
 }
 
 /* See lease_lua_int.h. */
@@ -276,6 +340,7 @@ void lb_push_queue_fields(lua_State *L, const lease_row *row, int with_seq) {
   set_num(L, "run_at", row->run_at);
   set_int(L, "attempt", row->attempt);
   set_int(L, "max_attempts", row->max_attempts);
+  if (row->timeout != 0) set_num(L, "timeout", row->timeout);
   set_num(L, "finished_at", row->finished_at);
   set_bytes(L, "key", row->key, row->key_len);
   if (row->status != LEASE_STATUS_UNKNOWN) {
@@ -311,6 +376,7 @@ void lb_push_job_fields(lua_State *L, const lease_job *job) {
   set_int(L, "priority", job->priority);
   set_int(L, "attempt", job->attempt);
   set_int(L, "max_attempts", job->max_attempts);
+  if (job->timeout != 0) set_num(L, "timeout", job->timeout);
 }
 
 /* Read the errors of the row table at the top through db and set them as
@@ -329,6 +395,34 @@ static int attach_one(lua_State *L, lease_db *db, const char *op) {
   lua_pop(L, 1);
   lb_push_errors(L, errs, count);
   lua_setfield(L, -2, "errors");
+  return 1;
+}
+
+/* See lease_lua_int.h. */
+int lb_attach_after(lua_State *L, lease_db *db, const char *op, double now) {
+  lease_dep *deps = malloc(sizeof *deps * AFTER_MAX);
+  size_t len;
+  const char *id;
+  int count = 0, i, rc;
+  if (!deps) return luaL_error(L, "lease.%s: out of memory", op);
+  lua_getfield(L, -1, "id");
+  id = lua_tolstring(L, -1, &len);   /* held by the row table */
+  lua_pop(L, 1);
+  rc = lease_after(db, id, len, now, deps, AFTER_MAX, &count);
+  if (rc != LEASE_OK) {
+    free(deps);
+    lb_push_db_error(L, db, op);
+    return 0;
+  }
+  if (count > 0) {
+    lua_createtable(L, count, 0);
+    for (i = 0; i < count; i++) {
+      lua_pushlstring(L, deps[i].id, deps[i].id_len);
+      lua_rawseti(L, -2, i + 1);
+    }
+    lua_setfield(L, -2, "after");
+  }
+  free(deps);
   return 1;
 }
 
@@ -451,7 +545,8 @@ retryable).  The fence is kept (it never goes down), the errors stay; a
 completed job gets `done = false` (its result stays until the next
 complete).  A running job (held: `until > now`, not ended) is refused, and
 so is a job with a unique key that another unfinished job of its queue
-holds by now (`"duplicate"`: nothing changes).
+holds by now (`"duplicate"`: nothing changes).  A job enqueued `after`
+others waits again (`"waiting"`) while one of them is not completed.
 @function db:retry
 @tparam string id the job
 @tparam number now finite, caller's unit
@@ -473,7 +568,10 @@ const lb_op lb_op_retry = {"retry", 1, 0, check_id_now, run_retry, lb_push_outco
 /***
 Cancel a job that is not completed: no claim hands it out again (until
 db:retry); a worker still holding it is refused with `"cancelled"` when it
-renews, completes or fails.  The fence is kept.
+renews, completes or fails.  The fence is kept.  A waiting job can be
+cancelled; the jobs waiting for this one (enqueue's `after`), and theirs,
+are cancelled with it, each with the error `dependency "<id>" was
+cancelled`.
 @function db:cancel
 @tparam string id the job
 @tparam number now finite, caller's unit: recorded as when it finished
@@ -634,7 +732,7 @@ static int run_queues(lease_db *db, lb_args *a) {
 }
 static int push_queues(lua_State *L, lb_args *a) {
   static const char *const words[] = {"total", "available", "scheduled", "running", "retryable",
-                                      "completed", "discarded", "cancelled"};
+                                      "completed", "discarded", "cancelled", "waiting"};
   const lease_queue_info *q = a->mem;
   int i;
   size_t k;
@@ -642,8 +740,8 @@ static int push_queues(lua_State *L, lb_args *a) {
   for (i = 0; i < a->found; i++) {
     const lease_counts *n = &q[i].counts;
     const int64_t values[] = {n->total, n->available, n->scheduled, n->running, n->retryable,
-                              n->completed, n->discarded, n->cancelled};
-    lua_createtable(L, 0, 13);
+                              n->completed, n->discarded, n->cancelled, n->waiting};
+    lua_createtable(L, 0, 14);
     lua_pushlstring(L, q[i].name, q[i].name_len);
     lua_setfield(L, -2, "name");
     lua_pushboolean(L, q[i].paused);

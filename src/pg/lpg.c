@@ -494,6 +494,49 @@ static int pg_server_now(lease_db *db, double *out) {
 /* Writes                                                                 */
 /* ===================================================================== */
 
+/* An id of enqueue's result, and whether an input job took it yet. */
+typedef struct new_id {
+  const char *id;
+  size_t len;
+  int used;
+} new_id;
+
+/* qsort and bsearch order of new_id: the bytes, then the length. */
+static int new_id_cmp(const void *a, const void *b) {
+  const new_id *x = a, *y = b;
+  size_t n = x->len < y->len ? x->len : y->len;
+  int c = n ? memcmp(x->id, y->id, n) : 0;
+  return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+/* The ledger's events of lpg_enqueue_ids, inside its transaction (the
+** caller's, or lpg_ev_begin's): in input order, ok for the first of the
+** jobs whose id res returned as inserted, exists for the others. */
+static int enqueue_events(lease_db *db, const lease_new_job *jobs, int n, const PGresult *res) {
+  new_id *ids, key;
+  int i, rows = PQntuples(res), rc = LEASE_OK;
+  if (!lease__events_on(db)) return LEASE_OK;
+  if (!(ids = malloc((size_t)(rows ? rows : 1) * sizeof *ids)))
+    return lease__fail(db, LEASE_NOMEM, "out of memory");
+  for (i = 0; i < rows; i++) {
+    ids[i].id = PQgetvalue(res, i, 0);
+    ids[i].len = (size_t)PQgetlength(res, i, 0);
+    ids[i].used = 0;
+  }
+  qsort(ids, (size_t)rows, sizeof *ids, new_id_cmp);
+  for (i = 0; i < n && rc == LEASE_OK; i++) {
+    new_id *hit;
+    key.id = jobs[i].id;
+    key.len = jobs[i].id_len;
+    hit = rows ? bsearch(&key, ids, (size_t)rows, sizeof *ids, new_id_cmp) : NULL;
+    rc = lease__event_id(db, LEASE_EV_ENQUEUE, jobs[i].id, jobs[i].id_len, NAN,
+                         hit && !hit->used ? LEASE_GRANTED : LEASE_EXISTS);
+    if (hit) hit->used = 1;
+  }
+  free(ids);
+  return rc;
+}
+
 /* See lpg_int.h: one INSERT of a bytea[] in PostgreSQL's binary array
 ** format (dimensions, then each element's length and bytes). */
 int lpg_enqueue_ids(lease_db *db, const lease_new_job *jobs, int n, int *inserted) {
@@ -501,7 +544,7 @@ int lpg_enqueue_ids(lease_db *db, const lease_new_job *jobs, int n, int *inserte
   PGresult *res;
   size_t size = 20, at, i;
   char *arr;
-  int rc = lpg_ready(db);
+  int began, rc = lpg_ready(db);
   if (rc != LEASE_OK) return rc;
   for (i = 0; i < (size_t)n; i++) {
     if (jobs[i].id_len > (size_t)INT32_MAX - 4 || size > (size_t)INT32_MAX - 4 - jobs[i].id_len)
@@ -524,12 +567,17 @@ int lpg_enqueue_ids(lease_db *db, const lease_new_job *jobs, int n, int *inserte
   p.len[0] = (int)size;
   p.fmt[0] = 1;
   p.n = 1;
+  if ((rc = lpg_ev_begin(db, &began)) != LEASE_OK) {
+    free(arr);
+    return rc;
+  }
   res = run(db, LPG_ST_ENQUEUE_MANY, &p);
   free(arr);
-  if (!res) return db->rc;
-  if (inserted) *inserted = atoi(PQcmdTuples(res));
+  if (!res) return lpg_ev_end(db, db->rc, began);
+  rc = lpg_ev_end(db, enqueue_events(db, jobs, n, res), began);
+  if (rc == LEASE_OK && inserted) *inserted = PQntuples(res);
   PQclear(res);
-  return LEASE_OK;
+  return rc;
 }
 
 /* The statement of each guarded write. */
@@ -569,11 +617,43 @@ int lpg_outcome(lease_db *db, const lease__write *w, const PGresult *r, int64_t 
   return lease__refusal(db, w->op, &f, reason);
 }
 
-/* Run the guarded write w and read its outcome (in the caller's
-** transaction, or its own). */
+/* The ledger's op of each guarded write. */
+static const int write_event[] = {
+  [LEASE__CLAIM] = LEASE_EV_CLAIM,
+  [LEASE__RENEW] = LEASE_EV_RENEW,
+  [LEASE__COMPLETE] = LEASE_EV_COMPLETE,
+  [LEASE__RELEASE] = LEASE_EV_RELEASE,
+};
+
+/* The ledger's events of a claim that found the job's lease expired
+** unreported (LPG_SQL_CLAIM's columns after the report): expire, with the
+** lapsed lease's owner and fence, then discard when that was its last
+** attempt. */
+static int lapsed_events(lease_db *db, const lease__write *w, const PGresult *r) {
+  lease__event e;
+  int rc;
+  if (PQntuples(r) != 1 || !r_bool(r, 0, 9)) return LEASE_OK;
+  memset(&e, 0, sizeof e);
+  e.op = LEASE_EV_EXPIRE;
+  e.id = w->id;
+  e.id_len = w->id_len;
+  e.owner = PQgetisnull(r, 0, 11) ? NULL : PQgetvalue(r, 0, 11);
+  e.owner_len = (size_t)PQgetlength(r, 0, 11);
+  e.has_fence = 1;
+  e.fence = r_i8(r, 0, 12);
+  e.at = w->now;
+  e.reason = LEASE_GRANTED;
+  if ((rc = lease__event_add(db, &e)) != LEASE_OK || !r_bool(r, 0, 10)) return rc;
+  return lease__event_id(db, LEASE_EV_DISCARD, w->id, w->id_len, w->now, LEASE_GRANTED);
+}
+
+/* Run the guarded write w and read its outcome, then record its event in
+** the ledger (in the caller's transaction; alone, the event is not
+** recorded: pg_write opens one when events are on). */
 static int guarded(lease_db *db, const lease__write *w, int64_t *fence, int *reason) {
   params p = {0};
   PGresult *res;
+  int64_t got = 0;
   int rc;
   p_bytes(&p, w->id, w->id_len);
   p_bytes(&p, w->owner, w->owner_len);
@@ -597,17 +677,20 @@ static int guarded(lease_db *db, const lease__write *w, int64_t *fence, int *rea
       break;
   }
   if (!(res = run(db, write_stmt[w->op], &p))) return db->rc;
-  rc = lpg_outcome(db, w, res, fence, reason);
+  rc = lpg_outcome(db, w, res, &got, reason);
+  if (rc == LEASE_OK && w->op == LEASE__CLAIM) rc = lapsed_events(db, w, res);
   PQclear(res);
-  return rc;
+  if (rc != LEASE_OK) return rc;
+  if (fence) *fence = got;
+  return lease__event_write(db, write_event[w->op], w, got, *reason);
 }
 
 /* See lease_int.h: claim, renew, complete or release, one statement. */
 static int pg_write(lease_db *db, const lease__write *w, int64_t *fence, int *reason) {
   int64_t got = 0;
-  int r = LEASE_GRANTED, rc = lpg_ready(db);
-  if (rc != LEASE_OK) return rc;
-  if ((rc = guarded(db, w, &got, &r)) != LEASE_OK) return rc;
+  int r = LEASE_GRANTED, began, rc = lpg_ready(db);
+  if (rc != LEASE_OK || (rc = lpg_ev_begin(db, &began)) != LEASE_OK) return rc;
+  if ((rc = lpg_ev_end(db, guarded(db, w, &got, &r), began)) != LEASE_OK) return rc;
   if (fence) *fence = r == LEASE_GRANTED ? got : 0;
   if (reason) *reason = r;
   return LEASE_OK;
@@ -699,6 +782,7 @@ const lease__backend lease__pg = {
   .close = pg_close,
   .init = pg_init,
   .enqueue = lpg_q_enqueue,
+  .after = lpg_q_after,
   .state = lpg_q_state,
   .write = pg_write,
   .complete_many = pg_complete_many,
@@ -725,4 +809,7 @@ const lease__backend lease__pg = {
   .unschedule = lpg_s_unschedule,
   .schedules = lpg_s_schedules,
   .tick = lpg_s_tick,
+  .event = lpg_event,
+  .event_prune = lpg_event_prune,
+  .events = lpg_events,
 };

@@ -193,6 +193,21 @@ int lpg_outcome(lease_db *db, const lease__write *w, const PGresult *r, int64_t 
 ** its own transaction; *inserted: how many were new (may be NULL). */
 int lpg_enqueue_ids(lease_db *db, const lease_new_job *jobs, int n, int *inserted);
 
+/* ---- lpg_events.c ------------------------------------------------------ */
+
+/* lpg_ev_begin: before a write that is one statement on its own and
+** records an event: BEGIN when db records events (lease__events_on) and
+** no transaction is open (*began = 1).  lpg_ev_end: after it, with its
+** result rc: COMMIT what lpg_ev_begin began, or roll it back when rc or
+** the commit failed.  Returns rc or the commit's failure. */
+int lpg_ev_begin(lease_db *db, int *began);
+int lpg_ev_end(lease_db *db, int rc, int began);
+
+/* lease__pg's event, event_prune and events (lease_int.h). */
+int lpg_event(lease_db *db, const lease__event *e, int64_t *seq);
+int lpg_event_prune(lease_db *db, int64_t upto, double cutoff);
+int lpg_events(lease_db *db, const lease_event_filter *f, int max, lease_event *out, int *count);
+
 /* ---- lpg_schema.c ------------------------------------------------------- */
 
 /*
@@ -240,6 +255,9 @@ int lpg_q_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jo
 int lpg_q_list(lease_db *db, const lease_filter *f, int max, lease_row *rows, int *count);
 int lpg_q_count(lease_db *db, double now, const char *queue, size_t queue_len,
                 lease_counts *out);
+/* lpg_q_after: lease__pg's after (lease_after). */
+int lpg_q_after(lease_db *db, const char *id, size_t id_len, double now, lease_dep *out, int max,
+                int *count);
 int lpg_q_errors(lease_db *db, const char *id, size_t id_len, lease_job_error *out, int max,
                  int *count);
 int lpg_q_set_queue(lease_db *db, const char *queue, size_t queue_len, int what, int paused,

@@ -116,29 +116,81 @@ int lpg_key_conflict(lease_db *db, int rc) {
 ** needs that holder finished and another one enqueued in between. */
 #define KEY_TRIES 8
 
-/* Transaction body: enqueue each job with its data (LPG_Q_SQL_ENQUEUE);
-** a job whose key is held is skipped, the holder recorded. */
+/* Before anything is written: every job the jobs list in after must
+** exist (or come earlier in the batch) and not be discarded or
+** cancelled; else lease__refuse_dep records which, and *refused is 1. */
+static int check_deps(lease_db *db, const enqueue_ctx *e, int *refused) {
+  int i, k;
+  *refused = 0;
+  for (i = 0; i < e->n; i++) {
+    const lease_new_job *j = &e->jobs[i];
+    for (k = 0; k < j->n_after; k++) {
+      params p = {0};
+      PGresult *res;
+      int found;
+      if (lease__dep_in_batch(e->jobs, i, k)) continue;
+      p_bytes(&p, j->after[k], j->after_lens[k]);
+      if (!(res = qrun(db, LPG_ST_Q_DEP_STATE, &p))) return db->rc;
+      found = PQntuples(res) == 1;
+      *refused = lease__refuse_dep(db, i, k, found, found ? r_i4(res, 0, 0) : 0);
+      PQclear(res);
+      if (*refused) return LEASE_OK;
+    }
+  }
+  return LEASE_OK;
+}
+
+/* Store job j's dependencies; it waits while one is not completed. */
+static int add_deps(lease_db *db, const lease_new_job *j) {
+  params p = {0};
+  PGresult *res;
+  int k;
+  for (k = 0; k < j->n_after; k++) {
+    params q = {0};
+    p_bytes(&q, j->id, j->id_len);
+    p_bytes(&q, j->after[k], j->after_lens[k]);
+    if (!(res = qrun(db, LPG_ST_Q_DEP_ADD, &q))) return db->rc;
+    PQclear(res);
+  }
+  p_bytes(&p, j->id, j->id_len);
+  if (!(res = qrun(db, LPG_ST_Q_DEP_WAIT, &p))) return db->rc;
+  PQclear(res);
+  return LEASE_OK;
+}
+
+/* Transaction body: enqueue each job with its data (LPG_Q_SQL_ENQUEUE)
+** and its dependencies, once they are all checked; a job whose key is
+** held is skipped, the holder recorded. */
 static int enqueue_body(lease_db *db, void *ctx) {
   enqueue_ctx *e = ctx;
-  int i, rc = LEASE_OK;
+  int i, refused, rc = check_deps(db, e, &refused);
   e->added = 0;
+  if (rc != LEASE_OK || refused) return rc;
   for (i = 0; i < e->n; i++) {
     const lease_new_job *j = &e->jobs[i];
     params p = {0};
     PGresult *res;
+    int added, held;
     p_bytes(&p, j->id, j->id_len);
     p_bytes(&p, j->payload, j->payload_len);
     p_bytes(&p, j->queue, j->queue_len);
     p_i8(&p, j->priority);
     p_time(&p, j->has_run_at ? j->run_at : NAN);
     p_i8(&p, j->max_attempts);
+    p_time(&p, j->timeout != 0 ? j->timeout : NAN);
     p_bytes(&p, j->key, j->key_len);
     if (!(res = qrun(db, LPG_ST_ENQUEUE, &p))) return db->rc;
-    e->added += (int)r_i8(res, 0, 0);
-    if (!PQgetisnull(res, 0, 1))
+    added = (int)r_i8(res, 0, 0);
+    e->added += added;
+    if ((held = !PQgetisnull(res, 0, 1)))
       rc = lease__duplicate(db, PQgetvalue(res, 0, 1), (size_t)PQgetlength(res, 0, 1));
     PQclear(res);
     if (rc != LEASE_OK) return rc;
+    if (added == 1 && j->n_after > 0 && add_deps(db, j) != LEASE_OK) return db->rc;
+    if ((rc = lease__event_id(db, LEASE_EV_ENQUEUE, j->id, j->id_len, NAN,
+                              added ? LEASE_GRANTED : held ? LEASE_DUPLICATE : LEASE_EXISTS))
+        != LEASE_OK)
+      return rc;
   }
   return LEASE_OK;
 }
@@ -155,14 +207,25 @@ int lpg_q_enqueue_in(lease_db *db, const lease_new_job *jobs, int n, int *added)
 ** lease_jobs_added gives its queue row. */
 static int has_data(const lease_new_job *j) {
   return j->payload || j->key || j->queue_len != 7 || memcmp(j->queue, "default", 7) != 0 ||
-         j->priority != 0 || j->has_run_at || j->max_attempts != LEASE_MAX_ATTEMPTS_DEFAULT;
+         j->priority != 0 || j->has_run_at || j->max_attempts != LEASE_MAX_ATTEMPTS_DEFAULT ||
+         j->timeout != 0 || j->n_after > 0;
+}
+
+/* One run of an enqueue with data: one job without dependencies is one
+** statement (with its event, in a transaction when events are on); else
+** a transaction. */
+static int enqueue_run(lease_db *db, enqueue_ctx *e) {
+  int began, rc;
+  if (e->n > 1 || e->jobs[0].n_after > 0) return in_txn(db, enqueue_body, e);
+  if ((rc = lpg_ev_begin(db, &began)) != LEASE_OK) return rc;
+  return lpg_ev_end(db, enqueue_body(db, e), began);
 }
 
 /* See lease.h: lease_enqueue and lease_enqueue_many, one transaction: one
-** job is one statement; many without data one INSERT of their ids
-** (lpg_enqueue_ids); else a statement per job between BEGIN and COMMIT.
-** A run refused by lease_queue_key (a holder committed after it read
-** none) is run again, and finds the holder. */
+** job without dependencies is one statement; many without data one INSERT
+** of their ids (lpg_enqueue_ids); else a statement per job between BEGIN
+** and COMMIT.  A run refused by lease_queue_key (a holder committed after
+** it read none) is run again, and finds the holder. */
 int lpg_q_enqueue(lease_db *db, const lease_new_job *jobs, int n, int *inserted) {
   enqueue_ctx e = {jobs, n, 0};
   int i, tries, plain = n > 1, rc = lpg_ready(db);
@@ -170,9 +233,10 @@ int lpg_q_enqueue(lease_db *db, const lease_new_job *jobs, int n, int *inserted)
   for (i = 0; plain && i < n; i++) plain = !has_data(&jobs[i]);
   if (plain) return lpg_enqueue_ids(db, jobs, n, inserted);
   for (tries = 1;; tries++) {
-    rc = n == 1 ? enqueue_body(db, &e) : in_txn(db, enqueue_body, &e);
+    rc = enqueue_run(db, &e);
     if (!lpg_key_conflict(db, rc) || tries == KEY_TRIES) break;
     db->has_dup = 0;
+    db->refused = 0;
   }
   if (rc == LEASE_OK && inserted) *inserted = e.added;
   return rc;
@@ -212,6 +276,7 @@ static int copy_full_row(lease_db *db, const PGresult *r, int row, lease_row *ou
   out->status = r_i4(r, row, 14);
   out->seq = r_i8(r, row, 15);
   out->result_size = r_i8(r, row, 16);
+  out->timeout = 0;   /* not among the columns: lease_state reads it apart */
   return LEASE_OK;
 }
 
@@ -223,6 +288,20 @@ static void fix_row(lease_db *db, lease_row *row) {
   row->payload = kept(db, (uintptr_t)row->payload);
   row->queue = kept(db, (uintptr_t)row->queue);
   row->key = kept(db, (uintptr_t)row->key);
+}
+
+/* Read job id's timeout into *timeout (0: none, or a database older than
+** step TIMEOUT, whose lease_queue has no such column). */
+static int read_timeout(lease_db *db, const char *id, size_t id_len, double *timeout) {
+  params p = {0};
+  PGresult *res;
+  *timeout = 0;
+  if (!LEASE_SCHEMA_HAS(LPG(db)->version, TIMEOUT)) return LEASE_OK;
+  p_bytes(&p, id, id_len);
+  if (!(res = qrun(db, LPG_ST_Q_TIMEOUT, &p))) return db->rc;
+  if (PQntuples(res) == 1 && !PQgetisnull(res, 0, 0)) *timeout = r_f8(res, 0, 0);
+  PQclear(res);
+  return LEASE_OK;
 }
 
 /* See lease.h: lease_state (now NaN: the status is unknown). */
@@ -245,7 +324,7 @@ int lpg_q_state(lease_db *db, const char *id, size_t id_len, double now, lease_r
     *found = 1;
   }
   PQclear(res);
-  return LEASE_OK;
+  return *found ? read_timeout(db, id, id_len, &row->timeout) : LEASE_OK;
 }
 
 /* See lease.h: lease_list. */
@@ -306,12 +385,36 @@ int lpg_q_errors(lease_db *db, const char *id, size_t id_len, lease_job_error *o
   return LEASE_OK;
 }
 
+/* See lease.h: lease_after.  A database from before dependencies has none. */
+int lpg_q_after(lease_db *db, const char *id, size_t id_len, double now, lease_dep *out, int max,
+                int *count) {
+  params p = {0};
+  PGresult *res;
+  size_t used = 0;
+  int n, i, failed = 0, rc = lpg_ready(db);
+  if (rc != LEASE_OK || !LEASE_SCHEMA_HAS(LPG(db)->version, DEPS)) return rc;
+  p_bytes(&p, id, id_len);
+  p_f8(&p, now);
+  p_i4(&p, max);
+  if (!(res = qrun(db, LPG_ST_Q_DEPS, &p))) return db->rc;
+  n = PQntuples(res) < max ? PQntuples(res) : max;
+  for (i = 0; i < n && !failed; i++) {
+    out[i].id = (const char *)(uintptr_t)keep(db, res, i, 0, &out[i].id_len, &used, &failed);
+    out[i].status = r_i4(res, i, 1);
+  }
+  PQclear(res);
+  if (failed) return db->rc;
+  for (i = 0; i < n; i++) out[i].id = kept(db, (uintptr_t)out[i].id);
+  *count = n;
+  return LEASE_OK;
+}
+
 /* See lease.h: lease_count (queue NULL: every queue). */
 int lpg_q_count(lease_db *db, double now, const char *queue, size_t queue_len,
                 lease_counts *out) {
-  int64_t *all[12] = {&out->total, &out->done, &out->ready, &out->held, &out->blocked,
+  int64_t *all[13] = {&out->total, &out->done, &out->ready, &out->held, &out->blocked,
                       &out->available, &out->scheduled, &out->running, &out->retryable,
-                      &out->completed, &out->discarded, &out->cancelled};
+                      &out->completed, &out->discarded, &out->cancelled, &out->waiting};
   params p = {0};
   PGresult *res;
   int i, rc = lpg_ready(db);
@@ -319,7 +422,7 @@ int lpg_q_count(lease_db *db, double now, const char *queue, size_t queue_len,
   p_f8(&p, now);
   p_bytes(&p, queue, queue_len);
   if (!(res = qrun(db, attempts_read(db, LPG_ST_TALLY, LPG_ST_TALLY_OLD), &p))) return db->rc;
-  for (i = 0; i < 12; i++) *all[i] = r_i8(res, 0, i);
+  for (i = 0; i < 13; i++) *all[i] = r_i8(res, 0, i);
   PQclear(res);
   return LEASE_OK;
 }
@@ -333,6 +436,36 @@ typedef struct taken {
   size_t id, id_len, payload, payload_len, queue, queue_len;
 } taken;
 
+/* The ledger's event of a job claim_next's row i of res saw with a lapsed
+** lease: op EXPIRE (its owner and fence, the old lease's), or DISCARD. */
+static int lapsed_event(lease_db *db, const lease__write *w, const PGresult *res, int i, int op) {
+  lease__event e;
+  memset(&e, 0, sizeof e);
+  e.op = op;
+  e.id = PQgetvalue(res, i, 0);
+  e.id_len = (size_t)PQgetlength(res, i, 0);
+  if (op == LEASE_EV_EXPIRE) {
+    e.owner = PQgetisnull(res, i, 8) ? NULL : PQgetvalue(res, i, 8);
+    e.owner_len = (size_t)PQgetlength(res, i, 8);
+    e.has_fence = 1;
+    e.fence = r_i8(res, i, 9);
+  }
+  e.at = w->now;
+  e.reason = LEASE_GRANTED;
+  return lease__event_add(db, &e);
+}
+
+/* The ledger's claim event of claim_next's row i of res: taken, or
+** refused as discarded (its expiry was its last attempt), as claim's. */
+static int claim_event(lease_db *db, const lease__write *w, const PGresult *res, int i,
+                       int reason) {
+  lease__write one = *w;
+  one.id = PQgetvalue(res, i, 0);
+  one.id_len = (size_t)PQgetlength(res, i, 0);
+  return lease__event_write(db, LEASE_EV_CLAIM, &one,
+                            reason == LEASE_GRANTED ? r_i8(res, i, 1) : 0, reason);
+}
+
 /*
 ** See lease.h: lease_claim_next, on a ready connection.  One
 ** statement per round (LPG_Q_SQL_CLAIM_NEXT), each its own transaction
@@ -344,7 +477,7 @@ static int claim_rounds(lease_db *db, const lease__write *w, int max, lease_job 
                         int *count) {
   taken *t;
   size_t used = 0;
-  int n = 0, i, failed = 0;
+  int n = 0, i, failed = 0, rc = LEASE_OK;
   if (!(t = malloc((size_t)max * sizeof *t))) return lease__fail(db, LEASE_NOMEM, "out of memory");
   for (;;) {
     params p = {0};
@@ -363,11 +496,18 @@ static int claim_rounds(lease_db *db, const lease__write *w, int max, lease_job 
     for (i = 0; i < rows && !failed; i++) {
       lease_job *j = &jobs[n];
       taken *k = &t[n];
+      if (!PQgetisnull(res, i, 7) && r_bool(res, i, 7) &&
+          (rc = lapsed_event(db, w, res, i, LEASE_EV_EXPIRE)) != LEASE_OK)
+        break;
       if (PQgetisnull(res, i, 1)) {
         discarded++;
+        if ((rc = lapsed_event(db, w, res, i, LEASE_EV_DISCARD)) != LEASE_OK ||
+            (rc = claim_event(db, w, res, i, LEASE_DISCARDED)) != LEASE_OK)
+          break;
         continue;
       }
       if (n == max) break;
+      if ((rc = claim_event(db, w, res, i, LEASE_GRANTED)) != LEASE_OK) break;
       /* outside a caller's transaction the claims are committed: on a
       ** failure here the jobs stay claimed until their leases expire */
       k->id = keep(db, res, i, 0, &k->id_len, &used, &failed);
@@ -377,10 +517,11 @@ static int claim_rounds(lease_db *db, const lease__write *w, int max, lease_job 
       j->priority = r_i8(res, i, 4);
       j->attempt = r_i8(res, i, 5);
       j->max_attempts = r_i8(res, i, 6);
+      j->timeout = PQgetisnull(res, i, 10) ? 0 : r_f8(res, i, 10);
       n++;
     }
     PQclear(res);
-    if (failed) {
+    if (failed || rc != LEASE_OK) {
       free(t);
       return db->rc;
     }
@@ -472,7 +613,13 @@ int lpg_q_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jo
   *why = LEASE_GRANTED;
   if (rc != LEASE_OK) return rc;
   if ((rc = read_facts(db, w, LPG_ST_Q_SETTINGS, 0, &q)) != LEASE_OK) return rc;
-  if (!q.found) return claim_rounds(db, w, max, jobs, count);
+  if (!q.found) {
+    int began;
+    if ((rc = lpg_ev_begin(db, &began)) != LEASE_OK) return rc;
+    if ((rc = lpg_ev_end(db, claim_rounds(db, w, max, jobs, count), began)) != LEASE_OK)
+      *count = 0;
+    return rc;
+  }
   if ((rc = lpg_exec(db, "BEGIN")) != LEASE_OK) return rc;
   if ((rc = claim_controlled(db, w, max, jobs, count, why)) == LEASE_OK)
     rc = lpg_exec(db, "COMMIT");
@@ -530,6 +677,12 @@ static int control_body(lease_db *db, void *ctx) {
   }
   if (!(res = qrun(db, x->what == 0 ? LPG_ST_Q_SET_PAUSED : LPG_ST_Q_SET_LIMITS, &p))) return db->rc;
   PQclear(res);
+  {
+    lease__event e = {x->what ? LEASE_EV_LIMIT : x->paused ? LEASE_EV_PAUSE : LEASE_EV_RESUME,
+                      NULL, 0, x->queue, x->queue_len, NULL, 0, 0, 0, NAN, LEASE_GRANTED};
+    int rc = lease__event_add(db, &e);
+    if (rc != LEASE_OK) return rc;
+  }
   memset(&p, 0, sizeof p);
   p_bytes(&p, x->queue, x->queue_len);
   if (!(res = qrun(db, LPG_ST_Q_TIDY, &p))) return db->rc;
@@ -607,6 +760,7 @@ static int fail_body(lease_db *db, void *ctx) {
   p_bytes(&p, w->message, w->message_len);
   if (!(res = qrun(db, LPG_ST_Q_FAIL, &p))) return db->rc;
   rc = lpg_outcome(db, w, res, NULL, &x->reason);
+  if (rc == LEASE_OK) rc = lease__event_write(db, LEASE_EV_FAIL, w, 0, x->reason);
   if (rc != LEASE_OK || x->reason != LEASE_GRANTED) {
     PQclear(res);
     return rc;
@@ -625,7 +779,8 @@ static int fail_body(lease_db *db, void *ctx) {
   p_time(&p, next.finished_at);
   if (!(res = qrun(db, LPG_ST_Q_AFTER_FAIL, &p))) return db->rc;
   PQclear(res);
-  return LEASE_OK;
+  if (next.qstate != LEASE__Q_DISCARDED) return LEASE_OK;
+  return lease__event_id(db, LEASE_EV_DISCARD, w->id, w->id_len, w->now, LEASE_GRANTED);
 }
 
 /* See lease.h: lease_fail. */
@@ -662,37 +817,51 @@ static void admin_facts(const PGresult *res, lease__facts *f) {
   if (PQnfields(res) > 3) f->live = r_bool(res, 0, 3);
 }
 
-/* See lease.h: lease_retry.  The reason: lease__retry_reason, or
-** LEASE_DUPLICATE when another unfinished job holds the job's key (the
-** statement's h; a run refused by lease_queue_key is run again). */
-int lpg_q_retry(lease_db *db, const char *id, size_t id_len, double now, int *reason) {
-  PGresult *res = NULL;
+/* One run of retry or cancel (which, op the ledger's) with its event, in
+** one transaction when events are on.  The reason: lease__retry_reason or
+** lease__cancel_reason; for retry LEASE_DUPLICATE when another unfinished
+** job holds the job's key (the statement's h). */
+static int admin_once(lease_db *db, int which, int op, const char *id, size_t id_len,
+                      double now, int *reason) {
+  PGresult *res;
   lease__facts f = {0};
-  int tries, why, rc = LEASE_OK;
-  for (tries = 1; tries <= KEY_TRIES && !res; tries++)
-    if (!(res = admin(db, LPG_ST_Q_RETRY, id, id_len, now)) && !lpg_key_conflict(db, db->rc))
-      break;
-  if (!res) return db->rc;
+  int r, began, rc = lpg_ready(db);
+  if (rc != LEASE_OK || (rc = lpg_ev_begin(db, &began)) != LEASE_OK) return rc;
+  if (!(res = admin(db, which, id, id_len, now))) return lpg_ev_end(db, db->rc, began);
   admin_facts(res, &f);
-  why = lease__retry_reason(&f);
-  if (why == LEASE_GRANTED && !PQgetisnull(res, 0, 4)) {
-    why = LEASE_DUPLICATE;
+  r = which == LPG_ST_Q_RETRY ? lease__retry_reason(&f) : lease__cancel_reason(&f);
+  if (which == LPG_ST_Q_RETRY && r == LEASE_GRANTED && !PQgetisnull(res, 0, 4)) {
+    r = LEASE_DUPLICATE;
     rc = lease__duplicate(db, PQgetvalue(res, 0, 4), (size_t)PQgetlength(res, 0, 4));
   }
   PQclear(res);
-  if (rc == LEASE_OK && reason) *reason = why;
+  if (rc == LEASE_OK) rc = lease__event_id(db, op, id, id_len, now, r);
+  rc = lpg_ev_end(db, rc, began);
+  if (rc == LEASE_OK && reason) *reason = r;
   return rc;
 }
 
-/* See lease.h: lease_cancel.  The reason: lease__cancel_reason. */
+/* Retry or cancel (admin_once); a run refused by lease_queue_key (a
+** holder of the key committed after retry read none) is run again. */
+static int admin_op(lease_db *db, int which, int op, const char *id, size_t id_len, double now,
+                    int *reason) {
+  int tries, rc = LEASE_OK;
+  for (tries = 1; tries <= KEY_TRIES; tries++) {
+    rc = admin_once(db, which, op, id, id_len, now, reason);
+    if (!lpg_key_conflict(db, rc)) break;
+    db->has_dup = 0;
+  }
+  return rc;
+}
+
+/* See lease.h: lease_retry. */
+int lpg_q_retry(lease_db *db, const char *id, size_t id_len, double now, int *reason) {
+  return admin_op(db, LPG_ST_Q_RETRY, LEASE_EV_RETRY, id, id_len, now, reason);
+}
+
+/* See lease.h: lease_cancel. */
 int lpg_q_cancel(lease_db *db, const char *id, size_t id_len, double now, int *reason) {
-  PGresult *res = admin(db, LPG_ST_Q_CANCEL, id, id_len, now);
-  lease__facts f = {0};
-  if (!res) return db->rc;
-  admin_facts(res, &f);
-  PQclear(res);
-  if (reason) *reason = lease__cancel_reason(&f);
-  return LEASE_OK;
+  return admin_op(db, LPG_ST_Q_CANCEL, LEASE_EV_CANCEL, id, id_len, now, reason);
 }
 
 /* See lease.h: lease_prune.  status: LEASE_STATUS_* of an ended job, or 0. */
@@ -700,13 +869,16 @@ int lpg_q_prune(lease_db *db, double before, const char *queue, size_t queue_len
                 int64_t *deleted) {
   params p = {0};
   PGresult *res;
-  int rc = lpg_ready(db);
-  if (rc != LEASE_OK) return rc;
+  int i, began, rc = lpg_ready(db);
+  if (rc != LEASE_OK || (rc = lpg_ev_begin(db, &began)) != LEASE_OK) return rc;
   p_f8(&p, before);
   p_bytes(&p, queue, queue_len);
   p_i4(&p, lease__prune_state(status));
-  if (!(res = qrun(db, LPG_ST_Q_PRUNE, &p))) return db->rc;
-  *deleted = r_i8(res, 0, 0);
+  if (!(res = qrun(db, LPG_ST_Q_PRUNE, &p))) return lpg_ev_end(db, db->rc, began);
+  for (i = 0; rc == LEASE_OK && i < PQntuples(res); i++)
+    rc = lease__event_id(db, LEASE_EV_PRUNE, PQgetvalue(res, i, 0),
+                         (size_t)PQgetlength(res, i, 0), NAN, LEASE_GRANTED);
+  if (rc == LEASE_OK) *deleted = PQntuples(res);
   PQclear(res);
-  return LEASE_OK;
+  return lpg_ev_end(db, rc, began);
 }

@@ -124,6 +124,7 @@
 #define LPG_Q_SQL_STATUS_(now, attempt)                                             \
   "(CASE WHEN " now " IS NULL THEN 0 WHEN j.done <> 0 THEN 5"                      \
   " WHEN q.state = " LEASE__Q_DISCARDED_S " THEN 6 WHEN q.state = " LEASE__Q_CANCELLED_S " THEN 7" \
+  " WHEN q.state = " LEASE__Q_WAITING_S " THEN 8"                                   \
   " WHEN j.until > " now " THEN 3"                                                 \
   " WHEN q.run_at > " now " THEN (CASE WHEN " attempt " > 0 THEN 4 ELSE 2 END)"     \
   " ELSE 1 END)"
@@ -169,7 +170,7 @@
 #define LPG_Q_SQL_LIST LPG_Q_SQL_LIST_(LPG_SQL_ATTEMPT("j", "q"))
 #define LPG_Q_SQL_LIST_OLD LPG_Q_SQL_LIST_(LPG_Q_SQL_ATTEMPT_OLD)
 
-/* Counts: total, done, ready, held, blocked, then one per status 1..7.
+/* Counts: total, done, ready, held, blocked, then one per status 1..8.
 ** $1 now, $2 queue (NULL: all). */
 #define LPG_Q_SQL_TALLY_(attempt)                                                   \
   "SELECT count(*), count(*) FILTER (WHERE done <> 0),"                            \
@@ -179,7 +180,8 @@
   " count(*) FILTER (WHERE s = 1), count(*) FILTER (WHERE s = 2),"                 \
   " count(*) FILTER (WHERE s = 3), count(*) FILTER (WHERE s = 4),"                 \
   " count(*) FILTER (WHERE s = 5), count(*) FILTER (WHERE s = 6),"                 \
-  " count(*) FILTER (WHERE s = 7) FROM (SELECT j.done, j.until,"                   \
+  " count(*) FILTER (WHERE s = 7), count(*) FILTER (WHERE s = 8)"                 \
+  " FROM (SELECT j.done, j.until,"                                                 \
   " CASE WHEN j.done <> 0 THEN 0 ELSE " LPG_SQL_BLOCKED " END AS b, "              \
   LPG_Q_SQL_STATUS_("$1", attempt) " AS s FROM jobs j LEFT JOIN lease_queue q ON q.id = j.id" \
   " WHERE $2::bytea IS NULL OR coalesce(q.queue, 'default'::bytea) = $2) t"
@@ -194,24 +196,29 @@
 /* Enqueue one job with its data (contract step 2: nothing when the id
 ** exists, or when an unfinished job of the queue holds its key).  $1 id,
 ** $2 payload, $3 queue, $4 priority, $5 run_at (NULL: at once),
-** $6 max_attempts, $7 key (NULL: none).  The queue row inserted here is
-** the one lease_jobs_added then finds.  One row: how many were inserted
-** (0 or 1), and the id of the job holding the key (h: NULL when none, or
-** when the id exists).  h reads the statement's snapshot: an enqueue of
-** the same key by a transaction not yet committed is not seen, and the
-** index lease_queue_key then refuses the second of them (SQLSTATE 23505,
-** lpg_key_conflict), which runs the statement again to find the holder.
+** $6 max_attempts, $7 timeout (NULL: none), $8 key (NULL: none).  The
+** queue row inserted here is the one lease_jobs_added then finds.  One
+** row: how many were inserted (0 or 1), and the id of the job holding the
+** key (h: NULL when none, or when the id exists).  h reads the statement's
+** snapshot: an enqueue of the same key by a transaction not yet committed
+** is not seen, and the index lease_queue_key then refuses the second of
+** them (SQLSTATE 23505, lpg_key_conflict), which runs the statement again
+** to find the holder.
 */
 #define LPG_Q_SQL_ENQUEUE                                                           \
-  "WITH h AS (SELECT id FROM lease_queue WHERE $7::bytea IS NOT NULL AND queue = $3" \
-  " AND key = $7 AND " LEASE__Q_UNFINISHED_SQL("state")                             \
+  "WITH h AS (SELECT id FROM lease_queue WHERE $8::bytea IS NOT NULL AND queue = $3" \
+  " AND key = $8 AND " LEASE__Q_UNFINISHED_SQL("state")                             \
   " AND NOT EXISTS (SELECT 1 FROM jobs WHERE id = $1) LIMIT 1),"                    \
   " i AS (INSERT INTO jobs(id) SELECT $1 WHERE NOT EXISTS (SELECT 1 FROM h)"        \
   " ON CONFLICT (id) DO NOTHING RETURNING id, seq),"                                 \
   " q AS (INSERT INTO lease_queue(id, seq, payload, queue, priority,"               \
-  " run_at, due_at, max_attempts, key) SELECT id, seq, $2, $3, $4, $5,"             \
-  " coalesce($5, " LPG_Q_SQL_DUE_NOW "), $6, $7 FROM i RETURNING 1)"                \
+  " run_at, due_at, max_attempts, timeout, key) SELECT id, seq, $2, $3, $4, $5,"    \
+  " coalesce($5, " LPG_Q_SQL_DUE_NOW "), $6, $7, $8 FROM i RETURNING 1)"            \
   " SELECT (SELECT count(*) FROM q), (SELECT id FROM h)"
+
+/* A job's timeout (NULL: none), for lease_state on a database of step
+** TIMEOUT's layout or newer.  $1 id. */
+#define LPG_Q_SQL_TIMEOUT "SELECT timeout FROM lease_queue WHERE id = $1"
 
 /*
 ** claim_next: the ready jobs of a queue in (priority, due_at, seq) order
@@ -224,11 +231,14 @@
 ** here so that one statement records, discards and claims).  $1 queue,
 ** $2 now, $3 owner, $4 now + ttl, $5 how many.  Rows, in claim order: id,
 ** new fence (NULL: discarded), payload, queue, priority, attempt (this
-** claim's), max_attempts.
+** claim's), max_attempts, then for the ledger lapsed (the lease had
+** expired unreported) and the lapsed lease's owner and fence, then
+** timeout (NULL: none).
 */
 #define LPG_Q_SQL_CLAIM_NEXT                                                        \
   "WITH c AS (SELECT q.id, q.payload, q.queue, q.priority, q.due_at, q.seq,"       \
-  " " LPG_SQL_ATTEMPT("j", "q") " AS attempt, q.max_attempts, j.owner, j.until, j.fence" \
+  " " LPG_SQL_ATTEMPT("j", "q") " AS attempt, q.max_attempts, q.timeout, j.owner, j.until," \
+  " j.fence"                                                                       \
   " FROM lease_queue q JOIN jobs j ON j.id = q.id"                                 \
   " WHERE q.state = " LEASE__Q_OPEN_S " AND q.queue = $1 AND (q.run_at IS NULL OR q.run_at <= $2)" \
   " AND j.done = 0 AND j.until <= $2 AND j.fence < " LPG_FENCE_MAX                  \
@@ -242,7 +252,8 @@
   " WHERE lease_queue.id = x.id AND x.last),"                                       \
   " u AS (UPDATE jobs SET owner = $3, until = $4, fence = jobs.fence + 1 FROM x"    \
   " WHERE jobs.id = x.id AND NOT x.last RETURNING jobs.id, jobs.fence)"             \
-  " SELECT x.id, u.fence, x.payload, x.queue, x.priority, x.attempt + 1, x.max_attempts" \
+  " SELECT x.id, u.fence, x.payload, x.queue, x.priority, x.attempt + 1, x.max_attempts," \
+  " x.lapsed, x.owner, x.fence, x.timeout"                                          \
   " FROM x LEFT JOIN u ON u.id = x.id ORDER BY x.priority, x.due_at, x.seq"
 
 /*
@@ -272,6 +283,37 @@
   " WHERE id = $1"
 
 /*
+** Dependencies (lease.h: lease_new_job's after) in lease_deps(child,
+** parent), schema step DEPS (lpg_schema_sql.h, which also makes the
+** trigger lease_deps_follow that opens or cancels waiting children).  A
+** job whose parents are not all completed: q its lease_queue row.
+*/
+#define LPG_Q_SQL_DEP_PENDING(q)                                                    \
+  "EXISTS (SELECT 1 FROM lease_deps d JOIN lease_queue p ON p.id = d.parent"       \
+  " WHERE d.child = " q ".id AND p.state <> " LEASE__Q_COMPLETED_S ")"
+
+/* A listed job's queue state at enqueue, its row locked FOR SHARE so it
+** cannot end or complete before the enqueue commits; read after the lock.
+** $1 its id.  No row: missing. */
+#define LPG_Q_SQL_DEP_STATE                                                         \
+  "SELECT coalesce(s.state, " LEASE__Q_OPEN_S ") FROM (SELECT id FROM jobs WHERE id = $1" \
+  " FOR SHARE) j LEFT JOIN LATERAL lease_queue_now(j.id) s ON true"
+
+/* Store that $1 runs after $2; then $1 waits while one of its parents is
+** not completed. */
+#define LPG_Q_SQL_DEP_ADD                                                           \
+  "INSERT INTO lease_deps(child, parent) VALUES ($1, $2) ON CONFLICT DO NOTHING"
+#define LPG_Q_SQL_DEP_WAIT                                                          \
+  "UPDATE lease_queue SET state = " LEASE__Q_WAITING_S " WHERE id = $1"            \
+  " AND state = " LEASE__Q_OPEN_S " AND " LPG_Q_SQL_DEP_PENDING("lease_queue")
+
+/* The jobs $1 runs after, by id: id, status at $2 (0: no longer there). */
+#define LPG_Q_SQL_DEPS                                                              \
+  "SELECT d.parent, coalesce((SELECT " LPG_Q_SQL_STATUS("$2")                       \
+  " FROM jobs j LEFT JOIN lease_queue q ON q.id = j.id WHERE j.id = d.parent), 0)" \
+  " FROM lease_deps d WHERE d.child = $1 ORDER BY d.parent LIMIT $3"
+
+/*
 ** retry: unless the job is open and held (until > now), reopen it (done 0,
 ** no owner, until 0; the fence kept) with a fresh attempt budget, due
 ** since now (due_at).  ok is the core's rule (lease__retry_reason) on the
@@ -291,20 +333,23 @@
   " ok AS (SELECT j.id, j.fence FROM j, q WHERE NOT (j.done = 0 AND q.state = " LEASE__Q_OPEN_S    \
   " AND j.until > $2) AND NOT EXISTS (SELECT 1 FROM h)),"                           \
   " u AS (UPDATE jobs SET done = 0, owner = NULL, until = 0 FROM ok WHERE jobs.id = ok.id)," \
-  " r AS (UPDATE lease_queue SET state = " LEASE__Q_OPEN_S ", base_fence = ok.fence," \
+  " r AS (UPDATE lease_queue SET state = CASE WHEN " LPG_Q_SQL_DEP_PENDING("lease_queue") \
+  " THEN " LEASE__Q_WAITING_S " ELSE " LEASE__Q_OPEN_S " END, base_fence = ok.fence," \
   " run_at = NULL, due_at = $2, finished_at = NULL"                                 \
   " FROM ok WHERE lease_queue.id = ok.id)"                                          \
   " SELECT j.id IS NOT NULL, j.done <> 0, q.state, j.until > $2, (SELECT id FROM h)" \
   " FROM (SELECT 1) one LEFT JOIN j ON true LEFT JOIN q ON true"
 
-/* cancel: an open job (not done, not ended: the core's rule,
-** lease__cancel_reason, in SQL) is cancelled at now.  $1 id, $2 now.  One
+/* cancel: an open or waiting job (not done, not ended: the core's rule,
+** lease__cancel_reason, in SQL) is cancelled at now (lease_deps_follow
+** then cancels the jobs waiting for it).  $1 id, $2 now.  One
 ** row: found, done, the queue's state before. */
 #define LPG_Q_SQL_CANCEL                                                            \
   "WITH j AS (SELECT id, done, fence FROM jobs WHERE id = $1 FOR UPDATE),"         \
   LPG_SQL_QUEUE_OF_J ","                                                            \
   " u AS (UPDATE lease_queue SET state = " LEASE__Q_CANCELLED_S ", finished_at = $2 FROM j, q" \
-  " WHERE lease_queue.id = j.id AND j.done = 0 AND q.state = " LEASE__Q_OPEN_S ")"  \
+  " WHERE lease_queue.id = j.id AND j.done = 0"                                     \
+  " AND q.state IN (" LEASE__Q_OPEN_S ", " LEASE__Q_WAITING_S "))"                  \
   " SELECT j.id IS NOT NULL, j.done <> 0, q.state"                                  \
   " FROM (SELECT 1) one LEFT JOIN j ON true LEFT JOIN q ON true"
 
@@ -313,7 +358,7 @@
 ** queue $2 (NULL: all) and state $3 (0: any ended), never one still held
 ** (not done, until > $1).  Each job's row is locked first, then its queue
 ** row read as it is (lease_queue_now); the references delete the queue
-** rows and errors.  One row: how many were deleted.
+** rows and errors.  Rows: the ids deleted.
 */
 #define LPG_Q_SQL_ENDED(s)                                                          \
   s ".state <> " LEASE__Q_OPEN_S " AND " s ".finished_at < $1"                      \
@@ -324,8 +369,8 @@
   " WHERE " LPG_Q_SQL_ENDED("q") ") AND NOT (jobs.done = 0 AND jobs.until > $1)"    \
   " FOR UPDATE),"                                                                   \
   " d AS (DELETE FROM jobs USING c, LATERAL lease_queue_now(c.id) s"                \
-  " WHERE jobs.id = c.id AND " LPG_Q_SQL_ENDED("s") " RETURNING 1)"                 \
-  " SELECT count(*) FROM d"
+  " WHERE jobs.id = c.id AND " LPG_Q_SQL_ENDED("s") " RETURNING jobs.id)"           \
+  " SELECT id FROM d"
 
 /* The clock mark (no row: none), and its move to $1. */
 #define LPG_Q_SQL_CLOCK_READ "SELECT " LPG_Q_SQL_MARK
@@ -337,7 +382,7 @@
 ** Queue control (lease.h: lease_pause, lease_limit), the layout of the
 ** SQLite backend's (lsq_queue_sql.h): lease_queues, one row per queue with
 ** settings; lease_queue_claims, when claim_next handed out each job of a
-** queue with a rate limit.  The tables are schema step 4 (LPG_STEP_CONTROL
+** queue with a rate limit.  The tables are schema step 5 (LPG_STEP_CONTROL
 ** in lpg_schema_sql.h); LPG_Q_SQL_CONTROL_TEMP: empty temporary ones of
 ** the same layout, for a read-only handle on an older database.
 */
@@ -403,6 +448,26 @@
   " SELECT name FROM lease_queues) AS n LEFT JOIN lease_queues AS s ON s.name = n.name" \
   " ORDER BY n.name"
 
+/*
+** The events ledger (lpg_events.c).  Add: $1 at (NULL: the server's
+** clock, seconds since the epoch), $2 op, $3 id, $4 queue, $5 owner, $6
+** fence, $7 reason (0: ok, stored as outcome 0 and reason NULL); returns
+** its seq.  Prune: the events with seq <= $1, and those before the first
+** whose at >= $2, one seq range.  Read: after seq $1, of id $2 (NULL:
+** all), at most $3, in seq order.
+*/
+#define LPG_Q_SQL_EVENT_CLOCK "extract(epoch FROM clock_timestamp())::float8"
+#define LPG_Q_SQL_EVENT_ADD                                                         \
+  "INSERT INTO lease_events(at, op, id, queue, owner, fence, outcome, reason)"     \
+  " VALUES (coalesce($1, " LPG_Q_SQL_EVENT_CLOCK "), $2, $3, $4, $5, $6, ($7 <> 0)::int," \
+  " nullif($7, 0)) RETURNING seq"
+#define LPG_Q_SQL_EVENT_PRUNE                                                       \
+  "DELETE FROM lease_events WHERE seq <= greatest($1, coalesce((SELECT seq FROM"   \
+  " lease_events WHERE at >= $2 ORDER BY seq LIMIT 1), 0) - 1)"
+#define LPG_Q_SQL_EVENT_READ                                                        \
+  "SELECT seq, at, op, id, queue, owner, fence, coalesce(reason, 0) FROM lease_events" \
+  " WHERE seq > $1 AND ($2::bytea IS NULL OR id = $2) ORDER BY seq LIMIT $3"
+
 /* The queue's statements by their names in the lists (lease_statements.h,
 ** lpg_int.h's LPG_OWN_STATEMENTS): SQL, parameter count, parameter types
 ** in $n order (lpg.c's table). */
@@ -416,7 +481,9 @@
 #define LPG_STMT_TALLY_OLD LPG_Q_SQL_TALLY_OLD, 2, {T_FLOAT8, T_BYTEA}
 #define LPG_STMT_Q_ERRORS LPG_Q_SQL_ERRORS, 2, {T_BYTEA, T_INT4}
 #define LPG_STMT_ENQUEUE                                                            \
-  LPG_Q_SQL_ENQUEUE, 7, {T_BYTEA, T_BYTEA, T_BYTEA, T_INT8, T_FLOAT8, T_INT8, T_BYTEA}
+  LPG_Q_SQL_ENQUEUE, 8,                                                             \
+  {T_BYTEA, T_BYTEA, T_BYTEA, T_INT8, T_FLOAT8, T_INT8, T_FLOAT8, T_BYTEA}
+#define LPG_STMT_Q_TIMEOUT LPG_Q_SQL_TIMEOUT, 1, {T_BYTEA}
 #define LPG_STMT_Q_CLAIM_NEXT                                                       \
   LPG_Q_SQL_CLAIM_NEXT, 5, {T_BYTEA, T_FLOAT8, T_BYTEA, T_FLOAT8, T_INT4}
 #define LPG_STMT_Q_FAIL LPG_Q_SQL_FAIL, 5, {T_BYTEA, T_BYTEA, T_INT8, T_FLOAT8, T_BYTEA}
@@ -433,7 +500,15 @@
 #define LPG_STMT_Q_SET_LIMITS LPG_Q_SQL_SET_LIMITS, 4, {T_BYTEA, T_INT8, T_INT8, T_FLOAT8}
 #define LPG_STMT_Q_TIDY LPG_Q_SQL_TIDY, 1, {T_BYTEA}
 #define LPG_STMT_Q_QUEUES LPG_Q_SQL_QUEUES, 0, {0}
+#define LPG_STMT_Q_DEP_STATE LPG_Q_SQL_DEP_STATE, 1, {T_BYTEA}
+#define LPG_STMT_Q_DEP_ADD LPG_Q_SQL_DEP_ADD, 2, {T_BYTEA, T_BYTEA}
+#define LPG_STMT_Q_DEP_WAIT LPG_Q_SQL_DEP_WAIT, 1, {T_BYTEA}
+#define LPG_STMT_Q_DEPS LPG_Q_SQL_DEPS, 3, {T_BYTEA, T_FLOAT8, T_INT4}
 #define LPG_STMT_CLOCK_READ LPG_Q_SQL_CLOCK_READ, 0, {0}
 #define LPG_STMT_CLOCK_MOVE LPG_Q_SQL_CLOCK_MOVE, 1, {T_FLOAT8}
+#define LPG_STMT_EVENT_ADD                                                          \
+  LPG_Q_SQL_EVENT_ADD, 7, {T_FLOAT8, T_INT4, T_BYTEA, T_BYTEA, T_BYTEA, T_INT8, T_INT4}
+#define LPG_STMT_EVENT_PRUNE LPG_Q_SQL_EVENT_PRUNE, 2, {T_INT8, T_FLOAT8}
+#define LPG_STMT_EVENT_READ LPG_Q_SQL_EVENT_READ, 3, {T_INT8, T_BYTEA, T_INT4}
 
 #endif

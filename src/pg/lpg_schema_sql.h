@@ -102,8 +102,62 @@
   " CASE WHEN a.done <> 0 THEN a.until END, " LPG_Q_SQL_DUE_NOW ", a.fence FROM lease_added a" \
   " ON CONFLICT (id) DO NOTHING; RETURN NULL; END $f$"
 
+/* Step 8 (v7 -> v8): the events ledger's table lease_events (lease.h, "The
+** events ledger"): seq a bigserial (pruned by seq ranges), op and reason
+** as lease.h's numbers, outcome 0 (ok) or 1 (refused).  No index beside
+** the key: every write inserts a row. */
+#define LPG_STEP_EVENTS                                                           \
+  "CREATE TABLE IF NOT EXISTS lease_events(seq bigserial PRIMARY KEY,"            \
+  " at float8 NOT NULL, op int4 NOT NULL, id bytea, queue bytea, owner bytea,"    \
+  " fence int8, outcome int4 NOT NULL, reason int4)"
+
+/* Step 9 (v8 -> v9): lease_queue's column timeout (lease_new_job.timeout:
+** seconds, NULL for none), written by enqueue, read by claim_next and
+** lease_state. */
+#define LPG_STEP_TIMEOUT "ALTER TABLE lease_queue ADD COLUMN timeout float8"
+
 /*
-** Step 8 (v7 -> v8): unique keys (lease.h: lease_new_job's key).
+** Step 10 (v9 -> v10): dependencies (lease.h: lease_new_job's after): the
+** table of edges lease_deps(child, parent), a child's edges going with
+** its job, the index by parent, and the trigger lease_deps_follow on
+** lease_queue that follows a parent's end in the statement that ends it:
+** completed opens its waiting children whose parents are now all
+** completed (due at run_at or the clock mark); discarded or cancelled
+** cancels them, each with the error 'dependency "<parent>" was <word>',
+** which fires the trigger again for theirs.  Every path that completes a
+** job (complete, complete_many, complete_claim_next, tx_complete) stores
+** done = 1 only when its guard passes, and lease_jobs_changed turns that
+** into the state: a refused write opens nothing.
+*/
+#define LPG_STEP_DEPS                                                             \
+  "CREATE TABLE IF NOT EXISTS lease_deps(child bytea NOT NULL" LPG_Q_SQL_REFS ","  \
+  " parent bytea NOT NULL, PRIMARY KEY (child, parent));"                         \
+  " CREATE INDEX IF NOT EXISTS lease_deps_parent ON lease_deps(parent, child);"   \
+  " CREATE OR REPLACE FUNCTION lease_deps_follow() RETURNS trigger LANGUAGE plpgsql" \
+  " AS $f$ BEGIN IF new.state = " LEASE__Q_COMPLETED_S " THEN"                   \
+  " UPDATE lease_queue c SET state = " LEASE__Q_OPEN_S ","                        \
+  " due_at = coalesce(c.run_at, " LPG_Q_SQL_DUE_NOW ")"                           \
+  " WHERE c.state = " LEASE__Q_WAITING_S                                          \
+  " AND c.id IN (SELECT d.child FROM lease_deps d WHERE d.parent = new.id)"       \
+  " AND NOT EXISTS (SELECT 1 FROM lease_deps d JOIN lease_queue p ON p.id = d.parent" \
+  " WHERE d.child = c.id AND p.state <> " LEASE__Q_COMPLETED_S ");"               \
+  " ELSE INSERT INTO lease_errors(id, attempt, at, owner, fence, message)"        \
+  " SELECT c.id, 0, new.finished_at, NULL, NULL,"                                 \
+  " convert_to('dependency \"', 'UTF8') || new.id || convert_to('\" was ' ||"    \
+  " CASE WHEN new.state = " LEASE__Q_DISCARDED_S " THEN 'discarded' ELSE 'cancelled' END, 'UTF8')" \
+  " FROM lease_deps d JOIN lease_queue c ON c.id = d.child"                       \
+  " WHERE d.parent = new.id AND c.state = " LEASE__Q_WAITING_S ";"                \
+  " UPDATE lease_queue c SET state = " LEASE__Q_CANCELLED_S ", finished_at = new.finished_at" \
+  " FROM lease_deps d WHERE d.parent = new.id AND d.child = c.id"                 \
+  " AND c.state = " LEASE__Q_WAITING_S "; END IF; RETURN NULL; END $f$;"          \
+  " DROP TRIGGER IF EXISTS lease_deps_follow ON lease_queue;"                     \
+  " CREATE TRIGGER lease_deps_follow AFTER UPDATE OF state ON lease_queue"         \
+  " FOR EACH ROW WHEN (new.state IN (" LEASE__Q_COMPLETED_S ", " LEASE__Q_DISCARDED_S "," \
+  " " LEASE__Q_CANCELLED_S ") AND new.state IS DISTINCT FROM old.state)"          \
+  " EXECUTE FUNCTION lease_deps_follow()"
+
+/*
+** Step 11 (v10 -> v11): unique keys (lease.h: lease_new_job's key).
 ** lease_queue gets the column key (NULL: none, as every row there has);
 ** the unique index lease_queue_key on (queue, key) over the rows with a
 ** key the queue has not finished makes a key held by one unfinished job
@@ -114,16 +168,22 @@
   " CREATE UNIQUE INDEX lease_queue_key ON lease_queue(queue, key)"               \
   " WHERE key IS NOT NULL AND " LEASE__Q_UNFINISHED_SQL("state")
 
-/* The version a database without a version row has: 8 when lease_queue
-** has the column key (step 8's layout, whose row another client deleted:
-** its steps must not run again), 7 when it has base_fence (step 7's
-** layout), 6 when it has due_at (step 6's layout), 3 when the queue's
-** trigger lease_jobs_added is on jobs (every layout the engine made with
-** it before versions existed is version 3 on PostgreSQL), else 0 (a jobs
-** table alone). */
+/* The version a database without a version row has: 11 when lease_queue
+** has the column key (step 11's layout, whose row another client deleted:
+** its steps must not run again), 10 when it has the table lease_deps
+** (step 10's layout, likewise), 9 when lease_queue has the column
+** timeout (step 9's layout; step 8's table is made again if missing,
+** CREATE TABLE IF NOT EXISTS), 7 when it has base_fence (step 7's or 8's
+** layout: step 8 runs again harmlessly), 6 when it has due_at (step 6's
+** layout), 3 when the queue's trigger lease_jobs_added is on jobs (every
+** layout the engine made with it before versions existed is version 3 on
+** PostgreSQL), else 0 (a jobs table alone). */
 #define LPG_SQL_CLASSIFY                                                          \
   "SELECT CASE WHEN EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid ="          \
-  " to_regclass('lease_queue') AND attname = 'key' AND NOT attisdropped) THEN 8"   \
+  " to_regclass('lease_queue') AND attname = 'key' AND NOT attisdropped) THEN 11"  \
+  " WHEN to_regclass('lease_deps') IS NOT NULL THEN 10"                           \
+  " WHEN EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid ="                     \
+  " to_regclass('lease_queue') AND attname = 'timeout' AND NOT attisdropped) THEN 9" \
   " WHEN EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid ="                     \
   " to_regclass('lease_queue') AND attname = 'base_fence' AND NOT attisdropped) THEN 7" \
   " WHEN EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid ="                     \

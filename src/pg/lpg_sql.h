@@ -55,10 +55,11 @@
 #define LPG_SQL_BLOCKED "(CASE WHEN fence >= " LPG_FENCE_MAX " THEN 3 ELSE 0 END)"
 
 /* Contract step 2 for many ids without data, in the array's order (the
-** trigger lease_jobs_added gives each its queue row).  $1 bytea[]. */
+** trigger lease_jobs_added gives each its queue row).  $1 bytea[].  Rows:
+** the ids inserted (for the ledger). */
 #define LPG_SQL_ENQUEUE_MANY                                                      \
   "INSERT INTO jobs(id) SELECT id FROM unnest($1::bytea[]) WITH ORDINALITY t(id, n)" \
-  " ORDER BY n ON CONFLICT (id) DO NOTHING"
+  " ORDER BY n ON CONFLICT (id) DO NOTHING RETURNING id"
 
 /*
 ** The guarded writes.  Each returns one row: the claim's new fence (or for
@@ -103,7 +104,9 @@
 ** against the job first: its error is recorded, and when it was the last
 ** attempt (x.last: attempt >= max_attempts, the core's rule
 ** lease__after_expiry, written here so that one statement records,
-** discards and claims) the job is discarded instead of claimed.
+** discards and claims) the job is discarded instead of claimed.  After
+** the report's columns, for the ledger: lapsed, discarded so, and the
+** lapsed lease's owner and fence.
 */
 #define LPG_SQL_CLAIM                                                                 \
   "WITH j AS (SELECT id, owner, done, until, fence FROM jobs WHERE id = $1 FOR UPDATE)," \
@@ -121,7 +124,8 @@
   " AND j.fence < " LPG_FENCE_MAX " AND " LPG_SQL_NOT_ENDED                           \
   " AND NOT (x.lapsed AND x.last) RETURNING jobs.fence)"                              \
   LPG_SQL_REPORT("(SELECT fence FROM u)", "false, false", "j.until <= $3", "j.until > $3", \
-                 "CASE WHEN x.lapsed AND x.last THEN " LEASE__Q_DISCARDED_S " ELSE q.state END", \
+                 "CASE WHEN x.lapsed AND x.last THEN " LEASE__Q_DISCARDED_S " ELSE q.state END," \
+                 " x.lapsed, x.lapsed AND x.last, j.owner, j.fence",                \
                  " LEFT JOIN q ON true LEFT JOIN x ON true")
 
 /* The lock and the guard renew and complete share.  $1 id, $2 owner,

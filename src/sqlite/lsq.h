@@ -167,8 +167,22 @@ int lsq_count(lease_db *db, double now, const char *queue, size_t queue_len, lea
 int lsq_q_expired(lease_db *db, const lease__write *w);
 
 /* lsq_q_finished: inside complete's transaction, once stored: record
-** when (w->now). */
+** when (w->now), then lsq_q_release. */
 int lsq_q_finished(lease_db *db, const lease__write *w);
+
+/* lsq_q_release: inside complete's transaction, once stored (never
+** before: it counts w->id as completed): open the waiting jobs enqueued
+** after w->id whose other parents are all completed (lsq_queue.c). */
+int lsq_q_release(lease_db *db, const lease__write *w);
+
+/* lsq_q_cascade: inside the transaction that discarded or cancelled job
+** id (qstate), at now: cancel the jobs waiting below it, each with its
+** error naming the parent (lsq_queue.c). */
+int lsq_q_cascade(lease_db *db, const char *id, size_t id_len, int qstate, double now);
+
+/* lsq_q_after: lease__sqlite's after (lease_after). */
+int lsq_q_after(lease_db *db, const char *id, size_t id_len, double now, lease_dep *out, int max,
+                int *count);
 
 /* lsq_q_claim_next: lease__sqlite's claim_next (w->queue set). */
 int lsq_q_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jobs, int *count,
@@ -259,6 +273,13 @@ int lsq_fence_gate(lease_db *db, lease_tx *tx, const char *resource, size_t reso
 
 /* lsq_tx_close: finalize lsq_tx.c's statements and free its state. */
 void lsq_tx_close(lease_db *db);
+/* The events ledger (lsq_events.c), lease__backend's event, event_prune
+** and events. */
+int lsq_event(lease_db *db, const lease__event *e, int64_t *seq);
+int lsq_event_prune(lease_db *db, int64_t upto, double cutoff);
+int lsq_events(lease_db *db, const lease_event_filter *f, int max, lease_event *out,
+               int *count);
+
 /* lsq_file_id: the backend's file_id (lease_file_id): lsq_open.c. */
 int lsq_file_id(lease_db *db, uint64_t *dev, uint64_t *ino);
 

@@ -141,6 +141,7 @@ int lsq_copy_row(lease_db *db, sqlite3_stmt *st, int c0, lease_row *row, size_t 
   row->status = sqlite3_column_int(st, c0 + 14);
   row->seq = sqlite3_column_int64(st, c0 + 15);
   row->result_size = sqlite3_column_int64(st, c0 + 16);
+  row->timeout = 0;   /* not among the columns: lease_state reads it apart */
   return LEASE_OK;
 }
 
@@ -157,8 +158,8 @@ void lsq_fix_row(lease_db *db, lease_row *row) {
 
 /* See lease.h: lease_count (queue NULL: every queue). */
 int lsq_count(lease_db *db, double now, const char *queue, size_t queue_len, lease_counts *out) {
-  int64_t *by_status[7] = {&out->available, &out->scheduled, &out->running, &out->retryable,
-                           &out->completed, &out->discarded, &out->cancelled};
+  int64_t *by_status[8] = {&out->available, &out->scheduled, &out->running, &out->retryable,
+                           &out->completed, &out->discarded, &out->cancelled, &out->waiting};
   sqlite3_stmt *st;
   int src, i;
   if (!(st = lsq_stmt(db, LSQ_ST_TALLY))) return db->rc;
@@ -172,7 +173,7 @@ int lsq_count(lease_db *db, double now, const char *queue, size_t queue_len, lea
     out->ready = (int64_t)sqlite3_column_double(st, 2);
     out->held = (int64_t)sqlite3_column_double(st, 3);
     out->blocked = (int64_t)sqlite3_column_double(st, 4);
-    for (i = 0; i < 7; i++) *by_status[i] = (int64_t)sqlite3_column_double(st, 5 + i);
+    for (i = 0; i < 8; i++) *by_status[i] = (int64_t)sqlite3_column_double(st, 5 + i);
     src = SQLITE_DONE;
   }
   return finish_read(db, st, src);
@@ -191,6 +192,14 @@ static const int write_stmt[] = {
 };
 _Static_assert(sizeof write_stmt / sizeof write_stmt[0] == LEASE__RELEASE + 1,
                "one statement per guarded write");
+
+/* The ledger's op of each guarded write. */
+static const int write_event[] = {
+  [LEASE__CLAIM] = LEASE_EV_CLAIM,
+  [LEASE__RENEW] = LEASE_EV_RENEW,
+  [LEASE__COMPLETE] = LEASE_EV_COMPLETE,
+  [LEASE__RELEASE] = LEASE_EV_RELEASE,
+};
 
 /* Bind w to its guarded UPDATE (parameters as lsq_sql.h numbers them). */
 static void bind_write(sqlite3_stmt *st, const lease__write *w) {
@@ -257,7 +266,8 @@ int lsq_why_refused(lease_db *db, const lease__write *w, int *reason) {
 ** One guarded write inside an open transaction, the shared body of every
 ** write (contract steps 4-7): run w's guarded UPDATE, whose WHERE clause
 ** checks the contract at the moment it stores; when it changes nothing,
-** why_refused in the same transaction.  *fence gets a claim's new fence.
+** why_refused in the same transaction; then the outcome's event in the
+** ledger (lease__event_write).  *fence gets a claim's new fence.
 ** On a failure the error is recorded (lsq_write_txn rolls back).
 */
 int lsq_guarded_step(lease_db *db, const lease__write *w, int64_t *fence, int *reason) {
@@ -284,9 +294,9 @@ int lsq_guarded_step(lease_db *db, const lease__write *w, int64_t *fence, int *r
   if (src != SQLITE_DONE) return step_failed(db, st, src);
   sqlite3_reset(st);
   if (w->op == LEASE__COMPLETE) sqlite3_clear_bindings(st);   /* drop the pointer to result */
-  if (changed && w->op == LEASE__COMPLETE) return lsq_q_finished(db, w);
-  if (changed) return LEASE_OK;
-  return lsq_why_refused(db, w, reason);
+  if (changed && w->op == LEASE__COMPLETE && (src = lsq_q_finished(db, w)) != LEASE_OK) return src;
+  if (!changed && (src = lsq_why_refused(db, w, reason)) != LEASE_OK) return src;
+  return lease__event_write(db, write_event[w->op], w, fence && changed ? *fence : 0, *reason);
 }
 
 /* The arguments and outcome of a write body: one guarded write, or a
@@ -374,6 +384,7 @@ const lease__backend lease__sqlite = {
   .close = lsq_close,
   .init = sq_init,
   .enqueue = lsq_q_enqueue,
+  .after = lsq_q_after,
   .state = lsq_q_state,
   .write = sq_write,
   .complete_many = sq_complete_many,
@@ -401,4 +412,7 @@ const lease__backend lease__sqlite = {
   .unschedule = lsq_s_unschedule,
   .schedules = lsq_s_schedules,
   .tick = lsq_s_tick,
+  .event = lsq_event,
+  .event_prune = lsq_event_prune,
+  .events = lsq_events,
 };

@@ -125,6 +125,7 @@ int lsq_q_expired(lease_db *db, const lease__write *w) {
   sqlite3_stmt *end = lsq_stmt(db, LSQ_ST_Q_END);
   lease__fail_facts f = {0, 0, w->now, 0, 0, 0};
   lease__next next;
+  lease__event ev;
   int src, rc;
   if (!st || !add || !end) return db->rc;
   bind_bytes(st, 1, w->id, w->id_len);
@@ -137,30 +138,80 @@ int lsq_q_expired(lease_db *db, const lease__write *w) {
   if (src != SQLITE_ROW) return step_failed(db, st, src);
   f.attempt = sqlite3_column_int64(st, 3);
   f.max_attempts = sqlite3_column_int64(st, 4);
+  memset(&ev, 0, sizeof ev);
+  ev.op = LEASE_EV_EXPIRE;
+  ev.id = w->id;
+  ev.id_len = w->id_len;
+  ev.at = w->now;
+  ev.has_fence = 1;
+  ev.fence = sqlite3_column_int64(st, 1);
+  ev.reason = LEASE_GRANTED;
   bind_bytes(add, 1, w->id, w->id_len);
   sqlite3_bind_int64(add, 2, f.attempt);
   sqlite3_bind_value(add, 3, sqlite3_column_value(st, 2));   /* at: when it expired */
   sqlite3_bind_value(add, 4, sqlite3_column_value(st, 0));   /* bound as copies */
   sqlite3_bind_value(add, 5, sqlite3_column_value(st, 1));
   sqlite3_bind_text(add, 6, "lease expired", -1, SQLITE_STATIC);
+  rc = run_once(db, add);
+  if (rc == LEASE_OK) {   /* the expired lease's owner, in the ledger: a copy, st is reset next */
+    const unsigned char *o = sqlite3_column_text(st, 0);
+    size_t n = o ? (size_t)sqlite3_column_bytes(st, 0) : 0;
+    char small[256], *copy = n < sizeof small ? small : malloc(n + 1);
+    if (!copy) rc = lease__fail(db, LEASE_NOMEM, "out of memory");
+    else {
+      if (o) memcpy(copy, o, n);
+      ev.owner = o ? copy : NULL;
+      ev.owner_len = n;
+      rc = lease__event_add(db, &ev);
+      if (copy != small) free(copy);
+    }
+  }
   sqlite3_reset(st);
-  if ((rc = run_once(db, add)) != LEASE_OK) return rc;
+  if (rc != LEASE_OK) return rc;
   lease__after_expiry(&f, &next);
   if (next.qstate == LEASE__Q_OPEN) return LEASE_OK;   /* the claim goes on */
   bind_bytes(end, 1, w->id, w->id_len);
   sqlite3_bind_int(end, 2, next.qstate);
   sqlite3_bind_double(end, 3, next.finished_at);
-  if ((rc = run_once(db, end)) == LEASE_OK) LSQ(db)->expiry_discards++;
-  return rc;
+  if ((rc = run_once(db, end)) != LEASE_OK) return rc;
+  LSQ(db)->expiry_discards++;
+  rc = lease__event_id(db, LEASE_EV_DISCARD, w->id, w->id_len, w->now, LEASE_GRANTED);
+  if (rc != LEASE_OK) return rc;
+  return lsq_q_cascade(db, w->id, w->id_len, LEASE__Q_DISCARDED, w->now);
 }
 
 /* See lsq.h. */
 int lsq_q_finished(lease_db *db, const lease__write *w) {
   sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_FINISHED);
+  int rc;
   if (!st) return db->rc;
   bind_bytes(st, 1, w->id, w->id_len);
   sqlite3_bind_double(st, 2, w->now);
+  if ((rc = run_once(db, st)) != LEASE_OK) return rc;
+  return lsq_q_release(db, w);
+}
+
+/* See lsq.h. */
+int lsq_q_release(lease_db *db, const lease__write *w) {
+  sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_DEP_RELEASE);
+  if (!st) return db->rc;
+  bind_bytes(st, 1, w->id, w->id_len);
   return run_once(db, st);
+}
+
+/* See lsq.h. */
+int lsq_q_cascade(lease_db *db, const char *id, size_t id_len, int qstate, double now) {
+  sqlite3_stmt *err = lsq_stmt(db, LSQ_ST_Q_DEP_ERRORS), *end = lsq_stmt(db, LSQ_ST_Q_DEP_CANCEL);
+  const char *word = qstate == LEASE__Q_DISCARDED ? "discarded" : "cancelled";
+  int rc;
+  if (!err || !end) return db->rc;
+  bind_bytes(err, 1, id, id_len);
+  sqlite3_bind_text(err, 2, word, -1, SQLITE_STATIC);
+  sqlite3_bind_double(err, 3, now);
+  if ((rc = run_once(db, err)) != LEASE_OK) return rc;
+  bind_bytes(end, 1, id, id_len);
+  sqlite3_bind_double(end, 3, now);
+  return run_once(db, end);
 }
 
 /* ===================================================================== */
@@ -170,7 +221,8 @@ int lsq_q_finished(lease_db *db, const lease__write *w) {
 /* 1 when job carries data beyond the defaults a trigger gives. */
 static int has_data(const lease_new_job *j) {
   return j->payload || j->key || j->queue_len != 7 || memcmp(j->queue, "default", 7) != 0 ||
-         j->priority != 0 || j->has_run_at || j->max_attempts != LEASE_MAX_ATTEMPTS_DEFAULT;
+         j->priority != 0 || j->has_run_at || j->max_attempts != LEASE_MAX_ATTEMPTS_DEFAULT ||
+         j->timeout != 0;
 }
 
 typedef struct enqueue_ctx {
@@ -202,23 +254,76 @@ static int key_holder(lease_db *db, const lease_new_job *j, int *held) {
   return rc;
 }
 
-/* Write body: insert each job unless its id exists (contract step 2) or
-** an unfinished job of its queue holds its key, then store its data
-** beside it.  The key's holder is read in this write transaction, which
-** no other writer shares; lease_queue_key refuses a second one anyway. */
+/* Before anything is written: every job the jobs list in after must
+** exist (or come earlier in the batch) and not be discarded or
+** cancelled; else lease__refuse_dep records which, and *refused is 1. */
+static int check_deps(lease_db *db, const enqueue_ctx *e, int *refused) {
+  sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_DEP_STATE);
+  int i, k, src;
+  *refused = 0;
+  if (!st) return db->rc;
+  for (i = 0; i < e->n; i++) {
+    const lease_new_job *j = &e->jobs[i];
+    for (k = 0; k < j->n_after; k++) {
+      int found, state = 0;
+      if (lease__dep_in_batch(e->jobs, i, k)) continue;
+      bind_bytes(st, 1, j->after[k], j->after_lens[k]);
+      src = sqlite3_step(st);
+      if (src != SQLITE_ROW && src != SQLITE_DONE) return step_failed(db, st, src);
+      found = src == SQLITE_ROW;
+      if (found) state = sqlite3_column_int(st, 0);
+      sqlite3_reset(st);
+      if ((*refused = lease__refuse_dep(db, i, k, found, state))) return LEASE_OK;
+    }
+  }
+  return LEASE_OK;
+}
+
+/* Store job j's dependencies; it waits while one is not completed. */
+static int add_deps(lease_db *db, const lease_new_job *j) {
+  sqlite3_stmt *add = lsq_stmt(db, LSQ_ST_Q_DEP_ADD), *wait = lsq_stmt(db, LSQ_ST_Q_DEP_WAIT);
+  int k, rc;
+  if (!add || !wait) return db->rc;
+  for (k = 0; k < j->n_after; k++) {
+    bind_bytes(add, 1, j->id, j->id_len);
+    bind_bytes(add, 2, j->after[k], j->after_lens[k]);
+    if ((rc = run_once(db, add)) != LEASE_OK) return rc;
+  }
+  bind_bytes(wait, 1, j->id, j->id_len);
+  return run_once(db, wait);
+}
+
+/* Write body: once every job's dependencies are checked (a refused one
+** stores nothing), insert each job unless its id exists (contract step 2)
+** or an unfinished job of its queue holds its key, then store its data
+** and dependencies beside it.  The key's holder is read in this write
+** transaction, which no other writer shares; lease_queue_key refuses a
+** second one anyway.  Each job's outcome goes to the ledger. */
 static int enqueue_body(lease_db *db, void *ctx) {
   enqueue_ctx *e = ctx;
   sqlite3_stmt *ins = lsq_stmt(db, LSQ_ST_ENQUEUE), *data = lsq_stmt(db, LSQ_ST_Q_DATA);
-  int i, rc, held;
+  int i, rc, held, refused;
   if (!ins || !data) return db->rc;
+  if ((rc = check_deps(db, e, &refused)) != LEASE_OK || refused) return rc;
   for (i = 0; i < e->n; i++) {
     const lease_new_job *j = &e->jobs[i];
     if (j->key && (rc = key_holder(db, j, &held)) != LEASE_OK) return rc;
-    if (j->key && held) continue;
+    if (j->key && held) {
+      if ((rc = lease__event_id(db, LEASE_EV_ENQUEUE, j->id, j->id_len, NAN, LEASE_DUPLICATE)))
+        return rc;
+      continue;
+    }
     bind_bytes(ins, 1, j->id, j->id_len);
     if ((rc = run_once(db, ins)) != LEASE_OK) return rc;
-    if (sqlite3_changes(LSQ(db)->sql) != 1) continue;
+    if (sqlite3_changes(LSQ(db)->sql) != 1) {
+      if ((rc = lease__event_id(db, LEASE_EV_ENQUEUE, j->id, j->id_len, NAN, LEASE_EXISTS)))
+        return rc;
+      continue;
+    }
+    if ((rc = lease__event_id(db, LEASE_EV_ENQUEUE, j->id, j->id_len, NAN, LEASE_GRANTED)))
+      return rc;
     e->added++;
+    if (j->n_after > 0 && (rc = add_deps(db, j)) != LEASE_OK) return rc;
     if (!has_data(j)) continue;
     bind_bytes(data, 1, j->id, j->id_len);
     if (j->payload) sqlite3_bind_blob(data, 2, j->payload, (int)j->payload_len, SQLITE_STATIC);
@@ -228,8 +333,10 @@ static int enqueue_body(lease_db *db, void *ctx) {
     if (j->has_run_at) sqlite3_bind_double(data, 5, j->run_at);
     else sqlite3_bind_null(data, 5);
     sqlite3_bind_int64(data, 6, j->max_attempts);
-    if (j->key) bind_bytes(data, 7, j->key, j->key_len);
+    if (j->timeout != 0) sqlite3_bind_double(data, 7, j->timeout);
     else sqlite3_bind_null(data, 7);
+    if (j->key) bind_bytes(data, 8, j->key, j->key_len);
+    else sqlite3_bind_null(data, 8);
     rc = run_once(db, data);
     sqlite3_clear_bindings(data);   /* drop the pointers to the caller's bytes */
     if (rc != LEASE_OK) return rc;
@@ -258,12 +365,30 @@ int lsq_q_enqueue(lease_db *db, const lease_new_job *jobs, int n, int *inserted)
 /* Reads                                                                  */
 /* ===================================================================== */
 
-/* See lease.h: lease_state (now NaN: bound as NULL, the status unknown). */
+/* Read job id's timeout into *timeout (0: none, or a file older than step
+** TIMEOUT, whose lease_queue has no such column). */
+static int read_timeout(lease_db *db, const char *id, size_t id_len, double *timeout) {
+  sqlite3_stmt *st;
+  int src;
+  *timeout = 0;
+  if (!LEASE_SCHEMA_HAS(LSQ(db)->version, TIMEOUT)) return LEASE_OK;
+  if (!(st = lsq_stmt(db, LSQ_ST_Q_TIMEOUT))) return db->rc;
+  bind_bytes(st, 1, id, id_len);
+  src = lsq_step(db, LSQ(db)->sql, st);
+  if (src == SQLITE_ROW) {
+    if (sqlite3_column_type(st, 0) != SQLITE_NULL) *timeout = sqlite3_column_double(st, 0);
+    src = sqlite3_step(st);
+  }
+  return finish_read(db, st, src);
+}
+
+/* See lease.h: lease_state (now NaN: bound as NULL, the status unknown);
+** the timeout read after the row. */
 int lsq_q_state(lease_db *db, const char *id, size_t id_len, double now, lease_row *row,
                 int *found) {
   sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_STATE);
   size_t used = 0;
-  int src;
+  int src, rc;
   if (!st) return db->rc;
   bind_bytes(st, 1, id, id_len);
   if (isnan(now)) sqlite3_bind_null(st, 2);
@@ -279,7 +404,9 @@ int lsq_q_state(lease_db *db, const char *id, size_t id_len, double now, lease_r
     src = sqlite3_step(st);
   }
   if (src != SQLITE_DONE) *found = 0;
-  return finish_read(db, st, src);
+  rc = finish_read(db, st, src);
+  if (rc == LEASE_OK && *found) rc = read_timeout(db, id, id_len, &row->timeout);
+  return rc;
 }
 
 /* See lease.h: lease_list. */
@@ -349,6 +476,37 @@ int lsq_q_errors(lease_db *db, const char *id, size_t id_len, lease_job_error *o
   return LEASE_OK;
 }
 
+/* See lease.h: lease_after.  A file from before dependencies has none. */
+int lsq_q_after(lease_db *db, const char *id, size_t id_len, double now, lease_dep *out, int max,
+                int *count) {
+  sqlite3_stmt *st;
+  size_t used = 0;
+  int src, n = 0, i, failed = 0;
+  if (!LEASE_SCHEMA_HAS(LSQ(db)->version, DEPS)) return LEASE_OK;
+  if (!(st = lsq_stmt(db, LSQ_ST_Q_DEPS))) return db->rc;
+  bind_bytes(st, 1, id, id_len);
+  sqlite3_bind_double(st, 2, now);
+  sqlite3_bind_int(st, 3, max);
+  src = lsq_step(db, LSQ(db)->sql, st);
+  while (src == SQLITE_ROW && n < max && !failed) {
+    lease_dep *d = &out[n++];
+    d->id_len = (size_t)sqlite3_column_bytes(st, 0);
+    d->id = (const char *)(uintptr_t)keep_bytes(db, sqlite3_column_text(st, 0), d->id_len, &used,
+                                                &failed);
+    d->status = sqlite3_column_int(st, 1);
+    src = sqlite3_step(st);
+  }
+  if (failed) {
+    sqlite3_reset(st);
+    return db->rc;
+  }
+  if (src == SQLITE_ROW) src = SQLITE_DONE;
+  if (finish_read(db, st, src) != LEASE_OK) return db->rc;
+  for (i = 0; i < n; i++) out[i].id = kept(db, (uintptr_t)out[i].id);
+  *count = n;
+  return LEASE_OK;
+}
+
 /* ===================================================================== */
 /* claim_next                                                             */
 /* ===================================================================== */
@@ -358,6 +516,7 @@ int lsq_q_errors(lease_db *db, const char *id, size_t id_len, lease_job_error *o
 typedef struct candidate {
   size_t id, id_len, payload, payload_len, queue, queue_len;
   int64_t priority, base_fence, max_attempts, fence;
+  double timeout;     /* 0: none */
   int taken;
 } candidate;
 
@@ -462,6 +621,7 @@ static int read_candidates(lease_db *db, claim_ctx *x, int want, size_t *used) {
     c->priority = sqlite3_column_int64(st, 3);
     c->base_fence = sqlite3_column_int64(st, 4);
     c->max_attempts = sqlite3_column_int64(st, 5);
+    c->timeout = sqlite3_column_type(st, 6) == SQLITE_NULL ? 0 : sqlite3_column_double(st, 6);
     c->fence = 0;
     c->taken = 0;
   }
@@ -555,6 +715,12 @@ static int claim_next_body(lease_db *db, void *ctx) {
         one.id_len = c->id_len;
         if ((rc = lsq_guarded_step(db, &one, &c->fence, &reason)) != LEASE_OK) return rc;
         if (reason != LEASE_GRANTED) continue;
+      } else {   /* claim_free took it: its event here (the others' in their step) */
+        lease__write one = *x->w;
+        one.id = kept(db, c->id);
+        one.id_len = c->id_len;
+        if ((rc = lease__event_write(db, LEASE_EV_CLAIM, &one, c->fence, LEASE_GRANTED)))
+          return rc;
       }
       x->jobs[x->n].id = (const char *)(uintptr_t)c->id;
       x->jobs[x->n].id_len = c->id_len;
@@ -566,6 +732,7 @@ static int claim_next_body(lease_db *db, void *ctx) {
       x->jobs[x->n].priority = c->priority;
       x->jobs[x->n].attempt = attempts_since(c->fence, c->base_fence);
       x->jobs[x->n].max_attempts = c->max_attempts;
+      x->jobs[x->n].timeout = c->timeout;
       x->n++;
     }
     if (LSQ(db)->expiry_discards == discarded || got == 0 || x->n == room) break;
@@ -665,6 +832,11 @@ static int control_body(lease_db *db, void *ctx) {
     int64_t v[2] = {x->l->concurrency, x->l->rate};
     rc = control_step(db, LSQ_SQL_Q_SET_LIMITS, x, 2, v, 1, &x->l->per);
   }
+  if (rc == LEASE_OK) {
+    lease__event e = {x->what ? LEASE_EV_LIMIT : x->paused ? LEASE_EV_PAUSE : LEASE_EV_RESUME,
+                      NULL, 0, x->queue, x->queue_len, NULL, 0, 0, 0, NAN, LEASE_GRANTED};
+    rc = lease__event_add(db, &e);
+  }
   if (rc == LEASE_OK) rc = control_step(db, LSQ_SQL_Q_TIDY, x, 0, NULL, 0, NULL);
   if (rc == LEASE_OK) rc = control_step(db, LSQ_SQL_Q_TIDY_CLAIMS, x, 0, NULL, 0, NULL);
   if (rc != LEASE_OK || x->what == 0) return rc;
@@ -751,7 +923,11 @@ static int fail_body(lease_db *db, void *ctx) {
   sqlite3_bind_int64(st, 3, w->fence);
   sqlite3_bind_double(st, 4, w->now);
   if ((rc = run_once(db, st)) != LEASE_OK) return rc;
-  if (sqlite3_changes(LSQ(db)->sql) == 0) return lsq_why_refused(db, w, &x->reason);
+  if (sqlite3_changes(LSQ(db)->sql) == 0) {
+    if ((rc = lsq_why_refused(db, w, &x->reason)) != LEASE_OK) return rc;
+    return lease__event_write(db, LEASE_EV_FAIL, w, 0, x->reason);
+  }
+  if ((rc = lease__event_write(db, LEASE_EV_FAIL, w, 0, LEASE_GRANTED)) != LEASE_OK) return rc;
   bind_bytes(att, 1, w->id, w->id_len);
   src = sqlite3_step(att);
   if (src != SQLITE_ROW) {
@@ -780,7 +956,10 @@ static int fail_body(lease_db *db, void *ctx) {
   sqlite3_bind_int(set, 3, next.qstate);
   bind_time(set, 4, next.run_at);
   bind_time(set, 5, next.finished_at);
-  return run_once(db, set);
+  if ((rc = run_once(db, set)) != LEASE_OK || next.qstate != LEASE__Q_DISCARDED) return rc;
+  rc = lease__event_id(db, LEASE_EV_DISCARD, w->id, w->id_len, w->now, LEASE_GRANTED);
+  if (rc != LEASE_OK) return rc;
+  return lsq_q_cascade(db, w->id, w->id_len, LEASE__Q_DISCARDED, w->now);
 }
 
 /* See lease.h: lease_fail. */
@@ -863,10 +1042,13 @@ static int retry_body(lease_db *db, void *ctx) {
   int rc;
   if ((rc = read_info(db, x, &f)) != LEASE_OK) return rc;
   x->reason = lease__retry_reason(&f);
+  if (x->reason == LEASE_GRANTED && (rc = retry_holder(db, x)) != LEASE_OK) return rc;
+  if ((rc = lease__event_id(db, LEASE_EV_RETRY, x->id, x->id_len, x->now, x->reason)))
+    return rc;
   if (x->reason != LEASE_GRANTED) return LEASE_OK;
-  if ((rc = retry_holder(db, x)) != LEASE_OK || x->reason != LEASE_GRANTED) return rc;
   if ((rc = run_id(db, LSQ_ST_Q_REOPEN, x)) != LEASE_OK) return rc;
-  return run_id(db, LSQ_ST_Q_RESET, x);
+  if ((rc = run_id(db, LSQ_ST_Q_RESET, x)) != LEASE_OK) return rc;
+  return run_id(db, LSQ_ST_Q_DEP_WAIT, x);   /* waits again for parents not completed */
 }
 
 /* Write body: cancel (see lease.h). */
@@ -878,11 +1060,14 @@ static int cancel_body(lease_db *db, void *ctx) {
   if (!end) return db->rc;
   if ((rc = read_info(db, x, &f)) != LEASE_OK) return rc;
   x->reason = lease__cancel_reason(&f);
+  if ((rc = lease__event_id(db, LEASE_EV_CANCEL, x->id, x->id_len, x->now, x->reason)))
+    return rc;
   if (x->reason != LEASE_GRANTED) return LEASE_OK;
   bind_bytes(end, 1, x->id, x->id_len);
   sqlite3_bind_int(end, 2, LEASE__Q_CANCELLED);
   sqlite3_bind_double(end, 3, x->now);
-  return run_once(db, end);
+  if ((rc = run_once(db, end)) != LEASE_OK) return rc;
+  return lsq_q_cascade(db, x->id, x->id_len, LEASE__Q_CANCELLED, x->now);
 }
 
 /* See lease.h: lease_retry. */
@@ -913,14 +1098,33 @@ typedef struct prune_ctx {
 static int prune_body(lease_db *db, void *ctx) {
   prune_ctx *x = ctx;
   sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_PRUNE);
-  int rc;
+  size_t used = 0, at, n;
+  int rc, src;
   if (!st) return db->rc;
   sqlite3_bind_double(st, 1, x->before);
   if (x->queue) bind_bytes(st, 2, x->queue, x->queue_len);
   else sqlite3_bind_null(st, 2);
   sqlite3_bind_int(st, 3, x->state);
-  if ((rc = run_once(db, st)) != LEASE_OK) return rc;
-  x->deleted = sqlite3_changes(LSQ(db)->sql);
+  while ((src = sqlite3_step(st)) == SQLITE_ROW) {   /* the ids deleted, kept for the ledger */
+    const unsigned char *id = sqlite3_column_text(st, 0);
+    n = id ? (size_t)sqlite3_column_bytes(st, 0) : 0;
+    if (lease__reserve(db, used + sizeof n + n) != LEASE_OK) {
+      sqlite3_reset(st);
+      return db->rc;
+    }
+    memcpy(db->buf + used, &n, sizeof n);
+    if (n) memcpy(db->buf + used + sizeof n, id, n);
+    used += sizeof n + n;
+    x->deleted++;
+  }
+  if (src != SQLITE_DONE) return step_failed(db, st, src);
+  sqlite3_reset(st);
+  for (at = 0; at < used; at += sizeof n + n) {
+    memcpy(&n, db->buf + at, sizeof n);
+    if ((rc = lease__event_id(db, LEASE_EV_PRUNE, db->buf + at + sizeof n, n, NAN,
+                              LEASE_GRANTED)) != LEASE_OK)
+      return rc;
+  }
   return LEASE_OK;
 }
 

@@ -13,9 +13,10 @@
 **                 payload, state (0 open, 1 completed, 2 discarded,
 **                 3 cancelled), finished_at and due_at (the claim order:
 **                 run_at, or for a job without, the clock mark when its
-**                 row was made or reopened), key (the job's unique key,
-**                 NULL for none: the index lease_queue_key makes a key
-**                 unique among its queue's unfinished jobs);
+**                 row was made or reopened), timeout (seconds a handler
+**                 may run on the job; NULL: none), key (the job's unique
+**                 key, NULL for none: the index lease_queue_key makes a
+**                 key unique among its queue's unfinished jobs);
 **   lease_errors  the errors of failed attempts, the last 20 per job.
 ** Triggers on jobs keep lease_queue complete for every client, the engine
 ** or raw SQL: a row for each job inserted (defaults; not for an id that is
@@ -37,7 +38,8 @@
   " priority INTEGER NOT NULL DEFAULT 0, run_at REAL,"                   \
   " base_fence INTEGER NOT NULL DEFAULT 0, max_attempts INTEGER NOT NULL DEFAULT 25," \
   " payload BLOB, state INTEGER NOT NULL DEFAULT " LEASE__Q_OPEN_S ","    \
-  " finished_at REAL, due_at REAL NOT NULL DEFAULT 0, key TEXT) WITHOUT ROWID"
+  " finished_at REAL, due_at REAL NOT NULL DEFAULT 0, timeout REAL,"    \
+  " key TEXT) WITHOUT ROWID"
 /* The queue rows of a file without the column key (versions before step
 ** UNIQUE), as a read-only handle reads them: a temporary view, which names
 ** before the file's table, adding key NULL. */
@@ -124,6 +126,7 @@
 #define LSQ_SQL_STATUS(now)                                               \
   "(CASE WHEN " now " IS NULL THEN 0 WHEN j.done <> 0 THEN 5"            \
   " WHEN q.state = " LEASE__Q_DISCARDED_S " THEN 6 WHEN q.state = " LEASE__Q_CANCELLED_S " THEN 7" \
+  " WHEN q.state = " LEASE__Q_WAITING_S " THEN 8"                         \
   " WHEN j.until > " now " THEN 3"                                       \
   " WHEN q.run_at > " now " THEN (CASE WHEN " LSQ_SQL_ATTEMPT("j", "q") " > 0 THEN 4 ELSE 2 END)" \
   " ELSE 1 END)"
@@ -171,7 +174,7 @@
   "(?2 IS NULL OR (?2 = 'default' AND NOT EXISTS"                        \
   " (SELECT 1 FROM lease_queue WHERE queue <> 'default')))"
 
-/* Counts: total, done, ready, held, blocked, then one per status 1..7.  ?1 now, ?2 queue
+/* Counts: total, done, ready, held, blocked, then one per status 1..8.  ?1 now, ?2 queue
 ** (NULL: all).  Every jobs row is read, and with it its lease_queue row,
 ** except a done job's when every job is counted (LSQ_SQL_TALLY_ALL): its
 ** status is completed (5) whatever that row says, and those jobs are only
@@ -180,12 +183,13 @@
 #define LSQ_SQL_Q_TALLY                                                   \
   "WITH w(a) AS (SELECT " LSQ_SQL_TALLY_ALL ")"                           \
   " SELECT t.n + d.n, t.done + d.n, t.ready, t.held, t.blocked, t.s1, t.s2, t.s3, t.s4," \
-  " t.s5 + CASE WHEN ?1 IS NULL THEN 0 ELSE d.n END, t.s6, t.s7"        \
+  " t.s5 + CASE WHEN ?1 IS NULL THEN 0 ELSE d.n END, t.s6, t.s7, t.s8"  \
   " FROM (SELECT count(*) AS n, total(done <> 0) AS done,"               \
   " total(done = 0 AND b = 0 AND until <= ?1) AS ready,"                  \
   " total(done = 0 AND b = 0 AND until > ?1) AS held, total(done = 0 AND b <> 0) AS blocked," \
   " total(s = 1) AS s1, total(s = 2) AS s2, total(s = 3) AS s3, total(s = 4) AS s4," \
-  " total(s = 5) AS s5, total(s = 6) AS s6, total(s = 7) AS s7 FROM ("  \
+  " total(s = 5) AS s5, total(s = 6) AS s6, total(s = 7) AS s7,"        \
+  " total(s = 8) AS s8 FROM ("                                           \
   "SELECT j.done, j.until, j.b, " LSQ_SQL_STATUS("?1") " AS s"           \
   " FROM " LSQ_SQL_TALLY_JOBS " AS j LEFT JOIN lease_queue AS q ON q.id = j.id" \
   " WHERE ((j.done <> 0) IS NOT 1 OR NOT (SELECT a FROM w))"             \
@@ -193,10 +197,16 @@
   " (SELECT count(*) AS n FROM jobs WHERE (done <> 0) IS 1 AND (SELECT a FROM w)) AS d"
 
 /* The data of a job just inserted.  ?1 id, ?2 payload, ?3 queue,
-** ?4 priority, ?5 run_at, ?6 max_attempts, ?7 key (NULL: none). */
+** ?4 priority, ?5 run_at, ?6 max_attempts, ?7 timeout (NULL: none),
+** ?8 key (NULL: none). */
 #define LSQ_SQL_Q_DATA                                                    \
   "UPDATE lease_queue SET payload = ?2, queue = ?3, priority = ?4, run_at = ?5," \
-  " due_at = coalesce(?5, " LSQ_SQL_DUE_NOW "), max_attempts = ?6, key = ?7 WHERE id = ?1"
+  " due_at = coalesce(?5, " LSQ_SQL_DUE_NOW "), max_attempts = ?6, timeout = ?7, key = ?8" \
+  " WHERE id = ?1"
+
+/* A job's timeout (NULL: none), for lease_state on a file of step
+** TIMEOUT's layout or newer.  ?1 id. */
+#define LSQ_SQL_Q_TIMEOUT "SELECT timeout FROM lease_queue WHERE id = ?1"
 
 /* The job holding a unique key, for an enqueue of id ?3 (none when ?3
 ** exists: that enqueue finds its id, LEASE_EXISTS): the unfinished job of
@@ -228,9 +238,11 @@
   "INSERT INTO lease_errors(id, attempt, at, owner, fence, message)"     \
   " VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
 
-/* End a job: ?1 id, ?2 state (discarded, cancelled), ?3 finished_at. */
+/* End a job, open or waiting: ?1 id, ?2 state (discarded, cancelled),
+** ?3 finished_at. */
 #define LSQ_SQL_Q_END                                                     \
-  "UPDATE lease_queue SET state = ?2, finished_at = ?3 WHERE id = ?1 AND state = " LEASE__Q_OPEN_S
+  "UPDATE lease_queue SET state = ?2, finished_at = ?3 WHERE id = ?1"     \
+  " AND state IN (" LEASE__Q_OPEN_S ", " LEASE__Q_WAITING_S ")"
 
 /* When a completion was stored.  ?1 id, ?2 now. */
 #define LSQ_SQL_Q_FINISHED "UPDATE lease_queue SET finished_at = ?2 WHERE id = ?1"
@@ -253,9 +265,10 @@
 
 /* claim_next's candidates.  Parameters as LSQ_SQL_Q_READY.  Columns: id,
 ** payload, queue, priority, base_fence, max_attempts (the claim's fence
-** minus base_fence is the attempt it starts). */
+** minus base_fence is the attempt it starts), timeout (NULL: none). */
 #define LSQ_SQL_Q_CANDIDATES                                              \
-  LSQ_SQL_Q_READY("q.id, q.payload, q.queue, q.priority, q.base_fence, q.max_attempts")
+  LSQ_SQL_Q_READY("q.id, q.payload, q.queue, q.priority, q.base_fence, q.max_attempts," \
+                  " q.timeout")
 
 /*
 ** claim_next's claim of its candidates that hold no lease, in one
@@ -312,12 +325,14 @@
 ** prune: delete the jobs the queue ended before ?1 (finished_at < ?1), of
 ** queue ?2 (NULL: all) and state ?3 (0: any ended), never one still held
 ** (not done, until > ?1).  The triggers remove their queue rows and errors.
+** Returns the ids deleted (for the ledger).
 */
 #define LSQ_SQL_Q_PRUNE                                                   \
   "DELETE FROM jobs WHERE id IN (SELECT q.id FROM lease_queue AS q"      \
   " WHERE q.state <> " LEASE__Q_OPEN_S " AND q.finished_at < ?1"          \
   " AND (?2 IS NULL OR q.queue = ?2) AND (?3 = 0 OR q.state = ?3)"        \
-  " AND NOT EXISTS (SELECT 1 FROM jobs WHERE id = q.id AND done = 0 AND until > ?1))"
+  " AND NOT EXISTS (SELECT 1 FROM jobs WHERE id = q.id AND done = 0 AND until > ?1))" \
+  " RETURNING id"
 
 /* The clock mark, and its move up to ?1. */
 #define LSQ_SQL_CLOCK_READ "SELECT " LSQ_SQL_MARK
@@ -341,7 +356,7 @@
 ** a queue's live leases (LSQ_SQL_Q_LIVE) a range read of the live leases
 ** only; it exists while some queue has a concurrency limit (lease_limit
 ** makes it and drops it), so a database without one pays nothing for it
-** on every write of until.  The tables are schema step 4 (LSQ_STEP_CONTROL
+** on every write of until.  The tables are schema step 5 (LSQ_STEP_CONTROL
 ** in lsq_schema_sql.h); LSQ_SQL_QUEUES_TABLE and LSQ_SQL_CLAIMS_TABLE make
 ** empty temporary ones of the same layout (kw "TEMP ", as in
 ** LSQ_SQL_QUEUE_TABLE) for a handle that may not write to an older file.
@@ -403,6 +418,91 @@
   " ORDER BY n.name"
 
 /*
+** The events ledger (lsq_events.c).  Add: ?1 at (NULL: the engine's
+** clock, seconds since the epoch), ?2 op, ?3 id, ?4 queue, ?5 owner,
+** ?6 fence, ?7 reason (0: ok, stored as outcome 0 and reason NULL).
+** Prune: the events with seq <= ?1, and those before the first whose
+** at >= ?2, one seq range.  Read: after seq ?1, of id ?2 (NULL: all),
+** at most ?3, in seq order.
+*/
+#define LSQ_SQL_EVENT_ADD                                                 \
+  "INSERT INTO lease_events(at, op, id, queue, owner, fence, outcome, reason)" \
+  " VALUES (coalesce(?1, (julianday('now') - 2440587.5) * 86400.0), ?2, ?3, ?4, ?5, ?6," \
+  " ?7 <> 0, nullif(?7, 0))"
+#define LSQ_SQL_EVENT_PRUNE                                               \
+  "DELETE FROM lease_events WHERE seq <= max(?1, coalesce((SELECT seq FROM lease_events" \
+  " WHERE at >= ?2 ORDER BY seq LIMIT 1), 0) - 1)"
+#define LSQ_SQL_EVENT_READ                                                \
+  "SELECT seq, at, op, id, queue, owner, fence, coalesce(reason, 0) FROM lease_events" \
+  " WHERE seq > ?1 AND (?2 IS NULL OR id = ?2) ORDER BY seq LIMIT ?3"
+
+/*
+** Dependencies (lease.h: lease_new_job's after), in lease_deps(child,
+** parent): one row per job a job was enqueued after, kept while the child
+** is (schema step DEPS; lease_deps_parent finds a parent's children).  A
+** child waits (state LEASE__Q_WAITING) while one of its parents is not
+** completed; a parent no longer there counts as done.
+*/
+
+/* A listed job's queue state at enqueue: ?1 its id.  No row: missing. */
+#define LSQ_SQL_Q_DEP_STATE                                               \
+  "SELECT coalesce((SELECT state FROM lease_queue WHERE id = ?1), " LEASE__Q_OPEN_S ")" \
+  " FROM jobs WHERE id = ?1"
+
+/* Store that ?1 runs after ?2. */
+#define LSQ_SQL_Q_DEP_ADD "INSERT OR IGNORE INTO lease_deps(child, parent) VALUES (?1, ?2)"
+
+/* A job with a parent not completed, of those `but` leaves in.  q: its
+** lease_queue row. */
+#define LSQ_SQL_DEP_PENDING(q, but)                                       \
+  "EXISTS (SELECT 1 FROM lease_deps AS d JOIN lease_queue AS p ON p.id = d.parent" \
+  " WHERE d.child = " q ".id" but " AND p.state <> " LEASE__Q_COMPLETED_S ")"
+
+/* Job ?1, open, waits while some parent is not completed (enqueue, retry). */
+#define LSQ_SQL_Q_DEP_WAIT                                                \
+  "UPDATE lease_queue SET state = " LEASE__Q_WAITING_S " WHERE id = ?1"   \
+  " AND state = " LEASE__Q_OPEN_S " AND " LSQ_SQL_DEP_PENDING("lease_queue", "")
+
+/* The completion of ?1 opens its waiting children whose other parents are
+** all completed, due at run_at or at the clock mark.  ?1 itself counts as
+** completed: only complete's guarded step runs this, once it stored
+** (lsq_q_release), so the fence decides whether a child opens. */
+#define LSQ_SQL_Q_DEP_RELEASE                                             \
+  "UPDATE lease_queue SET state = " LEASE__Q_OPEN_S ","                   \
+  " due_at = coalesce(run_at, " LSQ_SQL_DUE_NOW ")"                      \
+  " WHERE state = " LEASE__Q_WAITING_S                                    \
+  " AND id IN (SELECT child FROM lease_deps WHERE parent = ?1)"          \
+  " AND NOT " LSQ_SQL_DEP_PENDING("lease_queue", " AND d.parent <> ?1")
+
+/* The waiting jobs below ?1 (its children, theirs, ...), each with the
+** parent that ends it (the least id of those on the way). */
+#define LSQ_SQL_DEP_BELOW                                                 \
+  "WITH RECURSIVE k(id, parent) AS (SELECT d.child, d.parent FROM lease_deps AS d" \
+  " JOIN lease_queue AS c ON c.id = d.child WHERE d.parent = ?1"         \
+  " AND c.state = " LEASE__Q_WAITING_S                                    \
+  " UNION SELECT d.child, d.parent FROM k JOIN lease_deps AS d ON d.parent = k.id" \
+  " JOIN lease_queue AS c ON c.id = d.child WHERE c.state = " LEASE__Q_WAITING_S ")"
+
+/* The discard or cancel of ?1 (?2 "discarded" or "cancelled", at ?3)
+** cancels the jobs waiting below it: first each one's error, 'dependency
+** "<parent>" was <word>' (cancelled for those below a child), then their
+** state. */
+#define LSQ_SQL_Q_DEP_ERRORS                                              \
+  LSQ_SQL_DEP_BELOW " INSERT INTO lease_errors(id, attempt, at, owner, fence, message)" \
+  " SELECT id, 0, ?3, NULL, NULL, CAST('dependency \"' || min(parent) || '\" was '" \
+  " || CASE WHEN min(parent) = ?1 THEN ?2 ELSE 'cancelled' END AS BLOB)" \
+  " FROM k GROUP BY id"
+#define LSQ_SQL_Q_DEP_CANCEL                                              \
+  LSQ_SQL_DEP_BELOW " UPDATE lease_queue SET state = " LEASE__Q_CANCELLED_S "," \
+  " finished_at = ?3 WHERE id IN (SELECT id FROM k)"
+
+/* The jobs ?1 runs after, by id: id, status at ?2 (0: no longer there). */
+#define LSQ_SQL_Q_DEPS                                                    \
+  "SELECT d.parent, coalesce((SELECT " LSQ_SQL_STATUS("?2")               \
+  " FROM jobs AS j LEFT JOIN lease_queue AS q ON q.id = j.id WHERE j.id = d.parent), 0)" \
+  " FROM lease_deps AS d WHERE d.child = ?1 ORDER BY d.parent LIMIT ?3"
+
+/*
 ** The queue's statements only this backend runs (lsq_sql.h's list takes
 ** them after the shared ones): its queue operations are several statements
 ** in one transaction where PostgreSQL's are one (claim_next: CANDIDATES,
@@ -416,6 +516,9 @@
 ** pruned by a statement of their own (PRUNE_CLAIMS; PostgreSQL's RECENT
 ** prunes and counts).  TIDY_CLAIMS, the claims of a queue left without a
 ** rate (PostgreSQL's TIDY drops them too), runs by its text as TIDY does.
+** A completion opens the jobs waiting for it, and a discard or cancel
+** cancels them, by statements of their own (DEP_RELEASE, DEP_ERRORS,
+** DEP_CANCEL), where PostgreSQL's trigger lease_deps_follow does both.
 */
 #define LSQ_QUEUE_OWN_STATEMENTS(XX)     \
   XX(Q_DATA)                             \
@@ -431,6 +534,9 @@
   XX(Q_INFO)                             \
   XX(Q_REOPEN)                           \
   XX(Q_RESET)                            \
-  XX(Q_PRUNE_CLAIMS)
+  XX(Q_PRUNE_CLAIMS)                     \
+  XX(Q_DEP_RELEASE)                      \
+  XX(Q_DEP_ERRORS)                       \
+  XX(Q_DEP_CANCEL)
 
 #endif

@@ -191,7 +191,37 @@
 #define LSQ_STEP_ATTEMPTS(XX)
 
 /*
-** Step 8 (v7 -> v8): unique keys (lease.h: lease_new_job's key).
+** Step 8 (v7 -> v8): the events ledger (lease.h, "The events ledger"):
+** the table lease_events, seq its rowid (pruned by seq ranges), op and
+** reason as lease.h's numbers, outcome 0 (ok) or 1 (refused).  No index
+** beside the rowid: every write inserts a row.
+*/
+#define LSQ_STEP_EVENTS(XX)                                               \
+  XX("CREATE TABLE IF NOT EXISTS lease_events(seq INTEGER PRIMARY KEY,"   \
+     " at REAL NOT NULL, op INTEGER NOT NULL, id TEXT, queue TEXT, owner TEXT," \
+     " fence INTEGER, outcome INTEGER NOT NULL, reason INTEGER)")
+
+/* Step 9 (v8 -> v9): lease_queue's column timeout (lease_new_job.timeout:
+** seconds, NULL for none), written by enqueue, read by claim_next and
+** lease_state. */
+#define LSQ_STEP_TIMEOUT(XX) XX("ALTER TABLE lease_queue ADD COLUMN timeout REAL")
+
+/*
+** Step 10 (v9 -> v10): dependencies (lsq_queue_sql.h, lease_deps): the
+** table of edges, child and parent job ids, its index by parent, and the
+** trigger that drops a job's edges with it.  A job waiting for its
+** parents is lease_queue state LEASE__Q_WAITING, which needs no change to
+** the layout.
+*/
+#define LSQ_STEP_DEPS(XX)                                                 \
+  XX("CREATE TABLE IF NOT EXISTS lease_deps(child TEXT NOT NULL, parent TEXT NOT NULL," \
+     " PRIMARY KEY (child, parent)) WITHOUT ROWID")                       \
+  XX("CREATE INDEX IF NOT EXISTS lease_deps_parent ON lease_deps(parent, child)") \
+  XX("CREATE TRIGGER IF NOT EXISTS lease_deps_gone AFTER DELETE ON jobs BEGIN" \
+     " DELETE FROM lease_deps WHERE child = old.id; END")
+
+/*
+** Step 11 (v10 -> v11): unique keys (lease.h: lease_new_job's key).
 ** lease_queue gets the column key (NULL: none, as every row there has);
 ** the unique index lease_queue_key on (queue, key) over the rows with a
 ** key the queue has not finished makes a key held by one unfinished job
@@ -205,21 +235,29 @@
 /*
 ** The version a file without a version row has, from what it holds: no
 ** lease_queue is version 0 (the contract's bare table, with or without
-** the index lease_jobs_pending of the engine before its queue); a
-** lease_queue with an attempt column is 1; one with a key column is 8 and
-** one with a due_at column (but no key) is 6 (a file of step 8's or 6's
-** layout whose row another client deleted: its steps must not run again;
-** step 7 changes nothing on SQLite, so a file of its layout is 6 too);
-** one with neither is 3 when the triggers lease_jobs_enqueued and
-** lease_jobs_renamed are there, else 2.
+** the index lease_jobs_pending of the engine before its queue); one with
+** a key column in lease_queue is 11, one with the table lease_deps (but
+** no key) is 10 (a file of step 11's or 10's layout whose row another
+** client deleted: its steps must not run again); a lease_queue
+** with an attempt column is 1; one with a timeout column is 9 and one
+** with a due_at column (but none named timeout) is 6 (a file of step
+** 9's, 8's, 7's or 6's layout whose row another client deleted: its
+** steps must not run again; step 7 does nothing on SQLite and step 8
+** only makes a table if it is missing, so their layouts are read as
+** 6's); one with neither is 3 when the triggers
+** lease_jobs_enqueued and lease_jobs_renamed are there, else 2.
 */
 #define LSQ_SQL_CLASSIFY                                                  \
   "SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM sqlite_master"             \
   " WHERE type = 'table' AND name = 'lease_queue') THEN 0"               \
   " WHEN EXISTS (SELECT 1 FROM pragma_table_info('lease_queue')"         \
+  " WHERE name = 'key') THEN 11"                                         \
+  " WHEN EXISTS (SELECT 1 FROM sqlite_master"                            \
+  " WHERE type = 'table' AND name = 'lease_deps') THEN 10"                \
+  " WHEN EXISTS (SELECT 1 FROM pragma_table_info('lease_queue')"         \
   " WHERE name = 'attempt') THEN 1"                                      \
   " WHEN EXISTS (SELECT 1 FROM pragma_table_info('lease_queue')"         \
-  " WHERE name = 'key') THEN 8"                                          \
+  " WHERE name = 'timeout') THEN 9"                                      \
   " WHEN EXISTS (SELECT 1 FROM pragma_table_info('lease_queue')"         \
   " WHERE name = 'due_at') THEN 6"                                       \
   " WHEN (SELECT count(*) FROM sqlite_master WHERE type = 'trigger'"     \

@@ -17,7 +17,7 @@
 // added one at a time with addJob, each once the worker is idle again (10 ms
 // after the previous job's handler started), and the time from just before
 // `addJob` to the handler's start measured for each; prints
-//   RESULT latency_p50_ms=<ms> latency_p99_ms=<ms> done=<jobs>
+//   RESULT jobs=<n> p50_ms=<ms> p99_ms=<ms> max_ms=<ms> done=<n>
 import { run, runMigrations, makeWorkerUtils, Logger } from "graphile-worker";
 import { percentile } from "../latency.mjs";
 
@@ -49,7 +49,7 @@ if (workload === "lat") {
   }
   await runner.stop();
   await utils.release();
-  console.log(`RESULT latency_p50_ms=${percentile(lat, 50).toFixed(3)} latency_p99_ms=${percentile(lat, 99).toFixed(3)} done=${lat.length}`);
+  console.log(`RESULT jobs=${lat.length} p50_ms=${percentile(lat, 50).toFixed(3)} p99_ms=${percentile(lat, 99).toFixed(3)} max_ms=${percentile(lat, 100).toFixed(3)} done=${lat.length}`);
   process.exit(0);
 }
 

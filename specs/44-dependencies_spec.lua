@@ -1,0 +1,282 @@
+-- Job dependencies: db:enqueue(id, {after = {...}}) makes a job wait
+-- (status "waiting") until every job it lists is completed.  The release
+-- happens in the completing parent's own fenced complete (complete,
+-- complete_many, complete_claim_next), so a stale completion releases
+-- nothing; a parent discarded or cancelled cancels the jobs waiting below
+-- it, each with an error naming its parent.  Backend-neutral.
+local H = require("helpers")
+local lease = H.lease
+
+-- The status and error messages of job id, read through a new connection.
+local function seen(p, id, now)
+  local h = lease.open(p)
+  local s = h:state(id, now or 50)
+  h:close()
+  if not s then return nil end
+  local msgs = {}
+  for _, e in ipairs(s.errors) do msgs[#msgs + 1] = e.message end
+  return s.status, msgs, s
+end
+
+-- How many dependency rows the database holds.
+local function edges(p)
+  return tonumber((H.sql(p, "SELECT count(*) FROM lease_deps"):match("%d+")))
+end
+
+describe("a job enqueued after others", function()
+  local db, p
+  before_each(function() db, p = H.fresh("deps") end)
+  after_each(function() db:close() end)
+
+  it("waits, is never claimed, and shows its parents", function()
+    assert.is_true(db:enqueue("p1"))
+    assert.is_true(db:enqueue("p2"))
+    assert.is_true(db:enqueue("c", { after = { "p2", "p1" } }))
+    local s = db:state("c", 1)
+    assert.are.equal("waiting", s.status)
+    assert.are.same({ "p1", "p2" }, s.after)          -- every parent, by id
+    assert.is_nil(db:state("p1", 1).after)
+    assert.are.same({ nil, "waiting" }, { H.two(db:claim("c", "w", 1, 10)) })
+    local got = db:claim_next("w", 1, 10, { n = 10 })
+    assert.are.same({ "p1", "p2" }, H.ids(got))
+    assert.are.same({ nil, "empty" }, { H.two(db:claim_next("w", 1, 10)) })
+    local c = db:counts(1)
+    assert.are.equal(1, c.waiting)
+    assert.are.equal(2, c.running)
+    assert.are.same({ "c" }, H.ids(db:jobs({ status = "waiting", now = 1 })))
+    assert.are.equal(2, edges(p))
+  end)
+
+  it("is released by its parent's complete, and only when every parent is completed", function()
+    db:enqueue("p1")
+    db:enqueue("p2")
+    db:enqueue("c", { after = { "p1", "p2" } })
+    local f1 = db:claim("p1", "w", 1, 10)
+    local f2 = db:claim("p2", "w", 1, 10)
+    assert.is_true(db:complete("p1", "w", f1, 2, "r1"))
+    assert.are.equal("waiting", (seen(p, "c", 3)))
+    assert.are.same({ nil, "empty" }, { H.two(db:claim_next("w", 3, 10)) })
+    assert.is_true(db:complete("p2", "w", f2, 4, "r2"))
+    assert.are.equal("available", (seen(p, "c", 5)))
+    assert.are.equal("c", (db:claim_next("w", 5, 10)))
+    assert.are.equal(0, db:counts(5).waiting)
+  end)
+
+  it("becomes scheduled, not available, when released before its run_at", function()
+    db:enqueue("p")
+    db:enqueue("c", { after = { "p" }, run_at = 100 })
+    assert.is_true(db:complete("p", "w", db:claim("p", "w", 1, 10), 2))
+    assert.are.equal("scheduled", (seen(p, "c", 3)))
+    assert.are.same({ nil, "empty" }, { H.two(db:claim_next("w", 3, 10)) })
+    assert.are.equal("c", (db:claim_next("w", 100, 10)))
+  end)
+
+  it("counts a parent already completed as done at enqueue", function()
+    db:enqueue("p1")
+    db:enqueue("p2")
+    assert.is_true(db:complete("p1", "w", db:claim("p1", "w", 1, 10), 2))
+    assert.is_true(db:enqueue("a", { after = { "p1" } }))
+    assert.are.equal("available", (seen(p, "a", 3)))
+    assert.is_true(db:enqueue("b", { after = { "p1", "p2" } }))
+    assert.are.equal("waiting", (seen(p, "b", 3)))
+  end)
+
+  it("takes parents from earlier in the same enqueue_many", function()
+    assert.are.equal(3, db:enqueue_many({ "m1", { id = "m2", after = { "m1" } },
+      { id = "m3", after = { "m1", "m2" } } }))
+    assert.are.equal("available", (seen(p, "m1", 1)))
+    assert.are.equal("waiting", (seen(p, "m2", 1)))
+    assert.are.equal("waiting", (seen(p, "m3", 1)))
+  end)
+end)
+
+describe("a stale completion", function()
+  local db, p
+  before_each(function()
+    db, p = H.fresh("deps-stale")
+    db:enqueue("p")
+    db:enqueue("c", { after = { "p" } })
+  end)
+  after_each(function() db:close() end)
+
+  it("of a worker whose lease expired and was claimed again releases nothing", function()
+    local old = db:claim("p", "w", 1, 10)
+    local new = db:claim("p", "w", 20, 10)          -- expired, claimed again
+    assert.are.same({ false, "stale_fence" }, { db:complete("p", "w", old, 21, "late") })
+    local st, _, row = seen(p, "c", 22)
+    assert.are.equal("waiting", st)
+    assert.are.equal(0, row.attempt)
+    assert.are.equal("running", (seen(p, "p", 22)))
+    assert.are.same({ nil, "empty" }, { H.two(db:claim_next("x", 22, 10)) })
+    -- another owner's late complete is refused as well, and releases nothing
+    local other = db:claim("p", "v", 40, 10)
+    assert.are.same({ false, "not_owner" }, { db:complete("p", "w", new, 41, "late") })
+    assert.are.equal("waiting", (seen(p, "c", 42)))
+    -- the holder's complete releases it
+    assert.is_true(db:complete("p", "v", other, 43, "r"))
+    assert.are.equal("available", (seen(p, "c", 44)))
+  end)
+
+  it("in complete_many releases nothing, while the granted one in the batch does", function()
+    db:enqueue("q")
+    db:enqueue("d", { after = { "q" } })
+    local old = db:claim("p", "w", 1, 10)
+    db:claim("p", "w", 20, 10)
+    local fq = db:claim("q", "w", 20, 10)
+    local ok, refused = db:complete_many("w", 21, { { id = "p", fence = old }, { id = "q", fence = fq } })
+    assert.is_false(ok)
+    assert.are.same({ [1] = "stale_fence" }, refused)
+    assert.are.equal("waiting", (seen(p, "c", 22)))
+    assert.are.equal("available", (seen(p, "d", 22)))
+  end)
+
+  it("in complete_claim_next releases nothing; a granted one releases a job the same call claims", function()
+    local old = db:claim("p", "w", 1, 10)
+    local new = db:claim("p", "w", 20, 10)
+    local r = { db:complete_claim_next("p", "w", old, 21, "late", 10) }
+    assert.are.same({ false, "stale_fence", nil, "empty" }, { r[1], r[2], r[3], r[4] })
+    assert.are.equal("waiting", (seen(p, "c", 22)))
+    r = { db:complete_claim_next("p", "w", new, 22, "r", 10) }
+    assert.are.same({ true, nil, "c" }, { r[1], r[2], r[3] })
+    assert.are.equal("running", (seen(p, "c", 23)))
+  end)
+end)
+
+describe("a parent that ends without completing", function()
+  local db, p
+  before_each(function()
+    db, p = H.fresh("deps-end")
+    db:enqueue("p", { max_attempts = 1 })
+    db:enqueue("c", { after = { "p" } })
+    db:enqueue("g", { after = { "c" } })
+    db:enqueue("other")
+    db:enqueue("o", { after = { "other" } })
+  end)
+  after_each(function() db:close() end)
+
+  local function cancelled_below(word)
+    local st, msgs = seen(p, "c")
+    assert.are.equal("cancelled", st)
+    assert.are.same({ 'dependency "p" was ' .. word }, msgs)
+    st, msgs = seen(p, "g")
+    assert.are.equal("cancelled", st)
+    assert.are.same({ 'dependency "c" was cancelled' }, msgs)
+    assert.are.equal("waiting", (seen(p, "o")))
+    assert.are.same({ nil, "cancelled" }, { H.two(db:claim("c", "w", 60, 10)) })
+  end
+
+  it("discarded when its retries are used up cancels the jobs waiting below it", function()
+    local f = db:claim("p", "w", 1, 10)
+    assert.are.equal("discarded", (db:fail("p", "w", f, 2, "boom")))
+    cancelled_below("discarded")
+  end)
+
+  it("discarded when it expired on its last attempt cancels them too", function()
+    db:claim("p", "w", 1, 10)
+    assert.are.same({ nil, "discarded" }, { H.two(db:claim("p", "w", 20, 10)) })
+    cancelled_below("discarded")
+  end)
+
+  it("discarded by claim_next's expiry cancels them too", function()
+    db:claim_next("w", 1, 10)
+    assert.are.equal("other", (db:claim_next("w", 20, 10)))
+    assert.are.equal("discarded", (seen(p, "p")))
+    cancelled_below("discarded")
+  end)
+
+  it("cancelled cancels them, and cancel works on a waiting job", function()
+    assert.is_true(db:cancel("p", 5))
+    cancelled_below("cancelled")
+    assert.is_true(db:cancel("o", 5))
+    assert.are.equal("cancelled", (seen(p, "o")))
+    assert.are.same({ false, "cancelled" }, { db:cancel("o", 6) })
+  end)
+
+  it("retried with its child: the child waits again, then runs after the parent", function()
+    assert.is_true(db:cancel("p", 5))
+    assert.is_true(db:retry("c", 6))
+    assert.are.equal("waiting", (seen(p, "c")))
+    assert.is_true(db:retry("p", 7))
+    assert.is_true(db:complete("p", "w", db:claim("p", "w", 8, 10), 9))
+    assert.are.equal("available", (seen(p, "c")))
+    assert.are.equal("cancelled", (seen(p, "g")))
+  end)
+end)
+
+describe("enqueue after", function()
+  local db, p
+  before_each(function()
+    db, p = H.fresh("deps-bad")
+    db:enqueue("p")
+  end)
+  after_each(function() db:close() end)
+
+  it("refuses a job that does not exist, naming it, with nothing stored", function()
+    local before = H.qsnapshot(p)
+    assert.are.same({ false, "missing", "nope" }, { db:enqueue("c", { after = { "p", "nope" } }) })
+    assert.are.same({ false, "missing", "zz" },
+      { db:enqueue_many({ "m1", { id = "m2", after = { "zz" } } }) })
+    assert.are.same(before, H.qsnapshot(p))
+    assert.are.equal(0, edges(p))
+    assert.is_nil(db:state("c"))
+  end)
+
+  it("refuses a discarded or cancelled job, naming it, with nothing stored", function()
+    db:enqueue("x")
+    db:cancel("x", 1)
+    local before = H.qsnapshot(p)
+    assert.are.same({ false, "cancelled", "x" }, { db:enqueue("c", { after = { "p", "x" } }) })
+    assert.are.same(before, H.qsnapshot(p))
+  end)
+
+  it("raises for a bad after, naming the function and the argument, with nothing stored", function()
+    local before = H.qsnapshot(p)
+    local function bad(opts, want)
+      local err = H.error_of(db.enqueue, db, "c", opts)
+      assert.truthy(err:find("bad argument #3 to 'enqueue' (" .. want, 1, true), err)
+    end
+    bad({ after = "p" }, "opts.after must be a table, got a string")
+    bad({ after = { "p", 7 } }, "opts.after[2] must be a non-empty string, got 7")
+    bad({ after = { "" } }, "opts.after[1] must be a non-empty string, got an empty string")
+    bad({ after = { "p", "c" } }, "opts.after[2] is the job's own id")
+    local err = H.error_of(db.enqueue_many, db, { { id = "m", after = { "m" } } })
+    assert.truthy(err:find("bad argument #2 to 'enqueue_many' (ids[1].after[1] is the job's own id",
+      1, true), err)
+    assert.are.same(before, H.qsnapshot(p))
+    assert.are.equal(0, edges(p))
+  end)
+end)
+
+describe("lease enqueue --after", function()
+  it("stores the dependencies, refuses a missing one, and lease show and jobs print them", function()
+    local db, p = H.fresh("deps-cli")
+    db:enqueue("p1")
+    db:enqueue("p2")
+    local q = H.sh(p)
+    local st, out, err = H.host("enqueue " .. q .. " c --after p1 --after p2")
+    assert.are.same({ 0, "enqueued c\n", "" }, { st, out, err })
+    assert.are.same({ "p1", "p2" }, db:state("c").after)
+    assert.are.equal("waiting", db:state("c").status)
+    local before = H.qsnapshot(p)
+    st, out, err = H.host("enqueue " .. q .. " d --after p1 --after nope")
+    assert.are.same({ 1, "" }, { st, out })
+    assert.truthy(err:find('its --after job "nope" is not there', 1, true), err)
+    st, out = H.host("enqueue " .. q .. " d --after nope --json")
+    assert.are.equal(1, st)
+    assert.truthy(out:find('"reason":"missing","after":"nope"', 1, true), out)
+    local _
+    st, _, err = H.host("enqueue " .. q .. " d --after d")
+    assert.are.equal(2, st)
+    assert.truthy(err:find("--after names the job itself", 1, true), err)
+    assert.are.same(before, H.qsnapshot(p))
+    st, out = H.host("show " .. q .. " c")
+    assert.are.equal(0, st)
+    assert.truthy(out:find("status      waiting\n", 1, true), out)
+    assert.truthy(out:find("after       p1, p2\n", 1, true), out)
+    st, out = H.host("jobs " .. q .. " --status waiting")
+    assert.are.equal(0, st)
+    assert.truthy(out:find("\nc +waiting", 1, false), out)
+    assert.truthy(out:find("1 waiting", 1, true), out)
+    db:close()
+  end)
+end)

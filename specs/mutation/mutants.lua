@@ -1712,7 +1712,7 @@ return {
     file = "src/pg/lpg_schema_sql.h", fn = "LPG_SQL_CLASSIFY",
     from = [[AND attname = 'base_fence' AND NOT attisdropped) THEN 7"]],
     to = [[AND attname = 'base_fence' AND NOT attisdropped) THEN 6"]],
-    hint = "specs/43-unique_key_spec.lua",
+    hint = "specs/39-schema_version_spec.lua",
   },
   {
     -- a read-only handle on a database before ATTEMPTS reads base_fence,

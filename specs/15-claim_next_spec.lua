@@ -156,7 +156,7 @@ describe("claim_next", function()
     assert.are.equal("sqlite_autoindex_jobs_1\n",
       H.sqlite3(q, "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'jobs'"
         .. " ORDER BY name"))
-    assert.are.equal("lease_queue_due\nlease_queue_ended\n",
+    assert.are.equal("lease_queue_due\nlease_queue_ended\nlease_queue_key\n",
       H.sqlite3(q, "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'lease_queue'"
         .. " ORDER BY name"))
   end)

@@ -205,8 +205,8 @@ describe("a database's schema version", function()
     local db, p = H.fresh("schema-row-lost")
     assert.is_true(db:enqueue("j"))
     db:close()
-    -- the table lease_deps (step DEPS) marks the layout: its index, which
-    -- another client dropped, is not made again
+    -- lease_queue's column key (step UNIQUE) marks the layout: the index of
+    -- lease_deps, which another client dropped, is not made again
     local index = H.backend == "pg" and "SELECT count(to_regclass('lease_deps_parent'))"
       or "SELECT count(*) FROM sqlite_master WHERE name = 'lease_deps_parent'"
     H.sql(p, "DROP INDEX lease_deps_parent")
@@ -217,6 +217,29 @@ describe("a database's schema version", function()
     db:close()
     assert.are.equal(CURRENT .. "\n", version_row(p))
     assert.are.equal("0", (H.sql(p, index):match("%d+")))
+  end)
+
+  it("of a database of the ATTEMPTS layout without its row gets only the steps after it", function()
+    local db, p = H.fresh("schema-row-lost-attempts")
+    assert.is_true(db:enqueue("j"))
+    db:close()
+    -- undo the steps after ATTEMPTS (UNIQUE, DEPS, TIMEOUT, EVENTS), then
+    -- lose the row: PostgreSQL knows the layout by base_fence, SQLite by
+    -- due_at (its step 7 changes nothing); no step may run twice
+    local deps = H.backend == "pg"
+      and "DROP TRIGGER lease_deps_follow ON lease_queue; DROP FUNCTION lease_deps_follow();"
+      or "DROP TRIGGER lease_deps_gone;"
+    H.sql(p, "DROP INDEX lease_queue_key; ALTER TABLE lease_queue DROP COLUMN key; " .. deps
+      .. " DROP TABLE lease_deps; ALTER TABLE lease_queue DROP COLUMN timeout;"
+      .. " DROP TABLE lease_events; DELETE FROM lease_meta WHERE key = 'schema_version'")
+    db = lease.open(p)
+    assert.are.equal(CURRENT, db:settings().schema_version)
+    assert.are.same({ "j", 1 }, { H.two(db:claim_next("w", 1, 10)) })
+    db:close()
+    assert.are.equal(CURRENT .. "\n", version_row(p))
+    local fresh, fp = H.fresh("schema-row-lost-attempts-fresh")
+    fresh:close()
+    assert.are.equal(layout(fp), layout(p))
   end)
 
   -- PostgreSQL's layout before the step ATTEMPTS counted a job's attempts

@@ -132,6 +132,8 @@ typedef enum lease_rc {
 **   LIMITED      the queue is at its concurrency or rate limit (lease_limit)
 **   WAITING      the job waits for the jobs it was enqueued after (lease_new_job's
 **                after): no claim takes it before they are completed
+**   DUPLICATE    another unfinished job of the queue holds the job's unique
+**                key (lease_enqueue, lease_retry; lease_duplicate_id names it)
 */
 #define LEASE_REASON_MAP(XX)                                              \
   XX(GRANTED, "ok")                                                       \
@@ -147,7 +149,8 @@ typedef enum lease_rc {
   XX(CANCELLED, "cancelled")                                              \
   XX(PAUSED, "paused")                                                    \
   XX(LIMITED, "limited")                                                  \
-  XX(WAITING, "waiting")
+  XX(WAITING, "waiting")                                                  \
+  XX(DUPLICATE, "duplicate")
 
 typedef enum lease_reason {
 #define LEASE_REASON_ENUM_(name, word) LEASE_##name,
@@ -235,6 +238,7 @@ typedef struct lease_row {
   double timeout;      /* seconds a handler may run on the job (the worker pool stops it
                           then: lease.pool); 0 when it has none.  Read by lease_state only
                           (0 in lease_list's rows) */
+  const char *key;     size_t key_len;      /* its unique key (lease_new_job); NULL when none */
 } lease_row;
 
 /* A handle's settings as the database reports them (lease_read_settings). */
@@ -335,6 +339,9 @@ LEASE_API int lease_init(lease_db *db);
 /* The longest queue name, bytes. */
 #define LEASE_QUEUE_MAX 255
 
+/* The longest unique key of a job (lease_new_job's key), bytes. */
+#define LEASE_KEY_MAX 1024
+
 /* The default max_attempts of a job. */
 #define LEASE_MAX_ATTEMPTS_DEFAULT 25
 
@@ -364,10 +371,15 @@ typedef struct lease_new_job {
   const char *const *after;
   const size_t *after_lens;
   int n_after;
+  const char *key;      size_t key_len;      /* unique key: 1 to LEASE_KEY_MAX bytes, LEASE_NTS
+                                                allowed; NULL (the default): none.  While a job
+                                                of the same queue with this key is unfinished
+                                                (not completed, discarded or cancelled), the
+                                                enqueue stores nothing: LEASE_DUPLICATE */
 } lease_new_job;
 
 /* lease_new_job_default: fill *job with the defaults (no id, no payload,
-** queue "default", priority 0, no run_at, 25 attempts, no timeout).
+** queue "default", priority 0, no run_at, 25 attempts, no timeout, no key).
 ** Never fails. */
 LEASE_API void lease_new_job_default(lease_new_job *job);
 
@@ -378,16 +390,30 @@ LEASE_API void lease_new_job_default(lease_new_job *job);
 **           with every field but the id at its default is the contract's
 **           plain insert.
 **   reason: LEASE_GRANTED when inserted, LEASE_EXISTS when the id was
-**           already there (may be NULL); for a job with after, nothing
-**           stored and LEASE_MISSING (a listed job does not exist),
-**           LEASE_DISCARDED or LEASE_CANCELLED (a listed job the queue
-**           ended: it would never complete); lease_enqueue_refused names
-**           the listed job.
+**           already there, LEASE_DUPLICATE when another unfinished job of
+**           the queue holds job->key (lease_duplicate_id then gives its
+**           id; nothing is written) (may be NULL); for a job with after,
+**           nothing stored and LEASE_MISSING (a listed job does not
+**           exist), LEASE_DISCARDED or LEASE_CANCELLED (a listed job the
+**           queue ended: it would never complete); lease_enqueue_refused
+**           names the listed job.  The dependencies are checked first: a
+**           refused one refuses the enqueue before its key is looked at.
+** The key is enforced by the database (a unique index over the unfinished
+** jobs' (queue, key)): of concurrent enqueues of one key, from any threads
+** or processes, exactly one is inserted.
 ** Returns LEASE_OK, LEASE_MISUSE (job NULL, or a bad field: the message
 ** names it, "after[2] is the job's own id"; nothing written) or a
 ** database error.
 */
 LEASE_API int lease_enqueue(lease_db *db, const lease_new_job *job, int *reason);
+
+/*
+** lease_duplicate_id: after a call on db that reported LEASE_DUPLICATE
+** (lease_enqueue, lease_retry), the id of the unfinished job holding the
+** key, its length in *len (len may be NULL); NULL (and *len 0) after any
+** other outcome.  The bytes live until the next call on db.
+*/
+LEASE_API const char *lease_duplicate_id(const lease_db *db, size_t *len);
 
 /*
 ** lease_enqueue_refused: whether the last call on db was a lease_enqueue
@@ -418,7 +444,9 @@ LEASE_API int lease_after(lease_db *db, const char *id, size_t id_len, double no
 
 /*
 ** lease_enqueue_many: enqueue n jobs in one transaction, as lease_enqueue
-** each (existing ids are left as they are).
+** each (existing ids are left as they are; a job whose key an unfinished
+** job holds, or an earlier job of the same batch took, is skipped as an
+** existing id is: not inserted, not counted, the others go on).
 **   jobs:     n jobs (n >= 0; jobs may be NULL when n is 0).  Every job is
 **             checked before anything is written (the message names its
 **             1-based position: "job 3: id must not be empty").
@@ -951,7 +979,10 @@ LEASE_API int lease_fail(lease_db *db, const char *id, size_t id_len, const char
 ** errors stay.  A completed job gets done = 0 (its result stays until the
 ** next complete).  A job enqueued after others (lease_new_job's after)
 ** waits again (LEASE_STATUS_WAITING) while one of them is not completed.
-**   reason: LEASE_GRANTED, LEASE_MISSING, or LEASE_HELD (running: until > now).
+**   reason: LEASE_GRANTED, LEASE_MISSING, LEASE_HELD (running: until > now),
+**           or LEASE_DUPLICATE: the job has a unique key that another
+**           unfinished job of its queue took meanwhile (lease_duplicate_id
+**           gives that job's id); then nothing changes.
 ** Returns LEASE_OK, LEASE_MISUSE or a database error.
 */
 LEASE_API int lease_retry(lease_db *db, const char *id, size_t id_len, double now, int *reason);

@@ -3,7 +3,8 @@
 --   lease pool DB WORKER.lua [-j N] [--ttl S] [--queue Q] [--forever] [--grace S]
 --              [--batch N] [--poll S] [--drain-wait S] [--decode json] [--timeout S] [--quiet]
 --   lease enqueue DB ID [--payload S | --payload-file F] [--queue Q] [--priority N]
---                 [--run-at T | --in SECONDS] [--max-attempts N] [--timeout S] [--after ID]... [--json]
+--                 [--run-at T | --in SECONDS] [--max-attempts N] [--timeout S] [--after ID]...
+--                 [--key K] [--json]
 --   lease jobs DB [--status S] [--queue Q] [--errors] [--limit N] [--json] [--now T]
 --   lease show DB ID [--json] [--now T]
 --   lease retry DB ID... | DB --discarded [--queue Q] [--json]
@@ -368,6 +369,7 @@ local function job_json(job, with_result)
               ["until"] = finite(u) and u or json.null, fence = job.fence, done = job.done,
               payload_bytes = job.payload and #job.payload or 0,
               result_bytes = job.result_size or (job.result and #job.result) or 0,
+              key = utf8_safe(job.key),
               blocked = job.blocked, errors = errors_json(job.errors) }
   if job.after then
     t.after = {}
@@ -379,7 +381,7 @@ local function job_json(job, with_result)
   end
   return json.encode(t, { keyorder = { "id", "status", "queue", "priority", "run_at", "attempt",
                                        "max_attempts", "timeout", "owner", "until", "fence", "done",
-                                       "payload_bytes", "result_bytes", "blocked", "after",
+                                       "payload_bytes", "result_bytes", "key", "blocked", "after",
                                        "errors", "payload", "result" } })
 end
 
@@ -604,8 +606,9 @@ end
 -- [--limit N] [--json] [--now T]: lists jobs in enqueue order (the first N
 -- with --limit), as a table a person
 -- reads (id, status, queue, attempts, owner, time left on the lease, fence,
--- result size; with --errors, or for discarded and retryable jobs, every
--- error kept under the job) with a count
+-- result size; its unique key on a line under a job that has one; with
+-- --errors, or for discarded and retryable jobs, every error kept under
+-- the job) with a count
 -- line, or one JSON array.  Results are never loaded, only their sizes.
 -- --ready, --held and --done are --status available, running and
 -- completed; --blocked lists the jobs no worker can take.
@@ -664,6 +667,7 @@ local function cmd_jobs(argv, out, err)
         tostring(j.max_attempts or "-")), pad(j.owner and show_bytes(j.owner) or "-", 12),
         left(j, now), j.fence,
         (size and (size > 0 or j.status == "completed")) and (size .. " B") or "-"))
+      if j.key then out:write("    key ", show_bytes(j.key), "\n") end
       write_errors(out, j)
     end
     local c = db:counts(now, queue)
@@ -709,6 +713,7 @@ local function cmd_show(argv, out, err)
       j.timeout and string.format("%g s", j.timeout) or "-", j.owner and show_bytes(j.owner) or "-",
       (j.owner or j["until"] ~= 0) and iso_time(j["until"]) or "-", left(j, now), j.fence, j.done and "yes" or "no",
       j.payload and show_bytes(j.payload) or "-"))
+    if j.key then out:write("key         ", show_bytes(j.key), "\n") end
     if j.after then
       local ids = {}
       for k, id in ipairs(j.after) do ids[k] = show_bytes(id) end
@@ -727,22 +732,26 @@ end
 
 --- lease enqueue DB ID [--payload S | --payload-file F] [--queue Q]
 -- [--priority N] [--run-at T | --in SECONDS] [--max-attempts N]
--- [--timeout S] [--after ID]... [--json]: adds one job (the file is
--- created when missing).  --payload-file reads the payload's bytes from a
--- file, or from standard input for "-".  Each --after names a job this one
--- waits for (db:enqueue's after).
+-- [--timeout S] [--after ID]... [--key K] [--json]: adds one job (the file
+-- is created when missing).  --payload-file reads the payload's bytes from
+-- a file, or from standard input for "-".  Each --after names a job this
+-- one waits for (db:enqueue's after).  --key gives the job a unique key:
+-- while an unfinished job of the queue holds it, nothing is added and the
+-- holder is named.
 -- @tparam table argv {"enqueue", args...}
 -- @tparam file out where the outcome goes
--- @tparam file err where "exists" goes
+-- @tparam file err where "exists", "duplicate" or the --after refusal goes
 -- @treturn integer 0, or 1 when a job with that id exists (left as it was),
--- or when an --after job is missing, discarded or cancelled (nothing stored)
+-- the key is held, or an --after job is missing, discarded or cancelled
+-- (nothing stored)
 -- @raise a usage error, or a database error
 local function cmd_enqueue(argv, out, err)
   local flags, pos = parse(argv, 2, { ["--payload"] = true, ["--queue"] = true, ["--priority"] = true,
                                      ["--run-at"] = true, ["--in"] = true, ["--max-attempts"] = true,
                                      ["--json"] = false, ["--payload-file"] = true,
-                                     ["--timeout"] = true, ["--after"] = "many" })
+                                     ["--timeout"] = true, ["--after"] = "many", ["--key"] = true })
   if #pos ~= 2 then usage("enqueue takes a database path and a job id") end
+  if flags["--key"] == "" then usage("--key needs a non-empty key") end
   if pos[2] == "" then usage("enqueue needs a non-empty job id") end
   if flags["--run-at"] and flags["--in"] then usage("give at most one of --run-at and --in") end
   if flags["--payload"] and flags["--payload-file"] then
@@ -753,7 +762,7 @@ local function cmd_enqueue(argv, out, err)
                  max_attempts = number_flag(flags, "--max-attempts", "integer", 1),
                  timeout = timeout_flag(flags, "--timeout"),
                  run_at = flags["--run-at"] and parse_time("--run-at", flags["--run-at"], "ahead"),
-                 after = flags["--after"] }
+                 after = flags["--after"], key = flags["--key"] }
   for _, id in ipairs(opts.after or {}) do
     if id == "" then usage("--after needs a non-empty job id") end
     if id == pos[2] then usage("--after names the job itself: '" .. id .. "'") end
@@ -770,12 +779,14 @@ local function cmd_enqueue(argv, out, err)
     if not opts.payload then usage("--payload-file cannot read " .. file) end
   end
   return compat.using(open_rw(pos[1], true), function(db)
-    local ok, why, dep = db:enqueue(pos[2], opts)
+    local ok, why, other = db:enqueue(pos[2], opts)
+    local holder = why == "duplicate" and other or nil
+    local dep = why ~= "duplicate" and other or nil
     if flags["--json"] then
       local json = require("lease.json")
       out:write(json.encode({ id = utf8_safe(pos[2]), enqueued = ok and true or false, reason = why,
-                              after = utf8_safe(dep) },
-        { keyorder = { "id", "enqueued", "reason", "after" } }), "\n")
+                              held_by = utf8_safe(holder), after = utf8_safe(dep) },
+        { keyorder = { "id", "enqueued", "reason", "held_by", "after" } }), "\n")
     elseif ok then
       out:write("enqueued ", show_bytes(pos[2]), "\n")
     end
@@ -783,7 +794,8 @@ local function cmd_enqueue(argv, out, err)
       err:write(string.format("lease enqueue: job %q not enqueued: its --after job %q is %s in %s\n",
         pos[2], dep, why == "missing" and "not there" or tostring(why), db:name()))
     elseif not ok and not flags["--json"] then
-      err:write(string.format("lease enqueue: job %q %s in %s\n", pos[2], tostring(why), db:name()))
+      err:write(string.format("lease enqueue: job %q %s in %s%s\n", pos[2], tostring(why), db:name(),
+        holder and string.format(" (key %q is held by job %q)", opts.key, holder) or ""))
     end
     return ok and 0 or 1
   end)
@@ -801,23 +813,27 @@ local function apply_each(name, db, ids, flags, out)
   local now = require("lease").now()
   local results, all = {}, true
   for k, id in ipairs(ids) do
-    local ok, why = db[name](db, id, now)
-    results[k] = { id = id, ok = ok and true or false, reason = why }
+    local ok, why, holder = db[name](db, id, now)
+    results[k] = { id = id, ok = ok and true or false, reason = why, held_by = holder }
     if not ok then all = false end
   end
   if flags["--json"] then
     local json = require("lease.json")
     local parts = {}
     for k, r in ipairs(results) do
-      parts[k] = json.encode({ id = utf8_safe(r.id), ok = r.ok, reason = r.reason },
-        { keyorder = { "id", "ok", "reason" } })
+      parts[k] = json.encode({ id = utf8_safe(r.id), ok = r.ok, reason = r.reason,
+                               held_by = utf8_safe(r.held_by) },
+        { keyorder = { "id", "ok", "reason", "held_by" } })
     end
     out:write("[", table.concat(parts, ",\n "), "]\n")
   else
     local verb = name == "retry" and "retried" or "cancelled"
     for _, r in ipairs(results) do
       if r.ok then out:write(verb, " ", show_bytes(r.id), "\n")
-      else out:write("refused ", show_bytes(r.id), ": ", tostring(r.reason), "\n") end
+      else
+        out:write("refused ", show_bytes(r.id), ": ", tostring(r.reason),
+          r.held_by and (" (its key is held by " .. show_bytes(r.held_by) .. ")") or "", "\n")
+      end
     end
   end
   return all and 0 or 1
@@ -1350,7 +1366,8 @@ local COMMANDS = {
   --quiet           no progress line on standard error
 The older order WORKER.lua DB is read too.]] },
   { name = "enqueue", args = "DB ID [--payload S | --payload-file F] [--queue Q] [--priority N] "
-      .. "[--run-at T | --in SECONDS] [--max-attempts N] [--timeout S] [--after ID]... [--json]",
+      .. "[--run-at T | --in SECONDS] [--max-attempts N] [--timeout S] [--after ID]... [--key K] "
+      .. "[--json]",
     run = cmd_enqueue,
     help = "add a job (DB is created when missing)",
     options = [[
@@ -1366,6 +1383,8 @@ The older order WORKER.lua DB is read too.]] },
                     pool's --timeout, else none)
   --after ID        wait until job ID is completed (repeat for more); a job
                     ID discarded or cancelled cancels this one
+  --key K           a unique key: refused ("duplicate", naming the job that holds it)
+                    while an unfinished job of the queue has key K
   --json            print the outcome as JSON]] },
   { name = "jobs", args = "DB [--status S] [--queue Q] [--errors] [--ready|--held|--done|--blocked] "
       .. "[--limit N] [--json] [--now T]", run = cmd_jobs, help = "list jobs",

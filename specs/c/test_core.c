@@ -446,7 +446,7 @@ static void test_names(void **state) {
   };
   static const char *const reason_words[] = {
     "ok", "missing", "exists", "done", "held", "not_owner", "stale_fence", "expired", "empty",
-    "discarded", "cancelled", "paused", "limited", "waiting",
+    "discarded", "cancelled", "paused", "limited", "waiting", "duplicate",
   };
   int i;
   (void)state;

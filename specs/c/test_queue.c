@@ -149,6 +149,80 @@ static void test_list_and_counts(void **state) {
   assert_int_equal(c.total, 0);
 }
 
+/* Enqueue id with key in queue (NULL: default); the reason. */
+static int enqueue_key(lease_db *db, const char *id, const char *key, const char *queue) {
+  lease_new_job j;
+  int reason = -1;
+  lease_new_job_default(&j);
+  j.id = id;
+  j.id_len = LEASE_NTS;
+  j.key = key;
+  j.key_len = LEASE_NTS;
+  j.queue = queue;
+  j.queue_len = LEASE_NTS;
+  assert_int_equal(lease_enqueue(db, &j, &reason), LEASE_OK);
+  return reason;
+}
+
+static void test_unique_key(void **state) {
+  lease_db *db = *state;
+  lease_row row;
+  const char *other;
+  size_t len = 99;
+  int found = 0, reason = -1, count = -1;
+  lease_new_job js[2];
+  assert_int_equal(enqueue_key(db, "a", "k", NULL), LEASE_GRANTED);
+  assert_null(lease_duplicate_id(db, &len));
+  assert_int_equal(len, 0);
+  assert_int_equal(enqueue_key(db, "b", "k", NULL), LEASE_DUPLICATE);
+  other = lease_duplicate_id(db, &len);
+  assert_non_null(other);
+  assert_int_equal(len, 1);
+  assert_memory_equal(other, "a", 1);
+  assert_string_equal(lease_reason_name(LEASE_DUPLICATE), "duplicate");
+  /* nothing stored; the next call clears the holder */
+  assert_int_equal(lease_state(db, "b", LEASE_NTS, 0, &row, &found), LEASE_OK);
+  assert_int_equal(found, 0);
+  assert_null(lease_duplicate_id(db, NULL));
+  assert_int_equal(lease_state(db, "a", LEASE_NTS, 0, &row, &found), LEASE_OK);
+  assert_int_equal(row.key_len, 1);
+  assert_memory_equal(row.key, "k", 1);
+  assert_int_equal(enqueue_key(db, "a", "k", NULL), LEASE_EXISTS);
+  assert_int_equal(enqueue_key(db, "c", "k", "other"), LEASE_GRANTED);
+  assert_int_equal(enqueue_key(db, "d", NULL, NULL), LEASE_GRANTED);
+  assert_int_equal(lease_state(db, "d", LEASE_NTS, 0, &row, &found), LEASE_OK);
+  assert_null(row.key);
+  /* cancelled: the key is free; the retry of the cancelled job is refused */
+  assert_int_equal(lease_cancel(db, "a", LEASE_NTS, 1, &reason), LEASE_OK);
+  assert_int_equal(enqueue_key(db, "b", "k", NULL), LEASE_GRANTED);
+  assert_int_equal(lease_retry(db, "a", LEASE_NTS, 2, &reason), LEASE_OK);
+  assert_int_equal(reason, LEASE_DUPLICATE);
+  other = lease_duplicate_id(db, &len);
+  assert_int_equal(len, 1);
+  assert_memory_equal(other, "b", 1);
+  /* enqueue_many skips the held key and the one taken earlier in the batch */
+  lease_new_job_default(&js[0]);
+  lease_new_job_default(&js[1]);
+  js[0].id = "e";
+  js[1].id = "f";
+  js[0].id_len = js[1].id_len = LEASE_NTS;
+  js[0].key = js[1].key = "k2";
+  js[0].key_len = js[1].key_len = LEASE_NTS;
+  assert_int_equal(lease_enqueue_many(db, js, 2, &count), LEASE_OK);
+  assert_int_equal(count, 1);
+  /* bad keys */
+  js[0].id = "g";
+  js[0].key = "";
+  assert_int_equal(lease_enqueue(db, &js[0], &reason), LEASE_MISUSE);
+  assert_string_equal(lease_errmsg(db), "key must be 1 to 1024 bytes, got 0");
+  js[0].key = "x";
+  js[0].key_len = LEASE_KEY_MAX + 1;
+  assert_int_equal(lease_enqueue_many(db, js, 1, &count), LEASE_MISUSE);
+  assert_string_equal(lease_errmsg(db), "job 1: key must be 1 to 1024 bytes, got 1025");
+  assert_int_equal(lease_state(db, "g", LEASE_NTS, 0, &row, &found), LEASE_OK);
+  assert_int_equal(found, 0);
+}
+
 static void test_misuse(void **state) {
   lease_db *db = *state;
   lease_new_job j;
@@ -384,6 +458,7 @@ int main(void) {
     cmocka_unit_test_setup_teardown(test_order_and_run_at, setup_db, teardown_db),
     cmocka_unit_test_setup_teardown(test_fail_retry_cancel_prune, setup_db, teardown_db),
     cmocka_unit_test_setup_teardown(test_list_and_counts, setup_db, teardown_db),
+    cmocka_unit_test_setup_teardown(test_unique_key, setup_db, teardown_db),
     cmocka_unit_test_setup_teardown(test_misuse, setup_db, teardown_db),
     cmocka_unit_test_setup_teardown(test_timeout, setup_db, teardown_db),
     cmocka_unit_test_setup_teardown(test_after, setup_db, teardown_db),

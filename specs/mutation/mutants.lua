@@ -292,7 +292,8 @@ return {
   {
     name = "enqueue-always-true", step = "own", file = "src/core/lease_queue.c",
     fn = "lease_enqueue",
-    from = [=[n == 1 ? LEASE_GRANTED : LEASE_EXISTS]=],
+    from = [=[n == 1 ? LEASE_GRANTED
+              : db->has_dup ? LEASE_DUPLICATE : LEASE_EXISTS]=],
     to = [=[LEASE_GRANTED]=],
     hint = "specs/02-enqueue_spec.lua",
   },
@@ -1404,8 +1405,8 @@ return {
     -- through LPG_SQL_ENQUEUE_MANY (pg-enqueue-many-data-dropped).
     name = "pg-2-enqueue-resets-lease", step = "2", file = "src/pg/lpg_queue_sql.h", backend = "pg",
     fn = "LPG_Q_SQL_ENQUEUE",
-    from = [["WITH i AS (INSERT INTO jobs(id) VALUES ($1) ON CONFLICT (id) DO NOTHING"]],
-    to = [["WITH i AS (INSERT INTO jobs(id) VALUES ($1) ON CONFLICT (id) DO UPDATE SET owner = NULL, until = 0, done = 0"]],
+    from = [[  " ON CONFLICT (id) DO NOTHING RETURNING id, seq),"]],
+    to = [[  " ON CONFLICT (id) DO UPDATE SET owner = NULL, until = 0, done = 0 RETURNING id, seq),"]],
     hint = "specs/02-enqueue_spec.lua",
   },
   {
@@ -1897,8 +1898,8 @@ return {
   {
     name = "readonly-older-queue-read-as-empty", step = "own", file = "src/sqlite/lsq_open.c",
     fn = "create_missing",
-    from = [[    return c->version >= LSQ_QUEUE_READABLE ? LEASE_OK : lsq_q_temp(db);]],
-    to = [[    return c->version >= LEASE_SCHEMA_VERSION ? LEASE_OK : lsq_q_temp(db);]],
+    from = [[    if (c->version < LSQ_QUEUE_READABLE) return lsq_q_temp(db);]],
+    to = [[    if (c->version < LEASE_SCHEMA_VERSION) return lsq_q_temp(db);]],
     hint = "specs/32-queue_seed_spec.lua",
   },
   {
@@ -2474,8 +2475,8 @@ return {
   {
     name = "unscheduled-due-at-zero", step = "own", file = "src/sqlite/lsq_queue_sql.h",
     fn = "LSQ_SQL_Q_DATA",
-    from = [[  " due_at = coalesce(?5, " LSQ_SQL_DUE_NOW "), max_attempts = ?6, timeout = ?7 WHERE id = ?1"]],
-    to = [[  " due_at = coalesce(?5, 0), max_attempts = ?6, timeout = ?7 WHERE id = ?1"]],
+    from = [[  " due_at = coalesce(?5, " LSQ_SQL_DUE_NOW "), max_attempts = ?6, timeout = ?7, key = ?8"]],
+    to = [[  " due_at = coalesce(?5, 0), max_attempts = ?6, timeout = ?7, key = ?8"]],
     hint = "specs/54-clock_spec.lua",
   },
   {
@@ -2488,8 +2489,8 @@ return {
   {
     name = "pg-unscheduled-due-at-zero", step = "own", backend = "pg", file = "src/pg/lpg_queue_sql.h",
     fn = "LPG_Q_SQL_ENQUEUE",
-    from = [[  " coalesce($5, " LPG_Q_SQL_DUE_NOW "), $6, $7 FROM i"]],
-    to = [[  " coalesce($5, 0), $6, $7 FROM i"]],
+    from = [[  " coalesce($5, " LPG_Q_SQL_DUE_NOW "), $6, $7, $8 FROM i RETURNING 1)"]],
+    to = [[  " coalesce($5, 0), $6, $7, $8 FROM i RETURNING 1)"]],
     hint = "specs/54-clock_spec.lua",
   },
   {
@@ -2787,6 +2788,115 @@ return {
     from = [=[        (n->extra[0] == '\0' || strcmp(n->extra, want) == 0))]=],
     to = [=[        (n->extra[0] == '\0' || want[0] == '\1'))]=],
     hint = "specs/57-wake_spec.lua",
+  },
+  -- Unique keys (specs/43-unique_key_spec.lua) ---------------------------
+  {
+    name = "unique-key-ignored", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "enqueue_body",
+    from = [=[    if (j->key && held) {]=],
+    to = [=[    if (0 && held) {]=],
+    hint = "specs/43-unique_key_spec.lua",
+  },
+  {
+    name = "unique-key-not-freed-after-complete", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_Q_KEY_HOLDER",
+    from = [=[  LEASE__Q_UNFINISHED_SQL("state")                                        \
+  " AND NOT EXISTS (SELECT 1 FROM jobs WHERE id = ?3) LIMIT 1"]=],
+    to = [=[  "state IN (0, 2, 3)"                                                    \
+  " AND NOT EXISTS (SELECT 1 FROM jobs WHERE id = ?3) LIMIT 1"]=],
+    hint = "specs/43-unique_key_spec.lua",
+  },
+  {
+    name = "unique-key-retry-takes-held-key", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "retry_body",
+    from = [=[  if (x->reason == LEASE_GRANTED && (rc = retry_holder(db, x)) != LEASE_OK) return rc;]=],
+    to = [=[  if (x->reason == LEASE_GRANTED && (rc = retry_holder(db, x)) != LEASE_OK) return rc;
+  if (x->reason == LEASE_DUPLICATE) x->reason = LEASE_GRANTED;]=],
+    hint = "specs/43-unique_key_spec.lua",
+  },
+  {
+    name = "unique-key-bad-length-taken", step = "own", file = "src/lua/lease_lua_queue.c",
+    fn = "read_job_fields",
+    from = [=[        if (job->key_len > LEASE_KEY_MAX)]=],
+    to = [=[        if (job->key_len > LEASE_KEY_MAX + 1)]=],
+    hint = "specs/43-unique_key_spec.lua",
+  },
+  {
+    name = "unique-key-holder-not-named", step = "own", file = "src/lua/lease_lua_queue.c",
+    fn = "lb_push_outcome",
+    from = [=[  if (a->reason != LEASE_DUPLICATE || !a->dup) return n;]=],
+    to = [=[  if (a->reason != LEASE_DUPLICATE || a->dup) return n;]=],
+    hint = "specs/43-unique_key_spec.lua",
+  },
+  {
+    name = "pg-unique-key-ignored", step = "own", backend = "pg", file = "src/pg/lpg_queue_sql.h",
+    fn = "LPG_Q_SQL_ENQUEUE",
+    from = [=[  "WITH h AS (SELECT id FROM lease_queue WHERE $8::bytea IS NOT NULL AND queue = $3" \]=],
+    to = [=[  "WITH h AS (SELECT id FROM lease_queue WHERE false AND queue = $3"              \]=],
+    hint = "specs/43-unique_key_spec.lua",
+  },
+  {
+    name = "pg-unique-key-index-not-unique", step = "own", backend = "pg", file = "src/pg/lpg_schema_sql.h",
+    fn = "LPG_STEP_UNIQUE",
+    from = [=[  " CREATE UNIQUE INDEX lease_queue_key ON lease_queue(queue, key)"               \]=],
+    to = [=[  " CREATE INDEX lease_queue_key ON lease_queue(queue, key)"                      \]=],
+    hint = "specs/43-unique_key_spec.lua",
+  },
+  {
+    name = "pg-unique-key-conflict-not-run-again", step = "own", backend = "pg", file = "src/pg/lpg_queue.c",
+    fn = "lpg_key_conflict",
+    from = [=[  return rc == LEASE_CONSTRAINT && strcmp(LPG(db)->constraint, "lease_queue_key") == 0;]=],
+    to = [=[  return rc == LEASE_CONSTRAINT && strcmp(LPG(db)->constraint, "lease_queue_key") == 1;]=],
+    hint = "specs/43-unique_key_spec.lua",
+  },
+  {
+    name = "pg-unique-key-retry-takes-held-key", step = "own", backend = "pg", file = "src/pg/lpg_queue.c",
+    fn = "admin_once",
+    from = [=[  if (which == LPG_ST_Q_RETRY && r == LEASE_GRANTED && !PQgetisnull(res, 0, 4)) {]=],
+    to = [=[  if (which == LPG_ST_Q_RETRY && r == LEASE_GRANTED && PQgetisnull(res, 0, 4) && 0) {]=],
+    hint = "specs/43-unique_key_spec.lua",
+  },
+  {
+    name = "unique-key-readonly-older-no-view", step = "own", file = "src/sqlite/lsq_open.c",
+    fn = "create_missing",
+    from = [=[    return c->version >= LSQ_KEY_READABLE ? LEASE_OK : lsq_q_key_view(db);]=],
+    to = [=[    return c->version >= LSQ_QUEUE_READABLE ? LEASE_OK : lsq_q_key_view(db);]=],
+    hint = "specs/43-unique_key_spec.lua",
+  },
+  {
+    name = "pg-unique-key-readonly-older-no-view", step = "own", backend = "pg", file = "src/pg/lpg.c",
+    fn = "open_schema",
+    from = [=[    if (c->version < LPG_KEY_READABLE &&]=],
+    to = [=[    if (c->version < LPG_QUEUE_READABLE &&]=],
+    hint = "specs/43-unique_key_spec.lua",
+  },
+  {
+    name = "unique-key-layout-classified-older", step = "own", file = "src/sqlite/lsq_schema_sql.h",
+    fn = "LSQ_SQL_CLASSIFY",
+    from = [=[  " WHERE name = 'key') THEN 11"                                         \]=],
+    to = [=[  " WHERE name = 'key') THEN 10"                                         \]=],
+    hint = "specs/43-unique_key_spec.lua",
+  },
+  {
+    name = "pg-unique-key-layout-classified-older", step = "own", backend = "pg", file = "src/pg/lpg_schema_sql.h",
+    fn = "LPG_SQL_CLASSIFY",
+    from = [=[  " to_regclass('lease_queue') AND attname = 'key' AND NOT attisdropped) THEN 11"  \]=],
+    to = [=[  " to_regclass('lease_queue') AND attname = 'key' AND NOT attisdropped) THEN 10"  \]=],
+    hint = "specs/43-unique_key_spec.lua",
+  },
+  {
+    name = "unique-key-empty-taken-in-c", step = "own", file = "src/core/lease_queue.c",
+    fn = "check_new_job",
+    from = [=[    if (out->key_len == 0 || out->key_len > LEASE_KEY_MAX)]=],
+    to = [=[    if (out->key_len > LEASE_KEY_MAX)]=],
+    hint = "specs/43-unique_key_spec.lua",
+  },
+  {
+    name = "cli-enqueue-empty-key-taken", step = "own", file = "lua/lease/cli.lua",
+    fn = "cmd_enqueue",
+    from = [=[  if flags["--key"] == "" then usage("--key needs a non-empty key") end]=],
+    to = [=[  if false and flags["--key"] == "" then usage("--key needs a non-empty key") end]=],
+    hint = "specs/43-unique_key_spec.lua",
   },
   -- The events ledger (src/core/lease_events.c, lsq_events.c, lpg_events.c) ---
   {
@@ -3129,14 +3239,14 @@ return {
     file = "src/sqlite/lsq_schema_sql.h", fn = "LSQ_SQL_CLASSIFY",
     from = [=[  " WHERE type = 'table' AND name = 'lease_deps') THEN 10"]=],
     to = [=[  " WHERE type = 'table' AND name = 'lease_deps') THEN 6"]=],
-    hint = "specs/39-schema_version_spec.lua",
+    hint = "specs/43-unique_key_spec.lua",
   },
   {
     name = "pg-deps-schema-unversioned-layout-taken-for-older", step = "own", backend = "pg",
     file = "src/pg/lpg_schema_sql.h", fn = "LPG_SQL_CLASSIFY",
-    from = [=[  "SELECT CASE WHEN to_regclass('lease_deps') IS NOT NULL THEN 10"]=],
-    to = [=[  "SELECT CASE WHEN to_regclass('lease_deps') IS NOT NULL THEN 9"]=],
-    hint = "specs/39-schema_version_spec.lua",
+    from = [=[  " WHEN to_regclass('lease_deps') IS NOT NULL THEN 10"]=],
+    to = [=[  " WHEN to_regclass('lease_deps') IS NOT NULL THEN 9"]=],
+    hint = "specs/43-unique_key_spec.lua",
   },
   {
     -- a completed child's retry left open by the trigger that reopens a

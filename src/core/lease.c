@@ -165,6 +165,7 @@ void lease__unhold(lease_db **held) {
     if ((db)->tx && !pthread_equal((db)->tx->thread, pthread_self())) return LEASE_MISUSE; \
     clear_error(db);                                                  \
     (db)->clock_now = NAN;                                            \
+    (db)->has_dup = 0;                                                \
     (db)->refused = 0;   /* lease_enqueue_refused speaks of the last call */ \
     if (!(db)->conn) return lease__fail((db), LEASE_MISUSE, "the database is closed"); \
     if ((db)->tx) return lease__fail((db), LEASE_MISUSE, "this handle is inside a with_lease " \
@@ -407,8 +408,31 @@ int lease_close(lease_db *db) {
   free(db->secrets);
   free(db->path);
   free(db->buf);
+  free(db->dup);
   free(db);
   return LEASE_OK;
+}
+
+/* See lease_int.h. */
+int lease__duplicate(lease_db *db, const char *id, size_t id_len) {
+  if (id_len + 1 > db->dup_cap) {
+    char *p = realloc(db->dup, id_len + 1);
+    if (!p) return lease__fail(db, LEASE_NOMEM, "out of memory");
+    db->dup = p;
+    db->dup_cap = id_len + 1;
+  }
+  if (id_len) memcpy(db->dup, id, id_len);
+  db->dup[id_len] = '\0';
+  db->dup_len = id_len;
+  db->has_dup = 1;
+  return LEASE_OK;
+}
+
+/* See lease.h. */
+const char *lease_duplicate_id(const lease_db *db, size_t *len) {
+  int has = db && db->has_dup;
+  if (len) *len = has ? db->dup_len : 0;
+  return has ? db->dup : NULL;
 }
 
 /* ===================================================================== */

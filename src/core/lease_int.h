@@ -96,6 +96,12 @@ typedef enum lease__qstate {
 #define LEASE__Q_DISCARDED_S LEASE__STR(LEASE__Q_DISCARDED_N)
 #define LEASE__Q_CANCELLED_S LEASE__STR(LEASE__Q_CANCELLED_N)
 #define LEASE__Q_WAITING_S LEASE__STR(LEASE__Q_WAITING_N)
+/* The SQL condition "the queue has not finished the job" over its queue
+** row's state column: not completed, discarded or cancelled (any other
+** state, waiting and a later one too, holds a unique key: lease_new_job's
+** key). */
+#define LEASE__Q_UNFINISHED_SQL(col)                                     \
+  col " NOT IN (" LEASE__Q_COMPLETED_S ", " LEASE__Q_DISCARDED_S ", " LEASE__Q_CANCELLED_S ")"
 /* The SQL's "not open to a lease" is state >= DISCARDED: the ends, then
 ** WAITING, come last.  SQLite's triggers store done <> 0 (0 or 1) as a
 ** new row's state. */
@@ -263,11 +269,14 @@ typedef struct lease__backend {
   int (*open)(lease_db *db);
   void (*close)(lease_db *db);
   int (*init)(lease_db *db);
-  /* n >= 1 jobs, checked (lengths resolved, queue never NULL, after
-  ** entries checked, after_lens set), in one transaction; *inserted: how
-  ** many were new (may be NULL).  A job's after naming no job, or a
-  ** discarded or cancelled one, stores nothing: db->refused set
-  ** (lease__refuse_dep), LEASE_OK. */
+  /* n >= 1 jobs, checked (lengths resolved, queue never NULL, key NULL
+  ** or 1 to LEASE_KEY_MAX bytes, after entries checked, after_lens set),
+  ** in one transaction; *inserted: how many were new (may be NULL).  A
+  ** job's after naming no job, or a discarded or cancelled one, stores
+  ** nothing: db->refused set (lease__refuse_dep), LEASE_OK; that check
+  ** comes first.  Then a job whose key an unfinished job of its queue
+  ** holds is not inserted: the holder's id is recorded (lease__duplicate),
+  ** and the others go on. */
   int (*enqueue)(lease_db *db, const lease_new_job *jobs, int n, int *inserted);
   /* The jobs id was enqueued after, at now (lease_after); NULL: none kept. */
   int (*after)(lease_db *db, const char *id, size_t id_len, double now, lease_dep *out, int max,
@@ -308,6 +317,8 @@ typedef struct lease__backend {
   /* w: a complete-like write (op LEASE__COMPLETE) with message; opts never NULL. */
   int (*fail)(lease_db *db, const lease__write *w, const lease_fail_opts *opts, int *status,
               double *run_at, int *reason);
+  /* retry: LEASE_DUPLICATE (holder recorded, lease__duplicate) when the
+  ** job's key is held by another unfinished job of its queue. */
   int (*retry)(lease_db *db, const char *id, size_t id_len, double now, int *reason);
   int (*cancel)(lease_db *db, const char *id, size_t id_len, double now, int *reason);
   int (*prune)(lease_db *db, double before, const char *queue, size_t queue_len, int status,
@@ -461,10 +472,19 @@ struct lease_db {
                                        clock step (lease__clock); NAN when it has none */
   double clock_mark;                /* the database's clock mark as last read (NAN: none
                                        read, or the database has none) */
+  char *dup;                        /* the id lease_duplicate_id gives (NUL-terminated) */
+  size_t dup_len, dup_cap;
+  int has_dup;                      /* 1 when the call running or last run found a key
+                                       held (lease__duplicate); cleared as each call starts */
   int refused, refused_job, refused_after;   /* the last enqueue's refused dependency
                                        (lease_enqueue_refused): reason (0: none),
                                        the job's and the id's positions */
 };
+
+/* lease__duplicate: record on db that the job id holds the key the call
+** running wanted (lease_duplicate_id then gives it).  LEASE_OK, or
+** LEASE_NOMEM recorded. */
+int lease__duplicate(lease_db *db, const char *id, size_t id_len);
 
 /* lease__refuse_dep: inside a backend's enqueue, before it writes: record
 ** that job i's after[k] refused the enqueue for reason (LEASE_MISSING:

@@ -188,6 +188,14 @@ static int check_new_job(lease_db *db, const char *prefix, const lease_new_job *
     return lease__fail(db, LEASE_MISUSE, "%srun_at must be a finite number", prefix);
   if (out->max_attempts < 1)
     return lease__fail(db, LEASE_MISUSE, "%smax_attempts must be at least 1", prefix);
+  if (out->key) {
+    if (out->key_len == LEASE_NTS) out->key_len = strlen(out->key);
+    if (out->key_len == 0 || out->key_len > LEASE_KEY_MAX)
+      return lease__fail(db, LEASE_MISUSE, "%skey must be 1 to %d bytes, got %zu", prefix,
+                         LEASE_KEY_MAX, out->key_len);
+  } else {
+    out->key_len = 0;
+  }
   if (out->timeout != 0 && !(isfinite(out->timeout) && out->timeout > 0))
     return lease__fail(db, LEASE_MISUSE, "%stimeout must be a finite number of seconds > 0",
                        prefix);
@@ -237,7 +245,8 @@ int lease_enqueue(lease_db *db, const lease_new_job *job, int *reason) {
   free_after(&j, 1);
   if (rc == LEASE_OK && n == 1) lease__wake(db, j.queue, j.queue_len);
   if (rc == LEASE_OK && reason)
-    *reason = db->refused ? db->refused : n == 1 ? LEASE_GRANTED : LEASE_EXISTS;
+    *reason = db->refused ? db->refused : n == 1 ? LEASE_GRANTED
+              : db->has_dup ? LEASE_DUPLICATE : LEASE_EXISTS;
   return rc;
 }
 
@@ -286,6 +295,7 @@ int lease_enqueue_many(lease_db *db, const lease_new_job *jobs, int n, int *inse
     }
   }
   rc = db->be->enqueue(db, js, n, &added);
+  db->has_dup = 0;   /* the holder of one skipped job among many: not reported */
   if (rc == LEASE_OK && inserted) *inserted = added;
   if (rc == LEASE_OK && added > 0) {
     for (i = 1; i < n && one_queue; i++)

@@ -19,7 +19,7 @@
 #define LEASE_SCHEMA_H
 
 /* The version this build makes and knows: the number of steps. */
-#define LEASE_SCHEMA_VERSION 10
+#define LEASE_SCHEMA_VERSION 11
 
 /*
 ** The steps, in order: the k-th entry takes version k-1 to k.
@@ -55,6 +55,10 @@
 **   DEPS     10: dependencies: the table lease_deps(child, parent) and its
 **              index by parent (lease.h: lease_new_job's after); a job
 **              waiting for them is queue state 4 (lease_int.h).
+**   UNIQUE   11: lease_queue's column key (NULL: none; existing rows get
+**              none) and the unique index lease_queue_key on (queue, key)
+**              over the rows with a key that the queue has not ended (state
+**              not completed, discarded or cancelled).
 */
 #define LEASE_SCHEMA_STEPS(XX) \
   XX(QUEUE)                    \
@@ -66,7 +70,8 @@
   XX(ATTEMPTS)                 \
   XX(EVENTS)                   \
   XX(TIMEOUT)                  \
-  XX(DEPS)
+  XX(DEPS)                     \
+  XX(UNIQUE)
 
 /* How many steps LEASE_SCHEMA_STEPS lists: must be LEASE_SCHEMA_VERSION. */
 enum {

@@ -27,7 +27,8 @@
 #define LEASE_STATEMENTS(XX)                                                          \
   /* Contract step 2: add a job by id, nothing when it exists (PostgreSQL  */         \
   /* writes its queue data too: payload, queue, priority, run_at, max_attempts, */    \
-  /* timeout). */                                                                     \
+  /* timeout, key, and reads the key's holder, inserting nothing when there is */     \
+  /* one). */                                                                         \
   XX(ENQUEUE)                                                                         \
   /* Contract step 4, guarded: id, owner, now, now + ttl; the new fence. */           \
   XX(CLAIM)                                                                           \

@@ -417,21 +417,27 @@ static const lb_op op_init_db = {"init_db", 1, 0, check_none, run_init, push_tru
 /***
 Insert a job in the default state (contract step 2): no owner, until 0,
 fence 0, not done, with its queue data beside it.  An existing job, its
-lease and its data stay as they are.
+lease and its data stay as they are.  A job with a unique key is not
+inserted while another job of its queue with that key is unfinished (not
+completed, discarded or cancelled); the database enforces it, so of
+concurrent enqueues of one key exactly one is inserted.
 @function db:enqueue
 @tparam string id the job (non-empty, may hold zero bytes)
 @tparam[opt] table opts `{payload = string (any bytes), queue = string
   (1 to 255 bytes, default "default"), priority = integer (smaller runs first,
   default 0), run_at = number (claim_next does not hand it out before; default
-  at once), max_attempts = integer >= 1 (default 25), after = {string,...}
-  (the jobs it waits for: it is "waiting" until every one is completed, and
-  cancelled when one is discarded or cancelled; docs/queue.md)}`; other keys
-  raise
+  at once), max_attempts = integer >= 1 (default 25), key = string (the
+  unique key, 1 to 1024 bytes; default none), after = {string,...} (the
+  jobs it waits for: it is "waiting" until every one is completed, and
+  cancelled when one is discarded or cancelled; docs/queue.md)}`; other
+  keys raise
 @treturn boolean true when inserted
 @treturn[2] boolean false
-@treturn[2] string `"exists"`; or `"missing"`, `"discarded"`, `"cancelled"`
-  for a job of `after` that does not exist or the queue ended (nothing stored)
-@treturn[2] string that job's id (with those three)
+@treturn[2] string `"exists"`; `"duplicate"` when the key is held; or
+  `"missing"`, `"discarded"`, `"cancelled"` for a job of `after` that does
+  not exist or the queue ended (nothing stored; checked before the key)
+@treturn[2] string for `"duplicate"`: the id of the unfinished job holding
+  the key; with the `after` reasons: that job's id
 @raise `bad argument` for a bad id or option (`opts.after[2] must be a
   non-empty string`, `opts.after[1] is the job's own id`); `lease.enqueue:
   ...` on a database failure
@@ -445,8 +451,11 @@ static void check_enqueue(lua_State *L, const lb_callee *c, lb_args *a) {
   lb_check_after_self(L, LB_ARG(c, 3, "opts"), &a->job);
 }
 static int run_enqueue(lease_db *db, lb_args *a) {
+  int rc;
   a->db = db;
-  return lease_enqueue(db, &a->job, &a->reason);
+  rc = lease_enqueue(db, &a->job, &a->reason);
+  a->dup = lease_duplicate_id(db, &a->dup_len);
+  return rc;
 }
 /* false, the reason and the listed id that refused jobs (an enqueue's
 ** dependency: lease_enqueue_refused), or 0 pushed when none did. */
@@ -460,7 +469,7 @@ static int push_refused(lua_State *L, lb_args *a, const lease_new_job *jobs) {
 }
 static int push_enqueue(lua_State *L, lb_args *a) {
   int n = push_refused(L, a, &a->job);
-  return n ? n : push_outcome(L, a);
+  return n ? n : lb_push_outcome(L, a);
 }
 static const lb_op op_enqueue = {"enqueue", 1, 0, check_enqueue, run_enqueue, push_enqueue};
 
@@ -474,11 +483,12 @@ left unclaimable also has `blocked = "<why>"` (and `until` NaN when the
 stored until is not a number).  The queue's fields: `payload` (nil when
 none), `queue`, `priority`, `run_at` (nil: at once), `attempt` (claims since
 enqueue or the last retry), `max_attempts`, `finished_at` (when it was
-completed, discarded or cancelled), `errors` (`{attempt=, at=, owner=,
-fence=, message=}`, oldest first, the last 20 kept), `after` (for a job
-enqueued after others: every job it listed, by id, completed or not) and
-`status` at now: `"available"`, `"scheduled"`, `"running"`, `"retryable"`,
-`"completed"`, `"discarded"`, `"cancelled"` or `"waiting"`.
+completed, discarded or cancelled), `key` (its unique key, nil when none),
+`errors` (`{attempt=, at=, owner=, fence=, message=}`, oldest first, the
+last 20 kept), `after` (for a job enqueued after others: every job it
+listed, by id, completed or not) and `status` at now: `"available"`,
+`"scheduled"`, `"running"`, `"retryable"`, `"completed"`, `"discarded"`,
+`"cancelled"` or `"waiting"`.
 @function db:state
 @tparam string id the job
 @tparam[opt] number now finite, caller's unit: the time the status is for
@@ -761,11 +771,13 @@ static const lb_op op_complete_claim_next = {"complete_claim_next", 0, 0,
 
 /***
 Enqueue every job in one transaction (enqueue's rule for each).  Every entry
-is checked first: a bad entry raises and nothing is inserted.
+is checked first: a bad entry raises and nothing is inserted.  An entry whose
+key is held (by an unfinished job, or by an earlier entry of the list) is
+skipped as an existing id is: not inserted, not counted; the others go in.
 @function db:enqueue_many
 @tparam {string|table,...} list ids (non-empty strings), or tables `{id =
-  string, payload =, queue =, priority =, run_at =, max_attempts =}` (as
-  enqueue's opts)
+  string, payload =, queue =, priority =, run_at =, max_attempts =, key =}`
+  (as enqueue's opts)
 @tparam[opt] table opts the defaults of every entry, as enqueue's opts
 @treturn integer how many were new
 @treturn[2] boolean false when an entry's `after` names a job that does not

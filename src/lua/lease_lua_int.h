@@ -160,6 +160,9 @@ typedef struct lb_args {
   lease_job_error errs[LEASE_ERRORS_KEPT];
   lease_schedule_spec sched;    /* schedule */
   int more;                     /* tick: more may be due */
+  const char *dup;              /* enqueue, retry: the holder of the key (reason
+                                   LEASE_DUPLICATE: lease_duplicate_id), else NULL */
+  size_t dup_len;
   lease_event_filter events;    /* events */
 } lb_args;
 
@@ -190,6 +193,11 @@ extern const lb_op lb_op_claim_many;
 /* ===================================================================== */
 /* The job queue (lease_lua_queue.c)                                      */
 /* ===================================================================== */
+
+/* lb_push_outcome: push a reason as the binding returns it: true when
+** granted, else false and the reason's word, and for LEASE_DUPLICATE the
+** id of the job holding the key (a->dup) third.  Returns how many. */
+int lb_push_outcome(lua_State *L, lb_args *a);
 
 /* The records fail, retry, cancel and prune. */
 extern const lb_op lb_op_fail, lb_op_retry, lb_op_cancel, lb_op_prune;

@@ -27,18 +27,20 @@ backoff, operator actions.
 /* ===================================================================== */
 
 /* The keys of enqueue's options; entry tables of enqueue_many add "id". */
-enum { K_PAYLOAD, K_QUEUE, K_PRIORITY, K_RUN_AT, K_MAX_ATTEMPTS, K_TIMEOUT, K_AFTER, K_ID, K_COUNT };
+enum {
+  K_PAYLOAD, K_QUEUE, K_PRIORITY, K_RUN_AT, K_MAX_ATTEMPTS, K_TIMEOUT, K_AFTER, K_KEY, K_ID, K_COUNT
+};
 static const char *const job_keys[K_COUNT] = {
-  "payload", "queue", "priority", "run_at", "max_attempts", "timeout", "after", "id",
+  "payload", "queue", "priority", "run_at", "max_attempts", "timeout", "after", "key", "id",
 };
 /* How errors name them: as an option, and as a field of entry k. */
 static const char *const opt_names[K_COUNT] = {
   "opts.payload", "opts.queue", "opts.priority", "opts.run_at", "opts.max_attempts",
-  "opts.timeout", "opts.after", "opts.id",
+  "opts.timeout", "opts.after", "opts.key", "opts.id",
 };
 static const char *const entry_names[K_COUNT] = {
   "ids[%d].payload", "ids[%d].queue", "ids[%d].priority", "ids[%d].run_at",
-  "ids[%d].max_attempts", "ids[%d].timeout", "ids[%d].after", "ids[%d].id",
+  "ids[%d].max_attempts", "ids[%d].timeout", "ids[%d].after", "ids[%d].key", "ids[%d].id",
 };
 
 /* The most ids one job's after may list (lease.h: lease_new_job). */
@@ -165,6 +167,12 @@ static void read_job_fields(lua_State *L, const lb_callee *c, int pos, int idx, 
         break;
       case K_AFTER:
         read_after(L, &f, &idx, job);
+        break;
+      case K_KEY:
+        job->key = lb_check_string(L, -1, &f, 0, &job->key_len);
+        if (job->key_len > LEASE_KEY_MAX)
+          lb_error(L, &f, lua_pushfstring(L, "key must be at most %d bytes, got %d",
+                                         LEASE_KEY_MAX, (int)job->key_len));
         break;
       case K_ID:
         job->id = lb_check_string(L, -1, &f, 0, &job->id_len);
@@ -334,6 +342,7 @@ void lb_push_queue_fields(lua_State *L, const lease_row *row, int with_seq) {
   set_int(L, "max_attempts", row->max_attempts);
   if (row->timeout != 0) set_num(L, "timeout", row->timeout);
   set_num(L, "finished_at", row->finished_at);
+  set_bytes(L, "key", row->key, row->key_len);
   if (row->status != LEASE_STATUS_UNKNOWN) {
     lua_pushstring(L, lease_status_name(row->status));
     lua_setfield(L, -2, "status");
@@ -513,6 +522,14 @@ static int push_reason(lua_State *L, lb_args *a) {
   return 2;
 }
 
+/* See lease_lua_int.h. */
+int lb_push_outcome(lua_State *L, lb_args *a) {
+  int n = push_reason(L, a);
+  if (a->reason != LEASE_DUPLICATE || !a->dup) return n;
+  lua_pushlstring(L, a->dup, a->dup_len);
+  return n + 1;
+}
+
 /* id at 2, now at 3. */
 static void check_id_now(lua_State *L, const lb_callee *c, lb_args *a) {
   a->id = lb_check_string(L, 2, LB_ARG(c, 2, "id"), 0, &a->id_len);
@@ -526,21 +543,25 @@ Make a job available at once with a fresh attempt budget (attempt 0): one
 the queue ended (completed, discarded, cancelled) or one waiting (scheduled,
 retryable).  The fence is kept (it never goes down), the errors stay; a
 completed job gets `done = false` (its result stays until the next
-complete).  A running job (held: `until > now`, not ended) is refused.  A
-job enqueued `after` others waits again (`"waiting"`) while one of them is
-not completed.
+complete).  A running job (held: `until > now`, not ended) is refused, and
+so is a job with a unique key that another unfinished job of its queue
+holds by now (`"duplicate"`: nothing changes).  A job enqueued `after`
+others waits again (`"waiting"`) while one of them is not completed.
 @function db:retry
 @tparam string id the job
 @tparam number now finite, caller's unit
 @treturn boolean true
 @treturn[2] boolean false
-@treturn[2] string `"missing"` or `"held"`
+@treturn[2] string `"missing"`, `"held"` or `"duplicate"`
+@treturn[2] string for `"duplicate"`: the id of the unfinished job holding the key
 @raise `bad argument` for a bad id or now; `lease.retry: ...` on a database failure
 */
 static int run_retry(lease_db *db, lb_args *a) {
-  return lease_retry(db, a->id, a->id_len, a->now, &a->reason);
+  int rc = lease_retry(db, a->id, a->id_len, a->now, &a->reason);
+  a->dup = lease_duplicate_id(db, &a->dup_len);
+  return rc;
 }
-const lb_op lb_op_retry = {"retry", 1, 0, check_id_now, run_retry, push_reason};
+const lb_op lb_op_retry = {"retry", 1, 0, check_id_now, run_retry, lb_push_outcome};
 
 /* --- cancel ---------------------------------------------------------- */
 

@@ -111,6 +111,8 @@ int lpg_fail(lease_db *db, const PGresult *res) {
   char msg[LEASE__ERRMSG_MAX - 64];
   const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
   int rc;
+  const char *cons = res ? PQresultErrorField(res, PG_DIAG_CONSTRAINT_NAME) : NULL;
+  snprintf(LPG(db)->constraint, sizeof LPG(db)->constraint, "%s", cons ? cons : "");
   if (state) {
     trim_copy(msg, sizeof msg, PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY));
     rc = map_sqlstate(state);
@@ -339,9 +341,10 @@ static int connect_quiet(lease_db *db, lpg_conn *c) {
 ** older than LPG_QUEUE_READABLE through empty temporary queue tables, one
 ** older than LPG_SCHEDULES_READABLE through an empty temporary
 ** lease_schedules (lpg_s_temp), one older than LPG_CONTROL_READABLE
-** through empty settings tables; a writable one brings the database to
-** LEASE_SCHEMA_VERSION (lpg_schema_upgrade) unless its version row says
-** it is there.
+** through empty settings tables, one older than LPG_KEY_READABLE with
+** key NULL on every queue row (LPG_Q_SQL_KEY_VIEW); a writable one brings
+** the database to LEASE_SCHEMA_VERSION (lpg_schema_upgrade) unless its
+** version row says it is there.
 */
 static int open_schema(lease_db *db, int missing) {
   lpg_conn *c = LPG(db);
@@ -352,6 +355,10 @@ static int open_schema(lease_db *db, int missing) {
   if (db->opt.flags & LEASE_OPEN_READONLY) {
     if (c->version < LPG_QUEUE_READABLE &&
         (rc = lpg_exec(db, LPG_Q_SQL_TABLES("TEMP ", ""))) != LEASE_OK)
+      return rc;
+    if (c->version < LPG_KEY_READABLE &&
+        (rc = lpg_exec(db, c->version < LPG_QUEUE_READABLE ? LPG_Q_SQL_KEY_TEMP
+                                                           : LPG_Q_SQL_KEY_VIEW)) != LEASE_OK)
       return rc;
     if (c->version < LPG_CONTROL_READABLE && (rc = lpg_exec(db, LPG_Q_SQL_CONTROL_TEMP)) != LEASE_OK)
       return rc;

@@ -27,7 +27,8 @@ enum { T_BYTEA = 17, T_INT8 = 20, T_INT4 = 23, T_FLOAT8 = 701, T_BYTEA_ARRAY = 1
 ** ENQUEUE per id in one transaction), NOW (the server's clock), and the
 ** queue operations that are one statement here where SQLite runs several
 ** in a transaction: Q_CLAIM_NEXT (SQLite: CANDIDATES, CLAIM_FREE, ...),
-** Q_RETRY and Q_CANCEL (SQLite: INFO, REOPEN, RESET, END), and
+** Q_RETRY and Q_CANCEL (SQLite: INFO, REOPEN, RESET, END; Q_RETRY also
+** reads a unique key's holder, SQLite's RETRY_HOLDER), and
 ** Q_SETTINGS_LOCKED (a queue's settings with its row locked: SQLite's
 ** write transaction already excludes every other writer); Q_STATE_OLD,
 ** Q_LIST_OLD, TALLY_OLD: those reads on a database before schema step
@@ -70,6 +71,7 @@ typedef struct lpg_conn {
   int version;         /* the database's schema version (lpg_schema_read) */
   int versioned;       /* the database holds its version row */
   int listening;       /* this session LISTENs for wake signals (lpg_wake.c) */
+  char constraint[64]; /* the constraint the last failure (lpg_fail) broke, or "" */
 } lpg_conn;
 
 #define LPG(db) ((lpg_conn *)(db)->conn)
@@ -248,6 +250,12 @@ int lpg_schema_upgrade(lease_db *db);
 ** handle, or on a database older than the clock step (lease_schema.h:
 ** LEASE_SCHEMA_HAS).  Called by lpg_ready. */
 int lpg_q_clock(lease_db *db);
+
+/* lpg_key_conflict: 1 when the failure just recorded on db (rc) is the
+** unique index lease_queue_key refusing a second unfinished holder of a
+** key: a writer that read no holder lost to one not yet committed when it
+** read; the statement (or transaction) run again reads the holder. */
+int lpg_key_conflict(lease_db *db, int rc);
 
 /* lease__pg's members (lease_int.h) that read or take jobs with their
 ** queue data, and the queue's operator actions. */

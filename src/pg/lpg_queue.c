@@ -106,6 +106,16 @@ typedef struct enqueue_ctx {
   int n, added;
 } enqueue_ctx;
 
+/* See lpg_int.h. */
+int lpg_key_conflict(lease_db *db, int rc) {
+  return rc == LEASE_CONSTRAINT && strcmp(LPG(db)->constraint, "lease_queue_key") == 0;
+}
+
+/* How many times a write refused by lease_queue_key is run again: each
+** run reads the holder that refused the one before, so a second refusal
+** needs that holder finished and another one enqueued in between. */
+#define KEY_TRIES 8
+
 /* Before anything is written: every job the jobs list in after must
 ** exist (or come earlier in the batch) and not be discarded or
 ** cancelled; else lease__refuse_dep records which, and *refused is 1. */
@@ -149,30 +159,37 @@ static int add_deps(lease_db *db, const lease_new_job *j) {
 }
 
 /* Transaction body: enqueue each job with its data (LPG_Q_SQL_ENQUEUE)
-** and its dependencies. */
+** and its dependencies, once they are all checked; a job whose key is
+** held is skipped, the holder recorded. */
 static int enqueue_body(lease_db *db, void *ctx) {
   enqueue_ctx *e = ctx;
   int i, refused, rc = check_deps(db, e, &refused);
+  e->added = 0;
   if (rc != LEASE_OK || refused) return rc;
   for (i = 0; i < e->n; i++) {
     const lease_new_job *j = &e->jobs[i];
     params p = {0};
     PGresult *res;
+    int added, held;
     p_bytes(&p, j->id, j->id_len);
     p_bytes(&p, j->payload, j->payload_len);
     p_bytes(&p, j->queue, j->queue_len);
     p_i8(&p, j->priority);
     p_time(&p, j->has_run_at ? j->run_at : NAN);
     p_i8(&p, j->max_attempts);
-    int added;
     p_time(&p, j->timeout != 0 ? j->timeout : NAN);
+    p_bytes(&p, j->key, j->key_len);
     if (!(res = qrun(db, LPG_ST_ENQUEUE, &p))) return db->rc;
-    added = atoi(PQcmdTuples(res));
+    added = (int)r_i8(res, 0, 0);
     e->added += added;
+    if ((held = !PQgetisnull(res, 0, 1)))
+      rc = lease__duplicate(db, PQgetvalue(res, 0, 1), (size_t)PQgetlength(res, 0, 1));
     PQclear(res);
+    if (rc != LEASE_OK) return rc;
     if (added == 1 && j->n_after > 0 && add_deps(db, j) != LEASE_OK) return db->rc;
     if ((rc = lease__event_id(db, LEASE_EV_ENQUEUE, j->id, j->id_len, NAN,
-                              added ? LEASE_GRANTED : LEASE_EXISTS)) != LEASE_OK)
+                              added ? LEASE_GRANTED : held ? LEASE_DUPLICATE : LEASE_EXISTS))
+        != LEASE_OK)
       return rc;
   }
   return LEASE_OK;
@@ -189,25 +206,38 @@ int lpg_q_enqueue_in(lease_db *db, const lease_new_job *jobs, int n, int *added)
 /* 1 when job j (checked) carries data beyond the defaults the trigger
 ** lease_jobs_added gives its queue row. */
 static int has_data(const lease_new_job *j) {
-  return j->payload || j->queue_len != 7 || memcmp(j->queue, "default", 7) != 0 ||
+  return j->payload || j->key || j->queue_len != 7 || memcmp(j->queue, "default", 7) != 0 ||
          j->priority != 0 || j->has_run_at || j->max_attempts != LEASE_MAX_ATTEMPTS_DEFAULT ||
          j->timeout != 0 || j->n_after > 0;
 }
 
+/* One run of an enqueue with data: one job without dependencies is one
+** statement (with its event, in a transaction when events are on); else
+** a transaction. */
+static int enqueue_run(lease_db *db, enqueue_ctx *e) {
+  int began, rc;
+  if (e->n > 1 || e->jobs[0].n_after > 0) return in_txn(db, enqueue_body, e);
+  if ((rc = lpg_ev_begin(db, &began)) != LEASE_OK) return rc;
+  return lpg_ev_end(db, enqueue_body(db, e), began);
+}
+
 /* See lease.h: lease_enqueue and lease_enqueue_many, one transaction: one
-** job without dependencies is one statement; many without data one INSERT of their ids
-** (lpg_enqueue_ids); else a statement per job between BEGIN and COMMIT. */
+** job without dependencies is one statement; many without data one INSERT
+** of their ids (lpg_enqueue_ids); else a statement per job between BEGIN
+** and COMMIT.  A run refused by lease_queue_key (a holder committed after
+** it read none) is run again, and finds the holder. */
 int lpg_q_enqueue(lease_db *db, const lease_new_job *jobs, int n, int *inserted) {
   enqueue_ctx e = {jobs, n, 0};
-  int i, plain = n > 1, began, rc = lpg_ready(db);
-  int single = n == 1 && jobs[0].n_after == 0;   /* one statement, no edges */
+  int i, tries, plain = n > 1, rc = lpg_ready(db);
   if (rc != LEASE_OK) return rc;
   for (i = 0; plain && i < n; i++) plain = !has_data(&jobs[i]);
   if (plain) return lpg_enqueue_ids(db, jobs, n, inserted);
-  if (single && (rc = lpg_ev_begin(db, &began)) == LEASE_OK)
-    rc = lpg_ev_end(db, enqueue_body(db, &e), began);
-  else if (!single)
-    rc = in_txn(db, enqueue_body, &e);
+  for (tries = 1;; tries++) {
+    rc = enqueue_run(db, &e);
+    if (!lpg_key_conflict(db, rc) || tries == KEY_TRIES) break;
+    db->has_dup = 0;
+    db->refused = 0;
+  }
   if (rc == LEASE_OK && inserted) *inserted = e.added;
   return rc;
 }
@@ -222,13 +252,14 @@ int lpg_q_enqueue(lease_db *db, const lease_new_job *jobs, int n, int *inserted)
 ** (fix_row turns them into pointers).  LEASE_OK or LEASE_NOMEM.
 */
 static int copy_full_row(lease_db *db, const PGresult *r, int row, lease_row *out, size_t *used) {
-  size_t off[5];
-  const int cols[5] = {0, 1, 4, 7, 8};
-  size_t *lens[5] = {&out->id_len, &out->owner_len, &out->result_len, &out->payload_len,
-                     &out->queue_len};
-  const char **ptrs[5] = {&out->id, &out->owner, &out->result, &out->payload, &out->queue};
+  size_t off[6];
+  const int cols[6] = {0, 1, 4, 7, 8, 17};
+  size_t *lens[6] = {&out->id_len, &out->owner_len, &out->result_len, &out->payload_len,
+                     &out->queue_len, &out->key_len};
+  const char **ptrs[6] = {&out->id, &out->owner, &out->result, &out->payload, &out->queue,
+                          &out->key};
   int i, failed = 0;
-  for (i = 0; i < 5; i++) {
+  for (i = 0; i < 6; i++) {
     off[i] = keep(db, r, row, cols[i], lens[i], used, &failed);
     if (failed) return db->rc;
     *ptrs[i] = (const char *)(uintptr_t)off[i];
@@ -256,6 +287,7 @@ static void fix_row(lease_db *db, lease_row *row) {
   row->result = kept(db, (uintptr_t)row->result);
   row->payload = kept(db, (uintptr_t)row->payload);
   row->queue = kept(db, (uintptr_t)row->queue);
+  row->key = kept(db, (uintptr_t)row->key);
 }
 
 /* Read job id's timeout into *timeout (0: none, or a database older than
@@ -785,21 +817,40 @@ static void admin_facts(const PGresult *res, lease__facts *f) {
   if (PQnfields(res) > 3) f->live = r_bool(res, 0, 3);
 }
 
-/* Retry or cancel (which, op the ledger's) with its event, in one
-** transaction when events are on.  The reason: lease__retry_reason or
-** lease__cancel_reason. */
-static int admin_op(lease_db *db, int which, int op, const char *id, size_t id_len, double now,
-                    int *reason) {
+/* One run of retry or cancel (which, op the ledger's) with its event, in
+** one transaction when events are on.  The reason: lease__retry_reason or
+** lease__cancel_reason; for retry LEASE_DUPLICATE when another unfinished
+** job holds the job's key (the statement's h). */
+static int admin_once(lease_db *db, int which, int op, const char *id, size_t id_len,
+                      double now, int *reason) {
   PGresult *res;
   lease__facts f = {0};
   int r, began, rc = lpg_ready(db);
   if (rc != LEASE_OK || (rc = lpg_ev_begin(db, &began)) != LEASE_OK) return rc;
   if (!(res = admin(db, which, id, id_len, now))) return lpg_ev_end(db, db->rc, began);
   admin_facts(res, &f);
-  PQclear(res);
   r = which == LPG_ST_Q_RETRY ? lease__retry_reason(&f) : lease__cancel_reason(&f);
-  rc = lpg_ev_end(db, lease__event_id(db, op, id, id_len, now, r), began);
+  if (which == LPG_ST_Q_RETRY && r == LEASE_GRANTED && !PQgetisnull(res, 0, 4)) {
+    r = LEASE_DUPLICATE;
+    rc = lease__duplicate(db, PQgetvalue(res, 0, 4), (size_t)PQgetlength(res, 0, 4));
+  }
+  PQclear(res);
+  if (rc == LEASE_OK) rc = lease__event_id(db, op, id, id_len, now, r);
+  rc = lpg_ev_end(db, rc, began);
   if (rc == LEASE_OK && reason) *reason = r;
+  return rc;
+}
+
+/* Cancel (admin_once); a run refused by lease_queue_key (a holder of the
+** key committed after the statement read none) is run again. */
+static int admin_op(lease_db *db, int which, int op, const char *id, size_t id_len, double now,
+                    int *reason) {
+  int tries, rc = LEASE_OK;
+  for (tries = 1; tries <= KEY_TRIES; tries++) {
+    rc = admin_once(db, which, op, id, id_len, now, reason);
+    if (!lpg_key_conflict(db, rc)) break;
+    db->has_dup = 0;
+  }
   return rc;
 }
 
@@ -820,7 +871,7 @@ static int retry_body(lease_db *db, void *ctx) {
   retry_ctx *x = ctx;
   params p = {0};
   PGresult *res;
-  int rc = admin_op(db, LPG_ST_Q_RETRY, LEASE_EV_RETRY, x->id, x->id_len, x->now, &x->reason);
+  int rc = admin_once(db, LPG_ST_Q_RETRY, LEASE_EV_RETRY, x->id, x->id_len, x->now, &x->reason);
   if (rc != LEASE_OK || x->reason != LEASE_GRANTED) return rc;
   p_bytes(&p, x->id, x->id_len);
   if (!(res = qrun(db, LPG_ST_Q_DEP_WAIT, &p))) return db->rc;
@@ -831,10 +882,19 @@ static int retry_body(lease_db *db, void *ctx) {
 /* See lease.h: lease_retry. */
 int lpg_q_retry(lease_db *db, const char *id, size_t id_len, double now, int *reason) {
   retry_ctx x = {id, id_len, now, LEASE_GRANTED};
-  int rc = lpg_ready(db);
+  int tries, rc = lpg_ready(db);
   if (rc != LEASE_OK) return rc;
-  rc = PQtransactionStatus(LPG(db)->pg) != PQTRANS_IDLE ? retry_body(db, &x)
-                                                       : in_txn(db, retry_body, &x);
+  if (PQtransactionStatus(LPG(db)->pg) != PQTRANS_IDLE) {
+    rc = retry_body(db, &x);   /* the caller's transaction: one run */
+  } else {
+    /* a run refused by lease_queue_key (a holder of the key committed
+    ** after retry read none) is run again, each in its own transaction */
+    for (tries = 1; tries <= KEY_TRIES; tries++) {
+      rc = in_txn(db, retry_body, &x);
+      if (!lpg_key_conflict(db, rc)) break;
+      db->has_dup = 0;
+    }
+  }
   if (rc == LEASE_OK && reason) *reason = x.reason;
   return rc;
 }

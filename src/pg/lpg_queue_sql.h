@@ -11,10 +11,12 @@
 **                 max_attempts, payload, state (0 open, 1 completed,
 **                 2 discarded, 3 cancelled), finished_at, due_at (the
 **                 claim order: run_at, or for a job without, the clock
-**                 mark when its row was made or reopened by retry) and
+**                 mark when its row was made or reopened by retry),
 **                 base_fence (the job's fence when its attempts were last
 **                 counted from zero: the attempts made are its fence minus
-**                 base_fence, LPG_SQL_ATTEMPT);
+**                 base_fence, LPG_SQL_ATTEMPT) and key (the job's unique
+**                 key, NULL for none: the index lease_queue_key makes a key
+**                 unique among its queue's unfinished jobs);
 **   lease_errors  the errors of failed attempts, the last 20 per job (n:
 **                 their order).
 ** Both reference jobs(id) ON DELETE CASCADE, so deleting a job deletes its
@@ -136,13 +138,13 @@
 /* A job row with its queue data, lease_row's order: id, owner, until,
 ** fence, result (NULL unless `res`), done, blocked code, payload, queue,
 ** priority, run_at, attempt, max_attempts, finished_at, status (at
-** `now`), seq, result size.  attempt: how the attempts are counted. */
+** `now`), seq, result size, key.  attempt: how the attempts are counted. */
 #define LPG_Q_SQL_FULL_ROW_(now, res, attempt)                                      \
   "SELECT j.id, j.owner, j.until, j.fence, CASE WHEN " res " THEN j.result END,"  \
   " j.done, CASE WHEN j.done <> 0 THEN 0 ELSE " LPG_SQL_BLOCKED " END,"            \
   " q.payload, coalesce(q.queue, 'default'::bytea), coalesce(q.priority, 0),"      \
   " q.run_at, " attempt ", coalesce(q.max_attempts, 25), q.finished_at, "          \
-  LPG_Q_SQL_STATUS_(now, attempt) ", j.seq, coalesce(length(j.result), 0)::int8"   \
+  LPG_Q_SQL_STATUS_(now, attempt) ", j.seq, coalesce(length(j.result), 0)::int8, q.key" \
   " FROM jobs j LEFT JOIN lease_queue q ON q.id = j.id"
 #define LPG_Q_SQL_FULL_ROW(now, res) LPG_Q_SQL_FULL_ROW_(now, res, LPG_SQL_ATTEMPT("j", "q"))
 
@@ -192,14 +194,27 @@
   " ORDER BY n LIMIT $2"
 
 /* Enqueue one job with its data (contract step 2: nothing when the id
-** exists).  $1 id, $2 payload, $3 queue, $4 priority, $5 run_at (NULL: at
-** once), $6 max_attempts, $7 timeout (NULL: none).  The queue row
-** inserted here is the one lease_jobs_added then finds. */
+** exists, or when an unfinished job of the queue holds its key).  $1 id,
+** $2 payload, $3 queue, $4 priority, $5 run_at (NULL: at once),
+** $6 max_attempts, $7 timeout (NULL: none), $8 key (NULL: none).  The
+** queue row inserted here is the one lease_jobs_added then finds.  One
+** row: how many were inserted (0 or 1), and the id of the job holding the
+** key (h: NULL when none, or when the id exists).  h reads the statement's
+** snapshot: an enqueue of the same key by a transaction not yet committed
+** is not seen, and the index lease_queue_key then refuses the second of
+** them (SQLSTATE 23505, lpg_key_conflict), which runs the statement again
+** to find the holder.
+*/
 #define LPG_Q_SQL_ENQUEUE                                                           \
-  "WITH i AS (INSERT INTO jobs(id) VALUES ($1) ON CONFLICT (id) DO NOTHING"        \
-  " RETURNING id, seq) INSERT INTO lease_queue(id, seq, payload, queue, priority,"  \
-  " run_at, due_at, max_attempts, timeout) SELECT id, seq, $2, $3, $4, $5,"        \
-  " coalesce($5, " LPG_Q_SQL_DUE_NOW "), $6, $7 FROM i"
+  "WITH h AS (SELECT id FROM lease_queue WHERE $8::bytea IS NOT NULL AND queue = $3" \
+  " AND key = $8 AND " LEASE__Q_UNFINISHED_SQL("state")                             \
+  " AND NOT EXISTS (SELECT 1 FROM jobs WHERE id = $1) LIMIT 1),"                    \
+  " i AS (INSERT INTO jobs(id) SELECT $1 WHERE NOT EXISTS (SELECT 1 FROM h)"        \
+  " ON CONFLICT (id) DO NOTHING RETURNING id, seq),"                                 \
+  " q AS (INSERT INTO lease_queue(id, seq, payload, queue, priority,"               \
+  " run_at, due_at, max_attempts, timeout, key) SELECT id, seq, $2, $3, $4, $5,"    \
+  " coalesce($5, " LPG_Q_SQL_DUE_NOW "), $6, $7, $8 FROM i RETURNING 1)"            \
+  " SELECT (SELECT count(*) FROM q), (SELECT id FROM h)"
 
 /* A job's timeout (NULL: none), for lease_state on a database of step
 ** TIMEOUT's layout or newer.  $1 id. */
@@ -302,21 +317,27 @@
 ** retry: unless the job is open and held (until > now), reopen it (done 0,
 ** no owner, until 0; the fence kept) with a fresh attempt budget, due
 ** since now (due_at).  ok is the core's rule (lease__retry_reason) on the
-** locked row, in SQL, so the statement reads and writes at once.  $1 id,
-** $2 now.  One row, the facts the rule reads: found, done, the queue's
-** state, held (until > now).
+** locked row, in SQL, so the statement reads and writes at once; h is
+** another unfinished job of the queue holding the job's key, which keeps
+** it as it is (LEASE_DUPLICATE; a holder not yet committed: the index
+** lease_queue_key refuses the reopen, and lpg_key_conflict runs the
+** statement again).  $1 id, $2 now.  One row, the facts the rule reads:
+** found, done, the queue's state, held (until > now), and h's id.
 */
 #define LPG_Q_SQL_RETRY                                                             \
   "WITH j AS (SELECT id, done, until, fence FROM jobs WHERE id = $1 FOR UPDATE),"  \
   LPG_SQL_QUEUE_OF_J ","                                                            \
+  " h AS (SELECT o.id FROM j, lease_queue_now(j.id) k, lease_queue o"               \
+  " WHERE o.queue = k.queue AND o.key = k.key AND o.id <> k.id AND "                \
+  LEASE__Q_UNFINISHED_SQL("o.state") " LIMIT 1),"                                   \
   " ok AS (SELECT j.id, j.fence FROM j, q WHERE NOT (j.done = 0 AND q.state = " LEASE__Q_OPEN_S    \
-  " AND j.until > $2)),"                                                            \
+  " AND j.until > $2) AND NOT EXISTS (SELECT 1 FROM h)),"                           \
   " u AS (UPDATE jobs SET done = 0, owner = NULL, until = 0 FROM ok WHERE jobs.id = ok.id)," \
   " r AS (UPDATE lease_queue SET state = CASE WHEN " LPG_Q_SQL_DEP_PENDING("lease_queue") \
   " THEN " LEASE__Q_WAITING_S " ELSE " LEASE__Q_OPEN_S " END, base_fence = ok.fence," \
   " run_at = NULL, due_at = $2, finished_at = NULL"                                 \
   " FROM ok WHERE lease_queue.id = ok.id)"                                          \
-  " SELECT j.id IS NOT NULL, j.done <> 0, q.state, j.until > $2"                  \
+  " SELECT j.id IS NOT NULL, j.done <> 0, q.state, j.until > $2, (SELECT id FROM h)" \
   " FROM (SELECT 1) one LEFT JOIN j ON true LEFT JOIN q ON true"
 
 /* cancel: an open or waiting job (not done, not ended: the core's rule,
@@ -365,6 +386,15 @@
 ** in lpg_schema_sql.h); LPG_Q_SQL_CONTROL_TEMP: empty temporary ones of
 ** the same layout, for a read-only handle on an older database.
 */
+/* For a read-only handle on a database older than LPG_KEY_READABLE: its
+** queue rows with key NULL, through a temporary view (pg_temp names before
+** the database's schema) over the database's lease_queue; or, with the
+** empty temporary queue table of one older than LPG_QUEUE_READABLE, that
+** table given the column. */
+#define LPG_Q_SQL_KEY_VIEW                                                          \
+  "CREATE TEMP VIEW lease_queue AS SELECT q.*, NULL::bytea AS key FROM lease_queue q"
+#define LPG_Q_SQL_KEY_TEMP "ALTER TABLE pg_temp.lease_queue ADD COLUMN IF NOT EXISTS key bytea"
+
 #define LPG_Q_SQL_CONTROL_TEMP                                                      \
   "CREATE TEMP TABLE IF NOT EXISTS lease_queues(name bytea PRIMARY KEY,"          \
   " paused int NOT NULL DEFAULT 0, concurrency int8, rate int8, per float8);"      \
@@ -464,7 +494,8 @@
 #define LPG_STMT_TALLY_OLD LPG_Q_SQL_TALLY_OLD, 2, {T_FLOAT8, T_BYTEA}
 #define LPG_STMT_Q_ERRORS LPG_Q_SQL_ERRORS, 2, {T_BYTEA, T_INT4}
 #define LPG_STMT_ENQUEUE                                                            \
-  LPG_Q_SQL_ENQUEUE, 7, {T_BYTEA, T_BYTEA, T_BYTEA, T_INT8, T_FLOAT8, T_INT8, T_FLOAT8}
+  LPG_Q_SQL_ENQUEUE, 8,                                                             \
+  {T_BYTEA, T_BYTEA, T_BYTEA, T_INT8, T_FLOAT8, T_INT8, T_FLOAT8, T_BYTEA}
 #define LPG_STMT_Q_TIMEOUT LPG_Q_SQL_TIMEOUT, 1, {T_BYTEA}
 #define LPG_STMT_Q_CLAIM_NEXT                                                       \
   LPG_Q_SQL_CLAIM_NEXT, 5, {T_BYTEA, T_FLOAT8, T_BYTEA, T_FLOAT8, T_INT4}

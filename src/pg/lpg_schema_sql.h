@@ -156,9 +156,22 @@
   " " LEASE__Q_CANCELLED_S ") AND new.state IS DISTINCT FROM old.state)"          \
   " EXECUTE FUNCTION lease_deps_follow()"
 
-/* The version a database without a version row has: 10 when it has the
-** table lease_deps (step 10's layout, whose row another client deleted:
-** its steps must not run again), 9 when lease_queue has the column
+/*
+** Step 11 (v10 -> v11): unique keys (lease.h: lease_new_job's key).
+** lease_queue gets the column key (NULL: none, as every row there has);
+** the unique index lease_queue_key on (queue, key) over the rows with a
+** key the queue has not finished makes a key held by one unfinished job
+** of a queue at a time, whoever writes.
+*/
+#define LPG_STEP_UNIQUE                                                           \
+  "ALTER TABLE lease_queue ADD COLUMN key bytea;"                                 \
+  " CREATE UNIQUE INDEX lease_queue_key ON lease_queue(queue, key)"               \
+  " WHERE key IS NOT NULL AND " LEASE__Q_UNFINISHED_SQL("state")
+
+/* The version a database without a version row has: 11 when lease_queue
+** has the column key (step 11's layout, whose row another client deleted:
+** its steps must not run again), 10 when it has the table lease_deps
+** (step 10's layout, likewise), 9 when lease_queue has the column
 ** timeout (step 9's layout; step 8's table is made again if missing,
 ** CREATE TABLE IF NOT EXISTS), 7 when it has base_fence (step 7's or 8's
 ** layout: step 8 runs again harmlessly), 6 when it has due_at (step 6's
@@ -166,7 +179,9 @@
 ** layout the engine made with it before versions existed is version 3 on
 ** PostgreSQL), else 0 (a jobs table alone). */
 #define LPG_SQL_CLASSIFY                                                          \
-  "SELECT CASE WHEN to_regclass('lease_deps') IS NOT NULL THEN 10"                \
+  "SELECT CASE WHEN EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid ="          \
+  " to_regclass('lease_queue') AND attname = 'key' AND NOT attisdropped) THEN 11"  \
+  " WHEN to_regclass('lease_deps') IS NOT NULL THEN 10"                           \
   " WHEN EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid ="                     \
   " to_regclass('lease_queue') AND attname = 'timeout' AND NOT attisdropped) THEN 9" \
   " WHEN EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid ="                     \
@@ -208,5 +223,11 @@
 ** version step ATTEMPTS makes): a read-only handle on an older database
 ** reads them from lease_queue.attempt (the *_OLD statements, lpg_queue.c). */
 #define LPG_ATTEMPTS_READABLE (LEASE__STEP_ATTEMPTS + 1)
+
+/* The first version with lease_queue's column key: a read-only handle on
+** an older database reads its queue rows through a temporary view adding
+** key NULL (or, below LPG_QUEUE_READABLE, its empty temporary table gets
+** the column): LPG_Q_SQL_KEY_TEMP. */
+#define LPG_KEY_READABLE (LEASE__STEP_UNIQUE + 1)
 
 #endif

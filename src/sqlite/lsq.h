@@ -243,6 +243,11 @@ int lsq_clock(lease_db *db);
 ** the queue's defaults. */
 int lsq_q_temp(lease_db *db);
 
+/* lsq_q_key_view: on a handle that may not write to a file older than
+** LSQ_KEY_READABLE (with the queue's tables), a temporary view of its
+** queue rows with key NULL (LSQ_SQL_QUEUE_KEY_VIEW). */
+int lsq_q_key_view(lease_db *db);
+
 /* lsq_q_control_temp: empty temporary tables of queue control's layout,
 ** for a handle that may not write to a file older than
 ** LSQ_CONTROL_READABLE: no queue is paused or limited. */

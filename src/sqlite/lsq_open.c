@@ -412,14 +412,17 @@ static int schema_body(lease_db *db, void *ctx) {
 ** handle that may not write changes nothing: it reads the file's queue
 ** tables when their layout is one it reads (LSQ_QUEUE_READABLE), else
 ** empty temporary ones (lsq_q_temp); so too queue control's tables
-** (LSQ_CONTROL_READABLE, lsq_q_control_temp). */
+** (LSQ_CONTROL_READABLE, lsq_q_control_temp); a file of a version
+** without unique keys has its queue table read through a temporary view
+** that adds the column key, NULL (lsq_q_key_view). */
 static int create_missing(lease_db *db, int missing) {
   lsq_conn *c = LSQ(db);
   if (missing && (db->opt.flags & LEASE_OPEN_READONLY))
     return lease__fail(db, LEASE_SCHEMA, "the database has no jobs table (opened read-only)");
   if (!missing && ((db->opt.flags & LEASE_OPEN_READONLY) || sqlite3_db_readonly(c->sql, "main"))) {
     if (c->version < LSQ_CONTROL_READABLE && lsq_q_control_temp(db) != LEASE_OK) return db->rc;
-    return c->version >= LSQ_QUEUE_READABLE ? LEASE_OK : lsq_q_temp(db);
+    if (c->version < LSQ_QUEUE_READABLE) return lsq_q_temp(db);
+    return c->version >= LSQ_KEY_READABLE ? LEASE_OK : lsq_q_key_view(db);
   }
   if (!missing && c->versioned && c->version == LEASE_SCHEMA_VERSION) return LEASE_OK;
   return lsq_write_txn(db, schema_body, &missing);

@@ -94,18 +94,19 @@ static size_t sq_max_length(const lease_db *db) {
 ** Copy the row at the statement's columns (first column `c0`: id, owner,
 ** until, fence, result, done, blocked code, then the queue's columns of
 ** LSQ_SQL_FULL_ROW: payload, queue, priority, run_at, attempt,
-** max_attempts, finished_at, status, seq, result size) into *row, its
+** max_attempts, finished_at, status, seq, result size, key) into *row, its
 ** strings appended to the handle's buffer at *used.  Pointers are fixed
 ** up by lsq_fix_row once the buffer stops moving.  Returns LEASE_OK or
 ** LEASE_NOMEM.
 */
 int lsq_copy_row(lease_db *db, sqlite3_stmt *st, int c0, lease_row *row, size_t *used) {
-  const int cols[5] = {c0, c0 + 1, c0 + 4, c0 + 7, c0 + 8};
-  size_t *lens[5] = {&row->id_len, &row->owner_len, &row->result_len, &row->payload_len,
-                     &row->queue_len};
-  const char **ptrs[5] = {&row->id, &row->owner, &row->result, &row->payload, &row->queue};
+  const int cols[6] = {c0, c0 + 1, c0 + 4, c0 + 7, c0 + 8, c0 + 17};
+  size_t *lens[6] = {&row->id_len, &row->owner_len, &row->result_len, &row->payload_len,
+                     &row->queue_len, &row->key_len};
+  const char **ptrs[6] = {&row->id, &row->owner, &row->result, &row->payload, &row->queue,
+                          &row->key};
   int i;
-  for (i = 0; i < 5; i++) {
+  for (i = 0; i < 6; i++) {
     const void *p = sqlite3_column_type(st, cols[i]) == SQLITE_NULL
                         ? NULL : (i == 3 ? sqlite3_column_blob(st, cols[i])
                                          : (const void *)sqlite3_column_text(st, cols[i]));
@@ -152,6 +153,7 @@ void lsq_fix_row(lease_db *db, lease_row *row) {
   if (row->result) row->result = db->buf + ((uintptr_t)row->result - 1);
   if (row->payload) row->payload = db->buf + ((uintptr_t)row->payload - 1);
   if (row->queue) row->queue = db->buf + ((uintptr_t)row->queue - 1);
+  if (row->key) row->key = db->buf + ((uintptr_t)row->key - 1);
 }
 
 /* See lease.h: lease_count (queue NULL: every queue). */

@@ -106,6 +106,9 @@ int lsq_q_temp(lease_db *db) {
 }
 
 /* See lsq.h. */
+int lsq_q_key_view(lease_db *db) { return lsq_exec(db, LSQ_SQL_QUEUE_KEY_VIEW); }
+
+/* See lsq.h. */
 int lsq_q_control_temp(lease_db *db) {
   int rc = lsq_exec(db, LSQ_SQL_QUEUES_TABLE("TEMP "));
   if (rc == LEASE_OK) rc = lsq_exec(db, LSQ_SQL_CLAIMS_TABLE("TEMP "));
@@ -217,7 +220,7 @@ int lsq_q_cascade(lease_db *db, const char *id, size_t id_len, int qstate, doubl
 
 /* 1 when job carries data beyond the defaults a trigger gives. */
 static int has_data(const lease_new_job *j) {
-  return j->payload || j->queue_len != 7 || memcmp(j->queue, "default", 7) != 0 ||
+  return j->payload || j->key || j->queue_len != 7 || memcmp(j->queue, "default", 7) != 0 ||
          j->priority != 0 || j->has_run_at || j->max_attempts != LEASE_MAX_ATTEMPTS_DEFAULT ||
          j->timeout != 0;
 }
@@ -226,6 +229,30 @@ typedef struct enqueue_ctx {
   const lease_new_job *jobs;
   int n, added;
 } enqueue_ctx;
+
+/* The job holding j's key (LSQ_SQL_Q_KEY_HOLDER), in the write
+** transaction: *held 1 and its id recorded (lease__duplicate) when there
+** is one, else 0. */
+static int key_holder(lease_db *db, const lease_new_job *j, int *held) {
+  sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_KEY_HOLDER);
+  int src, rc = LEASE_OK;
+  *held = 0;
+  if (!st) return db->rc;
+  bind_bytes(st, 1, j->queue, j->queue_len);
+  bind_bytes(st, 2, j->key, j->key_len);
+  bind_bytes(st, 3, j->id, j->id_len);
+  src = sqlite3_step(st);
+  if (src == SQLITE_ROW) {
+    *held = 1;
+    rc = lease__duplicate(db, (const char *)sqlite3_column_text(st, 0),
+                          (size_t)sqlite3_column_bytes(st, 0));
+  } else if (src != SQLITE_DONE) {
+    return step_failed(db, st, src);
+  }
+  sqlite3_reset(st);
+  sqlite3_clear_bindings(st);   /* drop the pointers to the caller's bytes */
+  return rc;
+}
 
 /* Before anything is written: every job the jobs list in after must
 ** exist (or come earlier in the batch) and not be discarded or
@@ -266,16 +293,26 @@ static int add_deps(lease_db *db, const lease_new_job *j) {
   return run_once(db, wait);
 }
 
-/* Write body: insert each job unless its id exists (contract step 2),
-** then store its data and dependencies beside it. */
+/* Write body: once every job's dependencies are checked (a refused one
+** stores nothing), insert each job unless its id exists (contract step 2)
+** or an unfinished job of its queue holds its key, then store its data
+** and dependencies beside it.  The key's holder is read in this write
+** transaction, which no other writer shares; lease_queue_key refuses a
+** second one anyway.  Each job's outcome goes to the ledger. */
 static int enqueue_body(lease_db *db, void *ctx) {
   enqueue_ctx *e = ctx;
   sqlite3_stmt *ins = lsq_stmt(db, LSQ_ST_ENQUEUE), *data = lsq_stmt(db, LSQ_ST_Q_DATA);
-  int i, rc, refused;
+  int i, rc, held, refused;
   if (!ins || !data) return db->rc;
   if ((rc = check_deps(db, e, &refused)) != LEASE_OK || refused) return rc;
   for (i = 0; i < e->n; i++) {
     const lease_new_job *j = &e->jobs[i];
+    if (j->key && (rc = key_holder(db, j, &held)) != LEASE_OK) return rc;
+    if (j->key && held) {
+      if ((rc = lease__event_id(db, LEASE_EV_ENQUEUE, j->id, j->id_len, NAN, LEASE_DUPLICATE)))
+        return rc;
+      continue;
+    }
     bind_bytes(ins, 1, j->id, j->id_len);
     if ((rc = run_once(db, ins)) != LEASE_OK) return rc;
     if (sqlite3_changes(LSQ(db)->sql) != 1) {
@@ -298,6 +335,8 @@ static int enqueue_body(lease_db *db, void *ctx) {
     sqlite3_bind_int64(data, 6, j->max_attempts);
     if (j->timeout != 0) sqlite3_bind_double(data, 7, j->timeout);
     else sqlite3_bind_null(data, 7);
+    if (j->key) bind_bytes(data, 8, j->key, j->key_len);
+    else sqlite3_bind_null(data, 8);
     rc = run_once(db, data);
     sqlite3_clear_bindings(data);   /* drop the pointers to the caller's bytes */
     if (rc != LEASE_OK) return rc;
@@ -976,6 +1015,26 @@ static int run_id(lease_db *db, int which, admin_ctx *x) {
   return run_once(db, st);
 }
 
+/* retry's key check (LSQ_SQL_Q_RETRY_HOLDER): x->reason LEASE_DUPLICATE
+** and the holder recorded when another unfinished job of the queue holds
+** the job's key. */
+static int retry_holder(lease_db *db, admin_ctx *x) {
+  sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_RETRY_HOLDER);
+  int src, rc = LEASE_OK;
+  if (!st) return db->rc;
+  bind_bytes(st, 1, x->id, x->id_len);
+  src = sqlite3_step(st);
+  if (src == SQLITE_ROW) {
+    x->reason = LEASE_DUPLICATE;
+    rc = lease__duplicate(db, (const char *)sqlite3_column_text(st, 0),
+                          (size_t)sqlite3_column_bytes(st, 0));
+  } else if (src != SQLITE_DONE) {
+    return step_failed(db, st, src);
+  }
+  sqlite3_reset(st);
+  return rc;
+}
+
 /* Write body: retry (see lease.h). */
 static int retry_body(lease_db *db, void *ctx) {
   admin_ctx *x = ctx;
@@ -983,6 +1042,7 @@ static int retry_body(lease_db *db, void *ctx) {
   int rc;
   if ((rc = read_info(db, x, &f)) != LEASE_OK) return rc;
   x->reason = lease__retry_reason(&f);
+  if (x->reason == LEASE_GRANTED && (rc = retry_holder(db, x)) != LEASE_OK) return rc;
   if ((rc = lease__event_id(db, LEASE_EV_RETRY, x->id, x->id_len, x->now, x->reason)))
     return rc;
   if (x->reason != LEASE_GRANTED) return LEASE_OK;

@@ -14,7 +14,9 @@
 **                 3 cancelled), finished_at and due_at (the claim order:
 **                 run_at, or for a job without, the clock mark when its
 **                 row was made or reopened), timeout (seconds a handler
-**                 may run on the job; NULL: none);
+**                 may run on the job; NULL: none), key (the job's unique
+**                 key, NULL for none: the index lease_queue_key makes a
+**                 key unique among its queue's unfinished jobs);
 **   lease_errors  the errors of failed attempts, the last 20 per job.
 ** Triggers on jobs keep lease_queue complete for every client, the engine
 ** or raw SQL: a row for each job inserted (defaults; not for an id that is
@@ -36,7 +38,13 @@
   " priority INTEGER NOT NULL DEFAULT 0, run_at REAL,"                   \
   " base_fence INTEGER NOT NULL DEFAULT 0, max_attempts INTEGER NOT NULL DEFAULT 25," \
   " payload BLOB, state INTEGER NOT NULL DEFAULT " LEASE__Q_OPEN_S ","    \
-  " finished_at REAL, due_at REAL NOT NULL DEFAULT 0, timeout REAL) WITHOUT ROWID"
+  " finished_at REAL, due_at REAL NOT NULL DEFAULT 0, timeout REAL,"    \
+  " key TEXT) WITHOUT ROWID"
+/* The queue rows of a file without the column key (versions before step
+** UNIQUE), as a read-only handle reads them: a temporary view, which names
+** before the file's table, adding key NULL. */
+#define LSQ_SQL_QUEUE_KEY_VIEW                                            \
+  "CREATE TEMP VIEW IF NOT EXISTS lease_queue AS SELECT *, NULL AS key FROM main.lease_queue"
 #define LSQ_SQL_ERRORS_TABLE(kw)                                          \
   "CREATE " kw "TABLE IF NOT EXISTS lease_errors(id TEXT NOT NULL, attempt INTEGER," \
   " at REAL, owner TEXT, fence INTEGER, message BLOB)"
@@ -126,12 +134,12 @@
 /* A job row with its queue data, lease_row's order: id, owner, until,
 ** fence, result (NULL unless `res`), done, blocked code, payload, queue,
 ** priority, run_at, attempt, max_attempts, finished_at, status (at `now`),
-** seq, result size.  From j, the jobs rows `where` selects. */
+** seq, result size, key.  From j, the jobs rows `where` selects. */
 #define LSQ_SQL_FULL_ROW(now, res, where)                                 \
   "SELECT j.id, j.owner, j.until, j.fence, CASE WHEN " res " THEN j.result END," \
   " j.done, j.b, q.payload, coalesce(q.queue, 'default'), coalesce(q.priority, 0)," \
   " q.run_at, " LSQ_SQL_ATTEMPT("j", "q") ", coalesce(q.max_attempts, 25), q.finished_at, " \
-  LSQ_SQL_STATUS(now) ", j.rid, coalesce(length(CAST(j.result AS BLOB)), 0)" \
+  LSQ_SQL_STATUS(now) ", j.rid, coalesce(length(CAST(j.result AS BLOB)), 0), q.key" \
   " FROM (SELECT rowid AS rid, id, owner, until, fence, result, done,"   \
   " CASE WHEN done <> 0 THEN 0 ELSE " LSQ_SQL_BLOCKED " END AS b FROM jobs" \
   " WHERE " where ") AS j LEFT JOIN lease_queue AS q ON q.id = j.id"
@@ -189,14 +197,32 @@
   " (SELECT count(*) AS n FROM jobs WHERE (done <> 0) IS 1 AND (SELECT a FROM w)) AS d"
 
 /* The data of a job just inserted.  ?1 id, ?2 payload, ?3 queue,
-** ?4 priority, ?5 run_at, ?6 max_attempts, ?7 timeout (NULL: none). */
+** ?4 priority, ?5 run_at, ?6 max_attempts, ?7 timeout (NULL: none),
+** ?8 key (NULL: none). */
 #define LSQ_SQL_Q_DATA                                                    \
   "UPDATE lease_queue SET payload = ?2, queue = ?3, priority = ?4, run_at = ?5," \
-  " due_at = coalesce(?5, " LSQ_SQL_DUE_NOW "), max_attempts = ?6, timeout = ?7 WHERE id = ?1"
+  " due_at = coalesce(?5, " LSQ_SQL_DUE_NOW "), max_attempts = ?6, timeout = ?7, key = ?8" \
+  " WHERE id = ?1"
 
 /* A job's timeout (NULL: none), for lease_state on a file of step
 ** TIMEOUT's layout or newer.  ?1 id. */
 #define LSQ_SQL_Q_TIMEOUT "SELECT timeout FROM lease_queue WHERE id = ?1"
+
+/* The job holding a unique key, for an enqueue of id ?3 (none when ?3
+** exists: that enqueue finds its id, LEASE_EXISTS): the unfinished job of
+** queue ?1 with key ?2.  Read in the enqueue's write transaction; the
+** index lease_queue_key answers it, and refuses a second holder. */
+#define LSQ_SQL_Q_KEY_HOLDER                                              \
+  "SELECT id FROM lease_queue WHERE queue = ?1 AND key = ?2 AND "         \
+  LEASE__Q_UNFINISHED_SQL("state")                                        \
+  " AND NOT EXISTS (SELECT 1 FROM jobs WHERE id = ?3) LIMIT 1"
+
+/* retry's check of job ?1's key: another unfinished job of its queue
+** holding it.  Column: that job's id. */
+#define LSQ_SQL_Q_RETRY_HOLDER                                            \
+  "SELECT o.id FROM lease_queue AS me JOIN lease_queue AS o"              \
+  " ON o.queue = me.queue AND o.key = me.key AND o.id <> me.id"           \
+  " WHERE me.id = ?1 AND " LEASE__Q_UNFINISHED_SQL("o.state") " LIMIT 1"
 
 /* A lease that expired without complete, fail or release, found by the
 ** next claim of its job: the job still names an owner, until <= now.
@@ -495,8 +521,11 @@
 ** in one transaction where PostgreSQL's are one (claim_next: CANDIDATES,
 ** CLAIM_FREE, EXPIRED, ERROR_ADD, END; fail: ATTEMPTS, ERROR_ADD; retry
 ** and cancel: INFO, REOPEN, RESET, END), the data of a job enqueued is
-** written after its jobs row (DATA; PostgreSQL's ENQUEUE writes both), a
-** completion's time by itself (FINISHED), and a rate's old claims are
+** written after its jobs row (DATA; PostgreSQL's ENQUEUE writes both), the
+** holder of a unique key is read by a statement of its own (KEY_HOLDER
+** before an enqueue, RETRY_HOLDER in retry; PostgreSQL's ENQUEUE and
+** Q_RETRY read it themselves), a completion's time by itself (FINISHED),
+** and a rate's old claims are
 ** pruned by a statement of their own (PRUNE_CLAIMS; PostgreSQL's RECENT
 ** prunes and counts).  TIDY_CLAIMS, the claims of a queue left without a
 ** rate (PostgreSQL's TIDY drops them too), runs by its text as TIDY does.
@@ -506,6 +535,8 @@
 */
 #define LSQ_QUEUE_OWN_STATEMENTS(XX)     \
   XX(Q_DATA)                             \
+  XX(Q_KEY_HOLDER)                       \
+  XX(Q_RETRY_HOLDER)                     \
   XX(Q_EXPIRED)                          \
   XX(Q_ERROR_ADD)                        \
   XX(Q_END)                              \

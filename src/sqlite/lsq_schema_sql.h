@@ -221,11 +221,24 @@
      " DELETE FROM lease_deps WHERE child = old.id; END")
 
 /*
+** Step 11 (v10 -> v11): unique keys (lease.h: lease_new_job's key).
+** lease_queue gets the column key (NULL: none, as every row there has);
+** the unique index lease_queue_key on (queue, key) over the rows with a
+** key the queue has not finished makes a key held by one unfinished job
+** of a queue at a time, whoever writes.
+*/
+#define LSQ_STEP_UNIQUE(XX)                                               \
+  XX("ALTER TABLE lease_queue ADD COLUMN key TEXT")                       \
+  XX("CREATE UNIQUE INDEX lease_queue_key ON lease_queue(queue, key)"     \
+     " WHERE key IS NOT NULL AND " LEASE__Q_UNFINISHED_SQL("state"))
+
+/*
 ** The version a file without a version row has, from what it holds: no
 ** lease_queue is version 0 (the contract's bare table, with or without
 ** the index lease_jobs_pending of the engine before its queue); one with
-** the table lease_deps is 10 (a file of step 10's layout whose row
-** another client deleted: its steps must not run again); a lease_queue
+** a key column in lease_queue is 11, one with the table lease_deps (but
+** no key) is 10 (a file of step 11's or 10's layout whose row another
+** client deleted: its steps must not run again); a lease_queue
 ** with an attempt column is 1; one with a timeout column is 9 and one
 ** with a due_at column (but none named timeout) is 6 (a file of step
 ** 9's, 8's, 7's or 6's layout whose row another client deleted: its
@@ -237,12 +250,14 @@
 #define LSQ_SQL_CLASSIFY                                                  \
   "SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM sqlite_master"             \
   " WHERE type = 'table' AND name = 'lease_queue') THEN 0"               \
+  " WHEN EXISTS (SELECT 1 FROM pragma_table_info('lease_queue')"         \
+  " WHERE name = 'key') THEN 11"                                         \
   " WHEN EXISTS (SELECT 1 FROM sqlite_master"                            \
   " WHERE type = 'table' AND name = 'lease_deps') THEN 10"                \
   " WHEN EXISTS (SELECT 1 FROM pragma_table_info('lease_queue')"         \
   " WHERE name = 'attempt') THEN 1"                                      \
   " WHEN EXISTS (SELECT 1 FROM pragma_table_info('lease_queue')"         \
-   " WHERE name = 'timeout') THEN 9"                                      \
+  " WHERE name = 'timeout') THEN 9"                                      \
   " WHEN EXISTS (SELECT 1 FROM pragma_table_info('lease_queue')"         \
   " WHERE name = 'due_at') THEN 6"                                       \
   " WHEN (SELECT count(*) FROM sqlite_master WHERE type = 'trigger'"     \
@@ -272,5 +287,10 @@
 ** write reads an older file's settings through empty temporary ones
 ** (lsq_q_control_temp): no queue paused or limited. */
 #define LSQ_CONTROL_READABLE (LEASE__STEP_CONTROL + 1)
+
+/* The first version with lease_queue's column key: a handle that may not
+** write reads an older file's queue rows through a temporary view of them
+** with key NULL (lsq_q_key_view). */
+#define LSQ_KEY_READABLE (LEASE__STEP_UNIQUE + 1)
 
 #endif

@@ -246,6 +246,19 @@ describe("a database's schema version", function()
   -- in lease_queue.attempt, a trigger adding one at each claim; since, as
   -- SQLite does, the fence's growth since lease_queue.base_fence.
   if H.backend == "pg" then
+    it("of a PostgreSQL database of the CLOCK layout without its row gets only the steps after it", function()
+      local p = H.path("schema-v6-row-lost")
+      H.sql(p, fixture("pg_schema_v6.sql") .. "\n"
+        .. "INSERT INTO jobs(id) VALUES ('j'); DELETE FROM lease_meta WHERE key = 'schema_version'")
+      local db = lease.open(p)
+      assert.are.equal(CURRENT, db:settings().schema_version)
+      assert.are.same({ "j", 1 }, { H.two(db:claim_next("w", 1, 10)) })
+      db:close()
+      local fresh, fp = H.fresh("schema-v6-row-lost-fresh")
+      fresh:close()
+      assert.are.equal(layout(fp), layout(p))
+    end)
+
     it("of a PostgreSQL database at version 6 keeps every job's attempts, mid-retry too", function()
       local p = H.path("schema-v6-attempts")
       H.sql(p, fixture("pg_schema_v6.sql") .. "\n"

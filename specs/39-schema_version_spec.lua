@@ -242,6 +242,27 @@ describe("a database's schema version", function()
     assert.are.equal(layout(fp), layout(p))
   end)
 
+  it("of a database of the TIMEOUT layout without its row gets only the steps after it", function()
+    local db, p = H.fresh("schema-row-lost-timeout")
+    assert.is_true(db:enqueue("j", { timeout = 5 }))
+    db:close()
+    -- undo the steps after TIMEOUT (UNIQUE, DEPS), then lose the row: the
+    -- timeout column tells the layout; no step may run twice
+    local deps = H.backend == "pg"
+      and "DROP TRIGGER lease_deps_follow ON lease_queue; DROP FUNCTION lease_deps_follow();"
+      or "DROP TRIGGER lease_deps_gone;"
+    H.sql(p, "DROP INDEX lease_queue_key; ALTER TABLE lease_queue DROP COLUMN key; " .. deps
+      .. " DROP TABLE lease_deps; DELETE FROM lease_meta WHERE key = 'schema_version'")
+    db = lease.open(p)
+    assert.are.equal(CURRENT, db:settings().schema_version)
+    assert.are.equal(5, db:state("j").timeout)
+    db:close()
+    assert.are.equal(CURRENT .. "\n", version_row(p))
+    local fresh, fp = H.fresh("schema-row-lost-timeout-fresh")
+    fresh:close()
+    assert.are.equal(layout(fp), layout(p))
+  end)
+
   -- PostgreSQL's layout before the step ATTEMPTS counted a job's attempts
   -- in lease_queue.attempt, a trigger adding one at each claim; since, as
   -- SQLite does, the fence's growth since lease_queue.base_fence.

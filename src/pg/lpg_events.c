@@ -62,25 +62,6 @@ int lpg_event_prune(lease_db *db, int64_t upto, double cutoff) {
   return LEASE_OK;
 }
 
-/* Append field (row, col) of r to db->buf at *used; offset + 1 (0: NULL). */
-static size_t keep(lease_db *db, const PGresult *r, int row, int col, size_t *len, size_t *used,
-                   int *failed) {
-  size_t at = *used, n;
-  *len = 0;
-  if (PQgetisnull(r, row, col)) return 0;
-  n = (size_t)PQgetlength(r, row, col);
-  if (lease__reserve(db, at + n + 1) != LEASE_OK) {
-    *failed = 1;
-    return 0;
-  }
-  if (n) memcpy(db->buf + at, PQgetvalue(r, row, col), n);
-  db->buf[at + n] = '\0';
-  *used = at + n + 1;
-  *len = n;
-  return at + 1;
-}
-
-/* The pointer of an offset from keep. */
 static const char *kept(lease_db *db, const char *off) {
   return off ? db->buf + ((uintptr_t)off - 1) : NULL;
 }
@@ -103,9 +84,9 @@ int lpg_events(lease_db *db, const lease_event_filter *f, int max, lease_event *
     e->seq = r_i8(res, i, 0);
     e->at = r_f8(res, i, 1);
     e->op = r_i4(res, i, 2);
-    e->id = (const char *)(uintptr_t)keep(db, res, i, 3, &e->id_len, &used, &failed);
-    e->queue = (const char *)(uintptr_t)keep(db, res, i, 4, &e->queue_len, &used, &failed);
-    e->owner = (const char *)(uintptr_t)keep(db, res, i, 5, &e->owner_len, &used, &failed);
+    e->id = (const char *)(uintptr_t)lpg_keep(db, res, i, 3, &e->id_len, &used, &failed);
+    e->queue = (const char *)(uintptr_t)lpg_keep(db, res, i, 4, &e->queue_len, &used, &failed);
+    e->owner = (const char *)(uintptr_t)lpg_keep(db, res, i, 5, &e->owner_len, &used, &failed);
     e->has_fence = !PQgetisnull(res, i, 6);
     e->fence = e->has_fence ? r_i8(res, i, 6) : 0;
     e->reason = r_i4(res, i, 7);

@@ -215,6 +215,13 @@ int lpg_wait_signal(lease_db *db, const char *queue, size_t queue_len, uint64_t 
 int lpg_ev_begin(lease_db *db, int *began);
 int lpg_ev_end(lease_db *db, int rc, int began);
 
+/* lpg_keep: append field (row, col) of r to db->buf at *used
+** (NUL-terminated); returns its offset + 1 (0 for SQL NULL) and its length
+** in *len, or 0 with LEASE_NOMEM recorded (*failed = 1).  Offsets, not
+** pointers, because a later append may move db->buf. */
+size_t lpg_keep(lease_db *db, const PGresult *r, int row, int col, size_t *len, size_t *used,
+                int *failed);
+
 /* lease__pg's event, event_prune and events (lease_int.h). */
 int lpg_event(lease_db *db, const lease__event *e, int64_t *seq);
 int lpg_event_prune(lease_db *db, int64_t upto, double cutoff);

@@ -41,11 +41,9 @@ static double r_time(const PGresult *r, int row, int col) {
   return PQgetisnull(r, row, col) ? NAN : r_f8(r, row, col);
 }
 
-/* Append field (row, col) of r to db->buf at *used (NUL-terminated);
-** returns its offset + 1 (0 for SQL NULL) and its length in *len, or 0
-** with LEASE_NOMEM recorded (*failed). */
-static size_t keep(lease_db *db, const PGresult *r, int row, int col, size_t *len, size_t *used,
-                   int *failed) {
+/* See lpg_int.h. */
+size_t lpg_keep(lease_db *db, const PGresult *r, int row, int col, size_t *len, size_t *used,
+                int *failed) {
   size_t at = *used, n;
   *len = 0;
   if (PQgetisnull(r, row, col)) return 0;
@@ -61,7 +59,7 @@ static size_t keep(lease_db *db, const PGresult *r, int row, int col, size_t *le
   return at + 1;
 }
 
-/* The pointer for an offset from keep (0: NULL). */
+/* The pointer for an offset from lpg_keep (0: NULL). */
 static const char *kept(lease_db *db, size_t off) { return off ? db->buf + off - 1 : NULL; }
 
 /* Run one of the write transactions below: BEGIN, body, COMMIT; on a
@@ -260,7 +258,7 @@ static int copy_full_row(lease_db *db, const PGresult *r, int row, lease_row *ou
                           &out->key};
   int i, failed = 0;
   for (i = 0; i < 6; i++) {
-    off[i] = keep(db, r, row, cols[i], lens[i], used, &failed);
+    off[i] = lpg_keep(db, r, row, cols[i], lens[i], used, &failed);
     if (failed) return db->rc;
     *ptrs[i] = (const char *)(uintptr_t)off[i];
   }
@@ -371,9 +369,9 @@ int lpg_q_errors(lease_db *db, const char *id, size_t id_len, lease_job_error *o
     lease_job_error *e = &out[i];
     e->attempt = PQgetisnull(res, i, 0) ? 0 : r_i8(res, i, 0);
     e->at = r_time(res, i, 1);
-    e->owner = (const char *)(uintptr_t)keep(db, res, i, 2, &e->owner_len, &used, &failed);
+    e->owner = (const char *)(uintptr_t)lpg_keep(db, res, i, 2, &e->owner_len, &used, &failed);
     e->fence = PQgetisnull(res, i, 3) ? 0 : r_i8(res, i, 3);
-    e->message = (const char *)(uintptr_t)keep(db, res, i, 4, &e->message_len, &used, &failed);
+    e->message = (const char *)(uintptr_t)lpg_keep(db, res, i, 4, &e->message_len, &used, &failed);
   }
   PQclear(res);
   if (failed) return db->rc;
@@ -399,7 +397,7 @@ int lpg_q_after(lease_db *db, const char *id, size_t id_len, double now, lease_d
   if (!(res = qrun(db, LPG_ST_Q_DEPS, &p))) return db->rc;
   n = PQntuples(res) < max ? PQntuples(res) : max;
   for (i = 0; i < n && !failed; i++) {
-    out[i].id = (const char *)(uintptr_t)keep(db, res, i, 0, &out[i].id_len, &used, &failed);
+    out[i].id = (const char *)(uintptr_t)lpg_keep(db, res, i, 0, &out[i].id_len, &used, &failed);
     out[i].status = r_i4(res, i, 1);
   }
   PQclear(res);
@@ -510,9 +508,9 @@ static int claim_rounds(lease_db *db, const lease__write *w, int max, lease_job 
       if ((rc = claim_event(db, w, res, i, LEASE_GRANTED)) != LEASE_OK) break;
       /* outside a caller's transaction the claims are committed: on a
       ** failure here the jobs stay claimed until their leases expire */
-      k->id = keep(db, res, i, 0, &k->id_len, &used, &failed);
-      k->payload = keep(db, res, i, 2, &k->payload_len, &used, &failed);
-      k->queue = keep(db, res, i, 3, &k->queue_len, &used, &failed);
+      k->id = lpg_keep(db, res, i, 0, &k->id_len, &used, &failed);
+      k->payload = lpg_keep(db, res, i, 2, &k->payload_len, &used, &failed);
+      k->queue = lpg_keep(db, res, i, 3, &k->queue_len, &used, &failed);
       j->fence = r_i8(res, i, 1);
       j->priority = r_i8(res, i, 4);
       j->attempt = r_i8(res, i, 5);
@@ -715,7 +713,7 @@ int lpg_q_queues(lease_db *db, double now, lease_queue_info *out, int max, int *
   }
   for (i = 0; i < n && !failed; i++) {
     memset(&out[i], 0, sizeof out[i]);
-    names[i] = keep(db, res, i, 0, &out[i].name_len, &used, &failed);
+    names[i] = lpg_keep(db, res, i, 0, &out[i].name_len, &used, &failed);
     out[i].paused = r_i8(res, i, 1) != 0;
     out[i].limits.concurrency = r_i8(res, i, 2);
     out[i].limits.rate = r_i8(res, i, 3);

@@ -88,6 +88,37 @@ describe("a job enqueued after others", function()
     assert.are.equal("waiting", (seen(p, "m2", 1)))
     assert.are.equal("waiting", (seen(p, "m3", 1)))
   end)
+
+  it("waits for the key's holder when the earlier entry it lists was skipped as a duplicate",
+    function()
+      assert.is_true(db:enqueue("h", { key = "k" }))
+      assert.are.equal(3, db:enqueue_many({ { id = "m1", key = "k" }, { id = "m2", after = { "m1" } },
+        { id = "a", key = "j" }, { id = "b", key = "j" }, { id = "c", after = { "b", "m2" } } }))
+      assert.is_nil(db:state("m1"))
+      assert.is_nil(db:state("b"))
+      local st, _, row = seen(p, "m2", 1)
+      assert.are.equal("waiting", st)
+      assert.are.same({ "h" }, row.after)              -- the holder, not the id never stored
+      st, _, row = seen(p, "c", 1)
+      assert.are.equal("waiting", st)
+      assert.are.same({ "a", "m2" }, row.after)
+      local got = db:claim_next("w", 1, 10, { n = 10 })
+      assert.are.same({ "h", "a" }, H.ids(got))          -- m2 and c wait
+      assert.is_true(db:complete("h", "w", db:state("h").fence, 2))
+      assert.are.equal("available", (seen(p, "m2", 3)))
+      assert.are.equal("waiting", (seen(p, "c", 3)))
+      assert.are.equal(3, edges(p))
+    end)
+
+  it("counts an earlier entry whose id is already there as that job", function()
+    db:enqueue("x")
+    assert.is_true(db:complete("x", "w", db:claim("x", "w", 1, 10), 2))
+    assert.are.equal(1, db:enqueue_many({ "x", { id = "y", after = { "x" } } }))
+    assert.are.equal("available", (seen(p, "y", 3)))
+    db:enqueue("z")
+    assert.are.equal(1, db:enqueue_many({ "z", { id = "v", after = { "z" } } }))
+    assert.are.equal("waiting", (seen(p, "v", 3)))
+  end)
 end)
 
 describe("a stale completion", function()
@@ -240,6 +271,18 @@ describe("enqueue after", function()
     assert.are.same({ false, "cancelled", "x" }, { db:enqueue("c", { after = { "p", "x" } }) })
     assert.are.same(before, H.qsnapshot(p))
   end)
+
+  it("refuses a cancelled job named by an earlier entry of the same batch, with nothing stored",
+    function()
+      db:enqueue("x")
+      db:cancel("x", 1)
+      local before = H.qsnapshot(p)
+      assert.are.same({ false, "cancelled", "x" },
+        { db:enqueue_many({ "n1", "x", { id = "c", after = { "x" } } }) })
+      assert.are.same(before, H.qsnapshot(p))
+      assert.are.equal(0, edges(p))
+      assert.is_nil(db:state("n1"))
+    end)
 
   it("raises for a bad after, naming the function and the argument, with nothing stored", function()
     local before = H.qsnapshot(p)

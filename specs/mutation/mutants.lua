@@ -3257,6 +3257,41 @@ return {
     to = [=[  if (1) return rc;]=],
     hint = "specs/44-dependencies_spec.lua",
   },
+  {
+    name = "deps-batch-entry-skipped-as-duplicate-waits-for-nothing", step = "own",
+    file = "src/sqlite/lsq_queue_sql.h", fn = "LSQ_SQL_Q_DEP_ADD",
+    from = [=[  "queue = ?3 AND key = ?4 AND id <> ?1 AND " LEASE__Q_UNFINISHED_SQL("state") \]=],
+    to = [=[  "queue = ?3 AND key = ?4 AND 0 AND " LEASE__Q_UNFINISHED_SQL("state") \]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    name = "deps-batch-entry-key-not-passed", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "add_deps",
+    from = [=[    if ((m = lease__dep_in_batch(e->jobs, i, k)) >= 0 && e->jobs[m].key) {]=],
+    to = [=[    if ((m = lease__dep_in_batch(e->jobs, i, k)) >= 0 && 0) {]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    name = "deps-batch-entry-already-there-unchecked", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "check_deps",
+    from = [=[      if (!found && lease__dep_in_batch(e->jobs, i, k) >= 0) continue;]=],
+    to = [=[      if (lease__dep_in_batch(e->jobs, i, k) >= 0) continue;]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    name = "pg-deps-batch-entry-skipped-as-duplicate-waits-for-nothing", step = "own",
+    file = "src/pg/lpg_queue_sql.h", fn = "LPG_Q_SQL_DEP_ADD", backend = "pg",
+    from = [=[  " queue = $3 AND key = $4 AND id <> $1 AND " LEASE__Q_UNFINISHED_SQL("state")     \]=],
+    to = [=[  " queue = $3 AND key = $4 AND false AND " LEASE__Q_UNFINISHED_SQL("state")     \]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    name = "pg-deps-batch-entry-already-there-unchecked", step = "own", file = "src/pg/lpg_queue.c",
+    fn = "check_deps", backend = "pg",
+    from = [=[      if (!found && lease__dep_in_batch(e->jobs, i, k) >= 0) {]=],
+    to = [=[      if (lease__dep_in_batch(e->jobs, i, k) >= 0) {]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
   -- lease stats, metrics and timeline (lua/lease/observe.lua, lua/lease/cli.lua)
   {
     name = "observe-refusals-not-counted", step = "own", file = "lua/lease/observe.lua",

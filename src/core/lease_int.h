@@ -493,8 +493,14 @@ int lease__duplicate(lease_db *db, const char *id, size_t id_len);
 ** stores nothing), 0 for a state that does not refuse. */
 int lease__refuse_dep(lease_db *db, int i, int k, int found, int qstate);
 
-/* lease__dep_in_batch: 1 when jobs[0..i) of the same enqueue holds the id
-** jobs[i].after[k] (it is inserted before jobs[i]), else 0. */
+/* lease__dep_in_batch: the index m < i of the entry of the same enqueue
+** whose id is jobs[i].after[k] (it is enqueued before jobs[i]), else -1.
+** A listed id that no job has yet may be such an entry: it is not missing.
+** What jobs[i] then waits for is what that entry became: the job it
+** inserted, the job of that id already there (checked as any listed job),
+** or, when it was skipped because its key is held, the key's holder (the
+** job lease_enqueue's caller is told of; Q_DEP_ADD takes the entry's queue
+** and key for that). */
 int lease__dep_in_batch(const lease_new_job *jobs, int i, int k);
 
 /*

@@ -169,8 +169,8 @@ int lease__dep_in_batch(const lease_new_job *jobs, int i, int k) {
   size_t len = jobs[i].after_lens[k];
   int m;
   for (m = 0; m < i; m++)
-    if (jobs[m].id_len == len && memcmp(jobs[m].id, id, len) == 0) return 1;
-  return 0;
+    if (jobs[m].id_len == len && memcmp(jobs[m].id, id, len) == 0) return m;
+  return -1;
 }
 
 /* Check job (named by prefix, e.g. "job 3: ") into *out, lengths resolved. */

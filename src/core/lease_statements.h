@@ -74,7 +74,9 @@
   /* A job's queue state when another is enqueued after it: id (no row: */           \
   /* missing; PostgreSQL locks its jobs row FOR SHARE). */                            \
   XX(Q_DEP_STATE)                                                                     \
-  /* Store a dependency: the child's id, the parent's id. */                          \
+  /* Store a dependency: the child's id, the parent's id, and the queue */           \
+  /* and key of the batch entry of that id (NULL: none), whose key's */              \
+  /* holder the child waits for when the entry was skipped as a duplicate. */       \
   XX(Q_DEP_ADD)                                                                       \
   /* An open job waits while one of its parents is not completed: id. */              \
   XX(Q_DEP_WAIT)                                                                      \

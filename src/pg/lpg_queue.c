@@ -115,8 +115,9 @@ int lpg_key_conflict(lease_db *db, int rc) {
 #define KEY_TRIES 8
 
 /* Before anything is written: every job the jobs list in after must
-** exist (or come earlier in the batch) and not be discarded or
-** cancelled; else lease__refuse_dep records which, and *refused is 1. */
+** exist (or, not there yet, come earlier in the batch) and not be
+** discarded or cancelled; else lease__refuse_dep records which, and
+** *refused is 1. */
 static int check_deps(lease_db *db, const enqueue_ctx *e, int *refused) {
   int i, k;
   *refused = 0;
@@ -126,10 +127,13 @@ static int check_deps(lease_db *db, const enqueue_ctx *e, int *refused) {
       params p = {0};
       PGresult *res;
       int found;
-      if (lease__dep_in_batch(e->jobs, i, k)) continue;
       p_bytes(&p, j->after[k], j->after_lens[k]);
       if (!(res = qrun(db, LPG_ST_Q_DEP_STATE, &p))) return db->rc;
       found = PQntuples(res) == 1;
+      if (!found && lease__dep_in_batch(e->jobs, i, k) >= 0) {
+        PQclear(res);
+        continue;
+      }
       *refused = lease__refuse_dep(db, i, k, found, found ? r_i4(res, 0, 0) : 0);
       PQclear(res);
       if (*refused) return LEASE_OK;
@@ -138,15 +142,21 @@ static int check_deps(lease_db *db, const enqueue_ctx *e, int *refused) {
   return LEASE_OK;
 }
 
-/* Store job j's dependencies; it waits while one is not completed. */
-static int add_deps(lease_db *db, const lease_new_job *j) {
+/* Store the dependencies of job i of the batch (lease__dep_in_batch says
+** which job an earlier entry stands for); it waits while one is not
+** completed. */
+static int add_deps(lease_db *db, const enqueue_ctx *e, int i) {
+  const lease_new_job *j = &e->jobs[i];
   params p = {0};
   PGresult *res;
-  int k;
+  int k, m;
   for (k = 0; k < j->n_after; k++) {
     params q = {0};
+    const lease_new_job *entry = (m = lease__dep_in_batch(e->jobs, i, k)) >= 0 ? &e->jobs[m] : NULL;
     p_bytes(&q, j->id, j->id_len);
     p_bytes(&q, j->after[k], j->after_lens[k]);
+    p_bytes(&q, entry && entry->key ? entry->queue : NULL, entry ? entry->queue_len : 0);
+    p_bytes(&q, entry ? entry->key : NULL, entry ? entry->key_len : 0);
     if (!(res = qrun(db, LPG_ST_Q_DEP_ADD, &q))) return db->rc;
     PQclear(res);
   }
@@ -184,7 +194,7 @@ static int enqueue_body(lease_db *db, void *ctx) {
       rc = lease__duplicate(db, PQgetvalue(res, 0, 1), (size_t)PQgetlength(res, 0, 1));
     PQclear(res);
     if (rc != LEASE_OK) return rc;
-    if (added == 1 && j->n_after > 0 && add_deps(db, j) != LEASE_OK) return db->rc;
+    if (added == 1 && j->n_after > 0 && add_deps(db, e, i) != LEASE_OK) return db->rc;
     if ((rc = lease__event_id(db, LEASE_EV_ENQUEUE, j->id, j->id_len, NAN,
                               added ? LEASE_GRANTED : held ? LEASE_DUPLICATE : LEASE_EXISTS))
         != LEASE_OK)

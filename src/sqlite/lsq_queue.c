@@ -255,8 +255,9 @@ static int key_holder(lease_db *db, const lease_new_job *j, int *held) {
 }
 
 /* Before anything is written: every job the jobs list in after must
-** exist (or come earlier in the batch) and not be discarded or
-** cancelled; else lease__refuse_dep records which, and *refused is 1. */
+** exist (or, not there yet, come earlier in the batch) and not be
+** discarded or cancelled; else lease__refuse_dep records which, and
+** *refused is 1. */
 static int check_deps(lease_db *db, const enqueue_ctx *e, int *refused) {
   sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_DEP_STATE);
   int i, k, src;
@@ -266,28 +267,37 @@ static int check_deps(lease_db *db, const enqueue_ctx *e, int *refused) {
     const lease_new_job *j = &e->jobs[i];
     for (k = 0; k < j->n_after; k++) {
       int found, state = 0;
-      if (lease__dep_in_batch(e->jobs, i, k)) continue;
       bind_bytes(st, 1, j->after[k], j->after_lens[k]);
       src = sqlite3_step(st);
       if (src != SQLITE_ROW && src != SQLITE_DONE) return step_failed(db, st, src);
       found = src == SQLITE_ROW;
       if (found) state = sqlite3_column_int(st, 0);
       sqlite3_reset(st);
+      if (!found && lease__dep_in_batch(e->jobs, i, k) >= 0) continue;
       if ((*refused = lease__refuse_dep(db, i, k, found, state))) return LEASE_OK;
     }
   }
   return LEASE_OK;
 }
 
-/* Store job j's dependencies; it waits while one is not completed. */
-static int add_deps(lease_db *db, const lease_new_job *j) {
+/* Store the dependencies of job i of the batch (lease__dep_in_batch says
+** which job an earlier entry stands for); it waits while one is not
+** completed. */
+static int add_deps(lease_db *db, const enqueue_ctx *e, int i) {
   sqlite3_stmt *add = lsq_stmt(db, LSQ_ST_Q_DEP_ADD), *wait = lsq_stmt(db, LSQ_ST_Q_DEP_WAIT);
-  int k, rc;
+  const lease_new_job *j = &e->jobs[i];
+  int k, m, rc;
   if (!add || !wait) return db->rc;
   for (k = 0; k < j->n_after; k++) {
     bind_bytes(add, 1, j->id, j->id_len);
     bind_bytes(add, 2, j->after[k], j->after_lens[k]);
-    if ((rc = run_once(db, add)) != LEASE_OK) return rc;
+    if ((m = lease__dep_in_batch(e->jobs, i, k)) >= 0 && e->jobs[m].key) {
+      bind_bytes(add, 3, e->jobs[m].queue, e->jobs[m].queue_len);
+      bind_bytes(add, 4, e->jobs[m].key, e->jobs[m].key_len);
+    }
+    rc = run_once(db, add);
+    sqlite3_clear_bindings(add);
+    if (rc != LEASE_OK) return rc;
   }
   bind_bytes(wait, 1, j->id, j->id_len);
   return run_once(db, wait);
@@ -323,7 +333,7 @@ static int enqueue_body(lease_db *db, void *ctx) {
     if ((rc = lease__event_id(db, LEASE_EV_ENQUEUE, j->id, j->id_len, NAN, LEASE_GRANTED)))
       return rc;
     e->added++;
-    if (j->n_after > 0 && (rc = add_deps(db, j)) != LEASE_OK) return rc;
+    if (j->n_after > 0 && (rc = add_deps(db, e, i)) != LEASE_OK) return rc;
     if (!has_data(j)) continue;
     bind_bytes(data, 1, j->id, j->id_len);
     if (j->payload) sqlite3_bind_blob(data, 2, j->payload, (int)j->payload_len, SQLITE_STATIC);

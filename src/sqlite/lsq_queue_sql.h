@@ -462,8 +462,14 @@
   "SELECT coalesce((SELECT state FROM lease_queue WHERE id = ?1), " LEASE__Q_OPEN_S ")" \
   " FROM jobs WHERE id = ?1"
 
-/* Store that ?1 runs after ?2. */
-#define LSQ_SQL_Q_DEP_ADD "INSERT OR IGNORE INTO lease_deps(child, parent) VALUES (?1, ?2)"
+/* Store that ?1 runs after ?2: the job of that id, else (an entry of the
+** same batch skipped because its key was held) the unfinished job of
+** queue ?3 holding key ?4. */
+#define LSQ_SQL_Q_DEP_ADD                                                 \
+  "INSERT OR IGNORE INTO lease_deps(child, parent) SELECT ?1, coalesce("   \
+  "(SELECT id FROM jobs WHERE id = ?2), (SELECT id FROM lease_queue WHERE " \
+  "queue = ?3 AND key = ?4 AND id <> ?1 AND " LEASE__Q_UNFINISHED_SQL("state") \
+  " LIMIT 1), ?2)"
 
 /* A job with a parent not completed, of those `but` leaves in.  q: its
 ** lease_queue row. */

@@ -335,3 +335,46 @@ describe("lease enqueue --after", function()
     db:close()
   end)
 end)
+
+-- One thread of the race below: complete parent `which` of every round,
+-- each round started with the other thread at the barrier.
+local function completer(path, which, rounds, b)
+  local db = require("lease").open(path)
+  local refused = 0
+  for r = 1, rounds do
+    b:wait()
+    if db:complete(which .. "-" .. r, "w", 1, 2, "r") ~= true then refused = refused + 1 end
+  end
+  db:close()
+  return refused
+end
+
+describe("a job after two parents completed at the same moment by two clients", function()
+  it("is released every time, in repeated rounds", function()
+    local T = require("thread_helpers")
+    local ROUNDS = 60
+    local db, p = H.fresh("deps-race")
+    local ids = {}
+    for r = 1, ROUNDS do
+      ids[#ids + 1] = "a-" .. r
+      ids[#ids + 1] = "b-" .. r
+    end
+    assert.are.equal(2 * ROUNDS, db:enqueue_many(ids))
+    for r = 1, ROUNDS do
+      assert.is_true(db:enqueue("c-" .. r, { after = { "a-" .. r, "b-" .. r } }))
+    end
+    for _, id in ipairs(ids) do assert.are.equal(1, db:claim(id, "w", 1, 100)) end
+    local b = T.thread.barrier(2)
+    local ta = T.thread.spawn(completer, p, "a", ROUNDS, b)
+    local tb = T.thread.spawn(completer, p, "b", ROUNDS, b)
+    assert.are.same({ true, 0 }, { ta:join() })
+    assert.are.same({ true, 0 }, { tb:join() })
+    local waiting = {}
+    for r = 1, ROUNDS do
+      if seen(p, "c-" .. r, 3) ~= "available" then waiting[#waiting + 1] = "c-" .. r end
+    end
+    assert.are.same({}, waiting)
+    assert.are.equal(ROUNDS, db:counts(3).available)
+    db:close()
+  end)
+end)

@@ -3292,6 +3292,13 @@ return {
     to = [=[      if (lease__dep_in_batch(e->jobs, i, k) >= 0) {]=],
     hint = "specs/44-dependencies_spec.lua",
   },
+  {
+    name = "pg-deps-follow-reads-children-unlocked", step = "own",
+    file = "src/pg/lpg_schema_sql.h", fn = "LPG_STEP_DEPS_LOCK", backend = "pg",
+    from = [=[  " AS $f$ BEGIN PERFORM 1 FROM jobs WHERE id IN (SELECT d.child FROM lease_deps d" \]=],
+    to = [=[  " AS $f$ BEGIN PERFORM 1 FROM jobs WHERE false AND id IN (SELECT d.child FROM lease_deps d" \]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
   -- lease stats, metrics and timeline (lua/lease/observe.lua, lua/lease/cli.lua)
   {
     name = "observe-refusals-not-counted", step = "own", file = "lua/lease/observe.lua",

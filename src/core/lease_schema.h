@@ -19,7 +19,7 @@
 #define LEASE_SCHEMA_H
 
 /* The version this build makes and knows: the number of steps. */
-#define LEASE_SCHEMA_VERSION 11
+#define LEASE_SCHEMA_VERSION 12
 
 /*
 ** The steps, in order: the k-th entry takes version k-1 to k.
@@ -59,6 +59,10 @@
 **              none) and the unique index lease_queue_key on (queue, key)
 **              over the rows with a key that the queue has not ended (state
 **              not completed, discarded or cancelled).
+**   DEPS_LOCK 12: PostgreSQL's trigger lease_deps_follow locks the jobs
+**              rows of a parent's children before it reads their other
+**              parents and writes their states, as every write of a queue
+**              state does; nothing on SQLite, whose writers take turns.
 */
 #define LEASE_SCHEMA_STEPS(XX) \
   XX(QUEUE)                    \
@@ -71,7 +75,8 @@
   XX(EVENTS)                   \
   XX(TIMEOUT)                  \
   XX(DEPS)                     \
-  XX(UNIQUE)
+  XX(UNIQUE)                   \
+  XX(DEPS_LOCK)
 
 /* How many steps LEASE_SCHEMA_STEPS lists: must be LEASE_SCHEMA_VERSION. */
 enum {

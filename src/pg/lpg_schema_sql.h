@@ -168,9 +168,41 @@
   " CREATE UNIQUE INDEX lease_queue_key ON lease_queue(queue, key)"               \
   " WHERE key IS NOT NULL AND " LEASE__Q_UNFINISHED_SQL("state")
 
+/*
+** Step 12 (v11 -> v12): lease_deps_follow as step 10 made it, but first
+** locking the jobs rows of the parent's children (in id order), so that
+** what it reads of their other parents is what the last holder of each
+** lock committed: two parents of one child completed at once by two
+** transactions each see the other's end once the first commits, and the
+** second opens the child (without the lock each read the other as not
+** completed, and the child waited for ever).  Every other write of a
+** queue state holds that lock already.
+*/
+#define LPG_STEP_DEPS_LOCK                                                        \
+  "CREATE OR REPLACE FUNCTION lease_deps_follow() RETURNS trigger LANGUAGE plpgsql" \
+  " AS $f$ BEGIN PERFORM 1 FROM jobs WHERE id IN (SELECT d.child FROM lease_deps d" \
+  " WHERE d.parent = new.id) ORDER BY id FOR UPDATE;"                             \
+  " IF new.state = " LEASE__Q_COMPLETED_S " THEN"                                 \
+  " UPDATE lease_queue c SET state = " LEASE__Q_OPEN_S ","                        \
+  " due_at = coalesce(c.run_at, " LPG_Q_SQL_DUE_NOW ")"                           \
+  " WHERE c.state = " LEASE__Q_WAITING_S                                          \
+  " AND c.id IN (SELECT d.child FROM lease_deps d WHERE d.parent = new.id)"       \
+  " AND NOT EXISTS (SELECT 1 FROM lease_deps d JOIN lease_queue p ON p.id = d.parent" \
+  " WHERE d.child = c.id AND p.state <> " LEASE__Q_COMPLETED_S ");"               \
+  " ELSE INSERT INTO lease_errors(id, attempt, at, owner, fence, message)"        \
+  " SELECT c.id, 0, new.finished_at, NULL, NULL,"                                 \
+  " convert_to('dependency \"', 'UTF8') || new.id || convert_to('\" was ' ||"    \
+  " CASE WHEN new.state = " LEASE__Q_DISCARDED_S " THEN 'discarded' ELSE 'cancelled' END, 'UTF8')" \
+  " FROM lease_deps d JOIN lease_queue c ON c.id = d.child"                       \
+  " WHERE d.parent = new.id AND c.state = " LEASE__Q_WAITING_S ";"                \
+  " UPDATE lease_queue c SET state = " LEASE__Q_CANCELLED_S ", finished_at = new.finished_at" \
+  " FROM lease_deps d WHERE d.parent = new.id AND d.child = c.id"                 \
+  " AND c.state = " LEASE__Q_WAITING_S "; END IF; RETURN NULL; END $f$"
+
 /* The version a database without a version row has: 11 when lease_queue
-** has the column key (step 11's layout, whose row another client deleted:
-** its steps must not run again), 10 when it has the table lease_deps
+** has the column key (step 11's or 12's layout, whose row another client
+** deleted: its steps must not run again; step 12 only replaces a
+** function, so running it again changes nothing), 10 when it has the table lease_deps
 ** (step 10's layout, likewise), 9 when lease_queue has the column
 ** timeout (step 9's layout; step 8's table is made again if missing,
 ** CREATE TABLE IF NOT EXISTS), 7 when it has base_fence (step 7's or 8's

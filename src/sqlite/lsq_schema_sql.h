@@ -232,11 +232,15 @@
   XX("CREATE UNIQUE INDEX lease_queue_key ON lease_queue(queue, key)"     \
      " WHERE key IS NOT NULL AND " LEASE__Q_UNFINISHED_SQL("state"))
 
+/* Step 12 (v11 -> v12): nothing.  PostgreSQL's trigger that follows a
+** parent's end locks its children first; SQLite's writers take turns. */
+#define LSQ_STEP_DEPS_LOCK(XX)
+
 /*
 ** The version a file without a version row has, from what it holds: no
 ** lease_queue is version 0 (the contract's bare table, with or without
 ** the index lease_jobs_pending of the engine before its queue); one with
-** a key column in lease_queue is 11, one with the table lease_deps (but
+** a key column in lease_queue is 11 (step 12 changes nothing here), one with the table lease_deps (but
 ** no key) is 10 (a file of step 11's or 10's layout whose row another
 ** client deleted: its steps must not run again); a lease_queue
 ** with an attempt column is 1; one with a timeout column is 9 and one

@@ -36,6 +36,35 @@ describe("the events ledger", function()
   before_each(function() db, p = H.fresh("events", { events = true }) end)
   after_each(function() if db then db:close() end end)
 
+  it("records a cancel for each job waiting below a discarded or cancelled one, only with events on",
+    function()
+      db:enqueue("p", { max_attempts = 1 })
+      db:enqueue("c", { after = { "p" } })
+      db:enqueue("g", { after = { "c" } })
+      db:enqueue("x")
+      db:enqueue("y", { after = { "x" } })
+      local f = db:claim("p", "A", 100, 10)
+      local seq = db:events({ limit = 10000 })
+      seq = seq[#seq].seq
+      assert.are.equal("discarded", db:fail("p", "A", f, 101, "boom"))
+      local got = {}
+      for _, e in ipairs(db:events({ since_seq = seq, limit = 100 })) do
+        got[#got + 1] = table.concat({ e.op, e.id, tostring(e.owner or "-"), tostring(e.fence or "-"),
+                                       e.outcome, string.format("%g", e.at) }, " ")
+      end
+      table.sort(got)
+      assert.are.same({ "cancel c - - ok 101", "cancel g - - ok 101", "discard p - - ok 101",
+                        "fail p A 1 ok 101" }, got)
+      assert.are.equal("cancelled", db:state("g").status)
+      -- a handle without events records none of them
+      local quiet = lease.open(p)
+      local before = #all(db)
+      assert.is_true(quiet:cancel("x", 102))
+      quiet:close()
+      assert.are.equal("cancelled", db:state("y").status)
+      assert.are.equal(before, #all(db))
+    end)
+
   it("records a sequence of operations in order, with the caller's now", function()
     assert.are.equal(true, db:enqueue("a"))
     db:enqueue("a")                                            -- exists

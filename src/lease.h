@@ -1024,6 +1024,8 @@ LEASE_API int lease_prune(lease_db *db, double before, const char *queue, size_t
 **   CLAIM     lease_claim, and each job lease_claim_next took
 **   RENEW, COMPLETE, RELEASE, FAIL, CANCEL, RETRY   the call of that name
 **             (complete_many and complete_claim_next: one complete per job)
+**             and a CANCEL (no owner, no fence) for each job waiting below
+**             a job discarded or cancelled, which that end cancels
 **   DISCARD   the queue discarded the job, its attempts used up: after
 **             the fail of its last attempt, or the expire that was its last
 **   EXPIRE    a lease found ended by time, unreported, by a claim of the

@@ -3294,10 +3294,31 @@ return {
   },
   {
     name = "pg-deps-follow-reads-children-unlocked", step = "own",
-    file = "src/pg/lpg_schema_sql.h", fn = "LPG_STEP_DEPS_LOCK", backend = "pg",
+    file = "src/pg/lpg_schema_sql.h", fn = "LPG_STEP_DEPS_FOLLOW", backend = "pg",
     from = [=[  " AS $f$ BEGIN PERFORM 1 FROM jobs WHERE id IN (SELECT d.child FROM lease_deps d" \]=],
     to = [=[  " AS $f$ BEGIN PERFORM 1 FROM jobs WHERE false AND id IN (SELECT d.child FROM lease_deps d" \]=],
     hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    name = "events-cascade-not-recorded", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "lsq_q_cascade",
+    from = [=[  if (lease__events_on(db)) {]=],
+    to = [=[  if (0) {]=],
+    hint = "specs/58-events_spec.lua",
+  },
+  {
+    name = "pg-events-cascade-not-recorded", step = "own", file = "src/pg/lpg_schema_sql.h",
+    fn = "LPG_STEP_DEPS_FOLLOW", backend = "pg",
+    from = [=[  " ELSE IF current_setting('lease.events', true) = 'on' THEN"                   \]=],
+    to = [=[  " ELSE IF false THEN"                   \]=],
+    hint = "specs/58-events_spec.lua",
+  },
+  {
+    name = "pg-events-cascade-recorded-without-events", step = "own", file = "src/pg/lpg.c",
+    fn = "set_session", backend = "pg",
+    from = [=[           db->opt.events_keep > 0 && !ro ? "on" : "off");]=],
+    to = [=[           "on");]=],
+    hint = "specs/58-events_spec.lua",
   },
   -- lease stats, metrics and timeline (lua/lease/observe.lua, lua/lease/cli.lua)
   {

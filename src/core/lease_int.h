@@ -96,6 +96,12 @@ typedef enum lease__qstate {
 #define LEASE__Q_DISCARDED_S LEASE__STR(LEASE__Q_DISCARDED_N)
 #define LEASE__Q_CANCELLED_S LEASE__STR(LEASE__Q_CANCELLED_N)
 #define LEASE__Q_WAITING_S LEASE__STR(LEASE__Q_WAITING_N)
+/* The ledger's op "cancel" (lease.h: LEASE_EV_CANCEL) in SQL: the cascade
+** that cancels the jobs waiting below a discarded or cancelled one records
+** it in SQL of its own (SQLite's Q_DEP_EVENTS, PostgreSQL's trigger). */
+#define LEASE__EV_CANCEL_N 7
+#define LEASE__EV_CANCEL_S LEASE__STR(LEASE__EV_CANCEL_N)
+_Static_assert(LEASE_EV_CANCEL == LEASE__EV_CANCEL_N, "LEASE__EV_CANCEL_N is lease.h's LEASE_EV_CANCEL");
 /* The SQL condition "the queue has not finished the job" over its queue
 ** row's state column: not completed, discarded or cancelled (any other
 ** state, waiting and a later one too, holds a unique key: lease_new_job's

@@ -59,10 +59,11 @@
 **              none) and the unique index lease_queue_key on (queue, key)
 **              over the rows with a key that the queue has not ended (state
 **              not completed, discarded or cancelled).
-**   DEPS_LOCK 12: PostgreSQL's trigger lease_deps_follow locks the jobs
+**   DEPS_FOLLOW 12: PostgreSQL's trigger lease_deps_follow locks the jobs
 **              rows of a parent's children before it reads their other
 **              parents and writes their states, as every write of a queue
-**              state does; nothing on SQLite, whose writers take turns.
+**              state does, and records the ledger's events of the jobs a
+**              cascade cancels; nothing on SQLite, whose writers take turns.
 */
 #define LEASE_SCHEMA_STEPS(XX) \
   XX(QUEUE)                    \
@@ -76,7 +77,7 @@
   XX(TIMEOUT)                  \
   XX(DEPS)                     \
   XX(UNIQUE)                   \
-  XX(DEPS_LOCK)
+  XX(DEPS_FOLLOW)
 
 /* How many steps LEASE_SCHEMA_STEPS lists: must be LEASE_SCHEMA_VERSION. */
 enum {

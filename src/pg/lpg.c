@@ -154,7 +154,8 @@ void lpg_rollback(lease_db *db) {
 
 /* The session's settings from db's options.  A busy timeout of 0 means
 ** "fail at once"; lock_timeout = 0 would mean "wait for ever", so the
-** shortest wait PostgreSQL knows stands for it. */
+** shortest wait PostgreSQL knows stands for it.  lease.events tells the
+** trigger lease_deps_follow whether this handle records events. */
 static int set_session(lease_db *db) {
   char sql[512];
   int ms = db->opt.busy_timeout_ms > 0 ? db->opt.busy_timeout_ms : 1;
@@ -162,8 +163,10 @@ static int set_session(lease_db *db) {
   snprintf(sql, sizeof sql,
            "SET default_transaction_isolation = 'read committed';"
            " SET lock_timeout = %d; SET synchronous_commit = %s;"
-           " SET default_transaction_read_only = %s; SET client_min_messages = warning",
-           ms, db->opt.synchronous == LEASE_SYNC_FULL ? "on" : "off", ro ? "on" : "off");
+           " SET default_transaction_read_only = %s; SET client_min_messages = warning;"
+           " SET lease.events = %s",
+           ms, db->opt.synchronous == LEASE_SYNC_FULL ? "on" : "off", ro ? "on" : "off",
+           db->opt.events_keep > 0 && !ro ? "on" : "off");
   LPG(db)->prepared = 0;
   LPG(db)->listening = 0;   /* a new session listens to nothing */
   return lpg_exec(db, sql);

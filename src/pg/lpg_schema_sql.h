@@ -169,8 +169,11 @@
   " WHERE key IS NOT NULL AND " LEASE__Q_UNFINISHED_SQL("state")
 
 /*
-** Step 12 (v11 -> v12): lease_deps_follow as step 10 made it, but first
-** locking the jobs rows of the parent's children (in id order), so that
+** Step 12 (v11 -> v12): lease_deps_follow as step 10 made it, but
+** recording a ledger event (op cancel, outcome ok) for each waiting job a
+** discard or cancel cancels, when the session's setting lease.events is
+** on (a handle recording events sets it), and first locking the jobs rows
+** of the parent's children (in id order), so that
 ** what it reads of their other parents is what the last holder of each
 ** lock committed: two parents of one child completed at once by two
 ** transactions each see the other's end once the first commits, and the
@@ -178,7 +181,7 @@
 ** completed, and the child waited for ever).  Every other write of a
 ** queue state holds that lock already.
 */
-#define LPG_STEP_DEPS_LOCK                                                        \
+#define LPG_STEP_DEPS_FOLLOW                                                        \
   "CREATE OR REPLACE FUNCTION lease_deps_follow() RETURNS trigger LANGUAGE plpgsql" \
   " AS $f$ BEGIN PERFORM 1 FROM jobs WHERE id IN (SELECT d.child FROM lease_deps d" \
   " WHERE d.parent = new.id) ORDER BY id FOR UPDATE;"                             \
@@ -189,7 +192,13 @@
   " AND c.id IN (SELECT d.child FROM lease_deps d WHERE d.parent = new.id)"       \
   " AND NOT EXISTS (SELECT 1 FROM lease_deps d JOIN lease_queue p ON p.id = d.parent" \
   " WHERE d.child = c.id AND p.state <> " LEASE__Q_COMPLETED_S ");"               \
-  " ELSE INSERT INTO lease_errors(id, attempt, at, owner, fence, message)"        \
+  " ELSE IF current_setting('lease.events', true) = 'on' THEN"                   \
+  " INSERT INTO lease_events(at, op, id, queue, owner, fence, outcome, reason)"   \
+  " SELECT coalesce(new.finished_at, " LPG_Q_SQL_DUE_NOW "), " LEASE__EV_CANCEL_S "," \
+  " c.id, c.queue, NULL, NULL, 0, NULL FROM lease_deps d JOIN lease_queue c"      \
+  " ON c.id = d.child WHERE d.parent = new.id AND c.state = " LEASE__Q_WAITING_S   \
+  " ORDER BY c.id; END IF;"                                                       \
+  " INSERT INTO lease_errors(id, attempt, at, owner, fence, message)"             \
   " SELECT c.id, 0, new.finished_at, NULL, NULL,"                                 \
   " convert_to('dependency \"', 'UTF8') || new.id || convert_to('\" was ' ||"    \
   " CASE WHEN new.state = " LEASE__Q_DISCARDED_S " THEN 'discarded' ELSE 'cancelled' END, 'UTF8')" \

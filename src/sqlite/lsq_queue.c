@@ -205,6 +205,13 @@ int lsq_q_cascade(lease_db *db, const char *id, size_t id_len, int qstate, doubl
   const char *word = qstate == LEASE__Q_DISCARDED ? "discarded" : "cancelled";
   int rc;
   if (!err || !end) return db->rc;
+  if (lease__events_on(db)) {
+    sqlite3_stmt *ev = lsq_stmt(db, LSQ_ST_Q_DEP_EVENTS);
+    if (!ev) return db->rc;
+    bind_bytes(ev, 1, id, id_len);
+    sqlite3_bind_double(ev, 3, now);
+    if ((rc = run_once(db, ev)) != LEASE_OK) return rc;
+  }
   bind_bytes(err, 1, id, id_len);
   sqlite3_bind_text(err, 2, word, -1, SQLITE_STATIC);
   sqlite3_bind_double(err, 3, now);

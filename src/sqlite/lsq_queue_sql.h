@@ -511,6 +511,13 @@
   " SELECT id, 0, ?3, NULL, NULL, CAST('dependency \"' || min(parent) || '\" was '" \
   " || CASE WHEN min(parent) = ?1 THEN ?2 ELSE 'cancelled' END AS BLOB)" \
   " FROM k GROUP BY id"
+/* The same cascade's ledger events, before the errors and states: op
+** cancel, outcome ok, at ?3, for each job waiting below ?1 (when the
+** handle records events). */
+#define LSQ_SQL_Q_DEP_EVENTS                                              \
+  LSQ_SQL_DEP_BELOW " INSERT INTO lease_events(at, op, id, queue, owner, fence, outcome," \
+  " reason) SELECT ?3, " LEASE__EV_CANCEL_S ", c.id, c.queue, NULL, NULL, 0, NULL"        \
+  " FROM lease_queue AS c WHERE c.id IN (SELECT id FROM k) ORDER BY c.id"
 #define LSQ_SQL_Q_DEP_CANCEL                                              \
   LSQ_SQL_DEP_BELOW " UPDATE lease_queue SET state = " LEASE__Q_CANCELLED_S "," \
   " finished_at = ?3 WHERE id IN (SELECT id FROM k)"
@@ -556,6 +563,7 @@
   XX(Q_PRUNE_CLAIMS)                     \
   XX(Q_DEP_RELEASE)                      \
   XX(Q_DEP_ERRORS)                       \
+  XX(Q_DEP_EVENTS)                       \
   XX(Q_DEP_CANCEL)
 
 #endif

@@ -234,7 +234,7 @@
 
 /* Step 12 (v11 -> v12): nothing.  PostgreSQL's trigger that follows a
 ** parent's end locks its children first; SQLite's writers take turns. */
-#define LSQ_STEP_DEPS_LOCK(XX)
+#define LSQ_STEP_DEPS_FOLLOW(XX)
 
 /*
 ** The version a file without a version row has, from what it holds: no

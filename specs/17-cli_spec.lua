@@ -3,17 +3,9 @@
 -- process side: exit status and streams).
 local H = require("helpers")
 local lease = H.lease
-local cli = require("lease.cli")
 
 -- Run cli.main(argv); returns status, stdout text, stderr text.
-local function run(argv)
-  local out, err = io.tmpfile(), io.tmpfile()
-  local status = cli.main(argv, out, err)
-  out:seek("set"); err:seek("set")
-  local o, e = out:read("*a"), err:read("*a")
-  out:close(); err:close()
-  return status, o, e
-end
+local run = H.cli
 
 describe("lease jobs and lease show", function()
   local p

@@ -3,18 +3,10 @@
 -- bad usage (exit 2, the message naming the option, nothing changed).
 local H = require("helpers")
 local lease = H.lease
-local cli = require("lease.cli")
 local json = require("dkjson")
 
 -- Run cli.main(argv); returns status, stdout text, stderr text.
-local function run(argv)
-  local out, err = io.tmpfile(), io.tmpfile()
-  local status = cli.main(argv, out, err)
-  out:seek("set"); err:seek("set")
-  local o, e = out:read("*a"), err:read("*a")
-  out:close(); err:close()
-  return status, o, e
-end
+local run = H.cli
 
 describe("lease enqueue", function()
   it("adds a job with payload, queue, priority, run_at and max_attempts", function()

@@ -5,18 +5,10 @@
 -- database the user may only read, and lease.json.decode for workers.
 local H = require("helpers")
 local lease = H.lease
-local cli = require("lease.cli")
 local json = require("lease.json")
 
 -- Run cli.main(argv); returns status, stdout text, stderr text.
-local function run(argv)
-  local out, err = io.tmpfile(), io.tmpfile()
-  local status = cli.main(argv, out, err)
-  out:seek("set"); err:seek("set")
-  local o, e = out:read("*a"), err:read("*a")
-  out:close(); err:close()
-  return status, o, e
-end
+local run = H.cli
 
 -- The host program's path.
 local function exe()

@@ -6,7 +6,6 @@
 local H = require("helpers")
 local lease = H.lease
 local pool = require("lease.pool")
-local cli = require("lease.cli")
 
 local SECRET = "Tr0ub4dor&3x"         -- as libpq reads it
 local SECRET_URI = "Tr0ub4dor%263x"   -- percent-encoded in a URI
@@ -20,14 +19,7 @@ local function no_secret(text)
 end
 
 -- Run cli.main(argv); returns status, stdout text, stderr text.
-local function run_cli(argv)
-  local out, err = io.tmpfile(), io.tmpfile()
-  local status = cli.main(argv, out, err)
-  out:seek("set"); err:seek("set")
-  local o, e = out:read("*a"), err:read("*a")
-  out:close(); err:close()
-  return status, o, e
-end
+local run_cli = H.cli
 
 describe("a password in a connection string", function()
   it("is in no error when the server cannot be reached (URI, percent-encoded, keyword form)", function()

@@ -7,7 +7,6 @@
 local H = require("helpers")
 local T = require("thread_helpers")
 local lease = H.lease
-local cli = require("lease.cli")
 local json = require("dkjson")
 
 -- A minute boundary, 2023-11-14 22:13:00 UTC.
@@ -486,14 +485,7 @@ describe("a forever pool", function()
 end)
 
 -- Run cli.main(argv); returns status, stdout text, stderr text.
-local function run(argv)
-  local out, err = io.tmpfile(), io.tmpfile()
-  local status = cli.main(argv, out, err)
-  out:seek("set"); err:seek("set")
-  local o, e = out:read("*a"), err:read("*a")
-  out:close(); err:close()
-  return status, o, e
-end
+local run = H.cli
 
 describe("the CLI", function()
   it("lease schedule, schedules, tick, unschedule", function()

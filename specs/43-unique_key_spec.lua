@@ -373,16 +373,8 @@ describe("unique keys under concurrency", function()
 end)
 
 describe("unique keys in the CLI", function()
-  local cli = require("lease.cli")
   local json = require("dkjson")
-  local function run(argv)
-    local out, err = io.tmpfile(), io.tmpfile()
-    local status = cli.main(argv, out, err)
-    out:seek("set"); err:seek("set")
-    local o, e = out:read("*a"), err:read("*a")
-    out:close(); err:close()
-    return status, o, e
-  end
+  local run = H.cli
 
   it("lease enqueue --key refuses a held key naming the holder; show and jobs print the key",
     function()

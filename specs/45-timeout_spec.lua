@@ -8,7 +8,6 @@
 local H = require("helpers")
 local lease = H.lease
 local pool = require("lease.pool")
-local cli = require("lease.cli")
 
 -- A database with the jobs of `list` ({id, opts} pairs); returns its path.
 local function queue(list)
@@ -323,14 +322,7 @@ end)
 
 describe("the CLI's --timeout", function()
   -- Run cli.main(argv); returns status, stdout text, stderr text.
-  local function run(argv)
-    local out, err = io.tmpfile(), io.tmpfile()
-    local status = cli.main(argv, out, err)
-    out:seek("set"); err:seek("set")
-    local o, e = out:read("*a"), err:read("*a")
-    out:close(); err:close()
-    return status, o, e
-  end
+  local run = H.cli
 
   it("enqueue stores seconds or a duration, show prints it; a bad one is a usage error", function()
     local p = H.path("timeout-cli")

@@ -8,19 +8,11 @@
 -- Backend-neutral: runs on SQLite and PostgreSQL.
 local H = require("helpers")
 local lease = H.lease
-local cli = require("lease.cli")
 local observe = require("lease.observe")
 local json = require("dkjson")
 
 -- Run cli.main(argv); returns status, stdout text, stderr text.
-local function run(argv)
-  local out, err = io.tmpfile(), io.tmpfile()
-  local status = cli.main(argv, out, err)
-  out:seek("set"); err:seek("set")
-  local o, e = out:read("*a"), err:read("*a")
-  out:close(); err:close()
-  return status, o, e
-end
+local run = H.cli
 
 -- A queue name with every byte the Prometheus format escapes.
 local WEIRD = 'we"ird\\q\nx'

@@ -158,6 +158,18 @@ function H.capture(cmd)
   return out or all, code == 0, code
 end
 
+--- H.cli(argv) -> status, out, err: run the CLI in this process
+-- (lease.cli's main with argv, a list of strings), its stdout and stderr
+-- into temporary files; returns its exit status and both texts.
+function H.cli(argv)
+  local out, err = io.tmpfile(), io.tmpfile()
+  local status = require("lease.cli").main(argv, out, err)
+  out:seek("set"); err:seek("set")
+  local o, e = out:read("*a"), err:read("*a")
+  out:close(); err:close()
+  return status, o, e
+end
+
 --- H.execute(cmd) -> status: run `cmd` with os.execute and return its exit
 -- status (the signal number when a signal ended it), on every Lua version.
 function H.execute(cmd)

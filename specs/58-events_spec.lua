@@ -338,3 +338,40 @@ describe("lease events (the CLI)", function()
     assert.matches("%-%-limit needs an integer >= 1", err)
   end)
 end)
+
+describe("the CLI's writes in the events ledger", function()
+  it("are recorded with lease pool --events or LEASE_EVENTS=1, and not without", function()
+    local db, p = H.fresh("events-cli")
+    assert.is_true(db:enqueue("a"))
+    assert.is_true(db:enqueue("b"))
+    assert.is_true(db:enqueue("c"))
+    db:close()
+    local worker = H.file("worker") .. ".lua"
+    H.write(worker, 'return function(job) if job.id == "c" then error("no") end return "ok" end\n')
+    local exe = os.getenv("LEASE_HOST") or ((os.getenv("LEASE_BUILD_DIR") or "build") .. "/lease")
+    local function lease_cmd(env, args)
+      local out, ok = H.capture(env .. " " .. H.sh(exe) .. " " .. args .. " 2>&1")
+      assert.is_true(ok, out)
+    end
+    local function ops(id)
+      local h = lease.open(p)
+      local got = {}
+      for _, e in ipairs(h:events({ id = id, limit = 100 })) do got[#got + 1] = e.op end
+      h:close()
+      return got
+    end
+    -- without the flag or the variable, nothing
+    lease_cmd("LEASE_EVENTS=", "cancel " .. H.sh(p) .. " a")
+    assert.are.same({}, ops("a"))
+    lease_cmd("LEASE_EVENTS=0", "retry " .. H.sh(p) .. " a")
+    assert.are.same({}, ops("a"))
+    -- lease pool --events: the workers' claims and completions
+    local st, out = H.cli({ "pool", p, worker, "-j", "1", "--events", "--quiet", "--drain-wait", "0" })
+    assert.are.equal(0, st, out)                                 -- c is retryable
+    assert.are.same({ "claim", "complete" }, ops("b"))
+    -- LEASE_EVENTS=1: any command that writes
+    lease_cmd("LEASE_EVENTS=1", "cancel " .. H.sh(p) .. " c")
+    local got = ops("c")
+    assert.are.equal("cancel", got[#got])
+  end)
+end)

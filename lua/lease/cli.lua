@@ -578,14 +578,23 @@ local function queue_flag(flags)
   return q
 end
 
---- Open a database for writing; create it only when asked.
+--- Whether the environment asks the CLI's writes to record events in the
+-- ledger: LEASE_EVENTS set, not empty and not "0".
+-- @treturn boolean
+local function events_env()
+  local v = os.getenv("LEASE_EVENTS")
+  return v ~= nil and v ~= "" and v ~= "0"
+end
+
+--- Open a database for writing; create it only when asked.  Its writes
+-- record events (lease.open's events) when LEASE_EVENTS asks.
 -- @tparam string path the database file
 -- @tparam boolean create whether a missing file is created
 -- @return a lease handle
 -- @raise lease.open's error, e.g. [cantopen] for a missing file, with
 -- explain_open's reason
 local function open_rw(path, create)
-  local ok, db = pcall(require("lease").open, path, { create = create })
+  local ok, db = pcall(require("lease").open, path, { create = create, events = events_env() })
   if not ok then error(explain_open(db, path, create), 0) end
   return db
 end
@@ -1289,13 +1298,14 @@ end
 
 --- lease pool DB WORKER.lua [-j N] [--ttl S] [--queue Q] [--forever]
 -- [--grace S] [--batch N] [--poll S] [--drain-wait S] [--decode json]
--- [--timeout S] [--quiet]: runs lease.pool over the queue with the handler
+-- [--timeout S] [--events] [--quiet]: runs lease.pool over the queue with the handler
 -- WORKER.lua returns (or its table of handler and hooks, lease.pool.HOOKS),
 -- and prints the summary.  The older order WORKER.lua DB is
 -- still read when the first ends in ".lua" and the second does not.  The
 -- script is compiled once first, so a syntax error is reported once.  A
 -- live progress line goes to stderr when it is a terminal (never with
--- --quiet).  SIGINT and SIGTERM shut it down.
+-- --quiet).  With --events (or LEASE_EVENTS) the workers' writes record
+-- events in the ledger.  SIGINT and SIGTERM shut it down.
 -- @tparam table argv {"pool", args...}
 -- @tparam file out where the summary goes
 -- @treturn integer 0; 1 when a worker failed or a job was discarded
@@ -1306,7 +1316,7 @@ local function cmd_pool(argv, out)
   local flags, pos = parse(argv, 2, { ["-j"] = true, ["--ttl"] = true, ["--quiet"] = false,
                                      ["--queue"] = true, ["--forever"] = false, ["--grace"] = true,
                                      ["--batch"] = true, ["--poll"] = true, ["--drain-wait"] = true,
-                                     ["--decode"] = true, ["--timeout"] = true })
+                                     ["--decode"] = true, ["--timeout"] = true, ["--events"] = false })
   if #pos ~= 2 then usage("pool takes a database path and a worker script") end
   local dbpath, worker = pos[1], pos[2]
   if dbpath:find("%.lua$") and not worker:find("%.lua$") then dbpath, worker = worker, dbpath end
@@ -1335,7 +1345,8 @@ local function cmd_pool(argv, out)
   local pool = require("lease.pool")
   local progress = not flags["--quiet"] and os.execute("[ -t 2 ]") == true
   local ran, s = pcall(pool.run, { db = dbpath, worker = worker, workers = j, ttl = ttl,
-                       progress = progress, open = { create = false }, queue = queue,
+                       progress = progress, queue = queue,
+                       open = { create = false, events = flags["--events"] and true or events_env() },
                        forever = flags["--forever"] and true or nil, shutdown_grace = grace,
                        batch = batch, poll = poll, drain_wait = drain_wait, decode = decode,
                        timeout = timeout })
@@ -1348,7 +1359,7 @@ end
 -- arguments, one line of what it does, and its options (lease NAME --help).
 local COMMANDS = {
   { name = "pool", args = "DB WORKER.lua [-j N] [--ttl S] [--queue Q] [--forever] [--grace S] "
-      .. "[--batch N] [--poll S] [--drain-wait S] [--decode json] [--timeout S] [--quiet]",
+      .. "[--batch N] [--poll S] [--drain-wait S] [--decode json] [--timeout S] [--events] [--quiet]",
     run = cmd_pool,
     help = "run worker threads over a queue of DB",
     options = [[
@@ -1363,6 +1374,7 @@ local COMMANDS = {
   --decode json     decode each payload as JSON into job.data
   --timeout S       seconds (or 30s, 2m, 1h) a handler may run on a job without a timeout
                     of its own; past it the handler is stopped and the job failed
+  --events          record the workers' writes in the events ledger (as LEASE_EVENTS=1 does)
   --quiet           no progress line on standard error
 The older order WORKER.lua DB is read too.]] },
   { name = "enqueue", args = "DB ID [--payload S | --payload-file F] [--queue Q] [--priority N] "

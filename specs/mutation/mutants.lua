@@ -3320,6 +3320,24 @@ return {
     to = [=[           "on");]=],
     hint = "specs/58-events_spec.lua",
   },
+  {
+    name = "cli-events-env-ignored", step = "own", file = "lua/lease/cli.lua", fn = "events_env",
+    from = [=[  return v ~= nil and v ~= "" and v ~= "0"]=],
+    to = [=[  return false]=],
+    hint = "specs/58-events_spec.lua",
+  },
+  {
+    name = "cli-events-env-zero-taken-as-on", step = "own", file = "lua/lease/cli.lua", fn = "events_env",
+    from = [=[  return v ~= nil and v ~= "" and v ~= "0"]=],
+    to = [=[  return v ~= nil and v ~= ""]=],
+    hint = "specs/58-events_spec.lua",
+  },
+  {
+    name = "cli-pool-events-flag-ignored", step = "own", file = "lua/lease/cli.lua", fn = "cmd_pool",
+    from = [=[                       open = { create = false, events = flags["--events"] and true or events_env() },]=],
+    to = [=[                       open = { create = false, events = events_env() },]=],
+    hint = "specs/58-events_spec.lua",
+  },
   -- lease stats, metrics and timeline (lua/lease/observe.lua, lua/lease/cli.lua)
   {
     name = "observe-refusals-not-counted", step = "own", file = "lua/lease/observe.lua",

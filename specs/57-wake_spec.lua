@@ -17,15 +17,16 @@ local lease = H.lease
 local LONG = 5
 
 -- Start the Lua chunk `code` in a new process in the background, with the
--- build tree on package.cpath; arg[1] is path.  Returns the name of a file
--- the process writes its output to once it has finished (H.read it).
-local function spawn_process(code, path)
+-- build tree on package.cpath; arg[1] is path; env, when given, is put
+-- before the command ("NAME=value ...").  Returns the name of a file the
+-- process writes its output to once it has finished (H.read it).
+local function spawn_process(code, path, env)
   local build = os.getenv("LEASE_BUILD_DIR") or "build"
   local script = H.file("wake") .. ".lua"
   local out = script .. ".out"
   H.write(script, "package.cpath = " .. string.format("%q", build .. "/?.so;")
     .. " .. package.cpath\n" .. code)
-  os.execute("{ " .. T.lua() .. " " .. H.sh(script) .. " " .. H.sh(path) .. " >" .. H.sh(out .. ".tmp")
+  os.execute("{ " .. (env or "") .. " " .. T.lua() .. " " .. H.sh(script) .. " " .. H.sh(path) .. " >" .. H.sh(out .. ".tmp")
     .. " 2>&1; mv " .. H.sh(out .. ".tmp") .. " " .. H.sh(out) .. "; } &")
   return out
 end
@@ -213,6 +214,60 @@ h:close()
     assert.is_true(enqueued_at <= back + 0.05, "woke before the enqueue")
     assert.are.equal("from-afar", (db:claim_next("w", db:server_now(), 30, { queue = "far" })))
   end)
+
+  it("wakes a waiter of another process on the write itself, not at its next look at the files #sqlite",
+    function()
+      -- the other process's looks at the files come further and further
+      -- apart (up to once a minute): 3 s in, the next is over a second
+      -- away, so only the write's own notice (inotify on Linux) wakes it soon
+      if not H.exists("/proc/self") then return end   -- not Linux
+      local out = spawn_process([[
+local L = require("lease")
+local h = L.open(arg[1])
+local f = io.open(arg[1] .. ".ready", "w") f:close()
+local t0 = L.monotonic()
+local woken = h:wait("near", 10)
+io.write(tostring(woken), " ", string.format("%.6f", L.now()), " ", string.format("%.3f", L.monotonic() - t0))
+h:close()
+]], p, "LEASE_WAKE_CHECK_MS=60000")
+      local deadline = T.now() + 20
+      while not H.exists(p .. ".ready") and T.now() < deadline do lease.sleep(0.02) end
+      lease.sleep(3.2)                                   -- the other is asleep in its wait
+      local at = lease.now()
+      assert.is_true(db:enqueue("close-by", { queue = "near" }))
+      local woken, back, took = finished(out):match("^(%S+) (%S+) (%S+)$")
+      assert.are.equal("true", woken, out)
+      assert.is_true(tonumber(took) < 8, "woke after " .. took .. " s")
+      assert.is_true(tonumber(back) >= at, "woke before the enqueue")
+      assert.is_true(tonumber(back) - at < 1, "woke " .. (tonumber(back) - at) .. " s after the enqueue")
+      os.remove(p .. ".ready")
+    end)
+
+  it("wakes a waiter on a write of another thread by the signal alone, the files unwatched #sqlite",
+    function()
+      -- a process that looks at the files once a minute and has no inotify
+      -- watch: only the signal of its own thread's write can wake it
+      local out = spawn_process([[
+local L = require("lease")
+local T = require("lease.thread")
+local h = L.open(arg[1])
+local t = T.spawn(function(path)
+  local L2 = require("lease")
+  local p = L2.open(path)
+  L2.sleep(0.3)
+  p:enqueue("by-a-thread", { queue = "here" })
+  p:close()
+end, arg[1])
+local t0 = L.monotonic()
+local woken = h:wait("here", 5)
+io.write(tostring(woken), " ", string.format("%.3f", L.monotonic() - t0))
+t:join()
+h:close()
+]], p, "LEASE_WAKE_NOTIFY=0 LEASE_WAKE_CHECK_MS=60000")
+      local woken, took = finished(out):match("^(%S+) (%S+)$")
+      assert.are.equal("true", woken, out)
+      assert.is_true(tonumber(took) < 2.5, "woke after " .. took .. " s")
+    end)
 
   it("keeps this process's SQLite locks on the -shm while it looks at the files #sqlite", function()
     -- closing any descriptor of a file drops every POSIX lock the process

@@ -913,9 +913,11 @@ LEASE_API int lease_queues(lease_db *db, double now, lease_queue_info *out, int 
 ** lease_enqueue_many, lease_release, lease_fail, lease_retry, lease_resume,
 ** lease_limit, a lease_tick that enqueued) signal the waiters of their
 ** database: on SQLite every handle on the same file in this process at
-** once, other processes' handles within LEASE_WAKE_CHECK_MS while the
-** database is busy, within 100 ms after a quiet spell (one waiter per file
-** and process looks at the size and time of the database's files); on
+** once, other processes' handles at once on Linux (one waiter per file
+** and process sleeps on an inotify watch of the database's directory,
+** and looks at the size and time of the database's files when one
+** changes), else within LEASE_WAKE_CHECK_MS while the database is busy
+** and 100 ms after a quiet spell; on
 ** PostgreSQL through
 ** LISTEN/NOTIFY on the channel "lease_wake" (the payload is the queue, or
 ** empty for any queue), so waiters on every host.  A paused or limited
@@ -939,7 +941,9 @@ LEASE_API int lease_wait(lease_db *db, const char *queue, size_t queue_len, doub
 ** database is busy; while nothing changes the interval grows to 100 ms (or
 ** to this, when longer), and any write seen brings it back.  The
 ** environment variable LEASE_WAKE_CHECK_MS (1 to 3600000), read once per
-** process, replaces it. */
+** process, replaces it.  On Linux a write to the files also ends the wait
+** at once (inotify); LEASE_WAKE_NOTIFY=0 in the environment turns that
+** off, for a file system whose changes inotify does not report. */
 #define LEASE_WAKE_CHECK_MS 10
 
 /* Options of lease_fail.  NULL options: the defaults (all 0). */

@@ -2764,15 +2764,17 @@ return {
     from = [=[  w->signals++;
   w->every_ms = 0;   /* the database is busy: look often again */
   pthread_cond_broadcast(&w->cv);
+  ring(w);
   pthread_mutex_unlock(&w->mu);]=],
-    to = [=[  pthread_mutex_unlock(&w->mu);]=],
+    to = [=[  ring(w);
+  pthread_mutex_unlock(&w->mu);]=],
     hint = "specs/57-wake_spec.lua",
   },
   {
     name = "wake-sqlite-other-process-unseen", step = "own", file = "src/sqlite/lsq_wake.c",
     fn = "lsq_wait_signal",
-    from = [=[    if (pthread_cond_timedwait(&w->cv, &w->mu, &ts) == ETIMEDOUT && watcher) watch_files(db, w);]=],
-    to = [=[    pthread_cond_timedwait(&w->cv, &w->mu, &ts);]=],
+    from = [=[      if (watcher_sleep(w, now + every < end ? now + every : end)) watch_files(db, w);]=],
+    to = [=[      watcher_sleep(w, now + every < end ? now + every : end);]=],
     hint = "specs/57-wake_spec.lua",
   },
   {
@@ -3337,6 +3339,18 @@ return {
     from = [=[                       open = { create = false, events = flags["--events"] and true or events_env() },]=],
     to = [=[                       open = { create = false, events = events_env() },]=],
     hint = "specs/58-events_spec.lua",
+  },
+  {
+    name = "wake-files-not-watched", step = "own", file = "src/sqlite/lsq_wake.c", fn = "notify_open",
+    from = [=[    if (fd >= 0 && inotify_add_watch(fd, dir, IN_MODIFY | IN_CREATE | IN_MOVED_TO) < 0) {]=],
+    to = [=[    if (fd >= 0) {]=],
+    hint = "specs/57-wake_spec.lua",
+  },
+  {
+    name = "wake-change-signalled-once", step = "own", file = "src/sqlite/lsq_wake.c", fn = "watch_files",
+    from = [=[      w->settle = LSQ_WAKE_SETTLE;]=],
+    to = [=[      w->settle = 0;]=],
+    hint = "specs/57-wake_spec.lua",
   },
   -- lease stats, metrics and timeline (lua/lease/observe.lua, lua/lease/cli.lua)
   {

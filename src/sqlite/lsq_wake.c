@@ -12,9 +12,10 @@
 ** Other processes' writes are seen on the files: a commit appends to the
 ** -wal (or, without WAL, writes the database file), which changes its size
 ** or modification time.  In WAL mode the commit becomes visible a moment
-** later, when its writer moves the WAL index header in the -shm, so a look
-** right after the change may miss it: the watcher signals a changed stamp
-** twice, at the look that saw it and at the next one.  One waiter of the
+** later, when its writer has synced it and moves the WAL index header in
+** the -shm, so a look right after the change may miss it: the watcher
+** signals a changed stamp at the look that saw it and at the next
+** LSQ_WAKE_SETTLE looks, 1, 2, 4, ... ms apart.  One waiter of the
 ** file in this process, the watcher, stat()s the files every
 ** LEASE_WAKE_CHECK_MS while the database is busy (an interval that grows
 ** to LSQ_WAKE_QUIET_MS while nothing changes) and signals the others when
@@ -25,6 +26,15 @@
 ** process would then take the -shm for unused and truncate it under this
 ** one's mapping.  A checkpoint changes the files too: that costs a look,
 ** never a missed write.
+** On Linux the watcher does not sleep its interval blind: it sleeps in
+** poll() on an inotify watch of the database's directory (a commit's
+** write to the -wal, or to the database file, ends the sleep at once, and
+** the look follows) and on an eventfd that this process's own signals
+** ring while a watcher sleeps; the interval stays, as the longest sleep,
+** for files whose changes inotify does not report (a network file
+** system).  A waiter woken by a write it cannot see yet (the writer still
+** syncing its frames) finds the writer's lock in its claim, which waits
+** for the commit, or the second signal of the change.
 ** A wait is thus: the mark (the counter and the files' stamp) read before
 ** the caller's look at the due time, then sleeps (the watcher's of its
 ** interval) until the counter or the stamp moved past the mark, or the
@@ -37,8 +47,18 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#define LSQ_WAKE_NOTIFY 1
+#else
+#define LSQ_WAKE_NOTIFY 0
+#endif
 
 /* The waiters of one file in this process (see the file's comment). */
 struct lsq_waiters {
@@ -49,9 +69,11 @@ struct lsq_waiters {
   pthread_cond_t cv;          /* broadcast with each signal */
   uint64_t signals;           /* signals sent (under mu) */
   uint64_t stamp;             /* the files' stamp as a watcher last read it (under mu) */
-  int settle;                 /* 1 after a look that saw the stamp change (under mu) */
+  int settle;                 /* looks left that signal again after a change (under mu) */
   int watching;               /* 1 while a waiter is the watcher (under mu) */
   double every_ms;            /* the watcher's interval now, 0 for the shortest (under mu) */
+  int notify_fd;              /* inotify on the file's directory, -1 when none */
+  int bell_fd;                /* eventfd rung by signals while a watcher polls, -1 when none */
   struct lsq_waiters *next;   /* the registry's list */
 };
 
@@ -69,13 +91,24 @@ static double check_every_ms = LEASE_WAKE_CHECK_MS;
 ** from check_every_ms with each look that finds the files as they were,
 ** up to this, and goes back with each write seen or signalled. */
 #define LSQ_WAKE_QUIET_MS 100
+
+/* How many looks after a change of the files signal again (watch_files):
+** the last 2^LSQ_WAKE_SETTLE ms after the change. */
+#define LSQ_WAKE_SETTLE 6
 static pthread_once_t check_once = PTHREAD_ONCE_INIT;
 
-/* Read the environment's LEASE_WAKE_CHECK_MS into check_every_ms. */
+/* Whether the watcher sleeps in poll() on an inotify watch: 1 unless the
+** environment variable LEASE_WAKE_NOTIFY is "0" (read once per process:
+** for a file system whose changes inotify does not report truly). */
+static int notify_on = 1;
+
+/* Read the environment's LEASE_WAKE_CHECK_MS into check_every_ms and
+** LEASE_WAKE_NOTIFY into notify_on. */
 static void read_check_every(void) {
-  const char *s = getenv("LEASE_WAKE_CHECK_MS");
+  const char *s = getenv("LEASE_WAKE_CHECK_MS"), *n = getenv("LEASE_WAKE_NOTIFY");
   char *end;
   double v;
+  if (n && strcmp(n, "0") == 0) notify_on = 0;
   if (!s || !*s) return;
   v = strtod(s, &end);
   if (*end == '\0' && v >= 1 && v <= 3600000) check_every_ms = v;
@@ -102,8 +135,51 @@ static struct timespec at_ms(double ms) {
   return ts;
 }
 
-/* A new entry for the file, or NULL when memory or a mutex ran out. */
-static lsq_waiters *waiters_new(dev_t dev, ino_t ino) {
+/* Watch the directory of the database file `name` for writes into w's
+** notify_fd, with w's bell_fd beside it; both stay -1 (the watcher then
+** sleeps its interval) where the system has no inotify or refuses one. */
+static void notify_open(lsq_waiters *w, const char *name) {
+  w->notify_fd = w->bell_fd = -1;
+  pthread_once(&check_once, read_check_every);
+#if LSQ_WAKE_NOTIFY
+  if (notify_on) {
+    const char *slash = strrchr(name, '/');
+    size_t n = slash ? (size_t)(slash - name) : 0;
+    char *dir = malloc(n + 2);
+    int fd;
+    if (!dir) return;
+    if (!slash) strcpy(dir, ".");
+    else if (n == 0) strcpy(dir, "/");
+    else {
+      memcpy(dir, name, n);
+      dir[n] = '\0';
+    }
+    fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    if (fd >= 0 && inotify_add_watch(fd, dir, IN_MODIFY | IN_CREATE | IN_MOVED_TO) < 0) {
+      close(fd);
+      fd = -1;
+    }
+    free(dir);
+    if (fd < 0) return;
+    if ((w->bell_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0) {
+      close(fd);
+      return;
+    }
+    w->notify_fd = fd;
+  }
+#else
+  (void)name;
+#endif
+}
+
+/* Close what notify_open opened. */
+static void notify_close(lsq_waiters *w) {
+  if (w->notify_fd >= 0) close(w->notify_fd);
+  if (w->bell_fd >= 0) close(w->bell_fd);
+}
+
+/* A new entry for the file `name`, or NULL when memory or a mutex ran out. */
+static lsq_waiters *waiters_new(dev_t dev, ino_t ino, const char *name) {
   lsq_waiters *w = calloc(1, sizeof *w);
   pthread_condattr_t ca;
   if (!w) return NULL;
@@ -119,6 +195,7 @@ static lsq_waiters *waiters_new(dev_t dev, ino_t ino) {
     goto fail;
   }
   pthread_condattr_destroy(&ca);
+  notify_open(w, name);
   return w;
 fail:
   pthread_mutex_destroy(&w->mu);
@@ -138,7 +215,7 @@ void lsq_wake_join(lease_db *db) {
   pthread_mutex_lock(&registry_mu);
   for (w = registry; w; w = w->next)
     if (w->dev == st.st_dev && w->ino == st.st_ino) break;
-  if (!w && (w = waiters_new(st.st_dev, st.st_ino)) != NULL) {
+  if (!w && (w = waiters_new(st.st_dev, st.st_ino, name)) != NULL) {
     w->next = registry;
     registry = w;
   }
@@ -160,11 +237,51 @@ void lsq_wake_leave(lease_db *db) {
   if (--w->refs == 0) {
     for (p = &registry; *p != w; p = &(*p)->next) {}
     *p = w->next;
+    notify_close(w);
     pthread_mutex_destroy(&w->mu);
     pthread_cond_destroy(&w->cv);
     free(w);
   }
   pthread_mutex_unlock(&registry_mu);
+}
+
+/* Under w->mu: wake a watcher asleep in poll() (its sleep is not on the
+** condition variable).  The count stays until the watcher reads it, so a
+** ring before it sleeps ends that sleep at once. */
+static void ring(lsq_waiters *w) {
+  uint64_t one = 1;
+  ssize_t n;
+  if (!w->watching || w->bell_fd < 0) return;
+  n = write(w->bell_fd, &one, sizeof one);   /* EAGAIN: rung already */
+  (void)n;
+}
+
+/* Sleep the watcher, w->mu held on entry and on return, until until_ms
+** (monotonic) or a write inotify reports or a ring: in poll() with the
+** mutex released when w has a notify_fd, else on the condition variable.
+** Returns 1 when the time ran out (or a write woke it: the caller looks at
+** the files either way), 0 when only a signal may have come. */
+static int watcher_sleep(lsq_waiters *w, double until_ms) {
+  struct timespec ts;
+#if LSQ_WAKE_NOTIFY
+  if (w->notify_fd >= 0) {
+    struct pollfd fds[2];
+    char buf[4096];
+    double left = until_ms - now_ms();
+    fds[0].fd = w->notify_fd;
+    fds[1].fd = w->bell_fd;
+    fds[0].events = fds[1].events = POLLIN;
+    pthread_mutex_unlock(&w->mu);
+    if (poll(fds, 2, left > 0 ? (int)ceil(left) : 0) > 0) {
+      while (read(w->notify_fd, buf, sizeof buf) > 0) {}
+      while (read(w->bell_fd, buf, sizeof(uint64_t)) > 0) {}
+    }
+    pthread_mutex_lock(&w->mu);
+    return 1;
+  }
+#endif
+  ts = at_ms(until_ms);
+  return pthread_cond_timedwait(&w->cv, &w->mu, &ts) == ETIMEDOUT;
 }
 
 /* See lease_int.h: every waiter on the file in this process wakes and
@@ -178,6 +295,7 @@ void lsq_wake(lease_db *db, const char *queue, size_t queue_len) {
   w->signals++;
   w->every_ms = 0;   /* the database is busy: look often again */
   pthread_cond_broadcast(&w->cv);
+  ring(w);
   pthread_mutex_unlock(&w->mu);
 }
 
@@ -257,18 +375,24 @@ static int wait_alone(lease_db *db, double end, int *signalled) {
 }
 
 /* Under w->mu: read the files' stamp; when it moved past w->stamp, keep it
-** and signal every waiter (another process wrote), and the watcher's
-** interval goes back to the shortest; the look after such a change signals
-** once more (the commit seen on the files may have become visible only
-** since); else the interval grows by half, up to LSQ_WAKE_QUIET_MS.
-** Returns the stamp. */
+** and signal every waiter (another process wrote).  The commit seen on the
+** files becomes visible only once its writer has synced it and moved the
+** -shm's header, which no file change shows: so the LSQ_WAKE_SETTLE looks
+** after a change signal again, 1, 2, 4, ... ms apart, and a waiter whose
+** look came too early looks again soon.  Else the interval grows by half,
+** up to LSQ_WAKE_QUIET_MS.  Returns the stamp. */
 static uint64_t watch_files(lease_db *db, lsq_waiters *w) {
   uint64_t s = files_stamp(db);
-  if (s != w->stamp || w->settle) {
-    w->settle = s != w->stamp;
+  if (s != w->stamp || w->settle > 0) {
+    if (s != w->stamp) {
+      w->settle = LSQ_WAKE_SETTLE;
+      w->every_ms = 0.5;
+    } else {
+      w->settle--;
+    }
     w->stamp = s;
+    w->every_ms *= 2;
     w->signals++;
-    w->every_ms = 0;
     pthread_cond_broadcast(&w->cv);
   } else {
     double quiet = check_every_ms > LSQ_WAKE_QUIET_MS ? check_every_ms : LSQ_WAKE_QUIET_MS;
@@ -311,8 +435,12 @@ int lsq_wait_signal(lease_db *db, const char *queue, size_t queue_len, uint64_t 
     struct timespec ts;
     if (now >= end) break;
     if (!w->watching) watcher = w->watching = 1;
-    ts = at_ms(watcher && now + every < end ? now + every : end);
-    if (pthread_cond_timedwait(&w->cv, &w->mu, &ts) == ETIMEDOUT && watcher) watch_files(db, w);
+    if (watcher) {
+      if (watcher_sleep(w, now + every < end ? now + every : end)) watch_files(db, w);
+    } else {
+      ts = at_ms(end);
+      pthread_cond_timedwait(&w->cv, &w->mu, &ts);
+    }
     if (w->signals != mark) *signalled = 1;
   }
   if (watcher) {

@@ -1693,8 +1693,8 @@ return {
     -- retry keeps the attempts made: base_fence is not moved to the fence
     name = "pg-retry-keeps-attempts", step = "own", file = "src/pg/lpg_queue_sql.h", backend = "pg",
     fn = "LPG_Q_SQL_RETRY",
-    from = [[" END, base_fence = ok.fence,"]],
-    to = [[" END, base_fence = base_fence,"]],
+    from = [[", base_fence = ok.fence,"]],
+    to = [[", base_fence = base_fence,"]],
     hint = "specs/31-queue_fail_spec.lua",
   },
   {
@@ -3228,9 +3228,9 @@ return {
   },
   {
     name = "pg-deps-retry-does-not-wait-again", step = "own", file = "src/pg/lpg_queue_sql.h",
-    fn = "LPG_Q_SQL_RETRY", backend = "pg",
-    from = [=[  " THEN " LEASE__Q_WAITING_S " ELSE " LEASE__Q_OPEN_S " END, base_fence = ok.fence,"]=],
-    to = [=[  " THEN " LEASE__Q_OPEN_S " ELSE " LEASE__Q_OPEN_S " END, base_fence = ok.fence,"]=],
+    fn = "LPG_Q_SQL_DEP_WAIT", backend = "pg",
+    from = [=[  " AND state = " LEASE__Q_OPEN_S " AND " LPG_Q_SQL_DEP_PENDING("lease_queue")]=],
+    to = [=[  " AND state = " LEASE__Q_OPEN_S " AND false"]=],
     hint = "specs/44-dependencies_spec.lua",
   },
   {

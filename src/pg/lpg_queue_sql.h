@@ -338,8 +338,7 @@
   " ok AS (SELECT j.id, j.fence FROM j, q WHERE NOT (j.done = 0 AND q.state = " LEASE__Q_OPEN_S    \
   " AND j.until > $2) AND NOT EXISTS (SELECT 1 FROM h)),"                           \
   " u AS (UPDATE jobs SET done = 0, owner = NULL, until = 0 FROM ok WHERE jobs.id = ok.id)," \
-  " r AS (UPDATE lease_queue SET state = CASE WHEN " LPG_Q_SQL_DEP_PENDING("lease_queue") \
-  " THEN " LEASE__Q_WAITING_S " ELSE " LEASE__Q_OPEN_S " END, base_fence = ok.fence," \
+  " r AS (UPDATE lease_queue SET state = " LEASE__Q_OPEN_S ", base_fence = ok.fence," \
   " run_at = NULL, due_at = $2, finished_at = NULL"                                 \
   " FROM ok WHERE lease_queue.id = ok.id)"                                          \
   " SELECT j.id IS NOT NULL, j.done <> 0, q.state, j.until > $2, (SELECT id FROM h)" \

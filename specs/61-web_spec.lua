@@ -241,6 +241,16 @@ describe("lease web usage", function()
     assert.are.equal(1, st)
     assert.is_truthy(err:find("not an IPv4 or IPv6 address", 1, true))
   end)
+
+  it("says clearly that web is unavailable in a build without libmicrohttpd", function()
+    local p = history()
+    -- a host whose lease.httpd cannot be loaded, as in such a build
+    local st, _, err = H.host("-e " .. H.sh('package.preload["lease.httpd"] = nil; package.loaded["lease.httpd"] = nil; '
+      .. 'package.cpath = ""; package.path = ""; '
+      .. string.format('os.exit(require("lease.cli").main({ "web", %q, "--port", "0" }))', p)), nil, 20)
+    assert.are.equal(1, st)
+    assert.is_truthy(err:find("lease web: this lease was built without libmicrohttpd, so web is unavailable", 1, true))
+  end)
 end)
 
 --- Whether chromium is on PATH.

@@ -46,7 +46,7 @@ table{border-collapse:collapse;margin:.5em 0}
 th,td{border:1px solid #ccc;padding:.25em .6em;text-align:left;vertical-align:top}
 th{background:#f2f2f2}td.n{text-align:right}
 pre{background:#f6f6f6;border:1px solid #ddd;padding:.5em;max-width:70em;overflow:auto;white-space:pre-wrap}
-form{display:inline}button{cursor:pointer}
+form{display:inline}button{cursor:pointer}td pre{margin:0}
 .paused{color:#b00;font-weight:bold}.note{color:#666}
 nav a{margin-right:1em}
 ]]

@@ -252,6 +252,21 @@ describe("lease web usage", function()
     assert.is_truthy(err:find("not an IPv4 or IPv6 address", 1, true))
   end)
 
+  it("stops cleanly on SIGINT", function()
+    local srv = start(history())
+    assert.are.equal(200, (curl(srv, "/")))
+    os.execute("kill -INT " .. srv.pid)
+    local text
+    for _ = 1, 100 do
+      text = H.read(srv.out) or ""
+      if text:find("lease web: stopped\n", 1, true) then break end
+      lease.sleep(0.05)
+    end
+    assert.is_truthy(text:find("lease web: stopped\n", 1, true))
+    assert.are.equal("", H.read(srv.err))
+    assert.are_not.equal(200, (curl(srv, "/")))
+  end)
+
   it("says clearly that web is unavailable in a build without libmicrohttpd", function()
     local p = history()
     -- a host whose lease.httpd cannot be loaded, as in such a build

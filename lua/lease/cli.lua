@@ -1293,11 +1293,11 @@ end
 -- queue and status, each job with its payload, result, errors, events and
 -- timeline, and retry and cancel.  The actions need the token, printed at
 -- start (a fresh one, unless --token gives it).  Serves one request at a
--- time, opening DB for each, until the process is stopped.
+-- time, opening DB for each, until interrupted (SIGINT).
 -- @tparam table argv {"web", args...}
 -- @tparam file out where the address and the token go
 -- @tparam file err where a note on how the file was read goes (open_ro)
--- @treturn never returns normally
+-- @treturn integer 0, once interrupted
 -- @raise a usage error naming the option, a database error, the error of
 -- binding the address, or that this build has no web (no libmicrohttpd)
 local function cmd_web(argv, out, err)

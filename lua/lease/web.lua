@@ -428,7 +428,8 @@ function web.handle(ctx, req)
   return status, "text/html; charset=utf-8", body, headers
 end
 
---- Listen and serve until the process is stopped.
+--- Listen and serve until the process is stopped; SIGINT (Ctrl-C) stops
+-- it cleanly.
 -- @tparam table ctx as web.handle's, without port (set here)
 -- @tparam string bind the address to listen on (an IPv4 or IPv6 literal)
 -- @tparam integer port 0: one the system picks
@@ -450,7 +451,10 @@ function web.serve(ctx, bind, port, out)
   out:write(string.format("token %s: open http://%s:%d/?token=%s to pause, resume, retry and cancel\n",
     ctx.token, host, ctx.port, ctx.token))
   out:flush()
-  while true do srv:run(1) end
+  local ok, why = pcall(function() while true do srv:run(1) end end)
+  srv:close()
+  if not ok and not tostring(why):find("interrupted!$") then error(why, 0) end
+  out:write("lease web: stopped\n")
 end
 
 return web

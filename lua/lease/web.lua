@@ -52,8 +52,8 @@ nav a{margin-right:1em}
 ]]
 
 --- Text made safe for HTML, as element content and as a quoted attribute.
--- @param s any value (tostring'd)
 -- @tparam table ctx the server's context (its fmt.safe)
+-- @param s any value (tostring'd)
 -- @treturn string
 local function h(ctx, s)
   return observe.xml(tostring(s), ctx.fmt.safe)

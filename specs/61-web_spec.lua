@@ -255,7 +255,11 @@ describe("lease web usage", function()
   it("stops cleanly on SIGINT", function()
     local srv = start(history())
     assert.are.equal(200, (curl(srv, "/")))
-    os.execute("kill -INT " .. srv.pid)
+    -- to the server itself: timeout would send it a second SIGINT (to its
+    -- whole group), and a second Ctrl-C kills, as in lua.c
+    local child = H.capture("pgrep -P " .. srv.pid):match("(%d+)")
+    assert.is_truthy(child)
+    os.execute("kill -INT " .. child)
     local text
     for _ = 1, 100 do
       text = H.read(srv.out) or ""

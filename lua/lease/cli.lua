@@ -17,6 +17,7 @@
 --   lease stats DB [--json] [--watch S [--count N]] [--now T]
 --   lease metrics DB [--now T]
 --   lease timeline DB [--job ID] [--queue Q] [--since T] -o FILE.svg|FILE.html
+--   lease web DB [--port P] [--bind ADDR] [--token T]
 --
 -- Inspection reads `until` as wall-clock seconds (lease.now(), what the pool
 -- stores); a database kept on another clock passes its own --now.  Times
@@ -1296,6 +1297,34 @@ local function cmd_timeline(argv, out, err)
   end)
 end
 
+--- lease web DB [--port P] [--bind ADDR] [--token T]: a dashboard of DB
+-- over HTTP (lease.web): the queues with pause and resume, the jobs by
+-- queue and status, each job with its payload, result, errors, events and
+-- timeline, and retry and cancel.  The actions need the token, printed at
+-- start (a fresh one, unless --token gives it).  Serves one request at a
+-- time, opening DB for each, until interrupted (SIGINT).
+-- @tparam table argv {"web", args...}
+-- @tparam file out where the address and the token go
+-- @tparam file err where a note on how the file was read goes (open_ro)
+-- @treturn integer 0, once interrupted
+-- @raise a usage error naming the option, a database error, the error of
+-- binding the address, or that this build has no web (no libmicrohttpd)
+local function cmd_web(argv, out, err)
+  local flags, pos = parse(argv, 2, { ["--port"] = true, ["--bind"] = true, ["--token"] = true })
+  if #pos ~= 1 then usage("web takes one database path") end
+  local port = number_flag(flags, "--port", "integer", 0)
+  if port and port > 65535 then usage("--port needs an integer from 0 to 65535, got '" .. flags["--port"] .. "'") end
+  local bind = flags["--bind"] or "127.0.0.1"
+  if flags["--token"] == "" then usage("--token needs a non-empty token") end
+  local web = require("lease.web")
+  local name = compat.using(open_ro(pos[1], err), function(db) return db:name() end)
+  local ctx = { db = pos[1], name = name, token = flags["--token"] or web.new_token(), fmt = OBSERVE_FMT,
+                now = require("lease").now, open_rw = function(p) return open_rw(p, false) end,
+                open_ro = function(p) return open_ro(p) end }
+  web.serve(ctx, bind, port or 8765, out)
+  return 0
+end
+
 --- lease pool DB WORKER.lua [-j N] [--ttl S] [--queue Q] [--forever]
 -- [--grace S] [--batch N] [--poll S] [--drain-wait S] [--decode json]
 -- [--timeout S] [--events] [--quiet]: runs lease.pool over the queue with the handler
@@ -1490,6 +1519,13 @@ Completions and refusals come from the events ledger (handles opened with events
   --queue Q         only the jobs of queue Q
   --since T         only the events at or after T: seconds, a date or a duration ago (2h)
   -o FILE           the file to write: FILE.svg, or FILE.html (the SVG in a page)]] },
+  { name = "web", args = "DB [--port P] [--bind ADDR] [--token T]", run = cmd_web,
+    help = "serve a dashboard of the queues and jobs, with pause, resume, retry and cancel",
+    options = [[
+  --port P          the port (default 8765; 0: one the system picks, printed)
+  --bind ADDR       the address to listen on, an IPv4 or IPv6 literal (default 127.0.0.1)
+  --token T         the token the actions need (default: a fresh random one, printed)
+One request at a time; each opens DB briefly.  Needs a build with libmicrohttpd.]] },
 }
 local BY_NAME = {}
 for _, c in ipairs(COMMANDS) do BY_NAME[c.name] = c end

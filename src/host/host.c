@@ -16,8 +16,9 @@
 **   lease -h | --help | --version     the usage (from lease.cli), the version
 **   lease COMMAND [args]              a subcommand of lease.cli (pool,
 **                                     enqueue, jobs, show, retry, cancel,
-**                                     prune); a first argument that is a word
-**                                     (no '.' or '/') always names a command
+**                                     prune, web, ...); a first argument that
+**                                     is a word (no '.' or '/') always names
+**                                     a command
 **
 ** `lease` and `lease.thread` are in package.preload, so a script needs no
 ** cpath to find them, and the module's code runs inside this program: a
@@ -49,6 +50,9 @@
 #include "lease.h"
 #include "lease_lua_compat.h"
 #include "lease_lua.h"
+#ifdef LEASE_HAVE_MHD
+#include "host_httpd.h"
+#endif
 
 /* The environment variables run before anything else (lua.c's names). */
 #define LEASE_INIT_VAR "LUA_INIT"
@@ -384,6 +388,18 @@ static void doREPL(lua_State *L) {
 /* Subcommands                                                            */
 /* ===================================================================== */
 
+/* Preload what the module does (lease_lua_preload_all) and, in a build
+** with libmicrohttpd, lease.httpd (host_httpd.c) for `lease web`. */
+static void preload(lua_State *L) {
+  lease_lua_preload_all(L);
+#ifdef LEASE_HAVE_MHD
+  lb_pushpreload(L);
+  lua_pushcfunction(L, luaopen_lease_httpd);
+  lua_setfield(L, -2, "lease.httpd");
+  lua_pop(L, 1);
+#endif
+}
+
 /*
 ** Whether argv[1] names a subcommand rather than a script: a word of
 ** letters, digits, '_' and '-' starting with a letter.  A script file
@@ -526,7 +542,7 @@ static int pmain(lua_State *L) {
   luaL_checkversion(L);
   if (argc > 1 && is_command_word(argv[1])) {
     luaL_openlibs(L);
-    lease_lua_preload_all(L);
+    preload(L);
     host_gc(L, LUA_GCRESTART);
     host_gc_generational(L);
     createargtable(L, argv, argc, 1);
@@ -554,7 +570,7 @@ static int pmain(lua_State *L) {
     lua_pop(L, 1);
   }
 #endif
-  lease_lua_preload_all(L);   /* lease, lease.thread, lease.pool, lease.cli, ... */
+  preload(L);   /* lease, lease.thread, lease.pool, lease.cli, ..., lease.httpd */
   if (args == HAS_ERROR) {
     bad_option(L, argv[script]);
     return 0;

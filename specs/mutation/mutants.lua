@@ -1454,11 +1454,28 @@ return {
     hint = "specs/35-postgres_spec.lua",
   },
   {
-    name = "pg-complete-many-unordered", step = "own", file = "src/pg/lpg.c", backend = "pg",
-    fn = "pg_complete_many",
-    from = "  qsort(ord, (size_t)n, sizeof *ord, by_id);\n",
-    to = "  if (0) qsort(ord, (size_t)n, sizeof *ord, by_id);\n",
-    hint = "specs/35-postgres_spec.lua",
+    -- unsorted, an id named twice is no longer found next to itself, so
+    -- the batch runs as one statement and grants both (the statement
+    -- itself locks in id order: ORDER BY id FOR UPDATE)
+    name = "pg-complete-many-unordered", step = "own", file = "src/pg/lpg_many.c", backend = "pg",
+    fn = "lpg_complete_many",
+    from = "  qsort(b.ord, (size_t)n, sizeof *b.ord, by_id);\n",
+    to = "  if (0) qsort(b.ord, (size_t)n, sizeof *b.ord, by_id);\n",
+    hint = "specs/19-complete_many_spec.lua",
+  },
+  {
+    name = "pg-complete-many-fence-unchecked", step = "own", file = "src/pg/lpg_sql.h", backend = "pg",
+    fn = "LPG_SQL_COMPLETE_MANY",
+    from = [[" AND j.owner = $4 AND j.fence = a.fence AND j.until > $5"]],
+    to = [[" AND j.owner = $4 AND j.until > $5"]],
+    hint = "specs/19-complete_many_spec.lua",
+  },
+  {
+    name = "pg-complete-many-twice-in-one-statement", step = "own", file = "src/pg/lpg_many.c",
+    backend = "pg", fn = "named_twice",
+    from = "    if (id_cmp(&ord[i - 1], &ord[i]) == 0) return 1;\n",
+    to = "    if (0) return 1;\n",
+    hint = "specs/19-complete_many_spec.lua",
   },
   {
     name = "pg-server-isolation-kept", step = "own", file = "src/pg/lpg.c", backend = "pg",
@@ -1577,9 +1594,9 @@ return {
   },
   {
     name = "pg-blocked-code-column", step = "own", file = "src/pg/lpg.c", backend = "pg",
-    fn = "lpg_outcome",
-    from = "    f.blocked = r_i4(r, 0, 6);\n",
-    to = "    f.blocked = r_i4(r, 0, 5);\n",
+    fn = "lpg_outcome_row",
+    from = "    f.blocked = r_i4(r, row, 6);\n",
+    to = "    f.blocked = r_i4(r, row, 5);\n",
     hint = "specs/50-with_lease_spec.lua",
   },
   {

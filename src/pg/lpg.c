@@ -6,7 +6,8 @@
 ** here whatever the server's default: under REPEATABLE READ the claim race
 ** would fail with serialization errors instead of reporting "held"), and
 ** every operation is one prepared statement with binary parameters and
-** results, so each commits on its own; complete_many is one transaction.
+** results, so each commits on its own; complete_many is one transaction
+** (lpg_many.c).
 ** The SQL and why each statement keeps the contract: lpg_sql.h.  The job
 ** queue's operations: lpg_queue.c (what the two share: lpg_int.h).
 **
@@ -597,23 +598,29 @@ static const int write_stmt[] = {
 */
 int lpg_outcome(lease_db *db, const lease__write *w, const PGresult *r, int64_t *fence,
                 int *reason) {
-  lease__facts f = {0};
   if (PQntuples(r) != 1)
     return lease__fail(db, LEASE_ERROR, "internal error: a guarded write returned %d rows",
                        PQntuples(r));
-  if (!PQgetisnull(r, 0, 0) && r_i8(r, 0, 0) > 0) {
+  return lpg_outcome_row(db, w, r, 0, fence, reason);
+}
+
+/* See lpg_int.h: lpg_outcome's reading of report row `row`. */
+int lpg_outcome_row(lease_db *db, const lease__write *w, const PGresult *r, int row,
+                    int64_t *fence, int *reason) {
+  lease__facts f = {0};
+  if (!PQgetisnull(r, row, 0) && r_i8(r, row, 0) > 0) {
     *reason = LEASE_GRANTED;
-    if (w->op == LEASE__CLAIM && fence) *fence = r_i8(r, 0, 0);
+    if (w->op == LEASE__CLAIM && fence) *fence = r_i8(r, row, 0);
     return LEASE_OK;
   }
-  if ((f.found = r_bool(r, 0, 1))) {
-    f.done = r_bool(r, 0, 2);
-    f.other_owner = r_bool(r, 0, 3);
-    f.other_fence = r_bool(r, 0, 4);
-    f.expired = r_bool(r, 0, 5);
-    f.blocked = r_i4(r, 0, 6);
-    f.live = r_bool(r, 0, 7);
-    f.qstate = PQgetisnull(r, 0, 8) ? LEASE__Q_OPEN : r_i4(r, 0, 8);
+  if ((f.found = r_bool(r, row, 1))) {
+    f.done = r_bool(r, row, 2);
+    f.other_owner = r_bool(r, row, 3);
+    f.other_fence = r_bool(r, row, 4);
+    f.expired = r_bool(r, row, 5);
+    f.blocked = r_i4(r, row, 6);
+    f.live = r_bool(r, row, 7);
+    f.qstate = PQgetisnull(r, row, 8) ? LEASE__Q_OPEN : r_i4(r, row, 8);
   }
   return lease__refusal(db, w->op, &f, reason);
 }
@@ -697,68 +704,6 @@ static int pg_write(lease_db *db, const lease__write *w, int64_t *fence, int *re
   return LEASE_OK;
 }
 
-/* complete_many's items sorted by id (bytes, then length), input order
-** among equal ids. */
-typedef struct order_item {
-  const char *id;
-  size_t len;
-  int at;
-} order_item;
-
-static int by_id(const void *a, const void *b) {
-  const order_item *x = a, *y = b;
-  size_t n = x->len < y->len ? x->len : y->len;
-  int c = n ? memcmp(x->id, y->id, n) : 0;
-  if (c) return c;
-  if (x->len != y->len) return x->len < y->len ? -1 : 1;
-  return (x->at > y->at) - (x->at < y->at);
-}
-
-/*
-** See lease.h (contract step 6 for each job, one transaction).  The jobs
-** are locked in id order whatever the input order, so two batches over
-** the same jobs cannot deadlock; reasons come back in input order.
-*/
-static int pg_complete_many(lease_db *db, const lease__write *w, const lease_result *items,
-                            int n, int *reasons, int *stored) {
-  lease__write one = *w;
-  order_item *ord;
-  int rc, i, r, done = 0;
-  if ((rc = lpg_ready(db)) != LEASE_OK) return rc;
-  if (!(ord = malloc((size_t)n * sizeof *ord))) return lease__fail(db, LEASE_NOMEM, "out of memory");
-  for (i = 0; i < n; i++) {
-    ord[i].id = items[i].id;
-    ord[i].len = items[i].id_len == LEASE_NTS ? strlen(items[i].id) : items[i].id_len;
-    ord[i].at = i;
-  }
-  qsort(ord, (size_t)n, sizeof *ord, by_id);
-  if ((rc = lpg_exec(db, "BEGIN")) != LEASE_OK) {
-    free(ord);
-    return rc;
-  }
-  for (i = 0; i < n && rc == LEASE_OK; i++) {
-    const lease_result *it = &items[ord[i].at];
-    one.id = ord[i].id;
-    one.id_len = ord[i].len;
-    one.fence = it->fence;
-    one.result = it->result;
-    one.result_len = it->result && it->result_len == LEASE_NTS ? strlen(it->result) : it->result_len;
-    rc = guarded(db, &one, NULL, &r);
-    if (rc == LEASE_OK) {
-      if (reasons) reasons[ord[i].at] = r;
-      if (r == LEASE_GRANTED) done++;
-    }
-  }
-  free(ord);
-  if (rc == LEASE_OK) rc = lpg_exec(db, "COMMIT");
-  if (rc != LEASE_OK) {
-    lpg_rollback(db);
-    return rc;
-  }
-  if (stored) *stored = done;
-  return LEASE_OK;
-}
-
 /* ===================================================================== */
 /* Shared with lpg_tx.c (lpg_int.h)                                       */
 /* ===================================================================== */
@@ -786,7 +731,7 @@ const lease__backend lease__pg = {
   .after = lpg_q_after,
   .state = lpg_q_state,
   .write = pg_write,
-  .complete_many = pg_complete_many,
+  .complete_many = lpg_complete_many,
   .claim_next = lpg_q_claim_next,
   .list = lpg_q_list,
   .count = lpg_q_count,

@@ -16,7 +16,8 @@
 #include <string.h>
 
 /* PostgreSQL's type oids (pg_type.dat) of the parameters sent. */
-enum { T_BYTEA = 17, T_INT8 = 20, T_INT4 = 23, T_FLOAT8 = 701, T_BYTEA_ARRAY = 1001 };
+enum { T_BYTEA = 17, T_INT8 = 20, T_INT4 = 23, T_FLOAT8 = 701, T_BYTEA_ARRAY = 1001,
+       T_INT8_ARRAY = 1016 };
 
 /* The most parameters one statement takes. */
 #define LPG_MAX_PARAMS 9
@@ -24,7 +25,8 @@ enum { T_BYTEA = 17, T_INT8 = 20, T_INT4 = 23, T_FLOAT8 = 701, T_BYTEA_ARRAY = 1
 /*
 ** The statements only this backend runs, after the shared list's
 ** (lease_statements.h): ENQUEUE_MANY (many ids in one INSERT; SQLite runs
-** ENQUEUE per id in one transaction), NOW (the server's clock), and the
+** ENQUEUE per id in one transaction), COMPLETE_MANY (a batch's completes in
+** one UPDATE; SQLite runs COMPLETE per job in one transaction), NOW (the server's clock), and the
 ** queue operations that are one statement here where SQLite runs several
 ** in a transaction: Q_CLAIM_NEXT (SQLite: CANDIDATES, CLAIM_FREE, ...),
 ** Q_RETRY and Q_CANCEL (SQLite: INFO, REOPEN, RESET, END; Q_RETRY also
@@ -39,6 +41,7 @@ enum { T_BYTEA = 17, T_INT8 = 20, T_INT4 = 23, T_FLOAT8 = 701, T_BYTEA_ARRAY = 1
 */
 #define LPG_OWN_STATEMENTS(XX)                                                \
   XX(ENQUEUE_MANY)                                                            \
+  XX(COMPLETE_MANY)                                                           \
   XX(NOW)                                                                     \
   XX(Q_CLAIM_NEXT)                                                            \
   XX(Q_RETRY)                                                                 \
@@ -191,10 +194,46 @@ const char *lpg_statement(lease__stmt which);
 int lpg_outcome(lease_db *db, const lease__write *w, const PGresult *r, int64_t *fence,
                 int *reason);
 
+/* lpg_outcome_row: lpg_outcome's reading of row `row` of a result of
+** report rows (complete_many's, one per job). */
+int lpg_outcome_row(lease_db *db, const lease__write *w, const PGresult *r, int row,
+                    int64_t *fence, int *reason);
+
 /* lpg_enqueue_ids: enqueue's plain form, for n checked jobs that carry
 ** nothing but their ids: one INSERT of them all (LPG_SQL_ENQUEUE_MANY),
 ** its own transaction; *inserted: how many were new (may be NULL). */
 int lpg_enqueue_ids(lease_db *db, const lease_new_job *jobs, int n, int *inserted);
+
+/* ---- lpg_many.c --------------------------------------------------------- */
+
+/* A one-dimensional array in PostgreSQL's binary format being built, of
+** elements of type `type` (an oid): lpg_array_init, then lpg_array_add or
+** lpg_array_i8 for each element, then lpg_array_end appends it to a
+** statement's parameters; lpg_array_free once the statement has run. */
+typedef struct lpg_array {
+  char *b;
+  size_t len, cap;
+  unsigned type;
+  int n, nulls, failed;
+} lpg_array;
+
+void lpg_array_init(lpg_array *a, unsigned type);
+/* Append a byte string of len bytes (s NULL: SQL NULL). */
+void lpg_array_add(lpg_array *a, const char *s, size_t len);
+/* Append an int8. */
+void lpg_array_i8(lpg_array *a, int64_t v);
+/* Append the array to p.  LEASE_OK; LEASE_NOMEM, or LEASE_MISUSE when it
+** outgrew one parameter (`what`, e.g. "complete_many: the ids", names it),
+** recorded. */
+int lpg_array_end(lease_db *db, lpg_array *a, params *p, const char *what);
+void lpg_array_free(lpg_array *a);
+
+/* lpg_complete_many: lease__backend's complete_many (lease.h:
+** lease_complete_many): one transaction, the jobs locked in id order, one
+** statement for the batch (LPG_SQL_COMPLETE_MANY), reasons in input order
+** (reasons and stored may be NULL). */
+int lpg_complete_many(lease_db *db, const lease__write *w, const lease_result *items, int n,
+                      int *reasons, int *stored);
 
 /* ---- lpg_wake.c --------------------------------------------------------- */
 

@@ -1943,18 +1943,18 @@ return {
   },
   {
     name = "pg-ccn-two-transactions", step = "own", file = "src/pg/lpg_queue.c", backend = "pg",
-    fn = "lpg_q_complete_claim_next",
-    from = [[  if ((rc = lpg_exec(db, "BEGIN")) != LEASE_OK) return rc;
-  if ((rc = lpg_guarded(db, wc, reason)) == LEASE_OK &&]],
-    to = [[  if ((rc = lpg_guarded(db, wc, reason)) == LEASE_OK &&]],
+    fn = "complete_then_settings",
+    from = [[  if ((rc = lpg_pipeline(db, 3, which, p, out)) != LEASE_OK) return rc;]],
+    to = [[  out[0] = NULL;
+  if ((rc = lpg_pipeline(db, 2, which + 1, p + 1, out + 1)) != LEASE_OK) return rc;]],
     hint = "specs/37-complete_claim_next_spec.lua",
   },
   {
     name = "pg-ccn-claim-failure-commits", step = "own", file = "src/pg/lpg_queue.c", backend = "pg",
     fn = "lpg_q_complete_claim_next",
-    from = [[      (rc = claim_controlled(db, wn, max, jobs, count, why)) == LEASE_OK)
+    from = [[      (rc = claim_under(db, wn, &q, max, jobs, count, why)) == LEASE_OK)
     rc = lpg_exec(db, "COMMIT");]],
-    to = [[      ((void)claim_controlled(db, wn, max, jobs, count, why), 1))
+    to = [[      ((void)claim_under(db, wn, &q, max, jobs, count, why), 1))
     rc = lpg_exec(db, "COMMIT");]],
     hint = "specs/37-complete_claim_next_spec.lua",
   },
@@ -2381,8 +2381,16 @@ return {
   {
     name = "queue-limit-read-unlocked-pg", step = "own", file = "src/pg/lpg_queue.c", backend = "pg",
     fn = "claim_controlled",
-    from = "read_facts(db, w, LPG_ST_Q_SETTINGS_LOCKED, 1, &q);",
-    to = "read_facts(db, w, LPG_ST_Q_SETTINGS, 1, &q);",
+    from = "read_facts(db, w, LPG_ST_Q_SETTINGS_LOCKED, 0, &q);",
+    to = "read_facts(db, w, LPG_ST_Q_SETTINGS, 0, &q);",
+    hint = "specs/42-queue_control_spec.lua",
+  },
+  {
+    -- complete_claim_next reads the settings in its pipeline
+    name = "queue-limit-read-unlocked-ccn-pg", step = "own", file = "src/pg/lpg_queue.c",
+    backend = "pg", fn = "complete_then_settings",
+    from = "  int which[3] = {-1, 0, LPG_ST_Q_SETTINGS_LOCKED};\n",
+    to = "  int which[3] = {-1, 0, LPG_ST_Q_SETTINGS};\n",
     hint = "specs/42-queue_control_spec.lua",
   },
   -- The schema version (src/sqlite/lsq_schema.c, src/pg/lpg_schema.c) ----
@@ -2976,7 +2984,7 @@ return {
   },
   {
     name = "pg-events-refused-complete-not-recorded", step = "own", file = "src/pg/lpg.c",
-    fn = "guarded", backend = "pg",
+    fn = "lpg_write_read", backend = "pg",
     from = [=[  return lease__event_write(db, write_event[w->op], w, got, *reason);]=],
     to = [=[  return *reason ? LEASE_OK : lease__event_write(db, write_event[w->op], w, got, *reason);]=],
     hint = "specs/58-events_spec.lua",

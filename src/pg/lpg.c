@@ -192,6 +192,25 @@ int lpg_ready(lease_db *db) {
 /* Statements                                                             */
 /* ===================================================================== */
 
+/* Prepare statement `sql` as slot `slot` (its name into name[16]) unless
+** this session has.  LEASE_OK or the failure recorded. */
+static int prepared(lease_db *db, int slot, const char *sql, int n, const unsigned *types,
+                    char *name) {
+  lpg_conn *c = LPG(db);
+  PGresult *res;
+  snprintf(name, 16, "lease_%d", slot);
+  if (c->prepared & ((uint64_t)1 << slot)) return LEASE_OK;
+  res = PQprepare(c->pg, name, sql, n, types);
+  if (PQresultStatus(res) != PGRES_COMMAND_OK) {
+    int rc = lpg_fail(db, res);
+    PQclear(res);
+    return rc;
+  }
+  PQclear(res);
+  c->prepared |= (uint64_t)1 << slot;
+  return LEASE_OK;
+}
+
 /* See lpg_int.h. */
 PGresult *lpg_run(lease_db *db, int slot, const char *sql, int n, const unsigned *types,
                   const params *p) {
@@ -199,17 +218,7 @@ PGresult *lpg_run(lease_db *db, int slot, const char *sql, int n, const unsigned
   char name[16];
   PGresult *res;
   ExecStatusType st;
-  snprintf(name, sizeof name, "lease_%d", slot);
-  if (!(c->prepared & ((uint64_t)1 << slot))) {
-    res = PQprepare(c->pg, name, sql, n, types);
-    if (PQresultStatus(res) != PGRES_COMMAND_OK) {
-      lpg_fail(db, res);
-      PQclear(res);
-      return NULL;
-    }
-    PQclear(res);
-    c->prepared |= (uint64_t)1 << slot;
-  }
+  if (prepared(db, slot, sql, n, types, name) != LEASE_OK) return NULL;
   res = PQexecPrepared(c->pg, name, p ? p->n : 0, p ? p->v : NULL, p ? p->len : NULL,
                        p ? p->fmt : NULL, 1);
   st = PQresultStatus(res);
@@ -224,6 +233,64 @@ PGresult *lpg_run(lease_db *db, int slot, const char *sql, int n, const unsigned
 /* See lpg_int.h. */
 PGresult *lpg_stmt_run(lease_db *db, int which, const params *p) {
   return lpg_run(db, which, stmts[which].sql, stmts[which].n, stmts[which].types, p);
+}
+
+/* Send statement `which` (LPG_ST_*, or -1: BEGIN) in pipeline mode. */
+static int send_one(lease_db *db, int which, const params *p) {
+  char name[24];
+  if (which < 0) return PQsendQueryParams(LPG(db)->pg, "BEGIN", 0, NULL, NULL, NULL, NULL, 0);
+  snprintf(name, sizeof name, "lease_%d", which);
+  return PQsendQueryPrepared(LPG(db)->pg, name, p ? p->n : 0, p ? p->v : NULL,
+                             p ? p->len : NULL, p ? p->fmt : NULL, 1);
+}
+
+/* Read the results of n statements sent in pipeline mode, then its sync,
+** into out (the first failure recorded, the rest NULL).  LEASE_OK or that
+** failure. */
+static int pipeline_read(lease_db *db, int n, PGresult **out) {
+  PGconn *pg = LPG(db)->pg;
+  PGresult *res;
+  int i, rc = LEASE_OK;
+  for (i = 0; i < n; i++) {
+    while ((res = PQgetResult(pg)) != NULL) {
+      ExecStatusType st = PQresultStatus(res);
+      if (!out[i] && rc == LEASE_OK && (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK)) {
+        out[i] = res;
+        continue;
+      }
+      if (rc == LEASE_OK) rc = lpg_fail(db, st == PGRES_PIPELINE_ABORTED ? NULL : res);
+      PQclear(res);
+    }
+    if (PQstatus(pg) != CONNECTION_OK && rc == LEASE_OK) rc = lpg_fail(db, NULL);
+    if (PQstatus(pg) != CONNECTION_OK) return rc;
+  }
+  while ((res = PQgetResult(pg)) != NULL) {   /* the sync */
+    ExecStatusType st = PQresultStatus(res);
+    PQclear(res);
+    if (st == PGRES_PIPELINE_SYNC) break;
+  }
+  return rc;
+}
+
+/* See lpg_int.h. */
+int lpg_pipeline(lease_db *db, int n, const int *which, const params *const *p,
+                 PGresult **out) {
+  PGconn *pg = LPG(db)->pg;
+  char name[16];
+  int i, ok, rc;
+  for (i = 0; i < n; i++) {
+    out[i] = NULL;
+    if (which[i] >= 0 && (rc = prepared(db, which[i], stmts[which[i]].sql, stmts[which[i]].n,
+                                        stmts[which[i]].types, name)) != LEASE_OK)
+      return rc;
+  }
+  if (!PQenterPipelineMode(pg)) return lpg_fail(db, NULL);
+  for (ok = 1, i = 0; ok && i < n; i++) ok = send_one(db, which[i], p[i]);
+  rc = ok && PQpipelineSync(pg) ? pipeline_read(db, n, out) : lpg_fail(db, NULL);
+  PQexitPipelineMode(pg);
+  if (rc != LEASE_OK)
+    for (i = 0; i < n; i++) PQclear(out[i]), out[i] = NULL;
+  return rc;
 }
 
 /* Run statement `which` with parameters p. */
@@ -655,42 +722,52 @@ static int lapsed_events(lease_db *db, const lease__write *w, const PGresult *r)
   return lease__event_id(db, LEASE_EV_DISCARD, w->id, w->id_len, w->now, LEASE_GRANTED);
 }
 
+/* See lpg_int.h. */
+int lpg_write_params(const lease__write *w, params *p) {
+  p_bytes(p, w->id, w->id_len);
+  p_bytes(p, w->owner, w->owner_len);
+  switch (w->op) {
+    case LEASE__CLAIM:
+      p_f8(p, w->now);
+      p_f8(p, w->until);
+      break;
+    case LEASE__RENEW:
+      p_i8(p, w->fence);
+      p_f8(p, w->now);
+      p_f8(p, w->until);
+      break;
+    case LEASE__COMPLETE:
+      p_i8(p, w->fence);
+      p_f8(p, w->now);
+      p_bytes(p, w->result, w->result_len);
+      break;
+    case LEASE__RELEASE:
+      p_i8(p, w->fence);
+      break;
+  }
+  return write_stmt[w->op];
+}
+
+/* See lpg_int.h. */
+int lpg_write_read(lease_db *db, const lease__write *w, PGresult *res, int64_t *fence,
+                   int *reason) {
+  int64_t got = 0;
+  int rc = lpg_outcome(db, w, res, &got, reason);
+  if (rc == LEASE_OK && w->op == LEASE__CLAIM) rc = lapsed_events(db, w, res);
+  PQclear(res);
+  if (rc != LEASE_OK) return rc;
+  if (fence) *fence = got;
+  return lease__event_write(db, write_event[w->op], w, got, *reason);
+}
+
 /* Run the guarded write w and read its outcome, then record its event in
 ** the ledger (in the caller's transaction; alone, the event is not
 ** recorded: pg_write opens one when events are on). */
 static int guarded(lease_db *db, const lease__write *w, int64_t *fence, int *reason) {
   params p = {0};
   PGresult *res;
-  int64_t got = 0;
-  int rc;
-  p_bytes(&p, w->id, w->id_len);
-  p_bytes(&p, w->owner, w->owner_len);
-  switch (w->op) {
-    case LEASE__CLAIM:
-      p_f8(&p, w->now);
-      p_f8(&p, w->until);
-      break;
-    case LEASE__RENEW:
-      p_i8(&p, w->fence);
-      p_f8(&p, w->now);
-      p_f8(&p, w->until);
-      break;
-    case LEASE__COMPLETE:
-      p_i8(&p, w->fence);
-      p_f8(&p, w->now);
-      p_bytes(&p, w->result, w->result_len);
-      break;
-    case LEASE__RELEASE:
-      p_i8(&p, w->fence);
-      break;
-  }
-  if (!(res = run(db, write_stmt[w->op], &p))) return db->rc;
-  rc = lpg_outcome(db, w, res, &got, reason);
-  if (rc == LEASE_OK && w->op == LEASE__CLAIM) rc = lapsed_events(db, w, res);
-  PQclear(res);
-  if (rc != LEASE_OK) return rc;
-  if (fence) *fence = got;
-  return lease__event_write(db, write_event[w->op], w, got, *reason);
+  if (!(res = run(db, lpg_write_params(w, &p), &p))) return db->rc;
+  return lpg_write_read(db, w, res, fence, reason);
 }
 
 /* See lease_int.h: claim, renew, complete or release, one statement. */

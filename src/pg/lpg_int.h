@@ -182,6 +182,26 @@ PGresult *lpg_run(lease_db *db, int slot, const char *sql, int n, const unsigned
 ** lpg_run. */
 PGresult *lpg_stmt_run(lease_db *db, int which, const params *p);
 
+/*
+** Send n statements in one round trip (libpq's pipeline mode): which[i] an
+** LPG_ST_* with parameters p[i] (NULL: none), or -1 for BEGIN.  out[i]:
+** each one's result, the caller's to PQclear.  LEASE_OK, or the first
+** failure recorded (every out[i] NULL; a transaction they opened is left
+** for the caller to roll back).
+*/
+int lpg_pipeline(lease_db *db, int n, const int *which, const params *const *p,
+                 PGresult **out);
+
+/* lpg_write_params: the parameters of the guarded write w into p; returns
+** its statement (LPG_ST_CLAIM, RENEW, COMPLETE or RELEASE). */
+int lpg_write_params(const lease__write *w, params *p);
+
+/* lpg_write_read: the outcome of the guarded write w from its result res
+** (freed here): *reason, a claim's *fence (may be NULL), and its events
+** in the ledger.  LEASE_OK or the failure recorded. */
+int lpg_write_read(lease_db *db, const lease__write *w, PGresult *res, int64_t *fence,
+                   int *reason);
+
 /* lpg_statement: lease__pg's statement: the SQL of shared statement
 ** `which` (lease_statements.h), NULL for a number outside the list. */
 const char *lpg_statement(lease__stmt which);

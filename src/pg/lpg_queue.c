@@ -551,45 +551,57 @@ static int count_of(lease_db *db, int which, const lease__write *w, double at, i
   return LEASE_OK;
 }
 
-/* Read the facts of w's queue (lease__queue_facts): its settings row by
-** statement which (LPG_ST_Q_SETTINGS, or LPG_ST_Q_SETTINGS_LOCKED inside
-** the claim's transaction), then, when limits (and the row is found, not paused), the
-** live leases for a concurrency limit and the claims in the rate's window. */
-static int read_facts(lease_db *db, const lease__write *w, int which, int limits,
-                      lease__queue_facts *q) {
-  params p = {0};
-  PGresult *res;
-  int rc = LEASE_OK;
+/* The settings row of a queue (LPG_Q_SQL_SETTINGS's columns) in res, when
+** there is one, into *q, zeroed first. */
+static void settings_of(const PGresult *res, lease__queue_facts *q) {
   memset(q, 0, sizeof *q);
-  p_bytes(&p, w->queue, w->queue_len);
-  if (!(res = qrun(db, which, &p))) return db->rc;
-  if (PQntuples(res) == 1) {
-    q->found = 1;
-    q->paused = r_i8(res, 0, 0) != 0;
-    q->concurrency = r_i8(res, 0, 1);
-    q->rate = r_i8(res, 0, 2);
-    q->per = r_f8(res, 0, 3);
-  }
-  PQclear(res);
-  if (!limits || !q->found || q->paused) return LEASE_OK;
+  if (PQntuples(res) != 1) return;
+  q->found = 1;
+  q->paused = r_i8(res, 0, 0) != 0;
+  q->concurrency = r_i8(res, 0, 1);
+  q->rate = r_i8(res, 0, 2);
+  q->per = r_f8(res, 0, 3);
+}
+
+/* The facts a queue's limits need, once its settings row is read into q
+** (found, not paused): the live leases for a concurrency limit and the
+** claims in the rate's window. */
+static int limit_facts(lease_db *db, const lease__write *w, lease__queue_facts *q) {
+  int rc = LEASE_OK;
+  if (!q->found || q->paused) return LEASE_OK;
   if (q->concurrency > 0) rc = count_of(db, LPG_ST_Q_LIVE, w, w->now, &q->live);
   if (rc == LEASE_OK && q->rate > 0) rc = count_of(db, LPG_ST_Q_RECENT, w, w->now - q->per, &q->recent);
   return rc;
 }
 
+/* Read the facts of w's queue (lease__queue_facts): its settings row by
+** statement which (LPG_ST_Q_SETTINGS, or LPG_ST_Q_SETTINGS_LOCKED inside
+** the claim's transaction), then, when limits, limit_facts. */
+static int read_facts(lease_db *db, const lease__write *w, int which, int limits,
+                      lease__queue_facts *q) {
+  params p = {0};
+  PGresult *res;
+  memset(q, 0, sizeof *q);
+  p_bytes(&p, w->queue, w->queue_len);
+  if (!(res = qrun(db, which, &p))) return db->rc;
+  settings_of(res, q);
+  PQclear(res);
+  return limits ? limit_facts(db, w, q) : LEASE_OK;
+}
+
 /* claim_rounds of w inside an open transaction, under its queue's
-** settings: the row locked, so the claims of a queue with settings take
-** turns and each counts what the one before it committed; at most the
-** room lease__claim_room leaves; the jobs handed out recorded for a rate. */
-static int claim_controlled(lease_db *db, const lease__write *w, int max, lease_job *jobs,
-                            int *count, int *why) {
-  lease__queue_facts q;
-  int room, rc = read_facts(db, w, LPG_ST_Q_SETTINGS_LOCKED, 1, &q);
+** settings q, read with the row locked (LPG_ST_Q_SETTINGS_LOCKED), so the
+** claims of a queue with settings take turns and each counts what the one
+** before it committed; at most the room lease__claim_room leaves; the jobs
+** handed out recorded for a rate. */
+static int claim_under(lease_db *db, const lease__write *w, lease__queue_facts *q, int max,
+                       lease_job *jobs, int *count, int *why) {
+  int room, rc = limit_facts(db, w, q);
   *count = 0;
   if (rc != LEASE_OK) return rc;
-  if ((*why = lease__claim_room(&q, max, &room)) != LEASE_GRANTED) return LEASE_OK;
+  if ((*why = lease__claim_room(q, max, &room)) != LEASE_GRANTED) return LEASE_OK;
   if ((rc = claim_rounds(db, w, room, jobs, count)) != LEASE_OK) return rc;
-  if (q.rate > 0 && *count > 0) {
+  if (q->rate > 0 && *count > 0) {
     params p = {0};
     PGresult *res;
     p_bytes(&p, w->queue, w->queue_len);
@@ -599,6 +611,15 @@ static int claim_controlled(lease_db *db, const lease__write *w, int max, lease_
     PQclear(res);
   }
   return LEASE_OK;
+}
+
+/* claim_under of w, its queue's settings read with the row locked. */
+static int claim_controlled(lease_db *db, const lease__write *w, int max, lease_job *jobs,
+                            int *count, int *why) {
+  lease__queue_facts q;
+  int rc = read_facts(db, w, LPG_ST_Q_SETTINGS_LOCKED, 0, &q);
+  *count = 0;
+  return rc != LEASE_OK ? rc : claim_under(db, w, &q, max, jobs, count, why);
 }
 
 /* See lease.h: lease_claim_next.  A queue without settings (one plain
@@ -628,16 +649,36 @@ int lpg_q_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jo
   return rc;
 }
 
-/* See lpg_int.h: the complete wc, then claim_controlled of wn, between
-** BEGIN and COMMIT; a failure of either rolls both back. */
+/* BEGIN, the complete wc and the settings of wn's queue read with its
+** row locked, in one round trip (lpg_pipeline); the complete's outcome
+** into *reason (with its event), the settings into *q. */
+static int complete_then_settings(lease_db *db, const lease__write *wc, const lease__write *wn,
+                                  int *reason, lease__queue_facts *q) {
+  params pc = {0}, ps = {0};
+  const params *p[3] = {NULL, &pc, &ps};
+  int which[3] = {-1, 0, LPG_ST_Q_SETTINGS_LOCKED};
+  PGresult *out[3];
+  int rc;
+  which[1] = lpg_write_params(wc, &pc);
+  p_bytes(&ps, wn->queue, wn->queue_len);
+  if ((rc = lpg_pipeline(db, 3, which, p, out)) != LEASE_OK) return rc;
+  PQclear(out[0]);
+  settings_of(out[2], q);
+  PQclear(out[2]);
+  return lpg_write_read(db, wc, out[1], NULL, reason);
+}
+
+/* See lpg_int.h: the complete wc, then claim_under of wn, in one
+** transaction; a failure of either rolls both back. */
 int lpg_q_complete_claim_next(lease_db *db, const lease__write *wc, const lease__write *wn,
                               int max, lease_job *jobs, int *count, int *reason, int *why) {
+  lease__queue_facts q;
   int rc = lpg_ready(db);
   *why = LEASE_GRANTED;
+  *count = 0;
   if (rc != LEASE_OK) return rc;
-  if ((rc = lpg_exec(db, "BEGIN")) != LEASE_OK) return rc;
-  if ((rc = lpg_guarded(db, wc, reason)) == LEASE_OK &&
-      (rc = claim_controlled(db, wn, max, jobs, count, why)) == LEASE_OK)
+  if ((rc = complete_then_settings(db, wc, wn, reason, &q)) == LEASE_OK &&
+      (rc = claim_under(db, wn, &q, max, jobs, count, why)) == LEASE_OK)
     rc = lpg_exec(db, "COMMIT");
   if (rc != LEASE_OK) {
     lpg_rollback(db);

@@ -176,16 +176,21 @@ static int batch_params(lease_db *db, const batch *b, lpg_array arr[3], params *
   return rc;
 }
 
-/* The batch in one statement: each row's outcome (lpg_outcome_row) and
-** ledger event in id order, as one at a time would record them. */
+/* BEGIN and the batch's one statement, in one round trip (lpg_pipeline);
+** then each row's outcome (lpg_outcome_row) and ledger event in id order,
+** as one at a time would record them. */
 static int batch_body(lease_db *db, batch *b) {
   lpg_array arr[3];
   params p = {0};
-  PGresult *res = NULL;
+  const params *ps[2] = {NULL, &p};
+  const int which[2] = {-1, LPG_ST_COMPLETE_MANY};
+  PGresult *out[2] = {NULL, NULL}, *res;
   int i, r, rc = batch_params(db, b, arr, &p);
-  if (rc == LEASE_OK && !(res = lpg_stmt_run(db, LPG_ST_COMPLETE_MANY, &p))) rc = db->rc;
+  if (rc == LEASE_OK) rc = lpg_pipeline(db, 2, which, ps, out);
   for (i = 0; i < 3; i++) lpg_array_free(&arr[i]);
+  PQclear(out[0]);
   if (rc != LEASE_OK) return rc;
+  res = out[1];
   if (PQntuples(res) != b->n)
     rc = lease__fail(db, LEASE_ERROR, "internal error: complete_many's statement returned %d "
                      "rows for %d jobs", PQntuples(res), b->n);
@@ -223,11 +228,13 @@ int lpg_complete_many(lease_db *db, const lease__write *w, const lease_result *i
     b.ord[i].at = i;
   }
   qsort(b.ord, (size_t)n, sizeof *b.ord, by_id);
-  if ((rc = lpg_exec(db, "BEGIN")) == LEASE_OK) {
-    rc = named_twice(b.ord, n) ? each_body(db, &b) : batch_body(db, &b);
-    if (rc == LEASE_OK) rc = lpg_exec(db, "COMMIT");
-    if (rc != LEASE_OK) lpg_rollback(db);
+  if (named_twice(b.ord, n)) {
+    if ((rc = lpg_exec(db, "BEGIN")) == LEASE_OK) rc = each_body(db, &b);
+  } else {
+    rc = batch_body(db, &b);
   }
+  if (rc == LEASE_OK) rc = lpg_exec(db, "COMMIT");
+  if (rc != LEASE_OK) lpg_rollback(db);
   free(b.ord);
   if (rc == LEASE_OK && stored) *stored = b.done;
   return rc;

@@ -1464,6 +1464,35 @@ return {
     hint = "specs/19-complete_many_spec.lua",
   },
   {
+    -- a keyed job in the one-statement batch: its key neither stored nor checked
+    name = "pg-enqueue-data-takes-keys", step = "own", file = "src/pg/lpg_queue.c", backend = "pg",
+    fn = "lpg_q_enqueue",
+    from = "  for (i = 0; batch && i < n; i++) batch = !jobs[i].key && jobs[i].n_after == 0;\n",
+    to = "  for (i = 0; batch && i < n; i++) batch = jobs[i].n_after == 0;\n",
+    hint = "specs/43-unique_key_spec.lua",
+  },
+  {
+    name = "pg-enqueue-data-takes-deps", step = "own", file = "src/pg/lpg_queue.c", backend = "pg",
+    fn = "lpg_q_enqueue",
+    from = "  for (i = 0; batch && i < n; i++) batch = !jobs[i].key && jobs[i].n_after == 0;\n",
+    to = "  for (i = 0; batch && i < n; i++) batch = !jobs[i].key;\n",
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    name = "pg-enqueue-data-last-entry-wins", step = "own", file = "src/pg/lpg_queue_sql.h",
+    backend = "pg", fn = "LPG_Q_SQL_ENQUEUE_DATA",
+    from = [[  " f AS (SELECT DISTINCT ON (id) * FROM a ORDER BY id, k),"]],
+    to = [[  " f AS (SELECT DISTINCT ON (id) * FROM a ORDER BY id, k DESC),"]],
+    hint = "specs/30-queue_data_spec.lua",
+  },
+  {
+    name = "pg-enqueue-data-exists-recorded-ok", step = "own", file = "src/pg/lpg_many.c",
+    backend = "pg", fn = "enqueue_events",
+    from = "                         added[i] ? LEASE_GRANTED : LEASE_EXISTS);\n",
+    to = "                         LEASE_GRANTED);\n",
+    hint = "specs/58-events_spec.lua",
+  },
+  {
     name = "pg-complete-many-fence-unchecked", step = "own", file = "src/pg/lpg_sql.h", backend = "pg",
     fn = "LPG_SQL_COMPLETE_MANY",
     from = [[" AND j.owner = $4 AND j.fence = a.fence AND j.until > $5"]],

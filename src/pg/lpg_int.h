@@ -17,7 +17,7 @@
 
 /* PostgreSQL's type oids (pg_type.dat) of the parameters sent. */
 enum { T_BYTEA = 17, T_INT8 = 20, T_INT4 = 23, T_FLOAT8 = 701, T_BYTEA_ARRAY = 1001,
-       T_INT8_ARRAY = 1016 };
+       T_INT8_ARRAY = 1016, T_FLOAT8_ARRAY = 1022 };
 
 /* The most parameters one statement takes. */
 #define LPG_MAX_PARAMS 9
@@ -25,7 +25,8 @@ enum { T_BYTEA = 17, T_INT8 = 20, T_INT4 = 23, T_FLOAT8 = 701, T_BYTEA_ARRAY = 1
 /*
 ** The statements only this backend runs, after the shared list's
 ** (lease_statements.h): ENQUEUE_MANY (many ids in one INSERT; SQLite runs
-** ENQUEUE per id in one transaction), COMPLETE_MANY (a batch's completes in
+** ENQUEUE per id in one transaction; ENQUEUE_DATA the same for jobs with
+** data, without keys or dependencies), COMPLETE_MANY (a batch's completes in
 ** one UPDATE; SQLite runs COMPLETE per job in one transaction), NOW (the server's clock), and the
 ** queue operations that are one statement here where SQLite runs several
 ** in a transaction: Q_CLAIM_NEXT (SQLite: CANDIDATES, CLAIM_FREE, ...),
@@ -41,6 +42,7 @@ enum { T_BYTEA = 17, T_INT8 = 20, T_INT4 = 23, T_FLOAT8 = 701, T_BYTEA_ARRAY = 1
 */
 #define LPG_OWN_STATEMENTS(XX)                                                \
   XX(ENQUEUE_MANY)                                                            \
+  XX(ENQUEUE_DATA)                                                            \
   XX(COMPLETE_MANY)                                                           \
   XX(NOW)                                                                     \
   XX(Q_CLAIM_NEXT)                                                            \
@@ -242,11 +244,19 @@ void lpg_array_init(lpg_array *a, unsigned type);
 void lpg_array_add(lpg_array *a, const char *s, size_t len);
 /* Append an int8. */
 void lpg_array_i8(lpg_array *a, int64_t v);
+/* Append a float8, SQL NULL for NaN. */
+void lpg_array_f8(lpg_array *a, double d);
 /* Append the array to p.  LEASE_OK; LEASE_NOMEM, or LEASE_MISUSE when it
 ** outgrew one parameter (`what`, e.g. "complete_many: the ids", names it),
 ** recorded. */
 int lpg_array_end(lease_db *db, lpg_array *a, params *p, const char *what);
 void lpg_array_free(lpg_array *a);
+
+/* lpg_enqueue_data: enqueue of n > 1 checked jobs with data, none with a
+** key or dependencies: one statement (LPG_Q_SQL_ENQUEUE_DATA), its own
+** transaction (with the ledger's events, when on); *inserted: how many
+** were new (may be NULL). */
+int lpg_enqueue_data(lease_db *db, const lease_new_job *jobs, int n, int *inserted);
 
 /* lpg_complete_many: lease__backend's complete_many (lease.h:
 ** lease_complete_many): one transaction, the jobs locked in id order, one

@@ -1,6 +1,9 @@
 /*
-** lpg_many.c: complete_many on PostgreSQL (lease.h: lease_complete_many),
-** and the arrays in PostgreSQL's binary format its statement takes.
+** lpg_many.c: the batches on PostgreSQL in one statement each: enqueue of
+** many jobs with data (lease.h: lease_enqueue_many; the jobs with keys or
+** dependencies go through lpg_queue.c, a statement each), complete_many
+** (lease_complete_many); and the arrays in PostgreSQL's binary format
+** their statements take.
 **
 ** A batch is one transaction.  Its jobs are locked in id order whatever
 ** the input order, so two batches over the same jobs cannot deadlock; all
@@ -12,7 +15,9 @@
 */
 #include "lpg_int.h"
 #include "lpg_sql.h"
+#include "lpg_queue_sql.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +75,19 @@ void lpg_array_i8(lpg_array *a, int64_t v) {
 }
 
 /* See lpg_int.h. */
+void lpg_array_f8(lpg_array *a, double d) {
+  uint64_t bits;
+  char num[8];
+  if (isnan(d)) {
+    lpg_array_add(a, NULL, 0);
+    return;
+  }
+  memcpy(&bits, &d, sizeof bits);
+  put_be(num, bits, 8);
+  lpg_array_add(a, num, 8);
+}
+
+/* See lpg_int.h. */
 int lpg_array_end(lease_db *db, lpg_array *a, params *p, const char *what) {
   if (a->failed == 1) return lease__fail(db, LEASE_NOMEM, "out of memory");
   if (a->failed)
@@ -88,6 +106,70 @@ int lpg_array_end(lease_db *db, lpg_array *a, params *p, const char *what) {
 void lpg_array_free(lpg_array *a) {
   free(a->b);
   a->b = NULL;
+}
+
+/* ===================================================================== */
+/* enqueue with data                                                      */
+/* ===================================================================== */
+
+/* The parameters of LPG_Q_SQL_ENQUEUE_DATA in arrays arr (built here,
+** freed by the caller) and p. */
+static int enqueue_params(lease_db *db, const lease_new_job *jobs, int n, lpg_array arr[7],
+                          params *p) {
+  static const unsigned types[7] = {T_BYTEA, T_BYTEA, T_BYTEA, T_INT8, T_FLOAT8, T_INT8, T_FLOAT8};
+  static const char *const what[7] = {
+    "enqueue_many: the ids", "enqueue_many: the payloads", "enqueue_many: the queues",
+    "enqueue_many: the priorities", "enqueue_many: the run_at times",
+    "enqueue_many: the max_attempts", "enqueue_many: the timeouts"};
+  int i, rc = LEASE_OK;
+  for (i = 0; i < 7; i++) lpg_array_init(&arr[i], types[i]);
+  for (i = 0; i < n; i++) {
+    const lease_new_job *j = &jobs[i];
+    lpg_array_add(&arr[0], j->id, j->id_len);
+    lpg_array_add(&arr[1], j->payload, j->payload_len);
+    lpg_array_add(&arr[2], j->queue, j->queue_len);
+    lpg_array_i8(&arr[3], j->priority);
+    lpg_array_f8(&arr[4], j->has_run_at ? j->run_at : NAN);
+    lpg_array_i8(&arr[5], j->max_attempts);
+    lpg_array_f8(&arr[6], j->timeout != 0 ? j->timeout : NAN);
+  }
+  for (i = 0; i < 7 && rc == LEASE_OK; i++) rc = lpg_array_end(db, &arr[i], p, what[i]);
+  return rc;
+}
+
+/* The ledger's events of an enqueue in input order: ok for the entries at
+** the positions res returned (1-based), exists for the others. */
+static int enqueue_events(lease_db *db, const lease_new_job *jobs, int n, const PGresult *res) {
+  char *added;
+  int i, rc = LEASE_OK;
+  if (!lease__events_on(db)) return LEASE_OK;
+  if (!(added = calloc((size_t)n, 1))) return lease__fail(db, LEASE_NOMEM, "out of memory");
+  for (i = 0; i < PQntuples(res); i++) {
+    int64_t k = r_i8(res, i, 0);
+    if (k >= 1 && k <= n) added[k - 1] = 1;
+  }
+  for (i = 0; i < n && rc == LEASE_OK; i++)
+    rc = lease__event_id(db, LEASE_EV_ENQUEUE, jobs[i].id, jobs[i].id_len, NAN,
+                         added[i] ? LEASE_GRANTED : LEASE_EXISTS);
+  free(added);
+  return rc;
+}
+
+/* See lpg_int.h. */
+int lpg_enqueue_data(lease_db *db, const lease_new_job *jobs, int n, int *inserted) {
+  lpg_array arr[7];
+  params p = {0};
+  PGresult *res = NULL;
+  int i, began, rc = enqueue_params(db, jobs, n, arr, &p);
+  if (rc == LEASE_OK && (rc = lpg_ev_begin(db, &began)) == LEASE_OK) {
+    if (!(res = lpg_stmt_run(db, LPG_ST_ENQUEUE_DATA, &p))) rc = db->rc;
+    else rc = enqueue_events(db, jobs, n, res);
+    rc = lpg_ev_end(db, rc, began);
+  }
+  for (i = 0; i < 7; i++) lpg_array_free(&arr[i]);
+  if (rc == LEASE_OK && inserted) *inserted = PQntuples(res);
+  PQclear(res);
+  return rc;
 }
 
 /* ===================================================================== */

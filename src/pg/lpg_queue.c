@@ -221,15 +221,18 @@ static int enqueue_run(lease_db *db, enqueue_ctx *e) {
 
 /* See lease.h: lease_enqueue and lease_enqueue_many, one transaction: one
 ** job without dependencies is one statement; many without data one INSERT
-** of their ids (lpg_enqueue_ids); else a statement per job between BEGIN
-** and COMMIT.  A run refused by lease_queue_key (a holder committed after
-** it read none) is run again, and finds the holder. */
+** of their ids (lpg_enqueue_ids); many with data, none with a key or
+** dependencies, one statement (lpg_enqueue_data); else a statement per job
+** between BEGIN and COMMIT.  A run refused by lease_queue_key (a holder
+** committed after it read none) is run again, and finds the holder. */
 int lpg_q_enqueue(lease_db *db, const lease_new_job *jobs, int n, int *inserted) {
   enqueue_ctx e = {jobs, n, 0};
-  int i, tries, plain = n > 1, rc = lpg_ready(db);
+  int i, tries, plain = n > 1, batch = n > 1, rc = lpg_ready(db);
   if (rc != LEASE_OK) return rc;
   for (i = 0; plain && i < n; i++) plain = !has_data(&jobs[i]);
   if (plain) return lpg_enqueue_ids(db, jobs, n, inserted);
+  for (i = 0; batch && i < n; i++) batch = !jobs[i].key && jobs[i].n_after == 0;
+  if (batch) return lpg_enqueue_data(db, jobs, n, inserted);
   for (tries = 1;; tries++) {
     rc = enqueue_run(db, &e);
     if (!lpg_key_conflict(db, rc) || tries == KEY_TRIES) break;

@@ -1973,9 +1973,9 @@ return {
   {
     name = "pg-ccn-two-transactions", step = "own", file = "src/pg/lpg_queue.c", backend = "pg",
     fn = "complete_then_settings",
-    from = [[  if ((rc = lpg_pipeline(db, 3, which, p, out)) != LEASE_OK) return rc;]],
+    from = [[  if ((rc = lpg_pipeline_clocked(db, 3, which, p, out)) != LEASE_OK) return rc;]],
     to = [[  out[0] = NULL;
-  if ((rc = lpg_pipeline(db, 2, which + 1, p + 1, out + 1)) != LEASE_OK) return rc;]],
+  if ((rc = lpg_pipeline_clocked(db, 2, which + 1, p + 1, out + 1)) != LEASE_OK) return rc;]],
     hint = "specs/37-complete_claim_next_spec.lua",
   },
   {
@@ -2577,10 +2577,24 @@ return {
   },
   {
     name = "pg-clock-check-skipped", step = "own", backend = "pg", file = "src/pg/lpg.c", fn = "lpg_ready",
-    from = [[  lpg_rollback(db);
-  return lpg_q_clock(db);]],
-    to = [[  lpg_rollback(db);
-  return LEASE_OK;]],
+    from = [[  return rc != LEASE_OK ? rc : lpg_q_clock(db);]],
+    to = [[  return rc;]],
+    hint = "specs/54-clock_spec.lua",
+  },
+  {
+    -- claim_next, complete_claim_next and complete_many read the mark in
+    -- their first round trip
+    name = "pg-pipeline-clock-unjudged", step = "own", backend = "pg", file = "src/pg/lpg.c",
+    fn = "lpg_pipeline_clocked",
+    from = [[    if (c) rc = lpg_q_clock_judge(db, o[0], &move), PQclear(o[0]);]],
+    to = [[    if (c) PQclear(o[0]);]],
+    hint = "specs/54-clock_spec.lua",
+  },
+  {
+    name = "pg-pipeline-clock-not-moved", step = "own", backend = "pg", file = "src/pg/lpg.c",
+    fn = "lpg_pipeline_clocked",
+    from = [[    if (rc == LEASE_OK && !move) return LEASE_OK;]],
+    to = [[    if (rc == LEASE_OK) return LEASE_OK;]],
     hint = "specs/54-clock_spec.lua",
   },
   -- Schedules (specs/41-schedule_spec.lua, specs/c/test_cron.c) -------

@@ -170,22 +170,22 @@ static int set_session(lease_db *db) {
   return lpg_exec(db, sql);
 }
 
-/*
-** Make the connection ready for a call: reset a broken one (once) and set
-** its session up again; roll back a transaction a failed call left open.
-** Returns LEASE_OK or LEASE_IOERR (recorded).
-*/
-int lpg_ready(lease_db *db) {
+/* See lpg_int.h. */
+int lpg_ready_conn(lease_db *db) {
   lpg_conn *c = LPG(db);
-  int rc;
   if (PQstatus(c->pg) != CONNECTION_OK) {
     PQreset(c->pg);
     if (PQstatus(c->pg) != CONNECTION_OK) return lpg_fail(db, NULL);   /* LEASE_IOERR */
-    if ((rc = set_session(db)) != LEASE_OK) return rc;
-    return lpg_q_clock(db);
+    return set_session(db);
   }
   lpg_rollback(db);
-  return lpg_q_clock(db);
+  return LEASE_OK;
+}
+
+/* See lpg_int.h: lpg_ready_conn, then the clock step. */
+int lpg_ready(lease_db *db) {
+  int rc = lpg_ready_conn(db);
+  return rc != LEASE_OK ? rc : lpg_q_clock(db);
 }
 
 /* ===================================================================== */
@@ -291,6 +291,27 @@ int lpg_pipeline(lease_db *db, int n, const int *which, const params *const *p,
   if (rc != LEASE_OK)
     for (i = 0; i < n; i++) PQclear(out[i]), out[i] = NULL;
   return rc;
+}
+
+/* See lpg_int.h. */
+int lpg_pipeline_clocked(lease_db *db, int n, const int *which, const params *const *p,
+                         PGresult **out) {
+  int w[LPG_PIPE_MAX + 1], c = lpg_q_clock_due(db), i, move, rc;
+  const params *q[LPG_PIPE_MAX + 1];
+  PGresult *o[LPG_PIPE_MAX + 1];
+  for (;;) {
+    w[0] = LPG_ST_CLOCK_READ, q[0] = NULL;
+    for (i = 0; i < n; i++) w[i + 1] = which[i], q[i + 1] = p[i];
+    if ((rc = lpg_pipeline(db, n + c, w + 1 - c, q + 1 - c, o + 1 - c)) != LEASE_OK) return rc;
+    move = 0;
+    if (c) rc = lpg_q_clock_judge(db, o[0], &move), PQclear(o[0]);
+    for (i = 0; i < n; i++) out[i] = o[i + 1];
+    if (rc == LEASE_OK && !move) return LEASE_OK;
+    for (i = 0; i < n; i++) PQclear(out[i]), out[i] = NULL;
+    lpg_rollback(db);   /* the mark moves first, on its own */
+    if (rc != LEASE_OK || (rc = lpg_q_clock_move(db)) != LEASE_OK) return rc;
+    c = 0;
+  }
 }
 
 /* Run statement `which` with parameters p. */

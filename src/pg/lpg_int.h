@@ -172,6 +172,10 @@ void lpg_rollback(lease_db *db);
 ** step's failure. */
 int lpg_ready(lease_db *db);
 
+/* lpg_ready_conn: lpg_ready without the clock step, for a call that reads
+** the mark with its first statements (lpg_pipeline_clocked). */
+int lpg_ready_conn(lease_db *db);
+
 /*
 ** Run statement `sql` prepared as slot `slot` (prepared on first use in
 ** this session, with n parameters of `types`), parameters p (NULL: none),
@@ -193,6 +197,22 @@ PGresult *lpg_stmt_run(lease_db *db, int which, const params *p);
 */
 int lpg_pipeline(lease_db *db, int n, const int *which, const params *const *p,
                  PGresult **out);
+
+/* The most statements lpg_pipeline_clocked sends in one round trip. */
+#define LPG_PIPE_MAX 4
+
+/*
+** lpg_pipeline after lpg_ready_conn: the n (at most LPG_PIPE_MAX)
+** statements with, when the call's clock step is due (lpg_q_clock_due),
+** the mark's read in front, judged once they have run (lpg_q_clock_judge).
+** A now the mark refuses: what they did is rolled back, the refusal
+** returned.  A mark to move: rolled back, the mark moved on its own, and
+** the statements sent again.  So they run only under a mark that needs no
+** move, as after lpg_ready.  out[i]: their results; LEASE_OK or the
+** failure recorded (every out[i] NULL; the caller rolls back).
+*/
+int lpg_pipeline_clocked(lease_db *db, int n, const int *which, const params *const *p,
+                         PGresult **out);
 
 /* lpg_write_params: the parameters of the guarded write w into p; returns
 ** its statement (LPG_ST_CLAIM, RENEW, COMPLETE or RELEASE). */
@@ -326,6 +346,14 @@ int lpg_schema_upgrade(lease_db *db);
 ** handle, or on a database older than the clock step (lease_schema.h:
 ** LEASE_SCHEMA_HAS).  Called by lpg_ready. */
 int lpg_q_clock(lease_db *db);
+
+/* lpg_q_clock's parts: whether the call's clock step is due (1 or 0); the
+** mark read (res, LPG_ST_CLOCK_READ's result) judged against the call's
+** now, *move 1 when the mark must move up (LEASE_OK, or the refusal
+** recorded); the move. */
+int lpg_q_clock_due(lease_db *db);
+int lpg_q_clock_judge(lease_db *db, const PGresult *res, int *move);
+int lpg_q_clock_move(lease_db *db);
 
 /* lpg_key_conflict: 1 when the failure just recorded on db (rc) is the
 ** unique index lease_queue_key refusing a second unfinished holder of a

@@ -258,7 +258,8 @@ static int batch_params(lease_db *db, const batch *b, lpg_array arr[3], params *
   return rc;
 }
 
-/* BEGIN and the batch's one statement, in one round trip (lpg_pipeline);
+/* BEGIN and the batch's one statement, in one round trip with the clock's
+** mark (lpg_pipeline_clocked);
 ** then each row's outcome (lpg_outcome_row) and ledger event in id order,
 ** as one at a time would record them. */
 static int batch_body(lease_db *db, batch *b) {
@@ -268,7 +269,7 @@ static int batch_body(lease_db *db, batch *b) {
   const int which[2] = {-1, LPG_ST_COMPLETE_MANY};
   PGresult *out[2] = {NULL, NULL}, *res;
   int i, r, rc = batch_params(db, b, arr, &p);
-  if (rc == LEASE_OK) rc = lpg_pipeline(db, 2, which, ps, out);
+  if (rc == LEASE_OK) rc = lpg_pipeline_clocked(db, 2, which, ps, out);
   for (i = 0; i < 3; i++) lpg_array_free(&arr[i]);
   PQclear(out[0]);
   if (rc != LEASE_OK) return rc;
@@ -301,7 +302,7 @@ int lpg_complete_many(lease_db *db, const lease__write *w, const lease_result *i
                       int *reasons, int *stored) {
   batch b = {w, items, NULL, n, reasons, 0};
   int rc, i;
-  if ((rc = lpg_ready(db)) != LEASE_OK) return rc;
+  if ((rc = lpg_ready_conn(db)) != LEASE_OK) return rc;
   if (!(b.ord = malloc((size_t)n * sizeof *b.ord)))
     return lease__fail(db, LEASE_NOMEM, "out of memory");
   for (i = 0; i < n; i++) {
@@ -311,7 +312,8 @@ int lpg_complete_many(lease_db *db, const lease__write *w, const lease_result *i
   }
   qsort(b.ord, (size_t)n, sizeof *b.ord, by_id);
   if (named_twice(b.ord, n)) {
-    if ((rc = lpg_exec(db, "BEGIN")) == LEASE_OK) rc = each_body(db, &b);
+    if ((rc = lpg_q_clock(db)) == LEASE_OK && (rc = lpg_exec(db, "BEGIN")) == LEASE_OK)
+      rc = each_body(db, &b);
   } else {
     rc = batch_body(db, &b);
   }

@@ -77,22 +77,35 @@ static int in_txn(lease_db *db, int (*body)(lease_db *, void *), void *ctx) {
 /* ===================================================================== */
 
 /* See lpg_int.h. */
-int lpg_q_clock(lease_db *db) {
+int lpg_q_clock_due(lease_db *db) {
+  return !isnan(db->clock_now) && LEASE_SCHEMA_HAS(LPG(db)->version, CLOCK) &&
+         !(db->opt.flags & LEASE_OPEN_READONLY);
+}
+
+/* See lpg_int.h. */
+int lpg_q_clock_judge(lease_db *db, const PGresult *res, int *move) {
+  return lease__clock(db, PQntuples(res) == 1 ? r_time(res, 0, 0) : NAN, move);
+}
+
+/* See lpg_int.h. */
+int lpg_q_clock_move(lease_db *db) {
   params p = {0};
   PGresult *res;
-  double mark;
-  int move, rc;
-  if (isnan(db->clock_now) || !LEASE_SCHEMA_HAS(LPG(db)->version, CLOCK)
-      || (db->opt.flags & LEASE_OPEN_READONLY))
-    return LEASE_OK;
-  if (!(res = qrun(db, LPG_ST_CLOCK_READ, NULL))) return db->rc;
-  mark = PQntuples(res) == 1 ? r_time(res, 0, 0) : NAN;
-  PQclear(res);
-  if ((rc = lease__clock(db, mark, &move)) != LEASE_OK || !move) return rc;
   p_f8(&p, db->clock_now);
   if (!(res = qrun(db, LPG_ST_CLOCK_MOVE, &p))) return db->rc;
   PQclear(res);
   return LEASE_OK;
+}
+
+/* See lpg_int.h. */
+int lpg_q_clock(lease_db *db) {
+  PGresult *res;
+  int move, rc;
+  if (!lpg_q_clock_due(db)) return LEASE_OK;
+  if (!(res = qrun(db, LPG_ST_CLOCK_READ, NULL))) return db->rc;
+  rc = lpg_q_clock_judge(db, res, &move);
+  PQclear(res);
+  return rc != LEASE_OK || !move ? rc : lpg_q_clock_move(db);
 }
 
 /* ===================================================================== */
@@ -625,16 +638,31 @@ static int claim_controlled(lease_db *db, const lease__write *w, int max, lease_
   return rc != LEASE_OK ? rc : claim_under(db, w, &q, max, jobs, count, why);
 }
 
+/* The settings of w's queue, a plain read, in one round trip with the
+** clock's mark (lpg_pipeline_clocked). */
+static int settings_clocked(lease_db *db, const lease__write *w, lease__queue_facts *q) {
+  params p = {0};
+  const params *ps[1] = {&p};
+  const int which[1] = {LPG_ST_Q_SETTINGS};
+  PGresult *out[1];
+  int rc;
+  p_bytes(&p, w->queue, w->queue_len);
+  if ((rc = lpg_pipeline_clocked(db, 1, which, ps, out)) != LEASE_OK) return rc;
+  settings_of(out[0], q);
+  PQclear(out[0]);
+  return LEASE_OK;
+}
+
 /* See lease.h: lease_claim_next.  A queue without settings (one plain
 ** read of its row finds none) claims one statement per round; one with
 ** settings in a transaction of claim_controlled. */
 int lpg_q_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jobs, int *count,
                      int *why) {
   lease__queue_facts q;
-  int rc = lpg_ready(db);
+  int rc = lpg_ready_conn(db);
   *why = LEASE_GRANTED;
   if (rc != LEASE_OK) return rc;
-  if ((rc = read_facts(db, w, LPG_ST_Q_SETTINGS, 0, &q)) != LEASE_OK) return rc;
+  if ((rc = settings_clocked(db, w, &q)) != LEASE_OK) return rc;
   if (!q.found) {
     int began;
     if ((rc = lpg_ev_begin(db, &began)) != LEASE_OK) return rc;
@@ -653,7 +681,8 @@ int lpg_q_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jo
 }
 
 /* BEGIN, the complete wc and the settings of wn's queue read with its
-** row locked, in one round trip (lpg_pipeline); the complete's outcome
+** row locked, in one round trip with the clock's mark (lpg_pipeline_clocked);
+** the complete's outcome
 ** into *reason (with its event), the settings into *q. */
 static int complete_then_settings(lease_db *db, const lease__write *wc, const lease__write *wn,
                                   int *reason, lease__queue_facts *q) {
@@ -664,7 +693,7 @@ static int complete_then_settings(lease_db *db, const lease__write *wc, const le
   int rc;
   which[1] = lpg_write_params(wc, &pc);
   p_bytes(&ps, wn->queue, wn->queue_len);
-  if ((rc = lpg_pipeline(db, 3, which, p, out)) != LEASE_OK) return rc;
+  if ((rc = lpg_pipeline_clocked(db, 3, which, p, out)) != LEASE_OK) return rc;
   PQclear(out[0]);
   settings_of(out[2], q);
   PQclear(out[2]);
@@ -676,7 +705,7 @@ static int complete_then_settings(lease_db *db, const lease__write *wc, const le
 int lpg_q_complete_claim_next(lease_db *db, const lease__write *wc, const lease__write *wn,
                               int max, lease_job *jobs, int *count, int *reason, int *why) {
   lease__queue_facts q;
-  int rc = lpg_ready(db);
+  int rc = lpg_ready_conn(db);
   *why = LEASE_GRANTED;
   *count = 0;
   if (rc != LEASE_OK) return rc;

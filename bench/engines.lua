@@ -6,12 +6,13 @@
 --   lua5.4 bench/engines.lua --pg CONNINFO [--build build] [--reps 5] [--n 2000]
 --     [--engines pg] [--workloads chain,many100,enqueue]
 -- --engines (sqlite, pg) and --workloads (cycle, next1, next4, chain,
--- many100, enqueue, batch) keep the columns and rows named.
+-- many100, enqueue, enqueue_data, batch) keep the columns and rows named.
 --
 -- Workloads: cycle (enqueue + claim + complete, one handle), claim_next(1)
 -- + complete with 1 and 4 threads (lease.thread, a handle each), a
 -- complete_claim_next loop (one handle), claim_next(100) + complete_many of
--- the 100 (one handle), enqueue_many in calls of 1000 alone, and batches of
+-- the 100 (one handle), enqueue_many in calls of 1000 alone (ids, and
+-- entries with data), and batches of
 -- 1000 (enqueue_many, claim_next(1000), complete_many).  Each
 -- runs at both durability settings: SQLite synchronous full / normal,
 -- PostgreSQL synchronous_commit on / off.  Within a repetition every
@@ -163,13 +164,17 @@ local function many100(path, sync, n)
   return n / dt
 end
 
--- enqueue_many in calls of 1000 ids, n jobs in all; jobs/s.
-local function enqueue(path, sync, n)
+-- enqueue_many in calls of 1000 ids (data: entries with a payload and a
+-- priority), n jobs in all; jobs/s.
+local function enqueue(path, sync, n, data)
   local db = lease.open(path, { synchronous = sync })
   local calls = {}
   for c = 1, math.max(1, n // 1000) do
     local ids = {}
-    for i = 1, 1000 do ids[i] = ("e%d-%d"):format(c, i) end
+    for i = 1, 1000 do
+      local id = ("e%d-%d"):format(c, i)
+      ids[i] = data and { id = id, payload = "p" .. i, priority = i % 3 } or id
+    end
     calls[c] = ids
   end
   local t0 = lease.now()
@@ -211,6 +216,8 @@ local workloads = {
   { key = "chain", name = "complete_claim_next loop, 1 handle, jobs/s", run = function(p, s) return chain(p, s, opt.n) end },
   { key = "many100", name = "claim_next(100)+complete_many, 1 handle, jobs/s", run = function(p, s) return many100(p, s, opt.n * 5) end },
   { key = "enqueue", name = "enqueue_many in calls of 1000, jobs/s", run = function(p, s) return enqueue(p, s, opt.n * 5) end },
+  { key = "enqueue_data", name = "enqueue_many with payloads in calls of 1000, jobs/s",
+    run = function(p, s) return enqueue(p, s, opt.n * 5, true) end },
   { key = "batch", name = "batches of 1000, jobs/s", run = function(p, s) return batch(p, s, opt.n * 5) end },
 }
 

@@ -1972,19 +1972,18 @@ return {
   },
   {
     name = "pg-ccn-two-transactions", step = "own", file = "src/pg/lpg_queue.c", backend = "pg",
-    fn = "complete_then_settings",
-    from = [[  if ((rc = lpg_pipeline_clocked(db, 3, which, p, out)) != LEASE_OK) return rc;]],
+    fn = "ccn_pipelined",
+    from = [[  if ((rc = lpg_pipeline_clocked(db, 4, which, p, out)) != LEASE_OK) return rc;]],
     to = [[  out[0] = NULL;
-  if ((rc = lpg_pipeline_clocked(db, 2, which + 1, p + 1, out + 1)) != LEASE_OK) return rc;]],
+  if ((rc = lpg_pipeline_clocked(db, 3, which + 1, p + 1, out + 1)) != LEASE_OK) return rc;]],
     hint = "specs/37-complete_claim_next_spec.lua",
   },
   {
     name = "pg-ccn-claim-failure-commits", step = "own", file = "src/pg/lpg_queue.c", backend = "pg",
-    fn = "lpg_q_complete_claim_next",
-    from = [[      (rc = claim_under(db, wn, &q, max, jobs, count, why)) == LEASE_OK)
-    rc = lpg_exec(db, "COMMIT");]],
-    to = [[      ((void)claim_under(db, wn, &q, max, jobs, count, why), 1))
-    rc = lpg_exec(db, "COMMIT");]],
+    fn = "ccn_pipelined",
+    from = [[  return claim_rounds(db, wn, max, jobs, count, out[3]);]],
+    to = [[  (void)claim_rounds(db, wn, max, jobs, count, out[3]);
+  return LEASE_OK;]],
     hint = "specs/37-complete_claim_next_spec.lua",
   },
   {
@@ -2415,11 +2414,12 @@ return {
     hint = "specs/42-queue_control_spec.lua",
   },
   {
-    -- complete_claim_next reads the settings in its pipeline
-    name = "queue-limit-read-unlocked-ccn-pg", step = "own", file = "src/pg/lpg_queue.c",
-    backend = "pg", fn = "complete_then_settings",
-    from = "  int which[3] = {-1, 0, LPG_ST_Q_SETTINGS_LOCKED};\n",
-    to = "  int which[3] = {-1, 0, LPG_ST_Q_SETTINGS};\n",
+    -- complete_claim_next on a queue with settings: its pipelined claim
+    -- (which ignores them) rolled back, the claim run under them
+    name = "pg-ccn-settings-ignored", step = "own", file = "src/pg/lpg_queue.c",
+    backend = "pg", fn = "ccn_pipelined",
+    from = "  if ((*settings = q.found)) {\n",
+    to = "  if ((*settings = 0)) {\n",
     hint = "specs/42-queue_control_spec.lua",
   },
   -- The schema version (src/sqlite/lsq_schema.c, src/pg/lpg_schema.c) ----

@@ -480,29 +480,40 @@ static int claim_event(lease_db *db, const lease__write *w, const PGresult *res,
                             reason == LEASE_GRANTED ? r_i8(res, i, 1) : 0, reason);
 }
 
+/* The parameters of a claim_next round of w for up to `left` jobs. */
+static void claim_params(const lease__write *w, int left, params *p) {
+  p_bytes(p, w->queue, w->queue_len);
+  p_f8(p, w->now);
+  p_bytes(p, w->owner, w->owner_len);
+  p_f8(p, w->until);
+  p_i4(p, left);
+}
+
 /*
 ** See lease.h: lease_claim_next, on a ready connection.  One
 ** statement per round (LPG_Q_SQL_CLAIM_NEXT), each its own transaction
 ** unless the caller opened one; a round that discarded jobs whose expired
 ** lease was their last attempt looks again for as many more.  A discarded
-** job leaves the candidates, so the rounds end.
+** job leaves the candidates, so the rounds end.  first: the result of the
+** first round, already run (lpg_q_complete_claim_next's), or NULL; freed
+** here.
 */
 static int claim_rounds(lease_db *db, const lease__write *w, int max, lease_job *jobs,
-                        int *count) {
+                        int *count, PGresult *first) {
   taken *t;
   size_t used = 0;
   int n = 0, i, failed = 0, rc = LEASE_OK;
-  if (!(t = malloc((size_t)max * sizeof *t))) return lease__fail(db, LEASE_NOMEM, "out of memory");
+  if (!(t = malloc((size_t)max * sizeof *t))) {
+    PQclear(first);
+    return lease__fail(db, LEASE_NOMEM, "out of memory");
+  }
   for (;;) {
     params p = {0};
-    PGresult *res;
+    PGresult *res = first;
     int rows, discarded = 0;
-    p_bytes(&p, w->queue, w->queue_len);
-    p_f8(&p, w->now);
-    p_bytes(&p, w->owner, w->owner_len);
-    p_f8(&p, w->until);
-    p_i4(&p, max - n);
-    if (!(res = qrun(db, LPG_ST_Q_CLAIM_NEXT, &p))) {
+    first = NULL;
+    claim_params(w, max - n, &p);
+    if (!res && !(res = qrun(db, LPG_ST_Q_CLAIM_NEXT, &p))) {
       free(t);
       return db->rc;
     }
@@ -616,7 +627,7 @@ static int claim_under(lease_db *db, const lease__write *w, lease__queue_facts *
   *count = 0;
   if (rc != LEASE_OK) return rc;
   if ((*why = lease__claim_room(q, max, &room)) != LEASE_GRANTED) return LEASE_OK;
-  if ((rc = claim_rounds(db, w, room, jobs, count)) != LEASE_OK) return rc;
+  if ((rc = claim_rounds(db, w, room, jobs, count, NULL)) != LEASE_OK) return rc;
   if (q->rate > 0 && *count > 0) {
     params p = {0};
     PGresult *res;
@@ -666,7 +677,7 @@ int lpg_q_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jo
   if (!q.found) {
     int began;
     if ((rc = lpg_ev_begin(db, &began)) != LEASE_OK) return rc;
-    if ((rc = lpg_ev_end(db, claim_rounds(db, w, max, jobs, count), began)) != LEASE_OK)
+    if ((rc = lpg_ev_end(db, claim_rounds(db, w, max, jobs, count, NULL), began)) != LEASE_OK)
       *count = 0;
     return rc;
   }
@@ -680,38 +691,56 @@ int lpg_q_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jo
   return rc;
 }
 
-/* BEGIN, the complete wc and the settings of wn's queue read with its
-** row locked, in one round trip with the clock's mark (lpg_pipeline_clocked);
-** the complete's outcome
-** into *reason (with its event), the settings into *q. */
-static int complete_then_settings(lease_db *db, const lease__write *wc, const lease__write *wn,
-                                  int *reason, lease__queue_facts *q) {
-  params pc = {0}, ps = {0};
-  const params *p[3] = {NULL, &pc, &ps};
-  int which[3] = {-1, 0, LPG_ST_Q_SETTINGS_LOCKED};
-  PGresult *out[3];
+/*
+** BEGIN, the complete wc, the settings of wn's queue and a claim_next
+** round of wn for max jobs, in one round trip with the clock's mark
+** (lpg_pipeline_clocked).  A queue with settings (*settings 1): all rolled
+** back, for the caller to run one statement at a time under them.  Else
+** the complete's outcome into *reason (with its event), and the claim's
+** rounds from that first one (claim_rounds).
+*/
+static int ccn_pipelined(lease_db *db, const lease__write *wc, const lease__write *wn, int max,
+                         lease_job *jobs, int *count, int *reason, int *settings) {
+  params pc = {0}, ps = {0}, pn = {0};
+  const params *p[4] = {NULL, &pc, &ps, &pn};
+  int which[4] = {-1, 0, LPG_ST_Q_SETTINGS, LPG_ST_Q_CLAIM_NEXT};
+  PGresult *out[4];
+  lease__queue_facts q;
   int rc;
   which[1] = lpg_write_params(wc, &pc);
   p_bytes(&ps, wn->queue, wn->queue_len);
-  if ((rc = lpg_pipeline_clocked(db, 3, which, p, out)) != LEASE_OK) return rc;
+  claim_params(wn, max, &pn);
+  if ((rc = lpg_pipeline_clocked(db, 4, which, p, out)) != LEASE_OK) return rc;
   PQclear(out[0]);
-  settings_of(out[2], q);
+  settings_of(out[2], &q);
   PQclear(out[2]);
-  return lpg_write_read(db, wc, out[1], NULL, reason);
+  if ((*settings = q.found)) {
+    PQclear(out[1]);
+    PQclear(out[3]);
+    lpg_rollback(db);
+    return LEASE_OK;
+  }
+  if ((rc = lpg_write_read(db, wc, out[1], NULL, reason)) != LEASE_OK) {
+    PQclear(out[3]);
+    return rc;
+  }
+  return claim_rounds(db, wn, max, jobs, count, out[3]);
 }
 
-/* See lpg_int.h: the complete wc, then claim_under of wn, in one
-** transaction; a failure of either rolls both back. */
+/* See lpg_int.h: the complete wc, then the claim of wn, in one
+** transaction (ccn_pipelined; a queue with settings: BEGIN, the complete,
+** claim_controlled); a failure of either rolls both back. */
 int lpg_q_complete_claim_next(lease_db *db, const lease__write *wc, const lease__write *wn,
                               int max, lease_job *jobs, int *count, int *reason, int *why) {
-  lease__queue_facts q;
-  int rc = lpg_ready_conn(db);
+  int settings = 0, rc = lpg_ready_conn(db);
   *why = LEASE_GRANTED;
   *count = 0;
   if (rc != LEASE_OK) return rc;
-  if ((rc = complete_then_settings(db, wc, wn, reason, &q)) == LEASE_OK &&
-      (rc = claim_under(db, wn, &q, max, jobs, count, why)) == LEASE_OK)
-    rc = lpg_exec(db, "COMMIT");
+  rc = ccn_pipelined(db, wc, wn, max, jobs, count, reason, &settings);
+  if (rc == LEASE_OK && settings && (rc = lpg_exec(db, "BEGIN")) == LEASE_OK &&
+      (rc = lpg_guarded(db, wc, reason)) == LEASE_OK)
+    rc = claim_controlled(db, wn, max, jobs, count, why);
+  if (rc == LEASE_OK) rc = lpg_exec(db, "COMMIT");
   if (rc != LEASE_OK) {
     lpg_rollback(db);
     *count = 0;

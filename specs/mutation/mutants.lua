@@ -1979,11 +1979,13 @@ return {
     hint = "specs/37-complete_claim_next_spec.lua",
   },
   {
+    -- the claim's first round fails inside the pipeline (ccn_pipelined):
+    -- that failure dropped, COMMIT is sent and the call reports success
     name = "pg-ccn-claim-failure-commits", step = "own", file = "src/pg/lpg_queue.c", backend = "pg",
-    fn = "ccn_pipelined",
-    from = [[  return claim_rounds(db, wn, max, jobs, count, out[3]);]],
-    to = [[  (void)claim_rounds(db, wn, max, jobs, count, out[3]);
-  return LEASE_OK;]],
+    fn = "lpg_q_complete_claim_next",
+    from = [[  rc = ccn_pipelined(db, wc, wn, max, jobs, count, reason, &settings);]],
+    to = [[  (void)ccn_pipelined(db, wc, wn, max, jobs, count, reason, &settings);
+  rc = LEASE_OK;]],
     hint = "specs/37-complete_claim_next_spec.lua",
   },
   {

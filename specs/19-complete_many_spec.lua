@@ -75,6 +75,16 @@ describe("complete_many", function()
     assert.are.equal("1", db:state("a").result)
   end)
 
+  it("refuses the same id the second time in one batch when other jobs come between: done", function()
+    db:enqueue_many({ "a", "b" })
+    local fa, fb = db:claim("a", "w", 0, 10), db:claim("b", "w", 0, 10)
+    local ok, why = db:complete_many("w", 1, { { id = "a", fence = fa, result = "1" },
+      { id = "b", fence = fb, result = "b" }, { id = "a", fence = fa, result = "2" } })
+    assert.is_false(ok)
+    assert.are.same({ [3] = "done" }, why)
+    assert.are.same({ "1", "b" }, { db:state("a").result, db:state("b").result })
+  end)
+
   it("returns true for an empty batch and changes nothing", function()
     db:enqueue("a")
     local before = H.snapshot(p)

@@ -34,6 +34,34 @@ describe("job data", function()
     assert.are.equal(0, db:enqueue_many({ "a", "b" }))
   end)
 
+  it("enqueue_many with data: each job its own, an id named twice added once with its first entry's, an existing job kept", function()
+    db:enqueue("old", { payload = "keep", priority = 7 })
+    local before = H.qsnapshot(p)
+    assert.are.equal(4, db:enqueue_many({
+      { id = "x", payload = "px\0", queue = "q", priority = 2, run_at = 50, max_attempts = 3, timeout = 9 },
+      { id = "old", payload = "new", priority = 1 },
+      { id = "y", payload = "" },
+      { id = "x", payload = "again", priority = 9 },
+      "w",
+      { id = "z", queue = "q" } }))
+    local x = db:state("x", 10)
+    assert.are.same({ "px\0", "q", 2, 50, 3, 9, "scheduled" },
+      { x.payload, x.queue, x.priority, x.run_at, x.max_attempts, x.timeout, x.status })
+    assert.are.same({ "keep", 7, "default" }, { db:state("old").payload, db:state("old").priority, db:state("old").queue })
+    assert.are.same({ "", "default", 0, 25, "available" },
+      { db:state("y").payload, db:state("y").queue, db:state("y").priority, db:state("y").max_attempts,
+        db:state("y", 10).status })
+    assert.are.same({ "q", 0 }, { db:state("z").queue, db:state("z").priority })
+    assert.is_nil(db:state("w").payload)
+    -- the jobs in the order given, after the one there before
+    local ids = {}
+    for i, j in ipairs(db:jobs("all", 10)) do ids[i] = j.id end
+    assert.are.same({ "old", "x", "y", "w", "z" }, ids)
+    assert.are.equal(0, db:enqueue_many({ "x", { id = "y", payload = "other" } }))
+    assert.are.equal("", db:state("y").payload)
+    assert.are_not.same(before, H.qsnapshot(p))
+  end)
+
   it("state is a pure read whose status depends on the now given", function()
     db:enqueue("a", { run_at = 100 })
     local before = H.qsnapshot(p)

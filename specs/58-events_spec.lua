@@ -131,6 +131,16 @@ describe("the events ledger", function()
     }, rows(all(db)))
   end)
 
+  it("records one event per entry of an enqueue_many with data, in the order given", function()
+    db:enqueue("d0")
+    assert.are.equal(2, db:enqueue_many({ { id = "d1", payload = "p" }, { id = "d0", payload = "p" },
+      { id = "d1", priority = 3 }, { id = "d2", queue = "q", run_at = 5 } }))
+    assert.are.same({
+      "enqueue d0 - - ok -", "enqueue d1 - - ok -", "enqueue d0 - - refused exists",
+      "enqueue d1 - - refused exists", "enqueue d2 - - ok -",
+    }, rows(all(db)))
+  end)
+
   it("records fail, the discard of a last attempt, and prune", function()
     db:enqueue("f", { max_attempts = 1 })
     local f = db:claim("f", "A", 10, 5)

@@ -1454,11 +1454,57 @@ return {
     hint = "specs/35-postgres_spec.lua",
   },
   {
-    name = "pg-complete-many-unordered", step = "own", file = "src/pg/lpg.c", backend = "pg",
-    fn = "pg_complete_many",
-    from = "  qsort(ord, (size_t)n, sizeof *ord, by_id);\n",
-    to = "  if (0) qsort(ord, (size_t)n, sizeof *ord, by_id);\n",
-    hint = "specs/35-postgres_spec.lua",
+    -- unsorted, an id named twice is no longer found next to itself, so
+    -- the batch runs as one statement and grants both (the statement
+    -- itself locks in id order: ORDER BY id FOR UPDATE)
+    name = "pg-complete-many-unordered", step = "own", file = "src/pg/lpg_many.c", backend = "pg",
+    fn = "lpg_complete_many",
+    from = "  qsort(b.ord, (size_t)n, sizeof *b.ord, by_id);\n",
+    to = "  if (0) qsort(b.ord, (size_t)n, sizeof *b.ord, by_id);\n",
+    hint = "specs/19-complete_many_spec.lua",
+  },
+  {
+    -- a keyed job in the one-statement batch: its key neither stored nor checked
+    name = "pg-enqueue-data-takes-keys", step = "own", file = "src/pg/lpg_queue.c", backend = "pg",
+    fn = "lpg_q_enqueue",
+    from = "  for (i = 0; batch && i < n; i++) batch = !jobs[i].key && jobs[i].n_after == 0;\n",
+    to = "  for (i = 0; batch && i < n; i++) batch = jobs[i].n_after == 0;\n",
+    hint = "specs/43-unique_key_spec.lua",
+  },
+  {
+    name = "pg-enqueue-data-takes-deps", step = "own", file = "src/pg/lpg_queue.c", backend = "pg",
+    fn = "lpg_q_enqueue",
+    from = "  for (i = 0; batch && i < n; i++) batch = !jobs[i].key && jobs[i].n_after == 0;\n",
+    to = "  for (i = 0; batch && i < n; i++) batch = !jobs[i].key;\n",
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    name = "pg-enqueue-data-last-entry-wins", step = "own", file = "src/pg/lpg_queue_sql.h",
+    backend = "pg", fn = "LPG_Q_SQL_ENQUEUE_DATA",
+    from = [[  " f AS (SELECT DISTINCT ON (id) * FROM a ORDER BY id, k),"]],
+    to = [[  " f AS (SELECT DISTINCT ON (id) * FROM a ORDER BY id, k DESC),"]],
+    hint = "specs/30-queue_data_spec.lua",
+  },
+  {
+    name = "pg-enqueue-data-exists-recorded-ok", step = "own", file = "src/pg/lpg_many.c",
+    backend = "pg", fn = "enqueue_events",
+    from = "                         added[i] ? LEASE_GRANTED : LEASE_EXISTS);\n",
+    to = "                         LEASE_GRANTED);\n",
+    hint = "specs/58-events_spec.lua",
+  },
+  {
+    name = "pg-complete-many-fence-unchecked", step = "own", file = "src/pg/lpg_sql.h", backend = "pg",
+    fn = "LPG_SQL_COMPLETE_MANY",
+    from = [[" AND j.owner = $4 AND j.fence = a.fence AND j.until > $5"]],
+    to = [[" AND j.owner = $4 AND j.until > $5"]],
+    hint = "specs/19-complete_many_spec.lua",
+  },
+  {
+    name = "pg-complete-many-twice-in-one-statement", step = "own", file = "src/pg/lpg_many.c",
+    backend = "pg", fn = "named_twice",
+    from = "    if (id_cmp(&ord[i - 1], &ord[i]) == 0) return 1;\n",
+    to = "    if (id_cmp(&ord[i - 1], &ord[i]) == 0 && i < 0) return 1;\n",
+    hint = "specs/19-complete_many_spec.lua",
   },
   {
     name = "pg-server-isolation-kept", step = "own", file = "src/pg/lpg.c", backend = "pg",
@@ -1577,9 +1623,9 @@ return {
   },
   {
     name = "pg-blocked-code-column", step = "own", file = "src/pg/lpg.c", backend = "pg",
-    fn = "lpg_outcome",
-    from = "    f.blocked = r_i4(r, 0, 6);\n",
-    to = "    f.blocked = r_i4(r, 0, 5);\n",
+    fn = "lpg_outcome_row",
+    from = "    f.blocked = r_i4(r, row, 6);\n",
+    to = "    f.blocked = r_i4(r, row, 5);\n",
     hint = "specs/50-with_lease_spec.lua",
   },
   {
@@ -1926,19 +1972,20 @@ return {
   },
   {
     name = "pg-ccn-two-transactions", step = "own", file = "src/pg/lpg_queue.c", backend = "pg",
-    fn = "lpg_q_complete_claim_next",
-    from = [[  if ((rc = lpg_exec(db, "BEGIN")) != LEASE_OK) return rc;
-  if ((rc = lpg_guarded(db, wc, reason)) == LEASE_OK &&]],
-    to = [[  if ((rc = lpg_guarded(db, wc, reason)) == LEASE_OK &&]],
+    fn = "ccn_pipelined",
+    from = [[  if ((rc = lpg_pipeline_clocked(db, 4, which, p, out)) != LEASE_OK) return rc;]],
+    to = [[  out[0] = NULL;
+  if ((rc = lpg_pipeline_clocked(db, 3, which + 1, p + 1, out + 1)) != LEASE_OK) return rc;]],
     hint = "specs/37-complete_claim_next_spec.lua",
   },
   {
+    -- the claim's first round fails inside the pipeline (ccn_pipelined):
+    -- that failure dropped, COMMIT is sent and the call reports success
     name = "pg-ccn-claim-failure-commits", step = "own", file = "src/pg/lpg_queue.c", backend = "pg",
     fn = "lpg_q_complete_claim_next",
-    from = [[      (rc = claim_controlled(db, wn, max, jobs, count, why)) == LEASE_OK)
-    rc = lpg_exec(db, "COMMIT");]],
-    to = [[      ((void)claim_controlled(db, wn, max, jobs, count, why), 1))
-    rc = lpg_exec(db, "COMMIT");]],
+    from = [[  rc = ccn_pipelined(db, wc, wn, max, jobs, count, reason, &settings);]],
+    to = [[  (void)ccn_pipelined(db, wc, wn, max, jobs, count, reason, &settings);
+  rc = LEASE_OK;]],
     hint = "specs/37-complete_claim_next_spec.lua",
   },
   {
@@ -2364,8 +2411,17 @@ return {
   {
     name = "queue-limit-read-unlocked-pg", step = "own", file = "src/pg/lpg_queue.c", backend = "pg",
     fn = "claim_controlled",
-    from = "read_facts(db, w, LPG_ST_Q_SETTINGS_LOCKED, 1, &q);",
-    to = "read_facts(db, w, LPG_ST_Q_SETTINGS, 1, &q);",
+    from = "read_facts(db, w, LPG_ST_Q_SETTINGS_LOCKED, 0, &q);",
+    to = "read_facts(db, w, LPG_ST_Q_SETTINGS, 0, &q);",
+    hint = "specs/42-queue_control_spec.lua",
+  },
+  {
+    -- complete_claim_next on a queue with settings: its pipelined claim
+    -- (which ignores them) rolled back, the claim run under them
+    name = "pg-ccn-settings-ignored", step = "own", file = "src/pg/lpg_queue.c",
+    backend = "pg", fn = "ccn_pipelined",
+    from = "  if ((*settings = q.found)) {\n",
+    to = "  if ((*settings = 0)) {\n",
     hint = "specs/42-queue_control_spec.lua",
   },
   -- The schema version (src/sqlite/lsq_schema.c, src/pg/lpg_schema.c) ----
@@ -2523,10 +2579,24 @@ return {
   },
   {
     name = "pg-clock-check-skipped", step = "own", backend = "pg", file = "src/pg/lpg.c", fn = "lpg_ready",
-    from = [[  lpg_rollback(db);
-  return lpg_q_clock(db);]],
-    to = [[  lpg_rollback(db);
-  return LEASE_OK;]],
+    from = [[  return rc != LEASE_OK ? rc : lpg_q_clock(db);]],
+    to = [[  return rc;]],
+    hint = "specs/54-clock_spec.lua",
+  },
+  {
+    -- claim_next, complete_claim_next and complete_many read the mark in
+    -- their first round trip
+    name = "pg-pipeline-clock-unjudged", step = "own", backend = "pg", file = "src/pg/lpg.c",
+    fn = "lpg_pipeline_clocked",
+    from = [[    if (c) rc = lpg_q_clock_judge(db, o[0], &move), PQclear(o[0]);]],
+    to = [[    if (c) PQclear(o[0]);]],
+    hint = "specs/54-clock_spec.lua",
+  },
+  {
+    name = "pg-pipeline-clock-not-moved", step = "own", backend = "pg", file = "src/pg/lpg.c",
+    fn = "lpg_pipeline_clocked",
+    from = [[    if (rc == LEASE_OK && !move) return LEASE_OK;]],
+    to = [[    if (rc == LEASE_OK) return LEASE_OK;]],
     hint = "specs/54-clock_spec.lua",
   },
   -- Schedules (specs/41-schedule_spec.lua, specs/c/test_cron.c) -------
@@ -2961,7 +3031,7 @@ return {
   },
   {
     name = "pg-events-refused-complete-not-recorded", step = "own", file = "src/pg/lpg.c",
-    fn = "guarded", backend = "pg",
+    fn = "lpg_write_read", backend = "pg",
     from = [=[  return lease__event_write(db, write_event[w->op], w, got, *reason);]=],
     to = [=[  return *reason ? LEASE_OK : lease__event_write(db, write_event[w->op], w, got, *reason);]=],
     hint = "specs/58-events_spec.lua",

@@ -6,7 +6,8 @@
 ** here whatever the server's default: under REPEATABLE READ the claim race
 ** would fail with serialization errors instead of reporting "held"), and
 ** every operation is one prepared statement with binary parameters and
-** results, so each commits on its own; complete_many is one transaction.
+** results, so each commits on its own; complete_many is one transaction
+** (lpg_many.c).
 ** The SQL and why each statement keeps the contract: lpg_sql.h.  The job
 ** queue's operations: lpg_queue.c (what the two share: lpg_int.h).
 **
@@ -172,27 +173,46 @@ static int set_session(lease_db *db) {
   return lpg_exec(db, sql);
 }
 
-/*
-** Make the connection ready for a call: reset a broken one (once) and set
-** its session up again; roll back a transaction a failed call left open.
-** Returns LEASE_OK or LEASE_IOERR (recorded).
-*/
-int lpg_ready(lease_db *db) {
+/* See lpg_int.h. */
+int lpg_ready_conn(lease_db *db) {
   lpg_conn *c = LPG(db);
-  int rc;
   if (PQstatus(c->pg) != CONNECTION_OK) {
     PQreset(c->pg);
     if (PQstatus(c->pg) != CONNECTION_OK) return lpg_fail(db, NULL);   /* LEASE_IOERR */
-    if ((rc = set_session(db)) != LEASE_OK) return rc;
-    return lpg_q_clock(db);
+    return set_session(db);
   }
   lpg_rollback(db);
-  return lpg_q_clock(db);
+  return LEASE_OK;
+}
+
+/* See lpg_int.h: lpg_ready_conn, then the clock step. */
+int lpg_ready(lease_db *db) {
+  int rc = lpg_ready_conn(db);
+  return rc != LEASE_OK ? rc : lpg_q_clock(db);
 }
 
 /* ===================================================================== */
 /* Statements                                                             */
 /* ===================================================================== */
+
+/* Prepare statement `sql` as slot `slot` (its name into name[16]) unless
+** this session has.  LEASE_OK or the failure recorded. */
+static int prepared(lease_db *db, int slot, const char *sql, int n, const unsigned *types,
+                    char *name) {
+  lpg_conn *c = LPG(db);
+  PGresult *res;
+  snprintf(name, 16, "lease_%d", slot);
+  if (c->prepared & ((uint64_t)1 << slot)) return LEASE_OK;
+  res = PQprepare(c->pg, name, sql, n, types);
+  if (PQresultStatus(res) != PGRES_COMMAND_OK) {
+    int rc = lpg_fail(db, res);
+    PQclear(res);
+    return rc;
+  }
+  PQclear(res);
+  c->prepared |= (uint64_t)1 << slot;
+  return LEASE_OK;
+}
 
 /* See lpg_int.h. */
 PGresult *lpg_run(lease_db *db, int slot, const char *sql, int n, const unsigned *types,
@@ -201,17 +221,7 @@ PGresult *lpg_run(lease_db *db, int slot, const char *sql, int n, const unsigned
   char name[16];
   PGresult *res;
   ExecStatusType st;
-  snprintf(name, sizeof name, "lease_%d", slot);
-  if (!(c->prepared & ((uint64_t)1 << slot))) {
-    res = PQprepare(c->pg, name, sql, n, types);
-    if (PQresultStatus(res) != PGRES_COMMAND_OK) {
-      lpg_fail(db, res);
-      PQclear(res);
-      return NULL;
-    }
-    PQclear(res);
-    c->prepared |= (uint64_t)1 << slot;
-  }
+  if (prepared(db, slot, sql, n, types, name) != LEASE_OK) return NULL;
   res = PQexecPrepared(c->pg, name, p ? p->n : 0, p ? p->v : NULL, p ? p->len : NULL,
                        p ? p->fmt : NULL, 1);
   st = PQresultStatus(res);
@@ -226,6 +236,85 @@ PGresult *lpg_run(lease_db *db, int slot, const char *sql, int n, const unsigned
 /* See lpg_int.h. */
 PGresult *lpg_stmt_run(lease_db *db, int which, const params *p) {
   return lpg_run(db, which, stmts[which].sql, stmts[which].n, stmts[which].types, p);
+}
+
+/* Send statement `which` (LPG_ST_*, or -1: BEGIN) in pipeline mode. */
+static int send_one(lease_db *db, int which, const params *p) {
+  char name[24];
+  if (which < 0) return PQsendQueryParams(LPG(db)->pg, "BEGIN", 0, NULL, NULL, NULL, NULL, 0);
+  snprintf(name, sizeof name, "lease_%d", which);
+  return PQsendQueryPrepared(LPG(db)->pg, name, p ? p->n : 0, p ? p->v : NULL,
+                             p ? p->len : NULL, p ? p->fmt : NULL, 1);
+}
+
+/* Read the results of n statements sent in pipeline mode, then its sync,
+** into out (the first failure recorded, the rest NULL).  LEASE_OK or that
+** failure. */
+static int pipeline_read(lease_db *db, int n, PGresult **out) {
+  PGconn *pg = LPG(db)->pg;
+  PGresult *res;
+  int i, rc = LEASE_OK;
+  for (i = 0; i < n; i++) {
+    while ((res = PQgetResult(pg)) != NULL) {
+      ExecStatusType st = PQresultStatus(res);
+      if (!out[i] && rc == LEASE_OK && (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK)) {
+        out[i] = res;
+        continue;
+      }
+      if (rc == LEASE_OK) rc = lpg_fail(db, st == PGRES_PIPELINE_ABORTED ? NULL : res);
+      PQclear(res);
+    }
+    if (PQstatus(pg) != CONNECTION_OK && rc == LEASE_OK) rc = lpg_fail(db, NULL);
+    if (PQstatus(pg) != CONNECTION_OK) return rc;
+  }
+  while ((res = PQgetResult(pg)) != NULL) {   /* the sync */
+    ExecStatusType st = PQresultStatus(res);
+    PQclear(res);
+    if (st == PGRES_PIPELINE_SYNC) break;
+  }
+  return rc;
+}
+
+/* See lpg_int.h. */
+int lpg_pipeline(lease_db *db, int n, const int *which, const params *const *p,
+                 PGresult **out) {
+  PGconn *pg = LPG(db)->pg;
+  char name[16];
+  int i, ok, rc;
+  for (i = 0; i < n; i++) {
+    out[i] = NULL;
+    if (which[i] >= 0 && (rc = prepared(db, which[i], stmts[which[i]].sql, stmts[which[i]].n,
+                                        stmts[which[i]].types, name)) != LEASE_OK)
+      return rc;
+  }
+  if (!PQenterPipelineMode(pg)) return lpg_fail(db, NULL);
+  for (ok = 1, i = 0; ok && i < n; i++) ok = send_one(db, which[i], p[i]);
+  rc = ok && PQpipelineSync(pg) ? pipeline_read(db, n, out) : lpg_fail(db, NULL);
+  PQexitPipelineMode(pg);
+  if (rc != LEASE_OK)
+    for (i = 0; i < n; i++) PQclear(out[i]), out[i] = NULL;
+  return rc;
+}
+
+/* See lpg_int.h. */
+int lpg_pipeline_clocked(lease_db *db, int n, const int *which, const params *const *p,
+                         PGresult **out) {
+  int w[LPG_PIPE_MAX + 1], c = lpg_q_clock_due(db), i, move, rc;
+  const params *q[LPG_PIPE_MAX + 1];
+  PGresult *o[LPG_PIPE_MAX + 1];
+  for (;;) {
+    w[0] = LPG_ST_CLOCK_READ, q[0] = NULL;
+    for (i = 0; i < n; i++) w[i + 1] = which[i], q[i + 1] = p[i];
+    if ((rc = lpg_pipeline(db, n + c, w + 1 - c, q + 1 - c, o + 1 - c)) != LEASE_OK) return rc;
+    move = 0;
+    if (c) rc = lpg_q_clock_judge(db, o[0], &move), PQclear(o[0]);
+    for (i = 0; i < n; i++) out[i] = o[i + 1];
+    if (rc == LEASE_OK && !move) return LEASE_OK;
+    for (i = 0; i < n; i++) PQclear(out[i]), out[i] = NULL;
+    lpg_rollback(db);   /* the mark moves first, on its own */
+    if (rc != LEASE_OK || (rc = lpg_q_clock_move(db)) != LEASE_OK) return rc;
+    c = 0;
+  }
 }
 
 /* Run statement `which` with parameters p. */
@@ -600,23 +689,29 @@ static const int write_stmt[] = {
 */
 int lpg_outcome(lease_db *db, const lease__write *w, const PGresult *r, int64_t *fence,
                 int *reason) {
-  lease__facts f = {0};
   if (PQntuples(r) != 1)
     return lease__fail(db, LEASE_ERROR, "internal error: a guarded write returned %d rows",
                        PQntuples(r));
-  if (!PQgetisnull(r, 0, 0) && r_i8(r, 0, 0) > 0) {
+  return lpg_outcome_row(db, w, r, 0, fence, reason);
+}
+
+/* See lpg_int.h: lpg_outcome's reading of report row `row`. */
+int lpg_outcome_row(lease_db *db, const lease__write *w, const PGresult *r, int row,
+                    int64_t *fence, int *reason) {
+  lease__facts f = {0};
+  if (!PQgetisnull(r, row, 0) && r_i8(r, row, 0) > 0) {
     *reason = LEASE_GRANTED;
-    if (w->op == LEASE__CLAIM && fence) *fence = r_i8(r, 0, 0);
+    if (w->op == LEASE__CLAIM && fence) *fence = r_i8(r, row, 0);
     return LEASE_OK;
   }
-  if ((f.found = r_bool(r, 0, 1))) {
-    f.done = r_bool(r, 0, 2);
-    f.other_owner = r_bool(r, 0, 3);
-    f.other_fence = r_bool(r, 0, 4);
-    f.expired = r_bool(r, 0, 5);
-    f.blocked = r_i4(r, 0, 6);
-    f.live = r_bool(r, 0, 7);
-    f.qstate = PQgetisnull(r, 0, 8) ? LEASE__Q_OPEN : r_i4(r, 0, 8);
+  if ((f.found = r_bool(r, row, 1))) {
+    f.done = r_bool(r, row, 2);
+    f.other_owner = r_bool(r, row, 3);
+    f.other_fence = r_bool(r, row, 4);
+    f.expired = r_bool(r, row, 5);
+    f.blocked = r_i4(r, row, 6);
+    f.live = r_bool(r, row, 7);
+    f.qstate = PQgetisnull(r, row, 8) ? LEASE__Q_OPEN : r_i4(r, row, 8);
   }
   return lease__refusal(db, w->op, &f, reason);
 }
@@ -651,42 +746,52 @@ static int lapsed_events(lease_db *db, const lease__write *w, const PGresult *r)
   return lease__event_id(db, LEASE_EV_DISCARD, w->id, w->id_len, w->now, LEASE_GRANTED);
 }
 
+/* See lpg_int.h. */
+int lpg_write_params(const lease__write *w, params *p) {
+  p_bytes(p, w->id, w->id_len);
+  p_bytes(p, w->owner, w->owner_len);
+  switch (w->op) {
+    case LEASE__CLAIM:
+      p_f8(p, w->now);
+      p_f8(p, w->until);
+      break;
+    case LEASE__RENEW:
+      p_i8(p, w->fence);
+      p_f8(p, w->now);
+      p_f8(p, w->until);
+      break;
+    case LEASE__COMPLETE:
+      p_i8(p, w->fence);
+      p_f8(p, w->now);
+      p_bytes(p, w->result, w->result_len);
+      break;
+    case LEASE__RELEASE:
+      p_i8(p, w->fence);
+      break;
+  }
+  return write_stmt[w->op];
+}
+
+/* See lpg_int.h. */
+int lpg_write_read(lease_db *db, const lease__write *w, PGresult *res, int64_t *fence,
+                   int *reason) {
+  int64_t got = 0;
+  int rc = lpg_outcome(db, w, res, &got, reason);
+  if (rc == LEASE_OK && w->op == LEASE__CLAIM) rc = lapsed_events(db, w, res);
+  PQclear(res);
+  if (rc != LEASE_OK) return rc;
+  if (fence) *fence = got;
+  return lease__event_write(db, write_event[w->op], w, got, *reason);
+}
+
 /* Run the guarded write w and read its outcome, then record its event in
 ** the ledger (in the caller's transaction; alone, the event is not
 ** recorded: pg_write opens one when events are on). */
 static int guarded(lease_db *db, const lease__write *w, int64_t *fence, int *reason) {
   params p = {0};
   PGresult *res;
-  int64_t got = 0;
-  int rc;
-  p_bytes(&p, w->id, w->id_len);
-  p_bytes(&p, w->owner, w->owner_len);
-  switch (w->op) {
-    case LEASE__CLAIM:
-      p_f8(&p, w->now);
-      p_f8(&p, w->until);
-      break;
-    case LEASE__RENEW:
-      p_i8(&p, w->fence);
-      p_f8(&p, w->now);
-      p_f8(&p, w->until);
-      break;
-    case LEASE__COMPLETE:
-      p_i8(&p, w->fence);
-      p_f8(&p, w->now);
-      p_bytes(&p, w->result, w->result_len);
-      break;
-    case LEASE__RELEASE:
-      p_i8(&p, w->fence);
-      break;
-  }
-  if (!(res = run(db, write_stmt[w->op], &p))) return db->rc;
-  rc = lpg_outcome(db, w, res, &got, reason);
-  if (rc == LEASE_OK && w->op == LEASE__CLAIM) rc = lapsed_events(db, w, res);
-  PQclear(res);
-  if (rc != LEASE_OK) return rc;
-  if (fence) *fence = got;
-  return lease__event_write(db, write_event[w->op], w, got, *reason);
+  if (!(res = run(db, lpg_write_params(w, &p), &p))) return db->rc;
+  return lpg_write_read(db, w, res, fence, reason);
 }
 
 /* See lease_int.h: claim, renew, complete or release, one statement. */
@@ -697,68 +802,6 @@ static int pg_write(lease_db *db, const lease__write *w, int64_t *fence, int *re
   if ((rc = lpg_ev_end(db, guarded(db, w, &got, &r), began)) != LEASE_OK) return rc;
   if (fence) *fence = r == LEASE_GRANTED ? got : 0;
   if (reason) *reason = r;
-  return LEASE_OK;
-}
-
-/* complete_many's items sorted by id (bytes, then length), input order
-** among equal ids. */
-typedef struct order_item {
-  const char *id;
-  size_t len;
-  int at;
-} order_item;
-
-static int by_id(const void *a, const void *b) {
-  const order_item *x = a, *y = b;
-  size_t n = x->len < y->len ? x->len : y->len;
-  int c = n ? memcmp(x->id, y->id, n) : 0;
-  if (c) return c;
-  if (x->len != y->len) return x->len < y->len ? -1 : 1;
-  return (x->at > y->at) - (x->at < y->at);
-}
-
-/*
-** See lease.h (contract step 6 for each job, one transaction).  The jobs
-** are locked in id order whatever the input order, so two batches over
-** the same jobs cannot deadlock; reasons come back in input order.
-*/
-static int pg_complete_many(lease_db *db, const lease__write *w, const lease_result *items,
-                            int n, int *reasons, int *stored) {
-  lease__write one = *w;
-  order_item *ord;
-  int rc, i, r, done = 0;
-  if ((rc = lpg_ready(db)) != LEASE_OK) return rc;
-  if (!(ord = malloc((size_t)n * sizeof *ord))) return lease__fail(db, LEASE_NOMEM, "out of memory");
-  for (i = 0; i < n; i++) {
-    ord[i].id = items[i].id;
-    ord[i].len = items[i].id_len == LEASE_NTS ? strlen(items[i].id) : items[i].id_len;
-    ord[i].at = i;
-  }
-  qsort(ord, (size_t)n, sizeof *ord, by_id);
-  if ((rc = lpg_exec(db, "BEGIN")) != LEASE_OK) {
-    free(ord);
-    return rc;
-  }
-  for (i = 0; i < n && rc == LEASE_OK; i++) {
-    const lease_result *it = &items[ord[i].at];
-    one.id = ord[i].id;
-    one.id_len = ord[i].len;
-    one.fence = it->fence;
-    one.result = it->result;
-    one.result_len = it->result && it->result_len == LEASE_NTS ? strlen(it->result) : it->result_len;
-    rc = guarded(db, &one, NULL, &r);
-    if (rc == LEASE_OK) {
-      if (reasons) reasons[ord[i].at] = r;
-      if (r == LEASE_GRANTED) done++;
-    }
-  }
-  free(ord);
-  if (rc == LEASE_OK) rc = lpg_exec(db, "COMMIT");
-  if (rc != LEASE_OK) {
-    lpg_rollback(db);
-    return rc;
-  }
-  if (stored) *stored = done;
   return LEASE_OK;
 }
 
@@ -789,7 +832,7 @@ const lease__backend lease__pg = {
   .after = lpg_q_after,
   .state = lpg_q_state,
   .write = pg_write,
-  .complete_many = pg_complete_many,
+  .complete_many = lpg_complete_many,
   .claim_next = lpg_q_claim_next,
   .list = lpg_q_list,
   .count = lpg_q_count,

@@ -16,7 +16,8 @@
 #include <string.h>
 
 /* PostgreSQL's type oids (pg_type.dat) of the parameters sent. */
-enum { T_BYTEA = 17, T_INT8 = 20, T_INT4 = 23, T_FLOAT8 = 701, T_BYTEA_ARRAY = 1001 };
+enum { T_BYTEA = 17, T_INT8 = 20, T_INT4 = 23, T_FLOAT8 = 701, T_BYTEA_ARRAY = 1001,
+       T_INT8_ARRAY = 1016, T_FLOAT8_ARRAY = 1022 };
 
 /* The most parameters one statement takes. */
 #define LPG_MAX_PARAMS 9
@@ -24,7 +25,9 @@ enum { T_BYTEA = 17, T_INT8 = 20, T_INT4 = 23, T_FLOAT8 = 701, T_BYTEA_ARRAY = 1
 /*
 ** The statements only this backend runs, after the shared list's
 ** (lease_statements.h): ENQUEUE_MANY (many ids in one INSERT; SQLite runs
-** ENQUEUE per id in one transaction), NOW (the server's clock), and the
+** ENQUEUE per id in one transaction; ENQUEUE_DATA the same for jobs with
+** data, without keys or dependencies), COMPLETE_MANY (a batch's completes in
+** one UPDATE; SQLite runs COMPLETE per job in one transaction), NOW (the server's clock), and the
 ** queue operations that are one statement here where SQLite runs several
 ** in a transaction: Q_CLAIM_NEXT (SQLite: CANDIDATES, CLAIM_FREE, ...),
 ** Q_RETRY and Q_CANCEL (SQLite: INFO, REOPEN, RESET, END; Q_RETRY also
@@ -39,6 +42,8 @@ enum { T_BYTEA = 17, T_INT8 = 20, T_INT4 = 23, T_FLOAT8 = 701, T_BYTEA_ARRAY = 1
 */
 #define LPG_OWN_STATEMENTS(XX)                                                \
   XX(ENQUEUE_MANY)                                                            \
+  XX(ENQUEUE_DATA)                                                            \
+  XX(COMPLETE_MANY)                                                           \
   XX(NOW)                                                                     \
   XX(Q_CLAIM_NEXT)                                                            \
   XX(Q_RETRY)                                                                 \
@@ -167,6 +172,10 @@ void lpg_rollback(lease_db *db);
 ** step's failure. */
 int lpg_ready(lease_db *db);
 
+/* lpg_ready_conn: lpg_ready without the clock step, for a call that reads
+** the mark with its first statements (lpg_pipeline_clocked). */
+int lpg_ready_conn(lease_db *db);
+
 /*
 ** Run statement `sql` prepared as slot `slot` (prepared on first use in
 ** this session, with n parameters of `types`), parameters p (NULL: none),
@@ -178,6 +187,42 @@ PGresult *lpg_run(lease_db *db, int slot, const char *sql, int n, const unsigned
 /* Run statement `which` (LPG_ST_*) with parameters p (NULL: none), as
 ** lpg_run. */
 PGresult *lpg_stmt_run(lease_db *db, int which, const params *p);
+
+/*
+** Send n statements in one round trip (libpq's pipeline mode): which[i] an
+** LPG_ST_* with parameters p[i] (NULL: none), or -1 for BEGIN.  out[i]:
+** each one's result, the caller's to PQclear.  LEASE_OK, or the first
+** failure recorded (every out[i] NULL; a transaction they opened is left
+** for the caller to roll back).
+*/
+int lpg_pipeline(lease_db *db, int n, const int *which, const params *const *p,
+                 PGresult **out);
+
+/* The most statements lpg_pipeline_clocked sends in one round trip. */
+#define LPG_PIPE_MAX 4
+
+/*
+** lpg_pipeline after lpg_ready_conn: the n (at most LPG_PIPE_MAX)
+** statements with, when the call's clock step is due (lpg_q_clock_due),
+** the mark's read in front, judged once they have run (lpg_q_clock_judge).
+** A now the mark refuses: what they did is rolled back, the refusal
+** returned.  A mark to move: rolled back, the mark moved on its own, and
+** the statements sent again.  So they run only under a mark that needs no
+** move, as after lpg_ready.  out[i]: their results; LEASE_OK or the
+** failure recorded (every out[i] NULL; the caller rolls back).
+*/
+int lpg_pipeline_clocked(lease_db *db, int n, const int *which, const params *const *p,
+                         PGresult **out);
+
+/* lpg_write_params: the parameters of the guarded write w into p; returns
+** its statement (LPG_ST_CLAIM, RENEW, COMPLETE or RELEASE). */
+int lpg_write_params(const lease__write *w, params *p);
+
+/* lpg_write_read: the outcome of the guarded write w from its result res
+** (freed here): *reason, a claim's *fence (may be NULL), and its events
+** in the ledger.  LEASE_OK or the failure recorded. */
+int lpg_write_read(lease_db *db, const lease__write *w, PGresult *res, int64_t *fence,
+                   int *reason);
 
 /* lpg_statement: lease__pg's statement: the SQL of shared statement
 ** `which` (lease_statements.h), NULL for a number outside the list. */
@@ -191,10 +236,54 @@ const char *lpg_statement(lease__stmt which);
 int lpg_outcome(lease_db *db, const lease__write *w, const PGresult *r, int64_t *fence,
                 int *reason);
 
+/* lpg_outcome_row: lpg_outcome's reading of row `row` of a result of
+** report rows (complete_many's, one per job). */
+int lpg_outcome_row(lease_db *db, const lease__write *w, const PGresult *r, int row,
+                    int64_t *fence, int *reason);
+
 /* lpg_enqueue_ids: enqueue's plain form, for n checked jobs that carry
 ** nothing but their ids: one INSERT of them all (LPG_SQL_ENQUEUE_MANY),
 ** its own transaction; *inserted: how many were new (may be NULL). */
 int lpg_enqueue_ids(lease_db *db, const lease_new_job *jobs, int n, int *inserted);
+
+/* ---- lpg_many.c --------------------------------------------------------- */
+
+/* A one-dimensional array in PostgreSQL's binary format being built, of
+** elements of type `type` (an oid): lpg_array_init, then lpg_array_add or
+** lpg_array_i8 for each element, then lpg_array_end appends it to a
+** statement's parameters; lpg_array_free once the statement has run. */
+typedef struct lpg_array {
+  char *b;
+  size_t len, cap;
+  unsigned type;
+  int n, nulls, failed;
+} lpg_array;
+
+void lpg_array_init(lpg_array *a, unsigned type);
+/* Append a byte string of len bytes (s NULL: SQL NULL). */
+void lpg_array_add(lpg_array *a, const char *s, size_t len);
+/* Append an int8. */
+void lpg_array_i8(lpg_array *a, int64_t v);
+/* Append a float8, SQL NULL for NaN. */
+void lpg_array_f8(lpg_array *a, double d);
+/* Append the array to p.  LEASE_OK; LEASE_NOMEM, or LEASE_MISUSE when it
+** outgrew one parameter (`what`, e.g. "complete_many: the ids", names it),
+** recorded. */
+int lpg_array_end(lease_db *db, lpg_array *a, params *p, const char *what);
+void lpg_array_free(lpg_array *a);
+
+/* lpg_enqueue_data: enqueue of n > 1 checked jobs with data, none with a
+** key or dependencies: one statement (LPG_Q_SQL_ENQUEUE_DATA), its own
+** transaction (with the ledger's events, when on); *inserted: how many
+** were new (may be NULL). */
+int lpg_enqueue_data(lease_db *db, const lease_new_job *jobs, int n, int *inserted);
+
+/* lpg_complete_many: lease__backend's complete_many (lease.h:
+** lease_complete_many): one transaction, the jobs locked in id order, one
+** statement for the batch (LPG_SQL_COMPLETE_MANY), reasons in input order
+** (reasons and stored may be NULL). */
+int lpg_complete_many(lease_db *db, const lease__write *w, const lease_result *items, int n,
+                      int *reasons, int *stored);
 
 /* ---- lpg_wake.c --------------------------------------------------------- */
 
@@ -257,6 +346,14 @@ int lpg_schema_upgrade(lease_db *db);
 ** handle, or on a database older than the clock step (lease_schema.h:
 ** LEASE_SCHEMA_HAS).  Called by lpg_ready. */
 int lpg_q_clock(lease_db *db);
+
+/* lpg_q_clock's parts: whether the call's clock step is due (1 or 0); the
+** mark read (res, LPG_ST_CLOCK_READ's result) judged against the call's
+** now, *move 1 when the mark must move up (LEASE_OK, or the refusal
+** recorded); the move. */
+int lpg_q_clock_due(lease_db *db);
+int lpg_q_clock_judge(lease_db *db, const PGresult *res, int *move);
+int lpg_q_clock_move(lease_db *db);
 
 /* lpg_key_conflict: 1 when the failure just recorded on db (rc) is the
 ** unique index lease_queue_key refusing a second unfinished holder of a

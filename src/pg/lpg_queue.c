@@ -77,22 +77,35 @@ static int in_txn(lease_db *db, int (*body)(lease_db *, void *), void *ctx) {
 /* ===================================================================== */
 
 /* See lpg_int.h. */
-int lpg_q_clock(lease_db *db) {
+int lpg_q_clock_due(lease_db *db) {
+  return !isnan(db->clock_now) && LEASE_SCHEMA_HAS(LPG(db)->version, CLOCK) &&
+         !(db->opt.flags & LEASE_OPEN_READONLY);
+}
+
+/* See lpg_int.h. */
+int lpg_q_clock_judge(lease_db *db, const PGresult *res, int *move) {
+  return lease__clock(db, PQntuples(res) == 1 ? r_time(res, 0, 0) : NAN, move);
+}
+
+/* See lpg_int.h. */
+int lpg_q_clock_move(lease_db *db) {
   params p = {0};
   PGresult *res;
-  double mark;
-  int move, rc;
-  if (isnan(db->clock_now) || !LEASE_SCHEMA_HAS(LPG(db)->version, CLOCK)
-      || (db->opt.flags & LEASE_OPEN_READONLY))
-    return LEASE_OK;
-  if (!(res = qrun(db, LPG_ST_CLOCK_READ, NULL))) return db->rc;
-  mark = PQntuples(res) == 1 ? r_time(res, 0, 0) : NAN;
-  PQclear(res);
-  if ((rc = lease__clock(db, mark, &move)) != LEASE_OK || !move) return rc;
   p_f8(&p, db->clock_now);
   if (!(res = qrun(db, LPG_ST_CLOCK_MOVE, &p))) return db->rc;
   PQclear(res);
   return LEASE_OK;
+}
+
+/* See lpg_int.h. */
+int lpg_q_clock(lease_db *db) {
+  PGresult *res;
+  int move, rc;
+  if (!lpg_q_clock_due(db)) return LEASE_OK;
+  if (!(res = qrun(db, LPG_ST_CLOCK_READ, NULL))) return db->rc;
+  rc = lpg_q_clock_judge(db, res, &move);
+  PQclear(res);
+  return rc != LEASE_OK || !move ? rc : lpg_q_clock_move(db);
 }
 
 /* ===================================================================== */
@@ -231,15 +244,18 @@ static int enqueue_run(lease_db *db, enqueue_ctx *e) {
 
 /* See lease.h: lease_enqueue and lease_enqueue_many, one transaction: one
 ** job without dependencies is one statement; many without data one INSERT
-** of their ids (lpg_enqueue_ids); else a statement per job between BEGIN
-** and COMMIT.  A run refused by lease_queue_key (a holder committed after
-** it read none) is run again, and finds the holder. */
+** of their ids (lpg_enqueue_ids); many with data, none with a key or
+** dependencies, one statement (lpg_enqueue_data); else a statement per job
+** between BEGIN and COMMIT.  A run refused by lease_queue_key (a holder
+** committed after it read none) is run again, and finds the holder. */
 int lpg_q_enqueue(lease_db *db, const lease_new_job *jobs, int n, int *inserted) {
   enqueue_ctx e = {jobs, n, 0};
-  int i, tries, plain = n > 1, rc = lpg_ready(db);
+  int i, tries, plain = n > 1, batch = n > 1, rc = lpg_ready(db);
   if (rc != LEASE_OK) return rc;
   for (i = 0; plain && i < n; i++) plain = !has_data(&jobs[i]);
   if (plain) return lpg_enqueue_ids(db, jobs, n, inserted);
+  for (i = 0; batch && i < n; i++) batch = !jobs[i].key && jobs[i].n_after == 0;
+  if (batch) return lpg_enqueue_data(db, jobs, n, inserted);
   for (tries = 1;; tries++) {
     rc = enqueue_run(db, &e);
     if (!lpg_key_conflict(db, rc) || tries == KEY_TRIES) break;
@@ -474,29 +490,40 @@ static int claim_event(lease_db *db, const lease__write *w, const PGresult *res,
                             reason == LEASE_GRANTED ? r_i8(res, i, 1) : 0, reason);
 }
 
+/* The parameters of a claim_next round of w for up to `left` jobs. */
+static void claim_params(const lease__write *w, int left, params *p) {
+  p_bytes(p, w->queue, w->queue_len);
+  p_f8(p, w->now);
+  p_bytes(p, w->owner, w->owner_len);
+  p_f8(p, w->until);
+  p_i4(p, left);
+}
+
 /*
 ** See lease.h: lease_claim_next, on a ready connection.  One
 ** statement per round (LPG_Q_SQL_CLAIM_NEXT), each its own transaction
 ** unless the caller opened one; a round that discarded jobs whose expired
 ** lease was their last attempt looks again for as many more.  A discarded
-** job leaves the candidates, so the rounds end.
+** job leaves the candidates, so the rounds end.  first: the result of the
+** first round, already run (lpg_q_complete_claim_next's), or NULL; freed
+** here.
 */
 static int claim_rounds(lease_db *db, const lease__write *w, int max, lease_job *jobs,
-                        int *count) {
+                        int *count, PGresult *first) {
   taken *t;
   size_t used = 0;
   int n = 0, i, failed = 0, rc = LEASE_OK;
-  if (!(t = malloc((size_t)max * sizeof *t))) return lease__fail(db, LEASE_NOMEM, "out of memory");
+  if (!(t = malloc((size_t)max * sizeof *t))) {
+    PQclear(first);
+    return lease__fail(db, LEASE_NOMEM, "out of memory");
+  }
   for (;;) {
     params p = {0};
-    PGresult *res;
+    PGresult *res = first;
     int rows, discarded = 0;
-    p_bytes(&p, w->queue, w->queue_len);
-    p_f8(&p, w->now);
-    p_bytes(&p, w->owner, w->owner_len);
-    p_f8(&p, w->until);
-    p_i4(&p, max - n);
-    if (!(res = qrun(db, LPG_ST_Q_CLAIM_NEXT, &p))) {
+    first = NULL;
+    claim_params(w, max - n, &p);
+    if (!res && !(res = qrun(db, LPG_ST_Q_CLAIM_NEXT, &p))) {
       free(t);
       return db->rc;
     }
@@ -561,45 +588,57 @@ static int count_of(lease_db *db, int which, const lease__write *w, double at, i
   return LEASE_OK;
 }
 
-/* Read the facts of w's queue (lease__queue_facts): its settings row by
-** statement which (LPG_ST_Q_SETTINGS, or LPG_ST_Q_SETTINGS_LOCKED inside
-** the claim's transaction), then, when limits (and the row is found, not paused), the
-** live leases for a concurrency limit and the claims in the rate's window. */
-static int read_facts(lease_db *db, const lease__write *w, int which, int limits,
-                      lease__queue_facts *q) {
-  params p = {0};
-  PGresult *res;
-  int rc = LEASE_OK;
+/* The settings row of a queue (LPG_Q_SQL_SETTINGS's columns) in res, when
+** there is one, into *q, zeroed first. */
+static void settings_of(const PGresult *res, lease__queue_facts *q) {
   memset(q, 0, sizeof *q);
-  p_bytes(&p, w->queue, w->queue_len);
-  if (!(res = qrun(db, which, &p))) return db->rc;
-  if (PQntuples(res) == 1) {
-    q->found = 1;
-    q->paused = r_i8(res, 0, 0) != 0;
-    q->concurrency = r_i8(res, 0, 1);
-    q->rate = r_i8(res, 0, 2);
-    q->per = r_f8(res, 0, 3);
-  }
-  PQclear(res);
-  if (!limits || !q->found || q->paused) return LEASE_OK;
+  if (PQntuples(res) != 1) return;
+  q->found = 1;
+  q->paused = r_i8(res, 0, 0) != 0;
+  q->concurrency = r_i8(res, 0, 1);
+  q->rate = r_i8(res, 0, 2);
+  q->per = r_f8(res, 0, 3);
+}
+
+/* The facts a queue's limits need, once its settings row is read into q
+** (found, not paused): the live leases for a concurrency limit and the
+** claims in the rate's window. */
+static int limit_facts(lease_db *db, const lease__write *w, lease__queue_facts *q) {
+  int rc = LEASE_OK;
+  if (!q->found || q->paused) return LEASE_OK;
   if (q->concurrency > 0) rc = count_of(db, LPG_ST_Q_LIVE, w, w->now, &q->live);
   if (rc == LEASE_OK && q->rate > 0) rc = count_of(db, LPG_ST_Q_RECENT, w, w->now - q->per, &q->recent);
   return rc;
 }
 
+/* Read the facts of w's queue (lease__queue_facts): its settings row by
+** statement which (LPG_ST_Q_SETTINGS, or LPG_ST_Q_SETTINGS_LOCKED inside
+** the claim's transaction), then, when limits, limit_facts. */
+static int read_facts(lease_db *db, const lease__write *w, int which, int limits,
+                      lease__queue_facts *q) {
+  params p = {0};
+  PGresult *res;
+  memset(q, 0, sizeof *q);
+  p_bytes(&p, w->queue, w->queue_len);
+  if (!(res = qrun(db, which, &p))) return db->rc;
+  settings_of(res, q);
+  PQclear(res);
+  return limits ? limit_facts(db, w, q) : LEASE_OK;
+}
+
 /* claim_rounds of w inside an open transaction, under its queue's
-** settings: the row locked, so the claims of a queue with settings take
-** turns and each counts what the one before it committed; at most the
-** room lease__claim_room leaves; the jobs handed out recorded for a rate. */
-static int claim_controlled(lease_db *db, const lease__write *w, int max, lease_job *jobs,
-                            int *count, int *why) {
-  lease__queue_facts q;
-  int room, rc = read_facts(db, w, LPG_ST_Q_SETTINGS_LOCKED, 1, &q);
+** settings q, read with the row locked (LPG_ST_Q_SETTINGS_LOCKED), so the
+** claims of a queue with settings take turns and each counts what the one
+** before it committed; at most the room lease__claim_room leaves; the jobs
+** handed out recorded for a rate. */
+static int claim_under(lease_db *db, const lease__write *w, lease__queue_facts *q, int max,
+                       lease_job *jobs, int *count, int *why) {
+  int room, rc = limit_facts(db, w, q);
   *count = 0;
   if (rc != LEASE_OK) return rc;
-  if ((*why = lease__claim_room(&q, max, &room)) != LEASE_GRANTED) return LEASE_OK;
-  if ((rc = claim_rounds(db, w, room, jobs, count)) != LEASE_OK) return rc;
-  if (q.rate > 0 && *count > 0) {
+  if ((*why = lease__claim_room(q, max, &room)) != LEASE_GRANTED) return LEASE_OK;
+  if ((rc = claim_rounds(db, w, room, jobs, count, NULL)) != LEASE_OK) return rc;
+  if (q->rate > 0 && *count > 0) {
     params p = {0};
     PGresult *res;
     p_bytes(&p, w->queue, w->queue_len);
@@ -611,20 +650,44 @@ static int claim_controlled(lease_db *db, const lease__write *w, int max, lease_
   return LEASE_OK;
 }
 
+/* claim_under of w, its queue's settings read with the row locked. */
+static int claim_controlled(lease_db *db, const lease__write *w, int max, lease_job *jobs,
+                            int *count, int *why) {
+  lease__queue_facts q;
+  int rc = read_facts(db, w, LPG_ST_Q_SETTINGS_LOCKED, 0, &q);
+  *count = 0;
+  return rc != LEASE_OK ? rc : claim_under(db, w, &q, max, jobs, count, why);
+}
+
+/* The settings of w's queue, a plain read, in one round trip with the
+** clock's mark (lpg_pipeline_clocked). */
+static int settings_clocked(lease_db *db, const lease__write *w, lease__queue_facts *q) {
+  params p = {0};
+  const params *ps[1] = {&p};
+  const int which[1] = {LPG_ST_Q_SETTINGS};
+  PGresult *out[1];
+  int rc;
+  p_bytes(&p, w->queue, w->queue_len);
+  if ((rc = lpg_pipeline_clocked(db, 1, which, ps, out)) != LEASE_OK) return rc;
+  settings_of(out[0], q);
+  PQclear(out[0]);
+  return LEASE_OK;
+}
+
 /* See lease.h: lease_claim_next.  A queue without settings (one plain
 ** read of its row finds none) claims one statement per round; one with
 ** settings in a transaction of claim_controlled. */
 int lpg_q_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jobs, int *count,
                      int *why) {
   lease__queue_facts q;
-  int rc = lpg_ready(db);
+  int rc = lpg_ready_conn(db);
   *why = LEASE_GRANTED;
   if (rc != LEASE_OK) return rc;
-  if ((rc = read_facts(db, w, LPG_ST_Q_SETTINGS, 0, &q)) != LEASE_OK) return rc;
+  if ((rc = settings_clocked(db, w, &q)) != LEASE_OK) return rc;
   if (!q.found) {
     int began;
     if ((rc = lpg_ev_begin(db, &began)) != LEASE_OK) return rc;
-    if ((rc = lpg_ev_end(db, claim_rounds(db, w, max, jobs, count), began)) != LEASE_OK)
+    if ((rc = lpg_ev_end(db, claim_rounds(db, w, max, jobs, count, NULL), began)) != LEASE_OK)
       *count = 0;
     return rc;
   }
@@ -638,17 +701,56 @@ int lpg_q_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jo
   return rc;
 }
 
-/* See lpg_int.h: the complete wc, then claim_controlled of wn, between
-** BEGIN and COMMIT; a failure of either rolls both back. */
+/*
+** BEGIN, the complete wc, the settings of wn's queue and a claim_next
+** round of wn for max jobs, in one round trip with the clock's mark
+** (lpg_pipeline_clocked).  A queue with settings (*settings 1): all rolled
+** back, for the caller to run one statement at a time under them.  Else
+** the complete's outcome into *reason (with its event), and the claim's
+** rounds from that first one (claim_rounds).
+*/
+static int ccn_pipelined(lease_db *db, const lease__write *wc, const lease__write *wn, int max,
+                         lease_job *jobs, int *count, int *reason, int *settings) {
+  params pc = {0}, ps = {0}, pn = {0};
+  const params *p[4] = {NULL, &pc, &ps, &pn};
+  int which[4] = {-1, 0, LPG_ST_Q_SETTINGS, LPG_ST_Q_CLAIM_NEXT};
+  PGresult *out[4];
+  lease__queue_facts q;
+  int rc;
+  which[1] = lpg_write_params(wc, &pc);
+  p_bytes(&ps, wn->queue, wn->queue_len);
+  claim_params(wn, max, &pn);
+  if ((rc = lpg_pipeline_clocked(db, 4, which, p, out)) != LEASE_OK) return rc;
+  PQclear(out[0]);
+  settings_of(out[2], &q);
+  PQclear(out[2]);
+  if ((*settings = q.found)) {
+    PQclear(out[1]);
+    PQclear(out[3]);
+    lpg_rollback(db);
+    return LEASE_OK;
+  }
+  if ((rc = lpg_write_read(db, wc, out[1], NULL, reason)) != LEASE_OK) {
+    PQclear(out[3]);
+    return rc;
+  }
+  return claim_rounds(db, wn, max, jobs, count, out[3]);
+}
+
+/* See lpg_int.h: the complete wc, then the claim of wn, in one
+** transaction (ccn_pipelined; a queue with settings: BEGIN, the complete,
+** claim_controlled); a failure of either rolls both back. */
 int lpg_q_complete_claim_next(lease_db *db, const lease__write *wc, const lease__write *wn,
                               int max, lease_job *jobs, int *count, int *reason, int *why) {
-  int rc = lpg_ready(db);
+  int settings = 0, rc = lpg_ready_conn(db);
   *why = LEASE_GRANTED;
+  *count = 0;
   if (rc != LEASE_OK) return rc;
-  if ((rc = lpg_exec(db, "BEGIN")) != LEASE_OK) return rc;
-  if ((rc = lpg_guarded(db, wc, reason)) == LEASE_OK &&
-      (rc = claim_controlled(db, wn, max, jobs, count, why)) == LEASE_OK)
-    rc = lpg_exec(db, "COMMIT");
+  rc = ccn_pipelined(db, wc, wn, max, jobs, count, reason, &settings);
+  if (rc == LEASE_OK && settings && (rc = lpg_exec(db, "BEGIN")) == LEASE_OK &&
+      (rc = lpg_guarded(db, wc, reason)) == LEASE_OK)
+    rc = claim_controlled(db, wn, max, jobs, count, why);
+  if (rc == LEASE_OK) rc = lpg_exec(db, "COMMIT");
   if (rc != LEASE_OK) {
     lpg_rollback(db);
     *count = 0;

@@ -216,6 +216,30 @@
   " coalesce($5, " LPG_Q_SQL_DUE_NOW "), $6, $7, $8 FROM i RETURNING 1)"            \
   " SELECT (SELECT count(*) FROM q), (SELECT id FROM h)"
 
+/*
+** Enqueue many jobs with their data and without keys or dependencies, one
+** statement (contract step 2 for each: nothing when the id exists; an id
+** named twice in the batch is added once, with the data of its first
+** entry).  $1 ids, $2 payloads, $3 queues (bytea[]), $4 priorities
+** (int8[]), $5 run_at (float8[], NULL: at once), $6 max_attempts (int8[]),
+** $7 timeouts (float8[], NULL: none), each in the input order.  The jobs
+** rows are inserted in that order (seq), each queue row from its job's
+** first entry, as LPG_Q_SQL_ENQUEUE's; rows: the positions (1-based) of
+** the entries inserted.
+*/
+#define LPG_Q_SQL_ENQUEUE_DATA                                                      \
+  "WITH a AS (SELECT * FROM unnest($1::bytea[], $2::bytea[], $3::bytea[], $4::int8[]," \
+  " $5::float8[], $6::int8[], $7::float8[])"                                        \
+  " WITH ORDINALITY a(id, payload, queue, priority, run_at, max_attempts, timeout, k))," \
+  " f AS (SELECT DISTINCT ON (id) * FROM a ORDER BY id, k),"                         \
+  " i AS (INSERT INTO jobs(id) SELECT id FROM a ORDER BY k"                         \
+  " ON CONFLICT (id) DO NOTHING RETURNING id, seq),"                                 \
+  " q AS (INSERT INTO lease_queue(id, seq, payload, queue, priority,"               \
+  " run_at, due_at, max_attempts, timeout) SELECT i.id, i.seq, f.payload, f.queue," \
+  " f.priority, f.run_at, coalesce(f.run_at, " LPG_Q_SQL_DUE_NOW "), f.max_attempts," \
+  " f.timeout FROM i JOIN f ON f.id = i.id RETURNING id)"                           \
+  " SELECT f.k FROM f JOIN q ON q.id = f.id"
+
 /* A job's timeout (NULL: none), for lease_state on a database of step
 ** TIMEOUT's layout or newer.  $1 id. */
 #define LPG_Q_SQL_TIMEOUT "SELECT timeout FROM lease_queue WHERE id = $1"
@@ -501,6 +525,9 @@
   LPG_Q_SQL_ENQUEUE, 8,                                                             \
   {T_BYTEA, T_BYTEA, T_BYTEA, T_INT8, T_FLOAT8, T_INT8, T_FLOAT8, T_BYTEA}
 #define LPG_STMT_Q_TIMEOUT LPG_Q_SQL_TIMEOUT, 1, {T_BYTEA}
+#define LPG_STMT_ENQUEUE_DATA                                                       \
+  LPG_Q_SQL_ENQUEUE_DATA, 7, {T_BYTEA_ARRAY, T_BYTEA_ARRAY, T_BYTEA_ARRAY, T_INT8_ARRAY, \
+  T_FLOAT8_ARRAY, T_INT8_ARRAY, T_FLOAT8_ARRAY}
 #define LPG_STMT_Q_CLAIM_NEXT                                                       \
   LPG_Q_SQL_CLAIM_NEXT, 5, {T_BYTEA, T_FLOAT8, T_BYTEA, T_FLOAT8, T_INT4}
 #define LPG_STMT_Q_FAIL LPG_Q_SQL_FAIL, 5, {T_BYTEA, T_BYTEA, T_INT8, T_FLOAT8, T_BYTEA}

@@ -152,6 +152,34 @@
   ", f AS (UPDATE lease_queue SET finished_at = $4 WHERE id = $1 AND EXISTS (SELECT 1 FROM u))" \
   LPG_SQL_HELD_REPORT
 
+/*
+** Contract step 6 for a batch, one statement.  $1 the ids (bytea[], in id
+** order, no id twice: the rows are locked in that order, as complete's
+** one by one), $2 their fences (int8[]), $3 their results (bytea[], NULL
+** elements for none), $4 owner, $5 now.  Each job's row is locked, its
+** queue state read after the lock (LPG_SQL_QUEUE_OF_J, per job), and the
+** UPDATE's WHERE carries complete's whole guard for each job with its own
+** fence.  One report row per id, in $1's order: LPG_SQL_REPORT's columns
+** (the first: 1 when stored, else 0), then the id's position in $1.
+*/
+#define LPG_SQL_COMPLETE_MANY                                                         \
+  "WITH a AS (SELECT * FROM unnest($1::bytea[], $2::int8[], $3::bytea[])"            \
+  " WITH ORDINALITY a(id, fence, result, k)),"                                        \
+  " j AS (SELECT id, owner, done, until, fence FROM jobs WHERE id = ANY($1)"         \
+  " ORDER BY id FOR UPDATE),"                                                         \
+  " q AS (SELECT j.id, coalesce(s.state, " LEASE__Q_OPEN_S ") AS state"              \
+  " FROM j LEFT JOIN LATERAL lease_queue_now(j.id) s ON true),"                       \
+  " u AS (UPDATE jobs SET result = a.result, done = 1 FROM j, q, a"                   \
+  " WHERE jobs.id = j.id AND q.id = j.id AND a.id = j.id AND j.done = 0"              \
+  " AND j.owner = $4 AND j.fence = a.fence AND j.until > $5"                          \
+  " AND j.fence < " LPG_FENCE_MAX " AND " LPG_SQL_NOT_ENDED " RETURNING jobs.id),"   \
+  " f AS (UPDATE lease_queue SET finished_at = $5 WHERE id IN (SELECT id FROM u))"   \
+  " SELECT (u.id IS NOT NULL)::int::int8, j.id IS NOT NULL, j.done <> 0,"             \
+  " j.owner IS DISTINCT FROM $4, j.fence <> a.fence, j.until <= $5,"                  \
+  " CASE WHEN j.fence >= " LPG_FENCE_MAX " THEN 3 ELSE 0 END, j.until > $5, q.state, a.k" \
+  " FROM a LEFT JOIN j ON j.id = a.id LEFT JOIN q ON q.id = a.id"                     \
+  " LEFT JOIN u ON u.id = a.id ORDER BY a.k"
+
 /* Contract step 7.  $1 id, $2 owner, $3 fence; the fence is kept. */
 #define LPG_SQL_RELEASE                                                               \
   "WITH j AS (SELECT id, owner, done, until, fence FROM jobs WHERE id = $1 FOR UPDATE)," \
@@ -180,6 +208,8 @@
 #define LPG_STMT_RENEW LPG_SQL_RENEW, 5, {T_BYTEA, T_BYTEA, T_INT8, T_FLOAT8, T_FLOAT8}
 #define LPG_STMT_COMPLETE LPG_SQL_COMPLETE, 5, {T_BYTEA, T_BYTEA, T_INT8, T_FLOAT8, T_BYTEA}
 #define LPG_STMT_RELEASE LPG_SQL_RELEASE, 3, {T_BYTEA, T_BYTEA, T_INT8}
+#define LPG_STMT_COMPLETE_MANY                                                      \
+  LPG_SQL_COMPLETE_MANY, 5, {T_BYTEA_ARRAY, T_INT8_ARRAY, T_BYTEA_ARRAY, T_BYTEA, T_FLOAT8}
 #define LPG_STMT_NOW LPG_SQL_NOW, 0, {0}
 #define LPG_STMT_WAKE LPG_SQL_WAKE, 1, {T_BYTEA}
 

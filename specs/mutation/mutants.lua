@@ -3418,8 +3418,8 @@ return {
   },
   {
     name = "wake-change-signalled-once", step = "own", file = "src/sqlite/lsq_wake.c", fn = "watch_files",
-    from = [=[      w->settle = LSQ_WAKE_SETTLE;]=],
-    to = [=[      w->settle = 0;]=],
+    from = [=[    w->settle = s != w->stamp ? LSQ_WAKE_SETTLE : w->settle - 1;]=],
+    to = [=[    w->settle = 0;]=],
     hint = "specs/57-wake_spec.lua",
   },
   -- lease stats, metrics and timeline (lua/lease/observe.lua, lua/lease/cli.lua)

@@ -70,6 +70,8 @@ struct lsq_waiters {
   uint64_t signals;           /* signals sent (under mu) */
   uint64_t stamp;             /* the files' stamp as a watcher last read it (under mu) */
   int settle;                 /* looks left that signal again after a change (under mu) */
+  double last_look_ms;        /* when the watcher last read the stamp, monotonic (under mu) */
+  double last_change_ms;      /* when a read found the stamp changed (under mu) */
   int watching;               /* 1 while a waiter is the watcher (under mu) */
   double every_ms;            /* the watcher's interval now, 0 for the shortest (under mu) */
   int notify_fd;              /* inotify on the file's directory, -1 when none */
@@ -95,6 +97,11 @@ static double check_every_ms = LEASE_WAKE_CHECK_MS;
 /* How many looks after a change of the files signal again (watch_files):
 ** the last 2^LSQ_WAKE_SETTLE ms after the change. */
 #define LSQ_WAKE_SETTLE 6
+
+/* The shortest time between two looks a write's notice (inotify) starts,
+** milliseconds: a stream of another process's commits costs this
+** process's waiters at most a look each per gap. */
+#define LSQ_WAKE_GAP_MS 5
 static pthread_once_t check_once = PTHREAD_ONCE_INIT;
 
 /* Whether the watcher sleeps in poll() on an inotify watch: 1 unless the
@@ -267,14 +274,18 @@ static int watcher_sleep(lsq_waiters *w, double until_ms) {
   if (w->notify_fd >= 0) {
     struct pollfd fds[2];
     char buf[4096];
-    double left = until_ms - now_ms();
+    double left = until_ms - now_ms(), next = w->last_look_ms + LSQ_WAKE_GAP_MS;
     fds[0].fd = w->notify_fd;
     fds[1].fd = w->bell_fd;
     fds[0].events = fds[1].events = POLLIN;
     pthread_mutex_unlock(&w->mu);
     if (poll(fds, 2, left > 0 ? (int)ceil(left) : 0) > 0) {
+      int written = (fds[0].revents & POLLIN) != 0, rung = (fds[1].revents & POLLIN) != 0;
       while (read(w->notify_fd, buf, sizeof buf) > 0) {}
       while (read(w->bell_fd, buf, sizeof(uint64_t)) > 0) {}
+      /* a notice right after the last look waits out the gap (a ring does not) */
+      if (written && !rung && (left = (next < until_ms ? next : until_ms) - now_ms()) > 0)
+        poll(fds + 1, 1, (int)ceil(left));
     }
     pthread_mutex_lock(&w->mu);
     return 1;
@@ -383,22 +394,24 @@ static int wait_alone(lease_db *db, double end, int *signalled) {
 ** up to LSQ_WAKE_QUIET_MS.  Returns the stamp. */
 static uint64_t watch_files(lease_db *db, lsq_waiters *w) {
   uint64_t s = files_stamp(db);
+  double quiet = check_every_ms > LSQ_WAKE_QUIET_MS ? check_every_ms : LSQ_WAKE_QUIET_MS;
+  double now = w->last_look_ms = now_ms();
   if (s != w->stamp || w->settle > 0) {
+    /* the first look after a change comes 1 ms later, or a gap later when
+    ** the one before was as recent (the files keep changing) */
     if (s != w->stamp) {
-      w->settle = LSQ_WAKE_SETTLE;
-      w->every_ms = 0.5;
-    } else {
-      w->settle--;
+      w->every_ms = now - w->last_change_ms < LSQ_WAKE_GAP_MS ? LSQ_WAKE_GAP_MS / 2.0 : 0.5;
+      w->last_change_ms = now;
     }
+    w->settle = s != w->stamp ? LSQ_WAKE_SETTLE : w->settle - 1;
     w->stamp = s;
     w->every_ms *= 2;
     w->signals++;
     pthread_cond_broadcast(&w->cv);
   } else {
-    double quiet = check_every_ms > LSQ_WAKE_QUIET_MS ? check_every_ms : LSQ_WAKE_QUIET_MS;
     w->every_ms = (w->every_ms > 0 ? w->every_ms : check_every_ms) * 1.5;
-    if (w->every_ms > quiet) w->every_ms = quiet;
   }
+  if (w->every_ms > quiet) w->every_ms = quiet;
   return s;
 }
 

@@ -26,6 +26,10 @@
 -- slipped through would still be refused by claim's own guarded UPDATE in
 -- the same transaction; the slip that matters, a candidate filter that lets
 -- ended jobs through ahead of a ready one, is claim-next-takes-ended-jobs.
+-- Also claim_next's "fence = ?5" in LSQ_SQL_Q_CLAIM_FREE dropped: the fence
+-- was read by the candidates' query in the same write transaction, with
+-- nothing written between, so the guard cannot fail; it is there so the
+-- fence handed out (the one read + 1) is the one stored whatever happens.
 -- Also "pg-claim-next-id-order": PostgreSQL's claim_next returns its jobs
 -- through a final SELECT ... ORDER BY of the claim order (lpg_queue_sql.h),
 -- so there is no sort of RETURNING's rows left to skip.
@@ -468,15 +472,29 @@ return {
   },
   -- complete_many: the batched complete ---------------------------------
   {
-    name = "complete-many-stops-at-first-refused", step = "own", file = "src/sqlite/lsq_ops.c",
+    name = "complete-many-skips-children-of-deps", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "lsq_q_deps_none",
+    from = "  *none = src == SQLITE_DONE;",
+    to = "  *none = 1;",
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    name = "complete-many-keeps-no-deps", step = "own", file = "src/sqlite/lsq_ops.c",
     fn = "complete_many_body",
+    from = "  LSQ(db)->no_deps = 0;\n",
+    to = "",
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    name = "complete-many-stops-at-first-refused", step = "own", file = "src/sqlite/lsq_ops.c",
+    fn = "complete_each",
     from = "    if (r == LEASE_GRANTED) done++;\n  }",
     to = "    if (r == LEASE_GRANTED) done++;\n    else break;\n  }",
     hint = "specs/19-complete_many_spec.lua",
   },
   {
     name = "complete-many-commits-each-job", step = "own", file = "src/sqlite/lsq_ops.c",
-    fn = "complete_many_body",
+    fn = "complete_each",
     from = [=[    if (r == LEASE_GRANTED) done++;]=],
     to = [=[    if (r == LEASE_GRANTED) done++;
     if ((rc = lsq_run(db, LSQ_ST_COMMIT)) != LEASE_OK || (rc = lsq_run(db, LSQ_ST_BEGIN)) != LEASE_OK) return rc;]=],
@@ -484,14 +502,14 @@ return {
   },
   {
     name = "complete-many-counts-refused-as-stored", step = "own", file = "src/sqlite/lsq_ops.c",
-    fn = "complete_many_body",
+    fn = "complete_each",
     from = "  x->stored = done;",
     to = "  x->stored = x->n;",
     hint = "specs/19-complete_many_spec.lua",
   },
   {
     name = "complete-many-no-expired-reason", step = "own", file = "src/sqlite/lsq_ops.c",
-    fn = "complete_many_body",
+    fn = "complete_each",
     from = [=[    rc = lsq_guarded_step(db, &one, NULL, &r);]=],
     to = [=[    one.now = -HUGE_VAL;
     rc = lsq_guarded_step(db, &one, NULL, &r);]=],
@@ -1606,8 +1624,8 @@ return {
   {
     name = "claim-next-batch-claims-ended-leases", step = "own", file = "src/sqlite/lsq_queue_sql.h",
     fn = "LSQ_SQL_Q_CLAIM_FREE",
-    from = [[" WHERE id IN (" LSQ_SQL_Q_READY("q.id") ") AND owner IS NULL"]],
-    to = [[" WHERE id IN (" LSQ_SQL_Q_READY("q.id") ")"]],
+    from = [[" WHERE id = ?1 AND fence = ?5 AND owner IS NULL AND done = 0 AND until <= ?3"]],
+    to = [[" WHERE id = ?1 AND fence = ?5 AND done = 0 AND until <= ?3"]],
     hint = "specs/36-claim_next_batch_spec.lua",
   },
   {
@@ -1620,8 +1638,8 @@ return {
   {
     name = "claim-next-batch-stale-fence", step = "own", file = "src/sqlite/lsq_queue.c",
     fn = "claim_free",
-    from = "    x->c[k->at].fence = sqlite3_column_int64(st, 1);",
-    to = "    x->c[k->at].fence = 1;",
+    from = "    if ((c->taken = sqlite3_changes(LSQ(db)->sql) == 1)) c->fence++;",
+    to = "    if ((c->taken = sqlite3_changes(LSQ(db)->sql) == 1)) c->fence = 1;",
     hint = "specs/36-claim_next_batch_spec.lua",
   },
   {

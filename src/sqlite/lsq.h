@@ -39,6 +39,7 @@ typedef struct lsq_conn {
   int version;                      /* the file's schema version (lsq_schema_read) */
   int versioned;                    /* the file holds its version row */
   long expiry_discards;             /* jobs lsq_q_expired discarded on this connection */
+  int no_deps;                      /* set by a body that found lease_deps empty, for its run */
   int wal_given;                    /* the file came with a -wal holding frames */
   void *tx;                         /* lsq_tx.c's state (its statements), or NULL */
   struct lsq_group *group;          /* the file's writers in this process (lsq_group.c), or NULL */
@@ -194,6 +195,13 @@ int lsq_q_finished(lease_db *db, const lease__write *w);
 ** before: it counts w->id as completed): open the waiting jobs enqueued
 ** after w->id whose other parents are all completed (lsq_queue.c). */
 int lsq_q_release(lease_db *db, const lease__write *w);
+
+/* lsq_q_deps_none: inside a write transaction: *none 1 when no job waits
+** for another (lease_deps is empty), so no completion in this body has a
+** child to open: the body sets LSQ(db)->no_deps to that for its run and
+** clears it before it returns (lsq_q_release then skips its UPDATE).
+** LEASE_OK or the failure recorded. */
+int lsq_q_deps_none(lease_db *db, int *none);
 
 /* lsq_q_cascade: inside the transaction that discarded or cancelled job
 ** id (qstate), at now: cancel the jobs waiting below it, each with its

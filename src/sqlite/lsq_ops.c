@@ -328,10 +328,9 @@ static int sq_write(lease_db *db, const lease__write *w, int64_t *fence, int *re
   return LEASE_OK;
 }
 
-/* Write body: complete each of x->items as complete would; a refusal
-** does not stop the others, a failure stops all. */
-static int complete_many_body(lease_db *db, void *ctx) {
-  write_ctx *x = ctx;
+/* Complete each of x->items as complete would, inside the body's
+** transaction; a refusal does not stop the others, a failure stops all. */
+static int complete_each(lease_db *db, write_ctx *x) {
   const lease_result *items = x->items;
   lease__write one = *x->w;
   int rc, i, r, done = 0;
@@ -349,6 +348,17 @@ static int complete_many_body(lease_db *db, void *ctx) {
   }
   x->stored = done;
   return LEASE_OK;
+}
+
+/* Write body: complete_each, without looking for the children of each job
+** when no job waits for another (lsq_q_deps_none, read once). */
+static int complete_many_body(lease_db *db, void *ctx) {
+  write_ctx *x = ctx;
+  int rc;
+  if (x->n > 1 && (rc = lsq_q_deps_none(db, &LSQ(db)->no_deps)) != LEASE_OK) return rc;
+  rc = complete_each(db, x);
+  LSQ(db)->no_deps = 0;
+  return rc;
 }
 
 /* See lease.h (contract step 6 for each job, one transaction). */

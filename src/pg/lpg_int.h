@@ -288,6 +288,13 @@ int lpg_q_queues(lease_db *db, double now, lease_queue_info *out, int max, int *
 int lpg_q_complete_claim_next(lease_db *db, const lease__write *wc, const lease__write *wn,
                               int max, lease_job *jobs, int *count, int *reason, int *why);
 
+/* lpg_q_complete_many_claim_next: lease_complete_many_claim_next
+** (wn->queue set), in one transaction. */
+int lpg_q_complete_many_claim_next(lease_db *db, const lease__write *wc,
+                                   const lease_result *items, int n, int *reasons, int *stored,
+                                   const lease__write *wn, int max, lease_job *jobs, int *count,
+                                   int *why);
+
 int lpg_q_fail(lease_db *db, const lease__write *w, const lease_fail_opts *o, int *status,
                double *run_at, int *reason);
 int lpg_q_retry(lease_db *db, const char *id, size_t id_len, double now, int *reason);

@@ -656,6 +656,76 @@ int lpg_q_complete_claim_next(lease_db *db, const lease__write *wc, const lease_
   return rc;
 }
 
+/* An item of a batch by its id, and its place in the input. */
+typedef struct item_at {
+  const char *id;
+  size_t len;
+  int at;
+} item_at;
+
+/* By id (bytes, then length), input order among equal ids: the order
+** complete_many locks its jobs in. */
+static int item_cmp(const void *pa, const void *pb) {
+  const item_at *x = pa, *y = pb;
+  size_t n = x->len < y->len ? x->len : y->len;
+  int c = n ? memcmp(x->id, y->id, n) : 0;
+  if (c) return c;
+  if (x->len != y->len) return x->len < y->len ? -1 : 1;
+  return (x->at > y->at) - (x->at < y->at);
+}
+
+/* The n completions of items by wc's owner at wc's now inside an open
+** transaction, each complete's guarded write, in id order (so two batches
+** over the same jobs cannot deadlock); reasons in input order. */
+static int complete_items(lease_db *db, const lease__write *wc, const lease_result *items, int n,
+                          int *reasons, int *stored) {
+  lease__write one = *wc;
+  item_at *ord = malloc((size_t)(n ? n : 1) * sizeof *ord);
+  int i, r, rc = LEASE_OK;
+  if (!ord) return lease__fail(db, LEASE_NOMEM, "out of memory");
+  for (i = 0; i < n; i++) {
+    ord[i].id = items[i].id;
+    ord[i].len = items[i].id_len == LEASE_NTS ? strlen(items[i].id) : items[i].id_len;
+    ord[i].at = i;
+  }
+  qsort(ord, (size_t)n, sizeof *ord, item_cmp);
+  for (i = 0, *stored = 0; i < n && rc == LEASE_OK; i++) {
+    const lease_result *it = &items[ord[i].at];
+    one.id = ord[i].id;
+    one.id_len = ord[i].len;
+    one.fence = it->fence;
+    one.result = it->result;
+    one.result_len = it->result && it->result_len == LEASE_NTS ? strlen(it->result) : it->result_len;
+    if ((rc = lpg_guarded(db, &one, &r)) != LEASE_OK) break;
+    if (reasons) reasons[ord[i].at] = r;
+    if (r == LEASE_GRANTED) ++*stored;
+  }
+  free(ord);
+  return rc;
+}
+
+/* See lpg_int.h: complete_items, then claim_controlled of wn, between
+** BEGIN and COMMIT; a failure of either rolls both back. */
+int lpg_q_complete_many_claim_next(lease_db *db, const lease__write *wc,
+                                   const lease_result *items, int n, int *reasons, int *stored,
+                                   const lease__write *wn, int max, lease_job *jobs, int *count,
+                                   int *why) {
+  int done = 0, rc = lpg_ready(db);
+  *why = LEASE_GRANTED;
+  if (rc != LEASE_OK) return rc;
+  if ((rc = lpg_exec(db, "BEGIN")) != LEASE_OK) return rc;
+  if ((rc = complete_items(db, wc, items, n, reasons, &done)) == LEASE_OK &&
+      (rc = claim_controlled(db, wn, max, jobs, count, why)) == LEASE_OK)
+    rc = lpg_exec(db, "COMMIT");
+  if (rc != LEASE_OK) {
+    lpg_rollback(db);
+    *count = 0;
+    return rc;
+  }
+  if (stored) *stored = done;
+  return LEASE_OK;
+}
+
 /* ===================================================================== */
 /* Queue control                                                          */
 /* ===================================================================== */

@@ -550,6 +550,10 @@ typedef struct claim_ctx {
   lease_job *jobs;    /* max entries: the jobs taken, ids as offsets until the end */
   const lease__write *done;   /* a complete to store first, or NULL */
   int reason;                 /* its outcome */
+  const lease__write *many;   /* or complete_many's w of the items to store first, or NULL */
+  const lease_result *items;
+  int n_items, stored;
+  int *reasons;               /* n_items slots, or NULL */
   int why;                    /* the claim's refusal (lease__claim_room), or LEASE_GRANTED */
 } claim_ctx;
 
@@ -674,6 +678,16 @@ static int claim_free(lease_db *db, claim_ctx *x, int n) {
   return LEASE_OK;
 }
 
+/* The completions a claim_next stores first: complete_claim_next's one,
+** as complete's body, or complete_many_claim_next's items, as
+** complete_many's. */
+static int complete_first(lease_db *db, claim_ctx *x) {
+  int64_t unused;
+  if (x->done) return lsq_guarded_step(db, x->done, &unused, &x->reason);
+  if (x->many) return lsq_complete_each(db, x->many, x->items, x->n_items, x->reasons, &x->stored);
+  return LEASE_OK;
+}
+
 /* Write body: take the ready jobs of the queue in order.  The candidates
 ** that hold no lease are claimed first (claim_free; a lone candidate goes
 ** to claim's step as the others); each other one
@@ -689,10 +703,7 @@ static int claim_next_body(lease_db *db, void *ctx) {
   size_t used = 0;
   int want, got, i, rc, reason, room;
   x->n = 0;
-  if (x->done) {   /* complete_claim_next: the completion first, as complete's body */
-    int64_t unused;
-    if ((rc = lsq_guarded_step(db, x->done, &unused, &x->reason)) != LEASE_OK) return rc;
-  }
+  if ((rc = complete_first(db, x)) != LEASE_OK) return rc;
   if ((rc = read_queue_facts(db, x->w, &qf)) != LEASE_OK) return rc;
   if ((x->why = lease__claim_room(&qf, x->max, &room)) != LEASE_GRANTED) return LEASE_OK;
   for (;;) {
@@ -733,38 +744,73 @@ static int claim_next_body(lease_db *db, void *ctx) {
   return qf.rate > 0 && x->n > 0 ? record_claims(db, x->w, x->n) : LEASE_OK;
 }
 
-/* claim_next of w, after the completion done when it is not NULL (its
-** outcome to *reason), in one write transaction. */
-static int claim_next_run(lease_db *db, const lease__write *w, const lease__write *done, int max,
-                          lease_job *jobs, int *count, int *reason, int *why) {
-  claim_ctx x = {w, max, 0, NULL, jobs, done, LEASE_GRANTED, LEASE_GRANTED};
+/* claim_next of x->w (up to x->max into x->jobs), after the completions
+** x names (complete_first), in one write transaction; *count: the jobs
+** taken. */
+static int claim_next_run(lease_db *db, claim_ctx *x, int *count) {
   int i, rc;
-  x.c = malloc((size_t)max * sizeof *x.c);
-  if (!x.c) return lease__fail(db, LEASE_NOMEM, "out of memory");
-  rc = lsq_write_txn(db, claim_next_body, &x);
-  free(x.c);
+  x->c = malloc((size_t)x->max * sizeof *x->c);
+  if (!x->c) return lease__fail(db, LEASE_NOMEM, "out of memory");
+  rc = lsq_write_txn(db, claim_next_body, x);
+  free(x->c);
   if (rc != LEASE_OK) return rc;
-  for (i = 0; i < x.n; i++) {
-    jobs[i].id = kept(db, (uintptr_t)jobs[i].id);
-    jobs[i].payload = kept(db, (uintptr_t)jobs[i].payload);
-    jobs[i].queue = kept(db, (uintptr_t)jobs[i].queue);
+  for (i = 0; i < x->n; i++) {
+    x->jobs[i].id = kept(db, (uintptr_t)x->jobs[i].id);
+    x->jobs[i].payload = kept(db, (uintptr_t)x->jobs[i].payload);
+    x->jobs[i].queue = kept(db, (uintptr_t)x->jobs[i].queue);
   }
-  *count = x.n;
-  if (reason) *reason = x.reason;
-  *why = x.why;
+  *count = x->n;
   return LEASE_OK;
+}
+
+/* A claim_ctx for claim_next of w, up to max into jobs. */
+static claim_ctx claim_of(const lease__write *w, int max, lease_job *jobs) {
+  claim_ctx x;
+  memset(&x, 0, sizeof x);
+  x.w = w;
+  x.max = max;
+  x.jobs = jobs;
+  x.reason = LEASE_GRANTED;
+  x.why = LEASE_GRANTED;
+  return x;
 }
 
 /* See lsq.h. */
 int lsq_q_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jobs, int *count,
                      int *why) {
-  return claim_next_run(db, w, NULL, max, jobs, count, NULL, why);
+  claim_ctx x = claim_of(w, max, jobs);
+  int rc = claim_next_run(db, &x, count);
+  *why = x.why;
+  return rc;
 }
 
 /* See lsq.h. */
 int lsq_q_complete_claim_next(lease_db *db, const lease__write *wc, const lease__write *wn,
                               int max, lease_job *jobs, int *count, int *reason, int *why) {
-  return claim_next_run(db, wn, wc, max, jobs, count, reason, why);
+  claim_ctx x = claim_of(wn, max, jobs);
+  int rc;
+  x.done = wc;
+  rc = claim_next_run(db, &x, count);
+  if (reason) *reason = x.reason;
+  *why = x.why;
+  return rc;
+}
+
+/* See lsq.h. */
+int lsq_q_complete_many_claim_next(lease_db *db, const lease__write *wc,
+                                   const lease_result *items, int n, int *reasons, int *stored,
+                                   const lease__write *wn, int max, lease_job *jobs, int *count,
+                                   int *why) {
+  claim_ctx x = claim_of(wn, max, jobs);
+  int rc;
+  x.many = wc;
+  x.items = items;
+  x.n_items = n;
+  x.reasons = reasons;
+  rc = claim_next_run(db, &x, count);
+  if (rc == LEASE_OK && stored) *stored = x.stored;
+  *why = x.why;
+  return rc;
 }
 
 /* ===================================================================== */

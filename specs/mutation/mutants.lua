@@ -479,6 +479,13 @@ return {
     hint = "specs/44-dependencies_spec.lua",
   },
   {
+    name = "complete-skips-release-with-children", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "lsq_q_release",
+    from = "  if (src == SQLITE_DONE) return LEASE_OK;\n",
+    to = "  if (src == SQLITE_ROW) return LEASE_OK;\n",
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
     name = "complete-many-keeps-no-deps", step = "own", file = "src/sqlite/lsq_ops.c",
     fn = "lsq_complete_each",
     from = "  LSQ(db)->no_deps = 0;\n",

@@ -194,7 +194,14 @@ int lsq_q_finished(lease_db *db, const lease__write *w) {
 /* See lsq.h. */
 int lsq_q_release(lease_db *db, const lease__write *w) {
   sqlite3_stmt *st;
+  int src;
   if (LSQ(db)->no_deps) return LEASE_OK;
+  if (!(st = lsq_stmt(db, LSQ_ST_Q_DEP_CHILD))) return db->rc;
+  bind_bytes(st, 1, w->id, w->id_len);   /* the UPDATE only for a job with children */
+  src = sqlite3_step(st);
+  if (src != SQLITE_ROW && src != SQLITE_DONE) return step_failed(db, st, src);
+  sqlite3_reset(st);
+  if (src == SQLITE_DONE) return LEASE_OK;
   if (!(st = lsq_stmt(db, LSQ_ST_Q_DEP_RELEASE))) return db->rc;
   bind_bytes(st, 1, w->id, w->id_len);
   return run_once(db, st);

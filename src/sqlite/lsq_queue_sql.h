@@ -481,6 +481,10 @@
 ** child to open (DEP_RELEASE) while it holds the write lock. */
 #define LSQ_SQL_Q_DEPS_ANY "SELECT 1 FROM lease_deps LIMIT 1"
 
+/* Whether a job waits for ?1: a completion that finds none here has no
+** child to open (DEP_RELEASE). */
+#define LSQ_SQL_Q_DEP_CHILD "SELECT 1 FROM lease_deps WHERE parent = ?1 LIMIT 1"
+
 /* Job ?1, open, waits while some parent is not completed (enqueue, retry). */
 #define LSQ_SQL_Q_DEP_WAIT                                                \
   "UPDATE lease_queue SET state = " LEASE__Q_WAITING_S " WHERE id = ?1"   \
@@ -541,8 +545,8 @@
 ** rate (PostgreSQL's TIDY drops them too), runs by its text as TIDY does.
 ** A completion opens the jobs waiting for it, and a discard or cancel
 ** cancels them, by statements of their own (DEP_RELEASE, DEP_ERRORS,
-** DEP_CANCEL; a batch of completions skips DEP_RELEASE when DEPS_ANY finds
-** no edge), where PostgreSQL's trigger lease_deps_follow does both.
+** DEP_CANCEL; a completion runs DEP_RELEASE only when DEP_CHILD finds a
+** child, a batch of them not at all when DEPS_ANY finds no edge), where PostgreSQL's trigger lease_deps_follow does both.
 */
 #define LSQ_QUEUE_OWN_STATEMENTS(XX)     \
   XX(Q_DATA)                             \
@@ -561,6 +565,7 @@
   XX(Q_PRUNE_CLAIMS)                     \
   XX(Q_DEP_RELEASE)                      \
   XX(Q_DEPS_ANY)                         \
+  XX(Q_DEP_CHILD)                        \
   XX(Q_DEP_ERRORS)                       \
   XX(Q_DEP_CANCEL)
 

@@ -851,7 +851,9 @@ LEASE_API int lease_complete_claim_next(lease_db *db, const char *id, size_t id_
 ** others stop the claim.  A failure of either step rolls back both, so
 ** nothing is stored and no job is taken.
 **   owner, owner_len, now, items, n, reasons, stored: as for
-**          lease_complete_many (n may be 0: the claim alone).
+**          lease_complete_many (n may be 0: the claim alone).  The ids may
+**          point into the jobs the last claim on db handed out: every
+**          completion is stored before the claim reuses that memory.
 **   queue, queue_len, ttl, max, jobs, count: as for lease_claim_next.
 **   claim_reason: the claim's reason, as lease_claim_next's (may be NULL).
 ** Returns LEASE_OK, LEASE_MISUSE, LEASE_RANGE or LEASE_MISMATCH (a

@@ -514,38 +514,38 @@ static int c_enqueue_many(void *h, const char *const *ids, const size_t *lens, i
   return rc != LEASE_OK ? rc : inserted == n ? LEASE_OK : REFUSED;
 }
 
-/* lease_complete_many: the batch in one transaction (one allocation per
-** batch to turn the bench's list into lease_result items). */
-static int c_complete_many(void *h, const bdone *done, int n, double now) {
+/* The bench's list as lease_result items, each with RESULT (one
+** allocation per batch; the caller frees it); NULL when out of memory. */
+static lease_result *results_of(const bdone *done, int n) {
   lease_result *items = malloc(sizeof *items * (size_t)(n ? n : 1));
-  int i, rc, stored = 0;
-  if (!items) return LEASE_NOMEM;
-  for (i = 0; i < n; i++) {
+  int i;
+  for (i = 0; items && i < n; i++) {
     items[i].id = done[i].id;
     items[i].id_len = done[i].id_len;
     items[i].fence = done[i].fence;
     items[i].result = RESULT;
     items[i].result_len = RESULT_LEN;
   }
+  return items;
+}
+
+/* lease_complete_many: the batch in one transaction. */
+static int c_complete_many(void *h, const bdone *done, int n, double now) {
+  lease_result *items = results_of(done, n);
+  int rc, stored = 0;
+  if (!items) return LEASE_NOMEM;
   rc = lease_complete_many(h, OWNER, OWNER_LEN, now, items, n, NULL, &stored);
   free(items);
   return rc != LEASE_OK ? rc : stored == n ? LEASE_OK : REFUSED;
 }
 
-/* lease_complete_many_claim_next (one allocation per batch, as
-** c_complete_many). */
+/* lease_complete_many_claim_next: the batch and the next claim in one
+** transaction. */
 static int c_complete_many_claim_next(void *h, const bdone *done, int n, double now, double ttl,
                                       int max, lease_job *jobs, int *count) {
-  lease_result *items = malloc(sizeof *items * (size_t)(n ? n : 1));
-  int i, rc, stored = 0;
+  lease_result *items = results_of(done, n);
+  int rc, stored = 0;
   if (!items) return LEASE_NOMEM;
-  for (i = 0; i < n; i++) {
-    items[i].id = done[i].id;
-    items[i].id_len = done[i].id_len;
-    items[i].fence = done[i].fence;
-    items[i].result = RESULT;
-    items[i].result_len = RESULT_LEN;
-  }
   rc = lease_complete_many_claim_next(h, OWNER, OWNER_LEN, now, items, n, NULL, &stored, NULL, 0,
                                       ttl, max, jobs, count, NULL);
   free(items);

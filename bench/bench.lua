@@ -676,6 +676,34 @@ end
 -- ---------------------------------------------------------------------------
 -- Workload: batches (one transaction per stage)
 -- ---------------------------------------------------------------------------
+
+-- The batch worker's steady state: complete the batch held and claim the
+-- next in one transaction (complete_many_claim_next), size fresh jobs
+-- enqueued untimed before each; n counts the jobs through the timed step.
+local function fused_variants(h, size)
+  return {
+    { name = "floor (raw SQLite, C)", run = function(n) return h.floor:fused(fresh("ff"), n // size, size) end },
+    { name = "C API", run = function(n) return h.capi:fused(fresh("fc"), n // size, size) end },
+    { name = "Lua handle", run = function(n)
+      local db, t, rounds = h.db, 0, n // size
+      db:enqueue_many(make_ids(fresh("fh"), size))
+      local jobs = db:claim_next(OWNER, NOW, TTL, size)
+      for _ = 1, rounds do
+        db:enqueue_many(make_ids(fresh("fh"), size))
+        for i = 1, #jobs do jobs[i].result = RESULT end
+        local t0 = clock()
+        local ok, _, next_batch = db:complete_many_claim_next(OWNER, NOW, jobs, TTL, size)
+        t = t + (clock() - t0)
+        if not ok or #next_batch ~= size then error("batch complete_many_claim_next refused") end
+        jobs = next_batch
+      end
+      for i = 1, #jobs do jobs[i].result = RESULT end
+      if not db:complete_many(OWNER, NOW, jobs) then error("batch complete_many refused") end
+      return t
+    end },
+  }
+end
+
 local function run_batch()
   local size = S.batch
   out("")
@@ -684,16 +712,19 @@ local function run_batch()
   out("enqueue_many and claim_next(n) are one transaction each.  \"end to end\" is both plus a")
   out("complete for every job (one transaction each); \"end to end, complete_many\" completes the")
   out("batch in one transaction (the floor: the same guarded UPDATE for each job in one transaction).")
+  out("complete_many_claim_next completes the batch held and claims the next in one transaction,")
+  out("a batch worker's steady state (the floor: complete_many's and claim_next's statements in one")
+  out("transaction); enqueue_many runs untimed between.")
   out("")
   out("| stage | sync | API | median us/job | jobs/s | x floor |")
   out("|---|---|---|---:|---:|---:|")
-  for _, stage in ipairs({ "enqueue", "claim", "all", "many" }) do
+  for _, stage in ipairs({ "enqueue", "claim", "all", "many", "fused" }) do
     -- enqueue_many and claim_next(n) alone: the rest of the batch runs
     -- untimed, completing with complete_many so it does not dominate the run
     local part, many = stage == "many" and "all" or stage, stage ~= "all"
     for _, sync in ipairs(opt.syncs) do
       local h = open_all("batch-" .. stage, sync)
-      local vs = {
+      local vs = stage == "fused" and fused_variants(h, size) or {
         { name = "floor (raw SQLite, C)", run = function(n)
           return h.floor:batch(fresh("bf"), n // size, size, part, many)
         end },
@@ -728,7 +759,7 @@ local function run_batch()
       -- n counts jobs, in whole batches
       local res = measure(vs, opt.reps, size)
       local label = ({ enqueue = "enqueue_many", claim = "claim_next(n)", all = "end to end",
-        many = "end to end, complete_many" })[stage]
+        many = "end to end, complete_many", fused = "complete_many_claim_next" })[stage]
       print_rows(label, sync, vs, res, vs[1].name)
       if stage == "many" then
         for _, api in ipairs({ "C API", "Lua handle" }) do

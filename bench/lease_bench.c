@@ -132,6 +132,9 @@ typedef struct bops {
   int (*enqueue_many)(void *h, const char *const *ids, const size_t *lens, int n);
   /* Complete n jobs in one transaction; NULL when the API has none. */
   int (*complete_many)(void *h, const bdone *done, int n, double now);
+  /* complete_many then claim_next (up to max) in one transaction. */
+  int (*complete_many_claim_next)(void *h, const bdone *done, int n, double now, double ttl,
+                                  int max, lease_job *jobs, int *count);
   const char *(*errmsg)(void *h);
 } bops;
 
@@ -320,16 +323,13 @@ static int f_complete(void *h, const char *id, size_t len, int64_t fence, double
   return f_write(h, F_COMPLETE, id, len, fence, now, 0);
 }
 
-/* Floor claim_next: BEGIN IMMEDIATE, the UPDATE ... RETURNING, COMMIT; the
-** ids are copied out before the reset, as any caller must. */
-static int f_claim_next(void *h, double now, double ttl, int max, lease_job *jobs, int *count) {
-  floordb *f = h;
+/* The floor's claim_next UPDATE ... RETURNING inside an open transaction;
+** the ids are copied out before the reset, as any caller must. */
+static int f_claim_rows(floordb *f, double now, double ttl, int max, lease_job *jobs, int *n_out) {
   sqlite3_stmt *st = f->st[F_CLAIM_NEXT];
   size_t used = 0;
   size_t *offs = NULL;
-  int src, rc, n = 0, i;
-  *count = 0;
-  if ((rc = f_run(f, F_BEGIN)) != LEASE_OK) return rc;
+  int src = SQLITE_DONE, n = 0, i;
   sqlite3_bind_text(st, 1, OWNER, OWNER_LEN, SQLITE_STATIC);
   sqlite3_bind_double(st, 2, now);
   sqlite3_bind_double(st, 3, now + ttl);
@@ -365,6 +365,17 @@ static int f_claim_next(void *h, double now, double ttl, int max, lease_job *job
   }
   for (i = 0; i < n; i++) jobs[i].id = f->buf + offs[i];
   free(offs);
+  *n_out = n;
+  return LEASE_OK;
+}
+
+/* Floor claim_next: BEGIN IMMEDIATE, the UPDATE ... RETURNING, COMMIT. */
+static int f_claim_next(void *h, double now, double ttl, int max, lease_job *jobs, int *count) {
+  floordb *f = h;
+  int rc, n = 0;
+  *count = 0;
+  if ((rc = f_run(f, F_BEGIN)) != LEASE_OK) return rc;
+  if ((rc = f_claim_rows(f, now, ttl, max, jobs, &n)) != LEASE_OK) return rc;
   if ((rc = f_run(f, F_COMMIT)) != LEASE_OK) return rc;
   *count = n;
   return LEASE_OK;
@@ -385,13 +396,12 @@ static int f_enqueue_many(void *h, const char *const *ids, const size_t *lens, i
   return f_run(f, F_COMMIT);
 }
 
-/* Floor complete_many: the guarded complete UPDATE n times in one
-** transaction (what a batched complete has to do at least). */
-static int f_complete_many(void *h, const bdone *done, int n, double now) {
-  floordb *f = h;
+/* The guarded complete UPDATE for each of n jobs inside an open
+** transaction; *refused: how many changed nothing. */
+static int f_complete_rows(floordb *f, const bdone *done, int n, double now, int *refused) {
   sqlite3_stmt *st = f->st[F_COMPLETE];
-  int i, src, rc, refused = 0;
-  if ((rc = f_run(f, F_BEGIN)) != LEASE_OK) return rc;
+  int i, src;
+  *refused = 0;
   for (i = 0; i < n; i++) {
     sqlite3_bind_text(st, 1, done[i].id, (int)done[i].id_len, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, OWNER, OWNER_LEN, SQLITE_STATIC);
@@ -401,9 +411,34 @@ static int f_complete_many(void *h, const bdone *done, int n, double now) {
     src = sqlite3_step(st);
     sqlite3_reset(st);
     if (src != SQLITE_DONE) return f_fail(f, src);
-    if (sqlite3_changes(f->conn) != 1) refused++;
+    if (sqlite3_changes(f->conn) != 1) ++*refused;
   }
+  return LEASE_OK;
+}
+
+/* Floor complete_many: the guarded complete UPDATE n times in one
+** transaction (what a batched complete has to do at least). */
+static int f_complete_many(void *h, const bdone *done, int n, double now) {
+  floordb *f = h;
+  int rc, refused = 0;
+  if ((rc = f_run(f, F_BEGIN)) != LEASE_OK) return rc;
+  if ((rc = f_complete_rows(f, done, n, now, &refused)) != LEASE_OK) return rc;
   if ((rc = f_run(f, F_COMMIT)) != LEASE_OK) return rc;
+  return refused ? REFUSED : LEASE_OK;
+}
+
+/* Floor complete_many_claim_next: the same statements as complete_many's
+** and claim_next's, in one transaction. */
+static int f_complete_many_claim_next(void *h, const bdone *done, int n, double now, double ttl,
+                                      int max, lease_job *jobs, int *count) {
+  floordb *f = h;
+  int rc, refused = 0, got = 0;
+  *count = 0;
+  if ((rc = f_run(f, F_BEGIN)) != LEASE_OK) return rc;
+  if ((rc = f_complete_rows(f, done, n, now, &refused)) != LEASE_OK) return rc;
+  if ((rc = f_claim_rows(f, now, ttl, max, jobs, &got)) != LEASE_OK) return rc;
+  if ((rc = f_run(f, F_COMMIT)) != LEASE_OK) return rc;
+  *count = got;
   return refused ? REFUSED : LEASE_OK;
 }
 
@@ -414,7 +449,7 @@ static const char *f_errmsg(void *h) {
 
 static const bops floor_ops = {
   "floor", f_enqueue, f_claim, f_renew, f_complete, f_claim_next, f_enqueue_many,
-  f_complete_many, f_errmsg,
+  f_complete_many, f_complete_many_claim_next, f_errmsg,
 };
 
 /* ---------------------------------------------------------------------
@@ -479,20 +514,40 @@ static int c_enqueue_many(void *h, const char *const *ids, const size_t *lens, i
   return rc != LEASE_OK ? rc : inserted == n ? LEASE_OK : REFUSED;
 }
 
-/* lease_complete_many: the batch in one transaction (one allocation per
-** batch to turn the bench's list into lease_result items). */
-static int c_complete_many(void *h, const bdone *done, int n, double now) {
+/* The bench's list as lease_result items, each with RESULT (one
+** allocation per batch; the caller frees it); NULL when out of memory. */
+static lease_result *results_of(const bdone *done, int n) {
   lease_result *items = malloc(sizeof *items * (size_t)(n ? n : 1));
-  int i, rc, stored = 0;
-  if (!items) return LEASE_NOMEM;
-  for (i = 0; i < n; i++) {
+  int i;
+  for (i = 0; items && i < n; i++) {
     items[i].id = done[i].id;
     items[i].id_len = done[i].id_len;
     items[i].fence = done[i].fence;
     items[i].result = RESULT;
     items[i].result_len = RESULT_LEN;
   }
+  return items;
+}
+
+/* lease_complete_many: the batch in one transaction. */
+static int c_complete_many(void *h, const bdone *done, int n, double now) {
+  lease_result *items = results_of(done, n);
+  int rc, stored = 0;
+  if (!items) return LEASE_NOMEM;
   rc = lease_complete_many(h, OWNER, OWNER_LEN, now, items, n, NULL, &stored);
+  free(items);
+  return rc != LEASE_OK ? rc : stored == n ? LEASE_OK : REFUSED;
+}
+
+/* lease_complete_many_claim_next: the batch and the next claim in one
+** transaction. */
+static int c_complete_many_claim_next(void *h, const bdone *done, int n, double now, double ttl,
+                                      int max, lease_job *jobs, int *count) {
+  lease_result *items = results_of(done, n);
+  int rc, stored = 0;
+  if (!items) return LEASE_NOMEM;
+  rc = lease_complete_many_claim_next(h, OWNER, OWNER_LEN, now, items, n, NULL, &stored, NULL, 0,
+                                      ttl, max, jobs, count, NULL);
   free(items);
   return rc != LEASE_OK ? rc : stored == n ? LEASE_OK : REFUSED;
 }
@@ -504,7 +559,7 @@ static const char *c_errmsg(void *h) {
 
 static const bops capi_ops = {
   "capi", c_enqueue, c_claim, c_renew, c_complete, c_claim_next, c_enqueue_many,
-  c_complete_many, c_errmsg,
+  c_complete_many, c_complete_many_claim_next, c_errmsg,
 };
 
 /* ===================================================================== */
@@ -803,6 +858,64 @@ failed_complete:
   free(jobs);
   free(done);
   return op_error(L, b, "complete", rc, &ids);
+}
+
+/* The jobs held as complete_many's list. */
+static void as_done(const lease_job *jobs, int n, bdone *done) {
+  int i;
+  for (i = 0; i < n; i++) {
+    done[i].id = jobs[i].id;
+    done[i].id_len = jobs[i].id_len;
+    done[i].fence = jobs[i].fence;
+  }
+}
+
+/*
+** b:fused(prefix, rounds, size) -> seconds
+** A batch worker's steady state: the first size fresh jobs enqueued and
+** claimed (untimed), then rounds times: size more enqueued (untimed), and
+** the batch held completed with the next claimed by complete_many_claim_next
+** (timed: one transaction); the last batch completed with complete_many
+** (untimed).  rounds * size jobs pass through the timed step.
+*/
+static int b_fused(lua_State *L) {
+  bdb *b = check_bdb(L);
+  lua_Integer rounds = luaL_checkinteger(L, 3), size = luaL_checkinteger(L, 4);
+  idset ids;
+  lease_job *jobs;
+  bdone *done;
+  double t = 0, t0;
+  int r, rc, count = 0;
+  luaL_argcheck(L, size >= 1 && size <= 1000000, 4, "size out of range");
+  luaL_argcheck(L, rounds >= 1 && (rounds + 1) * size <= 100000000, 3, "rounds out of range");
+  lua_pushinteger(L, (rounds + 1) * size);
+  lua_replace(L, 3);
+  arg_ids(L, &ids, 3);
+  jobs = malloc(sizeof *jobs * (size_t)size);
+  done = malloc(sizeof *done * (size_t)size);
+  rc = jobs && done ? LEASE_OK : LEASE_NOMEM;
+  if (rc == LEASE_OK) rc = b->ops->enqueue_many(b->h, ids.ids, ids.lens, (int)size);
+  if (rc == LEASE_OK) rc = b->ops->claim_next(b->h, 1.0, 1e9, (int)size, jobs, &count);
+  for (r = 1; r <= rounds && rc == LEASE_OK && count == size; r++) {
+    size_t at = (size_t)r * (size_t)size;
+    rc = b->ops->enqueue_many(b->h, ids.ids + at, ids.lens + at, (int)size);
+    as_done(jobs, count, done);
+    t0 = now_s();
+    if (rc == LEASE_OK)
+      rc = b->ops->complete_many_claim_next(b->h, done, count, 1.0, 1e9, (int)size, jobs, &count);
+    t += now_s() - t0;
+  }
+  if (rc == LEASE_OK && count == size) {
+    as_done(jobs, count, done);
+    rc = b->ops->complete_many(b->h, done, count, 1.0);
+  }
+  free(jobs);
+  free(done);
+  if (rc != LEASE_OK || count != size)
+    return op_error(L, b, "complete_many_claim_next", rc == LEASE_OK ? REFUSED : rc, &ids);
+  ids_free(&ids);
+  lua_pushnumber(L, t);
+  return 1;
 }
 
 /* n owner names "o0".."o<n-1>" in one block, for the claim_many workloads. */
@@ -1159,6 +1272,7 @@ static const luaL_Reg bdb_methods[] = {
   {"fill", b_fill},
   {"claim_next", b_claim_next},
   {"batch", b_batch},
+  {"fused", b_fused},
   {"claim_many", b_claim_many},
   {"claim_seq", b_claim_seq},
   {"close", b_close},

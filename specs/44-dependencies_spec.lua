@@ -121,6 +121,30 @@ describe("a job enqueued after others", function()
   end)
 end)
 
+describe("complete_many on a database where no job waits for another", function()
+  local db, p
+  before_each(function() db, p = H.fresh("deps-none") end)
+  after_each(function() db:close() end)
+
+  it("completes its batch, and a job enqueued after one of the next completions is released by it", function()
+    for _, id in ipairs({ "a", "b", "p", "q", "e" }) do db:enqueue(id) end
+    local got = db:claim_next("w", 1, 10, { n = 5 })
+    local fence = {}
+    for _, j in ipairs(got) do fence[j.id] = j.fence end
+    assert.are.same({ true }, { db:complete_many("w", 2, { { id = "a", fence = fence.a },
+      { id = "b", fence = fence.b } }) })
+    assert.are.equal(0, edges(p))
+    -- a child of p and one of q: each parent's completion, single or in a batch, opens it
+    assert.is_true(db:enqueue("c", { after = { "p" } }))
+    assert.is_true(db:enqueue("d", { after = { "q" } }))
+    assert.is_true(db:complete("p", "w", fence.p, 3, "r"))
+    assert.are.equal("available", (seen(p, "c", 4)))
+    assert.are.same({ true }, { db:complete_many("w", 4, { { id = "q", fence = fence.q },
+      { id = "e", fence = fence.e } }) })
+    assert.are.equal("available", (seen(p, "d", 5)))
+  end)
+end)
+
 describe("a stale completion", function()
   local db, p
   before_each(function()

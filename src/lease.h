@@ -842,6 +842,31 @@ LEASE_API int lease_complete_claim_next(lease_db *db, const char *id, size_t id_
                                         int *claim_reason);
 
 /*
+** lease_complete_many_claim_next: lease_complete_many of items by owner,
+** then lease_claim_next for the same owner at the same now, in one write
+** transaction: a worker's "this batch is done, give me the next" costs one
+** commit instead of two.  Each step is exactly the call it is named after
+** (contract step 6 for each item, then claim's rule for each job taken): a
+** refused completion stores nothing for that job, and neither it nor the
+** others stop the claim.  A failure of either step rolls back both, so
+** nothing is stored and no job is taken.
+**   owner, owner_len, now, items, n, reasons, stored: as for
+**          lease_complete_many (n may be 0: the claim alone).  The ids may
+**          point into the jobs the last claim on db handed out: every
+**          completion is stored before the claim reuses that memory.
+**   queue, queue_len, ttl, max, jobs, count: as for lease_claim_next.
+**   claim_reason: the claim's reason, as lease_claim_next's (may be NULL).
+** Returns LEASE_OK, LEASE_MISUSE, LEASE_RANGE or LEASE_MISMATCH (a
+** completed job is blocked, as for lease_complete_many), LEASE_NOMEM or a
+** database error; on a failure *count and *stored are 0.
+*/
+LEASE_API int lease_complete_many_claim_next(lease_db *db, const char *owner, size_t owner_len,
+                                             double now, const lease_result *items, int n,
+                                             int *reasons, int *stored, const char *queue,
+                                             size_t queue_len, double ttl, int max,
+                                             lease_job *jobs, int *count, int *claim_reason);
+
+/*
 ** Queue control: per-queue settings, kept in the table lease_queues (one
 ** row per queue that has any), read by every claim_next of the queue in its
 ** own transaction, so a change is seen at once by every handle and process

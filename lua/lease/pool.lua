@@ -294,7 +294,8 @@ end
 --   w.monotonic (lease.monotonic), w.covered (while its handler runs, the
 --   job whose lease outlast renewed to outlive its timeout),
 --   w.spare (the tables handle_batch fills for complete_many), w.next and
---   w.next_at (the job handle_one's complete_claim_next took, and when).
+--   w.next_at (the job handle_one's complete_claim_next took, or the batch
+--   store_batch's complete_many_claim_next took, and when).
 -- ===========================================================================
 
 --- Fill st with a worker's zeroed counters and empty lists.
@@ -721,9 +722,28 @@ local function handle_one(w, c, at)
   if id then w.next, w.next_at = next_job, next_at end
 end
 
+--- Store a batch's results with complete_many_claim_next, which claims the
+-- worker's next batch in the same transaction: that batch is left in
+-- w.next (and the time read just before its claim in w.next_at) for the
+-- next step; once the pool asks to stop, with complete_many alone.
+-- @tparam table w the worker
+-- @tparam {table,...} results complete_many's list
+-- @treturn boolean true when every result was stored
+-- @treturn table|nil the refused positions and their reasons
+-- @raise a database error
+local function store_batch(w, results)
+  if w.stopping then return w.db:complete_many(w.owner, w.db:server_now(), results) end
+  local next_at = w.now()
+  local all, refused, next_batch = w.db:complete_many_claim_next(w.owner, w.db:server_now(),
+    results, w.cfg.ttl, w.claim_opts)
+  if #next_batch > 0 then w.next, w.next_at = next_batch, next_at end
+  return all, refused
+end
+
 --- Handle a batch of claimed jobs: run the handler on each, then store
--- every result in one complete_many.  Handler errors go to db:fail one by
--- one; once the pool asks to stop, the jobs not started yet are given back.
+-- every result in one complete_many_claim_next (store_batch).  Handler
+-- errors go to db:fail one by one; once the pool asks to stop, the jobs not
+-- started yet are given back.
 -- @tparam table w the worker
 -- @tparam {table,...} batch the jobs as claim_next(..., {n=}) gave them
 -- @tparam number at lease.now() (seconds) read just before the claim
@@ -757,7 +777,7 @@ local function handle_batch(w, batch, at)
     end
   end
   if #results == 0 then return end
-  local all, refused = w.db:complete_many(w.owner, w.db:server_now(), results)
+  local all, refused = store_batch(w, results)
   if all and not w.cfg.completed and not w.hooks then return bump(w, "done", #results) end
   for k, r in ipairs(results) do
     if all or not refused[k] then
@@ -853,11 +873,18 @@ local function step(w)
   local cfg = w.cfg
   local c = w.next
   w.next = nil
-  if stop_asked(w) then
-    if c then give_back(w, c) end   -- claimed with the last completion, never started
+  if stop_asked(w) then   -- claimed with the last completion, never started
+    if c and cfg.batch > 1 then
+      for _, j in ipairs(c) do give_back(w, j) end
+    elseif c then
+      give_back(w, c)
+    end
     return false
   end
-  if c then
+  if c and cfg.batch > 1 then
+    handle_batch(w, c, w.next_at)
+    return true
+  elseif c then
     handle_one(w, c, w.next_at)
     return true
   end
@@ -1193,7 +1220,8 @@ end
 --     at again every poll.  A forever pool ticks the schedules at most
 --     once per poll.
 --   batch (integer, default 1): jobs claimed per claim_next; their results
---     are stored with one complete_many.
+--     are stored with one complete_many_claim_next, which claims the next
+--     batch in the same transaction.
 --   backoff (function without upvalues, attempt -> seconds): when a job
 --     that failed comes back; default the engine's (lease.backoff).
 --   decode ("json" or nil): decode each payload with dkjson into job.data

@@ -26,6 +26,10 @@
 -- slipped through would still be refused by claim's own guarded UPDATE in
 -- the same transaction; the slip that matters, a candidate filter that lets
 -- ended jobs through ahead of a ready one, is claim-next-takes-ended-jobs.
+-- Also claim_next's "fence = ?5" in LSQ_SQL_Q_CLAIM_FREE dropped: the fence
+-- was read by the candidates' query in the same write transaction, with
+-- nothing written between, so the guard cannot fail; it is there so the
+-- fence handed out (the one read + 1) is the one stored whatever happens.
 -- Also "pg-claim-next-id-order": PostgreSQL's claim_next returns its jobs
 -- through a final SELECT ... ORDER BY of the claim order (lpg_queue_sql.h),
 -- so there is no sort of RETURNING's rows left to skip.
@@ -410,8 +414,8 @@ return {
   {
     name = "claim-next-unsorted-result", step = "own", file = "src/sqlite/lsq_queue.c",
     fn = "claim_next_run",
-    from = "  *count = x.n;\n  if (reason) *reason = x.reason;\n  *why = x.why;\n  return LEASE_OK;",
-    to = "  for (i = 0; i < x.n / 2; i++) { lease_job j_ = jobs[i]; jobs[i] = jobs[x.n - 1 - i]; jobs[x.n - 1 - i] = j_; }\n  *count = x.n;\n  if (reason) *reason = x.reason;\n  *why = x.why;\n  return LEASE_OK;",
+    from = "  *count = x->n;\n  return LEASE_OK;",
+    to = "  for (i = 0; i < x->n / 2; i++) { lease_job j_ = x->jobs[i]; x->jobs[i] = x->jobs[x->n - 1 - i]; x->jobs[x->n - 1 - i] = j_; }\n  *count = x->n;\n  return LEASE_OK;",
     hint = "specs/15-claim_next_spec.lua",
   },
   {
@@ -468,15 +472,36 @@ return {
   },
   -- complete_many: the batched complete ---------------------------------
   {
+    name = "complete-many-skips-children-of-deps", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "lsq_q_deps_none",
+    from = "  *none = src == SQLITE_DONE;",
+    to = "  *none = 1;",
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    name = "complete-skips-release-with-children", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "lsq_q_release",
+    from = "  if (src == SQLITE_DONE) return LEASE_OK;\n",
+    to = "  if (src == SQLITE_ROW) return LEASE_OK;\n",
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    name = "complete-many-keeps-no-deps", step = "own", file = "src/sqlite/lsq_ops.c",
+    fn = "lsq_complete_each",
+    from = "  LSQ(db)->no_deps = 0;\n",
+    to = "",
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
     name = "complete-many-stops-at-first-refused", step = "own", file = "src/sqlite/lsq_ops.c",
-    fn = "complete_many_body",
+    fn = "lsq_complete_each",
     from = "    if (r == LEASE_GRANTED) done++;\n  }",
     to = "    if (r == LEASE_GRANTED) done++;\n    else break;\n  }",
     hint = "specs/19-complete_many_spec.lua",
   },
   {
     name = "complete-many-commits-each-job", step = "own", file = "src/sqlite/lsq_ops.c",
-    fn = "complete_many_body",
+    fn = "lsq_complete_each",
     from = [=[    if (r == LEASE_GRANTED) done++;]=],
     to = [=[    if (r == LEASE_GRANTED) done++;
     if ((rc = lsq_run(db, LSQ_ST_COMMIT)) != LEASE_OK || (rc = lsq_run(db, LSQ_ST_BEGIN)) != LEASE_OK) return rc;]=],
@@ -484,14 +509,14 @@ return {
   },
   {
     name = "complete-many-counts-refused-as-stored", step = "own", file = "src/sqlite/lsq_ops.c",
-    fn = "complete_many_body",
-    from = "  x->stored = done;",
-    to = "  x->stored = x->n;",
+    fn = "lsq_complete_each",
+    from = "  if (rc == LEASE_OK) *stored = done;",
+    to = "  if (rc == LEASE_OK) *stored = n;",
     hint = "specs/19-complete_many_spec.lua",
   },
   {
     name = "complete-many-no-expired-reason", step = "own", file = "src/sqlite/lsq_ops.c",
-    fn = "complete_many_body",
+    fn = "lsq_complete_each",
     from = [=[    rc = lsq_guarded_step(db, &one, NULL, &r);]=],
     to = [=[    one.now = -HUGE_VAL;
     rc = lsq_guarded_step(db, &one, NULL, &r);]=],
@@ -499,7 +524,7 @@ return {
   },
   {
     name = "complete-many-empty-id-unchecked", step = "own", file = "src/core/lease.c",
-    fn = "lease_complete_many",
+    fn = "lease__check_complete_many",
     from = [=[    if (check_item(db, "id", i, items[i].id, &len)) return db->rc;]=],
     to = [=[    if (items[i].id && (len == LEASE_NTS ? strlen(items[i].id) : len) == 0) continue;
     if (check_item(db, "id", i, items[i].id, &len)) return db->rc;]=],
@@ -1458,9 +1483,9 @@ return {
     -- the batch runs as one statement and grants both (the statement
     -- itself locks in id order: ORDER BY id FOR UPDATE)
     name = "pg-complete-many-unordered", step = "own", file = "src/pg/lpg_many.c", backend = "pg",
-    fn = "lpg_complete_many",
-    from = "  qsort(b.ord, (size_t)n, sizeof *b.ord, by_id);\n",
-    to = "  if (0) qsort(b.ord, (size_t)n, sizeof *b.ord, by_id);\n",
+    fn = "batch_sort",
+    from = "  qsort(b->ord, (size_t)b->n, sizeof *b->ord, by_id);\n",
+    to = "  if (0) qsort(b->ord, (size_t)b->n, sizeof *b->ord, by_id);\n",
     hint = "specs/19-complete_many_spec.lua",
   },
   {
@@ -1652,8 +1677,8 @@ return {
   {
     name = "claim-next-batch-claims-ended-leases", step = "own", file = "src/sqlite/lsq_queue_sql.h",
     fn = "LSQ_SQL_Q_CLAIM_FREE",
-    from = [[" WHERE id IN (" LSQ_SQL_Q_READY("q.id") ") AND owner IS NULL"]],
-    to = [[" WHERE id IN (" LSQ_SQL_Q_READY("q.id") ")"]],
+    from = [[" WHERE id = ?1 AND fence = ?5 AND owner IS NULL AND done = 0 AND until <= ?3"]],
+    to = [[" WHERE id = ?1 AND fence = ?5 AND done = 0 AND until <= ?3"]],
     hint = "specs/36-claim_next_batch_spec.lua",
   },
   {
@@ -1666,8 +1691,8 @@ return {
   {
     name = "claim-next-batch-stale-fence", step = "own", file = "src/sqlite/lsq_queue.c",
     fn = "claim_free",
-    from = "    x->c[k->at].fence = sqlite3_column_int64(st, 1);",
-    to = "    x->c[k->at].fence = 1;",
+    from = "    if ((c->taken = sqlite3_changes(LSQ(db)->sql) == 1)) c->fence++;",
+    to = "    if ((c->taken = sqlite3_changes(LSQ(db)->sql) == 1)) c->fence = 1;",
     hint = "specs/36-claim_next_batch_spec.lua",
   },
   {
@@ -1951,23 +1976,23 @@ return {
   {
     name = "ccn-claim-skipped-after-refusal", step = "own", file = "src/sqlite/lsq_queue.c",
     fn = "claim_next_body",
-    from = [[    if ((rc = lsq_guarded_step(db, x->done, &unused, &x->reason)) != LEASE_OK) return rc;]],
-    to = [[    if ((rc = lsq_guarded_step(db, x->done, &unused, &x->reason)) != LEASE_OK) return rc;
-    if (x->reason != LEASE_GRANTED) return LEASE_OK;]],
+    from = [[  if ((rc = complete_first(db, x)) != LEASE_OK) return rc;]],
+    to = [[  if ((rc = complete_first(db, x)) != LEASE_OK) return rc;
+  if (x->done && x->reason != LEASE_GRANTED) return LEASE_OK;]],
     hint = "specs/37-complete_claim_next_spec.lua",
   },
   {
     name = "ccn-completion-not-stored", step = "own", file = "src/sqlite/lsq_queue.c",
-    fn = "claim_next_body",
-    from = [[  if (x->done) {   /* complete_claim_next: the completion first, as complete's body */]],
-    to = [[  if (0) {]],
+    fn = "complete_first",
+    from = [[  if (x->done) return lsq_guarded_step(db, x->done, &unused, &x->reason);]],
+    to = [[  if (0) return lsq_guarded_step(db, x->done, &unused, &x->reason);]],
     hint = "specs/37-complete_claim_next_spec.lua",
   },
   {
     name = "ccn-reason-lost", step = "own", file = "src/sqlite/lsq_queue.c",
-    fn = "claim_next_run",
-    from = "  *count = x.n;\n  if (reason) *reason = x.reason;\n",
-    to = "  *count = x.n;\n  if (reason) *reason = LEASE_GRANTED;\n",
+    fn = "lsq_q_complete_claim_next",
+    from = "  if (reason) *reason = x.reason;\n",
+    to = "  if (reason) *reason = LEASE_GRANTED;\n",
     hint = "specs/37-complete_claim_next_spec.lua",
   },
   {
@@ -2005,11 +2030,79 @@ return {
     to = [[  (void)why;]],
     hint = "specs/37-complete_claim_next_spec.lua",
   },
+  -- complete_many_claim_next: the batch's completions and the next claim in one transaction
+  {
+    name = "cmcn-completions-not-stored", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "complete_first",
+    from = [[  if (x->many) return lsq_complete_each(]],
+    to = [[  if (0) return lsq_complete_each(]],
+    hint = "specs/62-complete_many_claim_next_spec.lua",
+  },
+  {
+    name = "cmcn-refused-counted-stored", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "lsq_q_complete_many_claim_next",
+    from = [[  if (rc == LEASE_OK && stored) *stored = x.stored;]],
+    to = [[  if (rc == LEASE_OK && stored) *stored = n;]],
+    hint = "specs/62-complete_many_claim_next_spec.lua",
+  },
+  {
+    name = "pg-cmcn-two-transactions", step = "own", file = "src/pg/lpg_queue.c", backend = "pg",
+    fn = "lpg_q_complete_many_claim_next",
+    from = [[  if ((rc = lpg_exec(db, "BEGIN")) != LEASE_OK) return rc;
+  if ((rc = lpg_complete_each(db, wc, items, n, reasons, &done)) == LEASE_OK &&]],
+    to = [[  if ((rc = lpg_complete_each(db, wc, items, n, reasons, &done)) == LEASE_OK &&]],
+    hint = "specs/62-complete_many_claim_next_spec.lua",
+  },
+  {
+    name = "pg-cmcn-refused-counted-stored", step = "own", file = "src/pg/lpg_many.c", backend = "pg",
+    fn = "note",
+    from = [[  if (r == LEASE_GRANTED) b->done++;]],
+    to = [[  b->done++;]],
+    hint = "specs/62-complete_many_claim_next_spec.lua",
+  },
+  {
+    name = "cmcn-lua-refused-hidden", step = "own", file = "src/lua/lease_lua.c",
+    fn = "push_complete_many_claim_next",
+    from = [[  lua_pushboolean(L, a->reason == a->items);   /* a->reason: how many were stored */]],
+    to = [[  lua_pushboolean(L, 1);]],
+    hint = "specs/62-complete_many_claim_next_spec.lua",
+  },
+  {
+    name = "cmcn-lua-ttl-unchecked", step = "own", file = "src/lua/lease_lua.c",
+    fn = "check_complete_many_claim_next",
+    from = [[  if (lease_check_time(a->now, a->ttl, &why))
+    lb_error(L, LB_ARG(c, 5, NULL), lua_pushfstring(L, "%s, got %s", why, lb_got(L, 5)));]],
+    to = [[  (void)why;]],
+    hint = "specs/62-complete_many_claim_next_spec.lua",
+  },
+  {
+    name = "pool-batch-next-dropped", step = "own", file = "lua/lease/pool.lua",
+    fn = "store_batch",
+    from = [[  if #next_batch > 0 then w.next, w.next_at = next_batch, next_at end]],
+    to = [[]],
+    hint = "specs/62-complete_many_claim_next_spec.lua",
+  },
+  {
+    name = "pool-batch-next-not-given-back", step = "own", file = "lua/lease/pool.lua",
+    fn = "step",
+    from = [[      for _, j in ipairs(c) do give_back(w, j) end]],
+    to = [[]],
+    hint = "specs/62-complete_many_claim_next_spec.lua",
+  },
+  {
+    name = "pool-batch-claims-while-stopping", step = "own", file = "lua/lease/pool.lua",
+    fn = "store_batch",
+    from = [[  if w.stopping then return w.db:complete_many(w.owner, w.db:server_now(), results) end]],
+    to = [[]],
+    hint = "specs/62-complete_many_claim_next_spec.lua",
+  },
   {
     name = "pool-next-job-not-given-back", step = "own", file = "lua/lease/pool.lua",
     fn = "step",
-    from = [[    if c then give_back(w, c) end   -- claimed with the last completion, never started]],
-    to = [[]],
+    from = [[    elseif c then
+      give_back(w, c)
+    end]],
+    to = [[    end]],
     hint = "specs/37-complete_claim_next_spec.lua",
   },
   {

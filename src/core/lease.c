@@ -507,21 +507,19 @@ int lease_release(lease_db *db, const char *id, size_t id_len, const char *owner
   return LEASE_OK;
 }
 
-/* See lease.h (contract step 6, for many jobs in one transaction).  Every
-** item is checked before the backend writes anything. */
-int lease_complete_many(lease_db *db, const char *owner, size_t owner_len, double now,
-                        const lease_result *items, int n, int *reasons, int *stored) {
-  lease__write w;
+/* See lease_int.h: complete_many's arguments checked into *w. */
+int lease__check_complete_many(lease_db *db, lease__write *w, const char *owner,
+                               size_t owner_len, double now, const lease_result *items, int n,
+                               int *stored) {
   int i;
-  CHECK_DB(db);
   if (stored) *stored = 0;
   if (n < 0 || (n > 0 && !items)) return lease__fail(db, LEASE_MISUSE, "items must hold n entries");
-  memset(&w, 0, sizeof w);
-  w.op = LEASE__COMPLETE;
+  memset(w, 0, sizeof *w);
+  w->op = LEASE__COMPLETE;
   if (lease__check_bytes(db, "owner", owner, &owner_len)) return db->rc;
-  if (check_now(db, &w, now)) return db->rc;
-  w.owner = owner;
-  w.owner_len = owner_len;
+  if (check_now(db, w, now)) return db->rc;
+  w->owner = owner;
+  w->owner_len = owner_len;
   for (i = 0; i < n; i++) {
     size_t len = items[i].id_len, rlen = items[i].result_len;
     char what[32];
@@ -529,6 +527,16 @@ int lease_complete_many(lease_db *db, const char *owner, size_t owner_len, doubl
     snprintf(what, sizeof what, "result %d", i + 1);
     if (check_result(db, what, items[i].result, &rlen)) return db->rc;
   }
+  return LEASE_OK;
+}
+
+/* See lease.h (contract step 6, for many jobs in one transaction).  Every
+** item is checked before the backend writes anything. */
+int lease_complete_many(lease_db *db, const char *owner, size_t owner_len, double now,
+                        const lease_result *items, int n, int *reasons, int *stored) {
+  lease__write w;
+  CHECK_DB(db);
+  if (lease__check_complete_many(db, &w, owner, owner_len, now, items, n, stored)) return db->rc;
   if (n == 0) return LEASE_OK;
   return db->be->complete_many(db, &w, items, n, reasons, stored);
 }

@@ -314,6 +314,13 @@ typedef struct lease__backend {
   ** transaction (lease.h: lease_complete_claim_next); *why as above. */
   int (*complete_claim_next)(lease_db *db, const lease__write *wc, const lease__write *wn,
                              int max, lease_job *jobs, int *count, int *reason, int *why);
+  /* wc: complete_many's w of the n items (n >= 0; reasons has n slots or
+  ** is NULL); wn: a claim whose queue is set; both in one transaction
+  ** (lease.h: lease_complete_many_claim_next); *why as above. */
+  int (*complete_many_claim_next)(lease_db *db, const lease__write *wc,
+                                  const lease_result *items, int n, int *reasons, int *stored,
+                                  const lease__write *wn, int max, lease_job *jobs, int *count,
+                                  int *why);
   /* Queue control (lease.h): set_queue writes queue's settings row: its
   ** paused flag (what 0) or its limits (what 1, l checked); queues reads
   ** every queue with jobs or settings at now.  NULL: not supported. */
@@ -583,6 +590,14 @@ int lease__check_bytes(lease_db *db, const char *what, const char *s, size_t *le
 int lease__check_complete(lease_db *db, lease__write *w, const char *id, size_t id_len,
                           const char *owner, size_t owner_len, int64_t fence, double now,
                           const char *result, size_t result_len);
+
+/* lease_complete_many's argument checks: *w filled as the complete by
+** owner at now (each item's id, fence and result its own), the n items
+** checked, *stored 0 (stored may be NULL); LEASE_OK or the failure
+** recorded. */
+int lease__check_complete_many(lease_db *db, lease__write *w, const char *owner,
+                               size_t owner_len, double now, const lease_result *items, int n,
+                               int *stored);
 
 /* lease__check_new_job: lease_enqueue's checks of one job (errors
 ** named with prefix, as "job 3: "), into *out with lengths resolved and

@@ -407,6 +407,29 @@ int lease_complete_claim_next(lease_db *db, const char *id, size_t id_len, const
   return rc;
 }
 
+/* See lease.h.  Every argument of both steps is checked before the
+** backend writes anything. */
+int lease_complete_many_claim_next(lease_db *db, const char *owner, size_t owner_len,
+                                   double now, const lease_result *items, int n, int *reasons,
+                                   int *stored, const char *queue, size_t queue_len, double ttl,
+                                   int max, lease_job *jobs, int *count, int *claim_reason_out) {
+  LEASE__HOLD(db);
+  lease__write wc, wn;
+  int why = LEASE_GRANTED, rc = lease__begin(db);
+  if (claim_reason_out) *claim_reason_out = LEASE_EMPTY;
+  if (rc != LEASE_OK) return rc;
+  if (count) *count = 0;
+  if (lease__check_complete_many(db, &wc, owner, owner_len, now, items, n, stored))
+    return db->rc;
+  if (check_claim_next(db, &wn, queue, queue_len, owner, owner_len, now, ttl, max, jobs, count))
+    return db->rc;
+  if (!db->be->complete_many_claim_next) return unsupported(db, "complete_many_claim_next");
+  rc = db->be->complete_many_claim_next(db, &wc, items, n, reasons, stored, &wn, max, jobs,
+                                        count, &why);
+  if (rc == LEASE_OK) claim_reason(claim_reason_out, why, *count);
+  return rc;
+}
+
 /* See lease.h. */
 int lease_fail(lease_db *db, const char *id, size_t id_len, const char *owner, size_t owner_len,
                int64_t fence, double now, const char *message, size_t message_len,

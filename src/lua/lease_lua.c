@@ -879,6 +879,78 @@ static int push_complete_many(lua_State *L, lb_args *a) {
 static const lb_op op_complete_many = {"complete_many", 1, 0, check_complete_many,
                                        run_complete_many, push_complete_many};
 
+/* --- complete_many_claim_next ---------------------------------------- */
+
+/***
+Complete a batch and claim the next in one write transaction: exactly
+`db:complete_many(owner, now, jobs)` followed by
+`db:claim_next(owner, now, ttl, opts)`, for one commit instead of two.  A
+refused job stores nothing and neither it nor the others stop the claim; a
+database failure in either step raises and rolls both back (nothing stored,
+no job taken).  Every argument is checked first.
+@function db:complete_many_claim_next
+@tparam string owner the holder of every job, and the owner of the jobs claimed
+@tparam number now finite, caller's unit: complete_many's and claim's now
+@tparam {table,...} jobs as for complete_many (may be empty: the claim alone)
+@tparam number ttl as for claim
+@tparam[opt] integer|table opts as for claim_next
+@treturn boolean true when every job was stored, else false...
+@treturn table|nil ...nil, or the refused positions mapped to their reasons
+  (as complete_many)...
+@return ...then what `claim_next(owner, now, ttl, opts)` returns: `id, fence,
+  job` | `nil, reason`, or with n a list of jobs (and a reason when empty)
+@raise `bad argument` for a bad argument; `lease.complete_many_claim_next: ...`
+  on a database failure
+*/
+static lease_result *fused_items(lb_args *a) {
+  return (lease_result *)((lease_job *)a->mem + (a->n ? a->n : 1));
+}
+static int *fused_reasons(lb_args *a) {
+  return (int *)(void *)(fused_items(a) + (a->items ? a->items : 1));
+}
+static void check_complete_many_claim_next(lua_State *L, const lb_callee *c, lb_args *a) {
+  const char *why;
+  int i;
+  a->owner = lb_check_string(L, 2, LB_ARG(c, 2, "owner"), 0, &a->owner_len);
+  a->now = lb_check_number(L, 3, LB_ARG(c, 3, "now"), LB_FINITE, -HUGE_VAL, 0);
+  a->items = lb_check_sequence(L, 4, LB_ARG(c, 4, "jobs"), BATCH_MAX);
+  a->ttl = lb_check_number(L, 5, LB_ARG(c, 5, "ttl"), 0, -HUGE_VAL, 0);
+  if (lease_check_time(a->now, a->ttl, &why))
+    lb_error(L, LB_ARG(c, 5, NULL), lua_pushfstring(L, "%s, got %s", why, lb_got(L, 5)));
+  lb_check_claim_opts(L, c, 6, a);
+  /* the jobs taken, then the completions, then their reasons */
+  a->mem = lua_newuserdatauv(L, sizeof(lease_job) * (size_t)(a->n ? a->n : 1) +
+                                    (sizeof(lease_result) + sizeof(int)) *
+                                        (size_t)(a->items ? a->items : 1), 0);
+  for (i = 1; i <= a->items; i++) check_job(L, c, 4, i, &fused_items(a)[i - 1]);
+}
+static int run_complete_many_claim_next(lease_db *db, lb_args *a) {
+  return lease_complete_many_claim_next(db, a->owner, a->owner_len, a->now, fused_items(a),
+                                        a->items, fused_reasons(a), &a->reason, a->queue,
+                                        a->queue_len, a->ttl, a->n ? a->n : 1,
+                                        (lease_job *)a->mem, &a->found, &a->why);
+}
+static int push_complete_many_claim_next(lua_State *L, lb_args *a) {
+  const int *reasons = fused_reasons(a);
+  int i, n;
+  lua_pushboolean(L, a->reason == a->items);   /* a->reason: how many were stored */
+  if (a->reason == a->items) {
+    lua_pushnil(L);
+  } else {
+    lua_createtable(L, 0, a->items - a->reason);
+    for (i = 0; i < a->items; i++) {
+      if (reasons[i] == LEASE_GRANTED) continue;
+      lua_pushstring(L, lease_reason_name(reasons[i]));
+      lua_rawseti(L, -2, i + 1);
+    }
+  }
+  n = push_taken(L, a, "complete_many_claim_next");
+  return n < 0 ? -1 : 2 + n;
+}
+static const lb_op op_complete_many_claim_next = {
+  "complete_many_claim_next", 0, 0, check_complete_many_claim_next,
+  run_complete_many_claim_next, push_complete_many_claim_next};
+
 /* --- jobs ------------------------------------------------------------ */
 
 /***
@@ -1046,7 +1118,8 @@ static const lb_op op_server_now = {"server_now", 0, 0, check_none, run_server_n
 /* Every operation; the path functions are those with has_path. */
 static const lb_op *const ops[] = {
   &op_init_db, &op_enqueue, &op_state, &op_claim, &op_renew, &op_complete, &op_release,
-  &op_claim_next, &op_complete_claim_next, &op_enqueue_many, &op_complete_many, &op_jobs,
+  &op_claim_next, &op_complete_claim_next, &op_enqueue_many, &op_complete_many,
+  &op_complete_many_claim_next, &op_jobs,
   &op_counts, &op_settings,
   &lb_op_claim_many, &lb_op_fail, &lb_op_retry, &lb_op_cancel, &lb_op_prune,
   &lb_op_with_lease, &lb_op_fence_gate,

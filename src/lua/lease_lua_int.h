@@ -154,6 +154,7 @@ typedef struct lb_args {
   double run_at;                /* fail's outcome */
   int64_t deleted;              /* prune */
   int why;                      /* claim_next's reason (empty, paused, limited) */
+  int items;                    /* complete_many_claim_next: the completions (n: the claim's) */
   lease_queue_limits limits;    /* limit */
   lease_db *db;                 /* the handle run used, for a push that reads again */
   int nerrs;                    /* state: errors read into errs */

@@ -846,6 +846,7 @@ const lease__backend lease__pg = {
   .fence_gate = lpg_fence_gate,
   .errors = lpg_q_errors,
   .complete_claim_next = lpg_q_complete_claim_next,
+  .complete_many_claim_next = lpg_q_complete_many_claim_next,
   .set_queue = lpg_q_set_queue,
   .queues = lpg_q_queues,
   .fail = lpg_q_fail,

@@ -278,6 +278,14 @@ void lpg_array_free(lpg_array *a);
 ** were new (may be NULL). */
 int lpg_enqueue_data(lease_db *db, const lease_new_job *jobs, int n, int *inserted);
 
+/* lpg_complete_each: inside an open transaction, the n completions of
+** items by w's owner at w's now, each complete's guarded write
+** (lpg_guarded) in id order (so two batches over the same jobs cannot
+** deadlock); reasons in input order (may be NULL), *stored how many were
+** stored. */
+int lpg_complete_each(lease_db *db, const lease__write *w, const lease_result *items, int n,
+                      int *reasons, int *stored);
+
 /* lpg_complete_many: lease__backend's complete_many (lease.h:
 ** lease_complete_many): one transaction, the jobs locked in id order, one
 ** statement for the batch (LPG_SQL_COMPLETE_MANY), reasons in input order
@@ -384,6 +392,13 @@ int lpg_q_queues(lease_db *db, double now, lease_queue_info *out, int max, int *
 ** one transaction. */
 int lpg_q_complete_claim_next(lease_db *db, const lease__write *wc, const lease__write *wn,
                               int max, lease_job *jobs, int *count, int *reason, int *why);
+
+/* lpg_q_complete_many_claim_next: lease_complete_many_claim_next
+** (wn->queue set), in one transaction. */
+int lpg_q_complete_many_claim_next(lease_db *db, const lease__write *wc,
+                                   const lease_result *items, int n, int *reasons, int *stored,
+                                   const lease__write *wn, int max, lease_job *jobs, int *count,
+                                   int *why);
 
 int lpg_q_fail(lease_db *db, const lease__write *w, const lease_fail_opts *o, int *status,
                double *run_at, int *reason);

@@ -296,21 +296,39 @@ static int named_twice(const order_item *ord, int n) {
   return 0;
 }
 
+/* Sort b's items by id into b->ord (allocated here; the caller frees it). */
+static int batch_sort(lease_db *db, batch *b) {
+  int i;
+  if (!(b->ord = malloc((size_t)(b->n ? b->n : 1) * sizeof *b->ord)))
+    return lease__fail(db, LEASE_NOMEM, "out of memory");
+  for (i = 0; i < b->n; i++) {
+    b->ord[i].id = b->items[i].id;
+    b->ord[i].len = b->items[i].id_len == LEASE_NTS ? strlen(b->items[i].id) : b->items[i].id_len;
+    b->ord[i].at = i;
+  }
+  qsort(b->ord, (size_t)b->n, sizeof *b->ord, by_id);
+  return LEASE_OK;
+}
+
+/* See lpg_int.h. */
+int lpg_complete_each(lease_db *db, const lease__write *w, const lease_result *items, int n,
+                      int *reasons, int *stored) {
+  batch b = {w, items, NULL, n, reasons, 0};
+  int rc = batch_sort(db, &b);
+  if (rc == LEASE_OK) rc = each_body(db, &b);
+  free(b.ord);
+  *stored = b.done;
+  return rc;
+}
+
 /* See lpg_int.h and lease.h (contract step 6 for each job, one
 ** transaction). */
 int lpg_complete_many(lease_db *db, const lease__write *w, const lease_result *items, int n,
                       int *reasons, int *stored) {
   batch b = {w, items, NULL, n, reasons, 0};
-  int rc, i;
+  int rc;
   if ((rc = lpg_ready_conn(db)) != LEASE_OK) return rc;
-  if (!(b.ord = malloc((size_t)n * sizeof *b.ord)))
-    return lease__fail(db, LEASE_NOMEM, "out of memory");
-  for (i = 0; i < n; i++) {
-    b.ord[i].id = items[i].id;
-    b.ord[i].len = items[i].id_len == LEASE_NTS ? strlen(items[i].id) : items[i].id_len;
-    b.ord[i].at = i;
-  }
-  qsort(b.ord, (size_t)n, sizeof *b.ord, by_id);
+  if ((rc = batch_sort(db, &b)) != LEASE_OK) return rc;
   if (named_twice(b.ord, n)) {
     if ((rc = lpg_q_clock(db)) == LEASE_OK && (rc = lpg_exec(db, "BEGIN")) == LEASE_OK)
       rc = each_body(db, &b);

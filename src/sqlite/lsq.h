@@ -39,6 +39,7 @@ typedef struct lsq_conn {
   int version;                      /* the file's schema version (lsq_schema_read) */
   int versioned;                    /* the file holds its version row */
   long expiry_discards;             /* jobs lsq_q_expired discarded on this connection */
+  int no_deps;                      /* set by a body that found lease_deps empty, for its run */
   int wal_given;                    /* the file came with a -wal holding frames */
   void *tx;                         /* lsq_tx.c's state (its statements), or NULL */
   struct lsq_group *group;          /* the file's writers in this process (lsq_group.c), or NULL */
@@ -195,6 +196,23 @@ int lsq_q_finished(lease_db *db, const lease__write *w);
 ** after w->id whose other parents are all completed (lsq_queue.c). */
 int lsq_q_release(lease_db *db, const lease__write *w);
 
+/* lsq_complete_each: inside a write transaction, complete each of the n
+** items as lease_complete would (w: the owner and now; lsq_guarded_step
+** for each), looking once whether any job waits for another
+** (lsq_q_deps_none) when n > 1; a refusal does not stop the others, its
+** reason in reasons[i] (reasons may be NULL); *stored: how many were
+** stored.  LEASE_OK, or the failure recorded (the caller rolls back: none
+** is stored). */
+int lsq_complete_each(lease_db *db, const lease__write *w, const lease_result *items, int n,
+                      int *reasons, int *stored);
+
+/* lsq_q_deps_none: inside a write transaction: *none 1 when no job waits
+** for another (lease_deps is empty), so no completion in this body has a
+** child to open: lsq_complete_each sets LSQ(db)->no_deps to that for its
+** run and clears it before it returns (lsq_q_release then skips its UPDATE).
+** LEASE_OK or the failure recorded. */
+int lsq_q_deps_none(lease_db *db, int *none);
+
 /* lsq_q_cascade: inside the transaction that discarded or cancelled job
 ** id (qstate), at now: cancel the jobs waiting below it, each with its
 ** error naming the parent (lsq_queue.c). */
@@ -212,6 +230,14 @@ int lsq_q_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jo
 ** complete wc, then claim_next's body, as one write (lsq_write_txn). */
 int lsq_q_complete_claim_next(lease_db *db, const lease__write *wc, const lease__write *wn,
                               int max, lease_job *jobs, int *count, int *reason, int *why);
+
+/* lsq_q_complete_many_claim_next: lease_complete_many_claim_next (wn->queue
+** set): the n completions (lsq_complete_each), then the claim, in one
+** write transaction (lsq_queue.c). */
+int lsq_q_complete_many_claim_next(lease_db *db, const lease__write *wc,
+                                   const lease_result *items, int n, int *reasons, int *stored,
+                                   const lease__write *wn, int max, lease_job *jobs, int *count,
+                                   int *why);
 
 /*
 ** lsq_schema_read: the schema version of the file on connection sql (the

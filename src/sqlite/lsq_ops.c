@@ -328,14 +328,13 @@ static int sq_write(lease_db *db, const lease__write *w, int64_t *fence, int *re
   return LEASE_OK;
 }
 
-/* Write body: complete each of x->items as complete would; a refusal
-** does not stop the others, a failure stops all. */
-static int complete_many_body(lease_db *db, void *ctx) {
-  write_ctx *x = ctx;
-  const lease_result *items = x->items;
-  lease__write one = *x->w;
-  int rc, i, r, done = 0;
-  for (i = 0; i < x->n; i++) {
+/* See lsq.h. */
+int lsq_complete_each(lease_db *db, const lease__write *w, const lease_result *items, int n,
+                      int *reasons, int *stored) {
+  lease__write one = *w;
+  int rc = LEASE_OK, i, r, done = 0;
+  if (n > 1 && (rc = lsq_q_deps_none(db, &LSQ(db)->no_deps)) != LEASE_OK) return rc;
+  for (i = 0; i < n; i++) {
     one.id = items[i].id;
     one.id_len = items[i].id_len == LEASE_NTS ? strlen(items[i].id) : items[i].id_len;
     one.fence = items[i].fence;
@@ -343,12 +342,19 @@ static int complete_many_body(lease_db *db, void *ctx) {
     one.result_len = items[i].result && items[i].result_len == LEASE_NTS
                          ? strlen(items[i].result) : items[i].result_len;
     rc = lsq_guarded_step(db, &one, NULL, &r);
-    if (rc != LEASE_OK) return rc;   /* rolled back: none is stored */
-    if (x->reasons) x->reasons[i] = r;
+    if (rc != LEASE_OK) break;   /* rolled back: none is stored */
+    if (reasons) reasons[i] = r;
     if (r == LEASE_GRANTED) done++;
   }
-  x->stored = done;
-  return LEASE_OK;
+  LSQ(db)->no_deps = 0;
+  if (rc == LEASE_OK) *stored = done;
+  return rc;
+}
+
+/* Write body: complete each of x->items (lsq_complete_each). */
+static int complete_many_body(lease_db *db, void *ctx) {
+  write_ctx *x = ctx;
+  return lsq_complete_each(db, x->w, x->items, x->n, x->reasons, &x->stored);
 }
 
 /* See lease.h (contract step 6 for each job, one transaction). */
@@ -396,6 +402,7 @@ const lease__backend lease__sqlite = {
   .max_length = sq_max_length,
   .errors = lsq_q_errors,
   .complete_claim_next = lsq_q_complete_claim_next,
+  .complete_many_claim_next = lsq_q_complete_many_claim_next,
   .fail = lsq_q_fail,
   .retry = lsq_q_retry,
   .cancel = lsq_q_cancel,

@@ -193,10 +193,30 @@ int lsq_q_finished(lease_db *db, const lease__write *w) {
 
 /* See lsq.h. */
 int lsq_q_release(lease_db *db, const lease__write *w) {
-  sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_DEP_RELEASE);
-  if (!st) return db->rc;
+  sqlite3_stmt *st;
+  int src;
+  if (LSQ(db)->no_deps) return LEASE_OK;
+  if (!(st = lsq_stmt(db, LSQ_ST_Q_DEP_CHILD))) return db->rc;
+  bind_bytes(st, 1, w->id, w->id_len);   /* the UPDATE only for a job with children */
+  src = sqlite3_step(st);
+  if (src != SQLITE_ROW && src != SQLITE_DONE) return step_failed(db, st, src);
+  sqlite3_reset(st);
+  if (src == SQLITE_DONE) return LEASE_OK;
+  if (!(st = lsq_stmt(db, LSQ_ST_Q_DEP_RELEASE))) return db->rc;
   bind_bytes(st, 1, w->id, w->id_len);
   return run_once(db, st);
+}
+
+/* See lsq.h. */
+int lsq_q_deps_none(lease_db *db, int *none) {
+  sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_DEPS_ANY);
+  int src;
+  if (!st) return db->rc;
+  src = sqlite3_step(st);
+  if (src != SQLITE_ROW && src != SQLITE_DONE) return step_failed(db, st, src);
+  *none = src == SQLITE_DONE;
+  sqlite3_reset(st);
+  return LEASE_OK;
 }
 
 /* See lsq.h. */
@@ -537,21 +557,17 @@ typedef struct candidate {
   int taken;
 } candidate;
 
-/* A candidate's id, to find it by the id a statement returns. */
-typedef struct id_key {
-  const char *id;
-  size_t len;
-  int at;             /* its index among the candidates */
-} id_key;
-
 typedef struct claim_ctx {
   const lease__write *w;
   int max, n;
   candidate *c;       /* max entries */
   lease_job *jobs;    /* max entries: the jobs taken, ids as offsets until the end */
-  id_key *keys;       /* max entries: the candidates' ids, sorted, for claim_free */
   const lease__write *done;   /* a complete to store first, or NULL */
   int reason;                 /* its outcome */
+  const lease__write *many;   /* or complete_many's w of the items to store first, or NULL */
+  const lease_result *items;
+  int n_items, stored;
+  int *reasons;               /* n_items slots, or NULL */
   int why;                    /* the claim's refusal (lease__claim_room), or LEASE_GRANTED */
 } claim_ctx;
 
@@ -639,7 +655,7 @@ static int read_candidates(lease_db *db, claim_ctx *x, int want, size_t *used) {
     c->base_fence = sqlite3_column_int64(st, 4);
     c->max_attempts = sqlite3_column_int64(st, 5);
     c->timeout = sqlite3_column_type(st, 6) == SQLITE_NULL ? 0 : sqlite3_column_double(st, 6);
-    c->fence = 0;
+    c->fence = sqlite3_column_int64(st, 7);   /* claim_free's guard; claim's step sets its own */
     c->taken = 0;
   }
   if (failed) {
@@ -654,53 +670,41 @@ static int read_candidates(lease_db *db, claim_ctx *x, int want, size_t *used) {
   return n;
 }
 
-/* qsort and bsearch order of id_key: the bytes, then the length. */
-static int key_cmp(const void *pa, const void *pb) {
-  const id_key *a = pa, *b = pb;
-  int d = memcmp(a->id, b->id, a->len < b->len ? a->len : b->len);
-  return d ? d : (a->len > b->len) - (a->len < b->len);
-}
-
-/* Claim, by LSQ_SQL_Q_CLAIM_FREE, those of the n candidates just read
-** into x->c that hold no lease, in one statement; marks each one taken
-** with its fence.  A job claimed that is not a candidate is an internal
-** error (the transaction rolls back). */
+/* Claim, by LSQ_SQL_Q_CLAIM_FREE (claim's guarded UPDATE, for a job that
+** holds no lease), each of the n candidates just read into x->c; marks
+** each one taken with its fence.  One that holds a lease is left to
+** claim's own step. */
 static int claim_free(lease_db *db, claim_ctx *x, int n) {
   sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_CLAIM_FREE);
-  int i, src = SQLITE_DONE, rc = LEASE_OK;
+  int i, src;
   if (!st) return db->rc;
+  bind_bytes(st, 2, x->w->owner, x->w->owner_len);
+  sqlite3_bind_double(st, 3, x->w->now);
+  sqlite3_bind_double(st, 4, x->w->until);
   for (i = 0; i < n; i++) {
-    x->keys[i].id = kept(db, x->c[i].id);
-    x->keys[i].len = x->c[i].id_len;
-    x->keys[i].at = i;
+    candidate *c = &x->c[i];
+    bind_bytes(st, 1, kept(db, c->id), c->id_len);
+    sqlite3_bind_int64(st, 5, c->fence);
+    if ((src = sqlite3_step(st)) != SQLITE_DONE) return step_failed(db, st, src);
+    sqlite3_reset(st);
+    if ((c->taken = sqlite3_changes(LSQ(db)->sql) == 1)) c->fence++;
   }
-  qsort(x->keys, (size_t)n, sizeof *x->keys, key_cmp);
-  bind_bytes(st, 1, x->w->queue, x->w->queue_len);
-  sqlite3_bind_double(st, 2, x->w->now);
-  sqlite3_bind_int(st, 3, n);
-  bind_bytes(st, 4, x->w->owner, x->w->owner_len);
-  sqlite3_bind_double(st, 5, x->w->until);
-  while (rc == LEASE_OK && (src = sqlite3_step(st)) == SQLITE_ROW) {
-    id_key want;
-    const id_key *k;
-    want.len = (size_t)sqlite3_column_bytes(st, 0);
-    want.id = (const char *)sqlite3_column_text(st, 0);
-    k = want.id ? bsearch(&want, x->keys, (size_t)n, sizeof *x->keys, key_cmp) : NULL;
-    if (!k || x->c[k->at].taken) {
-      rc = lease__fail(db, LEASE_ERROR, "internal error: claim_next claimed a job it did not list");
-      break;
-    }
-    x->c[k->at].taken = 1;
-    x->c[k->at].fence = sqlite3_column_int64(st, 1);
-  }
-  if (rc == LEASE_OK && src != SQLITE_DONE) return step_failed(db, st, src);
-  sqlite3_reset(st);
-  return rc;
+  return LEASE_OK;
+}
+
+/* The completions a claim_next stores first: complete_claim_next's one,
+** as complete's body, or complete_many_claim_next's items, as
+** complete_many's. */
+static int complete_first(lease_db *db, claim_ctx *x) {
+  int64_t unused;
+  if (x->done) return lsq_guarded_step(db, x->done, &unused, &x->reason);
+  if (x->many) return lsq_complete_each(db, x->many, x->items, x->n_items, x->reasons, &x->stored);
+  return LEASE_OK;
 }
 
 /* Write body: take the ready jobs of the queue in order.  The candidates
-** that hold no lease are claimed together (claim_free; a lone candidate
-** needs no list, it goes to claim's step as the others); each other one
+** that hold no lease are claimed first (claim_free; a lone candidate goes
+** to claim's step as the others); each other one
 ** (its lease ended unreported) by claim's own guarded step, which first
 ** counts that lease and may discard the job instead.  When some were
 ** discarded so, look again for as many more.  Every candidate meets
@@ -713,10 +717,7 @@ static int claim_next_body(lease_db *db, void *ctx) {
   size_t used = 0;
   int want, got, i, rc, reason, room;
   x->n = 0;
-  if (x->done) {   /* complete_claim_next: the completion first, as complete's body */
-    int64_t unused;
-    if ((rc = lsq_guarded_step(db, x->done, &unused, &x->reason)) != LEASE_OK) return rc;
-  }
+  if ((rc = complete_first(db, x)) != LEASE_OK) return rc;
   if ((rc = read_queue_facts(db, x->w, &qf)) != LEASE_OK) return rc;
   if ((x->why = lease__claim_room(&qf, x->max, &room)) != LEASE_GRANTED) return LEASE_OK;
   for (;;) {
@@ -757,44 +758,73 @@ static int claim_next_body(lease_db *db, void *ctx) {
   return qf.rate > 0 && x->n > 0 ? record_claims(db, x->w, x->n) : LEASE_OK;
 }
 
-/* claim_next of w, after the completion done when it is not NULL (its
-** outcome to *reason), in one write transaction. */
-static int claim_next_run(lease_db *db, const lease__write *w, const lease__write *done, int max,
-                          lease_job *jobs, int *count, int *reason, int *why) {
-  claim_ctx x = {w, max, 0, NULL, jobs, NULL, done, LEASE_GRANTED, LEASE_GRANTED};
+/* claim_next of x->w (up to x->max into x->jobs), after the completions
+** x names (complete_first), in one write transaction; *count: the jobs
+** taken. */
+static int claim_next_run(lease_db *db, claim_ctx *x, int *count) {
   int i, rc;
-  x.c = malloc((size_t)max * sizeof *x.c);
-  x.keys = malloc((size_t)max * sizeof *x.keys);
-  if (!x.c || !x.keys) {
-    free(x.c);
-    free(x.keys);
-    return lease__fail(db, LEASE_NOMEM, "out of memory");
-  }
-  rc = lsq_write_txn(db, claim_next_body, &x);
-  free(x.c);
-  free(x.keys);
+  x->c = malloc((size_t)x->max * sizeof *x->c);
+  if (!x->c) return lease__fail(db, LEASE_NOMEM, "out of memory");
+  rc = lsq_write_txn(db, claim_next_body, x);
+  free(x->c);
   if (rc != LEASE_OK) return rc;
-  for (i = 0; i < x.n; i++) {
-    jobs[i].id = kept(db, (uintptr_t)jobs[i].id);
-    jobs[i].payload = kept(db, (uintptr_t)jobs[i].payload);
-    jobs[i].queue = kept(db, (uintptr_t)jobs[i].queue);
+  for (i = 0; i < x->n; i++) {
+    x->jobs[i].id = kept(db, (uintptr_t)x->jobs[i].id);
+    x->jobs[i].payload = kept(db, (uintptr_t)x->jobs[i].payload);
+    x->jobs[i].queue = kept(db, (uintptr_t)x->jobs[i].queue);
   }
-  *count = x.n;
-  if (reason) *reason = x.reason;
-  *why = x.why;
+  *count = x->n;
   return LEASE_OK;
+}
+
+/* A claim_ctx for claim_next of w, up to max into jobs. */
+static claim_ctx claim_of(const lease__write *w, int max, lease_job *jobs) {
+  claim_ctx x;
+  memset(&x, 0, sizeof x);
+  x.w = w;
+  x.max = max;
+  x.jobs = jobs;
+  x.reason = LEASE_GRANTED;
+  x.why = LEASE_GRANTED;
+  return x;
 }
 
 /* See lsq.h. */
 int lsq_q_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jobs, int *count,
                      int *why) {
-  return claim_next_run(db, w, NULL, max, jobs, count, NULL, why);
+  claim_ctx x = claim_of(w, max, jobs);
+  int rc = claim_next_run(db, &x, count);
+  *why = x.why;
+  return rc;
 }
 
 /* See lsq.h. */
 int lsq_q_complete_claim_next(lease_db *db, const lease__write *wc, const lease__write *wn,
                               int max, lease_job *jobs, int *count, int *reason, int *why) {
-  return claim_next_run(db, wn, wc, max, jobs, count, reason, why);
+  claim_ctx x = claim_of(wn, max, jobs);
+  int rc;
+  x.done = wc;
+  rc = claim_next_run(db, &x, count);
+  if (reason) *reason = x.reason;
+  *why = x.why;
+  return rc;
+}
+
+/* See lsq.h. */
+int lsq_q_complete_many_claim_next(lease_db *db, const lease__write *wc,
+                                   const lease_result *items, int n, int *reasons, int *stored,
+                                   const lease__write *wn, int max, lease_job *jobs, int *count,
+                                   int *why) {
+  claim_ctx x = claim_of(wn, max, jobs);
+  int rc;
+  x.many = wc;
+  x.items = items;
+  x.n_items = n;
+  x.reasons = reasons;
+  rc = claim_next_run(db, &x, count);
+  if (rc == LEASE_OK && stored) *stored = x.stored;
+  *why = x.why;
+  return rc;
 }
 
 /* ===================================================================== */

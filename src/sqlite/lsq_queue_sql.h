@@ -278,26 +278,26 @@
 
 /* claim_next's candidates.  Parameters as LSQ_SQL_Q_READY.  Columns: id,
 ** payload, queue, priority, base_fence, max_attempts (the claim's fence
-** minus base_fence is the attempt it starts), timeout (NULL: none). */
+** minus base_fence is the attempt it starts), timeout (NULL: none), the
+** job's fence now. */
 #define LSQ_SQL_Q_CANDIDATES                                              \
   LSQ_SQL_Q_READY("q.id, q.payload, q.queue, q.priority, q.base_fence, q.max_attempts," \
-                  " q.timeout")
+                  " q.timeout, (SELECT fence FROM jobs WHERE id = q.id)")
 
 /*
-** claim_next's claim of its candidates that hold no lease, in one
-** statement: claim's write (LSQ_SQL_CLAIM) on each job the candidates'
-** query selects.  That query is claim's guard (not done, until <= now,
-** not blocked, not ended), checked in this statement; owner IS NULL leaves
-** a job whose lease ended unreported to claim's own step, which records
-** that lease first.  Run right after the candidates were read, in their
-** transaction with nothing written between, it selects the same jobs.
-** ?1 queue, ?2 now, ?3 how many (as LSQ_SQL_Q_READY), ?4 owner, ?5 now +
-** ttl.  Columns: id, fence.
+** claim_next's claim of a candidate that holds no lease: claim's guarded
+** write (LSQ_SQL_CLAIM: not done, until <= now, not blocked, not ended,
+** checked in this statement) on a job without an owner whose fence is
+** still the one its candidate's row read (so the new one is that + 1); a
+** job whose lease ended unreported (owner IS NOT NULL) is left to claim's
+** own step, which records that lease first.  ?1 id, ?2 owner, ?3 now,
+** ?4 now + ttl, ?5 the fence read.
 */
 #define LSQ_SQL_Q_CLAIM_FREE                                              \
-  "UPDATE jobs SET owner = ?4, until = ?5, fence = fence + 1"            \
-  " WHERE id IN (" LSQ_SQL_Q_READY("q.id") ") AND owner IS NULL"        \
-  " RETURNING id, fence"
+  "UPDATE jobs SET owner = ?2, until = ?4, fence = fence + 1"            \
+  " WHERE id = ?1 AND fence = ?5 AND owner IS NULL AND done = 0 AND until <= ?3" \
+  " AND " LSQ_SQL_NOT_ENDED                                               \
+  " AND " LSQ_SQL_BLOCKED " = 0"
 
 /* fail's guarded write: complete's guard, then the lease ends (owner
 ** NULL, until 0; the fence is kept).  ?1 id, ?2 owner, ?3 fence, ?4 now. */
@@ -477,6 +477,14 @@
   "EXISTS (SELECT 1 FROM lease_deps AS d JOIN lease_queue AS p ON p.id = d.parent" \
   " WHERE d.child = " q ".id" but " AND p.state <> " LEASE__Q_COMPLETED_S ")"
 
+/* Whether any job waits for another: a write that finds none here has no
+** child to open (DEP_RELEASE) while it holds the write lock. */
+#define LSQ_SQL_Q_DEPS_ANY "SELECT 1 FROM lease_deps LIMIT 1"
+
+/* Whether a job waits for ?1: a completion that finds none here has no
+** child to open (DEP_RELEASE). */
+#define LSQ_SQL_Q_DEP_CHILD "SELECT 1 FROM lease_deps WHERE parent = ?1 LIMIT 1"
+
 /* Job ?1, open, waits while some parent is not completed (enqueue, retry). */
 #define LSQ_SQL_Q_DEP_WAIT                                                \
   "UPDATE lease_queue SET state = " LEASE__Q_WAITING_S " WHERE id = ?1"   \
@@ -544,7 +552,8 @@
 ** rate (PostgreSQL's TIDY drops them too), runs by its text as TIDY does.
 ** A completion opens the jobs waiting for it, and a discard or cancel
 ** cancels them, by statements of their own (DEP_RELEASE, DEP_ERRORS,
-** DEP_CANCEL), where PostgreSQL's trigger lease_deps_follow does both.
+** DEP_CANCEL; a completion runs DEP_RELEASE only when DEP_CHILD finds a
+** child, a batch of them not at all when DEPS_ANY finds no edge), where PostgreSQL's trigger lease_deps_follow does both.
 */
 #define LSQ_QUEUE_OWN_STATEMENTS(XX)     \
   XX(Q_DATA)                             \
@@ -562,6 +571,8 @@
   XX(Q_RESET)                            \
   XX(Q_PRUNE_CLAIMS)                     \
   XX(Q_DEP_RELEASE)                      \
+  XX(Q_DEPS_ANY)                         \
+  XX(Q_DEP_CHILD)                        \
   XX(Q_DEP_ERRORS)                       \
   XX(Q_DEP_EVENTS)                       \
   XX(Q_DEP_CANCEL)

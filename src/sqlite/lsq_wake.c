@@ -15,7 +15,7 @@
 ** later, when its writer has synced it and moves the WAL index header in
 ** the -shm, so a look right after the change may miss it: the watcher
 ** signals a changed stamp at the look that saw it and at the next
-** LSQ_WAKE_SETTLE looks, 1, 2, 4, ... ms apart.  One waiter of the
+** LSQ_WAKE_SETTLE looks, 0.25, 0.5, 1, 2, ... ms apart.  One waiter of the
 ** file in this process, the watcher, stat()s the files every
 ** LEASE_WAKE_CHECK_MS while the database is busy (an interval that grows
 ** to LSQ_WAKE_QUIET_MS while nothing changes) and signals the others when
@@ -95,8 +95,9 @@ static double check_every_ms = LEASE_WAKE_CHECK_MS;
 #define LSQ_WAKE_QUIET_MS 100
 
 /* How many looks after a change of the files signal again (watch_files):
-** the last 2^LSQ_WAKE_SETTLE ms after the change. */
-#define LSQ_WAKE_SETTLE 6
+** the first 0.25 ms after the change, each next one twice as far, the
+** last about 2^(LSQ_WAKE_SETTLE - 2) ms after it. */
+#define LSQ_WAKE_SETTLE 8
 
 /* The shortest time between two looks a write's notice (inotify) starts,
 ** milliseconds: a stream of another process's commits costs this
@@ -389,7 +390,7 @@ static int wait_alone(lease_db *db, double end, int *signalled) {
 ** and signal every waiter (another process wrote).  The commit seen on the
 ** files becomes visible only once its writer has synced it and moved the
 ** -shm's header, which no file change shows: so the LSQ_WAKE_SETTLE looks
-** after a change signal again, 1, 2, 4, ... ms apart, and a waiter whose
+** after a change signal again, 0.25, 0.5, 1, ... ms apart, and a waiter whose
 ** look came too early looks again soon.  Else the interval grows by half,
 ** up to LSQ_WAKE_QUIET_MS.  Returns the stamp. */
 static uint64_t watch_files(lease_db *db, lsq_waiters *w) {
@@ -397,10 +398,10 @@ static uint64_t watch_files(lease_db *db, lsq_waiters *w) {
   double quiet = check_every_ms > LSQ_WAKE_QUIET_MS ? check_every_ms : LSQ_WAKE_QUIET_MS;
   double now = w->last_look_ms = now_ms();
   if (s != w->stamp || w->settle > 0) {
-    /* the first look after a change comes 1 ms later, or a gap later when
-    ** the one before was as recent (the files keep changing) */
+    /* the first look after a change comes 0.25 ms later, or a gap later
+    ** when the one before was as recent (the files keep changing) */
     if (s != w->stamp) {
-      w->every_ms = now - w->last_change_ms < LSQ_WAKE_GAP_MS ? LSQ_WAKE_GAP_MS / 2.0 : 0.5;
+      w->every_ms = now - w->last_change_ms < LSQ_WAKE_GAP_MS ? LSQ_WAKE_GAP_MS / 2.0 : 0.125;
       w->last_change_ms = now;
     }
     w->settle = s != w->stamp ? LSQ_WAKE_SETTLE : w->settle - 1;

@@ -273,6 +273,30 @@ h:close()
       assert.is_true(tonumber(late) < 1, "woke " .. late .. " s after the enqueue")
     end)
 
+  it("wakes on another process's commit that becomes visible well after its frames are written #sqlite",
+    function()
+      -- the writer's syncs each take 40 ms longer (strace delays them): its
+      -- commit's frames are in the -wal, and the files change no more, long
+      -- before the commit is visible; the looks after the change see it
+      local version = H.capture("strace -V")
+      if not version:find("strace") then return end   -- no strace: nothing to delay the sync with
+      local out = spawn_process([[
+local L = require("lease")
+local h = L.open(arg[1])
+L.sleep(0.5)
+io.write(string.format("%.6f", L.now()))
+h:enqueue("slow-sync", { queue = "slow" })
+h:close()
+]], p, "strace -f -qq -o /dev/null -e trace=fsync,fdatasync"
+        .. " -e inject=fsync,fdatasync:delay_exit=40000")
+      local woken = db:wait("slow", 10)
+      local back = lease.now()
+      local at = tonumber(finished(out))
+      assert.is_not_nil(at, "the writer failed: " .. tostring(H.read(out)))
+      assert.are.equal(true, woken)
+      assert.is_true(back - at < 1, "woke " .. (back - at) .. " s after the enqueue began")
+    end)
+
   it("keeps this process's SQLite locks on the -shm while it looks at the files #sqlite", function()
     -- closing any descriptor of a file drops every POSIX lock the process
     -- holds on it: a look that opened the -shm would leave it unlocked for

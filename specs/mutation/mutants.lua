@@ -3371,7 +3371,7 @@ return {
   },
   {
     name = "pg-deps-released-by-one-of-two-parents", step = "own", file = "src/pg/lpg_schema_sql.h",
-    fn = "LPG_STEP_DEPS", backend = "pg",
+    fn = "LPG_STEP_DEPS_FOLLOW", backend = "pg",
     from = [=[  " WHERE d.child = c.id AND p.state <> " LEASE__Q_COMPLETED_S ");"]=],
     to = [=[  " WHERE d.child = c.id AND p.state < 0);"]=],
     hint = "specs/44-dependencies_spec.lua",

@@ -388,7 +388,7 @@ return {
     fn = "m_close_scope",
     from = "static int m_close_scope(lua_State *L) {\n  return close_handle(L, 1);",
     to = "static int m_close_scope(lua_State *L) {\n  (void)L;\n  return 0;",
-    hint = "specs/10-handle_spec.lua",
+    hint = "specs/10-handle_54_spec.lua",
   },
   {
     name = "path-function-leaves-connection-open", step = "own", file = "src/lua/lease_lua_pathcache.c",
@@ -529,6 +529,7 @@ return {
     to = [=[    if (items[i].id && (len == LEASE_NTS ? strlen(items[i].id) : len) == 0) continue;
     if (check_item(db, "id", i, items[i].id, &len)) return db->rc;]=],
     hint = "specs/19-complete_many_spec.lua",
+    c_hint = "test_core",
   },
   {
     name = "complete-many-fence-unchecked", step = "own", file = "src/lua/lease_lua.c",
@@ -898,6 +899,7 @@ return {
       .. "    if (lens[i] == LEASE_NTS) lens[i] = strlen(owners[i]);\n"
       .. "    if (lens[i] == 0) return lease__fail(db, LEASE_MISUSE, \"%s must not be empty\", name);\n",
     hint = "specs/08-claim_many_spec.lua",
+    c_hint = "test_many",
   },
   {
     name = "refused-open-checkpoints-given-wal", step = "own", file = "src/sqlite/lsq_open.c",
@@ -1407,6 +1409,7 @@ return {
     from = "  if (moved)\n    return lease__fail(db, LEASE_CANTOPEN, \"the database file was renamed, deleted or replaced\");\n",
     to = "",
     hint = "specs/40-path_cache_spec.lua",   -- killed by specs/c/test_core.c (test_file_id)
+    c_hint = "test_core",
   },
   {
     name = "file-id-without-its-name", step = "own", file = "src/sqlite/lsq_open.c",
@@ -1414,6 +1417,7 @@ return {
     from = "  if (stat(name, &st) != 0)\n    return lease__fail(db, LEASE_CANTOPEN, \"the database file is no longer at its name\");\n",
     to = "  memset(&st, 0, sizeof st);\n  (void)stat(name, &st);\n",
     hint = "specs/40-path_cache_spec.lua",   -- killed by specs/c/test_core.c (test_file_id)
+    c_hint = "test_core",
   },
   -- The PostgreSQL backend (src/pg/), judged by the suite on PostgreSQL
   -- (backend = "pg": the runner starts a throwaway cluster) -------------
@@ -1486,7 +1490,7 @@ return {
     fn = "batch_sort",
     from = "  qsort(b->ord, (size_t)b->n, sizeof *b->ord, by_id);\n",
     to = "  if (0) qsort(b->ord, (size_t)b->n, sizeof *b->ord, by_id);\n",
-    hint = "specs/19-complete_many_spec.lua",
+    hint = "specs/35-postgres_spec.lua",
   },
   {
     -- a keyed job in the one-statement batch: its key neither stored nor checked
@@ -2573,7 +2577,7 @@ return {
     fn = "LSQ_SQL_CLASSIFY",
     from = [[  " ELSE 2 END"]],
     to = [[  " ELSE 3 END"]],
-    hint = "specs/39-schema_version_spec.lua",
+    hint = "specs/32-queue_seed_spec.lua",
   },
   {
     name = "pg-schema-unversioned-v0-taken-for-current", step = "own", file = "src/pg/lpg_schema_sql.h",
@@ -3057,6 +3061,7 @@ return {
     from = [=[    if (out->key_len == 0 || out->key_len > LEASE_KEY_MAX)]=],
     to = [=[    if (out->key_len > LEASE_KEY_MAX)]=],
     hint = "specs/43-unique_key_spec.lua",
+    c_hint = "test_queue",
   },
   {
     name = "cli-enqueue-empty-key-taken", step = "own", file = "lua/lease/cli.lua",
@@ -3361,6 +3366,7 @@ return {
     from = [=[    if (lens[k] == out->id_len && memcmp(out->after[k], out->id, lens[k]) == 0) {]=],
     to = [=[    if (0) {]=],
     hint = "specs/44-dependencies_spec.lua",   -- killed by specs/c/test_queue.c (test_after)
+    c_hint = "test_queue",
   },
   {
     name = "deps-cancel-skips-waiting", step = "own", file = "src/sqlite/lsq_queue_sql.h",

@@ -211,7 +211,7 @@ if lanes > 1 and not lane then
   local made = run("mkdir -p " .. sh(work) .. " && echo 1 > " .. sh(work .. "/next"))
   if not made then die("cannot make " .. work) end
   run("cd " .. sh(root) .. " && { " .. table.concat(cmd, " ") .. " wait; }")
-  local total, killed_all, worst = 0, 0, 0
+  local total, killed_all, worst, not_killed = 0, 0, 0, {}
   for k = 1, lanes do
     local log = read(logs[k])
     local rc = tonumber((read(logs[k] .. ".rc"):match("%d+"))) or 2
@@ -220,6 +220,18 @@ if lanes > 1 and not lane then
     if not kk then rc = math.max(rc, 2) end
     total, killed_all = total + (tonumber(nn) or 0), killed_all + (tonumber(kk) or 0)
     worst = math.max(worst, rc)
+    -- The progress lines (two leading spaces) of every mutant not killed.
+    for line in log:gmatch("[^\n]+") do
+      local result = line:match("^  %S+%s+%S+%s+(%S+)")
+      if result == "SURVIVED" or result == "stale" or result == "nobuild" then
+        not_killed[#not_killed + 1] = line
+      end
+    end
+  end
+  -- Repeated last, so that a log cut in the middle still names them.
+  if #not_killed > 0 then
+    print("not killed:")
+    for _, line in ipairs(not_killed) do print(line) end
   end
   print(string.format("mutation score: %d/%d killed, %d survived or stale, in %d s (%d lanes)",
     killed_all, total, total - killed_all, os.time() - t_start, lanes))

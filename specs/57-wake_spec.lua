@@ -121,50 +121,50 @@ describe("db:wait", function()
   end)
 
   it("is woken by the signal of an enqueue, a release and a fail, not by a look at the files", function()
-    -- the files' look (SQLite's way to see other processes) made rare and
-    -- its inotify watch off, in a process of its own: only the signal of
-    -- each write wakes it soon
+    -- each write by a thread of a process of its own that waits, whose
+    -- files' look (SQLite's way to see other processes) is made rare and
+    -- its inotify watch off: it has seen no change of the files before
+    -- (the job is set up from here), so only the write's signal wakes it soon
     local build = os.getenv("LEASE_BUILD_DIR") or "build"
     local script = H.file("signal") .. ".lua"
     H.write(script, "package.cpath = " .. string.format("%q", build .. "/?.so;")
       .. " .. package.cpath\n" .. [[
 local L = require("lease")
 local h = L.open(arg[1])
-local fence
-for _, step in ipairs({ "enqueue", "release", "fail" }) do
-  local t = L.thread.spawn(function(path, what, f)
-    local lease = require("lease")
-    local other = lease.open(path)
-    lease.sleep(0.3)
-    local at = lease.now()
-    if what == "enqueue" then other:enqueue("signalled", { queue = "sig" })
-    elseif what == "release" then other:release("signalled", "w", f)
-    else other:fail("signalled", "w", f, other:server_now(), "boom", { run_at = other:server_now() }) end
-    other:close()
-    return at
-  end, arg[1], step, fence)
-  local woken = h:wait("sig", 5)
-  local back = L.now()
-  local ok, at = t:join()
-  assert(ok, at)
-  io.write(step, " ", tostring(woken), " ", string.format("%.6f", back - at), "\n")
-  local id
-  id, fence = h:claim_next("w", h:server_now(), 3600, { queue = "sig" })
-  assert(id == "signalled", "claimed " .. tostring(id))
-end
+local t = L.thread.spawn(function(path, what, f)
+  local lease = require("lease")
+  local other = lease.open(path)
+  lease.sleep(0.3)
+  local at = lease.now()
+  if what == "enqueue" then other:enqueue("signalled", { queue = "sig" })
+  elseif what == "release" then other:release("signalled", "w", f)
+  else other:fail("signalled", "w", f, other:server_now(), "boom", { run_at = other:server_now() }) end
+  other:close()
+  return at
+end, arg[1], arg[2], math.tointeger(tonumber(arg[3])))
+local woken = h:wait("sig", 5)
+local back = L.now()
+local ok, at = t:join()
+assert(ok, at)
+io.write(tostring(woken), " ", string.format("%.6f", back - at), "\n")
+h:close()
 ]])
-    local out, ok = H.capture("LEASE_WAKE_NOTIFY=0 LEASE_WAKE_CHECK_MS=600000 " .. T.lua() .. " " .. H.sh(script) .. " "
-      .. H.sh(p) .. " 2>&1")
-    os.remove(script)
-    assert(ok, out)
-    local steps = 0
-    for step, woken, after in out:gmatch("(%a+) (%a+) (%-?[%d.]+)\n") do
-      steps = steps + 1
-      assert.are.equal("true", woken, step)
+    local fence = 0
+    for _, step in ipairs({ "enqueue", "release", "fail" }) do
+      local out, ok = H.capture("LEASE_WAKE_NOTIFY=0 LEASE_WAKE_CHECK_MS=600000 " .. T.lua() .. " "
+        .. H.sh(script) .. " " .. H.sh(p) .. " " .. step .. " " .. string.format("%d", fence) .. " 2>&1")
+      assert(ok, out)
+      local woken, after = out:match("^(%a+) (%-?[%d.]+)\n$")
+      assert.are.equal("true", woken, step .. ": " .. out)
       assert.is_true(tonumber(after) >= 0 and tonumber(after) < LONG / 2,
         step .. " woke " .. after .. " s after")
+      -- the write stored: the job is claimable again, by the next fence
+      local id, f = db:claim_next("w", db:server_now(), 3600, { queue = "sig" })
+      assert.are.equal("signalled", id, step)
+      assert.is_true(f > fence, step)
+      fence = f
     end
-    assert.are.equal(3, steps, out)
+    os.remove(script)
   end)
 
   it("wakes on a release, and on a fail whose retry is due now, by another thread", function()

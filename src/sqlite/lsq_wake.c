@@ -211,6 +211,8 @@ fail:
   return NULL;
 }
 
+static uint64_t files_stamp(lease_db *db);
+
 /* See lsq.h. */
 void lsq_wake_join(lease_db *db) {
   lsq_conn *c = LSQ(db);
@@ -224,6 +226,9 @@ void lsq_wake_join(lease_db *db) {
   for (w = registry; w; w = w->next)
     if (w->dev == st.st_dev && w->ino == st.st_ino) break;
   if (!w && (w = waiters_new(st.st_dev, st.st_ino, name)) != NULL) {
+    /* the files as they are now: a watcher's first look then signals a
+    ** write made since, not the files merely being there */
+    w->stamp = files_stamp(db);
     w->next = registry;
     registry = w;
   }

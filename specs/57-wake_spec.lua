@@ -141,7 +141,7 @@ local t = L.thread.spawn(function(path, what, f)
   else other:fail("signalled", "w", f, other:server_now(), "boom", { run_at = other:server_now() }) end
   other:close()
   return at
-end, arg[1], arg[2], math.tointeger(tonumber(arg[3])))
+end, arg[1], arg[2], tonumber(arg[3]))
 local woken = h:wait("sig", 5)
 local back = L.now()
 local ok, at = t:join()

@@ -250,3 +250,60 @@ describe("PostgreSQL backend", function()
     assert.are.equal(n, db:counts(1).done)
   end)
 end)
+
+describe("PostgreSQL completions", function()
+  local db, p
+  before_each(function()
+    db, p = H.fresh("once")
+    -- every new version of a lease_queue row, with the state it has
+    H.psql(p, "CREATE TABLE qwrites(id bytea, state int);"
+      .. " CREATE FUNCTION qwrites_add() RETURNS trigger LANGUAGE plpgsql AS $$"
+      .. " BEGIN INSERT INTO qwrites VALUES (new.id, new.state); RETURN NULL; END $$;"
+      .. " CREATE TRIGGER qwrites_add AFTER UPDATE ON lease_queue FOR EACH ROW EXECUTE FUNCTION qwrites_add()")
+  end)
+  after_each(function() db:close() end)
+
+  local function writes()
+    return H.psql(p, "SELECT convert_from(id, 'UTF8') || ':' || state FROM qwrites ORDER BY 1")
+  end
+
+  it("write the job's queue row once: complete, complete_many, complete_claim_next", function()
+    db:enqueue_many({ "a", "b", "c", "d", "e" })
+    local jobs = db:claim_next("w", 0, 10, 4)
+    assert.are.equal(4, #jobs)
+    H.psql(p, "TRUNCATE qwrites")
+    assert.is_true(db:complete("a", "w", jobs[1].fence, 1, "ra"))
+    assert.are.same({ true }, { db:complete_many("w", 1, { jobs[2], jobs[3] }) })
+    local ok, why, nid = db:complete_claim_next("d", "w", jobs[4].fence, 1, "rd", 10)
+    assert.are.same({ true, nil, "e" }, { ok, why, nid })
+    assert.are.equal("a:1\nb:1\nc:1\nd:1\n", writes())
+    for _, id in ipairs({ "a", "b", "c", "d" }) do
+      local s = db:state(id, 2)
+      assert.are.same({ "completed", 1 }, { s.status, s.finished_at })
+    end
+  end)
+
+  it("still complete the queue row of a job another client marks done, and reopen it when it clears done", function()
+    db:enqueue("x")
+    H.psql(p, "TRUNCATE qwrites; UPDATE jobs SET done = 1, until = 7 WHERE id = 'x'::bytea")
+    assert.are.equal("x:1\n", writes())
+    local s = db:state("x", 8)
+    assert.are.same({ "completed", 7 }, { s.status, s.finished_at })
+    H.psql(p, "TRUNCATE qwrites; UPDATE jobs SET done = 0, until = 0 WHERE id = 'x'::bytea")
+    assert.are.equal("x:0\n", writes())
+    s = db:state("x", 9)
+    assert.are.same({ "available", nil }, { s.status, s.finished_at })
+  end)
+
+  it("refused: a stale complete writes no queue row", function()
+    db:enqueue("s")
+    local f = db:claim("s", "w", 0, 1)
+    assert.is_truthy(f)
+    local f2 = db:claim("s", "v", 2, 10)
+    assert.is_truthy(f2)
+    H.psql(p, "TRUNCATE qwrites")
+    assert.are.same({ false, "not_owner" }, { db:complete("s", "w", f, 3, "late") })
+    assert.are.equal("", writes())
+    assert.are.equal("running", db:state("s", 3).status)
+  end)
+end)

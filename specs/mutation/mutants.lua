@@ -3468,6 +3468,45 @@ return {
     hint = "specs/44-dependencies_spec.lua",
   },
   {
+    -- the trigger writes a completed job's queue row again
+    name = "pg-complete-once-written-twice", step = "own", file = "src/pg/lpg_schema_sql.h",
+    fn = "LPG_STEP_COMPLETE_ONCE", backend = "pg",
+    from = [=[  " WHERE id = new.id AND (new.done = 0 OR state <> " LEASE__Q_COMPLETED_S ");"     \]=],
+    to = [=[  " WHERE id = new.id AND (new.done = 0 OR state >= 0);"     \]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
+    -- another client's done = 1 left open in lease_queue
+    name = "pg-complete-once-other-client-left-open", step = "own",
+    file = "src/pg/lpg_schema_sql.h", fn = "LPG_STEP_COMPLETE_ONCE", backend = "pg",
+    from = [=[  " WHERE id = new.id AND (new.done = 0 OR state <> " LEASE__Q_COMPLETED_S ");"     \]=],
+    to = [=[  " WHERE id = new.id AND (new.done = 0);"     \]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
+    -- a reopened (retried) completed job left completed in lease_queue
+    name = "pg-complete-once-reopen-skipped", step = "own", file = "src/pg/lpg_schema_sql.h",
+    fn = "LPG_STEP_COMPLETE_ONCE", backend = "pg",
+    from = [=[  " WHERE id = new.id AND (new.done = 0 OR state <> " LEASE__Q_COMPLETED_S ");"     \]=],
+    to = [=[  " WHERE id = new.id AND (false OR state <> " LEASE__Q_COMPLETED_S ");"     \]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
+    -- complete leaves the state to the trigger: two writes of the row
+    name = "pg-complete-state-left-to-trigger", step = "own", file = "src/pg/lpg_sql.h",
+    fn = "LPG_SQL_COMPLETE", backend = "pg",
+    from = [=[  ", f AS (UPDATE lease_queue SET state = " LEASE__Q_COMPLETED_S ", finished_at = $4"    \]=],
+    to = [=[  ", f AS (UPDATE lease_queue SET finished_at = $4"    \]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
+    name = "pg-complete-many-state-left-to-trigger", step = "own", file = "src/pg/lpg_sql.h",
+    fn = "LPG_SQL_COMPLETE_MANY", backend = "pg",
+    from = [=[  " f AS (UPDATE lease_queue SET state = " LEASE__Q_COMPLETED_S ", finished_at = $5"  \]=],
+    to = [=[  " f AS (UPDATE lease_queue SET finished_at = $5"  \]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
     name = "pg-deps-follow-reads-children-unlocked", step = "own",
     file = "src/pg/lpg_schema_sql.h", fn = "LPG_STEP_DEPS_FOLLOW", backend = "pg",
     from = [=[  " AS $f$ BEGIN PERFORM 1 FROM jobs WHERE id IN (SELECT d.child FROM lease_deps d" \]=],

@@ -19,7 +19,7 @@
 #define LEASE_SCHEMA_H
 
 /* The version this build makes and knows: the number of steps. */
-#define LEASE_SCHEMA_VERSION 12
+#define LEASE_SCHEMA_VERSION 13
 
 /*
 ** The steps, in order: the k-th entry takes version k-1 to k.
@@ -64,6 +64,12 @@
 **              parents and writes their states, as every write of a queue
 **              state does, and records the ledger's events of the jobs a
 **              cascade cancels; nothing on SQLite, whose writers take turns.
+**   COMPLETE_ONCE 13: PostgreSQL's trigger lease_jobs_changed leaves
+**              alone a completed job's queue row that the statement
+**              storing done = 1 has already made completed (the engine's
+**              complete and complete_many do), so a completion writes that
+**              row once; another client's done = 1 is turned into the
+**              state as before; nothing on SQLite.
 */
 #define LEASE_SCHEMA_STEPS(XX) \
   XX(QUEUE)                    \
@@ -77,7 +83,8 @@
   XX(TIMEOUT)                  \
   XX(DEPS)                     \
   XX(UNIQUE)                   \
-  XX(DEPS_FOLLOW)
+  XX(DEPS_FOLLOW)              \
+  XX(COMPLETE_ONCE)
 
 /* How many steps LEASE_SCHEMA_STEPS lists: must be LEASE_SCHEMA_VERSION. */
 enum {

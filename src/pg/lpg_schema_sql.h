@@ -208,10 +208,28 @@
   " FROM lease_deps d WHERE d.parent = new.id AND d.child = c.id"                 \
   " AND c.state = " LEASE__Q_WAITING_S "; END IF; RETURN NULL; END $f$"
 
+/*
+** Step 13 (v12 -> v13): lease_jobs_changed as step 7 made it, but when
+** done becomes non-zero on a job whose queue row the same statement has
+** already made completed (the engine's complete and complete_many set the
+** state and finished_at in the statement that stores done = 1:
+** LPG_SQL_COMPLETE, LPG_SQL_COMPLETE_MANY), it writes nothing: one new
+** version of that row per completion, not two.  done set by another
+** client (the row still open) and a job reopened are written as before.
+*/
+#define LPG_STEP_COMPLETE_ONCE                                                      \
+  "CREATE OR REPLACE FUNCTION lease_jobs_changed() RETURNS trigger LANGUAGE plpgsql" \
+  " AS $f$ BEGIN UPDATE lease_queue SET"                                            \
+  " state = CASE WHEN new.done <> 0 THEN " LEASE__Q_COMPLETED_S " ELSE " LEASE__Q_OPEN_S " END," \
+  " finished_at = CASE WHEN new.done <> 0 THEN coalesce(finished_at, new.until) END," \
+  " base_fence = CASE WHEN new.done <> 0 THEN base_fence ELSE new.fence END"        \
+  " WHERE id = new.id AND (new.done = 0 OR state <> " LEASE__Q_COMPLETED_S ");"     \
+  " RETURN NULL; END $f$"
+
 /* The version a database without a version row has: 11 when lease_queue
-** has the column key (step 11's or 12's layout, whose row another client
-** deleted: its steps must not run again; step 12 only replaces a
-** function, so running it again changes nothing), 10 when it has the table lease_deps
+** has the column key (step 11's, 12's or 13's layout, whose row another
+** client deleted: its steps must not run again; steps 12 and 13 only
+** replace a function, so running them again changes nothing), 10 when it has the table lease_deps
 ** (step 10's layout, likewise), 9 when lease_queue has the column
 ** timeout (step 9's layout; step 8's table is made again if missing,
 ** CREATE TABLE IF NOT EXISTS), 7 when it has base_fence (step 7's or 8's

@@ -145,11 +145,14 @@
 #define LPG_SQL_RENEW \
   LPG_SQL_HELD_LOCK " u AS (UPDATE jobs SET until = $5 FROM j, q" LPG_SQL_HELD_GUARD LPG_SQL_HELD_REPORT
 
-/* Contract step 6.  $5 result.  Once stored, the queue's finished_at is
-** now (lease_jobs_changed keeps it). */
+/* Contract step 6.  $5 result.  Once stored, the job's queue row is
+** completed at now, written by this statement (lease_jobs_changed, which
+** fires for done = 1, finds it so and writes nothing from step
+** COMPLETE_ONCE on). */
 #define LPG_SQL_COMPLETE                                                              \
   LPG_SQL_HELD_LOCK " u AS (UPDATE jobs SET result = $5, done = 1 FROM j, q" LPG_SQL_HELD_GUARD \
-  ", f AS (UPDATE lease_queue SET finished_at = $4 WHERE id = $1 AND EXISTS (SELECT 1 FROM u))" \
+  ", f AS (UPDATE lease_queue SET state = " LEASE__Q_COMPLETED_S ", finished_at = $4"    \
+  " WHERE id = $1 AND EXISTS (SELECT 1 FROM u))"                                      \
   LPG_SQL_HELD_REPORT
 
 /*
@@ -160,7 +163,9 @@
 ** queue state read after the lock (LPG_SQL_QUEUE_OF_J, per job), and the
 ** UPDATE's WHERE carries complete's whole guard for each job with its own
 ** fence.  One report row per id, in $1's order: LPG_SQL_REPORT's columns
-** (the first: 1 when stored, else 0), then the id's position in $1.
+** (the first: 1 when stored, else 0), then the id's position in $1.  The
+** stored jobs' queue rows are completed at now here, as LPG_SQL_COMPLETE
+** does.
 */
 #define LPG_SQL_COMPLETE_MANY                                                         \
   "WITH a AS (SELECT * FROM unnest($1::bytea[], $2::int8[], $3::bytea[])"            \
@@ -173,7 +178,8 @@
   " WHERE jobs.id = j.id AND q.id = j.id AND a.id = j.id AND j.done = 0"              \
   " AND j.owner = $4 AND j.fence = a.fence AND j.until > $5"                          \
   " AND j.fence < " LPG_FENCE_MAX " AND " LPG_SQL_NOT_ENDED " RETURNING jobs.id),"   \
-  " f AS (UPDATE lease_queue SET finished_at = $5 WHERE id IN (SELECT id FROM u))"   \
+  " f AS (UPDATE lease_queue SET state = " LEASE__Q_COMPLETED_S ", finished_at = $5"  \
+  " WHERE id IN (SELECT id FROM u))"                                                  \
   " SELECT (u.id IS NOT NULL)::int::int8, j.id IS NOT NULL, j.done <> 0,"             \
   " j.owner IS DISTINCT FROM $4, j.fence <> a.fence, j.until <= $5,"                  \
   " CASE WHEN j.fence >= " LPG_FENCE_MAX " THEN 3 ELSE 0 END, j.until > $5, q.state, a.k" \

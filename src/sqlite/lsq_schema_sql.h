@@ -236,6 +236,11 @@
 ** parent's end locks its children first; SQLite's writers take turns. */
 #define LSQ_STEP_DEPS_FOLLOW(XX)
 
+/* Step 13 (v12 -> v13): nothing.  PostgreSQL's completions write the
+** queue row once; SQLite's complete writes it in the same transaction as
+** lease_jobs_done, and the page once at the commit. */
+#define LSQ_STEP_COMPLETE_ONCE(XX)
+
 /*
 ** The version a file without a version row has, from what it holds: no
 ** lease_queue is version 0 (the contract's bare table, with or without

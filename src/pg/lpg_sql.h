@@ -148,7 +148,7 @@
 /* Contract step 6.  $5 result.  Once stored, the job's queue row is
 ** completed at now, written by this statement (lease_jobs_changed, which
 ** fires for done = 1, finds it so and writes nothing from step
-** COMPLETE_ONCE on). */
+** LEAN_COMPLETE on). */
 #define LPG_SQL_COMPLETE                                                              \
   LPG_SQL_HELD_LOCK " u AS (UPDATE jobs SET result = $5, done = 1 FROM j, q" LPG_SQL_HELD_GUARD \
   ", f AS (UPDATE lease_queue SET state = " LEASE__Q_COMPLETED_S ", finished_at = $4"    \

@@ -71,8 +71,8 @@
 **              row once; another client's done = 1 is turned into the
 **              state as before.  lease_queue's column children (true once
 **              a job has been listed in another's after) limits the
-**              trigger lease_deps_follow to the jobs that have some.
-**              Nothing on SQLite.
+**              trigger lease_deps_follow to the jobs that have some.  No
+**              index lease_jobs_pending on jobs.  Nothing on SQLite.
 */
 #define LEASE_SCHEMA_STEPS(XX) \
   XX(QUEUE)                    \

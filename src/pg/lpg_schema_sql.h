@@ -223,9 +223,13 @@
 **   only on those: the end of a job no other waits for runs no trigger
 **   there.  IF NOT EXISTS: a database of this layout whose version row was
 **   deleted is classified 11 and runs this step again.
+** - No index lease_jobs_pending on jobs (as SQLite's step 2): no statement
+**   reads it (claims go by lease_queue_due), and with it a completion,
+**   which changes done, could never update the jobs row in place (HOT).
 */
 #define LPG_STEP_LEAN_COMPLETE                                                      \
-  "ALTER TABLE lease_queue ADD COLUMN IF NOT EXISTS children boolean NOT NULL DEFAULT false;" \
+  "DROP INDEX IF EXISTS lease_jobs_pending;"                                       \
+  " ALTER TABLE lease_queue ADD COLUMN IF NOT EXISTS children boolean NOT NULL DEFAULT false;" \
   " UPDATE lease_queue SET children = true WHERE NOT children"                     \
   " AND id IN (SELECT parent FROM lease_deps);"                                    \
   " DROP TRIGGER IF EXISTS lease_deps_follow ON lease_queue;"                      \

@@ -295,43 +295,6 @@ describe("PostgreSQL completions", function()
     assert.are.same({ "available", nil }, { s.status, s.finished_at })
   end)
 
-  it("run the dependency trigger only on the end of a job another runs after", function()
-    -- lease_deps_follow's body replaced by one that records each call: the
-    -- trigger's condition alone decides which ends call it
-    H.psql(p, "CREATE TABLE follows(id bytea);"
-      .. " CREATE OR REPLACE FUNCTION lease_deps_follow() RETURNS trigger LANGUAGE plpgsql AS $$"
-      .. " BEGIN INSERT INTO follows VALUES (new.id); RETURN NULL; END $$")
-    db:enqueue_many({ "lone", "p", "lone2", "q" })
-    assert.is_true(db:enqueue("c", { after = { "p" } }))
-    assert.is_true(db:enqueue("d", { after = { "q" } }))
-    local a, b = db:claim("lone", "w", 0, 10), db:claim("p", "w", 0, 10)
-    assert.is_true(db:complete("lone", "w", a, 1))
-    assert.is_true(db:complete("p", "w", b, 1))
-    assert.is_true(db:cancel("lone2", 2))
-    assert.is_true(db:cancel("q", 2))
-    assert.are.equal("p\nq\n", H.psql(p, "SELECT convert_from(id, 'UTF8') FROM follows ORDER BY 1"))
-  end)
-
-  it("of a database made before the children column: a waiting job is released by its parent", function()
-    db:enqueue("p")
-    assert.is_true(db:enqueue("c", { after = { "p" } }))
-    db:close()
-    -- the layout of the version before: no column children, the trigger
-    -- fired on every end
-    H.psql(p, "DROP TRIGGER lease_deps_follow ON lease_queue;"
-      .. " CREATE TRIGGER lease_deps_follow AFTER UPDATE OF state ON lease_queue FOR EACH ROW"
-      .. " WHEN (new.state IN (1, 2, 3) AND new.state IS DISTINCT FROM old.state)"
-      .. " EXECUTE FUNCTION lease_deps_follow();"
-      .. " ALTER TABLE lease_queue DROP COLUMN children;"
-      .. (" UPDATE lease_meta SET value = '%d' WHERE key = 'schema_version'"):format(lease.SCHEMA_VERSION - 1))
-    db = lease.open(p)
-    assert.are.equal(lease.SCHEMA_VERSION, db:settings().schema_version)
-    assert.are.equal("waiting", db:state("c", 1).status)
-    local f = db:claim("p", "w", 1, 10)
-    assert.is_true(db:complete("p", "w", f, 2))
-    assert.are.equal("available", db:state("c", 2).status)
-  end)
-
   it("refused: a stale complete writes no queue row", function()
     db:enqueue("s")
     local f = db:claim("s", "w", 0, 1)

@@ -223,13 +223,11 @@ describe("a database's schema version", function()
     local db, p = H.fresh("schema-row-lost-attempts")
     assert.is_true(db:enqueue("j"))
     db:close()
-    -- undo the steps after ATTEMPTS (LEAN_COMPLETE, UNIQUE, DEPS, TIMEOUT,
-    -- EVENTS), then lose the row: PostgreSQL knows the layout by
-    -- base_fence, SQLite by due_at (its step 7 changes nothing); no step
-    -- may run twice
+    -- undo the steps after ATTEMPTS (UNIQUE, DEPS, TIMEOUT, EVENTS), then
+    -- lose the row: PostgreSQL knows the layout by base_fence, SQLite by
+    -- due_at (its step 7 changes nothing); no step may run twice
     local deps = H.backend == "pg"
       and "DROP TRIGGER lease_deps_follow ON lease_queue; DROP FUNCTION lease_deps_follow();"
-        .. " ALTER TABLE lease_queue DROP COLUMN children;"
       or "DROP TRIGGER lease_deps_gone;"
     H.sql(p, "DROP INDEX lease_queue_key; ALTER TABLE lease_queue DROP COLUMN key; " .. deps
       .. " DROP TABLE lease_deps; ALTER TABLE lease_queue DROP COLUMN timeout;"
@@ -248,11 +246,10 @@ describe("a database's schema version", function()
     local db, p = H.fresh("schema-row-lost-timeout")
     assert.is_true(db:enqueue("j", { timeout = 5 }))
     db:close()
-    -- undo the steps after TIMEOUT (LEAN_COMPLETE, UNIQUE, DEPS), then lose
-    -- the row: the timeout column tells the layout; no step may run twice
+    -- undo the steps after TIMEOUT (UNIQUE, DEPS), then lose the row: the
+    -- timeout column tells the layout; no step may run twice
     local deps = H.backend == "pg"
       and "DROP TRIGGER lease_deps_follow ON lease_queue; DROP FUNCTION lease_deps_follow();"
-        .. " ALTER TABLE lease_queue DROP COLUMN children;"
       or "DROP TRIGGER lease_deps_gone;"
     H.sql(p, "DROP INDEX lease_queue_key; ALTER TABLE lease_queue DROP COLUMN key; " .. deps
       .. " DROP TABLE lease_deps; DELETE FROM lease_meta WHERE key = 'schema_version'")

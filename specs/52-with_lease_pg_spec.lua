@@ -96,7 +96,7 @@ describe("with_lease on PostgreSQL", function()
       "SELECT wipe_now()",
       "DROP TABLE jobs", "ALTER TABLE jobs ADD COLUMN x int", "ALTER TABLE jobs DISABLE TRIGGER lease_guard_rows",
       "CREATE TRIGGER t2 AFTER UPDATE ON jobs FOR EACH ROW EXECUTE FUNCTION wipe()",
-      "CREATE INDEX i ON jobs(owner)", "DROP INDEX lease_queue_due", "CREATE TABLE lease_mine(x int)",
+      "CREATE INDEX i ON jobs(owner)", "DROP INDEX lease_jobs_pending", "CREATE TABLE lease_mine(x int)",
       "DROP FUNCTION lease_guard() CASCADE", "DROP SCHEMA public CASCADE",
       "DROP TABLE IF EXISTS Lease_A_Name_Longer_Than_Twenty_Three_Bytes",
       "INSERT INTO out VALUES ('x', 2, '3'); COMMIT",

@@ -3469,24 +3469,24 @@ return {
   },
   {
     -- the trigger writes a completed job's queue row again
-    name = "pg-lean-complete-written-twice", step = "own", file = "src/pg/lpg_schema_sql.h",
-    fn = "LPG_STEP_LEAN_COMPLETE", backend = "pg",
+    name = "pg-complete-once-written-twice", step = "own", file = "src/pg/lpg_schema_sql.h",
+    fn = "LPG_STEP_COMPLETE_ONCE", backend = "pg",
     from = [=[  " WHERE id = new.id AND (new.done = 0 OR state <> " LEASE__Q_COMPLETED_S ");"     \]=],
     to = [=[  " WHERE id = new.id AND (new.done = 0 OR state >= 0);"     \]=],
     hint = "specs/35-postgres_spec.lua",
   },
   {
     -- another client's done = 1 left open in lease_queue
-    name = "pg-lean-complete-other-client-left-open", step = "own",
-    file = "src/pg/lpg_schema_sql.h", fn = "LPG_STEP_LEAN_COMPLETE", backend = "pg",
+    name = "pg-complete-once-other-client-left-open", step = "own",
+    file = "src/pg/lpg_schema_sql.h", fn = "LPG_STEP_COMPLETE_ONCE", backend = "pg",
     from = [=[  " WHERE id = new.id AND (new.done = 0 OR state <> " LEASE__Q_COMPLETED_S ");"     \]=],
     to = [=[  " WHERE id = new.id AND (new.done = 0);"     \]=],
     hint = "specs/35-postgres_spec.lua",
   },
   {
     -- a reopened (retried) completed job left completed in lease_queue
-    name = "pg-lean-complete-reopen-skipped", step = "own", file = "src/pg/lpg_schema_sql.h",
-    fn = "LPG_STEP_LEAN_COMPLETE", backend = "pg",
+    name = "pg-complete-once-reopen-skipped", step = "own", file = "src/pg/lpg_schema_sql.h",
+    fn = "LPG_STEP_COMPLETE_ONCE", backend = "pg",
     from = [=[  " WHERE id = new.id AND (new.done = 0 OR state <> " LEASE__Q_COMPLETED_S ");"     \]=],
     to = [=[  " WHERE id = new.id AND (false OR state <> " LEASE__Q_COMPLETED_S ");"     \]=],
     hint = "specs/35-postgres_spec.lua",
@@ -3505,30 +3505,6 @@ return {
     from = [=[  " f AS (UPDATE lease_queue SET state = " LEASE__Q_COMPLETED_S ", finished_at = $5"  \]=],
     to = [=[  " f AS (UPDATE lease_queue SET finished_at = $5"  \]=],
     hint = "specs/35-postgres_spec.lua",
-  },
-  {
-    -- the dependency trigger fired on the end of every job
-    name = "pg-deps-follow-on-every-end", step = "own", file = "src/pg/lpg_schema_sql.h",
-    fn = "LPG_STEP_LEAN_COMPLETE", backend = "pg",
-    from = [=[  " FOR EACH ROW WHEN (new.children AND new.state IN (" LEASE__Q_COMPLETED_S ","   \]=],
-    to = [=[  " FOR EACH ROW WHEN (new.state IN (" LEASE__Q_COMPLETED_S ","   \]=],
-    hint = "specs/35-postgres_spec.lua",
-  },
-  {
-    -- the parents of an upgraded database left unmarked
-    name = "pg-lean-complete-old-parents-unmarked", step = "own",
-    file = "src/pg/lpg_schema_sql.h", fn = "LPG_STEP_LEAN_COMPLETE", backend = "pg",
-    from = [=[  " UPDATE lease_queue SET children = true WHERE NOT children"                     \]=],
-    to = [=[  " UPDATE lease_queue SET children = true WHERE false AND NOT children"                     \]=],
-    hint = "specs/35-postgres_spec.lua",
-  },
-  {
-    -- a new dependency's parent left unmarked
-    name = "pg-dep-add-parent-unmarked", step = "own", file = "src/pg/lpg_queue_sql.h",
-    fn = "LPG_Q_SQL_DEP_ADD", backend = "pg",
-    from = [=[  " UPDATE lease_queue SET children = true FROM d"                                  \]=],
-    to = [=[  " UPDATE lease_queue SET children = false FROM d"                                  \]=],
-    hint = "specs/44-dependencies_spec.lua",
   },
   {
     name = "pg-deps-follow-reads-children-unlocked", step = "own",

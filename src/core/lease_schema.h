@@ -64,15 +64,12 @@
 **              parents and writes their states, as every write of a queue
 **              state does, and records the ledger's events of the jobs a
 **              cascade cancels; nothing on SQLite, whose writers take turns.
-**   LEAN_COMPLETE 13: PostgreSQL's trigger lease_jobs_changed leaves
+**   COMPLETE_ONCE 13: PostgreSQL's trigger lease_jobs_changed leaves
 **              alone a completed job's queue row that the statement
 **              storing done = 1 has already made completed (the engine's
 **              complete and complete_many do), so a completion writes that
 **              row once; another client's done = 1 is turned into the
-**              state as before.  lease_queue's column children (true once
-**              a job has been listed in another's after) limits the
-**              trigger lease_deps_follow to the jobs that have some.  No
-**              index lease_jobs_pending on jobs.  Nothing on SQLite.
+**              state as before; nothing on SQLite.
 */
 #define LEASE_SCHEMA_STEPS(XX) \
   XX(QUEUE)                    \
@@ -87,7 +84,7 @@
   XX(DEPS)                     \
   XX(UNIQUE)                   \
   XX(DEPS_FOLLOW)              \
-  XX(LEAN_COMPLETE)
+  XX(COMPLETE_ONCE)
 
 /* How many steps LEASE_SCHEMA_STEPS lists: must be LEASE_SCHEMA_VERSION. */
 enum {

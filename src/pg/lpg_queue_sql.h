@@ -325,16 +325,13 @@
 
 /* Store that $1 runs after $2: the job of that id, else (an entry of the
 ** same batch skipped because its key was held) the unfinished job of
-** queue $3 holding key $4, and mark that parent's queue row as having
-** children (step LEAN_COMPLETE: lease_deps_follow fires on those).  Then
-** $1 waits while one of its parents is not completed. */
+** queue $3 holding key $4.  Then $1 waits while one of its parents is not
+** completed. */
 #define LPG_Q_SQL_DEP_ADD                                                           \
-  "WITH d AS (INSERT INTO lease_deps(child, parent) SELECT $1, coalesce("           \
+  "INSERT INTO lease_deps(child, parent) SELECT $1, coalesce("                      \
   "(SELECT id FROM jobs WHERE id = $2), (SELECT id FROM lease_queue WHERE"          \
   " queue = $3 AND key = $4 AND id <> $1 AND " LEASE__Q_UNFINISHED_SQL("state")     \
-  " LIMIT 1), $2) ON CONFLICT DO NOTHING RETURNING parent)"                          \
-  " UPDATE lease_queue SET children = true FROM d"                                  \
-  " WHERE lease_queue.id = d.parent AND NOT lease_queue.children"
+  " LIMIT 1), $2) ON CONFLICT DO NOTHING"
 #define LPG_Q_SQL_DEP_WAIT                                                          \
   "UPDATE lease_queue SET state = " LEASE__Q_WAITING_S " WHERE id = $1"            \
   " AND state = " LEASE__Q_OPEN_S " AND " LPG_Q_SQL_DEP_PENDING("lease_queue")

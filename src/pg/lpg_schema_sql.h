@@ -209,35 +209,16 @@
   " AND c.state = " LEASE__Q_WAITING_S "; END IF; RETURN NULL; END $f$"
 
 /*
-** Step 13 (v12 -> v13), what a completion writes:
-** - lease_jobs_changed as step 7 made it, but when done becomes non-zero
-**   on a job whose queue row the same statement has already made
-**   completed (the engine's complete and complete_many set the state and
-**   finished_at in the statement that stores done = 1: LPG_SQL_COMPLETE,
-**   LPG_SQL_COMPLETE_MANY), it writes nothing: one new version of that row
-**   per completion, not two.  done set by another client (the row still
-**   open) and a job reopened are written as before.
-** - lease_queue's column children, true on a job some other job runs
-**   after (set here for every parent in lease_deps, and by
-**   LPG_Q_SQL_DEP_ADD when it stores an edge), and lease_deps_follow fired
-**   only on those: the end of a job no other waits for runs no trigger
-**   there.  IF NOT EXISTS: a database of this layout whose version row was
-**   deleted is classified 11 and runs this step again.
-** - No index lease_jobs_pending on jobs (as SQLite's step 2): no statement
-**   reads it (claims go by lease_queue_due), and with it a completion,
-**   which changes done, could never update the jobs row in place (HOT).
+** Step 13 (v12 -> v13): lease_jobs_changed as step 7 made it, but when
+** done becomes non-zero on a job whose queue row the same statement has
+** already made completed (the engine's complete and complete_many set the
+** state and finished_at in the statement that stores done = 1:
+** LPG_SQL_COMPLETE, LPG_SQL_COMPLETE_MANY), it writes nothing: one new
+** version of that row per completion, not two.  done set by another
+** client (the row still open) and a job reopened are written as before.
 */
-#define LPG_STEP_LEAN_COMPLETE                                                      \
-  "DROP INDEX IF EXISTS lease_jobs_pending;"                                       \
-  " ALTER TABLE lease_queue ADD COLUMN IF NOT EXISTS children boolean NOT NULL DEFAULT false;" \
-  " UPDATE lease_queue SET children = true WHERE NOT children"                     \
-  " AND id IN (SELECT parent FROM lease_deps);"                                    \
-  " DROP TRIGGER IF EXISTS lease_deps_follow ON lease_queue;"                      \
-  " CREATE TRIGGER lease_deps_follow AFTER UPDATE OF state ON lease_queue"          \
-  " FOR EACH ROW WHEN (new.children AND new.state IN (" LEASE__Q_COMPLETED_S ","   \
-  " " LEASE__Q_DISCARDED_S ", " LEASE__Q_CANCELLED_S ") AND new.state IS DISTINCT FROM old.state)" \
-  " EXECUTE FUNCTION lease_deps_follow();"                                         \
-  " CREATE OR REPLACE FUNCTION lease_jobs_changed() RETURNS trigger LANGUAGE plpgsql" \
+#define LPG_STEP_COMPLETE_ONCE                                                      \
+  "CREATE OR REPLACE FUNCTION lease_jobs_changed() RETURNS trigger LANGUAGE plpgsql" \
   " AS $f$ BEGIN UPDATE lease_queue SET"                                            \
   " state = CASE WHEN new.done <> 0 THEN " LEASE__Q_COMPLETED_S " ELSE " LEASE__Q_OPEN_S " END," \
   " finished_at = CASE WHEN new.done <> 0 THEN coalesce(finished_at, new.until) END," \
@@ -247,9 +228,8 @@
 
 /* The version a database without a version row has: 11 when lease_queue
 ** has the column key (step 11's, 12's or 13's layout, whose row another
-** client deleted: its steps must not run again; steps 12 and 13 replace
-** functions and a trigger, and 13 adds its column only if it is missing,
-** so running them again changes nothing), 10 when it has the table lease_deps
+** client deleted: its steps must not run again; steps 12 and 13 only
+** replace a function, so running them again changes nothing), 10 when it has the table lease_deps
 ** (step 10's layout, likewise), 9 when lease_queue has the column
 ** timeout (step 9's layout; step 8's table is made again if missing,
 ** CREATE TABLE IF NOT EXISTS), 7 when it has base_fence (step 7's or 8's

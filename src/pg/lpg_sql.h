@@ -35,8 +35,7 @@
   " fence int8 NOT NULL DEFAULT 0 CHECK (fence >= 0), result bytea,"               \
   " done int NOT NULL DEFAULT 0, seq int8 GENERATED ALWAYS AS IDENTITY)"
 
-/* The jobs not done in enqueue order: made by step QUEUE, dropped by step
-** LEAN_COMPLETE (no statement reads it). */
+/* The jobs not done in enqueue order, for claim_next. */
 #define LPG_SQL_CREATE_PENDING_INDEX \
   "CREATE INDEX IF NOT EXISTS lease_jobs_pending ON jobs(seq) WHERE done = 0"
 
@@ -149,7 +148,7 @@
 /* Contract step 6.  $5 result.  Once stored, the job's queue row is
 ** completed at now, written by this statement (lease_jobs_changed, which
 ** fires for done = 1, finds it so and writes nothing from step
-** LEAN_COMPLETE on). */
+** COMPLETE_ONCE on). */
 #define LPG_SQL_COMPLETE                                                              \
   LPG_SQL_HELD_LOCK " u AS (UPDATE jobs SET result = $5, done = 1 FROM j, q" LPG_SQL_HELD_GUARD \
   ", f AS (UPDATE lease_queue SET state = " LEASE__Q_COMPLETED_S ", finished_at = $4"    \

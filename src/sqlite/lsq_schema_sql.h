@@ -239,7 +239,7 @@
 /* Step 13 (v12 -> v13): nothing.  PostgreSQL's completions write the
 ** queue row once; SQLite's complete writes it in the same transaction as
 ** lease_jobs_done, and the page once at the commit. */
-#define LSQ_STEP_LEAN_COMPLETE(XX)
+#define LSQ_STEP_COMPLETE_ONCE(XX)
 
 /*
 ** The version a file without a version row has, from what it holds: no

@@ -3484,7 +3484,7 @@ return {
     hint = "specs/35-postgres_spec.lua",
   },
   {
-    -- a reopened (retried) completed job left completed in lease_queue
+    -- a completed job reopened by another client (done cleared) left completed in lease_queue
     name = "pg-complete-once-reopen-skipped", step = "own", file = "src/pg/lpg_schema_sql.h",
     fn = "LPG_STEP_COMPLETE_ONCE", backend = "pg",
     from = [=[  " WHERE id = new.id AND (new.done = 0 OR state <> " LEASE__Q_COMPLETED_S ");"     \]=],

@@ -72,7 +72,9 @@ describe("lease.pool", function()
     local p, ids = queue(12)
     local stall = { j2 = true, j5 = true, j9 = true }
     local s = pool.run({
-      db = p, workers = 4, ttl = 0.3, poll = 0.01, args = stall, completed = true,
+      -- ttl 1: a job that does not stall completes within it even when a
+      -- loaded host pauses the process for most of a second
+      db = p, workers = 4, ttl = 1, poll = 0.01, args = stall, completed = true,
       handler = function(job)
         if job.args[job.id] and job.fence == 1 then
           require("lease").sleep(job.ttl * 2)   -- stuck, no heartbeat
@@ -107,13 +109,17 @@ describe("lease.pool", function()
   end)
 
   it("keeps a lease alive through heartbeats: no takeover, no refusal", function()
+    -- Two ttls of work: without renewals both leases would lapse halfway.
+    -- A renewal falls due every ttl/3, so the lease survives any pause of
+    -- the machine (a slow fsync, a descheduled thread) under 2/3 of the
+    -- ttl; the ttl is long enough for a shared, loaded CI host.
     local p = queue(2)
     local s = pool.run({
-      db = p, workers = 2, ttl = 0.5, poll = 0.01,
+      db = p, workers = 2, ttl = 1.5, poll = 0.01,
       handler = function(job)
         local l = require("lease")
         local t0 = l.now()
-        while l.now() - t0 < 1.5 do   -- three ttls of work
+        while l.now() - t0 < 3 do
           assert(job.heartbeat())
           l.sleep(0.02)
         end
@@ -122,6 +128,7 @@ describe("lease.pool", function()
     })
     assert.are.same({}, s.failed)
     assert.are.equal(2, s.done)
+    assert.are.same({}, s.refusals)
     assert.are.equal(0, s.refused)
     assert.are.equal(0, s.renew_refused)
     assert.is_true(s.renewed >= 6, "renewed " .. s.renewed)
@@ -156,9 +163,9 @@ describe("lease.pool", function()
     db:enqueue("j2")
     db:close()
     local s = pool.run({
-      db = p, workers = 2, ttl = 0.5, poll = 0.01,
+      db = p, workers = 2, ttl = 1, poll = 0.01,
       handler = function(job)
-        if job.id == "j1" then require("lease").sleep(1.5) end   -- never heartbeats
+        if job.id == "j1" then require("lease").sleep(2.5) end   -- never heartbeats
         return "fine"
       end,
     })

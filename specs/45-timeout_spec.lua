@@ -215,17 +215,17 @@ describe("a job's timeout", function()
   end)
 
   it("keeps the lease past the timeout, so the failure is the holder's fenced write", function()
-    -- ttl 0.4 is shorter than the timeout: without a renewal the lease
+    -- ttl 0.9 is shorter than the timeout: without a renewal the lease
     -- would lapse before the timeout's failure could be stored
-    local p = queue({ { "long", { timeout = 0.6, max_attempts = 1 } } })
-    local s = pool.run({ db = p, workers = 1, ttl = 0.4, signals = false, drain_wait = 0,
+    local p = queue({ { "long", { timeout = 1.2, max_attempts = 1 } } })
+    local s = pool.run({ db = p, workers = 1, ttl = 0.9, signals = false, drain_wait = 0,
                          args = { spin = 3 }, handler = spinner })
     assert.are.same({ 1, 1, 0, 0 }, { s.timed_out, s.discarded, s.refused, s.lease_expired })
     assert.is_true(s.renewed >= 1)
     local db = lease.open(p)
     finally(function() db:close() end)
     local st = db:state("long")
-    assert.are.same({ "discarded", 1, 1, MESSAGE:format(0.6), 1 },
+    assert.are.same({ "discarded", 1, 1, MESSAGE:format(1.2), 1 },
       { st.status, st.attempt, #st.errors, last_error(st), st.errors[1].fence })
   end)
 

@@ -354,7 +354,7 @@ describe("job.with_lease in a pool", function()
     db:close()
     H.sql(p, "CREATE TABLE out(job TEXT, fence INTEGER, owner TEXT)")
     local s = pool.run({
-      db = p, workers = 3, ttl = 0.3, poll = 0.01, args = { j3 = true },
+      db = p, workers = 3, ttl = 1, poll = 0.01, args = { j3 = true },
       handler = function(job)
         if job.args[job.id] and job.fence == 1 then require("lease").sleep(job.ttl * 2) end
         local ok, why = job.with_lease(function(tx)

@@ -112,9 +112,19 @@ int lpg_q_clock(lease_db *db) {
 /* Enqueue                                                                */
 /* ===================================================================== */
 
+/* The job whose key refused a batch entry (id, length; id NULL: none). */
+typedef struct held_by {
+  char *id;
+  size_t len;
+} held_by;
+
+/* An enqueue: its checked jobs, how many were added, and for each entry
+** skipped for its key, the holder read then (held: n slots, or NULL for a
+** batch no later entry of which lists an earlier one). */
 typedef struct enqueue_ctx {
   const lease_new_job *jobs;
   int n, added;
+  held_by *held;
 } enqueue_ctx;
 
 /* See lpg_int.h. */
@@ -155,9 +165,10 @@ static int check_deps(lease_db *db, const enqueue_ctx *e, int *refused) {
   return LEASE_OK;
 }
 
-/* Store the dependencies of job i of the batch (lease__dep_in_batch says
-** which job an earlier entry stands for); it waits while one is not
-** completed. */
+/* Store the dependencies of job i of the batch; it waits while one is not
+** completed.  An earlier entry skipped for its key (lease__dep_in_batch
+** says which) stands for the holder its enqueue read, locked by
+** LPG_Q_SQL_DEP_ADD as check_deps locks the jobs listed by id. */
 static int add_deps(lease_db *db, const enqueue_ctx *e, int i) {
   const lease_new_job *j = &e->jobs[i];
   params p = {0};
@@ -165,11 +176,14 @@ static int add_deps(lease_db *db, const enqueue_ctx *e, int i) {
   int k, m;
   for (k = 0; k < j->n_after; k++) {
     params q = {0};
-    const lease_new_job *entry = (m = lease__dep_in_batch(e->jobs, i, k)) >= 0 ? &e->jobs[m] : NULL;
+    const held_by *h = e->held && (m = lease__dep_in_batch(e->jobs, i, k)) >= 0 && e->held[m].id
+                           ? &e->held[m]
+                           : NULL;
     p_bytes(&q, j->id, j->id_len);
-    p_bytes(&q, j->after[k], j->after_lens[k]);
-    p_bytes(&q, entry && entry->key ? entry->queue : NULL, entry ? entry->queue_len : 0);
-    p_bytes(&q, entry ? entry->key : NULL, entry ? entry->key_len : 0);
+    if (h)
+      p_bytes(&q, h->id, h->len);
+    else
+      p_bytes(&q, j->after[k], j->after_lens[k]);
     if (!(res = qrun(db, LPG_ST_Q_DEP_ADD, &q))) return db->rc;
     PQclear(res);
   }
@@ -179,11 +193,45 @@ static int add_deps(lease_db *db, const enqueue_ctx *e, int i) {
   return LEASE_OK;
 }
 
-/* Transaction body: enqueue each job with its data (LPG_Q_SQL_ENQUEUE)
-** and its dependencies, once they are all checked; a job whose key is
-** held is skipped, the holder recorded. */
+/* Keep the holder of ENQUEUE's result res (column 1) in *h. */
+static int hold(lease_db *db, held_by *h, const PGresult *res) {
+  h->len = (size_t)PQgetlength(res, 0, 1);
+  if (!(h->id = malloc(h->len ? h->len : 1))) return lease__fail(db, LEASE_NOMEM, "out of memory");
+  memcpy(h->id, PQgetvalue(res, 0, 1), h->len);
+  return LEASE_OK;
+}
+
+/* 1 when an entry of the batch lists an earlier one (which may be skipped
+** for its key, and stand for its holder). */
+static int lists_earlier(const enqueue_ctx *e) {
+  int i, k;
+  for (i = 1; i < e->n; i++)
+    for (k = 0; k < e->jobs[i].n_after; k++)
+      if (lease__dep_in_batch(e->jobs, i, k) >= 0) return 1;
+  return 0;
+}
+
+static int enqueue_jobs(lease_db *db, enqueue_ctx *e);
+
+/* Transaction body: enqueue_jobs, with room for the holders of skipped
+** entries when a later entry lists an earlier one. */
 static int enqueue_body(lease_db *db, void *ctx) {
   enqueue_ctx *e = ctx;
+  int i, rc;
+  e->held = NULL;
+  if (lists_earlier(e) && !(e->held = calloc((size_t)e->n, sizeof *e->held)))
+    return lease__fail(db, LEASE_NOMEM, "out of memory");
+  rc = enqueue_jobs(db, e);
+  for (i = 0; e->held && i < e->n; i++) free(e->held[i].id);
+  free(e->held);
+  e->held = NULL;
+  return rc;
+}
+
+/* Enqueue each job with its data (LPG_Q_SQL_ENQUEUE) and its
+** dependencies, once they are all checked; a job whose key is held is
+** skipped, the holder recorded. */
+static int enqueue_jobs(lease_db *db, enqueue_ctx *e) {
   int i, refused, rc = check_deps(db, e, &refused);
   e->added = 0;
   if (rc != LEASE_OK || refused) return rc;
@@ -203,8 +251,10 @@ static int enqueue_body(lease_db *db, void *ctx) {
     if (!(res = qrun(db, LPG_ST_ENQUEUE, &p))) return db->rc;
     added = (int)r_i8(res, 0, 0);
     e->added += added;
-    if ((held = !PQgetisnull(res, 0, 1)))
+    if ((held = !PQgetisnull(res, 0, 1))) {
       rc = lease__duplicate(db, PQgetvalue(res, 0, 1), (size_t)PQgetlength(res, 0, 1));
+      if (rc == LEASE_OK && e->held) rc = hold(db, &e->held[i], res);
+    }
     PQclear(res);
     if (rc != LEASE_OK) return rc;
     if (added == 1 && j->n_after > 0 && add_deps(db, e, i) != LEASE_OK) return db->rc;
@@ -218,7 +268,7 @@ static int enqueue_body(lease_db *db, void *ctx) {
 
 /* See lpg_int.h. */
 int lpg_q_enqueue_in(lease_db *db, const lease_new_job *jobs, int n, int *added) {
-  enqueue_ctx e = {jobs, n, 0};
+  enqueue_ctx e = {jobs, n, 0, NULL};
   int rc = enqueue_body(db, &e);
   *added = e.added;
   return rc;
@@ -249,7 +299,7 @@ static int enqueue_run(lease_db *db, enqueue_ctx *e) {
 ** between BEGIN and COMMIT.  A run refused by lease_queue_key (a holder
 ** committed after it read none) is run again, and finds the holder. */
 int lpg_q_enqueue(lease_db *db, const lease_new_job *jobs, int n, int *inserted) {
-  enqueue_ctx e = {jobs, n, 0};
+  enqueue_ctx e = {jobs, n, 0, NULL};
   int i, tries, plain = n > 1, batch = n > 1, rc = lpg_ready(db);
   if (rc != LEASE_OK) return rc;
   for (i = 0; plain && i < n; i++) plain = !has_data(&jobs[i]);

@@ -323,15 +323,15 @@
   "SELECT coalesce(s.state, " LEASE__Q_OPEN_S ") FROM (SELECT id FROM jobs WHERE id = $1" \
   " FOR SHARE) j LEFT JOIN LATERAL lease_queue_now(j.id) s ON true"
 
-/* Store that $1 runs after $2: the job of that id, else (an entry of the
-** same batch skipped because its key was held) the unfinished job of
-** queue $3 holding key $4.  Then $1 waits while one of its parents is not
-** completed. */
+/* Store that $1 runs after job $2 (the holder, for an entry of the same
+** batch skipped because its key was held), its jobs row locked FOR SHARE
+** as LPG_Q_SQL_DEP_STATE's, so that it cannot end or complete before the
+** enqueue commits: the trigger lease_deps_follow of its end then sees the
+** edge.  No row (a holder pruned since): nothing to wait for.  Then $1
+** waits while one of its parents is not completed. */
 #define LPG_Q_SQL_DEP_ADD                                                           \
-  "INSERT INTO lease_deps(child, parent) SELECT $1, coalesce("                      \
-  "(SELECT id FROM jobs WHERE id = $2), (SELECT id FROM lease_queue WHERE"          \
-  " queue = $3 AND key = $4 AND id <> $1 AND " LEASE__Q_UNFINISHED_SQL("state")     \
-  " LIMIT 1), $2) ON CONFLICT DO NOTHING"
+  "INSERT INTO lease_deps(child, parent) SELECT $1, id FROM jobs WHERE id = $2"     \
+  " FOR SHARE ON CONFLICT DO NOTHING"
 #define LPG_Q_SQL_DEP_WAIT                                                          \
   "UPDATE lease_queue SET state = " LEASE__Q_WAITING_S " WHERE id = $1"            \
   " AND state = " LEASE__Q_OPEN_S " AND " LPG_Q_SQL_DEP_PENDING("lease_queue")
@@ -545,7 +545,7 @@
 #define LPG_STMT_Q_TIDY LPG_Q_SQL_TIDY, 1, {T_BYTEA}
 #define LPG_STMT_Q_QUEUES LPG_Q_SQL_QUEUES, 0, {0}
 #define LPG_STMT_Q_DEP_STATE LPG_Q_SQL_DEP_STATE, 1, {T_BYTEA}
-#define LPG_STMT_Q_DEP_ADD LPG_Q_SQL_DEP_ADD, 4, {T_BYTEA, T_BYTEA, T_BYTEA, T_BYTEA}
+#define LPG_STMT_Q_DEP_ADD LPG_Q_SQL_DEP_ADD, 2, {T_BYTEA, T_BYTEA}
 #define LPG_STMT_Q_DEP_WAIT LPG_Q_SQL_DEP_WAIT, 1, {T_BYTEA}
 #define LPG_STMT_Q_DEPS LPG_Q_SQL_DEPS, 3, {T_BYTEA, T_FLOAT8, T_INT4}
 #define LPG_STMT_Q_DUE LPG_Q_SQL_DUE, 1, {T_BYTEA}

@@ -306,4 +306,23 @@ describe("PostgreSQL completions", function()
     assert.are.equal("", writes())
     assert.are.equal("running", db:state("s", 3).status)
   end)
+
+  -- How many scans of lease_deps the statement `sql` (ending a job) makes,
+  -- read in its own transaction.
+  local function deps_scans(sql)
+    local out = H.psql(p, "BEGIN; " .. sql .. "; SELECT seq_scan + coalesce(idx_scan, 0)"
+      .. " FROM pg_stat_xact_user_tables WHERE relid = 'lease_deps'::regclass; COMMIT")
+    return tonumber(out:match("(%d+)"))
+  end
+
+  it("follow the end of a job no job runs after with one look at lease_deps", function()
+    db:enqueue_many({ "lone", "gone", "parent" })
+    assert.is_true(db:enqueue("child", { after = { "parent" } }))
+    assert.are.equal(1, deps_scans("UPDATE jobs SET done = 1, until = 7 WHERE id = 'lone'::bytea"))
+    assert.are.equal(1, deps_scans("UPDATE lease_queue SET state = 3 WHERE id = 'gone'::bytea"))
+    assert.are.same({ "completed", "cancelled" }, { db:state("lone", 8).status, db:state("gone", 8).status })
+    -- a parent's end reads its children and opens them
+    assert.is_true(deps_scans("UPDATE jobs SET done = 1, until = 7 WHERE id = 'parent'::bytea") > 1)
+    assert.are.equal("available", db:state("child", 8).status)
+  end)
 end)

@@ -3504,6 +3504,23 @@ return {
     hint = "specs/35-postgres_spec.lua",
   },
   {
+    -- the early exit taken for every job: a parent's end opens no child
+    name = "pg-deps-childless-always", step = "own", file = "src/pg/lpg_schema_sql.h",
+    fn = "LPG_STEP_DEPS_CHILDLESS", backend = "pg",
+    from = [=[  LPG_DEPS_FOLLOW_FN("IF NOT EXISTS (SELECT 1 FROM lease_deps d WHERE d.parent = new.id)" \]=],
+    to = [=[  LPG_DEPS_FOLLOW_FN("IF true OR NOT EXISTS (SELECT 1 FROM lease_deps d WHERE d.parent = new.id)" \]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    -- no early exit: a childless job's end still locks and writes nothing
+    -- through three scans of lease_deps
+    name = "pg-deps-childless-never", step = "own", file = "src/pg/lpg_schema_sql.h",
+    fn = "LPG_STEP_DEPS_CHILDLESS", backend = "pg",
+    from = [=[  LPG_DEPS_FOLLOW_FN("IF NOT EXISTS (SELECT 1 FROM lease_deps d WHERE d.parent = new.id)" \]=],
+    to = [=[  LPG_DEPS_FOLLOW_FN("IF false AND NOT EXISTS (SELECT 1 FROM lease_deps d WHERE d.parent = new.id)" \]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
     -- complete leaves the state to the trigger: two writes of the row
     name = "pg-complete-state-left-to-trigger", step = "own", file = "src/pg/lpg_sql.h",
     fn = "LPG_SQL_COMPLETE", backend = "pg",

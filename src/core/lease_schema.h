@@ -19,7 +19,7 @@
 #define LEASE_SCHEMA_H
 
 /* The version this build makes and knows: the number of steps. */
-#define LEASE_SCHEMA_VERSION 13
+#define LEASE_SCHEMA_VERSION 14
 
 /*
 ** The steps, in order: the k-th entry takes version k-1 to k.
@@ -70,6 +70,9 @@
 **              complete and complete_many do), so a completion writes that
 **              row once; another client's done = 1 is turned into the
 **              state as before; nothing on SQLite.
+**   DEPS_CHILDLESS 14: PostgreSQL's trigger lease_deps_follow returns at
+**              once when no job runs after the one that ended, before it
+**              locks or writes anything; nothing on SQLite.
 */
 #define LEASE_SCHEMA_STEPS(XX) \
   XX(QUEUE)                    \
@@ -84,7 +87,8 @@
   XX(DEPS)                     \
   XX(UNIQUE)                   \
   XX(DEPS_FOLLOW)              \
-  XX(COMPLETE_ONCE)
+  XX(COMPLETE_ONCE)            \
+  XX(DEPS_CHILDLESS)
 
 /* How many steps LEASE_SCHEMA_STEPS lists: must be LEASE_SCHEMA_VERSION. */
 enum {

@@ -181,9 +181,13 @@
 ** completed, and the child waited for ever).  Every other write of a
 ** queue state holds that lock already.
 */
-#define LPG_STEP_DEPS_FOLLOW                                                        \
+#define LPG_STEP_DEPS_FOLLOW LPG_DEPS_FOLLOW_FN("")
+
+/* lease_deps_follow as step 12 made it, its body opened by first (SQL
+** run before anything else; "" for none). */
+#define LPG_DEPS_FOLLOW_FN(first)                                                   \
   "CREATE OR REPLACE FUNCTION lease_deps_follow() RETURNS trigger LANGUAGE plpgsql" \
-  " AS $f$ BEGIN PERFORM 1 FROM jobs WHERE id IN (SELECT d.child FROM lease_deps d" \
+  " AS $f$ BEGIN " first "PERFORM 1 FROM jobs WHERE id IN (SELECT d.child FROM lease_deps d" \
   " WHERE d.parent = new.id) ORDER BY id FOR UPDATE;"                             \
   " IF new.state = " LEASE__Q_COMPLETED_S " THEN"                                 \
   " UPDATE lease_queue c SET state = " LEASE__Q_OPEN_S ","                        \
@@ -226,9 +230,23 @@
   " WHERE id = new.id AND (new.done = 0 OR state <> " LEASE__Q_COMPLETED_S ");"     \
   " RETURN NULL; END $f$"
 
+/*
+** Step 14 (v13 -> v14): lease_deps_follow as step 12 made it, but
+** returning at once when no job runs after the one that ended (no row of
+** lease_deps names it as parent): one look at the index lease_deps_parent
+** in place of the lock and the writes that find nothing.  The look is a
+** statement of its own, so it sees what committed before it: an enqueue
+** that lists the job holds its jobs row FOR SHARE until it commits
+** (LPG_Q_SQL_DEP_STATE, LPG_Q_SQL_DEP_ADD), and the statement that ends
+** the job waits for that lock, so the edge is seen whenever it exists.
+*/
+#define LPG_STEP_DEPS_CHILDLESS                                                     \
+  LPG_DEPS_FOLLOW_FN("IF NOT EXISTS (SELECT 1 FROM lease_deps d WHERE d.parent = new.id)" \
+                     " THEN RETURN NULL; END IF; ")
+
 /* The version a database without a version row has: 11 when lease_queue
-** has the column key (step 11's, 12's or 13's layout, whose row another
-** client deleted: its steps must not run again; steps 12 and 13 only
+** has the column key (step 11's to 14's layout, whose row another
+** client deleted: its steps must not run again; steps 12 to 14 only
 ** replace a function, so running them again changes nothing), 10 when it has the table lease_deps
 ** (step 10's layout, likewise), 9 when lease_queue has the column
 ** timeout (step 9's layout; step 8's table is made again if missing,

@@ -241,6 +241,11 @@
 ** lease_jobs_done, and the page once at the commit. */
 #define LSQ_STEP_COMPLETE_ONCE(XX)
 
+/* Step 14 (v13 -> v14): nothing.  PostgreSQL's trigger that follows a
+** job's end returns at once for a job no other waits for; SQLite follows
+** an end in C, in the transaction that ends the job. */
+#define LSQ_STEP_DEPS_CHILDLESS(XX)
+
 /*
 ** The version a file without a version row has, from what it holds: no
 ** lease_queue is version 0 (the contract's bare table, with or without

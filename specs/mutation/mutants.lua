@@ -3454,22 +3454,30 @@ return {
     hint = "specs/44-dependencies_spec.lua",
   },
   {
-    -- an entry skipped for its key stands for its own id, never stored
+    -- an entry skipped for its key stands for its own id, never stored:
+    -- the batch finds no such job, and runs again until it gives up
     name = "pg-deps-batch-entry-skipped-as-duplicate-waits-for-nothing", step = "own",
     file = "src/pg/lpg_queue.c", fn = "add_deps", backend = "pg",
-    from = [=[    if (h)
-      p_bytes(&q, h->id, h->len);]=],
-    to = [=[    if (0)
-      p_bytes(&q, h->id, h->len);]=],
+    from = [=[      if (state < 0 && e->held[m].id) {]=],
+    to = [=[      if (state < 0 && 0) {]=],
     hint = "specs/44-dependencies_spec.lua",
   },
   {
-    -- the holder a skipped entry stands for is not locked: its completion
-    -- commits unseen by the enqueue, and the child waits for ever
-    name = "pg-deps-holder-not-locked", step = "own",
-    file = "src/pg/lpg_queue_sql.h", fn = "LPG_Q_SQL_DEP_ADD", backend = "pg",
-    from = [=[  " FOR SHARE ON CONFLICT DO NOTHING"]=],
-    to = [=[  " ON CONFLICT DO NOTHING"]=],
+    -- a holder cancelled after the batch read it is listed all the same:
+    -- its cascade ran before the edge, and the child waits for ever
+    name = "pg-deps-batch-parent-end-unchecked", step = "own",
+    file = "src/pg/lpg_queue.c", fn = "add_deps", backend = "pg",
+    from = [=[      if (state < 0 || state == LEASE__Q_DISCARDED || state == LEASE__Q_CANCELLED) {]=],
+    to = [=[      if (state < 0) {]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    -- a batch that found a parent ended is not run again: enqueue_many
+    -- raises busy where a run after the end would have stored it
+    name = "pg-deps-batch-not-run-again", step = "own",
+    file = "src/pg/lpg_queue.c", fn = "lpg_q_enqueue", backend = "pg",
+    from = [=[    if (!(lpg_key_conflict(db, rc) || e.again) || tries == KEY_TRIES) break;]=],
+    to = [=[    if (!(lpg_key_conflict(db, rc) || 0) || tries == KEY_TRIES) break;]=],
     hint = "specs/44-dependencies_spec.lua",
   },
   {

@@ -120,10 +120,11 @@ typedef struct held_by {
 
 /* An enqueue: its checked jobs, how many were added, and for each entry
 ** skipped for its key, the holder read then (held: n slots, or NULL for a
-** batch no later entry of which lists an earlier one). */
+** batch no later entry of which lists an earlier one); again is 1 when
+** the batch must run again (add_deps). */
 typedef struct enqueue_ctx {
   const lease_new_job *jobs;
-  int n, added;
+  int n, added, again;
   held_by *held;
 } enqueue_ctx;
 
@@ -165,25 +166,54 @@ static int check_deps(lease_db *db, const enqueue_ctx *e, int *refused) {
   return LEASE_OK;
 }
 
+/* Lock job id FOR SHARE and read its queue state after the lock
+** (LPG_Q_SQL_DEP_STATE) into *state, -1 when there is no such job; once
+** locked it cannot end before the enqueue commits without its trigger
+** seeing the edge. */
+static int lock_parent(lease_db *db, const char *id, size_t len, int *state) {
+  params p = {0};
+  PGresult *res;
+  p_bytes(&p, id, len);
+  if (!(res = qrun(db, LPG_ST_Q_DEP_STATE, &p))) return db->rc;
+  *state = PQntuples(res) == 1 ? r_i4(res, 0, 0) : -1;
+  PQclear(res);
+  return LEASE_OK;
+}
+
 /* Store the dependencies of job i of the batch; it waits while one is not
-** completed.  An earlier entry skipped for its key (lease__dep_in_batch
-** says which) stands for the holder its enqueue read, locked by
-** LPG_Q_SQL_DEP_ADD as check_deps locks the jobs listed by id. */
-static int add_deps(lease_db *db, const enqueue_ctx *e, int i) {
+** completed.  check_deps locked the jobs listed by id that were there; an
+** earlier entry of the batch (lease__dep_in_batch) stands for the job of
+** its id (inserted or found by the batch), or, skipped for its key, for
+** the holder it read, none of them locked yet: lock_parent locks it, and
+** when it ended (discarded, cancelled or pruned) after the batch read it,
+** the batch is rolled back and runs again (e->again), where check_deps
+** or the key's enqueue sees the end. */
+static int add_deps(lease_db *db, enqueue_ctx *e, int i) {
   const lease_new_job *j = &e->jobs[i];
   params p = {0};
   PGresult *res;
-  int k, m;
+  int k, m, state;
   for (k = 0; k < j->n_after; k++) {
     params q = {0};
-    const held_by *h = e->held && (m = lease__dep_in_batch(e->jobs, i, k)) >= 0 && e->held[m].id
-                           ? &e->held[m]
-                           : NULL;
+    const char *pid = j->after[k];
+    size_t plen = j->after_lens[k];
+    if (e->held && (m = lease__dep_in_batch(e->jobs, i, k)) >= 0) {
+      if (lock_parent(db, pid, plen, &state) != LEASE_OK) return db->rc;
+      if (state < 0 && e->held[m].id) {
+        pid = e->held[m].id;
+        plen = e->held[m].len;
+        if (lock_parent(db, pid, plen, &state) != LEASE_OK) return db->rc;
+      }
+      if (state < 0 || state == LEASE__Q_DISCARDED || state == LEASE__Q_CANCELLED) {
+        e->again = 1;
+        return lease__fail(db, LEASE_BUSY,
+                           "lease_enqueue_many: job %d's after: the job it names ended while "
+                           "the batch was stored, %d times",
+                           i + 1, KEY_TRIES);
+      }
+    }
     p_bytes(&q, j->id, j->id_len);
-    if (h)
-      p_bytes(&q, h->id, h->len);
-    else
-      p_bytes(&q, j->after[k], j->after_lens[k]);
+    p_bytes(&q, pid, plen);
     if (!(res = qrun(db, LPG_ST_Q_DEP_ADD, &q))) return db->rc;
     PQclear(res);
   }
@@ -268,7 +298,7 @@ static int enqueue_jobs(lease_db *db, enqueue_ctx *e) {
 
 /* See lpg_int.h. */
 int lpg_q_enqueue_in(lease_db *db, const lease_new_job *jobs, int n, int *added) {
-  enqueue_ctx e = {jobs, n, 0, NULL};
+  enqueue_ctx e = {jobs, n, 0, 0, NULL};
   int rc = enqueue_body(db, &e);
   *added = e.added;
   return rc;
@@ -297,9 +327,10 @@ static int enqueue_run(lease_db *db, enqueue_ctx *e) {
 ** of their ids (lpg_enqueue_ids); many with data, none with a key or
 ** dependencies, one statement (lpg_enqueue_data); else a statement per job
 ** between BEGIN and COMMIT.  A run refused by lease_queue_key (a holder
-** committed after it read none) is run again, and finds the holder. */
+** committed after it read none) is run again, and finds the holder; so is
+** one that found a job its after names ended (add_deps). */
 int lpg_q_enqueue(lease_db *db, const lease_new_job *jobs, int n, int *inserted) {
-  enqueue_ctx e = {jobs, n, 0, NULL};
+  enqueue_ctx e = {jobs, n, 0, 0, NULL};
   int i, tries, plain = n > 1, batch = n > 1, rc = lpg_ready(db);
   if (rc != LEASE_OK) return rc;
   for (i = 0; plain && i < n; i++) plain = !has_data(&jobs[i]);
@@ -307,8 +338,9 @@ int lpg_q_enqueue(lease_db *db, const lease_new_job *jobs, int n, int *inserted)
   for (i = 0; batch && i < n; i++) batch = !jobs[i].key && jobs[i].n_after == 0;
   if (batch) return lpg_enqueue_data(db, jobs, n, inserted);
   for (tries = 1;; tries++) {
+    e.again = 0;
     rc = enqueue_run(db, &e);
-    if (!lpg_key_conflict(db, rc) || tries == KEY_TRIES) break;
+    if (!(lpg_key_conflict(db, rc) || e.again) || tries == KEY_TRIES) break;
     db->has_dup = 0;
     db->refused = 0;
   }

@@ -324,14 +324,12 @@
   " FOR SHARE) j LEFT JOIN LATERAL lease_queue_now(j.id) s ON true"
 
 /* Store that $1 runs after job $2 (the holder, for an entry of the same
-** batch skipped because its key was held), its jobs row locked FOR SHARE
-** as LPG_Q_SQL_DEP_STATE's, so that it cannot end or complete before the
+** batch skipped because its key was held), whose jobs row the enqueue has
+** locked with LPG_Q_SQL_DEP_STATE, so that it cannot end before the
 ** enqueue commits: the trigger lease_deps_follow of its end then sees the
-** edge.  No row (a holder pruned since): nothing to wait for.  Then $1
-** waits while one of its parents is not completed. */
+** edge.  Then $1 waits while one of its parents is not completed. */
 #define LPG_Q_SQL_DEP_ADD                                                           \
-  "INSERT INTO lease_deps(child, parent) SELECT $1, id FROM jobs WHERE id = $2"     \
-  " FOR SHARE ON CONFLICT DO NOTHING"
+  "INSERT INTO lease_deps(child, parent) VALUES ($1, $2) ON CONFLICT DO NOTHING"
 #define LPG_Q_SQL_DEP_WAIT                                                          \
   "UPDATE lease_queue SET state = " LEASE__Q_WAITING_S " WHERE id = $1"            \
   " AND state = " LEASE__Q_OPEN_S " AND " LPG_Q_SQL_DEP_PENDING("lease_queue")

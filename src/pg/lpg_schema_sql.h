@@ -237,8 +237,10 @@
 ** in place of the lock and the writes that find nothing.  The look is a
 ** statement of its own, so it sees what committed before it: an enqueue
 ** that lists the job holds its jobs row FOR SHARE until it commits
-** (LPG_Q_SQL_DEP_STATE, LPG_Q_SQL_DEP_ADD), and the statement that ends
-** the job waits for that lock, so the edge is seen whenever it exists.
+** (LPG_Q_SQL_DEP_STATE), and every statement of the engine that ends a
+** job (and another client's write of jobs.done) locks that row first, so
+** it waits for the enqueue and the look sees the edge.  A client writing
+** lease_queue.state alone takes no such lock, as before this step.
 */
 #define LPG_STEP_DEPS_CHILDLESS                                                     \
   LPG_DEPS_FOLLOW_FN("IF NOT EXISTS (SELECT 1 FROM lease_deps d WHERE d.parent = new.id)" \

@@ -173,6 +173,7 @@ static int check_deps(lease_db *db, const enqueue_ctx *e, int *refused) {
 static int lock_parent(lease_db *db, const char *id, size_t len, int *state) {
   params p = {0};
   PGresult *res;
+  *state = -1;
   p_bytes(&p, id, len);
   if (!(res = qrun(db, LPG_ST_Q_DEP_STATE, &p))) return db->rc;
   *state = PQntuples(res) == 1 ? r_i4(res, 0, 0) : -1;

@@ -3242,7 +3242,7 @@ return {
   },
   {
     name = "pg-timeout-not-stored", step = "own", file = "src/pg/lpg_queue.c", backend = "pg",
-    fn = "enqueue_body",
+    fn = "enqueue_jobs",
     from = [=[    p_time(&p, j->timeout != 0 ? j->timeout : NAN);]=],
     to = [=[    p_time(&p, NAN);]=],
     hint = "specs/45-timeout_spec.lua",
@@ -3379,7 +3379,7 @@ return {
   },
   {
     name = "pg-deps-released-by-one-of-two-parents", step = "own", file = "src/pg/lpg_schema_sql.h",
-    fn = "LPG_STEP_DEPS_FOLLOW", backend = "pg",
+    fn = "LPG_DEPS_FOLLOW_FN", backend = "pg",
     from = [=[  " WHERE d.child = c.id AND p.state <> " LEASE__Q_COMPLETED_S ");"]=],
     to = [=[  " WHERE d.child = c.id AND p.state < 0);"]=],
     hint = "specs/44-dependencies_spec.lua",
@@ -3545,9 +3545,9 @@ return {
   },
   {
     name = "pg-deps-follow-reads-children-unlocked", step = "own",
-    file = "src/pg/lpg_schema_sql.h", fn = "LPG_STEP_DEPS_FOLLOW", backend = "pg",
-    from = [=[  " AS $f$ BEGIN PERFORM 1 FROM jobs WHERE id IN (SELECT d.child FROM lease_deps d" \]=],
-    to = [=[  " AS $f$ BEGIN PERFORM 1 FROM jobs WHERE false AND id IN (SELECT d.child FROM lease_deps d" \]=],
+    file = "src/pg/lpg_schema_sql.h", fn = "LPG_DEPS_FOLLOW_FN", backend = "pg",
+    from = [=[  " AS $f$ BEGIN " first "PERFORM 1 FROM jobs WHERE id IN (SELECT d.child FROM lease_deps d" \]=],
+    to = [=[  " AS $f$ BEGIN " first "PERFORM 1 FROM jobs WHERE false AND id IN (SELECT d.child FROM lease_deps d" \]=],
     hint = "specs/44-dependencies_spec.lua",
   },
   {
@@ -3559,7 +3559,7 @@ return {
   },
   {
     name = "pg-events-cascade-not-recorded", step = "own", file = "src/pg/lpg_schema_sql.h",
-    fn = "LPG_STEP_DEPS_FOLLOW", backend = "pg",
+    fn = "LPG_DEPS_FOLLOW_FN", backend = "pg",
     from = [=[  " ELSE IF current_setting('lease.events', true) = 'on' THEN"                   \]=],
     to = [=[  " ELSE IF false THEN"                   \]=],
     hint = "specs/58-events_spec.lua",

@@ -240,7 +240,8 @@
 ** (LPG_Q_SQL_DEP_STATE), and every statement of the engine that ends a
 ** job (and another client's write of jobs.done) locks that row first, so
 ** it waits for the enqueue and the look sees the edge.  A client writing
-** lease_queue.state alone takes no such lock, as before this step.
+** lease_queue.state alone takes no such lock, and may miss an edge an
+** enqueue is storing, with or without the look.
 */
 #define LPG_STEP_DEPS_CHILDLESS                                                     \
   LPG_DEPS_FOLLOW_FN("IF NOT EXISTS (SELECT 1 FROM lease_deps d WHERE d.parent = new.id)" \

@@ -3334,16 +3334,16 @@ return {
   },
   {
     name = "deps-missing-parent-stored", step = "own", file = "src/core/lease_rules.c",
-    fn = "lease__refuse_dep",
-    from = [=[  int why = !found ? LEASE_MISSING]=],
-    to = [=[  int why = !found ? LEASE_GRANTED]=],
+    fn = "lease__dep_reason",
+    from = [=[  return !found                          ? LEASE_MISSING]=],
+    to = [=[  return !found                          ? LEASE_GRANTED]=],
     hint = "specs/44-dependencies_spec.lua",
   },
   {
     name = "deps-ended-parent-taken", step = "own", file = "src/core/lease_rules.c",
-    fn = "lease__refuse_dep",
-    from = [=[            : qstate == LEASE__Q_CANCELLED ? LEASE_CANCELLED : LEASE_GRANTED;]=],
-    to = [=[            : LEASE_GRANTED;]=],
+    fn = "lease__dep_reason",
+    from = [=[         : qstate == LEASE__Q_CANCELLED ? LEASE_CANCELLED]=],
+    to = [=[         : 0 ? LEASE_CANCELLED]=],
     hint = "specs/44-dependencies_spec.lua",
   },
   {
@@ -3467,7 +3467,7 @@ return {
     -- its cascade ran before the edge, and the child waits for ever
     name = "pg-deps-batch-parent-end-unchecked", step = "own",
     file = "src/pg/lpg_queue.c", fn = "add_deps", backend = "pg",
-    from = [=[      if (state < 0 || state == LEASE__Q_DISCARDED || state == LEASE__Q_CANCELLED) {]=],
+    from = [=[      if (lease__dep_reason(state >= 0, state) != LEASE_GRANTED) {]=],
     to = [=[      if (state < 0) {]=],
     hint = "specs/44-dependencies_spec.lua",
   },

@@ -499,11 +499,15 @@ struct lease_db {
 ** LEASE_NOMEM recorded. */
 int lease__duplicate(lease_db *db, const char *id, size_t id_len);
 
+/* lease__dep_reason: whether a job may be listed in another's after, from
+** whether it was found and its queue state as read: LEASE_GRANTED, or the
+** refusal LEASE_MISSING, LEASE_DISCARDED or LEASE_CANCELLED. */
+int lease__dep_reason(int found, int qstate);
+
 /* lease__refuse_dep: inside a backend's enqueue, before it writes: record
-** that job i's after[k] refused the enqueue for reason (LEASE_MISSING:
-** no such job; else the job's queue state, LEASE__Q_DISCARDED or
-** LEASE__Q_CANCELLED, as read).  Returns 1 when refused (the backend then
-** stores nothing), 0 for a state that does not refuse. */
+** that job i's after[k] refused the enqueue for reason (lease__dep_reason
+** of found and qstate).  Returns 1 when refused (the backend then stores
+** nothing), 0 for a state that does not refuse. */
 int lease__refuse_dep(lease_db *db, int i, int k, int found, int qstate);
 
 /* lease__dep_in_batch: the index m < i of the entry of the same enqueue
@@ -512,8 +516,8 @@ int lease__refuse_dep(lease_db *db, int i, int k, int found, int qstate);
 ** What jobs[i] then waits for is what that entry became: the job it
 ** inserted, the job of that id already there (checked as any listed job),
 ** or, when it was skipped because its key is held, the key's holder (the
-** job lease_enqueue's caller is told of; Q_DEP_ADD takes the entry's queue
-** and key for that). */
+** job lease_enqueue's caller is told of: SQLite's Q_DEP_ADD finds it by the
+** entry's queue and key, PostgreSQL keeps the holder its enqueue read). */
 int lease__dep_in_batch(const lease_new_job *jobs, int i, int k);
 
 /*

@@ -78,10 +78,16 @@ int lease__prune_state(int status) {
 }
 
 /* See lease_int.h. */
+int lease__dep_reason(int found, int qstate) {
+  return !found                          ? LEASE_MISSING
+         : qstate == LEASE__Q_DISCARDED ? LEASE_DISCARDED
+         : qstate == LEASE__Q_CANCELLED ? LEASE_CANCELLED
+                                        : LEASE_GRANTED;
+}
+
+/* See lease_int.h. */
 int lease__refuse_dep(lease_db *db, int i, int k, int found, int qstate) {
-  int why = !found ? LEASE_MISSING
-            : qstate == LEASE__Q_DISCARDED ? LEASE_DISCARDED
-            : qstate == LEASE__Q_CANCELLED ? LEASE_CANCELLED : LEASE_GRANTED;
+  int why = lease__dep_reason(found, qstate);
   if (why == LEASE_GRANTED) return 0;
   db->refused = why;
   db->refused_job = i;

@@ -205,7 +205,7 @@ static int add_deps(lease_db *db, enqueue_ctx *e, int i) {
         plen = e->held[m].len;
         if (lock_parent(db, pid, plen, &state) != LEASE_OK) return db->rc;
       }
-      if (state < 0 || state == LEASE__Q_DISCARDED || state == LEASE__Q_CANCELLED) {
+      if (lease__dep_reason(state >= 0, state) != LEASE_GRANTED) {
         e->again = 1;
         return lease__fail(db, LEASE_BUSY,
                            "lease_enqueue_many: job %d's after: the job it names ended while "

@@ -35,7 +35,8 @@
   " fence int8 NOT NULL DEFAULT 0 CHECK (fence >= 0), result bytea,"               \
   " done int NOT NULL DEFAULT 0, seq int8 GENERATED ALWAYS AS IDENTITY)"
 
-/* The jobs not done in enqueue order, for claim_next. */
+/* The jobs not done in enqueue order, read by the list of jobs by status
+** (LPG_Q_SQL_LIST_). */
 #define LPG_SQL_CREATE_PENDING_INDEX \
   "CREATE INDEX IF NOT EXISTS lease_jobs_pending ON jobs(seq) WHERE done = 0"
 

@@ -295,6 +295,21 @@ describe("PostgreSQL completions", function()
     assert.are.same({ "available", nil }, { s.status, s.finished_at })
   end)
 
+  it("read a job's queue row after its lock through a VOLATILE PL/pgSQL function, its plan kept", function()
+    -- PL/pgSQL keeps its query's plan for the connection (SQL would parse
+    -- and plan it at each call); VOLATILE gives the query a fresh snapshot
+    assert.are.equal("plpgsql v\n", H.psql(p, "SELECT l.lanname || ' ' || f.provolatile::text"
+      .. " FROM pg_proc f JOIN pg_language l ON l.oid = f.prolang WHERE f.oid = 'lease_queue_now(bytea)'::regprocedure"))
+    db:enqueue("n")
+    local f = db:claim("n", "w", 0, 10)
+    assert.are.equal("n 0\n", H.psql(p, "SELECT convert_from(id, 'UTF8') || ' ' || state"
+      .. " FROM lease_queue_now('n'::bytea)"))
+    assert.is_true(db:complete("n", "w", f, 1, "r"))
+    assert.are.equal("n 1\n", H.psql(p, "SELECT convert_from(id, 'UTF8') || ' ' || state"
+      .. " FROM lease_queue_now('n'::bytea)"))
+    assert.are.equal("", H.psql(p, "SELECT id FROM lease_queue_now('none'::bytea)"))
+  end)
+
   it("refused: a stale complete writes no queue row", function()
     db:enqueue("s")
     local f = db:claim("s", "w", 0, 1)

@@ -3529,6 +3529,24 @@ return {
     hint = "specs/35-postgres_spec.lua",
   },
   {
+    -- the queue row read with the calling statement's snapshot, taken
+    -- before the job's row lock was granted: a cancel committed during
+    -- the wait is not seen
+    name = "pg-queue-now-stable", step = "own", file = "src/pg/lpg_schema_sql.h",
+    fn = "LPG_STEP_QUEUE_NOW_PLPGSQL", backend = "pg",
+    from = [=[  " LANGUAGE plpgsql VOLATILE AS $f$ BEGIN"                                        \]=],
+    to = [=[  " LANGUAGE plpgsql STABLE AS $f$ BEGIN"                                        \]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
+    -- step 15 does nothing: lease_queue_now stays in SQL, planned at each call
+    name = "pg-queue-now-left-in-sql", step = "own", file = "src/pg/lpg_schema_sql.h",
+    fn = "LPG_STEP_QUEUE_NOW_PLPGSQL", backend = "pg",
+    from = [=[  "CREATE OR REPLACE FUNCTION lease_queue_now(bytea) RETURNS SETOF lease_queue"    \]=],
+    to = [=[  "SELECT 1 -- CREATE OR REPLACE FUNCTION lease_queue_now(bytea) RETURNS SETOF lease_queue"    \]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
     -- complete leaves the state to the trigger: two writes of the row
     name = "pg-complete-state-left-to-trigger", step = "own", file = "src/pg/lpg_sql.h",
     fn = "LPG_SQL_COMPLETE", backend = "pg",

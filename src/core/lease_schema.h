@@ -19,7 +19,7 @@
 #define LEASE_SCHEMA_H
 
 /* The version this build makes and knows: the number of steps. */
-#define LEASE_SCHEMA_VERSION 14
+#define LEASE_SCHEMA_VERSION 15
 
 /*
 ** The steps, in order: the k-th entry takes version k-1 to k.
@@ -73,6 +73,10 @@
 **   DEPS_CHILDLESS 14: PostgreSQL's trigger lease_deps_follow returns at
 **              once when no job runs after the one that ended, before it
 **              locks or writes anything; nothing on SQLite.
+**   QUEUE_NOW_PLPGSQL 15: PostgreSQL's lease_queue_now, the read of a
+**              job's queue row after its jobs row is locked, in PL/pgSQL,
+**              whose query is planned once per connection, not at each
+**              call; nothing on SQLite.
 */
 #define LEASE_SCHEMA_STEPS(XX) \
   XX(QUEUE)                    \
@@ -88,7 +92,8 @@
   XX(UNIQUE)                   \
   XX(DEPS_FOLLOW)              \
   XX(COMPLETE_ONCE)            \
-  XX(DEPS_CHILDLESS)
+  XX(DEPS_CHILDLESS)            \
+  XX(QUEUE_NOW_PLPGSQL)
 
 /* How many steps LEASE_SCHEMA_STEPS lists: must be LEASE_SCHEMA_VERSION. */
 enum {

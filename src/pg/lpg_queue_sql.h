@@ -29,8 +29,9 @@
 ** Under READ COMMITTED a statement's plain reads see its snapshot, taken
 ** before any lock wait.  Every statement that decides on a queue state
 ** first locks the job's row (jobs, FOR UPDATE), then reads its queue row
-** through lease_queue_now, a VOLATILE function whose query takes a new
-** snapshot after the lock was granted; every write of a queue state holds
+** through lease_queue_now, a VOLATILE function (in PL/pgSQL from schema
+** step QUEUE_NOW_PLPGSQL) whose query takes a new snapshot after the lock
+** was granted; every write of a queue state holds
 ** the job's row lock, so that read is the state as it is.  claim_next
 ** locks both rows of each candidate FOR UPDATE SKIP LOCKED, which re-reads
 ** them as they are when locked.

@@ -247,9 +247,22 @@
   LPG_DEPS_FOLLOW_FN("IF NOT EXISTS (SELECT 1 FROM lease_deps d WHERE d.parent = new.id)" \
                      " THEN RETURN NULL; END IF; ")
 
+/*
+** Step 15 (v14 -> v15): lease_queue_now (lpg_queue_sql.h) in PL/pgSQL.
+** A function in SQL is parsed and planned again at every call; PL/pgSQL
+** keeps its query's plan for the connection.  It stays VOLATILE: each of
+** its queries takes a new snapshot, so the row it returns is the one the
+** last holder of the job's row lock committed, as the statements that
+** call it after that lock need (lpg_sql.h: LPG_SQL_QUEUE_OF_J).
+*/
+#define LPG_STEP_QUEUE_NOW_PLPGSQL                                                  \
+  "CREATE OR REPLACE FUNCTION lease_queue_now(bytea) RETURNS SETOF lease_queue"    \
+  " LANGUAGE plpgsql VOLATILE AS $f$ BEGIN"                                        \
+  " RETURN QUERY SELECT * FROM lease_queue WHERE id = $1; END $f$"
+
 /* The version a database without a version row has: 11 when lease_queue
-** has the column key (step 11's to 14's layout, whose row another
-** client deleted: its steps must not run again; steps 12 to 14 only
+** has the column key (step 11's to 15's layout, whose row another
+** client deleted: its steps must not run again; steps 12 to 15 only
 ** replace a function, so running them again changes nothing), 10 when it has the table lease_deps
 ** (step 10's layout, likewise), 9 when lease_queue has the column
 ** timeout (step 9's layout; step 8's table is made again if missing,

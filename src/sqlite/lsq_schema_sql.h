@@ -246,6 +246,11 @@
 ** an end in C, in the transaction that ends the job. */
 #define LSQ_STEP_DEPS_CHILDLESS(XX)
 
+/* Step 15 (v14 -> v15): nothing.  PostgreSQL's read of a job's queue row
+** after its lock moves to PL/pgSQL; SQLite reads that row in the
+** statement itself, its writers taking turns. */
+#define LSQ_STEP_QUEUE_NOW_PLPGSQL(XX)
+
 /*
 ** The version a file without a version row has, from what it holds: no
 ** lease_queue is version 0 (the contract's bare table, with or without

@@ -341,3 +341,103 @@ describe("PostgreSQL completions", function()
     assert.are.equal("available", db:state("child", 8).status)
   end)
 end)
+
+-- complete_claim_next sends its COMMIT with its statements when the
+-- handle records no events and its clock mark needs no move, behind a
+-- check that aborts the transaction (and the call runs the longer way)
+-- unless the mark is the one it judged, the queue has no settings and the
+-- complete left the job done.
+describe("PostgreSQL complete_claim_next in one round trip", function()
+  local T = 1.7e9
+  local db, p
+  before_each(function()
+    db, p = H.fresh("ccn")
+    db:enqueue_many({ "a", "b", "c", "d", "e" })
+  end)
+  after_each(function() db:close() end)
+
+  local function mark()
+    return tonumber(H.psql(p, "SELECT value FROM lease_meta WHERE key = 'clock_mark'"))
+  end
+
+  -- a through b with the mark read and settled: the next call may commit
+  -- in one round trip
+  local function warm()
+    local f = db:claim("a", "w", T, 10)
+    local ok, why, nid, nf = db:complete_claim_next("a", "w", f, T + 1, "ra", 5000)
+    assert.are.same({ true, nil, "b" }, { ok, why, nid })
+    return nf
+  end
+
+  it("refuses a now off from a mark another client moved since it last read it, storing nothing", function()
+    local f = warm()
+    H.psql(p, "UPDATE lease_meta SET value = '" .. string.format("%.0f", T * 1e6) .. "' WHERE key = 'clock_mark'")
+    local before = H.snapshot(p)
+    local err = H.error_of(db.complete_claim_next, db, "b", "w", f, T + 2, "rb", 10)
+    assert.truthy(err:find("off by a factor", 1, true), err)
+    assert.are.same(before, H.snapshot(p))
+    assert.are.equal("0\n", H.psql(p, "SELECT done FROM jobs WHERE id = 'b'::bytea"))
+  end)
+
+  it("moves the mark when now is past it by more than a step", function()
+    local f = warm()
+    local at = T + 1000
+    local ok, why, nid = db:complete_claim_next("b", "w", f, at, "rb", 10)
+    assert.are.same({ true, nil, "c" }, { ok, why, nid })
+    assert.are.equal(at, mark())
+  end)
+
+  it("claims nothing from a queue another client paused since", function()
+    local f = warm()
+    H.psql(p, "INSERT INTO lease_queues(name, paused) VALUES ('default'::bytea, 1)")
+    local ok, why, nid, nwhy = db:complete_claim_next("b", "w", f, T + 2, "rb", 10)
+    assert.are.same({ true, nil, nil, "paused" }, { ok, why, nid, nwhy })
+    assert.are.same({ "completed", "available" }, { db:state("b", T + 3).status, db:state("c", T + 3).status })
+  end)
+
+  it("rolls the claim back when the complete fails", function()
+    warm()
+    -- b's fence one below its maximum: its claim takes the maximum, which
+    -- complete refuses with range
+    H.psql(p, "UPDATE jobs SET fence = 9223372036854775806 WHERE id = 'b'::bytea; UPDATE jobs SET owner = NULL, until = 0 WHERE id = 'b'::bytea")
+    local f = db:claim("b", "w", T + 2, 10)
+    local before = H.snapshot(p)
+    local err = H.error_of(db.complete_claim_next, db, "b", "w", f, T + 3, "rb", 10)
+    assert.truthy(err:find("[range]", 1, true), err)
+    assert.are.same(before, H.snapshot(p))
+    assert.are.equal("available", db:state("c", T + 3).status)
+  end)
+
+  it("discards a job in the complete's transaction: a failure of the claim after it stores neither", function()
+    warm()
+    -- b's lease lapsed on its last attempt (discarded when next seen); a
+    -- trigger refuses c's claim
+    H.psql(p, "UPDATE lease_queue SET max_attempts = 1 WHERE id = 'b'::bytea;"
+      .. " UPDATE jobs SET owner = 'gone', until = " .. (T + 1) .. ", fence = fence + 1 WHERE id = 'b'::bytea;"
+      .. " CREATE FUNCTION no_c() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+      .. " IF new.id = 'c'::bytea AND new.owner IS NOT NULL THEN RAISE EXCEPTION 'no c'; END IF;"
+      .. " RETURN new; END $$; CREATE TRIGGER no_c BEFORE UPDATE ON jobs FOR EACH ROW EXECUTE FUNCTION no_c()")
+    local f = db:claim("d", "w", T + 2, 10)
+    local before = H.snapshot(p)
+    local err = H.error_of(db.complete_claim_next, db, "d", "w", f, T + 3, "rd", 10)
+    assert.truthy(err:find("no c", 1, true), err)
+    assert.are.same(before, H.snapshot(p))
+    assert.are.equal("running", db:state("d", T + 3).status)
+    assert.are.equal("0\n", H.psql(p, "SELECT state FROM lease_queue WHERE id = 'b'::bytea"))
+  end)
+end)
+
+describe("PostgreSQL complete_claim_next with events", function()
+  it("records the complete's event in the transaction that stores it", function()
+    local db, p = H.fresh("ccnev", { events = true })
+    db:enqueue_many({ "a", "b", "c" })
+    local T = 1.7e9
+    local f = db:claim("a", "w", T, 10)
+    local _, _, _, nf = db:complete_claim_next("a", "w", f, T + 1, "ra", 10)
+    assert.is_true((db:complete_claim_next("b", "w", nf, T + 2, "rb", 10)))
+    -- one transaction wrote the job's row and its complete event
+    assert.are.equal("t\n", H.psql(p, "SELECT e.xmin = j.xmin FROM lease_events e JOIN jobs j ON j.id = e.id"
+      .. " WHERE j.id = 'b'::bytea AND e.at = " .. (T + 2)))
+    db:close()
+  end)
+end)

@@ -3547,6 +3547,56 @@ return {
     hint = "specs/35-postgres_spec.lua",
   },
   {
+    -- complete_claim_next commits in one round trip under a mark another
+    -- client moved since the handle read it: a now off from it is stored
+    name = "pg-ccn-check-mark-unchecked", step = "own", file = "src/pg/lpg_queue_sql.h",
+    fn = "LPG_Q_SQL_CCN_CHECK", backend = "pg",
+    from = [=[  "SELECT 1 / CASE WHEN " LPG_Q_SQL_MARK " = $1 AND NOT EXISTS (SELECT 1"          \]=],
+    to = [=[  "SELECT 1 / CASE WHEN $1 = $1 AND NOT EXISTS (SELECT 1"          \]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
+    -- ... and claims from a queue with settings as if it had none
+    name = "pg-ccn-check-settings-unchecked", step = "own", file = "src/pg/lpg_queue_sql.h",
+    fn = "LPG_Q_SQL_CCN_CHECK", backend = "pg",
+    from = [=[  " FROM lease_queues WHERE name = $2) AND EXISTS (SELECT 1 FROM jobs"             \]=],
+    to = [=[  " FROM lease_queues WHERE name = $2 AND false) AND EXISTS (SELECT 1 FROM jobs"             \]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
+    -- ... and commits the claim of a call whose complete then fails
+    name = "pg-ccn-check-done-unchecked", step = "own", file = "src/pg/lpg_queue_sql.h",
+    fn = "LPG_Q_SQL_CCN_CHECK", backend = "pg",
+    from = [=[  " WHERE id = $3 AND done <> 0) THEN 1 ELSE 0 END"]=],
+    to = [=[  " WHERE id = $3) THEN 1 ELSE 0 END"]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
+    -- ... and commits a discard, the rounds after it running alone
+    name = "pg-ccn-claim-discards", step = "own", file = "src/pg/lpg_queue_sql.h",
+    fn = "LPG_Q_SQL_CLAIM_NEXT_KEEPING", backend = "pg",
+    from = [=[  LPG_Q_SQL_CLAIM_NEXT_(", 1 / CASE WHEN x.last THEN 0 ELSE 1 END")]=],
+    to = [=[  LPG_Q_SQL_CLAIM_NEXT_(", 1 / CASE WHEN x.last THEN 1 ELSE 1 END")]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
+    -- ... and with the ledger on, its events written after the COMMIT
+    name = "pg-ccn-events-ignored", step = "own", file = "src/pg/lpg_queue.c",
+    fn = "lpg_q_complete_claim_next", backend = "pg",
+    from = [=[  if (lease__clock_settled(db) && !lease__events_on(db)) {]=],
+    to = [=[  if (lease__clock_settled(db)) {]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
+    -- a mark a step behind the write's now taken as settled: the write
+    -- commits without moving it
+    name = "clock-settled-ignores-move", step = "own", file = "src/core/lease.c",
+    fn = "lease__clock_settled", backend = "pg",
+    from = [=[  return !clock_off(now, mark, db->opt.clock_factor) && !clock_moves(now, mark);]=],
+    to = [=[  return !clock_off(now, mark, db->opt.clock_factor);]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
     -- complete leaves the state to the trigger: two writes of the row
     name = "pg-complete-state-left-to-trigger", step = "own", file = "src/pg/lpg_sql.h",
     fn = "LPG_SQL_COMPLETE", backend = "pg",

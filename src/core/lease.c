@@ -354,6 +354,13 @@ static int clock_refused(lease_db *db, double now, double mark) {
                      now, db->opt.clock_factor, mark);
 }
 
+/* 1 when a write at now is to store it as the new mark: there is none, or
+** now is past it by more than a step (LEASE__CLOCK_STEP of it, at least
+** 1). */
+static int clock_moves(double now, double mark) {
+  return isnan(mark) || now > mark + fmax(1.0, fabs(mark) * LEASE__CLOCK_STEP);
+}
+
 /* See lease_int.h. */
 int lease__clock(lease_db *db, double mark, int *move) {
   double now = db->clock_now;
@@ -361,9 +368,19 @@ int lease__clock(lease_db *db, double mark, int *move) {
   db->clock_mark = mark;
   if (isnan(now)) return LEASE_OK;
   if (clock_off(now, mark, db->opt.clock_factor)) return clock_refused(db, now, mark);
-  *move = isnan(mark) || now > mark + fmax(1.0, fabs(mark) * LEASE__CLOCK_STEP);
+  *move = clock_moves(now, mark);
   return LEASE_OK;
 }
+
+/* See lease_int.h. */
+int lease__clock_settled(const lease_db *db) {
+  double now = db->clock_now, mark = db->clock_mark;
+  if (isnan(now)) return 1;
+  return !clock_off(now, mark, db->opt.clock_factor) && !clock_moves(now, mark);
+}
+
+/* See lease_int.h. */
+void lease__clear_error(lease_db *db) { clear_error(db); }
 
 /* See lease_int.h. */
 int lease__clock_cached(lease_db *db, double now) {

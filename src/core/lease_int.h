@@ -544,6 +544,18 @@ int lease__dep_in_batch(const lease_new_job *jobs, int i, int k);
 */
 int lease__clock(lease_db *db, double mark, int *move);
 
+/* lease__clock_settled: 1 when lease__clock, given the mark db last read
+** (db->clock_mark), would neither refuse db->clock_now nor move the mark
+** (always when db->clock_now is NAN); 0 when there is none yet.  A
+** backend that confirms that mark inside the write's transaction may skip
+** reading it first.  Records nothing. */
+int lease__clock_settled(const lease_db *db);
+
+/* lease__clear_error: forget the failure last recorded on db (a backend
+** whose first try ended in a failure it expected, and that tries again
+** another way). */
+void lease__clear_error(lease_db *db);
+
 /* lease__clock_cached: refuse (LEASE_MISUSE, recorded) a now that is off
 ** from the mark db last read; LEASE_OK when it is not, or when either is
 ** unknown or small.  For calls that do not write. */

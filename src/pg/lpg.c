@@ -94,6 +94,11 @@ static int pack_sqlstate(const char *s) {
   return v;
 }
 
+/* See lpg_int.h. */
+int lpg_failed_with(const lease_db *db, const char *sqlstate) {
+  return db->rc != LEASE_OK && db->xrc == pack_sqlstate(sqlstate);
+}
+
 /* Copy libpq's message without its trailing newlines. */
 static void trim_copy(char *out, size_t cap, const char *msg) {
   size_t n;
@@ -238,10 +243,13 @@ PGresult *lpg_stmt_run(lease_db *db, int which, const params *p) {
   return lpg_run(db, which, stmts[which].sql, stmts[which].n, stmts[which].types, p);
 }
 
-/* Send statement `which` (LPG_ST_*, or -1: BEGIN) in pipeline mode. */
+/* Send statement `which` (LPG_ST_*, LPG_PIPE_BEGIN or LPG_PIPE_COMMIT) in
+** pipeline mode. */
 static int send_one(lease_db *db, int which, const params *p) {
   char name[24];
-  if (which < 0) return PQsendQueryParams(LPG(db)->pg, "BEGIN", 0, NULL, NULL, NULL, NULL, 0);
+  if (which < 0)
+    return PQsendQueryParams(LPG(db)->pg, which == LPG_PIPE_COMMIT ? "COMMIT" : "BEGIN", 0, NULL,
+                             NULL, NULL, NULL, 0);
   snprintf(name, sizeof name, "lease_%d", which);
   return PQsendQueryPrepared(LPG(db)->pg, name, p ? p->n : 0, p ? p->v : NULL,
                              p ? p->len : NULL, p ? p->fmt : NULL, 1);

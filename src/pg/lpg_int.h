@@ -49,6 +49,8 @@ enum { T_BYTEA = 17, T_INT8 = 20, T_INT4 = 23, T_FLOAT8 = 701, T_BYTEA_ARRAY = 1
   XX(Q_RETRY)                                                                 \
   XX(Q_CANCEL)                                                                \
   XX(Q_SETTINGS_LOCKED)                                                       \
+  XX(Q_CLAIM_NEXT_KEEPING)                                                    \
+  XX(Q_CCN_CHECK)                                                             \
   XX(Q_STATE_OLD)                                                             \
   XX(Q_LIST_OLD)                                                              \
   XX(TALLY_OLD)                                                               \
@@ -188,15 +190,24 @@ PGresult *lpg_run(lease_db *db, int slot, const char *sql, int n, const unsigned
 ** lpg_run. */
 PGresult *lpg_stmt_run(lease_db *db, int which, const params *p);
 
+/* lpg_pipeline's entries that are not statements of the table. */
+#define LPG_PIPE_BEGIN (-1)
+#define LPG_PIPE_COMMIT (-2)
+
 /*
 ** Send n statements in one round trip (libpq's pipeline mode): which[i] an
-** LPG_ST_* with parameters p[i] (NULL: none), or -1 for BEGIN.  out[i]:
+** LPG_ST_* with parameters p[i] (NULL: none), or LPG_PIPE_BEGIN or
+** LPG_PIPE_COMMIT.  out[i]:
 ** each one's result, the caller's to PQclear.  LEASE_OK, or the first
 ** failure recorded (every out[i] NULL; a transaction they opened is left
 ** for the caller to roll back).
 */
 int lpg_pipeline(lease_db *db, int n, const int *which, const params *const *p,
                  PGresult **out);
+
+/* lpg_failed_with: 1 when the failure last recorded on db is the server's
+** SQLSTATE sqlstate (five characters). */
+int lpg_failed_with(const lease_db *db, const char *sqlstate);
 
 /* The most statements lpg_pipeline_clocked sends in one round trip. */
 #define LPG_PIPE_MAX 4

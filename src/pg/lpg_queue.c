@@ -796,7 +796,7 @@ static int ccn_pipelined(lease_db *db, const lease__write *wc, const lease__writ
                          lease_job *jobs, int *count, int *reason, int *settings) {
   params pc = {0}, ps = {0}, pn = {0};
   const params *p[4] = {NULL, &pc, &ps, &pn};
-  int which[4] = {-1, 0, LPG_ST_Q_SETTINGS, LPG_ST_Q_CLAIM_NEXT};
+  int which[4] = {LPG_PIPE_BEGIN, 0, LPG_ST_Q_SETTINGS, LPG_ST_Q_CLAIM_NEXT};
   PGresult *out[4];
   lease__queue_facts q;
   int rc;
@@ -820,15 +820,66 @@ static int ccn_pipelined(lease_db *db, const lease__write *wc, const lease__writ
   return claim_rounds(db, wn, max, jobs, count, out[3]);
 }
 
+/*
+** BEGIN, the complete wc, a claim_next round of wn for max jobs that
+** discards none (LPG_Q_SQL_CLAIM_NEXT_KEEPING), LPG_Q_SQL_CCN_CHECK and
+** COMMIT, in one round trip: for a handle that records no events (the
+** complete's and the claims' events are written once the results are
+** read) and whose clock mark needs no move for the write's now
+** (lease__clock_settled; the check confirms the mark inside the
+** transaction).  *committed 0: the round would discard a job, or the
+** check failed (the mark moved, wn's queue has settings, or the complete
+** left the job not done): all rolled back, nothing recorded.  Else the
+** complete's outcome into *reason and the claims (one round: it
+** discarded none); what fails after the COMMIT (memory for the results)
+** leaves both stored, the jobs claimed until their leases expire.
+*/
+static int ccn_committed(lease_db *db, const lease__write *wc, const lease__write *wn, int max,
+                         lease_job *jobs, int *count, int *reason, int *committed) {
+  params pc = {0}, pn = {0}, pk = {0};
+  const params *p[5] = {NULL, &pc, &pn, &pk, NULL};
+  int which[5] = {LPG_PIPE_BEGIN, 0, LPG_ST_Q_CLAIM_NEXT_KEEPING, LPG_ST_Q_CCN_CHECK,
+                  LPG_PIPE_COMMIT};
+  PGresult *out[5];
+  int rc;
+  *committed = 0;
+  which[1] = lpg_write_params(wc, &pc);
+  claim_params(wn, max, &pn);
+  p_f8(&pk, db->clock_mark);
+  p_bytes(&pk, wn->queue, wn->queue_len);
+  p_bytes(&pk, wc->id, wc->id_len);
+  if ((rc = lpg_pipeline(db, 5, which, p, out)) != LEASE_OK) {
+    lpg_rollback(db);
+    if (!lpg_failed_with(db, "22012")) return rc;
+    lease__clear_error(db);
+    return LEASE_OK;
+  }
+  *committed = 1;
+  PQclear(out[0]);
+  PQclear(out[3]);
+  PQclear(out[4]);
+  if ((rc = lpg_write_read(db, wc, out[1], NULL, reason)) != LEASE_OK) {
+    PQclear(out[2]);
+    return rc;
+  }
+  return claim_rounds(db, wn, max, jobs, count, out[2]);
+}
+
 /* See lpg_int.h: the complete wc, then the claim of wn, in one
-** transaction (ccn_pipelined; a queue with settings: BEGIN, the complete,
-** claim_controlled); a failure of either rolls both back. */
+** transaction (ccn_committed when it can; else ccn_pipelined, and for a
+** queue with settings BEGIN, the complete, claim_controlled); a failure
+** of either rolls both back. */
 int lpg_q_complete_claim_next(lease_db *db, const lease__write *wc, const lease__write *wn,
                               int max, lease_job *jobs, int *count, int *reason, int *why) {
-  int settings = 0, rc = lpg_ready_conn(db);
+  int settings = 0, committed = 0, rc = lpg_ready_conn(db);
   *why = LEASE_GRANTED;
   *count = 0;
   if (rc != LEASE_OK) return rc;
+  if (lease__clock_settled(db) && !lease__events_on(db)) {
+    rc = ccn_committed(db, wc, wn, max, jobs, count, reason, &committed);
+    if (rc != LEASE_OK) *count = 0;
+    if (rc != LEASE_OK || committed) return rc;
+  }
   rc = ccn_pipelined(db, wc, wn, max, jobs, count, reason, &settings);
   if (rc == LEASE_OK && settings && (rc = lpg_exec(db, "BEGIN")) == LEASE_OK &&
       (rc = lpg_guarded(db, wc, reason)) == LEASE_OK)

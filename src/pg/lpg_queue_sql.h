@@ -260,7 +260,17 @@
 ** expired unreported) and the lapsed lease's owner and fence, then
 ** timeout (NULL: none).
 */
-#define LPG_Q_SQL_CLAIM_NEXT                                                        \
+#define LPG_Q_SQL_CLAIM_NEXT LPG_Q_SQL_CLAIM_NEXT_("")
+
+/* claim_next's statement for complete_claim_next's one round trip
+** (lpg_queue.c: ccn_committed): a candidate it would discard divides by
+** zero (SQLSTATE 22012), so a round that discards runs in ccn_pipelined's
+** transaction instead, with the rounds after it. */
+#define LPG_Q_SQL_CLAIM_NEXT_KEEPING                                                \
+  LPG_Q_SQL_CLAIM_NEXT_(", 1 / CASE WHEN x.last THEN 0 ELSE 1 END")
+
+/* claim_next's statement, extra: more columns after its own. */
+#define LPG_Q_SQL_CLAIM_NEXT_(extra)                                                \
   "WITH c AS (SELECT q.id, q.payload, q.queue, q.priority, q.due_at, q.seq,"       \
   " " LPG_SQL_ATTEMPT("j", "q") " AS attempt, q.max_attempts, q.timeout, j.owner, j.until," \
   " j.fence"                                                                       \
@@ -278,7 +288,7 @@
   " u AS (UPDATE jobs SET owner = $3, until = $4, fence = jobs.fence + 1 FROM x"    \
   " WHERE jobs.id = x.id AND NOT x.last RETURNING jobs.id, jobs.fence)"             \
   " SELECT x.id, u.fence, x.payload, x.queue, x.priority, x.attempt + 1, x.max_attempts," \
-  " x.lapsed, x.owner, x.fence, x.timeout"                                          \
+  " x.lapsed, x.owner, x.fence, x.timeout" extra                                    \
   " FROM x LEFT JOIN u ON u.id = x.id ORDER BY x.priority, x.due_at, x.seq"
 
 /*
@@ -435,6 +445,21 @@
   "SELECT paused::int8, coalesce(concurrency, 0), coalesce(rate, 0), coalesce(per, 0)" \
   " FROM lease_queues WHERE name = $1" lock
 #define LPG_Q_SQL_SETTINGS LPG_Q_SQL_SETTINGS_("")
+
+/*
+** complete_claim_next's check in front of its COMMIT, in the same round
+** trip (lpg_queue.c: ccn_committed): the clock mark is still $1, the one
+** the handle judged the write's now against (lease__clock_settled); queue
+** $2 has no settings row (a queue with settings is claimed under them,
+** claim_controlled); and the job $3 is done (the complete stored, or it
+** was completed before: a refusal the caller hears as a reason, never a
+** failure).  Else it divides by zero (SQLSTATE 22012): the transaction
+** is aborted, and the COMMIT sent behind it skipped.
+*/
+#define LPG_Q_SQL_CCN_CHECK                                                         \
+  "SELECT 1 / CASE WHEN " LPG_Q_SQL_MARK " = $1 AND NOT EXISTS (SELECT 1"          \
+  " FROM lease_queues WHERE name = $2) AND EXISTS (SELECT 1 FROM jobs"             \
+  " WHERE id = $3 AND done <> 0) THEN 1 ELSE 0 END"
 #define LPG_Q_SQL_SETTINGS_LOCKED LPG_Q_SQL_SETTINGS_(" FOR UPDATE")
 
 /* The live leases of a queue: its open jobs held (until > $2).  $1 queue. */
@@ -529,6 +554,8 @@
   T_FLOAT8_ARRAY, T_INT8_ARRAY, T_FLOAT8_ARRAY}
 #define LPG_STMT_Q_CLAIM_NEXT                                                       \
   LPG_Q_SQL_CLAIM_NEXT, 5, {T_BYTEA, T_FLOAT8, T_BYTEA, T_FLOAT8, T_INT4}
+#define LPG_STMT_Q_CLAIM_NEXT_KEEPING                                               \
+  LPG_Q_SQL_CLAIM_NEXT_KEEPING, 5, {T_BYTEA, T_FLOAT8, T_BYTEA, T_FLOAT8, T_INT4}
 #define LPG_STMT_Q_FAIL LPG_Q_SQL_FAIL, 5, {T_BYTEA, T_BYTEA, T_INT8, T_FLOAT8, T_BYTEA}
 #define LPG_STMT_Q_AFTER_FAIL LPG_Q_SQL_AFTER_FAIL, 5, {T_BYTEA, T_INT8, T_INT4, T_FLOAT8, T_FLOAT8}
 #define LPG_STMT_Q_RETRY LPG_Q_SQL_RETRY, 2, {T_BYTEA, T_FLOAT8}
@@ -536,6 +563,7 @@
 #define LPG_STMT_Q_PRUNE LPG_Q_SQL_PRUNE, 3, {T_FLOAT8, T_BYTEA, T_INT4}
 #define LPG_STMT_Q_SETTINGS LPG_Q_SQL_SETTINGS, 1, {T_BYTEA}
 #define LPG_STMT_Q_SETTINGS_LOCKED LPG_Q_SQL_SETTINGS_LOCKED, 1, {T_BYTEA}
+#define LPG_STMT_Q_CCN_CHECK LPG_Q_SQL_CCN_CHECK, 3, {T_FLOAT8, T_BYTEA, T_BYTEA}
 #define LPG_STMT_Q_LIVE LPG_Q_SQL_LIVE, 2, {T_BYTEA, T_FLOAT8}
 #define LPG_STMT_Q_RECENT LPG_Q_SQL_RECENT, 2, {T_BYTEA, T_FLOAT8}
 #define LPG_STMT_Q_RECORD_CLAIMS LPG_Q_SQL_RECORD, 3, {T_BYTEA, T_FLOAT8, T_INT4}

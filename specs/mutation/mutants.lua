@@ -1477,7 +1477,7 @@ return {
   },
   {
     name = "pg-claim-next-waits-for-locked", step = "own", file = "src/pg/lpg_queue_sql.h", backend = "pg",
-    fn = "LPG_Q_SQL_CLAIM_NEXT",
+    fn = "LPG_Q_SQL_CLAIM_NEXT_",
     from = [[" FOR UPDATE OF q, j SKIP LOCKED),"]],
     to = [[" FOR UPDATE OF q, j),"]],
     hint = "specs/35-postgres_spec.lua",
@@ -1742,7 +1742,7 @@ return {
   {
     -- claim_next hands out scheduled jobs
     name = "pg-queue-run-at-filter", step = "own", file = "src/pg/lpg_queue_sql.h", backend = "pg",
-    fn = "LPG_Q_SQL_CLAIM_NEXT",
+    fn = "LPG_Q_SQL_CLAIM_NEXT_",
     from = [[" AND q.queue = $1 AND (q.run_at IS NULL OR q.run_at <= $2)"]],
     to = [[" AND q.queue = $1"]],
     hint = "specs/30-queue_data_spec.lua",
@@ -1750,7 +1750,7 @@ return {
   {
     -- claim_next takes cancelled and discarded jobs
     name = "pg-queue-status-filter", step = "own", file = "src/pg/lpg_queue_sql.h", backend = "pg",
-    fn = "LPG_Q_SQL_CLAIM_NEXT",
+    fn = "LPG_Q_SQL_CLAIM_NEXT_",
     from = [[" WHERE q.state = " LEASE__Q_OPEN_S " AND q.queue = $1 AND]],
     to = [[" WHERE q.state >= " LEASE__Q_OPEN_S " AND q.queue = $1 AND]],
     hint = "specs/31-queue_fail_spec.lua",
@@ -1801,7 +1801,7 @@ return {
   {
     -- an expired last attempt is claimed again instead of discarded
     name = "pg-queue-expiry-never-discards", step = "own", file = "src/pg/lpg_queue_sql.h", backend = "pg",
-    fn = "LPG_Q_SQL_CLAIM_NEXT",
+    fn = "LPG_Q_SQL_CLAIM_NEXT_",
     from = [[" c.owner IS NOT NULL AND c.attempt >= c.max_attempts AS last FROM c),"]],
     to = [[" false AS last FROM c),"]],
     hint = "specs/30-queue_data_spec.lua",
@@ -2616,7 +2616,7 @@ return {
   },
   {
     name = "clock-mark-never-moved", step = "own", file = "src/core/lease.c", fn = "lease__clock",
-    from = [[  *move = isnan(mark) || now > mark + fmax(1.0, fabs(mark) * LEASE__CLOCK_STEP);]],
+    from = [[  *move = clock_moves(now, mark);]],
     to = [[  *move = 0;]],
     hint = "specs/54-clock_spec.lua",
   },

@@ -146,6 +146,23 @@ describe("PostgreSQL backend", function()
     assert.are.same({ false, "cancelled", 5 }, { s.done, s.status, s.finished_at })
   end)
 
+  it("complete_many reads the queue's states as the lock holders left them: a cancel committed during the wait refuses", function()
+    db:enqueue_many({ "a", "b" })
+    local jobs = db:claim_next("w", 0, 100, 2)
+    local marker = H.file("locked")
+    local wait = psql_background(p, "BEGIN;\nSELECT 1 FROM jobs WHERE id = 'b' FOR UPDATE;\n"
+      .. "UPDATE lease_queue SET state = 3, finished_at = 5 WHERE id = 'b';\n\\! touch " .. marker
+      .. "\nSELECT pg_sleep(1);\nCOMMIT;")
+    wait_marker(marker)
+    -- a is stored; b's lock is waited for, then b is found cancelled
+    local all, reasons = db:complete_many("w", 6, jobs)
+    assert.are.same({ false, { [2] = "cancelled" } }, { all, reasons })
+    wait()
+    assert.are.same({ true, "completed" }, { db:state("a", 6).done, db:state("a", 6).status })
+    local s = db:state("b", 6)
+    assert.are.same({ false, "cancelled", 5 }, { s.done, s.status, s.finished_at })
+  end)
+
   it("raises busy with the SQLSTATE when a row lock outlasts the busy timeout, and changes nothing", function()
     db:enqueue("a")
     local f = db:claim("a", "A", 0, 100)
@@ -298,8 +315,13 @@ describe("PostgreSQL completions", function()
   it("read a job's queue row after its lock through a VOLATILE PL/pgSQL function, its plan kept", function()
     -- PL/pgSQL keeps its query's plan for the connection (SQL would parse
     -- and plan it at each call); VOLATILE gives the query a fresh snapshot
-    assert.are.equal("plpgsql v\n", H.psql(p, "SELECT l.lanname || ' ' || f.provolatile::text"
-      .. " FROM pg_proc f JOIN pg_language l ON l.oid = f.prolang WHERE f.oid = 'lease_queue_now(bytea)'::regprocedure"))
+    for _, f in ipairs({ "lease_queue_now(bytea)", "lease_queue_now_many(bytea[])" }) do
+      assert.are.equal("plpgsql v\n", H.psql(p, "SELECT l.lanname || ' ' || f.provolatile::text"
+        .. " FROM pg_proc f JOIN pg_language l ON l.oid = f.prolang WHERE f.oid = '" .. f .. "'::regprocedure"))
+    end
+    db:enqueue("m")
+    assert.are.equal("m 0\n", H.psql(p, "SELECT convert_from(id, 'UTF8') || ' ' || state"
+      .. " FROM lease_queue_now_many(ARRAY['m'::bytea, 'none'::bytea])"))
     db:enqueue("n")
     local f = db:claim("n", "w", 0, 10)
     assert.are.equal("n 0\n", H.psql(p, "SELECT convert_from(id, 'UTF8') || ' ' || state"

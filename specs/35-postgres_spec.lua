@@ -317,13 +317,8 @@ describe("PostgreSQL completions", function()
   it("read a job's queue row after its lock through a VOLATILE PL/pgSQL function, its plan kept", function()
     -- PL/pgSQL keeps its query's plan for the connection (SQL would parse
     -- and plan it at each call); VOLATILE gives the query a fresh snapshot
-    for _, f in ipairs({ "lease_queue_now(bytea)", "lease_queue_now_many(bytea[])" }) do
-      assert.are.equal("plpgsql v\n", H.psql(p, "SELECT l.lanname || ' ' || f.provolatile::text"
-        .. " FROM pg_proc f JOIN pg_language l ON l.oid = f.prolang WHERE f.oid = '" .. f .. "'::regprocedure"))
-    end
-    db:enqueue("m")
-    assert.are.equal("m 0\n", H.psql(p, "SELECT convert_from(id, 'UTF8') || ' ' || state"
-      .. " FROM lease_queue_now_many(ARRAY['m'::bytea, 'none'::bytea])"))
+    assert.are.equal("plpgsql v\n", H.psql(p, "SELECT l.lanname || ' ' || f.provolatile::text"
+      .. " FROM pg_proc f JOIN pg_language l ON l.oid = f.prolang WHERE f.oid = 'lease_queue_now(bytea)'::regprocedure"))
     db:enqueue("n")
     local f = db:claim("n", "w", 0, 10)
     assert.are.equal("n 0\n", H.psql(p, "SELECT convert_from(id, 'UTF8') || ' ' || state"

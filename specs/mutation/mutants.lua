@@ -3539,20 +3539,11 @@ return {
     hint = "specs/35-postgres_spec.lua",
   },
   {
-    -- complete_many's queue states read with its statement's snapshot,
-    -- taken before the jobs' row locks were granted
-    name = "pg-queue-now-many-stable", step = "own", file = "src/pg/lpg_schema_sql.h",
-    fn = "LPG_STEP_QUEUE_NOW_PLPGSQL", backend = "pg",
-    from = [=[  " LANGUAGE plpgsql VOLATILE AS $f$ BEGIN RETURN QUERY"                           \]=],
-    to = [=[  " LANGUAGE plpgsql STABLE AS $f$ BEGIN RETURN QUERY"                           \]=],
-    hint = "specs/35-postgres_spec.lua",
-  },
-  {
     -- complete_many reads the queue rows in its statement's snapshot
     name = "pg-complete-many-queue-read-in-snapshot", step = "own", file = "src/pg/lpg_sql.h",
     fn = "LPG_SQL_COMPLETE_MANY", backend = "pg",
-    from = [=[  " FROM j LEFT JOIN lease_queue_now_many(ARRAY(SELECT id FROM j)) s ON s.id = j.id)," \]=],
-    to = [=[  " FROM j LEFT JOIN lease_queue s ON s.id = j.id)," \]=],
+    from = [=[  " FROM j LEFT JOIN LATERAL lease_queue_now(j.id) s ON true),"                       \]=],
+    to = [=[  " FROM j LEFT JOIN lease_queue s ON s.id = j.id),"                       \]=],
     hint = "specs/35-postgres_spec.lua",
   },
   {

@@ -76,8 +76,7 @@
 **   QUEUE_NOW_PLPGSQL 15: PostgreSQL's lease_queue_now, the read of a
 **              job's queue row after its jobs row is locked, in PL/pgSQL,
 **              whose query is planned once per connection, not at each
-**              call, and lease_queue_now_many, the same read for many
-**              jobs in one call; nothing on SQLite.
+**              call; nothing on SQLite.
 */
 #define LEASE_SCHEMA_STEPS(XX) \
   XX(QUEUE)                    \

@@ -248,23 +248,17 @@
                      " THEN RETURN NULL; END IF; ")
 
 /*
-** Step 15 (v14 -> v15): lease_queue_now (lpg_queue_sql.h) in PL/pgSQL,
-** and lease_queue_now_many, the same read of the queue rows of many jobs
-** at once (complete_many's, once it holds all their jobs rows: lpg_sql.h,
-** LPG_SQL_COMPLETE_MANY).  A function in SQL is parsed and planned again
-** at every call; PL/pgSQL keeps its query's plan for the connection.
-** Both are VOLATILE: each of their queries takes a new snapshot, so a row
-** they return is the one the last holder of the job's row lock committed,
-** as the statements that call them after that lock need
-** (LPG_SQL_QUEUE_OF_J).
+** Step 15 (v14 -> v15): lease_queue_now (lpg_queue_sql.h) in PL/pgSQL.
+** A function in SQL is parsed and planned again at every call; PL/pgSQL
+** keeps its query's plan for the connection.  It stays VOLATILE: each of
+** its queries takes a new snapshot, so the row it returns is the one the
+** last holder of the job's row lock committed, as the statements that
+** call it after that lock need (lpg_sql.h: LPG_SQL_QUEUE_OF_J).
 */
 #define LPG_STEP_QUEUE_NOW_PLPGSQL                                                  \
   "CREATE OR REPLACE FUNCTION lease_queue_now(bytea) RETURNS SETOF lease_queue"    \
   " LANGUAGE plpgsql VOLATILE AS $f$ BEGIN"                                        \
-  " RETURN QUERY SELECT * FROM lease_queue WHERE id = $1; END $f$;"               \
-  " CREATE OR REPLACE FUNCTION lease_queue_now_many(bytea[]) RETURNS SETOF lease_queue" \
-  " LANGUAGE plpgsql VOLATILE AS $f$ BEGIN RETURN QUERY"                           \
-  " SELECT * FROM lease_queue WHERE id = ANY($1); END $f$"
+  " RETURN QUERY SELECT * FROM lease_queue WHERE id = $1; END $f$"
 
 /* The version a database without a version row has: 11 when lease_queue
 ** has the column key (step 11's to 15's layout, whose row another

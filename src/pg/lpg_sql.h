@@ -160,11 +160,8 @@
 ** Contract step 6 for a batch, one statement.  $1 the ids (bytea[], in id
 ** order, no id twice: the rows are locked in that order, as complete's
 ** one by one), $2 their fences (int8[]), $3 their results (bytea[], NULL
-** elements for none), $4 owner, $5 now.  Each job's row is locked, then
-** their queue states read at once (lease_queue_now_many, the VOLATILE
-** function of schema step QUEUE_NOW_PLPGSQL, called once with the ids j
-** locked: building that array reads all of j, so every lock is held
-** before the read, as LPG_SQL_QUEUE_OF_J's per job), and the
+** elements for none), $4 owner, $5 now.  Each job's row is locked, its
+** queue state read after the lock (LPG_SQL_QUEUE_OF_J, per job), and the
 ** UPDATE's WHERE carries complete's whole guard for each job with its own
 ** fence.  One report row per id, in $1's order: LPG_SQL_REPORT's columns
 ** (the first: 1 when stored, else 0), then the id's position in $1.  The
@@ -177,7 +174,7 @@
   " j AS (SELECT id, owner, done, until, fence FROM jobs WHERE id = ANY($1)"         \
   " ORDER BY id FOR UPDATE),"                                                         \
   " q AS (SELECT j.id, coalesce(s.state, " LEASE__Q_OPEN_S ") AS state"              \
-  " FROM j LEFT JOIN lease_queue_now_many(ARRAY(SELECT id FROM j)) s ON s.id = j.id)," \
+  " FROM j LEFT JOIN LATERAL lease_queue_now(j.id) s ON true),"                       \
   " u AS (UPDATE jobs SET result = a.result, done = 1 FROM j, q, a"                   \
   " WHERE jobs.id = j.id AND q.id = j.id AND a.id = j.id AND j.done = 0"              \
   " AND j.owner = $4 AND j.fence = a.fence AND j.until > $5"                          \

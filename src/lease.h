@@ -825,7 +825,11 @@ LEASE_API int lease_errors(lease_db *db, const char *id, size_t id_len, lease_jo
 ** fetchNext).  Each step is exactly the call it is named after (contract
 ** step 6, then claim's rule for each job taken): a refused completion
 ** (*reason) stores nothing and the claim still runs.  A failure of either
-** step rolls back both, so nothing is stored and no job is taken.
+** step rolls back both, so nothing is stored and no job is taken; the one
+** exception is LEASE_NOMEM on PostgreSQL, where the transaction may commit
+** in the round trip that runs it, before the results are copied: running
+** out of memory then leaves both steps stored, the jobs taken held until
+** their leases expire.
 **   id, id_len, owner, owner_len, fence, now, result, result_len, reason:
 **          as for lease_complete.
 **   queue, queue_len, ttl, max, jobs, count: as for lease_claim_next.

@@ -724,7 +724,9 @@ Complete one job and claim the next in one write transaction: exactly
 `db:claim_next(owner, now, ttl, opts)`, for one commit instead of two (BullMQ's
 moveToCompleted with fetchNext).  A refused completion stores nothing and the
 claim still runs; a database failure in either step raises and rolls both
-back (nothing stored, no job taken).
+back (nothing stored, no job taken).  On PostgreSQL the commit may come in
+the round trip that runs both steps, before the results are copied: running
+out of memory then raises with both stored.
 @function db:complete_claim_next
 @tparam string id the job to complete
 @tparam string owner its holder, and the owner of the jobs claimed

@@ -1732,14 +1732,6 @@ return {
     hint = "specs/31-queue_fail_spec.lua",
   },
   {
-    -- the queue state read from the snapshot taken before the row lock wait
-    name = "pg-queue-state-before-lock", step = "own", file = "src/pg/lpg_queue_sql.h", backend = "pg",
-    fn = "LPG_Q_SQL_SCHEMA",
-    from = [[" LANGUAGE sql VOLATILE AS $f$]],
-    to = [[" LANGUAGE sql STABLE AS $f$]],
-    hint = "specs/35-postgres_spec.lua",
-  },
-  {
     -- claim_next hands out scheduled jobs
     name = "pg-queue-run-at-filter", step = "own", file = "src/pg/lpg_queue_sql.h", backend = "pg",
     fn = "LPG_Q_SQL_CLAIM_NEXT_",

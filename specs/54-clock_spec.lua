@@ -135,6 +135,20 @@ describe("the claim order", function()
     assert.are.same({ "b1", "b2", "b3", "n1a", "n1b", "r", "n2a", "n2b" }, order)
   end)
 
+  it("keeps enqueue order when the first now the database sees is below 0", function()
+    -- a job made before the database has a mark is due from 0; a refused
+    -- complete at a negative now stores no mark, so a job enqueued after
+    -- it is not due earlier than they are
+    local db = H.fresh("negative", { clock_check = false })
+    finally(function() db:close() end)
+    assert.are.equal(3, db:enqueue_many({ "r", "w1", "a" }))
+    assert.are.same({ false, "missing" }, { db:complete("zz", "o", 1, -1e6, nil) })
+    assert.is_true(db:enqueue("late"))
+    local ids = {}
+    for _, j in ipairs((db:claim_next("w", 100, 10, { n = 4 }))) do ids[#ids + 1] = j.id end
+    assert.are.same({ "r", "w1", "a", "late" }, ids)
+  end)
+
   it("is priority, then the time a job became due, then enqueue order", function()
     local db = H.fresh("order")
     finally(function() db:close() end)

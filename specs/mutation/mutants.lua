@@ -3588,6 +3588,15 @@ return {
     hint = "specs/35-postgres_spec.lua",
   },
   {
+    -- no mark is taken at any now: a first now below 0 becomes the mark,
+    -- and jobs enqueued after it go before the ones made before
+    name = "clock-first-mark-at-any-now", step = "own", file = "src/core/lease.c",
+    fn = "clock_moves",
+    from = [=[  return now > m + fmax(1.0, fabs(m) * LEASE__CLOCK_STEP);]=],
+    to = [=[  return isnan(mark) || now > m + fmax(1.0, fabs(m) * LEASE__CLOCK_STEP);]=],
+    hint = "specs/54-clock_spec.lua",
+  },
+  {
     -- a mark a step behind the write's now taken as settled: the write
     -- commits without moving it
     name = "clock-settled-ignores-move", step = "own", file = "src/core/lease.c",

@@ -354,11 +354,14 @@ static int clock_refused(lease_db *db, double now, double mark) {
                      now, db->opt.clock_factor, mark);
 }
 
-/* 1 when a write at now is to store it as the new mark: there is none, or
-** now is past it by more than a step (LEASE__CLOCK_STEP of it, at least
-** 1). */
+/* 1 when a write at now is to store it as the new mark: now is past the
+** mark by more than a step (LEASE__CLOCK_STEP of it, at least 1).  No mark
+** counts as 0, the time the jobs made before there was one are due from,
+** so the first mark is above it and a job made later never goes before
+** them (a first now below 1 stores none). */
 static int clock_moves(double now, double mark) {
-  return isnan(mark) || now > mark + fmax(1.0, fabs(mark) * LEASE__CLOCK_STEP);
+  double m = isnan(mark) ? 0 : mark;
+  return now > m + fmax(1.0, fabs(m) * LEASE__CLOCK_STEP);
 }
 
 /* See lease_int.h. */

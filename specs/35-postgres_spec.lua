@@ -388,13 +388,19 @@ describe("PostgreSQL complete_claim_next in one round trip", function()
     return nf
   end
 
+  -- complete_claim_next(id, "w", fence, at, result, 10) raises an error
+  -- holding text, and the database is as it was
+  local function fails_unchanged(id, fence, at, result, text)
+    local before = H.snapshot(p)
+    local err = H.error_of(db.complete_claim_next, db, id, "w", fence, at, result, 10)
+    assert.truthy(err:find(text, 1, true), err)
+    assert.are.same(before, H.snapshot(p))
+  end
+
   it("refuses a now off from a mark another client moved since it last read it, storing nothing", function()
     local f = warm()
     H.psql(p, "UPDATE lease_meta SET value = '" .. string.format("%.0f", T * 1e6) .. "' WHERE key = 'clock_mark'")
-    local before = H.snapshot(p)
-    local err = H.error_of(db.complete_claim_next, db, "b", "w", f, T + 2, "rb", 10)
-    assert.truthy(err:find("off by a factor", 1, true), err)
-    assert.are.same(before, H.snapshot(p))
+    fails_unchanged("b", f, T + 2, "rb", "off by a factor")
     assert.are.equal("0\n", H.psql(p, "SELECT done FROM jobs WHERE id = 'b'::bytea"))
   end)
 
@@ -420,10 +426,7 @@ describe("PostgreSQL complete_claim_next in one round trip", function()
     -- complete refuses with range
     H.psql(p, "UPDATE jobs SET fence = 9223372036854775806 WHERE id = 'b'::bytea; UPDATE jobs SET owner = NULL, until = 0 WHERE id = 'b'::bytea")
     local f = db:claim("b", "w", T + 2, 10)
-    local before = H.snapshot(p)
-    local err = H.error_of(db.complete_claim_next, db, "b", "w", f, T + 3, "rb", 10)
-    assert.truthy(err:find("[range]", 1, true), err)
-    assert.are.same(before, H.snapshot(p))
+    fails_unchanged("b", f, T + 3, "rb", "[range]")
     assert.are.equal("available", db:state("c", T + 3).status)
   end)
 
@@ -437,10 +440,7 @@ describe("PostgreSQL complete_claim_next in one round trip", function()
       .. " IF new.id = 'c'::bytea AND new.owner IS NOT NULL THEN RAISE EXCEPTION 'no c'; END IF;"
       .. " RETURN new; END $$; CREATE TRIGGER no_c BEFORE UPDATE ON jobs FOR EACH ROW EXECUTE FUNCTION no_c()")
     local f = db:claim("d", "w", T + 2, 10)
-    local before = H.snapshot(p)
-    local err = H.error_of(db.complete_claim_next, db, "d", "w", f, T + 3, "rd", 10)
-    assert.truthy(err:find("no c", 1, true), err)
-    assert.are.same(before, H.snapshot(p))
+    fails_unchanged("d", f, T + 3, "rd", "no c")
     assert.are.equal("running", db:state("d", T + 3).status)
     assert.are.equal("0\n", H.psql(p, "SELECT state FROM lease_queue WHERE id = 'b'::bytea"))
   end)

@@ -32,7 +32,8 @@ enum { T_BYTEA = 17, T_INT8 = 20, T_INT4 = 23, T_FLOAT8 = 701, T_BYTEA_ARRAY = 1
 ** in a transaction: Q_CLAIM_NEXT (SQLite: CANDIDATES, CLAIM_FREE, ...),
 ** Q_CLAIM_NEXT_KEEPING and Q_CCN_CHECK (complete_claim_next's claim round
 ** and check when it commits in one round trip: lpg_queue.c,
-** ccn_committed; SQLite's writes are local calls), Q_RETRY and Q_CANCEL (SQLite: INFO, REOPEN, RESET, END; Q_RETRY also
+** ccn_committed; SQLite's writes are local calls), Q_RETRY and Q_CANCEL
+** (SQLite: INFO, REOPEN, RESET, END; Q_RETRY also
 ** reads a unique key's holder, SQLite's RETRY_HOLDER), and
 ** Q_SETTINGS_LOCKED (a queue's settings with its row locked: SQLite's
 ** write transaction already excludes every other writer); Q_STATE_OLD,

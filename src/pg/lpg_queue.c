@@ -877,7 +877,6 @@ int lpg_q_complete_claim_next(lease_db *db, const lease__write *wc, const lease_
   if (rc != LEASE_OK) return rc;
   if (lease__clock_settled(db) && !lease__events_on(db)) {
     rc = ccn_committed(db, wc, wn, max, jobs, count, reason, &committed);
-    if (rc != LEASE_OK) *count = 0;
     if (rc != LEASE_OK || committed) return rc;
   }
   rc = ccn_pipelined(db, wc, wn, max, jobs, count, reason, &settings);

@@ -445,6 +445,7 @@
   "SELECT paused::int8, coalesce(concurrency, 0), coalesce(rate, 0), coalesce(per, 0)" \
   " FROM lease_queues WHERE name = $1" lock
 #define LPG_Q_SQL_SETTINGS LPG_Q_SQL_SETTINGS_("")
+#define LPG_Q_SQL_SETTINGS_LOCKED LPG_Q_SQL_SETTINGS_(" FOR UPDATE")
 
 /*
 ** complete_claim_next's check in front of its COMMIT, in the same round
@@ -460,7 +461,6 @@
   "SELECT 1 / CASE WHEN " LPG_Q_SQL_MARK " = $1 AND NOT EXISTS (SELECT 1"          \
   " FROM lease_queues WHERE name = $2) AND EXISTS (SELECT 1 FROM jobs"             \
   " WHERE id = $3 AND done <> 0) THEN 1 ELSE 0 END"
-#define LPG_Q_SQL_SETTINGS_LOCKED LPG_Q_SQL_SETTINGS_(" FOR UPDATE")
 
 /* The live leases of a queue: its open jobs held (until > $2).  $1 queue. */
 #define LPG_Q_SQL_LIVE                                                              \

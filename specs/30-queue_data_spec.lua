@@ -207,3 +207,101 @@ describe("claim_next over the queue", function()
     assert.are.same(before, H.qsnapshot(p))
   end)
 end)
+
+-- SQLite writes a completion's queue row itself, just before the guarded
+-- UPDATE of jobs in the same transaction, and the trigger lease_jobs_done
+-- (schema step 16) leaves a row so completed alone: one write of the row.
+describe("a completion's queue row on SQLite #sqlite", function()
+  local db, p
+  before_each(function()
+    db, p = H.fresh()
+    -- count every write of a queue row, whoever makes it
+    H.sqlite3(p, "CREATE TABLE spec_writes(id TEXT);"
+      .. " CREATE TRIGGER spec_count AFTER UPDATE ON lease_queue BEGIN"
+      .. " INSERT INTO spec_writes VALUES (new.id); END")
+  end)
+  after_each(function() db:close() end)
+
+  local function writes(id)
+    return tonumber(H.sqlite3(p, "SELECT count(*) FROM spec_writes WHERE id = '" .. id .. "'"))
+  end
+  local function row(id)
+    return H.sqlite3(p, "SELECT j.done, quote(j.result), q.state, quote(q.finished_at)"
+      .. " FROM jobs j JOIN lease_queue q ON q.id = j.id WHERE j.id = '" .. id .. "'")
+  end
+
+  it("complete, complete_many and complete_claim_next write it once: completed, finished at their now", function()
+    db:enqueue_many({ "a", "b", "c", "d" })
+    local fa = db:claim("a", "w", 1, 100)
+    local fb, fc = db:claim("b", "w", 1, 100), db:claim("c", "w", 1, 100)
+    assert.are.same({ true }, { db:complete("a", "w", fa, 5, "ra") })
+    assert.are.equal("1|'ra'|1|5.0\n", row("a"))
+    assert.are.equal(1, writes("a"))
+    assert.are.same({ true }, { db:complete_many("w", 6, { { id = "b", fence = fb, result = "rb" },
+                                                           { id = "c", fence = fc } }) })
+    assert.are.equal("1|'rb'|1|6.0\n", row("b"))
+    assert.are.equal("1|NULL|1|6.0\n", row("c"))
+    assert.are.same({ 1, 1 }, { writes("b"), writes("c") })
+    local fd = db:claim("d", "w", 1, 100)
+    assert.is_true((db:complete_claim_next("d", "w", fd, 7, "rd", 10)))
+    assert.are.equal("1|'rd'|1|7.0\n", row("d"))
+    assert.are.equal(1, writes("d"))
+  end)
+
+  it("a refused complete leaves it as it was", function()
+    db:enqueue("a")
+    local f1 = db:claim("a", "w", 1, 10)
+    local f2 = db:claim("a", "v", 20, 10)
+    assert.are.same({ false, "not_owner" }, { db:complete("a", "w", f1, 21, "late") })
+    assert.are.same({ false, "expired" }, { db:complete("a", "v", f2, 30, "late") })
+    assert.is_false((db:complete_many("w", 21, { { id = "a", fence = f1 } })))
+    assert.are.equal("0|NULL|0|NULL\n", row("a"))
+    assert.are.equal(0, writes("a"))
+  end)
+
+  it("another client's done = 1 still completes it, finished at the lease's until", function()
+    db:enqueue("a")
+    db:claim("a", "w", 1, 10)
+    H.sqlite3(p, "UPDATE jobs SET done = 1, result = 'raw' WHERE id = 'a'")
+    assert.are.equal("1|'raw'|1|11.0\n", row("a"))
+    assert.are.equal("completed", db:state("a", 12).status)
+  end)
+
+  it("a job that a trigger changes between the two writes raises [mismatch] and stores nothing", function()
+    db:enqueue_many({ "a", "b" })
+    local fa, fb = db:claim("a", "w", 1, 100), db:claim("b", "w", 1, 100)
+    H.sqlite3(p, "CREATE TRIGGER spec_meddle AFTER UPDATE OF state ON lease_queue"
+      .. " WHEN new.id = 'b' BEGIN UPDATE jobs SET until = 0 WHERE id = new.id; END")
+    local before = H.qsnapshot(p)
+    local err = H.error_of(db.complete, db, "b", "w", fb, 5, "rb")
+    assert.truthy(err:find("lease.complete: job b changed between its queue row and its jobs row", 1, true), err)
+    assert.truthy(err:find("[mismatch]", 1, true), err)
+    -- the batch rolls back whole: a, stored first, is not stored either
+    err = H.error_of(db.complete_many, db, "w", 5, { { id = "a", fence = fa, result = "ra" },
+                                                      { id = "b", fence = fb, result = "rb" } })
+    assert.truthy(err:find("[mismatch]", 1, true), err)
+    assert.are.same(before, H.qsnapshot(p))
+    assert.are.equal("0|NULL|0|NULL\n", row("a"))
+    assert.are.equal("0|NULL|0|NULL\n", row("b"))
+    assert.are.same({ "running", "running" }, { db:state("a", 5).status, db:state("b", 5).status })
+  end)
+
+  it("a file of version 15 gets step 16's lease_jobs_done at a writable open", function()
+    db:close()
+    -- step 6's trigger, as a version 15 file has it
+    H.sqlite3(p, "DROP TRIGGER lease_jobs_done;"
+      .. " CREATE TRIGGER lease_jobs_done AFTER UPDATE OF done ON jobs"
+      .. " WHEN (new.done <> 0) <> (old.done <> 0) BEGIN UPDATE lease_queue SET state = CASE WHEN new.done <> 0"
+      .. " THEN 1 ELSE 0 END, finished_at = CASE WHEN new.done <> 0 THEN new.until END WHERE id = new.id; END;"
+      .. " UPDATE lease_meta SET value = 15 WHERE key = 'schema_version'")
+    db = assert(lease.open(p))
+    assert.are.equal(lease.SCHEMA_VERSION, db:settings().schema_version)
+    db:enqueue("a")
+    local f = db:claim("a", "w", 1, 10)
+    assert.is_true((db:complete("a", "w", f, 5, "r")))
+    assert.are.equal("1|'r'|1|5.0\n", row("a"))
+    assert.are.equal(1, writes("a"))
+    assert.truthy(H.sqlite3(p, "SELECT sql FROM sqlite_master WHERE name = 'lease_jobs_done'")
+      :find("state <> 1", 1, true))
+  end)
+end)

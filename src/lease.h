@@ -84,7 +84,9 @@ typedef struct lease_db lease_db;
 **   SCHEMA      the jobs table differs from the contract's
 **   RANGE       the job's fence cannot grow any further
 **   MISMATCH    another client stored a value of the wrong type (a fence
-**               not a non-negative integer, an until not a number)
+**               not a non-negative integer, an until not a number), or
+**               changed a job within a call that writes it (a trigger
+**               another client defined)
 */
 #define LEASE_RC_MAP(XX)                                                  \
   XX(OK, "ok")                                                            \
@@ -515,8 +517,10 @@ LEASE_API int lease_renew(lease_db *db, const char *id, size_t id_len,
 **   result, result_len: the result bytes, or result NULL for SQL NULL.
 **   reason: as for lease_renew.
 ** Returns LEASE_OK, LEASE_MISUSE (also for a result longer than SQLite's
-** length limit), LEASE_RANGE or LEASE_MISMATCH (as for lease_renew) or a
-** database error.
+** length limit), LEASE_RANGE or LEASE_MISMATCH (as for lease_renew; on
+** SQLite also when a trigger another client defined changes the job
+** between the write of its queue row and the UPDATE of its jobs row, the
+** two statements of a completion: nothing is stored) or a database error.
 */
 LEASE_API int lease_complete(lease_db *db, const char *id, size_t id_len,
                              const char *owner, size_t owner_len, int64_t fence,

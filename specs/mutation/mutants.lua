@@ -78,11 +78,9 @@ return {
   },
   {
     name = "seed-6-complete-done-ge-0", step = "6", file = "src/sqlite/lsq_sql.h",
-    fn = "LSQ_SQL_COMPLETE",
-    from = [=[  "UPDATE jobs SET result = ?5, done = 1"                                \
-  " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4" \]=],
-    to = [=[  "UPDATE jobs SET result = ?5, done = 1"                                \
-  " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done >= 0 AND until > ?4" \]=],
+    fn = "LSQ_SQL_COMPLETE_GUARD",
+    from = [=[  "id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4"    \]=],
+    to = [=[  "id = ?1 AND owner = ?2 AND fence = ?3 AND done >= 0 AND until > ?4"    \]=],
     hint = "specs/06-complete_spec.lua",
   },
   {
@@ -104,29 +102,23 @@ return {
   -- Our own: plausible slips a maintainer could make ---------------------
   {
     name = "complete-without-owner-check", step = "own", file = "src/sqlite/lsq_sql.h",
-    fn = "LSQ_SQL_COMPLETE",
-    from = [=[  "UPDATE jobs SET result = ?5, done = 1"                                \
-  " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4" \]=],
-    to = [=[  "UPDATE jobs SET result = ?5, done = 1"                                \
-  " WHERE id = ?1 AND fence = ?3 AND done = 0 AND until > ?4" \]=],
+    fn = "LSQ_SQL_COMPLETE_GUARD",
+    from = [=[  "id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4"    \]=],
+    to = [=[  "id = ?1 AND fence = ?3 AND done = 0 AND until > ?4"    \]=],
     hint = "specs/06-complete_spec.lua",
   },
   {
     name = "complete-without-fence-check", step = "own", file = "src/sqlite/lsq_sql.h",
-    fn = "LSQ_SQL_COMPLETE",
-    from = [=[  "UPDATE jobs SET result = ?5, done = 1"                                \
-  " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4" \]=],
-    to = [=[  "UPDATE jobs SET result = ?5, done = 1"                                \
-  " WHERE id = ?1 AND owner = ?2 AND done = 0 AND until > ?4" \]=],
+    fn = "LSQ_SQL_COMPLETE_GUARD",
+    from = [=[  "id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4"    \]=],
+    to = [=[  "id = ?1 AND owner = ?2 AND done = 0 AND until > ?4"    \]=],
     hint = "specs/06-complete_spec.lua",
   },
   {
     name = "complete-without-deadline-check", step = "own", file = "src/sqlite/lsq_sql.h",
-    fn = "LSQ_SQL_COMPLETE",
-    from = [=[  "UPDATE jobs SET result = ?5, done = 1"                                \
-  " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4" \]=],
-    to = [=[  "UPDATE jobs SET result = ?5, done = 1"                                \
-  " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND ?4 = ?4" \]=],
+    fn = "LSQ_SQL_COMPLETE_GUARD",
+    from = [=[  "id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4"    \]=],
+    to = [=[  "id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND ?4 = ?4"    \]=],
     hint = "specs/06-complete_spec.lua",
   },
   {
@@ -255,12 +247,10 @@ return {
   },
   {
     name = "complete-without-blocked-guard", step = "own", file = "src/sqlite/lsq_sql.h",
-    fn = "LSQ_SQL_COMPLETE",
-    from = [=[  "UPDATE jobs SET result = ?5, done = 1"                                \
-  " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4" \
+    fn = "LSQ_SQL_COMPLETE_GUARD",
+    from = [=[  "id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4"    \
   " AND " LSQ_SQL_BLOCKED " = 0"]=],
-    to = [=[  "UPDATE jobs SET result = ?5, done = 1"                                \
-  " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4"]=],
+    to = [=[  "id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4"]=],
     hint = "specs/25-hostile_values_spec.lua",
   },
   {
@@ -1100,13 +1090,9 @@ return {
   {
     name = "complete-ignores-cancel", step = "own", file = "src/sqlite/lsq_sql.h",
     fn = "LSQ_SQL_COMPLETE",
-    from = [=[  "UPDATE jobs SET result = ?5, done = 1"                                \
-  " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4" \
-  " AND " LSQ_SQL_BLOCKED " = 0"                                         \
+    from = [=[  " WHERE " LSQ_SQL_COMPLETE_GUARD                                        \
   " AND " LSQ_SQL_NOT_ENDED]=],
-    to = [=[  "UPDATE jobs SET result = ?5, done = 1"                                \
-  " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4" \
-  " AND " LSQ_SQL_BLOCKED " = 0"]=],
+    to = [=[  " WHERE " LSQ_SQL_COMPLETE_GUARD]=],
     hint = "specs/31-queue_fail_spec.lua",
   },
   {
@@ -3260,6 +3246,42 @@ return {
     to = [=[  " to_regclass('lease_queue') AND attname = 'timeout' AND NOT attisdropped) THEN 6" \]=],
     hint = "specs/39-schema_version_spec.lua",
   },
+  -- A completion's queue row on SQLite (schema step SQLITE_COMPLETE_ONCE)
+  {
+    -- lease_jobs_done writes the row again after complete made it
+    -- completed: finished at the lease's until, written twice
+    name = "sq-complete-trigger-writes-again", step = "own", file = "src/sqlite/lsq_schema_sql.h",
+    fn = "LSQ_STEP_SQLITE_COMPLETE_ONCE",
+    from = [=[     " AND (new.done = 0 OR state <> " LEASE__Q_COMPLETED_S "); END")]=],
+    to = [=[     "; END")]=],
+    hint = "specs/30-queue_data_spec.lua",
+  },
+  {
+    -- the queue row completed without complete's guard on the job
+    name = "sq-complete-row-unguarded", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_Q_COMPLETE",
+    from = [=[  " AND EXISTS (SELECT 1 FROM jobs WHERE " LSQ_SQL_COMPLETE_GUARD ")"]=],
+    to = [=[  ""]=],
+    hint = "specs/30-queue_data_spec.lua",
+  },
+  {
+    -- the queue row of a job the queue ended (cancelled while held) made
+    -- completed, after which complete's own guard sees it not ended
+    name = "sq-complete-row-of-ended-job", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_Q_COMPLETE",
+    from = [=[  " WHERE id = ?1 AND NOT (state >= " LEASE__Q_DISCARDED_S ")"           \]=],
+    to = [=[  " WHERE id = ?1"           \]=],
+    hint = "specs/31-queue_fail_spec.lua",
+  },
+  {
+    -- a queue row completed while the job's own UPDATE stored nothing
+    -- goes unnoticed and is committed
+    name = "sq-complete-mismatch-ignored", step = "own", file = "src/sqlite/lsq_ops.c",
+    fn = "lsq_guarded_step",
+    from = [=[  if (queued && !changed)]=],
+    to = [=[  if (0 && queued && !changed)]=],
+    hint = "specs/30-queue_data_spec.lua",
+  },
   -- Job dependencies (lease_new_job's after, schema step DEPS) ----------
   {
     -- the release run before the guard, so a refused (stale) complete
@@ -3267,9 +3289,8 @@ return {
     -- the guard alone decides)
     name = "deps-stale-parent-releases-children", step = "own", file = "src/sqlite/lsq_ops.c",
     fn = "lsq_guarded_step",
-    from = [=[  if (changed && w->op == LEASE__COMPLETE && (src = lsq_q_finished(db, w)) != LEASE_OK) return src;]=],
-    to = [=[  if (w->op == LEASE__COMPLETE && lsq_q_release(db, w) != LEASE_OK) return db->rc;
-  if (changed && w->op == LEASE__COMPLETE && (src = lsq_q_finished(db, w)) != LEASE_OK) return src;]=],
+    from = [=[  if (changed && w->op == LEASE__COMPLETE && (src = lsq_q_release(db, w)) != LEASE_OK) return src;]=],
+    to = [=[  if (w->op == LEASE__COMPLETE && (src = lsq_q_release(db, w)) != LEASE_OK) return src;]=],
     hint = "specs/44-dependencies_spec.lua",
   },
   {

@@ -19,7 +19,7 @@
 #define LEASE_SCHEMA_H
 
 /* The version this build makes and knows: the number of steps. */
-#define LEASE_SCHEMA_VERSION 15
+#define LEASE_SCHEMA_VERSION 16
 
 /*
 ** The steps, in order: the k-th entry takes version k-1 to k.
@@ -77,6 +77,12 @@
 **              job's queue row after its jobs row is locked, in PL/pgSQL,
 **              whose query is planned once per connection, not at each
 **              call; nothing on SQLite.
+**   SQLITE_COMPLETE_ONCE 16: SQLite's trigger lease_jobs_done leaves
+**              alone a completed job's queue row that is already
+**              completed (the engine's complete writes that row first, in
+**              the same transaction), so a completion writes that row
+**              once; another client's done = 1 is turned into the state as
+**              before; nothing on PostgreSQL, whose step 13 did the same.
 */
 #define LEASE_SCHEMA_STEPS(XX) \
   XX(QUEUE)                    \
@@ -93,7 +99,8 @@
   XX(DEPS_FOLLOW)              \
   XX(COMPLETE_ONCE)            \
   XX(DEPS_CHILDLESS)            \
-  XX(QUEUE_NOW_PLPGSQL)
+  XX(QUEUE_NOW_PLPGSQL)        \
+  XX(SQLITE_COMPLETE_ONCE)
 
 /* How many steps LEASE_SCHEMA_STEPS lists: must be LEASE_SCHEMA_VERSION. */
 enum {

@@ -599,7 +599,10 @@ the stored result stays.
 @treturn boolean true when stored
 @treturn[2] boolean false
 @treturn[2] string a reason, as for renew
-@raise `bad argument` for a bad argument; `lease.complete: ...` on a database failure
+@raise `bad argument` for a bad argument; `lease.complete: ...` on a database
+  failure, and on SQLite `lease.complete: job <id> changed between its queue row
+  and its jobs row within complete (a trigger?): nothing stored [mismatch]` when
+  a trigger another client defined changes the job within the call
 */
 static void check_complete(lua_State *L, const lb_callee *c, lb_args *a) {
   check_id_owner_fence(L, c, a);

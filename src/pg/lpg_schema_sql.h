@@ -260,6 +260,10 @@
   " LANGUAGE plpgsql VOLATILE AS $f$ BEGIN"                                        \
   " RETURN QUERY SELECT * FROM lease_queue WHERE id = $1; END $f$"
 
+/* Step 16 (v15 -> v16): nothing.  SQLite's completions write the queue
+** row once, as PostgreSQL's have since step 13. */
+#define LPG_STEP_SQLITE_COMPLETE_ONCE ""
+
 /* The version a database without a version row has: 11 when lease_queue
 ** has the column key (step 11's to 15's layout, whose row another
 ** client deleted: its steps must not run again; steps 12 to 15 only

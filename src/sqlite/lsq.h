@@ -187,10 +187,6 @@ int lsq_count(lease_db *db, double now, const char *queue, size_t queue_len, lea
 ** recorded (lsq_queue.c). */
 int lsq_q_expired(lease_db *db, const lease__write *w);
 
-/* lsq_q_finished: inside complete's transaction, once stored: record
-** when (w->now), then lsq_q_release. */
-int lsq_q_finished(lease_db *db, const lease__write *w);
-
 /* lsq_q_release: inside complete's transaction, once stored (never
 ** before: it counts w->id as completed): open the waiting jobs enqueued
 ** after w->id whose other parents are all completed (lsq_queue.c). */

@@ -263,16 +263,41 @@ int lsq_why_refused(lease_db *db, const lease__write *w, int *reason) {
 }
 
 /*
+** A completion's queue row, inside complete's transaction, before its
+** guarded UPDATE of jobs: LSQ_SQL_Q_COMPLETE with w's id, owner, fence and
+** now.  *changed: 1 when it made the row completed (the guard holds).
+*/
+static int complete_queue_row(lease_db *db, const lease__write *w, int *changed) {
+  sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_COMPLETE);
+  int src;
+  *changed = 0;
+  if (!st) return db->rc;
+  bind_bytes(st, 1, w->id, w->id_len);
+  bind_bytes(st, 2, w->owner, w->owner_len);
+  sqlite3_bind_int64(st, 3, w->fence);
+  sqlite3_bind_double(st, 4, w->now);
+  src = sqlite3_step(st);
+  if (src != SQLITE_DONE) return step_failed(db, st, src);
+  *changed = sqlite3_changes(LSQ(db)->sql) > 0;
+  sqlite3_reset(st);
+  return LEASE_OK;
+}
+
+/*
 ** One guarded write inside an open transaction, the shared body of every
 ** write (contract steps 4-7): run w's guarded UPDATE, whose WHERE clause
 ** checks the contract at the moment it stores; when it changes nothing,
 ** why_refused in the same transaction; then the outcome's event in the
-** ledger (lease__event_write).  *fence gets a claim's new fence.
+** ledger (lease__event_write).  *fence gets a claim's new fence.  A
+** complete writes the job's queue row first (complete_queue_row) under
+** the same guard; when its UPDATE of jobs then stores nothing, something
+** in between (a trigger another client defined) changed the job: that is
+** LEASE_MISMATCH, and the transaction is rolled back.
 ** On a failure the error is recorded (lsq_write_txn rolls back).
 */
 int lsq_guarded_step(lease_db *db, const lease__write *w, int64_t *fence, int *reason) {
   sqlite3_stmt *st = lsq_stmt(db, write_stmt[w->op]);
-  int src, changed;
+  int src, changed, queued = 0;
   *reason = LEASE_GRANTED;
   if (!st) return db->rc;
   if (w->op == LEASE__CLAIM) {
@@ -280,6 +305,8 @@ int lsq_guarded_step(lease_db *db, const lease__write *w, int64_t *fence, int *r
     int rc = lsq_q_expired(db, w);
     if (rc != LEASE_OK) return rc;
   }
+  if (w->op == LEASE__COMPLETE && (src = complete_queue_row(db, w, &queued)) != LEASE_OK)
+    return src;
   bind_write(st, w);
   if (w->op == LEASE__CLAIM) {
     changed = 0;
@@ -294,7 +321,11 @@ int lsq_guarded_step(lease_db *db, const lease__write *w, int64_t *fence, int *r
   if (src != SQLITE_DONE) return step_failed(db, st, src);
   sqlite3_reset(st);
   if (w->op == LEASE__COMPLETE) sqlite3_clear_bindings(st);   /* drop the pointer to result */
-  if (changed && w->op == LEASE__COMPLETE && (src = lsq_q_finished(db, w)) != LEASE_OK) return src;
+  if (queued && !changed)
+    return lease__fail(db, LEASE_MISMATCH, "job %.*s changed between its queue row and its"
+                       " jobs row within complete (a trigger?): nothing stored",
+                       (int)w->id_len, w->id);
+  if (changed && w->op == LEASE__COMPLETE && (src = lsq_q_release(db, w)) != LEASE_OK) return src;
   if (!changed && (src = lsq_why_refused(db, w, reason)) != LEASE_OK) return src;
   return lease__event_write(db, write_event[w->op], w, fence && changed ? *fence : 0, *reason);
 }

@@ -181,17 +181,6 @@ int lsq_q_expired(lease_db *db, const lease__write *w) {
 }
 
 /* See lsq.h. */
-int lsq_q_finished(lease_db *db, const lease__write *w) {
-  sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_FINISHED);
-  int rc;
-  if (!st) return db->rc;
-  bind_bytes(st, 1, w->id, w->id_len);
-  sqlite3_bind_double(st, 2, w->now);
-  if ((rc = run_once(db, st)) != LEASE_OK) return rc;
-  return lsq_q_release(db, w);
-}
-
-/* See lsq.h. */
 int lsq_q_release(lease_db *db, const lease__write *w) {
   sqlite3_stmt *st;
   int src;

@@ -244,8 +244,18 @@
   "UPDATE lease_queue SET state = ?2, finished_at = ?3 WHERE id = ?1"     \
   " AND state IN (" LEASE__Q_OPEN_S ", " LEASE__Q_WAITING_S ")"
 
-/* When a completion was stored.  ?1 id, ?2 now. */
-#define LSQ_SQL_Q_FINISHED "UPDATE lease_queue SET finished_at = ?2 WHERE id = ?1"
+/*
+** A completion's queue row, written in complete's transaction just before
+** its guarded UPDATE of jobs (LSQ_SQL_COMPLETE): completed, finished at
+** now, when that UPDATE's guard holds on the job and the queue has not
+** ended it.  ?1 id, ?2 owner, ?3 fence, ?4 now.  lease_jobs_done then
+** finds the row completed and leaves it (schema step 16): one write of
+** the row and of its index entries per completion.
+*/
+#define LSQ_SQL_Q_COMPLETE                                                \
+  "UPDATE lease_queue SET state = " LEASE__Q_COMPLETED_S ", finished_at = ?4" \
+  " WHERE id = ?1 AND NOT (state >= " LEASE__Q_DISCARDED_S ")"           \
+  " AND EXISTS (SELECT 1 FROM jobs WHERE " LSQ_SQL_COMPLETE_GUARD ")"
 
 /*
 ** The ready jobs of a queue, in claim order, columns `cols` of lease_queue
@@ -562,7 +572,7 @@
   XX(Q_EXPIRED)                          \
   XX(Q_ERROR_ADD)                        \
   XX(Q_END)                              \
-  XX(Q_FINISHED)                         \
+  XX(Q_COMPLETE)                         \
   XX(Q_CANDIDATES)                       \
   XX(Q_CLAIM_FREE)                       \
   XX(Q_ATTEMPTS)                         \

@@ -252,10 +252,30 @@
 #define LSQ_STEP_QUEUE_NOW_PLPGSQL(XX)
 
 /*
+** Step 16 (v15 -> v16): lease_jobs_done as step 6 made it, but when done
+** becomes non-zero on a job whose queue row is already completed, it
+** writes nothing.  The engine's complete makes that row completed and
+** finished at its now just before it stores done = 1, in the same
+** transaction (lsq_queue_sql.h: LSQ_SQL_Q_COMPLETE), so the row and its
+** index entries are written once per completion, where the trigger's
+** write (state, finished_at = until) needed a second one (finished_at =
+** now).
+** done set by another client (the row still open) and a job reopened are
+** written as before.
+*/
+#define LSQ_STEP_SQLITE_COMPLETE_ONCE(XX)                                 \
+  XX("DROP TRIGGER IF EXISTS lease_jobs_done")                            \
+  XX("CREATE TRIGGER lease_jobs_done AFTER UPDATE OF done ON jobs"        \
+     " WHEN (new.done <> 0) <> (old.done <> 0) BEGIN"                     \
+     LSQ_SQL_DONE_SET " WHERE id = new.id"                                \
+     " AND (new.done = 0 OR state <> " LEASE__Q_COMPLETED_S "); END")
+
+/*
 ** The version a file without a version row has, from what it holds: no
 ** lease_queue is version 0 (the contract's bare table, with or without
 ** the index lease_jobs_pending of the engine before its queue); one with
-** a key column in lease_queue is 11 (step 12 changes nothing here), one with the table lease_deps (but
+** a key column in lease_queue is 11 (steps 12 to 15 change nothing here, and
+** step 16 only makes the trigger lease_jobs_done anew), one with the table lease_deps (but
 ** no key) is 10 (a file of step 11's or 10's layout whose row another
 ** client deleted: its steps must not run again); a lease_queue
 ** with an attempt column is 1; one with a timeout column is 9 and one

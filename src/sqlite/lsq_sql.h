@@ -71,11 +71,18 @@
   " AND " LSQ_SQL_BLOCKED " = 0"                                         \
   " AND " LSQ_SQL_NOT_ENDED
 
-/* Contract step 6.  ?1 id, ?2 owner, ?3 fence, ?4 now, ?5 result. */
+/* Complete's guard on the jobs row, the contract's step 6 but for the
+** queue's end state: ?1 id, ?2 owner, ?3 fence, ?4 now. */
+#define LSQ_SQL_COMPLETE_GUARD                                            \
+  "id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4"    \
+  " AND " LSQ_SQL_BLOCKED " = 0"
+
+/* Contract step 6.  ?1 id, ?2 owner, ?3 fence, ?4 now, ?5 result.  The
+** engine writes the job's queue row just before, in the same transaction
+** (LSQ_SQL_Q_COMPLETE). */
 #define LSQ_SQL_COMPLETE                                                  \
   "UPDATE jobs SET result = ?5, done = 1"                                \
-  " WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4" \
-  " AND " LSQ_SQL_BLOCKED " = 0"                                         \
+  " WHERE " LSQ_SQL_COMPLETE_GUARD                                        \
   " AND " LSQ_SQL_NOT_ENDED
 
 /* Contract step 7.  ?1 id, ?2 owner, ?3 fence.  The fence is kept.  (A

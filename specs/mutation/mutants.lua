@@ -225,16 +225,16 @@ return {
   },
   {
     name = "blocked-ignores-fence-max", step = "own", file = "src/sqlite/lsq_sql.h",
-    fn = "LSQ_SQL_BLOCKED",
-    from = [[" WHEN fence >= 9223372036854775807 THEN 3"]],
-    to = [[" WHEN fence > 9223372036854775807 THEN 3"]],
+    fn = "LSQ_SQL_BLOCKED_OF",
+    from = [=[" WHEN " t "fence >= 9223372036854775807 THEN 3"]=],
+    to = [=[" WHEN " t "fence > 9223372036854775807 THEN 3"]=],
     hint = "specs/04-claim_spec.lua",
   },
   {
     name = "blocked-ignores-until-type", step = "own", file = "src/sqlite/lsq_sql.h",
-    fn = "LSQ_SQL_BLOCKED",
-    from = [[" WHEN typeof(until) NOT IN ('integer', 'real') THEN 4 ELSE 0 END)"]],
-    to = [[" ELSE 0 END)"]],
+    fn = "LSQ_SQL_BLOCKED_OF",
+    from = [=[" WHEN typeof(" t "until) NOT IN ('integer', 'real') THEN 4 ELSE 0 END)"]=],
+    to = [=[" ELSE 0 END)"]=],
     hint = "specs/25-hostile_values_spec.lua",
   },
   {
@@ -256,10 +256,8 @@ return {
   {
     name = "claim-next-without-blocked-guard", step = "own", file = "src/sqlite/lsq_queue_sql.h",
     fn = "LSQ_SQL_Q_READY",
-    from = [=[  " AND " LSQ_SQL_BLOCKED " = 0)"                                        \
-  " ORDER BY q.priority, q.due_at, q.seq LIMIT ?3"]=],
-    to = [=[  ")"                                        \
-  " ORDER BY q.priority, q.due_at, q.seq LIMIT ?3"]=],
+    from = [=[" AND j.done = 0 AND j.until <= ?2 AND " LSQ_SQL_BLOCKED_OF("j.") " = 0"]=],
+    to = [=[" AND j.done = 0 AND j.until <= ?2"]=],
     hint = "specs/25-hostile_values_spec.lua",
   },
   {
@@ -390,8 +388,8 @@ return {
   {
     name = "claim-next-boundary-held", step = "own", file = "src/sqlite/lsq_queue_sql.h",
     fn = "LSQ_SQL_Q_READY",
-    from = [[" AND EXISTS (SELECT 1 FROM jobs WHERE id = q.id AND done = 0 AND until <= ?2"]],
-    to = [[" AND EXISTS (SELECT 1 FROM jobs WHERE id = q.id AND done = 0 AND until < ?2"]],
+    from = [=[" AND j.done = 0 AND j.until <= ?2 AND "]=],
+    to = [=[" AND j.done = 0 AND j.until < ?2 AND "]=],
     hint = "specs/15-claim_next_spec.lua",
   },
   {
@@ -955,8 +953,8 @@ return {
   {
     name = "claim-next-takes-ended-jobs", step = "own", file = "src/sqlite/lsq_queue_sql.h",
     fn = "LSQ_SQL_Q_READY",
-    from = [[" FROM lease_queue AS q WHERE q.state = " LEASE__Q_OPEN_S " AND q.queue = ?1"]],
-    to = [[" FROM lease_queue AS q WHERE q.state <> " LEASE__Q_COMPLETED_S " AND q.queue = ?1"]],
+    from = [=[" WHERE q.state = " LEASE__Q_OPEN_S " AND q.queue = ?1"]=],
+    to = [=[" WHERE q.state <> " LEASE__Q_COMPLETED_S " AND q.queue = ?1"]=],
     hint = "specs/31-queue_fail_spec.lua",
   },
   {
@@ -1667,8 +1665,8 @@ return {
   {
     name = "claim-next-batch-claims-ended-leases", step = "own", file = "src/sqlite/lsq_queue_sql.h",
     fn = "LSQ_SQL_Q_CLAIM_FREE",
-    from = [[" WHERE id = ?1 AND fence = ?5 AND owner IS NULL AND done = 0 AND until <= ?3"]],
-    to = [[" WHERE id = ?1 AND fence = ?5 AND done = 0 AND until <= ?3"]],
+    from = [=[" WHERE rowid = ?6 AND id = ?1 AND fence = ?5 AND owner IS NULL AND done = 0 AND until <= ?3"]=],
+    to = [=[" WHERE rowid = ?6 AND id = ?1 AND fence = ?5 AND done = 0 AND until <= ?3"]=],
     hint = "specs/36-claim_next_batch_spec.lua",
   },
   {

@@ -541,7 +541,7 @@ int lsq_q_after(lease_db *db, const char *id, size_t id_len, double now, lease_d
 ** whether the bulk claim took it (taken, with its new fence). */
 typedef struct candidate {
   size_t id, id_len, payload, payload_len, queue, queue_len;
-  int64_t priority, base_fence, max_attempts, fence;
+  int64_t priority, base_fence, max_attempts, fence, rowid;
   double timeout;     /* 0: none */
   int taken;
 } candidate;
@@ -645,6 +645,7 @@ static int read_candidates(lease_db *db, claim_ctx *x, int want, size_t *used) {
     c->max_attempts = sqlite3_column_int64(st, 5);
     c->timeout = sqlite3_column_type(st, 6) == SQLITE_NULL ? 0 : sqlite3_column_double(st, 6);
     c->fence = sqlite3_column_int64(st, 7);   /* claim_free's guard; claim's step sets its own */
+    c->rowid = sqlite3_column_int64(st, 8);
     c->taken = 0;
   }
   if (failed) {
@@ -674,6 +675,7 @@ static int claim_free(lease_db *db, claim_ctx *x, int n) {
     candidate *c = &x->c[i];
     bind_bytes(st, 1, kept(db, c->id), c->id_len);
     sqlite3_bind_int64(st, 5, c->fence);
+    sqlite3_bind_int64(st, 6, c->rowid);
     if ((src = sqlite3_step(st)) != SQLITE_DONE) return step_failed(db, st, src);
     sqlite3_reset(st);
     if ((c->taken = sqlite3_changes(LSQ(db)->sql) == 1)) c->fence++;

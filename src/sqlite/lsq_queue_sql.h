@@ -259,18 +259,20 @@
 
 /*
 ** The ready jobs of a queue, in claim order, columns `cols` of lease_queue
-** AS q.  ?1 queue, ?2 now, ?3 how many.  lease_queue_due yields the jobs
-** the queue has not ended in (priority, due_at, seq) order within the
-** queue: due_at is a job's run_at, or for one without, the clock mark when
-** it was enqueued or reopened, so a job due longer goes first whichever
-** way it became due.  The jobs row must be claimable (claim's rule).
+** AS q and jobs AS j.  ?1 queue, ?2 now, ?3 how many.  lease_queue_due
+** yields the jobs the queue has not ended in (priority, due_at, seq) order
+** within the queue: due_at is a job's run_at, or for one without, the
+** clock mark when it was enqueued or reopened, so a job due longer goes
+** first whichever way it became due.  The jobs row must be claimable
+** (claim's rule).  CROSS JOIN keeps the tables in the order written, so
+** that index drives and each job's row is looked up once, by its id.
 */
 #define LSQ_SQL_Q_READY(cols)                                             \
   "SELECT " cols                                                          \
-  " FROM lease_queue AS q WHERE q.state = " LEASE__Q_OPEN_S " AND q.queue = ?1" \
+  " FROM lease_queue AS q CROSS JOIN jobs AS j ON j.id = q.id"           \
+  " WHERE q.state = " LEASE__Q_OPEN_S " AND q.queue = ?1"                 \
   " AND (q.run_at IS NULL OR q.run_at <= ?2)"                            \
-  " AND EXISTS (SELECT 1 FROM jobs WHERE id = q.id AND done = 0 AND until <= ?2" \
-  " AND " LSQ_SQL_BLOCKED " = 0)"                                        \
+  " AND j.done = 0 AND j.until <= ?2 AND " LSQ_SQL_BLOCKED_OF("j.") " = 0" \
   " ORDER BY q.priority, q.due_at, q.seq LIMIT ?3"
 
 /*
@@ -289,10 +291,10 @@
 /* claim_next's candidates.  Parameters as LSQ_SQL_Q_READY.  Columns: id,
 ** payload, queue, priority, base_fence, max_attempts (the claim's fence
 ** minus base_fence is the attempt it starts), timeout (NULL: none), the
-** job's fence now. */
+** job's fence now, and its jobs row's rowid. */
 #define LSQ_SQL_Q_CANDIDATES                                              \
   LSQ_SQL_Q_READY("q.id, q.payload, q.queue, q.priority, q.base_fence, q.max_attempts," \
-                  " q.timeout, (SELECT fence FROM jobs WHERE id = q.id)")
+                  " q.timeout, j.fence, j.rowid")
 
 /*
 ** claim_next's claim of a candidate that holds no lease: claim's guarded
@@ -301,11 +303,13 @@
 ** still the one its candidate's row read (so the new one is that + 1); a
 ** job whose lease ended unreported (owner IS NOT NULL) is left to claim's
 ** own step, which records that lease first.  ?1 id, ?2 owner, ?3 now,
-** ?4 now + ttl, ?5 the fence read.
+** ?4 now + ttl, ?5 the fence read, ?6 the rowid read: the row is found by
+** it, with no search of jobs' index on id (the candidates were read in
+** this transaction, so the row still has it), and must still be ?1's.
 */
 #define LSQ_SQL_Q_CLAIM_FREE                                              \
   "UPDATE jobs SET owner = ?2, until = ?4, fence = fence + 1"            \
-  " WHERE id = ?1 AND fence = ?5 AND owner IS NULL AND done = 0 AND until <= ?3" \
+  " WHERE rowid = ?6 AND id = ?1 AND fence = ?5 AND owner IS NULL AND done = 0 AND until <= ?3" \
   " AND " LSQ_SQL_NOT_ENDED                                               \
   " AND " LSQ_SQL_BLOCKED " = 0"
 

@@ -30,13 +30,16 @@
 ** greater than every number, so it would never expire).  Such a job is
 ** "blocked": every guard requires this to be 0, so it is never claimed,
 ** renewed or completed, and never counted ready or held.  The codes are
-** LEASE_BLOCKED_MAP's (lease_int.h), in its order.
+** LEASE_BLOCKED_MAP's (lease_int.h), in its order.  LSQ_SQL_BLOCKED_OF(t)
+** is the same of the jobs row a statement names t ("j."), LSQ_SQL_BLOCKED
+** of the row of a statement's one table.
 */
-#define LSQ_SQL_BLOCKED                                                   \
-  "(CASE WHEN typeof(id) <> 'text' OR id = '' THEN 1"                    \
-  " WHEN typeof(fence) <> 'integer' OR fence < 0 THEN 2"                 \
-  " WHEN fence >= 9223372036854775807 THEN 3"                           \
-  " WHEN typeof(until) NOT IN ('integer', 'real') THEN 4 ELSE 0 END)"
+#define LSQ_SQL_BLOCKED_OF(t)                                             \
+  "(CASE WHEN typeof(" t "id) <> 'text' OR " t "id = '' THEN 1"          \
+  " WHEN typeof(" t "fence) <> 'integer' OR " t "fence < 0 THEN 2"       \
+  " WHEN " t "fence >= 9223372036854775807 THEN 3"                      \
+  " WHEN typeof(" t "until) NOT IN ('integer', 'real') THEN 4 ELSE 0 END)"
+#define LSQ_SQL_BLOCKED LSQ_SQL_BLOCKED_OF("")
 
 /* The queue has not ended the job (lsq_queue_sql.h: discarded 2,
 ** cancelled 3): claim, renew, complete and fail require it. */

@@ -286,6 +286,35 @@ describe("a completion's queue row on SQLite #sqlite", function()
     assert.are.same({ "running", "running" }, { db:state("a", 5).status, db:state("b", 5).status })
   end)
 
+  -- with_lease's transaction goes on after a tx:complete the callback
+  -- catches: both of the completion's writes are undone, the rest commits
+  it("a tx:complete that fails inside with_lease leaves it as it was", function()
+    db:enqueue("b")
+    db:enqueue("child", { after = { "b" } })
+    local f = db:claim("b", "w", 1, 100)
+    H.sqlite3(p, "CREATE TRIGGER spec_meddle AFTER UPDATE OF state ON lease_queue"
+      .. " WHEN new.id = 'b' AND new.state = 1 BEGIN UPDATE jobs SET until = 0 WHERE id = new.id; END;"
+      .. " CREATE TABLE spec_side(n INTEGER)")
+    local err
+    assert.is_true((db:with_lease("b", "w", f, 5, function(tx)
+      err = select(2, pcall(tx.complete, tx, "rb"))
+      tx:exec("INSERT INTO spec_side VALUES (1)")
+    end)))
+    assert.truthy(tostring(err):find("nothing stored [mismatch]", 1, true), tostring(err))
+    assert.are.equal("1\n", H.sqlite3(p, "SELECT count(*) FROM spec_side"))
+    assert.are.equal("0|NULL|0|NULL\n", row("b"))
+    assert.are.equal(0, writes("b"))
+    -- another client's veto of the jobs row (a failing UPDATE) the same way
+    H.sqlite3(p, "DROP TRIGGER spec_meddle; CREATE TRIGGER spec_veto BEFORE UPDATE OF done ON jobs"
+      .. " BEGIN SELECT RAISE(ABORT, 'vetoed'); END")
+    assert.is_true((db:with_lease("b", "w", f, 6, function(tx)
+      err = select(2, pcall(tx.complete, tx, "rb"))
+    end)))
+    assert.truthy(tostring(err):find("vetoed", 1, true), tostring(err))
+    assert.are.equal("0|NULL|0|NULL\n", row("b"))
+    assert.are.same({ "running", "waiting" }, { db:state("b", 7).status, db:state("child", 7).status })
+  end)
+
   it("a file of version 15 gets step 16's lease_jobs_done at a writable open", function()
     db:close()
     -- step 6's trigger, as a version 15 file has it

@@ -554,9 +554,9 @@ typedef struct lease_result {
 ** Returns LEASE_OK, LEASE_MISUSE (empty or NULL owner or id, an id or
 ** result longer than SQLite's length limit, non-finite now, n < 0; the
 ** message names the item's 1-based position; nothing is touched),
-** LEASE_RANGE or LEASE_MISMATCH (a job is blocked, as for lease_renew) or a
-** database error (in both cases the transaction is rolled back: none is
-** stored, and reasons are not meaningful).
+** LEASE_RANGE or LEASE_MISMATCH (as for lease_complete) or a database
+** error (in both cases the transaction is rolled back: none is stored, and
+** reasons are not meaningful).
 */
 LEASE_API int lease_complete_many(lease_db *db, const char *owner, size_t owner_len, double now,
                                   const lease_result *items, int n, int *reasons, int *stored);
@@ -838,8 +838,8 @@ LEASE_API int lease_errors(lease_db *db, const char *id, size_t id_len, lease_jo
 **          as for lease_complete.
 **   queue, queue_len, ttl, max, jobs, count: as for lease_claim_next.
 **   claim_reason: the claim's reason, as lease_claim_next's (may be NULL).
-** Returns LEASE_OK, LEASE_MISUSE, LEASE_RANGE or LEASE_MISMATCH (the
-** completed job is blocked, as for lease_complete), LEASE_NOMEM or a
+** Returns LEASE_OK, LEASE_MISUSE, LEASE_RANGE or LEASE_MISMATCH (as for
+** lease_complete), LEASE_NOMEM or a
 ** database error; on a failure *count is 0.
 */
 LEASE_API int lease_complete_claim_next(lease_db *db, const char *id, size_t id_len,
@@ -864,8 +864,8 @@ LEASE_API int lease_complete_claim_next(lease_db *db, const char *id, size_t id_
 **          completion is stored before the claim reuses that memory.
 **   queue, queue_len, ttl, max, jobs, count: as for lease_claim_next.
 **   claim_reason: the claim's reason, as lease_claim_next's (may be NULL).
-** Returns LEASE_OK, LEASE_MISUSE, LEASE_RANGE or LEASE_MISMATCH (a
-** completed job is blocked, as for lease_complete_many), LEASE_NOMEM or a
+** Returns LEASE_OK, LEASE_MISUSE, LEASE_RANGE or LEASE_MISMATCH (as for
+** lease_complete_many), LEASE_NOMEM or a
 ** database error; on a failure *count and *stored are 0.
 */
 LEASE_API int lease_complete_many_claim_next(lease_db *db, const char *owner, size_t owner_len,
@@ -1369,8 +1369,10 @@ LEASE_API int lease_tx_query(lease_tx *tx, const char *sql, const lease_value *p
 ** if the transaction commits.
 **   result, result_len: the result bytes, or result NULL for SQL NULL.
 **   reason: as for lease_complete.
-** Returns LEASE_OK, LEASE_MISUSE (tx no longer open, result too long) or a
-** database error.
+** Returns LEASE_OK, LEASE_MISUSE (tx no longer open, result too long),
+** LEASE_RANGE or LEASE_MISMATCH (as for lease_complete) or a database
+** error; after a failure the complete has stored nothing and the
+** transaction stays open unless SQLite ended it.
 */
 LEASE_API int lease_tx_complete(lease_tx *tx, const char *result, size_t result_len,
                                 int *reason);

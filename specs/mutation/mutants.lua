@@ -3272,6 +3272,15 @@ return {
     hint = "specs/31-queue_fail_spec.lua",
   },
   {
+    -- a tx:complete the callback catches leaves its queue row completed
+    name = "sq-tx-complete-outside-savepoint", step = "own", file = "src/sqlite/lsq_tx.c",
+    fn = "lsq_tx_write",
+    from = [=[  if (w->op == LEASE__COMPLETE) return note_end(tx, lsq_savepoint(tx->db, tx_write_body, &x));
+]=],
+    to = [=[]=],
+    hint = "specs/30-queue_data_spec.lua",
+  },
+  {
     -- a queue row completed while the job's own UPDATE stored nothing
     -- goes unnoticed and is committed
     name = "sq-complete-mismatch-ignored", step = "own", file = "src/sqlite/lsq_ops.c",

@@ -743,7 +743,7 @@ out of memory then raises with both stored.
 @return ...then what `claim_next(owner, now, ttl, opts)` returns: `id, fence,
   job` | `nil, reason`, or with n a list of jobs (and a reason when empty)
 @raise `bad argument` for a bad argument; `lease.complete_claim_next: ...` on
-  a database failure
+  a database failure (a `[mismatch]` as complete raises it among them)
 */
 static void check_complete_claim_next(lua_State *L, const lb_callee *c, lb_args *a) {
   const char *why;
@@ -826,7 +826,7 @@ others).  Every job is checked first: a bad entry raises and nothing is stored.
   reason word (`"missing"`, `"done"`, `"not_owner"`, `"stale_fence"`, `"expired"`)
 @raise `bad argument #3 to 'complete_many' (jobs[2].fence must be an integer,
   got 1.5)` and the like; `lease.complete_many: ...` on a database failure
-  (then nothing is stored)
+  (a `[mismatch]` as complete raises it among them; then nothing is stored)
 */
 static void check_job(lua_State *L, const lb_callee *c, int at, int i, lease_result *it) {
   lb_arg field = {c, at, "jobs[%d]", i};
@@ -905,7 +905,7 @@ no job taken).  Every argument is checked first.
 @return ...then what `claim_next(owner, now, ttl, opts)` returns: `id, fence,
   job` | `nil, reason`, or with n a list of jobs (and a reason when empty)
 @raise `bad argument` for a bad argument; `lease.complete_many_claim_next: ...`
-  on a database failure
+  on a database failure (a `[mismatch]` as complete raises it among them)
 */
 static lease_result *fused_items(lb_args *a) {
   return (lease_result *)((lease_job *)a->mem + (a->n ? a->n : 1));

@@ -265,9 +265,10 @@
 #define LPG_STEP_SQLITE_COMPLETE_ONCE ""
 
 /* The version a database without a version row has: 11 when lease_queue
-** has the column key (step 11's to 15's layout, whose row another
+** has the column key (step 11's to 16's layout, whose row another
 ** client deleted: its steps must not run again; steps 12 to 15 only
-** replace a function, so running them again changes nothing), 10 when it has the table lease_deps
+** replace a function and 16 does nothing here, so running them again
+** changes nothing), 10 when it has the table lease_deps
 ** (step 10's layout, likewise), 9 when lease_queue has the column
 ** timeout (step 9's layout; step 8's table is made again if missing,
 ** CREATE TABLE IF NOT EXISTS), 7 when it has base_fence (step 7's or 8's

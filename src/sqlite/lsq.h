@@ -110,6 +110,15 @@ typedef int lsq_body(lease_db *db, void *ctx);
 int lsq_write_txn(lease_db *db, lsq_body *body, void *ctx);
 
 /*
+** lsq_savepoint: body(db, ctx) inside a savepoint of the open transaction
+** (lsq_group.c): on success the savepoint is released (its writes join the
+** transaction); on failure everything the body wrote is undone (ROLLBACK
+** TO) and the failure, on db, returned.  The transaction stays open unless
+** SQLite ended it.
+*/
+int lsq_savepoint(lease_db *db, lsq_body *body, void *ctx);
+
+/*
 ** lsq_group_join: after a successful open, enter db in the registry of its
 ** file's writers (lsq_group.c), unless it is read-only, private, not a
 ** regular file, or opened with LEASE_OPEN_NO_GROUP_COMMIT.  Never fails:

@@ -214,16 +214,11 @@ static int savepoint_run(lease_db *db, int which) {
   return src == SQLITE_DONE ? LEASE_OK : db->rc;
 }
 
-/*
-** body(db, ctx) inside a savepoint of the open transaction: on success
-** the savepoint is released (its writes join the transaction); on failure
-** everything the body wrote is undone (ROLLBACK TO) and the failure, on
-** db, returned.  The transaction stays open unless SQLite ended it.
-*/
-static int run_in_savepoint(lease_db *db, lsq_body *body, void *ctx) {
+/* See lsq.h; clocked: lsq_clock first, inside the savepoint. */
+static int run_in_savepoint(lease_db *db, int clocked, lsq_body *body, void *ctx) {
   int rc = savepoint_run(db, SP_BEGIN);
   if (rc != LEASE_OK) return rc;
-  if ((rc = lsq_clock(db)) == LEASE_OK && (rc = body(db, ctx)) == LEASE_OK)
+  if ((rc = clocked ? lsq_clock(db) : LEASE_OK) == LEASE_OK && (rc = body(db, ctx)) == LEASE_OK)
     rc = savepoint_run(db, SP_RELEASE);
   if (rc != LEASE_OK && !sqlite3_get_autocommit(LSQ(db)->sql)) {
     /* keep the body's error: save it across the undo's statements */
@@ -235,6 +230,11 @@ static int run_in_savepoint(lease_db *db, lsq_body *body, void *ctx) {
     lease__set_error(db, rc, xrc, msg);
   }
   return rc;
+}
+
+/* See lsq.h. */
+int lsq_savepoint(lease_db *db, lsq_body *body, void *ctx) {
+  return run_in_savepoint(db, 0, body, ctx);
 }
 
 /* The body of a write alone: the transaction is open; commit, or roll back
@@ -289,7 +289,7 @@ static lsq_request *run_bodies(lsq_request *batch, lsq_conn *lc) {
     } else {
       q->rc = LEASE_OK;
     }
-    if (q->rc == LEASE_OK) q->rc = run_in_savepoint(q->db, q->body, q->ctx);
+    if (q->rc == LEASE_OK) q->rc = run_in_savepoint(q->db, 1, q->body, q->ctx);
     if (q->rc != LEASE_OK && sqlite3_get_autocommit(lc->sql)) {
       for (p = first; p != q; p = p->next)
         if (p->rc == LEASE_OK) copy_failure(p, q->db);

@@ -292,7 +292,8 @@ static int complete_queue_row(lease_db *db, const lease__write *w, int *changed)
 ** complete writes the job's queue row first (complete_queue_row) under
 ** the same guard; when its UPDATE of jobs then stores nothing, something
 ** in between (a trigger another client defined) changed the job: that is
-** LEASE_MISMATCH, and the transaction is rolled back.
+** LEASE_MISMATCH, and the caller undoes both (lsq_write_txn rolls back,
+** lsq_tx_write runs a complete in a savepoint).
 ** On a failure the error is recorded (lsq_write_txn rolls back).
 */
 int lsq_guarded_step(lease_db *db, const lease__write *w, int64_t *fence, int *reason) {

@@ -400,12 +400,29 @@ int lsq_tx_run(lease_tx *tx, const char *text, const lease_value *params, int n,
   return note_end(tx, rc);
 }
 
-/* See lsq.h: renew or complete of the held job inside tx. */
+/* The arguments and outcome of lsq_tx_write's guarded step. */
+typedef struct tx_write_ctx {
+  const lease__write *w;
+  int *reason;
+} tx_write_ctx;
+
+/* Savepoint body: the guarded step of x->w. */
+static int tx_write_body(lease_db *db, void *ctx) {
+  tx_write_ctx *x = ctx;
+  return lsq_guarded_step(db, x->w, NULL, x->reason);
+}
+
+/* See lsq.h: renew or complete of the held job inside tx.  A complete is
+** two statements (the job's queue row, then its jobs row: lsq_ops.c), and
+** the transaction goes on after a failure the callback may catch, so it
+** runs in a savepoint: a failure undoes both. */
 int lsq_tx_write(lease_tx *tx, const lease__write *w, int *reason) {
   txstate *t = LSQ(tx->db)->tx;
+  tx_write_ctx x = { w, reason };
   int rc;
   if ((rc = tx_usable(tx, t)) != LEASE_OK) return rc;
-  return note_end(tx, lsq_guarded_step(tx->db, w, NULL, reason));
+  if (w->op == LEASE__COMPLETE) return note_end(tx, lsq_savepoint(tx->db, tx_write_body, &x));
+  return note_end(tx, tx_write_body(tx->db, &x));
 }
 
 /* ===================================================================== */

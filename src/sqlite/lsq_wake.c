@@ -15,8 +15,9 @@
 ** later, when its writer has synced it and moves the WAL index header in
 ** the -shm, so a look right after the change may miss it: the watcher
 ** signals a changed stamp at the look that saw it and at the next
-** LSQ_WAKE_SETTLE looks, 0.25, 0.5, 1, 2, ... ms apart.  One waiter of the
-** file in this process, the watcher, stat()s the files every
+** LSQ_WAKE_SETTLE looks, 0.25, 0.5, 1, 2, ... ms apart, for about half a
+** second.  One waiter of the file in this process, the watcher, stat()s
+** the files every
 ** LEASE_WAKE_CHECK_MS while the database is busy (an interval that grows
 ** to LSQ_WAKE_QUIET_MS while nothing changes) and signals the others when
 ** they changed: two system calls per look for the whole process, no lock
@@ -95,9 +96,12 @@ static double check_every_ms = LEASE_WAKE_CHECK_MS;
 #define LSQ_WAKE_QUIET_MS 100
 
 /* How many looks after a change of the files signal again (watch_files):
-** the first 0.25 ms after the change, each next one twice as far, the
-** last about 2^(LSQ_WAKE_SETTLE - 2) ms after it. */
-#define LSQ_WAKE_SETTLE 8
+** the first 0.25 ms after the change, each next one twice as far up to
+** LSQ_WAKE_QUIET_MS, the last about half a second after it: a writer whose
+** sync is slow, on a loaded machine, makes its commit visible tens of
+** milliseconds after its frames, and a look later than that must still
+** come. */
+#define LSQ_WAKE_SETTLE 12
 
 /* The shortest time between two looks a write's notice (inotify) starts,
 ** milliseconds: a stream of another process's commits costs this

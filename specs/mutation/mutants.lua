@@ -3244,6 +3244,15 @@ return {
     to = [=[  " to_regclass('lease_queue') AND attname = 'timeout' AND NOT attisdropped) THEN 6" \]=],
     hint = "specs/39-schema_version_spec.lua",
   },
+  {
+    -- the session leaves jit at the server's setting: a batch estimated
+    -- dear is compiled at each call
+    name = "pg-session-jit-on", step = "own", file = "src/pg/lpg.c",
+    fn = "set_session", backend = "pg",
+    from = [=[           " SET jit = off; SET lease.events = %s",]=],
+    to = [=[           " SET lease.events = %s",]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
   -- A completion's queue row on SQLite (schema step SQLITE_COMPLETE_ONCE)
   {
     -- lease_jobs_done writes the row again after complete made it

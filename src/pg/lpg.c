@@ -161,7 +161,10 @@ void lpg_rollback(lease_db *db) {
 /* The session's settings from db's options.  A busy timeout of 0 means
 ** "fail at once"; lock_timeout = 0 would mean "wait for ever", so the
 ** shortest wait PostgreSQL knows stands for it.  lease.events tells the
-** trigger lease_deps_follow whether this handle records events. */
+** trigger lease_deps_follow whether this handle records events.  jit is
+** off: the engine's statements touch a few rows each, but a batch's plan
+** can be estimated dear enough (its functions' and CTEs' row counts are
+** guesses) that compiling it would cost far more than running it. */
 static int set_session(lease_db *db) {
   char sql[512];
   int ms = db->opt.busy_timeout_ms > 0 ? db->opt.busy_timeout_ms : 1;
@@ -170,7 +173,7 @@ static int set_session(lease_db *db) {
            "SET default_transaction_isolation = 'read committed';"
            " SET lock_timeout = %d; SET synchronous_commit = %s;"
            " SET default_transaction_read_only = %s; SET client_min_messages = warning;"
-           " SET lease.events = %s",
+           " SET jit = off; SET lease.events = %s",
            ms, db->opt.synchronous == LEASE_SYNC_FULL ? "on" : "off", ro ? "on" : "off",
            db->opt.events_keep > 0 && !ro ? "on" : "off");
   LPG(db)->prepared = 0;

@@ -2028,9 +2028,10 @@ return {
   {
     name = "pg-cmcn-two-transactions", step = "own", file = "src/pg/lpg_queue.c", backend = "pg",
     fn = "lpg_q_complete_many_claim_next",
-    from = [[  if ((rc = lpg_exec(db, "BEGIN")) != LEASE_OK) return rc;
-  if ((rc = lpg_complete_each(db, wc, items, n, reasons, &done)) == LEASE_OK &&]],
-    to = [[  if ((rc = lpg_complete_each(db, wc, items, n, reasons, &done)) == LEASE_OK &&]],
+    from = [[  if (rc == LEASE_OK && (rc = claim_controlled(db, wn, max, jobs, count, why)) == LEASE_OK)]],
+    to = [[  if (rc == LEASE_OK && (rc = lpg_exec(db, "COMMIT")) == LEASE_OK &&
+      (rc = lpg_exec(db, "BEGIN")) == LEASE_OK &&
+      (rc = claim_controlled(db, wn, max, jobs, count, why)) == LEASE_OK)]],
     hint = "specs/62-complete_many_claim_next_spec.lua",
   },
   {

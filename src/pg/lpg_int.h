@@ -292,13 +292,14 @@ void lpg_array_free(lpg_array *a);
 ** were new (may be NULL). */
 int lpg_enqueue_data(lease_db *db, const lease_new_job *jobs, int n, int *inserted);
 
-/* lpg_complete_each: inside an open transaction, the n completions of
-** items by w's owner at w's now, each complete's guarded write
-** (lpg_guarded) in id order (so two batches over the same jobs cannot
-** deadlock); reasons in input order (may be NULL), *stored how many were
-** stored. */
-int lpg_complete_each(lease_db *db, const lease__write *w, const lease_result *items, int n,
-                      int *reasons, int *stored);
+/* lpg_complete_begun: after lpg_ready_conn, BEGIN and the n completions
+** of lpg_complete_many (one statement, its clock step in the same round
+** trip; or, when an id is named twice, one statement each after the clock
+** step), leaving the transaction open for the caller to go on and commit,
+** or to roll back on a failure (recorded).  *stored: how many were stored
+** (0 on a failure). */
+int lpg_complete_begun(lease_db *db, const lease__write *w, const lease_result *items, int n,
+                       int *reasons, int *stored);
 
 /* lpg_complete_many: lease__backend's complete_many (lease.h:
 ** lease_complete_many): one transaction, the jobs locked in id order, one

@@ -311,23 +311,11 @@ static int batch_sort(lease_db *db, batch *b) {
 }
 
 /* See lpg_int.h. */
-int lpg_complete_each(lease_db *db, const lease__write *w, const lease_result *items, int n,
-                      int *reasons, int *stored) {
-  batch b = {w, items, NULL, n, reasons, 0};
-  int rc = batch_sort(db, &b);
-  if (rc == LEASE_OK) rc = each_body(db, &b);
-  free(b.ord);
-  *stored = b.done;
-  return rc;
-}
-
-/* See lpg_int.h and lease.h (contract step 6 for each job, one
-** transaction). */
-int lpg_complete_many(lease_db *db, const lease__write *w, const lease_result *items, int n,
-                      int *reasons, int *stored) {
+int lpg_complete_begun(lease_db *db, const lease__write *w, const lease_result *items, int n,
+                       int *reasons, int *stored) {
   batch b = {w, items, NULL, n, reasons, 0};
   int rc;
-  if ((rc = lpg_ready_conn(db)) != LEASE_OK) return rc;
+  *stored = 0;
   if ((rc = batch_sort(db, &b)) != LEASE_OK) return rc;
   if (named_twice(b.ord, n)) {
     if ((rc = lpg_q_clock(db)) == LEASE_OK && (rc = lpg_exec(db, "BEGIN")) == LEASE_OK)
@@ -335,9 +323,20 @@ int lpg_complete_many(lease_db *db, const lease__write *w, const lease_result *i
   } else {
     rc = batch_body(db, &b);
   }
-  if (rc == LEASE_OK) rc = lpg_exec(db, "COMMIT");
-  if (rc != LEASE_OK) lpg_rollback(db);
   free(b.ord);
-  if (rc == LEASE_OK && stored) *stored = b.done;
+  if (rc == LEASE_OK) *stored = b.done;
+  return rc;
+}
+
+/* See lpg_int.h and lease.h (contract step 6 for each job, one
+** transaction). */
+int lpg_complete_many(lease_db *db, const lease__write *w, const lease_result *items, int n,
+                      int *reasons, int *stored) {
+  int done, rc;
+  if ((rc = lpg_ready_conn(db)) != LEASE_OK) return rc;
+  if ((rc = lpg_complete_begun(db, w, items, n, reasons, &done)) == LEASE_OK)
+    rc = lpg_exec(db, "COMMIT");
+  if (rc != LEASE_OK) lpg_rollback(db);
+  if (rc == LEASE_OK && stored) *stored = done;
   return rc;
 }

@@ -891,18 +891,19 @@ int lpg_q_complete_claim_next(lease_db *db, const lease__write *wc, const lease_
   return rc;
 }
 
-/* See lpg_int.h: lpg_complete_each, then claim_controlled of wn, between
-** BEGIN and COMMIT; a failure of either rolls both back. */
+/* See lpg_int.h: the completions as complete_many's (lpg_complete_begun:
+** BEGIN and one statement for the batch), then claim_controlled of wn,
+** then COMMIT; a failure of either rolls both back.  No items: the clock
+** step, BEGIN and the claim. */
 int lpg_q_complete_many_claim_next(lease_db *db, const lease__write *wc,
                                    const lease_result *items, int n, int *reasons, int *stored,
                                    const lease__write *wn, int max, lease_job *jobs, int *count,
                                    int *why) {
-  int done = 0, rc = lpg_ready(db);
+  int done = 0, rc = n > 0 ? lpg_ready_conn(db) : lpg_ready(db);
   *why = LEASE_GRANTED;
   if (rc != LEASE_OK) return rc;
-  if ((rc = lpg_exec(db, "BEGIN")) != LEASE_OK) return rc;
-  if ((rc = lpg_complete_each(db, wc, items, n, reasons, &done)) == LEASE_OK &&
-      (rc = claim_controlled(db, wn, max, jobs, count, why)) == LEASE_OK)
+  rc = n > 0 ? lpg_complete_begun(db, wc, items, n, reasons, &done) : lpg_exec(db, "BEGIN");
+  if (rc == LEASE_OK && (rc = claim_controlled(db, wn, max, jobs, count, why)) == LEASE_OK)
     rc = lpg_exec(db, "COMMIT");
   if (rc != LEASE_OK) {
     lpg_rollback(db);

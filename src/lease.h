@@ -839,8 +839,8 @@ LEASE_API int lease_errors(lease_db *db, const char *id, size_t id_len, lease_jo
 **   queue, queue_len, ttl, max, jobs, count: as for lease_claim_next.
 **   claim_reason: the claim's reason, as lease_claim_next's (may be NULL).
 ** Returns LEASE_OK, LEASE_MISUSE, LEASE_RANGE or LEASE_MISMATCH (as for
-** lease_complete), LEASE_NOMEM or a
-** database error; on a failure *count is 0.
+** lease_complete), LEASE_NOMEM or a database error; on a failure *count
+** is 0.
 */
 LEASE_API int lease_complete_claim_next(lease_db *db, const char *id, size_t id_len,
                                         const char *owner, size_t owner_len, int64_t fence,
@@ -865,8 +865,8 @@ LEASE_API int lease_complete_claim_next(lease_db *db, const char *id, size_t id_
 **   queue, queue_len, ttl, max, jobs, count: as for lease_claim_next.
 **   claim_reason: the claim's reason, as lease_claim_next's (may be NULL).
 ** Returns LEASE_OK, LEASE_MISUSE, LEASE_RANGE or LEASE_MISMATCH (as for
-** lease_complete_many), LEASE_NOMEM or a
-** database error; on a failure *count and *stored are 0.
+** lease_complete_many), LEASE_NOMEM or a database error; on a failure
+** *count and *stored are 0.
 */
 LEASE_API int lease_complete_many_claim_next(lease_db *db, const char *owner, size_t owner_len,
                                              double now, const lease_result *items, int n,

@@ -17,11 +17,11 @@
 ** signals a changed stamp at the look that saw it and at the next
 ** LSQ_WAKE_SETTLE looks, 0.25, 0.5, 1, 2, ... ms apart, for about half a
 ** second.  One waiter of the file in this process, the watcher, stat()s
-** the files every
-** LEASE_WAKE_CHECK_MS while the database is busy (an interval that grows
-** to LSQ_WAKE_QUIET_MS while nothing changes) and signals the others when
-** they changed: two system calls per look for the whole process, no lock
-** taken (PRAGMA data_version would take the -shm's locks each time).  The
+** the files every LEASE_WAKE_CHECK_MS while the database is busy (an
+** interval that grows to LSQ_WAKE_QUIET_MS while nothing changes) and
+** signals the others when they changed: two system calls per look for
+** the whole process, no lock taken (PRAGMA data_version would take the
+** -shm's locks each time).  The
 ** -shm is never opened here: closing any descriptor of a file drops every
 ** POSIX lock this process holds on it, SQLite's included, and another
 ** process would then take the -shm for unused and truncate it under this

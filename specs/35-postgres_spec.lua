@@ -466,3 +466,119 @@ describe("PostgreSQL complete_claim_next with events", function()
     db:close()
   end)
 end)
+
+-- Each statement is prepared once per session and may keep, from its sixth
+-- run, a generic plan made from the statistics of that moment.  These
+-- cases make those plans while the tables are tiny (analyzed so, or never
+-- analyzed), grow the tables to thousands of rows, and count what each call
+-- then reads of jobs and lease_queue: rows of whole-table scans and index
+-- entries, from the statistics views, which the engine's session flushes
+-- at the end of a with_lease that asks it to.  A call that finds its rows
+-- by their keys reads a few dozen; one plan that scans a table, or an
+-- index over every pending job, reads thousands.
+describe("PostgreSQL plans as the tables grow", function()
+  local T, GROWN = 1.7e9, 4000
+
+  -- The round r of calls, each named, on jobs of their own (ids "r<r>-...").
+  local function calls(db, r)
+    local P, now = "r" .. r .. "-", T + r
+    local function id(s) return P .. s end
+    local list = {}
+    local function call(name, fn) list[#list + 1] = { name = name, fn = fn } end
+    local f, jobs
+    call("enqueue", function() assert.is_true(db:enqueue(id("a"))) end)
+    call("enqueue_many", function()
+      db:enqueue_many({ id("b1"), id("b2"), id("b3"), id("b4"), id("b5"), id("b6") })
+    end)
+    call("enqueue with a key", function() assert.is_true(db:enqueue(id("k"), { key = "key" .. r })) end)
+    call("enqueue after a parent", function() assert.is_true(db:enqueue(id("c"), { after = { id("k") } })) end)
+    call("state", function() assert.are.equal("available", db:state(id("a"), now).status) end)
+    call("claim", function() f = assert(db:claim(id("a"), "w", now, 100)) end)
+    call("renew", function() assert.is_true(db:renew(id("a"), "w", f, now, 100)) end)
+    call("release", function() assert.is_true(db:release(id("a"), "w", f)) end)
+    call("claim_next", function()
+      local got
+      got, f = db:claim_next("w", now, 100)
+      assert.are.equal(id("a"), got)
+    end)
+    call("fail", function() assert.are.equal("retryable", db:fail(id("a"), "w", f, now, "boom")) end)
+    call("claim_next(n)", function()
+      jobs = db:claim_next("w", now, 100, 3)
+      assert.are.equal(3, #jobs)
+    end)
+    call("complete", function() assert.is_true(db:complete(jobs[1].id, "w", jobs[1].fence, now, "r")) end)
+    call("complete_claim_next", function()
+      local ok, _, got, nf = db:complete_claim_next(jobs[2].id, "w", jobs[2].fence, now, "r", 100)
+      assert.is_true(ok)
+      jobs[2] = { id = got, fence = nf }
+    end)
+    call("complete_many", function()
+      assert.is_true(db:complete_many("w", now, { { id = jobs[2].id, fence = jobs[2].fence, result = "r" } }))
+    end)
+    call("complete_many_claim_next", function()
+      local ok, _, got = db:complete_many_claim_next("w", now,
+        { { id = jobs[3].id, fence = jobs[3].fence, result = "r" } }, 100, 2)
+      assert.is_true(ok)
+      assert.are.equal(2, #got)
+      assert.is_true(db:complete_many("w", now, {
+        { id = got[1].id, fence = got[1].fence }, { id = got[2].id, fence = got[2].fence } }))
+    end)
+    call("cancel", function() assert.is_true(db:cancel(id("k"), now)) end)
+    call("retry", function() assert.is_true(db:retry(id("k"), now)) end)
+    return list
+  end
+
+  local function grown(analyzed)
+    local db, p = H.fresh()
+    -- no autovacuum: its ANALYZE would make the plans anew mid-case
+    H.psql(p, "ALTER TABLE jobs SET (autovacuum_enabled = off);"
+      .. " ALTER TABLE lease_queue SET (autovacuum_enabled = off)")
+    db:enqueue("flush")
+    local ff = assert(db:claim("flush", "F", T, 1e6))
+    -- tuples read of jobs and lease_queue, after the session flushed its counts
+    local function reads()
+      assert.is_true((db:with_lease("flush", "F", ff, T, function(tx)
+        tx:rows("SELECT pg_stat_force_next_flush()")()
+      end)))
+      return tonumber((H.psql(p, "SELECT (SELECT sum(seq_tup_read) FROM pg_stat_user_tables"
+        .. " WHERE relid IN ('jobs'::regclass, 'lease_queue'::regclass))"
+        .. " + (SELECT sum(idx_tup_read) FROM pg_stat_user_indexes"
+        .. " WHERE relid IN ('jobs'::regclass, 'lease_queue'::regclass))"):match("%d+")))
+    end
+    if analyzed then H.psql(p, "ANALYZE jobs; ANALYZE lease_queue") end
+    -- seven rounds while tiny: the sixth run of each statement makes its
+    -- generic plan
+    for r = 1, 7 do
+      for _, c in ipairs(calls(db, r)) do c.fn() end
+    end
+    -- grown, each row written once (no index entry left behind to skip):
+    -- done jobs, then jobs scheduled later in the same queue and ready
+    -- ones in another
+    H.psql(p, "INSERT INTO jobs(id, done, until) SELECT ('g' || g)::bytea, 1, " .. T
+      .. " FROM generate_series(1, " .. GROWN .. ") g")
+    local later = {}
+    for i = 1, GROWN // 8 do
+      later[#later + 1] = { id = "l" .. i, run_at = T + 1e5 }
+      later[#later + 1] = { id = "o" .. i, queue = "other" }
+    end
+    db:enqueue_many(later)
+    return db, reads
+  end
+
+  for _, analyzed in ipairs({ true, false }) do
+    it(("reads a few rows a call with plans made on tables %s"):format(
+      analyzed and "analyzed while tiny" or "never analyzed"), function()
+      local db, reads = grown(analyzed)
+      local over = {}
+      for _, c in ipairs(calls(db, 8)) do
+        local before = reads()
+        c.fn()
+        local n = reads() - before
+        if n >= 200 then over[#over + 1] = ("%s %d"):format(c.name, n) end
+      end
+      -- every call over the bound, with what it read
+      assert.are.equal("", table.concat(over, ", "))
+      db:close()
+    end)
+  end
+end)

@@ -19,7 +19,7 @@
 #define LEASE_SCHEMA_H
 
 /* The version this build makes and knows: the number of steps. */
-#define LEASE_SCHEMA_VERSION 16
+#define LEASE_SCHEMA_VERSION 17
 
 /*
 ** The steps, in order: the k-th entry takes version k-1 to k.
@@ -83,6 +83,9 @@
 **              the same transaction), so a completion writes that row
 **              once; another client's done = 1 is turned into the state as
 **              before; nothing on PostgreSQL, whose step 13 did the same.
+**   DEPS_KEYED 17: PostgreSQL's trigger lease_deps_follow finds the rows
+**              it reads and writes by their ids, so that its kept plans
+**              read those rows alone at any table size; nothing on SQLite.
 */
 #define LEASE_SCHEMA_STEPS(XX) \
   XX(QUEUE)                    \
@@ -100,7 +103,8 @@
   XX(COMPLETE_ONCE)            \
   XX(DEPS_CHILDLESS)            \
   XX(QUEUE_NOW_PLPGSQL)        \
-  XX(SQLITE_COMPLETE_ONCE)
+  XX(SQLITE_COMPLETE_ONCE)     \
+  XX(DEPS_KEYED)
 
 /* How many steps LEASE_SCHEMA_STEPS lists: must be LEASE_SCHEMA_VERSION. */
 enum {

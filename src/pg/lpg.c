@@ -164,7 +164,15 @@ void lpg_rollback(lease_db *db) {
 ** trigger lease_deps_follow whether this handle records events.  jit is
 ** off: the engine's statements touch a few rows each, but a batch's plan
 ** can be estimated dear enough (its functions' and CTEs' row counts are
-** guesses) that compiling it would cost far more than running it. */
+** guesses) that compiling it would cost far more than running it.
+** enable_seqscan is off: each statement is prepared once and, from its
+** sixth run, may keep a generic plan made from the statistics of that
+** moment; made while the tables were tiny (a new database, or a queue
+** drained before it was analyzed), such a plan can read a whole table
+** where a key would find the rows, and it stays until the tables are
+** analyzed again.  With scans of whole tables priced out, the statements
+** go by their keys at any table size (spec 35's "plans as the tables
+** grow"). */
 static int set_session(lease_db *db) {
   char sql[512];
   int ms = db->opt.busy_timeout_ms > 0 ? db->opt.busy_timeout_ms : 1;
@@ -173,7 +181,7 @@ static int set_session(lease_db *db) {
            "SET default_transaction_isolation = 'read committed';"
            " SET lock_timeout = %d; SET synchronous_commit = %s;"
            " SET default_transaction_read_only = %s; SET client_min_messages = warning;"
-           " SET jit = off; SET lease.events = %s",
+           " SET jit = off; SET enable_seqscan = off; SET lease.events = %s",
            ms, db->opt.synchronous == LEASE_SYNC_FULL ? "on" : "off", ro ? "on" : "off",
            db->opt.events_keep > 0 && !ro ? "on" : "off");
   LPG(db)->prepared = 0;

@@ -274,22 +274,27 @@
   "WITH c AS (SELECT q.id, q.payload, q.queue, q.priority, q.due_at, q.seq,"       \
   " " LPG_SQL_ATTEMPT("j", "q") " AS attempt, q.max_attempts, q.timeout, j.owner, j.until," \
   " j.fence"                                                                       \
-  " FROM lease_queue q JOIN jobs j ON j.id = q.id"                                 \
+  " FROM lease_queue q CROSS JOIN LATERAL (SELECT owner, until, fence FROM jobs"    \
+  " WHERE jobs.id = q.id AND " LPG_SQL_UNKEYED("done") " = 0 AND until <= $2"      \
+  " AND fence < " LPG_FENCE_MAX                                                     \
+  " FOR UPDATE SKIP LOCKED) j"                                                      \
   " WHERE q.state = " LEASE__Q_OPEN_S " AND q.queue = $1 AND (q.run_at IS NULL OR q.run_at <= $2)" \
-  " AND j.done = 0 AND j.until <= $2 AND j.fence < " LPG_FENCE_MAX                  \
   " ORDER BY q.priority, q.due_at, q.seq LIMIT $5"                                  \
-  " FOR UPDATE OF q, j SKIP LOCKED),"                                               \
+  " FOR UPDATE OF q SKIP LOCKED),"                                                  \
   " x AS (SELECT c.*, c.owner IS NOT NULL AS lapsed,"                               \
   " c.owner IS NOT NULL AND c.attempt >= c.max_attempts AS last FROM c),"           \
   " e AS (INSERT INTO lease_errors(id, attempt, at, owner, fence, message)"        \
   " SELECT id, attempt, until, owner, fence, 'lease expired'::bytea FROM x WHERE lapsed)," \
   " d AS (UPDATE lease_queue SET state = " LEASE__Q_DISCARDED_S ", finished_at = $2 FROM x" \
-  " WHERE lease_queue.id = x.id AND x.last),"                                       \
+  " WHERE lease_queue.id = ANY(ARRAY(SELECT id FROM x WHERE last))"                \
+  " AND lease_queue.id = x.id AND x.last),"                                         \
   " u AS (UPDATE jobs SET owner = $3, until = $4, fence = jobs.fence + 1 FROM x"    \
-  " WHERE jobs.id = x.id AND NOT x.last RETURNING jobs.id, jobs.fence)"             \
-  " SELECT x.id, u.fence, x.payload, x.queue, x.priority, x.attempt + 1, x.max_attempts," \
+  " WHERE jobs.id = ANY(ARRAY(SELECT id FROM x WHERE NOT last))"                   \
+  " AND jobs.id = x.id AND NOT x.last RETURNING x.*, jobs.fence AS taken)"          \
+  " SELECT x.id, x.taken, x.payload, x.queue, x.priority, x.attempt + 1, x.max_attempts," \
   " x.lapsed, x.owner, x.fence, x.timeout" extra                                    \
-  " FROM x LEFT JOIN u ON u.id = x.id ORDER BY x.priority, x.due_at, x.seq"
+  " FROM (SELECT * FROM u UNION ALL SELECT x.*, NULL FROM x WHERE x.last) x"        \
+  " ORDER BY x.priority, x.due_at, x.seq"
 
 /*
 ** fail's guarded write: complete's guard on the locked row (and the
@@ -321,11 +326,13 @@
 ** Dependencies (lease.h: lease_new_job's after) in lease_deps(child,
 ** parent), schema step DEPS (lpg_schema_sql.h, which also makes the
 ** trigger lease_deps_follow that opens or cancels waiting children).  A
-** job whose parents are not all completed: q its lease_queue row.
+** job whose parents are not all completed: q its lease_queue row.  The
+** parents' ids are read into an array first, so that their queue rows
+** are found by id whatever the statistics the plan was made from.
 */
 #define LPG_Q_SQL_DEP_PENDING(q)                                                    \
-  "EXISTS (SELECT 1 FROM lease_deps d JOIN lease_queue p ON p.id = d.parent"       \
-  " WHERE d.child = " q ".id AND p.state <> " LEASE__Q_COMPLETED_S ")"
+  "EXISTS (SELECT 1 FROM lease_queue p WHERE p.id = ANY(ARRAY(SELECT d.parent"     \
+  " FROM lease_deps d WHERE d.child = " q ".id)) AND p.state <> " LEASE__Q_COMPLETED_S ")"
 
 /* A listed job's queue state at enqueue, its row locked FOR SHARE so it
 ** cannot end or complete before the enqueue commits; read after the lock.
@@ -343,7 +350,8 @@
   "INSERT INTO lease_deps(child, parent) VALUES ($1, $2) ON CONFLICT DO NOTHING"
 #define LPG_Q_SQL_DEP_WAIT                                                          \
   "UPDATE lease_queue SET state = " LEASE__Q_WAITING_S " WHERE id = $1"            \
-  " AND state = " LEASE__Q_OPEN_S " AND " LPG_Q_SQL_DEP_PENDING("lease_queue")
+  " AND " LPG_SQL_UNKEYED("state") " = " LEASE__Q_OPEN_S                           \
+  " AND " LPG_Q_SQL_DEP_PENDING("lease_queue")
 
 /* The jobs $1 runs after, by id: id, status at $2 (0: no longer there). */
 #define LPG_Q_SQL_DEPS                                                              \
@@ -359,21 +367,23 @@
 ** another unfinished job of the queue holding the job's key, which keeps
 ** it as it is (LEASE_DUPLICATE; a holder not yet committed: the index
 ** lease_queue_key refuses the reopen, and lpg_key_conflict runs the
-** statement again).  $1 id, $2 now.  One row, the facts the rule reads:
+** statement again), looked up by the key in a subquery of its own, whose
+** plan can only be keyed by it.  $1 id, $2 now.  One row, the facts the rule reads:
 ** found, done, the queue's state, held (until > now), and h's id.
 */
 #define LPG_Q_SQL_RETRY                                                             \
   "WITH j AS (SELECT id, done, until, fence FROM jobs WHERE id = $1 FOR UPDATE),"  \
   LPG_SQL_QUEUE_OF_J ","                                                            \
-  " h AS (SELECT o.id FROM j, lease_queue_now(j.id) k, lease_queue o"               \
-  " WHERE o.queue = k.queue AND o.key = k.key AND o.id <> k.id AND "                \
-  LEASE__Q_UNFINISHED_SQL("o.state") " LIMIT 1),"                                   \
+  " h AS (SELECT o.id FROM j, lease_queue_now(j.id) k CROSS JOIN LATERAL"          \
+  " (SELECT o.id FROM lease_queue o WHERE o.queue = k.queue AND o.key = k.key"      \
+  " AND o.id <> k.id AND " LEASE__Q_UNFINISHED_SQL("o.state") " LIMIT 1) o),"      \
   " ok AS (SELECT j.id, j.fence FROM j, q WHERE NOT (j.done = 0 AND q.state = " LEASE__Q_OPEN_S    \
   " AND j.until > $2) AND NOT EXISTS (SELECT 1 FROM h)),"                           \
-  " u AS (UPDATE jobs SET done = 0, owner = NULL, until = 0 FROM ok WHERE jobs.id = ok.id)," \
+  " u AS (UPDATE jobs SET done = 0, owner = NULL, until = 0 FROM ok"                \
+  " WHERE jobs.id = $1 AND jobs.id = ok.id),"                                       \
   " r AS (UPDATE lease_queue SET state = " LEASE__Q_OPEN_S ", base_fence = ok.fence," \
   " run_at = NULL, due_at = $2, finished_at = NULL"                                 \
-  " FROM ok WHERE lease_queue.id = ok.id)"                                          \
+  " FROM ok WHERE lease_queue.id = $1 AND lease_queue.id = ok.id)"                 \
   " SELECT j.id IS NOT NULL, j.done <> 0, q.state, j.until > $2, (SELECT id FROM h)" \
   " FROM (SELECT 1) one LEFT JOIN j ON true LEFT JOIN q ON true"
 
@@ -385,7 +395,7 @@
   "WITH j AS (SELECT id, done, fence FROM jobs WHERE id = $1 FOR UPDATE),"         \
   LPG_SQL_QUEUE_OF_J ","                                                            \
   " u AS (UPDATE lease_queue SET state = " LEASE__Q_CANCELLED_S ", finished_at = $2 FROM j, q" \
-  " WHERE lease_queue.id = j.id AND j.done = 0"                                     \
+  " WHERE lease_queue.id = $1 AND lease_queue.id = j.id AND j.done = 0"            \
   " AND q.state IN (" LEASE__Q_OPEN_S ", " LEASE__Q_WAITING_S "))"                  \
   " SELECT j.id IS NOT NULL, j.done <> 0, q.state"                                  \
   " FROM (SELECT 1) one LEFT JOIN j ON true LEFT JOIN q ON true"

@@ -264,11 +264,52 @@
 ** row once, as PostgreSQL's have since step 13. */
 #define LPG_STEP_SQLITE_COMPLETE_ONCE ""
 
+/*
+** Step 17 (v16 -> v17): lease_deps_follow as step 14 made it, but each of
+** its statements finds the rows it reads or writes by their ids: the
+** children's ids (and each child's parents') read from lease_deps into an
+** array first, then jobs and lease_queue looked up by = ANY of it.  A
+** PL/pgSQL query keeps a generic plan for the connection, made from the
+** statistics of its first runs; written as joins, a plan made while the
+** tables were tiny scans all of lease_queue or jobs once they have grown
+** (spec 35, "plans as the tables grow"), where a key lookup reads only
+** the rows named.
+*/
+#define LPG_DEP_CHILDREN "ARRAY(SELECT d.child FROM lease_deps d WHERE d.parent = new.id)"
+#define LPG_DEP_WAITING_CHILD                                                       \
+  " WHERE c.id = ANY(" LPG_DEP_CHILDREN ") AND " LPG_SQL_UNKEYED("c.state")       \
+  " = " LEASE__Q_WAITING_S
+#define LPG_STEP_DEPS_KEYED                                                         \
+  "CREATE OR REPLACE FUNCTION lease_deps_follow() RETURNS trigger LANGUAGE plpgsql" \
+  " AS $f$ BEGIN IF NOT EXISTS (SELECT 1 FROM lease_deps d WHERE d.parent = new.id)" \
+  " THEN RETURN NULL; END IF;"                                                     \
+  " PERFORM 1 FROM jobs WHERE id = ANY(" LPG_DEP_CHILDREN ") ORDER BY id FOR UPDATE;" \
+  " IF new.state = " LEASE__Q_COMPLETED_S " THEN"                                 \
+  " UPDATE lease_queue c SET state = " LEASE__Q_OPEN_S ","                        \
+  " due_at = coalesce(c.run_at, " LPG_Q_SQL_DUE_NOW ")"                           \
+  LPG_DEP_WAITING_CHILD                                                           \
+  " AND NOT " LPG_Q_SQL_DEP_PENDING("c") ";"                                      \
+  " ELSE IF current_setting('lease.events', true) = 'on' THEN"                   \
+  " INSERT INTO lease_events(at, op, id, queue, owner, fence, outcome, reason)"   \
+  " SELECT coalesce(new.finished_at, " LPG_Q_SQL_DUE_NOW "), " LEASE__EV_CANCEL_S "," \
+  " c.id, c.queue, NULL, NULL, 0, NULL FROM lease_queue c"                        \
+  LPG_DEP_WAITING_CHILD                                                           \
+  " ORDER BY c.id; END IF;"                                                       \
+  " INSERT INTO lease_errors(id, attempt, at, owner, fence, message)"             \
+  " SELECT c.id, 0, new.finished_at, NULL, NULL,"                                 \
+  " convert_to('dependency \"', 'UTF8') || new.id || convert_to('\" was ' ||"    \
+  " CASE WHEN new.state = " LEASE__Q_DISCARDED_S " THEN 'discarded' ELSE 'cancelled' END, 'UTF8')" \
+  " FROM lease_queue c"                                                           \
+  LPG_DEP_WAITING_CHILD ";"                                                       \
+  " UPDATE lease_queue c SET state = " LEASE__Q_CANCELLED_S ", finished_at = new.finished_at" \
+  LPG_DEP_WAITING_CHILD ";"                                                       \
+  " END IF; RETURN NULL; END $f$"
+
 /* The version a database without a version row has: 11 when lease_queue
 ** has the column key (step 11's to 16's layout, whose row another
-** client deleted: its steps must not run again; steps 12 to 15 only
-** replace a function and 16 does nothing here, so running them again
-** changes nothing), 10 when it has the table lease_deps
+** client deleted: its steps must not run again; steps 12 to 15 and 17
+** only replace a function and 16 does nothing here, so running them
+** again changes nothing), 10 when it has the table lease_deps
 ** (step 10's layout, likewise), 9 when lease_queue has the column
 ** timeout (step 9's layout; step 8's table is made again if missing,
 ** CREATE TABLE IF NOT EXISTS), 7 when it has base_fence (step 7's or 8's

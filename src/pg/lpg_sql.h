@@ -76,6 +76,18 @@
   " CASE WHEN j.fence >= " LPG_FENCE_MAX " THEN 3 ELSE 0 END, " held ", " ended \
   " FROM (SELECT 1) one LEFT JOIN j ON true" joins
 
+/*
+** A column c of a row the statement finds by its id, in a test that must
+** not choose the index: c + 0 matches no partial index's predicate
+** (lease_jobs_pending: done = 0; lease_queue_due: state = 0;
+** lease_queue_ended: state <> 0).  A plan the connection keeps is made
+** from the statistics of its first runs, and on tables that were tiny
+** then, a scan of such an index with the id as a filter costs what the
+** lookup by the primary key costs; once the tables grow it reads every
+** entry (spec 35, "plans as the tables grow").
+*/
+#define LPG_SQL_UNKEYED(c) "(" c " + 0)"
+
 /* The attempts a job has made: its fence's growth since its queue row's
 ** base_fence (step ATTEMPTS, lpg_schema_sql.h), never below 0 (another
 ** client may lower a fence, which the contract forbids), 0 without a queue
@@ -121,7 +133,7 @@
   " d AS (UPDATE lease_queue SET state = " LEASE__Q_DISCARDED_S ", finished_at = $3 FROM x" \
   " WHERE lease_queue.id = $1 AND x.lapsed AND x.last),"                              \
   " u AS (UPDATE jobs SET owner = $2, until = $4, fence = jobs.fence + 1 FROM j, q, x" \
-  " WHERE jobs.id = j.id AND j.done = 0 AND j.until <= $3"                            \
+  " WHERE jobs.id = $1 AND jobs.id = j.id AND j.done = 0 AND j.until <= $3"          \
   " AND j.fence < " LPG_FENCE_MAX " AND " LPG_SQL_NOT_ENDED                           \
   " AND NOT (x.lapsed AND x.last) RETURNING jobs.fence)"                              \
   LPG_SQL_REPORT("(SELECT fence FROM u)", "false, false", "j.until <= $3", "j.until > $3", \
@@ -135,7 +147,8 @@
   "WITH j AS (SELECT id, owner, done, until, fence FROM jobs WHERE id = $1 FOR UPDATE)," \
   LPG_SQL_QUEUE_OF_J ","
 #define LPG_SQL_HELD_GUARD                                                            \
-  " WHERE jobs.id = j.id AND j.done = 0 AND j.owner = $2 AND j.fence = $3"           \
+  " WHERE jobs.id = $1 AND jobs.id = j.id AND j.done = 0 AND j.owner = $2"          \
+  " AND j.fence = $3"                                                                 \
   " AND j.until > $4 AND j.fence < " LPG_FENCE_MAX " AND " LPG_SQL_NOT_ENDED         \
   " RETURNING 1)"
 #define LPG_SQL_HELD_REPORT                                                           \
@@ -162,11 +175,16 @@
 ** one by one), $2 their fences (int8[]), $3 their results (bytea[], NULL
 ** elements for none), $4 owner, $5 now.  Each job's row is locked, its
 ** queue state read after the lock (LPG_SQL_QUEUE_OF_J, per job), and the
-** UPDATE's WHERE carries complete's whole guard for each job with its own
-** fence.  One report row per id, in $1's order: LPG_SQL_REPORT's columns
-** (the first: 1 when stored, else 0), then the id's position in $1.  The
-** stored jobs' queue rows are completed at now here, as LPG_SQL_COMPLETE
-** does.
+** jobs that pass complete's whole guard, each with its own fence (ok),
+** are then written.  One report row per id, in $1's order:
+** LPG_SQL_REPORT's columns (the first: 1 when stored, else 0), then the
+** id's position in $1.  The stored jobs' queue rows are completed at now
+** here, as LPG_SQL_COMPLETE does.  Both writes find their rows by an array
+** of ids (= ANY), not by a join, and take each result from $3 at its id's
+** position in $1: a kept plan made while the tables were tiny can join a
+** whole scan of the table (spec 35, "plans as the tables grow"), and an
+** index lookup per joined row that also carried the array would sort the
+** array again at each row.
 */
 #define LPG_SQL_COMPLETE_MANY                                                         \
   "WITH a AS (SELECT * FROM unnest($1::bytea[], $2::int8[], $3::bytea[])"            \
@@ -175,12 +193,14 @@
   " ORDER BY id FOR UPDATE),"                                                         \
   " q AS (SELECT j.id, coalesce(s.state, " LEASE__Q_OPEN_S ") AS state"              \
   " FROM j LEFT JOIN LATERAL lease_queue_now(j.id) s ON true),"                       \
-  " u AS (UPDATE jobs SET result = a.result, done = 1 FROM j, q, a"                   \
-  " WHERE jobs.id = j.id AND q.id = j.id AND a.id = j.id AND j.done = 0"              \
+  " ok AS (SELECT j.id FROM j, q, a"                                                   \
+  " WHERE q.id = j.id AND a.id = j.id AND j.done = 0"                                 \
   " AND j.owner = $4 AND j.fence = a.fence AND j.until > $5"                          \
-  " AND j.fence < " LPG_FENCE_MAX " AND " LPG_SQL_NOT_ENDED " RETURNING jobs.id),"   \
+  " AND j.fence < " LPG_FENCE_MAX " AND " LPG_SQL_NOT_ENDED "),"                      \
+  " u AS (UPDATE jobs SET result = ($3::bytea[])[array_position($1::bytea[], jobs.id)]," \
+  " done = 1 WHERE jobs.id = ANY(ARRAY(SELECT id FROM ok)) RETURNING jobs.id),"       \
   " f AS (UPDATE lease_queue SET state = " LEASE__Q_COMPLETED_S ", finished_at = $5"  \
-  " WHERE id IN (SELECT id FROM u))"                                                  \
+  " WHERE id = ANY(ARRAY(SELECT id FROM u)))"                                         \
   " SELECT (u.id IS NOT NULL)::int::int8, j.id IS NOT NULL, j.done <> 0,"             \
   " j.owner IS DISTINCT FROM $4, j.fence <> a.fence, j.until <= $5,"                  \
   " CASE WHEN j.fence >= " LPG_FENCE_MAX " THEN 3 ELSE 0 END, j.until > $5, q.state, a.k" \
@@ -191,7 +211,8 @@
 #define LPG_SQL_RELEASE                                                               \
   "WITH j AS (SELECT id, owner, done, until, fence FROM jobs WHERE id = $1 FOR UPDATE)," \
   " u AS (UPDATE jobs SET owner = NULL, until = 0 FROM j"                             \
-  " WHERE jobs.id = j.id AND j.done = 0 AND j.owner = $2 AND j.fence = $3 RETURNING 1)" \
+  " WHERE jobs.id = $1 AND jobs.id = j.id AND j.done = 0 AND j.owner = $2"          \
+  " AND j.fence = $3 RETURNING 1)"                                                    \
   LPG_SQL_REPORT("(SELECT count(*) FROM u)", "j.owner IS DISTINCT FROM $2, j.fence <> $3", \
                  "false", "false", "0", "")
 

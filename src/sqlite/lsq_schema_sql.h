@@ -270,12 +270,17 @@
      LSQ_SQL_DONE_SET " WHERE id = new.id"                                \
      " AND (new.done = 0 OR state <> " LEASE__Q_COMPLETED_S "); END")
 
+/* Step 17 (v16 -> v17): nothing.  PostgreSQL's trigger that follows a
+** job's end finds its rows by their ids, for the plans it keeps; SQLite
+** follows an end in C. */
+#define LSQ_STEP_DEPS_KEYED(XX)
+
 /*
 ** The version a file without a version row has, from what it holds: no
 ** lease_queue is version 0 (the contract's bare table, with or without
 ** the index lease_jobs_pending of the engine before its queue); one with
-** a key column in lease_queue is 11 (steps 12 to 15 change nothing here,
-** and step 16 only makes the trigger lease_jobs_done anew), one with the
+** a key column in lease_queue is 11 (steps 12 to 15 and 17 change nothing
+** here, and step 16 only makes the trigger lease_jobs_done anew), one with the
 ** table lease_deps (but no key) is 10 (a file of step 11's or 10's layout whose row another
 ** client deleted: its steps must not run again); a lease_queue
 ** with an attempt column is 1; one with a timeout column is 9 and one

@@ -3291,11 +3291,14 @@ return {
     hint = "specs/35-postgres_spec.lua",
   },
   {
-    -- complete_many finds the rows to write by a join to the guarded ids
+    -- complete_many writes the rows it joins to the locked ones and their
+    -- queue states
     name = "pg-complete-many-joined", step = "own", file = "src/pg/lpg_sql.h",
     fn = "LPG_SQL_COMPLETE_MANY", backend = "pg",
-    from = [=[  " done = 1 WHERE jobs.id = ANY(ARRAY(SELECT id FROM ok)) RETURNING jobs.id),"       \]=],
-    to = [=[  " done = 1 FROM ok WHERE jobs.id = ok.id RETURNING jobs.id),"       \]=],
+    from = [=[  " u AS (UPDATE jobs SET result = ($3::bytea[])[array_position($1::bytea[], jobs.id)]," \
+  " done = 1 WHERE jobs.id = ANY(ARRAY(SELECT id FROM ok)) RETURNING jobs.id),"       \]=],
+    to = [=[  " u AS (UPDATE jobs SET result = a.result, done = 1 FROM j, q, a, ok"   \
+  " WHERE jobs.id = j.id AND q.id = j.id AND a.id = j.id AND ok.id = j.id RETURNING jobs.id)," \]=],
     hint = "specs/35-postgres_spec.lua",
   },
   {

@@ -209,6 +209,33 @@ describe("PostgreSQL backend", function()
     ro:close()
   end)
 
+  it("lists and counts with sequential scans, keeping them priced out for its other statements", function()
+    db:enqueue_many({ "a", "b", "c" })
+    db:enqueue("f")
+    local ff = db:claim("f", "F", 0, 1e6)
+    -- the sequential scans of lease_queue so far (the session's counts
+    -- flushed), and the session's setting
+    local function scans()
+      local setting
+      assert.is_true((db:with_lease("f", "F", ff, 0, function(tx)
+        tx:rows("SELECT pg_stat_force_next_flush()")()
+        setting = tx:rows("SELECT current_setting('enable_seqscan') AS s")().s
+      end)))
+      return tonumber((H.psql(p, "SELECT seq_scan FROM pg_stat_user_tables"
+        .. " WHERE relid = 'lease_queue'::regclass"):match("%d+"))), setting
+    end
+    local n0, s0 = scans()
+    assert.are.equal("off", s0)
+    assert.are.equal(4, db:counts(1).total)
+    local n1, s1 = scans()
+    assert.is_true(n1 > n0, ("counts: %d sequential scans before, %d after"):format(n0, n1))
+    assert.are.equal("off", s1)
+    assert.are.equal(4, #db:jobs("all", 1))
+    local n2, s2 = scans()
+    assert.is_true(n2 > n1, ("jobs: %d sequential scans before, %d after"):format(n1, n2))
+    assert.are.equal("off", s2)
+  end)
+
   it("server_now is the server's clock in seconds and moves forward", function()
     local a = db:server_now()
     local b = db:server_now()
@@ -552,13 +579,13 @@ describe("PostgreSQL plans as the tables grow", function()
       for _, c in ipairs(calls(db, r)) do c.fn() end
     end
     -- grown, each row written once (no index entry left behind to skip):
-    -- done jobs, then jobs scheduled later in the same queue and ready
-    -- ones in another
+    -- done jobs, then jobs scheduled later in the same queue, each with a
+    -- key, and ready ones in another
     H.psql(p, "INSERT INTO jobs(id, done, until) SELECT ('g' || g)::bytea, 1, " .. T
       .. " FROM generate_series(1, " .. GROWN .. ") g")
     local later = {}
     for i = 1, GROWN // 8 do
-      later[#later + 1] = { id = "l" .. i, run_at = T + 1e5 }
+      later[#later + 1] = { id = "l" .. i, run_at = T + 1e5, key = "l" .. i }
       later[#later + 1] = { id = "o" .. i, queue = "other" }
     end
     db:enqueue_many(later)

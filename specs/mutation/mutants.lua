@@ -3266,6 +3266,24 @@ return {
     hint = "specs/35-postgres_spec.lua",
   },
   {
+    -- the list and the tally run with sequential scans priced out: a read
+    -- of every row goes through whole indexes
+    name = "pg-scan-read-priced-out", step = "own", file = "src/pg/lpg_queue.c",
+    fn = "scan_read", backend = "pg",
+    from = [=[  if (lpg_exec(db, "SET enable_seqscan = on") != LEASE_OK) return NULL;]=],
+    to = [=[  if (lpg_exec(db, "SET enable_seqscan = off") != LEASE_OK) return NULL;]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
+    -- after a list or a tally the session's statements go on with
+    -- sequential scans priced as usual
+    name = "pg-scan-read-left-on", step = "own", file = "src/pg/lpg_queue.c",
+    fn = "scan_read", backend = "pg",
+    from = [=[  PQclear(PQexec(LPG(db)->pg, "SET enable_seqscan = off"));]=],
+    to = [=[  PQclear(PQexec(LPG(db)->pg, "SELECT 1"));]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
     -- claim_next's look at a candidate's jobs row may go through the index
     -- of pending jobs, every entry of it at each candidate
     name = "pg-claim-next-pending-index", step = "own", file = "src/pg/lpg_queue_sql.h",
@@ -3295,8 +3313,8 @@ return {
     -- queue states
     name = "pg-complete-many-joined", step = "own", file = "src/pg/lpg_sql.h",
     fn = "LPG_SQL_COMPLETE_MANY", backend = "pg",
-    from = [=[  " u AS (UPDATE jobs SET result = ($3::bytea[])[array_position($1::bytea[], jobs.id)]," \
-  " done = 1 WHERE jobs.id = ANY(ARRAY(SELECT id FROM ok)) RETURNING jobs.id),"       \]=],
+    from = [=[  " u AS (UPDATE jobs SET result = ok.result, done = 1 FROM ok"                        \
+  " WHERE jobs.id = ANY(ARRAY(SELECT id FROM ok)) AND jobs.id = ok.id RETURNING jobs.id)," \]=],
     to = [=[  " u AS (UPDATE jobs SET result = a.result, done = 1 FROM j, q, a, ok"   \
   " WHERE jobs.id = j.id AND q.id = j.id AND a.id = j.id AND ok.id = j.id RETURNING jobs.id)," \]=],
     hint = "specs/35-postgres_spec.lua",

@@ -23,6 +23,23 @@ static PGresult *qrun(lease_db *db, int which, const params *p) {
   return lpg_stmt_run(db, which, p);
 }
 
+/*
+** Run read statement `which` over a whole queue or table (the list, the
+** tally) with sequential scans priced as usual: the session prices them
+** out for its statements that find rows by key (lpg.c: set_session), but
+** a read of every row is cheaper as a scan of the table.  The statement
+** always runs so, so the plan it keeps is made so.  The session's setting
+** is restored after it; should that fail, the connection is reset at the
+** next call, which sets it again.  NULL on a failure recorded.
+*/
+static PGresult *scan_read(lease_db *db, int which, const params *p) {
+  PGresult *res;
+  if (lpg_exec(db, "SET enable_seqscan = on") != LEASE_OK) return NULL;
+  res = qrun(db, which, p);
+  PQclear(PQexec(LPG(db)->pg, "SET enable_seqscan = off"));
+  return res;
+}
+
 /* The statement of a read of jobs with their attempts: `which`, or `old`
 ** on a database before schema step ATTEMPTS (a read-only handle's, which
 ** reads the attempts there from lease_queue.attempt). */
@@ -448,7 +465,8 @@ int lpg_q_list(lease_db *db, const lease_filter *f, int max, lease_row *rows, in
   p_bytes(&p, f->queue, f->queue_len);
   p_i4(&p, f->results != 0);
   p_i4(&p, f->which);
-  if (!(res = qrun(db, attempts_read(db, LPG_ST_Q_LIST, LPG_ST_Q_LIST_OLD), &p))) return db->rc;
+  if (!(res = scan_read(db, attempts_read(db, LPG_ST_Q_LIST, LPG_ST_Q_LIST_OLD), &p)))
+    return db->rc;
   n = PQntuples(res) < max ? PQntuples(res) : max;
   for (i = 0; i < n; i++) {
     if (copy_full_row(db, res, i, &rows[i], &used) != LEASE_OK) {
@@ -528,7 +546,8 @@ int lpg_q_count(lease_db *db, double now, const char *queue, size_t queue_len,
   if (rc != LEASE_OK) return rc;
   p_f8(&p, now);
   p_bytes(&p, queue, queue_len);
-  if (!(res = qrun(db, attempts_read(db, LPG_ST_TALLY, LPG_ST_TALLY_OLD), &p))) return db->rc;
+  if (!(res = scan_read(db, attempts_read(db, LPG_ST_TALLY, LPG_ST_TALLY_OLD), &p)))
+    return db->rc;
   for (i = 0; i < 13; i++) *all[i] = r_i8(res, 0, i);
   PQclear(res);
   return LEASE_OK;

@@ -193,12 +193,12 @@
   " ORDER BY id FOR UPDATE),"                                                         \
   " q AS (SELECT j.id, coalesce(s.state, " LEASE__Q_OPEN_S ") AS state"              \
   " FROM j LEFT JOIN LATERAL lease_queue_now(j.id) s ON true),"                       \
-  " ok AS (SELECT j.id FROM j, q, a"                                                   \
+  " ok AS (SELECT j.id, a.result FROM j, q, a"                                        \
   " WHERE q.id = j.id AND a.id = j.id AND j.done = 0"                                 \
   " AND j.owner = $4 AND j.fence = a.fence AND j.until > $5"                          \
   " AND j.fence < " LPG_FENCE_MAX " AND " LPG_SQL_NOT_ENDED "),"                      \
-  " u AS (UPDATE jobs SET result = ($3::bytea[])[array_position($1::bytea[], jobs.id)]," \
-  " done = 1 WHERE jobs.id = ANY(ARRAY(SELECT id FROM ok)) RETURNING jobs.id),"       \
+  " u AS (UPDATE jobs SET result = ok.result, done = 1 FROM ok"                        \
+  " WHERE jobs.id = ANY(ARRAY(SELECT id FROM ok)) AND jobs.id = ok.id RETURNING jobs.id)," \
   " f AS (UPDATE lease_queue SET state = " LEASE__Q_COMPLETED_S ", finished_at = $5"  \
   " WHERE id = ANY(ARRAY(SELECT id FROM u)))"                                         \
   " SELECT (u.id IS NOT NULL)::int::int8, j.id IS NOT NULL, j.done <> 0,"             \

@@ -3309,14 +3309,12 @@ return {
     hint = "specs/35-postgres_spec.lua",
   },
   {
-    -- complete_many writes the rows it joins to the locked ones and their
-    -- queue states
+    -- complete_many finds the queue rows to complete by a join to the
+    -- stored ids
     name = "pg-complete-many-joined", step = "own", file = "src/pg/lpg_sql.h",
     fn = "LPG_SQL_COMPLETE_MANY", backend = "pg",
-    from = [=[  " u AS (UPDATE jobs SET result = ok.result, done = 1 FROM ok"                        \
-  " WHERE jobs.id = ANY(ARRAY(SELECT id FROM ok)) AND jobs.id = ok.id RETURNING jobs.id)," \]=],
-    to = [=[  " u AS (UPDATE jobs SET result = a.result, done = 1 FROM j, q, a, ok"   \
-  " WHERE jobs.id = j.id AND q.id = j.id AND a.id = j.id AND ok.id = j.id RETURNING jobs.id)," \]=],
+    from = [=[  " WHERE id = ANY(ARRAY(SELECT id FROM u)))"                                         \]=],
+    to = [=[  " WHERE id IN (SELECT id FROM u))"                                         \]=],
     hint = "specs/35-postgres_spec.lua",
   },
   {

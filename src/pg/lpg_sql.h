@@ -175,16 +175,13 @@
 ** one by one), $2 their fences (int8[]), $3 their results (bytea[], NULL
 ** elements for none), $4 owner, $5 now.  Each job's row is locked, its
 ** queue state read after the lock (LPG_SQL_QUEUE_OF_J, per job), and the
-** jobs that pass complete's whole guard, each with its own fence (ok),
-** are then written.  One report row per id, in $1's order:
-** LPG_SQL_REPORT's columns (the first: 1 when stored, else 0), then the
-** id's position in $1.  The stored jobs' queue rows are completed at now
-** here, as LPG_SQL_COMPLETE does.  Both writes find their rows by an array
-** of ids (= ANY), not by a join, and take each result from $3 at its id's
-** position in $1: a kept plan made while the tables were tiny can join a
-** whole scan of the table (spec 35, "plans as the tables grow"), and an
-** index lookup per joined row that also carried the array would sort the
-** array again at each row.
+** UPDATE's WHERE carries complete's whole guard for each job with its own
+** fence.  One report row per id, in $1's order: LPG_SQL_REPORT's columns
+** (the first: 1 when stored, else 0), then the id's position in $1.  The
+** stored jobs' queue rows are completed at now here, as LPG_SQL_COMPLETE
+** does, found by the array of the stored ids (= ANY): written as a join
+** to u, a plan kept from tiny tables scans all of lease_queue (spec 35,
+** "plans as the tables grow").
 */
 #define LPG_SQL_COMPLETE_MANY                                                         \
   "WITH a AS (SELECT * FROM unnest($1::bytea[], $2::int8[], $3::bytea[])"            \
@@ -193,12 +190,10 @@
   " ORDER BY id FOR UPDATE),"                                                         \
   " q AS (SELECT j.id, coalesce(s.state, " LEASE__Q_OPEN_S ") AS state"              \
   " FROM j LEFT JOIN LATERAL lease_queue_now(j.id) s ON true),"                       \
-  " ok AS (SELECT j.id, a.result FROM j, q, a"                                        \
-  " WHERE q.id = j.id AND a.id = j.id AND j.done = 0"                                 \
+  " u AS (UPDATE jobs SET result = a.result, done = 1 FROM j, q, a"                   \
+  " WHERE jobs.id = j.id AND q.id = j.id AND a.id = j.id AND j.done = 0"              \
   " AND j.owner = $4 AND j.fence = a.fence AND j.until > $5"                          \
-  " AND j.fence < " LPG_FENCE_MAX " AND " LPG_SQL_NOT_ENDED "),"                      \
-  " u AS (UPDATE jobs SET result = ok.result, done = 1 FROM ok"                        \
-  " WHERE jobs.id = ANY(ARRAY(SELECT id FROM ok)) AND jobs.id = ok.id RETURNING jobs.id)," \
+  " AND j.fence < " LPG_FENCE_MAX " AND " LPG_SQL_NOT_ENDED " RETURNING jobs.id),"   \
   " f AS (UPDATE lease_queue SET state = " LEASE__Q_COMPLETED_S ", finished_at = $5"  \
   " WHERE id = ANY(ARRAY(SELECT id FROM u)))"                                         \
   " SELECT (u.id IS NOT NULL)::int::int8, j.id IS NOT NULL, j.done <> 0,"             \

@@ -299,7 +299,8 @@ end
 
 -- The C test programs a mutant is judged by (test_pg_wire too in a tree
 -- built with libpq).
-local C_TESTS = { "test_core", "test_many", "test_queue", "test_threads", "test_rules", "test_cron" }
+local C_TESTS = { "test_core", "test_many", "test_queue", "test_threads", "test_rules", "test_cron",
+  "test_plans" }
 
 -- Run the C test programs named (all of them when nil; test_pg_wire only
 -- in a tree built with libpq).  Returns passed, the first failure.

@@ -53,7 +53,8 @@
   XX(Q_FAIL)                                                                          \
   /* After a failure: id, the attempts made, state, run_at, finished_at. */           \
   XX(Q_AFTER_FAIL)                                                                    \
-  /* Delete the jobs ended before a time: before, queue (NULL: all), state. */        \
+  /* The jobs ended before a time: before, queue (NULL: all), state; PostgreSQL */    \
+  /* deletes them, SQLite lists them for a delete of each by id. */                   \
   XX(Q_PRUNE)                                                                         \
   /* A queue's settings (paused, concurrency, rate, per): queue. */                   \
   XX(Q_SETTINGS)                                                                      \

@@ -1132,18 +1132,32 @@ typedef struct prune_ctx {
   int64_t deleted;
 } prune_ctx;
 
-/* Write body: prune (LSQ_SQL_Q_PRUNE). */
+/* Delete the job id (n bytes) by LSQ_SQL_Q_PRUNE_ONE; *gone: whether it
+** was there. */
+static int prune_one(lease_db *db, const char *id, size_t n, int *gone) {
+  sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_PRUNE_ONE);
+  int src;
+  if (!st) return db->rc;
+  bind_bytes(st, 1, id, n);
+  if ((src = sqlite3_step(st)) != SQLITE_DONE) return step_failed(db, st, src);
+  sqlite3_reset(st);
+  *gone = sqlite3_changes(LSQ(db)->sql) > 0;
+  return LEASE_OK;
+}
+
+/* Write body: prune.  The ids LSQ_SQL_Q_PRUNE lists are kept first (they
+** are also the ledger's), then each job is deleted by its id. */
 static int prune_body(lease_db *db, void *ctx) {
   prune_ctx *x = ctx;
   sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_PRUNE);
   size_t used = 0, at, n;
-  int rc, src;
+  int rc, src, gone = 0;
   if (!st) return db->rc;
   sqlite3_bind_double(st, 1, x->before);
   if (x->queue) bind_bytes(st, 2, x->queue, x->queue_len);
   else sqlite3_bind_null(st, 2);
   sqlite3_bind_int(st, 3, x->state);
-  while ((src = sqlite3_step(st)) == SQLITE_ROW) {   /* the ids deleted, kept for the ledger */
+  while ((src = sqlite3_step(st)) == SQLITE_ROW) {
     const unsigned char *id = sqlite3_column_text(st, 0);
     n = id ? (size_t)sqlite3_column_bytes(st, 0) : 0;
     if (lease__reserve(db, used + sizeof n + n) != LEASE_OK) {
@@ -1153,12 +1167,14 @@ static int prune_body(lease_db *db, void *ctx) {
     memcpy(db->buf + used, &n, sizeof n);
     if (n) memcpy(db->buf + used + sizeof n, id, n);
     used += sizeof n + n;
-    x->deleted++;
   }
   if (src != SQLITE_DONE) return step_failed(db, st, src);
   sqlite3_reset(st);
   for (at = 0; at < used; at += sizeof n + n) {
     memcpy(&n, db->buf + at, sizeof n);
+    if ((rc = prune_one(db, db->buf + at + sizeof n, n, &gone)) != LEASE_OK) return rc;
+    if (!gone) continue;
+    x->deleted++;
     if ((rc = lease__event_id(db, LEASE_EV_PRUNE, db->buf + at + sizeof n, n, NAN,
                               LEASE_GRANTED)) != LEASE_OK)
       return rc;

@@ -349,17 +349,21 @@
   " run_at = NULL, due_at = ?2, finished_at = NULL WHERE id = ?1"
 
 /*
-** prune: delete the jobs the queue ended before ?1 (finished_at < ?1), of
-** queue ?2 (NULL: all) and state ?3 (0: any ended), never one still held
-** (not done, until > ?1).  The triggers remove their queue rows and errors.
-** Returns the ids deleted (for the ledger).
+** prune: the jobs the queue ended before ?1 (finished_at < ?1), of queue
+** ?2 (NULL: all) and state ?3 (0: any ended), never one still held (not
+** done, until > ?1): their ids, each then deleted by LSQ_SQL_Q_PRUNE_ONE
+** (the triggers remove its queue row and errors).  The jobs rows are read
+** with their queue rows (CROSS JOIN: lease_queue_ended drives) and deleted
+** by id, lookups whatever statistics the file holds: one DELETE of the ids
+** IN this list, planned from the statistics of a small file, scans all of
+** jobs (specs/c/test_plans.c).
 */
 #define LSQ_SQL_Q_PRUNE                                                   \
-  "DELETE FROM jobs WHERE id IN (SELECT q.id FROM lease_queue AS q"      \
+  "SELECT q.id FROM lease_queue AS q CROSS JOIN jobs AS j ON j.id = q.id" \
   " WHERE q.state <> " LEASE__Q_OPEN_S " AND q.finished_at < ?1"          \
   " AND (?2 IS NULL OR q.queue = ?2) AND (?3 = 0 OR q.state = ?3)"        \
-  " AND NOT EXISTS (SELECT 1 FROM jobs WHERE id = q.id AND done = 0 AND until > ?1))" \
-  " RETURNING id"
+  " AND NOT (j.done = 0 AND j.until > ?1)"
+#define LSQ_SQL_Q_PRUNE_ONE "DELETE FROM jobs WHERE id = ?1"
 
 /* The clock mark, and its move up to ?1. */
 #define LSQ_SQL_CLOCK_READ "SELECT " LSQ_SQL_MARK
@@ -516,13 +520,15 @@
   " AND NOT " LSQ_SQL_DEP_PENDING("lease_queue", " AND d.parent <> ?1")
 
 /* The waiting jobs below ?1 (its children, theirs, ...), each with the
-** parent that ends it (the least id of those on the way). */
+** parent that ends it (the least id of those on the way).  CROSS JOIN
+** keeps each step's rows outer, so lease_deps is read by parent whatever
+** statistics the file holds (specs/c/test_plans.c). */
 #define LSQ_SQL_DEP_BELOW                                                 \
   "WITH RECURSIVE k(id, parent) AS (SELECT d.child, d.parent FROM lease_deps AS d" \
   " JOIN lease_queue AS c ON c.id = d.child WHERE d.parent = ?1"         \
   " AND c.state = " LEASE__Q_WAITING_S                                    \
-  " UNION SELECT d.child, d.parent FROM k JOIN lease_deps AS d ON d.parent = k.id" \
-  " JOIN lease_queue AS c ON c.id = d.child WHERE c.state = " LEASE__Q_WAITING_S ")"
+  " UNION SELECT d.child, d.parent FROM k CROSS JOIN lease_deps AS d ON d.parent = k.id" \
+  " CROSS JOIN lease_queue AS c ON c.id = d.child WHERE c.state = " LEASE__Q_WAITING_S ")"
 
 /* The discard or cancel of ?1 (?2 "discarded" or "cancelled", at ?3)
 ** cancels the jobs waiting below it: first each one's error, 'dependency
@@ -584,6 +590,7 @@
   XX(Q_REOPEN)                           \
   XX(Q_RESET)                            \
   XX(Q_PRUNE_CLAIMS)                     \
+  XX(Q_PRUNE_ONE)                        \
   XX(Q_DEP_RELEASE)                      \
   XX(Q_DEPS_ANY)                         \
   XX(Q_DEP_CHILD)                        \

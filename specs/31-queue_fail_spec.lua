@@ -259,6 +259,19 @@ describe("retry, cancel, prune", function()
     assert.are.equal(1, lease.prune(p, 2000))
   end)
 
+  it("prune deletes an ended job whose id another client stored as a blob, not the text job of the same bytes #sqlite", function()
+    db:enqueue("a")
+    local f = db:claim("a", "w", 0, 1000)
+    -- the triggers make no queue row for an id that is not text: the
+    -- other client writes one too
+    H.sqlite3(p, "INSERT INTO jobs(id, until, done) VALUES (x'61', 5, 1);"
+      .. " INSERT INTO lease_queue(id, seq, state, finished_at) VALUES (x'61', 99, 1, 5)")
+    assert.are.equal(1, db:prune(100))
+    assert.are.equal("text\n", H.sqlite3(p, "SELECT typeof(id) FROM jobs"))
+    assert.are.equal("text\n", H.sqlite3(p, "SELECT typeof(id) FROM lease_queue"))
+    assert.is_true(db:complete("a", "w", f, 1, "r"))
+  end)
+
   it("refuses bad arguments of retry, cancel and prune, and writes nothing", function()
     db:enqueue("a")
     local before = H.qsnapshot(p)

@@ -1132,25 +1132,28 @@ typedef struct prune_ctx {
   int64_t deleted;
 } prune_ctx;
 
-/* Delete the job id (n bytes) by LSQ_SQL_Q_PRUNE_ONE; *gone: whether it
-** was there. */
-static int prune_one(lease_db *db, const char *id, size_t n, int *gone) {
+/* Delete the jobs row of rowid `row` by LSQ_SQL_Q_PRUNE_ONE; *gone:
+** whether it was there. */
+static int prune_one(lease_db *db, sqlite3_int64 row, int *gone) {
   sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_PRUNE_ONE);
   int src;
   if (!st) return db->rc;
-  bind_bytes(st, 1, id, n);
+  sqlite3_bind_int64(st, 1, row);
   if ((src = sqlite3_step(st)) != SQLITE_DONE) return step_failed(db, st, src);
   sqlite3_reset(st);
   *gone = sqlite3_changes(LSQ(db)->sql) > 0;
   return LEASE_OK;
 }
 
-/* Write body: prune.  The ids LSQ_SQL_Q_PRUNE lists are kept first (they
-** are also the ledger's), then each job is deleted by its id. */
+/* Write body: prune.  What LSQ_SQL_Q_PRUNE lists is kept first (each
+** entry: the id's length, the rowid, the id's bytes, which the ledger
+** records), then each job is deleted by its rowid. */
 static int prune_body(lease_db *db, void *ctx) {
   prune_ctx *x = ctx;
   sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_PRUNE);
   size_t used = 0, at, n;
+  sqlite3_int64 row;
+  const size_t head = sizeof n + sizeof row;
   int rc, src, gone = 0;
   if (!st) return db->rc;
   sqlite3_bind_double(st, 1, x->before);
@@ -1160,22 +1163,25 @@ static int prune_body(lease_db *db, void *ctx) {
   while ((src = sqlite3_step(st)) == SQLITE_ROW) {
     const unsigned char *id = sqlite3_column_text(st, 0);
     n = id ? (size_t)sqlite3_column_bytes(st, 0) : 0;
-    if (lease__reserve(db, used + sizeof n + n) != LEASE_OK) {
+    row = sqlite3_column_int64(st, 1);
+    if (lease__reserve(db, used + head + n) != LEASE_OK) {
       sqlite3_reset(st);
       return db->rc;
     }
     memcpy(db->buf + used, &n, sizeof n);
-    if (n) memcpy(db->buf + used + sizeof n, id, n);
-    used += sizeof n + n;
+    memcpy(db->buf + used + sizeof n, &row, sizeof row);
+    if (n) memcpy(db->buf + used + head, id, n);
+    used += head + n;
   }
   if (src != SQLITE_DONE) return step_failed(db, st, src);
   sqlite3_reset(st);
-  for (at = 0; at < used; at += sizeof n + n) {
+  for (at = 0; at < used; at += head + n) {
     memcpy(&n, db->buf + at, sizeof n);
-    if ((rc = prune_one(db, db->buf + at + sizeof n, n, &gone)) != LEASE_OK) return rc;
+    memcpy(&row, db->buf + at + sizeof n, sizeof row);
+    if ((rc = prune_one(db, row, &gone)) != LEASE_OK) return rc;
     if (!gone) continue;
     x->deleted++;
-    if ((rc = lease__event_id(db, LEASE_EV_PRUNE, db->buf + at + sizeof n, n, NAN,
+    if ((rc = lease__event_id(db, LEASE_EV_PRUNE, db->buf + at + head, n, NAN,
                               LEASE_GRANTED)) != LEASE_OK)
       return rc;
   }

@@ -351,19 +351,21 @@
 /*
 ** prune: the jobs the queue ended before ?1 (finished_at < ?1), of queue
 ** ?2 (NULL: all) and state ?3 (0: any ended), never one still held (not
-** done, until > ?1): their ids, each then deleted by LSQ_SQL_Q_PRUNE_ONE
-** (the triggers remove its queue row and errors).  The jobs rows are read
-** with their queue rows (CROSS JOIN: lease_queue_ended drives) and deleted
-** by id, lookups whatever statistics the file holds: one DELETE of the ids
-** IN this list, planned from the statistics of a small file, scans all of
-** jobs (specs/c/test_plans.c).
+** done, until > ?1): their ids and the rowids of their jobs rows, each
+** row then deleted by its rowid (LSQ_SQL_Q_PRUNE_ONE; the triggers remove
+** its queue row and errors).  The jobs rows are read with their queue rows
+** (CROSS JOIN: lease_queue_ended drives) and deleted by rowid, lookups
+** whatever statistics the file holds: one DELETE of the ids IN this list,
+** planned from the statistics of a small file, scans all of jobs
+** (specs/c/test_plans.c).  The rowid, not the id, names the row: an id
+** another client stored as a blob would not match its text.
 */
 #define LSQ_SQL_Q_PRUNE                                                   \
-  "SELECT q.id FROM lease_queue AS q CROSS JOIN jobs AS j ON j.id = q.id" \
+  "SELECT q.id, j.rowid FROM lease_queue AS q CROSS JOIN jobs AS j ON j.id = q.id" \
   " WHERE q.state <> " LEASE__Q_OPEN_S " AND q.finished_at < ?1"          \
   " AND (?2 IS NULL OR q.queue = ?2) AND (?3 = 0 OR q.state = ?3)"        \
   " AND NOT (j.done = 0 AND j.until > ?1)"
-#define LSQ_SQL_Q_PRUNE_ONE "DELETE FROM jobs WHERE id = ?1"
+#define LSQ_SQL_Q_PRUNE_ONE "DELETE FROM jobs WHERE rowid = ?1"
 
 /* The clock mark, and its move up to ?1. */
 #define LSQ_SQL_CLOCK_READ "SELECT " LSQ_SQL_MARK

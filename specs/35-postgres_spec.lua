@@ -550,6 +550,11 @@ describe("PostgreSQL plans as the tables grow", function()
       assert.is_true(db:complete_many("w", now, {
         { id = got[1].id, fence = got[1].fence }, { id = got[2].id, fence = got[2].fence } }))
     end)
+    call("claim_next on a queue with a concurrency limit", function()
+      assert.is_true(db:enqueue(id("x"), { queue = "limited" }))
+      local got = db:claim_next("w", now, 100, { queue = "limited" })
+      assert.are.equal(id("x"), got)
+    end)
     call("cancel", function() assert.is_true(db:cancel(id("k"), now)) end)
     call("retry", function() assert.is_true(db:retry(id("k"), now)) end)
     return list
@@ -572,6 +577,8 @@ describe("PostgreSQL plans as the tables grow", function()
         .. " + (SELECT sum(idx_tup_read) FROM pg_stat_user_indexes"
         .. " WHERE relid IN ('jobs'::regclass, 'lease_queue'::regclass))"):match("%d+")))
     end
+    -- a queue whose claims count its live leases (among its open jobs)
+    assert.is_true(db:limit("limited", { concurrency = 1000 }))
     if analyzed then H.psql(p, "ANALYZE jobs; ANALYZE lease_queue") end
     -- seven rounds while tiny: the sixth run of each statement makes its
     -- generic plan
@@ -580,7 +587,7 @@ describe("PostgreSQL plans as the tables grow", function()
     end
     -- grown, each row written once (no index entry left behind to skip):
     -- done jobs, then jobs scheduled later in the same queue, each with a
-    -- key, and ready ones in another
+    -- key, ready ones in another, and a few waiting in the limited queue
     H.psql(p, "INSERT INTO jobs(id, done, until) SELECT ('g' || g)::bytea, 1, " .. T
       .. " FROM generate_series(1, " .. GROWN .. ") g")
     local later = {}
@@ -588,6 +595,7 @@ describe("PostgreSQL plans as the tables grow", function()
       later[#later + 1] = { id = "l" .. i, run_at = T + 1e5, key = "l" .. i }
       later[#later + 1] = { id = "o" .. i, queue = "other" }
     end
+    for i = 1, 40 do later[#later + 1] = { id = "w" .. i, queue = "limited", run_at = T + 1e5 } end
     db:enqueue_many(later)
     return db, reads
   end

@@ -3284,6 +3284,15 @@ return {
     hint = "specs/35-postgres_spec.lua",
   },
   {
+    -- a concurrency limit's count joins jobs to the queue's open jobs
+    name = "pg-live-joined", step = "own", file = "src/pg/lpg_queue_sql.h",
+    fn = "LPG_Q_SQL_LIVE", backend = "pg",
+    from = [=[  "SELECT count(*) FROM lease_queue q CROSS JOIN LATERAL (SELECT done, until"       \
+  " FROM jobs WHERE jobs.id = q.id LIMIT 1) j"                                      \]=],
+    to = [=[  "SELECT count(*) FROM lease_queue q JOIN jobs j ON j.id = q.id"                   \]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
     -- claim_next's look at a candidate's jobs row may go through the index
     -- of pending jobs, every entry of it at each candidate
     name = "pg-claim-next-pending-index", step = "own", file = "src/pg/lpg_queue_sql.h",

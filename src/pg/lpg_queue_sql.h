@@ -472,9 +472,14 @@
   " FROM lease_queues WHERE name = $2) AND EXISTS (SELECT 1 FROM jobs"             \
   " WHERE id = $3 AND done <> 0) THEN 1 ELSE 0 END"
 
-/* The live leases of a queue: its open jobs held (until > $2).  $1 queue. */
+/* The live leases of a queue: its open jobs held (until > $2).  $1 queue.
+** The queue's open jobs are read by lease_queue_due, each one's jobs row
+** by its id in a subquery of its own: written as a join, a plan kept from
+** tiny tables read all of jobs for each of them (spec 35, "plans as the
+** tables grow"). */
 #define LPG_Q_SQL_LIVE                                                              \
-  "SELECT count(*) FROM lease_queue q JOIN jobs j ON j.id = q.id"                   \
+  "SELECT count(*) FROM lease_queue q CROSS JOIN LATERAL (SELECT done, until"       \
+  " FROM jobs WHERE jobs.id = q.id LIMIT 1) j"                                      \
   " WHERE q.queue = $1 AND q.state = " LEASE__Q_OPEN_S " AND j.done = 0 AND j.until > $2"
 
 /* The rate's window: prune the claims of queue $1 at or before $2 (now -

@@ -54,7 +54,7 @@
   /* After a failure: id, the attempts made, state, run_at, finished_at. */           \
   XX(Q_AFTER_FAIL)                                                                    \
   /* The jobs ended before a time: before, queue (NULL: all), state; PostgreSQL */    \
-  /* deletes them, SQLite lists them for a delete of each by id. */                   \
+  /* deletes them, SQLite lists them with their rowids for a delete of each. */      \
   XX(Q_PRUNE)                                                                         \
   /* A queue's settings (paused, concurrency, rate, per): queue. */                   \
   XX(Q_SETTINGS)                                                                      \

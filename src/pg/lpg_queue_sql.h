@@ -368,8 +368,9 @@
 ** it as it is (LEASE_DUPLICATE; a holder not yet committed: the index
 ** lease_queue_key refuses the reopen, and lpg_key_conflict runs the
 ** statement again), looked up by the key in a subquery of its own, whose
-** plan can only be keyed by it.  $1 id, $2 now.  One row, the facts the rule reads:
-** found, done, the queue's state, held (until > now), and h's id.
+** plan can only be keyed by it.  $1 id, $2 now.  One row, the facts the
+** rule reads: found, done, the queue's state, held (until > now), and h's
+** id.
 */
 #define LPG_Q_SQL_RETRY                                                             \
   "WITH j AS (SELECT id, done, until, fence FROM jobs WHERE id = $1 FOR UPDATE),"  \
@@ -475,8 +476,8 @@
 /* The live leases of a queue: its open jobs held (until > $2).  $1 queue.
 ** The queue's open jobs are read by lease_queue_due, each one's jobs row
 ** by its id in a subquery of its own: written as a join, a plan kept from
-** tiny tables read all of jobs for each of them (spec 35, "plans as the
-** tables grow"). */
+** tiny tables would read all of jobs for each of them (spec 35, "plans as
+** the tables grow"). */
 #define LPG_Q_SQL_LIVE                                                              \
   "SELECT count(*) FROM lease_queue q CROSS JOIN LATERAL (SELECT done, until"       \
   " FROM jobs WHERE jobs.id = q.id LIMIT 1) j"                                      \

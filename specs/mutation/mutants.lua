@@ -3518,9 +3518,9 @@ return {
   },
   {
     name = "pg-deps-released-by-one-of-two-parents", step = "own", file = "src/pg/lpg_schema_sql.h",
-    fn = "LPG_DEPS_FOLLOW_FN", backend = "pg",
-    from = [=[  " WHERE d.child = c.id AND p.state <> " LEASE__Q_COMPLETED_S ");"]=],
-    to = [=[  " WHERE d.child = c.id AND p.state < 0);"]=],
+    fn = "LPG_STEP_DEPS_KEYED", backend = "pg",
+    from = [=[  " AND NOT " LPG_Q_SQL_DEP_PENDING("c") ";"]=],
+    to = [=[  " AND NOT false;"]=],
     hint = "specs/44-dependencies_spec.lua",
   },
   {
@@ -3653,18 +3653,18 @@ return {
   {
     -- the early exit taken for every job: a parent's end opens no child
     name = "pg-deps-childless-always", step = "own", file = "src/pg/lpg_schema_sql.h",
-    fn = "LPG_STEP_DEPS_CHILDLESS", backend = "pg",
-    from = [=[  LPG_DEPS_FOLLOW_FN("IF NOT EXISTS (SELECT 1 FROM lease_deps d WHERE d.parent = new.id)" \]=],
-    to = [=[  LPG_DEPS_FOLLOW_FN("IF true OR NOT EXISTS (SELECT 1 FROM lease_deps d WHERE d.parent = new.id)" \]=],
+    fn = "LPG_STEP_DEPS_KEYED", backend = "pg",
+    from = [=[  " AS $f$ BEGIN IF NOT EXISTS (SELECT 1 FROM lease_deps d WHERE d.parent = new.id)" \]=],
+    to = [=[  " AS $f$ BEGIN IF true OR NOT EXISTS (SELECT 1 FROM lease_deps d WHERE d.parent = new.id)" \]=],
     hint = "specs/44-dependencies_spec.lua",
   },
   {
     -- no early exit: a childless job's end still locks and writes nothing
     -- through three scans of lease_deps
     name = "pg-deps-childless-never", step = "own", file = "src/pg/lpg_schema_sql.h",
-    fn = "LPG_STEP_DEPS_CHILDLESS", backend = "pg",
-    from = [=[  LPG_DEPS_FOLLOW_FN("IF NOT EXISTS (SELECT 1 FROM lease_deps d WHERE d.parent = new.id)" \]=],
-    to = [=[  LPG_DEPS_FOLLOW_FN("IF false AND NOT EXISTS (SELECT 1 FROM lease_deps d WHERE d.parent = new.id)" \]=],
+    fn = "LPG_STEP_DEPS_KEYED", backend = "pg",
+    from = [=[  " AS $f$ BEGIN IF NOT EXISTS (SELECT 1 FROM lease_deps d WHERE d.parent = new.id)" \]=],
+    to = [=[  " AS $f$ BEGIN IF false AND NOT EXISTS (SELECT 1 FROM lease_deps d WHERE d.parent = new.id)" \]=],
     hint = "specs/35-postgres_spec.lua",
   },
   {
@@ -3769,9 +3769,9 @@ return {
   },
   {
     name = "pg-deps-follow-reads-children-unlocked", step = "own",
-    file = "src/pg/lpg_schema_sql.h", fn = "LPG_DEPS_FOLLOW_FN", backend = "pg",
-    from = [=[  " AS $f$ BEGIN " first "PERFORM 1 FROM jobs WHERE id IN (SELECT d.child FROM lease_deps d" \]=],
-    to = [=[  " AS $f$ BEGIN " first "PERFORM 1 FROM jobs WHERE false AND id IN (SELECT d.child FROM lease_deps d" \]=],
+    file = "src/pg/lpg_schema_sql.h", fn = "LPG_STEP_DEPS_KEYED", backend = "pg",
+    from = [=[  " PERFORM 1 FROM jobs WHERE id = ANY(" LPG_DEP_CHILDREN ") ORDER BY id FOR UPDATE;" \]=],
+    to = [=[  " PERFORM 1 FROM jobs WHERE false AND id = ANY(" LPG_DEP_CHILDREN ") ORDER BY id FOR UPDATE;" \]=],
     hint = "specs/44-dependencies_spec.lua",
   },
   {
@@ -3783,7 +3783,7 @@ return {
   },
   {
     name = "pg-events-cascade-not-recorded", step = "own", file = "src/pg/lpg_schema_sql.h",
-    fn = "LPG_DEPS_FOLLOW_FN", backend = "pg",
+    fn = "LPG_STEP_DEPS_KEYED", backend = "pg",
     from = [=[  " ELSE IF current_setting('lease.events', true) = 'on' THEN"                   \]=],
     to = [=[  " ELSE IF false THEN"                   \]=],
     hint = "specs/58-events_spec.lua",

@@ -591,7 +591,7 @@ describe("PostgreSQL plans as the tables grow", function()
     H.psql(p, "INSERT INTO jobs(id, done, until) SELECT ('g' || g)::bytea, 1, " .. T
       .. " FROM generate_series(1, " .. GROWN .. ") g")
     local later = {}
-    for i = 1, GROWN // 8 do
+    for i = 1, math.floor(GROWN / 8) do
       later[#later + 1] = { id = "l" .. i, run_at = T + 1e5, key = "l" .. i }
       later[#later + 1] = { id = "o" .. i, queue = "other" }
     end

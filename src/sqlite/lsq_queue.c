@@ -1136,11 +1136,10 @@ typedef struct prune_ctx {
 ** whether it was there. */
 static int prune_one(lease_db *db, sqlite3_int64 row, int *gone) {
   sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_PRUNE_ONE);
-  int src;
+  int rc;
   if (!st) return db->rc;
   sqlite3_bind_int64(st, 1, row);
-  if ((src = sqlite3_step(st)) != SQLITE_DONE) return step_failed(db, st, src);
-  sqlite3_reset(st);
+  if ((rc = run_once(db, st)) != LEASE_OK) return rc;
   *gone = sqlite3_changes(LSQ(db)->sql) > 0;
   return LEASE_OK;
 }

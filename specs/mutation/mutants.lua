@@ -3284,12 +3284,63 @@ return {
     hint = "specs/35-postgres_spec.lua",
   },
   {
-    -- a concurrency limit's count joins jobs to the queue's open jobs
+    -- a concurrency limit's count without its index joins jobs to the
+    -- queue's open jobs
     name = "pg-live-joined", step = "own", file = "src/pg/lpg_queue_sql.h",
     fn = "LPG_Q_SQL_LIVE", backend = "pg",
-    from = [=[  "SELECT count(*) FROM lease_queue q CROSS JOIN LATERAL (SELECT done, until"       \
+    from = [=[  " ELSE (SELECT count(*) FROM lease_queue q CROSS JOIN LATERAL (SELECT done, until" \
   " FROM jobs WHERE jobs.id = q.id LIMIT 1) j"                                      \]=],
-    to = [=[  "SELECT count(*) FROM lease_queue q JOIN jobs j ON j.id = q.id"                   \]=],
+    to = [=[  " ELSE (SELECT count(*) FROM lease_queue q JOIN jobs j ON j.id = q.id"           \]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
+    -- a concurrency limit's count reads the queue's backlog with the index
+    -- of live leases there to read
+    name = "pg-live-from-the-queue", step = "own", file = "src/pg/lpg_queue_sql.h",
+    fn = "LPG_Q_SQL_LIVE", backend = "pg",
+    from = [=[  "SELECT CASE WHEN coalesce((SELECT indisvalid FROM pg_index"                      \]=],
+    to = [=[  "SELECT CASE WHEN false AND coalesce((SELECT indisvalid FROM pg_index"            \]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
+    -- no index of live leases is made for a concurrency limit
+    name = "pg-live-index-never-made", step = "own", file = "src/pg/lpg_queue.c",
+    fn = "live_index", backend = "pg",
+    from = [=[    rc = lpg_exec(db, LPG_Q_SQL_LIVE_INDEX);]=],
+    to = [=[    rc = LEASE_OK;]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
+    -- the index of live leases stays when the last concurrency limit goes
+    name = "pg-live-index-kept", step = "own", file = "src/pg/lpg_queue_sql.h",
+    fn = "LPG_Q_SQL_LIVE_WANT", backend = "pg",
+    from = [=[  " WHEN valid IS NOT NULL THEN 'drop' ELSE '' END"                                  \]=],
+    to = [=[  " WHEN valid IS NOT NULL THEN '' ELSE '' END"                                  \]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
+    -- an index of live leases left invalid by a failed build stays so
+    name = "pg-live-index-invalid-kept", step = "own", file = "src/pg/lpg_queue_sql.h",
+    fn = "LPG_Q_SQL_LIVE_WANT", backend = "pg",
+    from = [=[WHEN NOT valid THEN 'remake' ELSE '' END"]=],
+    to = [=[WHEN NOT valid THEN '' ELSE '' END"]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
+    -- a role that may not index jobs cannot set a concurrency limit
+    name = "pg-live-index-refusal-raised", step = "own", file = "src/pg/lpg_queue.c",
+    fn = "live_index", backend = "pg",
+    from = [=[      (lpg_failed_with(db, "42501") || lpg_failed_with(db, "42P07") || lpg_failed_with(db, "23505"))) {]=],
+    to = [=[      (lpg_failed_with(db, "42P07") || lpg_failed_with(db, "23505"))) {]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
+    -- a pause makes or drops the index of live leases too (a pause never
+    -- changes what it must be)
+    name = "pg-live-index-on-pause", step = "own", file = "src/pg/lpg_queue.c",
+    fn = "lpg_q_set_queue", backend = "pg",
+    from = [=[  if (rc == LEASE_OK && what != 0) rc = live_index(db);]=],
+    to = [=[  if (rc == LEASE_OK) rc = live_index(db);]=],
     hint = "specs/35-postgres_spec.lua",
   },
   {

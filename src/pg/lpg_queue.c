@@ -975,13 +975,42 @@ static int control_body(lease_db *db, void *ctx) {
   return LEASE_OK;
 }
 
-/* See lease.h: lease_pause, lease_resume, lease_limit. */
+/*
+** The index lease_jobs_live made or dropped to match the settings as they
+** now stand (LPG_Q_SQL_LIVE_WANT), each statement on its own outside a
+** transaction.  A role that may not build an index on jobs (SQLSTATE
+** 42501), or another lease_limit that made it first (42P07, 23505), leaves
+** things as they are: the count of live leases reads the queue's open jobs
+** while no valid index exists, so it stays right either way.
+*/
+static int live_index(lease_db *db) {
+  PGresult *res = PQexec(LPG(db)->pg, LPG_Q_SQL_LIVE_WANT);
+  char want[8] = "";
+  int rc = LEASE_OK;
+  if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1) rc = lpg_fail(db, res);
+  else snprintf(want, sizeof want, "%s", PQgetvalue(res, 0, 0));
+  PQclear(res);
+  if (rc == LEASE_OK && (!strcmp(want, "drop") || !strcmp(want, "remake")))
+    rc = lpg_exec(db, LPG_Q_SQL_LIVE_DROP);
+  if (rc == LEASE_OK && (!strcmp(want, "make") || !strcmp(want, "remake")))
+    rc = lpg_exec(db, LPG_Q_SQL_LIVE_INDEX);
+  if (rc != LEASE_OK &&
+      (lpg_failed_with(db, "42501") || lpg_failed_with(db, "42P07") || lpg_failed_with(db, "23505"))) {
+    lease__clear_error(db);
+    rc = LEASE_OK;
+  }
+  return rc;
+}
+
+/* See lease.h: lease_pause, lease_resume, lease_limit.  A limit's
+** settings commit first, then lease_jobs_live follows them (live_index). */
 int lpg_q_set_queue(lease_db *db, const char *queue, size_t queue_len, int what, int paused,
                     const lease_queue_limits *l) {
   control_ctx x = {queue, queue_len, what, paused, l};
   int rc = lpg_ready(db);
-  if (rc != LEASE_OK) return rc;
-  return in_txn(db, control_body, &x);
+  if (rc == LEASE_OK) rc = in_txn(db, control_body, &x);
+  if (rc == LEASE_OK && what != 0) rc = live_index(db);
+  return rc;
 }
 
 /* See lease.h: lease_queues.  The names and settings, then each queue's

@@ -473,15 +473,48 @@
   " FROM lease_queues WHERE name = $2) AND EXISTS (SELECT 1 FROM jobs"             \
   " WHERE id = $3 AND done <> 0) THEN 1 ELSE 0 END"
 
-/* The live leases of a queue: its open jobs held (until > $2).  $1 queue.
-** The queue's open jobs are read by lease_queue_due, each one's jobs row
-** by its id in a subquery of its own: written as a join, a plan kept from
-** tiny tables would read all of jobs for each of them (spec 35, "plans as
-** the tables grow"). */
+/*
+** The live leases of a queue: its open jobs held (until > $2).  $1 queue.
+** While the index lease_jobs_live is valid (LPG_Q_SQL_LIVE_INDEX), the
+** held jobs of every queue are read by its range until > $2, each one's
+** queue row by its id.  Without it (no concurrency limit was set through
+** the engine, or lease_limit could not make it: a role that does not own
+** jobs), the queue's open jobs are read by lease_queue_due, its backlog
+** included, each one's jobs row by its id.  The CASE runs one of the two.
+** Each lookup is a subquery of its own: written as a join, a plan kept
+** from tiny tables would read a whole table for each row (spec 35, "plans
+** as the tables grow").
+*/
 #define LPG_Q_SQL_LIVE                                                              \
-  "SELECT count(*) FROM lease_queue q CROSS JOIN LATERAL (SELECT done, until"       \
+  "SELECT CASE WHEN coalesce((SELECT indisvalid FROM pg_index"                      \
+  " WHERE indexrelid = to_regclass('lease_jobs_live')), false)"                     \
+  " THEN (SELECT count(*) FROM jobs j CROSS JOIN LATERAL (SELECT q.queue, q.state"  \
+  " FROM lease_queue q WHERE q.id = j.id LIMIT 1) q"                                \
+  " WHERE j.done = 0 AND j.until > $2 AND q.queue = $1 AND q.state = " LEASE__Q_OPEN_S ")" \
+  " ELSE (SELECT count(*) FROM lease_queue q CROSS JOIN LATERAL (SELECT done, until" \
   " FROM jobs WHERE jobs.id = q.id LIMIT 1) j"                                      \
-  " WHERE q.queue = $1 AND q.state = " LEASE__Q_OPEN_S " AND j.done = 0 AND j.until > $2"
+  " WHERE q.queue = $1 AND q.state = " LEASE__Q_OPEN_S " AND j.done = 0 AND j.until > $2) END"
+
+/*
+** lease_jobs_live, jobs(until) of the jobs not done, for LPG_Q_SQL_LIVE.
+** It exists while some queue has a concurrency limit, so a database
+** without one pays nothing for it at each write of until (which it keeps
+** from being a HOT update), as SQLite's LSQ_SQL_LIVE_INDEX.  lease_limit,
+** once its settings have committed, reads what must change
+** (LPG_Q_SQL_LIVE_WANT: "make", "remake" for an index left invalid by a
+** build that failed, "drop", or "") and runs the DDL outside any
+** transaction, CONCURRENTLY, so that writes to jobs go on while it builds
+** and no lock of the settings' transaction is held while it waits.
+*/
+#define LPG_Q_SQL_LIVE_WANT                                                         \
+  "SELECT CASE WHEN EXISTS (SELECT 1 FROM lease_queues WHERE concurrency IS NOT NULL)" \
+  " THEN CASE WHEN valid IS NULL THEN 'make' WHEN NOT valid THEN 'remake' ELSE '' END" \
+  " WHEN valid IS NOT NULL THEN 'drop' ELSE '' END"                                  \
+  " FROM (SELECT (SELECT indisvalid FROM pg_index"                                   \
+  " WHERE indexrelid = to_regclass('lease_jobs_live')) AS valid) i"
+#define LPG_Q_SQL_LIVE_INDEX                                                        \
+  "CREATE INDEX CONCURRENTLY IF NOT EXISTS lease_jobs_live ON jobs(until) WHERE done = 0"
+#define LPG_Q_SQL_LIVE_DROP "DROP INDEX CONCURRENTLY IF EXISTS lease_jobs_live"
 
 /* The rate's window: prune the claims of queue $1 at or before $2 (now -
 ** per), then count those after it. */

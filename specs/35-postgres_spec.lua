@@ -236,10 +236,12 @@ describe("PostgreSQL backend", function()
     assert.are.equal("off", s2)
   end)
 
-  -- "true" or "false" (lease_jobs_live valid or not), or "none"
+  -- "true" or "false" (lease_jobs_live on the schema's jobs valid or
+  -- not), or "none"
   local function live_index(path)
-    return H.psql(path, "SELECT coalesce((SELECT indisvalid::text FROM pg_index"
-      .. " WHERE indexrelid = to_regclass('lease_jobs_live')), 'none')"):match("%a+")
+    return H.psql(path, "SELECT coalesce((SELECT i.indisvalid::text FROM pg_index i"
+      .. " JOIN pg_class c ON c.oid = i.indexrelid WHERE i.indrelid = 'jobs'::regclass"
+      .. " AND c.relname = 'lease_jobs_live'), 'none')"):match("%a+")
   end
 
   it("keeps the index of live leases while some queue has a concurrency limit, and remakes one left invalid", function()
@@ -277,8 +279,9 @@ describe("PostgreSQL backend", function()
       .. " GRANT USAGE ON SCHEMA " .. schema .. " TO " .. role .. ";"
       .. " GRANT ALL ON ALL TABLES IN SCHEMA " .. schema .. " TO " .. role .. ";"
       .. " GRANT ALL ON ALL SEQUENCES IN SCHEMA " .. schema .. " TO " .. role)
-    local other = assert(lease.open(p .. " user=" .. role))
+    local other
     local ok, err = pcall(function()
+      other = assert(lease.open(p .. " user=" .. role))
       assert.is_true(other:limit("q", { concurrency = 1 }))
       assert.are.equal("none", live_index(p))
       assert.are.same({ concurrency = 1 }, (function()
@@ -288,9 +291,96 @@ describe("PostgreSQL backend", function()
       assert.are.equal("a1", other:claim_next("w", 1, 10, { queue = "q" }))
       assert.are.same({ nil, "limited" }, { other:claim_next("w", 1, 10, { queue = "q" }) })
     end)
-    other:close()
+    if other then other:close() end
     H.psql(p, "DROP OWNED BY " .. role .. "; DROP ROLE " .. role)
     assert(ok, err)
+  end)
+
+  it("many processes setting a concurrency limit at once all store it, and the index ends valid", function()
+    db:enqueue_many({ "a", "b", "c" })
+    local script = H.file("limit") .. ".lua"
+    H.write(script, "package.cpath = " .. string.format("%q", package.cpath) .. "\n"
+      .. "local d = require('lease').open(" .. string.format("%q", p) .. ")\n"
+      .. "io.write(tostring(d:limit(arg[1], { concurrency = 5 })), ' ')\n")
+    for round = 1, 3 do
+      local cmds = {}
+      for i = 1, 6 do cmds[i] = H.lua() .. " " .. H.sh(script) .. " q" .. (i % 2) .. " &" end
+      local out, ok = H.capture(table.concat(cmds, " ") .. " wait")
+      assert.is_true(ok, out)
+      assert.are.equal(("true "):rep(6), out, "round " .. round)
+      assert.are.equal("true", live_index(p), "round " .. round)
+      assert.is_true(db:limit("q0", {}))
+      assert.is_true(db:limit("q1", {}))
+      assert.are.equal("none", live_index(p))
+    end
+  end)
+
+  it("leaves the index to another session at it, storing the limits all the same", function()
+    -- another session holds the advisory lock of the index of this jobs
+    local marker = H.file("holding")
+    local wait = psql_background(p, "SELECT pg_advisory_lock(hashtextextended('lease_jobs_live ' ||"
+      .. " 'jobs'::regclass::oid::text, 0));\n\\! touch " .. marker .. "\nSELECT pg_sleep(1);")
+    wait_marker(marker)
+    assert.is_true(db:limit("q", { concurrency = 1 }))
+    assert.are.equal(1, db:queues(1)[1].concurrency)
+    assert.are.equal("none", live_index(p))
+    wait()
+    assert.is_true(db:limit("q", { concurrency = 1 }))
+    assert.are.equal("true", live_index(p))
+  end)
+
+  it("a limit cleared while another session builds the index: that session drops it after", function()
+    local marker = H.file("locking")
+    local wait = psql_background(p, "BEGIN; SELECT 1 FROM jobs FOR UPDATE;\n\\! touch "
+      .. marker .. "\nSELECT pg_sleep(1.5); COMMIT;")
+    wait_marker(marker)
+    -- another process sets the first limit: its build waits for that
+    -- transaction, holding the index's advisory lock
+    local script = H.file("limit") .. ".lua"
+    H.write(script, "package.cpath = " .. string.format("%q", package.cpath) .. "\n"
+      .. "local d = require('lease').open(" .. string.format("%q", p) .. ")\n"
+      .. "io.write(tostring(d:limit('q', { concurrency = 5 })))\n")
+    local out_file = H.file("limit-out")
+    os.execute(H.lua() .. " " .. H.sh(script) .. " >" .. H.sh(out_file) .. " 2>&1 &")
+    for _ = 1, 500 do
+      if db:queues(1)[1] then break end
+      os.execute("sleep 0.01")
+    end
+    os.execute("sleep 0.2")
+    -- cleared meanwhile: this handle finds the lock taken and leaves it
+    assert.is_true(db:limit("q", {}))
+    wait()
+    local out
+    for _ = 1, 1000 do
+      out = H.read(out_file) or ""
+      if out ~= "" then break end
+      os.execute("sleep 0.01")
+    end
+    assert.are.equal("true", out)
+    assert.are.same({}, db:queues(1))
+    assert.are.equal("none", live_index(p))
+  end)
+
+  it("stores a limit though a transaction open on jobs outlasts the index's build", function()
+    db:enqueue_many({ { id = "a", queue = "q" }, { id = "b", queue = "q" } })
+    local quick = lease.open(p, { busy_timeout = 0.2 })
+    local marker = H.file("locking")
+    local wait = psql_background(p, "BEGIN; SELECT 1 FROM jobs WHERE id = 'a' FOR UPDATE;\n\\! touch "
+      .. marker .. "\nSELECT pg_sleep(1.5); COMMIT;")
+    wait_marker(marker)
+    local t0 = lease.now()
+    assert.is_true(quick:limit("q", { concurrency = 1 }))
+    assert.is_true(lease.now() - t0 < 1.4)
+    assert.are.equal(1, quick:queues(1)[1].concurrency)
+    -- the build gave up: no index, or one left invalid, never read
+    assert.are_not.equal("true", live_index(p))
+    assert.are.equal("b", quick:claim_next("w", 1, 10, { queue = "q" }))
+    assert.are.same({ nil, "limited" }, { quick:claim_next("w", 1, 10, { queue = "q" }) })
+    wait()
+    -- the next limit builds it
+    assert.is_true(quick:limit("q", { concurrency = 1 }))
+    assert.are.equal("true", live_index(p))
+    quick:close()
   end)
 
   it("a concurrency limit set and cleared while batch workers run makes or drops its index without a deadlock", function()
@@ -327,12 +417,13 @@ describe("PostgreSQL backend", function()
       rounds = rounds + 1
       if db:counts(1).done >= n then break end
     end
-    for _ = 1, 3000 do
-      if db:counts(1).done >= n then break end
+    -- the three workers end once every job is done or held
+    local out
+    for _ = 1, 6000 do
+      out = H.read(out_file) or ""
+      if out:match("^%d+ %d+ %d+ $") or out:find("[^%d ]") then break end
       os.execute("sleep 0.01")
     end
-    os.execute("sleep 0.2")
-    local out = H.read(out_file)
     local a, b, c = out:match("^(%d+) (%d+) (%d+) $")
     assert.truthy(a, out)
     assert.are.equal(n, tonumber(a) + tonumber(b) + tonumber(c), out)

@@ -910,7 +910,16 @@ typedef struct lease_queue_limits {
 **   limits: concurrency >= 0, rate >= 0; per finite and > 0 when rate > 0,
 **           0 when rate is 0.
 ** Returns LEASE_OK, LEASE_MISUSE (a bad field: the message names it;
-** nothing written) or a database error.
+** nothing written) or a database error.  The index lease_jobs_live, which
+** the count of a concurrency limit reads, is made while some queue has
+** one and dropped with the last (docs/queue.md): on SQLite in the same
+** transaction; on PostgreSQL after the limits commit, CONCURRENTLY, and
+** at best effort: it may wait up to the busy timeout for transactions
+** already open on jobs, and when it cannot finish (that wait runs out, a
+** role that may not build an index on jobs; another handle at it does it) the
+** limits stay stored and enforced and the call still returns LEASE_OK;
+** the count then reads the queue's open jobs, and a later lease_limit
+** builds the index.
 */
 LEASE_API int lease_limit(lease_db *db, const char *queue, size_t queue_len,
                           const lease_queue_limits *limits);

@@ -712,7 +712,10 @@ transaction.  At a limit db:claim_next gives `nil, "limited"`; below it,
 @treturn boolean true
 @raise `bad argument #3 to 'limit' (limits.concurrency must be an integer >= 1,
   got 0)`, `(limits.rate needs limits.per)` and the like (nothing changed);
-  `lease.limit: ...` on a database failure
+  `lease.limit: ...` on a database failure (nothing changed).  On
+  PostgreSQL the index of live leases is built after the limits commit, at
+  best effort (docs/queue.md): it may wait up to the busy timeout for
+  transactions open on jobs, and raises nothing when it cannot finish.
 */
 static void check_limit(lua_State *L, const lb_callee *c, lb_args *a) {
   static const char *const keys[] = {"concurrency", "rate", "per"};

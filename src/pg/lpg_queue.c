@@ -978,28 +978,42 @@ static int control_body(lease_db *db, void *ctx) {
 /*
 ** The index lease_jobs_live made or dropped to match the settings as they
 ** now stand (LPG_Q_SQL_LIVE_WANT), each statement on its own outside a
-** transaction.  A role that may not build an index on jobs (SQLSTATE
-** 42501), or another lease_limit that made it first (42P07, 23505), leaves
-** things as they are: the count of live leases reads the queue's open jobs
-** while no valid index exists, so it stays right either way.
+** transaction, under the session's advisory lock of that index (when
+** another session holds it, that session sees these settings at its next
+** look and this one leaves it the work).  Best effort: the count of live
+** leases reads the queue's open jobs while no valid index exists, so it
+** is right either way, and the limits have committed.  A failure (a role
+** that may not build an index on jobs, a lock_timeout while the build
+** waits for the transactions open on jobs) is forgotten, and the next
+** lease_limit takes it up again; an index a failed build left invalid is
+** made anew then.  At most four steps: each one either ends or changes
+** what the next look sees.
 */
 static int live_index(lease_db *db) {
-  PGresult *res = PQexec(LPG(db)->pg, LPG_Q_SQL_LIVE_WANT);
-  char want[8] = "";
-  int rc = LEASE_OK;
-  if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1) rc = lpg_fail(db, res);
-  else snprintf(want, sizeof want, "%s", PQgetvalue(res, 0, 0));
+  PGconn *pg = LPG(db)->pg;
+  PGresult *res = PQexec(pg, LPG_Q_SQL_LIVE_LOCK);
+  char want[8], drop[256];
+  int i, locked = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1 &&
+                  PQgetvalue(res, 0, 0)[0] == 't';
+  int rc = PQresultStatus(res) == PGRES_TUPLES_OK ? LEASE_OK : lpg_fail(db, res);
   PQclear(res);
-  if (rc == LEASE_OK && (!strcmp(want, "drop") || !strcmp(want, "remake")))
-    rc = lpg_exec(db, LPG_Q_SQL_LIVE_DROP);
-  if (rc == LEASE_OK && (!strcmp(want, "make") || !strcmp(want, "remake")))
-    rc = lpg_exec(db, LPG_Q_SQL_LIVE_INDEX);
-  if (rc != LEASE_OK &&
-      (lpg_failed_with(db, "42501") || lpg_failed_with(db, "42P07") || lpg_failed_with(db, "23505"))) {
-    lease__clear_error(db);
-    rc = LEASE_OK;
+  for (i = 0; locked && rc == LEASE_OK && i < 4; i++) {
+    res = PQexec(pg, LPG_Q_SQL_LIVE_WANT);
+    if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1) {
+      rc = lpg_fail(db, res);
+      PQclear(res);
+      break;
+    }
+    snprintf(want, sizeof want, "%s", PQgetvalue(res, 0, 0));
+    snprintf(drop, sizeof drop, LPG_Q_SQL_LIVE_DROP, PQgetvalue(res, 0, 1));
+    PQclear(res);
+    if (!want[0]) break;
+    if (strcmp(want, "make") != 0) rc = lpg_exec(db, drop);
+    if (rc == LEASE_OK && strcmp(want, "drop") != 0) rc = lpg_exec(db, LPG_Q_SQL_LIVE_INDEX);
   }
-  return rc;
+  if (locked) PQclear(PQexec(pg, LPG_Q_SQL_LIVE_UNLOCK));
+  if (rc != LEASE_OK) lease__clear_error(db);
+  return LEASE_OK;
 }
 
 /* See lease.h: lease_pause, lease_resume, lease_limit.  A limit's

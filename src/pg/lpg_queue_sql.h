@@ -474,20 +474,27 @@
   " WHERE id = $3 AND done <> 0) THEN 1 ELSE 0 END"
 
 /*
+** Whether the index lease_jobs_live on jobs (LPG_Q_SQL_LIVE_INDEX) is
+** valid: NULL when there is none.  It is found as an index of jobs, the
+** table the statement reads, whatever schemas search_path lists.
+*/
+#define LPG_Q_SQL_LIVE_VALID                                                        \
+  "(SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"    \
+  " WHERE i.indrelid = 'jobs'::regclass AND c.relname = 'lease_jobs_live')"
+
+/*
 ** The live leases of a queue: its open jobs held (until > $2).  $1 queue.
-** While the index lease_jobs_live is valid (LPG_Q_SQL_LIVE_INDEX), the
-** held jobs of every queue are read by its range until > $2, each one's
-** queue row by its id.  Without it (no concurrency limit was set through
-** the engine, or lease_limit could not make it: a role that does not own
-** jobs), the queue's open jobs are read by lease_queue_due, its backlog
-** included, each one's jobs row by its id.  The CASE runs one of the two.
-** Each lookup is a subquery of its own: written as a join, a plan kept
-** from tiny tables would read a whole table for each row (spec 35, "plans
-** as the tables grow").
+** While lease_jobs_live is valid, the held jobs of every queue are read by
+** its range until > $2, each one's queue row by its id.  Without it (no
+** concurrency limit was set through the engine, or lease_limit could not
+** make it: a role that does not own jobs), the queue's open jobs are read
+** by lease_queue_due, its backlog included, each one's jobs row by its id.
+** The CASE runs one of the two.  Each lookup is a subquery of its own:
+** written as a join, a plan kept from tiny tables would read a whole table
+** for each row (spec 35, "plans as the tables grow").
 */
 #define LPG_Q_SQL_LIVE                                                              \
-  "SELECT CASE WHEN coalesce((SELECT indisvalid FROM pg_index"                      \
-  " WHERE indexrelid = to_regclass('lease_jobs_live')), false)"                     \
+  "SELECT CASE WHEN coalesce(" LPG_Q_SQL_LIVE_VALID ", false)"                      \
   " THEN (SELECT count(*) FROM jobs j CROSS JOIN LATERAL (SELECT q.queue, q.state"  \
   " FROM lease_queue q WHERE q.id = j.id LIMIT 1) q"                                \
   " WHERE j.done = 0 AND j.until > $2 AND q.queue = $1 AND q.state = " LEASE__Q_OPEN_S ")" \
@@ -500,21 +507,33 @@
 ** It exists while some queue has a concurrency limit, so a database
 ** without one pays nothing for it at each write of until (which it keeps
 ** from being a HOT update), as SQLite's LSQ_SQL_LIVE_INDEX.  lease_limit,
-** once its settings have committed, reads what must change
-** (LPG_Q_SQL_LIVE_WANT: "make", "remake" for an index left invalid by a
-** build that failed, "drop", or "") and runs the DDL outside any
-** transaction, CONCURRENTLY, so that writes to jobs go on while it builds
-** and no lock of the settings' transaction is held while it waits.
+** once its settings have committed, makes or drops it (lpg_queue.c:
+** live_index), outside any transaction and CONCURRENTLY, so writes to
+** jobs go on while it builds and no lock of the settings' transaction is
+** held while it waits:
+**   LPG_Q_SQL_LIVE_LOCK   the session's advisory lock of this index of
+**                         this jobs table, taken without waiting (a
+**                         session that waits for it holds a snapshot the
+**                         holder's build would wait for); false: another
+**                         session is at it, and it reads what must change
+**                         again after each step;
+**   LPG_Q_SQL_LIVE_WANT   what must change: "make", "remake" (an index a
+**                         build that failed left invalid), "drop", or "";
+**                         then jobs' schema, quoted, for the DROP.
 */
+#define LPG_Q_SQL_LIVE_KEY "hashtextextended('lease_jobs_live ' || 'jobs'::regclass::oid::text, 0)"
+#define LPG_Q_SQL_LIVE_LOCK "SELECT pg_try_advisory_lock(" LPG_Q_SQL_LIVE_KEY ")"
+#define LPG_Q_SQL_LIVE_UNLOCK "SELECT pg_advisory_unlock(" LPG_Q_SQL_LIVE_KEY ")"
 #define LPG_Q_SQL_LIVE_WANT                                                         \
   "SELECT CASE WHEN EXISTS (SELECT 1 FROM lease_queues WHERE concurrency IS NOT NULL)" \
   " THEN CASE WHEN valid IS NULL THEN 'make' WHEN NOT valid THEN 'remake' ELSE '' END" \
-  " WHEN valid IS NOT NULL THEN 'drop' ELSE '' END"                                  \
-  " FROM (SELECT (SELECT indisvalid FROM pg_index"                                   \
-  " WHERE indexrelid = to_regclass('lease_jobs_live')) AS valid) i"
+  " WHEN valid IS NOT NULL THEN 'drop' ELSE '' END,"                                 \
+  " (SELECT quote_ident(n.nspname) FROM pg_class c JOIN pg_namespace n"             \
+  " ON n.oid = c.relnamespace WHERE c.oid = 'jobs'::regclass)"                      \
+  " FROM (SELECT " LPG_Q_SQL_LIVE_VALID " AS valid) i"
 #define LPG_Q_SQL_LIVE_INDEX                                                        \
   "CREATE INDEX CONCURRENTLY IF NOT EXISTS lease_jobs_live ON jobs(until) WHERE done = 0"
-#define LPG_Q_SQL_LIVE_DROP "DROP INDEX CONCURRENTLY IF EXISTS lease_jobs_live"
+#define LPG_Q_SQL_LIVE_DROP "DROP INDEX CONCURRENTLY IF EXISTS %s.lease_jobs_live"
 
 /* The rate's window: prune the claims of queue $1 at or before $2 (now -
 ** per), then count those after it. */

@@ -21,8 +21,31 @@ for row in '| cycle | full | Lua handle |' '| cycle | normal | LuaSQL (one conne
            '| each further handle' '| target | measured |' 'bench: done'; do
   grep -qF -- "$row" "$out/log" || fail "the output has no line with: $row"
 done
+# a concurrency limit's claim against a plain one (bench/limit_claim.lua)
+limit_claim() {
+  grep -qF -- 'RESULT backlog=200 claims=5 ' "$1" || fail "limit_claim.lua printed no RESULT line ($1)"
+}
+host=no
+if [ -x "$build/lease" ]; then
+  host=yes
+  status=0
+  "$build/lease" bench/limit_claim.lua "$out/limit.db" 200 5 1 >"$out/limit.log" 2>&1 || status=$?
+  cat "$out/limit.log"
+  [ "$status" -eq 0 ] || fail "bench/limit_claim.lua exited $status"
+  limit_claim "$out/limit.log"
+else
+  echo "bench_smoke: no $build/lease (the host is not built): bench/limit_claim.lua not run"
+fi
 # SQLite and PostgreSQL side by side, when the build has the PostgreSQL backend
 if grep -q '^LIBPQ_FOUND:INTERNAL=1' "$build/CMakeCache.txt" 2>/dev/null; then
+  if [ "$host" = yes ]; then
+    status=0
+    scripts/pg-cluster run auto -- sh -c "\"$build/lease\" bench/limit_claim.lua \"\$LEASE_TEST_PG\" 200 5 1" \
+      >"$out/limit-pg.log" 2>&1 || status=$?
+    cat "$out/limit-pg.log"
+    [ "$status" -eq 0 ] || fail "bench/limit_claim.lua on PostgreSQL exited $status"
+    limit_claim "$out/limit-pg.log"
+  fi
   status=0
   scripts/pg-cluster run auto -- "$lua" bench/engines.lua --build "$build" --reps 1 --n 40 \
     >"$out/engines.log" 2>&1 || status=$?

@@ -342,13 +342,16 @@ describe("PostgreSQL backend", function()
       .. "io.write(tostring(d:limit('q', { concurrency = 5 })))\n")
     local out_file = H.file("limit-out")
     os.execute(H.lua() .. " " .. H.sh(script) .. " >" .. H.sh(out_file) .. " 2>&1 &")
-    for _ = 1, 500 do
-      if db:queues(1)[1] then break end
+    -- the build has begun (its index is there, not yet valid)
+    for _ = 1, 1000 do
+      if live_index(p) == "false" then break end
       os.execute("sleep 0.01")
     end
-    os.execute("sleep 0.2")
-    -- cleared meanwhile: this handle finds the lock taken and leaves it
+    assert.are.equal("false", live_index(p))
+    -- cleared meanwhile: this handle finds the lock taken and leaves the
+    -- index to that process
     assert.is_true(db:limit("q", {}))
+    assert.are.equal("false", live_index(p))
     wait()
     local out
     for _ = 1, 1000 do
@@ -361,7 +364,26 @@ describe("PostgreSQL backend", function()
     assert.are.equal("none", live_index(p))
   end)
 
-  it("stores a limit though a transaction open on jobs outlasts the index's build", function()
+  it("builds and drops the index of its own jobs table, whatever else search_path lists", function()
+    -- pub: a schema with its own limit and index; app's handle lists pub
+    -- after app in search_path
+    assert.is_true(db:limit("q", { concurrency = 1 }))
+    assert.are.equal("true", live_index(p))
+    local pub = p:match("search_path=([%w_]+)")
+    local app_path = H.path()
+    local app = app_path:match("search_path=([%w_]+)")
+    local both = app_path:gsub("search_path=[%w_]+", "search_path=" .. app .. "," .. pub)
+    lease.open(app_path):close()
+    local other = lease.open(both)
+    assert.is_true(other:limit("q", { concurrency = 1 }))
+    assert.are.equal("true", live_index(app_path))
+    assert.is_true(other:limit("q", {}))
+    assert.are.equal("none", live_index(app_path))
+    assert.are.equal("true", live_index(p))
+    other:close()
+  end)
+
+  it("stores a limit though a transaction in progress outlasts the index's build", function()
     db:enqueue_many({ { id = "a", queue = "q" }, { id = "b", queue = "q" } })
     local quick = lease.open(p, { busy_timeout = 0.2 })
     local marker = H.file("locking")

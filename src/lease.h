@@ -914,8 +914,8 @@ typedef struct lease_queue_limits {
 ** the count of a concurrency limit reads, is made while some queue has
 ** one and dropped with the last (docs/queue.md): on SQLite in the same
 ** transaction; on PostgreSQL after the limits commit, CONCURRENTLY, and
-** at best effort: it may wait up to the busy timeout for transactions
-** already open on jobs, and when it cannot finish (that wait runs out, a
+** at best effort: it may wait up to the busy timeout for the transactions
+** in progress in the database, and when it cannot finish (that wait runs out, a
 ** role that may not build an index on jobs; another handle at it does it) the
 ** limits stay stored and enforced and the call still returns LEASE_OK;
 ** the count then reads the queue's open jobs, and a later lease_limit

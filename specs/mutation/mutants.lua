@@ -3303,6 +3303,19 @@ return {
     hint = "specs/35-postgres_spec.lua",
   },
   {
+    -- the index of live leases looked up through search_path: another
+    -- schema's stands for this jobs table's
+    name = "pg-live-index-by-search-path", step = "own", file = "src/pg/lpg_queue_sql.h",
+    fn = "LPG_Q_SQL_LIVE_VALID", backend = "pg",
+    edits = {
+      { from = [=[  "(SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"    \]=],
+        to = [=[  "(SELECT i.indisvalid FROM pg_index i WHERE i.indexrelid = to_regclass('lease_jobs_live'))"    \]=] },
+      { from = [=[  " WHERE i.indrelid = 'jobs'::regclass AND c.relname = 'lease_jobs_live')"]=],
+        to = [=[  ""]=] },
+    },
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
     -- no index of live leases is made for a concurrency limit
     name = "pg-live-index-never-made", step = "own", file = "src/pg/lpg_queue.c",
     fn = "live_index", backend = "pg",
@@ -3341,17 +3354,22 @@ return {
     -- the index is built or dropped whoever else is at it
     name = "pg-live-index-lock-ignored", step = "own", file = "src/pg/lpg_queue.c",
     fn = "live_index", backend = "pg",
-    from = [=[                  PQgetvalue(res, 0, 0)[0] == 't';]=],
-    to = [=[                  PQgetvalue(res, 0, 0)[0] != 'x';]=],
+    from = [=[             PQgetvalue(res, 0, 0)[0] == 't';]=],
+    to = [=[             PQgetvalue(res, 0, 0)[0] != 'x';]=],
     hint = "specs/35-postgres_spec.lua",
   },
   {
-    -- one look at what must change: settings another session committed
-    -- during the build are left to nobody
+    -- one look at what must change, neither after each step nor after
+    -- letting go: settings another session committed during the build
+    -- are left to nobody
     name = "pg-live-index-one-look", step = "own", file = "src/pg/lpg_queue.c",
     fn = "live_index", backend = "pg",
-    from = [=[  for (i = 0; locked && rc == LEASE_OK && i < 4; i++) {]=],
-    to = [=[  for (i = 0; locked && rc == LEASE_OK && i < 1; i++) {]=],
+    edits = {
+      { from = [=[  for (round = 0; round < 8 && rc == LEASE_OK; round++) {]=],
+        to = [=[  for (round = 0; round < 1 && rc == LEASE_OK; round++) {]=] },
+      { from = [=[    for (step = 0; rc == LEASE_OK && step < 4; step++) {]=],
+        to = [=[    for (step = 0; rc == LEASE_OK && step < 1; step++) {]=] },
+    },
     hint = "specs/35-postgres_spec.lua",
   },
   {

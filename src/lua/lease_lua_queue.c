@@ -714,8 +714,9 @@ transaction.  At a limit db:claim_next gives `nil, "limited"`; below it,
   got 0)`, `(limits.rate needs limits.per)` and the like (nothing changed);
   `lease.limit: ...` on a database failure (nothing changed).  On
   PostgreSQL the index of live leases is built after the limits commit, at
-  best effort (docs/queue.md): it may wait up to the busy timeout for
-  transactions open on jobs, and raises nothing when it cannot finish.
+  best effort (docs/queue.md): it may wait up to the busy timeout for the
+  transactions in progress in the database, and raises nothing when it
+  cannot finish.
 */
 static void check_limit(lua_State *L, const lb_callee *c, lb_args *a) {
   static const char *const keys[] = {"concurrency", "rate", "per"};

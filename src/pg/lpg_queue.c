@@ -976,42 +976,60 @@ static int control_body(lease_db *db, void *ctx) {
 }
 
 /*
+** What must change of lease_jobs_live (LPG_Q_SQL_LIVE_WANT) into want ("":
+** nothing), and the DROP of it in jobs' schema into drop.  LEASE_OK or the
+** failure recorded.
+*/
+static int live_want(lease_db *db, char *want, size_t want_cap, char *drop, size_t drop_cap) {
+  PGresult *res = PQexec(LPG(db)->pg, LPG_Q_SQL_LIVE_WANT);
+  int rc = LEASE_OK;
+  if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1) {
+    rc = lpg_fail(db, res);
+  } else {
+    snprintf(want, want_cap, "%s", PQgetvalue(res, 0, 0));
+    snprintf(drop, drop_cap, LPG_Q_SQL_LIVE_DROP, PQgetvalue(res, 0, 1));
+  }
+  PQclear(res);
+  return rc;
+}
+
+/*
 ** The index lease_jobs_live made or dropped to match the settings as they
-** now stand (LPG_Q_SQL_LIVE_WANT), each statement on its own outside a
-** transaction, under the session's advisory lock of that index (when
-** another session holds it, that session sees these settings at its next
-** look and this one leaves it the work).  Best effort: the count of live
-** leases reads the queue's open jobs while no valid index exists, so it
-** is right either way, and the limits have committed.  A failure (a role
-** that may not build an index on jobs, a lock_timeout while the build
-** waits for the transactions open on jobs) is forgotten, and the next
-** lease_limit takes it up again; an index a failed build left invalid is
-** made anew then.  At most four steps: each one either ends or changes
-** what the next look sees.
+** now stand, each statement on its own outside a transaction, by one
+** session at a time: under the session's advisory lock of that index
+** (LPG_Q_SQL_LIVE_LOCK), taken without waiting.  A session that finds it
+** taken has committed its settings before its try, so before the holder
+** lets go; the holder looks again after letting go, and takes the lock
+** again when something is left to change.  Each step either ends or
+** changes what the next look sees; the rounds are bounded all the same.
+** Best effort: the count of live leases reads the queue's open jobs while
+** no valid index exists, so it is right either way, and the limits have
+** committed.  A failure (a role that may not build an index on jobs, a
+** lock_timeout while the build waits for the transactions in progress)
+** is forgotten, and the next lease_limit takes it up again; an index a
+** failed build left invalid is made anew then.
 */
 static int live_index(lease_db *db) {
   PGconn *pg = LPG(db)->pg;
-  PGresult *res = PQexec(pg, LPG_Q_SQL_LIVE_LOCK);
   char want[8], drop[256];
-  int i, locked = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1 &&
-                  PQgetvalue(res, 0, 0)[0] == 't';
-  int rc = PQresultStatus(res) == PGRES_TUPLES_OK ? LEASE_OK : lpg_fail(db, res);
-  PQclear(res);
-  for (i = 0; locked && rc == LEASE_OK && i < 4; i++) {
-    res = PQexec(pg, LPG_Q_SQL_LIVE_WANT);
-    if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1) {
-      rc = lpg_fail(db, res);
-      PQclear(res);
-      break;
-    }
-    snprintf(want, sizeof want, "%s", PQgetvalue(res, 0, 0));
-    snprintf(drop, sizeof drop, LPG_Q_SQL_LIVE_DROP, PQgetvalue(res, 0, 1));
+  int round, step, rc = LEASE_OK;
+  for (round = 0; round < 8 && rc == LEASE_OK; round++) {
+    PGresult *res;
+    int locked;
+    if ((rc = live_want(db, want, sizeof want, drop, sizeof drop)) != LEASE_OK || !want[0]) break;
+    res = PQexec(pg, LPG_Q_SQL_LIVE_LOCK);
+    locked = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1 &&
+             PQgetvalue(res, 0, 0)[0] == 't';
+    if (PQresultStatus(res) != PGRES_TUPLES_OK) rc = lpg_fail(db, res);
     PQclear(res);
-    if (!want[0]) break;
-    if (strcmp(want, "make") != 0) rc = lpg_exec(db, drop);
-    if (rc == LEASE_OK && strcmp(want, "drop") != 0) rc = lpg_exec(db, LPG_Q_SQL_LIVE_INDEX);
+    if (!locked) break;
+    for (step = 0; rc == LEASE_OK && step < 4; step++) {
+      if ((rc = live_want(db, want, sizeof want, drop, sizeof drop)) != LEASE_OK || !want[0]) break;
+      if (strcmp(want, "make") != 0) rc = lpg_exec(db, drop);
+      if (rc == LEASE_OK && strcmp(want, "drop") != 0) rc = lpg_exec(db, LPG_Q_SQL_LIVE_INDEX);
+    }
+    PQclear(PQexec(pg, LPG_Q_SQL_LIVE_UNLOCK));
   }
-  if (locked) PQclear(PQexec(pg, LPG_Q_SQL_LIVE_UNLOCK));
   if (rc != LEASE_OK) lease__clear_error(db);
   return LEASE_OK;
 }

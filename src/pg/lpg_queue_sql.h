@@ -515,8 +515,8 @@
 **                         this jobs table, taken without waiting (a
 **                         session that waits for it holds a snapshot the
 **                         holder's build would wait for); false: another
-**                         session is at it, and it reads what must change
-**                         again after each step;
+**                         session is at it, and looks at what must change
+**                         again after it lets go;
 **   LPG_Q_SQL_LIVE_WANT   what must change: "make", "remake" (an index a
 **                         build that failed left invalid), "drop", or "";
 **                         then jobs' schema, quoted, for the DROP.

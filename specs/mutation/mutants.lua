@@ -3316,6 +3316,22 @@ return {
     hint = "specs/35-postgres_spec.lua",
   },
   {
+    -- the index of live leases and the count's test of done written
+    -- done = 0: the index of jobs not done can stand in for it, reading
+    -- every job not done
+    name = "pg-live-index-keyed-done", step = "own", file = "src/pg/lpg_queue_sql.h",
+    backend = "pg",
+    edits = {
+      { fn = "LPG_Q_SQL_LIVE",
+        from = [=[  " WHERE " LPG_SQL_UNKEYED("j.done") " = 0 AND j.until > $2"                     \]=],
+        to = [=[  " WHERE j.done = 0 AND j.until > $2"                     \]=] },
+      { fn = "LPG_Q_SQL_LIVE_INDEX",
+        from = [=[  " WHERE " LPG_SQL_UNKEYED("done") " = 0"]=],
+        to = [=[  " WHERE done = 0"]=] },
+    },
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
     -- no index of live leases is made for a concurrency limit
     name = "pg-live-index-never-made", step = "own", file = "src/pg/lpg_queue.c",
     fn = "live_index", backend = "pg",

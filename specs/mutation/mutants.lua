@@ -3323,10 +3323,10 @@ return {
     backend = "pg",
     edits = {
       { fn = "LPG_Q_SQL_LIVE",
-        from = [=[  " WHERE " LPG_SQL_UNKEYED("j.done") " = 0 AND j.until > $2"                     \]=],
-        to = [=[  " WHERE j.done = 0 AND j.until > $2"                     \]=] },
+        from = [=[  " WHERE " LPG_SQL_UNKEYED("j.done") " = 0 AND j.until > 0 AND j.until > $2"     \]=],
+        to = [=[  " WHERE j.done = 0 AND j.until > $2"     \]=] },
       { fn = "LPG_Q_SQL_LIVE_INDEX",
-        from = [=[  " WHERE " LPG_SQL_UNKEYED("done") " = 0"]=],
+        from = [=[  " WHERE " LPG_SQL_UNKEYED("done") " = 0 AND until > 0"]=],
         to = [=[  " WHERE done = 0"]=] },
     },
     hint = "specs/35-postgres_spec.lua",

@@ -485,11 +485,13 @@
 /*
 ** The live leases of a queue: its open jobs held (until > $2).  $1 queue.
 ** While lease_jobs_live is valid, the held jobs of every queue are read by
-** its range until > $2, each one's queue row by its id; its predicate and
-** this test of done are written (done + 0) = 0, so no other index of jobs
-** can stand in for it (lease_jobs_pending, on done = 0, would read every
-** job not done: on tables tiny when the plan was made the two cost the
-** same).  Without it (no
+** its range until > $2, each one's queue row by its id.  Its predicate,
+** (done + 0) = 0 AND until > 0, is this test's alone: no other index of
+** jobs can stand in for it here (lease_jobs_pending, on done = 0, would
+** read every job not done: on tables tiny when the plan was made the two
+** cost the same), and it stands in for no other (claim_next's test of a
+** candidate, (done + 0) = 0 AND until <= now, does not imply until > 0).
+** Without it (no
 ** concurrency limit was set through the engine, or lease_limit could not
 ** make it: a role that does not own jobs), the queue's open jobs are read
 ** by lease_queue_due, its backlog included, each one's jobs row by its id.
@@ -501,15 +503,16 @@
   "SELECT CASE WHEN coalesce(" LPG_Q_SQL_LIVE_VALID ", false)"                      \
   " THEN (SELECT count(*) FROM jobs j CROSS JOIN LATERAL (SELECT q.queue, q.state"  \
   " FROM lease_queue q WHERE q.id = j.id LIMIT 1) q"                                \
-  " WHERE " LPG_SQL_UNKEYED("j.done") " = 0 AND j.until > $2"                     \
+  " WHERE " LPG_SQL_UNKEYED("j.done") " = 0 AND j.until > 0 AND j.until > $2"     \
   " AND q.queue = $1 AND q.state = " LEASE__Q_OPEN_S ")"                             \
   " ELSE (SELECT count(*) FROM lease_queue q CROSS JOIN LATERAL (SELECT done, until" \
   " FROM jobs WHERE jobs.id = q.id LIMIT 1) j"                                      \
   " WHERE q.queue = $1 AND q.state = " LEASE__Q_OPEN_S " AND j.done = 0 AND j.until > $2) END"
 
 /*
-** lease_jobs_live, jobs(until) of the jobs not done ((done + 0) = 0, see
-** LPG_Q_SQL_LIVE), for LPG_Q_SQL_LIVE.
+** lease_jobs_live, jobs(until) of the jobs held or once held and not done
+** (see LPG_Q_SQL_LIVE for how its predicate is written), for
+** LPG_Q_SQL_LIVE.
 ** It exists while some queue has a concurrency limit, so a database
 ** without one pays nothing for it at each write of until (which it keeps
 ** from being a HOT update), as SQLite's LSQ_SQL_LIVE_INDEX.  lease_limit,
@@ -539,7 +542,7 @@
   " FROM (SELECT " LPG_Q_SQL_LIVE_VALID " AS valid) i"
 #define LPG_Q_SQL_LIVE_INDEX                                                        \
   "CREATE INDEX CONCURRENTLY IF NOT EXISTS lease_jobs_live ON jobs(until)"         \
-  " WHERE " LPG_SQL_UNKEYED("done") " = 0"
+  " WHERE " LPG_SQL_UNKEYED("done") " = 0 AND until > 0"
 #define LPG_Q_SQL_LIVE_DROP "DROP INDEX CONCURRENTLY IF EXISTS %s.lease_jobs_live"
 
 /* The rate's window: prune the claims of queue $1 at or before $2 (now -

@@ -491,13 +491,13 @@
 ** read every job not done: on tables tiny when the plan was made the two
 ** cost the same), and it stands in for no other (claim_next's test of a
 ** candidate, (done + 0) = 0 AND until <= now, does not imply until > 0).
-** Without it (no
-** concurrency limit was set through the engine, or lease_limit could not
-** make it: a role that does not own jobs), the queue's open jobs are read
-** by lease_queue_due, its backlog included, each one's jobs row by its id.
-** The CASE runs one of the two.  Each lookup is a subquery of its own:
-** written as a join, a plan kept from tiny tables would read a whole table
-** for each row (spec 35, "plans as the tables grow").
+** Without it (no concurrency limit was set through the engine, or
+** lease_limit could not make it: a role that does not own jobs), the
+** queue's open jobs are read by lease_queue_due, its backlog included,
+** each one's jobs row by its id.  The CASE runs one of the two.  Each
+** lookup is a subquery of its own: written as a join, a plan kept from
+** tiny tables would read a whole table for each row (spec 35, "plans as
+** the tables grow").
 */
 #define LPG_Q_SQL_LIVE                                                              \
   "SELECT CASE WHEN coalesce(" LPG_Q_SQL_LIVE_VALID ", false)"                      \
@@ -512,14 +512,13 @@
 /*
 ** lease_jobs_live, jobs(until) of the jobs held or once held and not done
 ** (see LPG_Q_SQL_LIVE for how its predicate is written), for
-** LPG_Q_SQL_LIVE.
-** It exists while some queue has a concurrency limit, so a database
-** without one pays nothing for it at each write of until (which it keeps
-** from being a HOT update), as SQLite's LSQ_SQL_LIVE_INDEX.  lease_limit,
-** once its settings have committed, makes or drops it (lpg_queue.c:
-** live_index), outside any transaction and CONCURRENTLY, so writes to
-** jobs go on while it builds and no lock of the settings' transaction is
-** held while it waits:
+** LPG_Q_SQL_LIVE.  It exists while some queue has a concurrency limit, so
+** a database without one pays nothing for it at each write of until
+** (which it keeps from being a HOT update), as SQLite's
+** LSQ_SQL_LIVE_INDEX.  lease_limit, once its settings have committed,
+** makes or drops it (lpg_queue.c: live_index), outside any transaction
+** and CONCURRENTLY, so writes to jobs go on while it builds and no lock of
+** the settings' transaction is held while it waits:
 **   LPG_Q_SQL_LIVE_LOCK   the session's advisory lock of this index of
 **                         this jobs table, taken without waiting (a
 **                         session that waits for it holds a snapshot the

@@ -344,7 +344,7 @@ describe("PostgreSQL backend", function()
     -- another session holds the advisory lock of the index of this jobs
     local marker = H.file("holding")
     local wait = psql_background(p, "SELECT pg_advisory_lock(hashtextextended('lease_jobs_live ' ||"
-      .. " 'jobs'::regclass::oid::text, 0));\n\\! touch " .. marker .. "\nSELECT pg_sleep(1);")
+      .. " 'jobs'::regclass::oid::text, 0));\n\\! touch " .. marker .. "\nSELECT pg_sleep(2);")
     wait_marker(marker)
     assert.is_true(db:limit("q", { concurrency = 1 }))
     assert.are.equal(1, db:queues(1)[1].concurrency)
@@ -357,7 +357,7 @@ describe("PostgreSQL backend", function()
   it("a limit cleared while another session builds the index: that session drops it after", function()
     local marker = H.file("locking")
     local wait = psql_background(p, "BEGIN; SELECT 1 FROM jobs FOR UPDATE;\n\\! touch "
-      .. marker .. "\nSELECT pg_sleep(1.5); COMMIT;")
+      .. marker .. "\nSELECT pg_sleep(3); COMMIT;")
     wait_marker(marker)
     -- another process sets the first limit: its build waits for that
     -- transaction, holding the index's advisory lock

@@ -10,10 +10,14 @@
 ** defines, for each step NAME, its SQL as a macro of its own
 ** (LSQ_STEP_NAME in src/sqlite/lsq_schema_sql.h, LPG_STEP_NAME in
 ** src/pg/lpg_schema_sql.h): a step missing from one backend fails to build.
-** A step's SQL never changes once released: a change is a new step.
+** A step's SQL never changes once released: a change is a new step.  A
+** step shares macros with the engine's statements, so specs/c/test_steps.c
+** (ctest c_steps) holds a hash of every step's SQL on each backend and
+** fails when one differs.
 **
 ** Adding a step: one line at the end of LEASE_SCHEMA_STEPS, one macro per
-** backend, and LEASE_SCHEMA_VERSION one higher.
+** backend, LEASE_SCHEMA_VERSION one higher, and the step's line in
+** specs/c/test_steps.c (the test prints it).
 */
 #ifndef LEASE_SCHEMA_H
 #define LEASE_SCHEMA_H

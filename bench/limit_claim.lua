@@ -4,8 +4,11 @@
 --
 -- Usage (run by build/lease, the project's Lua host with lease built in):
 --   build/lease bench/limit_claim.lua DB [BACKLOG [CLAIMS [REPS]]]
--- DB       the database: a file path (made afresh), or a postgresql:// URI
---          or libpq keyword string (each measurement uses queues of its own)
+-- DB       the database: a file path (removed first, then made afresh), or
+--          a postgresql:// URI or libpq keyword string (anything with "=");
+--          each measurement uses queues of its own, and their jobs stay in
+--          the database: run it on a throwaway cluster, as
+--          docs/benchmarks.md does
 -- BACKLOG  ready jobs in the queue before the claims (default 100000)
 -- CLAIMS   claim_next calls timed, none completed (default 200)
 -- REPS     measurements of each kind, interleaved (default 3)

@@ -915,11 +915,11 @@ typedef struct lease_queue_limits {
 ** one and dropped with the last (docs/queue.md): on SQLite in the same
 ** transaction; on PostgreSQL after the limits commit, CONCURRENTLY, and
 ** at best effort: it may wait up to the busy timeout for the transactions
-** in progress in the database, and when it cannot finish (that wait runs out, a
-** role that may not build an index on jobs; another handle at it does it) the
-** limits stay stored and enforced and the call still returns LEASE_OK;
-** the count then reads the queue's open jobs, and a later lease_limit
-** builds the index.
+** in progress in the database; when it cannot finish (that wait runs out,
+** or the role does not own jobs) the limits stay stored and enforced and
+** the call still returns LEASE_OK, the count reads the queue's open jobs,
+** and a later lease_limit by a role that owns jobs puts the index right
+** (another handle found at it does the work instead of this one).
 */
 LEASE_API int lease_limit(lease_db *db, const char *queue, size_t queue_len,
                           const lease_queue_limits *limits);

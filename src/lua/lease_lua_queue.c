@@ -710,8 +710,8 @@ transaction.  At a limit db:claim_next gives `nil, "limited"`; below it,
   handed out by claim_next in any window of per (now's unit: the window is
   (now - per, now] of the claimer's now)
 @treturn boolean true
-@raise `bad argument #3 to 'limit' (limits.concurrency must be an integer >= 1,
-  got 0)`, `(limits.rate needs limits.per)` and the like (nothing changed);
+@raise `bad argument #3 to 'limit' (limits.concurrency must be an integer >= 1 or
+  nil, got 0)`, `(limits.rate needs limits.per)` and the like (nothing changed);
   `lease.limit: ...` on a database failure (nothing changed).  On
   PostgreSQL the index of live leases is built after the limits commit, at
   best effort (docs/queue.md): it may wait up to the busy timeout for the

@@ -348,9 +348,21 @@ describe("the CLI's pause, resume, limit and queues", function()
       status = H.host(bad)
       assert.are.equal(2, status, bad)
     end
+    -- --per: seconds or a duration, > 0; 0 and -1 get the same message
+    for _, per in ipairs({ "0", "-1", "nan", "inf", "1x", "" }) do
+      local st, o, e = H.host("limit " .. H.sh(p) .. " mail --rate 5 --per " .. H.sh(per))
+      assert.are.same({ 2, "" }, { st, o }, per)
+      assert.is_truthy(e:find("--per needs a number of seconds > 0 or a duration (30s, 2m, 1h), got '"
+        .. per .. "'", 1, true), e)
+    end
     out = select(2, H.host("queues " .. H.sh(p) .. " --json"))
     q = require("lease.json").decode(out)[1]
-    assert.are.same({ true, 3, 10 }, { q.paused, q.concurrency, q.rate })
+    assert.are.same({ true, 3, 10, 60 }, { q.paused, q.concurrency, q.rate, q.per })
+    -- a duration; the limits not named are cleared
+    assert.are.same({ 0, "limited mail: rate 7 per 90 s\n", "" },
+      { H.host("limit " .. H.sh(p) .. " mail --rate 7 --per 1m30s") })
+    q = require("lease.json").decode(select(2, H.host("queues " .. H.sh(p) .. " --json")))[1]
+    assert.are.same({ true, nil, 7, 90 }, { q.paused, q.concurrency, q.rate, q.per })
     assert.are.same({ 0, "resumed mail\n", "" }, { H.host("resume " .. H.sh(p) .. " mail") })
     assert.are.same({ 0, "cleared the limits of mail\n", "" }, { H.host("limit " .. H.sh(p) .. " mail --clear") })
     q = require("lease.json").decode(select(2, H.host("queues " .. H.sh(p) .. " --json")))[1]

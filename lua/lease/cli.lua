@@ -535,8 +535,8 @@ local function number_flag(flags, name, kind, min)
   return x
 end
 
---- A --timeout flag: seconds (a number) or a duration (parse_duration:
--- 30s, 2m, 1h30m), finite and > 0 (nil when not given).
+--- A flag of seconds > 0 (--timeout, --per): a number or a duration
+-- (parse_duration: 30s, 2m, 1h30m), finite and > 0 (nil when not given).
 -- @tparam table flags the parsed flags
 -- @tparam string name the flag's name
 -- @treturn ?number seconds
@@ -1026,9 +1026,8 @@ local function cmd_limit(argv, out)
   local limits = {
     concurrency = number_flag(flags, "--concurrency", "integer", 1),
     rate = number_flag(flags, "--rate", "integer", 1),
-    per = number_flag(flags, "--per", "seconds"),
+    per = timeout_flag(flags, "--per"),
   }
-  if limits.per and not (limits.per > 0) then usage("--per needs a finite number of seconds > 0") end
   if (limits.rate == nil) ~= (limits.per == nil) then usage("--rate and --per go together") end
   local any = limits.concurrency or limits.rate
   if flags["--clear"] and any then usage("--clear takes no limit with it") end
@@ -1486,7 +1485,8 @@ Each tick enqueues the job NAME@TICK when `lease tick` or a --forever pool runs.
     help = "set the queue's limits, replacing the ones it had",
     options = [[
   --concurrency N   at most N of its jobs held with a live lease at once
-  --rate N --per S  at most N jobs handed out in any S seconds
+  --rate N --per S  at most N jobs handed out in any S seconds (S: seconds or
+                    a duration, 30s, 1m, 1h)
   --clear           no limits]] },
   { name = "queues", args = "DB [--json] [--now T]", run = cmd_queues,
     help = "list the queues: paused or not, their limits, their jobs by status",

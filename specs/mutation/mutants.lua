@@ -1234,6 +1234,20 @@ return {
     hint = "specs/34-cli_queue_spec.lua",
   },
   {
+    name = "cli-limit-per-seconds-only", step = "own", file = "lua/lease/cli.lua",
+    fn = "cmd_limit",
+    from = "    per = timeout_flag(flags, \"--per\"),\n",
+    to = "    per = number_flag(flags, \"--per\", \"seconds\"),\n",
+    hint = "specs/42-queue_control_spec.lua",
+  },
+  {
+    name = "cli-per-zero-passed-on", step = "own", file = "lua/lease/cli.lua",
+    fn = "timeout_flag",
+    from = "  if not x or not (x > 0) or x == math.huge then\n",
+    to = "  if not x or not (x >= 0) or x == math.huge then\n",
+    hint = "specs/42-queue_control_spec.lua",
+  },
+  {
     name = "cli-pool-discard-exits-0", step = "own", file = "lua/lease/cli.lua",
     fn = "cmd_pool",
     from = "  return (#s.failed == 0 and s.discarded == 0) and 0 or 1\n",

@@ -165,6 +165,27 @@ describe("PostgreSQL backend", function()
     assert.are.same({ false, "cancelled", 5 }, { s.done, s.status, s.finished_at })
   end)
 
+  it("complete_many reads each job's row as the lock holder left it: a takeover committed during the wait refuses", function()
+    db:enqueue_many({ "a", "b" })
+    local jobs = db:claim_next("w", 0, 100, 2)
+    local marker = H.file("locked")
+    -- another client takes b over (a new owner and fence) and holds its
+    -- row lock a moment before it commits
+    local wait = psql_background(p, "BEGIN;\nUPDATE jobs SET owner = 'B', until = 1000, fence = fence + 1"
+      .. " WHERE id = 'b';\n\\! touch " .. marker .. "\nSELECT pg_sleep(1);\nCOMMIT;")
+    wait_marker(marker)
+    -- a is stored; b's lock is waited for, then b is found B's
+    local all, reasons = db:complete_many("w", 0.5, {
+      { id = jobs[1].id, fence = jobs[1].fence, result = "ra" },
+      { id = jobs[2].id, fence = jobs[2].fence, result = "rb" } })
+    wait()
+    assert.are.same({ false, { [2] = "not_owner" } }, { all, reasons })
+    local a, b = db:state("a", 6), db:state("b", 6)
+    assert.are.same({ true, "completed", "ra" }, { a.done, a.status, a.result })
+    assert.are.same({ false, "running", "B", 2, 1000 }, { b.done, b.status, b.owner, b.fence, b["until"] })
+    assert.is_nil(b.result)
+  end)
+
   it("raises busy with the SQLSTATE when a row lock outlasts the busy timeout, and changes nothing", function()
     db:enqueue("a")
     local f = db:claim("a", "A", 0, 100)

@@ -1522,8 +1522,8 @@ return {
   {
     name = "pg-complete-many-fence-unchecked", step = "own", file = "src/pg/lpg_sql.h", backend = "pg",
     fn = "LPG_SQL_COMPLETE_MANY",
-    from = [[" AND j.owner = $4 AND j.fence = a.fence AND j.until > $5"]],
-    to = [[" AND j.owner = $4 AND j.until > $5"]],
+    from = [[" AND g.owner = $4 AND g.fence = g.want AND g.until > $5"]],
+    to = [[" AND g.owner = $4 AND g.until > $5"]],
     hint = "specs/19-complete_many_spec.lua",
   },
   {
@@ -3800,8 +3800,17 @@ return {
     -- complete_many reads the queue rows in its statement's snapshot
     name = "pg-complete-many-queue-read-in-snapshot", step = "own", file = "src/pg/lpg_sql.h",
     fn = "LPG_SQL_COMPLETE_MANY", backend = "pg",
-    from = [=[  " FROM j LEFT JOIN LATERAL lease_queue_now(j.id) s ON true),"                       \]=],
-    to = [=[  " FROM j LEFT JOIN lease_queue s ON s.id = j.id),"                       \]=],
+    from = [=[  " FOR UPDATE) s ON true),"]=],
+    to = [=[  ") s ON true),"]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
+    -- complete_many reads the jobs rows in its statement's snapshot: the
+    -- guard sees a lease taken over during the wait as still its own
+    name = "pg-complete-many-jobs-read-in-snapshot", step = "own", file = "src/pg/lpg_sql.h",
+    fn = "LPG_SQL_COMPLETE_MANY", backend = "pg",
+    from = [=[  " WHERE jobs.id = a.id FOR UPDATE) j ON true"]=],
+    to = [=[  " WHERE jobs.id = a.id) j ON true"]=],
     hint = "specs/35-postgres_spec.lua",
   },
   {

@@ -171,36 +171,48 @@
 
 /*
 ** Contract step 6 for a batch, one statement.  $1 the ids (bytea[], in id
-** order, no id twice: the rows are locked in that order, as complete's
-** one by one), $2 their fences (int8[]), $3 their results (bytea[], NULL
-** elements for none), $4 owner, $5 now.  Each job's row is locked, its
-** queue state read after the lock (LPG_SQL_QUEUE_OF_J, per job), and the
-** UPDATE's WHERE carries complete's whole guard for each job with its own
-** fence.  One report row per id, in $1's order: LPG_SQL_REPORT's columns
-** (the first: 1 when stored, else 0), then the id's position in $1.  The
-** stored jobs' queue rows are completed at now here, as LPG_SQL_COMPLETE
-** does, found by the array of the stored ids (= ANY): written as a join
-** to u, a plan kept from tiny tables scans all of lease_queue (spec 35,
-** "plans as the tables grow").
+** order, no id twice), $2 their fences (int8[]), $3 their results
+** (bytea[], NULL elements for none), $4 owner, $5 now.  g takes the ids in
+** $1's order and, for each, locks the job's row and then its queue row,
+** each looked up by its key: the jobs rows are locked in id order, as
+** complete's one by one, and a queue row under its job's lock, as every
+** write of a queue state takes them.  Under READ COMMITTED a row locked
+** FOR UPDATE is read as the last holder of its lock committed it, so the
+** state is the one after the job's lock (as LPG_SQL_QUEUE_OF_J reads it
+** for one job).  The UPDATE's WHERE carries complete's whole guard for
+** each job with its own fence.  One report row per id, in $1's order:
+** LPG_SQL_REPORT's columns (the first: 1 when stored, else 0), then the
+** id's position in $1.  The stored jobs' queue rows are completed at now
+** here, as LPG_SQL_COMPLETE does, found by the array of the stored ids
+** (= ANY).  Every row is reached by its key and the CTEs are never joined
+** to each other: a plan the connection keeps is made for a batch of 10
+** rows, and a join of two CTEs planned so runs as a nested loop whose
+** cost grows with the square of the batch, where a join to a table scans
+** all of it once the tables grow (spec 35, "plans as the tables grow").
 */
-#define LPG_SQL_COMPLETE_MANY                                                         \
+#define LPG_SQL_COMPLETE_MANY                                                        \
   "WITH a AS (SELECT * FROM unnest($1::bytea[], $2::int8[], $3::bytea[])"            \
-  " WITH ORDINALITY a(id, fence, result, k)),"                                        \
-  " j AS (SELECT id, owner, done, until, fence FROM jobs WHERE id = ANY($1)"         \
-  " ORDER BY id FOR UPDATE),"                                                         \
-  " q AS (SELECT j.id, coalesce(s.state, " LEASE__Q_OPEN_S ") AS state"              \
-  " FROM j LEFT JOIN LATERAL lease_queue_now(j.id) s ON true),"                       \
-  " u AS (UPDATE jobs SET result = a.result, done = 1 FROM j, q, a"                   \
-  " WHERE jobs.id = j.id AND q.id = j.id AND a.id = j.id AND j.done = 0"              \
-  " AND j.owner = $4 AND j.fence = a.fence AND j.until > $5"                          \
-  " AND j.fence < " LPG_FENCE_MAX " AND " LPG_SQL_NOT_ENDED " RETURNING jobs.id),"   \
+  " WITH ORDINALITY a(id, fence, result, k)),"                                       \
+  " g AS (SELECT a.id, a.fence AS want, a.result, a.k, j.id IS NOT NULL AS found,"   \
+  " j.owner, j.done, j.until, j.fence,"                                              \
+  " CASE WHEN j.id IS NOT NULL THEN coalesce(s.state, " LEASE__Q_OPEN_S ")"          \
+  " END AS state"                                                                    \
+  " FROM a LEFT JOIN LATERAL (SELECT id, owner, done, until, fence FROM jobs"        \
+  " WHERE jobs.id = a.id FOR UPDATE) j ON true"                                      \
+  " LEFT JOIN LATERAL (SELECT state FROM lease_queue WHERE lease_queue.id = j.id"    \
+  " FOR UPDATE) s ON true),"                                                         \
+  " u AS (UPDATE jobs SET result = g.result, done = 1 FROM g"                        \
+  " WHERE jobs.id = g.id AND g.done = 0"                                             \
+  " AND g.owner = $4 AND g.fence = g.want AND g.until > $5"                          \
+  " AND g.fence < " LPG_FENCE_MAX " AND g.state < " LEASE__Q_DISCARDED_S             \
+  " RETURNING jobs.id),"                                                             \
   " f AS (UPDATE lease_queue SET state = " LEASE__Q_COMPLETED_S ", finished_at = $5"  \
   " WHERE id = ANY(ARRAY(SELECT id FROM u)))"                                         \
-  " SELECT (u.id IS NOT NULL)::int::int8, j.id IS NOT NULL, j.done <> 0,"             \
-  " j.owner IS DISTINCT FROM $4, j.fence <> a.fence, j.until <= $5,"                  \
-  " CASE WHEN j.fence >= " LPG_FENCE_MAX " THEN 3 ELSE 0 END, j.until > $5, q.state, a.k" \
-  " FROM a LEFT JOIN j ON j.id = a.id LEFT JOIN q ON q.id = a.id"                     \
-  " LEFT JOIN u ON u.id = a.id ORDER BY a.k"
+  " SELECT (g.id IN (SELECT id FROM u))::int::int8, g.found, g.done <> 0,"           \
+  " g.owner IS DISTINCT FROM $4, g.fence <> g.want, g.until <= $5,"                  \
+  " CASE WHEN g.fence >= " LPG_FENCE_MAX " THEN 3 ELSE 0 END, g.until > $5,"         \
+  " g.state, g.k"                                                                    \
+  " FROM g ORDER BY g.k"
 
 /* Contract step 7.  $1 id, $2 owner, $3 fence; the fence is kept. */
 #define LPG_SQL_RELEASE                                                               \

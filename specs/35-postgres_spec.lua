@@ -49,6 +49,18 @@ local function wait_marker(marker)
   error("the psql session did not reach " .. marker)
 end
 
+-- The sequential scans of jobs that fn makes inside tx's transaction
+-- (pg_stat_xact_user_tables: this transaction's counts so far).
+local function xact_scans(tx, fn)
+  local function count()
+    return tonumber(tx:rows("SELECT seq_scan AS n FROM pg_stat_xact_user_tables"
+      .. " WHERE relid = 'jobs'::regclass")().n)
+  end
+  local before = count()
+  fn()
+  return count() - before
+end
+
 describe("PostgreSQL backend", function()
   local db, p
   before_each(function() db, p = H.fresh() end)
@@ -230,17 +242,39 @@ describe("PostgreSQL backend", function()
     ro:close()
   end)
 
+  it("runs the caller's statements in with_lease with sequential scans as the server prices them, its own without", function()
+    db:enqueue_many({ "a", "b", "c" })
+    db:enqueue("f")
+    local ff = db:claim("f", "F", 0, 1e6)
+    -- analyzed tiny, the tables cost a scan less than a lookup by key
+    H.psql(p, "ANALYZE jobs, lease_queue")
+    assert.is_true((db:with_lease("f", "F", ff, 0, function(tx)
+      assert.are.equal("on", tx:rows("SELECT current_setting('enable_seqscan') AS s")().s)
+      -- a read of the whole (tiny) table scans it
+      assert.is_true(xact_scans(tx, function()
+        assert.are.equal(4, tonumber(tx:rows("SELECT count(*) AS n FROM jobs WHERE owner IS NULL OR true")().n))
+      end) > 0)
+      -- the engine's renew after it finds its rows by key, as before it
+      assert.are.equal(0, xact_scans(tx, function() assert.is_true(tx:renew(1e6)) end))
+      -- a failed statement of the caller's leaves the engine's setting too
+      assert.is_false((pcall(tx.rows, tx, "SELECT 1 / 0")))
+      assert.are.equal(0, xact_scans(tx, function() assert.is_true(tx:renew(1e6)) end))
+    end)))
+    assert.are.equal(ff, db:state("f").fence)
+  end)
+
   it("lists and counts with sequential scans, keeping them priced out for its other statements", function()
     db:enqueue_many({ "a", "b", "c" })
     db:enqueue("f")
     local ff = db:claim("f", "F", 0, 1e6)
     -- the sequential scans of lease_queue so far (the session's counts
-    -- flushed), and the session's setting
+    -- flushed), and the session's setting for the engine's statements:
+    -- "off" when its renew inside with_lease scanned no table
     local function scans()
       local setting
       assert.is_true((db:with_lease("f", "F", ff, 0, function(tx)
         tx:rows("SELECT pg_stat_force_next_flush()")()
-        setting = tx:rows("SELECT current_setting('enable_seqscan') AS s")().s
+        setting = xact_scans(tx, function() assert.is_true(tx:renew(1e6)) end) == 0 and "off" or "on"
       end)))
       return tonumber((H.psql(p, "SELECT seq_scan FROM pg_stat_user_tables"
         .. " WHERE relid = 'lease_queue'::regclass"):match("%d+"))), setting

@@ -3797,6 +3797,24 @@ return {
     hint = "specs/35-postgres_spec.lua",
   },
   {
+    -- the caller's statement in with_lease runs with the engine's
+    -- sequential scans priced out
+    name = "pg-tx-caller-seqscan-off", step = "own", file = "src/pg/lpg_tx.c",
+    fn = "send_wrapped", backend = "pg",
+    from = [=[send_plain(pg, "SET LOCAL enable_seqscan TO DEFAULT")]=],
+    to = [=[send_plain(pg, "SET LOCAL enable_seqscan = off")]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
+    -- the engine's setting is not set back after the caller's statement:
+    -- its own statements in the transaction run with sequential scans
+    name = "pg-tx-seqscan-not-set-back", step = "own", file = "src/pg/lpg_tx.c",
+    fn = "send_wrapped", backend = "pg",
+    from = [=[send_plain(pg, "SET LOCAL enable_seqscan = off")]=],
+    to = [=[send_plain(pg, "SET LOCAL enable_seqscan TO DEFAULT")]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
     -- complete_many reads the queue rows in its statement's snapshot
     name = "pg-complete-many-queue-read-in-snapshot", step = "own", file = "src/pg/lpg_sql.h",
     fn = "LPG_SQL_COMPLETE_MANY", backend = "pg",

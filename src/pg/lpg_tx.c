@@ -626,24 +626,38 @@ static int user_fail(lease_db *db, const PGresult *res) {
   return lpg_fail_result(db, res);
 }
 
+/* A statement with no parameters into pg's pipeline; 0 when it cannot be
+** sent. */
+static int send_plain(PGconn *pg, const char *sql) {
+  return PQsendQueryParams(pg, sql, 0, NULL, NULL, NULL, NULL, 0);
+}
+
 /*
 ** Send the statement, wrapped in a savepoint unless it is a savepoint
 ** command itself, in one round trip (pipeline mode), and return its result
 ** (NULL with the failure recorded).  A failure rolls back to the
-** savepoint, so the transaction stays usable.
+** savepoint, so the transaction stays usable.  Inside the savepoint the
+** statement runs with enable_seqscan at the server's setting (SET LOCAL
+** ... TO DEFAULT), then the session's off is set back: the session prices
+** sequential scans out for the engine's statements (lpg.c: set_session),
+** which a caller's query that reads a whole table should not pay.  A
+** failure's rollback to the savepoint undoes the SET LOCAL too.
 */
 static PGresult *send_wrapped(lease_db *db, const scanned *sc, const sent *p, int n) {
   PGconn *pg = lpg_pq(db);
   PGresult *res, *mine = NULL, *first_err = NULL;
-  int q, nq = sc->savepoint ? 1 : 3, at = sc->savepoint ? 0 : 1, ok = 1;
+  int q, nq = sc->savepoint ? 1 : 5, at = sc->savepoint ? 0 : 2, ok = 1;
   if (!PQenterPipelineMode(pg)) {
     lpg_fail_result(db, NULL);
     return NULL;
   }
-  if (!sc->savepoint) ok = PQsendQueryParams(pg, "SAVEPOINT lease_stmt", 0, NULL, NULL, NULL, NULL, 0);
+  if (!sc->savepoint)
+    ok = send_plain(pg, "SAVEPOINT lease_stmt") &&
+         send_plain(pg, "SET LOCAL enable_seqscan TO DEFAULT");
   ok = ok && PQsendQueryParams(pg, sc->text, n, p->types, p->vals, p->lens, p->fmts, 0);
   if (!sc->savepoint)
-    ok = ok && PQsendQueryParams(pg, "RELEASE SAVEPOINT lease_stmt", 0, NULL, NULL, NULL, NULL, 0);
+    ok = ok && send_plain(pg, "SET LOCAL enable_seqscan = off") &&
+         send_plain(pg, "RELEASE SAVEPOINT lease_stmt");
   ok = ok && PQpipelineSync(pg);
   if (!ok) {
     lpg_fail_result(db, NULL);

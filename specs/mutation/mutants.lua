@@ -3437,15 +3437,6 @@ return {
     hint = "specs/35-postgres_spec.lua",
   },
   {
-    -- complete_many finds the queue rows to complete by a join to the
-    -- stored ids
-    name = "pg-complete-many-joined", step = "own", file = "src/pg/lpg_sql.h",
-    fn = "LPG_SQL_COMPLETE_MANY", backend = "pg",
-    from = [=[  " WHERE id = ANY(ARRAY(SELECT id FROM u)))"                                         \]=],
-    to = [=[  " WHERE id IN (SELECT id FROM u))"                                         \]=],
-    hint = "specs/35-postgres_spec.lua",
-  },
-  {
     -- an enqueue after a parent looks for its row through the index of
     -- open jobs
     name = "pg-dep-wait-open-index", step = "own", file = "src/pg/lpg_queue_sql.h",

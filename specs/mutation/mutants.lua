@@ -3814,6 +3814,15 @@ return {
     hint = "specs/35-postgres_spec.lua",
   },
   {
+    -- complete_many reads no queue row that another client added during
+    -- its wait: the job counts as open
+    name = "pg-complete-many-added-queue-row-missed", step = "own", file = "src/pg/lpg_sql.h",
+    fn = "LPG_SQL_COMPLETE_MANY", backend = "pg",
+    from = [=[  " (SELECT n.state FROM lease_queue_now(j.id) n), " LEASE__Q_OPEN_S ")"]=],
+    to = [=[  " NULL, " LEASE__Q_OPEN_S ")"]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
     -- complete_many reads the jobs rows in its statement's snapshot: the
     -- guard sees a lease taken over during the wait as still its own
     name = "pg-complete-many-jobs-read-in-snapshot", step = "own", file = "src/pg/lpg_sql.h",

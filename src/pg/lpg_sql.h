@@ -178,13 +178,16 @@
 ** complete's one by one, and a queue row under its job's lock, as every
 ** write of a queue state takes them.  Under READ COMMITTED a row locked
 ** FOR UPDATE is read as the last holder of its lock committed it, so the
-** state is the one after the job's lock (as LPG_SQL_QUEUE_OF_J reads it
-** for one job).  The UPDATE's WHERE carries complete's whole guard for
-** each job with its own fence.  One report row per id, in $1's order:
-** LPG_SQL_REPORT's columns (the first: 1 when stored, else 0), then the
-** id's position in $1.  The stored jobs' queue rows are completed at now
-** here, as LPG_SQL_COMPLETE does, found by the array of the stored ids
-** (= ANY).  Every row is reached by its key and the CTEs are never joined
+** state is the one after the job's lock; but such a lock finds only the
+** rows the statement's snapshot has, so a job without a queue row there
+** reads it through lease_queue_now (a new snapshot: one another client
+** added during the wait), as LPG_SQL_QUEUE_OF_J reads it for one job.
+** The UPDATE's WHERE carries complete's whole guard for each job with its
+** own fence.  One report row per id, in $1's order: LPG_SQL_REPORT's
+** columns (the first: 1 when stored, else 0), then the id's position in
+** $1.  The stored jobs' queue rows are completed at now here, as
+** LPG_SQL_COMPLETE does, found by the array of the stored ids (= ANY).
+** Every row is reached by its key and the CTEs are never joined
 ** to each other: a plan the connection keeps is made for a batch of 10
 ** rows, and a join of two CTEs planned so runs as a nested loop whose
 ** cost grows with the square of the batch, where a join to a table scans
@@ -195,7 +198,8 @@
   " WITH ORDINALITY a(id, fence, result, k)),"                                       \
   " g AS (SELECT a.id, a.fence AS want, a.result, a.k, j.id IS NOT NULL AS found,"   \
   " j.owner, j.done, j.until, j.fence,"                                              \
-  " CASE WHEN j.id IS NOT NULL THEN coalesce(s.state, " LEASE__Q_OPEN_S ")"          \
+  " CASE WHEN j.id IS NOT NULL THEN coalesce(s.state,"                               \
+  " (SELECT n.state FROM lease_queue_now(j.id) n), " LEASE__Q_OPEN_S ")"             \
   " END AS state"                                                                    \
   " FROM a LEFT JOIN LATERAL (SELECT id, owner, done, until, fence FROM jobs"        \
   " WHERE jobs.id = a.id FOR UPDATE) j ON true"                                      \

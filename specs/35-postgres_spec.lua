@@ -284,6 +284,41 @@ describe("PostgreSQL backend", function()
     assert.are.equal(ff, db:state("f").fence)
   end)
 
+  it("sets its session's settings again after each statement of the caller's in with_lease", function()
+    db:enqueue("f")
+    local ff = db:claim("f", "F", 0, 1e6)
+    H.psql(p, "ANALYZE jobs, lease_queue")
+    local SHOW = "SELECT current_setting('search_path') AS p, current_setting('synchronous_commit') AS c,"
+      .. " current_setting('default_transaction_isolation') AS i, current_setting('lock_timeout') AS l"
+    local function show(tx)
+      local r = tx:rows(SHOW)()
+      return { r.p, r.c, r.i, r.l }
+    end
+    local before
+    assert.is_true((db:with_lease("f", "F", ff, 0, function(tx)
+      before = show(tx)
+      assert.are.same({ "on", "read committed" }, { before[2], before[3] })
+      -- the session's, then the transaction's, with set_config()
+      tx:rows("SELECT set_config('search_path', 'pg_catalog', false),"
+        .. " set_config('synchronous_commit', 'off', false),"
+        .. " set_config('default_transaction_isolation', 'serializable', false),"
+        .. " set_config('lock_timeout', '0', false), set_config('enable_seqscan', 'on', false)")()
+      assert.are.same(before, show(tx))
+      tx:rows("SELECT set_config('search_path', 'pg_catalog', true),"
+        .. " set_config('synchronous_commit', 'off', true), set_config('enable_seqscan', 'on', true)")()
+      assert.are.same(before, show(tx))
+      -- the engine's renew finds jobs by key, in the schema it started in
+      assert.are.equal(0, xact_scans(tx, function() assert.is_true(tx:renew(1e6)) end))
+    end)))
+    -- and after the commit
+    db:enqueue("g")
+    assert.is_true((db:with_lease("f", "F", ff, 0, function(tx)
+      assert.are.same(before, show(tx))
+      assert.are.equal(0, xact_scans(tx, function() assert.is_true(tx:renew(1e6)) end))
+    end)))
+    assert.are.equal("available", db:state("g").status)
+  end)
+
   it("lists and counts with sequential scans, keeping them priced out for its other statements", function()
     db:enqueue_many({ "a", "b", "c" })
     db:enqueue("f")

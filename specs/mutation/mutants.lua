@@ -3797,12 +3797,29 @@ return {
     hint = "specs/35-postgres_spec.lua",
   },
   {
-    -- the engine's setting is not set back after the caller's statement:
-    -- its own statements in the transaction run with sequential scans
-    name = "pg-tx-seqscan-not-set-back", step = "own", file = "src/pg/lpg_tx.c",
+    -- the engine's enable_seqscan is not set back after the caller's
+    -- statement: its own statements after it run with sequential scans
+    name = "pg-tx-seqscan-not-set-back", step = "own", file = "src/pg/lpg.c",
+    fn = "keep_settings", backend = "pg",
+    from = [=[" set_config('enable_seqscan', 'off', false)]=],
+    to = [=[" set_config('enable_seqscan', 'on', false)]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
+    -- only enable_seqscan is set back: a set_config() of the caller's
+    -- outlasts its statement
+    name = "pg-tx-settings-not-set-again", step = "own", file = "src/pg/lpg_tx.c",
     fn = "send_wrapped", backend = "pg",
-    from = [=[send_plain(pg, "SET LOCAL enable_seqscan = off")]=],
-    to = [=[send_plain(pg, "SET LOCAL enable_seqscan TO DEFAULT")]=],
+    from = [=[send_plain(pg, LPG(db)->settings)]=],
+    to = [=[send_plain(pg, "SET LOCAL enable_seqscan = off")]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
+    -- the search_path the session started with is not set again
+    name = "pg-tx-search-path-not-set-again", step = "own", file = "src/pg/lpg.c",
+    fn = "keep_settings", backend = "pg",
+    from = [=["SELECT set_config('search_path', %s, false),"]=],
+    to = [=["SELECT set_config('lease.search_path', %s, false),"]=],
     hint = "specs/35-postgres_spec.lua",
   },
   {

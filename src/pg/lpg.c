@@ -158,6 +158,47 @@ void lpg_rollback(lease_db *db) {
   if (PQtransactionStatus(LPG(db)->pg) != PQTRANS_IDLE) PQclear(PQexec(LPG(db)->pg, "ROLLBACK"));
 }
 
+/*
+** Keep in LPG(db)->settings one SELECT that sets set_session's settings
+** again at the session's level, and the search_path the session started
+** with (read here): a statement of the caller's in with_lease runs in this
+** session, and set_config() there could change what the engine's
+** statements after it rely on (lpg_tx.c: send_wrapped sends it after each
+** such statement).  ms and ro as set_session computed them.  LEASE_OK, or
+** the failure recorded.
+*/
+static int keep_settings(lease_db *db, int ms, int ro) {
+  static const char form[] =
+      "SELECT set_config('search_path', %s, false),"
+      " set_config('default_transaction_isolation', 'read committed', false),"
+      " set_config('lock_timeout', '%d', false), set_config('synchronous_commit', '%s', false),"
+      " set_config('default_transaction_read_only', '%s', false),"
+      " set_config('client_min_messages', 'warning', false), set_config('jit', 'off', false),"
+      " set_config('enable_seqscan', 'off', false), set_config('lease.events', '%s', false)";
+  lpg_conn *c = LPG(db);
+  PGresult *res = PQexec(c->pg, "SELECT current_setting('search_path')");
+  char *path;
+  size_t cap;
+  if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1) {
+    int rc = lpg_fail(db, res);
+    PQclear(res);
+    return rc;
+  }
+  path = PQescapeLiteral(c->pg, PQgetvalue(res, 0, 0), (size_t)PQgetlength(res, 0, 0));
+  PQclear(res);
+  if (!path) return lpg_fail(db, NULL);
+  cap = sizeof form + strlen(path) + 32;
+  free(c->settings);
+  if (!(c->settings = malloc(cap))) {
+    PQfreemem(path);
+    return lease__fail(db, LEASE_NOMEM, "out of memory");
+  }
+  snprintf(c->settings, cap, form, path, ms, db->opt.synchronous == LEASE_SYNC_FULL ? "on" : "off",
+           ro ? "on" : "off", db->opt.events_keep > 0 && !ro ? "on" : "off");
+  PQfreemem(path);
+  return LEASE_OK;
+}
+
 /* The session's settings from db's options.  A busy timeout of 0 means
 ** "fail at once"; lock_timeout = 0 would mean "wait for ever", so the
 ** shortest wait PostgreSQL knows stands for it.  lease.events tells the
@@ -177,6 +218,7 @@ static int set_session(lease_db *db) {
   char sql[512];
   int ms = db->opt.busy_timeout_ms > 0 ? db->opt.busy_timeout_ms : 1;
   int ro = (db->opt.flags & LEASE_OPEN_READONLY) != 0;
+  int rc;
   snprintf(sql, sizeof sql,
            "SET default_transaction_isolation = 'read committed';"
            " SET lock_timeout = %d; SET synchronous_commit = %s;"
@@ -186,7 +228,8 @@ static int set_session(lease_db *db) {
            db->opt.events_keep > 0 && !ro ? "on" : "off");
   LPG(db)->prepared = 0;
   LPG(db)->listening = 0;   /* a new session listens to nothing */
-  return lpg_exec(db, sql);
+  if ((rc = lpg_exec(db, sql)) != LEASE_OK) return rc;
+  return keep_settings(db, ms, ro);
 }
 
 /* See lpg_int.h. */
@@ -556,6 +599,7 @@ static void pg_close(lease_db *db) {
   if (!c) return;
   lpg_tx_close(db);
   if (c->pg) PQfinish(c->pg);
+  free(c->settings);
   free(c);
   db->conn = NULL;
 }

@@ -82,6 +82,7 @@ typedef struct lpg_conn {
   int versioned;       /* the database holds its version row */
   int listening;       /* this session LISTENs for wake signals (lpg_wake.c) */
   char constraint[64]; /* the constraint the last failure (lpg_fail) broke, or "" */
+  char *settings;      /* one SELECT setting the session's settings again (set_session) */
 } lpg_conn;
 
 #define LPG(db) ((lpg_conn *)(db)->conn)

@@ -638,10 +638,15 @@ static int send_plain(PGconn *pg, const char *sql) {
 ** (NULL with the failure recorded).  A failure rolls back to the
 ** savepoint, so the transaction stays usable.  Inside the savepoint the
 ** statement runs with enable_seqscan at the server's setting (SET LOCAL
-** ... TO DEFAULT), then the session's off is set back: the session prices
-** sequential scans out for the engine's statements (lpg.c: set_session),
-** which a caller's query that reads a whole table should not pay.  A
-** failure's rollback to the savepoint undoes the SET LOCAL too.
+** ... TO DEFAULT): the session prices sequential scans out for the
+** engine's statements (lpg.c: set_session), which a caller's query that
+** reads a whole table should not pay.  After it the session's settings
+** are set again at the session's level (lpg.c: keep_settings), whatever
+** the statement did with set_config(): enable_seqscan off, and the
+** search_path, synchronous_commit, isolation and lock_timeout the
+** engine's statements rely on, for the rest of the transaction and after
+** its commit.  A failure's rollback to the savepoint undoes the
+** statement's settings and the SET LOCAL.
 */
 static PGresult *send_wrapped(lease_db *db, const scanned *sc, const sent *p, int n) {
   PGconn *pg = lpg_pq(db);
@@ -656,7 +661,7 @@ static PGresult *send_wrapped(lease_db *db, const scanned *sc, const sent *p, in
          send_plain(pg, "SET LOCAL enable_seqscan TO DEFAULT");
   ok = ok && PQsendQueryParams(pg, sc->text, n, p->types, p->vals, p->lens, p->fmts, 0);
   if (!sc->savepoint)
-    ok = ok && send_plain(pg, "SET LOCAL enable_seqscan = off") &&
+    ok = ok && send_plain(pg, LPG(db)->settings) &&
          send_plain(pg, "RELEASE SAVEPOINT lease_stmt");
   ok = ok && PQpipelineSync(pg);
   if (!ok) {

@@ -319,6 +319,33 @@ describe("PostgreSQL backend", function()
     assert.are.equal("available", db:state("g").status)
   end)
 
+  it("refuses a statement of the caller's that libpq cannot send, and goes on", function()
+    db:enqueue("f")
+    local ff = db:claim("f", "F", 0, 1e6)
+    local n = 70000
+    local args = {}
+    for i = 1, n do args[i] = i end
+    local sql = "SELECT " .. string.rep("?::int + ", n - 1) .. "?::int AS x"
+    H.psql(p, "ANALYZE jobs, lease_queue")
+    assert.is_true((db:with_lease("f", "F", ff, 0, function(tx)
+      -- the transaction goes on: the engine's renew right after scans
+      -- nothing (the statement's savepoint and settings are gone), and a
+      -- statement of the caller's runs
+      assert.are.equal(0, xact_scans(tx, function()
+        local ok, err = pcall(tx.rows, tx, sql, table.unpack(args))
+        assert.is_false(ok)
+        assert.truthy(tostring(err):find("65535", 1, true), err)
+        assert.is_true(tx:renew(1e6))
+      end))
+      assert.are.equal(1, tonumber(tx:rows("SELECT 1 AS one")().one))
+    end)))
+    -- the handle goes on, and the job's row is not held by a transaction left open
+    assert.is_true(db:enqueue("g"))
+    assert.are.equal("available", db:state("g").status)
+    assert.are.equal("1", H.psql(p, "SELECT count(*) FROM (SELECT id FROM jobs WHERE id = 'f'"
+      .. " FOR UPDATE NOWAIT) x"):match("%d+"))
+  end)
+
   it("lists and counts with sequential scans, keeping them priced out for its other statements", function()
     db:enqueue_many({ "a", "b", "c" })
     db:enqueue("f")

@@ -3792,8 +3792,8 @@ return {
     -- sequential scans priced out
     name = "pg-tx-caller-seqscan-off", step = "own", file = "src/pg/lpg_tx.c",
     fn = "send_wrapped", backend = "pg",
-    from = [=[send_plain(pg, "SET LOCAL enable_seqscan TO DEFAULT")]=],
-    to = [=[send_plain(pg, "SET LOCAL enable_seqscan = off")]=],
+    from = [=[push(pg, "SET LOCAL enable_seqscan TO DEFAULT", 0, NULL, &queued)]=],
+    to = [=[push(pg, "SET LOCAL enable_seqscan = off", 0, NULL, &queued)]=],
     hint = "specs/35-postgres_spec.lua",
   },
   {
@@ -3810,8 +3810,27 @@ return {
     -- outlasts its statement
     name = "pg-tx-settings-not-set-again", step = "own", file = "src/pg/lpg_tx.c",
     fn = "send_wrapped", backend = "pg",
-    from = [=[send_plain(pg, LPG(db)->settings)]=],
-    to = [=[send_plain(pg, "SET LOCAL enable_seqscan = off")]=],
+    from = [=[push(pg, LPG(db)->settings, 0, NULL, &queued)]=],
+    to = [=[push(pg, "SET LOCAL enable_seqscan = off", 0, NULL, &queued)]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
+    -- a statement libpq refuses to send leaves the connection in pipeline
+    -- mode with the savepoint's transaction open
+    name = "pg-tx-unsent-left-in-pipeline", step = "own", file = "src/pg/lpg_tx.c",
+    backend = "pg",
+    fn = "unsend",
+    from = [=[  if (PQpipelineSync(pg)) {]=],
+    to = [=[  if (0) {]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
+    -- a statement libpq refuses to send leaves the savepoint's SET LOCAL
+    -- in force: the engine's statements after it scan
+    name = "pg-tx-unsent-not-rolled-back", step = "own", file = "src/pg/lpg_tx.c",
+    fn = "send_wrapped", backend = "pg",
+    from = [=[    unsend(pg, queued, !sc->savepoint && queued > 0);]=],
+    to = [=[    unsend(pg, queued, 0);]=],
     hint = "specs/35-postgres_spec.lua",
   },
   {

@@ -626,10 +626,39 @@ static int user_fail(lease_db *db, const PGresult *res) {
   return lpg_fail_result(db, res);
 }
 
-/* A statement with no parameters into pg's pipeline; 0 when it cannot be
-** sent. */
-static int send_plain(PGconn *pg, const char *sql) {
-  return PQsendQueryParams(pg, sql, 0, NULL, NULL, NULL, NULL, 0);
+/* Send sql into pg's pipeline with n parameters (p; NULL when n is 0),
+** counting it in *queued; 0 when it cannot be sent. */
+static int push(PGconn *pg, const char *sql, int n, const sent *p, int *queued) {
+  if (!(n ? PQsendQueryParams(pg, sql, n, p->types, p->vals, p->lens, p->fmts, 0)
+          : PQsendQueryParams(pg, sql, 0, NULL, NULL, NULL, NULL, 0)))
+    return 0;
+  (*queued)++;
+  return 1;
+}
+
+/*
+** Undo a pipeline of pg whose sending failed after `queued` statements
+** went (libpq refuses, for one, a statement of more than 65535
+** parameters): sync, read and drop their results, leave pipeline mode,
+** and when the first of them was the savepoint (savepoint 1), roll back to
+** it, so the transaction is as before the call and the connection takes
+** the next one.
+*/
+static void unsend(PGconn *pg, int queued, int savepoint) {
+  PGresult *res;
+  int q;
+  if (PQpipelineSync(pg)) {
+    for (q = 0; q < queued; q++)
+      while ((res = PQgetResult(pg)) != NULL) PQclear(res);
+    while ((res = PQgetResult(pg)) != NULL) {
+      ExecStatusType st = PQresultStatus(res);
+      PQclear(res);
+      if (st == PGRES_PIPELINE_SYNC) break;
+    }
+  }
+  PQexitPipelineMode(pg);
+  if (savepoint && PQstatus(pg) == CONNECTION_OK)
+    PQclear(PQexec(pg, "ROLLBACK TO SAVEPOINT lease_stmt; RELEASE SAVEPOINT lease_stmt"));
 }
 
 /*
@@ -651,22 +680,20 @@ static int send_plain(PGconn *pg, const char *sql) {
 static PGresult *send_wrapped(lease_db *db, const scanned *sc, const sent *p, int n) {
   PGconn *pg = lpg_pq(db);
   PGresult *res, *mine = NULL, *first_err = NULL;
-  int q, nq = sc->savepoint ? 1 : 5, at = sc->savepoint ? 0 : 2, ok = 1;
+  int q, nq = sc->savepoint ? 1 : 5, at = sc->savepoint ? 0 : 2, queued = 0, ok;
   if (!PQenterPipelineMode(pg)) {
     lpg_fail_result(db, NULL);
     return NULL;
   }
-  if (!sc->savepoint)
-    ok = send_plain(pg, "SAVEPOINT lease_stmt") &&
-         send_plain(pg, "SET LOCAL enable_seqscan TO DEFAULT");
-  ok = ok && PQsendQueryParams(pg, sc->text, n, p->types, p->vals, p->lens, p->fmts, 0);
-  if (!sc->savepoint)
-    ok = ok && send_plain(pg, LPG(db)->settings) &&
-         send_plain(pg, "RELEASE SAVEPOINT lease_stmt");
-  ok = ok && PQpipelineSync(pg);
+  ok = (sc->savepoint || (push(pg, "SAVEPOINT lease_stmt", 0, NULL, &queued) &&
+                          push(pg, "SET LOCAL enable_seqscan TO DEFAULT", 0, NULL, &queued))) &&
+       push(pg, sc->text, n, p, &queued) &&
+       (sc->savepoint || (push(pg, LPG(db)->settings, 0, NULL, &queued) &&
+                          push(pg, "RELEASE SAVEPOINT lease_stmt", 0, NULL, &queued))) &&
+       PQpipelineSync(pg);
   if (!ok) {
     lpg_fail_result(db, NULL);
-    PQexitPipelineMode(pg);
+    unsend(pg, queued, !sc->savepoint && queued > 0);
     return NULL;
   }
   for (q = 0; q < nq; q++) {

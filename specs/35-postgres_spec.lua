@@ -219,6 +219,43 @@ describe("PostgreSQL backend", function()
     assert.is_nil(b.result)
   end)
 
+  it("prune locks the jobs it deletes in id order, as complete_many does", function()
+    -- a, b, c ended in the opposite order (c first), among many open jobs:
+    -- a plan without an order of its own reads them by their end
+    db:enqueue_many({ "a", "b", "c" })
+    for at, id in ipairs({ "c", "b", "a" }) do
+      local f = db:claim(id, "w", 0, 100)
+      assert.is_true(db:complete(id, "w", f, at, "r"))
+    end
+    local open = {}
+    for i = 1, 3000 do open[i] = ("open-%04d"):format(i) end
+    db:enqueue_many(open)
+    H.psql(p, "ANALYZE jobs, lease_queue")
+    local marker = H.file("locked")
+    local wait = psql_background(p, "BEGIN;\nSELECT 1 FROM jobs WHERE id = 'b' FOR UPDATE;\n\\! touch "
+      .. marker .. "\nSELECT pg_sleep(2);\nCOMMIT;")
+    wait_marker(marker)
+    local t = require("lease.thread").spawn(function(path)
+      local d = require("lease").open(path)
+      local n = d:prune(10)
+      d:close()
+      return n
+    end, p)
+    -- prune waits for b
+    for _ = 1, 500 do
+      if H.psql(p, "SELECT count(*) FROM pg_locks WHERE NOT granted"):match("%d+") ~= "0" then break end
+      lease.sleep(0.01)
+    end
+    -- holding a, not c
+    local function free(id)
+      return (pcall(H.psql, p, "SELECT 1 FROM jobs WHERE id = '" .. id .. "' FOR UPDATE NOWAIT"))
+    end
+    assert.are.same({ false, true }, { free("a"), free("c") })
+    wait()
+    assert.are.same({ true, 3 }, { t:join() })
+    assert.are.equal(3000, db:counts(20).total)
+  end)
+
   it("raises busy with the SQLSTATE when a row lock outlasts the busy timeout, and changes nothing", function()
     db:enqueue("a")
     local f = db:claim("a", "A", 0, 100)

@@ -3834,6 +3834,15 @@ return {
     hint = "specs/35-postgres_spec.lua",
   },
   {
+    -- prune locks the jobs it deletes in its plan's order: against
+    -- complete_many's id order, the two can deadlock
+    name = "pg-prune-locks-unordered", step = "own", file = "src/pg/lpg_queue_sql.h",
+    fn = "LPG_Q_SQL_PRUNE", backend = "pg",
+    from = [=[  " ORDER BY jobs.id FOR UPDATE),"]=],
+    to = [=[  " FOR UPDATE),"]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
     -- the search_path the session started with is not set again
     name = "pg-tx-search-path-not-set-again", step = "own", file = "src/pg/lpg.c",
     fn = "keep_settings", backend = "pg",

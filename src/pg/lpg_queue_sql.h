@@ -407,7 +407,8 @@
 /*
 ** prune: delete the jobs the queue ended before $1 (finished_at < $1), of
 ** queue $2 (NULL: all) and state $3 (0: any ended), never one still held
-** (not done, until > $1).  Each job's row is locked first, then its queue
+** (not done, until > $1).  Each job's row is locked first, in id order as
+** complete_many locks them (so the two cannot deadlock), then its queue
 ** row read as it is (lease_queue_now); the references delete the queue
 ** rows and errors.  Rows: the ids deleted.
 */
@@ -418,7 +419,7 @@
 #define LPG_Q_SQL_PRUNE                                                             \
   "WITH c AS (SELECT jobs.id FROM jobs WHERE jobs.id IN (SELECT q.id FROM lease_queue q" \
   " WHERE " LPG_Q_SQL_ENDED("q") ") AND NOT (jobs.done = 0 AND jobs.until > $1)"    \
-  " FOR UPDATE),"                                                                   \
+  " ORDER BY jobs.id FOR UPDATE),"                                                  \
   " d AS (DELETE FROM jobs USING c, LATERAL lease_queue_now(c.id) s"                \
   " WHERE jobs.id = c.id AND " LPG_Q_SQL_ENDED("s") " RETURNING jobs.id)"           \
   " SELECT id FROM d"

@@ -256,33 +256,6 @@ describe("PostgreSQL backend", function()
     assert.are.equal(3000, db:counts(20).total)
   end)
 
-  it("an enqueue locks the jobs it lists in after in id order, as complete_many does", function()
-    db:enqueue_many({ "a", "b", "c" })
-    local marker = H.file("locked")
-    local wait = psql_background(p, "BEGIN;\nSELECT 1 FROM jobs WHERE id = 'b' FOR UPDATE;\n\\! touch "
-      .. marker .. "\nSELECT pg_sleep(2);\nCOMMIT;")
-    wait_marker(marker)
-    local t = require("lease.thread").spawn(function(path)
-      local d = require("lease").open(path)
-      local ok = d:enqueue("child", { after = { "c", "b", "a" } })
-      d:close()
-      return ok
-    end, p)
-    -- the enqueue waits for b
-    for _ = 1, 500 do
-      if H.psql(p, "SELECT count(*) FROM pg_locks WHERE NOT granted"):match("%d+") ~= "0" then break end
-      lease.sleep(0.01)
-    end
-    -- holding a, not c
-    local function free(id)
-      return (pcall(H.psql, p, "SELECT 1 FROM jobs WHERE id = '" .. id .. "' FOR UPDATE NOWAIT"))
-    end
-    assert.are.same({ false, true }, { free("a"), free("c") })
-    wait()
-    assert.are.same({ true, true }, { t:join() })
-    assert.are.equal("waiting", db:state("child").status)
-  end)
-
   it("raises busy with the SQLSTATE when a row lock outlasts the busy timeout, and changes nothing", function()
     db:enqueue("a")
     local f = db:claim("a", "A", 0, 100)

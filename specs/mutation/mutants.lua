@@ -3644,8 +3644,8 @@ return {
     -- a listed job that does not exist taken as there (state open)
     name = "pg-deps-missing-parent-stored", step = "own", file = "src/pg/lpg_queue.c",
     fn = "check_deps", backend = "pg",
-    from = [=[    ord[t]->found = PQntuples(res) == 1;]=],
-    to = [=[    ord[t]->found = 1;]=],
+    from = [=[      found = PQntuples(res) == 1;]=],
+    to = [=[      found = 1;]=],
     hint = "specs/44-dependencies_spec.lua",
   },
   {
@@ -3732,8 +3732,8 @@ return {
   {
     name = "pg-deps-batch-entry-already-there-unchecked", step = "own", file = "src/pg/lpg_queue.c",
     fn = "check_deps", backend = "pg",
-    from = [=[      if (!looks[t].found && lease__dep_in_batch(e->jobs, i, k) >= 0) continue;]=],
-    to = [=[      if (lease__dep_in_batch(e->jobs, i, k) >= 0) continue;]=],
+    from = [=[      if (!found && lease__dep_in_batch(e->jobs, i, k) >= 0) {]=],
+    to = [=[      if (lease__dep_in_batch(e->jobs, i, k) >= 0) {]=],
     hint = "specs/44-dependencies_spec.lua",
   },
   {
@@ -3840,15 +3840,6 @@ return {
     fn = "LPG_Q_SQL_PRUNE", backend = "pg",
     from = [=[  " ORDER BY jobs.id FOR UPDATE),"]=],
     to = [=[  " FOR UPDATE),"]=],
-    hint = "specs/35-postgres_spec.lua",
-  },
-  {
-    -- an enqueue locks the jobs it lists in after in the listing's order:
-    -- against complete_many's id order, the two can deadlock
-    name = "pg-enqueue-after-locks-unordered", step = "own", file = "src/pg/lpg_queue.c",
-    fn = "check_deps", backend = "pg",
-    from = [=[  qsort(ord, (size_t)total, sizeof *ord, by_dep_id);]=],
-    to = [=[  if (0) qsort(ord, (size_t)total, sizeof *ord, by_dep_id);]=],
     hint = "specs/35-postgres_spec.lua",
   },
   {

@@ -155,67 +155,32 @@ int lpg_key_conflict(lease_db *db, int rc) {
 ** needs that holder finished and another one enqueued in between. */
 #define KEY_TRIES 8
 
-/* One job listed in after: its id, and what LPG_Q_SQL_DEP_STATE found. */
-typedef struct dep_look {
-  const char *id;
-  size_t len;
-  int found, state;
-} dep_look;
-
-/* Order two looks by id as bytea orders them: the bytes, then the length. */
-static int by_dep_id(const void *a, const void *b) {
-  const dep_look *x = *(const dep_look *const *)a, *y = *(const dep_look *const *)b;
-  size_t n = x->len < y->len ? x->len : y->len;
-  int c = n ? memcmp(x->id, y->id, n) : 0;
-  return c ? c : (x->len > y->len) - (x->len < y->len);
-}
-
 /* Before anything is written: every job the jobs list in after must
 ** exist (or, not there yet, come earlier in the batch) and not be
-** discarded or cancelled; else lease__refuse_dep records which (the first
-** in the batch's order), and *refused is 1.  The listed jobs are locked
-** (LPG_Q_SQL_DEP_STATE, FOR SHARE) in id order, as complete_many and prune
-** lock theirs, so that an enqueue and those cannot deadlock. */
+** discarded or cancelled; else lease__refuse_dep records which, and
+** *refused is 1. */
 static int check_deps(lease_db *db, const enqueue_ctx *e, int *refused) {
-  dep_look *looks, **ord;
-  int i, k, t = 0, total = 0, rc = LEASE_OK;
+  int i, k;
   *refused = 0;
-  for (i = 0; i < e->n; i++) total += e->jobs[i].n_after;
-  if (total == 0) return LEASE_OK;
-  looks = malloc((size_t)total * sizeof *looks);
-  ord = malloc((size_t)total * sizeof *ord);
-  if (!looks || !ord) {
-    free(looks);
-    free(ord);
-    return lease__fail(db, LEASE_NOMEM, "out of memory");
+  for (i = 0; i < e->n; i++) {
+    const lease_new_job *j = &e->jobs[i];
+    for (k = 0; k < j->n_after; k++) {
+      params p = {0};
+      PGresult *res;
+      int found;
+      p_bytes(&p, j->after[k], j->after_lens[k]);
+      if (!(res = qrun(db, LPG_ST_Q_DEP_STATE, &p))) return db->rc;
+      found = PQntuples(res) == 1;
+      if (!found && lease__dep_in_batch(e->jobs, i, k) >= 0) {
+        PQclear(res);
+        continue;
+      }
+      *refused = lease__refuse_dep(db, i, k, found, found ? r_i4(res, 0, 0) : 0);
+      PQclear(res);
+      if (*refused) return LEASE_OK;
+    }
   }
-  for (i = 0; i < e->n; i++)
-    for (k = 0; k < e->jobs[i].n_after; k++, t++) {
-      looks[t].id = e->jobs[i].after[k];
-      looks[t].len = e->jobs[i].after_lens[k];
-      ord[t] = &looks[t];
-    }
-  qsort(ord, (size_t)total, sizeof *ord, by_dep_id);
-  for (t = 0; t < total && rc == LEASE_OK; t++) {
-    params p = {0};
-    PGresult *res;
-    p_bytes(&p, ord[t]->id, ord[t]->len);
-    if (!(res = qrun(db, LPG_ST_Q_DEP_STATE, &p))) {
-      rc = db->rc;
-      break;
-    }
-    ord[t]->found = PQntuples(res) == 1;
-    ord[t]->state = ord[t]->found ? r_i4(res, 0, 0) : 0;
-    PQclear(res);
-  }
-  for (i = 0, t = 0; i < e->n && rc == LEASE_OK && !*refused; i++)
-    for (k = 0; k < e->jobs[i].n_after && !*refused; k++, t++) {
-      if (!looks[t].found && lease__dep_in_batch(e->jobs, i, k) >= 0) continue;
-      *refused = lease__refuse_dep(db, i, k, looks[t].found, looks[t].state);
-    }
-  free(looks);
-  free(ord);
-  return rc;
+  return LEASE_OK;
 }
 
 /* Lock job id FOR SHARE and read its queue state after the lock

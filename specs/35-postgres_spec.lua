@@ -326,20 +326,25 @@ describe("PostgreSQL backend", function()
     local ff = db:claim("f", "F", 0, 1e6)
     H.psql(p, "ANALYZE jobs, lease_queue")
     local SHOW = "SELECT current_setting('search_path') AS p, current_setting('synchronous_commit') AS c,"
-      .. " current_setting('default_transaction_isolation') AS i, current_setting('lock_timeout') AS l"
+      .. " current_setting('default_transaction_isolation') AS i, current_setting('lock_timeout') AS l,"
+      .. " current_setting('default_transaction_read_only') AS r, current_setting('jit') AS j,"
+      .. " current_setting('client_min_messages') AS m, current_setting('lease.events', true) AS e"
     local function show(tx)
       local r = tx:rows(SHOW)()
-      return { r.p, r.c, r.i, r.l }
+      return { r.p, r.c, r.i, r.l, r.r, r.j, r.m, r.e }
     end
     local before
     assert.is_true((db:with_lease("f", "F", ff, 0, function(tx)
       before = show(tx)
-      assert.are.same({ "on", "read committed" }, { before[2], before[3] })
+      assert.are.same({ "on", "read committed", "off", "off", "warning", "off" },
+        { before[2], before[3], before[5], before[6], before[7], before[8] })
       -- the session's, then the transaction's, with set_config()
       tx:rows("SELECT set_config('search_path', 'pg_catalog', false),"
         .. " set_config('synchronous_commit', 'off', false),"
         .. " set_config('default_transaction_isolation', 'serializable', false),"
-        .. " set_config('lock_timeout', '0', false), set_config('enable_seqscan', 'on', false)")()
+        .. " set_config('lock_timeout', '0', false), set_config('enable_seqscan', 'on', false),"
+        .. " set_config('default_transaction_read_only', 'on', false), set_config('jit', 'on', false),"
+        .. " set_config('client_min_messages', 'debug1', false), set_config('lease.events', 'on', false)")()
       assert.are.same(before, show(tx))
       tx:rows("SELECT set_config('search_path', 'pg_catalog', true),"
         .. " set_config('synchronous_commit', 'off', true), set_config('enable_seqscan', 'on', true)")()

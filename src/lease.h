@@ -1361,9 +1361,11 @@ LEASE_API int lease_with_lease(lease_db *db, const char *id, size_t id_len,
 ** tables by what the statement does (a trigger); a failed statement is
 ** rolled back to its own savepoint, so the transaction stays open.  The
 ** statement runs with enable_seqscan at the server's setting, and after
-** it the session's own settings are set again (search_path as the
-** connection started, synchronous_commit, isolation, lock_timeout,
-** enable_seqscan): a set_config() in it lasts for that statement only.
+** it the settings the engine's statements rely on are set again
+** (search_path as the connection started, synchronous_commit, isolation,
+** read-only, lock_timeout, jit, enable_seqscan, client_min_messages): a
+** set_config() of one of those in it lasts for that statement only;
+** other settings it changes stay for the session.
 */
 LEASE_API int lease_tx_exec(lease_tx *tx, const char *sql, const lease_value *params, int n,
                             int64_t *changes);

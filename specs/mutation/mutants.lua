@@ -3843,6 +3843,15 @@ return {
     hint = "specs/35-postgres_spec.lua",
   },
   {
+    -- synchronous_commit is not set again: a caller's set_config() makes
+    -- the engine's later commits asynchronous
+    name = "pg-tx-synchronous-not-set-again", step = "own", file = "src/pg/lpg.c",
+    fn = "keep_settings", backend = "pg",
+    from = [=[set_config('synchronous_commit', '%s', false),"]=],
+    to = [=[set_config('lease.synchronous', '%s', false),"]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
     -- the search_path the session started with is not set again
     name = "pg-tx-search-path-not-set-again", step = "own", file = "src/pg/lpg.c",
     fn = "keep_settings", backend = "pg",

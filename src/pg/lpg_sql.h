@@ -186,7 +186,10 @@
 ** own fence.  One report row per id, in $1's order: LPG_SQL_REPORT's
 ** columns (the first: 1 when stored, else 0), then the id's position in
 ** $1.  The stored jobs' queue rows are completed at now here, as
-** LPG_SQL_COMPLETE does, found by the array of the stored ids (= ANY).
+** LPG_SQL_COMPLETE does, found by the array of the stored ids (= ANY); a
+** queue row added during the wait is not in the snapshot this UPDATE
+** reads, so the trigger lease_jobs_changed completes it, at the lease's
+** end.
 ** Every row is reached by its key and the CTEs are never joined
 ** to each other: a plan the connection keeps is made for a batch of 10
 ** rows, and a join of two CTEs planned so runs as a nested loop whose

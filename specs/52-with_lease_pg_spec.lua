@@ -86,7 +86,8 @@ describe("with_lease on PostgreSQL", function()
     local refused = {
       "BEGIN", "COMMIT", "END", "ROLLBACK", "ABORT", "START TRANSACTION", "commit work",
       "PREPARE TRANSACTION 'x'", "SET search_path = public", "SET LOCAL lock_timeout = 0",
-      "RESET ALL", "DISCARD ALL", "COPY out FROM STDIN",
+      "RESET ALL", "DISCARD ALL", "DEALLOCATE ALL", "deallocate lease_3",
+      "PREPARE lease_3 AS SELECT 1", "COPY out FROM STDIN",
       "INSERT INTO jobs(id) VALUES ('new')", "UPDATE jobs SET done = 1", "DELETE FROM jobs",
       [[DELETE FROM "jobs"]], "TRUNCATE jobs", "TRUNCATE lease_fences",
       "INSERT INTO lease_fences VALUES ('r', 9)", "UPDATE lease_fences SET fence = 0",

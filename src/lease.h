@@ -1356,7 +1356,8 @@ LEASE_API int lease_with_lease(lease_db *db, const char *id, size_t id_len,
 ** the transaction stays open unless SQLite ended it (then the commit
 ** fails with that error).
 ** On PostgreSQL: `?` parameters are numbered $1, $2 ... (a statement
-** written with $n is sent as it is), SET, RESET, DISCARD, COPY and DDL
+** written with $n is sent as it is), SET, RESET, DISCARD, DEALLOCATE,
+** PREPARE of a lease_ name, COPY and DDL
 ** naming `jobs` or a `lease_` object are refused too, writes to those
 ** tables by what the statement does (a trigger); a failed statement is
 ** rolled back to its own savepoint, so the transaction stays open.  The

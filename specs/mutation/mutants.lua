@@ -3810,8 +3810,9 @@ return {
     -- outlasts its statement
     name = "pg-tx-settings-not-set-again", step = "own", file = "src/pg/lpg_tx.c",
     fn = "send_wrapped", backend = "pg",
-    from = [=[push(pg, LPG(db)->settings, 0, NULL, &queued)]=],
-    to = [=[push(pg, "SET LOCAL enable_seqscan = off", 0, NULL, &queued)]=],
+    from = [=[push_prepared(pg, LPG_SETTINGS_STMT, &queued)]=],
+    to = [=[(push(pg, "SET LOCAL enable_seqscan = off", 0, NULL, &queued) ||
+                          push_prepared(pg, LPG_SETTINGS_STMT, &queued))]=],
     hint = "specs/35-postgres_spec.lua",
   },
   {
@@ -3850,6 +3851,14 @@ return {
     from = [=[set_config('synchronous_commit', '%s', false),"]=],
     to = [=[set_config('lease.synchronous', '%s', false),"]=],
     hint = "specs/35-postgres_spec.lua",
+  },
+  {
+    -- DEALLOCATE inside with_lease drops the engine's prepared statements
+    name = "pg-tx-deallocate-allowed", step = "own", file = "src/pg/lpg_tx.c",
+    fn = "judge", backend = "pg",
+    from = [=[  if (!strcmp(w0, "deallocate") || (!strcmp(w0, "prepare") && names_engine))]=],
+    to = [=[  if ((!strcmp(w0, "prepare") && names_engine))]=],
+    hint = "specs/52-with_lease_pg_spec.lua",
   },
   {
     -- the search_path the session started with is not set again

@@ -159,13 +159,13 @@ void lpg_rollback(lease_db *db) {
 }
 
 /*
-** Keep in LPG(db)->settings one SELECT that sets set_session's settings
-** again at the session's level, and the search_path the session started
-** with (read here): a statement of the caller's in with_lease runs in this
-** session, and set_config() there could change what the engine's
-** statements after it rely on (lpg_tx.c: send_wrapped sends it after each
-** such statement).  ms and ro as set_session computed them.  LEASE_OK, or
-** the failure recorded.
+** Prepare on the session, as LPG_SETTINGS_STMT, one SELECT that sets
+** set_session's settings again at the session's level, with the
+** search_path the session started with (read here): a statement of the
+** caller's in with_lease runs in this session, and set_config() there
+** could change what the engine's statements after it rely on (lpg_tx.c:
+** send_wrapped runs it after each such statement).  ms and ro as
+** set_session computed them.  LEASE_OK, or the failure recorded.
 */
 static int keep_settings(lease_db *db, int ms, int ro) {
   static const char form[] =
@@ -177,10 +177,11 @@ static int keep_settings(lease_db *db, int ms, int ro) {
       " set_config('enable_seqscan', 'off', false), set_config('lease.events', '%s', false)";
   lpg_conn *c = LPG(db);
   PGresult *res = PQexec(c->pg, "SELECT current_setting('search_path')");
-  char *path;
+  char *path, *sql;
   size_t cap;
+  int rc = LEASE_OK;
   if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1) {
-    int rc = lpg_fail(db, res);
+    rc = lpg_fail(db, res);
     PQclear(res);
     return rc;
   }
@@ -188,15 +189,18 @@ static int keep_settings(lease_db *db, int ms, int ro) {
   PQclear(res);
   if (!path) return lpg_fail(db, NULL);
   cap = sizeof form + strlen(path) + 32;
-  free(c->settings);
-  if (!(c->settings = malloc(cap))) {
+  if (!(sql = malloc(cap))) {
     PQfreemem(path);
     return lease__fail(db, LEASE_NOMEM, "out of memory");
   }
-  snprintf(c->settings, cap, form, path, ms, db->opt.synchronous == LEASE_SYNC_FULL ? "on" : "off",
+  snprintf(sql, cap, form, path, ms, db->opt.synchronous == LEASE_SYNC_FULL ? "on" : "off",
            ro ? "on" : "off", db->opt.events_keep > 0 && !ro ? "on" : "off");
   PQfreemem(path);
-  return LEASE_OK;
+  res = PQprepare(c->pg, LPG_SETTINGS_STMT, sql, 0, NULL);
+  if (PQresultStatus(res) != PGRES_COMMAND_OK) rc = lpg_fail(db, res);
+  PQclear(res);
+  free(sql);
+  return rc;
 }
 
 /* The session's settings from db's options.  A busy timeout of 0 means
@@ -599,7 +603,6 @@ static void pg_close(lease_db *db) {
   if (!c) return;
   lpg_tx_close(db);
   if (c->pg) PQfinish(c->pg);
-  free(c->settings);
   free(c);
   db->conn = NULL;
 }

@@ -82,10 +82,14 @@ typedef struct lpg_conn {
   int versioned;       /* the database holds its version row */
   int listening;       /* this session LISTENs for wake signals (lpg_wake.c) */
   char constraint[64]; /* the constraint the last failure (lpg_fail) broke, or "" */
-  char *settings;      /* one SELECT setting the session's settings again (set_session) */
 } lpg_conn;
 
 #define LPG(db) ((lpg_conn *)(db)->conn)
+
+/* The statement lpg.c prepares on each session that sets the session's
+** settings again (keep_settings; lpg_tx.c runs it after a caller's
+** statement). */
+#define LPG_SETTINGS_STMT "lease_settings"
 
 /* The parameters of one statement, binary. */
 typedef struct params {

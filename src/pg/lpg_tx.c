@@ -228,8 +228,9 @@ static int engine_name(const char *name, size_t len) {
 /*
 ** Judge a statement by its leading words (folded to lower case) and
 ** whether it names one of the engine's objects: returns why it is refused
-** (transaction control, SET/RESET/DISCARD, COPY, dropping a schema or what
-** a role owns, DDL naming jobs or a lease_ object), or NULL.  *savepoint:
+** (transaction control, SET/RESET/DISCARD, DEALLOCATE and PREPARE of a
+** lease_ name, COPY, dropping a schema or what a role owns, DDL naming
+** jobs or a lease_ object), or NULL.  *savepoint:
 ** 1 for SAVEPOINT, RELEASE and ROLLBACK TO, which must not be wrapped in
 ** the engine's own savepoint.
 */
@@ -261,6 +262,9 @@ static const char *judge(char words[SCAN_WORDS][SCAN_WORD_MAX], int nwords, int 
       !strcmp(w0, "discard"))
     return "SET, RESET and DISCARD are not allowed inside with_lease (the engine's "
            "statements run in the same session)";
+  if (!strcmp(w0, "deallocate") || (!strcmp(w0, "prepare") && names_engine))
+    return "DEALLOCATE, and PREPARE of a lease_ name, are not allowed inside with_lease "
+           "(the engine's prepared statements live in the same session)";
   if (!strcmp(w0, "copy")) return "COPY is not allowed inside with_lease: use INSERT";
   if ((!strcmp(w0, "drop") && (!strcmp(w1, "schema") || !strcmp(w1, "owned"))) ||
       (!strcmp(w0, "reassign") && !strcmp(w1, "owned")))
@@ -636,6 +640,14 @@ static int push(PGconn *pg, const char *sql, int n, const sent *p, int *queued) 
   return 1;
 }
 
+/* Send the session's prepared statement `name` (no parameters) into pg's
+** pipeline, counting it in *queued; 0 when it cannot be sent. */
+static int push_prepared(PGconn *pg, const char *name, int *queued) {
+  if (!PQsendQueryPrepared(pg, name, 0, NULL, NULL, NULL, 0)) return 0;
+  (*queued)++;
+  return 1;
+}
+
 /*
 ** Undo a pipeline of pg whose sending failed after `queued` statements
 ** went (libpq refuses, for one, a statement of more than 65535
@@ -669,13 +681,13 @@ static void unsend(PGconn *pg, int queued, int savepoint) {
 ** statement runs with enable_seqscan at the server's setting (SET LOCAL
 ** ... TO DEFAULT): the session prices sequential scans out for the
 ** engine's statements (lpg.c: set_session), which a caller's query that
-** reads a whole table should not pay.  After it the session's settings
-** are set again at the session's level (lpg.c: keep_settings), whatever
-** the statement did with set_config(): enable_seqscan off, and the
-** search_path, synchronous_commit, isolation and lock_timeout the
-** engine's statements rely on, for the rest of the transaction and after
-** its commit.  A failure's rollback to the savepoint undoes the
-** statement's settings and the SET LOCAL.
+** reads a whole table should not pay.  After it the statement lpg.c's
+** keep_settings prepared sets the session's settings again, at the
+** session's level, whatever the caller's statement did with set_config():
+** enable_seqscan off, and the search_path, synchronous_commit, isolation
+** and lock_timeout the engine's statements rely on, for the rest of the
+** transaction and after its commit.  A failure's rollback to the
+** savepoint undoes the statement's settings and the SET LOCAL.
 */
 static PGresult *send_wrapped(lease_db *db, const scanned *sc, const sent *p, int n) {
   PGconn *pg = lpg_pq(db);
@@ -688,7 +700,7 @@ static PGresult *send_wrapped(lease_db *db, const scanned *sc, const sent *p, in
   ok = (sc->savepoint || (push(pg, "SAVEPOINT lease_stmt", 0, NULL, &queued) &&
                           push(pg, "SET LOCAL enable_seqscan TO DEFAULT", 0, NULL, &queued))) &&
        push(pg, sc->text, n, p, &queued) &&
-       (sc->savepoint || (push(pg, LPG(db)->settings, 0, NULL, &queued) &&
+       (sc->savepoint || (push_prepared(pg, LPG_SETTINGS_STMT, &queued) &&
                           push(pg, "RELEASE SAVEPOINT lease_stmt", 0, NULL, &queued))) &&
        PQpipelineSync(pg);
   if (!ok) {

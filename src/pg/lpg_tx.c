@@ -648,6 +648,22 @@ static int push_prepared(PGconn *pg, const char *name, int *queued) {
   return 1;
 }
 
+/* Read and drop pg's results up to its pipeline's sync. */
+static void read_to_sync(PGconn *pg) {
+  PGresult *res;
+  while ((res = PQgetResult(pg)) != NULL) {
+    ExecStatusType st = PQresultStatus(res);
+    PQclear(res);
+    if (st == PGRES_PIPELINE_SYNC) break;
+  }
+}
+
+/* Roll the transaction back to the savepoint send_wrapped made, and let
+** it go. */
+static void back_to_savepoint(PGconn *pg) {
+  PQclear(PQexec(pg, "ROLLBACK TO SAVEPOINT lease_stmt; RELEASE SAVEPOINT lease_stmt"));
+}
+
 /*
 ** Undo a pipeline of pg whose sending failed after `queued` statements
 ** went (libpq refuses, for one, a statement of more than 65535
@@ -662,15 +678,10 @@ static void unsend(PGconn *pg, int queued, int savepoint) {
   if (PQpipelineSync(pg)) {
     for (q = 0; q < queued; q++)
       while ((res = PQgetResult(pg)) != NULL) PQclear(res);
-    while ((res = PQgetResult(pg)) != NULL) {
-      ExecStatusType st = PQresultStatus(res);
-      PQclear(res);
-      if (st == PGRES_PIPELINE_SYNC) break;
-    }
+    read_to_sync(pg);
   }
   PQexitPipelineMode(pg);
-  if (savepoint && PQstatus(pg) == CONNECTION_OK)
-    PQclear(PQexec(pg, "ROLLBACK TO SAVEPOINT lease_stmt; RELEASE SAVEPOINT lease_stmt"));
+  if (savepoint && PQstatus(pg) == CONNECTION_OK) back_to_savepoint(pg);
 }
 
 /*
@@ -723,11 +734,7 @@ static PGresult *send_wrapped(lease_db *db, const scanned *sc, const sent *p, in
     }
     if (PQstatus(pg) != CONNECTION_OK) break;
   }
-  while ((res = PQgetResult(pg)) != NULL) {   /* the sync */
-    ExecStatusType st = PQresultStatus(res);
-    PQclear(res);
-    if (st == PGRES_PIPELINE_SYNC) break;
-  }
+  read_to_sync(pg);
   PQexitPipelineMode(pg);
   if (first_err || !mine) {
     if (first_err) user_fail(db, first_err);
@@ -735,10 +742,8 @@ static PGresult *send_wrapped(lease_db *db, const scanned *sc, const sent *p, in
     PQclear(first_err);
     PQclear(mine);
     if (!sc->savepoint && PQstatus(pg) == CONNECTION_OK &&
-        PQtransactionStatus(pg) == PQTRANS_INERROR) {
-      PGresult *back = PQexec(pg, "ROLLBACK TO SAVEPOINT lease_stmt; RELEASE SAVEPOINT lease_stmt");
-      PQclear(back);
-    }
+        PQtransactionStatus(pg) == PQTRANS_INERROR)
+      back_to_savepoint(pg);
     return NULL;
   }
   return mine;

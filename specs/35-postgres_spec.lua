@@ -61,6 +61,22 @@ local function xact_scans(tx, fn)
   return count() - before
 end
 
+-- Another client locks job `second` FOR UPDATE; once a session of the
+-- engine waits for a lock, it locks `first` FOR UPDATE too, which that
+-- session holds: a deadlock.  Its own deadlock_timeout is long, so the
+-- server ends the engine's transaction, the one that waited first; then
+-- it commits.  The returned function waits for it to end.
+local function deadlock_with(path, first, second)
+  local marker = H.file("locked")
+  local wait = psql_background(path, "BEGIN;\nSET LOCAL deadlock_timeout = '60s';\n"
+    .. "SELECT 1 FROM jobs WHERE id = '" .. second .. "' FOR UPDATE;\n\\! touch " .. marker .. "\n"
+    .. "DO $$ BEGIN FOR i IN 1..3000 LOOP EXIT WHEN EXISTS (SELECT 1 FROM pg_locks"
+    .. " WHERE NOT granted AND pid <> pg_backend_pid()); PERFORM pg_sleep(0.01); END LOOP; END $$;\n"
+    .. "SELECT 1 FROM jobs WHERE id = '" .. first .. "' FOR UPDATE;\nCOMMIT;")
+  wait_marker(marker)
+  return wait
+end
+
 describe("PostgreSQL backend", function()
   local db, p
   before_each(function() db, p = H.fresh() end)
@@ -217,6 +233,56 @@ describe("PostgreSQL backend", function()
     assert.are.same({ true, "completed", "ra" }, { a.done, a.status, a.result })
     assert.are.same({ false, "running", "B", 2, 1000 }, { b.done, b.status, b.owner, b.fence, b["until"] })
     assert.is_nil(b.result)
+  end)
+
+  it("complete_many chosen as a deadlock's victim runs again, and stores every job", function()
+    db:enqueue_many({ "a", "b" })
+    local jobs = db:claim_next("w", 0, 100, 2)
+    -- complete_many locks a, then waits for b, which the other client
+    -- holds until it has a too
+    local wait = deadlock_with(p, "a", "b")
+    local all, reasons = db:complete_many("w", 0.5, {
+      { id = jobs[1].id, fence = jobs[1].fence, result = "ra" },
+      { id = jobs[2].id, fence = jobs[2].fence, result = "rb" } })
+    wait()
+    assert.are.same({ true }, { all, reasons })
+    local a, b = db:state("a", 6), db:state("b", 6)
+    assert.are.same({ "completed", "ra", "completed", "rb" }, { a.status, a.result, b.status, b.result })
+  end)
+
+  it("an enqueue after other jobs chosen as a deadlock's victim runs again, and waits for them", function()
+    db:enqueue_many({ "a", "b" })
+    -- the enqueue locks a, then waits for b
+    local wait = deadlock_with(p, "a", "b")
+    assert.is_true(db:enqueue("c", { after = { "a", "b" } }))
+    wait()
+    local c = db:state("c", 0)
+    assert.are.same({ "waiting", { "a", "b" } }, { c.status, c.after })
+    assert.are.same({ "a", "b" }, H.ids(db:claim_next("w", 0, 100, 3)))
+  end)
+
+  it("runs a write again only for a deadlock or a serialization failure, at most 8 times, and stores nothing", function()
+    -- a trigger of the caller's ends every write to jobs with the given
+    -- SQLSTATE, and counts the runs in a sequence (nextval outlives the
+    -- rollback)
+    db:enqueue("a")
+    local f = db:claim("a", "w", 0, 100)
+    H.psql(p, "CREATE SEQUENCE runs; CREATE TABLE fail_with(state text);"
+      .. " CREATE FUNCTION fail_write() RETURNS trigger LANGUAGE plpgsql AS $$ DECLARE s text;"
+      .. " BEGIN SELECT state INTO s FROM fail_with; PERFORM nextval('runs');"
+      .. " RAISE EXCEPTION 'ended by the spec' USING ERRCODE = s; END $$;"
+      .. " CREATE TRIGGER fail_write BEFORE UPDATE ON jobs FOR EACH ROW EXECUTE FUNCTION fail_write()")
+    local before = H.snapshot(p)
+    for _, case in ipairs({ { "40P01", 8 }, { "40001", 8 }, { "55P03", 1 } }) do
+      H.psql(p, "DELETE FROM fail_with; INSERT INTO fail_with VALUES ('" .. case[1] .. "');"
+        .. " SELECT setval('runs', 1, false)")
+      local err = H.error_of(db.complete, db, "a", "w", f, 1, "r")
+      assert.truthy(err:find("ended by the spec (SQLSTATE " .. case[1] .. ") [busy]", 1, true), err)
+      assert.are.equal(case[2] .. "\n", H.psql(p, "SELECT last_value FROM runs"), case[1])
+      assert.are.same(before, H.snapshot(p))
+    end
+    H.psql(p, "DROP TRIGGER fail_write ON jobs")
+    assert.is_true(db:complete("a", "w", f, 1, "r"))
   end)
 
   it("prune locks the jobs it deletes in id order, as complete_many does", function()

@@ -67,7 +67,10 @@ typedef struct lease_db lease_db;
 **   OK          the call ran; see its outcome
 **   ERROR       SQL error or other failure
 **   MISUSE      an invalid argument; nothing was touched
-**   BUSY        a lock stayed taken past the busy timeout
+**   BUSY        a lock stayed taken past the busy timeout; on PostgreSQL
+**               also a statement timeout, or a deadlock or serialization
+**               failure that ended each of an operation's 8 runs (the
+**               engine runs such an operation again: nothing of it stored)
 **   LOCKED      a conflict inside this process (shared cache)
 **   READONLY    the database cannot be written
 **   NOTADB      the file is not an SQLite database

@@ -4162,4 +4162,38 @@ return {
     to = "    if (!req->too_large) {",
     hint = "specs/61-web_spec.lua",
   },
+  {
+    -- a deadlock's victim is not run again: the caller gets busy for a
+    -- write another run would have stored
+    name = "pg-deadlock-not-run-again", step = "own", file = "src/pg/lpg.c",
+    fn = "rerun", backend = "pg",
+    from = [=[  if (!lpg_failed_with(db, "40P01") && !lpg_failed_with(db, "40001")) return 0;]=],
+    to = [=[  if (!lpg_failed_with(db, "40001")) return 0;]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
+    -- a serialization failure is not run again
+    name = "pg-serialization-not-run-again", step = "own", file = "src/pg/lpg.c",
+    fn = "rerun", backend = "pg",
+    from = [=[  if (!lpg_failed_with(db, "40P01") && !lpg_failed_with(db, "40001")) return 0;]=],
+    to = [=[  if (!lpg_failed_with(db, "40P01")) return 0;]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
+    -- every busy failure is run again (a lock_timeout too, which would
+    -- multiply the caller's wait)
+    name = "pg-any-busy-run-again", step = "own", file = "src/pg/lpg.c",
+    fn = "rerun", backend = "pg",
+    from = [=[  if (!lpg_failed_with(db, "40P01") && !lpg_failed_with(db, "40001")) return 0;]=],
+    to = [=[]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
+    -- the runs are not bounded as said
+    name = "pg-rerun-unbounded", step = "own", file = "src/pg/lpg.c",
+    fn = "rerun", backend = "pg",
+    from = [=[  if (rc != LEASE_BUSY || runs >= LPG_RUNS) return 0;]=],
+    to = [=[  if (rc != LEASE_BUSY || runs > LPG_RUNS) return 0;]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
 }

@@ -884,6 +884,81 @@ int lpg_guarded(lease_db *db, const lease__write *w, int *reason) {
 }
 
 /* ===================================================================== */
+/* Operations the server ended: run again                                 */
+/* ===================================================================== */
+
+/* How many runs an operation gets when the server keeps ending its
+** transaction (rerun). */
+#define LPG_RUNS 8
+
+/*
+** 1 when the operation that returned rc is run again: the server ended its
+** transaction as a deadlock's victim (SQLSTATE 40P01) or for a
+** serialization failure (40001), so nothing of it was stored, and fewer
+** than LPG_RUNS runs were made.  Each operation below is one transaction
+** of the engine's own, rolled back on failure (a caller's with_lease
+** lets no other call in), so the next run starts from the state the other
+** transactions left, as if the first had come later.  The failure and
+** the call's flags are forgotten, as at the start of a call.
+*/
+static int rerun(lease_db *db, int rc, int runs) {
+  if (rc != LEASE_BUSY || runs >= LPG_RUNS) return 0;
+  if (!lpg_failed_with(db, "40P01") && !lpg_failed_with(db, "40001")) return 0;
+  lease__clear_error(db);
+  db->has_dup = 0;
+  db->refused = 0;
+  return 1;
+}
+
+/* rerun_<fn>: fn (args declared as decl), run again while rerun says so. */
+#define LPG_RERUN_(fn, decl, args)                                      \
+  static int rerun_##fn decl {                                          \
+    int rc, runs = 0;                                                   \
+    while ((rc = fn args) != LEASE_OK && rerun(db, rc, ++runs)) {       \
+    }                                                                   \
+    return rc;                                                          \
+  }
+LPG_RERUN_(lpg_q_enqueue, (lease_db *db, const lease_new_job *jobs, int n, int *inserted),
+           (db, jobs, n, inserted))
+LPG_RERUN_(pg_write, (lease_db *db, const lease__write *w, int64_t *fence, int *reason),
+           (db, w, fence, reason))
+LPG_RERUN_(lpg_complete_many, (lease_db *db, const lease__write *w, const lease_result *items,
+                               int n, int *reasons, int *stored),
+           (db, w, items, n, reasons, stored))
+LPG_RERUN_(lpg_q_claim_next, (lease_db *db, const lease__write *w, int max, lease_job *jobs,
+                              int *count, int *why),
+           (db, w, max, jobs, count, why))
+LPG_RERUN_(lpg_q_complete_claim_next, (lease_db *db, const lease__write *wc,
+                                       const lease__write *wn, int max, lease_job *jobs,
+                                       int *count, int *reason, int *why),
+           (db, wc, wn, max, jobs, count, reason, why))
+LPG_RERUN_(lpg_q_complete_many_claim_next,
+           (lease_db *db, const lease__write *wc, const lease_result *items, int n,
+            int *reasons, int *stored, const lease__write *wn, int max, lease_job *jobs,
+            int *count, int *why),
+           (db, wc, items, n, reasons, stored, wn, max, jobs, count, why))
+LPG_RERUN_(lpg_q_set_queue, (lease_db *db, const char *queue, size_t queue_len, int what,
+                             int paused, const lease_queue_limits *l),
+           (db, queue, queue_len, what, paused, l))
+LPG_RERUN_(lpg_q_fail, (lease_db *db, const lease__write *w, const lease_fail_opts *o,
+                        int *status, double *run_at, int *reason),
+           (db, w, o, status, run_at, reason))
+LPG_RERUN_(lpg_q_retry, (lease_db *db, const char *id, size_t id_len, double now, int *reason),
+           (db, id, id_len, now, reason))
+LPG_RERUN_(lpg_q_cancel, (lease_db *db, const char *id, size_t id_len, double now, int *reason),
+           (db, id, id_len, now, reason))
+LPG_RERUN_(lpg_q_prune, (lease_db *db, double before, const char *queue, size_t queue_len,
+                         int status, int64_t *deleted),
+           (db, before, queue, queue_len, status, deleted))
+LPG_RERUN_(lpg_s_schedule, (lease_db *db, const lease_schedule_spec *s), (db, s))
+LPG_RERUN_(lpg_s_unschedule, (lease_db *db, const char *name, size_t name_len, int *found),
+           (db, name, name_len, found))
+LPG_RERUN_(lpg_s_tick, (lease_db *db, double now, int max, const char **ids, size_t *id_lens,
+                        int *count, int *more),
+           (db, now, max, ids, id_lens, count, more))
+#undef LPG_RERUN_
+
+/* ===================================================================== */
 /* The table of functions                                                 */
 /* ===================================================================== */
 
@@ -894,12 +969,12 @@ const lease__backend lease__pg = {
   .open = pg_open,
   .close = pg_close,
   .init = pg_init,
-  .enqueue = lpg_q_enqueue,
+  .enqueue = rerun_lpg_q_enqueue,
   .after = lpg_q_after,
   .state = lpg_q_state,
-  .write = pg_write,
-  .complete_many = lpg_complete_many,
-  .claim_next = lpg_q_claim_next,
+  .write = rerun_pg_write,
+  .complete_many = rerun_lpg_complete_many,
+  .claim_next = rerun_lpg_q_claim_next,
   .list = lpg_q_list,
   .count = lpg_q_count,
   .settings = pg_settings,
@@ -911,18 +986,18 @@ const lease__backend lease__pg = {
   .tx_write = lpg_tx_write,
   .fence_gate = lpg_fence_gate,
   .errors = lpg_q_errors,
-  .complete_claim_next = lpg_q_complete_claim_next,
-  .complete_many_claim_next = lpg_q_complete_many_claim_next,
-  .set_queue = lpg_q_set_queue,
+  .complete_claim_next = rerun_lpg_q_complete_claim_next,
+  .complete_many_claim_next = rerun_lpg_q_complete_many_claim_next,
+  .set_queue = rerun_lpg_q_set_queue,
   .queues = lpg_q_queues,
-  .fail = lpg_q_fail,
-  .retry = lpg_q_retry,
-  .cancel = lpg_q_cancel,
-  .prune = lpg_q_prune,
-  .schedule = lpg_s_schedule,
-  .unschedule = lpg_s_unschedule,
+  .fail = rerun_lpg_q_fail,
+  .retry = rerun_lpg_q_retry,
+  .cancel = rerun_lpg_q_cancel,
+  .prune = rerun_lpg_q_prune,
+  .schedule = rerun_lpg_s_schedule,
+  .unschedule = rerun_lpg_s_unschedule,
   .schedules = lpg_s_schedules,
-  .tick = lpg_s_tick,
+  .tick = rerun_lpg_s_tick,
   .wake = lpg_wake,
   .wait_mark = lpg_wait_mark,
   .due = lpg_due,

@@ -285,6 +285,53 @@ describe("PostgreSQL backend", function()
     assert.is_true(db:complete("a", "w", f, 1, "r"))
   end)
 
+  it("cancel and retry with events on are one transaction each: an event that fails stores nothing", function()
+    db:close()
+    db = lease.open(p, { events = true })
+    db:enqueue("a")
+    db:enqueue("b")
+    local f = db:claim("b", "w", 0, 100)
+    assert.is_true(db:complete("b", "w", f, 1, "r"))
+    -- a trigger of the caller's refuses the next event written
+    H.psql(p, "CREATE FUNCTION no_event() RETURNS trigger LANGUAGE plpgsql AS $$"
+      .. " BEGIN RAISE EXCEPTION 'no event' USING ERRCODE = 'P0001'; END $$;"
+      .. " CREATE TRIGGER no_event BEFORE INSERT ON lease_events FOR EACH ROW EXECUTE FUNCTION no_event()")
+    local err = H.error_of(db.cancel, db, "a", 10)
+    assert.truthy(err:find("no event", 1, true), err)
+    assert.are.equal("available", db:state("a", 10).status)
+    err = H.error_of(db.retry, db, "b", 10)
+    assert.truthy(err:find("no event", 1, true), err)
+    local b = db:state("b", 10)
+    assert.are.same({ "completed", "r" }, { b.status, b.result })
+    H.psql(p, "DROP TRIGGER no_event ON lease_events")
+    assert.are.same({ true }, { db:cancel("a", 10) })
+    assert.are.equal("cancelled", db:state("a", 10).status)
+  end)
+
+  it("claim_next is not run again once a round of it committed", function()
+    -- x's lease ran out on its last attempt: the first round discards it
+    -- and claims a (committed on its own); the second round, for b, is
+    -- ended once as a deadlock's victim
+    db:enqueue("x", { max_attempts = 1 })
+    db:enqueue_many({ "a", "b", "c" })
+    assert.are.equal(1, db:claim("x", "old", 0, 1))
+    H.psql(p, "CREATE SEQUENCE runs; CREATE FUNCTION once() RETURNS trigger LANGUAGE plpgsql AS $$"
+      .. " BEGIN IF new.owner = 'w'::bytea AND nextval('runs') = 2 THEN"
+      .. " RAISE EXCEPTION 'ended by the spec' USING ERRCODE = '40P01'; END IF; RETURN new; END $$;"
+      .. " CREATE TRIGGER once BEFORE UPDATE ON jobs FOR EACH ROW EXECUTE FUNCTION once()")
+    local err = H.error_of(db.claim_next, db, "w", 10, 100, 2)
+    assert.truthy(err:find("ended by the spec (SQLSTATE 40P01) [busy]", 1, true), err)
+    H.psql(p, "DROP TRIGGER once ON jobs")
+    -- a stays claimed by w until its lease expires; b and c were never
+    -- claimed by a second run
+    local s = {}
+    for _, id in ipairs({ "x", "a", "b", "c" }) do s[id] = db:state(id, 11) end
+    assert.are.same({ "discarded", "running", "available", "available" },
+      { s.x.status, s.a.status, s.b.status, s.c.status })
+    assert.are.same({ "w", 1 }, { s.a.owner, s.a.fence })
+    assert.are.same({ 0, 0 }, { s.b.fence, s.c.fence })
+  end)
+
   it("prune locks the jobs it deletes in id order, as complete_many does", function()
     -- a, b, c ended in the opposite order (c first), among many open jobs:
     -- a plan without an order of its own reads them by their end

@@ -894,19 +894,31 @@ int lpg_guarded(lease_db *db, const lease__write *w, int *reason) {
 /*
 ** 1 when the operation that returned rc is run again: the server ended its
 ** transaction as a deadlock's victim (SQLSTATE 40P01) or for a
-** serialization failure (40001), so nothing of it was stored, and fewer
-** than LPG_RUNS runs were made.  Each operation below is one transaction
-** of the engine's own, rolled back on failure (a caller's with_lease
-** lets no other call in), so the next run starts from the state the other
-** transactions left, as if the first had come later.  The failure and
-** the call's flags are forgotten, as at the start of a call.
+** serialization failure (40001), so nothing of it was stored, nothing of
+** it committed before (lpg_conn.committed), and fewer than LPG_RUNS runs
+** were made.  Each operation below is one transaction of the engine's own,
+** rolled back on failure (a caller's with_lease lets no other call in),
+** apart from claim_next's rounds, which mark what they committed.  Before
+** the next run the handle sleeps a few milliseconds, more at each run and
+** at random, so that the transactions the victim waited for can finish
+** before it takes its locks again; then it starts from the state they
+** left.  The failure and the call's flags are forgotten, as at the start
+** of a call.
 */
 static int rerun(lease_db *db, int rc, int runs) {
-  if (rc != LEASE_BUSY || runs >= LPG_RUNS) return 0;
+  struct timespec ts;
+  if (rc != LEASE_BUSY || runs >= LPG_RUNS || LPG(db)->committed) return 0;
   if (!lpg_failed_with(db, "40P01") && !lpg_failed_with(db, "40001")) return 0;
   lease__clear_error(db);
   db->has_dup = 0;
   db->refused = 0;
+  /* runs * [2, 6) ms, the spread taken from the clock's nanoseconds */
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  ts.tv_nsec = (long)runs * (2000000L + (long)((uint64_t)ts.tv_nsec * 2654435761u % 4000000u));
+  ts.tv_sec = ts.tv_nsec / 1000000000L;
+  ts.tv_nsec %= 1000000000L;
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
   return 1;
 }
 
@@ -914,8 +926,8 @@ static int rerun(lease_db *db, int rc, int runs) {
 #define LPG_RERUN_(fn, decl, args)                                      \
   static int rerun_##fn decl {                                          \
     int rc, runs = 0;                                                   \
-    while ((rc = fn args) != LEASE_OK && rerun(db, rc, ++runs)) {       \
-    }                                                                   \
+    do LPG(db)->committed = 0;                                          \
+    while ((rc = fn args) != LEASE_OK && rerun(db, rc, ++runs));        \
     return rc;                                                          \
   }
 LPG_RERUN_(lpg_q_enqueue, (lease_db *db, const lease_new_job *jobs, int n, int *inserted),

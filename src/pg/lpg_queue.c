@@ -630,6 +630,10 @@ static int claim_rounds(lease_db *db, const lease__write *w, int max, lease_job 
       return db->rc;
     }
     rows = PQntuples(res);
+    /* outside a transaction the round's claims and discards are committed:
+    ** on a failure after them the jobs stay claimed until their leases
+    ** expire, and the call is not run again (lpg.c's rerun) */
+    if (rows > 0 && PQtransactionStatus(LPG(db)->pg) == PQTRANS_IDLE) LPG(db)->committed = 1;
     for (i = 0; i < rows && !failed; i++) {
       lease_job *j = &jobs[n];
       taken *k = &t[n];
@@ -645,8 +649,6 @@ static int claim_rounds(lease_db *db, const lease__write *w, int max, lease_job 
       }
       if (n == max) break;
       if ((rc = claim_event(db, w, res, i, LEASE_GRANTED)) != LEASE_OK) break;
-      /* outside a caller's transaction the claims are committed: on a
-      ** failure here the jobs stay claimed until their leases expire */
       k->id = lpg_keep(db, res, i, 0, &k->id_len, &used, &failed);
       k->payload = lpg_keep(db, res, i, 2, &k->payload_len, &used, &failed);
       k->queue = lpg_keep(db, res, i, 3, &k->queue_len, &used, &failed);
@@ -1148,7 +1150,6 @@ int lpg_q_fail(lease_db *db, const lease__write *w, const lease_fail_opts *o, in
 ** the result (one row) or NULL with the failure recorded. */
 static PGresult *admin(lease_db *db, int which, const char *id, size_t id_len, double now) {
   params p = {0};
-  if (lpg_ready(db) != LEASE_OK) return NULL;
   p_bytes(&p, id, id_len);
   p_f8(&p, now);
   return qrun(db, which, &p);
@@ -1166,13 +1167,14 @@ static void admin_facts(const PGresult *res, lease__facts *f) {
 /* One run of retry or cancel (which, op the ledger's) with its event, in
 ** one transaction when events are on.  The reason: lease__retry_reason or
 ** lease__cancel_reason; for retry LEASE_DUPLICATE when another unfinished
-** job holds the job's key (the statement's h). */
+** job holds the job's key (the statement's h).  On a ready connection
+** (lpg_ready, which would roll back a transaction begun before it). */
 static int admin_once(lease_db *db, int which, int op, const char *id, size_t id_len,
                       double now, int *reason) {
   PGresult *res;
   lease__facts f = {0};
-  int r, began, rc = lpg_ready(db);
-  if (rc != LEASE_OK || (rc = lpg_ev_begin(db, &began)) != LEASE_OK) return rc;
+  int r, began, rc;
+  if ((rc = lpg_ev_begin(db, &began)) != LEASE_OK) return rc;
   if (!(res = admin(db, which, id, id_len, now))) return lpg_ev_end(db, db->rc, began);
   admin_facts(res, &f);
   r = which == LPG_ST_Q_RETRY ? lease__retry_reason(&f) : lease__cancel_reason(&f);
@@ -1193,6 +1195,7 @@ static int admin_op(lease_db *db, int which, int op, const char *id, size_t id_l
                     int *reason) {
   int tries, rc = LEASE_OK;
   for (tries = 1; tries <= KEY_TRIES; tries++) {
+    if ((rc = lpg_ready(db)) != LEASE_OK) break;
     rc = admin_once(db, which, op, id, id_len, now, reason);
     if (!lpg_key_conflict(db, rc)) break;
     db->has_dup = 0;
@@ -1228,18 +1231,14 @@ static int retry_body(lease_db *db, void *ctx) {
 /* See lease.h: lease_retry. */
 int lpg_q_retry(lease_db *db, const char *id, size_t id_len, double now, int *reason) {
   retry_ctx x = {id, id_len, now, LEASE_GRANTED};
-  int tries, rc = lpg_ready(db);
-  if (rc != LEASE_OK) return rc;
-  if (PQtransactionStatus(LPG(db)->pg) != PQTRANS_IDLE) {
-    rc = retry_body(db, &x);   /* the caller's transaction: one run */
-  } else {
-    /* a run refused by lease_queue_key (a holder of the key committed
-    ** after retry read none) is run again, each in its own transaction */
-    for (tries = 1; tries <= KEY_TRIES; tries++) {
-      rc = in_txn(db, retry_body, &x);
-      if (!lpg_key_conflict(db, rc)) break;
-      db->has_dup = 0;
-    }
+  int tries, rc = LEASE_OK;
+  /* a run refused by lease_queue_key (a holder of the key committed after
+  ** retry read none) is run again, each in its own transaction */
+  for (tries = 1; tries <= KEY_TRIES; tries++) {
+    if ((rc = lpg_ready(db)) != LEASE_OK) break;
+    rc = in_txn(db, retry_body, &x);
+    if (!lpg_key_conflict(db, rc)) break;
+    db->has_dup = 0;
   }
   if (rc == LEASE_OK && reason) *reason = x.reason;
   return rc;

@@ -4167,16 +4167,16 @@ return {
     -- write another run would have stored
     name = "pg-deadlock-not-run-again", step = "own", file = "src/pg/lpg.c",
     fn = "rerun", backend = "pg",
-    from = [=[  if (!lpg_failed_with(db, "40P01") && !lpg_failed_with(db, "40001")) return 0;]=],
-    to = [=[  if (!lpg_failed_with(db, "40001")) return 0;]=],
+    from = [=[  deadlock = lpg_failed_with(db, "40P01");]=],
+    to = [=[  deadlock = 0;]=],
     hint = "specs/35-postgres_spec.lua",
   },
   {
     -- a serialization failure is not run again
     name = "pg-serialization-not-run-again", step = "own", file = "src/pg/lpg.c",
     fn = "rerun", backend = "pg",
-    from = [=[  if (!lpg_failed_with(db, "40P01") && !lpg_failed_with(db, "40001")) return 0;]=],
-    to = [=[  if (!lpg_failed_with(db, "40P01")) return 0;]=],
+    from = [=[  if (!deadlock && !lpg_failed_with(db, "40001")) return 0;]=],
+    to = [=[  if (!deadlock) return 0;]=],
     hint = "specs/35-postgres_spec.lua",
   },
   {
@@ -4184,7 +4184,7 @@ return {
     -- multiply the caller's wait)
     name = "pg-any-busy-run-again", step = "own", file = "src/pg/lpg.c",
     fn = "rerun", backend = "pg",
-    from = [=[  if (!lpg_failed_with(db, "40P01") && !lpg_failed_with(db, "40001")) return 0;]=],
+    from = [=[  if (!deadlock && !lpg_failed_with(db, "40001")) return 0;]=],
     to = [=[]=],
     hint = "specs/35-postgres_spec.lua",
   },

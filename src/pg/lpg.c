@@ -891,6 +891,34 @@ int lpg_guarded(lease_db *db, const lease__write *w, int *reason) {
 ** transaction (rerun). */
 #define LPG_RUNS 8
 
+/* A number in [0, 1) from the clock's nanoseconds, for spreading pauses. */
+static double spread(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)((uint64_t)ts.tv_nsec * 2654435761u % 1000003u) / 1000003.0;
+}
+
+/* The server's deadlock_timeout in seconds, at most 5 (1 when it cannot be
+** read: PostgreSQL's default). */
+static double deadlock_wait(lease_db *db) {
+  PGresult *res = PQexec(LPG(db)->pg, "SELECT extract(epoch FROM"
+                         " current_setting('deadlock_timeout')::interval)::float8");
+  double s = 1;
+  if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1)
+    s = strtod(PQgetvalue(res, 0, 0), NULL);
+  PQclear(res);
+  return s > 0 && s <= 5 ? s : s > 5 ? 5 : 1;
+}
+
+/* Sleep `seconds` (>= 0). */
+static void pause_for(double seconds) {
+  struct timespec ts;
+  ts.tv_sec = (time_t)seconds;
+  ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+}
+
 /*
 ** 1 when the operation that returned rc is run again: the server ended its
 ** transaction as a deadlock's victim (SQLSTATE 40P01) or for a
@@ -898,27 +926,25 @@ int lpg_guarded(lease_db *db, const lease__write *w, int *reason) {
 ** it committed before (lpg_conn.committed), and fewer than LPG_RUNS runs
 ** were made.  Each operation below is one transaction of the engine's own,
 ** rolled back on failure (a caller's with_lease lets no other call in),
-** apart from claim_next's rounds, which mark what they committed.  Before
-** the next run the handle sleeps a few milliseconds, more at each run and
-** at random, so that the transactions the victim waited for can finish
-** before it takes its locks again; then it starts from the state they
-** left.  The failure and the call's flags are forgotten, as at the start
-** of a call.
+** apart from claim_next's rounds, which mark what they committed.
+** Before the next run the handle sleeps, so that the transactions the
+** victim waited for finish before it takes its locks again: after a
+** deadlock half to all of the server's deadlock_timeout, at random (a
+** cycle of three, two of them this call's peers, ends one victim at a
+** time, each found a deadlock_timeout after its wait began); after a
+** serialization failure runs * [2, 6) ms.  The failure and the call's
+** flags are forgotten, as at the start of a call.
 */
 static int rerun(lease_db *db, int rc, int runs) {
-  struct timespec ts;
+  int deadlock;
   if (rc != LEASE_BUSY || runs >= LPG_RUNS || LPG(db)->committed) return 0;
-  if (!lpg_failed_with(db, "40P01") && !lpg_failed_with(db, "40001")) return 0;
+  deadlock = lpg_failed_with(db, "40P01");
+  if (!deadlock && !lpg_failed_with(db, "40001")) return 0;
   lease__clear_error(db);
   db->has_dup = 0;
   db->refused = 0;
-  /* runs * [2, 6) ms, the spread taken from the clock's nanoseconds */
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  ts.tv_nsec = (long)runs * (2000000L + (long)((uint64_t)ts.tv_nsec * 2654435761u % 4000000u));
-  ts.tv_sec = ts.tv_nsec / 1000000000L;
-  ts.tv_nsec %= 1000000000L;
-  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-  }
+  pause_for(deadlock ? (0.5 + 0.5 * spread()) * deadlock_wait(db)
+                     : runs * (0.002 + 0.004 * spread()));
   return 1;
 }
 

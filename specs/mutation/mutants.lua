@@ -3183,7 +3183,7 @@ return {
   {
     name = "pool-timeout-lease-not-outlasting", step = "own", file = "lua/lease/pool.lua",
     fn = "outlast",
-    from = "  if job.claimed_at + ttl - w.now() >= limit + ttl / 2 then return true end\n",
+    from = "  if job.claimed_at + ttl - w.now() >= failed_by + ttl / 2 then return true end\n",
     to = "  if true then return true end\n",
     hint = "specs/45-timeout_spec.lua",
   },

@@ -3188,6 +3188,29 @@ return {
     hint = "specs/45-timeout_spec.lua",
   },
   {
+    -- the pool's own failure of a handler blocked in C comes at the
+    -- timeout plus shutdown_grace: a lease for the timeout alone lapses first
+    name = "pool-timeout-lease-short-of-grace", step = "own", file = "lua/lease/pool.lua",
+    fn = "outlast",
+    from = "  if w.events then failed_by = limit + w.cfg.shutdown_grace end\n",
+    to = "",
+    hint = "specs/45-timeout_spec.lua",
+  },
+  {
+    name = "pool-timeout-lease-kept-short-of-grace", step = "own", file = "lua/lease/pool.lua",
+    fn = "outlast",
+    from = "  if job.claimed_at + ttl - w.now() >= failed_by + ttl / 2 then return true end\n",
+    to = "  if job.claimed_at + ttl - w.now() >= limit + ttl / 2 then return true end\n",
+    hint = "specs/45-timeout_spec.lua",
+  },
+  {
+    name = "pool-timeout-lease-renewed-short-of-grace", step = "own", file = "lua/lease/pool.lua",
+    fn = "outlast",
+    from = "w.db:server_now(), failed_by + ttl)\n",
+    to = "w.db:server_now(), limit + ttl)\n",
+    hint = "specs/45-timeout_spec.lua",
+  },
+  {
     -- a worker without a pool around it (lease.testing's drain) has no
     -- events channel to report its job under a timeout on
     name = "pool-timeout-running-sent-without-pool", step = "own", file = "lua/lease/pool.lua",

@@ -278,6 +278,56 @@ describe("a job's timeout", function()
     assert.is_nil(st.result)
   end)
 
+  -- The lease of a job whose handler is blocked inside C lasts until the
+  -- timeout's failure is written: by the worker when the handler comes back
+  -- before the timeout plus shutdown_grace, else by the pool itself then.
+  -- ttl 1 is shorter than timeout + grace (1.2), ttl 0.5 shorter than
+  -- timeout + ttl would need; a second worker polls for the job all along.
+  for _, case in ipairs({
+    { ttl = 1, batch = 1, block = 1.6, writer = "the pool" },
+    { ttl = 0.5, batch = 2, block = 1.6, writer = "the pool" },
+    { ttl = 0.5, batch = 1, block = 0.9, writer = "the worker" },
+  }) do
+    it(string.format("keeps the lease until %s stores the failure of a handler blocked in C"
+      .. " (ttl %g, batch %d)", case.writer, case.ttl, case.batch), function()
+      local db, p = H.fresh("timeout-grace", { events = true })
+      finally(function() db:close() end)
+      assert.is_true(db:enqueue("stuck", { timeout = 0.2, max_attempts = 2 }))
+      local t0 = lease.now()
+      local s = pool.run({ db = p, open = { events = true }, workers = 2,
+                           ttl = case.ttl, batch = case.batch, shutdown_grace = 1, poll = 0.05,
+                           drain_wait = 0, signals = false, args = { block = case.block },
+                           backoff = function() return 60 end,
+                           handler = function(job)
+                             -- a second claim (a lapsed lease) returns at once
+                             if job.fence > 1 then return "taken over" end
+                             require("lease").sleep(job.args.block)
+                             return "late"
+                           end })
+      local by_pool = case.writer == "the pool" and 1 or 0
+      assert.are.same({ 1, 1, 1, 0, 0, by_pool },
+        { s.timed_out, s.handler_errors, s.retried, s.refused, s.done, s.unfinished })
+      -- the blocked handler comes back (its late failure, if any, is refused)
+      lease.sleep(math.max(0, t0 + case.block + 0.3 - lease.now()))
+      local st = db:state("stuck")
+      local owner = st.errors[1] and st.errors[1].owner
+      assert.are.same({ "retryable", 1, 1, 1, MESSAGE:format(0.2), 1 },
+        { st.status, st.attempt, st.fence, #st.errors, st.errors[1].message, st.errors[1].fence })
+      assert.is_nil(st.result)
+      -- what was stored: one claim, the renewal at the handler's start and
+      -- the timeout's failure, all by one worker under fence 1; the lease
+      -- never lapsed and no one else claimed the job
+      local stored = {}
+      for _, e in ipairs(db:events({ id = "stuck", limit = 1000 })) do
+        if e.op ~= "enqueue" and e.outcome == "ok" then
+          stored[#stored + 1] = e.op .. " " .. tostring(e.owner) .. " " .. tostring(e.fence)
+        end
+      end
+      assert.are.same({ "claim " .. owner .. " 1", "renew " .. owner .. " 1", "fail " .. owner .. " 1" },
+        stored)
+    end)
+  end
+
   it("a pool shutting down on a signal returns once the timeout stops the handler", function()
     local p = queue({ { "kill", { timeout = 0.3, max_attempts = 3 } } })
     local t0 = lease.now()

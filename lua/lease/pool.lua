@@ -415,7 +415,7 @@ function job_methods.heartbeat(w, job)
   local cfg, db, owner = w.cfg, w.db, w.owner
   local id, fence, last_renew = job.id, job.fence, job.claimed_at
   return function()
-    -- a job whose lease was made to outlast its timeout needs no renewal
+    -- a job whose lease was made to outlast its timeout's failure needs no renewal
     if w.covered == job then return true end
     local now = lease.now()
     if now - last_renew < cfg.ttl / 3 then return true end
@@ -549,10 +549,17 @@ local function run_limited(w, job, limit)
   return ok, result, false
 end
 
---- Make the lease of a job under a timeout outlast it: when less than the
--- timeout plus half the ttl is left of it, renew it (db:renew, fenced) for
--- the timeout plus the ttl, so that the fail after a timeout is the
--- holder's write; job.heartbeat() then has nothing to do for this job.
+--- Make the lease of a job under a timeout outlast the failure the pool
+-- writes after it.  That failure comes by the timeout plus the grace:
+-- the worker writes it when its handler stops or comes back from C, and
+-- the pool (supervise, fail_overdue) writes it itself at the timeout plus
+-- shutdown_grace for a handler still blocked then.  A worker without a
+-- pool around it (lease.testing's drain) has no such grace: its failure
+-- comes when the handler stops.  When less than that time plus half the
+-- ttl is left of the lease, renew it (db:renew, fenced) for that time plus
+-- the ttl, so that the failure is still the holder's write and a worker
+-- that dies holds the job no longer than that; job.heartbeat() then has
+-- nothing to do for this job.
 -- @tparam table w the worker
 -- @tparam table job the job (id, fence, claimed_at)
 -- @tparam number limit the job's timeout, seconds
@@ -560,8 +567,10 @@ end
 -- @raise the database error of db:renew
 local function outlast(w, job, limit)
   local ttl = w.cfg.ttl
-  if job.claimed_at + ttl - w.now() >= limit + ttl / 2 then return true end
-  local ok, why = w.db:renew(job.id, w.owner, job.fence, w.db:server_now(), limit + ttl)
+  local failed_by = limit   -- seconds from now to the timeout's failure at the latest
+  if w.events then failed_by = limit + w.cfg.shutdown_grace end
+  if job.claimed_at + ttl - w.now() >= failed_by + ttl / 2 then return true end
+  local ok, why = w.db:renew(job.id, w.owner, job.fence, w.db:server_now(), failed_by + ttl)
   if not ok then
     refusal(w, "renew", why, job)
     return false

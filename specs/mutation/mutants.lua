@@ -3183,8 +3183,31 @@ return {
   {
     name = "pool-timeout-lease-not-outlasting", step = "own", file = "lua/lease/pool.lua",
     fn = "outlast",
-    from = "  if job.claimed_at + ttl - w.now() >= limit + ttl / 2 then return true end\n",
+    from = "  if job.claimed_at + ttl - w.now() >= failed_by + ttl / 2 then return true end\n",
     to = "  if true then return true end\n",
+    hint = "specs/45-timeout_spec.lua",
+  },
+  {
+    -- the pool's own failure of a handler blocked in C comes at the
+    -- timeout plus shutdown_grace: a lease for the timeout alone lapses first
+    name = "pool-timeout-lease-short-of-grace", step = "own", file = "lua/lease/pool.lua",
+    fn = "outlast",
+    from = "  if w.events then failed_by = limit + w.cfg.shutdown_grace end\n",
+    to = "",
+    hint = "specs/45-timeout_spec.lua",
+  },
+  {
+    name = "pool-timeout-lease-kept-short-of-grace", step = "own", file = "lua/lease/pool.lua",
+    fn = "outlast",
+    from = "  if job.claimed_at + ttl - w.now() >= failed_by + ttl / 2 then return true end\n",
+    to = "  if job.claimed_at + ttl - w.now() >= limit + ttl / 2 then return true end\n",
+    hint = "specs/45-timeout_spec.lua",
+  },
+  {
+    name = "pool-timeout-lease-renewed-short-of-grace", step = "own", file = "lua/lease/pool.lua",
+    fn = "outlast",
+    from = "w.db:server_now(), failed_by + ttl)\n",
+    to = "w.db:server_now(), limit + ttl)\n",
     hint = "specs/45-timeout_spec.lua",
   },
   {

@@ -190,6 +190,54 @@ describe("limits", function()
     assert.are.equal(9, #db:claim_next("w", 115, 1, { queue = "r", n = 10 }))
   end)
 
+  it("rate: holds whatever order the claimers' nows commit in", function()
+    -- Claimers read now before they wait for the write lock, so a claim with
+    -- a later now can commit first.  Rate 2 per 10; a claim's time is its
+    -- now, or the latest claim recorded less per when that is later, and it
+    -- counts the claims within per of that time on either side.
+    fill(db, "s", 8)
+    db:limit("s", { rate = 2, per = 10 })
+    local a, b = db, lease.open(p)
+    -- the claims recorded for the queue, tenths of the caller's unit
+    local function ledger()
+      local out = {}
+      for line in H.sql(p, "SELECT CAST(at * 10 AS INTEGER) FROM lease_queue_claims"
+        .. " WHERE queue = 's' ORDER BY at"):gmatch("[^\n]+") do
+        out[#out + 1] = tonumber(line)
+      end
+      return out
+    end
+    local function claim(h, now, n) return h:claim_next("w", now, 1000, { queue = "s", n = n }) end
+    assert.are.same({ "s1", "s2" }, H.ids(claim(a, 100, 5)))
+    assert.are.same({ {}, "limited" }, { claim(b, 100, 5) })
+    -- A at 110.5 commits before B at 109: (99, 109] already holds the two at 100
+    assert.are.same({ "s3" }, H.ids(claim(a, 110.5, 1)))
+    assert.are.same({ 1000, 1000, 1105 }, ledger())
+    assert.are.same({ {}, "limited" }, { claim(b, 109, 5) })
+    assert.are.same({ 1000, 1000, 1105 }, ledger())
+    -- A at 112 takes one (110.5 and 112 in (102, 112]); B at 111 after it
+    -- would make three in (102, 112]
+    assert.are.same({ "s4" }, H.ids(claim(a, 112, 1)))
+    assert.are.same({ {}, "limited" }, { claim(b, 111, 5) })
+    -- later claims prune those no claim counts any more: at or before 140 - 20
+    assert.are.same({ "s5" }, H.ids(claim(a, 135, 1)))
+    assert.are.same({ "s6" }, H.ids(claim(a, 140, 1)))
+    assert.are.same({ 1350, 1400 }, ledger())
+    -- B's clock, more than a window behind, is moved up to 140 - 10 = 130:
+    -- (120, 140) holds 135 alone, so one more, recorded at 130
+    assert.are.same({ "s7" }, H.ids(claim(b, 109, 5)))
+    assert.are.same({ 1300, 1350, 1400 }, ledger())
+    assert.are.same({ {}, "limited" }, { claim(b, 109, 5) })
+    assert.are.same({ {}, "limited" }, { claim(a, 139.9, 5) })
+    -- (140, 160) holds none: 150 has room for two and takes the last job,
+    -- pruning 130 (at or before 150 - 20)
+    assert.are.same({ "s8" }, H.ids(claim(a, 150, 5)))
+    assert.are.same({ 1350, 1400, 1500 }, ledger())
+    local c = db:counts(150, "s")
+    assert.are.same({ 8, 0 }, { c.total, c.available })
+    b:close()
+  end)
+
   it("each call replaces the queue's limits, and pause wins over room", function()
     fill(db, "q", 5)
     db:limit("q", { concurrency = 1 })

@@ -647,7 +647,8 @@ LEASE_API int lease_read_settings(lease_db *db, lease_settings *out);
 ** own transaction: a paused queue hands out nothing; a concurrency limit
 ** hands out at most the room left (the limit minus the queue's jobs held
 ** with until > now, whoever holds them); a rate limit at most the rate
-** minus the jobs claim_next handed out in (now - per, now].
+** minus the jobs claim_next handed out within per of the claim's time,
+** on either side (see lease_queue_limits).
 ** Cost: the partial index lease_queue_due holds only jobs the queue has
 ** not ended, in that order; jobs held, and scheduled jobs of a smaller
 ** priority than the first ready one, are stepped over.
@@ -899,7 +900,21 @@ LEASE_API int lease_pause(lease_db *db, const char *queue, size_t queue_len);
 ** returns as lease_pause; resuming a queue not paused changes nothing. */
 LEASE_API int lease_resume(lease_db *db, const char *queue, size_t queue_len);
 
-/* A queue's limits (lease_limit); 0 in a field: no such limit. */
+/*
+** A queue's limits (lease_limit); 0 in a field: no such limit.  The rate
+** is kept over the claims' times.  A claim's time is the claimer's now,
+** but claimers read now before they wait for the write lock, so claims
+** commit in an order their nows need not follow: each claim counts the
+** claims within per of its time on either side, those committed before
+** it with a later now included, so that no window of length per holds
+** more than rate whatever order they commit in.  A claimer whose now is
+** more than per behind the latest claim of the queue is counted, and
+** recorded, at that claim's time less per.  So a claimer whose clock runs
+** ahead holds the others to it: until their clocks reach its now, the
+** queue hands out at most rate more jobs.  The clock check (lease_options'
+** clock_factor) refuses a now of another unit; lease_limit with no rate
+** drops the claims recorded.
+*/
 typedef struct lease_queue_limits {
   int64_t concurrency;  /* at most this many of the queue's jobs held (until > now) at once */
   int64_t rate;         /* at most this many handed out by claim_next... */

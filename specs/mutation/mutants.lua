@@ -2470,7 +2470,7 @@ return {
   {
     name = "queue-rate-window-closed", step = "own", file = "src/sqlite/lsq_queue_sql.h",
     edits = {
-      { fn = "LSQ_SQL_Q_RECENT", from = "queue = ?1 AND at > ?2", to = "queue = ?1 AND at >= ?2" },
+      { fn = "LSQ_SQL_Q_RECENT", from = " AND at > t - ?3 AND", to = " AND at >= t - ?3 AND" },
       { fn = "LSQ_SQL_Q_PRUNE_CLAIMS", from = "queue = ?1 AND at <= ?2", to = "queue = ?1 AND at < ?2" },
     },
     hint = "specs/42-queue_control_spec.lua",
@@ -2478,8 +2478,72 @@ return {
   {
     name = "queue-rate-not-recorded", step = "own", file = "src/sqlite/lsq_queue.c",
     fn = "claim_next_body",
-    from = "  return qf.rate > 0 && x->n > 0 ? record_claims(db, x->w, x->n) : LEASE_OK;\n",
-    to = "  return qf.rate > 0 && x->n < 0 ? record_claims(db, x->w, x->n) : LEASE_OK;\n",
+    from = "  return qf.rate > 0 && x->n > 0 ? record_claims(db, x->w, qf.at, x->n) : LEASE_OK;\n",
+    to = "  return qf.rate > 0 && x->n < 0 ? record_claims(db, x->w, qf.at, x->n) : LEASE_OK;\n",
+    hint = "specs/42-queue_control_spec.lua",
+  },
+  {
+    -- a claim's time is its own now even when its clock is more than a
+    -- window behind the latest claim recorded: it counts a window whose
+    -- claims were pruned
+    name = "queue-rate-late-clock-not-lifted", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_Q_RECENT",
+    from = " t(t, m) AS (SELECT max(?2, coalesce(m - ?3, ?2)), m FROM m)",
+    to = " t(t, m) AS (SELECT ?2, m FROM m)",
+    hint = "specs/42-queue_control_spec.lua",
+  },
+  {
+    -- the count looks back only, (at - per, at]: a claim committed first
+    -- with a later now is not counted by one with an earlier now
+    name = "queue-rate-later-claims-uncounted", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_Q_RECENT",
+    from = " AND at > t - ?3 AND at < t + ?3)",
+    to = " AND at > t - ?3 AND at <= t)",
+    hint = "specs/42-queue_control_spec.lua",
+  },
+  {
+    -- the claims pruned up to one window before the latest: a claim with
+    -- an earlier now no longer counts them
+    name = "queue-rate-pruned-one-window", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_Q_RECENT",
+    from = " max(t, coalesce(m, t)) - 2 * ?3 FROM t",
+    to = " max(t, coalesce(m, t)) - ?3 FROM t",
+    hint = "specs/42-queue_control_spec.lua",
+  },
+  {
+    -- a claim moved up to a later time recorded at its own now instead
+    name = "queue-rate-recorded-at-now", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "claim_next_body",
+    from = "record_claims(db, x->w, qf.at, x->n)",
+    to = "record_claims(db, x->w, x->w->now, x->n)",
+    hint = "specs/42-queue_control_spec.lua",
+  },
+  {
+    name = "pg-queue-rate-late-clock-not-lifted", step = "own", file = "src/pg/lpg_queue_sql.h",
+    backend = "pg", fn = "LPG_Q_SQL_RECENT",
+    from = "greatest($2, m - $3) AS t",
+    to = "$2::float8 AS t",
+    hint = "specs/42-queue_control_spec.lua",
+  },
+  {
+    name = "pg-queue-rate-later-claims-uncounted", step = "own", file = "src/pg/lpg_queue_sql.h",
+    backend = "pg", fn = "LPG_Q_SQL_RECENT",
+    from = " AND at > t - $3 AND at < t + $3)",
+    to = " AND at > t - $3 AND at <= t)",
+    hint = "specs/42-queue_control_spec.lua",
+  },
+  {
+    name = "pg-queue-rate-pruned-one-window", step = "own", file = "src/pg/lpg_queue_sql.h",
+    backend = "pg", fn = "LPG_Q_SQL_RECENT",
+    from = "(SELECT greatest(t, m) - 2 * $3 FROM t)",
+    to = "(SELECT greatest(t, m) - $3 FROM t)",
+    hint = "specs/42-queue_control_spec.lua",
+  },
+  {
+    name = "pg-queue-rate-recorded-at-now", step = "own", file = "src/pg/lpg_queue.c",
+    backend = "pg", fn = "claim_under",
+    from = "    p_f8(&p, q->at);\n",
+    to = "    p_f8(&p, w->now);\n",
     hint = "specs/42-queue_control_spec.lua",
   },
   {

@@ -180,7 +180,19 @@ int lease__prune_state(int status);
 /*
 ** What a backend reads about a queue's settings (lease_queues row), in
 ** claim_next's transaction, for lease__claim_room.  live is read only when
-** concurrency > 0, recent only when rate > 0.
+** concurrency > 0, at and recent only when rate > 0.
+**
+** A rate is kept over the claims' times, one row of lease_queue_claims per
+** job at the time of the claim that took it.  Claimers read now before
+** they wait for the write lock, so claims commit in an order their nows
+** need not follow.  A claim's time is its now, or the latest claim
+** recorded for the queue less per when that is later (a claimer's clock
+** more than a window behind is moved up to it).  Its count is of the
+** claims within per of that time either way, (at - per, at + per): every
+** window of length per that holds at, whichever side of it the others
+** fell, so no such window holds more than the rate whatever order the
+** claims arrive in.  The rows at or before the latest time less twice per
+** are pruned: no later claim's count reaches them.
 */
 typedef struct lease__queue_facts {
   int found;             /* the queue has a settings row (else nothing else is read) */
@@ -189,7 +201,9 @@ typedef struct lease__queue_facts {
   int64_t live;          /* the queue's jobs held: not done, until > now */
   int64_t rate;          /* 0: no limit */
   double per;            /* the rate's window */
-  int64_t recent;        /* jobs claim_next handed out in (now - per, now] */
+  double at;             /* the claim's time for the rate: now, or the latest claim's
+                            time less per when that is later; its claims are recorded at it */
+  int64_t recent;        /* jobs claim_next handed out in (at - per, at + per) */
 } lease__queue_facts;
 
 /*

@@ -60,7 +60,7 @@
   XX(Q_SETTINGS)                                                                      \
   /* The live leases of a queue: queue, now. */                                       \
   XX(Q_LIVE)                                                                          \
-  /* The claims of a queue in a rate's window: queue, the window's start. */          \
+  /* A claim's time for a rate and the claims around it: queue, now, per. */          \
   XX(Q_RECENT)                                                                        \
   /* Record claims of a queue: queue, at, how many. */                                \
   XX(Q_RECORD_CLAIMS)                                                                 \

@@ -704,14 +704,29 @@ static void settings_of(const PGresult *res, lease__queue_facts *q) {
   q->per = r_f8(res, 0, 3);
 }
 
+/* The claim's time for the rate of w's queue, and the claims around it,
+** into q (LPG_Q_SQL_RECENT, which prunes those no later claim counts). */
+static int rate_window(lease_db *db, const lease__write *w, lease__queue_facts *q) {
+  params p = {0};
+  PGresult *res;
+  p_bytes(&p, w->queue, w->queue_len);
+  p_f8(&p, w->now);
+  p_f8(&p, q->per);
+  if (!(res = qrun(db, LPG_ST_Q_RECENT, &p))) return db->rc;
+  q->at = r_f8(res, 0, 0);
+  q->recent = r_i8(res, 0, 1);
+  PQclear(res);
+  return LEASE_OK;
+}
+
 /* The facts a queue's limits need, once its settings row is read into q
-** (found, not paused): the live leases for a concurrency limit and the
-** claims in the rate's window. */
+** (found, not paused): the live leases for a concurrency limit, the
+** claim's time and the claims around it for a rate. */
 static int limit_facts(lease_db *db, const lease__write *w, lease__queue_facts *q) {
   int rc = LEASE_OK;
   if (!q->found || q->paused) return LEASE_OK;
   if (q->concurrency > 0) rc = count_of(db, LPG_ST_Q_LIVE, w, w->now, &q->live);
-  if (rc == LEASE_OK && q->rate > 0) rc = count_of(db, LPG_ST_Q_RECENT, w, w->now - q->per, &q->recent);
+  if (rc == LEASE_OK && q->rate > 0) rc = rate_window(db, w, q);
   return rc;
 }
 
@@ -734,7 +749,7 @@ static int read_facts(lease_db *db, const lease__write *w, int which, int limits
 ** settings q, read with the row locked (LPG_ST_Q_SETTINGS_LOCKED), so the
 ** claims of a queue with settings take turns and each counts what the one
 ** before it committed; at most the room lease__claim_room leaves; the jobs
-** handed out recorded for a rate. */
+** handed out recorded for a rate at the claim's time (q->at). */
 static int claim_under(lease_db *db, const lease__write *w, lease__queue_facts *q, int max,
                        lease_job *jobs, int *count, int *why) {
   int room, rc = limit_facts(db, w, q);
@@ -746,7 +761,7 @@ static int claim_under(lease_db *db, const lease__write *w, lease__queue_facts *
     params p = {0};
     PGresult *res;
     p_bytes(&p, w->queue, w->queue_len);
-    p_f8(&p, w->now);
+    p_f8(&p, q->at);
     p_i4(&p, *count);
     if (!(res = qrun(db, LPG_ST_Q_RECORD_CLAIMS, &p))) return db->rc;
     PQclear(res);

@@ -548,13 +548,21 @@
   " WHERE " LPG_SQL_UNKEYED("done") " = 0 AND until > 0"
 #define LPG_Q_SQL_LIVE_DROP "DROP INDEX CONCURRENTLY IF EXISTS %s.lease_jobs_live"
 
-/* The rate's window: prune the claims of queue $1 at or before $2 (now -
-** per), then count those after it. */
+/* The rate's window (lease__queue_facts): $1 queue, $2 now, $3 per.
+** Columns: the claim's time (at: now, or the latest claim less per when
+** that is later) and the claims in (at - per, at + per).  It prunes the
+** claims at or before the later of at and the latest claim, less twice
+** per (the count reads the snapshot from before the DELETE, and the two
+** ranges do not meet). */
 #define LPG_Q_SQL_RECENT                                                            \
-  "WITH d AS (DELETE FROM lease_queue_claims WHERE queue = $1 AND at <= $2)"        \
-  " SELECT count(*) FROM lease_queue_claims WHERE queue = $1 AND at > $2"
+  "WITH m AS (SELECT max(at) AS m FROM lease_queue_claims WHERE queue = $1),"       \
+  " t AS (SELECT greatest($2, m - $3) AS t, m FROM m),"                             \
+  " d AS (DELETE FROM lease_queue_claims WHERE queue = $1"                          \
+  " AND at <= (SELECT greatest(t, m) - 2 * $3 FROM t))"                             \
+  " SELECT t, (SELECT count(*) FROM lease_queue_claims WHERE queue = $1"            \
+  " AND at > t - $3 AND at < t + $3) FROM t"
 
-/* Record $3 claims of queue $1 at $2. */
+/* Record $3 claims of queue $1 at $2 (the claim's time). */
 #define LPG_Q_SQL_RECORD                                                            \
   "INSERT INTO lease_queue_claims(queue, at) SELECT $1, $2 FROM generate_series(1, $3)"
 
@@ -646,7 +654,7 @@
 #define LPG_STMT_Q_SETTINGS_LOCKED LPG_Q_SQL_SETTINGS_LOCKED, 1, {T_BYTEA}
 #define LPG_STMT_Q_CCN_CHECK LPG_Q_SQL_CCN_CHECK, 3, {T_FLOAT8, T_BYTEA, T_BYTEA}
 #define LPG_STMT_Q_LIVE LPG_Q_SQL_LIVE, 2, {T_BYTEA, T_FLOAT8}
-#define LPG_STMT_Q_RECENT LPG_Q_SQL_RECENT, 2, {T_BYTEA, T_FLOAT8}
+#define LPG_STMT_Q_RECENT LPG_Q_SQL_RECENT, 3, {T_BYTEA, T_FLOAT8, T_FLOAT8}
 #define LPG_STMT_Q_RECORD_CLAIMS LPG_Q_SQL_RECORD, 3, {T_BYTEA, T_FLOAT8, T_INT4}
 #define LPG_STMT_Q_SET_PAUSED LPG_Q_SQL_SET_PAUSED, 2, {T_BYTEA, T_INT4}
 #define LPG_STMT_Q_SET_LIMITS LPG_Q_SQL_SET_LIMITS, 4, {T_BYTEA, T_INT8, T_INT8, T_FLOAT8}

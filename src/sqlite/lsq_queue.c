@@ -571,8 +571,8 @@ static int read_int(lease_db *db, sqlite3_stmt *st, int64_t *out) {
 
 /* Read the facts of w's queue (lease__queue_facts) in the claim's
 ** transaction: its settings row by its key, then only what its limits
-** ask: the live leases (concurrency), the claims in the rate's window
-** (rate; those before it pruned). */
+** ask: the live leases (concurrency), the claim's time and the claims
+** around it (rate; those no later claim counts pruned). */
 static int read_queue_facts(lease_db *db, const lease__write *w, lease__queue_facts *q) {
   sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_SETTINGS);
   int src, rc;
@@ -599,25 +599,33 @@ static int read_queue_facts(lease_db *db, const lease__write *w, lease__queue_fa
     if ((rc = read_int(db, st, &q->live)) != LEASE_OK) return rc;
   }
   if (q->rate > 0) {
-    if (!(st = lsq_stmt(db, LSQ_ST_Q_PRUNE_CLAIMS))) return db->rc;
-    bind_bytes(st, 1, w->queue, w->queue_len);
-    sqlite3_bind_double(st, 2, w->now - q->per);
-    if ((rc = run_once(db, st)) != LEASE_OK) return rc;
+    double prune;
     if (!(st = lsq_stmt(db, LSQ_ST_Q_RECENT))) return db->rc;
     bind_bytes(st, 1, w->queue, w->queue_len);
-    sqlite3_bind_double(st, 2, w->now - q->per);
-    if ((rc = read_int(db, st, &q->recent)) != LEASE_OK) return rc;
+    sqlite3_bind_double(st, 2, w->now);
+    sqlite3_bind_double(st, 3, q->per);
+    if ((src = sqlite3_step(st)) != SQLITE_ROW)
+      return step_failed(db, st, src == SQLITE_DONE ? SQLITE_ERROR : src);
+    q->at = sqlite3_column_double(st, 0);
+    q->recent = sqlite3_column_int64(st, 1);
+    prune = sqlite3_column_double(st, 2);
+    sqlite3_reset(st);
+    if (!(st = lsq_stmt(db, LSQ_ST_Q_PRUNE_CLAIMS))) return db->rc;
+    bind_bytes(st, 1, w->queue, w->queue_len);
+    sqlite3_bind_double(st, 2, prune);
+    if ((rc = run_once(db, st)) != LEASE_OK) return rc;
   }
   return LEASE_OK;
 }
 
-/* Record n jobs handed out from w's queue at w->now, for its rate. */
-static int record_claims(lease_db *db, const lease__write *w, int n) {
+/* Record n jobs handed out from w's queue at the claim's time at, for its
+** rate. */
+static int record_claims(lease_db *db, const lease__write *w, double at, int n) {
   sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_RECORD_CLAIMS);
   if (!st) return db->rc;
   bind_bytes(st, 1, w->queue, w->queue_len);
   sqlite3_bind_int(st, 3, n);
-  sqlite3_bind_double(st, 4, w->now);
+  sqlite3_bind_double(st, 4, at);
   return run_once(db, st);
 }
 
@@ -746,7 +754,7 @@ static int claim_next_body(lease_db *db, void *ctx) {
     }
     if (LSQ(db)->expiry_discards == discarded || got == 0 || x->n == room) break;
   }
-  return qf.rate > 0 && x->n > 0 ? record_claims(db, x->w, x->n) : LEASE_OK;
+  return qf.rate > 0 && x->n > 0 ? record_claims(db, x->w, qf.at, x->n) : LEASE_OK;
 }
 
 /* claim_next of x->w (up to x->max into x->jobs), after the completions

@@ -383,8 +383,9 @@
 **   lease_queues        one row per queue with settings: paused, and its
 **                       limits (NULL: none); a row left with none goes;
 **   lease_queue_claims  when claim_next handed out each job of a queue
-**                       with a rate limit (one row per job), pruned to the
-**                       rate's window at each claim.
+**                       with a rate limit (one row per job, at the claim's
+**                       time: lease__queue_facts), pruned at each claim to
+**                       those a later claim may count.
 ** lease_jobs_live, on jobs(until) of the jobs not done, makes the count of
 ** a queue's live leases (LSQ_SQL_Q_LIVE) a range read of the live leases
 ** only; it exists while some queue has a concurrency limit (lease_limit
@@ -416,10 +417,17 @@
   "SELECT count(*) FROM jobs AS j CROSS JOIN lease_queue AS q ON q.id = j.id" \
   " WHERE j.done = 0 AND j.until > ?2 AND q.queue = ?1 AND q.state = " LEASE__Q_OPEN_S
 
-/* The rate's window: ?1 queue, ?2 its start (now - per): the claims in it
-** are counted, those before it pruned; ?3 claims to record at ?4. */
+/* The rate's window (lease__queue_facts): ?1 queue, ?2 now, ?3 per.
+** Columns: the claim's time (at: now, or the latest claim less per when
+** that is later), the claims in (at - per, at + per), and the time at or
+** before which claims are pruned (the later of at and the latest claim,
+** less twice per).  Prune: ?1 queue, ?2 that time.  Record: ?1 queue,
+** ?3 claims at ?4 (the claim's time). */
 #define LSQ_SQL_Q_RECENT                                                  \
-  "SELECT count(*) FROM lease_queue_claims WHERE queue = ?1 AND at > ?2"
+  "WITH m(m) AS (SELECT max(at) FROM lease_queue_claims WHERE queue = ?1)," \
+  " t(t, m) AS (SELECT max(?2, coalesce(m - ?3, ?2)), m FROM m)"          \
+  " SELECT t, (SELECT count(*) FROM lease_queue_claims WHERE queue = ?1"  \
+  " AND at > t - ?3 AND at < t + ?3), max(t, coalesce(m, t)) - 2 * ?3 FROM t"
 #define LSQ_SQL_Q_PRUNE_CLAIMS                                            \
   "DELETE FROM lease_queue_claims WHERE queue = ?1 AND at <= ?2"
 #define LSQ_SQL_Q_RECORD_CLAIMS                                           \

@@ -1138,6 +1138,9 @@ end
 -- lease.testing): see handle_one.
 pool._handle_one = handle_one
 
+--- Store again the results of w.pending (internal, for the specs): see settle.
+pool._settle = settle
+
 -- ===========================================================================
 -- The pool
 -- ===========================================================================

@@ -445,3 +445,129 @@ describe("lease.pool options", function()
     assert.are.equal(0, st.fence)
   end)
 end)
+
+-- A lost database connection: the pool's workers wait it out and go on.
+describe("lease.pool and lost connections", function()
+  it("retries only the connection-level errors of each backend", function()
+    local function err(code, file)
+      return "lease.claim_next: boom [" .. code .. "] (file \"" .. file .. "\")"
+    end
+    assert.are.equal("pg", pool.backend("host=/tmp/x dbname=jobs"))
+    assert.are.equal("pg", pool.backend("postgresql://u@h/db"))
+    assert.are.equal("sqlite", pool.backend("jobs.db"))
+    assert.is_true(pool.retried(err("ioerr", "h"), "pg"))
+    assert.is_true(pool.retried(err("cantopen", "h"), "pg"))
+    assert.is_true(pool.retried(err("busy", "h"), "pg"))
+    assert.is_false(pool.retried(err("schema", "h"), "pg"))
+    -- on SQLite ioerr and cantopen are the disk or the file: not waited out
+    assert.is_false(pool.retried(err("ioerr", "jobs.db"), "sqlite"))
+    assert.is_false(pool.retried(err("cantopen", "jobs.db"), "sqlite"))
+    assert.is_true(pool.retried(err("busy", "jobs.db"), "sqlite"))
+    assert.is_false(pool.retried("handler: [ioerr] said the handler", "pg"))
+  end)
+
+  it("settles a complete whose outcome was lost: stored once, or refused when another lease ended it", function()
+    local db = H.fresh("settle")
+    finally(function() db:close() end)
+    db:enqueue_many({ "a", "b" })
+    local cfg = { ttl = 30, queue = "default", batch = 1, completed = true, handler = function() end }
+    local st = {}
+    local w = pool._new_worker(db, cfg, "w1", lease.now, st)
+    local fa = db:claim("a", "w1", db:server_now(), 30)
+    assert.is_true(db:complete("a", "w1", fa, db:server_now(), "ra"))   -- it committed; the answer was lost
+    local fb = db:claim("b", "w1", db:server_now(), 0.01)
+    lease.sleep(0.05)
+    local fb2 = db:claim("b", "w2", db:server_now(), 30)   -- the lease expired; w2 took it
+    assert.is_true(db:complete("b", "w2", fb2, db:server_now(), "w2's"))
+    w.pending = { results = { { id = "a", fence = fa, result = "ra" }, { id = "b", fence = fb, result = "rb" } },
+                  jobs = { { id = "a", fence = fa }, { id = "b", fence = fb } } }
+    pool._settle(w)
+    assert.is_nil(w.pending)
+    assert.are.same({ 1, 1 }, { st.done, st.refused })
+    assert.are.same({ "a" }, st.completed)
+    assert.are.same({ ["complete done"] = 1 }, st.refusals)
+    assert.are.equal("w2's", db:state("b").result)
+  end)
+
+  it("says unknown, not 0, for the queue when the count at the end failed", function()
+    local s = { workers = 1, queue = "default", done = 3, handler_errors = 0, retried = 0, discarded = 0,
+                refused = 0, renew_refused = 0, renewed = 0, max_fence = 1, wall = 1, rate = 3,
+                discarded_ids = {}, errors = {}, failed = { "counts at the end: boom" } }
+    local text = pool.format(s)
+    assert.truthy(text:find("queue now          unknown", 1, true), text)
+    assert.truthy(text:find("blocked jobs       unknown", 1, true), text)
+    assert.falsy(text:find("0 completed", 1, true), text)
+  end)
+
+  if H.backend ~= "pg" then return end
+
+  -- Terminate every client connection of the cluster but psql's own, now
+  -- (wait = nil) or after `wait` seconds in the background.
+  local KILL = "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+    .. " WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()"
+  local function kill_all_after(p, wait)
+    local psql = os.getenv("LEASE_PSQL")
+    if not psql or psql == "" then psql = "psql" end
+    os.execute("(sleep " .. wait .. "; " .. H.sh(psql) .. " -X -q -d " .. H.sh(p) .. " -c " .. H.sh(KILL)
+      .. ") >/dev/null 2>&1 &")
+  end
+
+  for _, batch in ipairs({ 1, 4 }) do
+    it("drains the whole queue through two rounds of terminated connections (batch " .. batch .. ")", function()
+      local n = 300
+      local p = queue(ids(n))
+      local log = H.file("log")
+      local out = assert(io.open(log, "w"))
+      kill_all_after(p, 0.3)
+      kill_all_after(p, 0.8)
+      local s = pool.run({ db = p, workers = 4, ttl = 1, poll = 0.05, batch = batch, signals = false,
+        completed = true, out = out,
+        handler = function(job)
+          require("lease").sleep(0.01)
+          return job.id .. "@" .. job.fence
+        end })
+      out:close()
+      assert.are.same({}, s.failed)
+      assert.is_true(s.db_errors >= 1)
+      assert.are.equal(n, s.done)
+      assert.are.equal(n, s.counts.completed)   -- the pool's own handle lost its connection too
+      local text = pool.format(s)
+      assert.truthy(text:find("database errors    " .. s.db_errors, 1, true), text)
+      assert.truthy(H.read(log):find("lease.pool: worker %d+: lease%.[%w_]+: .*%[%a+%].*; trying again in"),
+        H.read(log))
+      local db = lease.open(p)
+      finally(function() db:close() end)
+      for _, id in ipairs(ids(n)) do
+        assert.are.equal(1, s.completed[id], id)
+        local st = db:state(id)
+        assert.are.equal(id .. "@" .. st.fence, st.result)
+      end
+    end)
+  end
+
+  it("stores again the result whose complete lost its connection, after a wait of a few seconds at most", function()
+    local p = queue(ids(3))
+    local psql = os.getenv("LEASE_PSQL")
+    if not psql or psql == "" then psql = "psql" end
+    local out = assert(io.open(H.file("log"), "w"))
+    local t0 = lease.now()
+    -- poll 20: the wait after the error is capped at pool.RETRY_MAX
+    -- ttl 8: longer than that wait, shorter than the spec would take without settle
+    local s = pool.run({ db = p, workers = 1, ttl = 8, poll = 20, signals = false, out = out,
+      args = { psql = psql, db = p, kill = KILL },
+      handler = function(job)
+        if job.id == "j2" and job.fence == 1 then   -- the connection is gone when the worker completes j2
+          os.execute(string.format("%q -X -q -d %q -c %q >/dev/null 2>&1", job.args.psql, job.args.db,
+            job.args.kill))
+        end
+        return job.id .. "@" .. job.fence
+      end })
+    out:close()
+    assert.is_true(lease.now() - t0 < pool.RETRY_MAX + 3)
+    assert.are.same({}, s.failed)
+    assert.are.same({ 3, 1, 0, 1 }, { s.done, s.db_errors, s.refused, s.max_fence })
+    for _, id in ipairs(ids(3)) do
+      assert.are.equal(id .. "@1", lease.state(p, id).result)   -- each handled once, j2 too
+    end
+  end)
+end)

@@ -140,6 +140,27 @@ describe("lease pool as a service process", function()
     assert.are.equal("completed", lease.state(p, "later").status)
   end)
 
+  it("--forever outlives its connections terminated on PostgreSQL, then exits 0 on SIGTERM", function()
+    if H.backend ~= "pg" then return end
+    local db, p = H.fresh("svc")
+    db:enqueue_many({ "a1", "a2", "a3" })
+    db:close()
+    local proc = start("pool --forever -j 3 --ttl 2 --poll 0.05 " .. H.sh(worker(0)) .. " " .. H.sh(p))
+    local pid = proc.pid()
+    wait_completed(p, 3)
+    H.psql(p, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+      .. " WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()")
+    assert.is_true(lease.enqueue(p, "b1"))
+    wait_completed(p, 4)
+    assert.is_nil((proc.wait(0.1)))   -- still running
+    H.execute("kill -TERM " .. pid)
+    local status, out, err = proc.wait(10)
+    assert.are.equal(0, status, tostring(out) .. tostring(err))
+    assert.truthy(out:find("jobs done          4\n", 1, true), out)
+    assert.truthy(out:find("database errors    [1-9]"), out)
+    assert.truthy(err:find("trying again in", 1, true), err)
+  end)
+
   it("two processes on one file never share an owner name", function()
     local db, p = H.fresh("two")
     local list = {}

@@ -88,8 +88,28 @@ local KNOWN = {
 -- @field timed_out handler errors that were a timeout (counted in handler_errors too)
 -- @field hook_errors hooks (pool.HOOKS) that raised; the job's outcome was
 -- stored all the same
+-- @field db_errors database calls of the worker that failed with an error it
+-- waits out and retries (a lost PostgreSQL connection, see pool.RETRIED)
 pool.COUNTERS = { "done", "refused", "renewed", "renew_refused", "retried", "discarded",
-                  "handler_errors", "shutdown", "timed_out", "hook_errors" }
+                  "handler_errors", "shutdown", "timed_out", "hook_errors", "db_errors" }
+
+--- The database error codes (the word in `[...]` of a database error) a
+-- worker waits out and goes on after, by backend; any other error ends the
+-- worker (reported in the summary's failed).  On PostgreSQL a lost
+-- connection raises `ioerr` from the call that lost it and is opened again
+-- at the next call, which raises `cantopen` while the server cannot be
+-- reached; `busy` is a lock wait past its timeout on both backends.  On
+-- SQLite `ioerr` and `cantopen` are the disk or the file failing, which
+-- waiting does not mend: they end the worker as before.
+-- @table RETRIED
+pool.RETRIED = { pg = { ioerr = true, cantopen = true, busy = true }, sqlite = { busy = true } }
+
+--- The longest wait, seconds, of a worker between two tries after a
+-- database error of pool.RETRIED: it waits about `poll` (at most this)
+-- after the first, twice as long after each next one in a row, at most
+-- this, each wait cut by a random part of up to a half (so the workers do
+-- not come back all at once).
+pool.RETRY_MAX = 5
 
 --- The hooks a worker module may return beside its handler, each called in
 -- the worker's thread with one new table per event: `{event =, id =,
@@ -122,6 +142,15 @@ local WAIT_SLICE = 0.25
 -- soon it sees that the others finished the queue (a completion wakes no
 -- waiter).
 local DRAIN_SLICE = 0.05
+
+-- libpq's connection keywords: a path starting with one of them and "="
+-- is a PostgreSQL connection string (as the engine reads paths).
+local PG_KEYWORDS = {
+  host = true, hostaddr = true, port = true, dbname = true, user = true, password = true,
+  passfile = true, service = true, options = true, application_name = true,
+  connect_timeout = true, sslmode = true, target_session_attrs = true, client_encoding = true,
+  channel_binding = true, gssencmode = true, sslrootcert = true,
+}
 
 -- The error stored with a job failed back at shutdown.
 local SHUTDOWN_MESSAGE = "shutdown"
@@ -271,6 +300,29 @@ function pool.worker_module(mod)
   return mod.handler, hooks
 end
 
+--- The backend a path opens, as the engine tells them apart: "pg" for a
+-- PostgreSQL connection string (`postgresql://`, `postgres://`, or libpq's
+-- keyword form `host=... dbname=...`), else "sqlite".
+-- @tparam string path the pool's db option
+-- @treturn string "pg" or "sqlite"
+function pool.backend(path)
+  if path:find("^postgresql://") or path:find("^postgres://") then return "pg" end
+  local word = path:match("^[ \t]*([a-z_]+)[ \t]*=")
+  return (word and PG_KEYWORDS[word]) and "pg" or "sqlite"
+end
+
+--- Whether a worker waits out an error and goes on: a database error whose
+-- code (`[ioerr]` ... before its `(file "...")`) pool.RETRIED lists for
+-- the backend.
+-- @param err the error value a database call raised
+-- @tparam string backend "pg" or "sqlite" (pool.backend)
+-- @treturn boolean
+function pool.retried(err, backend)
+  if type(err) ~= "string" then return false end
+  local code = err:match("%[(%w+)%] %(file \"")
+  return code ~= nil and pool.RETRIED[backend][code] == true
+end
+
 --- The owner name of a worker: "<owner>-<n>" when the pool was given an
 -- owner, else "<host>:<pid>:<n>", unique per process (two pools in one
 -- process share it only if they share a file and run at once: give one an
@@ -293,7 +345,10 @@ end
 --   w.st (the counters), w.claim_opts (claim_next's opts), w.now (lease.now),
 --   w.monotonic (lease.monotonic), w.covered (while its handler runs, the
 --   job whose lease outlast renewed to outlive its timeout),
---   w.spare (the tables handle_batch fills for complete_many), w.next and
+--   w.spare (the tables handle_batch fills for complete_many),
+--   w.pending (while a complete of results is under way, and after it
+--   raised an error the worker waits out: `{results = complete_many's
+--   list, jobs = the job of each}`, see settle), w.next and
 --   w.next_at (the job handle_one's complete_claim_next took, or the batch
 --   store_batch's complete_many_claim_next took, and when).
 -- ===========================================================================
@@ -306,7 +361,7 @@ local function new_stats(st)
   for _, k in ipairs(pool.COUNTERS) do st[k] = 0 end
   st.max_fence = 0
   st.completed, st.errors, st.discarded_ids, st.refusals = {}, {}, {}, {}
-  st.hook_messages = {}
+  st.hook_messages, st.db_messages = {}, {}
   return st
 end
 
@@ -720,8 +775,13 @@ local function handle_one(w, c, at)
   if ok == nil then return end   -- its lease was lost before the handler started
   if not ok then return handler_failed(w, job, result, timed_out) end
   local next_at = w.now()
+  -- kept until the complete returns: settle stores it again if it raises
+  local p = w.one
+  p.results[1].id, p.results[1].fence, p.results[1].result, p.jobs[1] = c.id, c.fence, result, job
+  w.pending = p
   local done, why, id, _, next_job = w.db:complete_claim_next(c.id, w.owner, c.fence,
     w.db:server_now(), result, w.cfg.ttl, w.claim_opts)
+  w.pending = nil
   if done then
     stored(w, c.id)
     hook(w, "on_success", job, { result = result })
@@ -786,7 +846,9 @@ local function handle_batch(w, batch, at)
     end
   end
   if #results == 0 then return end
+  w.pending = { results = results, jobs = jobs }   -- until stored: see settle
   local all, refused = store_batch(w, results)
+  w.pending = nil
   if all and not w.cfg.completed and not w.hooks then return bump(w, "done", #results) end
   for k, r in ipairs(results) do
     if all or not refused[k] then
@@ -927,24 +989,133 @@ local function step(w)
   return idle(w)
 end
 
+--- Store again the results whose complete raised an error the worker
+-- waited out (w.pending), with complete_many: that error leaves unknown
+-- whether the first one committed.  Each result the engine stores now, or
+-- refuses as "done" while the job holds this worker's owner and fence
+-- (only this lease's complete could have ended it so: a new claim raises
+-- the fence), is counted stored; any other refusal (the lease expired
+-- meanwhile, the job went to another worker) is counted as one.  Nothing
+-- is counted until every answer is in, so an error here leaves w.pending
+-- to settle again.
+-- @tparam table w the worker
+-- @raise a database error
+local function settle(w)
+  local p = w.pending
+  if not p then return end
+  local db = w.db
+  local all, refused = db:complete_many(w.owner, db:server_now(), p.results)
+  local why = {}
+  for k, r in ipairs(p.results) do
+    local reason = not all and refused[k] or nil
+    if reason == "done" then
+      local st = db:state(r.id)
+      if st and st.fence == r.fence and st.owner == w.owner then reason = nil end
+    end
+    why[k] = reason
+  end
+  w.pending = nil
+  for k, r in ipairs(p.results) do
+    if why[k] then refusal(w, "complete", why[k], p.jobs[k])
+    else
+      stored(w, r.id)
+      hook(w, "on_success", p.jobs[k], { result = r.result })
+    end
+  end
+end
+
+--- One turn of a worker's loop: settle what an earlier error left (see
+-- settle), then take a step.
+-- @tparam table w the worker
+-- @treturn boolean false when the worker should stop
+-- @raise a database error
+local function turn(w)
+  if w.pending then settle(w) end
+  return step(w)
+end
+
+--- How long a worker waits after its n-th database error in a row (see
+-- pool.RETRY_MAX): about cfg.poll doubled n-1 times, at most
+-- pool.RETRY_MAX, less a random part of up to a half, which differs from
+-- worker to worker even where math.random is not seeded.
+-- @tparam table w the worker (cfg.poll, index)
+-- @tparam integer n the errors in a row, from 1
+-- @treturn number seconds > 0
+local function retry_wait(w, n)
+  local d = w.cfg.poll * 2 ^ (n - 1)
+  if d > pool.RETRY_MAX then d = pool.RETRY_MAX end
+  local u = (math.random() + (w.index or 0) * 0.6180339887) % 1
+  return d * (1 - u / 2)
+end
+
+--- Count a database error the worker waits out, keep its text (up to
+-- MAX_ERRORS per worker, on one line) and tell the pool, which writes it
+-- to its `out` (the worker's next try comes after `wait` seconds).
+-- @tparam table w the worker
+-- @param err the error
+-- @tparam number wait seconds until the next try
+local function db_error(w, err, wait)
+  local text = error_text(err):gsub("%s*\n%s*", " ")
+  bump(w, "db_errors")
+  local msgs = w.st.db_messages
+  if #msgs < MAX_ERRORS then msgs[#msgs + 1] = text end
+  if w.events then w.events:send({ "db_error", w.index, text, wait }) end
+end
+
+-- What a worker raises for an error it does not wait out: the text with
+-- the traceback of where it was raised, for spawn_workers to pass on as is.
+local TRACED = {}
+
 --- The body of one worker thread (internal: pool.run runs it through
--- lease.thread.spawn).
+-- lease.thread.spawn).  It takes steps until the queue is drained (or,
+-- `forever`, until the pool asks it to stop).  A step that raises a
+-- database error of pool.RETRIED (a lost PostgreSQL connection, a busy
+-- database) does not end it: the error is counted (db_errors) and reported,
+-- the worker waits (retry_wait; a request to stop ends the wait and the
+-- worker) and goes on, its handle connecting again at its next call.  The
+-- jobs it held are not lost: a result whose complete raised is stored again
+-- (settle), and any other job's lease expires and the job is claimed again.
 -- @tparam table cfg pool.run's checked options
 -- @tparam integer index the worker's number (see pool.owner_name)
 -- @param events a lease.thread channel: `{counter, k}` progress events when
--- cfg.progress
+-- cfg.progress, and `{"db_error", index, text, seconds}` for each error waited out
 -- @param stop a lease.thread channel: a message asks the worker to stop
 -- @tparam table st receives the counters (pool.COUNTERS, max_fence) and the
--- lists completed, errors, discarded_ids, refusals ("op reason" -> count)
+-- lists completed, errors, discarded_ids, refusals ("op reason" -> count),
+-- hook_messages, db_messages
 -- @treturn table st
--- @raise a database error, or the worker file's error; st keeps what was
--- counted before it.  Handler errors go to db:fail instead.
+-- @raise any other error (a database error not in pool.RETRIED, the worker
+-- file's error), as a table `{text =}` holding its traceback; st keeps what
+-- was counted before it.  Handler errors go to db:fail instead.
 function pool._worker(cfg, index, events, stop, st)
   local lease = require("lease")
+  local backend = pool.backend(cfg.db)
+  local function traced(err)
+    if pool.retried(err, backend) then return err end
+    return setmetatable({ text = debug.traceback(error_text(err), 2) }, TRACED)
+  end
   return compat.using(lease.open(cfg.db, cfg.open), function(db)
     local w = pool._new_worker(db, cfg, pool.owner_name(cfg, index), lease.now, st)
     w.index, w.events, w.stop = index, events, stop
-    while step(w) do end
+    local in_row = 0   -- database errors in a row
+    while true do
+      local ok, more = xpcall(function() return turn(w) end, traced)
+      if ok then
+        if not more then break end
+        in_row = 0
+      elseif getmetatable(more) == TRACED then
+        error(more, 0)
+      else
+        in_row = in_row + 1
+        local wait = retry_wait(w, in_row)
+        db_error(w, more, wait)
+        if stop_asked(w, wait) then
+          -- a last try at the results in doubt; else their leases expire
+          pcall(settle, w)
+          break
+        end
+      end
+    end
     return st
   end)
 end
@@ -964,6 +1135,7 @@ end
 function pool._new_worker(db, cfg, owner, now, st)
   new_stats(st)
   local w = { db = db, owner = owner, cfg = cfg, now = now, spare = {}, st = st,
+              one = { results = { {} }, jobs = {} },
               monotonic = require("lease").monotonic,
               claim_opts = { queue = cfg.queue, n = cfg.batch > 1 and cfg.batch or nil } }
   w.handler, w.hooks = load_handler(cfg)
@@ -974,6 +1146,9 @@ end
 --- Handle one claimed job as a pool worker does (internal, for
 -- lease.testing): see handle_one.
 pool._handle_one = handle_one
+
+--- Store again the results of w.pending (internal, for the specs): see settle.
+pool._settle = settle
 
 -- ===========================================================================
 -- The pool
@@ -1010,9 +1185,13 @@ local function spawn_workers(cfg, events, stop, db)
     local ok, w = pcall(thread.spawn, function(c, n, ev, sp)
       require("lease")
       local st = {}
-      -- a closure: xpcall passes no arguments on 5.1
+      -- a closure: xpcall passes no arguments on 5.1; _worker's own errors
+      -- come as {text = message and traceback}
       local ran, err = xpcall(function() return require("lease.pool")._worker(c, n, ev, sp, st) end,
-        debug.traceback)
+        function(e)
+          if type(e) == "table" and type(e.text) == "string" then return e.text end
+          return debug.traceback(e, 2)
+        end)
       ev:send({ "exit", n })   -- even a failed worker says it ended
       return st, not ran and tostring(err) or nil
     end, wcfg, i, events, stop)
@@ -1070,6 +1249,7 @@ local function merge(s, st)
   end
   for _, e in ipairs(st.errors) do s.errors[#s.errors + 1] = e end
   for _, e in ipairs(st.hook_messages) do s.hook_messages[#s.hook_messages + 1] = e end
+  for _, e in ipairs(st.db_messages or {}) do s.db_messages[#s.db_messages + 1] = e end
   for _, id in ipairs(st.discarded_ids) do s.discarded_ids[#s.discarded_ids + 1] = id end
   for k, n in pairs(st.refusals) do s.refusals[k] = (s.refusals[k] or 0) + n end
 end
@@ -1174,7 +1354,12 @@ local function supervise(cfg, events, stop, s, run)
         end
       elseif ev[1] == "done" then done = done + ev[2]
       elseif ev[1] == "refused" then refused = refused + ev[2]
-      elseif ev[1] == "holding" then holds[ev[2]] = ev[3] or nil end
+      elseif ev[1] == "holding" then holds[ev[2]] = ev[3] or nil
+      elseif ev[1] == "db_error" then
+        out:write(string.format("%slease.pool: worker %d: %s; trying again in %.2f s\n",
+          cfg.progress and "\n" or "", ev[2], ev[3], ev[4]))
+        out:flush()
+      end
     end
     for i, r in pairs(busy) do
       if not gone[i] and lease.monotonic() >= r.due + cfg.shutdown_grace then
@@ -1254,7 +1439,10 @@ end
 -- fails refused as stale; renewed; renew_refused; retried; discarded: the
 -- jobs of the queue discarded while the pool ran, after a handler error or
 -- when a claim found their last lease expired; handler_errors; shutdown;
--- timed_out: the handler errors that were timeouts),
+-- timed_out: the handler errors that were timeouts; db_errors: database
+-- errors the workers waited out, see pool.RETRIED), db_messages (up to 10
+-- per worker, their texts on one line each; each is also written to `out`
+-- when it happens),
 -- lease_expired (how many of discarded were the latter), refusals
 -- ("complete expired", "renew not_owner", ... -> count), discarded_ids
 -- (the discarded jobs' ids), max_fence, wall (seconds),
@@ -1271,7 +1459,11 @@ end
 -- @raise "bad argument #1 to 'lease.pool.run' (...)" for bad options,
 -- including values that cannot be copied to the worker threads; a database
 -- error when the file cannot be opened; everything after the workers start
--- is reported in the summary.
+-- is reported in the summary.  A database error of pool.RETRIED (a lost
+-- PostgreSQL connection) ends no worker: it waits (about poll, doubling,
+-- at most pool.RETRY_MAX seconds) and goes on, so a draining pool runs
+-- until the queue is drained, and a forever pool until a signal, however
+-- often the server restarts; a signal also ends that wait.
 function pool.run(options)
   local lease = require("lease")
   local cfg = check_options(options)
@@ -1286,7 +1478,19 @@ function pool.run(options)
   if own.group_commit == nil or type(own.group_commit) == "boolean" then own.group_commit = false end
   local db = lease.open(cfg.db, own)
   local since = db:server_now()
-  local function count() return pcall(function() return db:counts(db:server_now(), cfg.queue) end) end
+  -- the count, protected; an error of pool.RETRIED (this handle's
+  -- connection was lost too) is tried again after a short wait, three
+  -- tries in all
+  local backend = pool.backend(cfg.db)
+  local function count()
+    local counted, c
+    for try = 1, 3 do
+      counted, c = pcall(function() return db:counts(db:server_now(), cfg.queue) end)
+      if counted or try == 3 or not pool.retried(c, backend) then break end
+      lease.sleep(0.2 * try)
+    end
+    return counted, c
+  end
   local total, done_before = 0, 0
   if cfg.progress then
     local counted, c = count()
@@ -1301,7 +1505,7 @@ function pool.run(options)
   local signals0 = lease.signals()
   if cfg.signals then lease.on_signal({ "INT", "TERM" }) end
   local s = { max_fence = 0, completed = cfg.completed and {} or nil, errors = {}, failed = {},
-              discarded_ids = {}, hook_messages = {},
+              discarded_ids = {}, hook_messages = {}, db_messages = {},
               refusals = {}, workers = cfg.workers, queue = cfg.queue, unfinished = 0,
               lease_expired = 0 }
   for _, k in ipairs(pool.COUNTERS) do s[k] = 0 end
@@ -1347,12 +1551,13 @@ end
 pool.SUMMARY_IDS = 5
 
 --- The summary as lines a person reads: the counters, then the first
--- pool.SUMMARY_IDS discarded ids, the handler errors and the workers
--- that failed.
+-- pool.SUMMARY_IDS discarded ids, the handler errors, the database errors
+-- waited out and the workers that failed.  When the count at the end
+-- failed (s.counts nil), the lines from it say "unknown", never 0.
 -- @tparam table s a summary from pool.run
 -- @treturn string the lines, joined by "\n" (no final newline)
 function pool.format(s)
-  local c = s.counts or {}
+  local c = s.counts
   local lines = {
     string.format("workers            %d (queue %s)", s.workers, tostring(s.queue)),
     string.format("jobs done          %d", s.done),
@@ -1364,13 +1569,19 @@ function pool.format(s)
     string.format("refused as stale   %d completes and fails, %d renewals", s.refused, s.renew_refused),
     string.format("renewals           %d", s.renewed),
     string.format("max fence          %d", s.max_fence),
-    string.format("blocked jobs       %d", c.blocked or 0),
+    c and string.format("blocked jobs       %d", c.blocked or 0)
+      or "blocked jobs       unknown (the count at the end failed)",
     string.format("wall time          %.3f s", s.wall),
     string.format("throughput         %.1f jobs/s", s.rate),
-    string.format("queue now          %d available, %d scheduled, %d running, %d retryable, "
+    c and string.format("queue now          %d available, %d scheduled, %d running, %d retryable, "
       .. "%d completed, %d discarded, %d cancelled", c.available or 0, c.scheduled or 0,
-      c.running or 0, c.retryable or 0, c.completed or 0, c.discarded or 0, c.cancelled or 0),
+      c.running or 0, c.retryable or 0, c.completed or 0, c.discarded or 0, c.cancelled or 0)
+      or "queue now          unknown (the count at the end failed)",
   }
+  if (s.db_errors or 0) > 0 then
+    lines[#lines + 1] = string.format("database errors    %d (waited out; the workers went on)", s.db_errors)
+  end
+  for _, e in ipairs(s.db_messages or {}) do lines[#lines + 1] = "database error     " .. e end
   if s.interrupted then
     lines[#lines + 1] = string.format("shutdown           on SIG%s: %d jobs given back to the queue%s",
       s.interrupted, s.shutdown, s.unfinished > 0

@@ -4317,4 +4317,62 @@ return {
     to = [=[  if ((rc = lpg_ev_begin(db, &began)) != LEASE_OK || (rc = lpg_ready(db)) != LEASE_OK) return rc;]=],
     hint = "specs/35-postgres_spec.lua",
   },
+
+  -- The pool and lost connections: errors waited out, results settled --
+  {
+    name = "pool-retried-never", step = "own", file = "lua/lease/pool.lua",
+    fn = "retried",
+    from = "  return code ~= nil and pool.RETRIED[backend][code] == true\n",
+    to = "  return false\n",
+    hint = "specs/29-pool_service_spec.lua",
+  },
+  {
+    name = "pool-sqlite-ioerr-retried", step = "own", file = "lua/lease/pool.lua",
+    fn = "retried",
+    from = "  return code ~= nil and pool.RETRIED[backend][code] == true\n",
+    to = "  return code ~= nil and (pool.RETRIED[backend][code] == true or code == \"ioerr\")\n",
+    hint = "specs/29-pool_service_spec.lua",
+  },
+  {
+    name = "pool-settle-own-done-refused", step = "own", file = "lua/lease/pool.lua",
+    fn = "settle",
+    from = "      if st and st.fence == r.fence and st.owner == w.owner then reason = nil end\n",
+    to = "",
+    hint = "specs/29-pool_service_spec.lua",
+  },
+  {
+    name = "pool-settle-fence-unchecked", step = "own", file = "lua/lease/pool.lua",
+    fn = "settle",
+    from = "      if st and st.fence == r.fence and st.owner == w.owner then reason = nil end\n",
+    to = "      if st then reason = nil end\n",
+    hint = "specs/29-pool_service_spec.lua",
+  },
+  {
+    name = "pool-settle-skipped", step = "own", file = "lua/lease/pool.lua",
+    fn = "turn", backend = "pg",
+    from = "  if w.pending then settle(w) end\n",
+    to = "  w.pending = nil\n",
+    hint = "specs/29-pool_service_spec.lua",
+  },
+  {
+    name = "pool-end-count-not-retried", step = "own", file = "lua/lease/pool.lua",
+    fn = "run", backend = "pg",
+    from = "      if counted or try == 3 or not pool.retried(c, backend) then break end\n",
+    to = "      break\n",
+    hint = "specs/29-pool_service_spec.lua",
+  },
+  {
+    name = "pool-retry-wait-uncapped", step = "own", file = "lua/lease/pool.lua",
+    fn = "retry_wait", backend = "pg",
+    from = "  if d > pool.RETRY_MAX then d = pool.RETRY_MAX end\n",
+    to = "",
+    hint = "specs/29-pool_service_spec.lua",
+  },
+  {
+    name = "pool-format-made-up-counts", step = "own", file = "lua/lease/pool.lua",
+    fn = "format",
+    from = "  local c = s.counts\n",
+    to = "  local c = s.counts or {}\n",
+    hint = "specs/29-pool_service_spec.lua",
+  },
 }

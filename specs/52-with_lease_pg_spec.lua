@@ -1,8 +1,8 @@
 -- with_lease on PostgreSQL: what 50-with_lease_spec.lua checks with
 -- SQLite's statements (binding, refusals, their messages), with
 -- PostgreSQL's.  The caller's statements are checked before they are sent
--- (one statement, no transaction control, no SET, no DDL naming the
--- engine's tables) and run under the guard triggers, which refuse a write
+-- (one statement, no transaction control, no SET, no LISTEN, no DDL naming
+-- the engine's tables, nothing temporary created) and run under the guard triggers, which refuse a write
 -- of jobs or a lease_ table by what the statement does: through a DO
 -- block, a CTE, a trigger or function of the caller's, at COMMIT.  Every
 -- refused statement leaves the transaction usable and every table as it was.

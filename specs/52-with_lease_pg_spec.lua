@@ -1,12 +1,13 @@
 -- with_lease on PostgreSQL: what 50-with_lease_spec.lua checks with
 -- SQLite's statements (binding, refusals, their messages), with
 -- PostgreSQL's.  The caller's statements are checked before they are sent
--- (one statement, no transaction control, no SET, no DDL naming the
--- engine's tables) and run under the guard triggers, which refuse a write
+-- (one statement, no transaction control, no SET, no LISTEN, no DDL naming
+-- the engine's tables, nothing temporary created) and run under the guard triggers, which refuse a write
 -- of jobs or a lease_ table by what the statement does: through a DO
 -- block, a CTE, a trigger or function of the caller's, at COMMIT.  Every
 -- refused statement leaves the transaction usable and every table as it was.
 local H = require("helpers")
+local T = require("thread_helpers")
 local lease = H.lease
 
 if H.backend ~= "pg" then return end
@@ -115,6 +116,98 @@ describe("with_lease on PostgreSQL", function()
       assert.matches("roll back: " .. sql, err, 1, true)
     end
     assert.are.same(before, everything(p))
+  end)
+
+  it("refuses a statement that creates a temporary object or one named like the engine's, whatever its first word", function()
+    local before = everything(p)
+    -- each with the reason named
+    local refused = {
+      { "SELECT * INTO TEMP TABLE jobs FROM jobs", "the engine's own tables" },
+      { "SELECT 1 AS x INTO TEMP TABLE jobs", "the engine's own tables" },
+      { "select 1 as x into jobs", "the engine's own tables" },
+      { "WITH j AS (SELECT * FROM out) SELECT * INTO TEMPORARY lease_fences FROM j", "the engine's own tables" },
+      { "(SELECT 1 AS x INTO TEMP jobs)", "the engine's own tables" },
+      { "SELECT 1 AS insert, 2 INTO TEMP jobs", "the engine's own tables" },
+      { "SELECT 1 AS x INTO TEMP jobs UNION SELECT 2", "the engine's own tables" },
+      { "EXPLAIN ANALYZE SELECT 1 AS x INTO TEMP jobs", "the engine's own tables" },
+      { "EXPLAIN (ANALYZE) CREATE TEMP TABLE jobs AS SELECT 1 AS x", "the engine's own tables" },
+      { "PREPARE mine AS SELECT 1 AS x INTO TEMP scratch", "temporary objects are not allowed" },
+      { "CREATE TEMP TABLE scratch(x int)", "temporary objects are not allowed" },
+      { "CREATE GLOBAL TEMPORARY TABLE scratch(x int)", "temporary objects are not allowed" },
+      { "CREATE OR REPLACE TEMP VIEW text AS SELECT 1 AS x", "temporary objects are not allowed" },
+      { "CREATE TEMP SEQUENCE s", "temporary objects are not allowed" },
+      { "SELECT 1 AS x INTO TEMP bytea", "temporary objects are not allowed" },
+      { "SELECT 1 AS x INTO LOCAL TEMP int8", "temporary objects are not allowed" },
+      { "EXPLAIN ANALYZE CREATE TEMP TABLE bytea AS SELECT 1 AS x", "temporary objects are not allowed" },
+      { "CREATE TABLE pg_temp.bytea(x int)", "temporary objects are not allowed" },
+      { [[CREATE TYPE "pg_temp".int8 AS (x int)]], "temporary objects are not allowed" },
+      { "CREATE VIEW v AS SELECT * FROM pg_temp.t", "temporary objects are not allowed" },
+      { "IMPORT FOREIGN SCHEMA s FROM SERVER far INTO public", "IMPORT FOREIGN SCHEMA is not allowed" },
+      { "LOAD 'auto_explain'", "LOAD is not allowed" },
+      { "SET ROLE lease", "SET, RESET and DISCARD are not allowed" },
+      { "SET SESSION AUTHORIZATION DEFAULT", "SET, RESET and DISCARD are not allowed" },
+      { "RESET ROLE", "SET, RESET and DISCARD are not allowed" },
+    }
+    for _, c in ipairs(refused) do
+      local err = H.error_of(db.with_lease, db, "job", "A", fence, 110, function(tx)
+        local e = H.error_of(tx.exec, tx, c[1])
+        assert(e:find("[misuse]", 1, true) and e:find(c[2], 1, true), c[1] .. ": " .. e)
+        assert.matches("^lease%.tx:exec: statement refused: ", e)
+        error("roll back: " .. c[1])
+      end)
+      assert.matches("roll back: " .. c[1], err, 1, true)
+    end
+    assert.are.same(before, everything(p))
+    -- statements that only look alike are run: INSERT/MERGE INTO, a column named temp, a
+    -- table of the caller's made by SELECT ... INTO, EXPLAIN of a read of jobs
+    assert.is_true(db:with_lease("job", "A", fence, 110, function(tx)
+      assert.are.equal(1, tx:exec("INSERT INTO out SELECT 'i', 1, 'x'"))
+      assert.are.equal(1, tx:exec("WITH s AS (SELECT 2 AS f) INSERT INTO out SELECT 'w', f, 'x' FROM s"))
+      assert.are.equal(1, tx:exec("MERGE INTO out USING (SELECT 3 AS f) s ON out.fence = s.f"
+        .. " WHEN NOT MATCHED THEN INSERT VALUES ('m', s.f, 'x')"))
+      assert.are.equal(0, tx:exec("CREATE TABLE readings(temp float8, temporary int)"))
+      tx:exec("SELECT fence INTO out_copy FROM out")
+      assert.is_true(tx:rows("EXPLAIN SELECT * FROM jobs")() ~= nil)
+      -- nothing of the session's own was made: no temporary schema, jobs is the engine's
+      local r = tx:rows("SELECT pg_my_temp_schema()::int AS t, 'jobs'::regclass::text AS j,"
+        .. " to_regclass('pg_temp.jobs') IS NULL AS gone")()
+      assert.are.same({ t = 0, j = "jobs", gone = 1 }, r)
+    end))
+    assert.are.equal("3\n", H.psql(p, "SELECT count(*) FROM out_copy"))
+    -- the engine's later writes on this handle go to its own table
+    assert.is_true(db:complete("job", "A", fence, 111, "stored"))
+    assert.are.equal("1|stored\n", H.psql(p, "SELECT done, convert_from(result, 'UTF8') FROM jobs WHERE id = 'job'"))
+  end)
+
+  it("refuses LISTEN and UNLISTEN, so the handle's wait is still woken; NOTIFY is sent at the commit", function()
+    assert.are.equal(false, db:wait("q", 0.05))   -- the handle listens from here on
+    for _, sql in ipairs({ "UNLISTEN *", "UNLISTEN lease_wake", "unlisten \"lease_wake\"", "LISTEN mine" }) do
+      assert.is_true(db:with_lease("job", "A", fence, 110, function(tx)
+        local e = H.error_of(tx.exec, tx, sql)
+        assert.matches("lease.tx:exec: statement refused: LISTEN and UNLISTEN are not allowed", e, 1, true)
+      end))
+    end
+    -- a NOTIFY of the caller's goes out with the commit, as any other client's
+    assert.is_true(db:with_lease("job", "A", fence, 110, function(tx)
+      assert.are.equal(0, tx:exec("NOTIFY mine, 'x'"))
+      assert.are.equal(1, tx:rows("SELECT count(*) AS n FROM pg_listening_channels() c WHERE c = 'lease_wake'")().n)
+    end))
+    -- another handle's enqueue wakes this handle's wait, long before its timeout
+    local t = T.thread.spawn(function(path)
+      local L = require("lease")
+      local h = L.open(path)
+      L.sleep(0.3)
+      local at = L.now()
+      h:enqueue("late", { queue = "q" })
+      h:close()
+      return at
+    end, p)
+    local woken = db:wait("q", 5)
+    local back = lease.now()
+    local ok, at = t:join()
+    assert(ok, at)
+    assert.are.equal(true, woken)
+    assert.is_true(back - at < 2.5, "woke " .. (back - at) .. " s after the enqueue")
   end)
 
   it("refuses a write of the engine's tables by the caller's triggers, also deferred to COMMIT", function()

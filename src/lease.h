@@ -1375,8 +1375,10 @@ LEASE_API int lease_with_lease(lease_db *db, const char *id, size_t id_len,
 ** fails with that error).
 ** On PostgreSQL: `?` parameters are numbered $1, $2 ... (a statement
 ** written with $n is sent as it is), SET, RESET, DISCARD, DEALLOCATE,
-** PREPARE of a lease_ name, COPY and DDL
-** naming `jobs` or a `lease_` object are refused too, writes to those
+** PREPARE of a lease_ name, COPY, LOAD, LISTEN, UNLISTEN, IMPORT FOREIGN
+** SCHEMA, DDL naming `jobs` or a `lease_` object, and statements that
+** create a temporary object or one named like those (SELECT ... INTO too)
+** are refused too, writes to those
 ** tables by what the statement does (a trigger); a failed statement is
 ** rolled back to its own savepoint, so the transaction stays open.  The
 ** statement runs with enable_seqscan at the server's setting, and after

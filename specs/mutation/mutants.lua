@@ -3948,6 +3948,101 @@ return {
     hint = "specs/52-with_lease_pg_spec.lua",
   },
   {
+    -- SELECT ... INTO is not seen as creating a table: SELECT * INTO TEMP
+    -- TABLE jobs FROM jobs shadows the engine's jobs for the session
+    name = "pg-tx-select-into-allowed", step = "own", file = "src/pg/lpg_tx.c",
+    fn = "scan_word", backend = "pg",
+    from = [=[    st->into = 1;]=],
+    to = [=[    st->into = 0;]=],
+    hint = "specs/52-with_lease_pg_spec.lua",
+  },
+  {
+    -- a word after INSERT is not told from INSERT INTO: SELECT 1 AS insert,
+    -- 2 INTO TEMP jobs passes
+    name = "pg-tx-prev-word-kept", step = "own", file = "src/pg/lpg_tx.c",
+    fn = "scan_token", backend = "pg",
+    from = [=[  st->prev[0] = '\0';   /* any other token: the next word follows no word */]=],
+    to = [=[  /* any other token */]=],
+    hint = "specs/52-with_lease_pg_spec.lua",
+  },
+  {
+    -- EXPLAIN ANALYZE CREATE TABLE jobs AS ... is judged as an EXPLAIN
+    name = "pg-tx-explain-create-allowed", step = "own", file = "src/pg/lpg_tx.c",
+    fn = "scan_word", backend = "pg",
+    from = [=[  if (!strcmp(fold, "create")) st->create = 1;]=],
+    to = [=[  if (!strcmp(fold, "create")) st->create = 0;]=],
+    hint = "specs/52-with_lease_pg_spec.lua",
+  },
+  {
+    -- a creating statement naming jobs is let through unless it says TEMP
+    name = "pg-tx-create-engine-name-allowed", step = "own", file = "src/pg/lpg_tx.c",
+    fn = "judge", backend = "pg",
+    from = [=[    if (names_engine) return "it would change]=],
+    to = [=[    if (0) return "it would change]=],
+    hint = "specs/52-with_lease_pg_spec.lua",
+  },
+  {
+    -- temporary objects are created in the engine's session: a temporary
+    -- table named bytea takes the place of the type
+    name = "pg-tx-temp-allowed", step = "own", file = "src/pg/lpg_tx.c",
+    fn = "judge", backend = "pg",
+    from = [=[    if (temp)
+]=],
+    to = [=[    if (temp && 0)
+]=],
+    hint = "specs/52-with_lease_pg_spec.lua",
+  },
+  {
+    -- TEMP after CREATE or INTO is not noted
+    name = "pg-tx-temp-word-unseen", step = "own", file = "src/pg/lpg_tx.c",
+    fn = "scan_word", backend = "pg",
+    from = [=[!strcmp(st->prev, "into")))
+    st->temp = 1;]=],
+    to = [=[!strcmp(st->prev, "into")))
+    st->temp = 0;]=],
+    hint = "specs/52-with_lease_pg_spec.lua",
+  },
+  {
+    -- a pg_temp name is not noted: CREATE TABLE pg_temp.bytea passes
+    name = "pg-tx-pg-temp-name-unseen", step = "own", file = "src/pg/lpg_tx.c",
+    fn = "scan_word", backend = "pg",
+    from = [=[  if (temp_name(fold, len)) st->temp = 1;]=],
+    to = [=[  if (temp_name(fold, len)) st->temp = 0;]=],
+    hint = "specs/52-with_lease_pg_spec.lua",
+  },
+  {
+    -- a quoted "pg_temp" is not noted
+    name = "pg-tx-quoted-pg-temp-unseen", step = "own", file = "src/pg/lpg_tx.c",
+    fn = "scan_quoted", backend = "pg",
+    from = [=[  if (temp_name(s + b, len)) st->temp = 1;]=],
+    to = [=[  if (temp_name(s + b, len)) st->temp = 0;]=],
+    hint = "specs/52-with_lease_pg_spec.lua",
+  },
+  {
+    -- UNLISTEN inside with_lease: the handle's later waits are never woken
+    name = "pg-tx-listen-allowed", step = "own", file = "src/pg/lpg_tx.c",
+    fn = "judge", backend = "pg",
+    from = [=[  if (!strcmp(w0, "listen") || !strcmp(w0, "unlisten"))]=],
+    to = [=[  if (0)]=],
+    hint = "specs/52-with_lease_pg_spec.lua",
+  },
+  {
+    -- LOAD of a library into the engine's session
+    name = "pg-tx-load-allowed", step = "own", file = "src/pg/lpg_tx.c",
+    fn = "judge", backend = "pg",
+    from = [=[  if (!strcmp(w0, "load"))]=],
+    to = [=[  if (0)]=],
+    hint = "specs/52-with_lease_pg_spec.lua",
+  },
+  {
+    -- IMPORT FOREIGN SCHEMA: tables named by the remote server
+    name = "pg-tx-import-allowed", step = "own", file = "src/pg/lpg_tx.c",
+    fn = "judge", backend = "pg",
+    from = [=[  if (!strcmp(w0, "import"))]=],
+    to = [=[  if (0)]=],
+    hint = "specs/52-with_lease_pg_spec.lua",
+  },
+  {
     -- the search_path the session started with is not set again
     name = "pg-tx-search-path-not-set-again", step = "own", file = "src/pg/lpg.c",
     fn = "keep_settings", backend = "pg",

@@ -130,8 +130,9 @@ Run one SQL statement inside the with_lease transaction.
   (`[constraint]`, `[error]`...); `bad argument` for a parameter of another
   type; `attempt to use a lease tx after its with_lease function returned`.
   On PostgreSQL `?` becomes $1, $2 ... ($n is taken as it is), and SET,
-  RESET, DISCARD, COPY and DDL naming the engine's tables are refused too
-  (docs/side-effects.md)
+  RESET, DISCARD, COPY, LISTEN, UNLISTEN, DDL naming the engine's tables and
+  statements creating a temporary object (SELECT ... INTO TEMP too) are
+  refused too (docs/side-effects.md)
 */
 static int tx_exec(lua_State *L) {
   lb_callee c = {"exec", 1};

@@ -9,8 +9,9 @@
 ** callback fails.
 **
 ** The caller's statements (tx_run) are checked here before they are sent
-** (scan: one statement, no transaction control, no SET, no DDL naming the
-** engine's tables, the parameters counted and `?` numbered), then sent
+** (scan: one statement, no transaction control, no SET, no LISTEN, no DDL
+** naming the engine's tables, nothing temporary created, the parameters
+** counted and `?` numbered), then sent
 ** with LPG_TX_MARK in front: the guard triggers (lpg_tx_sql.h) refuse any
 ** write of jobs or a lease_ table made under a marked statement, by what
 ** it does.  Each runs inside a savepoint of its own, sent in one round trip
@@ -226,16 +227,31 @@ static int engine_name(const char *name, size_t len) {
 }
 
 /*
-** Judge a statement by its leading words (folded to lower case) and
-** whether it names one of the engine's objects: returns why it is refused
-** (transaction control, SET/RESET/DISCARD, DEALLOCATE and PREPARE of a
-** lease_ name, COPY, dropping a schema or what a role owns, DDL naming
-** jobs or a lease_ object), or NULL.  *savepoint:
+** Judge a statement by its leading words (folded to lower case), whether
+** it names one of the engine's objects, whether it creates a table without
+** starting with CREATE (into: SELECT ... INTO, also behind WITH, EXPLAIN
+** ANALYZE or PREPARE; create: the word CREATE after EXPLAIN, as in EXPLAIN
+** ANALYZE CREATE TABLE ... AS) and whether it names a temporary object
+** (temp: TEMP or TEMPORARY where CREATE or INTO takes it, or a pg_temp
+** name).  Returns why it is refused (transaction control,
+** SET/RESET/DISCARD, DEALLOCATE and PREPARE of a lease_ name, COPY, LOAD,
+** LISTEN and UNLISTEN, IMPORT FOREIGN SCHEMA, dropping a schema or what a
+** role owns, DDL naming jobs or a lease_ object, a statement creating a
+** temporary object or one naming the engine's), or NULL.  *savepoint:
 ** 1 for SAVEPOINT, RELEASE and ROLLBACK TO, which must not be wrapped in
 ** the engine's own savepoint.
+**
+** Temporary objects are refused whatever their names: they would stay in
+** the engine's session after the with_lease, and the session's pg_temp is
+** searched before every schema of search_path for relations and types, so
+** a temporary table or view named jobs or lease_... would take the place
+** of the engine's table in its later statements, and one named bytea,
+** int8, text ... (a table is also a type of its name) the place of the
+** type the engine's statements cast to.  Functions and operators are
+** never looked up in pg_temp unless named with it.
 */
 static const char *judge(char words[SCAN_WORDS][SCAN_WORD_MAX], int nwords, int names_engine,
-                         int *savepoint) {
+                         int into, int create, int temp, int *savepoint) {
   const char *w0 = nwords > 0 ? words[0] : "", *w1 = nwords > 1 ? words[1] : "";
   const char *w2 = nwords > 2 ? words[2] : "";
   static const char *const ddl[] = {
@@ -266,6 +282,21 @@ static const char *judge(char words[SCAN_WORDS][SCAN_WORD_MAX], int nwords, int 
     return "DEALLOCATE, and PREPARE of a lease_ name, are not allowed inside with_lease "
            "(the engine's prepared statements live in the same session)";
   if (!strcmp(w0, "copy")) return "COPY is not allowed inside with_lease: use INSERT";
+  if (!strcmp(w0, "load"))
+    return "LOAD is not allowed inside with_lease (the engine's statements run in the same "
+           "session)";
+  if (!strcmp(w0, "listen") || !strcmp(w0, "unlisten"))
+    return "LISTEN and UNLISTEN are not allowed inside with_lease (the handle's wait listens "
+           "in the same session)";
+  if (!strcmp(w0, "import"))
+    return "IMPORT FOREIGN SCHEMA is not allowed inside with_lease (the server names the "
+           "tables it creates)";
+  if (!strcmp(w0, "create") || into || (!strcmp(w0, "explain") && create)) {
+    if (names_engine) return "it would change the engine's own tables (jobs, lease_fences)";
+    if (temp)
+      return "temporary objects are not allowed inside with_lease (they would stay in the "
+             "engine's session, searched before its schema)";
+  }
   if ((!strcmp(w0, "drop") && (!strcmp(w1, "schema") || !strcmp(w1, "owned"))) ||
       (!strcmp(w0, "reassign") && !strcmp(w1, "owned")))
     return "it would change the engine's own tables (jobs, lease_fences)";
@@ -319,8 +350,15 @@ static size_t skip_string(const char *s, size_t n, size_t i) {
 /* What scan gathers from the statement's tokens. */
 typedef struct scan_state {
   char words[SCAN_WORDS][SCAN_WORD_MAX];   /* the leading words, folded */
+  char prev[SCAN_WORD_MAX];                /* the token before, when a word */
   int nwords, nq, maxd, names_engine;      /* ?s, largest $n, an engine name */
+  int into, create, temp;                  /* see judge */
 } scan_state;
+
+/* True when name (len bytes, folded) is pg_temp or a pg_temp_n schema. */
+static int temp_name(const char *name, size_t len) {
+  return len >= 7 && memcmp(name, "pg_temp", 7) == 0;
+}
 
 /* A quoted name starting at s[i] ('"'): notes whether it names one of the
 ** engine's tables; returns the index after its closing quote. */
@@ -332,6 +370,7 @@ static size_t scan_quoted(const char *s, size_t n, size_t i, scan_state *st) {
   }
   len = (i < n ? i : n) - b;
   if (engine_name(s + b, len)) st->names_engine = 1;
+  if (temp_name(s + b, len)) st->temp = 1;
   return i + 1;
 }
 
@@ -349,8 +388,11 @@ static size_t scan_dollar(const char *s, size_t n, size_t i, scan_state *st) {
 }
 
 /* A name starting at s[i]: folded to lower case, noted when it names one
-** of the engine's tables, kept when it is one of the leading words.
-** Returns the index after it. */
+** of the engine's tables, kept when it is one of the leading words; INTO
+** not right after INSERT or MERGE (SELECT ... INTO makes a table), CREATE,
+** TEMP or TEMPORARY right after CREATE, REPLACE (OR REPLACE), GLOBAL,
+** LOCAL or INTO, and a pg_temp name are noted for judge.  Returns the index
+** after it. */
 static size_t scan_word(const char *s, size_t n, size_t i, scan_state *st) {
   char fold[SCAN_WORD_MAX];
   size_t start = i, len, k;
@@ -360,6 +402,15 @@ static size_t scan_word(const char *s, size_t n, size_t i, scan_state *st) {
     fold[k] = (char)tolower((unsigned char)s[start + k]);
   fold[k] = '\0';
   if (engine_name(fold, len)) st->names_engine = 1;   /* fold holds the first 23 bytes */
+  if (!strcmp(fold, "into") && strcmp(st->prev, "insert") != 0 && strcmp(st->prev, "merge") != 0)
+    st->into = 1;
+  if (!strcmp(fold, "create")) st->create = 1;
+  if ((!strcmp(fold, "temp") || !strcmp(fold, "temporary")) &&
+      (!strcmp(st->prev, "create") || !strcmp(st->prev, "replace") ||
+       !strcmp(st->prev, "global") || !strcmp(st->prev, "local") || !strcmp(st->prev, "into")))
+    st->temp = 1;
+  if (temp_name(fold, len)) st->temp = 1;
+  memcpy(st->prev, fold, k + 1);
   if (st->nwords < SCAN_WORDS) {
     memcpy(st->words[st->nwords], fold, k + 1);
     st->nwords++;
@@ -376,6 +427,8 @@ static size_t scan_token(const char *s, size_t n, size_t i, scan_state *st, char
   *copied = 0;
   if (c == '\'' || ((c == 'e' || c == 'E') && i + 1 < n && s[i + 1] == '\''))
     return skip_string(s, n, i);
+  if (ident_start(c)) return scan_word(s, n, i, st);
+  st->prev[0] = '\0';   /* any other token: the next word follows no word */
   if (c == '"') return scan_quoted(s, n, i, st);
   if (c == '$') return scan_dollar(s, n, i, st);
   if (c == '?') {
@@ -384,7 +437,6 @@ static size_t scan_token(const char *s, size_t n, size_t i, scan_state *st, char
     *copied = 1;
     return i + 1;
   }
-  if (ident_start(c)) return scan_word(s, n, i, st);
   return i + 1;
 }
 
@@ -439,7 +491,8 @@ static int scan(lease_db *db, const char *sql, scanned *out) {
   if (st.nq && st.maxd)
     return scan_refuse(db, t, out, "sql mixes ? and $n parameters: use one kind");
   out->nparams = st.nq ? st.nq : st.maxd;
-  out->refused = judge(st.words, st.nwords, st.names_engine, &out->savepoint);
+  out->refused = judge(st.words, st.nwords, st.names_engine, st.into, st.create, st.temp,
+                       &out->savepoint);
   return LEASE_OK;
 }
 

@@ -1874,7 +1874,7 @@ return {
   {
     name = "pg-enqueue-data-waits-on-pruned-row", step = "own", file = "src/pg/lpg_queue_sql.h", backend = "pg",
     fn = "LPG_Q_SQL_ENQUEUE_DATA",
-    from = [[  " WHERE NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = a.id) ORDER BY k"           \]],
+    from = [[  " WHERE (SELECT true FROM jobs j WHERE j.id = a.id) IS NULL ORDER BY k"          \]],
     to = [[  " ORDER BY k"           \]],
     hint = "specs/35-postgres_spec.lua",
   },
@@ -1888,7 +1888,7 @@ return {
   {
     name = "pg-enqueue-many-waits-on-pruned-row", step = "own", file = "src/pg/lpg_sql.h", backend = "pg",
     fn = "LPG_SQL_ENQUEUE_MANY",
-    from = [[  " WHERE NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = t.id)"                    \]],
+    from = [[  " WHERE (SELECT true FROM jobs j WHERE j.id = t.id) IS NULL"                   \]],
     to = [[  ""                    \]],
     hint = "specs/35-postgres_spec.lua",
   },

@@ -231,7 +231,8 @@
 ** entry).  $1 ids, $2 payloads, $3 queues (bytea[]), $4 priorities
 ** (int8[]), $5 run_at (float8[], NULL: at once), $6 max_attempts (int8[]),
 ** $7 timeouts (float8[], NULL: none), each in the input order.  The jobs
-** rows are inserted in that order (seq), each at the fence floor, each
+** rows are inserted in that order (seq), each at the fence floor (the
+** look for an id the snapshot holds by key, as LPG_SQL_ENQUEUE_MANY's), each
 ** queue row from its job's first entry, as LPG_Q_SQL_ENQUEUE's; rows: the positions (1-based) of
 ** the entries inserted.
 */
@@ -241,7 +242,7 @@
   " WITH ORDINALITY a(id, payload, queue, priority, run_at, max_attempts, timeout, k))," \
   " f AS (SELECT DISTINCT ON (id) * FROM a ORDER BY id, k),"                         \
   " i AS (INSERT INTO jobs(id, fence) SELECT id, " LPG_SQL_FLOOR " FROM a"         \
-  " WHERE NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = a.id) ORDER BY k"           \
+  " WHERE (SELECT true FROM jobs j WHERE j.id = a.id) IS NULL ORDER BY k"          \
   " ON CONFLICT (id) DO NOTHING RETURNING id, seq, fence),"                          \
   " q AS (INSERT INTO lease_queue(id, seq, payload, queue, priority,"               \
   " run_at, due_at, max_attempts, timeout, base_fence) SELECT i.id, i.seq, f.payload," \

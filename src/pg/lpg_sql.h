@@ -67,7 +67,7 @@
 **
 ** The floor is read in the statement's snapshot.  A job prune deletes
 ** after that snapshot was taken is still there for the statement, so
-** each insert below skips an id its snapshot holds (NOT EXISTS) rather
+** each insert below skips an id its snapshot holds rather
 ** than wait for the deleting transaction and insert the id at a floor
 ** read before that one raised it: such an enqueue comes before the prune
 ** and finds the job.  Left open: a job enqueued, claimed, completed and
@@ -84,12 +84,15 @@
 
 /* Contract step 2 for many ids without data, in the array's order (the
 ** trigger lease_jobs_added gives each its queue row, base_fence its
-** fence), each at the fence floor.  $1 bytea[].  Rows: the ids inserted
+** fence), each at the fence floor.  The look for an id the snapshot
+** holds (LPG_SQL_FLOOR) is a subquery per id, which the planner keeps as
+** a lookup by the key; as NOT EXISTS it may join the whole of jobs (spec
+** 35, "plans as the tables grow").  $1 bytea[].  Rows: the ids inserted
 ** (for the ledger). */
 #define LPG_SQL_ENQUEUE_MANY                                                      \
   "INSERT INTO jobs(id, fence) SELECT id, " LPG_SQL_FLOOR                         \
   " FROM unnest($1::bytea[]) WITH ORDINALITY t(id, n)"                            \
-  " WHERE NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = t.id)"                    \
+  " WHERE (SELECT true FROM jobs j WHERE j.id = t.id) IS NULL"                   \
   " ORDER BY n ON CONFLICT (id) DO NOTHING RETURNING id"
 
 /*

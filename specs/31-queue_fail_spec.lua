@@ -294,6 +294,121 @@ describe("retry, cancel, prune", function()
   end)
 end)
 
+-- prune deletes jobs rows; the fence floor (lease_meta, key fence_floor)
+-- keeps the highest fence it deleted, and every job enqueued after starts
+-- there, so no fence handed out before is handed out again, not even to a
+-- job enqueued again under a pruned id (docs/contract/CONTRACT.md).
+describe("prune and the fence floor", function()
+  local db, p
+  before_each(function() db, p = H.fresh() end)
+  after_each(function() db:close() end)
+
+  local function floor()
+    return H.sql(p, "SELECT value FROM lease_meta WHERE key = 'fence_floor'")
+  end
+
+  -- Take job id to `fences` more fences (claimed and released), then
+  -- complete it at time `at`.
+  local function run(id, fences, at)
+    local f
+    for _ = 1, fences do
+      f = assert(db:claim(id, "w", at, 10))
+      if _ < fences then assert.is_true(db:release(id, "w", f)) end
+    end
+    assert.is_true(db:complete(id, "w", f, at, "r"))
+    return f
+  end
+
+  it("a job enqueued again under a pruned id hands out fences above those handed out before", function()
+    db:enqueue("job")
+    local a = db:claim("job", "A", 1, 10)    -- A stalls
+    local b = db:claim("job", "B", 20, 10)   -- A's lease ran out
+    assert.are.same({ 1, 2 }, { a, b })
+    assert.is_true(db:fence_gate("job", b))
+    assert.is_true(db:complete("job", "B", b, 21, "by B"))
+    assert.are.equal("", floor())
+    assert.are.equal(1, db:prune(100))
+    assert.are.equal("2\n", floor())
+    assert.is_true(db:enqueue("job"))
+    local s = db:state("job", 25)
+    assert.are.same({ 2, 0, "available" }, { s.fence, s.attempt, s.status })
+    local c = db:claim("job", "A", 30, 10)   -- A's worker picks up the new job
+    assert.are.equal(3, c)
+    assert.are.equal(1, db:state("job", 30).attempt)
+    -- A's late write with the fence of the first job is refused
+    assert.are.same({ false, "stale_fence" }, { db:complete("job", "A", a, 31, "late A") })
+    assert.are.same({ false, "stale_fence" }, { db:fence_gate("job", a) })
+    assert.is_true(db:fence_gate("job", c))
+    assert.is_true(db:complete("job", "A", c, 32, "new run"))
+    assert.are.equal("new run", db:state("job").result)
+    assert.are.equal("2\n", floor())
+  end)
+
+  it("every job enqueued after a prune starts at the floor, whichever way it is enqueued", function()
+    db:enqueue("old")
+    run("old", 4, 41)
+    assert.are.equal(1, db:prune(100))
+    assert.are.equal("4\n", floor())
+    assert.is_true(db:enqueue("one"))
+    assert.is_true(db:enqueue("data", { payload = "p", priority = 2, queue = "q" }))
+    assert.is_true(db:enqueue("keyed", { key = "k" }))
+    assert.is_true(db:enqueue("child", { after = { "one" } }))
+    assert.are.equal(2, db:enqueue_many({ "m1", "m2" }))
+    assert.are.equal(2, db:enqueue_many({ { id = "d1", payload = "x" }, { id = "d2", queue = "q" } }))
+    assert.are.equal(2, db:enqueue_many({ { id = "k1", key = "k1" }, { id = "a1", after = { "k1" } } }))
+    assert.is_true(lease.enqueue(p, "path"))
+    local ids = { "one", "data", "keyed", "child", "m1", "m2", "d1", "d2", "k1", "a1", "path" }
+    for _, id in ipairs(ids) do
+      local s = db:state(id, 50)
+      assert.are.same({ id, 4, 0 }, { id, s.fence, s.attempt })
+    end
+    for _, id in ipairs({ "one", "data", "keyed", "m1", "m2", "d1", "d2", "k1", "path" }) do
+      assert.are.same({ id, 5 }, { id, db:claim(id, "w", 50, 10) })
+      assert.are.same({ id, 1 }, { id, db:state(id, 50).attempt })
+    end
+    -- claim_next too hands out the floor + 1
+    assert.is_true(db:complete("one", "w", 5, 51, "r"))
+    assert.are.same({ "child", 5 }, { H.two(db:claim_next("w", 52, 10)) })
+  end)
+
+  it("keeps the highest fence pruned: never lowered, whatever order one prune deletes its jobs in", function()
+    db:enqueue_many({ "lo", "hi" })
+    run("hi", 5, 10)
+    run("lo", 1, 50)
+    assert.are.equal(1, db:prune(20))    -- hi, fence 5
+    assert.are.equal("5\n", floor())
+    assert.are.equal(1, db:prune(100))   -- lo, fence 1
+    assert.are.equal("5\n", floor())
+    -- one prune of two jobs, ended in one order, then in the other
+    local top = 5
+    for round, order in ipairs({ { "x", "y" }, { "y", "x" } }) do
+      local x, y = "x" .. round, "y" .. round
+      assert.are.equal(2, db:enqueue_many({ x, y }))
+      assert.are.equal(top + 3, run(x, 3, order[1] == "x" and 200 or 300))
+      assert.are.equal(top + 1, run(y, 1, order[1] == "y" and 200 or 300))
+      assert.are.equal(2, db:prune(1000))
+      top = top + 3
+      assert.are.equal(top .. "\n", floor())
+    end
+    db:enqueue("next")
+    assert.are.equal(top + 1, db:claim("next", "w", 0, 10))
+  end)
+
+  it("a job pruned at the largest fence leaves the jobs enqueued after blocked, never past it", function()
+    db:enqueue("max")
+    run("max", 1, 1)
+    H.sql(p, "UPDATE jobs SET fence = 9223372036854775807 WHERE id = 'max'")
+    assert.are.equal(1, db:prune(100))
+    assert.are.equal("9223372036854775807\n", floor())
+    db:enqueue_many({ "next", { id = "more", queue = "q" } })
+    local err = H.error_of(db.claim, db, "next", "A", 0, 10)
+    assert.matches("[range]", err, 1, true)
+    assert.are.same({ nil, "empty" }, { H.two(db:claim_next("w", 0, 10, { queue = "q" })) })
+    assert.are.equal("|9223372036854775807\n|9223372036854775807\n",
+      H.sql(p, "SELECT owner, fence FROM jobs ORDER BY id"))
+  end)
+end)
+
 describe("jobs{...} and counts by status", function()
   local db
   before_each(function()

@@ -369,6 +369,42 @@ describe("PostgreSQL backend", function()
     assert.are.equal(3000, db:counts(20).total)
   end)
 
+  it("an enqueue of a job a prune is deleting finds the job, never inserts it below the floor the prune raises", function()
+    -- each way an enqueue reaches the server: one job (ENQUEUE), many ids
+    -- (ENQUEUE_MANY), many with data (ENQUEUE_DATA)
+    local ways = {
+      function(id) return db:enqueue(id) and 1 or 0 end,
+      function(id) return db:enqueue_many({ id, id .. "-new" }) end,
+      function(id) return db:enqueue_many({ { id = id, queue = "q" }, { id = id .. "-new", queue = "q" } }) end,
+    }
+    local top = 0
+    for i, enqueue in ipairs(ways) do
+      local id = "job" .. i
+      assert.is_true(db:enqueue(id))
+      local f = db:claim(id, "w", 0, 10)
+      assert.is_true(db:complete(id, "w", f, 1, "r"))
+      top = f
+      -- another client deletes the job and raises the floor as prune does,
+      -- and commits a moment later
+      local marker = H.file("pruning")
+      local wait = psql_background(p, "BEGIN;\nSELECT 1 FROM jobs WHERE id = '" .. id .. "' FOR UPDATE;\n"
+        .. "DELETE FROM jobs WHERE id = '" .. id .. "';\n"
+        .. "INSERT INTO lease_meta(key, value) VALUES ('fence_floor', '" .. top .. "')"
+        .. " ON CONFLICT (key) DO UPDATE SET value = excluded.value;\n\\! touch " .. marker
+        .. "\nSELECT pg_sleep(1);\nCOMMIT;")
+      wait_marker(marker)
+      -- the job is still there in this enqueue's snapshot: it exists (a
+      -- batch adds its other, new id)
+      assert.are.same({ id, i > 1 and 1 or 0 }, { id, enqueue(id) })
+      wait()
+      assert.is_nil(db:state(id))
+      assert.are.equal(top .. "\n", H.psql(p, "SELECT value FROM lease_meta WHERE key = 'fence_floor'"))
+      -- enqueued again once the prune committed: above every fence before
+      assert.are.same({ id, 1 }, { id, enqueue(id) })
+      assert.are.same({ id, top + 1, 1 }, { id, db:claim(id, "w", 2, 10), db:state(id, 2).attempt })
+    end
+  end)
+
   it("raises busy with the SQLSTATE when a row lock outlasts the busy timeout, and changes nothing", function()
     db:enqueue("a")
     local f = db:claim("a", "A", 0, 100)

@@ -391,6 +391,8 @@ LEASE_API void lease_new_job_default(lease_new_job *job);
 /*
 ** lease_enqueue: insert one job with its data (contract step 2, INSERT OR
 ** IGNORE: an existing job, its lease, fence and data, stay as they are).
+** A new job starts at the database's fence floor (lease_prune), its
+** attempts at 0: its first claim hands out the floor + 1.
 **   job:    the job (see lease_new_job); its id non-empty bytes.  A job
 **           with every field but the id at its default is the contract's
 **           plain insert.
@@ -1068,7 +1070,11 @@ LEASE_API int lease_cancel(lease_db *db, const char *id, size_t id_len, double n
 ** lease_prune: delete the jobs the queue ended (completed, discarded,
 ** cancelled) that finished before `before` (finished_at < before), with
 ** their data and errors; never one still held (not done and until >
-** before, as a job cancelled while held).
+** before, as a job cancelled while held).  In the same transaction the
+** fence floor (lease_meta, key 'fence_floor') is raised to the highest
+** fence deleted, never lowered; every job enqueued after starts at it, so
+** no fence handed out before is handed out again, not even for an id
+** enqueued again.  Rows another client deletes from jobs raise nothing.
 **   queue: NULL for every queue.  status: 0 for every ended status, or
 **          LEASE_STATUS_COMPLETED, _DISCARDED or _CANCELLED.
 **   deleted: how many jobs were deleted.

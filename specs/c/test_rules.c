@@ -261,7 +261,7 @@ static void test_shared_statements(void **state) {
     assert_null(b[k]->statement(LEASE__ST_COUNT));
   }
   assert_string_equal(lease__sqlite.statement(LEASE__ST_ENQUEUE),
-                      "INSERT OR IGNORE INTO jobs(id) VALUES (?1)");
+                      "INSERT OR IGNORE INTO jobs(id, fence) VALUES (?1, coalesce(?2, 0))");
 }
 
 int main(void) {

@@ -49,8 +49,8 @@ return {
   {
     name = "seed-2-insert-or-replace", step = "2", file = "src/sqlite/lsq_sql.h",
     fn = "LSQ_SQL_ENQUEUE",
-    from = [["INSERT OR IGNORE INTO jobs(id) VALUES (?1)"]],
-    to = [["INSERT OR REPLACE INTO jobs(id) VALUES (?1)"]],
+    from = [["INSERT OR IGNORE INTO jobs(id, fence) VALUES (?1, coalesce(?2, 0))"]],
+    to = [["INSERT OR REPLACE INTO jobs(id, fence) VALUES (?1, coalesce(?2, 0))"]],
     hint = "specs/02-enqueue_spec.lua",
   },
   {
@@ -1432,8 +1432,12 @@ return {
     -- through LPG_SQL_ENQUEUE_MANY (pg-enqueue-many-data-dropped).
     name = "pg-2-enqueue-resets-lease", step = "2", file = "src/pg/lpg_queue_sql.h", backend = "pg",
     fn = "LPG_Q_SQL_ENQUEUE",
-    from = [[  " ON CONFLICT (id) DO NOTHING RETURNING id, seq),"]],
-    to = [[  " ON CONFLICT (id) DO UPDATE SET owner = NULL, until = 0, done = 0 RETURNING id, seq),"]],
+    edits = {
+      { from = [[  " WHERE NOT EXISTS (SELECT 1 FROM h) AND NOT EXISTS (SELECT 1 FROM jobs WHERE id = $1)" \]],
+        to = [[  " WHERE NOT EXISTS (SELECT 1 FROM h)" \]] },
+      { from = [[  " ON CONFLICT (id) DO NOTHING RETURNING id, seq, fence),"]],
+        to = [[  " ON CONFLICT (id) DO UPDATE SET owner = NULL, until = 0, done = 0 RETURNING id, seq, fence),"]] },
+    },
     hint = "specs/02-enqueue_spec.lua",
   },
   {
@@ -1795,6 +1799,113 @@ return {
     from = [[" c.owner IS NOT NULL AND c.attempt >= c.max_attempts AS last FROM c),"]],
     to = [[" false AS last FROM c),"]],
     hint = "specs/30-queue_data_spec.lua",
+  },
+  {
+    -- prune does not raise the fence floor: a job enqueued again under a
+    -- pruned id hands out its fences again
+    name = "prune-floor-not-raised", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "prune_body",
+    from = "  return top > 0 ? raise_floor(db, top) : LEASE_OK;\n",
+    to = "  return top < 0 ? raise_floor(db, top) : LEASE_OK;\n",
+    hint = "specs/31-queue_fail_spec.lua",
+  },
+  {
+    -- the floor is the fence of the last job a prune deletes, not the highest
+    name = "prune-floor-last-not-highest", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "prune_body",
+    from = "    if (fence > top) top = fence;\n",
+    to = "    top = fence;\n",
+    hint = "specs/31-queue_fail_spec.lua",
+  },
+  {
+    -- a prune of lower fences lowers the floor
+    name = "prune-floor-lowered", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_Q_FLOOR_RAISE",
+    from = [[" ON CONFLICT(key) DO UPDATE SET value = max(" LSQ_SQL_FLOOR_INT("value") ", excluded.value)"]],
+    to = [[" ON CONFLICT(key) DO UPDATE SET value = excluded.value"]],
+    hint = "specs/31-queue_fail_spec.lua",
+  },
+  {
+    -- enqueue starts a job at fence 0 whatever the floor
+    name = "enqueue-ignores-floor", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "enqueue_body",
+    from = "  sqlite3_bind_int64(ins, 2, floor);\n",
+    to = "  sqlite3_bind_null(ins, 2);\n",
+    hint = "specs/31-queue_fail_spec.lua",
+  },
+  {
+    name = "pg-enqueue-ignores-floor", step = "own", file = "src/pg/lpg_queue_sql.h", backend = "pg",
+    fn = "LPG_Q_SQL_ENQUEUE",
+    from = [[  " i AS (INSERT INTO jobs(id, fence) SELECT $1, " LPG_SQL_FLOOR                   \]],
+    to = [[  " i AS (INSERT INTO jobs(id, fence) SELECT $1, 0"                   \]],
+    hint = "specs/31-queue_fail_spec.lua",
+  },
+  {
+    -- the queue row counts attempts from 0, not from the fence the job starts at
+    name = "pg-enqueue-base-fence-zero", step = "own", file = "src/pg/lpg_queue_sql.h", backend = "pg",
+    fn = "LPG_Q_SQL_ENQUEUE",
+    from = [[$6, $7, $8, fence FROM i RETURNING 1)"]],
+    to = [[$6, $7, $8, 0 FROM i RETURNING 1)"]],
+    hint = "specs/31-queue_fail_spec.lua",
+  },
+  {
+    -- an enqueue waits for a prune deleting its id, then inserts it at the
+    -- floor its snapshot read, below the one that prune raises
+    name = "pg-enqueue-waits-on-pruned-row", step = "own", file = "src/pg/lpg_queue_sql.h", backend = "pg",
+    fn = "LPG_Q_SQL_ENQUEUE",
+    from = [[  " WHERE NOT EXISTS (SELECT 1 FROM h) AND NOT EXISTS (SELECT 1 FROM jobs WHERE id = $1)" \]],
+    to = [[  " WHERE NOT EXISTS (SELECT 1 FROM h)" \]],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
+    name = "pg-enqueue-data-ignores-floor", step = "own", file = "src/pg/lpg_queue_sql.h", backend = "pg",
+    fn = "LPG_Q_SQL_ENQUEUE_DATA",
+    from = [[  " i AS (INSERT INTO jobs(id, fence) SELECT id, " LPG_SQL_FLOOR " FROM a"         \]],
+    to = [[  " i AS (INSERT INTO jobs(id, fence) SELECT id, 0 FROM a"         \]],
+    hint = "specs/31-queue_fail_spec.lua",
+  },
+  {
+    name = "pg-enqueue-data-base-fence-zero", step = "own", file = "src/pg/lpg_queue_sql.h", backend = "pg",
+    fn = "LPG_Q_SQL_ENQUEUE_DATA",
+    from = [[  " f.max_attempts, f.timeout, i.fence FROM i JOIN f ON f.id = i.id RETURNING id)"  \]],
+    to = [[  " f.max_attempts, f.timeout, 0 FROM i JOIN f ON f.id = i.id RETURNING id)"  \]],
+    hint = "specs/31-queue_fail_spec.lua",
+  },
+  {
+    name = "pg-enqueue-data-waits-on-pruned-row", step = "own", file = "src/pg/lpg_queue_sql.h", backend = "pg",
+    fn = "LPG_Q_SQL_ENQUEUE_DATA",
+    from = [[  " WHERE (SELECT true FROM jobs j WHERE j.id = a.id) IS NULL ORDER BY k"          \]],
+    to = [[  " ORDER BY k"           \]],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
+    name = "pg-enqueue-many-ignores-floor", step = "own", file = "src/pg/lpg_sql.h", backend = "pg",
+    fn = "LPG_SQL_ENQUEUE_MANY",
+    from = [[  "INSERT INTO jobs(id, fence) SELECT id, " LPG_SQL_FLOOR                         \]],
+    to = [[  "INSERT INTO jobs(id, fence) SELECT id, 0"                         \]],
+    hint = "specs/31-queue_fail_spec.lua",
+  },
+  {
+    name = "pg-enqueue-many-waits-on-pruned-row", step = "own", file = "src/pg/lpg_sql.h", backend = "pg",
+    fn = "LPG_SQL_ENQUEUE_MANY",
+    from = [[  " WHERE (SELECT true FROM jobs j WHERE j.id = t.id) IS NULL"                   \]],
+    to = [[  ""                    \]],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
+    name = "pg-prune-floor-not-raised", step = "own", file = "src/pg/lpg_queue_sql.h", backend = "pg",
+    fn = "LPG_Q_SQL_PRUNE",
+    from = [[  " SELECT 'fence_floor', max(fence)::text FROM d HAVING max(fence) > 0"            \]],
+    to = [[  " SELECT 'fence_floor', max(fence)::text FROM d HAVING false"            \]],
+    hint = "specs/31-queue_fail_spec.lua",
+  },
+  {
+    name = "pg-prune-floor-lowered", step = "own", file = "src/pg/lpg_queue_sql.h", backend = "pg",
+    fn = "LPG_Q_SQL_PRUNE",
+    from = [[  " ON CONFLICT (key) DO UPDATE SET value = greatest("                              \
+  LPG_SQL_FLOOR_OF(LEASE_SCHEMA_META ".value") ", excluded.value::int8)::text)"     \]],
+    to = [[  " ON CONFLICT (key) DO UPDATE SET value = excluded.value)"     \]],
+    hint = "specs/31-queue_fail_spec.lua",
   },
   {
     -- prune deletes a cancelled job still held
@@ -2699,8 +2810,8 @@ return {
   {
     name = "pg-unscheduled-due-at-zero", step = "own", backend = "pg", file = "src/pg/lpg_queue_sql.h",
     fn = "LPG_Q_SQL_ENQUEUE",
-    from = [[  " coalesce($5, " LPG_Q_SQL_DUE_NOW "), $6, $7, $8 FROM i RETURNING 1)"]],
-    to = [[  " coalesce($5, 0), $6, $7, $8 FROM i RETURNING 1)"]],
+    from = [[  " coalesce($5, " LPG_Q_SQL_DUE_NOW "), $6, $7, $8, fence FROM i RETURNING 1)"]],
+    to = [[  " coalesce($5, 0), $6, $7, $8, fence FROM i RETURNING 1)"]],
     hint = "specs/54-clock_spec.lua",
   },
   {

@@ -201,7 +201,10 @@
 ** exists, or when an unfinished job of the queue holds its key).  $1 id,
 ** $2 payload, $3 queue, $4 priority, $5 run_at (NULL: at once),
 ** $6 max_attempts, $7 timeout (NULL: none), $8 key (NULL: none).  The
-** queue row inserted here is the one lease_jobs_added then finds.  One
+** job starts at the fence floor (LPG_SQL_FLOOR, lpg_sql.h, which says why
+** an id the snapshot holds is skipped), its attempts counted from there
+** (base_fence).  The queue row inserted here is the one lease_jobs_added
+** then finds.  One
 ** row: how many were inserted (0 or 1), and the id of the job holding the
 ** key (h: NULL when none, or when the id exists).  h reads the statement's
 ** snapshot: an enqueue of the same key by a transaction not yet committed
@@ -213,11 +216,12 @@
   "WITH h AS (SELECT id FROM lease_queue WHERE $8::bytea IS NOT NULL AND queue = $3" \
   " AND key = $8 AND " LEASE__Q_UNFINISHED_SQL("state")                             \
   " AND NOT EXISTS (SELECT 1 FROM jobs WHERE id = $1) LIMIT 1),"                    \
-  " i AS (INSERT INTO jobs(id) SELECT $1 WHERE NOT EXISTS (SELECT 1 FROM h)"        \
-  " ON CONFLICT (id) DO NOTHING RETURNING id, seq),"                                 \
+  " i AS (INSERT INTO jobs(id, fence) SELECT $1, " LPG_SQL_FLOOR                   \
+  " WHERE NOT EXISTS (SELECT 1 FROM h) AND NOT EXISTS (SELECT 1 FROM jobs WHERE id = $1)" \
+  " ON CONFLICT (id) DO NOTHING RETURNING id, seq, fence),"                          \
   " q AS (INSERT INTO lease_queue(id, seq, payload, queue, priority,"               \
-  " run_at, due_at, max_attempts, timeout, key) SELECT id, seq, $2, $3, $4, $5,"    \
-  " coalesce($5, " LPG_Q_SQL_DUE_NOW "), $6, $7, $8 FROM i RETURNING 1)"            \
+  " run_at, due_at, max_attempts, timeout, key, base_fence) SELECT id, seq, $2, $3, $4, $5," \
+  " coalesce($5, " LPG_Q_SQL_DUE_NOW "), $6, $7, $8, fence FROM i RETURNING 1)"     \
   " SELECT (SELECT count(*) FROM q), (SELECT id FROM h)"
 
 /*
@@ -227,8 +231,9 @@
 ** entry).  $1 ids, $2 payloads, $3 queues (bytea[]), $4 priorities
 ** (int8[]), $5 run_at (float8[], NULL: at once), $6 max_attempts (int8[]),
 ** $7 timeouts (float8[], NULL: none), each in the input order.  The jobs
-** rows are inserted in that order (seq), each queue row from its job's
-** first entry, as LPG_Q_SQL_ENQUEUE's; rows: the positions (1-based) of
+** rows are inserted in that order (seq), each at the fence floor (the
+** look for an id the snapshot holds by key, as LPG_SQL_ENQUEUE_MANY's), each
+** queue row from its job's first entry, as LPG_Q_SQL_ENQUEUE's; rows: the positions (1-based) of
 ** the entries inserted.
 */
 #define LPG_Q_SQL_ENQUEUE_DATA                                                      \
@@ -236,12 +241,13 @@
   " $5::float8[], $6::int8[], $7::float8[])"                                        \
   " WITH ORDINALITY a(id, payload, queue, priority, run_at, max_attempts, timeout, k))," \
   " f AS (SELECT DISTINCT ON (id) * FROM a ORDER BY id, k),"                         \
-  " i AS (INSERT INTO jobs(id) SELECT id FROM a ORDER BY k"                         \
-  " ON CONFLICT (id) DO NOTHING RETURNING id, seq),"                                 \
+  " i AS (INSERT INTO jobs(id, fence) SELECT id, " LPG_SQL_FLOOR " FROM a"         \
+  " WHERE (SELECT true FROM jobs j WHERE j.id = a.id) IS NULL ORDER BY k"          \
+  " ON CONFLICT (id) DO NOTHING RETURNING id, seq, fence),"                          \
   " q AS (INSERT INTO lease_queue(id, seq, payload, queue, priority,"               \
-  " run_at, due_at, max_attempts, timeout) SELECT i.id, i.seq, f.payload, f.queue," \
-  " f.priority, f.run_at, coalesce(f.run_at, " LPG_Q_SQL_DUE_NOW "), f.max_attempts," \
-  " f.timeout FROM i JOIN f ON f.id = i.id RETURNING id)"                           \
+  " run_at, due_at, max_attempts, timeout, base_fence) SELECT i.id, i.seq, f.payload," \
+  " f.queue, f.priority, f.run_at, coalesce(f.run_at, " LPG_Q_SQL_DUE_NOW "),"      \
+  " f.max_attempts, f.timeout, i.fence FROM i JOIN f ON f.id = i.id RETURNING id)"  \
   " SELECT f.k FROM f JOIN q ON q.id = f.id"
 
 /* A job's timeout (NULL: none), for lease_state on a database of step
@@ -410,7 +416,10 @@
 ** (not done, until > $1).  Each job's row is locked first, in id order as
 ** complete_many locks them (so the two cannot deadlock), then its queue
 ** row read as it is (lease_queue_now); the references delete the queue
-** rows and errors.  Rows: the ids deleted.
+** rows and errors.  The fence floor (LPG_SQL_FLOOR, lpg_sql.h) is raised
+** to the highest fence deleted, never lowered: the upsert takes the floor
+** row's lock, so concurrent prunes raise it one after the other, each
+** from the value the last one committed.  Rows: the ids deleted.
 */
 #define LPG_Q_SQL_ENDED(s)                                                          \
   s ".state <> " LEASE__Q_OPEN_S " AND " s ".finished_at < $1"                      \
@@ -421,7 +430,11 @@
   " WHERE " LPG_Q_SQL_ENDED("q") ") AND NOT (jobs.done = 0 AND jobs.until > $1)"    \
   " ORDER BY jobs.id FOR UPDATE),"                                                  \
   " d AS (DELETE FROM jobs USING c, LATERAL lease_queue_now(c.id) s"                \
-  " WHERE jobs.id = c.id AND " LPG_Q_SQL_ENDED("s") " RETURNING jobs.id)"           \
+  " WHERE jobs.id = c.id AND " LPG_Q_SQL_ENDED("s") " RETURNING jobs.id, jobs.fence)," \
+  " f AS (INSERT INTO " LEASE_SCHEMA_META "(key, value)"                             \
+  " SELECT 'fence_floor', max(fence)::text FROM d HAVING max(fence) > 0"            \
+  " ON CONFLICT (key) DO UPDATE SET value = greatest("                              \
+  LPG_SQL_FLOOR_OF(LEASE_SCHEMA_META ".value") ", excluded.value::int8)::text)"     \
   " SELECT id FROM d"
 
 /* The clock mark (no row: none), and its move to $1. */

@@ -55,11 +55,44 @@
 ** code: the table's CHECKs leave only a fence at its maximum. */
 #define LPG_SQL_BLOCKED "(CASE WHEN fence >= " LPG_FENCE_MAX " THEN 3 ELSE 0 END)"
 
+/*
+** The fence floor: the highest fence of a job prune deleted
+** (LPG_Q_SQL_PRUNE), in lease_meta under the key 'fence_floor' (as text;
+** no row: 0).  Every job the engine inserts starts at the floor
+** (LPG_SQL_FLOOR), so a fence handed out before a prune is never handed
+** out again, not even to a job enqueued again under the same id
+** (docs/contract/CONTRACT.md); a job at the floor LEASE_FENCE_MAX starts
+** blocked, as a job whose fence reached it is.  LPG_SQL_FLOOR_OF(v): text
+** v as a floor (a value not a number of digits reads as 0).
+**
+** The floor is read in the statement's snapshot.  A job prune deletes
+** after that snapshot was taken is still there for the statement, so
+** each insert below skips an id its snapshot holds rather
+** than wait for the deleting transaction and insert the id at a floor
+** read before that one raised it: such an enqueue comes before the prune
+** and finds the job.  Left open: a job enqueued, claimed, completed and
+** pruned entirely after the snapshot and before the insert reaches its id
+** (a batch whose insert waits on another id's row for that long), which
+** then starts at the floor the snapshot read (docs/postgresql.md).
+*/
+#define LPG_SQL_FLOOR_OF(v)                                                       \
+  "(CASE WHEN " v " ~ '^[0-9]{1,19}$' THEN least(" v "::numeric, " LPG_FENCE_MAX ")::int8" \
+  " ELSE 0 END)"
+#define LPG_SQL_FLOOR                                                             \
+  "coalesce((SELECT " LPG_SQL_FLOOR_OF("value") " FROM " LEASE_SCHEMA_META         \
+  " WHERE key = 'fence_floor'), 0)"
+
 /* Contract step 2 for many ids without data, in the array's order (the
-** trigger lease_jobs_added gives each its queue row).  $1 bytea[].  Rows:
-** the ids inserted (for the ledger). */
+** trigger lease_jobs_added gives each its queue row, base_fence its
+** fence), each at the fence floor.  The look for an id the snapshot
+** holds (LPG_SQL_FLOOR) is a subquery per id, which the planner keeps as
+** a lookup by the key; as NOT EXISTS it may join the whole of jobs (spec
+** 35, "plans as the tables grow").  $1 bytea[].  Rows: the ids inserted
+** (for the ledger). */
 #define LPG_SQL_ENQUEUE_MANY                                                      \
-  "INSERT INTO jobs(id) SELECT id FROM unnest($1::bytea[]) WITH ORDINALITY t(id, n)" \
+  "INSERT INTO jobs(id, fence) SELECT id, " LPG_SQL_FLOOR                         \
+  " FROM unnest($1::bytea[]) WITH ORDINALITY t(id, n)"                            \
+  " WHERE (SELECT true FROM jobs j WHERE j.id = t.id) IS NULL"                   \
   " ORDER BY n ON CONFLICT (id) DO NOTHING RETURNING id"
 
 /*

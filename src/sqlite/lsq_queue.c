@@ -319,18 +319,42 @@ static int add_deps(lease_db *db, const enqueue_ctx *e, int i) {
   return run_once(db, wait);
 }
 
+/* Read the database's fence floor (LSQ_SQL_Q_FLOOR) into *floor: 0 when
+** it has none, or on a file before step CLOCK, which has no lease_meta
+** (only a handle that may not write is left at such a version). */
+static int read_floor(lease_db *db, sqlite3_int64 *floor) {
+  sqlite3_stmt *st;
+  int src;
+  *floor = 0;
+  if (!LEASE_SCHEMA_HAS(LSQ(db)->version, CLOCK)) return LEASE_OK;
+  if (!(st = lsq_stmt(db, LSQ_ST_Q_FLOOR))) return db->rc;
+  src = sqlite3_step(st);
+  if (src == SQLITE_ROW) {
+    *floor = sqlite3_column_int64(st, 0);
+    src = sqlite3_step(st);
+  }
+  if (src != SQLITE_DONE) return step_failed(db, st, src);
+  sqlite3_reset(st);
+  return LEASE_OK;
+}
+
 /* Write body: once every job's dependencies are checked (a refused one
 ** stores nothing), insert each job unless its id exists (contract step 2)
 ** or an unfinished job of its queue holds its key, then store its data
 ** and dependencies beside it.  The key's holder is read in this write
 ** transaction, which no other writer shares; lease_queue_key refuses a
-** second one anyway.  Each job's outcome goes to the ledger. */
+** second one anyway.  Each job starts at the fence floor, read once: no
+** other writer can raise it meanwhile.  Each job's outcome goes to the
+** ledger. */
 static int enqueue_body(lease_db *db, void *ctx) {
   enqueue_ctx *e = ctx;
   sqlite3_stmt *ins = lsq_stmt(db, LSQ_ST_ENQUEUE), *data = lsq_stmt(db, LSQ_ST_Q_DATA);
+  sqlite3_int64 floor;
   int i, rc, held, refused;
   if (!ins || !data) return db->rc;
   if ((rc = check_deps(db, e, &refused)) != LEASE_OK || refused) return rc;
+  if ((rc = read_floor(db, &floor)) != LEASE_OK) return rc;
+  sqlite3_bind_int64(ins, 2, floor);
   for (i = 0; i < e->n; i++) {
     const lease_new_job *j = &e->jobs[i];
     if (j->key && (rc = key_holder(db, j, &held)) != LEASE_OK) return rc;
@@ -1152,15 +1176,25 @@ static int prune_one(lease_db *db, sqlite3_int64 row, int *gone) {
   return LEASE_OK;
 }
 
+/* Raise the fence floor (LSQ_SQL_Q_FLOOR_RAISE) to `fence`, the highest
+** fence of the jobs prune deleted. */
+static int raise_floor(lease_db *db, sqlite3_int64 fence) {
+  sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_FLOOR_RAISE);
+  if (!st) return db->rc;
+  sqlite3_bind_int64(st, 1, fence);
+  return run_once(db, st);
+}
+
 /* Write body: prune.  What LSQ_SQL_Q_PRUNE lists is kept first (each
-** entry: the id's length, the rowid, the id's bytes, which the ledger
-** records), then each job is deleted by its rowid. */
+** entry: the id's length, the rowid, the fence, the id's bytes, which
+** the ledger records), then each job is deleted by its rowid, and the
+** fence floor raised to the highest fence of those deleted. */
 static int prune_body(lease_db *db, void *ctx) {
   prune_ctx *x = ctx;
   sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_PRUNE);
   size_t used = 0, at, n;
-  sqlite3_int64 row;
-  const size_t head = sizeof n + sizeof row;
+  sqlite3_int64 row, fence, top = 0;
+  const size_t head = sizeof n + sizeof row + sizeof fence;
   int rc, src, gone = 0;
   if (!st) return db->rc;
   sqlite3_bind_double(st, 1, x->before);
@@ -1171,12 +1205,14 @@ static int prune_body(lease_db *db, void *ctx) {
     const unsigned char *id = sqlite3_column_text(st, 0);
     n = id ? (size_t)sqlite3_column_bytes(st, 0) : 0;
     row = sqlite3_column_int64(st, 1);
+    fence = sqlite3_column_int64(st, 2);
     if (lease__reserve(db, used + head + n) != LEASE_OK) {
       sqlite3_reset(st);
       return db->rc;
     }
     memcpy(db->buf + used, &n, sizeof n);
     memcpy(db->buf + used + sizeof n, &row, sizeof row);
+    memcpy(db->buf + used + sizeof n + sizeof row, &fence, sizeof fence);
     if (n) memcpy(db->buf + used + head, id, n);
     used += head + n;
   }
@@ -1185,14 +1221,16 @@ static int prune_body(lease_db *db, void *ctx) {
   for (at = 0; at < used; at += head + n) {
     memcpy(&n, db->buf + at, sizeof n);
     memcpy(&row, db->buf + at + sizeof n, sizeof row);
+    memcpy(&fence, db->buf + at + sizeof n + sizeof row, sizeof fence);
     if ((rc = prune_one(db, row, &gone)) != LEASE_OK) return rc;
     if (!gone) continue;
     x->deleted++;
+    if (fence > top) top = fence;
     if ((rc = lease__event_id(db, LEASE_EV_PRUNE, db->buf + at + head, n, NAN,
                               LEASE_GRANTED)) != LEASE_OK)
       return rc;
   }
-  return LEASE_OK;
+  return top > 0 ? raise_floor(db, top) : LEASE_OK;
 }
 
 /* See lease.h: lease_prune.  status: LEASE_STATUS_* of an ended job, or 0. */

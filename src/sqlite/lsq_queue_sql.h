@@ -353,7 +353,8 @@
 ** ?2 (NULL: all) and state ?3 (0: any ended), never one still held (not
 ** done, until > ?1): their ids and the rowids of their jobs rows, each
 ** row then deleted by its rowid (LSQ_SQL_Q_PRUNE_ONE; the triggers remove
-** its queue row and errors).  The jobs rows are read with their queue rows
+** its queue row and errors), and their fences, of which the highest
+** deleted raises the fence floor (LSQ_SQL_Q_FLOOR_RAISE).  The jobs rows are read with their queue rows
 ** (CROSS JOIN: lease_queue_ended drives) and deleted by rowid, lookups
 ** whatever statistics the file holds: one DELETE of the ids IN this list,
 ** planned from the statistics of a small file, scans all of jobs
@@ -361,11 +362,29 @@
 ** another client stored as a blob would not match its text.
 */
 #define LSQ_SQL_Q_PRUNE                                                   \
-  "SELECT q.id, j.rowid FROM lease_queue AS q CROSS JOIN jobs AS j ON j.id = q.id" \
+  "SELECT q.id, j.rowid, " LSQ_SQL_FENCE_INT("j.fence")                   \
+  " FROM lease_queue AS q CROSS JOIN jobs AS j ON j.id = q.id"            \
   " WHERE q.state <> " LEASE__Q_OPEN_S " AND q.finished_at < ?1"          \
   " AND (?2 IS NULL OR q.queue = ?2) AND (?3 = 0 OR q.state = ?3)"        \
   " AND NOT (j.done = 0 AND j.until > ?1)"
 #define LSQ_SQL_Q_PRUNE_ONE "DELETE FROM jobs WHERE rowid = ?1"
+
+/*
+** The fence floor: the highest fence of a job prune deleted, in lease_meta
+** under the key 'fence_floor' (an integer; no row: 0).  Every job enqueue
+** inserts starts at the floor (LSQ_SQL_ENQUEUE), so a fence handed out
+** before a prune is never handed out again, not even to a job enqueued
+** again under the same id (docs/contract/CONTRACT.md).  Read once per
+** enqueue, inside its write transaction (a value not an integer reads as
+** 0); raised to ?1 in prune's, never lowered.  A job at the floor
+** LEASE_FENCE_MAX starts blocked, as a job whose fence reached it is.
+*/
+#define LSQ_SQL_FLOOR_INT(v) "(CASE WHEN typeof(" v ") = 'integer' AND " v " > 0 THEN " v " ELSE 0 END)"
+#define LSQ_SQL_Q_FLOOR                                                   \
+  "SELECT " LSQ_SQL_FLOOR_INT("value") " FROM " LEASE_SCHEMA_META " WHERE key = 'fence_floor'"
+#define LSQ_SQL_Q_FLOOR_RAISE                                             \
+  "INSERT INTO " LEASE_SCHEMA_META "(key, value) VALUES ('fence_floor', ?1)" \
+  " ON CONFLICT(key) DO UPDATE SET value = max(" LSQ_SQL_FLOOR_INT("value") ", excluded.value)"
 
 /* The clock mark, and its move up to ?1. */
 #define LSQ_SQL_CLOCK_READ "SELECT " LSQ_SQL_MARK

@@ -53,8 +53,11 @@
 #define LSQ_SQL_COMMIT "COMMIT"
 #define LSQ_SQL_ROLLBACK "ROLLBACK"
 
-/* Contract step 2; never OR REPLACE (it would reset a lease). */
-#define LSQ_SQL_ENQUEUE "INSERT OR IGNORE INTO jobs(id) VALUES (?1)"
+/* Contract step 2; never OR REPLACE (it would reset a lease).  ?1 id,
+** ?2 the fence the job starts at: the database's fence floor
+** (LSQ_SQL_Q_FLOOR; NULL: 0), so that its first claim hands out a fence
+** above every fence of a job pruned before, under this id or any other. */
+#define LSQ_SQL_ENQUEUE "INSERT OR IGNORE INTO jobs(id, fence) VALUES (?1, coalesce(?2, 0))"
 
 /* Contract step 4.  ?1 id, ?2 owner, ?3 now, ?4 now + ttl.  Held means
 ** until > now, so until <= now is free: the boundary now == until can be
@@ -126,6 +129,8 @@
   XX(COMMIT)                             \
   XX(ROLLBACK)                           \
   XX(WHY)                                \
+  XX(Q_FLOOR)                            \
+  XX(Q_FLOOR_RAISE)                      \
   LSQ_QUEUE_OWN_STATEMENTS(XX)
 #define LSQ_STATEMENT_MAP(XX) LEASE_STATEMENTS(XX) LSQ_OWN_STATEMENTS(XX)
 

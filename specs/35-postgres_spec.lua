@@ -377,13 +377,12 @@ describe("PostgreSQL backend", function()
       function(id) return db:enqueue_many({ id, id .. "-new" }) end,
       function(id) return db:enqueue_many({ { id = id, queue = "q" }, { id = id .. "-new", queue = "q" } }) end,
     }
-    local top = 0
     for i, enqueue in ipairs(ways) do
       local id = "job" .. i
       assert.is_true(db:enqueue(id))
       local f = db:claim(id, "w", 0, 10)
       assert.is_true(db:complete(id, "w", f, 1, "r"))
-      top = f
+      local top = f
       -- another client deletes the job and raises the floor as prune does,
       -- and commits a moment later
       local marker = H.file("pruning")

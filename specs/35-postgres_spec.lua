@@ -235,103 +235,6 @@ describe("PostgreSQL backend", function()
     assert.is_nil(b.result)
   end)
 
-  it("complete_many chosen as a deadlock's victim runs again, and stores every job", function()
-    db:enqueue_many({ "a", "b" })
-    local jobs = db:claim_next("w", 0, 100, 2)
-    -- complete_many locks a, then waits for b, which the other client
-    -- holds until it has a too
-    local wait = deadlock_with(p, "a", "b")
-    local all, reasons = db:complete_many("w", 0.5, {
-      { id = jobs[1].id, fence = jobs[1].fence, result = "ra" },
-      { id = jobs[2].id, fence = jobs[2].fence, result = "rb" } })
-    wait()
-    assert.are.same({ true }, { all, reasons })
-    local a, b = db:state("a", 6), db:state("b", 6)
-    assert.are.same({ "completed", "ra", "completed", "rb" }, { a.status, a.result, b.status, b.result })
-  end)
-
-  it("an enqueue after other jobs chosen as a deadlock's victim runs again, and waits for them", function()
-    db:enqueue_many({ "a", "b" })
-    -- the enqueue locks a, then waits for b
-    local wait = deadlock_with(p, "a", "b")
-    assert.is_true(db:enqueue("c", { after = { "a", "b" } }))
-    wait()
-    local c = db:state("c", 0)
-    assert.are.same({ "waiting", { "a", "b" } }, { c.status, c.after })
-    assert.are.same({ "a", "b" }, H.ids(db:claim_next("w", 0, 100, 3)))
-  end)
-
-  it("runs a write again only for a deadlock or a serialization failure, at most 8 times, and stores nothing", function()
-    -- a trigger of the caller's ends every write to jobs with the given
-    -- SQLSTATE, and counts the runs in a sequence (nextval outlives the
-    -- rollback)
-    db:enqueue("a")
-    local f = db:claim("a", "w", 0, 100)
-    H.psql(p, "CREATE SEQUENCE runs; CREATE TABLE fail_with(state text);"
-      .. " CREATE FUNCTION fail_write() RETURNS trigger LANGUAGE plpgsql AS $$ DECLARE s text;"
-      .. " BEGIN SELECT state INTO s FROM fail_with; PERFORM nextval('runs');"
-      .. " RAISE EXCEPTION 'ended by the spec' USING ERRCODE = s; END $$;"
-      .. " CREATE TRIGGER fail_write BEFORE UPDATE ON jobs FOR EACH ROW EXECUTE FUNCTION fail_write()")
-    local before = H.snapshot(p)
-    for _, case in ipairs({ { "40P01", 8 }, { "40001", 8 }, { "55P03", 1 } }) do
-      H.psql(p, "DELETE FROM fail_with; INSERT INTO fail_with VALUES ('" .. case[1] .. "');"
-        .. " SELECT setval('runs', 1, false)")
-      local err = H.error_of(db.complete, db, "a", "w", f, 1, "r")
-      assert.truthy(err:find("ended by the spec (SQLSTATE " .. case[1] .. ") [busy]", 1, true), err)
-      assert.are.equal(case[2] .. "\n", H.psql(p, "SELECT last_value FROM runs"), case[1])
-      assert.are.same(before, H.snapshot(p))
-    end
-    H.psql(p, "DROP TRIGGER fail_write ON jobs")
-    assert.is_true(db:complete("a", "w", f, 1, "r"))
-  end)
-
-  it("cancel and retry with events on are one transaction each: an event that fails stores nothing", function()
-    db:close()
-    db = lease.open(p, { events = true })
-    db:enqueue("a")
-    db:enqueue("b")
-    local f = db:claim("b", "w", 0, 100)
-    assert.is_true(db:complete("b", "w", f, 1, "r"))
-    -- a trigger of the caller's refuses the next event written
-    H.psql(p, "CREATE FUNCTION no_event() RETURNS trigger LANGUAGE plpgsql AS $$"
-      .. " BEGIN RAISE EXCEPTION 'no event' USING ERRCODE = 'P0001'; END $$;"
-      .. " CREATE TRIGGER no_event BEFORE INSERT ON lease_events FOR EACH ROW EXECUTE FUNCTION no_event()")
-    local err = H.error_of(db.cancel, db, "a", 10)
-    assert.truthy(err:find("no event", 1, true), err)
-    assert.are.equal("available", db:state("a", 10).status)
-    err = H.error_of(db.retry, db, "b", 10)
-    assert.truthy(err:find("no event", 1, true), err)
-    local b = db:state("b", 10)
-    assert.are.same({ "completed", "r" }, { b.status, b.result })
-    H.psql(p, "DROP TRIGGER no_event ON lease_events")
-    assert.are.same({ true }, { db:cancel("a", 10) })
-    assert.are.equal("cancelled", db:state("a", 10).status)
-  end)
-
-  it("claim_next is not run again once a round of it committed", function()
-    -- x's lease ran out on its last attempt: the first round discards it
-    -- and claims a (committed on its own); the second round, for b, is
-    -- ended once as a deadlock's victim
-    db:enqueue("x", { max_attempts = 1 })
-    db:enqueue_many({ "a", "b", "c" })
-    assert.are.equal(1, db:claim("x", "old", 0, 1))
-    H.psql(p, "CREATE SEQUENCE runs; CREATE FUNCTION once() RETURNS trigger LANGUAGE plpgsql AS $$"
-      .. " BEGIN IF new.owner = 'w'::bytea AND nextval('runs') = 2 THEN"
-      .. " RAISE EXCEPTION 'ended by the spec' USING ERRCODE = '40P01'; END IF; RETURN new; END $$;"
-      .. " CREATE TRIGGER once BEFORE UPDATE ON jobs FOR EACH ROW EXECUTE FUNCTION once()")
-    local err = H.error_of(db.claim_next, db, "w", 10, 100, 2)
-    assert.truthy(err:find("ended by the spec (SQLSTATE 40P01) [busy]", 1, true), err)
-    H.psql(p, "DROP TRIGGER once ON jobs")
-    -- a stays claimed by w until its lease expires; b and c were never
-    -- claimed by a second run
-    local s = {}
-    for _, id in ipairs({ "x", "a", "b", "c" }) do s[id] = db:state(id, 11) end
-    assert.are.same({ "discarded", "running", "available", "available" },
-      { s.x.status, s.a.status, s.b.status, s.c.status })
-    assert.are.same({ "w", 1 }, { s.a.owner, s.a.fence })
-    assert.are.same({ 0, 0 }, { s.b.fence, s.c.fence })
-  end)
-
   it("prune locks the jobs it deletes in id order, as complete_many does", function()
     -- a, b, c ended in the opposite order (c first), among many open jobs:
     -- a plan without an order of its own reads them by their end
@@ -367,41 +270,6 @@ describe("PostgreSQL backend", function()
     wait()
     assert.are.same({ true, 3 }, { t:join() })
     assert.are.equal(3000, db:counts(20).total)
-  end)
-
-  it("an enqueue of a job a prune is deleting finds the job, never inserts it below the floor the prune raises", function()
-    -- each way an enqueue reaches the server: one job (ENQUEUE), many ids
-    -- (ENQUEUE_MANY), many with data (ENQUEUE_DATA)
-    local ways = {
-      function(id) return db:enqueue(id) and 1 or 0 end,
-      function(id) return db:enqueue_many({ id, id .. "-new" }) end,
-      function(id) return db:enqueue_many({ { id = id, queue = "q" }, { id = id .. "-new", queue = "q" } }) end,
-    }
-    for i, enqueue in ipairs(ways) do
-      local id = "job" .. i
-      assert.is_true(db:enqueue(id))
-      local f = db:claim(id, "w", 0, 10)
-      assert.is_true(db:complete(id, "w", f, 1, "r"))
-      local top = f
-      -- another client deletes the job and raises the floor as prune does,
-      -- and commits a moment later
-      local marker = H.file("pruning")
-      local wait = psql_background(p, "BEGIN;\nSELECT 1 FROM jobs WHERE id = '" .. id .. "' FOR UPDATE;\n"
-        .. "DELETE FROM jobs WHERE id = '" .. id .. "';\n"
-        .. "INSERT INTO lease_meta(key, value) VALUES ('fence_floor', '" .. top .. "')"
-        .. " ON CONFLICT (key) DO UPDATE SET value = excluded.value;\n\\! touch " .. marker
-        .. "\nSELECT pg_sleep(1);\nCOMMIT;")
-      wait_marker(marker)
-      -- the job is still there in this enqueue's snapshot: it exists (a
-      -- batch adds its other, new id)
-      assert.are.same({ id, i > 1 and 1 or 0 }, { id, enqueue(id) })
-      wait()
-      assert.is_nil(db:state(id))
-      assert.are.equal(top .. "\n", H.psql(p, "SELECT value FROM lease_meta WHERE key = 'fence_floor'"))
-      -- enqueued again once the prune committed: above every fence before
-      assert.are.same({ id, 1 }, { id, enqueue(id) })
-      assert.are.same({ id, top + 1, 1 }, { id, db:claim(id, "w", 2, 10), db:state(id, 2).attempt })
-    end
   end)
 
   it("raises busy with the SQLSTATE when a row lock outlasts the busy timeout, and changes nothing", function()
@@ -875,6 +743,142 @@ describe("PostgreSQL backend", function()
     local a, b = out:match("^(%d+) (%d+) $")
     assert.are.equal(n, tonumber(a) + tonumber(b), out)
     assert.are.equal(n, db:counts(1).done)
+  end)
+
+  it("complete_many chosen as a deadlock's victim runs again, and stores every job", function()
+    db:enqueue_many({ "a", "b" })
+    local jobs = db:claim_next("w", 0, 100, 2)
+    -- complete_many locks a, then waits for b, which the other client
+    -- holds until it has a too
+    local wait = deadlock_with(p, "a", "b")
+    local all, reasons = db:complete_many("w", 0.5, {
+      { id = jobs[1].id, fence = jobs[1].fence, result = "ra" },
+      { id = jobs[2].id, fence = jobs[2].fence, result = "rb" } })
+    wait()
+    assert.are.same({ true }, { all, reasons })
+    local a, b = db:state("a", 6), db:state("b", 6)
+    assert.are.same({ "completed", "ra", "completed", "rb" }, { a.status, a.result, b.status, b.result })
+  end)
+
+  it("an enqueue after other jobs chosen as a deadlock's victim runs again, and waits for them", function()
+    db:enqueue_many({ "a", "b" })
+    -- the enqueue locks a, then waits for b
+    local wait = deadlock_with(p, "a", "b")
+    assert.is_true(db:enqueue("c", { after = { "a", "b" } }))
+    wait()
+    local c = db:state("c", 0)
+    assert.are.same({ "waiting", { "a", "b" } }, { c.status, c.after })
+    assert.are.same({ "a", "b" }, H.ids(db:claim_next("w", 0, 100, 3)))
+  end)
+
+  it("runs a write again only for a deadlock or a serialization failure, at most 8 times, and stores nothing", function()
+    -- a trigger of the caller's ends every write to jobs with the given
+    -- SQLSTATE, and counts the runs in a sequence (nextval outlives the
+    -- rollback)
+    -- the handle's deadlock_timeout is short: its pauses before each run
+    -- are half to all of it
+    db:close()
+    db = lease.open((p:gsub("options='", "options='-cdeadlock_timeout=10 ")))
+    db:enqueue("a")
+    local f = db:claim("a", "w", 0, 100)
+    H.psql(p, "CREATE SEQUENCE runs; CREATE TABLE fail_with(state text);"
+      .. " CREATE FUNCTION fail_write() RETURNS trigger LANGUAGE plpgsql AS $$ DECLARE s text;"
+      .. " BEGIN SELECT state INTO s FROM fail_with; PERFORM nextval('runs');"
+      .. " RAISE EXCEPTION 'ended by the spec' USING ERRCODE = s; END $$;"
+      .. " CREATE TRIGGER fail_write BEFORE UPDATE ON jobs FOR EACH ROW EXECUTE FUNCTION fail_write()")
+    local before = H.snapshot(p)
+    for _, case in ipairs({ { "40P01", 8 }, { "40001", 8 }, { "55P03", 1 } }) do
+      H.psql(p, "DELETE FROM fail_with; INSERT INTO fail_with VALUES ('" .. case[1] .. "');"
+        .. " SELECT setval('runs', 1, false)")
+      local err = H.error_of(db.complete, db, "a", "w", f, 1, "r")
+      assert.truthy(err:find("ended by the spec (SQLSTATE " .. case[1] .. ") [busy]", 1, true), err)
+      assert.are.equal(case[2] .. "\n", H.psql(p, "SELECT last_value FROM runs"), case[1])
+      assert.are.same(before, H.snapshot(p))
+    end
+    H.psql(p, "DROP TRIGGER fail_write ON jobs")
+    assert.is_true(db:complete("a", "w", f, 1, "r"))
+  end)
+
+  it("cancel and retry with events on are one transaction each: an event that fails stores nothing", function()
+    db:close()
+    db = lease.open(p, { events = true })
+    db:enqueue("a")
+    db:enqueue("b")
+    local f = db:claim("b", "w", 0, 100)
+    assert.is_true(db:complete("b", "w", f, 1, "r"))
+    -- a trigger of the caller's refuses the next event written
+    H.psql(p, "CREATE FUNCTION no_event() RETURNS trigger LANGUAGE plpgsql AS $$"
+      .. " BEGIN RAISE EXCEPTION 'no event' USING ERRCODE = 'P0001'; END $$;"
+      .. " CREATE TRIGGER no_event BEFORE INSERT ON lease_events FOR EACH ROW EXECUTE FUNCTION no_event()")
+    local err = H.error_of(db.cancel, db, "a", 10)
+    assert.truthy(err:find("no event", 1, true), err)
+    assert.are.equal("available", db:state("a", 10).status)
+    err = H.error_of(db.retry, db, "b", 10)
+    assert.truthy(err:find("no event", 1, true), err)
+    local b = db:state("b", 10)
+    assert.are.same({ "completed", "r" }, { b.status, b.result })
+    H.psql(p, "DROP TRIGGER no_event ON lease_events")
+    assert.are.same({ true }, { db:cancel("a", 10) })
+    assert.are.equal("cancelled", db:state("a", 10).status)
+  end)
+
+  it("claim_next is not run again once a round of it committed", function()
+    -- x's lease ran out on its last attempt: the first round discards it
+    -- and claims a (committed on its own); the second round, for b, is
+    -- ended once as a deadlock's victim
+    db:enqueue("x", { max_attempts = 1 })
+    db:enqueue_many({ "a", "b", "c" })
+    assert.are.equal(1, db:claim("x", "old", 0, 1))
+    H.psql(p, "CREATE SEQUENCE runs; CREATE FUNCTION once() RETURNS trigger LANGUAGE plpgsql AS $$"
+      .. " BEGIN IF new.owner = 'w'::bytea AND nextval('runs') = 2 THEN"
+      .. " RAISE EXCEPTION 'ended by the spec' USING ERRCODE = '40P01'; END IF; RETURN new; END $$;"
+      .. " CREATE TRIGGER once BEFORE UPDATE ON jobs FOR EACH ROW EXECUTE FUNCTION once()")
+    local err = H.error_of(db.claim_next, db, "w", 10, 100, 2)
+    assert.truthy(err:find("ended by the spec (SQLSTATE 40P01) [busy]", 1, true), err)
+    H.psql(p, "DROP TRIGGER once ON jobs")
+    -- a stays claimed by w until its lease expires; b and c were never
+    -- claimed by a second run
+    local s = {}
+    for _, id in ipairs({ "x", "a", "b", "c" }) do s[id] = db:state(id, 11) end
+    assert.are.same({ "discarded", "running", "available", "available" },
+      { s.x.status, s.a.status, s.b.status, s.c.status })
+    assert.are.same({ "w", 1 }, { s.a.owner, s.a.fence })
+    assert.are.same({ 0, 0 }, { s.b.fence, s.c.fence })
+  end)
+
+  it("an enqueue of a job a prune is deleting finds the job, never inserts it below the floor the prune raises", function()
+    -- each way an enqueue reaches the server: one job (ENQUEUE), many ids
+    -- (ENQUEUE_MANY), many with data (ENQUEUE_DATA)
+    local ways = {
+      function(id) return db:enqueue(id) and 1 or 0 end,
+      function(id) return db:enqueue_many({ id, id .. "-new" }) end,
+      function(id) return db:enqueue_many({ { id = id, queue = "q" }, { id = id .. "-new", queue = "q" } }) end,
+    }
+    for i, enqueue in ipairs(ways) do
+      local id = "job" .. i
+      assert.is_true(db:enqueue(id))
+      local f = db:claim(id, "w", 0, 10)
+      assert.is_true(db:complete(id, "w", f, 1, "r"))
+      local top = f
+      -- another client deletes the job and raises the floor as prune does,
+      -- and commits a moment later
+      local marker = H.file("pruning")
+      local wait = psql_background(p, "BEGIN;\nSELECT 1 FROM jobs WHERE id = '" .. id .. "' FOR UPDATE;\n"
+        .. "DELETE FROM jobs WHERE id = '" .. id .. "';\n"
+        .. "INSERT INTO lease_meta(key, value) VALUES ('fence_floor', '" .. top .. "')"
+        .. " ON CONFLICT (key) DO UPDATE SET value = excluded.value;\n\\! touch " .. marker
+        .. "\nSELECT pg_sleep(1);\nCOMMIT;")
+      wait_marker(marker)
+      -- the job is still there in this enqueue's snapshot: it exists (a
+      -- batch adds its other, new id)
+      assert.are.same({ id, i > 1 and 1 or 0 }, { id, enqueue(id) })
+      wait()
+      assert.is_nil(db:state(id))
+      assert.are.equal(top .. "\n", H.psql(p, "SELECT value FROM lease_meta WHERE key = 'fence_floor'"))
+      -- enqueued again once the prune committed: above every fence before
+      assert.are.same({ id, 1 }, { id, enqueue(id) })
+      assert.are.same({ id, top + 1, 1 }, { id, db:claim(id, "w", 2, 10), db:state(id, 2).attempt })
+    end
   end)
 end)
 

@@ -256,11 +256,15 @@ ok, out = run("cmake -S " .. sh(tree) .. " -B " .. sh(build) .. " -DCMAKE_BUILD_
 if not ok then die("configuring the scratch tree failed:\n" .. out) end
 
 -- The first build makes every target; a mutant's rebuild only what the
--- specs, the hints and the C tests run (the module, the host, run_c_tests'
--- programs, the power-loss test).
-local judged_targets = nil
+-- specs and the hints run (the module, the host, the power-loss test), and
+-- the C test programs (build_c_tests) only when they are run: for a
+-- mutant's c_hint, or once its specs all passed.
+local judged_targets, c_targets = nil, nil
 local function build_tree()
   return run("cmake --build " .. sh(build) .. " -j2" .. (judged_targets or ""))
+end
+local function build_c_tests()
+  return run("cmake --build " .. sh(build) .. " -j2" .. c_targets)
 end
 
 -- The environment ctest gives the specs, pointed at the scratch tree.
@@ -320,9 +324,10 @@ io.write("mutation: baseline build and suite in ", tree, "\n")
 ok, out = build_tree()
 if not ok then die("the unmutated scratch tree does not build:\n" .. out) end
 -- (test_powerloss: the hint specs/faults/powerloss.lua runs it)
-judged_targets = " --target lease_lua lease_host " .. table.concat(C_TESTS, " ")
-  .. (io.open(build .. "/test_pg_wire", "rb") and " test_pg_wire" or "")
+judged_targets = " --target lease_lua lease_host"
   .. (io.open(build .. "/test_powerloss", "rb") and " test_powerloss" or "")
+c_targets = " --target " .. table.concat(C_TESTS, " ")
+  .. (io.open(build .. "/test_pg_wire", "rb") and " test_pg_wire" or "")
 if not lane or lane.k == 1 then
   local passed, why = run_specs(nil)
   if passed then passed, why = run_c_tests() end
@@ -353,13 +358,23 @@ for m in next_mutant do
     if not built then
       r.result, r.by = "nobuild", (bout:match("[^\n]*error:[^\n]*") or "build failed"):sub(1, 120)
     else
-      local p1, w1 = true, nil
+      local p1, w1, c_built = true, nil, true
       -- c_hint: a C test program to run first (the spec hint's counterpart)
-      if m.c_hint then p1, w1 = run_c_tests({ m.c_hint }) end
-      if p1 and m.hint then p1, w1 = run_specs(m.hint, m.backend) end
-      if p1 then p1, w1 = run_specs(nil, m.backend) end
-      if p1 then p1, w1 = run_c_tests() end
-      if p1 then r.result, r.by = "SURVIVED", "no spec failed"
+      if m.c_hint then
+        c_built, bout = build_c_tests()
+        if c_built then p1, w1 = run_c_tests({ m.c_hint }) end
+      end
+      if c_built and p1 and m.hint then p1, w1 = run_specs(m.hint, m.backend) end
+      if c_built and p1 then p1, w1 = run_specs(nil, m.backend) end
+      if c_built and p1 and not m.c_hint then
+        c_built, bout = build_c_tests()
+        if c_built then p1, w1 = run_c_tests() end
+      elseif c_built and p1 then
+        p1, w1 = run_c_tests()
+      end
+      if not c_built then
+        r.result, r.by = "nobuild", (bout:match("[^\n]*error:[^\n]*") or "C tests do not build"):sub(1, 120)
+      elseif p1 then r.result, r.by = "SURVIVED", "no spec failed"
       else r.result, r.by = "killed", w1 end
     end
     write(path, original)

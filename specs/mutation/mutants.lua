@@ -1492,7 +1492,7 @@ return {
     fn = "batch_sort",
     from = "  qsort(b->ord, (size_t)b->n, sizeof *b->ord, by_id);\n",
     to = "  if (0) qsort(b->ord, (size_t)b->n, sizeof *b->ord, by_id);\n",
-    hint = "specs/35-postgres_spec.lua",
+    hint = "specs/19-complete_many_spec.lua",
   },
   {
     -- a keyed job in the one-statement batch: its key neither stored nor checked
@@ -1542,7 +1542,7 @@ return {
     fn = "set_session",
     from = [["SET default_transaction_isolation = 'read committed';"]],
     to = [["SET application_name = 'lease';"]],
-    hint = "specs/08-claim_many_spec.lua",
+    hint = "specs/18-pool_spec.lua",
   },
   {
     name = "pg-readonly-not-mapped", step = "own", file = "src/pg/lpg.c", backend = "pg",
@@ -2200,7 +2200,7 @@ return {
     fn = "store_batch",
     from = [[  if w.stopping then return w.db:complete_many(w.owner, w.db:server_now(), results) end]],
     to = [[]],
-    hint = "specs/62-complete_many_claim_next_spec.lua",
+    hint = "specs/29-pool_service_spec.lua",
   },
   {
     name = "pool-next-job-not-given-back", step = "own", file = "lua/lease/pool.lua",

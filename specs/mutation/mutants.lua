@@ -1580,6 +1580,13 @@ return {
     to = "  (void)quiet;\n",
     c_hint = "test_pg_wire",
   },
+  {
+    name = "pg-pipeline-left-kept", step = "own", file = "src/pg/lpg.c", backend = "pg",
+    fn = "lpg_usable",
+    from = "  return PQstatus(pg) == CONNECTION_OK && PQpipelineStatus(pg) == PQ_PIPELINE_OFF;\n",
+    to = "  return PQstatus(pg) == CONNECTION_OK;\n",
+    c_hint = "test_pg_conn",
+  },
   -- Fenced side effects on PostgreSQL (src/pg/lpg_tx.c, lpg_tx_sql.h) and
   -- the pool's clock --------------------------------------------------
   {

@@ -301,18 +301,23 @@ local function run_specs(files, backend)
   return false, (output:match("[^\n]*[Ee]rror[^\n]*") or "busted failed"):sub(1, 120)
 end
 
--- The C test programs a mutant is judged by (test_pg_wire too in a tree
--- built with libpq).
+-- The C test programs a mutant is judged by, and those of a tree built
+-- with libpq (test_pg_conn on the run's cluster).
 local C_TESTS = { "test_core", "test_many", "test_queue", "test_threads", "test_rules", "test_cron",
   "test_plans" }
+local C_TESTS_PG = { "test_pg_wire", "test_pg_conn" }
 
--- Run the C test programs named (all of them when nil; test_pg_wire only
--- in a tree built with libpq).  Returns passed, the first failure.
+-- Run the C test programs named (all of them when nil; those of
+-- C_TESTS_PG only in a tree built with libpq).  Returns passed, the first
+-- failure.
 local function run_c_tests(names)
   local all = { table.unpack(C_TESTS) }
-  if not names and io.open(build .. "/test_pg_wire", "rb") then all[#all + 1] = "test_pg_wire" end
+  for _, t in ipairs(names and {} or C_TESTS_PG) do
+    if io.open(build .. "/" .. t, "rb") then all[#all + 1] = t end
+  end
   for _, t in ipairs(names or all) do
-    local passed, output = run(env .. "timeout -k 30 300 " .. sh(build .. "/" .. t))
+    local passed, output = run(env .. (t == "test_pg_conn" and pg_env() or "") .. "timeout -k 30 300 "
+      .. sh(build .. "/" .. t))
     if not passed then
       return false, "specs/c/" .. t .. ".c " .. (output:match("%[  FAILED  %] ([%w_]+)") or "failed")
     end
@@ -327,7 +332,9 @@ if not ok then die("the unmutated scratch tree does not build:\n" .. out) end
 judged_targets = " --target lease_lua lease_host"
   .. (io.open(build .. "/test_powerloss", "rb") and " test_powerloss" or "")
 c_targets = " --target " .. table.concat(C_TESTS, " ")
-  .. (io.open(build .. "/test_pg_wire", "rb") and " test_pg_wire" or "")
+for _, t in ipairs(C_TESTS_PG) do
+  if io.open(build .. "/" .. t, "rb") then c_targets = c_targets .. " " .. t end
+end
 if not lane or lane.k == 1 then
   local passed, why = run_specs(nil)
   if passed then passed, why = run_c_tests() end

@@ -15,7 +15,9 @@
 ** lock_timeout (a lock not granted in time is LEASE_BUSY), synchronous
 ** FULL / NORMAL onto synchronous_commit on / off, read-only onto
 ** default_transaction_read_only.  A connection found broken at the start of
-** a call is reset once (PQreset) and its session set up again; a call that
+** a call (lost, or left in pipeline mode by a pipeline whose results a lost
+** or ended session cut short) is reset once (PQreset) and its session set
+** up again; a call that
 ** loses its connection midway fails with LEASE_IOERR, and whether the
 ** server committed it is then unknown, as for any client of a server.
 */
@@ -237,9 +239,14 @@ static int set_session(lease_db *db) {
 }
 
 /* See lpg_int.h. */
+int lpg_usable(PGconn *pg) {
+  return PQstatus(pg) == CONNECTION_OK && PQpipelineStatus(pg) == PQ_PIPELINE_OFF;
+}
+
+/* See lpg_int.h. */
 int lpg_ready_conn(lease_db *db) {
   lpg_conn *c = LPG(db);
-  if (PQstatus(c->pg) != CONNECTION_OK) {
+  if (!lpg_usable(c->pg)) {
     PQreset(c->pg);
     if (PQstatus(c->pg) != CONNECTION_OK) return lpg_fail(db, NULL);   /* LEASE_IOERR */
     return set_session(db);

@@ -3,6 +3,14 @@
 -- Usage (from anywhere; lua5.4 and busted on PATH, the project buildable):
 --   lua5.4 specs/mutation/run.lua [--work DIR] [--only NAME[,NAME...]] [--list]
 --                                 [--lanes N] [--check]
+--   lua5.4 specs/mutation/run.lua --kills-from LOG [LOG...]
+--
+-- --kills-from reads the logs of earlier runs (a lane's log, or the output
+-- of a whole run) and writes specs/mutation/kills.lua: for each mutant
+-- killed by a spec, that spec's file and full test name.  A run tries that
+-- one test first (busted --filter), so a mutant costs its rebuild and one
+-- test, not its hint file up to the test that fails; a mutant the test no
+-- longer kills (the test renamed or changed) is judged as without it.
 --
 -- --lanes N splits the mutants into N lanes, each a process of this script
 -- with its own scratch tree, build, temporary files and PostgreSQL cluster
@@ -21,8 +29,9 @@
 -- exactly once in the definition the mutant names with fn, regions.lua, or
 -- in the whole file without fn; a mutant whose function was renamed or
 -- moved, or whose text left it, is reported stale saying which), rebuilds
--- incrementally, runs the mutant's hinted spec file
--- and, if that did not fail, the whole spec suite and the C tests; records
+-- incrementally, runs its C hint (c_hint), the test that killed it last
+-- (kills.lua), its hinted spec file
+-- and, if none of those failed, the whole spec suite and the C tests; records
 -- killed (something failed) or survived; restores the file.  Prints a table
 -- and a score line; exits 1 if any mutant survived, did not apply or did not
 -- build, 2 on a usage or set-up error.
@@ -74,7 +83,7 @@ local ok_root, abs = run("cd " .. sh(root) .. " && pwd")
 if not ok_root then die("cannot find the source root") end
 root = abs:gsub("%s+$", "")
 local work, only, list, check = root .. "/build/mutation", nil, false, false
-local lanes, lane = 1, nil
+local lanes, lane, kills_from = 1, nil, nil
 local i = 1
 while arg[i] do
   local a = arg[i]
@@ -93,6 +102,10 @@ while arg[i] do
     only = {}
     for n in (arg[i + 1] or ""):gmatch("[^,]+") do only[n] = true end
     i = i + 1
+  elseif a == "--kills-from" then
+    kills_from = { table.unpack(arg, i + 1) }
+    if #kills_from == 0 then die("--kills-from takes the logs to read") end
+    break
   elseif a == "--list" then list = true
   elseif a == "--check" then check = true
   else die("unknown argument " .. a .. " (see the header of this file)") end
@@ -101,6 +114,39 @@ end
 
 local mutants = dofile(script_dir() .. "/mutants.lua")
 local regions = dofile(script_dir() .. "/regions.lua")
+
+-- --kills-from: the progress lines "  NAME STEP killed FILE:LINE TEST" of
+-- the logs, the last one of each mutant kept, written as kills.lua.
+if kills_from then
+  local known, found, n = {}, {}, 0
+  for _, m in ipairs(mutants) do known[m.name] = true end
+  for _, log in ipairs(kills_from) do
+    for line in read(log):gmatch("[^\n]+") do
+      local name, file, test = line:match("^%s+(%S+)%s+%S+%s+killed%s+(specs/[%w_%-]+%.lua):%d+ (.+)$")
+      if name and known[name] and not file:find("^specs/c/") then
+        if not found[name] then n = n + 1 end
+        found[name] = { file = file, test = test }
+      end
+    end
+  end
+  local names = {}
+  for name in pairs(found) do names[#names + 1] = name end
+  table.sort(names)
+  local out = { "-- specs/mutation/kills.lua: for each mutant, the spec test that killed it in",
+    "-- an earlier run, tried first (run.lua).  Made by",
+    "--   lua5.4 specs/mutation/run.lua --kills-from LOG [LOG...]",
+    "-- from the logs of full runs; a mutant left out is judged by its hints.",
+    "return {" }
+  for _, name in ipairs(names) do
+    out[#out + 1] = string.format("  [%q] = { file = %q, test = %q },", name, found[name].file, found[name].test)
+  end
+  out[#out + 1] = "}"
+  write(script_dir() .. "/kills.lua", table.concat(out, "\n") .. "\n")
+  print(string.format("kills.lua: %d of %d mutants", n, #mutants))
+  os.exit(0)
+end
+local kills_ok, kills = pcall(dofile, script_dir() .. "/kills.lua")
+if not kills_ok then kills = {} end
 if list then
   for _, m in ipairs(mutants) do print(string.format("%-40s step %-4s %s", m.name, m.step, m.file)) end
   os.exit(0)
@@ -288,11 +334,13 @@ local function pg_stop()
 end
 
 -- Run busted on files (all specs when nil), stopping at the first failure;
--- on PostgreSQL when backend is "pg".  Returns passed, a description of the
--- first failure.
-local function run_specs(files, backend)
+-- on PostgreSQL when backend is "pg"; only the test whose full name is
+-- `test` when it is given.  Returns passed, a description of the first
+-- failure.
+local function run_specs(files, backend, test)
   local cmd = env .. (backend == "pg" and pg_env() or "") .. "timeout -k 30 900 lua5.4 " .. sh(busted)
     .. " --no-keep-going -o plainTerminal" .. (backend == "pg" and " --exclude-tags=sqlite,not_on_pg" or "")
+  if test then cmd = cmd .. " " .. sh("--filter=^" .. test:gsub("[%^%$%(%)%%%.%[%]%*%+%-%?]", "%%%0") .. "$") end
   if files then cmd = cmd .. " " .. files end
   local passed, output = run(cmd)
   if passed then return true end
@@ -371,6 +419,8 @@ for m in next_mutant do
         c_built, bout = build_c_tests()
         if c_built then p1, w1 = run_c_tests({ m.c_hint }) end
       end
+      local k = kills[m.name]
+      if c_built and p1 and k then p1, w1 = run_specs(k.file, m.backend, k.test) end
       if c_built and p1 and m.hint then p1, w1 = run_specs(m.hint, m.backend) end
       if c_built and p1 then p1, w1 = run_specs(nil, m.backend) end
       if c_built and p1 and not m.c_hint then

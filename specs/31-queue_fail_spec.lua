@@ -394,6 +394,25 @@ describe("prune and the fence floor", function()
     assert.are.equal(top + 1, db:claim("next", "w", 0, 10))
   end)
 
+  it("reads a floor another client stored as text digits as the fence it names, as both backends do", function()
+    db:enqueue("low")
+    run("low", 3, 1)
+    for _, c in ipairs({ { "'7'", 7 }, { "'0007'", 7 }, { "'99999999999999999999'", 0 }, { "'7x'", 0 },
+                         { "''", 0 }, { "'9999999999999999999'", 9223372036854775807 } }) do
+      H.sql(p, "DELETE FROM lease_meta WHERE key = 'fence_floor'")
+      H.sql(p, "INSERT INTO lease_meta(key, value) VALUES ('fence_floor', " .. c[1] .. ")")
+      local id = "t" .. c[1]
+      assert.is_true(db:enqueue(id))
+      assert.are.same({ c[1], c[2] }, { c[1], db:state(id).fence })
+    end
+    -- a prune of a lower fence leaves a text floor where it was
+    H.sql(p, "UPDATE lease_meta SET value = '7' WHERE key = 'fence_floor'")
+    assert.are.equal(1, db:prune(100))   -- low, fence 3
+    assert.are.equal("7\n", floor())
+    db:enqueue("after")
+    assert.are.equal(8, db:claim("after", "w", 0, 10))
+  end)
+
   it("a job pruned at the largest fence leaves the jobs enqueued after blocked, never past it", function()
     db:enqueue("max")
     run("max", 1, 1)

@@ -1581,6 +1581,13 @@ return {
     c_hint = "test_pg_wire",
   },
   {
+    name = "floor-text-read-as-zero", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_FLOOR_INT",
+    from = [=[  " WHEN typeof(" v ") = 'text' AND length(" v ") BETWEEN 1 AND 19"]=],
+    to = [=[  " WHEN 0 AND length(" v ") BETWEEN 1 AND 19"]=],
+    hint = "specs/31-queue_fail_spec.lua",
+  },
+  {
     name = "pg-pipeline-left-kept", step = "own", file = "src/pg/lpg.c", backend = "pg",
     fn = "lpg_usable",
     from = "  return PQstatus(pg) == CONNECTION_OK && PQpipelineStatus(pg) == PQ_PIPELINE_OFF;\n",

@@ -375,11 +375,17 @@
 ** inserts starts at the floor (LSQ_SQL_ENQUEUE), so a fence handed out
 ** before a prune is never handed out again, not even to a job enqueued
 ** again under the same id (docs/contract/CONTRACT.md).  Read once per
-** enqueue, inside its write transaction (a value not an integer reads as
-** 0); raised to ?1 in prune's, never lowered.  A job at the floor
-** LEASE_FENCE_MAX starts blocked, as a job whose fence reached it is.
+** enqueue, inside its write transaction; raised to ?1 in prune's, never
+** lowered.  LSQ_SQL_FLOOR_INT(v): v as a floor, an integer, or a text of
+** 1 to 19 digits another client stored (at most LEASE_FENCE_MAX, as a
+** CAST clamps it), as PostgreSQL reads its text (LPG_SQL_FLOOR_OF); any
+** other value reads as 0.  A job at the floor LEASE_FENCE_MAX starts
+** blocked, as a job whose fence reached it is.
 */
-#define LSQ_SQL_FLOOR_INT(v) "(CASE WHEN typeof(" v ") = 'integer' AND " v " > 0 THEN " v " ELSE 0 END)"
+#define LSQ_SQL_FLOOR_INT(v)                                                      \
+  "(CASE WHEN typeof(" v ") = 'integer' AND " v " > 0 THEN " v                     \
+  " WHEN typeof(" v ") = 'text' AND length(" v ") BETWEEN 1 AND 19"                \
+  " AND " v " NOT GLOB '*[^0-9]*' THEN CAST(" v " AS INTEGER) ELSE 0 END)"
 #define LSQ_SQL_Q_FLOOR                                                   \
   "SELECT " LSQ_SQL_FLOOR_INT("value") " FROM " LEASE_SCHEMA_META " WHERE key = 'fence_floor'"
 #define LSQ_SQL_Q_FLOOR_RAISE                                             \

@@ -272,6 +272,35 @@ describe("PostgreSQL backend", function()
     assert.are.equal(3000, db:counts(20).total)
   end)
 
+  it("complete_many locks its jobs in id order, whatever order they are given in", function()
+    db:enqueue_many({ "a", "b", "c" })
+    for _, id in ipairs({ "a", "b", "c" }) do assert.are.equal(1, db:claim(id, "w", 0, 100)) end
+    local marker = H.file("locked")
+    local wait = psql_background(p, "BEGIN;\nSELECT 1 FROM jobs WHERE id = 'b' FOR UPDATE;\n\\! touch "
+      .. marker .. "\nSELECT pg_sleep(2);\nCOMMIT;")
+    wait_marker(marker)
+    local t = require("lease.thread").spawn(function(path)
+      local d = require("lease").open(path)
+      local all = d:complete_many("w", 1, { { id = "c", fence = 1, result = "rc" },
+        { id = "b", fence = 1, result = "rb" }, { id = "a", fence = 1, result = "ra" } })
+      d:close()
+      return all
+    end, p)
+    -- complete_many waits for b
+    for _ = 1, 500 do
+      if H.psql(p, "SELECT count(*) FROM pg_locks WHERE NOT granted"):match("%d+") ~= "0" then break end
+      lease.sleep(0.01)
+    end
+    -- holding a, not c
+    local function free(id)
+      return (pcall(H.psql, p, "SELECT 1 FROM jobs WHERE id = '" .. id .. "' FOR UPDATE NOWAIT"))
+    end
+    assert.are.same({ false, true }, { free("a"), free("c") })
+    wait()
+    assert.is_true(t:join())
+    for _, id in ipairs({ "a", "b", "c" }) do assert.are.equal("r" .. id, db:state(id).result) end
+  end)
+
   it("raises busy with the SQLSTATE when a row lock outlasts the busy timeout, and changes nothing", function()
     db:enqueue("a")
     local f = db:claim("a", "A", 0, 100)

@@ -909,6 +909,39 @@ describe("PostgreSQL backend", function()
       assert.are.same({ id, top + 1, 1 }, { id, db:claim(id, "w", 2, 10), db:state(id, 2).attempt })
     end
   end)
+
+  it("an enqueue that waited for another client's insert of the id, gone and pruned when it commits, starts at the floor raised", function()
+    local ways = {
+      function(id) return db:enqueue(id) and 1 or 0 end,
+      function(id) return db:enqueue_many({ id, id .. "-new" }) end,
+      function(id) return db:enqueue_many({ { id = id, queue = "q" }, { id = id .. "-new", queue = "q" } }) end,
+    }
+    for i, enqueue in ipairs(ways) do
+      local id, top = "again" .. i, 40 + i
+      -- another client inserts the id, then (a claim, a complete and a
+      -- prune later) deletes it and raises the floor, and commits: the
+      -- enqueue, which read the floor before, waits for it at its insert
+      local marker = H.file("inserting")
+      local wait = psql_background(p, "BEGIN;\nINSERT INTO jobs(id) VALUES ('" .. id .. "');\n\\! touch "
+        .. marker .. "\nSELECT pg_sleep(1);\nDELETE FROM jobs WHERE id = '" .. id .. "';\n"
+        .. "INSERT INTO lease_meta(key, value) VALUES ('fence_floor', '" .. top .. "')"
+        .. " ON CONFLICT (key) DO UPDATE SET value = excluded.value;\nCOMMIT;")
+      wait_marker(marker)
+      assert.are.same({ id, i > 1 and 2 or 1 }, { id, enqueue(id) })
+      wait()
+      local ids = i > 1 and { id, id .. "-new" } or { id }
+      for _, j in ipairs(ids) do
+        local s = db:state(j, 2)
+        assert.are.same({ j, top, 0 }, { j, s.fence, s.attempt })
+        assert.are.same({ j, top + 1, 1 }, { j, db:claim(j, "w", 2, 10), db:state(j, 2).attempt })
+      end
+    end
+    -- rows another client inserts: one below the floor is raised, one
+    -- above it keeps its fence
+    H.psql(p, "INSERT INTO jobs(id, fence) VALUES ('raw', 0), ('high', 90)")
+    assert.are.same({ 43, 0 }, { db:state("raw", 2).fence, db:state("raw", 2).attempt })
+    assert.are.same({ 90, 0 }, { db:state("high", 2).fence, db:state("high", 2).attempt })
+  end)
 end)
 
 describe("PostgreSQL completions", function()

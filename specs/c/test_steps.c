@@ -74,6 +74,7 @@ static const struct {
     {"QUEUE_NOW_PLPGSQL", 0xcbf29ce484222325ULL, 0xf360fe8ff6990b09ULL},
     {"SQLITE_COMPLETE_ONCE", 0x7f1e64eed1d19fceULL, 0xaf63bd4c8601b7dfULL},
     {"DEPS_KEYED", 0xcbf29ce484222325ULL, 0x984667563b3ecfd7ULL},
+    {"ADDED_FLOOR", 0xcbf29ce484222325ULL, 0x130daf0fc441ae78ULL},
 };
 enum { N_RELEASED = sizeof released / sizeof released[0] };
 

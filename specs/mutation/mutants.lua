@@ -1588,6 +1588,27 @@ return {
     hint = "specs/31-queue_fail_spec.lua",
   },
   {
+    name = "pg-added-floor-not-read-again", step = "own", file = "src/pg/lpg_schema_sql.h", backend = "pg",
+    fn = "LPG_STEP_ADDED_FLOOR",
+    from = [=[  " IF fl > 0 AND EXISTS (SELECT 1 FROM lease_added a WHERE a.fence < fl) THEN"]=],
+    to = [=[  " IF false AND EXISTS (SELECT 1 FROM lease_added a WHERE a.fence < fl) THEN"]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
+    name = "pg-added-floor-base-kept", step = "own", file = "src/pg/lpg_schema_sql.h", backend = "pg",
+    fn = "LPG_STEP_ADDED_FLOOR",
+    from = [=[" UPDATE lease_queue q SET base_fence = q.base_fence + r.d FROM r WHERE q.id = r.id;"]=],
+    to = [=[" UPDATE lease_queue q SET base_fence = q.base_fence FROM r WHERE q.id = r.id;"]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
+    name = "pg-added-floor-lowers", step = "own", file = "src/pg/lpg_schema_sql.h", backend = "pg",
+    fn = "LPG_STEP_ADDED_FLOOR",
+    from = [=[  " WHERE j.id = a.id AND a.fence < fl AND j.fence < fl RETURNING j.id, fl - a.fence AS d)"]=],
+    to = [=[  " WHERE j.id = a.id RETURNING j.id, fl - a.fence AS d)"]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
     name = "pg-pipeline-left-kept", step = "own", file = "src/pg/lpg.c", backend = "pg",
     fn = "lpg_usable",
     from = "  return PQstatus(pg) == CONNECTION_OK && PQpipelineStatus(pg) == PQ_PIPELINE_OFF;\n",

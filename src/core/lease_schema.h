@@ -23,7 +23,7 @@
 #define LEASE_SCHEMA_H
 
 /* The version this build makes and knows: the number of steps. */
-#define LEASE_SCHEMA_VERSION 17
+#define LEASE_SCHEMA_VERSION 18
 
 /*
 ** The steps, in order: the k-th entry takes version k-1 to k.
@@ -90,6 +90,11 @@
 **   DEPS_KEYED 17: PostgreSQL's trigger lease_deps_follow finds the rows
 **              it reads and writes by their ids, so that its kept plans
 **              read those rows alone at any table size; nothing on SQLite.
+**   ADDED_FLOOR 18: PostgreSQL's trigger lease_jobs_added reads the fence
+**              floor again after the insert and raises a job inserted
+**              below it (an enqueue that waited for another transaction's
+**              insert of the same id, which a prune then deleted); nothing
+**              on SQLite.
 */
 #define LEASE_SCHEMA_STEPS(XX) \
   XX(QUEUE)                    \
@@ -108,7 +113,8 @@
   XX(DEPS_CHILDLESS)            \
   XX(QUEUE_NOW_PLPGSQL)        \
   XX(SQLITE_COMPLETE_ONCE)     \
-  XX(DEPS_KEYED)
+  XX(DEPS_KEYED)               \
+  XX(ADDED_FLOOR)
 
 /* How many steps LEASE_SCHEMA_STEPS lists: must be LEASE_SCHEMA_VERSION. */
 enum {

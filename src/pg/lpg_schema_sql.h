@@ -305,10 +305,39 @@
   LPG_DEP_WAITING_CHILD ";"                                                       \
   " END IF; RETURN NULL; END $f$"
 
+/*
+** Step 18 (v17 -> v18): the trigger lease_jobs_added reads the fence floor
+** (LPG_SQL_FLOOR) again, after the insert, and raises each job the
+** statement inserted below it to the floor, its queue row's base_fence by
+** as much (its attempts stay 0).  An enqueue reads the floor in its
+** statement's snapshot; when its insert waited for another transaction
+** that inserted the same id and then deleted it (a job enqueued, run and
+** pruned by other clients meanwhile), the row it inserts would start at
+** the floor read before that prune raised it, and hand out again a fence
+** the pruned job had.  The trigger's statements take a snapshot of their
+** own under READ COMMITTED, after the wait, so they see that floor.  It
+** covers rows other clients insert too.  One read of lease_meta per
+** inserting statement; the UPDATE runs only for a row below the floor.
+*/
+#define LPG_STEP_ADDED_FLOOR                                                        \
+  "CREATE OR REPLACE FUNCTION lease_jobs_added() RETURNS trigger LANGUAGE plpgsql"  \
+  " AS $f$ DECLARE fl int8; BEGIN"                                                  \
+  " INSERT INTO lease_queue(id, seq, state, finished_at, due_at, base_fence)"       \
+  " SELECT a.id, a.seq, CASE WHEN a.done <> 0 THEN " LEASE__Q_COMPLETED_S           \
+  " ELSE " LEASE__Q_OPEN_S " END,"                                                  \
+  " CASE WHEN a.done <> 0 THEN a.until END, " LPG_Q_SQL_DUE_NOW ", a.fence FROM lease_added a" \
+  " ON CONFLICT (id) DO NOTHING;"                                                   \
+  " fl := " LPG_SQL_FLOOR ";"                                                       \
+  " IF fl > 0 AND EXISTS (SELECT 1 FROM lease_added a WHERE a.fence < fl) THEN"     \
+  " WITH r AS (UPDATE jobs j SET fence = fl FROM lease_added a"                     \
+  " WHERE j.id = a.id AND a.fence < fl AND j.fence < fl RETURNING j.id, fl - a.fence AS d)" \
+  " UPDATE lease_queue q SET base_fence = q.base_fence + r.d FROM r WHERE q.id = r.id;" \
+  " END IF; RETURN NULL; END $f$"
+
 /* The version a database without a version row has: 11 when lease_queue
 ** has the column key (step 11's to 16's layout, whose row another
-** client deleted: its steps must not run again; steps 12 to 15 and 17
-** only replace a function and 16 does nothing here, so running them
+** client deleted: its steps must not run again; steps 12 to 15, 17 and
+** 18 only replace a function and 16 does nothing here, so running them
 ** again changes nothing), 10 when it has the table lease_deps
 ** (step 10's layout, likewise), 9 when lease_queue has the column
 ** timeout (step 9's layout; step 8's table is made again if missing,

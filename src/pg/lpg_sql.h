@@ -70,10 +70,12 @@
 ** each insert below skips an id its snapshot holds rather
 ** than wait for the deleting transaction and insert the id at a floor
 ** read before that one raised it: such an enqueue comes before the prune
-** and finds the job.  Left open: a job enqueued, claimed, completed and
-** pruned entirely after the snapshot and before the insert reaches its id
-** (a batch whose insert waits on another id's row for that long), which
-** then starts at the floor the snapshot read (docs/postgresql.md).
+** and finds the job.  A job enqueued, claimed, completed and pruned
+** entirely after the snapshot and before the insert reaches its id (an
+** insert that waited for another client's insert of the same id) would
+** start at the floor the snapshot read: the trigger lease_jobs_added
+** reads the floor again after the inserts and raises such a job to it
+** (schema step 18, lpg_schema_sql.h: LPG_STEP_ADDED_FLOOR).
 */
 #define LPG_SQL_FLOOR_OF(v)                                                       \
   "(CASE WHEN " v " ~ '^[0-9]{1,19}$' THEN least(" v "::numeric, " LPG_FENCE_MAX ")::int8" \

@@ -275,11 +275,17 @@
 ** follows an end in C. */
 #define LSQ_STEP_DEPS_KEYED(XX)
 
+/* Step 18 (v17 -> v18): nothing.  PostgreSQL's trigger reads the fence
+** floor again after an insert that waited for another transaction;
+** SQLite's enqueue reads it inside its write transaction, which no other
+** writer shares. */
+#define LSQ_STEP_ADDED_FLOOR(XX)
+
 /*
 ** The version a file without a version row has, from what it holds: no
 ** lease_queue is version 0 (the contract's bare table, with or without
 ** the index lease_jobs_pending of the engine before its queue); one with
-** a key column in lease_queue is 11 (steps 12 to 15 and 17 change nothing
+** a key column in lease_queue is 11 (steps 12 to 15, 17 and 18 change nothing
 ** here, and step 16 only makes the trigger lease_jobs_done anew), one with the
 ** table lease_deps (but no key) is 10 (a file of step 11's or 10's layout whose row another
 ** client deleted: its steps must not run again); a lease_queue

@@ -1610,7 +1610,7 @@ return {
   },
   {
     name = "pg-pipeline-left-kept", step = "own", file = "src/pg/lpg.c", backend = "pg",
-    fn = "lpg_usable",
+    fn = "usable",
     from = "  return PQstatus(pg) == CONNECTION_OK && PQpipelineStatus(pg) == PQ_PIPELINE_OFF;\n",
     to = "  return PQstatus(pg) == CONNECTION_OK;\n",
     c_hint = "test_pg_conn",

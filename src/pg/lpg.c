@@ -238,15 +238,18 @@ static int set_session(lease_db *db) {
   return keep_settings(db, ms, ro);
 }
 
-/* See lpg_int.h. */
-int lpg_usable(PGconn *pg) {
+/* 1 when pg takes a statement: connected and out of pipeline mode.  A
+** pipeline whose session the server ended can leave libpq in pipeline mode
+** with its results unread, where every synchronous statement fails; such a
+** connection is as broken as a lost one. */
+static int usable(PGconn *pg) {
   return PQstatus(pg) == CONNECTION_OK && PQpipelineStatus(pg) == PQ_PIPELINE_OFF;
 }
 
 /* See lpg_int.h. */
 int lpg_ready_conn(lease_db *db) {
   lpg_conn *c = LPG(db);
-  if (!lpg_usable(c->pg)) {
+  if (!usable(c->pg)) {
     PQreset(c->pg);
     if (PQstatus(c->pg) != CONNECTION_OK) return lpg_fail(db, NULL);   /* LEASE_IOERR */
     return set_session(db);

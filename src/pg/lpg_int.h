@@ -184,12 +184,6 @@ void lpg_rollback(lease_db *db);
 ** step's failure. */
 int lpg_ready(lease_db *db);
 
-/* 1 when pg takes a statement: connected and out of pipeline mode.  A
-** pipeline whose session the server ended can leave libpq in pipeline mode
-** with its results unread, where every synchronous statement fails; such a
-** connection is as broken as a lost one. */
-int lpg_usable(PGconn *pg);
-
 /* lpg_ready_conn: lpg_ready without the clock step, for a call that reads
 ** the mark with its first statements (lpg_pipeline_clocked). */
 int lpg_ready_conn(lease_db *db);

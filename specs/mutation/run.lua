@@ -122,7 +122,7 @@ if kills_from then
   for _, m in ipairs(mutants) do known[m.name] = true end
   for _, log in ipairs(kills_from) do
     for line in read(log):gmatch("[^\n]+") do
-      local name, file, test = line:match("^%s+(%S+)%s+%S+%s+killed%s+(specs/[%w_%-]+%.lua):%d+ (.+)$")
+      local name, file, test = line:match("^%s+(%S+)%s+%S+%s+killed%s+(specs/[%w_%-/]+%.lua):%d+ (.+)$")
       if name and known[name] and not file:find("^specs/c/") then
         if not found[name] then n = n + 1 end
         found[name] = { file = file, test = test }

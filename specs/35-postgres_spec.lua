@@ -910,6 +910,25 @@ describe("PostgreSQL backend", function()
     end
   end)
 
+  it("inserts each job at the floor, written once: the trigger that reads the floor again raises none", function()
+    db:enqueue("old")
+    for _ = 1, 3 do assert.is_true(db:release("old", "w", db:claim("old", "w", 0, 10))) end
+    assert.is_true(db:complete("old", "w", db:claim("old", "w", 0, 10), 1, "r"))
+    assert.are.equal(1, db:prune(100))
+    H.psql(p, "CREATE TABLE jwrites(id bytea);"
+      .. " CREATE FUNCTION jwrites_add() RETURNS trigger LANGUAGE plpgsql AS $$"
+      .. " BEGIN INSERT INTO jwrites VALUES (new.id); RETURN NULL; END $$;"
+      .. " CREATE TRIGGER jwrites_add AFTER UPDATE ON jobs FOR EACH ROW EXECUTE FUNCTION jwrites_add()")
+    assert.is_true(db:enqueue("one"))
+    assert.are.equal(2, db:enqueue_many({ "m1", "m2" }))
+    assert.are.equal(2, db:enqueue_many({ { id = "d1", payload = "x" }, { id = "d2", queue = "q" } }))
+    for _, id in ipairs({ "one", "m1", "m2", "d1", "d2" }) do
+      local st = db:state(id, 2)
+      assert.are.same({ id, 4, 0 }, { id, st.fence, st.attempt })
+    end
+    assert.are.equal("0\n", H.psql(p, "SELECT count(*) FROM jwrites"))
+  end)
+
   it("an enqueue that waited for another client's insert of the id, gone and pruned when it commits, starts at the floor raised", function()
     local ways = {
       function(id) return db:enqueue(id) and 1 or 0 end,

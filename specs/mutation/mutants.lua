@@ -1873,7 +1873,7 @@ return {
     fn = "LPG_Q_SQL_ENQUEUE",
     from = [[  " i AS (INSERT INTO jobs(id, fence) SELECT $1, " LPG_SQL_FLOOR                   \]],
     to = [[  " i AS (INSERT INTO jobs(id, fence) SELECT $1, 0"                   \]],
-    hint = "specs/31-queue_fail_spec.lua",
+    hint = "specs/35-postgres_spec.lua",
   },
   {
     -- the queue row counts attempts from 0, not from the fence the job starts at
@@ -1897,7 +1897,7 @@ return {
     fn = "LPG_Q_SQL_ENQUEUE_DATA",
     from = [[  " i AS (INSERT INTO jobs(id, fence) SELECT id, " LPG_SQL_FLOOR " FROM a"         \]],
     to = [[  " i AS (INSERT INTO jobs(id, fence) SELECT id, 0 FROM a"         \]],
-    hint = "specs/31-queue_fail_spec.lua",
+    hint = "specs/35-postgres_spec.lua",
   },
   {
     name = "pg-enqueue-data-base-fence-zero", step = "own", file = "src/pg/lpg_queue_sql.h", backend = "pg",
@@ -1918,7 +1918,7 @@ return {
     fn = "LPG_SQL_ENQUEUE_MANY",
     from = [[  "INSERT INTO jobs(id, fence) SELECT id, " LPG_SQL_FLOOR                         \]],
     to = [[  "INSERT INTO jobs(id, fence) SELECT id, 0"                         \]],
-    hint = "specs/31-queue_fail_spec.lua",
+    hint = "specs/35-postgres_spec.lua",
   },
   {
     name = "pg-enqueue-many-waits-on-pruned-row", step = "own", file = "src/pg/lpg_sql.h", backend = "pg",

@@ -49,6 +49,28 @@ local function wait_marker(marker)
   error("the psql session did not reach " .. marker)
 end
 
+-- Run fn(path) in a thread while another session holds the row lock of
+-- job b for 2 s.  Once fn's statement waits for b, look which of jobs a
+-- and c it holds; returns { a held, c held } and the thread, after the
+-- other session let go.
+local function held_while_waiting_for_b(p, fn)
+  local marker = H.file("locked")
+  local wait = psql_background(p, "BEGIN;\nSELECT 1 FROM jobs WHERE id = 'b' FOR UPDATE;\n\\! touch "
+    .. marker .. "\nSELECT pg_sleep(2);\nCOMMIT;")
+  wait_marker(marker)
+  local t = require("lease.thread").spawn(fn, p)
+  for _ = 1, 500 do
+    if H.psql(p, "SELECT count(*) FROM pg_locks WHERE NOT granted"):match("%d+") ~= "0" then break end
+    lease.sleep(0.01)
+  end
+  local function held(id)
+    return not (pcall(H.psql, p, "SELECT 1 FROM jobs WHERE id = '" .. id .. "' FOR UPDATE NOWAIT"))
+  end
+  local a, c = held("a"), held("c")
+  wait()
+  return { a, c }, t
+end
+
 -- The sequential scans of jobs that fn makes inside tx's transaction
 -- (pg_stat_xact_user_tables: this transaction's counts so far).
 local function xact_scans(tx, fn)
@@ -247,27 +269,14 @@ describe("PostgreSQL backend", function()
     for i = 1, 3000 do open[i] = ("open-%04d"):format(i) end
     db:enqueue_many(open)
     H.psql(p, "ANALYZE jobs, lease_queue")
-    local marker = H.file("locked")
-    local wait = psql_background(p, "BEGIN;\nSELECT 1 FROM jobs WHERE id = 'b' FOR UPDATE;\n\\! touch "
-      .. marker .. "\nSELECT pg_sleep(2);\nCOMMIT;")
-    wait_marker(marker)
-    local t = require("lease.thread").spawn(function(path)
+    -- prune waits for b, holding a, not c
+    local held, t = held_while_waiting_for_b(p, function(path)
       local d = require("lease").open(path)
       local n = d:prune(10)
       d:close()
       return n
-    end, p)
-    -- prune waits for b
-    for _ = 1, 500 do
-      if H.psql(p, "SELECT count(*) FROM pg_locks WHERE NOT granted"):match("%d+") ~= "0" then break end
-      lease.sleep(0.01)
-    end
-    -- holding a, not c
-    local function free(id)
-      return (pcall(H.psql, p, "SELECT 1 FROM jobs WHERE id = '" .. id .. "' FOR UPDATE NOWAIT"))
-    end
-    assert.are.same({ false, true }, { free("a"), free("c") })
-    wait()
+    end)
+    assert.are.same({ true, false }, held)
     assert.are.same({ true, 3 }, { t:join() })
     assert.are.equal(3000, db:counts(20).total)
   end)
@@ -275,28 +284,15 @@ describe("PostgreSQL backend", function()
   it("complete_many locks its jobs in id order, whatever order they are given in", function()
     db:enqueue_many({ "a", "b", "c" })
     for _, id in ipairs({ "a", "b", "c" }) do assert.are.equal(1, db:claim(id, "w", 0, 100)) end
-    local marker = H.file("locked")
-    local wait = psql_background(p, "BEGIN;\nSELECT 1 FROM jobs WHERE id = 'b' FOR UPDATE;\n\\! touch "
-      .. marker .. "\nSELECT pg_sleep(2);\nCOMMIT;")
-    wait_marker(marker)
-    local t = require("lease.thread").spawn(function(path)
+    -- complete_many waits for b, holding a, not c
+    local held, t = held_while_waiting_for_b(p, function(path)
       local d = require("lease").open(path)
       local all = d:complete_many("w", 1, { { id = "c", fence = 1, result = "rc" },
         { id = "b", fence = 1, result = "rb" }, { id = "a", fence = 1, result = "ra" } })
       d:close()
       return all
-    end, p)
-    -- complete_many waits for b
-    for _ = 1, 500 do
-      if H.psql(p, "SELECT count(*) FROM pg_locks WHERE NOT granted"):match("%d+") ~= "0" then break end
-      lease.sleep(0.01)
-    end
-    -- holding a, not c
-    local function free(id)
-      return (pcall(H.psql, p, "SELECT 1 FROM jobs WHERE id = '" .. id .. "' FOR UPDATE NOWAIT"))
-    end
-    assert.are.same({ false, true }, { free("a"), free("c") })
-    wait()
+    end)
+    assert.are.same({ true, false }, held)
     assert.is_true(t:join())
     for _, id in ipairs({ "a", "b", "c" }) do assert.are.equal("r" .. id, db:state(id).result) end
   end)

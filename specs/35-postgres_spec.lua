@@ -104,6 +104,17 @@ describe("PostgreSQL backend", function()
   before_each(function() db, p = H.fresh() end)
   after_each(function() db:close() end)
 
+  -- Each way an enqueue reaches the server: one job (ENQUEUE), many ids
+  -- (ENQUEUE_MANY), many with data (ENQUEUE_DATA); each enqueues id (a
+  -- batch also id .. "-new") and returns how many it inserted.
+  local function enqueue_ways()
+    return {
+      function(id) return db:enqueue(id) and 1 or 0 end,
+      function(id) return db:enqueue_many({ id, id .. "-new" }) end,
+      function(id) return db:enqueue_many({ { id = id, queue = "q" }, { id = id .. "-new", queue = "q" } }) end,
+    }
+  end
+
   it("creates the jobs table with bytea ids, owners and results", function()
     local cols = H.psql(p, "SELECT column_name, data_type, is_nullable FROM information_schema.columns"
       .. " WHERE table_schema = current_schema() AND table_name = 'jobs' ORDER BY ordinal_position")
@@ -872,14 +883,7 @@ describe("PostgreSQL backend", function()
   end)
 
   it("an enqueue of a job a prune is deleting finds the job, never inserts it below the floor the prune raises", function()
-    -- each way an enqueue reaches the server: one job (ENQUEUE), many ids
-    -- (ENQUEUE_MANY), many with data (ENQUEUE_DATA)
-    local ways = {
-      function(id) return db:enqueue(id) and 1 or 0 end,
-      function(id) return db:enqueue_many({ id, id .. "-new" }) end,
-      function(id) return db:enqueue_many({ { id = id, queue = "q" }, { id = id .. "-new", queue = "q" } }) end,
-    }
-    for i, enqueue in ipairs(ways) do
+    for i, enqueue in ipairs(enqueue_ways()) do
       local id = "job" .. i
       assert.is_true(db:enqueue(id))
       local f = db:claim(id, "w", 0, 10)
@@ -926,12 +930,7 @@ describe("PostgreSQL backend", function()
   end)
 
   it("an enqueue that waited for another client's insert of the id, gone and pruned when it commits, starts at the floor raised", function()
-    local ways = {
-      function(id) return db:enqueue(id) and 1 or 0 end,
-      function(id) return db:enqueue_many({ id, id .. "-new" }) end,
-      function(id) return db:enqueue_many({ { id = id, queue = "q" }, { id = id .. "-new", queue = "q" } }) end,
-    }
-    for i, enqueue in ipairs(ways) do
+    for i, enqueue in ipairs(enqueue_ways()) do
       local id, top = "again" .. i, 40 + i
       -- another client inserts the id, then (a claim, a complete and a
       -- prune later) deletes it and raises the floor, and commits: the

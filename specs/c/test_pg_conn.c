@@ -4,8 +4,8 @@
 ** the session), is as broken as a lost one.  The next call on the handle
 ** resets it and goes on, and a with_lease statement on it is refused (its
 ** transaction is no longer open) instead of reading another statement's
-** results.  Against
-** the server LEASE_TEST_PG names (scripts/pg-cluster run starts one).
+** results.  Against the server LEASE_TEST_PG names (scripts/pg-cluster run
+** starts one).
 */
 #include <setjmp.h>
 #include <stdarg.h>

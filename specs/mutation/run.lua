@@ -118,13 +118,12 @@ local regions = dofile(script_dir() .. "/regions.lua")
 -- --kills-from: the progress lines "  NAME STEP killed FILE:LINE TEST" of
 -- the logs, the last one of each mutant kept, written as kills.lua.
 if kills_from then
-  local known, found, n = {}, {}, 0
+  local known, found = {}, {}
   for _, m in ipairs(mutants) do known[m.name] = true end
   for _, log in ipairs(kills_from) do
     for line in read(log):gmatch("[^\n]+") do
       local name, file, test = line:match("^%s+(%S+)%s+%S+%s+killed%s+(specs/[%w_%-/]+%.lua):%d+ (.+)$")
       if name and known[name] and not file:find("^specs/c/") then
-        if not found[name] then n = n + 1 end
         found[name] = { file = file, test = test }
       end
     end
@@ -142,7 +141,7 @@ if kills_from then
   end
   out[#out + 1] = "}"
   write(script_dir() .. "/kills.lua", table.concat(out, "\n") .. "\n")
-  print(string.format("kills.lua: %d of %d mutants", n, #mutants))
+  print(string.format("kills.lua: %d of %d mutants", #names, #mutants))
   os.exit(0)
 end
 local kills_ok, kills = pcall(dofile, script_dir() .. "/kills.lua")

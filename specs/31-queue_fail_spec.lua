@@ -397,13 +397,14 @@ describe("prune and the fence floor", function()
   it("reads a floor another client stored as text digits as the fence it names, as both backends do", function()
     db:enqueue("low")
     run("low", 3, 1)
-    for _, c in ipairs({ { "'7'", 7 }, { "'0007'", 7 }, { "'99999999999999999999'", 0 }, { "'7x'", 0 },
-                         { "''", 0 }, { "'9999999999999999999'", 9223372036854775807 } }) do
+    -- the stored fence is read as text: 2^63-1 is past what a Lua 5.1 or LuaJIT number holds
+    for n, c in ipairs({ { "'7'", "7" }, { "'0007'", "7" }, { "'99999999999999999999'", "0" }, { "'7x'", "0" },
+                         { "''", "0" }, { "'9999999999999999999'", "9223372036854775807" } }) do
       H.sql(p, "DELETE FROM lease_meta WHERE key = 'fence_floor'")
       H.sql(p, "INSERT INTO lease_meta(key, value) VALUES ('fence_floor', " .. c[1] .. ")")
-      local id = "t" .. c[1]
+      local id = "t" .. n
       assert.is_true(db:enqueue(id))
-      assert.are.same({ c[1], c[2] }, { c[1], db:state(id).fence })
+      assert.are.same({ c[1], c[2] .. "\n" }, { c[1], H.sql(p, "SELECT fence FROM jobs WHERE id = '" .. id .. "'") })
     end
     -- a prune of a lower fence leaves a text floor where it was
     H.sql(p, "UPDATE lease_meta SET value = '7' WHERE key = 'fence_floor'")

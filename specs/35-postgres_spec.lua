@@ -226,6 +226,22 @@ describe("PostgreSQL backend", function()
     assert.are.same({ false, "cancelled", 5 }, { s.done, s.status, s.finished_at })
   end)
 
+  it("a parent another client deletes while the other parent completes: the child is released", function()
+    db:enqueue_many({ "a", "b" })
+    db:enqueue("c", { after = { "a", "b" } })
+    local fb = db:claim("b", "w", 0, 100)
+    local marker = H.file("locked")
+    -- another client deletes a and holds its transaction open a moment:
+    -- the complete of b waits for it at c's row, then finds a gone
+    local wait = psql_background(p, "BEGIN;\nDELETE FROM jobs WHERE id = 'a';\n\\! touch " .. marker
+      .. "\nSELECT pg_sleep(1);\nCOMMIT;")
+    wait_marker(marker)
+    assert.is_true(db:complete("b", "w", fb, 0.5, "r"))
+    wait()
+    assert.are.equal("available", db:state("c", 1).status)
+    assert.are.equal(1, db:claim("c", "w", 1, 10))
+  end)
+
   it("complete_many reads a queue row another client adds during the wait: a cancelled one refuses", function()
     db:enqueue_many({ "a", "b" })
     local jobs = db:claim_next("w", 0, 100, 2)

@@ -56,6 +56,16 @@ local function layout(p)
     .. H.sqlite3(p, "SELECT cid, name, type, \"notnull\", dflt_value, pk FROM pragma_table_info('lease_queue')")
 end
 
+-- The SQL that undoes step DEPS and the triggers of later steps that read
+-- lease_deps (DEPS_ANY_CLIENT), before lease_deps is dropped.
+local function undo_deps()
+  if H.backend == "pg" then
+    return "DROP TRIGGER lease_deps_follow ON lease_queue; DROP FUNCTION lease_deps_follow();"
+      .. " DROP TRIGGER lease_deps_parent_gone ON lease_queue; DROP FUNCTION lease_deps_parent_gone();"
+  end
+  return "DROP TRIGGER lease_deps_gone; DROP TRIGGER lease_deps_parent_gone; DROP TRIGGER lease_jobs_done;"
+end
+
 describe("a database's schema version", function()
   it("is the engine's in a fresh database: db:settings() and the version row say it", function()
     assert.is_true(H.is_integer(CURRENT) and CURRENT >= 3, tostring(CURRENT))
@@ -226,9 +236,7 @@ describe("a database's schema version", function()
     -- undo the steps after ATTEMPTS (UNIQUE, DEPS, TIMEOUT, EVENTS), then
     -- lose the row: PostgreSQL knows the layout by base_fence, SQLite by
     -- due_at (its step 7 changes nothing); no step may run twice
-    local deps = H.backend == "pg"
-      and "DROP TRIGGER lease_deps_follow ON lease_queue; DROP FUNCTION lease_deps_follow();"
-      or "DROP TRIGGER lease_deps_gone;"
+    local deps = undo_deps()
     H.sql(p, "DROP INDEX lease_queue_key; ALTER TABLE lease_queue DROP COLUMN key; " .. deps
       .. " DROP TABLE lease_deps; ALTER TABLE lease_queue DROP COLUMN timeout;"
       .. " DROP TABLE lease_events; DELETE FROM lease_meta WHERE key = 'schema_version'")
@@ -248,9 +256,7 @@ describe("a database's schema version", function()
     db:close()
     -- undo the steps after TIMEOUT (UNIQUE, DEPS), then lose the row: the
     -- timeout column tells the layout; no step may run twice
-    local deps = H.backend == "pg"
-      and "DROP TRIGGER lease_deps_follow ON lease_queue; DROP FUNCTION lease_deps_follow();"
-      or "DROP TRIGGER lease_deps_gone;"
+    local deps = undo_deps()
     H.sql(p, "DROP INDEX lease_queue_key; ALTER TABLE lease_queue DROP COLUMN key; " .. deps
       .. " DROP TABLE lease_deps; DELETE FROM lease_meta WHERE key = 'schema_version'")
     db = lease.open(p)

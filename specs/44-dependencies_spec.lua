@@ -3,7 +3,9 @@
 -- happens in the completing parent's own fenced complete (complete,
 -- complete_many, complete_claim_next), so a stale completion releases
 -- nothing; a parent discarded or cancelled cancels the jobs waiting below
--- it, each with an error naming its parent.  Backend-neutral.
+-- it, each with an error naming its parent.  Another client's done = 1
+-- releases them too, and a parent no longer there (pruned, or deleted by
+-- another client) counts as done.  Backend-neutral.
 local H = require("helpers")
 local lease = H.lease
 
@@ -284,6 +286,63 @@ describe("a parent that ends without completing", function()
     assert.are.same({ nil, "waiting" }, { H.two(db:claim("c", "w", 7, 10)) })
     assert.is_true(db:complete("p", "w", db:claim("p", "w", 8, 10), 9))
     assert.are.equal("available", (seen(p, "c")))
+  end)
+end)
+
+describe("a parent ended by another client of the database", function()
+  local db, p
+  before_each(function()
+    db, p = H.fresh("deps-other")
+    db:enqueue_many({ "p1", "p2", "solo", "keep" })
+    db:enqueue("c", { after = { "p1", "p2" } })
+    db:enqueue("s", { after = { "solo" } })
+    db:enqueue("k", { after = { "keep", "p1" } })
+  end)
+  after_each(function() db:close() end)
+
+  it("completed by a done = 1 it stores releases the waiting child once every parent is completed", function()
+    H.sql(p, "UPDATE jobs SET done = 1, until = 2 WHERE id = 'p1'")
+    assert.are.equal("completed", (seen(p, "p1", 3)))
+    assert.are.equal("waiting", (seen(p, "c", 3)))
+    assert.are.same({ nil, "waiting" }, { H.two(db:claim("c", "w", 3, 10)) })
+    H.sql(p, "UPDATE jobs SET done = 1, until = 4 WHERE id = 'p2'")
+    assert.are.equal("available", (seen(p, "c", 5)))
+    assert.are.equal("waiting", (seen(p, "k", 5)))     -- keep is not completed
+    assert.are.equal(1, db:claim("c", "w", 5, 10))
+    -- the engine's complete of the last parent releases k as before
+    assert.is_true(db:complete("keep", "w", db:claim("keep", "w", 6, 10), 7, "r"))
+    assert.are.equal("available", (seen(p, "k", 8)))
+  end)
+
+  it("deleted before it finished counts as done, as a pruned one does", function()
+    H.sql(p, "DELETE FROM jobs WHERE id = 'solo'")
+    assert.are.equal("available", (seen(p, "s", 3)))
+    assert.are.equal(1, db:claim("s", "w", 3, 10))
+    -- one of two parents deleted: the child waits for the other
+    local f2 = db:claim("p2", "w", 3, 10)
+    H.sql(p, "DELETE FROM jobs WHERE id = 'p1'")
+    assert.are.equal("waiting", (seen(p, "c", 4)))
+    assert.are.equal("waiting", (seen(p, "k", 4)))
+    assert.is_true(db:complete("p2", "w", f2, 5, "r"))
+    assert.are.equal("available", (seen(p, "c", 6)))
+    assert.are.equal("waiting", (seen(p, "k", 6)))
+  end)
+
+  it("cancelled, its child retried, then pruned: the child runs, a listed job pruned counting as done", function()
+    assert.is_true(db:cancel("solo", 2))
+    local st, msgs = seen(p, "s", 3)
+    assert.are.equal("cancelled", st)
+    assert.are.same({ 'dependency "solo" was cancelled' }, msgs)
+    assert.is_true(db:retry("s", 3))
+    assert.are.equal("waiting", (seen(p, "s", 4)))
+    -- a completed parent pruned changes nothing for a child waiting on another
+    assert.is_true(db:complete("p1", "w", db:claim("p1", "w", 4, 10), 5, "r"))
+    assert.are.equal(2, db:prune(10))   -- solo (cancelled) and p1 (completed)
+    assert.are.equal("available", (seen(p, "s", 11)))
+    assert.are.equal("waiting", (seen(p, "c", 11)))      -- p2 still open
+    assert.are.equal("waiting", (seen(p, "k", 11)))      -- keep still open
+    assert.are.same({ nil, "waiting" }, { H.two(db:claim("c", "w", 11, 10)) })
+    assert.are.equal(1, db:claim("s", "w", 11, 10))
   end)
 end)
 

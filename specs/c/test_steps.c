@@ -75,6 +75,7 @@ static const struct {
     {"SQLITE_COMPLETE_ONCE", 0x7f1e64eed1d19fceULL, 0xaf63bd4c8601b7dfULL},
     {"DEPS_KEYED", 0xcbf29ce484222325ULL, 0x984667563b3ecfd7ULL},
     {"ADDED_FLOOR", 0xcbf29ce484222325ULL, 0x130daf0fc441ae78ULL},
+    {"DEPS_ANY_CLIENT", 0x0c3cb1f5f067d1cfULL, 0x81f4c9f56b9e12d0ULL},
 };
 enum { N_RELEASED = sizeof released / sizeof released[0] };
 

@@ -293,7 +293,6 @@ return {
   ["pg-live-index-on-pause"] = { file = "specs/35-postgres_spec.lua", test = "PostgreSQL backend keeps the index of live leases while some queue has a concurrency limit, and remakes one left invalid" },
   ["pg-live-index-one-look"] = { file = "specs/35-postgres_spec.lua", test = "PostgreSQL backend a limit cleared while another session builds the index: that session drops it after" },
   ["pg-live-joined"] = { file = "specs/35-postgres_spec.lua", test = "PostgreSQL backend counts live leases through lease_jobs_live alone: no other index of jobs can stand in" },
-  ["pg-notice-printed-at-connect"] = { file = "specs/22-host_commands_spec.lua", test = "the main job (examples/wordcount.lua) stalls some workers, retries and discards failing files, and passes its self-check" },
   ["pg-pipeline-clock-not-moved"] = { file = "specs/54-clock_spec.lua", test = "the claim order is priority, then the time a job became due, then enqueue order" },
   ["pg-pipeline-clock-unjudged"] = { file = "specs/54-clock_spec.lua", test = "the clock check refuses milliseconds after seconds, naming both values, and changes nothing" },
   ["pg-prune-floor-lowered"] = { file = "specs/31-queue_fail_spec.lua", test = "prune and the fence floor keeps the highest fence pruned: never lowered, whatever order one prune deletes its jobs in" },

@@ -3700,7 +3700,7 @@ return {
     -- lease_jobs_done writes the row again after complete made it
     -- completed: finished at the lease's until, written twice
     name = "sq-complete-trigger-writes-again", step = "own", file = "src/sqlite/lsq_schema_sql.h",
-    fn = "LSQ_STEP_SQLITE_COMPLETE_ONCE",
+    fn = "LSQ_STEP_DEPS_ANY_CLIENT",
     from = [=[     " AND (new.done = 0 OR state <> " LEASE__Q_COMPLETED_S "); END")]=],
     to = [=[     "; END")]=],
     hint = "specs/30-queue_data_spec.lua",
@@ -3754,9 +3754,90 @@ return {
   {
     name = "deps-released-by-one-of-two-parents", step = "own", file = "src/sqlite/lsq_queue_sql.h",
     fn = "LSQ_SQL_Q_DEP_RELEASE",
-    from = [=[  " AND NOT " LSQ_SQL_DEP_PENDING("lease_queue", " AND d.parent <> ?1")]=],
-    to = [=[  " AND 1"]=],
+    from = [=[LSQ_SQL_DEP_RELEASE_OF("?1", " AND d.parent <> ?1")]=],
+    to = [=[LSQ_SQL_DEP_RELEASE_OF("?1", " AND 0")]=],
     hint = "specs/44-dependencies_spec.lua",
+  },
+  -- The jobs waiting for a job follow its end whoever writes it (schema
+  -- step DEPS_ANY_CLIENT)
+  {
+    -- another client's done = 1 completes the job and opens nothing
+    name = "deps-raw-complete-not-followed", step = "own", file = "src/sqlite/lsq_schema_sql.h",
+    fn = "LSQ_STEP_DEPS_ANY_CLIENT",
+    from = [=[     LSQ_SQL_DEP_RELEASE_OF("new.id", " AND d.parent <> new.id")          \]=],
+    to = [=[     "SELECT 1 WHERE 1"          \]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    -- the job another client completes counted as a parent still pending
+    name = "deps-raw-complete-counts-itself", step = "own", file = "src/sqlite/lsq_schema_sql.h",
+    fn = "LSQ_STEP_DEPS_ANY_CLIENT",
+    from = [=[LSQ_SQL_DEP_RELEASE_OF("new.id", " AND d.parent <> new.id")]=],
+    to = [=[LSQ_SQL_DEP_RELEASE_OF("new.id", "")]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    -- another client's complete of one parent opens a child of two
+    name = "deps-raw-complete-one-of-two-parents", step = "own", file = "src/sqlite/lsq_schema_sql.h",
+    fn = "LSQ_STEP_DEPS_ANY_CLIENT",
+    from = [=[LSQ_SQL_DEP_RELEASE_OF("new.id", " AND d.parent <> new.id")]=],
+    to = [=[LSQ_SQL_DEP_RELEASE_OF("new.id", " AND 0")]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    -- a parent deleted opens nothing
+    name = "deps-parent-gone-not-followed", step = "own", file = "src/sqlite/lsq_schema_sql.h",
+    fn = "LSQ_STEP_DEPS_ANY_CLIENT",
+    from = [=[     LSQ_SQL_DEP_RELEASE_OF("old.id", "") "; END")]=],
+    to = [=[     "SELECT 1; END")]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    -- one of two parents deleted opens the child
+    name = "deps-parent-gone-one-of-two-parents", step = "own", file = "src/sqlite/lsq_schema_sql.h",
+    fn = "LSQ_STEP_DEPS_ANY_CLIENT",
+    from = [=[LSQ_SQL_DEP_RELEASE_OF("old.id", "")]=],
+    to = [=[LSQ_SQL_DEP_RELEASE_OF("old.id", " AND 0")]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    -- followed only for a job deleted unfinished: prune of a cancelled
+    -- parent leaves its retried child waiting
+    name = "deps-parent-gone-unfinished-only", step = "own", file = "src/sqlite/lsq_schema_sql.h",
+    fn = "LSQ_STEP_DEPS_ANY_CLIENT",
+    from = [=[" WHEN old.state <> " LEASE__Q_COMPLETED_S " BEGIN "]=],
+    to = [=[" WHEN old.state IN (" LEASE__Q_OPEN_S ", " LEASE__Q_WAITING_S ") BEGIN "]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    name = "pg-deps-parent-gone-not-followed", step = "own", file = "src/pg/lpg_schema_sql.h",
+    fn = "LPG_STEP_DEPS_ANY_CLIENT", backend = "pg",
+    from = [=[  " UPDATE lease_queue c SET state = " LEASE__Q_OPEN_S ","                        \]=],
+    to = [=[  " UPDATE lease_queue c SET state = " LEASE__Q_WAITING_S ","                        \]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    name = "pg-deps-parent-gone-one-of-two-parents", step = "own", file = "src/pg/lpg_schema_sql.h",
+    fn = "LPG_STEP_DEPS_ANY_CLIENT", backend = "pg",
+    from = [=[  " = " LEASE__Q_WAITING_S " AND NOT " LPG_Q_SQL_DEP_PENDING("c") ";"             \]=],
+    to = [=[  " = " LEASE__Q_WAITING_S ";"             \]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    name = "pg-deps-parent-gone-unfinished-only", step = "own", file = "src/pg/lpg_schema_sql.h",
+    fn = "LPG_STEP_DEPS_ANY_CLIENT", backend = "pg",
+    from = [=[  " FOR EACH ROW WHEN (old.state <> " LEASE__Q_COMPLETED_S ")"                     \]=],
+    to = [=[  " FOR EACH ROW WHEN (old.state IN (" LEASE__Q_OPEN_S ", " LEASE__Q_WAITING_S "))" \]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    -- the children read without their rows locked: a delete and the
+    -- other parent's complete at once each see the other parent pending
+    name = "pg-deps-parent-gone-children-unlocked", step = "own", file = "src/pg/lpg_schema_sql.h",
+    fn = "LPG_STEP_DEPS_ANY_CLIENT", backend = "pg",
+    from = [=[  " PERFORM 1 FROM jobs WHERE id = ANY(" LPG_DEP_CHILDREN_OF_OLD ") ORDER BY id FOR UPDATE;" \]=],
+    to = [=[  " PERFORM 1 FROM jobs WHERE false AND id = ANY(" LPG_DEP_CHILDREN_OF_OLD ") ORDER BY id FOR UPDATE;" \]=],
+    hint = "specs/35-postgres_spec.lua",
   },
   {
     name = "deps-discarded-parent-leaves-children-waiting", step = "own", file = "src/sqlite/lsq_queue.c",

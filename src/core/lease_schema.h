@@ -23,7 +23,7 @@
 #define LEASE_SCHEMA_H
 
 /* The version this build makes and knows: the number of steps. */
-#define LEASE_SCHEMA_VERSION 18
+#define LEASE_SCHEMA_VERSION 19
 
 /*
 ** The steps, in order: the k-th entry takes version k-1 to k.
@@ -95,6 +95,14 @@
 **              below it (an enqueue that waited for another transaction's
 **              insert of the same id, which a prune then deleted); nothing
 **              on SQLite.
+**   DEPS_ANY_CLIENT 19: the jobs waiting for a job follow its end whoever
+**              writes it: on SQLite a done = 1 another client stores opens
+**              them (lease_jobs_done), as PostgreSQL's triggers have since
+**              step 10; on both, a job deleted that was not completed
+**              (another client's DELETE, prune of a cancelled job whose
+**              child was retried) opens them as a completion does
+**              (lease_deps_parent_gone): a listed job no longer there
+**              counts as done.
 */
 #define LEASE_SCHEMA_STEPS(XX) \
   XX(QUEUE)                    \
@@ -114,7 +122,8 @@
   XX(QUEUE_NOW_PLPGSQL)        \
   XX(SQLITE_COMPLETE_ONCE)     \
   XX(DEPS_KEYED)               \
-  XX(ADDED_FLOOR)
+  XX(ADDED_FLOOR)              \
+  XX(DEPS_ANY_CLIENT)
 
 /* How many steps LEASE_SCHEMA_STEPS lists: must be LEASE_SCHEMA_VERSION. */
 enum {

@@ -334,16 +334,46 @@
   " UPDATE lease_queue q SET base_fence = q.base_fence + r.d FROM r WHERE q.id = r.id;" \
   " END IF; RETURN NULL; END $f$"
 
+/*
+** Step 19 (v18 -> v19): the trigger lease_deps_parent_gone on lease_queue,
+** after a row that is not completed is deleted (another client's DELETE
+** of the job, which the key's ON DELETE CASCADE carries to its queue row;
+** prune of a cancelled or discarded job whose child was retried): it
+** locks the jobs rows of the job's waiting children, as lease_deps_follow
+** does, and opens those whose parents still there are all completed: a
+** listed job no longer there counts as done.  A completed job's deletion
+** cannot open anything (it counted as done already), so it fires only for
+** the others, and prune's usual rows cost nothing.  A done = 1 another
+** client stores is followed already (lease_jobs_changed, then
+** lease_deps_follow); on SQLite this step makes that so too.
+*/
+#define LPG_DEP_CHILDREN_OF_OLD "ARRAY(SELECT d.child FROM lease_deps d WHERE d.parent = old.id)"
+#define LPG_STEP_DEPS_ANY_CLIENT                                                    \
+  "CREATE OR REPLACE FUNCTION lease_deps_parent_gone() RETURNS trigger LANGUAGE plpgsql" \
+  " AS $f$ BEGIN IF NOT EXISTS (SELECT 1 FROM lease_deps d WHERE d.parent = old.id)" \
+  " THEN RETURN NULL; END IF;"                                                     \
+  " PERFORM 1 FROM jobs WHERE id = ANY(" LPG_DEP_CHILDREN_OF_OLD ") ORDER BY id FOR UPDATE;" \
+  " UPDATE lease_queue c SET state = " LEASE__Q_OPEN_S ","                        \
+  " due_at = coalesce(c.run_at, " LPG_Q_SQL_DUE_NOW ")"                           \
+  " WHERE c.id = ANY(" LPG_DEP_CHILDREN_OF_OLD ") AND " LPG_SQL_UNKEYED("c.state") \
+  " = " LEASE__Q_WAITING_S " AND NOT " LPG_Q_SQL_DEP_PENDING("c") ";"             \
+  " RETURN NULL; END $f$;"                                                         \
+  " DROP TRIGGER IF EXISTS lease_deps_parent_gone ON lease_queue;"                 \
+  " CREATE TRIGGER lease_deps_parent_gone AFTER DELETE ON lease_queue"            \
+  " FOR EACH ROW WHEN (old.state <> " LEASE__Q_COMPLETED_S ")"                     \
+  " EXECUTE FUNCTION lease_deps_parent_gone()"
+
 /* The version a database without a version row has: 11 when lease_queue
 ** has the column key (step 11's to 16's layout, whose row another
 ** client deleted: its steps must not run again; steps 12 to 15, 17 and
-** 18 only replace a function and 16 does nothing here, so running them
-** again changes nothing), 10 when it has the table lease_deps
-** (step 10's layout, likewise), 9 when lease_queue has the column
-** timeout (step 9's layout; step 8's table is made again if missing,
-** CREATE TABLE IF NOT EXISTS), 7 when it has base_fence (step 7's or 8's
-** layout: step 8 runs again harmlessly), 6 when it has due_at (step 6's
-** layout), 3 when the queue's trigger lease_jobs_added is on jobs (every
+** 18 only replace a function, 19 a function and its trigger, and 16
+** does nothing here, so running them again changes nothing), 10 when it
+** has the table lease_deps (step 10's layout, likewise), 9 when
+** lease_queue has the column timeout (step 9's layout; step 8's table is
+** made again if missing, CREATE TABLE IF NOT EXISTS), 7 when it has
+** base_fence (step 7's or 8's layout: step 8 runs again harmlessly), 6
+** when it has due_at (step 6's layout), 3 when the queue's trigger
+** lease_jobs_added is on jobs (every
 ** layout the engine made with it before versions existed is version 3 on
 ** PostgreSQL), else 0 (a jobs table alone). */
 #define LPG_SQL_CLASSIFY                                                          \

@@ -547,12 +547,19 @@
 ** all completed, due at run_at or at the clock mark.  ?1 itself counts as
 ** completed: only complete's guarded step runs this, once it stored
 ** (lsq_q_release), so the fence decides whether a child opens. */
-#define LSQ_SQL_Q_DEP_RELEASE                                             \
+#define LSQ_SQL_Q_DEP_RELEASE LSQ_SQL_DEP_RELEASE_OF("?1", " AND d.parent <> ?1")
+
+/* The UPDATE that opens the waiting children of the job `parent` (an SQL
+** expression: a parameter, or new.id / old.id in a trigger) whose parents
+** are all completed, of those `but` leaves in (LSQ_SQL_DEP_PENDING):
+** LSQ_SQL_Q_DEP_RELEASE, and the triggers of schema step 19
+** (lsq_schema_sql.h). */
+#define LSQ_SQL_DEP_RELEASE_OF(parent, but)                               \
   "UPDATE lease_queue SET state = " LEASE__Q_OPEN_S ","                   \
   " due_at = coalesce(run_at, " LSQ_SQL_DUE_NOW ")"                      \
   " WHERE state = " LEASE__Q_WAITING_S                                    \
-  " AND id IN (SELECT child FROM lease_deps WHERE parent = ?1)"          \
-  " AND NOT " LSQ_SQL_DEP_PENDING("lease_queue", " AND d.parent <> ?1")
+  " AND id IN (SELECT child FROM lease_deps WHERE parent = " parent ")"  \
+  " AND NOT " LSQ_SQL_DEP_PENDING("lease_queue", but)
 
 /* The waiting jobs below ?1 (its children, theirs, ...), each with the
 ** parent that ends it (the least id of those on the way).  CROSS JOIN

@@ -282,11 +282,44 @@
 #define LSQ_STEP_ADDED_FLOOR(XX)
 
 /*
+** Step 19 (v18 -> v19): the jobs waiting for a job follow its end
+** whoever writes it, as they follow the engine's.
+**  - lease_jobs_done as step 16 made it, and first, when done becomes
+**    non-zero on a job whose queue row is not completed (a done = 1 that
+**    another client stored: the engine's complete makes that row
+**    completed before, and opens the children itself, lsq_q_release),
+**    it opens the job's waiting children whose other parents are all
+**    completed (LSQ_SQL_DEP_RELEASE_OF).
+**  - lease_deps_parent_gone, after a queue row that is not completed is
+**    deleted (another client's DELETE of the job, prune of a cancelled
+**    or discarded one whose child was retried), opens that job's waiting
+**    children whose parents still there are all completed: a listed job
+**    no longer there counts as done.  A completed job's deletion cannot
+**    open anything (it counted as done already), so it fires only for the
+**    others, and prune's usual rows cost nothing.  A queue row of the
+**    same id inserted meanwhile (INSERT OR REPLACE under another
+**    client's recursive_triggers) counts as the parent.
+*/
+#define LSQ_STEP_DEPS_ANY_CLIENT(XX)                                      \
+  XX("DROP TRIGGER IF EXISTS lease_jobs_done")                            \
+  XX("CREATE TRIGGER lease_jobs_done AFTER UPDATE OF done ON jobs"        \
+     " WHEN (new.done <> 0) <> (old.done <> 0) BEGIN "                    \
+     LSQ_SQL_DEP_RELEASE_OF("new.id", " AND d.parent <> new.id")          \
+     " AND new.done <> 0 AND EXISTS (SELECT 1 FROM lease_queue AS p"      \
+     " WHERE p.id = new.id AND p.state <> " LEASE__Q_COMPLETED_S ");"     \
+     LSQ_SQL_DONE_SET " WHERE id = new.id"                                \
+     " AND (new.done = 0 OR state <> " LEASE__Q_COMPLETED_S "); END")     \
+  XX("CREATE TRIGGER IF NOT EXISTS lease_deps_parent_gone AFTER DELETE ON lease_queue" \
+     " WHEN old.state <> " LEASE__Q_COMPLETED_S " BEGIN "                 \
+     LSQ_SQL_DEP_RELEASE_OF("old.id", "") "; END")
+
+/*
 ** The version a file without a version row has, from what it holds: no
 ** lease_queue is version 0 (the contract's bare table, with or without
 ** the index lease_jobs_pending of the engine before its queue); one with
 ** a key column in lease_queue is 11 (steps 12 to 15, 17 and 18 change nothing
-** here, and step 16 only makes the trigger lease_jobs_done anew), one with the
+** here, step 16 only makes the trigger lease_jobs_done anew and step 19
+** makes it anew and one trigger if it is missing), one with the
 ** table lease_deps (but no key) is 10 (a file of step 11's or 10's layout whose row another
 ** client deleted: its steps must not run again); a lease_queue
 ** with an attempt column is 1; one with a timeout column is 9 and one

@@ -2,7 +2,8 @@
 -- queue; db:limit caps the jobs of a queue held at once (concurrency) and
 -- handed out per window (rate), enforced in the claim's own transaction
 -- across handles, threads and processes; db:queues lists them.  The CLI's
--- pause, resume, limit and queues, and the pool waiting on a paused queue.
+-- pause, resume, limit and queues, and the pool waiting on a paused queue
+-- (woken by its resume).
 local H = require("helpers")
 local T = require("thread_helpers")
 local thread = T.thread
@@ -437,6 +438,27 @@ describe("lease.pool on a paused queue", function()
     local ok, done = t:join()
     assert.are.same({ true, 4 }, { ok, done })
     assert.are.equal(4, db:counts(lease.now()).completed)
+    db:close()
+  end)
+
+  it("starts the jobs at the resume, not a poll later", function()
+    local db, p = H.fresh("pool-pause-wake")
+    fill(db, "default", 2, "j")
+    db:pause("default")
+    local function run_pool(path)
+      local pool = require("lease.pool")
+      local s = pool.run({ db = path, workers = 2, poll = 30, ttl = 10, signals = false,
+                           handler = function() return "ok" end })
+      return s.done, require("lease").now()
+    end
+    local t = thread.spawn(run_pool, p)
+    lease.sleep(0.5)
+    assert.are.equal(2, db:counts(lease.now()).available)
+    local resumed = lease.now()
+    db:resume("default")
+    local ok, done, ended = t:join()
+    assert.are.same({ true, 2 }, { ok, done })
+    assert.is_true(ended - resumed < 10, "the pool ended " .. (ended - resumed) .. " s after the resume")
     db:close()
   end)
 end)

@@ -982,9 +982,11 @@ LEASE_API int lease_queues(lease_db *db, double now, lease_queue_info *out, int 
 ** and 100 ms after a quiet spell; on
 ** PostgreSQL through
 ** LISTEN/NOTIFY on the channel "lease_wake" (the payload is the queue, or
-** empty for any queue), so waiters on every host.  A paused or limited
-** queue is not looked at: its due jobs wake the waiter at once (the caller
-** sleeps itself on LEASE_PAUSED and LEASE_LIMITED).
+** empty for any queue), so waiters on every host.  A paused queue has no
+** job due until lease_resume, which wakes its waiters.  A limited queue's
+** limits are not looked at: its due jobs wake the waiter at once (the
+** caller sleeps itself on LEASE_LIMITED; a slot a limit frees sends no
+** signal).
 **   queue, queue_len: 1 to LEASE_QUEUE_MAX bytes (LEASE_NTS allowed); NULL
 **                     for "default".
 **   timeout:  seconds, finite and >= 0 (0: only look).

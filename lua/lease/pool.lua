@@ -983,9 +983,10 @@ local function step(w)
   local held = (why == "paused" or why == "limited") and why or nil
   holding(w, held)
   if not cfg.forever and drained(w) then return false end
-  -- a paused queue, or one at its limit, has due jobs no claim takes:
-  -- db:wait would end at once, so the worker sleeps the poll interval
-  if held then return not stop_asked(w, cfg.poll) end
+  -- a queue at its limit has due jobs no claim takes: db:wait would end
+  -- at once, and a slot the limit frees wakes nobody, so the worker sleeps
+  -- the poll interval; a paused queue's wait lasts until its resume
+  if held == "limited" then return not stop_asked(w, cfg.poll) end
   return idle(w)
 end
 
@@ -1410,9 +1411,9 @@ end
 --   poll (number, seconds, default 1): the longest wait when no job is
 --     ready; an idle worker waits in db:wait, which a write that makes a
 --     job claimable ends at once (see docs/pool.md), and a job's due time
---     (run_at, a retry's backoff) too; a paused or limited queue is looked
---     at again every poll.  A forever pool ticks the schedules at most
---     once per poll.
+--     (run_at, a retry's backoff) too, and a paused queue's resume; a
+--     limited queue is looked at again every poll.  A forever pool ticks
+--     the schedules at most once per poll.
 --   batch (integer, default 1): jobs claimed per claim_next; their results
 --     are stored with one complete_many_claim_next, which claims the next
 --     batch in the same transaction.

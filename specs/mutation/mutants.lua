@@ -3758,6 +3758,29 @@ return {
     to = [=[LSQ_SQL_DEP_RELEASE_OF("?1", " AND 0")]=],
     hint = "specs/44-dependencies_spec.lua",
   },
+  -- A paused queue has no job due until its resume (db:wait, the pool)
+  {
+    name = "wait-paused-due", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_Q_DUE",
+    from = [=[  " AND NOT EXISTS (SELECT 1 FROM lease_queues WHERE name = ?1 AND paused <> 0)"]=],
+    to = [=[  ""]=],
+    hint = "specs/57-wake_spec.lua",
+  },
+  {
+    name = "pg-wait-paused-due", step = "own", file = "src/pg/lpg_queue_sql.h", backend = "pg",
+    fn = "LPG_Q_SQL_DUE",
+    from = [=[  " AND NOT EXISTS (SELECT 1 FROM lease_queues WHERE name = $1 AND paused <> 0)"]=],
+    to = [=[  ""]=],
+    hint = "specs/57-wake_spec.lua",
+  },
+  {
+    -- a worker of a paused queue sleeps poll, as at a limit
+    name = "pool-paused-sleeps-poll", step = "own", file = "lua/lease/pool.lua",
+    fn = "step",
+    from = [=[  if held == "limited" then return not stop_asked(w, cfg.poll) end]=],
+    to = [=[  if held then return not stop_asked(w, cfg.poll) end]=],
+    hint = "specs/42-queue_control_spec.lua",
+  },
   -- The jobs waiting for a job follow its end whoever writes it (schema
   -- step DEPS_ANY_CLIENT)
   {

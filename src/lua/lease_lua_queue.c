@@ -676,7 +676,9 @@ SQLite a write of this process wakes it at once, another process's within
 LISTEN/NOTIFY.
 Nothing is claimed: call db:claim_next after it.  Due times are compared
 with db:server_now(), so the jobs' times must be seconds since the epoch.
-A paused or limited queue's due jobs end the wait at once.
+A paused queue has no job due until it is resumed, and its db:resume
+wakes the wait; a limited queue's due jobs end the wait at once (a slot a
+limit frees wakes nobody).
 @function db:wait
 @tparam string queue the queue (non-empty, at most 255 bytes)
 @tparam number timeout the longest wait, seconds (finite, >= 0; 0 only looks)

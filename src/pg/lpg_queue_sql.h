@@ -626,14 +626,16 @@
 ** lease_wait's look: seconds from the server's clock until the earliest
 ** job of queue $1 becomes claimable (claim_next's rule, as
 ** LPG_Q_SQL_CLAIM_NEXT: open, not done, the fence below its maximum, the
-** later of run_at and until); NULL when there is none.
+** later of run_at and until); NULL when there is none, and while the
+** queue is paused (its resume wakes the waiters).
 */
 #define LPG_Q_SQL_DUE                                                               \
   "SELECT min(greatest(coalesce(q.run_at, 0), j.until))"                           \
   " - extract(epoch FROM clock_timestamp())::float8"                               \
   " FROM lease_queue q JOIN jobs j ON j.id = q.id"                                 \
   " WHERE q.state = " LEASE__Q_OPEN_S " AND q.queue = $1 AND j.done = 0"           \
-  " AND j.fence < " LPG_FENCE_MAX
+  " AND j.fence < " LPG_FENCE_MAX                                                  \
+  " AND NOT EXISTS (SELECT 1 FROM lease_queues WHERE name = $1 AND paused <> 0)"
 
 /* The queue's statements by their names in the lists (lease_statements.h,
 ** lpg_int.h's LPG_OWN_STATEMENTS): SQL, parameter count, parameter types

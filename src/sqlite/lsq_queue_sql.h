@@ -279,14 +279,16 @@
 ** lease_wait's look: seconds from ?2 (now) until the earliest job of queue
 ** ?1 becomes claimable (claim's rule, as LSQ_SQL_Q_READY): the later of
 ** its run_at and its lease's until, over the jobs the queue has not ended,
-** not done and not blocked; NULL when there is none.  A done or blocked
-** job's until reads NULL, which the two-argument max() passes on and the
-** aggregate min() skips.
+** not done and not blocked; NULL when there is none, and while the queue
+** is paused (its resume wakes the waiters).  A done or blocked job's until
+** reads NULL, which the two-argument max() passes on and the aggregate
+** min() skips.
 */
 #define LSQ_SQL_Q_DUE                                                     \
   "SELECT min(max(coalesce(q.run_at, 0), (SELECT until FROM jobs"         \
   " WHERE id = q.id AND done = 0 AND " LSQ_SQL_BLOCKED " = 0))) - ?2"    \
-  " FROM lease_queue AS q WHERE q.queue = ?1 AND q.state = " LEASE__Q_OPEN_S
+  " FROM lease_queue AS q WHERE q.queue = ?1 AND q.state = " LEASE__Q_OPEN_S \
+  " AND NOT EXISTS (SELECT 1 FROM lease_queues WHERE name = ?1 AND paused <> 0)"
 
 /* claim_next's candidates.  Parameters as LSQ_SQL_Q_READY.  Columns: id,
 ** payload, queue, priority, base_fence, max_attempts (the claim's fence

@@ -38,6 +38,29 @@ local function finished(out)
   return H.read(out)
 end
 
+-- Wait on queue (db:wait, up to LONG) while another thread opens the
+-- database at p, sleeps 0.3 s and calls h[method](h, ...) once; the wait
+-- must end true, after that call and well before LONG.
+local function woken_by_thread(db, p, queue, method, ...)
+  local t = thread.spawn(function(path, m, ...)
+    local L = require("lease")
+    local h = L.open(path)
+    L.sleep(0.3)
+    local at = L.now()
+    h[m](h, ...)
+    h:close()
+    return at
+  end, p, method, ...)
+  local woken = db:wait(queue, LONG)
+  local back = lease.now()
+  local ok, at = t:join()
+  assert(ok, at)
+  assert.are.equal(true, woken)
+  -- in order: the write, then the wait's end, well before the timeout
+  assert.is_true(at <= back, "woke before the " .. method)
+  assert.is_true(back - at < LONG / 2, "woke " .. (back - at) .. " s after the " .. method)
+end
+
 describe("db:wait", function()
   local db, p
   before_each(function() db, p = H.fresh("wake") end)
@@ -77,43 +100,12 @@ describe("db:wait", function()
     local t0 = T.now()
     assert.are.equal(false, db:wait("mail", 0.3))
     assert.is_true(T.now() - t0 >= 0.25, "returned after " .. (T.now() - t0) .. " s")
-    local t = thread.spawn(function(path)
-      local L = require("lease")
-      local h = L.open(path)
-      L.sleep(0.3)
-      local at = L.now()
-      h:resume("mail")
-      h:close()
-      return at
-    end, p)
-    local woken = db:wait("mail", LONG)
-    local back = lease.now()
-    local ok, resumed_at = t:join()
-    assert(ok, resumed_at)
-    assert.are.equal(true, woken)
-    assert.is_true(resumed_at <= back, "woke before the resume")
-    assert.is_true(back - resumed_at < LONG / 2, "woke " .. (back - resumed_at) .. " s after")
+    woken_by_thread(db, p, "mail", "resume", "mail")
     assert.are.equal("a", (db:claim_next("w", db:server_now(), 30, { queue = "mail" })))
   end)
 
   it("wakes when another thread of this process enqueues, long before its timeout", function()
-    local t = thread.spawn(function(path)
-      local L = require("lease")
-      local h = L.open(path)
-      L.sleep(0.3)
-      local at = L.now()
-      h:enqueue("late", { queue = "q" })
-      h:close()
-      return at
-    end, p)
-    local woken = db:wait("q", LONG)
-    local back = lease.now()
-    local ok, enqueued_at = t:join()
-    assert(ok, enqueued_at)
-    assert.are.equal(true, woken)
-    -- in order: the enqueue, then the wait's end, well before the timeout
-    assert.is_true(enqueued_at <= back, "woke before the enqueue")
-    assert.is_true(back - enqueued_at < LONG / 2, "woke " .. (back - enqueued_at) .. " s after")
+    woken_by_thread(db, p, "q", "enqueue", "late", { queue = "q" })
     assert.are.equal("late", (db:claim_next("w", db:server_now(), 30, { queue = "q" })))
   end)
 

@@ -911,20 +911,14 @@ local function holding(w, word)
 end
 
 --- Wait for a job of the worker's queue (db:wait): until one is due, a
--- write wakes the worker (an enqueue, release, retry... on any handle of
--- the database), or cfg.poll seconds passed, in waits of at most
--- WAIT_SLICE seconds with a look at the stop channel after each.  A
--- draining worker waits at most DRAIN_SLICE, then looks whether the queue
--- is drained.
+-- write wakes the worker (an enqueue, release, retry, resume... on any
+-- handle of the database), or cfg.poll seconds passed, in waits of at most
+-- WAIT_SLICE seconds with a look at the stop channel after each.
 -- @tparam table w the worker
 -- @treturn boolean false when the pool asked the worker to stop
 -- @raise a database error
-local function idle(w)
+local function wait_poll(w)
   local cfg = w.cfg
-  if not cfg.forever then
-    w.db:wait(cfg.queue, cfg.poll < DRAIN_SLICE and cfg.poll or DRAIN_SLICE)
-    return not stop_asked(w)
-  end
   local t0 = w.now()
   local left = cfg.poll
   while true do
@@ -934,6 +928,20 @@ local function idle(w)
     left = cfg.poll - (w.now() - t0)
     if left <= 0 then return true end
   end
+end
+
+--- Wait for a job of the worker's queue, as wait_poll; a draining worker
+-- waits at most DRAIN_SLICE, then looks whether the queue is drained.
+-- @tparam table w the worker
+-- @treturn boolean false when the pool asked the worker to stop
+-- @raise a database error
+local function idle(w)
+  local cfg = w.cfg
+  if not cfg.forever then
+    w.db:wait(cfg.queue, cfg.poll < DRAIN_SLICE and cfg.poll or DRAIN_SLICE)
+    return not stop_asked(w)
+  end
+  return wait_poll(w)
 end
 
 --- Take one step: claim the next job (or batch) and handle it, or wait.
@@ -985,8 +993,10 @@ local function step(w)
   if not cfg.forever and drained(w) then return false end
   -- a queue at its limit has due jobs no claim takes: db:wait would end
   -- at once, and a slot the limit frees wakes nobody, so the worker sleeps
-  -- the poll interval; a paused queue's wait lasts until its resume
+  -- the poll interval; a paused queue has no job due until its resume,
+  -- which wakes db:wait, so the worker waits up to poll, draining or not
   if held == "limited" then return not stop_asked(w, cfg.poll) end
+  if held == "paused" then return wait_poll(w) end
   return idle(w)
 end
 

@@ -3777,8 +3777,8 @@ return {
     -- a worker of a paused queue sleeps poll, as at a limit
     name = "pool-paused-sleeps-poll", step = "own", file = "lua/lease/pool.lua",
     fn = "step",
-    from = [=[  if held == "limited" then return not stop_asked(w, cfg.poll) end]=],
-    to = [=[  if held then return not stop_asked(w, cfg.poll) end]=],
+    from = [=[  if held == "paused" then return wait_poll(w) end]=],
+    to = [=[  if held == "paused" then return not stop_asked(w, cfg.poll) end]=],
     hint = "specs/42-queue_control_spec.lua",
   },
   -- The jobs waiting for a job follow its end whoever writes it (schema

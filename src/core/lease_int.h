@@ -565,6 +565,11 @@ int lease__clock(lease_db *db, double mark, int *move);
 ** reading it first.  Records nothing. */
 int lease__clock_settled(const lease_db *db);
 
+/* lease__random: a number in [0, 1) from a per-thread xorshift64*
+** generator seeded from the clock (lease_queue.c), for jitters and pauses
+** that must not line up across threads and processes. */
+double lease__random(void);
+
 /* lease__clear_error: forget the failure last recorded on db (a backend
 ** whose first try ended in a failure it expected, and that tries again
 ** another way). */

@@ -56,6 +56,11 @@ static uint64_t next_random(void) {
   return x * 0x2545F4914F6CDD1Du;
 }
 
+/* See lease_int.h: the top 53 bits of next_random over 2^53. */
+double lease__random(void) {
+  return (double)(next_random() >> 11) / 9007199254740992.0;
+}
+
 /* See lease.h.  Exponential from 1 second, doubling per attempt, until
 ** it reaches LEASE_BACKOFF_CAP seconds; then times a jitter from
 ** [0.9, 1.1], at the cap too, so that jobs failing together do not retry
@@ -65,7 +70,7 @@ double lease_backoff(int64_t attempt) {
   if (attempt < 1) attempt = 1;
   base = attempt > 13 ? LEASE_BACKOFF_CAP : ldexp(1.0, (int)(attempt - 1));
   if (base > LEASE_BACKOFF_CAP) base = LEASE_BACKOFF_CAP;
-  jitter = 0.9 + 0.2 * ((double)(next_random() >> 11) / 9007199254740992.0);
+  jitter = 0.9 + 0.2 * lease__random();
   return base * jitter;
 }
 

@@ -901,13 +901,6 @@ int lpg_guarded(lease_db *db, const lease__write *w, int *reason) {
 ** transaction (rerun). */
 #define LPG_RUNS 8
 
-/* A number in [0, 1) from the clock's nanoseconds, for spreading pauses. */
-static double spread(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)((uint64_t)ts.tv_nsec * 2654435761u % 1000003u) / 1000003.0;
-}
-
 /* The server's deadlock_timeout in seconds, at most 5 (1 when it cannot be
 ** read: PostgreSQL's default). */
 static double deadlock_wait(lease_db *db) {
@@ -953,8 +946,8 @@ static int rerun(lease_db *db, int rc, int runs) {
   lease__clear_error(db);
   db->has_dup = 0;
   db->refused = 0;
-  pause_for(deadlock ? (0.5 + 0.5 * spread()) * deadlock_wait(db)
-                     : runs * (0.002 + 0.004 * spread()));
+  pause_for(deadlock ? (0.5 + 0.5 * lease__random()) * deadlock_wait(db)
+                     : runs * (0.002 + 0.004 * lease__random()));
   return 1;
 }
 

@@ -263,7 +263,6 @@ return {
   ["pg-deps-follow-reads-children-unlocked"] = { file = "specs/44-dependencies_spec.lua", test = "a job after two parents completed at the same moment by two clients is released every time, in repeated rounds" },
   ["pg-deps-parent-gone-children-unlocked"] = { file = "specs/35-postgres_spec.lua", test = "PostgreSQL backend a parent another client deletes while the other parent completes: the child is released" },
   ["pg-deps-parent-gone-not-followed"] = { file = "specs/44-dependencies_spec.lua", test = "a parent ended by another client of the database deleted before it finished counts as done, as a pruned one does" },
-  ["pg-deps-parent-gone-one-of-two-parents"] = { file = "specs/44-dependencies_spec.lua", test = "a parent ended by another client of the database deleted before it finished counts as done, as a pruned one does" },
   ["pg-deps-parent-gone-unfinished-only"] = { file = "specs/44-dependencies_spec.lua", test = "a parent ended by another client of the database cancelled, its child retried, then pruned: the child runs, a listed job pruned counting as done" },
   ["pg-deps-released-by-one-of-two-parents"] = { file = "specs/44-dependencies_spec.lua", test = "a job enqueued after others is released by its parent's complete, and only when every parent is completed" },
   ["pg-deps-retry-does-not-wait-again"] = { file = "specs/44-dependencies_spec.lua", test = "a job enqueued after others waits, is never claimed, and shows its parents" },

@@ -3682,9 +3682,9 @@ return {
     -- a parent's end finds its waiting children through the index of
     -- ended jobs
     name = "pg-deps-follow-ended-index", step = "own", file = "src/pg/lpg_schema_sql.h",
-    fn = "LPG_DEP_WAITING_CHILD", backend = "pg",
-    from = [=[  " WHERE c.id = ANY(" LPG_DEP_CHILDREN ") AND " LPG_SQL_UNKEYED("c.state")       \]=],
-    to = [=[  " WHERE c.id = ANY(" LPG_DEP_CHILDREN ") AND c.state"       \]=],
+    fn = "LPG_DEP_WAITING_CHILD_OF", backend = "pg",
+    from = [=[  " WHERE c.id = ANY(" LPG_DEP_CHILDREN_OF(row) ") AND " LPG_SQL_UNKEYED("c.state") \]=],
+    to = [=[  " WHERE c.id = ANY(" LPG_DEP_CHILDREN_OF(row) ") AND c.state" \]=],
     hint = "specs/35-postgres_spec.lua",
   },
   {
@@ -3835,15 +3835,8 @@ return {
   {
     name = "pg-deps-parent-gone-not-followed", step = "own", file = "src/pg/lpg_schema_sql.h",
     fn = "LPG_STEP_DEPS_ANY_CLIENT", backend = "pg",
-    from = [=[  " UPDATE lease_queue c SET state = " LEASE__Q_OPEN_S ","                        \]=],
-    to = [=[  " UPDATE lease_queue c SET state = " LEASE__Q_WAITING_S ","                        \]=],
-    hint = "specs/44-dependencies_spec.lua",
-  },
-  {
-    name = "pg-deps-parent-gone-one-of-two-parents", step = "own", file = "src/pg/lpg_schema_sql.h",
-    fn = "LPG_STEP_DEPS_ANY_CLIENT", backend = "pg",
-    from = [=[  " = " LEASE__Q_WAITING_S " AND NOT " LPG_Q_SQL_DEP_PENDING("c") ";"             \]=],
-    to = [=[  " = " LEASE__Q_WAITING_S ";"             \]=],
+    from = [=[LPG_DEP_OPEN_WAITING_OF("old")]=],
+    to = [=[""]=],
     hint = "specs/44-dependencies_spec.lua",
   },
   {
@@ -3858,8 +3851,8 @@ return {
     -- other parent's complete at once each see the other parent pending
     name = "pg-deps-parent-gone-children-unlocked", step = "own", file = "src/pg/lpg_schema_sql.h",
     fn = "LPG_STEP_DEPS_ANY_CLIENT", backend = "pg",
-    from = [=[  " PERFORM 1 FROM jobs WHERE id = ANY(" LPG_DEP_CHILDREN_OF_OLD ") ORDER BY id FOR UPDATE;" \]=],
-    to = [=[  " PERFORM 1 FROM jobs WHERE false AND id = ANY(" LPG_DEP_CHILDREN_OF_OLD ") ORDER BY id FOR UPDATE;" \]=],
+    from = [=[  " PERFORM 1 FROM jobs WHERE id = ANY(" LPG_DEP_CHILDREN_OF("old") ") ORDER BY id FOR UPDATE;" \]=],
+    to = [=[  " PERFORM 1 FROM jobs WHERE false AND id = ANY(" LPG_DEP_CHILDREN_OF("old") ") ORDER BY id FOR UPDATE;" \]=],
     hint = "specs/35-postgres_spec.lua",
   },
   {
@@ -3965,7 +3958,7 @@ return {
   },
   {
     name = "pg-deps-released-by-one-of-two-parents", step = "own", file = "src/pg/lpg_schema_sql.h",
-    fn = "LPG_STEP_DEPS_KEYED", backend = "pg",
+    fn = "LPG_DEP_OPEN_WAITING_OF", backend = "pg",
     from = [=[  " AND NOT " LPG_Q_SQL_DEP_PENDING("c") ";"]=],
     to = [=[  " AND NOT false;"]=],
     hint = "specs/44-dependencies_spec.lua",

@@ -275,20 +275,28 @@
 ** (spec 35, "plans as the tables grow"), where a key lookup reads only
 ** the rows named.
 */
-#define LPG_DEP_CHILDREN "ARRAY(SELECT d.child FROM lease_deps d WHERE d.parent = new.id)"
-#define LPG_DEP_WAITING_CHILD                                                       \
-  " WHERE c.id = ANY(" LPG_DEP_CHILDREN ") AND " LPG_SQL_UNKEYED("c.state")       \
+/* The ids of the children of the trigger's row `row` (new or old), the
+** condition on c, a lease_queue row, of one of them still waiting, and the
+** statement that opens those of them whose parents are all completed
+** (lease_deps_follow here, lease_deps_parent_gone in step 19). */
+#define LPG_DEP_CHILDREN_OF(row) "ARRAY(SELECT d.child FROM lease_deps d WHERE d.parent = " row ".id)"
+#define LPG_DEP_WAITING_CHILD_OF(row)                                               \
+  " WHERE c.id = ANY(" LPG_DEP_CHILDREN_OF(row) ") AND " LPG_SQL_UNKEYED("c.state") \
   " = " LEASE__Q_WAITING_S
+#define LPG_DEP_OPEN_WAITING_OF(row)                                                \
+  " UPDATE lease_queue c SET state = " LEASE__Q_OPEN_S ","                        \
+  " due_at = coalesce(c.run_at, " LPG_Q_SQL_DUE_NOW ")"                           \
+  LPG_DEP_WAITING_CHILD_OF(row)                                                   \
+  " AND NOT " LPG_Q_SQL_DEP_PENDING("c") ";"
+#define LPG_DEP_CHILDREN LPG_DEP_CHILDREN_OF("new")
+#define LPG_DEP_WAITING_CHILD LPG_DEP_WAITING_CHILD_OF("new")
 #define LPG_STEP_DEPS_KEYED                                                         \
   "CREATE OR REPLACE FUNCTION lease_deps_follow() RETURNS trigger LANGUAGE plpgsql" \
   " AS $f$ BEGIN IF NOT EXISTS (SELECT 1 FROM lease_deps d WHERE d.parent = new.id)" \
   " THEN RETURN NULL; END IF;"                                                     \
   " PERFORM 1 FROM jobs WHERE id = ANY(" LPG_DEP_CHILDREN ") ORDER BY id FOR UPDATE;" \
   " IF new.state = " LEASE__Q_COMPLETED_S " THEN"                                 \
-  " UPDATE lease_queue c SET state = " LEASE__Q_OPEN_S ","                        \
-  " due_at = coalesce(c.run_at, " LPG_Q_SQL_DUE_NOW ")"                           \
-  LPG_DEP_WAITING_CHILD                                                           \
-  " AND NOT " LPG_Q_SQL_DEP_PENDING("c") ";"                                      \
+  LPG_DEP_OPEN_WAITING_OF("new")                                                  \
   " ELSE IF current_setting('lease.events', true) = 'on' THEN"                   \
   " INSERT INTO lease_events(at, op, id, queue, owner, fence, outcome, reason)"   \
   " SELECT coalesce(new.finished_at, " LPG_Q_SQL_DUE_NOW "), " LEASE__EV_CANCEL_S "," \
@@ -347,16 +355,12 @@
 ** client stores is followed already (lease_jobs_changed, then
 ** lease_deps_follow); on SQLite this step makes that so too.
 */
-#define LPG_DEP_CHILDREN_OF_OLD "ARRAY(SELECT d.child FROM lease_deps d WHERE d.parent = old.id)"
 #define LPG_STEP_DEPS_ANY_CLIENT                                                    \
   "CREATE OR REPLACE FUNCTION lease_deps_parent_gone() RETURNS trigger LANGUAGE plpgsql" \
   " AS $f$ BEGIN IF NOT EXISTS (SELECT 1 FROM lease_deps d WHERE d.parent = old.id)" \
   " THEN RETURN NULL; END IF;"                                                     \
-  " PERFORM 1 FROM jobs WHERE id = ANY(" LPG_DEP_CHILDREN_OF_OLD ") ORDER BY id FOR UPDATE;" \
-  " UPDATE lease_queue c SET state = " LEASE__Q_OPEN_S ","                        \
-  " due_at = coalesce(c.run_at, " LPG_Q_SQL_DUE_NOW ")"                           \
-  " WHERE c.id = ANY(" LPG_DEP_CHILDREN_OF_OLD ") AND " LPG_SQL_UNKEYED("c.state") \
-  " = " LEASE__Q_WAITING_S " AND NOT " LPG_Q_SQL_DEP_PENDING("c") ";"             \
+  " PERFORM 1 FROM jobs WHERE id = ANY(" LPG_DEP_CHILDREN_OF("old") ") ORDER BY id FOR UPDATE;" \
+  LPG_DEP_OPEN_WAITING_OF("old")                                                  \
   " RETURN NULL; END $f$;"                                                         \
   " DROP TRIGGER IF EXISTS lease_deps_parent_gone ON lease_queue;"                 \
   " CREATE TRIGGER lease_deps_parent_gone AFTER DELETE ON lease_queue"            \

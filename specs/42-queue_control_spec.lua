@@ -176,6 +176,37 @@ describe("limits", function()
     assert.are.equal("q1", (db:claim_next("w", 10, 10, { queue = "q" })))
   end)
 
+  -- A job cancelled while a worker holds it keeps its slot until that
+  -- lease ends: the worker may still be running it.  On PostgreSQL also
+  -- without lease_jobs_live (a role that may not make it), where the count
+  -- reads the queue's rows by their state.
+  local modes = { "" }
+  if H.backend == "pg" then modes[2] = " (without lease_jobs_live)" end
+  for _, mode in ipairs(modes) do
+    it("concurrency: a job cancelled while held keeps its slot until its lease ends" .. mode, function()
+      fill(db, "q", 3)
+      db:limit("q", { concurrency = 1 })
+      if mode ~= "" then H.psql(p, "DROP INDEX lease_jobs_live") end
+      assert.are.equal("q1", (db:claim_next("w", 0, 10, { queue = "q" })))
+      assert.are.equal(true, db:cancel("q1", 1))
+      assert.are.equal("cancelled", db:state("q1").status)
+      assert.are.same({ nil, "limited" }, { H.two(db:claim_next("v", 2, 10, { queue = "q" })) })
+      local list, why = db:claim_next("v", 9.999, 10, { queue = "q", n = 2 })
+      assert.are.same({ {}, "limited" }, { list, why })
+      -- the holder's writes are refused, and its lease ends at 10
+      local s = db:state("q1")
+      assert.are.same({ false, "cancelled" }, { H.two(db:complete("q1", "w", s.fence, 3, nil)) })
+      assert.are.equal("q2", (db:claim_next("v", 10, 10, { queue = "q" })))
+      -- a retry of the cancelled job ends its lease (owner nil) and frees
+      -- the slot; the retried job is due after q3
+      assert.are.equal(true, db:cancel("q2", 11))
+      assert.are.equal(true, db:retry("q2", 12))
+      assert.are.equal(nil, db:state("q2").owner)
+      assert.are.equal("q3", (db:claim_next("v", 12, 10, { queue = "q" })))
+      assert.are.same({ nil, "limited" }, { H.two(db:claim_next("v", 13, 10, { queue = "q" })) })
+    end)
+  end
+
   it("rate: at most rate jobs in any window of per seconds, over the caller's clock", function()
     fill(db, "r", 10)
     db:limit("r", { rate = 3, per = 10 })

@@ -918,7 +918,8 @@ LEASE_API int lease_resume(lease_db *db, const char *queue, size_t queue_len);
 ** drops the claims recorded.
 */
 typedef struct lease_queue_limits {
-  int64_t concurrency;  /* at most this many of the queue's jobs held (until > now) at once */
+  int64_t concurrency;  /* at most this many of the queue's jobs held (until > now) at once,
+                           a job cancelled while held counting until its lease ends */
   int64_t rate;         /* at most this many handed out by claim_next... */
   double per;           /* ...in any window of per (caller's unit: now's), > 0 with rate */
 } lease_queue_limits;
@@ -937,7 +938,8 @@ typedef struct lease_queue_limits {
 ** at best effort: it may wait up to the busy timeout for the transactions
 ** in progress in the database; when it cannot finish (that wait runs out,
 ** or the role does not own jobs) the limits stay stored and enforced and
-** the call still returns LEASE_OK, the count reads the queue's open jobs,
+** the call still returns LEASE_OK, the count reads the queue's jobs not
+** completed (lease_queue_due and lease_queue_aside),
 ** and a later lease_limit by a role that owns jobs puts the index right
 ** (another handle found at it does the work instead of this one).
 */

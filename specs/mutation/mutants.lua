@@ -2614,6 +2614,14 @@ return {
     hint = "specs/42-queue_control_spec.lua",
   },
   {
+    -- a job cancelled while held frees its slot at the cancel
+    name = "queue-live-open-only", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_Q_LIVE",
+    from = [=[  " WHERE j.done = 0 AND j.until > ?2 AND q.queue = ?1"]=],
+    to = [=[  " WHERE j.done = 0 AND j.until > ?2 AND q.queue = ?1 AND q.state = 0"]=],
+    hint = "specs/42-queue_control_spec.lua",
+  },
+  {
     name = "queue-rate-window-closed", step = "own", file = "src/sqlite/lsq_queue_sql.h",
     edits = {
       { fn = "LSQ_SQL_Q_RECENT", from = " AND at > t - ?3 AND", to = " AND at >= t - ?3 AND" },
@@ -3534,11 +3542,28 @@ return {
     -- a concurrency limit's count without its index joins jobs to the
     -- queue's open jobs
     name = "pg-live-joined", step = "own", file = "src/pg/lpg_queue_sql.h",
-    fn = "LPG_Q_SQL_LIVE", backend = "pg",
-    from = [=[  " ELSE (SELECT count(*) FROM lease_queue q CROSS JOIN LATERAL (SELECT done, until" \
+    fn = "LPG_Q_SQL_LIVE_AMONG", backend = "pg",
+    from = [=[  "(SELECT count(*) FROM lease_queue q CROSS JOIN LATERAL (SELECT done, until"      \
   " FROM jobs WHERE jobs.id = q.id LIMIT 1) j"                                      \]=],
-    to = [=[  " ELSE (SELECT count(*) FROM lease_queue q JOIN jobs j ON j.id = q.id"           \]=],
+    to = [=[  "(SELECT count(*) FROM lease_queue q JOIN jobs j ON j.id = q.id"           \]=],
     hint = "specs/35-postgres_spec.lua",
+  },
+  {
+    -- a job cancelled while held frees its slot at the cancel, counted
+    -- through lease_jobs_live
+    name = "pg-live-open-only", step = "own", file = "src/pg/lpg_queue_sql.h",
+    fn = "LPG_Q_SQL_LIVE", backend = "pg",
+    from = [=[  " FROM lease_queue q WHERE q.id = j.id LIMIT 1) q"                                \]=],
+    to = [=[  " FROM lease_queue q WHERE q.id = j.id AND q.state = 0 LIMIT 1) q"              \]=],
+    hint = "specs/42-queue_control_spec.lua",
+  },
+  {
+    -- the same, counted without lease_jobs_live: the queue's open jobs alone
+    name = "pg-live-fallback-open-only", step = "own", file = "src/pg/lpg_queue_sql.h",
+    fn = "LPG_Q_SQL_LIVE", backend = "pg",
+    from = [=[  " + " LPG_Q_SQL_LIVE_AMONG(">= " LEASE__Q_DISCARDED_S) " END"]=],
+    to = [=[  " END"]=],
+    hint = "specs/42-queue_control_spec.lua",
   },
   {
     -- a concurrency limit's count reads the queue's backlog with the index

@@ -23,7 +23,7 @@
 #define LEASE_SCHEMA_H
 
 /* The version this build makes and knows: the number of steps. */
-#define LEASE_SCHEMA_VERSION 19
+#define LEASE_SCHEMA_VERSION 20
 
 /*
 ** The steps, in order: the k-th entry takes version k-1 to k.
@@ -103,6 +103,13 @@
 **              child was retried) opens them as a completion does
 **              (lease_deps_parent_gone): a listed job no longer there
 **              counts as done.
+**   HELD_SLOTS 20: a concurrency limit counts every job of its queue held
+**              with a live lease, whatever its queue state (one cancelled
+**              while a worker holds it keeps its slot until that lease
+**              ends); PostgreSQL's index lease_queue_aside on
+**              lease_queue(queue) over the rows neither open nor completed
+**              serves the count made without lease_jobs_live; nothing on
+**              SQLite.
 */
 #define LEASE_SCHEMA_STEPS(XX) \
   XX(QUEUE)                    \
@@ -123,7 +130,8 @@
   XX(SQLITE_COMPLETE_ONCE)     \
   XX(DEPS_KEYED)               \
   XX(ADDED_FLOOR)              \
-  XX(DEPS_ANY_CLIENT)
+  XX(DEPS_ANY_CLIENT)           \
+  XX(HELD_SLOTS)
 
 /* How many steps LEASE_SCHEMA_STEPS lists: must be LEASE_SCHEMA_VERSION. */
 enum {

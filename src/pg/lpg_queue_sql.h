@@ -500,31 +500,37 @@
   " WHERE i.indrelid = 'jobs'::regclass AND c.relname = 'lease_jobs_live')"
 
 /*
-** The live leases of a queue: its open jobs held (until > $2).  $1 queue.
-** While lease_jobs_live is valid, the held jobs of every queue are read by
-** its range until > $2, each one's queue row by its id.  Its predicate,
-** (done + 0) = 0 AND until > 0, is this test's alone: no other index of
-** jobs can stand in for it here (lease_jobs_pending, on done = 0, would
-** read every job not done: on tables tiny when the plan was made the two
-** cost the same), and it stands in for no other (claim_next's test of a
-** candidate, (done + 0) = 0 AND until <= now, does not imply until > 0).
-** Without it (no concurrency limit was set through the engine, or
-** lease_limit could not make it: a role that does not own jobs), the
-** queue's open jobs are read by lease_queue_due, its backlog included,
-** each one's jobs row by its id.  The CASE runs one of the two.  Each
-** lookup is a subquery of its own: written as a join, a plan kept from
-** tiny tables would read a whole table for each row (spec 35, "plans as
-** the tables grow").
+** The live leases of a queue: its jobs not done held (until > $2), in any
+** queue state: a job cancelled or discarded while a worker holds it keeps
+** its slot until that lease ends, as the worker may still be running it.
+** $1 queue.  While lease_jobs_live is valid, the held jobs of every queue
+** are read by its range until > $2, each one's queue row by its id.  Its
+** predicate, (done + 0) = 0 AND until > 0, is this test's alone: no other
+** index of jobs can stand in for it here (lease_jobs_pending, on done = 0,
+** would read every job not done: on tables tiny when the plan was made
+** the two cost the same), and it stands in for no other (claim_next's
+** test of a candidate, (done + 0) = 0 AND until <= now, does not imply
+** until > 0).  Without it (no concurrency limit was set through the
+** engine, or lease_limit could not make it: a role that does not own
+** jobs), the queue's open jobs are read by lease_queue_due, its backlog
+** included, and the others not completed (discarded, cancelled, waiting)
+** by lease_queue_aside, each one's jobs row by its id.  The CASE runs one
+** of the two.  Each lookup is a subquery of its own: written as a join, a
+** plan kept from tiny tables would read a whole table for each row (spec
+** 35, "plans as the tables grow").
 */
+#define LPG_Q_SQL_LIVE_AMONG(states)                                                \
+  "(SELECT count(*) FROM lease_queue q CROSS JOIN LATERAL (SELECT done, until"      \
+  " FROM jobs WHERE jobs.id = q.id LIMIT 1) j"                                      \
+  " WHERE q.queue = $1 AND q.state " states " AND j.done = 0 AND j.until > $2)"
 #define LPG_Q_SQL_LIVE                                                              \
   "SELECT CASE WHEN coalesce(" LPG_Q_SQL_LIVE_VALID ", false)"                      \
-  " THEN (SELECT count(*) FROM jobs j CROSS JOIN LATERAL (SELECT q.queue, q.state"  \
+  " THEN (SELECT count(*) FROM jobs j CROSS JOIN LATERAL (SELECT q.queue"          \
   " FROM lease_queue q WHERE q.id = j.id LIMIT 1) q"                                \
   " WHERE " LPG_SQL_UNKEYED("j.done") " = 0 AND j.until > 0 AND j.until > $2"     \
-  " AND q.queue = $1 AND q.state = " LEASE__Q_OPEN_S ")"                             \
-  " ELSE (SELECT count(*) FROM lease_queue q CROSS JOIN LATERAL (SELECT done, until" \
-  " FROM jobs WHERE jobs.id = q.id LIMIT 1) j"                                      \
-  " WHERE q.queue = $1 AND q.state = " LEASE__Q_OPEN_S " AND j.done = 0 AND j.until > $2) END"
+  " AND q.queue = $1)"                                                               \
+  " ELSE " LPG_Q_SQL_LIVE_AMONG("= " LEASE__Q_OPEN_S)                               \
+  " + " LPG_Q_SQL_LIVE_AMONG(">= " LEASE__Q_DISCARDED_S) " END"
 
 /*
 ** lease_jobs_live, jobs(until) of the jobs held or once held and not done

@@ -367,11 +367,27 @@
   " FOR EACH ROW WHEN (old.state <> " LEASE__Q_COMPLETED_S ")"                     \
   " EXECUTE FUNCTION lease_deps_parent_gone()"
 
+/*
+** Step 20 (v19 -> v20): the index lease_queue_aside on lease_queue(queue)
+** over the rows neither open nor completed (discarded, cancelled,
+** waiting).  A concurrency limit counts every job of its queue held with
+** a live lease, whatever its queue state (a job cancelled while a worker
+** holds it keeps its slot until that lease ends); without lease_jobs_live
+** the count reads the queue's open jobs through lease_queue_due and the
+** others through this index (LPG_Q_SQL_LIVE), never the completed ones.
+** Only the writes that move a row into or out of those states, and their
+** prune, touch it.
+*/
+#define LPG_STEP_HELD_SLOTS                                                         \
+  "CREATE INDEX IF NOT EXISTS lease_queue_aside ON lease_queue(queue)"             \
+  " WHERE state >= " LEASE__Q_DISCARDED_S
+
 /* The version a database without a version row has: 11 when lease_queue
 ** has the column key (step 11's to 16's layout, whose row another
 ** client deleted: its steps must not run again; steps 12 to 15, 17 and
-** 18 only replace a function, 19 a function and its trigger, and 16
-** does nothing here, so running them again changes nothing), 10 when it
+** 18 only replace a function, 19 a function and its trigger, 20 makes
+** an index if it is missing, and 16 does nothing here, so running them
+** again changes nothing), 10 when it
 ** has the table lease_deps (step 10's layout, likewise), 9 when
 ** lease_queue has the column timeout (step 9's layout; step 8's table is
 ** made again if missing, CREATE TABLE IF NOT EXISTS), 7 when it has

@@ -437,12 +437,14 @@
   "SELECT paused, coalesce(concurrency, 0), coalesce(rate, 0), coalesce(per, 0)" \
   " FROM lease_queues WHERE name = ?1"
 
-/* The live leases of a queue: its open jobs held (until > ?2).  ?1 queue.
-** CROSS JOIN keeps jobs outer, so lease_jobs_live is read for the range
-** until > ?2, then each job's queue row by its key. */
+/* The live leases of a queue: its jobs not done held (until > ?2), in
+** any queue state: a job cancelled or discarded while a worker holds it
+** keeps its slot until that lease ends, as the worker may still be
+** running it.  ?1 queue.  CROSS JOIN keeps jobs outer, so lease_jobs_live
+** is read for the range until > ?2, then each job's queue row by its key. */
 #define LSQ_SQL_Q_LIVE                                                    \
   "SELECT count(*) FROM jobs AS j CROSS JOIN lease_queue AS q ON q.id = j.id" \
-  " WHERE j.done = 0 AND j.until > ?2 AND q.queue = ?1 AND q.state = " LEASE__Q_OPEN_S
+  " WHERE j.done = 0 AND j.until > ?2 AND q.queue = ?1"
 
 /* The rate's window (lease__queue_facts): ?1 queue, ?2 now, ?3 per.
 ** Columns: the claim's time (at: now, or the latest claim less per when

@@ -313,11 +313,17 @@
      " WHEN old.state <> " LEASE__Q_COMPLETED_S " BEGIN "                 \
      LSQ_SQL_DEP_RELEASE_OF("old.id", "") "; END")
 
+/* Step 20 (v19 -> v20): nothing.  A concurrency limit counts every held
+** job of its queue, whatever its state (LSQ_SQL_Q_LIVE); SQLite counts
+** them through lease_jobs_live alone, which lease_limit always makes,
+** where PostgreSQL needs an index for a count without it. */
+#define LSQ_STEP_HELD_SLOTS(XX)
+
 /*
 ** The version a file without a version row has, from what it holds: no
 ** lease_queue is version 0 (the contract's bare table, with or without
 ** the index lease_jobs_pending of the engine before its queue); one with
-** a key column in lease_queue is 11 (steps 12 to 15, 17 and 18 change nothing
+** a key column in lease_queue is 11 (steps 12 to 15, 17, 18 and 20 change nothing
 ** here, step 16 only makes the trigger lease_jobs_done anew and step 19
 ** makes it anew and one trigger if it is missing), one with the
 ** table lease_deps (but no key) is 10 (a file of step 11's or 10's layout whose row another

@@ -226,6 +226,60 @@ describe("PostgreSQL backend", function()
     assert.are.same({ false, "cancelled", 5 }, { s.done, s.status, s.finished_at })
   end)
 
+  it("complete and complete_many leave to the trigger a queue row another client adds during their wait", function()
+    db:enqueue_many({ "a", "b" })
+    local jobs = db:claim_next("w", 0, 100, 2)
+    local fa = jobs[1].fence
+    -- the queue rows gone; another client puts each back under the job's
+    -- row lock while the engine's write waits for it, so the row is not in
+    -- the snapshot of the write's statement: lease_jobs_changed, which
+    -- reads its own, completes it
+    H.psql(p, "DELETE FROM lease_queue WHERE id IN ('a', 'b')")
+    local function put_back(id)
+      local marker = H.file("locked")
+      local wait = psql_background(p, "BEGIN;\nSELECT 1 FROM jobs WHERE id = '" .. id .. "' FOR UPDATE;\n"
+        .. "INSERT INTO lease_queue(id, seq, base_fence) SELECT id, seq, 0 FROM jobs WHERE id = '" .. id
+        .. "';\n\\! touch " .. marker .. "\nSELECT pg_sleep(1);\nCOMMIT;")
+      wait_marker(marker)
+      return wait
+    end
+    local wait = put_back("a")
+    assert.is_true(db:complete("a", "w", fa, 1, "r"))
+    wait()
+    wait = put_back("b")
+    assert.are.equal(true, db:complete_many("w", 1, { jobs[2] }))
+    wait()
+    -- completed at the lease's end, as the trigger completes a row
+    assert.are.equal("a|1|100\nb|1|100", (H.psql(p, "SELECT convert_from(id, 'UTF8'), state, finished_at"
+      .. " FROM lease_queue WHERE id IN ('a', 'b') ORDER BY id"):gsub("\n$", "")))
+    assert.are.same({ true, true }, { db:state("a", 2).done, db:state("b", 2).done })
+  end)
+
+  it("completes without calling a trigger unless a job waits for the one completed", function()
+    -- the engine's own session counts its function calls
+    local tracked = p:gsub("options='", "options='-ctrack_functions=pl ")
+    local t = lease.open(tracked)
+    t:enqueue_many({ "a", "b", "flush" })
+    assert.is_true(t:enqueue("c", { after = { "b" } }))
+    local fa = t:claim("a", "w", 1, 100)
+    assert.is_true(t:complete("a", "w", fa, 2, "r"))
+    local fb = t:claim("b", "w", 2, 100)
+    assert.are.equal(true, t:complete_many("w", 3, { { id = "b", fence = fb } }))
+    assert.are.equal("available", t:state("c", 4).status)
+    -- the counts flushed by the session that made the calls
+    local ff = t:claim("flush", "F", 4, 100)
+    assert.is_true((t:with_lease("flush", "F", ff, 4, function(tx)
+      tx:rows("SELECT pg_stat_force_next_flush()")()
+    end)))
+    t:close()
+    local schema = p:match("search_path=([%w_]+)")
+    -- lease_deps_follow once, for b, which c waits for; lease_jobs_changed
+    -- never: each completion wrote its queue row itself
+    assert.are.equal("lease_deps_follow|1", (H.psql(p, "SELECT funcname, calls FROM pg_stat_user_functions"
+      .. " WHERE schemaname = '" .. schema .. "' AND funcname IN ('lease_jobs_changed', 'lease_deps_follow')"
+      .. " ORDER BY funcname"):gsub("\n$", "")))
+  end)
+
   it("a parent another client deletes while the other parent completes: the child is released", function()
     db:enqueue_many({ "a", "b" })
     db:enqueue("c", { after = { "a", "b" } })
@@ -1282,6 +1336,11 @@ describe("PostgreSQL plans as the tables grow", function()
     end
     for i = 1, 400 do later[#later + 1] = { id = "w" .. i, queue = "limited", run_at = T + 1e5 } end
     db:enqueue_many(later)
+    -- and cancelled jobs of another queue, each row written once (the
+    -- queue row before the trigger's, which then finds it there)
+    H.psql(p, "WITH j AS (INSERT INTO jobs(id) SELECT ('x' || g)::bytea FROM generate_series(1, "
+      .. math.floor(GROWN / 4) .. ") g RETURNING id, seq) INSERT INTO lease_queue(id, seq, queue, state,"
+      .. " finished_at) SELECT id, seq, 'other', 3, " .. T .. " FROM j")
     return db, reads
   end
 

@@ -57,11 +57,16 @@ local function layout(p)
 end
 
 -- The SQL that undoes step DEPS and the triggers of later steps that read
--- lease_deps (DEPS_ANY_CLIENT), before lease_deps is dropped.
+-- lease_deps (DEPS_ANY_CLIENT), before lease_deps is dropped; on
+-- PostgreSQL also step QUIET_COMPLETE's columns.
 local function undo_deps()
   if H.backend == "pg" then
+    -- QUIET_COMPLETE's columns go too: run again after UNIQUE's and
+    -- TIMEOUT's, they would come after those columns
     return "DROP TRIGGER lease_deps_follow ON lease_queue; DROP FUNCTION lease_deps_follow();"
       .. " DROP TRIGGER lease_deps_parent_gone ON lease_queue; DROP FUNCTION lease_deps_parent_gone();"
+      .. " DROP TRIGGER lease_jobs_changed ON jobs; ALTER TABLE jobs DROP COLUMN lease_completions;"
+      .. " ALTER TABLE lease_queue DROP COLUMN waited_on;"
   end
   return "DROP TRIGGER lease_deps_gone; DROP TRIGGER lease_deps_parent_gone; DROP TRIGGER lease_jobs_done;"
 end
@@ -273,6 +278,28 @@ describe("a database's schema version", function()
   -- in lease_queue.attempt, a trigger adding one at each claim; since, as
   -- SQLite does, the fence's growth since lease_queue.base_fence.
   if H.backend == "pg" then
+    -- Before QUIET_COMPLETE, lease_deps_follow fired at every job's end;
+    -- since, only at the end of a job flagged waited_on.  The step flags
+    -- every job lease_deps names as a parent, waiting children included.
+    it("of a PostgreSQL database at version 20 flags the jobs others wait for, and their ends release them", function()
+      local db, p = H.fresh("schema-v20-waited-on")
+      db:enqueue_many({ "p", "q" })
+      assert.is_true(db:enqueue("c", { after = { "p" } }))
+      db:close()
+      -- version 20's layout: neither column, lease_deps_follow firing for every end
+      H.sql(p, "DROP TRIGGER lease_jobs_changed ON jobs; ALTER TABLE jobs DROP COLUMN lease_completions;"
+        .. " DROP TRIGGER lease_deps_follow ON lease_queue; ALTER TABLE lease_queue DROP COLUMN waited_on;"
+        .. " UPDATE lease_meta SET value = '20' WHERE key = 'schema_version'")
+      db = lease.open(p)
+      assert.are.equal(CURRENT, db:settings().schema_version)
+      assert.are.equal("t|p\nf|q", (H.sql(p, "SELECT waited_on, convert_from(id, 'UTF8') FROM lease_queue"
+        .. " WHERE id IN ('p', 'q') ORDER BY id"):gsub("\n$", "")))
+      local f = db:claim("p", "w", 1, 10)
+      assert.is_true(db:complete("p", "w", f, 2, nil))
+      assert.are.equal("available", db:state("c", 3).status)
+      db:close()
+    end)
+
     it("of a PostgreSQL database of the CLOCK layout without its row gets only the steps after it", function()
       local p = H.path("schema-v6-row-lost")
       H.sql(p, fixture("pg_schema_v6.sql") .. "\n"

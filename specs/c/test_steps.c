@@ -77,6 +77,7 @@ static const struct {
     {"ADDED_FLOOR", 0xcbf29ce484222325ULL, 0x130daf0fc441ae78ULL},
     {"DEPS_ANY_CLIENT", 0x0c3cb1f5f067d1cfULL, 0x81f4c9f56b9e12d0ULL},
     {"HELD_SLOTS", 0xcbf29ce484222325ULL, 0xadc844364d42418aULL},
+    {"QUIET_COMPLETE", 0xcbf29ce484222325ULL, 0xe7dd3825ce0b2b59ULL},
 };
 enum { N_RELEASED = sizeof released / sizeof released[0] };
 

@@ -1589,21 +1589,21 @@ return {
   },
   {
     name = "pg-added-floor-not-read-again", step = "own", file = "src/pg/lpg_schema_sql.h", backend = "pg",
-    fn = "LPG_STEP_ADDED_FLOOR",
+    fn = "LPG_JOBS_ADDED_FN",
     from = [=[  " IF fl > 0 AND EXISTS (SELECT 1 FROM lease_added a WHERE a.fence < fl) THEN"]=],
     to = [=[  " IF false AND EXISTS (SELECT 1 FROM lease_added a WHERE a.fence < fl) THEN"]=],
     hint = "specs/35-postgres_spec.lua",
   },
   {
     name = "pg-added-floor-base-kept", step = "own", file = "src/pg/lpg_schema_sql.h", backend = "pg",
-    fn = "LPG_STEP_ADDED_FLOOR",
+    fn = "LPG_JOBS_ADDED_FN",
     from = [=[" UPDATE lease_queue q SET base_fence = q.base_fence + r.d FROM r WHERE q.id = r.id;"]=],
     to = [=[" UPDATE lease_queue q SET base_fence = q.base_fence FROM r WHERE q.id = r.id;"]=],
     hint = "specs/35-postgres_spec.lua",
   },
   {
     name = "pg-added-floor-lowers", step = "own", file = "src/pg/lpg_schema_sql.h", backend = "pg",
-    fn = "LPG_STEP_ADDED_FLOOR",
+    fn = "LPG_JOBS_ADDED_FN",
     from = [=[  " WHERE j.id = a.id AND a.fence < fl AND j.fence < fl RETURNING j.id, fl - a.fence AS d)"]=],
     to = [=[  " WHERE j.id = a.id RETURNING j.id, fl - a.fence AS d)"]=],
     hint = "specs/35-postgres_spec.lua",
@@ -1879,8 +1879,8 @@ return {
     -- the queue row counts attempts from 0, not from the fence the job starts at
     name = "pg-enqueue-base-fence-zero", step = "own", file = "src/pg/lpg_queue_sql.h", backend = "pg",
     fn = "LPG_Q_SQL_ENQUEUE",
-    from = [[$6, $7, $8, fence FROM i RETURNING 1)"]],
-    to = [[$6, $7, $8, 0 FROM i RETURNING 1)"]],
+    from = [[$6, $7, $8, fence, " LPG_Q_SQL_WAITED_ON]],
+    to = [[$6, $7, $8, 0, " LPG_Q_SQL_WAITED_ON]],
     hint = "specs/31-queue_fail_spec.lua",
   },
   {
@@ -1902,8 +1902,8 @@ return {
   {
     name = "pg-enqueue-data-base-fence-zero", step = "own", file = "src/pg/lpg_queue_sql.h", backend = "pg",
     fn = "LPG_Q_SQL_ENQUEUE_DATA",
-    from = [[  " f.max_attempts, f.timeout, i.fence FROM i JOIN f ON f.id = i.id RETURNING id)"  \]],
-    to = [[  " f.max_attempts, f.timeout, 0 FROM i JOIN f ON f.id = i.id RETURNING id)"  \]],
+    from = [[f.timeout, i.fence, " LPG_Q_SQL_WAITED_ON]],
+    to = [[f.timeout, 0, " LPG_Q_SQL_WAITED_ON]],
     hint = "specs/31-queue_fail_spec.lua",
   },
   {
@@ -2853,8 +2853,8 @@ return {
   {
     name = "pg-unscheduled-due-at-zero", step = "own", backend = "pg", file = "src/pg/lpg_queue_sql.h",
     fn = "LPG_Q_SQL_ENQUEUE",
-    from = [[  " coalesce($5, " LPG_Q_SQL_DUE_NOW "), $6, $7, $8, fence FROM i RETURNING 1)"]],
-    to = [[  " coalesce($5, 0), $6, $7, $8, fence FROM i RETURNING 1)"]],
+    from = [[  " coalesce($5, " LPG_Q_SQL_DUE_NOW "), $6, $7, $8, fence, "]],
+    to = [[  " coalesce($5, 0), $6, $7, $8, fence, "]],
     hint = "specs/54-clock_spec.lua",
   },
   {
@@ -3790,6 +3790,68 @@ return {
     from = [=[  " AND NOT EXISTS (SELECT 1 FROM lease_queues WHERE name = ?1 AND paused <> 0)"]=],
     to = [=[  ""]=],
     hint = "specs/57-wake_spec.lua",
+  },
+  {
+    -- the engine's complete leaves its own completion to lease_jobs_changed
+    name = "pg-complete-uncounted", step = "own", file = "src/pg/lpg_sql.h",
+    fn = "LPG_SQL_COMPLETE", backend = "pg",
+    from = [=[  " + CASE WHEN EXISTS (SELECT 1 FROM lease_queue WHERE id = $1) THEN 1 ELSE 0 END"  \]=],
+    to = [=[  ""  \]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
+    -- ...and keeps the trigger from a queue row its statement cannot see
+    name = "pg-complete-counted-unseen", step = "own", file = "src/pg/lpg_sql.h",
+    fn = "LPG_SQL_COMPLETE", backend = "pg",
+    from = [=[  " + CASE WHEN EXISTS (SELECT 1 FROM lease_queue WHERE id = $1) THEN 1 ELSE 0 END"  \]=],
+    to = [=[  " + 1"  \]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
+    name = "pg-complete-many-uncounted", step = "own", file = "src/pg/lpg_sql.h",
+    fn = "LPG_SQL_COMPLETE_MANY", backend = "pg",
+    from = [=[jobs.lease_completions + g.seen::int FROM g"]=],
+    to = [=[jobs.lease_completions FROM g"]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
+    name = "pg-complete-many-counted-unseen", step = "own", file = "src/pg/lpg_sql.h",
+    fn = "LPG_SQL_COMPLETE_MANY", backend = "pg",
+    from = [=[jobs.lease_completions + g.seen::int FROM g"]=],
+    to = [=[jobs.lease_completions + 1 FROM g"]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
+    -- a job enqueued after another leaves it unflagged: its end calls no
+    -- lease_deps_follow
+    name = "pg-dep-add-unflagged", step = "own", file = "src/pg/lpg_queue_sql.h",
+    fn = "LPG_Q_SQL_DEP_ADD", backend = "pg",
+    from = [=[  " UPDATE lease_queue SET waited_on = true WHERE id = $2 AND NOT waited_on"]=],
+    to = [=[  " SELECT 1"]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    -- a listed job pruned and enqueued again comes back unflagged
+    name = "pg-enqueue-unflagged", step = "own", file = "src/pg/lpg_queue_sql.h",
+    fn = "LPG_Q_SQL_ENQUEUE", backend = "pg",
+    from = [=[$8, fence, " LPG_Q_SQL_WAITED_ON("i.id")]=],
+    to = [=[$8, fence, false"]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    name = "pg-enqueue-data-unflagged", step = "own", file = "src/pg/lpg_queue_sql.h",
+    fn = "LPG_Q_SQL_ENQUEUE_DATA", backend = "pg",
+    from = [=[f.timeout, i.fence, " LPG_Q_SQL_WAITED_ON("i.id")]=],
+    to = [=[f.timeout, i.fence, false"]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    -- the step leaves the jobs already listed unflagged
+    name = "pg-upgrade-parents-unflagged", step = "own", file = "src/pg/lpg_schema_sql.h",
+    fn = "LPG_STEP_QUIET_COMPLETE", backend = "pg",
+    from = [=[  " UPDATE lease_queue SET waited_on = true WHERE id IN (SELECT parent FROM lease_deps)" \]=],
+    to = [=[  " UPDATE lease_queue SET waited_on = false WHERE id IN (SELECT parent FROM lease_deps)" \]=],
+    hint = "specs/39-schema_version_spec.lua",
   },
   {
     name = "pg-wait-paused-due", step = "own", file = "src/pg/lpg_queue_sql.h", backend = "pg",

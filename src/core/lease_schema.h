@@ -23,7 +23,7 @@
 #define LEASE_SCHEMA_H
 
 /* The version this build makes and knows: the number of steps. */
-#define LEASE_SCHEMA_VERSION 20
+#define LEASE_SCHEMA_VERSION 21
 
 /*
 ** The steps, in order: the k-th entry takes version k-1 to k.
@@ -110,6 +110,12 @@
 **              lease_queue(queue) over the rows neither open nor completed
 **              serves the count made without lease_jobs_live; nothing on
 **              SQLite.
+**   QUIET_COMPLETE 21: PostgreSQL's engine completions call no trigger:
+**              jobs.lease_completions, counted up by the engine's
+**              complete and complete_many, keeps lease_jobs_changed from
+**              firing for them, and lease_queue.waited_on, set on a job
+**              another is enqueued after, keeps lease_deps_follow to the
+**              ends of such jobs; nothing on SQLite.
 */
 #define LEASE_SCHEMA_STEPS(XX) \
   XX(QUEUE)                    \
@@ -131,7 +137,8 @@
   XX(DEPS_KEYED)               \
   XX(ADDED_FLOOR)              \
   XX(DEPS_ANY_CLIENT)           \
-  XX(HELD_SLOTS)
+  XX(HELD_SLOTS)               \
+  XX(QUIET_COMPLETE)
 
 /* How many steps LEASE_SCHEMA_STEPS lists: must be LEASE_SCHEMA_VERSION. */
 enum {

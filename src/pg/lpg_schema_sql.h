@@ -327,13 +327,18 @@
 ** covers rows other clients insert too.  One read of lease_meta per
 ** inserting statement; the UPDATE runs only for a row below the floor.
 */
-#define LPG_STEP_ADDED_FLOOR                                                        \
+#define LPG_STEP_ADDED_FLOOR LPG_JOBS_ADDED_FN("", "")
+
+/* lease_jobs_added as step 18 made it, its queue rows given the columns
+** cols (", name...", or "") with the values vals (", expr...", of a, the
+** inserted row). */
+#define LPG_JOBS_ADDED_FN(cols, vals)                                               \
   "CREATE OR REPLACE FUNCTION lease_jobs_added() RETURNS trigger LANGUAGE plpgsql"  \
   " AS $f$ DECLARE fl int8; BEGIN"                                                  \
-  " INSERT INTO lease_queue(id, seq, state, finished_at, due_at, base_fence)"       \
+  " INSERT INTO lease_queue(id, seq, state, finished_at, due_at, base_fence" cols ")" \
   " SELECT a.id, a.seq, CASE WHEN a.done <> 0 THEN " LEASE__Q_COMPLETED_S           \
   " ELSE " LEASE__Q_OPEN_S " END,"                                                  \
-  " CASE WHEN a.done <> 0 THEN a.until END, " LPG_Q_SQL_DUE_NOW ", a.fence FROM lease_added a" \
+  " CASE WHEN a.done <> 0 THEN a.until END, " LPG_Q_SQL_DUE_NOW ", a.fence" vals " FROM lease_added a" \
   " ON CONFLICT (id) DO NOTHING;"                                                   \
   " fl := " LPG_SQL_FLOOR ";"                                                       \
   " IF fl > 0 AND EXISTS (SELECT 1 FROM lease_added a WHERE a.fence < fl) THEN"     \
@@ -382,11 +387,51 @@
   "CREATE INDEX IF NOT EXISTS lease_queue_aside ON lease_queue(queue)"             \
   " WHERE state >= " LEASE__Q_DISCARDED_S
 
+/*
+** Step 21 (v20 -> v21): the engine's completions fire no trigger.
+**  - jobs gets the column lease_completions (int8, 0), which the engine's
+**    complete and complete_many count up when they store done = 1 on a
+**    job whose queue row their own statement makes completed (the row in
+**    their snapshot: LPG_SQL_COMPLETE, LPG_SQL_COMPLETE_MANY);
+**    lease_jobs_changed fires only when done changes and that count does
+**    not, so another client's done = 1 and every reopen are followed as
+**    before, and the engine's completion, which wrote its queue row
+**    already (step 13 made the trigger write nothing then), no longer
+**    calls it.
+**  - lease_queue gets the column waited_on (false), set on a job's row
+**    when a job is enqueued after it (LPG_Q_SQL_DEP_ADD, under the job's
+**    jobs row lock that its end waits for) and on every job lease_deps
+**    names as a parent now, and by lease_jobs_added on a job inserted
+**    under an id lease_deps names as a parent (a listed job pruned and
+**    enqueued again, as step 19 follows it); lease_deps_follow fires only
+**    for such a job, so the end of a job no other lists calls nothing
+**    (step 14 made it return at once then).  The flag is never cleared:
+**    one set for a child since deleted costs the trigger's look, no more.
+*/
+#define LPG_STEP_QUIET_COMPLETE                                                     \
+  "ALTER TABLE jobs ADD COLUMN IF NOT EXISTS lease_completions int8 NOT NULL DEFAULT 0;" \
+  " ALTER TABLE lease_queue ADD COLUMN IF NOT EXISTS waited_on boolean NOT NULL DEFAULT false;" \
+  " UPDATE lease_queue SET waited_on = true WHERE id IN (SELECT parent FROM lease_deps)" \
+  " AND NOT waited_on;"                                                             \
+  " DROP TRIGGER IF EXISTS lease_jobs_changed ON jobs;"                             \
+  " CREATE TRIGGER lease_jobs_changed AFTER UPDATE OF done ON jobs"                 \
+  " FOR EACH ROW WHEN ((new.done <> 0) <> (old.done <> 0)"                          \
+  " AND new.lease_completions = old.lease_completions)"                             \
+  " EXECUTE FUNCTION lease_jobs_changed();"                                         \
+  " DROP TRIGGER IF EXISTS lease_deps_follow ON lease_queue;"                       \
+  " CREATE TRIGGER lease_deps_follow AFTER UPDATE OF state ON lease_queue"           \
+  " FOR EACH ROW WHEN (new.waited_on AND new.state IN (" LEASE__Q_COMPLETED_S ","   \
+  " " LEASE__Q_DISCARDED_S ", " LEASE__Q_CANCELLED_S ")"                            \
+  " AND new.state IS DISTINCT FROM old.state)"                                      \
+  " EXECUTE FUNCTION lease_deps_follow();"                                          \
+  " " LPG_JOBS_ADDED_FN(", waited_on", ", " LPG_Q_SQL_WAITED_ON("a.id"))
+
 /* The version a database without a version row has: 11 when lease_queue
 ** has the column key (step 11's to 16's layout, whose row another
 ** client deleted: its steps must not run again; steps 12 to 15, 17 and
 ** 18 only replace a function, 19 a function and its trigger, 20 makes
-** an index if it is missing, and 16 does nothing here, so running them
+** an index if it is missing, 21 adds columns if they are missing and
+** makes two triggers anew, and 16 does nothing here, so running them
 ** again changes nothing), 10 when it
 ** has the table lease_deps (step 10's layout, likewise), 9 when
 ** lease_queue has the column timeout (step 9's layout; step 8's table is

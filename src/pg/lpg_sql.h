@@ -195,11 +195,16 @@
   LPG_SQL_HELD_LOCK " u AS (UPDATE jobs SET until = $5 FROM j, q" LPG_SQL_HELD_GUARD LPG_SQL_HELD_REPORT
 
 /* Contract step 6.  $5 result.  Once stored, the job's queue row is
-** completed at now, written by this statement (lease_jobs_changed, which
-** fires for done = 1, finds it so and writes nothing from step
-** COMPLETE_ONCE on). */
+** completed at now, written by this statement, which counts up the job's
+** lease_completions when that row is in its snapshot (the one f's UPDATE
+** reads), so that lease_jobs_changed does not fire for it (schema step
+** QUIET_COMPLETE); a row another transaction added after that snapshot is
+** completed by the trigger, at the lease's end. */
 #define LPG_SQL_COMPLETE                                                              \
-  LPG_SQL_HELD_LOCK " u AS (UPDATE jobs SET result = $5, done = 1 FROM j, q" LPG_SQL_HELD_GUARD \
+  LPG_SQL_HELD_LOCK " u AS (UPDATE jobs SET result = $5, done = 1,"                  \
+  " lease_completions = jobs.lease_completions"                                       \
+  " + CASE WHEN EXISTS (SELECT 1 FROM lease_queue WHERE id = $1) THEN 1 ELSE 0 END"  \
+  " FROM j, q" LPG_SQL_HELD_GUARD                                                     \
   ", f AS (UPDATE lease_queue SET state = " LEASE__Q_COMPLETED_S ", finished_at = $4"    \
   " WHERE id = $1 AND EXISTS (SELECT 1 FROM u))"                                      \
   LPG_SQL_HELD_REPORT
@@ -221,10 +226,12 @@
 ** own fence.  One report row per id, in $1's order: LPG_SQL_REPORT's
 ** columns (the first: 1 when stored, else 0), then the id's position in
 ** $1.  The stored jobs' queue rows are completed at now here, as
-** LPG_SQL_COMPLETE does, found by the array of the stored ids (= ANY); a
-** queue row added during the wait is not in the snapshot this UPDATE
-** reads, so the trigger lease_jobs_changed completes it, at the lease's
-** end.
+** LPG_SQL_COMPLETE does, found by the array of the stored ids (= ANY),
+** and each job whose queue row g locked (seen: the row is in the
+** snapshot this UPDATE reads) gets its lease_completions counted up, so
+** that lease_jobs_changed does not fire for it; a queue row added during
+** the wait is not in that snapshot, so the trigger completes it, at the
+** lease's end.
 ** Every row is reached by its key and the CTEs are never joined
 ** to each other: a plan the connection keeps is made for a batch of 10
 ** rows, and a join of two CTEs planned so runs as a nested loop whose
@@ -235,6 +242,7 @@
   "WITH a AS (SELECT * FROM unnest($1::bytea[], $2::int8[], $3::bytea[])"            \
   " WITH ORDINALITY a(id, fence, result, k)),"                                       \
   " g AS (SELECT a.id, a.fence AS want, a.result, a.k, j.id IS NOT NULL AS found,"   \
+  " s.state IS NOT NULL AS seen,"                                                    \
   " j.owner, j.done, j.until, j.fence,"                                              \
   " CASE WHEN j.id IS NOT NULL THEN coalesce(s.state,"                               \
   " (SELECT n.state FROM lease_queue_now(j.id) n), " LEASE__Q_OPEN_S ")"             \
@@ -243,7 +251,8 @@
   " WHERE jobs.id = a.id FOR UPDATE) j ON true"                                      \
   " LEFT JOIN LATERAL (SELECT state FROM lease_queue WHERE lease_queue.id = j.id"    \
   " FOR UPDATE) s ON true),"                                                         \
-  " u AS (UPDATE jobs SET result = g.result, done = 1 FROM g"                        \
+  " u AS (UPDATE jobs SET result = g.result, done = 1,"                              \
+  " lease_completions = jobs.lease_completions + g.seen::int FROM g"                 \
   " WHERE jobs.id = g.id AND g.done = 0"                                             \
   " AND g.owner = $4 AND g.fence = g.want AND g.until > $5"                          \
   " AND g.fence < " LPG_FENCE_MAX " AND g.state < " LEASE__Q_DISCARDED_S             \

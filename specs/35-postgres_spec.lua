@@ -119,7 +119,7 @@ describe("PostgreSQL backend", function()
     local cols = H.psql(p, "SELECT column_name, data_type, is_nullable FROM information_schema.columns"
       .. " WHERE table_schema = current_schema() AND table_name = 'jobs' ORDER BY ordinal_position")
     assert.are.equal("id|bytea|NO\nowner|bytea|YES\nuntil|double precision|NO\nfence|bigint|NO\n"
-      .. "result|bytea|YES\ndone|integer|NO\nseq|bigint|NO\n", cols)
+      .. "result|bytea|YES\ndone|integer|NO\nseq|bigint|NO\nlease_completions|bigint|NO\n", cols)
     assert.is_true(db:init_db())
     assert.are.equal("1\n", H.psql(p, "SELECT count(*) FROM pg_tables"
       .. " WHERE schemaname = current_schema() AND tablename = 'jobs'"))
@@ -1116,11 +1116,17 @@ describe("PostgreSQL completions", function()
     return tonumber(out:match("(%d+)"))
   end
 
-  it("follow the end of a job no job runs after with one look at lease_deps", function()
-    db:enqueue_many({ "lone", "gone", "parent" })
+  it("follow the end of a job no job runs after without a look at lease_deps", function()
+    db:enqueue_many({ "lone", "gone", "parent", "was" })
     assert.is_true(db:enqueue("child", { after = { "parent" } }))
-    assert.are.equal(1, deps_scans("UPDATE jobs SET done = 1, until = 7 WHERE id = 'lone'::bytea"))
-    assert.are.equal(1, deps_scans("UPDATE lease_queue SET state = 3 WHERE id = 'gone'::bytea"))
+    -- no job is enqueued after them: lease_deps_follow does not fire
+    assert.are.equal(0, deps_scans("UPDATE jobs SET done = 1, until = 7 WHERE id = 'lone'::bytea"))
+    assert.are.equal(0, deps_scans("UPDATE lease_queue SET state = 3 WHERE id = 'gone'::bytea"))
+    -- a job the only job enqueued after it no longer waits for (deleted):
+    -- the trigger fires, and returns after one look
+    assert.is_true(db:enqueue("gone-child", { after = { "was" } }))
+    H.psql(p, "DELETE FROM jobs WHERE id = 'gone-child'")
+    assert.are.equal(1, deps_scans("UPDATE jobs SET done = 1, until = 7 WHERE id = 'was'::bytea"))
     assert.are.same({ "completed", "cancelled" }, { db:state("lone", 8).status, db:state("gone", 8).status })
     -- a parent's end reads its children and opens them
     assert.is_true(deps_scans("UPDATE jobs SET done = 1, until = 7 WHERE id = 'parent'::bytea") > 1)

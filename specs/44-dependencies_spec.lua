@@ -64,22 +64,33 @@ describe("a job enqueued after others", function()
     assert.are.equal(0, db:counts(5).waiting)
   end)
 
-  it("is released by a parent pruned and enqueued again under its id, once that one completes", function()
-    db:enqueue("p")
-    db:enqueue("q")
-    db:enqueue("c", { after = { "p", "q" } })
-    local fp = db:claim("p", "w", 1, 10)
-    assert.is_true(db:complete("p", "w", fp, 2))
-    assert.are.equal(1, db:prune(3, { status = "completed" }))
-    -- a new job under the pruned parent's id: the edge names it now
-    assert.is_true(db:enqueue("p"))
-    local fq = db:claim("q", "w", 4, 10)
-    assert.is_true(db:complete("q", "w", fq, 5))
-    assert.are.equal("waiting", (seen(p, "c", 6)))
-    local fp2 = db:claim("p", "w", 6, 10)
-    assert.is_true(db:complete("p", "w", fp2, 7))
-    assert.are.equal("available", (seen(p, "c", 8)))
-  end)
+  -- enqueued again alone, or in a batch with data (two statements of the
+  -- PostgreSQL backend)
+  local again = {
+    { "enqueue", function() return db:enqueue("p") end },
+    { "enqueue_many", function()
+      return db:enqueue_many({ { id = "p", payload = "x" }, { id = "other", priority = 2 } }) == 2
+    end },
+  }
+  for _, way in ipairs(again) do
+    local how, enqueue_again = way[1], way[2]
+    it("is released by a parent pruned and enqueued again under its id (" .. how .. "), once that one completes", function()
+      db:enqueue("p")
+      db:enqueue("q")
+      db:enqueue("c", { after = { "p", "q" } })
+      local fp = db:claim("p", "w", 1, 10)
+      assert.is_true(db:complete("p", "w", fp, 2))
+      assert.are.equal(1, db:prune(3, { status = "completed" }))
+      -- a new job under the pruned parent's id: the edge names it now
+      assert.is_true(enqueue_again())
+      local fq = db:claim("q", "w", 4, 10)
+      assert.is_true(db:complete("q", "w", fq, 5))
+      assert.are.equal("waiting", (seen(p, "c", 6)))
+      local fp2 = db:claim("p", "w", 6, 10)
+      assert.is_true(db:complete("p", "w", fp2, 7))
+      assert.are.equal("available", (seen(p, "c", 8)))
+    end)
+  end
 
   it("becomes scheduled, not available, when released before its run_at", function()
     db:enqueue("p")

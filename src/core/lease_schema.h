@@ -136,7 +136,7 @@
   XX(SQLITE_COMPLETE_ONCE)     \
   XX(DEPS_KEYED)               \
   XX(ADDED_FLOOR)              \
-  XX(DEPS_ANY_CLIENT)           \
+  XX(DEPS_ANY_CLIENT)          \
   XX(HELD_SLOTS)               \
   XX(QUIET_COMPLETE)
 

@@ -709,11 +709,11 @@ transaction.  At a limit db:claim_next gives `nil, "limited"`; below it,
 @tparam table limits `{concurrency = n, rate = n, per = seconds}`, each
   optional: concurrency, at most n of the queue's jobs held with a live lease
   (until > now) at once, whoever holds them (a job cancelled while held
-  counts until its lease ends: its worker may still run it); rate with per, at most rate jobs
-  handed out by claim_next in any window of per (now's unit) of the claims'
-  times: a claim's time is the claimer's now, and it counts the claims within
-  per of it on either side, so claims that commit out of the order of their
-  nows still keep it (docs/queue.md)
+  counts until its lease ends: its worker may still run it); rate with per,
+  at most rate jobs handed out by claim_next in any window of per (now's
+  unit) of the claims' times: a claim's time is the claimer's now, and it
+  counts the claims within per of it on either side, so claims that commit
+  out of the order of their nows still keep it (docs/queue.md)
 @treturn boolean true
 @raise `bad argument #3 to 'limit' (limits.concurrency must be an integer >= 1 or
   nil, got 0)`, `(limits.rate needs limits.per)` and the like (nothing changed);

@@ -514,8 +514,8 @@
 
 /*
 ** The live leases of a queue: its jobs not done held (until > $2), in any
-** queue state: a job cancelled or discarded while a worker holds it keeps
-** its slot until that lease ends, as the worker may still be running it.
+** queue state: a job cancelled while a worker holds it keeps its slot
+** until that lease ends, as the worker may still be running it.
 ** $1 queue.  While lease_jobs_live is valid, the held jobs of every queue
 ** are read by its range until > $2, each one's queue row by its id.  Its
 ** predicate, (done + 0) = 0 AND until > 0, is this test's alone: no other

@@ -438,9 +438,8 @@
   " FROM lease_queues WHERE name = ?1"
 
 /* The live leases of a queue: its jobs not done held (until > ?2), in
-** any queue state: a job cancelled or discarded while a worker holds it
-** keeps its slot until that lease ends, as the worker may still be
-** running it.  ?1 queue.  CROSS JOIN keeps jobs outer, so lease_jobs_live
+** any queue state: a job cancelled while a worker holds it keeps its
+** slot until that lease ends, as the worker may still be running it.  ?1 queue.  CROSS JOIN keeps jobs outer, so lease_jobs_live
 ** is read for the range until > ?2, then each job's queue row by its key. */
 #define LSQ_SQL_Q_LIVE                                                    \
   "SELECT count(*) FROM jobs AS j CROSS JOIN lease_queue AS q ON q.id = j.id" \

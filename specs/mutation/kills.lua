@@ -249,7 +249,6 @@ return {
   ["pg-complete-many-unordered"] = { file = "specs/19-complete_many_spec.lua", test = "complete_many refuses the same id the second time in one batch when other jobs come between: done" },
   ["pg-complete-once-other-client-left-open"] = { file = "specs/35-postgres_spec.lua", test = "PostgreSQL completions still complete the queue row of a job another client marks done, and reopen it when it clears done" },
   ["pg-complete-once-reopen-skipped"] = { file = "specs/35-postgres_spec.lua", test = "PostgreSQL completions still complete the queue row of a job another client marks done, and reopen it when it clears done" },
-  ["pg-complete-once-written-twice"] = { file = "specs/35-postgres_spec.lua", test = "PostgreSQL completions write the job's queue row once: complete, complete_many, complete_claim_next" },
   ["pg-complete-state-left-to-trigger"] = { file = "specs/35-postgres_spec.lua", test = "PostgreSQL completions write the job's queue row once: complete, complete_many, complete_claim_next" },
   ["pg-complete-uncounted"] = { file = "specs/35-postgres_spec.lua", test = "PostgreSQL backend completes without calling a trigger unless a job waits for the one completed" },
   ["pg-ddl-on-engine-tables-allowed"] = { file = "specs/52-with_lease_pg_spec.lua", test = "with_lease on PostgreSQL refuses statements that would end the transaction, change the session or write the engine's tables" },

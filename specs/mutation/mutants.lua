@@ -4154,14 +4154,6 @@ return {
     hint = "specs/44-dependencies_spec.lua",
   },
   {
-    -- the trigger writes a completed job's queue row again
-    name = "pg-complete-once-written-twice", step = "own", file = "src/pg/lpg_schema_sql.h",
-    fn = "LPG_STEP_COMPLETE_ONCE", backend = "pg",
-    from = [=[  " WHERE id = new.id AND (new.done = 0 OR state <> " LEASE__Q_COMPLETED_S ");"     \]=],
-    to = [=[  " WHERE id = new.id AND (new.done = 0 OR state >= 0);"     \]=],
-    hint = "specs/35-postgres_spec.lua",
-  },
-  {
     -- another client's done = 1 left open in lease_queue
     name = "pg-complete-once-other-client-left-open", step = "own",
     file = "src/pg/lpg_schema_sql.h", fn = "LPG_STEP_COMPLETE_ONCE", backend = "pg",

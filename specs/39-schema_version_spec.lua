@@ -56,17 +56,21 @@ local function layout(p)
     .. H.sqlite3(p, "SELECT cid, name, type, \"notnull\", dflt_value, pk FROM pragma_table_info('lease_queue')")
 end
 
+-- PostgreSQL's step QUIET_COMPLETE undone: its two columns and the
+-- triggers whose WHEN reads them (the step makes both triggers again).
+local PG_UNDO_QUIET_COMPLETE = "DROP TRIGGER IF EXISTS lease_deps_follow ON lease_queue;"
+  .. " DROP TRIGGER lease_jobs_changed ON jobs; ALTER TABLE jobs DROP COLUMN lease_completions;"
+  .. " ALTER TABLE lease_queue DROP COLUMN waited_on;"
+
 -- The SQL that undoes step DEPS and the triggers of later steps that read
 -- lease_deps (DEPS_ANY_CLIENT), before lease_deps is dropped; on
--- PostgreSQL also step QUIET_COMPLETE's columns.
+-- PostgreSQL also step QUIET_COMPLETE, whose columns, added again after
+-- UNIQUE's and TIMEOUT's, would otherwise come before them.
 local function undo_deps()
   if H.backend == "pg" then
-    -- QUIET_COMPLETE's columns go too: run again after UNIQUE's and
-    -- TIMEOUT's, they would come after those columns
     return "DROP TRIGGER lease_deps_follow ON lease_queue; DROP FUNCTION lease_deps_follow();"
       .. " DROP TRIGGER lease_deps_parent_gone ON lease_queue; DROP FUNCTION lease_deps_parent_gone();"
-      .. " DROP TRIGGER lease_jobs_changed ON jobs; ALTER TABLE jobs DROP COLUMN lease_completions;"
-      .. " ALTER TABLE lease_queue DROP COLUMN waited_on;"
+      .. " " .. PG_UNDO_QUIET_COMPLETE
   end
   return "DROP TRIGGER lease_deps_gone; DROP TRIGGER lease_deps_parent_gone; DROP TRIGGER lease_jobs_done;"
 end
@@ -286,10 +290,8 @@ describe("a database's schema version", function()
       db:enqueue_many({ "p", "q" })
       assert.is_true(db:enqueue("c", { after = { "p" } }))
       db:close()
-      -- version 20's layout: neither column, lease_deps_follow firing for every end
-      H.sql(p, "DROP TRIGGER lease_jobs_changed ON jobs; ALTER TABLE jobs DROP COLUMN lease_completions;"
-        .. " DROP TRIGGER lease_deps_follow ON lease_queue; ALTER TABLE lease_queue DROP COLUMN waited_on;"
-        .. " UPDATE lease_meta SET value = '20' WHERE key = 'schema_version'")
+      -- back to version 20: neither column, no job flagged
+      H.sql(p, PG_UNDO_QUIET_COMPLETE .. " UPDATE lease_meta SET value = '20' WHERE key = 'schema_version'")
       db = lease.open(p)
       assert.are.equal(CURRENT, db:settings().schema_version)
       assert.are.equal("t|p\nf|q", (H.sql(p, "SELECT waited_on, convert_from(id, 'UTF8') FROM lease_queue"

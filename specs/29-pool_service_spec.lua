@@ -299,10 +299,19 @@ describe("lease.pool shutdown", function()
   end)
 
   -- A handler that sends SIGTERM to this process on job "kill" (when
-  -- job.args.kill), then works `job.args.work` seconds on every job.
+  -- job.args.kill, the database), once job.args.held jobs are held (so
+  -- the shutdown finds every worker holding one, however slowly the
+  -- others started), then works `job.args.work` seconds on every job.
   local function signalling(job)
     local l = require("lease")
     if job.id == "kill" and job.args.kill then
+      local db = assert(l.open(job.args.kill))
+      local deadline = l.now() + 20
+      while db:counts(l.now()).running < job.args.held do
+        assert(l.now() < deadline, "the other workers never claimed")
+        l.sleep(0.01)
+      end
+      db:close()
       os.execute("kill -TERM " .. l.pid())
     end
     l.sleep(job.args.work)
@@ -315,7 +324,8 @@ describe("lease.pool shutdown", function()
     local p = queue(list)
     local t0 = lease.now()
     local s = pool.run({ db = p, workers = 2, ttl = 30, poll = 0.01, forever = true,
-                         shutdown_grace = 5, args = { work = 0.2, kill = true }, handler = signalling })
+                         shutdown_grace = 5, args = { work = 0.2, kill = p, held = 2 },
+                         handler = signalling })
     -- a service (forever) stopped well within the grace: nothing cut off;
     -- each worker gives back the job it claimed with its last result
     assert.is_true(lease.now() - t0 < 3, "took " .. (lease.now() - t0))
@@ -337,7 +347,8 @@ describe("lease.pool shutdown", function()
     local p = queue({ "kill", "other" }, { max_attempts = 1 })
     local t0 = lease.now()
     local s = pool.run({ db = p, workers = 2, ttl = 30, poll = 0.01, forever = true,
-                         shutdown_grace = 0.3, args = { work = 3, kill = true }, handler = signalling })
+                         shutdown_grace = 0.3, args = { work = 3, kill = p, held = 2 },
+                         handler = signalling })
     local took = lease.now() - t0
     assert.is_true(took >= 0.3 and took < 2.5, "took " .. took)
     assert.are.equal("TERM", s.interrupted)

@@ -3854,6 +3854,22 @@ return {
     hint = "specs/39-schema_version_spec.lua",
   },
   {
+    -- lease_deps_follow called at the end of every job, listed or not
+    name = "pg-deps-follow-fires-unflagged", step = "own", file = "src/pg/lpg_schema_sql.h",
+    fn = "LPG_STEP_QUIET_COMPLETE", backend = "pg",
+    from = [=[LPG_DEPS_FOLLOW_TRIGGER("new.waited_on AND ")]=],
+    to = [=[LPG_DEPS_FOLLOW_TRIGGER("")]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
+    -- lease_jobs_changed called by the engine's own completions again
+    name = "pg-jobs-changed-fires-on-counted", step = "own", file = "src/pg/lpg_schema_sql.h",
+    fn = "LPG_STEP_QUIET_COMPLETE", backend = "pg",
+    from = [=[LPG_JOBS_CHANGED_TRIGGER(" AND new.lease_completions = old.lease_completions")]=],
+    to = [=[LPG_JOBS_CHANGED_TRIGGER("")]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
     name = "pg-wait-paused-due", step = "own", file = "src/pg/lpg_queue_sql.h", backend = "pg",
     fn = "LPG_Q_SQL_DUE",
     from = [=[  " AND NOT EXISTS (SELECT 1 FROM lease_queues WHERE name = $1 AND paused <> 0)"]=],
@@ -4052,9 +4068,9 @@ return {
   },
   {
     name = "pg-deps-discarded-parent-leaves-children-waiting", step = "own",
-    file = "src/pg/lpg_schema_sql.h", fn = "LPG_STEP_DEPS", backend = "pg",
-    from = [=[  " FOR EACH ROW WHEN (new.state IN (" LEASE__Q_COMPLETED_S ", " LEASE__Q_DISCARDED_S ","]=],
-    to = [=[  " FOR EACH ROW WHEN (new.state IN (" LEASE__Q_COMPLETED_S ", " LEASE__Q_COMPLETED_S ","]=],
+    file = "src/pg/lpg_schema_sql.h", fn = "LPG_DEPS_FOLLOW_TRIGGER", backend = "pg",
+    from = [=[  " " LEASE__Q_DISCARDED_S ", " LEASE__Q_CANCELLED_S ")"]=],
+    to = [=[  " " LEASE__Q_COMPLETED_S ", " LEASE__Q_CANCELLED_S ")"]=],
     hint = "specs/44-dependencies_spec.lua",
   },
   {

@@ -71,6 +71,27 @@
   " CASE WHEN a.done <> 0 THEN a.until END, " LPG_Q_SQL_DUE_NOW " FROM lease_added a" \
   " ON CONFLICT (id) DO NOTHING; RETURN NULL; END $f$"
 
+/* The trigger lease_jobs_changed (made by step 7, its WHEN narrowed by
+** step 21): fires when a job's done changes between 0 and not 0, and
+** `also` (SQL opened by " AND ", or "") holds. */
+#define LPG_JOBS_CHANGED_TRIGGER(also)                                              \
+  "DROP TRIGGER IF EXISTS lease_jobs_changed ON jobs;"                              \
+  " CREATE TRIGGER lease_jobs_changed AFTER UPDATE OF done ON jobs"                 \
+  " FOR EACH ROW WHEN ((new.done <> 0) <> (old.done <> 0)" also ")"                 \
+  " EXECUTE FUNCTION lease_jobs_changed()"
+
+/* The trigger lease_deps_follow (made by step 10, its WHEN narrowed by
+** step 21): fires when a job's queue row enters a state that ends it
+** (completed, discarded, cancelled) and `first` (SQL closed by " AND ",
+** or "") holds. */
+#define LPG_DEPS_FOLLOW_TRIGGER(first)                                              \
+  "DROP TRIGGER IF EXISTS lease_deps_follow ON lease_queue;"                        \
+  " CREATE TRIGGER lease_deps_follow AFTER UPDATE OF state ON lease_queue"          \
+  " FOR EACH ROW WHEN (" first "new.state IN (" LEASE__Q_COMPLETED_S ","            \
+  " " LEASE__Q_DISCARDED_S ", " LEASE__Q_CANCELLED_S ")"                            \
+  " AND new.state IS DISTINCT FROM old.state)"                                      \
+  " EXECUTE FUNCTION lease_deps_follow()"
+
 /*
 ** Step 7 (v6 -> v7): attempts counted as SQLite counts them, the fence's
 ** growth since base_fence (LPG_SQL_ATTEMPT), where a trigger counted them
@@ -91,10 +112,7 @@
   " finished_at = CASE WHEN new.done <> 0 THEN coalesce(finished_at, new.until) END," \
   " base_fence = CASE WHEN new.done <> 0 THEN base_fence ELSE new.fence END"      \
   " WHERE id = new.id; RETURN NULL; END $f$;"                                     \
-  " DROP TRIGGER IF EXISTS lease_jobs_changed ON jobs;"                           \
-  " CREATE TRIGGER lease_jobs_changed AFTER UPDATE OF done ON jobs"               \
-  " FOR EACH ROW WHEN ((new.done <> 0) <> (old.done <> 0))"                       \
-  " EXECUTE FUNCTION lease_jobs_changed();"                                       \
+  " " LPG_JOBS_CHANGED_TRIGGER("") ";"                                             \
   " CREATE OR REPLACE FUNCTION lease_jobs_added() RETURNS trigger LANGUAGE plpgsql" \
   " AS $f$ BEGIN INSERT INTO lease_queue(id, seq, state, finished_at, due_at, base_fence)" \
   " SELECT a.id, a.seq, CASE WHEN a.done <> 0 THEN " LEASE__Q_COMPLETED_S          \
@@ -150,11 +168,7 @@
   " UPDATE lease_queue c SET state = " LEASE__Q_CANCELLED_S ", finished_at = new.finished_at" \
   " FROM lease_deps d WHERE d.parent = new.id AND d.child = c.id"                 \
   " AND c.state = " LEASE__Q_WAITING_S "; END IF; RETURN NULL; END $f$;"          \
-  " DROP TRIGGER IF EXISTS lease_deps_follow ON lease_queue;"                     \
-  " CREATE TRIGGER lease_deps_follow AFTER UPDATE OF state ON lease_queue"         \
-  " FOR EACH ROW WHEN (new.state IN (" LEASE__Q_COMPLETED_S ", " LEASE__Q_DISCARDED_S "," \
-  " " LEASE__Q_CANCELLED_S ") AND new.state IS DISTINCT FROM old.state)"          \
-  " EXECUTE FUNCTION lease_deps_follow()"
+  " " LPG_DEPS_FOLLOW_TRIGGER("")
 
 /*
 ** Step 11 (v10 -> v11): unique keys (lease.h: lease_new_job's key).
@@ -413,17 +427,8 @@
   " ALTER TABLE lease_queue ADD COLUMN IF NOT EXISTS waited_on boolean NOT NULL DEFAULT false;" \
   " UPDATE lease_queue SET waited_on = true WHERE id IN (SELECT parent FROM lease_deps)" \
   " AND NOT waited_on;"                                                             \
-  " DROP TRIGGER IF EXISTS lease_jobs_changed ON jobs;"                             \
-  " CREATE TRIGGER lease_jobs_changed AFTER UPDATE OF done ON jobs"                 \
-  " FOR EACH ROW WHEN ((new.done <> 0) <> (old.done <> 0)"                          \
-  " AND new.lease_completions = old.lease_completions)"                             \
-  " EXECUTE FUNCTION lease_jobs_changed();"                                         \
-  " DROP TRIGGER IF EXISTS lease_deps_follow ON lease_queue;"                       \
-  " CREATE TRIGGER lease_deps_follow AFTER UPDATE OF state ON lease_queue"           \
-  " FOR EACH ROW WHEN (new.waited_on AND new.state IN (" LEASE__Q_COMPLETED_S ","   \
-  " " LEASE__Q_DISCARDED_S ", " LEASE__Q_CANCELLED_S ")"                            \
-  " AND new.state IS DISTINCT FROM old.state)"                                      \
-  " EXECUTE FUNCTION lease_deps_follow();"                                          \
+  " " LPG_JOBS_CHANGED_TRIGGER(" AND new.lease_completions = old.lease_completions") ";" \
+  " " LPG_DEPS_FOLLOW_TRIGGER("new.waited_on AND ") ";"                             \
   " " LPG_JOBS_ADDED_FN(", waited_on", ", " LPG_Q_SQL_WAITED_ON("a.id"))
 
 /* The version a database without a version row has: 11 when lease_queue

@@ -57,8 +57,11 @@ local function layout(p)
 end
 
 -- PostgreSQL's step QUIET_COMPLETE undone: its two columns and the
--- triggers whose WHEN reads them (the step makes both triggers again).
-local PG_UNDO_QUIET_COMPLETE = "DROP TRIGGER IF EXISTS lease_deps_follow ON lease_queue;"
+-- triggers whose WHEN reads them (the step makes both triggers again),
+-- and step WAITED_ON_ANY_CLIENT's trigger, which writes one of them.
+local PG_UNDO_QUIET_COMPLETE = "DROP TRIGGER IF EXISTS lease_deps_added ON lease_deps;"
+  .. " DROP FUNCTION IF EXISTS lease_deps_added();"
+  .. " DROP TRIGGER IF EXISTS lease_deps_follow ON lease_queue;"
   .. " DROP TRIGGER lease_jobs_changed ON jobs; ALTER TABLE jobs DROP COLUMN lease_completions;"
   .. " ALTER TABLE lease_queue DROP COLUMN waited_on;"
 

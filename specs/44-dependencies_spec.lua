@@ -339,6 +339,34 @@ describe("a parent ended by another client of the database", function()
     assert.are.equal("waiting", (seen(p, "k", 6)))
   end)
 
+  -- an enqueue after a job as a build of lease other than this one, or
+  -- another client, writes it: the edge, then the child waiting
+  it("listed by rows another client writes in lease_deps releases the child at its end", function()
+    db:enqueue_many({ "lone", "x" })
+    H.sql(p, "INSERT INTO lease_deps(child, parent) VALUES ('x', 'lone');"
+      .. " UPDATE lease_queue SET state = 4 WHERE id = 'x'")
+    assert.are.equal("waiting", (seen(p, "x", 2)))
+    assert.is_true(db:complete("lone", "w", db:claim("lone", "w", 2, 10), 3, "r"))
+    assert.are.equal("available", (seen(p, "x", 4)))
+  end)
+
+  if H.backend == "pg" then
+    -- a listed job pruned, then enqueued again by a statement that writes
+    -- its queue row itself, as an earlier build's enqueue does
+    it("pruned, then enqueued again with its queue row written by the inserting statement, releases the child at its end", function()
+      assert.is_true(db:complete("solo", "w", db:claim("solo", "w", 2, 10), 3, "r"))
+      assert.is_true(db:enqueue("t", { after = { "solo", "keep" } }))
+      assert.are.equal(1, db:prune(4, { status = "completed" }))
+      H.sql(p, "WITH i AS (INSERT INTO jobs(id) VALUES ('solo') RETURNING id, seq, fence)"
+        .. " INSERT INTO lease_queue(id, seq, queue, due_at, base_fence)"
+        .. " SELECT id, seq, 'default', 0, fence FROM i")
+      assert.is_true(db:complete("keep", "w", db:claim("keep", "w", 5, 10), 6, "r"))
+      assert.are.equal("waiting", (seen(p, "t", 7)))
+      assert.is_true(db:complete("solo", "w", db:claim("solo", "w", 7, 10), 8, "r"))
+      assert.are.equal("available", (seen(p, "t", 9)))
+    end)
+  end
+
   it("cancelled, its child retried, then pruned: the child runs, a listed job pruned counting as done", function()
     assert.is_true(db:cancel("solo", 2))
     local st, msgs = seen(p, "s", 3)

@@ -1879,8 +1879,8 @@ return {
     -- the queue row counts attempts from 0, not from the fence the job starts at
     name = "pg-enqueue-base-fence-zero", step = "own", file = "src/pg/lpg_queue_sql.h", backend = "pg",
     fn = "LPG_Q_SQL_ENQUEUE",
-    from = [[$6, $7, $8, fence, " LPG_Q_SQL_WAITED_ON]],
-    to = [[$6, $7, $8, 0, " LPG_Q_SQL_WAITED_ON]],
+    from = [[$6, $7, $8, fence"]],
+    to = [[$6, $7, $8, 0"]],
     hint = "specs/31-queue_fail_spec.lua",
   },
   {
@@ -1902,8 +1902,8 @@ return {
   {
     name = "pg-enqueue-data-base-fence-zero", step = "own", file = "src/pg/lpg_queue_sql.h", backend = "pg",
     fn = "LPG_Q_SQL_ENQUEUE_DATA",
-    from = [[f.timeout, i.fence, " LPG_Q_SQL_WAITED_ON]],
-    to = [[f.timeout, 0, " LPG_Q_SQL_WAITED_ON]],
+    from = [[" f.max_attempts, f.timeout, i.fence"]],
+    to = [[" f.max_attempts, f.timeout, 0"]],
     hint = "specs/31-queue_fail_spec.lua",
   },
   {
@@ -2853,8 +2853,8 @@ return {
   {
     name = "pg-unscheduled-due-at-zero", step = "own", backend = "pg", file = "src/pg/lpg_queue_sql.h",
     fn = "LPG_Q_SQL_ENQUEUE",
-    from = [[  " coalesce($5, " LPG_Q_SQL_DUE_NOW "), $6, $7, $8, fence, "]],
-    to = [[  " coalesce($5, 0), $6, $7, $8, fence, "]],
+    from = [[  " coalesce($5, " LPG_Q_SQL_DUE_NOW "), $6, $7, $8, fence"]],
+    to = [[  " coalesce($5, 0), $6, $7, $8, fence"]],
     hint = "specs/54-clock_spec.lua",
   },
   {
@@ -3822,35 +3822,28 @@ return {
     hint = "specs/35-postgres_spec.lua",
   },
   {
-    -- a job enqueued after another leaves it unflagged: its end calls no
-    -- lease_deps_follow
-    name = "pg-dep-add-unflagged", step = "own", file = "src/pg/lpg_queue_sql.h",
-    fn = "LPG_Q_SQL_DEP_ADD", backend = "pg",
-    from = [=[  " UPDATE lease_queue SET waited_on = true WHERE id = $2 AND NOT waited_on"]=],
-    to = [=[  " SELECT 1"]=],
+    -- an edge inserted leaves its parent unflagged: the parent's end calls
+    -- no lease_deps_follow
+    name = "pg-deps-added-unflagged", step = "own", file = "src/pg/lpg_schema_sql.h",
+    fn = "LPG_STEP_WAITED_ON_ANY_CLIENT", backend = "pg",
+    from = [=[  " WHERE id = new.parent AND NOT waited_on;"]=],
+    to = [=[  " WHERE false;"]=],
     hint = "specs/44-dependencies_spec.lua",
   },
   {
     -- a listed job pruned and enqueued again comes back unflagged
-    name = "pg-enqueue-unflagged", step = "own", file = "src/pg/lpg_queue_sql.h",
-    fn = "LPG_Q_SQL_ENQUEUE", backend = "pg",
-    from = [=[$8, fence, " LPG_Q_SQL_WAITED_ON("i.id")]=],
-    to = [=[$8, fence, false"]=],
+    name = "pg-jobs-added-unflagged", step = "own", file = "src/pg/lpg_schema_sql.h",
+    fn = "LPG_SQL_FLAG_ADDED", backend = "pg",
+    from = [=[  " UPDATE lease_queue SET waited_on = true WHERE id = listed.id AND NOT waited_on;"\]=],
+    to = [=[  " UPDATE lease_queue SET waited_on = true WHERE false;"     \]=],
     hint = "specs/44-dependencies_spec.lua",
   },
   {
-    name = "pg-enqueue-data-unflagged", step = "own", file = "src/pg/lpg_queue_sql.h",
-    fn = "LPG_Q_SQL_ENQUEUE_DATA", backend = "pg",
-    from = [=[f.timeout, i.fence, " LPG_Q_SQL_WAITED_ON("i.id")]=],
-    to = [=[f.timeout, i.fence, false"]=],
-    hint = "specs/44-dependencies_spec.lua",
-  },
-  {
-    -- the step leaves the jobs already listed unflagged
+    -- the steps leave the jobs already listed unflagged
     name = "pg-upgrade-parents-unflagged", step = "own", file = "src/pg/lpg_schema_sql.h",
-    fn = "LPG_STEP_QUIET_COMPLETE", backend = "pg",
-    from = [=[  " UPDATE lease_queue SET waited_on = true WHERE id IN (SELECT parent FROM lease_deps)" \]=],
-    to = [=[  " UPDATE lease_queue SET waited_on = false WHERE id IN (SELECT parent FROM lease_deps)" \]=],
+    fn = "LPG_SQL_FLAG_PARENTS", backend = "pg",
+    from = [=[  "UPDATE lease_queue SET waited_on = true WHERE id IN (SELECT parent FROM lease_deps)" \]=],
+    to = [=[  "UPDATE lease_queue SET waited_on = false WHERE id IN (SELECT parent FROM lease_deps)" \]=],
     hint = "specs/39-schema_version_spec.lua",
   },
   {

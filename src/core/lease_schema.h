@@ -23,7 +23,7 @@
 #define LEASE_SCHEMA_H
 
 /* The version this build makes and knows: the number of steps. */
-#define LEASE_SCHEMA_VERSION 21
+#define LEASE_SCHEMA_VERSION 22
 
 /*
 ** The steps, in order: the k-th entry takes version k-1 to k.
@@ -116,6 +116,12 @@
 **              firing for them, and lease_queue.waited_on, set on a job
 **              another is enqueued after, keeps lease_deps_follow to the
 **              ends of such jobs; nothing on SQLite.
+**   WAITED_ON_ANY_CLIENT 22: PostgreSQL's waited_on set by triggers,
+**              whoever writes the rows it follows (an earlier build's
+**              handle, another client): lease_deps_added flags the
+**              parents of the edges inserted, lease_jobs_added a job
+**              inserted under an id lease_deps names as a parent, and the
+**              step every job so named; nothing on SQLite.
 */
 #define LEASE_SCHEMA_STEPS(XX) \
   XX(QUEUE)                    \
@@ -138,7 +144,8 @@
   XX(ADDED_FLOOR)              \
   XX(DEPS_ANY_CLIENT)          \
   XX(HELD_SLOTS)               \
-  XX(QUIET_COMPLETE)
+  XX(QUIET_COMPLETE)           \
+  XX(WAITED_ON_ANY_CLIENT)
 
 /* How many steps LEASE_SCHEMA_STEPS lists: must be LEASE_SCHEMA_VERSION. */
 enum {

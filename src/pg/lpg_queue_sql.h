@@ -197,12 +197,6 @@
   "SELECT attempt, at, owner, fence, message FROM lease_errors WHERE id = $1"      \
   " ORDER BY n LIMIT $2"
 
-/* A new queue row's waited_on (schema step QUIET_COMPLETE): whether
-** lease_deps names the job id as a parent (a listed job pruned and
-** enqueued again under its id), so that lease_deps_follow fires at its
-** end. */
-#define LPG_Q_SQL_WAITED_ON(id) "EXISTS (SELECT 1 FROM lease_deps d WHERE d.parent = " id ")"
-
 /* Enqueue one job with its data (contract step 2: nothing when the id
 ** exists, or when an unfinished job of the queue holds its key).  $1 id,
 ** $2 payload, $3 queue, $4 priority, $5 run_at (NULL: at once),
@@ -226,9 +220,9 @@
   " WHERE NOT EXISTS (SELECT 1 FROM h) AND NOT EXISTS (SELECT 1 FROM jobs WHERE id = $1)" \
   " ON CONFLICT (id) DO NOTHING RETURNING id, seq, fence),"                          \
   " q AS (INSERT INTO lease_queue(id, seq, payload, queue, priority,"               \
-  " run_at, due_at, max_attempts, timeout, key, base_fence, waited_on)"             \
+  " run_at, due_at, max_attempts, timeout, key, base_fence)"                        \
   " SELECT id, seq, $2, $3, $4, $5,"                                                \
-  " coalesce($5, " LPG_Q_SQL_DUE_NOW "), $6, $7, $8, fence, " LPG_Q_SQL_WAITED_ON("i.id") \
+  " coalesce($5, " LPG_Q_SQL_DUE_NOW "), $6, $7, $8, fence"                         \
   " FROM i RETURNING 1)"                                                            \
   " SELECT (SELECT count(*) FROM q), (SELECT id FROM h)"
 
@@ -253,10 +247,10 @@
   " WHERE (SELECT true FROM jobs j WHERE j.id = a.id) IS NULL ORDER BY k"          \
   " ON CONFLICT (id) DO NOTHING RETURNING id, seq, fence),"                          \
   " q AS (INSERT INTO lease_queue(id, seq, payload, queue, priority,"               \
-  " run_at, due_at, max_attempts, timeout, base_fence, waited_on)"                  \
+  " run_at, due_at, max_attempts, timeout, base_fence)"                             \
   " SELECT i.id, i.seq, f.payload,"                                                 \
   " f.queue, f.priority, f.run_at, coalesce(f.run_at, " LPG_Q_SQL_DUE_NOW "),"      \
-  " f.max_attempts, f.timeout, i.fence, " LPG_Q_SQL_WAITED_ON("i.id")               \
+  " f.max_attempts, f.timeout, i.fence"                                             \
   " FROM i JOIN f ON f.id = i.id RETURNING id)"                                     \
   " SELECT f.k FROM f JOIN q ON q.id = f.id"
 
@@ -363,13 +357,12 @@
 /* Store that $1 runs after job $2 (the holder, for an entry of the same
 ** batch skipped because its key was held), whose jobs row the enqueue has
 ** locked with LPG_Q_SQL_DEP_STATE, so that it cannot end before the
-** enqueue commits, and mark $2's queue row waited_on, which the trigger
-** lease_deps_follow fires for (schema step QUIET_COMPLETE): the trigger
-** of its end then sees the edge.  Then $1 waits while one of its parents
+** enqueue commits (the trigger lease_deps_added marks $2's queue row
+** waited_on, which the trigger lease_deps_follow fires for: the trigger
+** of its end then sees the edge).  Then $1 waits while one of its parents
 ** is not completed. */
 #define LPG_Q_SQL_DEP_ADD                                                           \
-  "WITH e AS (INSERT INTO lease_deps(child, parent) VALUES ($1, $2) ON CONFLICT DO NOTHING)" \
-  " UPDATE lease_queue SET waited_on = true WHERE id = $2 AND NOT waited_on"
+  "INSERT INTO lease_deps(child, parent) VALUES ($1, $2) ON CONFLICT DO NOTHING"
 #define LPG_Q_SQL_DEP_WAIT                                                          \
   "UPDATE lease_queue SET state = " LEASE__Q_WAITING_S " WHERE id = $1"            \
   " AND " LPG_SQL_UNKEYED("state") " = " LEASE__Q_OPEN_S                           \

@@ -341,19 +341,21 @@
 ** covers rows other clients insert too.  One read of lease_meta per
 ** inserting statement; the UPDATE runs only for a row below the floor.
 */
-#define LPG_STEP_ADDED_FLOOR LPG_JOBS_ADDED_FN("", "")
+#define LPG_STEP_ADDED_FLOOR LPG_JOBS_ADDED_FN("", "", "", "")
 
-/* lease_jobs_added as step 18 made it, its queue rows given the columns
-** cols (", name...", or "") with the values vals (", expr...", of a, the
-** inserted row). */
-#define LPG_JOBS_ADDED_FN(cols, vals)                                               \
+/* lease_jobs_added as step 18 made it, with the variables decl (" name
+** type;...", or "") declared, its queue rows given the columns cols
+** (", name...", or "") with the values vals (", expr...", of a, the
+** inserted row), and then (" statement;...", or "") run after their
+** insert. */
+#define LPG_JOBS_ADDED_FN(decl, cols, vals, then)                                   \
   "CREATE OR REPLACE FUNCTION lease_jobs_added() RETURNS trigger LANGUAGE plpgsql"  \
-  " AS $f$ DECLARE fl int8; BEGIN"                                                  \
+  " AS $f$ DECLARE fl int8;" decl " BEGIN"                                          \
   " INSERT INTO lease_queue(id, seq, state, finished_at, due_at, base_fence" cols ")" \
   " SELECT a.id, a.seq, CASE WHEN a.done <> 0 THEN " LEASE__Q_COMPLETED_S           \
   " ELSE " LEASE__Q_OPEN_S " END,"                                                  \
   " CASE WHEN a.done <> 0 THEN a.until END, " LPG_Q_SQL_DUE_NOW ", a.fence" vals " FROM lease_added a" \
-  " ON CONFLICT (id) DO NOTHING;"                                                   \
+  " ON CONFLICT (id) DO NOTHING;" then                                              \
   " fl := " LPG_SQL_FLOOR ";"                                                       \
   " IF fl > 0 AND EXISTS (SELECT 1 FROM lease_added a WHERE a.fence < fl) THEN"     \
   " WITH r AS (UPDATE jobs j SET fence = fl FROM lease_added a"                     \
@@ -425,19 +427,69 @@
 #define LPG_STEP_QUIET_COMPLETE                                                     \
   "ALTER TABLE jobs ADD COLUMN IF NOT EXISTS lease_completions int8 NOT NULL DEFAULT 0;" \
   " ALTER TABLE lease_queue ADD COLUMN IF NOT EXISTS waited_on boolean NOT NULL DEFAULT false;" \
-  " UPDATE lease_queue SET waited_on = true WHERE id IN (SELECT parent FROM lease_deps)" \
-  " AND NOT waited_on;"                                                             \
+  " " LPG_SQL_FLAG_PARENTS ";"                                                     \
   " " LPG_JOBS_CHANGED_TRIGGER(" AND new.lease_completions = old.lease_completions") ";" \
   " " LPG_DEPS_FOLLOW_TRIGGER("new.waited_on AND ") ";"                             \
-  " " LPG_JOBS_ADDED_FN(", waited_on", ", " LPG_Q_SQL_WAITED_ON("a.id"))
+  " " LPG_JOBS_ADDED_FN("", ", waited_on", ", " LPG_Q_SQL_WAITED_ON("a.id"), "")
+
+/* A new queue row's waited_on as step 21's lease_jobs_added sets it:
+** whether lease_deps names the job id as a parent. */
+#define LPG_Q_SQL_WAITED_ON(id) "EXISTS (SELECT 1 FROM lease_deps d WHERE d.parent = " id ")"
+
+/* Every job lease_deps names as a parent flagged waited_on (steps 21
+** and 22). */
+#define LPG_SQL_FLAG_PARENTS                                                        \
+  "UPDATE lease_queue SET waited_on = true WHERE id IN (SELECT parent FROM lease_deps)" \
+  " AND NOT waited_on"
+
+/*
+** Step 22 (v21 -> v22): waited_on set whoever writes the rows it follows,
+** so that a job another is enqueued after is flagged even when an earlier
+** build (one whose handle was open across step 21, on another machine of
+** a rolling upgrade), or another client, wrote them:
+**  - the trigger lease_deps_added on lease_deps, after each inserting
+**    statement, flags the parents its rows name (the engine's enqueue
+**    inserts the edge under the parent's jobs row lock that the parent's
+**    end waits for, so the end finds the flag set);
+**  - lease_jobs_added flags each job it sees inserted (lease_added) that
+**    lease_deps names as a parent, its queue row written by the trigger
+**    or by the inserting statement itself (a listed job pruned and
+**    enqueued again);
+**  - the step flags every job lease_deps names as a parent now, as step 21
+**    did, for the edges written since without the flag.
+** The engine's enqueue statements leave the flag to these triggers.
+*/
+#define LPG_STEP_WAITED_ON_ANY_CLIENT                                               \
+  "CREATE OR REPLACE FUNCTION lease_deps_added() RETURNS trigger LANGUAGE plpgsql"  \
+  " AS $f$ BEGIN UPDATE lease_queue SET waited_on = true"                           \
+  " WHERE id = new.parent AND NOT waited_on;"                                       \
+  " RETURN NULL; END $f$;"                                                          \
+  " DROP TRIGGER IF EXISTS lease_deps_added ON lease_deps;"                         \
+  " CREATE TRIGGER lease_deps_added AFTER INSERT ON lease_deps"                     \
+  " FOR EACH ROW EXECUTE FUNCTION lease_deps_added();"                              \
+  " " LPG_JOBS_ADDED_FN(" listed record;", "", "", LPG_SQL_FLAG_ADDED) ";"               \
+  " " LPG_SQL_FLAG_PARENTS
+
+/* The jobs an inserting statement added (lease_added, in lease_jobs_added)
+** that lease_deps names as parents, flagged waited_on: each looked up in
+** lease_deps_parent, each flagged by its key, so that the plans, cached
+** by the session, read no more than those rows whatever the tables held
+** when they were made.  listed is the function's record variable. */
+#define LPG_SQL_FLAG_ADDED                                                          \
+  " FOR listed IN SELECT a.id FROM lease_added a"                                     \
+  " WHERE EXISTS (SELECT 1 FROM lease_deps d WHERE d.parent = a.id) LOOP"           \
+  " UPDATE lease_queue SET waited_on = true WHERE id = listed.id AND NOT waited_on;"\
+  " END LOOP;"
 
 /* The version a database without a version row has: 11 when lease_queue
 ** has the column key (step 11's to 16's layout, whose row another
 ** client deleted: its steps must not run again; steps 12 to 15, 17 and
 ** 18 only replace a function, 19 a function and its trigger, 20 makes
 ** an index if it is missing, 21 adds columns if they are missing and
-** makes two triggers anew, and 16 does nothing here, so running them
-** again changes nothing), 10 when it
+** makes two triggers anew, 22 a function and a trigger anew and replaces
+** another, both flagging jobs already flagged again, which is no change,
+** and 16 does nothing here, so running them again changes nothing), 10
+** when it
 ** has the table lease_deps (step 10's layout, likewise), 9 when
 ** lease_queue has the column timeout (step 9's layout; step 8's table is
 ** made again if missing, CREATE TABLE IF NOT EXISTS), 7 when it has

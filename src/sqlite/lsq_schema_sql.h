@@ -325,6 +325,10 @@
 ** the row completed. */
 #define LSQ_STEP_QUIET_COMPLETE(XX)
 
+/* Step 22 (v21 -> v22): nothing.  PostgreSQL's flag waited_on, which
+** SQLite does not keep, is set by triggers whoever writes. */
+#define LSQ_STEP_WAITED_ON_ANY_CLIENT(XX)
+
 /*
 ** The version a file without a version row has, from what it holds: no
 ** lease_queue is version 0 (the contract's bare table, with or without

@@ -1240,7 +1240,7 @@ end)
 -- run, a generic plan made from the statistics of that moment.  These
 -- cases make those plans while the tables are tiny (analyzed so, or never
 -- analyzed), grow the tables to thousands of rows, and count what each call
--- then reads of jobs and lease_queue: rows of whole-table scans and index
+-- then reads of jobs, lease_queue and lease_deps: rows of whole-table scans and index
 -- entries, from the statistics views, which the engine's session flushes
 -- at the end of a with_lease that asks it to.  A call that finds its rows
 -- by their keys reads a few dozen; one plan that scans a table, or an
@@ -1308,25 +1308,27 @@ describe("PostgreSQL plans as the tables grow", function()
     local db, p = H.fresh()
     -- no autovacuum: its ANALYZE would make the plans anew mid-case
     H.psql(p, "ALTER TABLE jobs SET (autovacuum_enabled = off);"
-      .. " ALTER TABLE lease_queue SET (autovacuum_enabled = off)")
+      .. " ALTER TABLE lease_queue SET (autovacuum_enabled = off);"
+      .. " ALTER TABLE lease_deps SET (autovacuum_enabled = off)")
     db:enqueue("flush")
     local ff = assert(db:claim("flush", "F", T, 1e6))
-    -- tuples read of jobs and lease_queue, after the session flushed its counts
+    -- tuples read of jobs, lease_queue and lease_deps, after the session
+    -- flushed its counts
     local function reads()
       assert.is_true((db:with_lease("flush", "F", ff, T, function(tx)
         tx:rows("SELECT pg_stat_force_next_flush()")()
       end)))
+      local tables = "('jobs'::regclass, 'lease_queue'::regclass, 'lease_deps'::regclass)"
       return tonumber((H.psql(p, "SELECT (SELECT sum(seq_tup_read) FROM pg_stat_user_tables"
-        .. " WHERE relid IN ('jobs'::regclass, 'lease_queue'::regclass))"
-        .. " + (SELECT sum(idx_tup_read) FROM pg_stat_user_indexes"
-        .. " WHERE relid IN ('jobs'::regclass, 'lease_queue'::regclass))"):match("%d+")))
+        .. " WHERE relid IN " .. tables .. ") + (SELECT sum(idx_tup_read) FROM pg_stat_user_indexes"
+        .. " WHERE relid IN " .. tables .. ")"):match("%d+")))
     end
     -- a queue whose claims count its live leases (among its open jobs)
     assert.is_true(db:limit("limited", { concurrency = 1000 }))
     -- without lease_jobs_live (a role that may not make it) the count
     -- reads the queue's open jobs
     if not indexed then H.psql(p, "DROP INDEX lease_jobs_live") end
-    if analyzed then H.psql(p, "ANALYZE jobs; ANALYZE lease_queue") end
+    if analyzed then H.psql(p, "ANALYZE jobs; ANALYZE lease_queue; ANALYZE lease_deps") end
     -- seven rounds while tiny: the sixth run of each statement makes its
     -- generic plan
     for r = 1, 7 do
@@ -1336,6 +1338,9 @@ describe("PostgreSQL plans as the tables grow", function()
     -- done jobs, then jobs scheduled later in the same queue, each with a
     -- key, ready ones in another, and a backlog of the limited queue
     H.psql(p, "INSERT INTO jobs(id, done, until) SELECT ('g' || g)::bytea, 1, " .. T
+      .. " FROM generate_series(1, " .. GROWN .. ") g")
+    -- the done jobs each listed a job since pruned (an edge left, counted done)
+    H.psql(p, "INSERT INTO lease_deps(child, parent) SELECT ('g' || g)::bytea, ('gone' || g)::bytea"
       .. " FROM generate_series(1, " .. GROWN .. ") g")
     local later = {}
     for i = 1, math.floor(GROWN / 8) do

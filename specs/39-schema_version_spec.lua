@@ -305,6 +305,32 @@ describe("a database's schema version", function()
       db:close()
     end)
 
+    -- Before WAITED_ON_ANY_CLIENT, the engine's enqueue flagged a listed
+    -- job itself, so an edge that a handle of an earlier build wrote left
+    -- its parent unflagged; the step flags every job listed.
+    it("of a PostgreSQL database at version 21 flags a job listed without its flag, and its end releases the waiting job", function()
+      local db, p = H.fresh("schema-v21-waited-on")
+      db:enqueue_many({ "p", "q" })
+      assert.is_true(db:enqueue("c", { after = { "p" } }))
+      db:close()
+      -- back to version 21, the edge as a build before 22 could leave it
+      H.sql(p, "DROP TRIGGER lease_deps_added ON lease_deps; DROP FUNCTION lease_deps_added();"
+        .. " DROP TRIGGER lease_queue_renamed ON lease_queue; DROP FUNCTION lease_queue_renamed();"
+        .. " UPDATE lease_queue SET waited_on = false;"
+        .. " UPDATE lease_meta SET value = '21' WHERE key = 'schema_version'")
+      db = lease.open(p)
+      assert.are.equal(CURRENT, db:settings().schema_version)
+      assert.are.equal("t|p\nf|q", (H.sql(p, "SELECT waited_on, convert_from(id, 'UTF8') FROM lease_queue"
+        .. " WHERE id IN ('p', 'q') ORDER BY id"):gsub("\n$", "")))
+      local f = db:claim("p", "w", 1, 10)
+      assert.is_true(db:complete("p", "w", f, 2, nil))
+      assert.are.equal("available", db:state("c", 3).status)
+      db:close()
+      local fresh, fp = H.fresh("schema-v21-waited-on-fresh")
+      fresh:close()
+      assert.are.equal(layout(fp), layout(p))
+    end)
+
     it("of a PostgreSQL database of the CLOCK layout without its row gets only the steps after it", function()
       local p = H.path("schema-v6-row-lost")
       H.sql(p, fixture("pg_schema_v6.sql") .. "\n"

@@ -350,6 +350,28 @@ describe("a parent ended by another client of the database", function()
     assert.are.equal("available", (seen(p, "x", 4)))
   end)
 
+  it("named by an edge another client moves to it releases the child at its end, the old parent's releasing nothing", function()
+    db:enqueue_many({ "lone", "x", "before" })
+    assert.is_true(db:enqueue("y", { after = { "before" } }))
+    H.sql(p, "UPDATE lease_deps SET parent = 'lone' WHERE child = 'y'")
+    assert.is_true(db:complete("before", "w", db:claim("before", "w", 2, 10), 3, "r"))
+    assert.are.equal("waiting", (seen(p, "y", 4)))
+    assert.is_true(db:complete("lone", "w", db:claim("lone", "w", 4, 10), 5, "r"))
+    assert.are.equal("available", (seen(p, "y", 6)))
+  end)
+
+  it("pruned, then another job renamed to its id, releases the child when that one completes", function()
+    assert.is_true(db:complete("solo", "w", db:claim("solo", "w", 2, 10), 3, "r"))
+    assert.is_true(db:enqueue("t", { after = { "solo", "keep" } }))
+    assert.are.equal(1, db:prune(4, { status = "completed" }))
+    db:enqueue("z")
+    H.sql(p, "UPDATE jobs SET id = 'solo' WHERE id = 'z'")
+    assert.is_true(db:complete("keep", "w", db:claim("keep", "w", 5, 10), 6, "r"))
+    assert.are.equal("waiting", (seen(p, "t", 7)))
+    assert.is_true(db:complete("solo", "w", db:claim("solo", "w", 7, 10), 8, "r"))
+    assert.are.equal("available", (seen(p, "t", 9)))
+  end)
+
   if H.backend == "pg" then
     -- a listed job pruned, then enqueued again by a statement that writes
     -- its queue row itself, as an earlier build's enqueue does

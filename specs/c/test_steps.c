@@ -78,7 +78,7 @@ static const struct {
     {"DEPS_ANY_CLIENT", 0x0c3cb1f5f067d1cfULL, 0x81f4c9f56b9e12d0ULL},
     {"HELD_SLOTS", 0xcbf29ce484222325ULL, 0xadc844364d42418aULL},
     {"QUIET_COMPLETE", 0xcbf29ce484222325ULL, 0xe7dd3825ce0b2b59ULL},
-    {"WAITED_ON_ANY_CLIENT", 0xcbf29ce484222325ULL, 0xd3f6d6b8eed32edcULL},
+    {"WAITED_ON_ANY_CLIENT", 0xcbf29ce484222325ULL, 0x566a777810060929ULL},
 };
 enum { N_RELEASED = sizeof released / sizeof released[0] };
 

@@ -3834,9 +3834,42 @@ return {
     -- a listed job pruned and enqueued again comes back unflagged
     name = "pg-jobs-added-unflagged", step = "own", file = "src/pg/lpg_schema_sql.h",
     fn = "LPG_SQL_FLAG_ADDED", backend = "pg",
-    from = [=[  " UPDATE lease_queue SET waited_on = true WHERE id = listed.id AND NOT waited_on;"\]=],
-    to = [=[  " UPDATE lease_queue SET waited_on = true WHERE false;"     \]=],
+    from = [=[  " AND NOT waited_on;"]=],
+    to = [=[  " AND false;"]=],
     hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    -- the added jobs' parents found by a join: a plan kept from when
+    -- lease_deps was tiny reads all of it at every enqueue
+    name = "pg-flag-added-joined", step = "own", file = "src/pg/lpg_schema_sql.h",
+    fn = "LPG_SQL_FLAG_ADDED", backend = "pg",
+    from = [=[  " FROM lease_added a WHERE (SELECT true FROM lease_deps d WHERE d.parent = a.id LIMIT 1)))" \]=],
+    to = [=[  " FROM lease_added a WHERE a.id = ANY(ARRAY(SELECT d.parent FROM lease_deps d WHERE d.parent = ANY(ARRAY(SELECT b.id FROM lease_added b))))))" \]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
+    -- a job renamed to an id lease_deps names stays unflagged
+    name = "pg-queue-renamed-unflagged", step = "own", file = "src/pg/lpg_schema_sql.h",
+    fn = "LPG_STEP_WAITED_ON_ANY_CLIENT", backend = "pg",
+    from = [=[  " WHERE id = new.id AND NOT waited_on"]=],
+    to = [=[  " WHERE false"]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    -- an edge moved to another parent leaves that one unflagged
+    name = "pg-deps-added-insert-only", step = "own", file = "src/pg/lpg_schema_sql.h",
+    fn = "LPG_STEP_WAITED_ON_ANY_CLIENT", backend = "pg",
+    from = [=[" CREATE TRIGGER lease_deps_added AFTER INSERT OR UPDATE OF parent ON lease_deps"]=],
+    to = [=[" CREATE TRIGGER lease_deps_added AFTER INSERT ON lease_deps"]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    -- step 22 leaves the jobs listed since step 21 without the flag
+    name = "pg-waited-on-step-parents-unflagged", step = "own", file = "src/pg/lpg_schema_sql.h",
+    fn = "LPG_STEP_WAITED_ON_ANY_CLIENT", backend = "pg",
+    from = [=[  " " LPG_SQL_FLAG_PARENTS]=],
+    to = [=[  " SELECT 1"]=],
+    hint = "specs/39-schema_version_spec.lua",
   },
   {
     -- the steps leave the jobs already listed unflagged

@@ -341,16 +341,14 @@
 ** covers rows other clients insert too.  One read of lease_meta per
 ** inserting statement; the UPDATE runs only for a row below the floor.
 */
-#define LPG_STEP_ADDED_FLOOR LPG_JOBS_ADDED_FN("", "", "", "")
+#define LPG_STEP_ADDED_FLOOR LPG_JOBS_ADDED_FN("", "", "")
 
-/* lease_jobs_added as step 18 made it, with the variables decl (" name
-** type;...", or "") declared, its queue rows given the columns cols
-** (", name...", or "") with the values vals (", expr...", of a, the
-** inserted row), and then (" statement;...", or "") run after their
-** insert. */
-#define LPG_JOBS_ADDED_FN(decl, cols, vals, then)                                   \
+/* lease_jobs_added as step 18 made it, its queue rows given the columns
+** cols (", name...", or "") with the values vals (", expr...", of a, the
+** inserted row), and then (" statement;", or "") run after their insert. */
+#define LPG_JOBS_ADDED_FN(cols, vals, then)                                         \
   "CREATE OR REPLACE FUNCTION lease_jobs_added() RETURNS trigger LANGUAGE plpgsql"  \
-  " AS $f$ DECLARE fl int8;" decl " BEGIN"                                          \
+  " AS $f$ DECLARE fl int8; BEGIN"                                                  \
   " INSERT INTO lease_queue(id, seq, state, finished_at, due_at, base_fence" cols ")" \
   " SELECT a.id, a.seq, CASE WHEN a.done <> 0 THEN " LEASE__Q_COMPLETED_S           \
   " ELSE " LEASE__Q_OPEN_S " END,"                                                  \
@@ -415,8 +413,9 @@
 **    already (step 13 made the trigger write nothing then), no longer
 **    calls it.
 **  - lease_queue gets the column waited_on (false), set on a job's row
-**    when a job is enqueued after it (LPG_Q_SQL_DEP_ADD, under the job's
-**    jobs row lock that its end waits for) and on every job lease_deps
+**    when a job is enqueued after it (by the enqueue, under the job's
+**    jobs row lock that its end waits for; by triggers since step 22)
+**    and on every job lease_deps
 **    names as a parent now, and by lease_jobs_added on a job inserted
 **    under an id lease_deps names as a parent (a listed job pruned and
 **    enqueued again, as step 19 follows it); lease_deps_follow fires only
@@ -430,7 +429,7 @@
   " " LPG_SQL_FLAG_PARENTS ";"                                                     \
   " " LPG_JOBS_CHANGED_TRIGGER(" AND new.lease_completions = old.lease_completions") ";" \
   " " LPG_DEPS_FOLLOW_TRIGGER("new.waited_on AND ") ";"                             \
-  " " LPG_JOBS_ADDED_FN("", ", waited_on", ", " LPG_Q_SQL_WAITED_ON("a.id"), "")
+  " " LPG_JOBS_ADDED_FN(", waited_on", ", " LPG_Q_SQL_WAITED_ON("a.id"), "")
 
 /* A new queue row's waited_on as step 21's lease_jobs_added sets it:
 ** whether lease_deps names the job id as a parent. */
@@ -443,21 +442,27 @@
   " AND NOT waited_on"
 
 /*
-** Step 22 (v21 -> v22): waited_on set whoever writes the rows it follows,
-** so that a job another is enqueued after is flagged even when an earlier
-** build (one whose handle was open across step 21, on another machine of
-** a rolling upgrade), or another client, wrote them:
-**  - the trigger lease_deps_added on lease_deps, after each inserting
-**    statement, flags the parents its rows name (the engine's enqueue
-**    inserts the edge under the parent's jobs row lock that the parent's
-**    end waits for, so the end finds the flag set);
-**  - lease_jobs_added flags each job it sees inserted (lease_added) that
-**    lease_deps names as a parent, its queue row written by the trigger
-**    or by the inserting statement itself (a listed job pruned and
-**    enqueued again);
-**  - the step flags every job lease_deps names as a parent now, as step 21
-**    did, for the edges written since without the flag.
-** The engine's enqueue statements leave the flag to these triggers.
+** Step 22 (v21 -> v22): waited_on kept by triggers, whoever writes the
+** rows it follows, so that a job another is enqueued after is flagged
+** even when the enqueue came from a handle of an earlier build (one open
+** across step 21, on another host of a rolling upgrade) or from another
+** client:
+**  - lease_deps_added, after each row of lease_deps inserted or given
+**    another parent, flags that parent (the engine's enqueue inserts the
+**    edge under the parent's jobs row lock, which the parent's end waits
+**    for, so the end finds the flag set);
+**  - lease_jobs_added flags the jobs it sees inserted (lease_added) that
+**    lease_deps names as parents, their queue rows written by the
+**    trigger or by the inserting statement itself (a listed job pruned
+**    and enqueued again);
+**  - lease_queue_renamed flags a job renamed (jobs.id, carried to its
+**    queue row by ON UPDATE CASCADE) to an id lease_deps names;
+**  - the step flags every job lease_deps names as a parent now, as step
+**    21 did, for the edges written since without the flag.
+** The engine's enqueue statements leave the flag to these triggers.  A
+** parent that ended unflagged before this step (its waiting jobs left
+** waiting) is not followed again: db:retry of such a waiting job looks at
+** its parents anew.
 */
 #define LPG_STEP_WAITED_ON_ANY_CLIENT                                               \
   "CREATE OR REPLACE FUNCTION lease_deps_added() RETURNS trigger LANGUAGE plpgsql"  \
@@ -465,31 +470,42 @@
   " WHERE id = new.parent AND NOT waited_on;"                                       \
   " RETURN NULL; END $f$;"                                                          \
   " DROP TRIGGER IF EXISTS lease_deps_added ON lease_deps;"                         \
-  " CREATE TRIGGER lease_deps_added AFTER INSERT ON lease_deps"                     \
+  " CREATE TRIGGER lease_deps_added AFTER INSERT OR UPDATE OF parent ON lease_deps" \
   " FOR EACH ROW EXECUTE FUNCTION lease_deps_added();"                              \
-  " " LPG_JOBS_ADDED_FN(" listed record;", "", "", LPG_SQL_FLAG_ADDED) ";"               \
+  " CREATE OR REPLACE FUNCTION lease_queue_renamed() RETURNS trigger LANGUAGE plpgsql" \
+  " AS $f$ BEGIN UPDATE lease_queue SET waited_on = true"                           \
+  " WHERE id = new.id AND NOT waited_on"                                            \
+  " AND EXISTS (SELECT 1 FROM lease_deps d WHERE d.parent = new.id);"               \
+  " RETURN NULL; END $f$;"                                                          \
+  " DROP TRIGGER IF EXISTS lease_queue_renamed ON lease_queue;"                     \
+  " CREATE TRIGGER lease_queue_renamed AFTER UPDATE OF id ON lease_queue"           \
+  " FOR EACH ROW WHEN (new.id IS DISTINCT FROM old.id)"                             \
+  " EXECUTE FUNCTION lease_queue_renamed();"                                        \
+  " " LPG_JOBS_ADDED_FN("", "", LPG_SQL_FLAG_ADDED) ";"                             \
   " " LPG_SQL_FLAG_PARENTS
 
 /* The jobs an inserting statement added (lease_added, in lease_jobs_added)
-** that lease_deps names as parents, flagged waited_on: each looked up in
-** lease_deps_parent, each flagged by its key, so that the plans, cached
-** by the session, read no more than those rows whatever the tables held
-** when they were made.  listed is the function's record variable. */
+** that lease_deps names as parents, flagged waited_on.  Each added job is
+** looked up alone, by a subquery that LIMIT keeps from becoming a join,
+** in lease_deps_parent, and the parents found are flagged by their keys
+** (= ANY of an array, as step 17's statements): a plan the session keeps,
+** made while lease_deps was tiny or when a first statement added many
+** jobs, reads no more than those rows however the tables grow (spec 35,
+** "plans as the tables grow"). */
 #define LPG_SQL_FLAG_ADDED                                                          \
-  " FOR listed IN SELECT a.id FROM lease_added a"                                     \
-  " WHERE EXISTS (SELECT 1 FROM lease_deps d WHERE d.parent = a.id) LOOP"           \
-  " UPDATE lease_queue SET waited_on = true WHERE id = listed.id AND NOT waited_on;"\
-  " END LOOP;"
+  " UPDATE lease_queue SET waited_on = true WHERE id = ANY(ARRAY(SELECT a.id"       \
+  " FROM lease_added a WHERE (SELECT true FROM lease_deps d WHERE d.parent = a.id LIMIT 1)))" \
+  " AND NOT waited_on;"
 
 /* The version a database without a version row has: 11 when lease_queue
 ** has the column key (step 11's to 16's layout, whose row another
 ** client deleted: its steps must not run again; steps 12 to 15, 17 and
 ** 18 only replace a function, 19 a function and its trigger, 20 makes
 ** an index if it is missing, 21 adds columns if they are missing and
-** makes two triggers anew, 22 a function and a trigger anew and replaces
-** another, both flagging jobs already flagged again, which is no change,
-** and 16 does nothing here, so running them again changes nothing), 10
-** when it
+** makes two triggers anew, 22 makes two functions and their triggers
+** anew and replaces a third, 21 and 22 then flag each job listed and not
+** yet flagged, as their triggers would have, and 16 does nothing here, so
+** running them again changes nothing), 10 when it
 ** has the table lease_deps (step 10's layout, likewise), 9 when
 ** lease_queue has the column timeout (step 9's layout; step 8's table is
 ** made again if missing, CREATE TABLE IF NOT EXISTS), 7 when it has

@@ -118,9 +118,10 @@
 **              ends of such jobs; nothing on SQLite.
 **   WAITED_ON_ANY_CLIENT 22: PostgreSQL's waited_on set by triggers,
 **              whoever writes the rows it follows (an earlier build's
-**              handle, another client): lease_deps_added flags the
-**              parents of the edges inserted, lease_jobs_added a job
-**              inserted under an id lease_deps names as a parent, and the
+**              handle, another client): lease_deps_added flags the parent
+**              of each edge inserted or moved to it, lease_jobs_added a
+**              job inserted under an id lease_deps names as a parent,
+**              lease_queue_renamed a job renamed to such an id, and the
 **              step every job so named; nothing on SQLite.
 */
 #define LEASE_SCHEMA_STEPS(XX) \

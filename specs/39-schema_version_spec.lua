@@ -285,16 +285,16 @@ describe("a database's schema version", function()
   -- in lease_queue.attempt, a trigger adding one at each claim; since, as
   -- SQLite does, the fence's growth since lease_queue.base_fence.
   if H.backend == "pg" then
-    -- Before QUIET_COMPLETE, lease_deps_follow fired at every job's end;
-    -- since, only at the end of a job flagged waited_on.  The step flags
-    -- every job lease_deps names as a parent, waiting children included.
-    it("of a PostgreSQL database at version 20 flags the jobs others wait for, and their ends release them", function()
-      local db, p = H.fresh("schema-v20-waited-on")
+    -- A database where p is listed by c, taken back to version v by the SQL
+    -- undo: opening it brings it to the current version, p flagged and q
+    -- (listed by nothing) not, and p's end releases c; its layout is a fresh
+    -- database's.
+    local function flagged_at_upgrade(v, undo)
+      local db, p = H.fresh("schema-v" .. v .. "-waited-on")
       db:enqueue_many({ "p", "q" })
       assert.is_true(db:enqueue("c", { after = { "p" } }))
       db:close()
-      -- back to version 20: neither column, no job flagged
-      H.sql(p, PG_UNDO_QUIET_COMPLETE .. " UPDATE lease_meta SET value = '20' WHERE key = 'schema_version'")
+      H.sql(p, undo .. " UPDATE lease_meta SET value = '" .. v .. "' WHERE key = 'schema_version'")
       db = lease.open(p)
       assert.are.equal(CURRENT, db:settings().schema_version)
       assert.are.equal("t|p\nf|q", (H.sql(p, "SELECT waited_on, convert_from(id, 'UTF8') FROM lease_queue"
@@ -303,32 +303,26 @@ describe("a database's schema version", function()
       assert.is_true(db:complete("p", "w", f, 2, nil))
       assert.are.equal("available", db:state("c", 3).status)
       db:close()
+      local fresh, fp = H.fresh("schema-v" .. v .. "-waited-on-fresh")
+      fresh:close()
+      assert.are.equal(layout(fp), layout(p))
+    end
+
+    -- Before QUIET_COMPLETE, lease_deps_follow fired at every job's end;
+    -- since, only at the end of a job flagged waited_on.  The step flags
+    -- every job lease_deps names as a parent, waiting children included.
+    it("of a PostgreSQL database at version 20 flags the jobs others wait for, and their ends release them", function()
+      -- neither column, no job flagged
+      flagged_at_upgrade(20, PG_UNDO_QUIET_COMPLETE)
     end)
 
     -- Before WAITED_ON_ANY_CLIENT, the engine's enqueue flagged a listed
     -- job itself, so an edge that a handle of an earlier build wrote left
     -- its parent unflagged; the step flags every job listed.
     it("of a PostgreSQL database at version 21 flags a job listed without its flag, and its end releases the waiting job", function()
-      local db, p = H.fresh("schema-v21-waited-on")
-      db:enqueue_many({ "p", "q" })
-      assert.is_true(db:enqueue("c", { after = { "p" } }))
-      db:close()
-      -- back to version 21, the edge as a build before 22 could leave it
-      H.sql(p, "DROP TRIGGER lease_deps_added ON lease_deps; DROP FUNCTION lease_deps_added();"
+      flagged_at_upgrade(21, "DROP TRIGGER lease_deps_added ON lease_deps; DROP FUNCTION lease_deps_added();"
         .. " DROP TRIGGER lease_queue_renamed ON lease_queue; DROP FUNCTION lease_queue_renamed();"
-        .. " UPDATE lease_queue SET waited_on = false;"
-        .. " UPDATE lease_meta SET value = '21' WHERE key = 'schema_version'")
-      db = lease.open(p)
-      assert.are.equal(CURRENT, db:settings().schema_version)
-      assert.are.equal("t|p\nf|q", (H.sql(p, "SELECT waited_on, convert_from(id, 'UTF8') FROM lease_queue"
-        .. " WHERE id IN ('p', 'q') ORDER BY id"):gsub("\n$", "")))
-      local f = db:claim("p", "w", 1, 10)
-      assert.is_true(db:complete("p", "w", f, 2, nil))
-      assert.are.equal("available", db:state("c", 3).status)
-      db:close()
-      local fresh, fp = H.fresh("schema-v21-waited-on-fresh")
-      fresh:close()
-      assert.are.equal(layout(fp), layout(p))
+        .. " UPDATE lease_queue SET waited_on = false;")
     end)
 
     it("of a PostgreSQL database of the CLOCK layout without its row gets only the steps after it", function()

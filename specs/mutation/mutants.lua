@@ -3826,8 +3826,8 @@ return {
     -- no lease_deps_follow
     name = "pg-deps-added-unflagged", step = "own", file = "src/pg/lpg_schema_sql.h",
     fn = "LPG_STEP_WAITED_ON_ANY_CLIENT", backend = "pg",
-    from = [=[  " WHERE id = new.parent AND NOT waited_on;"]=],
-    to = [=[  " WHERE false;"]=],
+    from = [=[  " AS $f$ BEGIN " LPG_SQL_FLAG_JOB("new.parent") ";"]=],
+    to = [=[  " AS $f$ BEGIN PERFORM 1;"]=],
     hint = "specs/44-dependencies_spec.lua",
   },
   {
@@ -3851,8 +3851,8 @@ return {
     -- a job renamed to an id lease_deps names stays unflagged
     name = "pg-queue-renamed-unflagged", step = "own", file = "src/pg/lpg_schema_sql.h",
     fn = "LPG_STEP_WAITED_ON_ANY_CLIENT", backend = "pg",
-    from = [=[  " WHERE id = new.id AND NOT waited_on"]=],
-    to = [=[  " WHERE false"]=],
+    from = [=[  " AS $f$ BEGIN " LPG_SQL_FLAG_JOB("new.id")]=],
+    to = [=[  " AS $f$ BEGIN UPDATE lease_queue SET waited_on = true WHERE false"]=],
     hint = "specs/44-dependencies_spec.lua",
   },
   {

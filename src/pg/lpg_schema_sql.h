@@ -435,6 +435,10 @@
 ** whether lease_deps names the job id as a parent. */
 #define LPG_Q_SQL_WAITED_ON(id) "EXISTS (SELECT 1 FROM lease_deps d WHERE d.parent = " id ")"
 
+/* The job id (SQL) flagged waited_on, when it is not already (step 22's
+** triggers). */
+#define LPG_SQL_FLAG_JOB(id) "UPDATE lease_queue SET waited_on = true WHERE id = " id " AND NOT waited_on"
+
 /* Every job lease_deps names as a parent flagged waited_on (steps 21
 ** and 22). */
 #define LPG_SQL_FLAG_PARENTS                                                        \
@@ -466,15 +470,13 @@
 */
 #define LPG_STEP_WAITED_ON_ANY_CLIENT                                               \
   "CREATE OR REPLACE FUNCTION lease_deps_added() RETURNS trigger LANGUAGE plpgsql"  \
-  " AS $f$ BEGIN UPDATE lease_queue SET waited_on = true"                           \
-  " WHERE id = new.parent AND NOT waited_on;"                                       \
+  " AS $f$ BEGIN " LPG_SQL_FLAG_JOB("new.parent") ";"                               \
   " RETURN NULL; END $f$;"                                                          \
   " DROP TRIGGER IF EXISTS lease_deps_added ON lease_deps;"                         \
   " CREATE TRIGGER lease_deps_added AFTER INSERT OR UPDATE OF parent ON lease_deps" \
   " FOR EACH ROW EXECUTE FUNCTION lease_deps_added();"                              \
   " CREATE OR REPLACE FUNCTION lease_queue_renamed() RETURNS trigger LANGUAGE plpgsql" \
-  " AS $f$ BEGIN UPDATE lease_queue SET waited_on = true"                           \
-  " WHERE id = new.id AND NOT waited_on"                                            \
+  " AS $f$ BEGIN " LPG_SQL_FLAG_JOB("new.id")                                        \
   " AND EXISTS (SELECT 1 FROM lease_deps d WHERE d.parent = new.id);"               \
   " RETURN NULL; END $f$;"                                                          \
   " DROP TRIGGER IF EXISTS lease_queue_renamed ON lease_queue;"                     \

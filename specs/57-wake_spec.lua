@@ -38,6 +38,31 @@ local function finished(out)
   return H.read(out)
 end
 
+-- Write the Lua chunk `code`, a waiter's process that prints "<woken>
+-- <seconds from the write to the wait's end>", to a script with the build
+-- tree on package.cpath.  Returns a function that runs it with its
+-- arguments (each quoted for the shell) in a process whose files' look is
+-- rare and whose inotify watch is off, so that on SQLite only a signal of
+-- that process wakes its waiter soon, and returns the woken word and the
+-- seconds (raising with the output when the process failed); and the
+-- script's name.
+local function signalled_waiter(code)
+  local build = os.getenv("LEASE_BUILD_DIR") or "build"
+  local script = H.file("signal") .. ".lua"
+  H.write(script, "package.cpath = " .. string.format("%q", build .. "/?.so;")
+    .. " .. package.cpath\n" .. code)
+  return function(...)
+    local args = {}
+    for i, a in ipairs({ ... }) do args[i] = H.sh(a) end
+    local out, ok = H.capture("LEASE_WAKE_NOTIFY=0 LEASE_WAKE_CHECK_MS=600000 " .. T.lua() .. " "
+      .. H.sh(script) .. " " .. table.concat(args, " ") .. " 2>&1")
+    assert(ok, out)
+    local woken, after = out:match("^(%a+) (%-?[%d.]+)\n$")
+    assert(woken, out)
+    return woken, tonumber(after)
+  end, script
+end
+
 -- Wait on queue (db:wait, up to LONG) while another thread opens the
 -- database at p, sleeps 0.3 s and calls h[method](h, ...) once; the wait
 -- must end true, after that call and well before LONG.
@@ -142,10 +167,7 @@ describe("db:wait", function()
     -- files' look (SQLite's way to see other processes) is made rare and
     -- its inotify watch off: it has seen no change of the files before
     -- (the job is set up from here), so only the write's signal wakes it soon
-    local build = os.getenv("LEASE_BUILD_DIR") or "build"
-    local script = H.file("signal") .. ".lua"
-    H.write(script, "package.cpath = " .. string.format("%q", build .. "/?.so;")
-      .. " .. package.cpath\n" .. [[
+    local run, script = signalled_waiter([[
 local L = require("lease")
 local h = L.open(arg[1])
 local t = L.thread.spawn(function(path, what, f)
@@ -168,13 +190,9 @@ h:close()
 ]])
     local fence = 0
     for _, step in ipairs({ "enqueue", "release", "fail" }) do
-      local out, ok = H.capture("LEASE_WAKE_NOTIFY=0 LEASE_WAKE_CHECK_MS=600000 " .. T.lua() .. " "
-        .. H.sh(script) .. " " .. H.sh(p) .. " " .. step .. " " .. string.format("%d", fence) .. " 2>&1")
-      assert(ok, out)
-      local woken, after = out:match("^(%a+) (%-?[%d.]+)\n$")
-      assert.are.equal("true", woken, step .. ": " .. out)
-      assert.is_true(tonumber(after) >= 0 and tonumber(after) < LONG / 2,
-        step .. " woke " .. after .. " s after")
+      local woken, after = run(p, step, string.format("%d", fence))
+      assert.are.equal("true", woken, step)
+      assert.is_true(after >= 0 and after < LONG / 2, step .. " woke " .. after .. " s after")
       -- the write stored: the job is claimable again, by the next fence
       local id, f = db:claim_next("w", db:server_now(), 3600, { queue = "sig" })
       assert.are.equal("signalled", id, step)
@@ -461,6 +479,156 @@ h:close()
     db:close()
     assert.matches("closed", H.error_of(db.wait, db, "default", 1))
     db = lease.open(p)
+  end)
+end)
+
+describe("db:wait on a queue at its limit", function()
+  local db, p
+  before_each(function() db, p = H.fresh("wake-limit") end)
+  after_each(function() db:close() end)
+
+  -- Enqueue ids into queue "lim" under limits, and hold the first one
+  -- with claim_next on db for ttl seconds.  Returns the claim's fence.
+  local function full(limits, ttl, ids)
+    assert.is_true(db:limit("lim", limits))
+    for _, id in ipairs(ids) do db:enqueue(id, { queue = "lim" }) end
+    local id, fence = db:claim_next("w", db:server_now(), ttl, { queue = "lim" })
+    assert.are.equal(ids[1], id)
+    return fence
+  end
+
+  it("has no job due while its concurrency limit is reached, until a lease ends", function()
+    full({ concurrency = 1 }, 1.5, { "a", "b" })
+    local t0 = T.now()
+    -- "b" is due, but no claim may take it while "a" is held
+    assert.are.equal(false, db:wait("lim", 0.3))
+    assert.is_true(T.now() - t0 >= 0.25, "returned after " .. (T.now() - t0) .. " s")
+    assert.are.same({ nil, "limited" }, { db:claim_next("x", db:server_now(), 30, { queue = "lim" }) })
+    -- the end of "a"'s lease frees the slot: the wait ends then, not at its timeout
+    assert.are.equal(true, db:wait("lim", LONG))
+    local took = T.now() - t0
+    assert.is_true(took >= 1.2, "woke " .. took .. " s after the claim, before the lease ended")
+    assert.is_true(took < LONG, "woke " .. took .. " s after the claim")
+    -- what woke it is what the claim sees: room for one, the first due job
+    assert.are.equal("a", (db:claim_next("x", db:server_now(), 30, { queue = "lim" })))
+    assert.are.equal(false, db:wait("lim", 0))
+  end)
+
+  it("has no job due while its rate is used up, until the earliest claim leaves the window", function()
+    local fence = full({ rate = 1, per = 1.5 }, 3600, { "a", "b" })
+    assert.is_true(db:complete("a", "w", fence, db:server_now(), "ok"))
+    local t0 = T.now()
+    assert.are.equal(false, db:wait("lim", 0.2))
+    assert.are.equal(true, db:wait("lim", LONG))
+    local took = T.now() - t0
+    assert.is_true(took >= 1, "woke " .. took .. " s after the claim, inside the window")
+    assert.is_true(took < LONG, "woke " .. took .. " s after the claim")
+    assert.are.equal("b", (db:claim_next("x", db:server_now(), 30, { queue = "lim" })))
+  end)
+
+  it("wakes when the handle that claimed from it completes, fails or releases, long before the lease ends", function()
+    -- each end by a thread of a process of its own that waits, its files'
+    -- look made rare and its inotify watch off, as in "is woken by the
+    -- signal of an enqueue...": on PostgreSQL only the end's signal wakes
+    -- it (on SQLite the claim's own write keeps the files looked at often);
+    -- the thread's handle claimed the job with claim_next
+    local run, script = signalled_waiter([[
+local L = require("lease")
+local h = L.open(arg[1])
+local flag = arg[3]
+local t = L.thread.spawn(function(path, how, f)
+  local lease = require("lease")
+  local other = lease.open(path)
+  local id, fence = other:claim_next("other", other:server_now(), 3600, { queue = "lim" })
+  assert(id == how .. "-held", tostring(id))
+  io.open(f, "w"):close()
+  lease.sleep(0.3)
+  local at = lease.now()
+  local now = other:server_now()
+  if how == "complete" then other:complete(id, "other", fence, now, "ok")
+  elseif how == "fail" then other:fail(id, "other", fence, now, "boom", { run_at = now + 3600 })
+  elseif how == "discard" then assert(other:fail(id, "other", fence, now, "boom") == "discarded")
+  elseif how == "release" then other:release(id, "other", fence)
+  elseif how == "complete_many" then
+    other:complete_many("other", now, { { id = id, fence = fence, result = "ok" } })
+  elseif how == "complete_claim_next" then
+    -- its claim, of another queue, takes nothing: the slot stays free
+    local stored, _, next_id = other:complete_claim_next(id, "other", fence, now, "ok", 30,
+      { queue = "none" })
+    assert(stored == true and next_id == nil, tostring(next_id))
+  else
+    local stored, _, jobs = other:complete_many_claim_next("other", now,
+      { { id = id, fence = fence, result = "ok" } }, 30, { queue = "none", n = 2 })
+    assert(stored == true and #jobs == 0, tostring(#jobs))
+  end
+  other:close()
+  return at
+end, arg[1], arg[2], flag)
+while not os.rename(flag, flag) do L.sleep(0.01) end
+local woken = h:wait("lim", 5)
+local back = L.now()
+local ok, at = t:join()
+assert(ok, at)
+io.write(tostring(woken), " ", string.format("%.6f", back - at), "\n")
+h:close()
+]])
+    assert.is_true(db:limit("lim", { concurrency = 1 }))
+    for _, how in ipairs({ "complete", "fail", "discard", "release", "complete_many",
+                           "complete_claim_next", "complete_many_claim_next" }) do
+      db:enqueue(how .. "-held", { queue = "lim", max_attempts = how == "discard" and 1 or nil })
+      db:enqueue(how .. "-next", { queue = "lim" })
+      local woken, after = run(p, how, H.file("held"))
+      assert.are.equal("true", woken, how)
+      assert.is_true(after >= 0 and after < LONG / 2, how .. " woke " .. after .. " s after")
+      -- the slot is free: the next job, or the released one, is claimed
+      local want = how == "release" and how .. "-held" or how .. "-next"
+      for _, id_wanted in ipairs(how == "release" and { want, how .. "-next" } or { want }) do
+        local id, fence = db:claim_next("w", db:server_now(), 3600, { queue = "lim" })
+        assert.are.equal(id_wanted, id, how)
+        assert.is_true(db:complete(id, "w", fence, db:server_now(), "ok"))
+      end
+    end
+    os.remove(script)
+  end)
+end)
+
+describe("the pool at a queue's limit", function()
+  it("takes the slot another handle frees at once, not a poll later", function()
+    local pool = require("lease.pool")
+    local db, p = H.fresh("wake-limit-pool")
+    assert.is_true(db:limit("lim", { concurrency = 1 }))
+    db:enqueue("held", { queue = "lim" })
+    db:enqueue("next", { queue = "lim" })
+    local flag = H.file("held")
+    local t = thread.spawn(function(path, f)
+      local L = require("lease")
+      local h = L.open(path)
+      local id, fence = h:claim_next("other", h:server_now(), 3600, { queue = "lim" })
+      local out = io.open(f, "w")
+      out:close()
+      L.sleep(1)
+      local at = L.now()
+      h:complete(id, "other", fence, h:server_now(), "ok")
+      h:close()
+      return id, at
+    end, p, flag)
+    while not H.exists(flag) do lease.sleep(0.01) end
+    -- a service: the handler of "next" records when it started, then stops the pool
+    local s = pool.run({ db = p, queue = "lim", workers = 2, ttl = 30, poll = 30, forever = true,
+                         shutdown_grace = 5,
+                         handler = function()
+                           local l = require("lease")
+                           local at = l.now()
+                           os.execute("kill -TERM " .. l.pid())
+                           return string.format("%.6f", at)
+                         end })
+    local ok, held, completed_at = t:join()
+    assert(ok, held)
+    assert.are.same({ "held", "TERM", 1 }, { held, s.interrupted, s.done })
+    local started = tonumber(db:state("next").result)
+    assert.is_true(started >= completed_at, "started before the slot was free")
+    assert.is_true(started - completed_at < 10, "started " .. (started - completed_at) .. " s after the slot was freed")
+    db:close()
   end)
 end)
 

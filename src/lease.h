@@ -985,10 +985,16 @@ LEASE_API int lease_queues(lease_db *db, double now, lease_queue_info *out, int 
 ** PostgreSQL through
 ** LISTEN/NOTIFY on the channel "lease_wake" (the payload is the queue, or
 ** empty for any queue), so waiters on every host.  A paused queue has no
-** job due until lease_resume, which wakes its waiters.  A limited queue's
-** limits are not looked at: its due jobs wake the waiter at once (the
-** caller sleeps itself on LEASE_LIMITED; a slot a limit frees sends no
-** signal).
+** job due until lease_resume, which wakes its waiters.  A queue at a
+** limit (lease_limit) has no job due until the limit leaves room: the
+** earliest end of the queue's live leases under a concurrency limit, the
+** time the earliest claim counted leaves the window under a rate; and a
+** handle whose last lease_claim_next was on a queue with limits signals
+** that queue's waiters when it ends a lease (lease_complete,
+** lease_complete_many, a lease_fail, lease_release), so a slot freed wakes
+** them at once.  A lease another handle ends wakes them only as any of
+** its writes does (on SQLite the file's change; on PostgreSQL nothing
+** until the next due time).
 **   queue, queue_len: 1 to LEASE_QUEUE_MAX bytes (LEASE_NTS allowed); NULL
 **                     for "default".
 **   timeout:  seconds, finite and >= 0 (0: only look).

@@ -991,11 +991,12 @@ local function step(w)
   local held = (why == "paused" or why == "limited") and why or nil
   holding(w, held)
   if not cfg.forever and drained(w) then return false end
-  -- a queue at its limit has due jobs no claim takes: db:wait would end
-  -- at once, and a slot the limit frees wakes nobody, so the worker sleeps
-  -- the poll interval; a paused queue has no job due until its resume,
-  -- which wakes db:wait, so the worker waits up to poll, draining or not
-  if held == "limited" then return not stop_asked(w, cfg.poll) end
+  -- a queue at its limit has no job due until a slot frees (a lease of
+  -- the queue ends, a claim leaves the rate's window): db:wait ends then,
+  -- and a draining worker looks whether the queue drained as when idle; a
+  -- paused queue has none until its resume, which ends db:wait, so the
+  -- worker waits up to poll, draining or not
+  if held == "limited" then return idle(w) end
   if held == "paused" then return wait_poll(w) end
   return idle(w)
 end
@@ -1421,9 +1422,10 @@ end
 --   poll (number, seconds, default 1): the longest wait when no job is
 --     ready; an idle worker waits in db:wait, which a write that makes a
 --     job claimable ends at once (see docs/pool.md), and a job's due time
---     (run_at, a retry's backoff) too, and a paused queue's resume; a
---     limited queue is looked at again every poll.  A forever pool ticks
---     the schedules at most once per poll.
+--     (run_at, a retry's backoff) too, and a paused queue's resume; at a
+--     queue's limit, the end of a lease (or a claim leaving the rate's
+--     window) does.  A forever pool ticks the schedules at most once per
+--     poll.
 --   batch (integer, default 1): jobs claimed per claim_next; their results
 --     are stored with one complete_many_claim_next, which claims the next
 --     batch in the same transaction.

@@ -3171,6 +3171,117 @@ return {
     to = [=[        (n->extra[0] == '\0' || want[0] == '\1'))]=],
     hint = "specs/57-wake_spec.lua",
   },
+  -- waiting on a queue at its limit: no job due until the limit leaves room,
+  -- and the claiming handle's end of a lease wakes the queue's waiters.  The
+  -- wake-ups are judged on PostgreSQL, where the signal (NOTIFY) is the only
+  -- one: on SQLite under Linux the end's write to the -wal wakes the waiter
+  -- too, so a mutant of the signal (or of db->claim_limited on SQLite)
+  -- changes nothing there
+  {
+    name = "wait-limit-concurrency-ignored", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_Q_LIMIT_DUE",
+    from = [=[" SELECT (SELECT CASE WHEN ?3 > 0 AND count(*) >= ?3 THEN min(j.until) - ?2 END"]=],
+    to = [=[" SELECT (SELECT CASE WHEN ?3 < 0 AND count(*) >= ?3 THEN min(j.until) - ?2 END"]=],
+    hint = "specs/57-wake_spec.lua",
+  },
+  {
+    name = "wait-limit-rate-ignored", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_Q_LIMIT_DUE",
+    from = [=[" (SELECT CASE WHEN ?4 > 0 AND count(*) >= ?4"]=],
+    to = [=[" (SELECT CASE WHEN ?4 > 0 AND count(*) > ?4"]=],
+    hint = "specs/57-wake_spec.lua",
+  },
+  {
+    name = "wait-limits-not-read", step = "own", file = "src/sqlite/lsq_wake.c", fn = "lsq_due",
+    from = [=[  return *delay < INFINITY ? limits_due(db, queue, queue_len, now, delay) : LEASE_OK;]=],
+    to = [=[  return *delay < -INFINITY ? limits_due(db, queue, queue_len, now, delay) : LEASE_OK;]=],
+    hint = "specs/57-wake_spec.lua",
+  },
+  {
+    name = "pg-wait-limit-concurrency-ignored", step = "own", file = "src/pg/lpg_queue_sql.h",
+    fn = "LPG_Q_SQL_LIMIT_DUE", backend = "pg",
+    from = [=[" SELECT CASE WHEN $3 > 0 AND (" LPG_Q_SQL_LIVE ") >= $3"]=],
+    to = [=[" SELECT CASE WHEN $3 > 0 AND (" LPG_Q_SQL_LIVE ") > $3"]=],
+    hint = "specs/57-wake_spec.lua",
+  },
+  {
+    name = "pg-wait-limit-rate-ignored", step = "own", file = "src/pg/lpg_queue_sql.h",
+    fn = "LPG_Q_SQL_LIMIT_DUE", backend = "pg",
+    from = [=[" (SELECT CASE WHEN $4 > 0 AND count(*) >= $4"]=],
+    to = [=[" (SELECT CASE WHEN $4 > 0 AND count(*) > $4"]=],
+    hint = "specs/57-wake_spec.lua",
+  },
+  {
+    name = "pg-wait-limits-not-read", step = "own", file = "src/pg/lpg_wake.c", fn = "lpg_due",
+    backend = "pg",
+    from = [=[  return *delay < INFINITY ? limits_due(db, queue, queue_len, now, delay) : LEASE_OK;]=],
+    to = [=[  return *delay < -INFINITY ? limits_due(db, queue, queue_len, now, delay) : LEASE_OK;]=],
+    hint = "specs/57-wake_spec.lua",
+  },
+  {
+    name = "wake-limited-complete-no-signal", step = "own", backend = "pg", file = "src/core/lease.c",
+    fn = "lease_complete",
+    from = [=[  if (why == LEASE_GRANTED) lease__wake_limited(db);]=],
+    to = [=[]=],
+    hint = "specs/57-wake_spec.lua",
+  },
+  {
+    name = "wake-limited-complete-many-no-signal", step = "own", backend = "pg", file = "src/core/lease.c",
+    fn = "lease_complete_many",
+    from = [=[  if (kept > 0) lease__wake_limited(db);]=],
+    to = [=[]=],
+    hint = "specs/57-wake_spec.lua",
+  },
+  {
+    name = "wake-limited-discard-no-signal", step = "own", backend = "pg", file = "src/core/lease_queue.c",
+    fn = "lease_fail",
+    from = [=[  else if (st == LEASE_STATUS_DISCARDED) lease__wake_limited(db);]=],
+    to = [=[]=],
+    hint = "specs/57-wake_spec.lua",
+  },
+  {
+    name = "wake-limited-ccn-no-signal", step = "own", backend = "pg", file = "src/core/lease_queue.c",
+    fn = "lease_complete_claim_next",
+    from = [=[    if (*count == 0) lease__wake_limited(db);]=],
+    to = [=[]=],
+    hint = "specs/57-wake_spec.lua",
+  },
+  {
+    name = "wake-limited-ccmn-no-signal", step = "own", backend = "pg", file = "src/core/lease_queue.c",
+    fn = "lease_complete_many_claim_next",
+    from = [=[    if (kept > *count) lease__wake_limited(db);]=],
+    to = [=[    if (kept > *count + 1) lease__wake_limited(db);]=],
+    hint = "specs/57-wake_spec.lua",
+  },
+  {
+    name = "wake-limited-queue-not-kept", step = "own", backend = "pg", file = "src/core/lease_queue.c",
+    fn = "lease__claimed_from",
+    from = [=[  if (db->claim_limited && queue_len <= sizeof db->limited_queue) {]=],
+    to = [=[  if (0 && db->claim_limited && queue_len <= sizeof db->limited_queue) {]=],
+    hint = "specs/57-wake_spec.lua",
+  },
+  {
+    name = "wake-limited-queue-forgotten", step = "own", backend = "pg", file = "src/core/lease_queue.c",
+    fn = "lease__claimed_from",
+    from = [=[  } else if (db->limited_queue_len == queue_len &&
+             memcmp(db->limited_queue, queue, queue_len) == 0) {]=],
+    to = [=[  } else if (db->limited_queue_len > 0) {]=],
+    hint = "specs/57-wake_spec.lua",
+  },
+  {
+    name = "pg-wake-limited-unflagged", step = "own", file = "src/pg/lpg_queue.c", backend = "pg",
+    fn = "claim_under",
+    from = [=[  db->claim_limited = q->concurrency > 0 || q->rate > 0;]=],
+    to = [=[  db->claim_limited = q->rate > 0;]=],
+    hint = "specs/57-wake_spec.lua",
+  },
+  {
+    name = "pool-limited-sleeps-poll", step = "own", file = "lua/lease/pool.lua",
+    fn = "step",
+    from = [=[  if held == "limited" then return idle(w) end]=],
+    to = [=[  if held == "limited" then return not stop_asked(w, cfg.poll) end]=],
+    hint = "specs/57-wake_spec.lua",
+  },
   -- Unique keys (specs/43-unique_key_spec.lua) ---------------------------
   {
     name = "unique-key-ignored", step = "own", file = "src/sqlite/lsq_queue.c",

@@ -505,11 +505,16 @@ int lease_complete(lease_db *db, const char *id, size_t id_len, const char *owne
                    size_t owner_len, int64_t fence, double now, const char *result,
                    size_t result_len, int *reason) {
   lease__write w;
+  int why = LEASE_GRANTED;
   CHECK_DB(db);
   if (lease__check_complete(db, &w, id, id_len, owner, owner_len, fence, now, result,
                             result_len))
     return db->rc;
-  return db->be->write(db, &w, NULL, reason);
+  if (db->be->write(db, &w, NULL, &why) != LEASE_OK) return db->rc;
+  /* a slot of a limited queue is free: its waiters look */
+  if (why == LEASE_GRANTED) lease__wake_limited(db);
+  if (reason) *reason = why;
+  return LEASE_OK;
 }
 
 /* See lease.h (contract step 7). */
@@ -555,10 +560,15 @@ int lease__check_complete_many(lease_db *db, lease__write *w, const char *owner,
 int lease_complete_many(lease_db *db, const char *owner, size_t owner_len, double now,
                         const lease_result *items, int n, int *reasons, int *stored) {
   lease__write w;
+  int kept = 0;
   CHECK_DB(db);
   if (lease__check_complete_many(db, &w, owner, owner_len, now, items, n, stored)) return db->rc;
   if (n == 0) return LEASE_OK;
-  return db->be->complete_many(db, &w, items, n, reasons, stored);
+  if (db->be->complete_many(db, &w, items, n, reasons, &kept) != LEASE_OK) return db->rc;
+  /* slots of a limited queue are free: its waiters look */
+  if (kept > 0) lease__wake_limited(db);
+  if (stored) *stored = kept;
+  return LEASE_OK;
 }
 
 /* See lease.h. */

@@ -395,7 +395,10 @@ typedef struct lease__backend {
   ** costs a waiter its timeout).  wait_mark: what the waiter has seen so
   ** far, read before it looks at the due time (so a signal after the look
   ** is never missed).  due: seconds from the database's clock until the
-  ** earliest job of queue becomes claimable (<= 0: one is; +inf: none).
+  ** earliest job of queue becomes claimable (<= 0: one is; +inf: none),
+  ** and, while its concurrency or rate limit leaves no room, no sooner
+  ** than the limit may leave some (a live lease's end, a claim leaving
+  ** the rate's window).
   ** wait_signal: sleep at most seconds (> 0) or until a signal for queue
   ** (or any queue) after mark; *signalled 1 when one came. */
   void (*wake)(lease_db *db, const char *queue, size_t queue_len);
@@ -419,6 +422,23 @@ typedef struct lease__backend {
 ** (NULL: of any queue) claimable or due sooner, signal the waiters
 ** (lease_wait) through db's backend.  src/core/lease_queue.c. */
 void lease__wake(lease_db *db, const char *queue, size_t queue_len);
+
+/* lease__claimed_from: after a claim_next of db on queue succeeded, keep
+** the queue as db's limited queue when the backend found limits on it
+** (db->claim_limited), or forget it when it was that queue and the limits
+** are gone.  src/core/lease_queue.c. */
+void lease__claimed_from(lease_db *db, const char *queue, size_t queue_len);
+
+/* lease__wake_limited: after a write of db committed that ended a lease
+** (complete, complete_many, a fail that discarded, the completes of
+** complete_claim_next and complete_many_claim_next beyond the jobs their
+** claim took), signal the waiters
+** of db's limited queue, when it has one: the slot the lease held under a
+** concurrency limit is free.  A lease ended on another handle than the
+** one that claimed it wakes nobody: its waiters look again at the
+** earliest end of the queue's leases or their timeout.
+** src/core/lease_queue.c. */
+void lease__wake_limited(lease_db *db);
 
 /*
 ** One event for the ledger (lease.h: lease_event), as a backend stores it:
@@ -506,6 +526,12 @@ struct lease_db {
   int refused, refused_job, refused_after;   /* the last enqueue's refused dependency
                                        (lease_enqueue_refused): reason (0: none),
                                        the job's and the id's positions */
+  int claim_limited;                /* set by a backend's claim_next: the queue it read has
+                                       a concurrency or rate limit (lease__claimed_from) */
+  char limited_queue[LEASE_QUEUE_MAX];   /* the queue of this handle's last claim_next when
+                                       that queue had limits; its leases' ends wake its
+                                       waiters (lease__wake_limited) */
+  size_t limited_queue_len;         /* 0: none */
 };
 
 /* lease__duplicate: record on db that the job id holds the key the call

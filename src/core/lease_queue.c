@@ -383,8 +383,11 @@ int lease_claim_next(lease_db *db, const char *queue, size_t queue_len, const ch
   if (rc != LEASE_OK) return rc;
   if (check_claim_next(db, &w, queue, queue_len, owner, owner_len, now, ttl, max, jobs, count))
     return db->rc;
-  if ((rc = db->be->claim_next(db, &w, max, jobs, count, &why)) == LEASE_OK)
+  db->claim_limited = 0;
+  if ((rc = db->be->claim_next(db, &w, max, jobs, count, &why)) == LEASE_OK) {
     claim_reason(reason, why, *count);
+    lease__claimed_from(db, w.queue, w.queue_len);
+  }
   return rc;
 }
 
@@ -407,8 +410,14 @@ int lease_complete_claim_next(lease_db *db, const char *id, size_t id_len, const
   if (check_claim_next(db, &wn, queue, queue_len, owner, owner_len, now, ttl, max, jobs, count))
     return db->rc;
   if (!db->be->complete_claim_next) return unsupported(db, "complete_claim_next");
+  db->claim_limited = 0;
   rc = db->be->complete_claim_next(db, &wc, &wn, max, jobs, count, reason, &why);
-  if (rc == LEASE_OK) claim_reason(claim_reason_out, why, *count);
+  if (rc == LEASE_OK) {
+    claim_reason(claim_reason_out, why, *count);
+    lease__claimed_from(db, wn.queue, wn.queue_len);
+    /* a slot the complete freed and the claim did not take */
+    if (*count == 0) lease__wake_limited(db);
+  }
   return rc;
 }
 
@@ -420,7 +429,7 @@ int lease_complete_many_claim_next(lease_db *db, const char *owner, size_t owner
                                    int max, lease_job *jobs, int *count, int *claim_reason_out) {
   LEASE__HOLD(db);
   lease__write wc, wn;
-  int why = LEASE_GRANTED, rc = lease__begin(db);
+  int why = LEASE_GRANTED, kept = 0, rc = lease__begin(db);
   if (claim_reason_out) *claim_reason_out = LEASE_EMPTY;
   if (rc != LEASE_OK) return rc;
   if (count) *count = 0;
@@ -429,9 +438,16 @@ int lease_complete_many_claim_next(lease_db *db, const char *owner, size_t owner
   if (check_claim_next(db, &wn, queue, queue_len, owner, owner_len, now, ttl, max, jobs, count))
     return db->rc;
   if (!db->be->complete_many_claim_next) return unsupported(db, "complete_many_claim_next");
-  rc = db->be->complete_many_claim_next(db, &wc, items, n, reasons, stored, &wn, max, jobs,
+  db->claim_limited = 0;
+  rc = db->be->complete_many_claim_next(db, &wc, items, n, reasons, &kept, &wn, max, jobs,
                                         count, &why);
-  if (rc == LEASE_OK) claim_reason(claim_reason_out, why, *count);
+  if (rc == LEASE_OK) {
+    claim_reason(claim_reason_out, why, *count);
+    lease__claimed_from(db, wn.queue, wn.queue_len);
+    if (stored) *stored = kept;
+    /* slots the completes freed and the claim did not take */
+    if (kept > *count) lease__wake_limited(db);
+  }
   return rc;
 }
 
@@ -465,6 +481,7 @@ int lease_fail(lease_db *db, const char *id, size_t id_len, const char *owner, s
   w.message_len = message_len;
   if (db->be->fail(db, &w, opts, &st, &at, reason) != LEASE_OK) return db->rc;
   if (st == LEASE_STATUS_RETRYABLE) lease__wake(db, NULL, 0);
+  else if (st == LEASE_STATUS_DISCARDED) lease__wake_limited(db);
   if (status) *status = st;
   if (run_at) *run_at = at;
   return LEASE_OK;
@@ -602,6 +619,22 @@ int lease_queues(lease_db *db, double now, lease_queue_info *out, int max, int *
 /* See lease_int.h. */
 void lease__wake(lease_db *db, const char *queue, size_t queue_len) {
   if (db->be->wake) db->be->wake(db, queue, queue_len);
+}
+
+/* See lease_int.h. */
+void lease__claimed_from(lease_db *db, const char *queue, size_t queue_len) {
+  if (db->claim_limited && queue_len <= sizeof db->limited_queue) {
+    memcpy(db->limited_queue, queue, queue_len);
+    db->limited_queue_len = queue_len;
+  } else if (db->limited_queue_len == queue_len &&
+             memcmp(db->limited_queue, queue, queue_len) == 0) {
+    db->limited_queue_len = 0;
+  }
+}
+
+/* See lease_int.h. */
+void lease__wake_limited(lease_db *db) {
+  if (db->limited_queue_len > 0) lease__wake(db, db->limited_queue, db->limited_queue_len);
 }
 
 /* Seconds on the monotonic clock. */

@@ -86,6 +86,9 @@
   /* lease_wait's look, seconds until a job of a queue becomes claimable */           \
   /* (NULL: none): queue, now (PostgreSQL: the server's clock). */                    \
   XX(Q_DUE)                                                                           \
+  /* lease_wait's look at a queue's limits, seconds until each may leave */          \
+  /* room (NULL: room now): queue, now, concurrency, rate, per (0: none). */         \
+  XX(Q_LIMIT_DUE)                                                                     \
   /* The database's clock mark (lease__clock). */                                     \
   XX(CLOCK_READ)                                                                      \
   /* Move the clock mark: the new mark. */                                            \

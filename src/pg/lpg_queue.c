@@ -755,6 +755,7 @@ static int claim_under(lease_db *db, const lease__write *w, lease__queue_facts *
   int room, rc = limit_facts(db, w, q);
   *count = 0;
   if (rc != LEASE_OK) return rc;
+  db->claim_limited = q->concurrency > 0 || q->rate > 0;
   if ((*why = lease__claim_room(q, max, &room)) != LEASE_GRANTED) return LEASE_OK;
   if ((rc = claim_rounds(db, w, room, jobs, count, NULL)) != LEASE_OK) return rc;
   if (q->rate > 0 && *count > 0) {

@@ -635,19 +635,48 @@
   " WHERE seq > $1 AND ($2::bytea IS NULL OR id = $2) ORDER BY seq LIMIT $3"
 
 /*
-** lease_wait's look: seconds from the server's clock until the earliest
-** job of queue $1 becomes claimable (claim_next's rule, as
-** LPG_Q_SQL_CLAIM_NEXT: open, not done, the fence below its maximum, the
-** later of run_at and until); NULL when there is none, and while the
-** queue is paused (its resume wakes the waiters).
+** lease_wait's look: when the earliest job of queue $1 becomes claimable
+** (claim_next's rule, as LPG_Q_SQL_CLAIM_NEXT: open, not done, the fence
+** below its maximum, the later of run_at and until), NULL when there is
+** none, and while the queue is paused (its resume wakes the waiters);
+** then the server's clock.
 */
 #define LPG_Q_SQL_DUE                                                               \
-  "SELECT min(greatest(coalesce(q.run_at, 0), j.until))"                           \
-  " - extract(epoch FROM clock_timestamp())::float8"                               \
+  "SELECT min(greatest(coalesce(q.run_at, 0), j.until)),"                          \
+  " extract(epoch FROM clock_timestamp())::float8"                                 \
   " FROM lease_queue q JOIN jobs j ON j.id = q.id"                                 \
   " WHERE q.state = " LEASE__Q_OPEN_S " AND q.queue = $1 AND j.done = 0"           \
   " AND j.fence < " LPG_FENCE_MAX                                                  \
   " AND NOT EXISTS (SELECT 1 FROM lease_queues WHERE name = $1 AND paused <> 0)"
+
+/*
+** lease_wait's look at a queue's limits (claim's rule, lease__claim_room,
+** over the facts claim_under reads): seconds from $2 (the server's clock
+** as LPG_Q_SQL_DUE read it) until each limit may leave room, NULL when it
+** leaves room now.  $1 queue, $3 its concurrency limit, $4 and $5 its rate
+** (0: none).  First column: while $3 of its leases are live
+** (LPG_Q_SQL_LIVE), the earliest of their ends, read as that count reads
+** them.  Second: while the claims counted at the claim's time
+** (LPG_Q_SQL_RECENT's) reach $4, the time the earliest of them leaves the
+** window (its time plus $5: later than the claim's time, which is now or
+** later).  Both are later than now; a lease or claim this look did not
+** see is seen at the next one.
+*/
+#define LPG_Q_SQL_LIMIT_DUE                                                         \
+  "WITH m AS (SELECT max(at) AS m FROM lease_queue_claims WHERE queue = $1),"       \
+  " t AS (SELECT greatest($2, m - $5) AS t FROM m)"                                 \
+  " SELECT CASE WHEN $3 > 0 AND (" LPG_Q_SQL_LIVE ") >= $3"                        \
+  " THEN (SELECT CASE WHEN coalesce(" LPG_Q_SQL_LIVE_VALID ", false)"               \
+  " THEN (SELECT min(j.until) FROM jobs j CROSS JOIN LATERAL (SELECT q.queue"       \
+  " FROM lease_queue q WHERE q.id = j.id LIMIT 1) q"                                \
+  " WHERE " LPG_SQL_UNKEYED("j.done") " = 0 AND j.until > 0 AND j.until > $2"     \
+  " AND q.queue = $1)"                                                               \
+  " ELSE (SELECT min(j.until) FROM lease_queue q CROSS JOIN LATERAL (SELECT done,"  \
+  " until FROM jobs WHERE jobs.id = q.id LIMIT 1) j"                                \
+  " WHERE q.queue = $1 AND j.done = 0 AND j.until > $2) END) - $2 END,"             \
+  " (SELECT CASE WHEN $4 > 0 AND count(*) >= $4"                                    \
+  " THEN min(at) + $5 - $2 END FROM lease_queue_claims"                            \
+  " WHERE queue = $1 AND at > t.t - $5 AND at < t.t + $5) FROM t"
 
 /* The queue's statements by their names in the lists (lease_statements.h,
 ** lpg_int.h's LPG_OWN_STATEMENTS): SQL, parameter count, parameter types
@@ -692,6 +721,7 @@
 #define LPG_STMT_Q_DEP_WAIT LPG_Q_SQL_DEP_WAIT, 1, {T_BYTEA}
 #define LPG_STMT_Q_DEPS LPG_Q_SQL_DEPS, 3, {T_BYTEA, T_FLOAT8, T_INT4}
 #define LPG_STMT_Q_DUE LPG_Q_SQL_DUE, 1, {T_BYTEA}
+#define LPG_STMT_Q_LIMIT_DUE LPG_Q_SQL_LIMIT_DUE, 5, {T_BYTEA, T_FLOAT8, T_INT8, T_INT8, T_FLOAT8}
 #define LPG_STMT_CLOCK_READ LPG_Q_SQL_CLOCK_READ, 0, {0}
 #define LPG_STMT_CLOCK_MOVE LPG_Q_SQL_CLOCK_MOVE, 1, {T_FLOAT8}
 #define LPG_STMT_EVENT_ADD                                                          \

@@ -73,17 +73,59 @@ int lpg_wait_mark(lease_db *db, uint64_t *mark) {
   return LEASE_OK;
 }
 
-/* See lease_int.h: LPG_ST_Q_DUE (lpg_queue_sql.h). */
+/* Column i of res's row, seconds from now, into *delay when it is later
+** (NULL: no later). */
+static void later_of(const PGresult *res, int i, double *delay) {
+  if (!PQgetisnull(res, 0, i) && r_f8(res, 0, i) > *delay) *delay = r_f8(res, 0, i);
+}
+
+/* The later of *delay and the time queue's limits leave room
+** (LPG_ST_Q_LIMIT_DUE), when its settings (LPG_ST_Q_SETTINGS) set a
+** concurrency or rate limit; now: the server's clock as the due look
+** read it. */
+static int limits_due(lease_db *db, const char *queue, size_t queue_len, double now,
+                      double *delay) {
+  params p = {0}, l = {0};
+  PGresult *res;
+  int64_t concurrency, rate;
+  double per;
+  p_bytes(&p, queue, queue_len);
+  if (!(res = lpg_stmt_run(db, LPG_ST_Q_SETTINGS, &p))) return db->rc;
+  if (PQntuples(res) != 1) {
+    PQclear(res);
+    return LEASE_OK;
+  }
+  concurrency = r_i8(res, 0, 1);
+  rate = r_i8(res, 0, 2);
+  per = r_f8(res, 0, 3);
+  PQclear(res);
+  if (concurrency <= 0 && rate <= 0) return LEASE_OK;
+  p_bytes(&l, queue, queue_len);
+  p_f8(&l, now);
+  p_i8(&l, concurrency);
+  p_i8(&l, rate);
+  p_f8(&l, per);
+  if (!(res = lpg_stmt_run(db, LPG_ST_Q_LIMIT_DUE, &l))) return db->rc;
+  later_of(res, 0, delay);
+  later_of(res, 1, delay);
+  PQclear(res);
+  return LEASE_OK;
+}
+
+/* See lease_int.h: LPG_ST_Q_DUE (lpg_queue_sql.h), then, while a job is
+** due at some time, the queue's limits (limits_due). */
 int lpg_due(lease_db *db, const char *queue, size_t queue_len, double *delay) {
   params p = {0};
   PGresult *res;
+  double now;
   int rc = lpg_ready(db);
   if (rc != LEASE_OK) return rc;
   p_bytes(&p, queue, queue_len);
   if (!(res = lpg_stmt_run(db, LPG_ST_Q_DUE, &p))) return db->rc;
-  *delay = PQgetisnull(res, 0, 0) ? INFINITY : r_f8(res, 0, 0);
+  now = r_f8(res, 0, 1);
+  *delay = PQgetisnull(res, 0, 0) ? INFINITY : r_f8(res, 0, 0) - now;
   PQclear(res);
-  return LEASE_OK;
+  return *delay < INFINITY ? limits_due(db, queue, queue_len, now, delay) : LEASE_OK;
 }
 
 /* Whether a notification libpq holds wakes a waiter of the queue whose

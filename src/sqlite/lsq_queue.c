@@ -742,6 +742,7 @@ static int claim_next_body(lease_db *db, void *ctx) {
   x->n = 0;
   if ((rc = complete_first(db, x)) != LEASE_OK) return rc;
   if ((rc = read_queue_facts(db, x->w, &qf)) != LEASE_OK) return rc;
+  db->claim_limited = qf.concurrency > 0 || qf.rate > 0;
   if ((x->why = lease__claim_room(&qf, x->max, &room)) != LEASE_GRANTED) return LEASE_OK;
   for (;;) {
     long discarded = LSQ(db)->expiry_discards;

@@ -290,6 +290,28 @@
   " FROM lease_queue AS q WHERE q.queue = ?1 AND q.state = " LEASE__Q_OPEN_S \
   " AND NOT EXISTS (SELECT 1 FROM lease_queues WHERE name = ?1 AND paused <> 0)"
 
+/*
+** lease_wait's look at a queue's limits (claim's rule, lease__claim_room,
+** over the facts read as read_queue_facts does): seconds from ?2 (now)
+** until each limit may leave room, NULL when it leaves room now.  ?1
+** queue, ?3 its concurrency limit, ?4 and ?5 its rate (0: none).  First
+** column: while ?3 of its leases are live, the earliest of their ends
+** (LSQ_SQL_Q_LIVE's jobs).  Second: while the claims counted at the
+** claim's time (LSQ_SQL_Q_RECENT's) reach ?4, the time the earliest of
+** them leaves the window (its time plus ?5: later than the claim's time,
+** which is now or later).  Both are later than now; a lease or claim
+** this look did not see is seen at the next one.
+*/
+#define LSQ_SQL_Q_LIMIT_DUE                                               \
+  "WITH m(m) AS (SELECT max(at) FROM lease_queue_claims WHERE queue = ?1)," \
+  " t(t) AS (SELECT max(?2, coalesce(m - ?5, ?2)) FROM m)"                \
+  " SELECT (SELECT CASE WHEN ?3 > 0 AND count(*) >= ?3 THEN min(j.until) - ?2 END" \
+  " FROM jobs AS j CROSS JOIN lease_queue AS q ON q.id = j.id"            \
+  " WHERE j.done = 0 AND j.until > ?2 AND q.queue = ?1),"                 \
+  " (SELECT CASE WHEN ?4 > 0 AND count(*) >= ?4"                          \
+  " THEN min(at) + ?5 - ?2 END FROM lease_queue_claims"                  \
+  " WHERE queue = ?1 AND at > t.t - ?5 AND at < t.t + ?5) FROM t"
+
 /* claim_next's candidates.  Parameters as LSQ_SQL_Q_READY.  Columns: id,
 ** payload, queue, priority, base_fence, max_attempts (the claim's fence
 ** minus base_fence is the attempt it starts), timeout (NULL: none), the

@@ -353,24 +353,76 @@ int lsq_wait_mark(lease_db *db, uint64_t *mark) {
   return LEASE_OK;
 }
 
-/* See lease_int.h: LSQ_SQL_Q_DUE at the local wall clock (lease_server_now's). */
-int lsq_due(lease_db *db, const char *queue, size_t queue_len, double *delay) {
-  sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_DUE);
-  struct timespec ts;
+/* Step st (its parameters bound) to its one row; a failure recorded on
+** db, st reset.  Returns LEASE_OK with st on its row, or the failure. */
+static int one_row(lease_db *db, sqlite3_stmt *st) {
+  int src = lsq_step(db, LSQ(db)->sql, st);
+  if (src == SQLITE_ROW) return LEASE_OK;
+  lsq_fail(db, LSQ(db)->sql, src == SQLITE_DONE ? SQLITE_ERROR : src);
+  sqlite3_reset(st);
+  return db->rc;
+}
+
+/* Column i of st's row, seconds from now, into *delay when it is later
+** (NULL: no later). */
+static void later_of(sqlite3_stmt *st, int i, double *delay) {
+  if (sqlite3_column_type(st, i) != SQLITE_NULL && sqlite3_column_double(st, i) > *delay)
+    *delay = sqlite3_column_double(st, i);
+}
+
+/* The later of *delay and the time queue's limits leave room
+** (LSQ_SQL_Q_LIMIT_DUE), when its settings (LSQ_SQL_Q_SETTINGS) set a
+** concurrency or rate limit; now as the due look's. */
+static int limits_due(lease_db *db, const char *queue, size_t queue_len, double now,
+                      double *delay) {
+  sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_SETTINGS);
+  int64_t concurrency, rate;
+  double per;
   int src;
   if (!st) return db->rc;
-  clock_gettime(CLOCK_REALTIME, &ts);
   sqlite3_bind_text(st, 1, queue, (int)queue_len, SQLITE_STATIC);
-  sqlite3_bind_double(st, 2, (double)ts.tv_sec + (double)ts.tv_nsec / 1e9);
-  src = lsq_step(db, LSQ(db)->sql, st);
+  if ((src = lsq_step(db, LSQ(db)->sql, st)) == SQLITE_DONE) {
+    sqlite3_reset(st);
+    return LEASE_OK;
+  }
   if (src != SQLITE_ROW) {
     lsq_fail(db, LSQ(db)->sql, src);
     sqlite3_reset(st);
     return db->rc;
   }
-  *delay = sqlite3_column_type(st, 0) == SQLITE_NULL ? INFINITY : sqlite3_column_double(st, 0);
+  concurrency = sqlite3_column_int64(st, 1);
+  rate = sqlite3_column_int64(st, 2);
+  per = sqlite3_column_double(st, 3);
+  sqlite3_reset(st);
+  if (concurrency <= 0 && rate <= 0) return LEASE_OK;
+  if (!(st = lsq_stmt(db, LSQ_ST_Q_LIMIT_DUE))) return db->rc;
+  sqlite3_bind_text(st, 1, queue, (int)queue_len, SQLITE_STATIC);
+  sqlite3_bind_double(st, 2, now);
+  sqlite3_bind_int64(st, 3, concurrency);
+  sqlite3_bind_int64(st, 4, rate);
+  sqlite3_bind_double(st, 5, per);
+  if (one_row(db, st) != LEASE_OK) return db->rc;
+  later_of(st, 0, delay);
+  later_of(st, 1, delay);
   sqlite3_reset(st);
   return LEASE_OK;
+}
+
+/* See lease_int.h: LSQ_SQL_Q_DUE at the local wall clock (lease_server_now's),
+** then, while a job is due at some time, the queue's limits (limits_due). */
+int lsq_due(lease_db *db, const char *queue, size_t queue_len, double *delay) {
+  sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_DUE);
+  struct timespec ts;
+  double now;
+  if (!st) return db->rc;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  now = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+  sqlite3_bind_text(st, 1, queue, (int)queue_len, SQLITE_STATIC);
+  sqlite3_bind_double(st, 2, now);
+  if (one_row(db, st) != LEASE_OK) return db->rc;
+  *delay = sqlite3_column_type(st, 0) == SQLITE_NULL ? INFINITY : sqlite3_column_double(st, 0);
+  sqlite3_reset(st);
+  return *delay < INFINITY ? limits_due(db, queue, queue_len, now, delay) : LEASE_OK;
 }
 
 /* Sleep ms milliseconds (> 0). */

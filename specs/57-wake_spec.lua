@@ -526,7 +526,8 @@ describe("db:wait on a queue at its limit", function()
     assert.are.equal("b", (db:claim_next("x", db:server_now(), 30, { queue = "lim" })))
   end)
 
-  it("wakes when the handle that claimed from it completes, fails or releases, long before the lease ends", function()
+  it("wakes when the handle that claimed from it completes, fails or releases, long before the lease ends",
+    function()
     -- each end by a thread of a process of its own that waits, its files'
     -- look made rare and its inotify watch off, as in "is woken by the
     -- signal of an enqueue...": on PostgreSQL only the end's signal wakes
@@ -556,10 +557,25 @@ local t = L.thread.spawn(function(path, how, f)
     local stored, _, next_id = other:complete_claim_next(id, "other", fence, now, "ok", 30,
       { queue = "none" })
     assert(stored == true and next_id == nil, tostring(next_id))
-  else
+  elseif how == "complete_claim_next-other" then
+    -- its claim takes a job of another queue: the slot stays free
+    local stored, _, next_id = other:complete_claim_next(id, "other", fence, now, "ok", 30,
+      { queue = "plain" })
+    assert(stored == true and next_id ~= nil, "no job of plain")
+  elseif how == "complete_many_claim_next" then
     local stored, _, jobs = other:complete_many_claim_next("other", now,
       { { id = id, fence = fence, result = "ok" } }, 30, { queue = "none", n = 2 })
     assert(stored == true and #jobs == 0, tostring(#jobs))
+  elseif how == "complete_many_claim_next-other" then
+    local stored, _, jobs = other:complete_many_claim_next("other", now,
+      { { id = id, fence = fence, result = "ok" } }, 30, { queue = "plain", n = 1 })
+    assert(stored == true and #jobs == 1, "no job of plain")
+  elseif how == "with_lease" then
+    assert(other:with_lease(id, "other", fence, now, function(tx) assert(tx:complete("ok")) end))
+  else
+    -- after a claim from a second limited queue the handle wakes them all
+    assert(other:claim_next("other", now, 3600, { queue = "lim2" }) ~= nil, "no job of lim2")
+    assert(other:complete(id, "other", fence, now, "ok"))
   end
   other:close()
   return at
@@ -573,10 +589,15 @@ io.write(tostring(woken), " ", string.format("%.6f", back - at), "\n")
 h:close()
 ]])
     assert.is_true(db:limit("lim", { concurrency = 1 }))
+    assert.is_true(db:limit("lim2", { concurrency = 1 }))
     for _, how in ipairs({ "complete", "fail", "discard", "release", "complete_many",
-                           "complete_claim_next", "complete_many_claim_next" }) do
+                           "complete_claim_next", "complete_claim_next-other",
+                           "complete_many_claim_next", "complete_many_claim_next-other", "with_lease",
+                           "several" }) do
       db:enqueue(how .. "-held", { queue = "lim", max_attempts = how == "discard" and 1 or nil })
       db:enqueue(how .. "-next", { queue = "lim" })
+      db:enqueue(how .. "-plain", { queue = "plain" })
+      db:enqueue(how .. "-lim2", { queue = "lim2" })
       local woken, after = run(p, how, H.file("held"))
       assert.are.equal("true", woken, how)
       assert.is_true(after >= 0 and after < LONG / 2, how .. " woke " .. after .. " s after")

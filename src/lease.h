@@ -988,13 +988,16 @@ LEASE_API int lease_queues(lease_db *db, double now, lease_queue_info *out, int 
 ** job due until lease_resume, which wakes its waiters.  A queue at a
 ** limit (lease_limit) has no job due until the limit leaves room: the
 ** earliest end of the queue's live leases under a concurrency limit, the
-** time the earliest claim counted leaves the window under a rate; and a
-** handle whose last lease_claim_next was on a queue with limits signals
-** that queue's waiters when it ends a lease (lease_complete,
-** lease_complete_many, a lease_fail, lease_release), so a slot freed wakes
-** them at once.  A lease another handle ends wakes them only as any of
-** its writes does (on SQLite the file's change; on PostgreSQL nothing
-** until the next due time).
+** time the earliest claim counted leaves the window under a rate (times
+** of the database's clock: claimers that wait pass lease_server_now as
+** their now); and a handle whose lease_claim_next found limits on a queue
+** signals that queue's waiters (every queue's, once it found them on two)
+** when it ends a lease (lease_complete, lease_complete_many, a lease_fail,
+** lease_release, a lease_with_lease that completed, the fused calls unless
+** their claim took as many jobs of that queue), so a slot freed wakes them
+** at once.  A lease another handle ends, or a renew that shortens it,
+** wakes them only as any of its writes does (on SQLite the file's change;
+** on PostgreSQL nothing until the next due time).
 **   queue, queue_len: 1 to LEASE_QUEUE_MAX bytes (LEASE_NTS allowed); NULL
 **                     for "default".
 **   timeout:  seconds, finite and >= 0 (0: only look).

@@ -992,11 +992,11 @@ local function step(w)
   holding(w, held)
   if not cfg.forever and drained(w) then return false end
   -- a queue at its limit has no job due until a slot frees (a lease of
-  -- the queue ends, a claim leaves the rate's window): db:wait ends then,
-  -- and a draining worker looks whether the queue drained as when idle; a
-  -- paused queue has none until its resume, which ends db:wait, so the
+  -- the queue ends, a claim leaves the rate's window), and a paused queue
+  -- none until its resume: db:wait ends at either (a worker that ends the
+  -- queue's last lease wakes the others, who then find it drained), so the
   -- worker waits up to poll, draining or not
-  if held == "limited" then return idle(w) end
+  if held == "limited" then return wait_poll(w) end
   if held == "paused" then return wait_poll(w) end
   return idle(w)
 end

@@ -3242,15 +3242,15 @@ return {
   {
     name = "wake-limited-ccn-no-signal", step = "own", backend = "pg", file = "src/core/lease_queue.c",
     fn = "lease_complete_claim_next",
-    from = [=[    if (*count == 0) lease__wake_limited(db);]=],
+    from = [=[    if (!(*count > 0 && only_limited(db, wn.queue, wn.queue_len))) lease__wake_limited(db);]=],
     to = [=[]=],
     hint = "specs/57-wake_spec.lua",
   },
   {
     name = "wake-limited-ccmn-no-signal", step = "own", backend = "pg", file = "src/core/lease_queue.c",
     fn = "lease_complete_many_claim_next",
-    from = [=[    if (kept > *count) lease__wake_limited(db);]=],
-    to = [=[    if (kept > *count + 1) lease__wake_limited(db);]=],
+    from = [=[    if (kept > 0 && !(*count >= kept && only_limited(db, wn.queue, wn.queue_len)))]=],
+    to = [=[    if (kept > 1 && !(*count >= kept && only_limited(db, wn.queue, wn.queue_len)))]=],
     hint = "specs/57-wake_spec.lua",
   },
   {
@@ -3263,9 +3263,44 @@ return {
   {
     name = "wake-limited-queue-forgotten", step = "own", backend = "pg", file = "src/core/lease_queue.c",
     fn = "lease__claimed_from",
-    from = [=[  } else if (db->limited_queue_len == queue_len &&
-             memcmp(db->limited_queue, queue, queue_len) == 0) {]=],
+    from = [=[  } else if (same && !db->limited_several) {]=],
     to = [=[  } else if (db->limited_queue_len > 0) {]=],
+    hint = "specs/57-wake_spec.lua",
+  },
+  {
+    -- the fused calls wake unless their claim refilled the slot in the queue
+    name = "wake-limited-ccn-other-queue", step = "own", backend = "pg", file = "src/core/lease_queue.c",
+    fn = "lease_complete_claim_next",
+    from = [=[    if (!(*count > 0 && only_limited(db, wn.queue, wn.queue_len))) lease__wake_limited(db);]=],
+    to = [=[    if (*count == 0) lease__wake_limited(db);]=],
+    hint = "specs/57-wake_spec.lua",
+  },
+  {
+    name = "wake-limited-ccmn-other-queue", step = "own", backend = "pg", file = "src/core/lease_queue.c",
+    fn = "lease_complete_many_claim_next",
+    from = [=[    if (kept > 0 && !(*count >= kept && only_limited(db, wn.queue, wn.queue_len)))]=],
+    to = [=[    if (kept > *count)]=],
+    hint = "specs/57-wake_spec.lua",
+  },
+  {
+    name = "wake-limited-several-unmarked", step = "own", backend = "pg", file = "src/core/lease_queue.c",
+    fn = "lease__claimed_from",
+    from = [=[    if (db->limited_queue_len > 0 && !same) db->limited_several = 1;]=],
+    to = [=[]=],
+    hint = "specs/57-wake_spec.lua",
+  },
+  {
+    name = "wake-limited-several-last-only", step = "own", backend = "pg", file = "src/core/lease_queue.c",
+    fn = "lease__wake_limited",
+    from = [=[  if (db->limited_several) lease__wake(db, NULL, 0);]=],
+    to = [=[  if (0) lease__wake(db, NULL, 0);]=],
+    hint = "specs/57-wake_spec.lua",
+  },
+  {
+    name = "wake-limited-with-lease-no-signal", step = "own", backend = "pg", file = "src/core/lease_tx.c",
+    fn = "lease_with_lease",
+    from = [=[  if (rc == LEASE_OK && r == LEASE_GRANTED && tx.completed) lease__wake_limited(db);]=],
+    to = [=[]=],
     hint = "specs/57-wake_spec.lua",
   },
   {
@@ -3278,7 +3313,7 @@ return {
   {
     name = "pool-limited-sleeps-poll", step = "own", file = "lua/lease/pool.lua",
     fn = "step",
-    from = [=[  if held == "limited" then return idle(w) end]=],
+    from = [=[  if held == "limited" then return wait_poll(w) end]=],
     to = [=[  if held == "limited" then return not stop_asked(w, cfg.poll) end]=],
     hint = "specs/57-wake_spec.lua",
   },

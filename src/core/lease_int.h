@@ -425,18 +425,20 @@ void lease__wake(lease_db *db, const char *queue, size_t queue_len);
 
 /* lease__claimed_from: after a claim_next of db on queue succeeded, keep
 ** the queue as db's limited queue when the backend found limits on it
-** (db->claim_limited), or forget it when it was that queue and the limits
-** are gone.  src/core/lease_queue.c. */
+** (db->claim_limited; a second such queue sets db->limited_several), or
+** forget it when it was that queue, the only one, and the limits are
+** gone.  src/core/lease_queue.c. */
 void lease__claimed_from(lease_db *db, const char *queue, size_t queue_len);
 
 /* lease__wake_limited: after a write of db committed that ended a lease
-** (complete, complete_many, a fail that discarded, the completes of
-** complete_claim_next and complete_many_claim_next beyond the jobs their
-** claim took), signal the waiters
-** of db's limited queue, when it has one: the slot the lease held under a
-** concurrency limit is free.  A lease ended on another handle than the
-** one that claimed it wakes nobody: its waiters look again at the
-** earliest end of the queue's leases or their timeout.
+** (complete, complete_many, a fail that discarded, a with_lease whose tx
+** completed, the completes of complete_claim_next and
+** complete_many_claim_next unless their claim took as many jobs of db's
+** one limited queue), signal the waiters of db's limited queue, when it
+** has one (of every queue when it had several): the slot the lease held
+** under a concurrency limit is free.  A lease ended on another handle
+** than the one that claimed it wakes nobody: its waiters look again at
+** the earliest end of the queue's leases or their timeout.
 ** src/core/lease_queue.c. */
 void lease__wake_limited(lease_db *db);
 
@@ -493,6 +495,7 @@ struct lease_tx {
   pthread_t thread;    /* the thread running lease_with_lease */
   int ended;           /* the backend's code when SQLite ended the transaction
                           under fn (an I/O error...), else 0 */
+  int completed;       /* 1 once lease_tx_complete stored the completion */
 };
 
 #define LEASE__ERRMSG_MAX 512
@@ -532,6 +535,8 @@ struct lease_db {
                                        that queue had limits; its leases' ends wake its
                                        waiters (lease__wake_limited) */
   size_t limited_queue_len;         /* 0: none */
+  int limited_several;              /* 1 once claim_next found limits on two queues: its
+                                       leases' ends then wake the waiters of every queue */
 };
 
 /* lease__duplicate: record on db that the job id holds the key the call

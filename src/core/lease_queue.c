@@ -366,6 +366,12 @@ static int check_claim_next(lease_db *db, lease__write *w, const char *queue, si
   return LEASE_OK;
 }
 
+/* 1 when queue is db's limited queue, the only one it claimed from. */
+static int only_limited(const lease_db *db, const char *queue, size_t queue_len) {
+  return !db->limited_several && db->limited_queue_len == queue_len &&
+         memcmp(db->limited_queue, queue, queue_len) == 0;
+}
+
 /* claim_next's reason: the backend's refusal (why), else granted when
 ** jobs were taken, empty when none was ready. */
 static void claim_reason(int *reason, int why, int count) {
@@ -415,8 +421,8 @@ int lease_complete_claim_next(lease_db *db, const char *id, size_t id_len, const
   if (rc == LEASE_OK) {
     claim_reason(claim_reason_out, why, *count);
     lease__claimed_from(db, wn.queue, wn.queue_len);
-    /* a slot the complete freed and the claim did not take */
-    if (*count == 0) lease__wake_limited(db);
+    /* the slot the complete freed, unless the claim took one of the queue */
+    if (!(*count > 0 && only_limited(db, wn.queue, wn.queue_len))) lease__wake_limited(db);
   }
   return rc;
 }
@@ -445,8 +451,9 @@ int lease_complete_many_claim_next(lease_db *db, const char *owner, size_t owner
     claim_reason(claim_reason_out, why, *count);
     lease__claimed_from(db, wn.queue, wn.queue_len);
     if (stored) *stored = kept;
-    /* slots the completes freed and the claim did not take */
-    if (kept > *count) lease__wake_limited(db);
+    /* the slots the completes freed, unless the claim took as many of the queue */
+    if (kept > 0 && !(*count >= kept && only_limited(db, wn.queue, wn.queue_len)))
+      lease__wake_limited(db);
   }
   return rc;
 }
@@ -623,18 +630,21 @@ void lease__wake(lease_db *db, const char *queue, size_t queue_len) {
 
 /* See lease_int.h. */
 void lease__claimed_from(lease_db *db, const char *queue, size_t queue_len) {
+  int same = db->limited_queue_len == queue_len &&
+             memcmp(db->limited_queue, queue, queue_len) == 0;
   if (db->claim_limited && queue_len <= sizeof db->limited_queue) {
+    if (db->limited_queue_len > 0 && !same) db->limited_several = 1;
     memcpy(db->limited_queue, queue, queue_len);
     db->limited_queue_len = queue_len;
-  } else if (db->limited_queue_len == queue_len &&
-             memcmp(db->limited_queue, queue, queue_len) == 0) {
+  } else if (same && !db->limited_several) {
     db->limited_queue_len = 0;
   }
 }
 
 /* See lease_int.h. */
 void lease__wake_limited(lease_db *db) {
-  if (db->limited_queue_len > 0) lease__wake(db, db->limited_queue, db->limited_queue_len);
+  if (db->limited_several) lease__wake(db, NULL, 0);
+  else if (db->limited_queue_len > 0) lease__wake(db, db->limited_queue, db->limited_queue_len);
 }
 
 /* Seconds on the monotonic clock. */

@@ -83,8 +83,9 @@
   XX(Q_DEP_WAIT)                                                                      \
   /* The jobs a job runs after, by id, with their status: id, now, limit. */          \
   XX(Q_DEPS)                                                                          \
-  /* lease_wait's look, seconds until a job of a queue becomes claimable */           \
-  /* (NULL: none): queue, now (PostgreSQL: the server's clock). */                    \
+  /* lease_wait's look, when a job of a queue becomes claimable (NULL: */             \
+  /* none): queue, now (SQLite: seconds from now; PostgreSQL: the time, */            \
+  /* then the server's clock). */                                                     \
   XX(Q_DUE)                                                                           \
   /* lease_wait's look at a queue's limits, seconds until each may leave */          \
   /* room (NULL: room now): queue, now, concurrency, rate, per (0: none). */         \

@@ -76,6 +76,8 @@ int lease_with_lease(lease_db *db, const char *id, size_t id_len, const char *ow
   while (!lease__hold(db)) sched_yield();
   db->tx = NULL;
   tx.open = 0;
+  /* committed with its completion: a slot of a limited queue is free */
+  if (rc == LEASE_OK && r == LEASE_GRANTED && tx.completed) lease__wake_limited(db);
   if (reason) *reason = rc == LEASE_OK ? r : LEASE_GRANTED;
   return rc;
 }
@@ -146,6 +148,7 @@ int lease_tx_complete(lease_tx *tx, const char *result, size_t result_len, int *
   w.result = result;
   w.result_len = result_len;
   rc = tx->db->be->tx_write(tx, &w, &r);
+  if (rc == LEASE_OK && r == LEASE_GRANTED) tx->completed = 1;
   if (reason) *reason = rc == LEASE_OK ? r : LEASE_GRANTED;
   return rc;
 }

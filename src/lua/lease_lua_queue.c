@@ -679,11 +679,14 @@ with db:server_now(), so the jobs' times must be seconds since the epoch.
 A paused queue has no job due until it is resumed, and its db:resume
 wakes the wait.  A queue at its db:limit has no job due until the limit
 leaves room (the earliest end of its live leases, a claim leaving the
-rate's window), and a handle whose last db:claim_next was on a queue with
-limits wakes that queue's waiters when it ends a lease (complete,
-complete_many, fail, release), so a freed slot is taken at once; a lease
-ended on another handle wakes them only as any write does (SQLite: the
-file's change; PostgreSQL: at the next due time).
+rate's window, on the database's clock: claimers that wait pass
+db:server_now() as their now), and a handle whose db:claim_next found
+limits on a queue wakes that queue's waiters (every queue's, once it found
+them on two) when it ends a lease (complete, complete_many, fail, release,
+a with_lease that completed, the fused calls unless their claim took as
+many jobs of that queue), so a freed slot is taken at once; a lease ended
+on another handle, or shortened by a renew, wakes them only as any write
+does (SQLite: the file's change; PostgreSQL: at the next due time).
 @function db:wait
 @tparam string queue the queue (non-empty, at most 255 bytes)
 @tparam number timeout the longest wait, seconds (finite, >= 0; 0 only looks)

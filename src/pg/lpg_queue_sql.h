@@ -656,12 +656,16 @@
 ** leaves room now.  $1 queue, $3 its concurrency limit, $4 and $5 its rate
 ** (0: none).  First column: while $3 of its leases are live
 ** (LPG_Q_SQL_LIVE), the earliest of their ends, read as that count reads
-** them.  Second: while the claims counted at the claim's time
+** them (LPG_Q_SQL_LIVE_UNTIL_AMONG: LPG_Q_SQL_LIVE_AMONG's min).  Second: while the claims counted at the claim's time
 ** (LPG_Q_SQL_RECENT's) reach $4, the time the earliest of them leaves the
 ** window (its time plus $5: later than the claim's time, which is now or
 ** later).  Both are later than now; a lease or claim this look did not
 ** see is seen at the next one.
 */
+#define LPG_Q_SQL_LIVE_UNTIL_AMONG(states)                                          \
+  "(SELECT min(j.until) FROM lease_queue q CROSS JOIN LATERAL (SELECT done, until"  \
+  " FROM jobs WHERE jobs.id = q.id LIMIT 1) j"                                      \
+  " WHERE q.queue = $1 AND q.state " states " AND j.done = 0 AND j.until > $2)"
 #define LPG_Q_SQL_LIMIT_DUE                                                         \
   "WITH m AS (SELECT max(at) AS m FROM lease_queue_claims WHERE queue = $1),"       \
   " t AS (SELECT greatest($2, m - $5) AS t FROM m)"                                 \
@@ -671,9 +675,8 @@
   " FROM lease_queue q WHERE q.id = j.id LIMIT 1) q"                                \
   " WHERE " LPG_SQL_UNKEYED("j.done") " = 0 AND j.until > 0 AND j.until > $2"     \
   " AND q.queue = $1)"                                                               \
-  " ELSE (SELECT min(j.until) FROM lease_queue q CROSS JOIN LATERAL (SELECT done,"  \
-  " until FROM jobs WHERE jobs.id = q.id LIMIT 1) j"                                \
-  " WHERE q.queue = $1 AND j.done = 0 AND j.until > $2) END) - $2 END,"             \
+  " ELSE least(" LPG_Q_SQL_LIVE_UNTIL_AMONG("= " LEASE__Q_OPEN_S) ", "               \
+  LPG_Q_SQL_LIVE_UNTIL_AMONG(">= " LEASE__Q_DISCARDED_S) ") END) - $2 END,"         \
   " (SELECT CASE WHEN $4 > 0 AND count(*) >= $4"                                    \
   " THEN min(at) + $5 - $2 END FROM lease_queue_claims"                            \
   " WHERE queue = $1 AND at > t.t - $5 AND at < t.t + $5) FROM t"

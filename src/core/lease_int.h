@@ -531,8 +531,8 @@ struct lease_db {
                                        the job's and the id's positions */
   int claim_limited;                /* set by a backend's claim_next: the queue it read has
                                        a concurrency or rate limit (lease__claimed_from) */
-  char limited_queue[LEASE_QUEUE_MAX];   /* the queue of this handle's last claim_next when
-                                       that queue had limits; its leases' ends wake its
+  char limited_queue[LEASE_QUEUE_MAX];   /* the last queue this handle's claim_next found
+                                       limits on; its leases' ends wake that queue's
                                        waiters (lease__wake_limited) */
   size_t limited_queue_len;         /* 0: none */
   int limited_several;              /* 1 once claim_next found limits on two queues: its

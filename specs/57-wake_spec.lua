@@ -38,19 +38,27 @@ local function finished(out)
   return H.read(out)
 end
 
--- Write the Lua chunk `code`, a waiter's process that prints "<woken>
--- <seconds from the write to the wait's end>", to a script with the build
--- tree on package.cpath.  Returns a function that runs it with its
--- arguments (each quoted for the shell) in a process whose files' look is
--- rare and whose inotify watch is off, so that on SQLite only a signal of
--- that process wakes its waiter soon, and returns the woken word and the
+-- Write a waiter's process to a script with the build tree on
+-- package.cpath: the Lua chunk `code`, which opens the handle `h` and
+-- starts the thread `t` that writes and returns the time it wrote, then
+-- h:wait(queue, 5), which it prints as "<woken> <seconds from the write to
+-- the wait's end>".  Returns a function that runs it with its arguments
+-- (each quoted for the shell) in a process whose files' look is rare and
+-- whose inotify watch is off, so that on SQLite only a signal of that
+-- process wakes its waiter soon, and returns the woken word and the
 -- seconds (raising with the output when the process failed); and the
 -- script's name.
-local function signalled_waiter(code)
+local function signalled_waiter(code, queue)
   local build = os.getenv("LEASE_BUILD_DIR") or "build"
   local script = H.file("signal") .. ".lua"
   H.write(script, "package.cpath = " .. string.format("%q", build .. "/?.so;")
-    .. " .. package.cpath\n" .. code)
+    .. " .. package.cpath\n" .. code .. string.format("local woken = h:wait(%q, 5)\n", queue) .. [[
+local back = L.now()
+local ok, at = t:join()
+assert(ok, at)
+io.write(tostring(woken), " ", string.format("%.6f", back - at), "\n")
+h:close()
+]])
   return function(...)
     local args = {}
     for i, a in ipairs({ ... }) do args[i] = H.sh(a) end
@@ -181,13 +189,7 @@ local t = L.thread.spawn(function(path, what, f)
   other:close()
   return at
 end, arg[1], arg[2], tonumber(arg[3]))
-local woken = h:wait("sig", 5)
-local back = L.now()
-local ok, at = t:join()
-assert(ok, at)
-io.write(tostring(woken), " ", string.format("%.6f", back - at), "\n")
-h:close()
-]])
+]], "sig")
     local fence = 0
     for _, step in ipairs({ "enqueue", "release", "fail" }) do
       local woken, after = run(p, step, string.format("%d", fence))
@@ -589,13 +591,7 @@ local t = L.thread.spawn(function(path, how, f)
   return at
 end, arg[1], arg[2], flag)
 while not os.rename(flag, flag) do L.sleep(0.01) end
-local woken = h:wait("lim", 5)
-local back = L.now()
-local ok, at = t:join()
-assert(ok, at)
-io.write(tostring(woken), " ", string.format("%.6f", back - at), "\n")
-h:close()
-]])
+]], "lim")
     assert.is_true(db:limit("lim", { concurrency = 1 }))
     assert.is_true(db:limit("lim2", { concurrency = 1 }))
     for _, how in ipairs({ "complete", "fail", "discard", "release", "complete_many",

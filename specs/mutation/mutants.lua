@@ -3193,8 +3193,8 @@ return {
   },
   {
     name = "wait-limits-not-read", step = "own", file = "src/sqlite/lsq_wake.c", fn = "lsq_due",
-    from = [=[  return *delay < INFINITY ? limits_due(db, queue, queue_len, now, delay) : LEASE_OK;]=],
-    to = [=[  return *delay < -INFINITY ? limits_due(db, queue, queue_len, now, delay) : LEASE_OK;]=],
+    from = [=[  if (*delay < INFINITY) return limits_due(db, st, queue, queue_len, now, delay);]=],
+    to = [=[  if (*delay < -INFINITY) return limits_due(db, st, queue, queue_len, now, delay);]=],
     hint = "specs/57-wake_spec.lua",
   },
   {
@@ -3214,8 +3214,8 @@ return {
   {
     name = "pg-wait-limits-not-read", step = "own", file = "src/pg/lpg_wake.c", fn = "lpg_due",
     backend = "pg",
-    from = [=[  return *delay < INFINITY ? limits_due(db, queue, queue_len, now, delay) : LEASE_OK;]=],
-    to = [=[  return *delay < -INFINITY ? limits_due(db, queue, queue_len, now, delay) : LEASE_OK;]=],
+    from = [=[  if (*delay < INFINITY) return limits_due(db, res, queue, queue_len, now, delay);]=],
+    to = [=[  if (*delay < -INFINITY) return limits_due(db, res, queue, queue_len, now, delay);]=],
     hint = "specs/57-wake_spec.lua",
   },
   {

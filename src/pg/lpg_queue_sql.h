@@ -639,11 +639,16 @@
 ** (claim_next's rule, as LPG_Q_SQL_CLAIM_NEXT: open, not done, the fence
 ** below its maximum, the later of run_at and until), NULL when there is
 ** none, and while the queue is paused (its resume wakes the waiters);
-** then the server's clock.
+** then the server's clock, and the queue's concurrency limit, rate and
+** per as LPG_Q_SQL_SETTINGS gives them (0: none), for LPG_Q_SQL_LIMIT_DUE.
 */
+#define LPG_Q_SQL_DUE_SETTING(col)                                                  \
+  "coalesce((SELECT " col " FROM lease_queues WHERE name = $1), 0)"
 #define LPG_Q_SQL_DUE                                                               \
   "SELECT min(greatest(coalesce(q.run_at, 0), j.until)),"                          \
-  " extract(epoch FROM clock_timestamp())::float8"                                 \
+  " extract(epoch FROM clock_timestamp())::float8, "                               \
+  LPG_Q_SQL_DUE_SETTING("concurrency") ", " LPG_Q_SQL_DUE_SETTING("rate") ", "     \
+  LPG_Q_SQL_DUE_SETTING("per")                                                      \
   " FROM lease_queue q JOIN jobs j ON j.id = q.id"                                 \
   " WHERE q.state = " LEASE__Q_OPEN_S " AND q.queue = $1 AND j.done = 0"           \
   " AND j.fence < " LPG_FENCE_MAX                                                  \

@@ -80,25 +80,16 @@ static void later_of(const PGresult *res, int i, double *delay) {
 }
 
 /* The later of *delay and the time queue's limits leave room
-** (LPG_ST_Q_LIMIT_DUE), when its settings (LPG_ST_Q_SETTINGS) set a
-** concurrency or rate limit; now: the server's clock as the due look
-** read it. */
-static int limits_due(lease_db *db, const char *queue, size_t queue_len, double now,
-                      double *delay) {
-  params p = {0}, l = {0};
+** (LPG_ST_Q_LIMIT_DUE), when due's row (LPG_ST_Q_DUE's, which reads the
+** queue's settings) sets a concurrency or rate limit; now: the server's
+** clock as that row read it.  due is cleared. */
+static int limits_due(lease_db *db, PGresult *due, const char *queue, size_t queue_len,
+                      double now, double *delay) {
+  params l = {0};
   PGresult *res;
-  int64_t concurrency, rate;
-  double per;
-  p_bytes(&p, queue, queue_len);
-  if (!(res = lpg_stmt_run(db, LPG_ST_Q_SETTINGS, &p))) return db->rc;
-  if (PQntuples(res) != 1) {
-    PQclear(res);
-    return LEASE_OK;
-  }
-  concurrency = r_i8(res, 0, 1);
-  rate = r_i8(res, 0, 2);
-  per = r_f8(res, 0, 3);
-  PQclear(res);
+  int64_t concurrency = r_i8(due, 0, 2), rate = r_i8(due, 0, 3);
+  double per = r_f8(due, 0, 4);
+  PQclear(due);
   if (concurrency <= 0 && rate <= 0) return LEASE_OK;
   p_bytes(&l, queue, queue_len);
   p_f8(&l, now);
@@ -124,8 +115,9 @@ int lpg_due(lease_db *db, const char *queue, size_t queue_len, double *delay) {
   if (!(res = lpg_stmt_run(db, LPG_ST_Q_DUE, &p))) return db->rc;
   now = r_f8(res, 0, 1);
   *delay = PQgetisnull(res, 0, 0) ? INFINITY : r_f8(res, 0, 0) - now;
+  if (*delay < INFINITY) return limits_due(db, res, queue, queue_len, now, delay);
   PQclear(res);
-  return *delay < INFINITY ? limits_due(db, queue, queue_len, now, delay) : LEASE_OK;
+  return LEASE_OK;
 }
 
 /* Whether a notification libpq holds wakes a waiter of the queue whose

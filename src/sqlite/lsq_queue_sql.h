@@ -282,11 +282,16 @@
 ** not done and not blocked; NULL when there is none, and while the queue
 ** is paused (its resume wakes the waiters).  A done or blocked job's until
 ** reads NULL, which the two-argument max() passes on and the aggregate
-** min() skips.
+** min() skips.  Then the queue's concurrency limit, rate and per, as
+** LSQ_SQL_Q_SETTINGS gives them (0: none), for LSQ_SQL_Q_LIMIT_DUE.
 */
+#define LSQ_SQL_Q_DUE_SETTING(col)                                        \
+  "coalesce((SELECT " col " FROM lease_queues WHERE name = ?1), 0)"
 #define LSQ_SQL_Q_DUE                                                     \
   "SELECT min(max(coalesce(q.run_at, 0), (SELECT until FROM jobs"         \
-  " WHERE id = q.id AND done = 0 AND " LSQ_SQL_BLOCKED " = 0))) - ?2"    \
+  " WHERE id = q.id AND done = 0 AND " LSQ_SQL_BLOCKED " = 0))) - ?2, "  \
+  LSQ_SQL_Q_DUE_SETTING("concurrency") ", " LSQ_SQL_Q_DUE_SETTING("rate") ", " \
+  LSQ_SQL_Q_DUE_SETTING("per")                                            \
   " FROM lease_queue AS q WHERE q.queue = ?1 AND q.state = " LEASE__Q_OPEN_S \
   " AND NOT EXISTS (SELECT 1 FROM lease_queues WHERE name = ?1 AND paused <> 0)"
 

@@ -371,28 +371,13 @@ static void later_of(sqlite3_stmt *st, int i, double *delay) {
 }
 
 /* The later of *delay and the time queue's limits leave room
-** (LSQ_SQL_Q_LIMIT_DUE), when its settings (LSQ_SQL_Q_SETTINGS) set a
-** concurrency or rate limit; now as the due look's. */
-static int limits_due(lease_db *db, const char *queue, size_t queue_len, double now,
-                      double *delay) {
-  sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_SETTINGS);
-  int64_t concurrency, rate;
-  double per;
-  int src;
-  if (!st) return db->rc;
-  sqlite3_bind_text(st, 1, queue, (int)queue_len, SQLITE_STATIC);
-  if ((src = lsq_step(db, LSQ(db)->sql, st)) == SQLITE_DONE) {
-    sqlite3_reset(st);
-    return LEASE_OK;
-  }
-  if (src != SQLITE_ROW) {
-    lsq_fail(db, LSQ(db)->sql, src);
-    sqlite3_reset(st);
-    return db->rc;
-  }
-  concurrency = sqlite3_column_int64(st, 1);
-  rate = sqlite3_column_int64(st, 2);
-  per = sqlite3_column_double(st, 3);
+** (LSQ_SQL_Q_LIMIT_DUE), when st's row (LSQ_SQL_Q_DUE's, which reads the
+** queue's settings) sets a concurrency or rate limit; now as the due
+** look's.  st is reset. */
+static int limits_due(lease_db *db, sqlite3_stmt *st, const char *queue, size_t queue_len,
+                      double now, double *delay) {
+  int64_t concurrency = sqlite3_column_int64(st, 1), rate = sqlite3_column_int64(st, 2);
+  double per = sqlite3_column_double(st, 3);
   sqlite3_reset(st);
   if (concurrency <= 0 && rate <= 0) return LEASE_OK;
   if (!(st = lsq_stmt(db, LSQ_ST_Q_LIMIT_DUE))) return db->rc;
@@ -421,8 +406,9 @@ int lsq_due(lease_db *db, const char *queue, size_t queue_len, double *delay) {
   sqlite3_bind_double(st, 2, now);
   if (one_row(db, st) != LEASE_OK) return db->rc;
   *delay = sqlite3_column_type(st, 0) == SQLITE_NULL ? INFINITY : sqlite3_column_double(st, 0);
+  if (*delay < INFINITY) return limits_due(db, st, queue, queue_len, now, delay);
   sqlite3_reset(st);
-  return *delay < INFINITY ? limits_due(db, queue, queue_len, now, delay) : LEASE_OK;
+  return LEASE_OK;
 }
 
 /* Sleep ms milliseconds (> 0). */

@@ -429,6 +429,24 @@ describe("enqueue after", function()
     assert.is_nil(db:state("c"))
   end)
 
+  it("names the first refused job in the batch's order, whatever their ids' order", function()
+    db:enqueue("q")
+    db:enqueue("m")
+    db:cancel("m", 1)
+    local before = H.qsnapshot(p)
+    assert.are.same({ false, "missing", "zz" }, { db:enqueue("c", { after = { "q", "zz", "aa", "p" } }) })
+    assert.are.same({ false, "missing", "zz" },
+      { db:enqueue_many({ { id = "c1", after = { "p", "zz" } }, { id = "c2", after = { "aa", "q" } } }) })
+    assert.are.same({ false, "cancelled", "m" },
+      { db:enqueue_many({ { id = "c1", after = { "q" } }, { id = "c2", after = { "p", "m" } },
+                          { id = "c3", after = { "a" } } }) })
+    assert.are.same(before, H.qsnapshot(p))
+    assert.are.equal(0, edges(p))
+    if H.backend == "pg" then   -- no listed job flagged as waited on
+      assert.are.equal("0", H.sql(p, "SELECT count(*) FROM lease_queue WHERE waited_on"):match("%d+"))
+    end
+  end)
+
   it("refuses a discarded or cancelled job, naming it, with nothing stored", function()
     db:enqueue("x")
     db:cancel("x", 1)
@@ -599,6 +617,68 @@ describe("a job after an entry skipped for its key, while another client ends th
       local pst = seen(p, parent, 3)
       assert.are.equal(want[pst], st, "c-" .. r .. " after " .. parent .. " " .. tostring(pst))
     end
+    db:close()
+  end)
+end)
+
+-- One thread of the race below: each round, at the barrier, enqueue the
+-- round's children of parents a, b and c, listed in the order `order`
+-- gives: "ab" one job after a then b and one after c; "ba" a batch whose
+-- first entry lists b and second a, and one job after c, b and a.
+local function opposite_enqueuer(path, order, rounds, b)
+  local db = require("lease").open(path)
+  local added = 0
+  for r = 1, rounds do
+    local a, bb, c = "a-" .. r, "b-" .. r, "c-" .. r
+    b:wait()
+    if order == "ab" then
+      added = added + db:enqueue_many({ { id = "x-" .. r, after = { a, bb } } })
+      added = added + db:enqueue_many({ { id = "y-" .. r, after = { c } } })
+    else
+      added = added + db:enqueue_many({ { id = "u-" .. r, after = { bb } }, { id = "v-" .. r, after = { a } } })
+      added = added + db:enqueue_many({ { id = "w-" .. r, after = { c, bb, a } } })
+    end
+  end
+  db:close()
+  return added
+end
+
+-- PostgreSQL's count of deadlocks in the spec's database, once no backend
+-- of the application `app` is left (a backend reports its deadlocks to
+-- the statistics at the latest as it exits).
+local function deadlocks_after(path, app)
+  local left
+  for _ = 1, 50 do
+    left = H.sql(path, "SELECT count(*) FROM pg_stat_activity WHERE application_name = '"
+      .. app .. "'"):match("%d+")
+    if left == "0" then break end
+    lease.sleep(0.1)
+  end
+  assert.are.equal("0", left)
+  lease.sleep(0.5)
+  return tonumber((H.sql(path, "SELECT pg_stat_clear_snapshot(); SELECT deadlocks FROM"
+    .. " pg_stat_database WHERE datname = current_database()"):match("(%d+)%s*$")))
+end
+
+describe("enqueues listing the same parents in opposite orders", function()
+  it("never wait for each other, alone or in batches, in repeated rounds", function()
+    local T = require("thread_helpers")
+    local ROUNDS = 30
+    local db, p = H.fresh("deps-opposite")
+    local app = "lease-deps-opposite-" .. H.pid()
+    local before = H.backend == "pg" and deadlocks_after(p, app)
+    local tp = H.backend == "pg" and p .. " application_name=" .. app or p
+    for r = 1, ROUNDS do
+      assert.are.equal(3, db:enqueue_many({ "a-" .. r, "b-" .. r, "c-" .. r }))
+    end
+    local b = T.thread.barrier(2)
+    local t1 = T.thread.spawn(opposite_enqueuer, tp, "ab", ROUNDS, b)
+    local t2 = T.thread.spawn(opposite_enqueuer, tp, "ba", ROUNDS, b)
+    assert.are.same({ true, 2 * ROUNDS }, { t1:join() })
+    assert.are.same({ true, 3 * ROUNDS }, { t2:join() })
+    assert.are.equal(8 * ROUNDS, edges(p))
+    assert.are.equal(5 * ROUNDS, db:counts(3).waiting)
+    if H.backend == "pg" then assert.are.equal(before, deadlocks_after(p, app)) end
     db:close()
   end)
 end)

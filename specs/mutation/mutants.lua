@@ -4231,6 +4231,39 @@ return {
     to = [=[  " AND state IN (" LEASE__Q_OPEN_S ")"]=],
     hint = "specs/44-dependencies_spec.lua",
   },
+  -- An enqueue on PostgreSQL locks and flags the jobs it lists in id
+  -- order, as complete_many locks jobs, and names the first refused one in
+  -- the batch's order
+  {
+    name = "pg-deps-flags-left-to-trigger", step = "own", file = "src/pg/lpg_queue.c",
+    fn = "flag_parents", backend = "pg",
+    from = [=[  for (t = 0; t < m && unflagged > 1; t++) {]=],
+    to = [=[  for (t = 0; t < m && unflagged > m; t++) {]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    name = "pg-deps-listed-unsorted", step = "own", file = "src/pg/lpg_queue.c",
+    fn = "check_deps", backend = "pg",
+    from = [=[  qsort(l, (size_t)m, sizeof *l, listed_by_id);]=],
+    to = [=[  if (m < 0) qsort(l, (size_t)m, sizeof *l, listed_by_id);]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    name = "pg-deps-refusal-last-listed", step = "own", file = "src/pg/lpg_queue.c",
+    fn = "check_deps", backend = "pg",
+    from = [=[        (first < 0 || l[t].i < l[first].i || (l[t].i == l[first].i && l[t].k < l[first].k)))]=],
+    to = [=[        (first < 0 || l[t].i > l[first].i || (l[t].i == l[first].i && l[t].k > l[first].k)))]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    name = "pg-deps-flagged-when-refused", step = "own", file = "src/pg/lpg_queue.c",
+    fn = "check_deps", backend = "pg",
+    from = [=[  else if (rc == LEASE_OK)
+    rc = flag_parents(db, l, m);]=],
+    to = [=[  if (rc == LEASE_OK)
+    rc = flag_parents(db, l, m);]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
   {
     name = "pg-deps-released-by-one-of-two-parents", step = "own", file = "src/pg/lpg_schema_sql.h",
     fn = "LPG_DEP_OPEN_WAITING_OF", backend = "pg",
@@ -4248,9 +4281,9 @@ return {
   {
     -- a listed job that does not exist taken as there (state open)
     name = "pg-deps-missing-parent-stored", step = "own", file = "src/pg/lpg_queue.c",
-    fn = "check_deps", backend = "pg",
-    from = [=[      found = PQntuples(res) == 1;]=],
-    to = [=[      found = 1;]=],
+    fn = "read_listed", backend = "pg",
+    from = [=[    l[t].state = PQntuples(res) == 1 ? r_i4(res, 0, 0) : -1;]=],
+    to = [=[    l[t].state = PQntuples(res) == 1 ? r_i4(res, 0, 0) : 0;]=],
     hint = "specs/44-dependencies_spec.lua",
   },
   {
@@ -4337,8 +4370,8 @@ return {
   {
     name = "pg-deps-batch-entry-already-there-unchecked", step = "own", file = "src/pg/lpg_queue.c",
     fn = "check_deps", backend = "pg",
-    from = [=[      if (!found && lease__dep_in_batch(e->jobs, i, k) >= 0) {]=],
-    to = [=[      if (lease__dep_in_batch(e->jobs, i, k) >= 0) {]=],
+    from = [=[    if (l[t].state < 0 && lease__dep_in_batch(e->jobs, l[t].i, l[t].k) >= 0) continue;]=],
+    to = [=[    if (lease__dep_in_batch(e->jobs, l[t].i, l[t].k) >= 0) continue;]=],
     hint = "specs/44-dependencies_spec.lua",
   },
   {

@@ -40,7 +40,9 @@ enum { T_BYTEA = 17, T_INT8 = 20, T_INT4 = 23, T_FLOAT8 = 701, T_BYTEA_ARRAY = 1
 ** Q_LIST_OLD, TALLY_OLD: those reads on a database before schema step
 ** ATTEMPTS, for a read-only handle (SQLite's attempts have been counted
 ** from base_fence since its step 2, before any read-only handle reads a
-** queue); WAKE: the wake signal (lpg_wake.c: NOTIFY; SQLite signals
+** queue); Q_DEP_FLAG (an enqueue flags the jobs it lists, in id order:
+** SQLite's write transaction already excludes every other writer); WAKE:
+** the wake signal (lpg_wake.c: NOTIFY; SQLite signals
 ** waiters in the process and by its files).
 */
 #define LPG_OWN_STATEMENTS(XX)                                                \
@@ -57,6 +59,7 @@ enum { T_BYTEA = 17, T_INT8 = 20, T_INT4 = 23, T_FLOAT8 = 701, T_BYTEA_ARRAY = 1
   XX(Q_STATE_OLD)                                                             \
   XX(Q_LIST_OLD)                                                              \
   XX(TALLY_OLD)                                                               \
+  XX(Q_DEP_FLAG)                                                              \
   XX(WAKE)
 
 /* The statements, numbered: the shared ones first, as lease__stmt numbers
@@ -147,6 +150,16 @@ static inline void p_f8(params *p, double d) {
 
 /* Append SQL NULL. */
 static inline void p_null(params *p) { p_bytes(p, NULL, 0); }
+
+/* Compare two ids as bytea compares: the bytes, then the length.  The
+** statements that lock several jobs lock them in this order, so that two
+** of them never wait for each other. */
+static inline int lpg_id_cmp(const char *a, size_t alen, const char *b, size_t blen) {
+  size_t n = alen < blen ? alen : blen;
+  int c = n ? memcmp(a, b, n) : 0;
+  if (c) return c;
+  return (alen > blen) - (alen < blen);
+}
 
 /* Binary result fields. */
 static inline int64_t r_i8(const PGresult *r, int row, int col) {

@@ -186,10 +186,7 @@ typedef struct order_item {
 
 /* Compare two ids as bytea compares: the bytes, then the length. */
 static int id_cmp(const order_item *x, const order_item *y) {
-  size_t n = x->len < y->len ? x->len : y->len;
-  int c = n ? memcmp(x->id, y->id, n) : 0;
-  if (c) return c;
-  return (x->len > y->len) - (x->len < y->len);
+  return lpg_id_cmp(x->id, x->len, y->id, y->len);
 }
 
 static int by_id(const void *a, const void *b) {

@@ -155,32 +155,99 @@ int lpg_key_conflict(lease_db *db, int rc) {
 ** needs that holder finished and another one enqueued in between. */
 #define KEY_TRIES 8
 
-/* Before anything is written: every job the jobs list in after must
-** exist (or, not there yet, come earlier in the batch) and not be
-** discarded or cancelled; else lease__refuse_dep records which, and
-** *refused is 1. */
-static int check_deps(lease_db *db, const enqueue_ctx *e, int *refused) {
-  int i, k;
-  *refused = 0;
-  for (i = 0; i < e->n; i++) {
-    const lease_new_job *j = &e->jobs[i];
-    for (k = 0; k < j->n_after; k++) {
-      params p = {0};
-      PGresult *res;
-      int found;
-      p_bytes(&p, j->after[k], j->after_lens[k]);
-      if (!(res = qrun(db, LPG_ST_Q_DEP_STATE, &p))) return db->rc;
-      found = PQntuples(res) == 1;
-      if (!found && lease__dep_in_batch(e->jobs, i, k) >= 0) {
-        PQclear(res);
-        continue;
-      }
-      *refused = lease__refuse_dep(db, i, k, found, found ? r_i4(res, 0, 0) : 0);
-      PQclear(res);
-      if (*refused) return LEASE_OK;
+/* A job a batch lists in an after: entry i's after[k], its id, and what
+** check_deps read of it (state -1: no such job; waited: its queue row is
+** flagged waited_on, or it has none). */
+typedef struct listed {
+  const char *id;
+  size_t len;
+  int i, k, state, waited;
+} listed;
+
+static int listed_by_id(const void *a, const void *b) {
+  const listed *x = a, *y = b;
+  int c = lpg_id_cmp(x->id, x->len, y->id, y->len);
+  if (c) return c;
+  return x->i != y->i ? (x->i > y->i) - (x->i < y->i) : (x->k > y->k) - (x->k < y->k);
+}
+
+/* Lock each of the m jobs of l (sorted by id) FOR SHARE and read its
+** queue state and flag (LPG_Q_SQL_DEP_STATE), an id listed twice once. */
+static int read_listed(lease_db *db, listed *l, int m) {
+  int t;
+  for (t = 0; t < m; t++) {
+    params p = {0};
+    PGresult *res;
+    if (t > 0 && lpg_id_cmp(l[t].id, l[t].len, l[t - 1].id, l[t - 1].len) == 0) {
+      l[t].state = l[t - 1].state;
+      l[t].waited = l[t - 1].waited;
+      continue;
     }
+    p_bytes(&p, l[t].id, l[t].len);
+    if (!(res = qrun(db, LPG_ST_Q_DEP_STATE, &p))) return db->rc;
+    l[t].state = PQntuples(res) == 1 ? r_i4(res, 0, 0) : -1;
+    l[t].waited = PQntuples(res) == 1 ? r_i4(res, 0, 1) : 1;
+    PQclear(res);
   }
   return LEASE_OK;
+}
+
+/* Flag waited_on, in id order, the jobs of l (sorted) not flagged yet,
+** when there are two or more (LPG_Q_SQL_DEP_FLAG).  The trigger
+** lease_deps_added flags a parent as its edge is stored, in the batch's
+** order; two enqueues listing two unflagged parents in opposite orders
+** would then each hold one flag's row lock and wait for the other's. */
+static int flag_parents(lease_db *db, const listed *l, int m) {
+  int t, unflagged = 0;
+  for (t = 0; t < m; t++) unflagged += l[t].state >= 0 && !l[t].waited;
+  for (t = 0; t < m && unflagged > 1; t++) {
+    params p = {0};
+    PGresult *res;
+    if (l[t].state < 0 || l[t].waited ||
+        (t > 0 && lpg_id_cmp(l[t].id, l[t].len, l[t - 1].id, l[t - 1].len) == 0))
+      continue;
+    p_bytes(&p, l[t].id, l[t].len);
+    if (!(res = qrun(db, LPG_ST_Q_DEP_FLAG, &p))) return db->rc;
+    PQclear(res);
+  }
+  return LEASE_OK;
+}
+
+/* Before anything is written: every job the jobs list in after must
+** exist (or, not there yet, come earlier in the batch) and not be
+** discarded or cancelled; else lease__refuse_dep records the first in the
+** batch's order, and *refused is 1.  The listed jobs are locked FOR SHARE
+** and flagged (flag_parents) in id order, as complete_many locks jobs
+** (lpg_many.c), so that no two of these wait for each other. */
+static int check_deps(lease_db *db, const enqueue_ctx *e, int *refused) {
+  int i, k, t, m = 0, first = -1, rc;
+  listed *l;
+  *refused = 0;
+  for (i = 0; i < e->n; i++) m += e->jobs[i].n_after;
+  if (m == 0) return LEASE_OK;
+  if (!(l = malloc((size_t)m * sizeof *l))) return lease__fail(db, LEASE_NOMEM, "out of memory");
+  for (i = 0, t = 0; i < e->n; i++)
+    for (k = 0; k < e->jobs[i].n_after; k++, t++) {
+      l[t].id = e->jobs[i].after[k];
+      l[t].len = e->jobs[i].after_lens[k];
+      l[t].i = i;
+      l[t].k = k;
+    }
+  qsort(l, (size_t)m, sizeof *l, listed_by_id);
+  rc = read_listed(db, l, m);
+  for (t = 0; rc == LEASE_OK && t < m; t++) {
+    if (l[t].state < 0 && lease__dep_in_batch(e->jobs, l[t].i, l[t].k) >= 0) continue;
+    if (lease__dep_reason(l[t].state >= 0, l[t].state) != LEASE_GRANTED &&
+        (first < 0 || l[t].i < l[first].i || (l[t].i == l[first].i && l[t].k < l[first].k)))
+      first = t;
+  }
+  if (rc == LEASE_OK && first >= 0)
+    *refused = lease__refuse_dep(db, l[first].i, l[first].k, l[first].state >= 0,
+                                 l[first].state >= 0 ? l[first].state : 0);
+  else if (rc == LEASE_OK)
+    rc = flag_parents(db, l, m);
+  free(l);
+  return rc;
 }
 
 /* Lock job id FOR SHARE and read its queue state after the lock

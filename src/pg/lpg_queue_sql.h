@@ -349,10 +349,21 @@
 
 /* A listed job's queue state at enqueue, its row locked FOR SHARE so it
 ** cannot end or complete before the enqueue commits; read after the lock.
-** $1 its id.  No row: missing. */
+** $1 its id.  Then 1 when its queue row is flagged waited_on (or it has
+** none), else 0.  No row: missing. */
 #define LPG_Q_SQL_DEP_STATE                                                         \
-  "SELECT coalesce(s.state, " LEASE__Q_OPEN_S ") FROM (SELECT id FROM jobs WHERE id = $1" \
+  "SELECT coalesce(s.state, " LEASE__Q_OPEN_S "), coalesce(s.waited_on, true)::int4"  \
+  " FROM (SELECT id FROM jobs WHERE id = $1"                                        \
   " FOR SHARE) j LEFT JOIN LATERAL lease_queue_now(j.id) s ON true"
+
+/* The job id (SQL) flagged waited_on, when it is not already (step 22's
+** triggers). */
+#define LPG_SQL_FLAG_JOB(id) "UPDATE lease_queue SET waited_on = true WHERE id = " id " AND NOT waited_on"
+
+/* An enqueue flags the listed jobs $1 it locked (LPG_Q_SQL_DEP_STATE)
+** itself, in id order, before it stores its dependencies (lpg_queue.c:
+** flag_parents). */
+#define LPG_Q_SQL_DEP_FLAG LPG_SQL_FLAG_JOB("$1")
 
 /* Store that $1 runs after job $2 (the holder, for an entry of the same
 ** batch skipped because its key was held), whose jobs row the enqueue has
@@ -726,6 +737,7 @@
 #define LPG_STMT_Q_QUEUES LPG_Q_SQL_QUEUES, 0, {0}
 #define LPG_STMT_Q_DEP_STATE LPG_Q_SQL_DEP_STATE, 1, {T_BYTEA}
 #define LPG_STMT_Q_DEP_ADD LPG_Q_SQL_DEP_ADD, 2, {T_BYTEA, T_BYTEA}
+#define LPG_STMT_Q_DEP_FLAG LPG_Q_SQL_DEP_FLAG, 1, {T_BYTEA}
 #define LPG_STMT_Q_DEP_WAIT LPG_Q_SQL_DEP_WAIT, 1, {T_BYTEA}
 #define LPG_STMT_Q_DEPS LPG_Q_SQL_DEPS, 3, {T_BYTEA, T_FLOAT8, T_INT4}
 #define LPG_STMT_Q_DUE LPG_Q_SQL_DUE, 1, {T_BYTEA}

@@ -435,9 +435,6 @@
 ** whether lease_deps names the job id as a parent. */
 #define LPG_Q_SQL_WAITED_ON(id) "EXISTS (SELECT 1 FROM lease_deps d WHERE d.parent = " id ")"
 
-/* The job id (SQL) flagged waited_on, when it is not already (step 22's
-** triggers). */
-#define LPG_SQL_FLAG_JOB(id) "UPDATE lease_queue SET waited_on = true WHERE id = " id " AND NOT waited_on"
 
 /* Every job lease_deps names as a parent flagged waited_on (steps 21
 ** and 22). */

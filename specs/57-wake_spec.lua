@@ -366,6 +366,30 @@ h:close()
     assert.is_true(held() > 0, "the wait dropped this process's locks on the -shm")
   end)
 
+  it("keeps an inotify watch only while a handle of this process waits #sqlite", function()
+    -- while a watch is open the kernel queues a notice for every write
+    -- into the directory, which each commit of this process would pay
+    if not H.exists("/proc/self/fd") then return end   -- not Linux
+    local function watches()
+      return tonumber((H.capture("ls -l /proc/" .. lease.pid() .. "/fd | grep -c 'anon_inode:inotify'")))
+    end
+    local before = watches()
+    assert.is_true(db:enqueue("x"))
+    assert.is_true(db:complete("x", "w", db:claim("x", "w", 1, 10), 2, "r"))
+    assert.are.equal(before, watches())
+    local t = T.thread.spawn(function(path)
+      local h = require("lease").open(path)
+      local woken = h:wait("nothing-here", 1.5)
+      h:close()
+      return woken
+    end, p)
+    lease.sleep(0.5)
+    local during = watches()
+    assert.are.same({ true, false }, { t:join() })
+    assert.are.equal(before + 1, during)
+    assert.are.equal(before, watches())
+  end)
+
   it("wakes at the run_at of a job scheduled for later, not at its timeout", function()
     local run_at = db:server_now() + 0.6
     db:enqueue("s", { queue = "sched", run_at = run_at })

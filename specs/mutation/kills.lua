@@ -607,6 +607,8 @@ return {
   ["wake-sqlite-no-broadcast"] = { file = "specs/57-wake_spec.lua", test = "db:wait is woken by the signal of an enqueue, a release and a fail, not by a look at the files" },
   ["wake-sqlite-other-process-unseen"] = { file = "specs/57-wake_spec.lua", test = "db:wait wakes when another process enqueues" },
   ["wake-wait-ignores-due-time"] = { file = "specs/57-wake_spec.lua", test = "db:wait wakes at the run_at of a job scheduled for later, not at its timeout" },
+  ["wake-watch-kept-after-wait"] = { file = "specs/57-wake_spec.lua", test = "db:wait keeps an inotify watch only while a handle of this process waits #sqlite" },
+  ["wake-watch-never-opened"] = { file = "specs/57-wake_spec.lua", test = "db:wait wakes a waiter of another process on the write itself, not at its next look at the files #sqlite" },
   ["wal-before-schema-check"] = { file = "specs/12-failures_spec.lua", test = "database failures #sqlite a jobs table with other columns: schema, naming the difference, file unchanged" },
   ["wal-checkpoint-bound-removed"] = { file = "specs/27-wal_bound_spec.lua", test = "the -wal file #sqlite grows under steady readers and shrinks to the bound after they are gone" },
   ["wal-switch-before-table"] = { file = "specs/23-hostile_spec.lua", test = "hostile files #sqlite inputs the fuzzer found (specs/fuzz/regress/fuzz_open), through the Lua API rollback-file-refused-at-index-creation-unchanged: refused, the file and any -wal it came with as they were" },

@@ -3177,6 +3177,22 @@ return {
   -- one: on SQLite under Linux the end's write to the -wal wakes the waiter
   -- too, so a mutant of the signal (or of db->claim_limited on SQLite)
   -- changes nothing there
+  -- On SQLite the inotify watch is open only while a waiter is the watcher
+  {
+    name = "wake-watch-kept-after-wait", step = "own", file = "src/sqlite/lsq_wake.c",
+    fn = "lsq_wait_signal",
+    from = [=[    notify_unwatch(w);
+]=],
+    to = [=[]=],
+    hint = "specs/57-wake_spec.lua",
+  },
+  {
+    name = "wake-watch-never-opened", step = "own", file = "src/sqlite/lsq_wake.c",
+    fn = "lsq_wait_signal",
+    from = [=[      if (notify_watch(w)) {]=],
+    to = [=[      if (w->dir == NULL && notify_watch(w)) {]=],
+    hint = "specs/57-wake_spec.lua",
+  },
   {
     name = "wait-limit-concurrency-ignored", step = "own", file = "src/sqlite/lsq_queue_sql.h",
     fn = "LSQ_SQL_Q_LIMIT_DUE",
@@ -4748,9 +4764,9 @@ return {
     hint = "specs/58-events_spec.lua",
   },
   {
-    name = "wake-files-not-watched", step = "own", file = "src/sqlite/lsq_wake.c", fn = "notify_open",
-    from = [=[    if (fd >= 0 && inotify_add_watch(fd, dir, IN_MODIFY | IN_CREATE | IN_MOVED_TO) < 0) {]=],
-    to = [=[    if (fd >= 0) {]=],
+    name = "wake-files-not-watched", step = "own", file = "src/sqlite/lsq_wake.c", fn = "notify_watch",
+    from = [=[  if (fd >= 0 && inotify_add_watch(fd, w->dir, IN_MODIFY | IN_CREATE | IN_MOVED_TO) < 0) {]=],
+    to = [=[  if (fd >= 0) {]=],
     hint = "specs/57-wake_spec.lua",
   },
   {

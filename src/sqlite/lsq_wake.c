@@ -30,7 +30,8 @@
 ** On Linux the watcher does not sleep its interval blind: it sleeps in
 ** poll() on an inotify watch of the database's directory (a commit's
 ** write to the -wal, or to the database file, ends the sleep at once, and
-** the look follows) and on an eventfd that this process's own signals
+** the look follows; the watch is open only while there is a watcher) and
+** on an eventfd that this process's own signals
 ** ring while a watcher sleeps; the interval stays, as the longest sleep,
 ** for files whose changes inotify does not report (a network file
 ** system).  A waiter woken by a write it cannot see yet (the writer still
@@ -75,7 +76,8 @@ struct lsq_waiters {
   double last_change_ms;      /* when a read found the stamp changed (under mu) */
   int watching;               /* 1 while a waiter is the watcher (under mu) */
   double every_ms;            /* the watcher's interval now, 0 for the shortest (under mu) */
-  int notify_fd;              /* inotify on the file's directory, -1 when none */
+  char *dir;                  /* the file's directory, NULL when inotify is off */
+  int notify_fd;              /* inotify on dir while a watcher has one, else -1 (under mu) */
   int bell_fd;                /* eventfd rung by signals while a watcher polls, -1 when none */
   struct lsq_waiters *next;   /* the registry's list */
 };
@@ -147,18 +149,19 @@ static struct timespec at_ms(double ms) {
   return ts;
 }
 
-/* Watch the directory of the database file `name` for writes into w's
-** notify_fd, with w's bell_fd beside it; both stay -1 (the watcher then
-** sleeps its interval) where the system has no inotify or refuses one. */
+/* Keep the directory of the database file `name` in w->dir, for the
+** inotify watch a watcher opens (notify_watch), with w's bell_fd beside
+** it; dir stays NULL and bell_fd -1 (a watcher then sleeps its interval)
+** where inotify is off or memory runs out. */
 static void notify_open(lsq_waiters *w, const char *name) {
   w->notify_fd = w->bell_fd = -1;
+  w->dir = NULL;
   pthread_once(&check_once, read_check_every);
 #if LSQ_WAKE_NOTIFY
   if (notify_on) {
     const char *slash = strrchr(name, '/');
     size_t n = slash ? (size_t)(slash - name) : 0;
     char *dir = malloc(n + 2);
-    int fd;
     if (!dir) return;
     if (!slash) strcpy(dir, ".");
     else if (n == 0) strcpy(dir, "/");
@@ -166,28 +169,52 @@ static void notify_open(lsq_waiters *w, const char *name) {
       memcpy(dir, name, n);
       dir[n] = '\0';
     }
-    fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-    if (fd >= 0 && inotify_add_watch(fd, dir, IN_MODIFY | IN_CREATE | IN_MOVED_TO) < 0) {
-      close(fd);
-      fd = -1;
-    }
-    free(dir);
-    if (fd < 0) return;
     if ((w->bell_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0) {
-      close(fd);
+      free(dir);
       return;
     }
-    w->notify_fd = fd;
+    w->dir = dir;
   }
 #else
   (void)name;
 #endif
 }
 
-/* Close what notify_open opened. */
-static void notify_close(lsq_waiters *w) {
+/* Under w->mu, as a waiter becomes the watcher: watch w->dir for writes
+** into w->notify_fd.  The watch lives only while a watcher sleeps on it:
+** the kernel queues a notice for every write into the directory while a
+** watch is open, a cost each of this process's commits would pay whether
+** any handle waits or not.  Returns 1 when it opened the watch (the
+** caller then looks at the files: a write before the watch sends no
+** notice), 0 when there is none (the watcher sleeps its interval). */
+static int notify_watch(lsq_waiters *w) {
+#if LSQ_WAKE_NOTIFY
+  int fd;
+  if (!w->dir || w->notify_fd >= 0) return 0;
+  fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  if (fd >= 0 && inotify_add_watch(fd, w->dir, IN_MODIFY | IN_CREATE | IN_MOVED_TO) < 0) {
+    close(fd);
+    fd = -1;
+  }
+  w->notify_fd = fd;
+  return fd >= 0;
+#else
+  (void)w;
+  return 0;
+#endif
+}
+
+/* Under w->mu, as the watcher leaves: close its watch. */
+static void notify_unwatch(lsq_waiters *w) {
   if (w->notify_fd >= 0) close(w->notify_fd);
+  w->notify_fd = -1;
+}
+
+/* Close what notify_open and notify_watch opened. */
+static void notify_close(lsq_waiters *w) {
+  notify_unwatch(w);
   if (w->bell_fd >= 0) close(w->bell_fd);
+  free(w->dir);
 }
 
 /* A new entry for the file `name`, or NULL when memory or a mutex ran out. */
@@ -495,7 +522,14 @@ int lsq_wait_signal(lease_db *db, const char *queue, size_t queue_len, uint64_t 
     double now = now_ms(), every = w->every_ms > 0 ? w->every_ms : check_every_ms;
     struct timespec ts;
     if (now >= end) break;
-    if (!w->watching) watcher = w->watching = 1;
+    if (!w->watching) {
+      watcher = w->watching = 1;
+      if (notify_watch(w)) {
+        watch_files(db, w);
+        if (w->signals != mark) *signalled = 1;
+        continue;
+      }
+    }
     if (watcher) {
       if (watcher_sleep(w, now + every < end ? now + every : end)) watch_files(db, w);
     } else {
@@ -506,6 +540,7 @@ int lsq_wait_signal(lease_db *db, const char *queue, size_t queue_len, uint64_t 
   }
   if (watcher) {
     w->watching = 0;
+    notify_unwatch(w);
     pthread_cond_broadcast(&w->cv);   /* another waiter takes the role */
   }
   pthread_mutex_unlock(&w->mu);

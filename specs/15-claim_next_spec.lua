@@ -219,6 +219,9 @@ describe("enqueue_many", function()
     end
     local err = H.error_of(function() local _ = db:enqueue_many("x") end)
     assert.truthy(err:find("ids must be a table", 1, true), err)
+    -- an id under any other key would not be enqueued
+    err = H.error_of(function() local _ = db:enqueue_many({ "x", y = "z" }) end)
+    assert.truthy(err:find("(ids must be a sequence, but has key y beside 1..1)", 1, true), err)
     assert.are.same(before, H.snapshot(p))
     assert.is_nil(db:state("x"))
   end)

@@ -160,6 +160,12 @@ describe("complete_many", function()
       { { "w", 1, { good, { id = "b", fence = "1" } } }, "(jobs[2].fence must be an integer, got a string)" },
       { { "w", 1, { good, { id = "b", fence = fb, result = 5 } } }, "(jobs[2].result must be a string or nil, got 5)" },
       { { "w", 1, { good, { id = "b", fence = fb, result = false } } }, "(jobs[2].result must be a string or nil, got boolean)" },
+      -- a misspelt result would store none: every key is one claim_next gives, or result
+      { { "w", 1, { good, { id = "b", fence = fb, reslut = "r" } } }, "(jobs[2] has an unknown key 'reslut')" },
+      { { "w", 1, { good, { id = "b", fence = fb, [1] = "r" } } }, "(jobs[2] has an unknown key '1')" },
+      -- an entry under any other key would be left out
+      { { "w", 1, { good, x = { id = "b", fence = fb } } }, "(jobs must be a sequence, but has key x beside 1..1)" },
+      { { "w", 1, { good, [3] = { id = "b", fence = fb } } }, "(jobs must be a sequence, but has key 3 beside 1..1)" },
     }
     for _, c in ipairs(cases) do
       local err = H.error_of(function() local _ = db:complete_many(table.unpack(c[1], 1, 3)) end)
@@ -175,6 +181,14 @@ describe("complete_many", function()
     local err = H.error_of(function() local _ = db:complete_many("w", 1, { job }) end)
     assert.truthy(err:find("(jobs[1].fence must be an integer, got nil)", 1, true), err)
     assert.is_false(db:state("a").done)
+  end)
+
+  it("takes back the tables claim_next gave, each with its result", function()
+    db:enqueue_many({ { id = "a", payload = "p", queue = "q", priority = 3, timeout = 9 } })
+    local jobs = db:claim_next("w", 0, 10, { queue = "q", n = 1 })
+    jobs[1].result = "done"
+    assert.is_true(db:complete_many("w", 1, jobs))
+    assert.are.equal("done", db:state("a").result)
   end)
 
   it("keeps zero bytes in ids and results", function()

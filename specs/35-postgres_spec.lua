@@ -161,6 +161,24 @@ describe("PostgreSQL backend", function()
     assert.are.equal(0, db:state("a\0c").fence)
   end)
 
+  it("refuses an id over a B-tree entry's size as full, naming the server, with nothing stored", function()
+    -- bytes that do not compress: the entry keeps its size
+    local t, x = {}, 7
+    for i = 1, 3000 do
+      x = (x * 1103515245 + 12345) % 2147483648
+      t[i] = string.char(x % 251)
+    end
+    local long = table.concat(t)
+    assert.is_true(db:enqueue(long:sub(1, 2000)))
+    local before = H.qsnapshot(p)
+    for _, way in ipairs(enqueue_ways()) do
+      local err = H.error_of(way, long)
+      assert.truthy(err:find("[full] (file \"", 1, true), err)
+      assert.truthy(err:find("SQLSTATE 54000", 1, true), err)
+    end
+    assert.are.same(before, H.qsnapshot(p))
+  end)
+
   it("a fence at its maximum: claim raises range, claim_next skips it, state and counts say blocked", function()
     db:enqueue("maxed")
     H.psql(p, "UPDATE jobs SET fence = 9223372036854775807 WHERE id = 'maxed'")

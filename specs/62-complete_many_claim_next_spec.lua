@@ -80,6 +80,8 @@ describe("complete_many_claim_next", function()
       { { "w", 2, { { id = "a", fence = 1.5 } }, 10 }, "(jobs[1].fence must be an integer" },
       { { "w", 2, { { id = "", fence = 1 } }, 10 }, "(jobs[1].id must be a non-empty string" },
       { { "w", 2, { { id = "a", fence = 1, result = 5 } }, 10 }, "(jobs[1].result must be" },
+      { { "w", 2, { { id = "a", fence = 1, reslut = "r" } }, 10 }, "(jobs[1] has an unknown key 'reslut')" },
+      { { "w", 2, { { id = "a", fence = 1 }, x = {} }, 10 }, "(jobs must be a sequence, but has key x" },
       { { "w", 2, good, 0 }, "to 'complete_many_claim_next' (ttl must be" },
       { { "w", 2, good, nil }, "to 'complete_many_claim_next' (ttl must be" },
       { { "w", 2, good, 10, 0 }, "to 'complete_many_claim_next' (n must be" },

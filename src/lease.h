@@ -76,7 +76,9 @@ typedef struct lease_db lease_db;
 **   NOTADB      the file is not an SQLite database
 **   CORRUPT     the database file is malformed or cut short
 **   FULL        a write did not fit: disk full (ENOSPC), quota (EDQUOT),
-**               file-size limit (EFBIG), or SQLite's own size limits
+**               file-size limit (EFBIG), or the database's own size limits
+**               (SQLite's; PostgreSQL's program_limit_exceeded, such as an
+**               id over an index entry's 2704 bytes)
 **   IOERR       the operating system reported another I/O error
 **   CANTOPEN    the file could not be opened, or is not a regular file
 **   NOMEM       out of memory

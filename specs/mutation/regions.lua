@@ -49,7 +49,13 @@ local function c_definitions(text)
   while k <= #ls do
     local line = ls[k].text
     local macro = line:match("^#%s*define%s+([%a_][%w_]*)")
-    if macro then
+    local opens = line:find("/*", 1, true)
+    if opens and not line:find("*/", opens + 2, true) then
+      -- a block comment's lines (an LDoc text's lines start at column 0)
+      -- define nothing
+      while ls[k + 1] and not ls[k].text:find("*/", 1, true) do k = k + 1 end
+      k = k + 1
+    elseif macro then
       local j = k
       while ls[j].text:match("\\%s*$") and ls[j + 1] do j = j + 1 end
       defs[#defs + 1] = { name = macro, first = ls[k].s, last = ls[j].e }

@@ -817,20 +817,32 @@ others).  Every job is checked first: a bad entry raises and nothing is stored.
 @function db:complete_many
 @tparam string owner the holder of every job
 @tparam number now finite, caller's unit
-@tparam {table,...} jobs at most 1000000 tables `{id = string, fence = integer,
-  result = string or nil}`: the shape claim_next(..., n) returns, plus a
-  result; fields read raw (no metamethods)
+@tparam {table,...} jobs a sequence of at most 1000000 tables `{id = string,
+  fence = integer, result = string or nil}`: the shape claim_next(..., n)
+  returns, plus a result; fields read raw (no metamethods); a key other
+  than those and claim_next's (payload, queue, priority, attempt,
+  max_attempts, timeout) is an argument error
 @treturn boolean true when every job was stored
 @treturn[2] boolean false
 @treturn[2] table the position of each refused job in `jobs` mapped to its
   reason word (`"missing"`, `"done"`, `"not_owner"`, `"stale_fence"`, `"expired"`)
 @raise `bad argument #3 to 'complete_many' (jobs[2].fence must be an integer,
-  got 1.5)` and the like; `lease.complete_many: ...` on a database failure
+  got 1.5)`, `(jobs[1] has an unknown key 'reslut')` and the like; `lease.complete_many: ...` on a database failure
   (a `[mismatch]` as complete raises it among them; then nothing is stored)
 */
+/* The keys a jobs entry may hold: what claim_next gives a job, and its
+** result.  Any other is a mistake (a misspelt result would store none). */
+static const char *const job_entry_keys[] = {"id",       "fence",        "result",
+                                             "payload",  "queue",        "priority",
+                                             "attempt",  "max_attempts", "timeout"};
+
 static void check_job(lua_State *L, const lb_callee *c, int at, int i, lease_result *it) {
   lb_arg field = {c, at, "jobs[%d]", i};
+  char name[32];
   if (lua_rawgeti(L, at, i) != LUA_TTABLE) lb_fail(L, -1, &field, "a table");
+  snprintf(name, sizeof name, "jobs[%d]", i);
+  lb_check_keys(L, &field, -1, job_entry_keys, (int)(sizeof job_entry_keys / sizeof *job_entry_keys),
+                name);
   /* fields are read raw; the strings stay alive in the caller's tables */
   lua_pushliteral(L, "id");
   lua_rawget(L, -2);

@@ -188,8 +188,18 @@ void lb_check_time(lua_State *L, const lb_callee *c, int idx, double *now, doubl
 int lb_check_sequence(lua_State *L, int idx, const lb_arg *a, int max) {
   size_t n;
   if (!lua_istable(L, idx)) lb_fail(L, idx, a, "a table");
+  idx = lua_absindex(L, idx);
   n = lua_rawlen(L, idx);
   if (n > (size_t)max)
     lb_error(L, a, lua_pushfstring(L, "%s has more than %d entries", arg_name(L, a), max));
+  /* any key outside 1..n would be an entry silently left out */
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    lua_Number key = lua_type(L, -2) == LUA_TNUMBER ? lua_tonumber(L, -2) : 0;
+    if (!(key >= 1 && key <= (lua_Number)n && key == (lua_Number)(int64_t)key))
+      lb_error(L, a, lua_pushfstring(L, "%s must be a sequence, but has key %s beside 1..%d",
+                                     arg_name(L, a), luaL_tolstring(L, -2, NULL), (int)n));
+    lua_pop(L, 1);
+  }
   return (int)n;
 }

@@ -113,9 +113,10 @@ double lb_check_number(lua_State *L, int idx, const lb_arg *a, int flags, double
 void lb_check_time(lua_State *L, const lb_callee *c, int idx, double *now, double *ttl);
 
 /*
-** lb_check_sequence: the table at idx and its length (lua_rawlen), at most
-** max entries.  Raises "... (<what> must be a table, got ...)" or
-** "... (<what> has more than <max> entries)".
+** lb_check_sequence: the table at idx and its length n (lua_rawlen), at
+** most max entries, with no key outside 1..n.  Raises "... (<what> must
+** be a table, got ...)", "... (<what> has more than <max> entries)" or
+** "... (<what> must be a sequence, but has key <key> beside 1..<n>)".
 */
 int lb_check_sequence(lua_State *L, int idx, const lb_arg *a, int max);
 

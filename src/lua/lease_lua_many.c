@@ -30,15 +30,6 @@ static int check_owners(lua_State *L, const lb_callee *c) {
     lb_check_string(L, -1, &entry, 0, NULL);
     lua_pop(L, 1);
   }
-  /* Any key outside 1..n would be an owner silently left out. */
-  lua_pushnil(L);
-  while (lua_next(L, 3)) {
-    lua_Number key = lua_type(L, -2) == LUA_TNUMBER ? lua_tonumber(L, -2) : 0;
-    if (!(key >= 1 && key <= n && key == (lua_Number)(int)key))
-      lb_error(L, a, lua_pushfstring(L, "owners must be a sequence, but has key %s beside 1..%d",
-                                     luaL_tolstring(L, -2, NULL), n));
-    lua_pop(L, 1);
-  }
   return n;
 }
 

@@ -745,9 +745,9 @@ static void check_limit(lua_State *L, const lb_callee *c, lb_args *a) {
   a->limits.rate = lb_opt_integer(L, -1, LB_ARG(c, 3, "limits.rate"), 1, INT64_MAX, 0);
   lua_getfield(L, 3, "per");
   if (!lua_isnil(L, -1)) {
-    a->limits.per = lb_check_number(L, -1, LB_ARG(c, 3, "limits.per"), LB_FINITE, 0, 0);
-    if (!(a->limits.per > 0))
-      lb_error(L, LB_ARG(c, 3, NULL), lua_pushfstring(L, "limits.per must be a number of "
+    a->limits.per = lb_check_number(L, -1, LB_ARG(c, 3, "limits.per"), 0, -HUGE_VAL, 0);
+    if (!(a->limits.per > 0 && isfinite(a->limits.per)))
+      lb_error(L, LB_ARG(c, 3, NULL), lua_pushfstring(L, "limits.per must be a finite number of "
                                                       "seconds > 0, got %s", lb_got(L, -1)));
     if (a->limits.rate == 0) lb_error(L, LB_ARG(c, 3, NULL), "limits.per needs limits.rate");
   } else if (a->limits.rate > 0) {

@@ -193,6 +193,33 @@ describe("lease.pool failures", function()
     assert.truthy(lease.state(p, "j").errors[1].message:find("payload is not JSON", 1, true))
   end)
 
+  it("decodes payloads as lease.json.decode does, and fails a job whose payload nests too deep", function()
+    local deep = string.rep("[", 200000) .. string.rep("]", 200000)
+    local p = queue({ { id = "deep", payload = deep }, { id = "nul", payload = '{"b": [1, null, 3]}' },
+                      { id = "tail", payload = '{"x": 1} {"x": 2}' }, { id = "after", payload = "[7]" } },
+                    { max_attempts = 1 })
+    local s = pool.run({
+      db = p, workers = 1, ttl = 30, signals = false, decode = "json",
+      handler = function(job)
+        if job.id == "nul" then
+          return #job.data.b .. tostring(job.data.b[2] == require("lease.json").null)
+        end
+        return tostring(job.data[1])
+      end,
+    })
+    -- the worker goes on after the deep payload: every job is handled
+    assert.are.same({}, s.failed)
+    assert.are.equal(2, s.done)
+    assert.are.equal(2, s.discarded)
+    assert.are.equal("3true", lease.state(p, "nul").result)
+    assert.are.equal("7", lease.state(p, "after").result)
+    for _, id in ipairs({ "deep", "tail" }) do
+      local st = lease.state(p, id)
+      assert.are.equal("discarded", st.status)
+      assert.truthy(st.errors[1].message:find("payload is not JSON", 1, true), st.errors[1].message)
+    end
+  end)
+
   it("gives handlers the job's payload, queue, priority and attempts", function()
     local p = queue({ { id = "a", payload = "x\0y", priority = -3 } }, { queue = "mail", max_attempts = 7 })
     local s = pool.run({

@@ -650,8 +650,10 @@ local function call_handler(w, job)
     if job.payload == nil then
       return false, "payload is missing, and the pool decodes JSON"
     end
-    local data, _, err = require("dkjson").decode(job.payload)
-    if err then return false, "payload is not JSON: " .. err end
+    -- lease.json.decode, protected: a payload nested deeper than the
+    -- decoder's stack raises, and fails this job as any bad payload does
+    local ok, data, err = pcall(require("lease.json").decode, job.payload)
+    if not ok or err then return false, "payload is not JSON: " .. error_text(ok and err or data) end
     job.data = data
   end
   local limit = job.timeout or w.cfg.timeout
@@ -1431,8 +1433,10 @@ end
 --     batch in the same transaction.
 --   backoff (function without upvalues, attempt -> seconds): when a job
 --     that failed comes back; default the engine's (lease.backoff).
---   decode ("json" or nil): decode each payload with dkjson into job.data
---     (a payload that does not decode is a handler error).
+--   decode ("json" or nil): decode each payload with lease.json.decode
+--     into job.data (`null` is lease.json.null; a payload that does not
+--     decode, or that nests deeper than the decoder can follow, is a
+--     handler error).
 --   signals (boolean, default true): catch SIGINT and SIGTERM while the pool
 --     runs and shut down on them (the previous actions come back after).
 --   shutdown_grace (number, seconds, default pool.SHUTDOWN_GRACE = 10): how

@@ -420,6 +420,7 @@ return {
   ["pool-completed-ids-always"] = { file = "specs/18-pool_spec.lua", test = "lease.pool records no ids unless asked; the job gives owner, ttl, args, claimed_at and its methods" },
   ["pool-completes-with-local-clock"] = { file = "specs/53-pool_clock_spec.lua", test = "lease.pool's clock is the database's (db:server_now), not the worker's lease.now" },
   ["pool-counters-last-worker-only"] = { file = "specs/18-pool_spec.lua", test = "lease.pool runs every job once and stores each handler's result" },
+  ["pool-decode-unprotected"] = { file = "specs/29-pool_service_spec.lua", test = "lease.pool failures decodes payloads as lease.json.decode does, and fails a job whose payload nests too deep" },
   ["pool-drain-leaves-retries"] = { file = "specs/29-pool_service_spec.lua", test = "lease.pool failures fails a job through db:fail with the pool's backoff, then runs it again: done" },
   ["pool-end-count-failure-raises"] = { file = "specs/29-pool_service_spec.lua", test = "lease.pool failures reports in the summary a queue that cannot be counted at the end #sqlite" },
   ["pool-end-count-not-retried"] = { file = "specs/29-pool_service_spec.lua", test = "lease.pool and lost connections drains the whole queue through two rounds of terminated connections (batch 1)" },

@@ -3356,6 +3356,14 @@ return {
     to = [=[  if held == "limited" then return not stop_asked(w, cfg.poll) end]=],
     hint = "specs/57-wake_spec.lua",
   },
+  {
+    -- a payload the decoder cannot follow must fail its job, not the worker
+    name = "pool-decode-unprotected", step = "own", file = "lua/lease/pool.lua",
+    fn = "call_handler",
+    from = [=[    local ok, data, err = pcall(require("lease.json").decode, job.payload)]=],
+    to = [=[    local ok, data, err = true, require("lease.json").decode(job.payload)]=],
+    hint = "specs/29-pool_service_spec.lua",
+  },
   -- Unique keys (specs/43-unique_key_spec.lua) ---------------------------
   {
     name = "unique-key-ignored", step = "own", file = "src/sqlite/lsq_queue.c",

@@ -484,6 +484,39 @@ describe("a forever pool", function()
   end)
 end)
 
+describe("a forever pool with a poll longer than its schedule's every", function()
+  it("ticks at each tick's time, not a poll later", function()
+    local pool = require("lease.pool")
+    local db, p = H.fresh("pool-ticks")
+    local t0 = db:server_now()
+    db:schedule("beat", t0, { every = 0.5, queue = "beats" })
+    db:close()
+    local flag = H.file("stop-ticks")
+    H.write(flag, "")
+    local started = os.time()
+    -- poll = 30: without a wake at the tick the second tick comes 30 s on
+    local s = pool.run({ db = p, workers = 1, ttl = 30, poll = 30, forever = true,
+                         queue = "beats", shutdown_grace = 5, args = { t0 = t0, flag = flag },
+                         handler = function(job)
+                           local tick = tonumber(job.id:match("^beat@(.+)$"))
+                           if tick >= job.args.t0 + 2 and os.remove(job.args.flag) then
+                             os.execute("kill -TERM " .. require("lease").pid())
+                           end
+                           return "ok"
+                         end })
+    assert.are.equal("TERM", s.interrupted)
+    assert.is_true(os.time() - started < 15, "ran " .. (os.time() - started) .. " s")
+    db = lease.open(p)
+    local ticks = 0
+    for _, j in ipairs(db:jobs("all", 0)) do
+      local tick = tonumber(j.id:match("^beat@(.+)$"))
+      if tick > t0 and tick <= t0 + 2 then ticks = ticks + 1 end
+    end
+    assert.is_true(ticks >= 3, ticks .. " ticks in the first 2 s")
+    db:close()
+  end)
+end)
+
 -- Run cli.main(argv); returns status, stdout text, stderr text.
 local run = H.cli
 

@@ -890,15 +890,24 @@ local function drained(w)
 end
 
 --- In a `forever` pool, enqueue the jobs of the schedules that are due
--- (db:tick at the database's clock), at most once per poll interval per
--- worker, before it claims.
+-- (db:tick at the database's clock), before the worker claims: once per
+-- poll interval, and as soon as the earliest next tick of the schedules
+-- the last tick read (w.tick_at, on the database's clock) comes.
 -- @tparam table w the worker
 -- @raise a database error, as the claims' (the worker fails)
 local function tick(w)
   local t = w.now()
-  if w.ticked and t - w.ticked < w.cfg.poll then return end
+  if w.ticked and t - w.ticked < w.cfg.poll
+     and not (w.tick_at and w.db:server_now() >= w.tick_at) then
+    return
+  end
   w.ticked = t
   w.db:tick(w.db:server_now())
+  local at
+  for _, sc in ipairs(w.db:schedules()) do
+    if not at or sc.next_at < at then at = sc.next_at end
+  end
+  w.tick_at = at
 end
 
 --- Note why the worker's claims hand out nothing but its queue has jobs
@@ -914,20 +923,27 @@ end
 
 --- Wait for a job of the worker's queue (db:wait): until one is due, a
 -- write wakes the worker (an enqueue, release, retry, resume... on any
--- handle of the database), or cfg.poll seconds passed, in waits of at most
--- WAIT_SLICE seconds with a look at the stop channel after each.
+-- handle of the database), the next tick of the schedules comes (a
+-- forever pool's w.tick_at), or cfg.poll seconds passed, in waits of at
+-- most WAIT_SLICE seconds with a look at the stop channel after each.
 -- @tparam table w the worker
 -- @treturn boolean false when the pool asked the worker to stop
 -- @raise a database error
 local function wait_poll(w)
   local cfg = w.cfg
   local t0 = w.now()
-  local left = cfg.poll
+  local limit = cfg.poll
+  -- a forever pool wakes for the next tick of its schedules (tick)
+  if w.tick_at then
+    local due = w.tick_at - w.db:server_now()
+    if due < limit then limit = due > 0 and due or 0 end
+  end
+  local left = limit
   while true do
     local woken = w.db:wait(cfg.queue, left < WAIT_SLICE and left or WAIT_SLICE)
     if stop_asked(w) then return false end
     if woken then return true end
-    left = cfg.poll - (w.now() - t0)
+    left = limit - (w.now() - t0)
     if left <= 0 then return true end
   end
 end
@@ -1417,7 +1433,8 @@ end
 --   queue (string, default "default"): the queue the workers claim from.
 --   forever (boolean, default false): keep waiting for new jobs (a
 --     service) instead of stopping once the queue is drained; each worker
---     also ticks the schedules (db:tick) at most once per poll interval.
+--     also ticks the schedules (db:tick) once per poll interval and at
+--     each schedule's next tick.
 --   drain_wait (number, seconds, default pool.DRAIN_WAIT = 30): without
 --     forever, how far ahead retries are waited for before stopping.
 --   ttl (number, seconds, default 10): lease length; renewed by job.heartbeat().
@@ -1426,8 +1443,8 @@ end
 --     job claimable ends at once (see docs/pool.md), and a job's due time
 --     (run_at, a retry's backoff) too, and a paused queue's resume; at a
 --     queue's limit, the end of a lease (or a claim leaving the rate's
---     window) does.  A forever pool ticks the schedules at most once per
---     poll.
+--     window) does.  A forever pool's wait also ends at the schedules'
+--     next tick.
 --   batch (integer, default 1): jobs claimed per claim_next; their results
 --     are stored with one complete_many_claim_next, which claims the next
 --     batch in the same transaction.

@@ -455,6 +455,8 @@ return {
   ["pool-summary-counts-old-discards"] = { file = "specs/18-pool_spec.lua", test = "lease.pool a job whose every attempt outlives its lease ends discarded, never completed" },
   ["pool-summary-every-discarded-id"] = { file = "specs/38-cli_usage_spec.lua", test = "lease pool lists at most 5 discarded ids in its summary, then how many more" },
   ["pool-summary-misses-expiry-discards"] = { file = "specs/18-pool_spec.lua", test = "lease.pool a job whose every attempt outlives its lease ends discarded, never completed" },
+  ["pool-tick-once-per-poll"] = { file = "specs/41-schedule_spec.lua", test = "a forever pool with a poll longer than its schedule's every ticks at each tick's time, not a poll later" },
+  ["pool-tick-wait-uncapped"] = { file = "specs/41-schedule_spec.lua", test = "a forever pool with a poll longer than its schedule's every ticks at each tick's time, not a poll later" },
   ["pool-timeout-hook-outlives-job"] = { file = "specs/45-timeout_spec.lua", test = "a job's timeout leaves a fast handler alone, and its hook does not outlive the job" },
   ["pool-timeout-lease-kept-short-of-grace"] = { file = "specs/45-timeout_spec.lua", test = "a job's timeout keeps the lease until the pool stores the failure of a handler blocked in C (ttl 1, batch 1)" },
   ["pool-timeout-lease-not-outlasting"] = { file = "specs/45-timeout_spec.lua", test = "a job's timeout keeps the lease past the timeout, so the failure is the holder's fenced write" },

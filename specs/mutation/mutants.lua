@@ -3357,6 +3357,21 @@ return {
     hint = "specs/57-wake_spec.lua",
   },
   {
+    -- a forever pool wakes for its schedules' next tick and ticks then
+    name = "pool-tick-wait-uncapped", step = "own", file = "lua/lease/pool.lua",
+    fn = "wait_poll",
+    from = [=[    if due < limit then limit = due > 0 and due or 0 end]=],
+    to = [=[    if due < limit and false then limit = due > 0 and due or 0 end]=],
+    hint = "specs/41-schedule_spec.lua",
+  },
+  {
+    name = "pool-tick-once-per-poll", step = "own", file = "lua/lease/pool.lua",
+    fn = "tick",
+    from = [=[     and not (w.tick_at and w.db:server_now() >= w.tick_at) then]=],
+    to = [=[     and not (false and w.db:server_now() >= w.tick_at) then]=],
+    hint = "specs/41-schedule_spec.lua",
+  },
+  {
     -- a payload the decoder cannot follow must fail its job, not the worker
     name = "pool-decode-unprotected", step = "own", file = "lua/lease/pool.lua",
     fn = "call_handler",

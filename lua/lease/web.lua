@@ -317,6 +317,23 @@ local function job_events(ctx, db, id)
   return table.concat(out)
 end
 
+--- The most bytes of a payload or result the job page shows.
+web.MAX_SHOWN = 64 * 1024
+
+--- A payload or result as the job page shows it: its first web.MAX_SHOWN
+-- bytes, escaped, and a note of its whole size when it is longer.
+-- @tparam table ctx
+-- @tparam string class the pre element's class
+-- @tparam ?string bytes the value (nil: none)
+-- @treturn string HTML
+local function shown(ctx, class, bytes)
+  if not bytes then return '<p class="note">None.</p>' end
+  local out = '<pre class="' .. class .. '">' .. h(ctx, bytes:sub(1, web.MAX_SHOWN)) .. "</pre>"
+  if #bytes <= web.MAX_SHOWN then return out end
+  return out .. string.format('<p class="note">The first %d of its %d bytes: lease show prints it whole.</p>',
+    web.MAX_SHOWN, #bytes)
+end
+
 --- GET /job?id=ID: one job.
 -- @tparam table ctx
 -- @tparam table req
@@ -332,10 +349,8 @@ local function job_page(ctx, req, authed)
     local out = { "<h2>Job ", h(ctx, id), "</h2>\n", token_note(authed), "<p>",
       button(ctx, authed, "/retry", { id = id }, "retry"), " ",
       button(ctx, authed, "/cancel", { id = id }, "cancel"), "</p>\n", job_fields(ctx, j),
-      "<h3>Payload</h3>", j.payload and ('<pre class="payload">' .. h(ctx, j.payload) .. "</pre>")
-        or '<p class="note">None.</p>', "\n<h3>Result</h3>",
-      j.result and ('<pre class="result">' .. h(ctx, j.result) .. "</pre>") or '<p class="note">None.</p>',
-      "\n", job_errors(ctx, j), job_events(ctx, db, id) }
+      "<h3>Payload</h3>", shown(ctx, "payload", j.payload), "\n<h3>Result</h3>",
+      shown(ctx, "result", j.result), "\n", job_errors(ctx, j), job_events(ctx, db, id) }
     return 200, page(ctx, "job " .. id, table.concat(out))
   end)
 end

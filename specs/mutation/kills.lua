@@ -624,6 +624,7 @@ return {
   ["web-escaping-removed"] = { file = "specs/61-web_spec.lua", test = "lease web shows a job's payload, result, errors, events and timeline, escaping its id and payload" },
   ["web-forms-always-carry-token"] = { file = "specs/61-web_spec.lua", test = "lease web lists the queues with their counts, the paused one marked, without changing the database" },
   ["web-host-check-skipped"] = { file = "specs/61-web_spec.lua", test = "lease web refuses a Host that is not a loopback name (403)" },
+  ["web-job-page-whole-value"] = { file = "specs/61-web_spec.lua", test = "lease web's job page shows the first 64 KiB of a large payload and result, and their whole size" },
   ["web-port-range-unchecked"] = { file = "specs/61-web_spec.lua", test = "lease web usage takes a port from 0 to 65535, an address literal, a non-empty token" },
   ["web-token-check-skipped"] = { file = "specs/61-web_spec.lua", test = "lease web refuses an action without the token or with a wrong one (403), changing nothing" },
   ["web-token-cookie-stands-for-form"] = { file = "specs/61-web_spec.lua", test = "lease web refuses an action without the token or with a wrong one (403), changing nothing" },

@@ -3357,6 +3357,14 @@ return {
     hint = "specs/57-wake_spec.lua",
   },
   {
+    -- the job page shows at most web.MAX_SHOWN bytes of a payload or result
+    name = "web-job-page-whole-value", step = "own", file = "lua/lease/web.lua",
+    fn = "shown",
+    from = [=[  local out = '<pre class="' .. class .. '">' .. h(ctx, bytes:sub(1, web.MAX_SHOWN)) .. "</pre>"]=],
+    to = [=[  local out = '<pre class="' .. class .. '">' .. h(ctx, bytes) .. "</pre>"]=],
+    hint = "specs/61-web_spec.lua",
+  },
+  {
     -- a forever pool wakes for its schedules' next tick and ticks then
     name = "pool-tick-wait-uncapped", step = "own", file = "lua/lease/pool.lua",
     fn = "wait_poll",

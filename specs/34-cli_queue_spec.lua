@@ -229,3 +229,58 @@ describe("lease jobs, retry, cancel, prune", function()
     assert.are.same(before, H.qsnapshot(p))
   end)
 end)
+
+describe("lease pool, pause, resume, limit and messages", function()
+  it("show the bytes of ids, queue names and messages as \\xNN, never raw", function()
+    local p = H.path("esc")
+    local id, q = "id\27[41mX\27[0m\nY", "Q\27[1m\r"
+    assert.are.equal(0, (run({ "enqueue", p, id, "--max-attempts", "1", "--queue", q })))
+    local worker = H.file("esc_worker") .. ".lua"
+    H.write(worker, "return function(j) error(j.id, 0) end")
+    local status, out, err = run({ "pool", p, worker, "--quiet", "--queue", q, "-j", "1" })
+    assert.are.equal(1, status, err)
+    local eid, eq = "id\\x1b[41mX\\x1b[0m\\x0aY", "Q\\x1b[1m\\x0d"
+    assert.truthy(out:find("workers            1 (queue " .. eq .. ")\n", 1, true), out)
+    assert.truthy(out:find("\ndiscarded          " .. eid .. "\n", 1, true), out)
+    assert.truthy(out:find("\nhandler error      " .. eid .. ": " .. eid .. "\n", 1, true), out)
+    for _, c in ipairs({
+      { { "pause", p, q }, "paused " .. eq .. "\n" },
+      { { "resume", p, q }, "resumed " .. eq .. "\n" },
+      { { "limit", p, q, "--concurrency", "2" }, "limited " .. eq .. ": concurrency 2\n" },
+      { { "limit", p, q, "--clear" }, "cleared the limits of " .. eq .. "\n" },
+    }) do
+      status, out, err = run(c[1])
+      assert.are.equal(0, status, err)
+      assert.are.equal(c[2], out)
+    end
+    status, out, err = run({ "show", p, "no\27]0;x\7" })
+    assert.are.equal(1, status)
+    assert.are.equal("", out)
+    assert.truthy(err:find('lease show: no job "no\\x1b]0;x\\x07" in', 1, true), err)
+    status, out, err = run({ "enqueue", p, id })
+    assert.are.equal(1, status)
+    assert.are.equal("", out)
+    assert.truthy(err:find('lease enqueue: job "' .. eid .. '" exists in', 1, true), err)
+    status, out, err = run({ "jobs", p, "--status", "x\27[2J" })
+    assert.are.equal(2, status)
+    assert.are.equal("", out)
+    assert.truthy(err:find("got 'x\\x1b[2J'", 1, true), err)
+    status, out, err = run({ "jobs\27" })
+    assert.are.equal(2, status)
+    assert.are.equal("", out)
+    assert.truthy(err:find("lease: unknown command 'jobs\\x1b'", 1, true), err)
+  end)
+
+  it("pool.format escapes with a plain \\xNN escaper by default", function()
+    local text = require("lease.pool").format({ workers = 1, queue = "q\27", done = 0,
+      handler_errors = 1, retried = 0, discarded = 1, refused = 0, renew_refused = 0, renewed = 0,
+      max_fence = 1, wall = 1, rate = 0, discarded_ids = { "a\0b" }, errors = { "a\0b: e\n" },
+      failed = { "worker 1: \27x" }, db_messages = { "d\27" }, hook_messages = { "h\27" } })
+    assert.is_nil(text:find("[\0\27]"), text)
+    for _, line in ipairs({ "workers            1 (queue q\\x1b)", "discarded          a\\x00b",
+                            "handler error      a\\x00b: e\\x0a", "worker failed      worker 1: \\x1bx",
+                            "database error     d\\x1b", "hook error         h\\x1b" }) do
+      assert.truthy(text:find(line, 1, true), line .. "\n" .. text)
+    end
+  end)
+end)

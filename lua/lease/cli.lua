@@ -212,6 +212,13 @@ local function show_bytes(s)
   return table.concat(out)
 end
 
+--- A byte string in double quotes for a message: "..." around show_bytes.
+-- @tparam string s any bytes
+-- @treturn string
+local function quoted(s)
+  return '"' .. show_bytes(s) .. '"'
+end
+
 --- The width of text show_bytes made, in terminal columns: one per
 -- character (bytes that do not continue a UTF-8 sequence).
 -- @tparam string s text from show_bytes
@@ -503,7 +510,7 @@ local function open_ro(path, err)
       .. "): copy the file to a directory you can write and inspect the copy", 0)
   end
   if err then
-    err:write("note: ", dir, " is not writable: ", path, " is read without locks ",
+    err:write("note: ", show_bytes(dir), " is not writable: ", show_bytes(path), " is read without locks ",
       "(a writer that starts meanwhile is not seen)\n")
   end
   return db2
@@ -708,7 +715,7 @@ local function cmd_show(argv, out, err)
   return compat.using(open_ro(pos[1], err), function(db)
     local j = db:state(pos[2], now)
     if not j then
-      err:write(string.format("lease show: no job %q in %s\n", pos[2], db:name()))
+      err:write(string.format("lease show: no job %s in %s\n", quoted(pos[2]), show_bytes(db:name())))
       return 1
     end
     if flags["--json"] then
@@ -733,7 +740,7 @@ local function cmd_show(argv, out, err)
       out:write(string.format("error       attempt %s at %s by %s (fence %s): %s\n", tostring(e.attempt),
         iso_time(e.at), show_bytes(e.owner or "-"), tostring(e.fence), show_bytes(e.message or "")))
     end
-    if j.blocked then out:write("blocked     ", j.blocked, "\n") end
+    if j.blocked then out:write("blocked     ", show_bytes(j.blocked), "\n") end
     out:write(string.format("result      %s\n", j.result and (#j.result .. " bytes") or "-"))
     if j.result then out:write(j.result, j.result:sub(-1) == "\n" and "" or "\n") end
     return 0
@@ -801,11 +808,13 @@ local function cmd_enqueue(argv, out, err)
       out:write("enqueued ", show_bytes(pos[2]), "\n")
     end
     if not ok and not flags["--json"] and dep then
-      err:write(string.format("lease enqueue: job %q not enqueued: its --after job %q is %s in %s\n",
-        pos[2], dep, why == "missing" and "not there" or tostring(why), db:name()))
+      err:write(string.format("lease enqueue: job %s not enqueued: its --after job %s is %s in %s\n",
+        quoted(pos[2]), quoted(dep), why == "missing" and "not there" or tostring(why),
+        show_bytes(db:name())))
     elseif not ok and not flags["--json"] then
-      err:write(string.format("lease enqueue: job %q %s in %s%s\n", pos[2], tostring(why), db:name(),
-        holder and string.format(" (key %q is held by job %q)", opts.key, holder) or ""))
+      err:write(string.format("lease enqueue: job %s %s in %s%s\n", quoted(pos[2]), tostring(why),
+        show_bytes(db:name()),
+        holder and string.format(" (key %s is held by job %s)", quoted(opts.key), quoted(holder)) or ""))
     end
     return ok and 0 or 1
   end)
@@ -1006,7 +1015,7 @@ local function cmd_pause(argv, out)
   if pos[2] == "" then usage(verb .. " needs a non-empty queue name") end
   return compat.using(open_rw(pos[1], false), function(db)
     db[verb](db, pos[2])
-    out:write(string.format("%s %s\n", verb == "pause" and "paused" or "resumed", pos[2]))
+    out:write(string.format("%s %s\n", verb == "pause" and "paused" or "resumed", show_bytes(pos[2])))
     return 0
   end)
 end
@@ -1036,14 +1045,14 @@ local function cmd_limit(argv, out)
   end
   return compat.using(open_rw(pos[1], false), function(db)
     db:limit(pos[2], limits)
-    if not any then out:write("cleared the limits of ", pos[2], "\n")
+    if not any then out:write("cleared the limits of ", show_bytes(pos[2]), "\n")
     else
       local parts = {}
       if limits.concurrency then parts[#parts + 1] = "concurrency " .. limits.concurrency end
       if limits.rate then
         parts[#parts + 1] = string.format("rate %d per %s s", limits.rate, tostring(limits.per))
       end
-      out:write("limited ", pos[2], ": ", table.concat(parts, ", "), "\n")
+      out:write("limited ", show_bytes(pos[2]), ": ", table.concat(parts, ", "), "\n")
     end
     return 0
   end)
@@ -1063,7 +1072,7 @@ local function cmd_unschedule(argv, out, err)
       out:write("unscheduled ", show_bytes(pos[2]), "\n")
       return 0
     end
-    err:write("lease unschedule: no schedule ", show_bytes(pos[2]), " in ", pos[1], "\n")
+    err:write("lease unschedule: no schedule ", show_bytes(pos[2]), " in ", show_bytes(pos[1]), "\n")
     return 1
   end)
 end
@@ -1290,7 +1299,7 @@ local function cmd_timeline(argv, out, err)
     local ok, werr = f:write(text)
     f:close()
     if not ok then error(werr, 0) end
-    out:write(string.format("wrote %s: %d jobs, %d leases, %d refused writes\n", file, counts.jobs,
+    out:write(string.format("wrote %s: %d jobs, %d leases, %d refused writes\n", show_bytes(file), counts.jobs,
       counts.leases, counts.refused))
     return 0
   end)
@@ -1379,7 +1388,7 @@ local function cmd_pool(argv, out)
                        batch = batch, poll = poll, drain_wait = drain_wait, decode = decode,
                        timeout = timeout })
   if not ran then error(explain_open(s, dbpath, false), 0) end
-  out:write(pool.format(s), "\n")
+  out:write(pool.format(s, show_bytes), "\n")
   return (#s.failed == 0 and s.discarded == 0) and 0 or 1
 end
 
@@ -1636,7 +1645,7 @@ function cli.main(argv, out, err)
   local cmd = BY_NAME[name]
   if not cmd then
     local near = type(name) == "string" and nearest(name)
-    err:write("lease: unknown command '", tostring(name), "'",
+    err:write("lease: unknown command '", show_bytes(tostring(name)), "'",
       near and (" (did you mean " .. near .. "?)") or "", "\n", commands_usage(), "\n")
     return 2
   end
@@ -1647,11 +1656,11 @@ function cli.main(argv, out, err)
     return 0
   end
   if getmetatable(res) == Usage then
-    err:write("lease ", name, ": ", res.msg, "\n", command_usage(cmd), "\n",
+    err:write("lease ", name, ": ", show_bytes(res.msg), "\n", command_usage(cmd), "\n",
       "Try 'lease ", name, " --help'.\n")
     return 2
   end
-  err:write("lease ", name, ": ", tostring(res), "\n")
+  err:write("lease ", name, ": ", show_bytes(tostring(res)), "\n")
   return 1
 end
 

@@ -772,7 +772,7 @@ return {
   {
     name = "cli-unknown-command-unnamed", step = "own", file = "lua/lease/cli.lua",
     fn = "main",
-    from = "    err:write(\"lease: unknown command '\", tostring(name), \"'\",\n",
+    from = "    err:write(\"lease: unknown command '\", show_bytes(tostring(name)), \"'\",\n",
     to = "    err:write(\"lease: unknown command\",\n",
     hint = "specs/21-host_spec.lua",
   },
@@ -2336,8 +2336,8 @@ return {
   {
     name = "cli-usage-lists-every-command", step = "own", file = "lua/lease/cli.lua",
     fn = "main",
-    from = [=[    err:write("lease ", name, ": ", res.msg, "\n", command_usage(cmd), "\n",]=],
-    to = [=[    err:write("lease ", name, ": ", res.msg, "\n", commands_usage(), "\n",]=],
+    from = [=[    err:write("lease ", name, ": ", show_bytes(res.msg), "\n", command_usage(cmd), "\n",]=],
+    to = [=[    err:write("lease ", name, ": ", show_bytes(res.msg), "\n", commands_usage(), "\n",]=],
     hint = "specs/38-cli_usage_spec.lua",
   },
   {
@@ -2514,8 +2514,8 @@ return {
   {
     name = "secret-cli-path", step = "own", file = "lua/lease/cli.lua", backend = "pg",
     fn = "cmd_show",
-    from = [[err:write(string.format("lease show: no job %q in %s\n", pos[2], db:name()))]],
-    to = [[err:write(string.format("lease show: no job %q in %s\n", pos[2], pos[1]))]],
+    from = [[err:write(string.format("lease show: no job %s in %s\n", quoted(pos[2]), show_bytes(db:name())))]],
+    to = [[err:write(string.format("lease show: no job %s in %s\n", quoted(pos[2]), show_bytes(pos[1])))]],
     hint = "specs/38-conninfo_secret_spec.lua",
   },
   -- A handle used from two threads at once -------------------------------
@@ -5051,5 +5051,61 @@ return {
     from = "  local c = s.counts\n",
     to = "  local c = s.counts or {}\n",
     hint = "specs/29-pool_service_spec.lua",
+  },
+  {
+    name = "pool-format-queue-raw", step = "own", file = "lua/lease/pool.lua",
+    fn = "format",
+    from = [=[s.workers, show(tostring(s.queue))),]=],
+    to = [=[s.workers, tostring(s.queue)),]=],
+    hint = "specs/34-cli_queue_spec.lua",
+  },
+  {
+    name = "pool-format-ids-raw", step = "own", file = "lua/lease/pool.lua",
+    fn = "format",
+    from = [=[lines[#lines + 1] = "discarded          " .. show(id)]=],
+    to = [=[lines[#lines + 1] = "discarded          " .. id]=],
+    hint = "specs/34-cli_queue_spec.lua",
+  },
+  {
+    name = "pool-format-errors-raw", step = "own", file = "lua/lease/pool.lua",
+    fn = "format",
+    from = [=[lines[#lines + 1] = "handler error      " .. show(e) end]=],
+    to = [=[lines[#lines + 1] = "handler error      " .. e end]=],
+    hint = "specs/34-cli_queue_spec.lua",
+  },
+  {
+    name = "pool-format-no-default-escape", step = "own", file = "lua/lease/pool.lua",
+    fn = "format",
+    from = "  show = show or printable\n",
+    to = "  show = show or tostring\n",
+    hint = "specs/34-cli_queue_spec.lua",
+  },
+  {
+    name = "cli-pause-queue-raw", step = "own", file = "lua/lease/cli.lua",
+    fn = "cmd_pause",
+    from = [=[verb == "pause" and "paused" or "resumed", show_bytes(pos[2])))]=],
+    to = [=[verb == "pause" and "paused" or "resumed", pos[2]))]=],
+    hint = "specs/34-cli_queue_spec.lua",
+  },
+  {
+    name = "cli-limit-queue-raw", step = "own", file = "lua/lease/cli.lua",
+    fn = "cmd_limit",
+    from = [=[out:write("limited ", show_bytes(pos[2]), ": ",]=],
+    to = [=[out:write("limited ", pos[2], ": ",]=],
+    hint = "specs/34-cli_queue_spec.lua",
+  },
+  {
+    name = "cli-usage-message-raw", step = "own", file = "lua/lease/cli.lua",
+    fn = "main",
+    from = [=[err:write("lease ", name, ": ", show_bytes(res.msg), "\n", command_usage(cmd), "\n",]=],
+    to = [=[err:write("lease ", name, ": ", res.msg, "\n", command_usage(cmd), "\n",]=],
+    hint = "specs/34-cli_queue_spec.lua",
+  },
+  {
+    name = "cli-show-missing-id-raw", step = "own", file = "lua/lease/cli.lua",
+    fn = "quoted",
+    from = [=[  return '"' .. show_bytes(s) .. '"']=],
+    to = [=[  return '"' .. s .. '"']=],
+    hint = "specs/34-cli_queue_spec.lua",
   },
 }

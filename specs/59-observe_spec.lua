@@ -19,6 +19,13 @@ local WEIRD = 'we"ird\\q\nx'
 -- A job id with bytes XML must escape, and one that is not UTF-8.
 local HOSTILE = "<&\"'>\255\1id"
 
+-- The blank-separated words of a line, in order.
+local function words(line)
+  local out = {}
+  for w in line:gmatch("%S+") do out[#out + 1] = w end
+  return out
+end
+
 -- The history; returns the path and the time every command measures at
 -- (an integer, after every event).
 local function history()
@@ -62,7 +69,7 @@ describe("lease stats", function()
     local q = by.q
     assert.are.equal(true, q.paused)
     assert.are.same({ available = 0, scheduled = 0, running = 0, retryable = 0, completed = 1,
-                      discarded = 1, cancelled = 0 }, q.counts)
+                      discarded = 1, cancelled = 0, waiting = 0 }, q.counts)
     assert.are.equal(1, q.completions)
     -- B's complete at now - 77: not in the last minute, in the last 5 and 15
     assert.are.same({ ["1m"] = 0, ["5m"] = 1 / 5, ["15m"] = 1 / 15 }, q.completions_per_minute)
@@ -118,6 +125,59 @@ describe("lease stats", function()
     assert.are_not.equal(0, status)
     local _, prints = out:gsub("queue q  paused", "")
     assert.is_true(prints >= 2, out)
+  end)
+
+  it("gives a job made available again by retry no age from its until of 0", function()
+    -- no events: the job's age could only come from run_at or a lease end
+    local p = H.path("observe-retried")
+    local db = lease.open(p)
+    local now = math.floor(lease.now())
+    assert.are.equal(true, db:enqueue("x", { max_attempts = 1 }))
+    local id, fence = db:claim_next("A", now - 20, 5)
+    assert.are.same({ "x", 1 }, { id, fence })
+    assert.are.equal("discarded", db:fail("x", "A", 1, now - 19, "boom"))
+    assert.is_truthy(db:retry("x", now - 10))
+    local st = db:state("x", now)
+    db:close()
+    assert.are.same({ "available", 0, 1 }, { st.status, st["until"], st.fence })
+    local status, out = run({ "stats", p, "--json", "--now", tostring(now) })
+    assert.are.equal(0, status)
+    local q = json.decode(out).queues[1]
+    assert.are.equal(1, q.counts.available)
+    assert.is_nil(q.oldest_available_age)
+    status, out = run({ "stats", p, "--now", tostring(now) })
+    assert.are.equal(0, status)
+    assert.truthy(out:find("oldest available: -\n", 1, true), out)
+    status, out = run({ "metrics", p, "--now", tostring(now) })
+    assert.are.equal(0, status)
+    assert.falsy(out:find("\nlease_oldest_available_age_seconds{", 1, true), out)
+  end)
+
+  it("counts the jobs waiting for the jobs they name, in stats, metrics and queues", function()
+    local p = H.path("observe-waiting")
+    local db = lease.open(p)
+    assert.are.equal(true, db:enqueue("parent"))
+    assert.are.equal(true, db:enqueue("child", { after = { "parent" } }))
+    assert.are.equal(true, db:enqueue("grandchild", { after = { "child" } }))
+    db:close()
+    local status, out = run({ "stats", p, "--json" })
+    assert.are.equal(0, status)
+    assert.are.same({ available = 1, scheduled = 0, running = 0, retryable = 0, completed = 0,
+                      discarded = 0, cancelled = 0, waiting = 2 }, json.decode(out).queues[1].counts)
+    status, out = run({ "stats", p })
+    assert.are.equal(0, status)
+    assert.truthy(out:find("  jobs: 1 available, 0 scheduled, 0 running, 0 retryable, 0 completed, "
+      .. "0 discarded, 0 cancelled, 2 waiting\n", 1, true), out)
+    status, out = run({ "metrics", p })
+    assert.are.equal(0, status)
+    assert.truthy(out:find('\nlease_jobs{queue="default",status="waiting"} 2\n', 1, true), out)
+    status, out = run({ "queues", p })
+    assert.are.equal(0, status)
+    local head, row = out:match("^([^\n]*)\n([^\n]*)\n$")
+    assert.truthy(head, out)
+    assert.are.same({ "QUEUE", "STATE", "LIMITS", "AVAILABLE", "SCHEDULED", "RUNNING", "RETRYABLE",
+                      "COMPLETED", "DISCARDED", "CANCELLED", "WAITING" }, words(head))
+    assert.are.same({ "default", "running", "-", "1", "0", "0", "0", "0", "0", "0", "2" }, words(row))
   end)
 
   it("refuses bad options, naming them", function()

@@ -1094,7 +1094,7 @@ end
 
 -- The status words db:queues counts, in the order lease queues shows them.
 local QUEUE_COLUMNS = { "available", "scheduled", "running", "retryable", "completed",
-                        "discarded", "cancelled" }
+                        "discarded", "cancelled", "waiting" }
 
 --- lease queues DB [--json] [--now T]: every queue with jobs or settings
 -- (db:queues): paused or not, its limits, its jobs by status.

@@ -13,7 +13,7 @@ local observe = {}
 
 -- Statuses in the order they are shown.
 local STATUSES = { "available", "scheduled", "running", "retryable", "completed", "discarded",
-                   "cancelled" }
+                   "cancelled", "waiting" }
 -- The windows completions are counted over, in minutes.
 local WINDOWS = { 1, 5, 15 }
 
@@ -47,7 +47,9 @@ end
 
 --- The numbers of every queue, and the ledger's refusals.
 -- A job's age as available is measured from the latest of its `run_at`,
--- the end of its last lease (`until`, when it had one) and its last event
+-- the end of its last lease (`until`, when it had one: a fence above 0 and
+-- an `until` above 0; a job made available again by retry keeps its fence
+-- with `until` 0, which ends no lease) and its last event
 -- in the ledger, each counted only when it is not after now; a job with
 -- none of these has no age (nil), and neither does a queue whose
 -- available jobs all have none.
@@ -83,8 +85,9 @@ function observe.collect(db, now)
     local s = by_name[j.queue]
     if s and j.status == "available" then
       local since
-      for _, t in ipairs({ j.run_at or false, (j.fence or 0) > 0 and j["until"] or false,
-                           last_at[j.id] or false }) do
+      local u = j["until"]
+      local lease_end = (j.fence or 0) > 0 and type(u) == "number" and u > 0 and u
+      for _, t in ipairs({ j.run_at or false, lease_end or false, last_at[j.id] or false }) do
         if t and t <= now and (not since or t > since) then since = t end
       end
       if since and (not s.oldest_available_age or now - since > s.oldest_available_age) then

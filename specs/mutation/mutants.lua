@@ -4816,8 +4816,8 @@ return {
   {
     name = "observe-oldest-age-ignores-run-at", step = "own", file = "lua/lease/observe.lua",
     fn = "collect",
-    from = [=[      for _, t in ipairs({ j.run_at or false, (j.fence or 0) > 0 and j["until"] or false,]=],
-    to = [=[      for _, t in ipairs({ false, (j.fence or 0) > 0 and j["until"] or false,]=],
+    from = [=[      for _, t in ipairs({ j.run_at or false, lease_end or false, last_at[j.id] or false }) do]=],
+    to = [=[      for _, t in ipairs({ false, lease_end or false, last_at[j.id] or false }) do]=],
     hint = "specs/59-observe_spec.lua",
   },
   {
@@ -5107,5 +5107,43 @@ return {
     from = [=[  return '"' .. show_bytes(s) .. '"']=],
     to = [=[  return '"' .. s .. '"']=],
     hint = "specs/34-cli_queue_spec.lua",
+  },
+  {
+    name = "observe-until-zero-ends-a-lease", step = "own", file = "lua/lease/observe.lua",
+    fn = "collect",
+    from = [=[      local lease_end = (j.fence or 0) > 0 and type(u) == "number" and u > 0 and u]=],
+    to = [=[      local lease_end = (j.fence or 0) > 0 and u]=],
+    hint = "specs/59-observe_spec.lua",
+  },
+  {
+    name = "observe-text-no-waiting", step = "own", file = "lua/lease/observe.lua",
+    fn = "text",
+    from = [=[    for _, stt in ipairs(STATUSES) do parts[#parts + 1] = s.counts[stt] .. " " .. stt end]=],
+    to = [=[    for _, stt in ipairs(STATUSES) do
+      if stt ~= "waiting" then parts[#parts + 1] = s.counts[stt] .. " " .. stt end
+    end]=],
+    hint = "specs/59-observe_spec.lua",
+  },
+  {
+    name = "observe-metrics-no-waiting", step = "own", file = "lua/lease/observe.lua",
+    fn = "metrics",
+    from = [=[      jobs[#jobs + 1] = { { { "queue", s.name }, { "status", stt } }, s.counts[stt] }]=],
+    to = [=[      if stt ~= "waiting" then jobs[#jobs + 1] = { { { "queue", s.name }, { "status", stt } }, s.counts[stt] } end]=],
+    hint = "specs/59-observe_spec.lua",
+  },
+  {
+    name = "cli-queues-no-waiting-column", step = "own", file = "lua/lease/cli.lua",
+    fn = "cmd_queues",
+    edits = {
+      { from = [=[    for _, c in ipairs(QUEUE_COLUMNS) do rows[1][#rows[1] + 1] = c:upper() end]=],
+        to = [=[    for _, c in ipairs(QUEUE_COLUMNS) do
+      if c ~= "waiting" then rows[1][#rows[1] + 1] = c:upper() end
+    end]=] },
+      { from = [=[      for _, c in ipairs(QUEUE_COLUMNS) do row[#row + 1] = tostring(q[c]) end]=],
+        to = [=[      for _, c in ipairs(QUEUE_COLUMNS) do
+        if c ~= "waiting" then row[#row + 1] = tostring(q[c]) end
+      end]=] },
+    },
+    hint = "specs/59-observe_spec.lua",
   },
 }

@@ -54,9 +54,9 @@ describe("lease enqueue", function()
     local p = H.path("enq")
     for _, c in ipairs({
       { { "enqueue", p }, "enqueue takes a database path and a job id" },
-      { { "enqueue", p, "a", "--priority", "x" }, "--priority needs an integer, got 'x'" },
-      { { "enqueue", p, "a", "--priority", "1.5" }, "--priority needs an integer, got '1.5'" },
-      { { "enqueue", p, "a", "--max-attempts", "0" }, "--max-attempts needs an integer >= 1, got '0'" },
+      { { "enqueue", p, "a", "--priority", "x" }, "--priority needs an integer from -2147483648 to 2147483647, got 'x'" },
+      { { "enqueue", p, "a", "--priority", "1.5" }, "--priority needs an integer from -2147483648 to 2147483647, got '1.5'" },
+      { { "enqueue", p, "a", "--max-attempts", "0" }, "--max-attempts needs an integer from 1 to 2147483647, got '0'" },
       { { "enqueue", p, "a", "--run-at", "nan" }, "--run-at needs seconds since the epoch, a date (2026-12-01, 2026-12-01T10:00:00Z) or a duration (90s, 15m, 2h, 2d, 1w: that long from now), got 'nan'" },
       { { "enqueue", p, "a", "--in", "-1" }, "--in needs a finite number of seconds >= 0, got '-1'" },
       { { "enqueue", p, "a", "--in", "1", "--run-at", "5" }, "give at most one of --run-at and --in" },
@@ -282,5 +282,55 @@ describe("lease pool, pause, resume, limit and messages", function()
                             "database error     d\\x1b", "hook error         h\\x1b" }) do
       assert.truthy(text:find(line, 1, true), line .. "\n" .. text)
     end
+  end)
+end)
+
+describe("arguments the engine refuses", function()
+  it("#sqlite are bad usage before the file is created: exit 2, the option named, no file", function()
+    local p = H.file("refused") .. ".db"
+    for _, c in ipairs({
+      { { "enqueue", p, "x", "--priority", "3000000000" },
+        "--priority needs an integer from -2147483648 to 2147483647, got '3000000000'" },
+      { { "enqueue", p, "x", "--priority", "-2147483649" },
+        "--priority needs an integer from -2147483648 to 2147483647, got '-2147483649'" },
+      { { "enqueue", p, "x", "--max-attempts", "3000000000" },
+        "--max-attempts needs an integer from 1 to 2147483647, got '3000000000'" },
+      { { "enqueue", p, "x", "--queue", string.rep("q", 256) },
+        "--queue needs a name of at most 255 bytes, got 256" },
+      { { "enqueue", p, "x", "--key", string.rep("k", 1025) },
+        "enqueue: key must be at most 1024 bytes, got 1025" },
+      { { "schedule", p, "s", "--every", "5", "--priority", "3000000000" },
+        "--priority needs an integer from -2147483648 to 2147483647, got '3000000000'" },
+      { { "schedule", p, "s", "--every", "5", "--max-attempts", "3000000000" },
+        "--max-attempts needs an integer from 1 to 2147483647, got '3000000000'" },
+      { { "schedule", p, string.rep("s", 201), "--every", "5" },
+        "schedule needs a NAME of at most 200 bytes, got 201" },
+      { { "schedule", p, "s", "--every", "1e-300" },
+        "--every needs a finite number of seconds > 0, large enough to change the clock, got '1e-300'" },
+      { { "jobs", "" }, "the database path is empty" },
+      { { "enqueue", "", "x" }, "the database path is empty" },
+    }) do
+      local status, out, err = run(c[1])
+      assert.are.equal(2, status, err)
+      assert.are.equal("", out)
+      assert.are.equal("lease " .. c[1][1] .. ": " .. c[2] .. "\n", err:match("^[^\n]*\n"))
+      assert.is_false(H.exists(p), c[2])
+    end
+    -- the bounds themselves are taken
+    assert.are.equal(0, (run({ "enqueue", p, "x", "--priority", "-2147483648", "--max-attempts", "2147483647",
+                               "--queue", string.rep("q", 255) })))
+    assert.are.equal(0, (run({ "schedule", p, string.rep("s", 200), "--every", "5", "--priority", "2147483647" })))
+  end)
+
+  it("are bad usage on an existing database too, with no source position, and change nothing", function()
+    local p = H.path("refused-existing")
+    assert.are.equal(0, (run({ "enqueue", p, "a" })))
+    local before = H.qsnapshot(p)
+    local status, out, err = run({ "enqueue", p, "x", "--key", string.rep("k", 1025) })
+    assert.are.equal(2, status)
+    assert.are.equal("", out)
+    assert.are.equal("lease enqueue: enqueue: key must be at most 1024 bytes, got 1025\n", err:match("^[^\n]*\n"))
+    assert.truthy(err:find("\nusage: lease enqueue ", 1, true), err)
+    assert.are.same(before, H.qsnapshot(p))
   end)
 end)

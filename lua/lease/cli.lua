@@ -486,6 +486,7 @@ end
 -- explain_open's reason; for a [readonly] that cannot be read around,
 -- what is missing and what to do
 local function open_ro(path, err)
+  if path == "" then usage("the database path is empty") end
   local lease = require("lease")
   local ok, db = pcall(lease.open, path, { readonly = true, create = false })
   if ok then return db end
@@ -521,17 +522,18 @@ end
 -- @tparam string name the flag ("--priority")
 -- @tparam string kind "integer", "time" (finite) or "seconds" (finite, >= 0)
 -- @tparam[opt] integer min for an integer: the smallest allowed
+-- @tparam[opt] integer max for an integer: the largest allowed (then min is given too)
 -- @return the number, or nil when the flag was not given
 -- @raise a usage error naming the flag
-local function number_flag(flags, name, kind, min)
+local function number_flag(flags, name, kind, min, max)
   local text = flags[name]
   if text == nil then return nil end
   local x = tonumber(text)
   if kind == "integer" then
     x = x and compat.tointeger(x)
-    if not x or (min and x < min) then
+    if not x or (min and x < min) or (max and x > max) then
       usage(string.format("%s needs an integer%s, got '%s'", name,
-        min and (" >= " .. min) or "", text))
+        max and string.format(" from %d to %d", min, max) or min and (" >= " .. min) or "", text))
     end
     return x
   end
@@ -559,6 +561,12 @@ local function timeout_flag(flags, name)
   return x
 end
 
+-- The engine's bounds the CLI checks before it opens a database (lease.h):
+-- a priority and max_attempts are 32-bit integers, a queue's name is at
+-- most LEASE_QUEUE_MAX bytes, a schedule's LEASE_SCHEDULE_NAME_MAX.
+local INT32_MIN, INT32_MAX = -2147483648, 2147483647
+local QUEUE_MAX, SCHEDULE_NAME_MAX = 255, 200
+
 -- The statuses a job can have (db:state's status), for --status.
 local STATUSES = { available = true, scheduled = true, running = true, retryable = true,
                    completed = true, discarded = true, cancelled = true, waiting = true }
@@ -583,6 +591,9 @@ end
 local function queue_flag(flags)
   local q = flags["--queue"]
   if q == "" then usage("--queue needs a non-empty name") end
+  if q and #q > QUEUE_MAX then
+    usage(string.format("--queue needs a name of at most %d bytes, got %d", QUEUE_MAX, #q))
+  end
   return q
 end
 
@@ -594,6 +605,35 @@ local function events_env()
   return v ~= nil and v ~= "" and v ~= "0"
 end
 
+--- The message of an argument the engine refused ("bad argument #2 to
+-- 'enqueue' (opts.priority must be ...)"), with the source position Lua
+-- put before it removed, or nil for any other error.
+-- @param e an error value
+-- @treturn ?string "enqueue: opts.priority must be ..."
+local function argument_error(e)
+  if type(e) ~= "string" then return nil end
+  local fn, why = e:gsub("^[^:\n]+:%d+: ", "", 1):match("^bad argument #%d+ to '([^']*)' %((.*)%)$")
+  if not fn then return nil end
+  return fn .. ": " .. why
+end
+
+--- Before a command creates a missing database file for a write, the
+-- write on a database in memory: an argument the engine refuses is then a
+-- usage error, and no file is created for it.
+-- @tparam string path the database
+-- @tparam function write function(db): the command's write
+-- @raise a usage error with the engine's message
+local function dry_run(path, write)
+  if not is_file_path(path) then return end
+  local f = io.open(path, "rb")
+  if f then f:close() return end
+  local db = require("lease").open(":memory:")
+  local ok, e = pcall(write, db)
+  db:close()
+  local why = not ok and argument_error(e)
+  if why then usage(why) end   -- any other error is the real write's to report
+end
+
 --- Open a database for writing; create it only when asked.  Its writes
 -- record events (lease.open's events) when LEASE_EVENTS asks.
 -- @tparam string path the database file
@@ -602,6 +642,7 @@ end
 -- @raise lease.open's error, e.g. [cantopen] for a missing file, with
 -- explain_open's reason
 local function open_rw(path, create)
+  if path == "" then usage("the database path is empty") end
   local ok, db = pcall(require("lease").open, path, { create = create, events = events_env() })
   if not ok then error(explain_open(db, path, create), 0) end
   return db
@@ -775,8 +816,8 @@ local function cmd_enqueue(argv, out, err)
     usage("give at most one of --payload and --payload-file")
   end
   local opts = { payload = flags["--payload"], queue = queue_flag(flags),
-                 priority = number_flag(flags, "--priority", "integer"),
-                 max_attempts = number_flag(flags, "--max-attempts", "integer", 1),
+                 priority = number_flag(flags, "--priority", "integer", INT32_MIN, INT32_MAX),
+                 max_attempts = number_flag(flags, "--max-attempts", "integer", 1, INT32_MAX),
                  timeout = timeout_flag(flags, "--timeout"),
                  run_at = flags["--run-at"] and parse_time("--run-at", flags["--run-at"], "ahead"),
                  after = flags["--after"], key = flags["--key"] }
@@ -795,6 +836,7 @@ local function cmd_enqueue(argv, out, err)
     if file ~= "-" then f:close() end
     if not opts.payload then usage("--payload-file cannot read " .. file) end
   end
+  dry_run(pos[1], function(db) db:enqueue(pos[2], opts) end)
   return compat.using(open_rw(pos[1], true), function(db)
     local ok, why, other = db:enqueue(pos[2], opts)
     local holder = why == "duplicate" and other or nil
@@ -946,19 +988,24 @@ local function cmd_schedule(argv, out)
   if not flags["--every"] and not flags["--cron"] then usage("schedule needs --every or --cron") end
   local lease = require("lease")
   local now = lease.now()
+  if #pos[2] > SCHEDULE_NAME_MAX then
+    usage(string.format("schedule needs a NAME of at most %d bytes, got %d", SCHEDULE_NAME_MAX, #pos[2]))
+  end
   local opts = { queue = queue_flag(flags), payload = flags["--payload"],
-                 priority = number_flag(flags, "--priority", "integer"),
-                 max_attempts = number_flag(flags, "--max-attempts", "integer", 1) }
+                 priority = number_flag(flags, "--priority", "integer", INT32_MIN, INT32_MAX),
+                 max_attempts = number_flag(flags, "--max-attempts", "integer", 1, INT32_MAX) }
   if flags["--every"] then
     opts.every = number_flag(flags, "--every", "seconds")
-    if not (opts.every > 0) then
-      usage("--every needs a finite number of seconds > 0, got '" .. flags["--every"] .. "'")
+    if not (opts.every > 0) or not (now + opts.every > now) then
+      usage("--every needs a finite number of seconds > 0, large enough to change the clock, got '"
+        .. flags["--every"] .. "'")
     end
   else
     local ok, why = pcall(lease.cron_next, flags["--cron"], now)
     if not ok then usage("--cron: " .. tostring(why):gsub("^bad argument #%d+ to '[^']*' %((.*)%)$", "%1")) end
     opts.cron = flags["--cron"]
   end
+  dry_run(pos[1], function(db) db:schedule(pos[2], now, opts) end)
   return compat.using(open_rw(pos[1], true), function(db)
     db:schedule(pos[2], now, opts)
     out:write("scheduled ", show_bytes(pos[2]), "\n")
@@ -1329,7 +1376,12 @@ local function cmd_web(argv, out, err)
   local ctx = { db = pos[1], name = name, token = flags["--token"] or web.new_token(), fmt = OBSERVE_FMT,
                 now = require("lease").now, open_rw = function(p) return open_rw(p, false) end,
                 open_ro = function(p) return open_ro(p) end }
-  web.serve(ctx, bind, port or 8765, out)
+  local ok, e = pcall(web.serve, ctx, bind, port or 8765, out)
+  if not ok then
+    local why = type(e) == "string" and e:match("^bad argument #1 to '[^']*listen' %((.*)%)$")
+    if why then usage("--bind needs " .. why:gsub("^not ", "", 1) .. ", got '" .. bind .. "'") end
+    error(e, 0)
+  end
   return 0
 end
 
@@ -1655,6 +1707,8 @@ function cli.main(argv, out, err)
     out:write(command_usage(cmd), "\n", cmd.help, "\n", cmd.options, "\n")
     return 0
   end
+  local refused = argument_error(res)   -- an argument the engine refused: bad usage too
+  if refused then res = setmetatable({ msg = refused }, Usage) end
   if getmetatable(res) == Usage then
     err:write("lease ", name, ": ", show_bytes(res.msg), "\n", command_usage(cmd), "\n",
       "Try 'lease ", name, " --help'.\n")

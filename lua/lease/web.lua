@@ -442,7 +442,10 @@ function web.serve(ctx, bind, port, out)
     error("this lease was built without libmicrohttpd, so web is unavailable (install "
       .. "libmicrohttpd-dev and build again)", 0)
   end
-  local srv = httpd.listen(bind, port, function(req) return web.handle(ctx, req) end)
+  -- called through pcall, so that its message (a bad address, a port in
+  -- use) carries no source position
+  local listening, srv = pcall(httpd.listen, bind, port, function(req) return web.handle(ctx, req) end)
+  if not listening then error(srv, 0) end
   ctx.port = srv:port()
   ctx.loopback = bind:find("^127%.") ~= nil or bind == "::1"
   local host = bind:find(":") and ("[" .. bind .. "]") or bind

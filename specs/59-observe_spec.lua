@@ -180,6 +180,35 @@ describe("lease stats", function()
     assert.are.same({ "default", "running", "-", "1", "0", "0", "0", "0", "0", "0", "2" }, words(row))
   end)
 
+  it("exits 0 with nothing on stderr when --watch is interrupted by SIGINT", function()
+    local p = history()
+    local base = H.file("watch")
+    local exe = os.getenv("LEASE_HOST")
+    if not exe or exe == "" then exe = (os.getenv("LEASE_BUILD_DIR") or "build") .. "/lease" end
+    -- the host in a shell that waits for it and writes its exit status
+    local inner = string.format("%s stats %s --watch 0.1 >%s 2>%s; echo $? >%s", H.sh(exe), H.sh(p),
+      H.sh(base .. ".out"), H.sh(base .. ".err"), H.sh(base .. ".rc"))
+    local pid = H.capture("sh -c " .. H.sh(inner) .. " >/dev/null 2>&1 & echo $!"):match("(%d+)")
+    assert.is_truthy(pid)
+    local child
+    for _ = 1, 100 do
+      local out = H.read(base .. ".out") or ""
+      child = H.capture("pgrep -P " .. pid):match("(%d+)")
+      if child and select(2, out:gsub("queue q  paused", "")) >= 2 then break end
+      lease.sleep(0.05)
+    end
+    assert.is_truthy(child)
+    os.execute("kill -INT " .. child)
+    local rc
+    for _ = 1, 100 do
+      rc = H.read(base .. ".rc")
+      if rc and rc ~= "" then break end
+      lease.sleep(0.05)
+    end
+    assert.are.equal("0\n", rc)
+    assert.are.equal("", H.read(base .. ".err"))
+  end)
+
   it("refuses bad options, naming them", function()
     local p = history()
     for _, case in ipairs({

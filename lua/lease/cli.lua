@@ -1265,16 +1265,22 @@ local function cmd_stats(argv, out, err)
   local observe = require("lease.observe")
   return compat.using(open_ro(pos[1], err), function(db)
     local n = 0
-    while true do
-      local st = observe.collect(db, fixed or require("lease").now())
-      if flags["--json"] then out:write(observe.json(st, utf8_safe), "\n")
-      else out:write(observe.text(st, OBSERVE_FMT)) end
-      out:flush()
-      n = n + 1
-      if not watch or (count and n >= count) then return 0 end
-      require("lease").sleep(watch)
-      if not flags["--json"] then out:write("\n") end
-    end
+    local ok, e = pcall(function()
+      while true do
+        local st = observe.collect(db, fixed or require("lease").now())
+        if flags["--json"] then out:write(observe.json(st, utf8_safe), "\n")
+        else out:write(observe.text(st, OBSERVE_FMT)) end
+        out:flush()
+        n = n + 1
+        if not watch or (count and n >= count) then return end
+        require("lease").sleep(watch)
+        if not flags["--json"] then out:write("\n") end
+      end
+    end)
+    -- SIGINT (Ctrl-C) raises "interrupted!" in the running code (the host's
+    -- lua.c handler): the end --watch waits for, so exit 0
+    if not ok and not (watch and tostring(e):find("interrupted!$")) then error(e, 0) end
+    return 0
   end)
 end
 

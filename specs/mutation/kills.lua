@@ -78,6 +78,7 @@ return {
   ["cli-run-at-and-in-together"] = { file = "specs/34-cli_queue_spec.lua", test = "lease enqueue exits 2 naming the option for bad usage, and writes nothing" },
   ["cli-schedule-name-length-unchecked"] = { file = "specs/34-cli_queue_spec.lua", test = "arguments the engine refuses #sqlite are bad usage before the file is created: exit 2, the option named, no file" },
   ["cli-show-missing-id-raw"] = { file = "specs/34-cli_queue_spec.lua", test = "lease pool, pause, resume, limit and messages show the bytes of ids, queue names and messages as \\xNN, never raw" },
+  ["cli-stats-watch-sigint-fails"] = { file = "specs/59-observe_spec.lua", test = "lease stats exits 0 with nothing on stderr when --watch is interrupted by SIGINT" },
   ["cli-suggests-anything"] = { file = "specs/38-cli_usage_spec.lua", test = "lease COMMAND --help, unknown commands, usage errors suggests the nearest command for an unknown one, and none when nothing is near" },
   ["cli-time-ms-no-carry"] = { file = "specs/38-cli_usage_spec.lua", test = "times in the CLI shows times as UTC ISO 8601 to the millisecond, and --json keeps the stored numbers" },
   ["cli-time-shown-as-seconds"] = { file = "specs/38-cli_usage_spec.lua", test = "times in the CLI shows times as UTC ISO 8601 to the millisecond, and --json keeps the stored numbers" },

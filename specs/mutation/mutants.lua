@@ -5216,4 +5216,11 @@ return {
     to = [=[  local listening, srv = true, httpd.listen(bind, port, function(req) return web.handle(ctx, req) end)]=],
     hint = "specs/61-web_spec.lua",
   },
+  {
+    name = "cli-stats-watch-sigint-fails", step = "own", file = "lua/lease/cli.lua",
+    fn = "cmd_stats",
+    from = [=[    if not ok and not (watch and tostring(e):find("interrupted!$")) then error(e, 0) end]=],
+    to = [=[    if not ok then error(e, 0) end]=],
+    hint = "specs/59-observe_spec.lua",
+  },
 }

@@ -1156,7 +1156,14 @@ local function cmd_queues(argv, out, err)
   return compat.using(open_ro(pos[1], err), function(db)
     local qs = db:queues(now)
     if flags["--json"] then
-      out:write(require("lease.json").encode(qs), "\n")
+      local json = require("lease.json")
+      for i, q in ipairs(qs) do   -- names valid UTF-8, as every --json string
+        local c = {}
+        for k, v in pairs(q) do c[k] = v end
+        c.name = utf8_safe(q.name)
+        qs[i] = c
+      end
+      out:write(json.encode(qs, { sorted = true, null_nonfinite = true }), "\n")
       return 0
     end
     local rows = { { "QUEUE", "STATE", "LIMITS" } }

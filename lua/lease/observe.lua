@@ -133,7 +133,9 @@ function observe.collect(db, now)
   return res
 end
 
---- The numbers of observe.collect as JSON (one object, exact numbers).
+--- The numbers of observe.collect as JSON (one object, exact numbers, the
+-- keys of every object sorted).  A number that is not finite (an age from
+-- a run_at of -inf another client wrote) is null.
 -- @tparam table st observe.collect's table
 -- @tparam function safe makes a byte string valid UTF-8 (lease.cli's utf8_safe)
 -- @treturn string one line of JSON
@@ -149,7 +151,8 @@ function observe.json(st, safe)
               oldest_available_age = s.oldest_available_age or json.null,
               refusals = rs }
   end
-  return json.encode({ now = st.now, events = st.events, queues = qs, refusals = st.refusals })
+  return json.encode({ now = st.now, events = st.events, queues = qs, refusals = st.refusals },
+    { sorted = true, null_nonfinite = true })
 end
 
 --- The numbers of observe.collect as a table a person reads.

@@ -364,6 +364,20 @@ describe("lease metrics", function()
     -- the escaped line as the format writes it
     assert.truthy(out:find('\nlease_queue_paused{queue="we\\"ird\\\\q\\nx"} 0\n', 1, true), out)
   end)
+
+  it("writes a label value that is not UTF-8 as UTF-8, each stray byte as the text \\xNN", function()
+    local p = H.path("observe-bytes")
+    local db = lease.open(p)
+    assert.are.equal(true, db:enqueue("a", { queue = "bad\255\1" }))
+    assert.are.equal(true, db:enqueue("b", { queue = "caf\195\169\226\130" }))   -- a cut-off sequence
+    db:close()
+    local status, out = run({ "metrics", p })
+    assert.are.equal(0, status)
+    assert.truthy(out:find('\nlease_queue_paused{queue="bad\\\\xff\1"} 0\n', 1, true), out)
+    assert.truthy(out:find('\nlease_queue_paused{queue="caf\195\169\\\\xe2\\\\x82"} 0\n', 1, true), out)
+    local u8 = rawget(_G, "utf8")   -- Lua 5.3 and later
+    if u8 then assert.is_truthy(u8.len(out), "valid UTF-8") end
+  end)
 end)
 
 -- A small XML well-formedness check: tags balance, attributes are quoted,

@@ -189,11 +189,50 @@ function observe.text(st, fmt)
   return table.concat(lines, "\n") .. "\n"
 end
 
---- A label value escaped for the Prometheus text format: backslash,
--- double quote and newline.
+--- The length of the valid UTF-8 sequence (RFC 3629: shortest form, no
+-- surrogate, nothing above U+10FFFF) that starts at byte i of s, or nil.
 -- @tparam string s any bytes
--- @treturn string
+-- @tparam integer i a byte index in s
+-- @treturn ?integer 1 to 4, or nil
+local function utf8_sequence(s, i)
+  local c = s:byte(i)
+  if c < 0x80 then return 1 end
+  local n, cp
+  if c >= 0xC2 and c <= 0xDF then n, cp = 2, c - 0xC0
+  elseif c >= 0xE0 and c <= 0xEF then n, cp = 3, c - 0xE0
+  elseif c >= 0xF0 and c <= 0xF4 then n, cp = 4, c - 0xF0
+  else return nil end
+  for k = 1, n - 1 do
+    local b = s:byte(i + k)
+    if not b or b < 0x80 or b > 0xBF then return nil end
+    cp = cp * 64 + (b - 0x80)
+  end
+  if n == 3 and (cp < 0x800 or (cp >= 0xD800 and cp <= 0xDFFF)) then return nil end
+  if n == 4 and (cp < 0x10000 or cp > 0x10FFFF) then return nil end
+  return n
+end
+
+--- A label value for the Prometheus text format, which is UTF-8: each
+-- byte that is not part of a valid UTF-8 sequence as the text \xNN, then
+-- backslash, double quote and newline escaped (so that byte reads back as
+-- the four characters \xNN).
+-- @tparam string s any bytes
+-- @treturn string valid UTF-8
 function observe.label(s)
+  if s:find("[\128-\255]") then
+    local out, i = {}, 1
+    while i <= #s do
+      local n = utf8_sequence(s, i)
+      if n then
+        out[#out + 1] = s:sub(i, i + n - 1)
+        i = i + n
+      else
+        out[#out + 1] = string.format("\\x%02x", s:byte(i))
+        i = i + 1
+      end
+    end
+    s = table.concat(out)
+  end
   return (s:gsub("[\\\"\n]", { ["\\"] = "\\\\", ['"'] = '\\"', ["\n"] = "\\n" }))
 end
 

@@ -209,6 +209,8 @@ return {
   ["observe-expire-does-not-end-lease"] = { file = "specs/59-observe_spec.lua", test = "lease timeline draws each lease as a bar coloured by owner, with its fence, and the refused write" },
   ["observe-json-inf-raises"] = { file = "specs/59-observe_spec.lua", test = "lease stats writes a number another client left infinite as null, never failing" },
   ["observe-json-unsorted"] = { file = "specs/59-observe_spec.lua", test = "lease stats writes the keys of every object of stats --json and queues --json sorted" },
+  ["observe-label-cut-sequence-kept"] = { file = "specs/59-observe_spec.lua", test = "lease metrics writes a label value that is not UTF-8 as UTF-8, each stray byte as the text \\xNN" },
+  ["observe-label-raw-bytes"] = { file = "specs/59-observe_spec.lua", test = "lease metrics writes a label value that is not UTF-8 as UTF-8, each stray byte as the text \\xNN" },
   ["observe-metrics-label-not-escaped"] = { file = "specs/59-observe_spec.lua", test = "lease metrics gives the numbers in the Prometheus text format, label values escaped" },
   ["observe-metrics-no-waiting"] = { file = "specs/59-observe_spec.lua", test = "lease stats counts the jobs waiting for the jobs they name, in stats, metrics and queues" },
   ["observe-oldest-age-ignores-run-at"] = { file = "specs/59-observe_spec.lua", test = "lease stats gives each queue's numbers as exact JSON" },

@@ -5265,4 +5265,18 @@ return {
     to = [=[        c.name = q.name]=],
     hint = "specs/59-observe_spec.lua",
   },
+  {
+    name = "observe-label-raw-bytes", step = "own", file = "lua/lease/observe.lua",
+    fn = "label",
+    from = [=[  if s:find("[\128-\255]") then]=],
+    to = [=[  if false then]=],
+    hint = "specs/59-observe_spec.lua",
+  },
+  {
+    name = "observe-label-cut-sequence-kept", step = "own", file = "lua/lease/observe.lua",
+    fn = "utf8_sequence",
+    from = [=[    if not b or b < 0x80 or b > 0xBF then return nil end]=],
+    to = [=[    if b and (b < 0x80 or b > 0xBF) then return nil end]=],
+    hint = "specs/59-observe_spec.lua",
+  },
 }

@@ -159,6 +159,17 @@ describe("lease web", function()
     assert.are.equal(400, bad)
   end)
 
+  it("filters by a queue name holding a NUL byte, never dropping the filter", function()
+    local _, all = curl(srv, "/jobs")
+    assert.is_truthy(all:find("thumb-1", 1, true))
+    for _, q in ipairs({ "%00", "images%00", "%00images" }) do
+      local code, body = curl(srv, "/jobs?queue=" .. q)
+      assert.are.equal(200, code)
+      assert.is_nil(body:find('href="/job?id=', 1, true), q)
+      assert.is_truthy(body:find("<h2>Jobs of queue ", 1, true), q)
+    end
+  end)
+
   it("shows a job's payload, result, errors, events and timeline, escaping its id and payload", function()
     local code, body = curl(srv, "/job?id=" .. EVIL:gsub("[^%w]", function(c)
       return string.format("%%%02X", c:byte()) end))

@@ -190,6 +190,7 @@ return {
   ["host-luainit-under-E"] = { file = "specs/21-host_spec.lua", test = "the lease host program runs LUA_INIT_5_4 (LUA_INIT_5_3 on 5.3; none on 5.1), else LUA_INIT (code or @file), unless -E" },
   ["host-prompt-on-a-pipe"] = { file = "specs/21-host_spec.lua", test = "the lease host program runs a script from standard input: with -, after --, or piped with no script" },
   ["hot-journal-refused-as-truncated"] = { file = "specs/23-hostile_spec.lua", test = "hostile files #sqlite a file torn inside its first transaction, beside a hot -journal is rolled back by SQLite and initialised by open, not refused as truncated" },
+  ["httpd-query-cut-at-nul"] = { file = "specs/61-web_spec.lua", test = "lease web filters by a queue name holding a NUL byte, never dropping the filter" },
   ["id-bound-with-strlen"] = { file = "specs/11-bad_input_spec.lua", test = "byte strings keeps ids with zero bytes apart: 'a\\0b' and 'a\\0c' are two jobs" },
   ["integer-bounds-unchecked"] = { file = "specs/15-claim_next_spec.lua", test = "claim_next refuses bad arguments before touching the database" },
   ["integer-check-accepts-floats"] = { file = "specs/11-bad_input_spec.lua", test = "bad input db:renew(\"job\", \"A\", 1.5, 110, 10) names argument fence, database unchanged" },

@@ -5279,4 +5279,11 @@ return {
     to = [=[    if b and (b < 0x80 or b > 0xBF) then return nil end]=],
     hint = "specs/59-observe_spec.lua",
   },
+  {
+    name = "httpd-query-cut-at-nul", step = "own", file = "src/host/host_httpd.c",
+    fn = "hd_set_pair",
+    from = [=[  lua_pushlstring(L, value ? value : "", value ? value_size : 0);]=],
+    to = [=[  lua_pushstring(L, value ? value : ""); (void)value_size;]=],
+    hint = "specs/61-web_spec.lua",
+  },
 }

@@ -1,11 +1,13 @@
 --- The subcommands of the `lease` host program, and its usage text.
 --
 --   lease pool DB WORKER.lua [-j N] [--ttl S] [--queue Q] [--forever] [--grace S]
---              [--batch N] [--poll S] [--drain-wait S] [--decode json] [--timeout S] [--quiet]
+--              [--batch N] [--poll S] [--drain-wait S] [--decode json] [--timeout S]
+--              [--events] [--quiet]
 --   lease enqueue DB ID [--payload S | --payload-file F] [--queue Q] [--priority N]
 --                 [--run-at T | --in SECONDS] [--max-attempts N] [--timeout S] [--after ID]...
 --                 [--key K] [--json]
---   lease jobs DB [--status S] [--queue Q] [--errors] [--limit N] [--json] [--now T]
+--   lease jobs DB [--status S] [--queue Q] [--errors] [--ready|--held|--done|--blocked]
+--             [--limit N] [--json] [--now T]
 --   lease show DB ID [--json] [--now T]
 --   lease retry DB ID... | DB --discarded [--queue Q] [--json]
 --   lease cancel DB ID... [--json]
@@ -1680,8 +1682,9 @@ function cli.usage(progname)
     OPTIONS,
     "With no script and no -e or -v: an interactive prompt when standard input is a",
     "terminal, else standard input is run as the script.",
-    "The modules lease, lease.thread, lease.pool, lease.cli and lease.testing are",
-    "preloaded.",
+    "The modules lease, lease.thread, lease.pool, lease.cli, lease.json, lease.observe,",
+    "lease.web, lease.compat and lease.testing are preloaded, and lease.httpd in a",
+    "build with libmicrohttpd.",
     "Commands:",
   }
   for _, c in ipairs(COMMANDS) do

@@ -266,6 +266,17 @@ describe("lease web usage", function()
     assert.is_truthy(err:find("lease web: --bind needs an IPv4 or IPv6 address, got 'localhost'\n", 1, true), err)
   end)
 
+  it("#sqlite shows the bytes of the database's name as \\xNN when it starts", function()
+    local p = H.file("web\27[2Jname") .. ".db"
+    local db = lease.open(p)
+    assert.are.equal(true, db:enqueue("a"))
+    db:close()
+    local srv = start(p)
+    stop(srv)
+    assert.is_nil(srv.banner:find("\27", 1, true), srv.banner)
+    assert.truthy(srv.banner:find("web\\x1b[2Jname", 1, true), srv.banner)
+  end)
+
   it("names a port in use without a source position, exit 1", function()
     local p = history()
     local srv = start(p)

@@ -408,7 +408,7 @@ end
 
 --- Answer one HTTP request (lease.httpd's handler).
 -- @tparam table ctx the server's context: `{db=, name=, token=, port=,
--- loopback=, fmt={safe=, time=}, now=function, open_ro=function(db),
+-- loopback=, fmt={show=, safe=, time=}, now=function, open_ro=function(db),
 -- open_rw=function(db)}`
 -- @tparam table req lease.httpd's request `{method=, path=, query=,
 -- headers=, cookies=, body=}`
@@ -419,7 +419,7 @@ end
 function web.handle(ctx, req)
   local ok, status, body, extra = pcall(route, ctx, req)
   if not ok then
-    io.stderr:write("lease web: ", tostring(status), "\n")
+    io.stderr:write("lease web: ", ctx.fmt.show(tostring(status)), "\n")
     status, body, extra = 500, page(ctx, "error", "<p>Error: " .. h(ctx, status) .. "</p>"), nil
   end
   local headers = {}
@@ -449,7 +449,7 @@ function web.serve(ctx, bind, port, out)
   ctx.port = srv:port()
   ctx.loopback = bind:find("^127%.") ~= nil or bind == "::1"
   local host = bind:find(":") and ("[" .. bind .. "]") or bind
-  out:write(string.format("lease web: serving %s on http://%s:%d/ (one request at a time)\n", ctx.name,
+  out:write(string.format("lease web: serving %s on http://%s:%d/ (one request at a time)\n", ctx.fmt.show(ctx.name),
     host, ctx.port))
   out:write(string.format("token %s: open http://%s:%d/?token=%s to pause, resume, retry and cancel\n",
     ctx.token, host, ctx.port, ctx.token))

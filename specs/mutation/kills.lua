@@ -655,6 +655,7 @@ return {
   ["web-host-check-skipped"] = { file = "specs/61-web_spec.lua", test = "lease web refuses a Host that is not a loopback name (403)" },
   ["web-listen-error-positioned"] = { file = "specs/61-web_spec.lua", test = "lease web usage takes a port from 0 to 65535, an address literal, a non-empty token" },
   ["web-port-range-unchecked"] = { file = "specs/61-web_spec.lua", test = "lease web usage takes a port from 0 to 65535, an address literal, a non-empty token" },
+  ["web-serving-name-raw"] = { file = "specs/61-web_spec.lua", test = "lease web usage #sqlite shows the bytes of the database's name as \\xNN when it starts" },
   ["web-token-check-skipped"] = { file = "specs/61-web_spec.lua", test = "lease web refuses an action without the token or with a wrong one (403), changing nothing" },
   ["web-token-cookie-stands-for-form"] = { file = "specs/61-web_spec.lua", test = "lease web refuses an action without the token or with a wrong one (403), changing nothing" },
   ["web-token-longer-accepted"] = { file = "specs/61-web_spec.lua", test = "lease web puts the token in the forms of a page asked for with it, and sets it as a cookie" },

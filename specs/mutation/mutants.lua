@@ -5293,4 +5293,11 @@ return {
     to = [=[    "lease.web and lease.testing are preloaded, and lease.httpd in a",]=],
     hint = "specs/70-docs_spec.lua",
   },
+  {
+    name = "web-serving-name-raw", step = "own", file = "lua/lease/web.lua",
+    fn = "serve",
+    from = [=[(one request at a time)\n", ctx.fmt.show(ctx.name),]=],
+    to = [=[(one request at a time)\n", ctx.name,]=],
+    hint = "specs/61-web_spec.lua",
+  },
 }

@@ -54,9 +54,9 @@ describe("lease enqueue", function()
     local p = H.path("enq")
     for _, c in ipairs({
       { { "enqueue", p }, "enqueue takes a database path and a job id" },
-      { { "enqueue", p, "a", "--priority", "x" }, "--priority needs an integer, got 'x'" },
-      { { "enqueue", p, "a", "--priority", "1.5" }, "--priority needs an integer, got '1.5'" },
-      { { "enqueue", p, "a", "--max-attempts", "0" }, "--max-attempts needs an integer >= 1, got '0'" },
+      { { "enqueue", p, "a", "--priority", "x" }, "--priority needs an integer from -2147483648 to 2147483647, got 'x'" },
+      { { "enqueue", p, "a", "--priority", "1.5" }, "--priority needs an integer from -2147483648 to 2147483647, got '1.5'" },
+      { { "enqueue", p, "a", "--max-attempts", "0" }, "--max-attempts needs an integer from 1 to 2147483647, got '0'" },
       { { "enqueue", p, "a", "--run-at", "nan" }, "--run-at needs seconds since the epoch, a date (2026-12-01, 2026-12-01T10:00:00Z) or a duration (90s, 15m, 2h, 2d, 1w: that long from now), got 'nan'" },
       { { "enqueue", p, "a", "--in", "-1" }, "--in needs a finite number of seconds >= 0, got '-1'" },
       { { "enqueue", p, "a", "--in", "1", "--run-at", "5" }, "give at most one of --run-at and --in" },
@@ -226,6 +226,111 @@ describe("lease jobs, retry, cancel, prune", function()
       assert.are.equal("", out)
       assert.truthy(err:find("lease " .. c[1][1] .. ": " .. c[2], 1, true), err)
     end
+    assert.are.same(before, H.qsnapshot(p))
+  end)
+end)
+
+describe("lease pool, pause, resume, limit and messages", function()
+  it("show the bytes of ids, queue names and messages as \\xNN, never raw", function()
+    local p = H.path("esc")
+    local id, q = "id\27[41mX\27[0m\nY", "Q\27[1m\r"
+    assert.are.equal(0, (run({ "enqueue", p, id, "--max-attempts", "1", "--queue", q })))
+    local worker = H.file("esc_worker") .. ".lua"
+    H.write(worker, "return function(j) error(j.id, 0) end")
+    local status, out, err = run({ "pool", p, worker, "--quiet", "--queue", q, "-j", "1" })
+    assert.are.equal(1, status, err)
+    local eid, eq = "id\\x1b[41mX\\x1b[0m\\x0aY", "Q\\x1b[1m\\x0d"
+    assert.truthy(out:find("workers            1 (queue " .. eq .. ")\n", 1, true), out)
+    assert.truthy(out:find("\ndiscarded          " .. eid .. "\n", 1, true), out)
+    assert.truthy(out:find("\nhandler error      " .. eid .. ": " .. eid .. "\n", 1, true), out)
+    for _, c in ipairs({
+      { { "pause", p, q }, "paused " .. eq .. "\n" },
+      { { "resume", p, q }, "resumed " .. eq .. "\n" },
+      { { "limit", p, q, "--concurrency", "2" }, "limited " .. eq .. ": concurrency 2\n" },
+      { { "limit", p, q, "--clear" }, "cleared the limits of " .. eq .. "\n" },
+    }) do
+      status, out, err = run(c[1])
+      assert.are.equal(0, status, err)
+      assert.are.equal(c[2], out)
+    end
+    status, out, err = run({ "show", p, "no\27]0;x\7" })
+    assert.are.equal(1, status)
+    assert.are.equal("", out)
+    assert.truthy(err:find('lease show: no job "no\\x1b]0;x\\x07" in', 1, true), err)
+    status, out, err = run({ "enqueue", p, id })
+    assert.are.equal(1, status)
+    assert.are.equal("", out)
+    assert.truthy(err:find('lease enqueue: job "' .. eid .. '" exists in', 1, true), err)
+    status, out, err = run({ "jobs", p, "--status", "x\27[2J" })
+    assert.are.equal(2, status)
+    assert.are.equal("", out)
+    assert.truthy(err:find("got 'x\\x1b[2J'", 1, true), err)
+    status, out, err = run({ "jobs\27" })
+    assert.are.equal(2, status)
+    assert.are.equal("", out)
+    assert.truthy(err:find("lease: unknown command 'jobs\\x1b'", 1, true), err)
+  end)
+
+  it("pool.format escapes with a plain \\xNN escaper by default", function()
+    local text = require("lease.pool").format({ workers = 1, queue = "q\27", done = 0,
+      handler_errors = 1, retried = 0, discarded = 1, refused = 0, renew_refused = 0, renewed = 0,
+      max_fence = 1, wall = 1, rate = 0, discarded_ids = { "a\0b" }, errors = { "a\0b: e\n" },
+      failed = { "worker 1: \27x" }, db_messages = { "d\27" }, hook_messages = { "h\27" } })
+    assert.is_nil(text:find("[\0\27]"), text)
+    for _, line in ipairs({ "workers            1 (queue q\\x1b)", "discarded          a\\x00b",
+                            "handler error      a\\x00b: e\\x0a", "worker failed      worker 1: \\x1bx",
+                            "database error     d\\x1b", "hook error         h\\x1b" }) do
+      assert.truthy(text:find(line, 1, true), line .. "\n" .. text)
+    end
+  end)
+end)
+
+describe("arguments the engine refuses", function()
+  it("#sqlite are bad usage before the file is created: exit 2, the option named, no file", function()
+    local p = H.file("refused") .. ".db"
+    for _, c in ipairs({
+      { { "enqueue", p, "x", "--priority", "3000000000" },
+        "--priority needs an integer from -2147483648 to 2147483647, got '3000000000'" },
+      { { "enqueue", p, "x", "--priority", "-2147483649" },
+        "--priority needs an integer from -2147483648 to 2147483647, got '-2147483649'" },
+      { { "enqueue", p, "x", "--max-attempts", "3000000000" },
+        "--max-attempts needs an integer from 1 to 2147483647, got '3000000000'" },
+      { { "enqueue", p, "x", "--queue", string.rep("q", 256) },
+        "--queue needs a name of at most 255 bytes, got 256" },
+      { { "enqueue", p, "x", "--key", string.rep("k", 1025) },
+        "enqueue: key must be at most 1024 bytes, got 1025" },
+      { { "schedule", p, "s", "--every", "5", "--priority", "3000000000" },
+        "--priority needs an integer from -2147483648 to 2147483647, got '3000000000'" },
+      { { "schedule", p, "s", "--every", "5", "--max-attempts", "3000000000" },
+        "--max-attempts needs an integer from 1 to 2147483647, got '3000000000'" },
+      { { "schedule", p, string.rep("s", 201), "--every", "5" },
+        "schedule needs a NAME of at most 200 bytes, got 201" },
+      { { "schedule", p, "s", "--every", "1e-300" },
+        "--every needs a finite number of seconds > 0, large enough to change the clock, got '1e-300'" },
+      { { "jobs", "" }, "the database path is empty" },
+      { { "enqueue", "", "x" }, "the database path is empty" },
+    }) do
+      local status, out, err = run(c[1])
+      assert.are.equal(2, status, err)
+      assert.are.equal("", out)
+      assert.are.equal("lease " .. c[1][1] .. ": " .. c[2] .. "\n", err:match("^[^\n]*\n"))
+      assert.is_false(H.exists(p), c[2])
+    end
+    -- the bounds themselves are taken
+    assert.are.equal(0, (run({ "enqueue", p, "x", "--priority", "-2147483648", "--max-attempts", "2147483647",
+                               "--queue", string.rep("q", 255) })))
+    assert.are.equal(0, (run({ "schedule", p, string.rep("s", 200), "--every", "5", "--priority", "2147483647" })))
+  end)
+
+  it("are bad usage on an existing database too, with no source position, and change nothing", function()
+    local p = H.path("refused-existing")
+    assert.are.equal(0, (run({ "enqueue", p, "a" })))
+    local before = H.qsnapshot(p)
+    local status, out, err = run({ "enqueue", p, "x", "--key", string.rep("k", 1025) })
+    assert.are.equal(2, status)
+    assert.are.equal("", out)
+    assert.are.equal("lease enqueue: enqueue: key must be at most 1024 bytes, got 1025\n", err:match("^[^\n]*\n"))
+    assert.truthy(err:find("\nusage: lease enqueue ", 1, true), err)
     assert.are.same(before, H.qsnapshot(p))
   end)
 end)

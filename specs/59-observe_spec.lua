@@ -19,6 +19,13 @@ local WEIRD = 'we"ird\\q\nx'
 -- A job id with bytes XML must escape, and one that is not UTF-8.
 local HOSTILE = "<&\"'>\255\1id"
 
+-- The blank-separated words of a line, in order.
+local function words(line)
+  local out = {}
+  for w in line:gmatch("%S+") do out[#out + 1] = w end
+  return out
+end
+
 -- The history; returns the path and the time every command measures at
 -- (an integer, after every event).
 local function history()
@@ -62,7 +69,7 @@ describe("lease stats", function()
     local q = by.q
     assert.are.equal(true, q.paused)
     assert.are.same({ available = 0, scheduled = 0, running = 0, retryable = 0, completed = 1,
-                      discarded = 1, cancelled = 0 }, q.counts)
+                      discarded = 1, cancelled = 0, waiting = 0 }, q.counts)
     assert.are.equal(1, q.completions)
     -- B's complete at now - 77: not in the last minute, in the last 5 and 15
     assert.are.same({ ["1m"] = 0, ["5m"] = 1 / 5, ["15m"] = 1 / 15 }, q.completions_per_minute)
@@ -118,6 +125,138 @@ describe("lease stats", function()
     assert.are_not.equal(0, status)
     local _, prints = out:gsub("queue q  paused", "")
     assert.is_true(prints >= 2, out)
+  end)
+
+  it("gives a job made available again by retry no age from its until of 0", function()
+    -- no events: the job's age could only come from run_at or a lease end
+    local p = H.path("observe-retried")
+    local db = lease.open(p)
+    local now = math.floor(lease.now())
+    assert.are.equal(true, db:enqueue("x", { max_attempts = 1 }))
+    local id, fence = db:claim_next("A", now - 20, 5)
+    assert.are.same({ "x", 1 }, { id, fence })
+    assert.are.equal("discarded", db:fail("x", "A", 1, now - 19, "boom"))
+    assert.is_truthy(db:retry("x", now - 10))
+    local st = db:state("x", now)
+    db:close()
+    assert.are.same({ "available", 0, 1 }, { st.status, st["until"], st.fence })
+    local status, out = run({ "stats", p, "--json", "--now", tostring(now) })
+    assert.are.equal(0, status)
+    local q = json.decode(out).queues[1]
+    assert.are.equal(1, q.counts.available)
+    assert.is_nil(q.oldest_available_age)
+    status, out = run({ "stats", p, "--now", tostring(now) })
+    assert.are.equal(0, status)
+    assert.truthy(out:find("oldest available: -\n", 1, true), out)
+    status, out = run({ "metrics", p, "--now", tostring(now) })
+    assert.are.equal(0, status)
+    assert.falsy(out:find("\nlease_oldest_available_age_seconds{", 1, true), out)
+  end)
+
+  it("counts the jobs waiting for the jobs they name, in stats, metrics and queues", function()
+    local p = H.path("observe-waiting")
+    local db = lease.open(p)
+    assert.are.equal(true, db:enqueue("parent"))
+    assert.are.equal(true, db:enqueue("child", { after = { "parent" } }))
+    assert.are.equal(true, db:enqueue("grandchild", { after = { "child" } }))
+    db:close()
+    local status, out = run({ "stats", p, "--json" })
+    assert.are.equal(0, status)
+    assert.are.same({ available = 1, scheduled = 0, running = 0, retryable = 0, completed = 0,
+                      discarded = 0, cancelled = 0, waiting = 2 }, json.decode(out).queues[1].counts)
+    status, out = run({ "stats", p })
+    assert.are.equal(0, status)
+    assert.truthy(out:find("  jobs: 1 available, 0 scheduled, 0 running, 0 retryable, 0 completed, "
+      .. "0 discarded, 0 cancelled, 2 waiting\n", 1, true), out)
+    status, out = run({ "metrics", p })
+    assert.are.equal(0, status)
+    assert.truthy(out:find('\nlease_jobs{queue="default",status="waiting"} 2\n', 1, true), out)
+    status, out = run({ "queues", p })
+    assert.are.equal(0, status)
+    local head, row = out:match("^([^\n]*)\n([^\n]*)\n$")
+    assert.truthy(head, out)
+    assert.are.same({ "QUEUE", "STATE", "LIMITS", "AVAILABLE", "SCHEDULED", "RUNNING", "RETRYABLE",
+                      "COMPLETED", "DISCARDED", "CANCELLED", "WAITING" }, words(head))
+    assert.are.same({ "default", "running", "-", "1", "0", "0", "0", "0", "0", "0", "2" }, words(row))
+  end)
+
+  it("writes a number another client left infinite as null, never failing", function()
+    local p = H.path("observe-inf")
+    local db = lease.open(p)
+    assert.are.equal(true, db:enqueue("a", { run_at = 5 }))
+    db:close()
+    H.sql(p, "UPDATE lease_queue SET run_at = " .. (H.backend == "pg" and "'-Infinity'::float8" or "-9e999")
+      .. " WHERE id = 'a'")
+    local status, out, err = run({ "stats", p, "--json" })
+    assert.are.equal("", err)
+    assert.are.equal(0, status)
+    local q = json.decode(out).queues[1]
+    assert.are.equal(1, q.counts.available)
+    assert.truthy(out:find('"oldest_available_age":null', 1, true), out)
+    status, out = run({ "stats", p })
+    assert.are.equal(0, status)
+    assert.truthy(out:find("oldest available: infs\n", 1, true), out)
+    status, out = run({ "metrics", p })
+    assert.are.equal(0, status)
+    assert.truthy(out:find('\nlease_oldest_available_age_seconds{queue="default"} +Inf\n', 1, true), out)
+  end)
+
+  it("writes the keys of every object of stats --json and queues --json sorted", function()
+    local p = H.path("observe-sorted")
+    local db = lease.open(p)
+    assert.are.equal(true, db:enqueue("a"))
+    db:close()
+    local status, out = run({ "queues", p, "--json" })
+    assert.are.equal(0, status)
+    assert.are.equal('[{"available":1,"cancelled":0,"completed":0,"discarded":0,"name":"default",'
+      .. '"paused":false,"retryable":0,"running":0,"scheduled":0,"total":1,"waiting":0}]\n', out)
+    status, out = run({ "stats", p, "--json", "--now", "100" })
+    assert.are.equal(0, status)
+    assert.are.equal('{"events":0,"now":100,"queues":[{"completions":0,"completions_per_minute":'
+      .. '{"15m":0.0,"1m":0.0,"5m":0.0},"concurrency":null,"counts":{"available":1,"cancelled":0,'
+      .. '"completed":0,"discarded":0,"retryable":0,"running":0,"scheduled":0,"waiting":0},'
+      .. '"name":"default","oldest_available_age":null,"paused":false,"per":null,"rate":null,'
+      .. '"refusals":[]}],"refusals":[]}\n', out)
+  end)
+
+  it("writes a queue name that is not UTF-8 in queues --json as every --json string", function()
+    local p = H.path("observe-latin1")
+    local db = lease.open(p)
+    assert.are.equal(true, db:enqueue("a", { queue = "bad\255\1" }))
+    db:close()
+    local status, out = run({ "queues", p, "--json" })
+    assert.are.equal(0, status)
+    assert.truthy(out:find('"name":"bad\195\191\\u0001"', 1, true), out)
+    assert.are.equal("bad\195\191\1", json.decode(out)[1].name)
+  end)
+
+  it("exits 0 with nothing on stderr when --watch is interrupted by SIGINT", function()
+    local p = history()
+    local base = H.file("watch")
+    local exe = os.getenv("LEASE_HOST")
+    if not exe or exe == "" then exe = (os.getenv("LEASE_BUILD_DIR") or "build") .. "/lease" end
+    -- the host in a shell that waits for it and writes its exit status
+    local inner = string.format("%s stats %s --watch 0.1 >%s 2>%s; echo $? >%s", H.sh(exe), H.sh(p),
+      H.sh(base .. ".out"), H.sh(base .. ".err"), H.sh(base .. ".rc"))
+    local pid = H.capture("sh -c " .. H.sh(inner) .. " >/dev/null 2>&1 & echo $!"):match("(%d+)")
+    assert.is_truthy(pid)
+    local child
+    for _ = 1, 100 do
+      local out = H.read(base .. ".out") or ""
+      child = H.capture("pgrep -P " .. pid):match("(%d+)")
+      if child and select(2, out:gsub("queue q  paused", "")) >= 2 then break end
+      lease.sleep(0.05)
+    end
+    assert.is_truthy(child)
+    os.execute("kill -INT " .. child)
+    local rc
+    for _ = 1, 100 do
+      rc = H.read(base .. ".rc")
+      if rc and rc ~= "" then break end
+      lease.sleep(0.05)
+    end
+    assert.are.equal("0\n", rc)
+    assert.are.equal("", H.read(base .. ".err"))
   end)
 
   it("refuses bad options, naming them", function()
@@ -224,6 +363,20 @@ describe("lease metrics", function()
     assert.is_nil(sample(s, "lease_oldest_available_age_seconds", { queue = "q" }))
     -- the escaped line as the format writes it
     assert.truthy(out:find('\nlease_queue_paused{queue="we\\"ird\\\\q\\nx"} 0\n', 1, true), out)
+  end)
+
+  it("writes a label value that is not UTF-8 as UTF-8, each stray byte as the text \\xNN", function()
+    local p = H.path("observe-bytes")
+    local db = lease.open(p)
+    assert.are.equal(true, db:enqueue("a", { queue = "bad\255\1" }))
+    assert.are.equal(true, db:enqueue("b", { queue = "caf\195\169\226\130" }))   -- a cut-off sequence
+    db:close()
+    local status, out = run({ "metrics", p })
+    assert.are.equal(0, status)
+    assert.truthy(out:find('\nlease_queue_paused{queue="bad\\\\xff\1"} 0\n', 1, true), out)
+    assert.truthy(out:find('\nlease_queue_paused{queue="caf\195\169\\\\xe2\\\\x82"} 0\n', 1, true), out)
+    local u8 = rawget(_G, "utf8")   -- Lua 5.3 and later
+    if u8 then assert.is_truthy(u8.len(out), "valid UTF-8") end
   end)
 end)
 

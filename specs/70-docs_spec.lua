@@ -168,3 +168,58 @@ describe("docs #sqlite", function()
     assert.truthy(example:find("--> total=17.50", 1, true))
   end)
 end)
+
+describe("the manual page and the usage", function()
+  -- lease.1 with its roff minus signs as plain hyphens
+  local function manual()
+    return (H.read(src .. "/docs/lease.1"):gsub("\\%-", "-"))
+  end
+
+  it("lease.1's SYNOPSIS and COMMANDS headings name every option of every command's usage", function()
+    local man = manual()
+    local syn = man:match("%.SH SYNOPSIS\n(.-)%.SH ")
+    local cmds = man:match("%.SH COMMANDS\n(.-)%.SH ")
+    assert.truthy(syn and cmds)
+    local usage, n = require("lease.cli").usage("lease"), 0
+    for name, args in usage:gmatch("\n  lease (%S+) ([^\n]-)   [^\n]*") do
+      n = n + 1
+      local quoted = name:gsub("%-", "%%-")
+      local block = syn:match("%.B lease " .. quoted .. "\n(.-)%.br") or syn:match("%.B lease " .. quoted .. "\n(.*)$")
+      local head = cmds:match('\n%.BI "' .. quoted .. ' ([^\n]*)')
+      assert.truthy(block, "no SYNOPSIS line for " .. name)
+      assert.truthy(head, "no COMMANDS heading for " .. name)
+      for flag in args:gmatch("%-%-?%w[%w-]*") do
+        assert.truthy(block:find(flag, 1, true), "SYNOPSIS of " .. name .. " lacks " .. flag)
+        assert.truthy(head:find(flag, 1, true), "COMMANDS heading of " .. name .. " lacks " .. flag)
+      end
+    end
+    assert.is_true(n >= 20, usage)
+  end)
+
+  it("lease --help, lease.1 and cli.md name the modules the program preloads, and no other", function()
+    local out, ok = H.capture(H.sh(host_exe()) .. " -e "
+      .. H.sh("for k in pairs(package.preload) do print(k) end"))
+    assert.is_true(ok, out)
+    local preloaded = {}
+    for m in out:gmatch("[^\n]+") do preloaded[m] = true end
+    assert.is_true(preloaded["lease"] and preloaded["lease.cli"], out)
+    local help = H.capture(H.sh(host_exe()) .. " --help")
+    local sentence = help:match("The modules (.-%.)\n")
+    assert.truthy(sentence, help)
+    local man = manual():match("The modules\n(.-)%.\n%.PP")
+    assert.truthy(man)
+    local md = H.read(src .. "/docs/cli.md"):match("with (`lease`.-) built in")
+    assert.truthy(md)
+    for m in pairs(preloaded) do
+      local plain = m:gsub("%.", "%%.")
+      assert.truthy(sentence:find("%f[%w.]" .. plain .. "%f[^%w.]"), "--help lacks " .. m)
+      assert.truthy(man:find("%.BR? " .. plain .. " ?,?\n"), "lease.1 lacks " .. m)
+      assert.truthy(H.read(src .. "/docs/cli.md"):find("`" .. m .. "`", 1, true), "cli.md lacks " .. m)
+    end
+    for _, text in ipairs({ sentence, man, md }) do
+      for m in text:gmatch("lease[%w.]*%w") do
+        assert.truthy(preloaded[m] or m == "lease.httpd", m .. " is named but not preloaded")
+      end
+    end
+  end)
+end)

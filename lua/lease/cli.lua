@@ -1,11 +1,13 @@
 --- The subcommands of the `lease` host program, and its usage text.
 --
 --   lease pool DB WORKER.lua [-j N] [--ttl S] [--queue Q] [--forever] [--grace S]
---              [--batch N] [--poll S] [--drain-wait S] [--decode json] [--timeout S] [--quiet]
+--              [--batch N] [--poll S] [--drain-wait S] [--decode json] [--timeout S]
+--              [--events] [--quiet]
 --   lease enqueue DB ID [--payload S | --payload-file F] [--queue Q] [--priority N]
 --                 [--run-at T | --in SECONDS] [--max-attempts N] [--timeout S] [--after ID]...
 --                 [--key K] [--json]
---   lease jobs DB [--status S] [--queue Q] [--errors] [--limit N] [--json] [--now T]
+--   lease jobs DB [--status S] [--queue Q] [--errors] [--ready|--held|--done|--blocked]
+--             [--limit N] [--json] [--now T]
 --   lease show DB ID [--json] [--now T]
 --   lease retry DB ID... | DB --discarded [--queue Q] [--json]
 --   lease cancel DB ID... [--json]
@@ -210,6 +212,13 @@ local function show_bytes(s)
     end
   end
   return table.concat(out)
+end
+
+--- A byte string in double quotes for a message: "..." around show_bytes.
+-- @tparam string s any bytes
+-- @treturn string
+local function quoted(s)
+  return '"' .. show_bytes(s) .. '"'
 end
 
 --- The width of text show_bytes made, in terminal columns: one per
@@ -479,6 +488,7 @@ end
 -- explain_open's reason; for a [readonly] that cannot be read around,
 -- what is missing and what to do
 local function open_ro(path, err)
+  if path == "" then usage("the database path is empty") end
   local lease = require("lease")
   local ok, db = pcall(lease.open, path, { readonly = true, create = false })
   if ok then return db end
@@ -503,7 +513,7 @@ local function open_ro(path, err)
       .. "): copy the file to a directory you can write and inspect the copy", 0)
   end
   if err then
-    err:write("note: ", dir, " is not writable: ", path, " is read without locks ",
+    err:write("note: ", show_bytes(dir), " is not writable: ", show_bytes(path), " is read without locks ",
       "(a writer that starts meanwhile is not seen)\n")
   end
   return db2
@@ -514,17 +524,18 @@ end
 -- @tparam string name the flag ("--priority")
 -- @tparam string kind "integer", "time" (finite) or "seconds" (finite, >= 0)
 -- @tparam[opt] integer min for an integer: the smallest allowed
+-- @tparam[opt] integer max for an integer: the largest allowed (then min is given too)
 -- @return the number, or nil when the flag was not given
 -- @raise a usage error naming the flag
-local function number_flag(flags, name, kind, min)
+local function number_flag(flags, name, kind, min, max)
   local text = flags[name]
   if text == nil then return nil end
   local x = tonumber(text)
   if kind == "integer" then
     x = x and compat.tointeger(x)
-    if not x or (min and x < min) then
+    if not x or (min and x < min) or (max and x > max) then
       usage(string.format("%s needs an integer%s, got '%s'", name,
-        min and (" >= " .. min) or "", text))
+        max and string.format(" from %d to %d", min, max) or min and (" >= " .. min) or "", text))
     end
     return x
   end
@@ -552,6 +563,12 @@ local function timeout_flag(flags, name)
   return x
 end
 
+-- The engine's bounds the CLI checks before it opens a database (lease.h):
+-- a priority and max_attempts are 32-bit integers, a queue's name is at
+-- most LEASE_QUEUE_MAX bytes, a schedule's LEASE_SCHEDULE_NAME_MAX.
+local INT32_MIN, INT32_MAX = -2147483648, 2147483647
+local QUEUE_MAX, SCHEDULE_NAME_MAX = 255, 200
+
 -- The statuses a job can have (db:state's status), for --status.
 local STATUSES = { available = true, scheduled = true, running = true, retryable = true,
                    completed = true, discarded = true, cancelled = true, waiting = true }
@@ -576,6 +593,9 @@ end
 local function queue_flag(flags)
   local q = flags["--queue"]
   if q == "" then usage("--queue needs a non-empty name") end
+  if q and #q > QUEUE_MAX then
+    usage(string.format("--queue needs a name of at most %d bytes, got %d", QUEUE_MAX, #q))
+  end
   return q
 end
 
@@ -587,6 +607,35 @@ local function events_env()
   return v ~= nil and v ~= "" and v ~= "0"
 end
 
+--- The message of an argument the engine refused ("bad argument #2 to
+-- 'enqueue' (opts.priority must be ...)"), with the source position Lua
+-- put before it removed, or nil for any other error.
+-- @param e an error value
+-- @treturn ?string "enqueue: opts.priority must be ..."
+local function argument_error(e)
+  if type(e) ~= "string" then return nil end
+  local fn, why = e:gsub("^[^:\n]+:%d+: ", "", 1):match("^bad argument #%d+ to '([^']*)' %((.*)%)$")
+  if not fn then return nil end
+  return fn .. ": " .. why
+end
+
+--- Before a command creates a missing database file for a write, the
+-- write on a database in memory: an argument the engine refuses is then a
+-- usage error, and no file is created for it.
+-- @tparam string path the database
+-- @tparam function write function(db): the command's write
+-- @raise a usage error with the engine's message
+local function dry_run(path, write)
+  if not is_file_path(path) then return end
+  local f = io.open(path, "rb")
+  if f then f:close() return end
+  local db = require("lease").open(":memory:")
+  local ok, e = pcall(write, db)
+  db:close()
+  local why = not ok and argument_error(e)
+  if why then usage(why) end   -- any other error is the real write's to report
+end
+
 --- Open a database for writing; create it only when asked.  Its writes
 -- record events (lease.open's events) when LEASE_EVENTS asks.
 -- @tparam string path the database file
@@ -595,6 +644,7 @@ end
 -- @raise lease.open's error, e.g. [cantopen] for a missing file, with
 -- explain_open's reason
 local function open_rw(path, create)
+  if path == "" then usage("the database path is empty") end
   local ok, db = pcall(require("lease").open, path, { create = create, events = events_env() })
   if not ok then error(explain_open(db, path, create), 0) end
   return db
@@ -708,7 +758,7 @@ local function cmd_show(argv, out, err)
   return compat.using(open_ro(pos[1], err), function(db)
     local j = db:state(pos[2], now)
     if not j then
-      err:write(string.format("lease show: no job %q in %s\n", pos[2], db:name()))
+      err:write(string.format("lease show: no job %s in %s\n", quoted(pos[2]), show_bytes(db:name())))
       return 1
     end
     if flags["--json"] then
@@ -733,7 +783,7 @@ local function cmd_show(argv, out, err)
       out:write(string.format("error       attempt %s at %s by %s (fence %s): %s\n", tostring(e.attempt),
         iso_time(e.at), show_bytes(e.owner or "-"), tostring(e.fence), show_bytes(e.message or "")))
     end
-    if j.blocked then out:write("blocked     ", j.blocked, "\n") end
+    if j.blocked then out:write("blocked     ", show_bytes(j.blocked), "\n") end
     out:write(string.format("result      %s\n", j.result and (#j.result .. " bytes") or "-"))
     if j.result then out:write(j.result, j.result:sub(-1) == "\n" and "" or "\n") end
     return 0
@@ -768,8 +818,8 @@ local function cmd_enqueue(argv, out, err)
     usage("give at most one of --payload and --payload-file")
   end
   local opts = { payload = flags["--payload"], queue = queue_flag(flags),
-                 priority = number_flag(flags, "--priority", "integer"),
-                 max_attempts = number_flag(flags, "--max-attempts", "integer", 1),
+                 priority = number_flag(flags, "--priority", "integer", INT32_MIN, INT32_MAX),
+                 max_attempts = number_flag(flags, "--max-attempts", "integer", 1, INT32_MAX),
                  timeout = timeout_flag(flags, "--timeout"),
                  run_at = flags["--run-at"] and parse_time("--run-at", flags["--run-at"], "ahead"),
                  after = flags["--after"], key = flags["--key"] }
@@ -788,6 +838,7 @@ local function cmd_enqueue(argv, out, err)
     if file ~= "-" then f:close() end
     if not opts.payload then usage("--payload-file cannot read " .. file) end
   end
+  dry_run(pos[1], function(db) db:enqueue(pos[2], opts) end)
   return compat.using(open_rw(pos[1], true), function(db)
     local ok, why, other = db:enqueue(pos[2], opts)
     local holder = why == "duplicate" and other or nil
@@ -801,11 +852,13 @@ local function cmd_enqueue(argv, out, err)
       out:write("enqueued ", show_bytes(pos[2]), "\n")
     end
     if not ok and not flags["--json"] and dep then
-      err:write(string.format("lease enqueue: job %q not enqueued: its --after job %q is %s in %s\n",
-        pos[2], dep, why == "missing" and "not there" or tostring(why), db:name()))
+      err:write(string.format("lease enqueue: job %s not enqueued: its --after job %s is %s in %s\n",
+        quoted(pos[2]), quoted(dep), why == "missing" and "not there" or tostring(why),
+        show_bytes(db:name())))
     elseif not ok and not flags["--json"] then
-      err:write(string.format("lease enqueue: job %q %s in %s%s\n", pos[2], tostring(why), db:name(),
-        holder and string.format(" (key %q is held by job %q)", opts.key, holder) or ""))
+      err:write(string.format("lease enqueue: job %s %s in %s%s\n", quoted(pos[2]), tostring(why),
+        show_bytes(db:name()),
+        holder and string.format(" (key %s is held by job %s)", quoted(opts.key), quoted(holder)) or ""))
     end
     return ok and 0 or 1
   end)
@@ -937,19 +990,24 @@ local function cmd_schedule(argv, out)
   if not flags["--every"] and not flags["--cron"] then usage("schedule needs --every or --cron") end
   local lease = require("lease")
   local now = lease.now()
+  if #pos[2] > SCHEDULE_NAME_MAX then
+    usage(string.format("schedule needs a NAME of at most %d bytes, got %d", SCHEDULE_NAME_MAX, #pos[2]))
+  end
   local opts = { queue = queue_flag(flags), payload = flags["--payload"],
-                 priority = number_flag(flags, "--priority", "integer"),
-                 max_attempts = number_flag(flags, "--max-attempts", "integer", 1) }
+                 priority = number_flag(flags, "--priority", "integer", INT32_MIN, INT32_MAX),
+                 max_attempts = number_flag(flags, "--max-attempts", "integer", 1, INT32_MAX) }
   if flags["--every"] then
     opts.every = number_flag(flags, "--every", "seconds")
-    if not (opts.every > 0) then
-      usage("--every needs a finite number of seconds > 0, got '" .. flags["--every"] .. "'")
+    if not (opts.every > 0) or not (now + opts.every > now) then
+      usage("--every needs a finite number of seconds > 0, large enough to change the clock, got '"
+        .. flags["--every"] .. "'")
     end
   else
     local ok, why = pcall(lease.cron_next, flags["--cron"], now)
     if not ok then usage("--cron: " .. tostring(why):gsub("^bad argument #%d+ to '[^']*' %((.*)%)$", "%1")) end
     opts.cron = flags["--cron"]
   end
+  dry_run(pos[1], function(db) db:schedule(pos[2], now, opts) end)
   return compat.using(open_rw(pos[1], true), function(db)
     db:schedule(pos[2], now, opts)
     out:write("scheduled ", show_bytes(pos[2]), "\n")
@@ -1006,7 +1064,7 @@ local function cmd_pause(argv, out)
   if pos[2] == "" then usage(verb .. " needs a non-empty queue name") end
   return compat.using(open_rw(pos[1], false), function(db)
     db[verb](db, pos[2])
-    out:write(string.format("%s %s\n", verb == "pause" and "paused" or "resumed", pos[2]))
+    out:write(string.format("%s %s\n", verb == "pause" and "paused" or "resumed", show_bytes(pos[2])))
     return 0
   end)
 end
@@ -1036,14 +1094,14 @@ local function cmd_limit(argv, out)
   end
   return compat.using(open_rw(pos[1], false), function(db)
     db:limit(pos[2], limits)
-    if not any then out:write("cleared the limits of ", pos[2], "\n")
+    if not any then out:write("cleared the limits of ", show_bytes(pos[2]), "\n")
     else
       local parts = {}
       if limits.concurrency then parts[#parts + 1] = "concurrency " .. limits.concurrency end
       if limits.rate then
         parts[#parts + 1] = string.format("rate %d per %s s", limits.rate, tostring(limits.per))
       end
-      out:write("limited ", pos[2], ": ", table.concat(parts, ", "), "\n")
+      out:write("limited ", show_bytes(pos[2]), ": ", table.concat(parts, ", "), "\n")
     end
     return 0
   end)
@@ -1063,7 +1121,7 @@ local function cmd_unschedule(argv, out, err)
       out:write("unscheduled ", show_bytes(pos[2]), "\n")
       return 0
     end
-    err:write("lease unschedule: no schedule ", show_bytes(pos[2]), " in ", pos[1], "\n")
+    err:write("lease unschedule: no schedule ", show_bytes(pos[2]), " in ", show_bytes(pos[1]), "\n")
     return 1
   end)
 end
@@ -1085,7 +1143,7 @@ end
 
 -- The status words db:queues counts, in the order lease queues shows them.
 local QUEUE_COLUMNS = { "available", "scheduled", "running", "retryable", "completed",
-                        "discarded", "cancelled" }
+                        "discarded", "cancelled", "waiting" }
 
 --- lease queues DB [--json] [--now T]: every queue with jobs or settings
 -- (db:queues): paused or not, its limits, its jobs by status.
@@ -1100,7 +1158,14 @@ local function cmd_queues(argv, out, err)
   return compat.using(open_ro(pos[1], err), function(db)
     local qs = db:queues(now)
     if flags["--json"] then
-      out:write(require("lease.json").encode(qs), "\n")
+      local json = require("lease.json")
+      for i, q in ipairs(qs) do   -- names valid UTF-8, as every --json string
+        local c = {}
+        for k, v in pairs(q) do c[k] = v end
+        c.name = utf8_safe(q.name)
+        qs[i] = c
+      end
+      out:write(json.encode(qs, { sorted = true, null_nonfinite = true }), "\n")
       return 0
     end
     local rows = { { "QUEUE", "STATE", "LIMITS" } }
@@ -1209,16 +1274,22 @@ local function cmd_stats(argv, out, err)
   local observe = require("lease.observe")
   return compat.using(open_ro(pos[1], err), function(db)
     local n = 0
-    while true do
-      local st = observe.collect(db, fixed or require("lease").now())
-      if flags["--json"] then out:write(observe.json(st, utf8_safe), "\n")
-      else out:write(observe.text(st, OBSERVE_FMT)) end
-      out:flush()
-      n = n + 1
-      if not watch or (count and n >= count) then return 0 end
-      require("lease").sleep(watch)
-      if not flags["--json"] then out:write("\n") end
-    end
+    local ok, e = pcall(function()
+      while true do
+        local st = observe.collect(db, fixed or require("lease").now())
+        if flags["--json"] then out:write(observe.json(st, utf8_safe), "\n")
+        else out:write(observe.text(st, OBSERVE_FMT)) end
+        out:flush()
+        n = n + 1
+        if not watch or (count and n >= count) then return end
+        require("lease").sleep(watch)
+        if not flags["--json"] then out:write("\n") end
+      end
+    end)
+    -- SIGINT (Ctrl-C) raises "interrupted!" in the running code (the host's
+    -- lua.c handler): the end --watch waits for, so exit 0
+    if not ok and not (watch and tostring(e):find("interrupted!$")) then error(e, 0) end
+    return 0
   end)
 end
 
@@ -1290,7 +1361,7 @@ local function cmd_timeline(argv, out, err)
     local ok, werr = f:write(text)
     f:close()
     if not ok then error(werr, 0) end
-    out:write(string.format("wrote %s: %d jobs, %d leases, %d refused writes\n", file, counts.jobs,
+    out:write(string.format("wrote %s: %d jobs, %d leases, %d refused writes\n", show_bytes(file), counts.jobs,
       counts.leases, counts.refused))
     return 0
   end)
@@ -1320,7 +1391,12 @@ local function cmd_web(argv, out, err)
   local ctx = { db = pos[1], name = name, token = flags["--token"] or web.new_token(), fmt = OBSERVE_FMT,
                 now = require("lease").now, open_rw = function(p) return open_rw(p, false) end,
                 open_ro = function(p) return open_ro(p) end }
-  web.serve(ctx, bind, port or 8765, out)
+  local ok, e = pcall(web.serve, ctx, bind, port or 8765, out)
+  if not ok then
+    local why = type(e) == "string" and e:match("^bad argument #1 to '[^']*listen' %((.*)%)$")
+    if why then usage("--bind needs " .. why:gsub("^not ", "", 1) .. ", got '" .. bind .. "'") end
+    error(e, 0)
+  end
   return 0
 end
 
@@ -1379,7 +1455,7 @@ local function cmd_pool(argv, out)
                        batch = batch, poll = poll, drain_wait = drain_wait, decode = decode,
                        timeout = timeout })
   if not ran then error(explain_open(s, dbpath, false), 0) end
-  out:write(pool.format(s), "\n")
+  out:write(pool.format(s, show_bytes), "\n")
   return (#s.failed == 0 and s.discarded == 0) and 0 or 1
 end
 
@@ -1606,8 +1682,9 @@ function cli.usage(progname)
     OPTIONS,
     "With no script and no -e or -v: an interactive prompt when standard input is a",
     "terminal, else standard input is run as the script.",
-    "The modules lease, lease.thread, lease.pool, lease.cli and lease.testing are",
-    "preloaded.",
+    "The modules lease, lease.thread, lease.pool, lease.cli, lease.json, lease.observe,",
+    "lease.web, lease.compat and lease.testing are preloaded, and lease.httpd in a",
+    "build with libmicrohttpd.",
     "Commands:",
   }
   for _, c in ipairs(COMMANDS) do
@@ -1636,7 +1713,7 @@ function cli.main(argv, out, err)
   local cmd = BY_NAME[name]
   if not cmd then
     local near = type(name) == "string" and nearest(name)
-    err:write("lease: unknown command '", tostring(name), "'",
+    err:write("lease: unknown command '", show_bytes(tostring(name)), "'",
       near and (" (did you mean " .. near .. "?)") or "", "\n", commands_usage(), "\n")
     return 2
   end
@@ -1646,12 +1723,14 @@ function cli.main(argv, out, err)
     out:write(command_usage(cmd), "\n", cmd.help, "\n", cmd.options, "\n")
     return 0
   end
+  local refused = argument_error(res)   -- an argument the engine refused: bad usage too
+  if refused then res = setmetatable({ msg = refused }, Usage) end
   if getmetatable(res) == Usage then
-    err:write("lease ", name, ": ", res.msg, "\n", command_usage(cmd), "\n",
+    err:write("lease ", name, ": ", show_bytes(res.msg), "\n", command_usage(cmd), "\n",
       "Try 'lease ", name, " --help'.\n")
     return 2
   end
-  err:write("lease ", name, ": ", tostring(res), "\n")
+  err:write("lease ", name, ": ", show_bytes(tostring(res)), "\n")
   return 1
 end
 

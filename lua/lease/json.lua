@@ -44,10 +44,13 @@ end
 -- text from json.number.
 -- @param v the value to encode
 -- @tparam table seen the tables being copied (guards against a cycle)
+-- @tparam table how `{null_nonfinite=, keys=}`: write nan and inf as null;
+-- when keys is a table, every string key met is set in it
 -- @return the copy
 -- @raise json.number's error, or "lease.json.encode: a table holds itself"
-local function prepare(v, seen)
+local function prepare(v, seen, how)
   if type(v) == "number" then
+    if how.null_nonfinite and (v ~= v or v == math.huge or v == -math.huge) then return json.null end
     local text = json.number(v)
     return setmetatable({}, { __tojson = function() return text end })
   end
@@ -55,7 +58,10 @@ local function prepare(v, seen)
   if seen[v] then error("lease.json.encode: a table holds itself", 3) end
   seen[v] = true
   local c = {}
-  for k, x in pairs(v) do c[k] = prepare(x, seen) end
+  for k, x in pairs(v) do
+    if how.keys and type(k) == "string" then how.keys[k] = true end
+    c[k] = prepare(x, seen, how)
+  end
   seen[v] = nil
   return c
 end
@@ -63,13 +69,35 @@ end
 --- Encode a value as JSON text.
 -- @param value a string, number, boolean, @{null}, or a table of them (an
 -- array or a table with string keys)
--- @tparam[opt] table options dkjson's encode options, e.g. `keyorder`
+-- @tparam[opt] table options dkjson's encode options, e.g. `keyorder`, and
+-- two of this module's: `sorted = true` writes every object's keys in
+-- sorted order (the same text for the same content on every run; a
+-- keyorder given first), `null_nonfinite = true` writes nan, inf and -inf
+-- as null instead of raising
 -- @treturn string the JSON text
 -- @raise "lease.json.number: cannot write nan as JSON" (or inf) for a
 -- number JSON cannot carry, "lease.json.encode: a table holds itself" for
 -- a cycle, or dkjson's error for a value it cannot write (a function).
 function json.encode(value, options)
-  local text, err = dkjson.encode(prepare(value, {}), options)
+  local how = { null_nonfinite = options and options.null_nonfinite,
+                keys = options and options.sorted and {} or nil }
+  local prepared = prepare(value, {}, how)
+  if how.keys or how.null_nonfinite then
+    local o = {}
+    for k, x in pairs(options) do o[k] = x end
+    o.sorted, o.null_nonfinite = nil, nil
+    if how.keys then
+      local order, given = {}, {}
+      for _, k in ipairs(options.keyorder or {}) do order[#order + 1] = k; given[k] = true end
+      local rest = {}
+      for k in pairs(how.keys) do if not given[k] then rest[#rest + 1] = k end end
+      table.sort(rest)
+      for _, k in ipairs(rest) do order[#order + 1] = k end
+      o.keyorder = order
+    end
+    options = o
+  end
+  local text, err = dkjson.encode(prepared, options)
   if not text then error("lease.json.encode: " .. tostring(err), 2) end
   return text
 end

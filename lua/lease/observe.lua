@@ -13,7 +13,7 @@ local observe = {}
 
 -- Statuses in the order they are shown.
 local STATUSES = { "available", "scheduled", "running", "retryable", "completed", "discarded",
-                   "cancelled" }
+                   "cancelled", "waiting" }
 -- The windows completions are counted over, in minutes.
 local WINDOWS = { 1, 5, 15 }
 
@@ -47,7 +47,9 @@ end
 
 --- The numbers of every queue, and the ledger's refusals.
 -- A job's age as available is measured from the latest of its `run_at`,
--- the end of its last lease (`until`, when it had one) and its last event
+-- the end of its last lease (`until`, when it had one: a fence above 0 and
+-- an `until` above 0; a job made available again by retry keeps its fence
+-- with `until` 0, which ends no lease) and its last event
 -- in the ledger, each counted only when it is not after now; a job with
 -- none of these has no age (nil), and neither does a queue whose
 -- available jobs all have none.
@@ -83,8 +85,9 @@ function observe.collect(db, now)
     local s = by_name[j.queue]
     if s and j.status == "available" then
       local since
-      for _, t in ipairs({ j.run_at or false, (j.fence or 0) > 0 and j["until"] or false,
-                           last_at[j.id] or false }) do
+      local u = j["until"]
+      local lease_end = (j.fence or 0) > 0 and type(u) == "number" and u > 0 and u
+      for _, t in ipairs({ j.run_at or false, lease_end or false, last_at[j.id] or false }) do
         if t and t <= now and (not since or t > since) then since = t end
       end
       if since and (not s.oldest_available_age or now - since > s.oldest_available_age) then
@@ -130,7 +133,9 @@ function observe.collect(db, now)
   return res
 end
 
---- The numbers of observe.collect as JSON (one object, exact numbers).
+--- The numbers of observe.collect as JSON (one object, exact numbers, the
+-- keys of every object sorted).  A number that is not finite (an age from
+-- a run_at of -inf another client wrote) is null.
 -- @tparam table st observe.collect's table
 -- @tparam function safe makes a byte string valid UTF-8 (lease.cli's utf8_safe)
 -- @treturn string one line of JSON
@@ -146,7 +151,8 @@ function observe.json(st, safe)
               oldest_available_age = s.oldest_available_age or json.null,
               refusals = rs }
   end
-  return json.encode({ now = st.now, events = st.events, queues = qs, refusals = st.refusals })
+  return json.encode({ now = st.now, events = st.events, queues = qs, refusals = st.refusals },
+    { sorted = true, null_nonfinite = true })
 end
 
 --- The numbers of observe.collect as a table a person reads.
@@ -183,11 +189,50 @@ function observe.text(st, fmt)
   return table.concat(lines, "\n") .. "\n"
 end
 
---- A label value escaped for the Prometheus text format: backslash,
--- double quote and newline.
+--- The length of the valid UTF-8 sequence (RFC 3629: shortest form, no
+-- surrogate, nothing above U+10FFFF) that starts at byte i of s, or nil.
 -- @tparam string s any bytes
--- @treturn string
+-- @tparam integer i a byte index in s
+-- @treturn ?integer 1 to 4, or nil
+local function utf8_sequence(s, i)
+  local c = s:byte(i)
+  if c < 0x80 then return 1 end
+  local n, cp
+  if c >= 0xC2 and c <= 0xDF then n, cp = 2, c - 0xC0
+  elseif c >= 0xE0 and c <= 0xEF then n, cp = 3, c - 0xE0
+  elseif c >= 0xF0 and c <= 0xF4 then n, cp = 4, c - 0xF0
+  else return nil end
+  for k = 1, n - 1 do
+    local b = s:byte(i + k)
+    if not b or b < 0x80 or b > 0xBF then return nil end
+    cp = cp * 64 + (b - 0x80)
+  end
+  if n == 3 and (cp < 0x800 or (cp >= 0xD800 and cp <= 0xDFFF)) then return nil end
+  if n == 4 and (cp < 0x10000 or cp > 0x10FFFF) then return nil end
+  return n
+end
+
+--- A label value for the Prometheus text format, which is UTF-8: each
+-- byte that is not part of a valid UTF-8 sequence as the text \xNN, then
+-- backslash, double quote and newline escaped (so that byte reads back as
+-- the four characters \xNN).
+-- @tparam string s any bytes
+-- @treturn string valid UTF-8
 function observe.label(s)
+  if s:find("[\128-\255]") then
+    local out, i = {}, 1
+    while i <= #s do
+      local n = utf8_sequence(s, i)
+      if n then
+        out[#out + 1] = s:sub(i, i + n - 1)
+        i = i + n
+      else
+        out[#out + 1] = string.format("\\x%02x", s:byte(i))
+        i = i + 1
+      end
+    end
+    s = table.concat(out)
+  end
   return (s:gsub("[\\\"\n]", { ["\\"] = "\\\\", ['"'] = '\\"', ["\n"] = "\\n" }))
 end
 

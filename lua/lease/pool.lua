@@ -158,6 +158,14 @@ local SHUTDOWN_MESSAGE = "shutdown"
 -- The error stored with a job whose handler ran past its timeout (seconds).
 local TIMEOUT_MESSAGE = "timeout: handler ran longer than %g s"
 
+--- Bytes shown to a person: printable ASCII as is, every other byte
+-- (terminal escapes, NUL, newlines, bytes above 0x7E) as \xNN.
+-- @tparam string s any bytes
+-- @treturn string the text to show
+local function printable(s)
+  return (s:gsub("[^\32-\126]", function(c) return string.format("\\x%02x", c:byte()) end))
+end
+
 -- How many Lua instructions a handler under a timeout runs between two
 -- looks at the clock (the count of its hook).
 local TIMEOUT_CHECK_EVERY = 1000
@@ -1387,7 +1395,7 @@ local function supervise(cfg, events, stop, s, run)
       elseif ev[1] == "holding" then holds[ev[2]] = ev[3] or nil
       elseif ev[1] == "db_error" then
         out:write(string.format("%slease.pool: worker %d: %s; trying again in %.2f s\n",
-          cfg.progress and "\n" or "", ev[2], ev[3], ev[4]))
+          cfg.progress and "\n" or "", ev[2], printable(tostring(ev[3])), ev[4]))
         out:flush()
       end
     end
@@ -1587,13 +1595,18 @@ pool.SUMMARY_IDS = 5
 --- The summary as lines a person reads: the counters, then the first
 -- pool.SUMMARY_IDS discarded ids, the handler errors, the database errors
 -- waited out and the workers that failed.  When the count at the end
--- failed (s.counts nil), the lines from it say "unknown", never 0.
+-- failed (s.counts nil), the lines from it say "unknown", never 0.  The
+-- queue's name, ids and messages pass through show, so no byte of theirs
+-- reaches a terminal raw.
 -- @tparam table s a summary from pool.run
+-- @tparam[opt] function show string -> the text to show (default: printable
+-- ASCII as is, every other byte as \xNN)
 -- @treturn string the lines, joined by "\n" (no final newline)
-function pool.format(s)
+function pool.format(s, show)
+  show = show or printable
   local c = s.counts
   local lines = {
-    string.format("workers            %d (queue %s)", s.workers, tostring(s.queue)),
+    string.format("workers            %d (queue %s)", s.workers, show(tostring(s.queue))),
     string.format("jobs done          %d", s.done),
     string.format("handler errors     %d (retried after backoff: %d, discarded: %d)%s",
       s.handler_errors, s.retried, s.discarded - (s.lease_expired or 0),
@@ -1615,7 +1628,7 @@ function pool.format(s)
   if (s.db_errors or 0) > 0 then
     lines[#lines + 1] = string.format("database errors    %d (waited out; the workers went on)", s.db_errors)
   end
-  for _, e in ipairs(s.db_messages or {}) do lines[#lines + 1] = "database error     " .. e end
+  for _, e in ipairs(s.db_messages or {}) do lines[#lines + 1] = "database error     " .. show(e) end
   if s.interrupted then
     lines[#lines + 1] = string.format("shutdown           on SIG%s: %d jobs given back to the queue%s",
       s.interrupted, s.shutdown, s.unfinished > 0
@@ -1632,15 +1645,15 @@ function pool.format(s)
       lines[#lines + 1] = string.format("discarded          and %d more", #s.discarded_ids - k + 1)
       break
     end
-    lines[#lines + 1] = "discarded          " .. id
+    lines[#lines + 1] = "discarded          " .. show(id)
   end
-  for _, e in ipairs(s.errors) do lines[#lines + 1] = "handler error      " .. e end
+  for _, e in ipairs(s.errors) do lines[#lines + 1] = "handler error      " .. show(e) end
   if (s.hook_errors or 0) > 0 then
     lines[#lines + 1] = string.format("hook errors        %d (the jobs' results and errors were stored)",
       s.hook_errors)
   end
-  for _, e in ipairs(s.hook_messages or {}) do lines[#lines + 1] = "hook error         " .. e end
-  for _, f in ipairs(s.failed) do lines[#lines + 1] = "worker failed      " .. f end
+  for _, e in ipairs(s.hook_messages or {}) do lines[#lines + 1] = "hook error         " .. show(e) end
+  for _, f in ipairs(s.failed) do lines[#lines + 1] = "worker failed      " .. show(f) end
   return table.concat(lines, "\n")
 end
 

@@ -423,7 +423,7 @@ end
 
 --- Answer one HTTP request (lease.httpd's handler).
 -- @tparam table ctx the server's context: `{db=, name=, token=, port=,
--- loopback=, fmt={safe=, time=}, now=function, open_ro=function(db),
+-- loopback=, fmt={show=, safe=, time=}, now=function, open_ro=function(db),
 -- open_rw=function(db)}`
 -- @tparam table req lease.httpd's request `{method=, path=, query=,
 -- headers=, cookies=, body=}`
@@ -434,7 +434,7 @@ end
 function web.handle(ctx, req)
   local ok, status, body, extra = pcall(route, ctx, req)
   if not ok then
-    io.stderr:write("lease web: ", tostring(status), "\n")
+    io.stderr:write("lease web: ", ctx.fmt.show(tostring(status)), "\n")
     status, body, extra = 500, page(ctx, "error", "<p>Error: " .. h(ctx, status) .. "</p>"), nil
   end
   local headers = {}
@@ -457,11 +457,14 @@ function web.serve(ctx, bind, port, out)
     error("this lease was built without libmicrohttpd, so web is unavailable (install "
       .. "libmicrohttpd-dev and build again)", 0)
   end
-  local srv = httpd.listen(bind, port, function(req) return web.handle(ctx, req) end)
+  -- called through pcall, so that its message (a bad address, a port in
+  -- use) carries no source position
+  local listening, srv = pcall(httpd.listen, bind, port, function(req) return web.handle(ctx, req) end)
+  if not listening then error(srv, 0) end
   ctx.port = srv:port()
   ctx.loopback = bind:find("^127%.") ~= nil or bind == "::1"
   local host = bind:find(":") and ("[" .. bind .. "]") or bind
-  out:write(string.format("lease web: serving %s on http://%s:%d/ (one request at a time)\n", ctx.name,
+  out:write(string.format("lease web: serving %s on http://%s:%d/ (one request at a time)\n", ctx.fmt.show(ctx.name),
     host, ctx.port))
   out:write(string.format("token %s: open http://%s:%d/?token=%s to pause, resume, retry and cancel\n",
     ctx.token, host, ctx.port, ctx.token))

@@ -20,7 +20,10 @@
 **                                     is a word (no '.' or '/') always names
 **                                     a command
 **
-** `lease` and `lease.thread` are in package.preload, so a script needs no
+** `lease`, `lease.thread` and the Lua modules of lua/lease/ (lease.pool,
+** lease.cli, lease.json, lease.observe, lease.web, lease.compat,
+** lease.testing; lease.httpd with libmicrohttpd) are in package.preload,
+** so a script needs no
 ** cpath to find them, and the module's code runs inside this program: a
 ** sanitizer build of the program (LEASE_SANITIZE) instruments the module
 ** too, which Debian's lua5.4 (static Lua, uninstrumented) cannot do.  The

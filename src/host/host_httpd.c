@@ -58,15 +58,17 @@ typedef struct hd_call {
   hd_request *req;
 } hd_call;
 
-/* MHD_KeyValueIterator: t[key] = value for the table on top of the stack
-** (cls is the state); header names are lower-cased by the caller. */
+/* MHD_KeyValueIteratorN: t[key] = value for the table on top of the stack
+** (cls is the state), with their sizes, so a query argument holding a NUL
+** (%00) keeps it and every byte after it; header names are lower-cased by
+** the caller. */
 static enum MHD_Result hd_set_pair(void *cls, enum MHD_ValueKind kind, const char *key,
-                                   const char *value) {
+                                   size_t key_size, const char *value, size_t value_size) {
   lua_State *L = (lua_State *)cls;
   (void)kind;
   if (key == NULL) return MHD_YES;
-  lua_pushstring(L, key);
-  lua_pushstring(L, value ? value : "");
+  lua_pushlstring(L, key, key_size);
+  lua_pushlstring(L, value ? value : "", value ? value_size : 0);
   lua_rawset(L, -3);
   return MHD_YES;
 }
@@ -76,7 +78,7 @@ static enum MHD_Result hd_set_pair(void *cls, enum MHD_ValueKind kind, const cha
 static void hd_push_values(lua_State *L, struct MHD_Connection *conn, enum MHD_ValueKind kind,
                            int lower) {
   lua_newtable(L);
-  MHD_get_connection_values(conn, kind, hd_set_pair, L);
+  MHD_get_connection_values_n(conn, kind, hd_set_pair, L);
   if (!lower) return;
   lua_newtable(L);
   lua_pushnil(L);

@@ -201,7 +201,10 @@ describe("the manual page and the usage", function()
       .. H.sh("for k in pairs(package.preload) do print(k) end"))
     assert.is_true(ok, out)
     local preloaded = {}
-    for m in out:gmatch("[^\n]+") do preloaded[m] = true end
+    -- LuaJIT preloads its own modules (table.new, ...): the program's are lease's
+    for m in out:gmatch("[^\n]+") do
+      if m == "lease" or m:find("^lease%.") then preloaded[m] = true end
+    end
     assert.is_true(preloaded["lease"] and preloaded["lease.cli"], out)
     local help = H.capture(H.sh(host_exe()) .. " --help")
     local sentence = help:match("The modules (.-%.)\n")

@@ -1393,7 +1393,8 @@ local function cmd_web(argv, out, err)
                 open_ro = function(p) return open_ro(p) end }
   local ok, e = pcall(web.serve, ctx, bind, port or 8765, out)
   if not ok then
-    local why = type(e) == "string" and e:match("^bad argument #1 to '[^']*listen' %((.*)%)$")
+    -- the listen function's name is '?' in Lua 5.1's message
+    local why = type(e) == "string" and e:match("^bad argument #1 to '[^']*' %((not an IPv4 or IPv6 address)%)$")
     if why then usage("--bind needs " .. why:gsub("^not ", "", 1) .. ", got '" .. bind .. "'") end
     error(e, 0)
   end

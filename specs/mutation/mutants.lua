@@ -3212,8 +3212,8 @@ return {
   {
     name = "wake-watch-never-opened", step = "own", file = "src/sqlite/lsq_wake.c",
     fn = "lsq_wait_signal",
-    from = [=[      if (notify_watch(w)) {]=],
-    to = [=[      if (w->dir == NULL && notify_watch(w)) {]=],
+    from = [=[      if (notify_watch(w) && files_stamp(db) != w->stamp) {]=],
+    to = [=[      if (w->dir == NULL && notify_watch(w) && files_stamp(db) != w->stamp) {]=],
     hint = "specs/57-wake_spec.lua",
   },
   {

@@ -524,7 +524,9 @@ int lsq_wait_signal(lease_db *db, const char *queue, size_t queue_len, uint64_t 
     if (now >= end) break;
     if (!w->watching) {
       watcher = w->watching = 1;
-      if (notify_watch(w)) {
+      /* a write before the watch sends no notice: a stamp moved since the
+      ** last look is one; the settling looks keep their times */
+      if (notify_watch(w) && files_stamp(db) != w->stamp) {
         watch_files(db, w);
         if (w->signals != mark) *signalled = 1;
         continue;

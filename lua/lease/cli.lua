@@ -113,31 +113,7 @@ local function left(job, now)
   return string.format("expired %.1fs ago", -d)
 end
 
---- The length of the UTF-8 sequence that starts at byte i of s, or nil
--- when none starts there.  Valid means what Lua 5.4's utf8.len accepts
--- (RFC 3629): the shortest form, no surrogate (U+D800..U+DFFF), nothing
--- above U+10FFFF.  Written out because 5.1 and LuaJIT have no utf8
--- library and 5.3's accepts surrogates.
--- @tparam string s any bytes
--- @tparam integer i a byte index in s
--- @treturn ?integer 1 to 4, or nil
-local function utf8_sequence(s, i)
-  local c = s:byte(i)
-  if c < 0x80 then return 1 end
-  local n, cp
-  if c >= 0xC2 and c <= 0xDF then n, cp = 2, c - 0xC0
-  elseif c >= 0xE0 and c <= 0xEF then n, cp = 3, c - 0xE0
-  elseif c >= 0xF0 and c <= 0xF4 then n, cp = 4, c - 0xF0
-  else return nil end
-  for k = 1, n - 1 do
-    local b = s:byte(i + k)
-    if not b or b < 0x80 or b > 0xBF then return nil end
-    cp = cp * 64 + (b - 0x80)
-  end
-  if n == 3 and (cp < 0x800 or (cp >= 0xD800 and cp <= 0xDFFF)) then return nil end
-  if n == 4 and (cp < 0x10000 or cp > 0x10FFFF) then return nil end
-  return n
-end
+local utf8_sequence = compat.utf8_sequence
 
 --- A byte string as valid UTF-8 for JSON: unchanged when it is UTF-8, else
 -- each byte that is not part of a valid sequence becomes the character of

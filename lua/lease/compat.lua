@@ -1,12 +1,39 @@
 --- What lease's Lua modules need that differs between Lua 5.4, 5.3, 5.1
--- and LuaJIT 2.1, in one place: integer checks without `math.type`, and a
--- handle closed when a function ends, however it ends, without `<close>`.
--- Internal to lease.pool, lease.cli and lease.json.
+-- and LuaJIT 2.1, in one place: integer checks without `math.type`, a
+-- handle closed when a function ends, however it ends, without `<close>`,
+-- and UTF-8 validation without the utf8 library.  Internal to lease.pool,
+-- lease.cli, lease.json and lease.observe.
 -- @module lease.compat
 local compat = {}
 
 -- 2^53: every integer up to it (in magnitude) is exact in a double.
 local EXACT = 9007199254740992
+
+--- The length of the UTF-8 sequence that starts at byte i of s, or nil
+-- when none starts there.  Valid means what Lua 5.4's utf8.len accepts
+-- (RFC 3629): the shortest form, no surrogate (U+D800..U+DFFF), nothing
+-- above U+10FFFF.  Written out because 5.1 and LuaJIT have no utf8
+-- library and 5.3's accepts surrogates.
+-- @tparam string s any bytes
+-- @tparam integer i a byte index in s
+-- @treturn ?integer 1 to 4, or nil
+function compat.utf8_sequence(s, i)
+  local c = s:byte(i)
+  if c < 0x80 then return 1 end
+  local n, cp
+  if c >= 0xC2 and c <= 0xDF then n, cp = 2, c - 0xC0
+  elseif c >= 0xE0 and c <= 0xEF then n, cp = 3, c - 0xE0
+  elseif c >= 0xF0 and c <= 0xF4 then n, cp = 4, c - 0xF0
+  else return nil end
+  for k = 1, n - 1 do
+    local b = s:byte(i + k)
+    if not b or b < 0x80 or b > 0xBF then return nil end
+    cp = cp * 64 + (b - 0x80)
+  end
+  if n == 3 and (cp < 0x800 or (cp >= 0xD800 and cp <= 0xDFFF)) then return nil end
+  if n == 4 and (cp < 0x10000 or cp > 0x10FFFF) then return nil end
+  return n
+end
 
 --- Whether x is an integer number.  On 5.3 and 5.4: a number of integer
 -- subtype (`math.type(x) == "integer"`; 4.0 is not).  On 5.1 and LuaJIT,

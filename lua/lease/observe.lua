@@ -9,6 +9,8 @@
 -- job since pruned count in no queue.  Times are the ledger's `at` (the
 -- caller's clock).
 -- @module lease.observe
+local compat = require("lease.compat")
+
 local observe = {}
 
 -- Statuses in the order they are shown.
@@ -189,29 +191,6 @@ function observe.text(st, fmt)
   return table.concat(lines, "\n") .. "\n"
 end
 
---- The length of the valid UTF-8 sequence (RFC 3629: shortest form, no
--- surrogate, nothing above U+10FFFF) that starts at byte i of s, or nil.
--- @tparam string s any bytes
--- @tparam integer i a byte index in s
--- @treturn ?integer 1 to 4, or nil
-local function utf8_sequence(s, i)
-  local c = s:byte(i)
-  if c < 0x80 then return 1 end
-  local n, cp
-  if c >= 0xC2 and c <= 0xDF then n, cp = 2, c - 0xC0
-  elseif c >= 0xE0 and c <= 0xEF then n, cp = 3, c - 0xE0
-  elseif c >= 0xF0 and c <= 0xF4 then n, cp = 4, c - 0xF0
-  else return nil end
-  for k = 1, n - 1 do
-    local b = s:byte(i + k)
-    if not b or b < 0x80 or b > 0xBF then return nil end
-    cp = cp * 64 + (b - 0x80)
-  end
-  if n == 3 and (cp < 0x800 or (cp >= 0xD800 and cp <= 0xDFFF)) then return nil end
-  if n == 4 and (cp < 0x10000 or cp > 0x10FFFF) then return nil end
-  return n
-end
-
 --- A label value for the Prometheus text format, which is UTF-8: each
 -- byte that is not part of a valid UTF-8 sequence as the text \xNN, then
 -- backslash, double quote and newline escaped (so that byte reads back as
@@ -222,7 +201,7 @@ function observe.label(s)
   if s:find("[\128-\255]") then
     local out, i = {}, 1
     while i <= #s do
-      local n = utf8_sequence(s, i)
+      local n = compat.utf8_sequence(s, i)
       if n then
         out[#out + 1] = s:sub(i, i + n - 1)
         i = i + n

@@ -867,35 +867,35 @@ return {
 
   -- lease.cli: JSON output stays valid UTF-8 ------------------------------
   {
-    name = "cli-utf8-surrogate-kept", step = "own", file = "lua/lease/cli.lua",
+    name = "cli-utf8-surrogate-kept", step = "own", file = "lua/lease/compat.lua",
     fn = "utf8_sequence",
     from = "  if n == 3 and (cp < 0x800 or (cp >= 0xD800 and cp <= 0xDFFF)) then return nil end\n",
     to = "  if n == 3 and cp < 0x800 then return nil end\n",
     hint = "specs/25-hostile_values_spec.lua",
   },
   {
-    name = "cli-utf8-overlong-3-kept", step = "own", file = "lua/lease/cli.lua",
+    name = "cli-utf8-overlong-3-kept", step = "own", file = "lua/lease/compat.lua",
     fn = "utf8_sequence",
     from = "  if n == 3 and (cp < 0x800 or (cp >= 0xD800 and cp <= 0xDFFF)) then return nil end\n",
     to = "  if n == 3 and cp >= 0xD800 and cp <= 0xDFFF then return nil end\n",
     hint = "specs/25-hostile_values_spec.lua",
   },
   {
-    name = "cli-utf8-above-unicode-kept", step = "own", file = "lua/lease/cli.lua",
+    name = "cli-utf8-above-unicode-kept", step = "own", file = "lua/lease/compat.lua",
     fn = "utf8_sequence",
     from = "  if n == 4 and (cp < 0x10000 or cp > 0x10FFFF) then return nil end\n",
     to = "  if n == 4 and cp < 0x10000 then return nil end\n",
     hint = "specs/25-hostile_values_spec.lua",
   },
   {
-    name = "cli-utf8-overlong-2-kept", step = "own", file = "lua/lease/cli.lua",
+    name = "cli-utf8-overlong-2-kept", step = "own", file = "lua/lease/compat.lua",
     fn = "utf8_sequence",
     from = "  if c >= 0xC2 and c <= 0xDF then n, cp = 2, c - 0xC0\n",
     to = "  if c >= 0xC0 and c <= 0xDF then n, cp = 2, c - 0xC0\n",
     hint = "specs/25-hostile_values_spec.lua",
   },
   {
-    name = "cli-utf8-continuation-unchecked", step = "own", file = "lua/lease/cli.lua",
+    name = "cli-utf8-continuation-unchecked", step = "own", file = "lua/lease/compat.lua",
     fn = "utf8_sequence",
     from = "    if not b or b < 0x80 or b > 0xBF then return nil end\n",
     to = "    if not b then return nil end\n",
@@ -5304,7 +5304,7 @@ return {
     hint = "specs/59-observe_spec.lua",
   },
   {
-    name = "observe-label-cut-sequence-kept", step = "own", file = "lua/lease/observe.lua",
+    name = "observe-label-cut-sequence-kept", step = "own", file = "lua/lease/compat.lua",
     fn = "utf8_sequence",
     from = [=[    if not b or b < 0x80 or b > 0xBF then return nil end]=],
     to = [=[    if b and (b < 0x80 or b > 0xBF) then return nil end]=],

@@ -900,22 +900,21 @@ end
 --- In a `forever` pool, enqueue the jobs of the schedules that are due
 -- (db:tick at the database's clock), before the worker claims: once per
 -- poll interval, and as soon as the earliest next tick of the schedules
--- the last tick read (w.tick_at, on the database's clock) comes.
+-- the last tick read comes (w.tick_at: that tick on the worker's clock,
+-- w.now, so that the check costs no round trip to a server).
 -- @tparam table w the worker
 -- @raise a database error, as the claims' (the worker fails)
 local function tick(w)
   local t = w.now()
-  if w.ticked and t - w.ticked < w.cfg.poll
-     and not (w.tick_at and w.db:server_now() >= w.tick_at) then
-    return
-  end
+  if w.ticked and t - w.ticked < w.cfg.poll and not (w.tick_at and t >= w.tick_at) then return end
   w.ticked = t
-  w.db:tick(w.db:server_now())
+  local now = w.db:server_now()
+  w.db:tick(now)
   local at
   for _, sc in ipairs(w.db:schedules()) do
     if not at or sc.next_at < at then at = sc.next_at end
   end
-  w.tick_at = at
+  w.tick_at = at and t + (at - now)
 end
 
 --- Note why the worker's claims hand out nothing but its queue has jobs
@@ -943,7 +942,7 @@ local function wait_poll(w)
   local limit = cfg.poll
   -- a forever pool wakes for the next tick of its schedules (tick)
   if w.tick_at then
-    local due = w.tick_at - w.db:server_now()
+    local due = w.tick_at - t0
     if due < limit then limit = due > 0 and due or 0 end
   end
   local left = limit

@@ -3375,8 +3375,8 @@ return {
   {
     name = "pool-tick-once-per-poll", step = "own", file = "lua/lease/pool.lua",
     fn = "tick",
-    from = [=[     and not (w.tick_at and w.db:server_now() >= w.tick_at) then]=],
-    to = [=[     and not (false and w.db:server_now() >= w.tick_at) then]=],
+    from = [=[  if w.ticked and t - w.ticked < w.cfg.poll and not (w.tick_at and t >= w.tick_at) then return end]=],
+    to = [=[  if w.ticked and t - w.ticked < w.cfg.poll then return end]=],
     hint = "specs/41-schedule_spec.lua",
   },
   {

@@ -253,6 +253,17 @@ describe("lease pool, pause, resume, limit and messages", function()
       assert.are.equal(0, status, err)
       assert.are.equal(c[2], out)
     end
+    -- a result's lines keep their breaks, each line's bytes escaped
+    local h = lease.open(p)
+    assert.are.equal(true, h:enqueue("r", { queue = "plain" }))
+    local jid, fence = h:claim_next("w", lease.now(), 10, { queue = "plain" })
+    assert.are.equal("r", jid)
+    assert.is_true(h:complete("r", "w", fence, lease.now(), "ok\27[2J\nline\0two\r\n\n"))
+    h:close()
+    status, out, err = run({ "show", p, "r" })
+    assert.are.equal(0, status, err)
+    local shown = "\nresult      18 bytes\nok\\x1b[2J\nline\\x00two\\x0d\n\n"
+    assert.are.equal(shown, out:sub(-#shown))
     status, out, err = run({ "show", p, "no\27]0;x\7" })
     assert.are.equal(1, status)
     assert.are.equal("", out)

@@ -278,6 +278,8 @@ describe("bad input", function()
     { "long name", { ("n"):rep(201), T0, { every = 1 } }, "bad argument #1 to 'schedule' (name must be at most 200 bytes, got 201)" },
     { "nan now", { "a", 0 / 0, { every = 1 } }, "bad argument #2 to 'schedule' (now must be a finite number, got nan)" },
     { "inf now", { "a", math.huge, { every = 1 } }, "bad argument #2 to 'schedule' (now must be a finite number, got inf)" },
+    { "cron now past the calendar", { "a", 253402214399, { cron = "* * * * *" } },
+      "bad argument #2 to 'schedule' (cron: the time 253402214399 is outside the years 1 to 9989)" },
   }
   for _, c in ipairs(cases) do
     it("schedule: " .. c[1] .. " raises, and nothing changes", function()
@@ -291,6 +293,23 @@ describe("bad input", function()
       db:close()
     end)
   end
+
+  it("lease.cron_next: the next minute, or an error naming the expression or the time", function()
+    assert.are.equal(T0 - T0 % 60 + 60, lease.cron_next("* * * * *", T0))
+    assert.are.equal(1704067200, lease.cron_next("0 0 1 1 *", 1700000000))
+    local calls = {
+      { { "61 * * * *", T0 }, "bad argument #1 to 'lease.cron_next' (cron: minute field: 61 is out of range 0-59)" },
+      { { "0 0 30 2 *", T0 }, "bad argument #1 to 'lease.cron_next' (cron: '0 0 30 2 *' matches no time within ten years)" },
+      { { "* * * * *", 253402214399 }, "bad argument #2 to 'lease.cron_next' (cron: the time 253402214399 is outside the years 1 to 9989)" },
+      { { "* * * * *", -62135596801 }, "bad argument #2 to 'lease.cron_next' (cron: the time -62135596801 is outside the years 1 to 9989)" },
+      { { "* * * * *", 0 / 0 }, "bad argument #2 to 'lease.cron_next' (t must be a finite number, got nan)" },
+    }
+    for _, c in ipairs(calls) do
+      local ok, err = pcall(lease.cron_next, c[1][1], c[1][2])
+      assert.is_false(ok)
+      assert.truthy(tostring(err):find(c[2], 1, true), tostring(err))
+    end
+  end)
 
   it("tick and unschedule: a bad now or name raises, and nothing changes", function()
     local db = H.fresh("bad")

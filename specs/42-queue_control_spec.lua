@@ -473,8 +473,11 @@ describe("lease.pool on a paused queue", function()
     db:close()
   end)
 
-  it("starts the jobs at the resume, not a poll later", function()
-    local db, p = H.fresh("pool-pause-wake")
+  -- A draining pool of two workers (poll 30 s) on a paused queue of two
+  -- jobs, in a thread, once its workers wait: the database, its path and
+  -- the thread, whose join gives the jobs done and the time it ended.
+  local function paused_pool(name)
+    local db, p = H.fresh(name)
     fill(db, "default", 2, "j")
     db:pause("default")
     local function run_pool(path)
@@ -486,11 +489,32 @@ describe("lease.pool on a paused queue", function()
     local t = thread.spawn(run_pool, p)
     lease.sleep(0.5)
     assert.are.equal(2, db:counts(lease.now()).available)
+    return db, p, t
+  end
+
+  it("ends a draining pool once its paused queue is empty, not a poll later", function()
+    -- a cancel wakes no waiter: the worker waiting on the paused queue
+    -- must see the queue drained by itself
+    local db, _, t = paused_pool("pool-pause-cancel")
+    local cancelled = lease.now()
+    assert.is_true(db:cancel("j1", cancelled))
+    assert.is_true(db:cancel("j2", cancelled))
+    local ok, done, ended = t:join()
+    assert.are.same({ true, 0 }, { ok, done })
+    assert.is_true(ended - cancelled < 10, "the pool ended " .. (ended - cancelled) .. " s after the cancels")
+    local c = db:counts(lease.now())
+    assert.are.same({ 0, 2 }, { c.available, c.cancelled })
+    db:close()
+  end)
+
+  it("starts the jobs at the resume, not a poll later", function()
+    local db, _, t = paused_pool("pool-pause-wake")
     local resumed = lease.now()
     db:resume("default")
     local ok, done, ended = t:join()
     assert.are.same({ true, 2 }, { ok, done })
     assert.is_true(ended - resumed < 10, "the pool ended " .. (ended - resumed) .. " s after the resume")
+    assert.are.equal(2, db:counts(lease.now()).completed)
     db:close()
   end)
 end)

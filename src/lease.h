@@ -87,7 +87,8 @@ typedef struct lease_db lease_db;
 **   CONSTRAINT  a constraint set by another client failed
 **   PROTOCOL    SQLite's locking protocol failed
 **   SCHEMA      the jobs table differs from the contract's
-**   RANGE       the job's fence cannot grow any further
+**   RANGE       the job's fence cannot grow any further (lease_cron_next:
+**               a time outside the calendar's years)
 **   MISMATCH    another client stored a value of the wrong type (a fence
 **               not a non-negative integer, an until not a number), or
 **               changed a job within a call that writes it (a trigger
@@ -1278,8 +1279,10 @@ LEASE_API int lease_schedules(lease_db *db, const char *after, size_t after_len,
 ** epoch) that the cron expression expr (len bytes; LEASE_NTS allowed)
 ** matches in UTC, as lease_schedule reads it, into *out.
 **   err, errlen: where the message goes on failure (always terminated).
-** Returns LEASE_OK, or LEASE_MISUSE when expr does not parse (the message
-** names the field) or matches no time within ten years after t.
+** Returns LEASE_OK, LEASE_MISUSE when expr does not parse (the message
+** names the field) or matches no time within ten years after t, or
+** LEASE_RANGE when t is before the year 1 or ten years after it pass the
+** end of 9999 (the range the clock's calendar covers).
 ** Thread-safe; touches no database.
 */
 LEASE_API int lease_cron_next(const char *expr, size_t len, double t, double *out, char *err,

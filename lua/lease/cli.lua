@@ -172,10 +172,7 @@ end
 -- @tparam string s any bytes
 -- @treturn string the text to show
 local function show_bytes(s)
-  local function hex(c) return string.format("\\x%02x", c:byte()) end
-  if not s:find("[\128-\255]") or not utf8_locale() then
-    return (s:gsub("[^\32-\126]", hex))
-  end
+  if not s:find("[\128-\255]") or not utf8_locale() then return compat.hex_escaped(s) end
   local out, i = {}, 1
   while i <= #s do
     local n = utf8_sequence(s, i)
@@ -183,7 +180,7 @@ local function show_bytes(s)
       out[#out + 1] = s:sub(i, i + n - 1)
       i = i + n
     else
-      out[#out + 1] = (s:sub(i, i):gsub("[^\32-\126]", hex))
+      out[#out + 1] = compat.hex_escaped(s:sub(i, i))
       i = i + 1
     end
   end
@@ -721,7 +718,8 @@ local function cmd_jobs(argv, out, err)
 end
 
 --- lease show DB ID [--json] [--now T]: prints one job with its payload,
--- its errors and its whole result.
+-- its errors and its whole result, line by line (each line's bytes as
+-- show_bytes shows them).
 -- @tparam table argv {"show", args...}
 -- @tparam file out where the job goes
 -- @tparam file err where "no job" goes
@@ -761,7 +759,12 @@ local function cmd_show(argv, out, err)
     end
     if j.blocked then out:write("blocked     ", show_bytes(j.blocked), "\n") end
     out:write(string.format("result      %s\n", j.result and (#j.result .. " bytes") or "-"))
-    if j.result then out:write(j.result, j.result:sub(-1) == "\n" and "" or "\n") end
+    if j.result then
+      -- each line as show_bytes shows it: a result's escapes never reach the terminal
+      for line in (j.result:sub(-1) == "\n" and j.result or j.result .. "\n"):gmatch("([^\n]*)\n") do
+        out:write(show_bytes(line), "\n")
+      end
+    end
     return 0
   end)
 end

@@ -1,7 +1,8 @@
 --- What lease's Lua modules need that differs between Lua 5.4, 5.3, 5.1
 -- and LuaJIT 2.1, in one place: integer checks without `math.type`, a
 -- handle closed when a function ends, however it ends, without `<close>`,
--- and UTF-8 validation without the utf8 library.  Internal to lease.pool,
+-- and UTF-8 validation without the utf8 library; and the one escaping of
+-- bytes for a person (hex_escaped).  Internal to lease.pool,
 -- lease.cli, lease.json and lease.observe.
 -- @module lease.compat
 local compat = {}
@@ -33,6 +34,15 @@ function compat.utf8_sequence(s, i)
   if n == 3 and (cp < 0x800 or (cp >= 0xD800 and cp <= 0xDFFF)) then return nil end
   if n == 4 and (cp < 0x10000 or cp > 0x10FFFF) then return nil end
   return n
+end
+
+--- s with every byte outside printable ASCII (32 to 126) written as the
+-- four characters \xNN (two lowercase hex digits): bytes shown to a
+-- person, whatever the terminal makes of the others.
+-- @tparam string s any bytes
+-- @treturn string printable ASCII
+function compat.hex_escaped(s)
+  return (s:gsub("[^\32-\126]", function(c) return string.format("\\x%02x", c:byte()) end))
 end
 
 --- Whether x is an integer number.  On 5.3 and 5.4: a number of integer

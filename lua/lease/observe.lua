@@ -206,7 +206,7 @@ function observe.label(s)
         out[#out + 1] = s:sub(i, i + n - 1)
         i = i + n
       else
-        out[#out + 1] = string.format("\\x%02x", s:byte(i))
+        out[#out + 1] = compat.hex_escaped(s:sub(i, i))
         i = i + 1
       end
     end

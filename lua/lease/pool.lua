@@ -158,14 +158,6 @@ local SHUTDOWN_MESSAGE = "shutdown"
 -- The error stored with a job whose handler ran past its timeout (seconds).
 local TIMEOUT_MESSAGE = "timeout: handler ran longer than %g s"
 
---- Bytes shown to a person: printable ASCII as is, every other byte
--- (terminal escapes, NUL, newlines, bytes above 0x7E) as \xNN.
--- @tparam string s any bytes
--- @treturn string the text to show
-local function printable(s)
-  return (s:gsub("[^\32-\126]", function(c) return string.format("\\x%02x", c:byte()) end))
-end
-
 -- How many Lua instructions a handler under a timeout runs between two
 -- looks at the clock (the count of its hook).
 local TIMEOUT_CHECK_EVERY = 1000
@@ -933,6 +925,10 @@ end
 -- handle of the database), the next tick of the schedules comes (a
 -- forever pool's w.tick_at), or cfg.poll seconds passed, in waits of at
 -- most WAIT_SLICE seconds with a look at the stop channel after each.
+-- A draining worker also looks after each whether the queue is drained:
+-- the writes that end its last jobs (a cancel, another worker's
+-- complete) wake no waiter, and one may have taken the jobs a resume
+-- woke it for between its claim and its wait.
 -- @tparam table w the worker
 -- @treturn boolean false when the pool asked the worker to stop
 -- @raise a database error
@@ -949,7 +945,7 @@ local function wait_poll(w)
   while true do
     local woken = w.db:wait(cfg.queue, left < WAIT_SLICE and left or WAIT_SLICE)
     if stop_asked(w) then return false end
-    if woken then return true end
+    if woken or not cfg.forever and drained(w) then return true end
     left = limit - (w.now() - t0)
     if left <= 0 then return true end
   end
@@ -1018,9 +1014,9 @@ local function step(w)
   if not cfg.forever and drained(w) then return false end
   -- a queue at its limit has no job due until a slot frees (a lease of
   -- the queue ends, a claim leaves the rate's window), and a paused queue
-  -- none until its resume: db:wait ends at either (a worker that ends the
-  -- queue's last lease wakes the others, who then find it drained), so the
-  -- worker waits up to poll, draining or not
+  -- none until its resume: db:wait ends at either, so the worker waits up
+  -- to poll, draining or not (a draining one ends once the queue is
+  -- drained, wait_poll)
   if held == "limited" then return wait_poll(w) end
   if held == "paused" then return wait_poll(w) end
   return idle(w)
@@ -1394,7 +1390,7 @@ local function supervise(cfg, events, stop, s, run)
       elseif ev[1] == "holding" then holds[ev[2]] = ev[3] or nil
       elseif ev[1] == "db_error" then
         out:write(string.format("%slease.pool: worker %d: %s; trying again in %.2f s\n",
-          cfg.progress and "\n" or "", ev[2], printable(tostring(ev[3])), ev[4]))
+          cfg.progress and "\n" or "", ev[2], compat.hex_escaped(tostring(ev[3])), ev[4]))
         out:flush()
       end
     end
@@ -1598,11 +1594,11 @@ pool.SUMMARY_IDS = 5
 -- queue's name, ids and messages pass through show, so no byte of theirs
 -- reaches a terminal raw.
 -- @tparam table s a summary from pool.run
--- @tparam[opt] function show string -> the text to show (default: printable
--- ASCII as is, every other byte as \xNN)
+-- @tparam[opt] function show string -> the text to show (default:
+-- compat.hex_escaped: printable ASCII as is, every other byte as \xNN)
 -- @treturn string the lines, joined by "\n" (no final newline)
 function pool.format(s, show)
-  show = show or printable
+  show = show or compat.hex_escaped
   local c = s.counts
   local lines = {
     string.format("workers            %d (queue %s)", s.workers, show(tostring(s.queue))),

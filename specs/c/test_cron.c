@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "lease.h"
 #include "lease_cron.h"
 
 /* "YYYY-MM-DD HH:MM[:SS]" in UTC, as seconds since the epoch. */
@@ -143,6 +144,24 @@ static void test_never(void **state) {
   assert_int_equal(lease__cron_next(&c, utc("2024-01-01 00:00"), &got), -1);
 }
 
+/* A time outside the calendar's years is told apart from an expression
+** that never matches: -2, and lease_cron_next's LEASE_RANGE naming it. */
+static void test_out_of_range(void **state) {
+  lease__cron c = parse("* * * * *");
+  double got = -1, late = 253402300799.0 - LEASE__CRON_HORIZON;
+  char err[160];
+  (void)state;
+  assert_int_equal(lease__cron_next(&c, late, &got), 0);
+  assert_int_equal(lease__cron_next(&c, late + 60, &got), -2);
+  assert_int_equal(lease__cron_next(&c, -62135596800.0 - 1, &got), -2);
+  assert_int_equal(lease_cron_next("* * * * *", LEASE_NTS, late + 60, &got, err, sizeof err),
+                   LEASE_RANGE);
+  assert_string_equal(err, "cron: the time 253086076859 is outside the years 1 to 9989");
+  assert_int_equal(lease_cron_next("0 0 30 2 *", LEASE_NTS, 0, &got, err, sizeof err),
+                   LEASE_MISUSE);
+  assert_string_equal(err, "cron: '0 0 30 2 *' matches no time within ten years");
+}
+
 /* expr, its error. */
 static const struct { const char *expr, *err; } bad[] = {
   {"61 * * * *", "cron: minute field: 61 is out of range 0-59"},
@@ -198,6 +217,7 @@ int main(void) {
     cmocka_unit_test(test_next),
     cmocka_unit_test(test_prev),
     cmocka_unit_test(test_never),
+    cmocka_unit_test(test_out_of_range),
     cmocka_unit_test(test_errors),
     cmocka_unit_test(test_bits),
   };

@@ -2971,6 +2971,30 @@ return {
     to = [=[      step = (int)n + 1;]=],
     c_hint = "test_cron", hint = "specs/41-schedule_spec.lua",
   },
+  {
+    -- a time past the calendar reads as an expression that never matches
+    name = "cron-range-as-never", step = "own", file = "src/core/lease_cron.c",
+    fn = "lease__cron_next",
+    from = [=[  if (!(t >= CLOCK_MIN && t <= CLOCK_MAX - LEASE__CRON_HORIZON)) return -2;]=],
+    to = [=[  if (!(t >= CLOCK_MIN && t <= CLOCK_MAX - LEASE__CRON_HORIZON)) return -1;]=],
+    c_hint = "test_cron", hint = "specs/41-schedule_spec.lua",
+  },
+  {
+    -- lease.cron_next blames the expression for a time past the calendar
+    name = "cron-next-range-blames-expr", step = "own", file = "src/lua/lease_lua_schedule.c",
+    fn = "lb_cron_next",
+    from = [=[  if (rc != LEASE_OK) lb_error(L, LB_ARG(&c, rc == LEASE_RANGE ? 2 : 1, NULL), lua_pushstring(L, err));]=],
+    to = [=[  if (rc != LEASE_OK) lb_error(L, LB_ARG(&c, 1, NULL), lua_pushstring(L, err));]=],
+    hint = "specs/41-schedule_spec.lua",
+  },
+  {
+    -- db:schedule blames its opts for a now past the calendar
+    name = "schedule-cron-range-blames-opts", step = "own", file = "src/lua/lease_lua_schedule.c",
+    fn = "check_schedule",
+    from = [=[    if (rc == LEASE_RANGE) lb_error(L, LB_ARG(c, 3, NULL), lua_pushstring(L, err));]=],
+    to = [=[    if (rc == LEASE_RANGE && 0) lb_error(L, LB_ARG(c, 3, NULL), lua_pushstring(L, err));]=],
+    hint = "specs/41-schedule_spec.lua",
+  },
   -- The schema step SCHEDULES, and a read-only handle on an older database
   {
     name = "schema-schedules-step-temporary", step = "own", file = "src/sqlite/lsq_schema_sql.h",
@@ -4119,6 +4143,22 @@ return {
     hint = "specs/57-wake_spec.lua",
   },
   {
+    -- lease show writes a result's bytes, escapes included, to the terminal
+    name = "cli-show-result-raw", step = "own", file = "lua/lease/cli.lua",
+    fn = "cmd_show",
+    from = [=[        out:write(show_bytes(line), "\n")]=],
+    to = [=[        out:write(line, "\n")]=],
+    hint = "specs/34-cli_queue_spec.lua",
+  },
+  {
+    -- a draining worker on a paused queue sleeps poll though the queue emptied
+    name = "pool-held-wait-ignores-drained", step = "own", file = "lua/lease/pool.lua",
+    fn = "wait_poll",
+    from = [=[    if woken or not cfg.forever and drained(w) then return true end]=],
+    to = [=[    if woken then return true end]=],
+    hint = "specs/42-queue_control_spec.lua",
+  },
+  {
     -- a worker of a paused queue sleeps poll, as at a limit
     name = "pool-paused-sleeps-poll", step = "own", file = "lua/lease/pool.lua",
     fn = "step",
@@ -5107,7 +5147,7 @@ return {
   {
     name = "pool-format-no-default-escape", step = "own", file = "lua/lease/pool.lua",
     fn = "format",
-    from = "  show = show or printable\n",
+    from = "  show = show or compat.hex_escaped\n",
     to = "  show = show or tostring\n",
     hint = "specs/34-cli_queue_spec.lua",
   },

@@ -181,7 +181,7 @@ static int day_matches(const lease__cron *c, const struct tm *tm) {
 int lease__cron_next(const lease__cron *c, double t, double *out) {
   time_t s, limit;
   struct tm tm;
-  if (!(t >= CLOCK_MIN && t <= CLOCK_MAX - LEASE__CRON_HORIZON)) return -1;
+  if (!(t >= CLOCK_MIN && t <= CLOCK_MAX - LEASE__CRON_HORIZON)) return -2;
   s = (time_t)(floor(t / 60) * 60) + 60;   /* the first minute strictly after t */
   limit = s + (time_t)LEASE__CRON_HORIZON;
   while (s <= limit) {

@@ -42,9 +42,10 @@ int lease__cron_parse(const char *expr, size_t len, lease__cron *out, char *err,
 
 /*
 ** lease__cron_next: the first minute strictly after t (seconds since the
-** epoch, UTC) that c matches, into *out.  Returns 0, or -1 when none comes
+** epoch, UTC) that c matches, into *out.  Returns 0, -1 when none comes
 ** within LEASE__CRON_HORIZON (an expression that never matches, such as
-** "0 0 30 2 *") or t is out of the clock's range.
+** "0 0 30 2 *"), or -2 when t is out of the clock's range (before the
+** year 1, or less than LEASE__CRON_HORIZON before the end of 9999).
 */
 int lease__cron_next(const lease__cron *c, double t, double *out);
 

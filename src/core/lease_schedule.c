@@ -128,11 +128,16 @@ int lease_cron_next(const char *expr, size_t len, double t, double *out, char *e
   }
   if (len == LEASE_NTS) len = strlen(expr);
   if (lease__cron_parse(expr, len, &c, err, errlen)) return LEASE_MISUSE;
-  if (lease__cron_next(&c, t, out)) {
+  switch (lease__cron_next(&c, t, out)) {
+  case 0:
+    return LEASE_OK;
+  case -2:
+    snprintf(err, errlen, "cron: the time %.17g is outside the years 1 to 9989", t);
+    return LEASE_RANGE;
+  default:
     snprintf(err, errlen, "cron: '%.*s' matches no time within ten years", (int)len, expr);
     return LEASE_MISUSE;
   }
-  return LEASE_OK;
 }
 
 /* See lease.h. */

@@ -73,9 +73,11 @@ static void check_schedule(lua_State *L, const lb_callee *c, lb_args *a) {
   } else {
     char err[160];
     double next;
+    int rc;
     s->cron = lb_check_string(L, -1, LB_ARG(c, 4, "cron"), 0, &s->cron_len);
-    if (lease_cron_next(s->cron, s->cron_len, a->now, &next, err, sizeof err) != LEASE_OK)
-      lb_error(L, o, lua_pushstring(L, err));
+    rc = lease_cron_next(s->cron, s->cron_len, a->now, &next, err, sizeof err);
+    if (rc == LEASE_RANGE) lb_error(L, LB_ARG(c, 3, NULL), lua_pushstring(L, err));
+    if (rc != LEASE_OK) lb_error(L, o, lua_pushstring(L, err));
   }
   /* the jobs' options, checked as enqueue's, from a table of just those */
   lua_createtable(L, 0, 4);
@@ -263,7 +265,9 @@ runs).
 @tparam number t seconds since the epoch (finite)
 @treturn number seconds since the epoch
 @raise `bad argument #1 to 'lease.cron_next' (cron: hour field: 24 is out of
-  range 0-23)`, or `(cron: '0 0 30 2 *' matches no time within ten years)`
+  range 0-23)`, or `(cron: '0 0 30 2 *' matches no time within ten years)`;
+  `bad argument #2 to 'lease.cron_next' (cron: the time ... is outside the
+  years 1 to 9989)` for a `t` so late that ten years after it pass 9999
 */
 int lb_cron_next(lua_State *L) {
   lb_callee c = {"cron_next", 0};
@@ -271,8 +275,8 @@ int lb_cron_next(lua_State *L) {
   const char *expr = lb_check_string(L, 1, LB_ARG(&c, 1, "expr"), 0, &len);
   double t = lb_check_number(L, 2, LB_ARG(&c, 2, "t"), LB_FINITE, -HUGE_VAL, 0), next;
   char err[160];
-  if (lease_cron_next(expr, len, t, &next, err, sizeof err) != LEASE_OK)
-    lb_error(L, LB_ARG(&c, 1, NULL), lua_pushstring(L, err));
+  int rc = lease_cron_next(expr, len, t, &next, err, sizeof err);
+  if (rc != LEASE_OK) lb_error(L, LB_ARG(&c, rc == LEASE_RANGE ? 2 : 1, NULL), lua_pushstring(L, err));
   lua_pushnumber(L, next);
   return 1;
 }

@@ -240,8 +240,26 @@ describe("lease.pool", function()
     H.write(f, "return 5")
     local s = pool.run({ db = p, worker = f, workers = 2, ttl = 30 })
     assert.are.equal(2, #s.failed)
-    assert.truthy(s.failed[1]:find("must return a handler function, returned number", 1, true), s.failed[1])
+    -- the file's error alone: no frame of the pool's
+    assert.are.same({ "worker 1: " .. f .. " must return a handler function, returned number",
+                      "worker 2: " .. f .. " must return a handler function, returned number" }, s.failed)
     assert.is_false(lease.state(p, "j1").done)
+    -- the summary says it once, for both workers
+    local text = pool.format(s)
+    assert.truthy(text:find("\nworker failed      workers 1, 2: " .. f .. " must return", 1, true), text)
+    assert.is_nil(text:find("worker failed      worker 2", 1, true), text)
+  end)
+
+  it("pool.format puts a failure's lines under each other, and one line for workers failing alike", function()
+    local text = pool.format({ workers = 4, queue = "q", done = 0, handler_errors = 0, retried = 0,
+      discarded = 0, refused = 0, renew_refused = 0, renewed = 0, max_fence = 0, wall = 1, rate = 0,
+      discarded_ids = {}, errors = {},
+      failed = { "worker 1: boom\nstack traceback:\n\tf.lua:3: in main chunk", "worker 2: other",
+                 "worker 3: other", "counts at the end: gone" } })
+    local want = table.concat({ "worker failed      worker 1: boom", "                   stack traceback:",
+      "                     f.lua:3: in main chunk", "worker failed      workers 2, 3: other",
+      "worker failed      counts at the end: gone" }, "\n")
+    assert.are.equal(want, text:sub(-#want))
   end)
 
   it("writes a progress line only when asked", function()

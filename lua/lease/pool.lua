@@ -1128,7 +1128,10 @@ function pool._worker(cfg, index, events, stop, st)
     return setmetatable({ text = debug.traceback(error_text(err), 2) }, TRACED)
   end
   return compat.using(lease.open(cfg.db, cfg.open), function(db)
-    local w = pool._new_worker(db, cfg, pool.owner_name(cfg, index), lease.now, st)
+    -- the worker file's error names the file and line: the pool's own
+    -- frames would add nothing to it
+    local made, w = pcall(pool._new_worker, db, cfg, pool.owner_name(cfg, index), lease.now, st)
+    if not made then error(setmetatable({ text = error_text(w) }, TRACED), 0) end
     w.index, w.events, w.stop = index, events, stop
     local in_row = 0   -- database errors in a row
     while true do
@@ -1587,6 +1590,35 @@ end
 -- counted ("and N more"), as every one is in the database.
 pool.SUMMARY_IDS = 5
 
+--- The summary's lines for the workers that failed (s.failed, each
+-- "worker N: text"), appended to lines: workers in a row that failed with
+-- the same text (a worker file that does not load fails every worker) on
+-- one line, "workers 1, 2, 3: text"; a text of several lines (a
+-- traceback) as that many lines, the next ones indented under the first,
+-- each through show.
+-- @tparam {string,...} failed the failures, in worker order
+-- @tparam function show string -> the text to show
+-- @tparam {string,...} lines where the lines go
+local function failed_lines(failed, show, lines)
+  local i = 1
+  while i <= #failed do
+    local n, text = failed[i]:match("^worker (%d+): (.*)$")
+    local who = { n }
+    if not text then n, text, who = nil, failed[i], nil end
+    while who and failed[i + 1] and select(2, failed[i + 1]:match("^worker (%d+): (.*)$")) == text do
+      i = i + 1
+      who[#who + 1] = failed[i]:match("^worker (%d+):")
+    end
+    local head = who and ((#who > 1 and "workers " or "worker ") .. table.concat(who, ", ") .. ": ") or ""
+    local prefix = "worker failed      " .. head
+    for line in (text .. "\n"):gmatch("([^\n]*)\n") do
+      lines[#lines + 1] = prefix .. show((line:gsub("^\t+", function(t) return ("  "):rep(#t) end)))
+      prefix = "                   "
+    end
+    i = i + 1
+  end
+end
+
 --- The summary as lines a person reads: the counters, then the first
 -- pool.SUMMARY_IDS discarded ids, the handler errors, the database errors
 -- waited out and the workers that failed.  When the count at the end
@@ -1648,7 +1680,7 @@ function pool.format(s, show)
       s.hook_errors)
   end
   for _, e in ipairs(s.hook_messages or {}) do lines[#lines + 1] = "hook error         " .. show(e) end
-  for _, f in ipairs(s.failed) do lines[#lines + 1] = "worker failed      " .. show(f) end
+  failed_lines(s.failed, show, lines)
   return table.concat(lines, "\n")
 end
 

@@ -5145,6 +5145,30 @@ return {
     hint = "specs/34-cli_queue_spec.lua",
   },
   {
+    -- a worker file's error carries the pool's own frames
+    name = "pool-worker-file-error-traced", step = "own", file = "lua/lease/pool.lua",
+    fn = "_worker",
+    from = [=[    if not made then error(setmetatable({ text = error_text(w) }, TRACED), 0) end]=],
+    to = [=[    if not made then error(w, 0) end]=],
+    hint = "specs/18-pool_spec.lua",
+  },
+  {
+    -- every worker failing alike gets a line of its own
+    name = "pool-format-failed-not-grouped", step = "own", file = "lua/lease/pool.lua",
+    fn = "failed_lines",
+    from = [=[    while who and failed[i + 1] and select(2, failed[i + 1]:match("^worker (%d+): (.*)$")) == text do]=],
+    to = [=[    while false and who and failed[i + 1] and select(2, failed[i + 1]:match("^worker (%d+): (.*)$")) == text do]=],
+    hint = "specs/18-pool_spec.lua",
+  },
+  {
+    -- a traceback's lines each repeat the head
+    name = "pool-format-failed-lines-unindented", step = "own", file = "lua/lease/pool.lua",
+    fn = "failed_lines",
+    from = [=[      prefix = "                   "]=],
+    to = [=[      prefix = "worker failed      " .. head]=],
+    hint = "specs/18-pool_spec.lua",
+  },
+  {
     name = "pool-format-no-default-escape", step = "own", file = "lua/lease/pool.lua",
     fn = "format",
     from = "  show = show or compat.hex_escaped\n",

@@ -214,6 +214,63 @@ describe("lease pool as a service process", function()
     assert.truthy(status == 15 or status == 143, tostring(status))
   end)
 
+  it("gives the signals' actions back when pool.run refuses a handler it cannot start", function()
+    local db, p = H.fresh("restore-refused")
+    db:enqueue("a")
+    db:close()
+    local script = H.file("restore_refused") .. ".lua"
+    H.write(script, [[
+      local lease = require("lease")
+      local pool = require("lease.pool")
+      local up = "x"
+      local ok, err = pcall(pool.run, { db = arg[1], workers = 1, ttl = 30, handler = function() return up end })
+      io.stdout:write(tostring(ok), " ", tostring(err):match("handler must have no upvalue") or tostring(err), "\n")
+      io.stdout:flush()
+      os.execute("kill -TERM " .. lease.pid())
+      lease.sleep(2)
+      io.stdout:write("still alive\n")
+    ]])
+    local status, out = H.host(H.sh(script) .. " " .. H.sh(p), nil, 20)
+    assert.are.equal("false handler must have no upvalue\n", out)
+    assert.truthy(status == 15 or status == 143, tostring(status))
+    assert.are.equal(0, lease.state(p, "a").fence)
+  end)
+
+  it("stops on a signal that comes while its workers start, giving back what they claimed", function()
+    local db, p = H.fresh("early-signal")
+    local ids = {}
+    for i = 1, 300 do ids[i] = "j" .. i end
+    db:enqueue_many(ids)
+    db:close()
+    local mark = H.file("early_mark")
+    H.write(mark, "")
+    -- the first worker to load the file sends SIGTERM to its process
+    local w = H.file("early_worker") .. ".lua"
+    H.write(w, "local lease = require('lease')\n"
+      .. "if os.rename(" .. string.format("%q", mark) .. ", " .. string.format("%q", mark .. ".sent")
+      .. ") then os.execute('kill -TERM ' .. lease.pid()) end\n"
+      .. "return function() lease.sleep(0.05) return 'ok' end\n")
+    local script = H.file("early") .. ".lua"
+    H.write(script, [[
+      local lease = require("lease")
+      local pool = require("lease.pool")
+      -- a large args: each worker's copy of it takes a while, so the signal
+      -- the first worker sends comes while the others start
+      local big = {}
+      for i = 1, 300000 do big[i] = i end
+      local s = pool.run({ db = arg[1], worker = arg[2], workers = 4, ttl = 30, poll = 0.05, args = big })
+      io.stdout:write("interrupted ", tostring(s.interrupted), "\n")
+    ]])
+    local status, out, err = H.host(H.sh(script) .. " " .. H.sh(p) .. " " .. H.sh(w), nil, 60)
+    assert.are.equal(0, status, tostring(out) .. tostring(err))
+    assert.are.equal("interrupted TERM\n", out)
+    local d = lease.open(p)
+    local c = d:counts(lease.now())
+    d:close()
+    assert.are.same({ 0, 300 }, { c.running, c.available + c.completed })
+    assert.is_true(c.available > 0, "every job ran: the signal came too late to test anything")
+  end)
+
   it("runs examples/mail_service.lua: payloads, a retry after backoff, a discard, a clean stop", function()
     local p, outbox = H.path("mail"), H.file("outbox") .. ".txt"
     local db = lease.open(p)

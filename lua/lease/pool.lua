@@ -1203,7 +1203,8 @@ local function progress_line(done, total, refused, t, held)
     t > 0 and done / t or 0, refused, held and ("queue " .. held .. "  ") or "              ")
 end
 
---- Start the worker threads.
+--- Start the worker threads; on a failure, stop those started, close the
+-- channels and db and give SIGINT and SIGTERM their actions back.
 -- @tparam table cfg the checked options
 -- @param events the channel workers report on
 -- @param stop the channel that asks workers to stop
@@ -1236,6 +1237,7 @@ local function spawn_workers(cfg, events, stop, db)
       for _, t in ipairs(workers) do t:join() end
       events:close()
       db:close()
+      if cfg.signals then require("lease").on_signal({ "INT", "TERM" }, false) end
       error("bad argument #1 to 'lease.pool.run' (" .. tostring(w):gsub("^.-%((.*)%)$", "%1") .. ")", 3)
     end
     workers[i] = w
@@ -1541,9 +1543,12 @@ function pool.run(options)
     total, done_before = c.total, c.completed
   end
   local events, stop = lease.thread.channel(), lease.thread.channel()
-  local workers = spawn_workers(cfg, events, stop, db)
+  -- caught before the first worker can claim: a signal while the others
+  -- start stops the pool as any other does (spawn_workers gives the
+  -- actions back when it fails)
   local signals0 = lease.signals()
   if cfg.signals then lease.on_signal({ "INT", "TERM" }) end
+  local workers = spawn_workers(cfg, events, stop, db)
   local s = { max_fence = 0, completed = cfg.completed and {} or nil, errors = {}, failed = {},
               discarded_ids = {}, hook_messages = {}, db_messages = {},
               refusals = {}, workers = cfg.workers, queue = cfg.queue, unfinished = 0,

@@ -5145,6 +5145,22 @@ return {
     hint = "specs/34-cli_queue_spec.lua",
   },
   {
+    -- the workers start before the pool catches SIGINT and SIGTERM
+    name = "pool-signals-caught-after-spawn", step = "own", file = "lua/lease/pool.lua",
+    fn = "run",
+    from = "  if cfg.signals then lease.on_signal({ \"INT\", \"TERM\" }) end\n  local workers = spawn_workers(cfg, events, stop, db)\n",
+    to = "  local workers = spawn_workers(cfg, events, stop, db)\n  if cfg.signals then lease.on_signal({ \"INT\", \"TERM\" }) end\n",
+    hint = "specs/33-pool_process_spec.lua",
+  },
+  {
+    -- a pool that cannot start its workers keeps catching the signals
+    name = "pool-spawn-failure-keeps-signals", step = "own", file = "lua/lease/pool.lua",
+    fn = "spawn_workers",
+    from = [=[      if cfg.signals then require("lease").on_signal({ "INT", "TERM" }, false) end]=],
+    to = [=[      if false then require("lease").on_signal({ "INT", "TERM" }, false) end]=],
+    hint = "specs/33-pool_process_spec.lua",
+  },
+  {
     -- a worker file's error carries the pool's own frames
     name = "pool-worker-file-error-traced", step = "own", file = "lua/lease/pool.lua",
     fn = "_worker",

@@ -561,6 +561,7 @@ return {
   ["rules-prune-discarded-as-cancelled"] = { file = "specs/31-queue_fail_spec.lua", test = "retry, cancel, prune prune deletes ended jobs finished before the time, never a held one" },
   ["rules-retry-held-whatever-state"] = { file = "specs/31-queue_fail_spec.lua", test = "retry, cancel, prune retry makes a discarded job claimable again with a fresh budget, the fence kept" },
   ["schedule-cron-range-blames-opts"] = { file = "specs/41-schedule_spec.lua", test = "bad input schedule: cron now past the calendar raises, and nothing changes" },
+  ["schedule-job-id-cut-at-zero"] = { file = "specs/41-schedule_spec.lua", test = "db:tick names a job with the schedule's whole name, zero bytes included" },
   ["schedule-missed-ticks-replayed"] = { file = "specs/41-schedule_spec.lua", test = "db:tick enqueues one job per due schedule, named name@tick, with the schedule's options" },
   ["schedule-next-not-past-now"] = { file = "specs/41-schedule_spec.lua", test = "db:tick does not replay missed ticks: one job for the latest, next_at moved past now" },
   ["schedule-tick-unguarded"] = { file = "specs/41-schedule_spec.lua", test = "many tickers at once threads and processes on their own clocks: each tick once, in order, nothing left due" },

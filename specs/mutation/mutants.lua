@@ -2972,6 +2972,14 @@ return {
     c_hint = "test_cron", hint = "specs/41-schedule_spec.lua",
   },
   {
+    -- a schedule's job id stops at a zero byte of its name
+    name = "schedule-job-id-cut-at-zero", step = "own", file = "src/core/lease_schedule.c",
+    fn = "lease__schedule_job_id",
+    from = [=[    size_t name = s->name_len < n - 1 ? s->name_len : n - 1;]=],
+    to = [=[    size_t name = strnlen(s->name, s->name_len < n - 1 ? s->name_len : n - 1);]=],
+    hint = "specs/41-schedule_spec.lua",
+  },
+  {
     -- a time past the calendar reads as an expression that never matches
     name = "cron-range-as-never", step = "own", file = "src/core/lease_cron.c",
     fn = "lease__cron_next",

@@ -679,8 +679,10 @@ int lease__check_new_job(lease_db *db, const char *prefix, const lease_new_job *
 ** enqueue (its latest tick <= now) and the next (the first tick > now).
 ** Both return 0, or -1 when s's cron does not parse or matches no time
 ** within ten years.
-** lease__schedule_job_id: the job id of s's tick, "<name>@<tick>", into
-** out (n bytes), as snprintf (the length it needs).
+** lease__schedule_job_id: the job id of s's tick, "<name>@<tick>" (the
+** name's bytes as they are, zero bytes included), into out (n bytes), as
+** snprintf (the length it needs; at most n - 1 bytes and a terminating
+** zero written).
 */
 int lease__schedule_next(const lease_schedule_spec *s, double t, double *next);
 int lease__schedule_due(const lease_schedule_spec *s, double now, double *tick, double *next);

@@ -106,11 +106,21 @@ int lease__schedule_due(const lease_schedule_spec *s, double now, double *tick, 
   return 0;
 }
 
-/* See lease_int.h. */
+/* See lease_int.h.  The name is copied as bytes: a zero byte in it is
+** part of the id, as in the name. */
 int lease__schedule_job_id(const lease_schedule_spec *s, double tick, char *out, size_t n) {
-  if (tick == floor(tick) && fabs(tick) < 9.2e18)
-    return snprintf(out, n, "%.*s@%" PRId64, (int)s->name_len, s->name, (int64_t)tick);
-  return snprintf(out, n, "%.*s@%.17g", (int)s->name_len, s->name, tick);
+  char at[40];
+  int m = tick == floor(tick) && fabs(tick) < 9.2e18
+              ? snprintf(at, sizeof at, "@%" PRId64, (int64_t)tick)
+              : snprintf(at, sizeof at, "@%.17g", tick);
+  if (n > 0) {
+    size_t name = s->name_len < n - 1 ? s->name_len : n - 1;
+    size_t rest = n - 1 - name, suffix = (size_t)m < rest ? (size_t)m : rest;
+    memcpy(out, s->name, name);
+    memcpy(out + name, at, suffix);
+    out[name + suffix] = '\0';
+  }
+  return (int)(s->name_len + (size_t)m);
 }
 
 /* See lease.h. */

@@ -1609,7 +1609,7 @@ local function failed_lines(failed, show, lines)
   while i <= #failed do
     local n, text = failed[i]:match("^worker (%d+): (.*)$")
     local who = { n }
-    if not text then n, text, who = nil, failed[i], nil end
+    if not text then text, who = failed[i], nil end
     while who and failed[i + 1] and select(2, failed[i + 1]:match("^worker (%d+): (.*)$")) == text do
       i = i + 1
       who[#who + 1] = failed[i]:match("^worker (%d+):")

@@ -489,7 +489,7 @@ return {
   ["pool-shutdown-counts-attempt"] = { file = "specs/29-pool_service_spec.lua", test = "lease.pool shutdown fails what is still held after the grace back to the queue, the attempt not counted" },
   ["pool-signals-caught-after-spawn"] = { file = "specs/33-pool_process_spec.lua", test = "lease pool as a service process stops on a signal that comes while its workers start, giving back what they claimed" },
   ["pool-signals-not-given-back"] = { file = "specs/33-pool_process_spec.lua", test = "lease pool as a service process gives the signals' actions back when pool.run returns" },
-  ["pool-spawn-failure-keeps-signals"] = { file = "specs/33-pool_process_spec.lua", test = "lease pool as a service process gives the signals' actions back when pool.run refuses a handler it cannot start" },
+  ["pool-spawn-failure-keeps-signals"] = { file = "specs/33-pool_process_spec.lua", test = "lease pool as a service process gives the signals' actions back when pool.run cannot start its workers" },
   ["pool-sqlite-ioerr-retried"] = { file = "specs/29-pool_service_spec.lua", test = "lease.pool and lost connections retries only the connection-level errors of each backend" },
   ["pool-stop-never-asked"] = { file = "specs/29-pool_service_spec.lua", test = "lease.pool shutdown stops claiming on SIGTERM, lets running handlers finish, returns with the summary" },
   ["pool-summary-counts-old-discards"] = { file = "specs/18-pool_spec.lua", test = "lease.pool a job whose every attempt outlives its lease ends discarded, never completed" },

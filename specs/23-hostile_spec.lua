@@ -335,6 +335,22 @@ describe("hostile files #sqlite", function()
       p:close()
     end)
 
+    it("a file with a second hard link: cantopen everywhere, saying so; the file stays as it was", function()
+      -- each name would get its own -wal: two processes using the two
+      -- names would both hand out fence 1
+      local p = H.path("linked")
+      local db = lease.open(p)
+      db:enqueue("a")
+      db:close()
+      local bytes = H.read(p)
+      local other = p .. ".link"
+      assert(os.execute("ln " .. H.sh(p) .. " " .. H.sh(other)))
+      assert_refused(p, bytes, { cantopen = true }, "unable to open database file: it has 2 hard links", "linked")
+      assert_refused(other, bytes, { cantopen = true }, "it has 2 hard links", "the link")
+      os.remove(other)
+      assert.are.equal(1, lease.claim(p, "a", "w", 0, 10))
+    end)
+
     it("a FIFO: cantopen at once (a read-only open used to block for ever), nothing created", function()
       -- In a child process under `timeout`, so a regression fails instead
       -- of hanging the suite; the child stops at the first wrong answer,

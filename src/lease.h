@@ -309,7 +309,8 @@ LEASE_API void lease_options_default(lease_options *opt);
 **         still a handle carrying the error (read lease_errmsg) unless
 **         memory ran out (then NULL); always lease_close it.
 ** Returns LEASE_OK, LEASE_MISUSE (NULL path or out, bad options),
-** LEASE_CANTOPEN (also for a directory, a FIFO or a device), LEASE_NOTADB,
+** LEASE_CANTOPEN (also for a directory, a FIFO, a device or a file with a
+** second hard link), LEASE_NOTADB,
 ** LEASE_CORRUPT (also a database cut short: shorter than its header, or
 ** not a whole number of pages, with no -wal to complete it), LEASE_SCHEMA
 ** (the jobs table differs, the message naming the difference; or the

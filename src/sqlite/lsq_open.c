@@ -25,9 +25,14 @@
 ** ever), a device (/dev/null swallows every write, and SQLite creates
 ** /dev/null-journal beside it).  A missing path is left to SQLite (it
 ** creates the file, or refuses); so are ":memory:", "" and "file:" URIs,
-** which name no file directly.  Only stat(): no descriptor of ours is ever
-** opened on a database file (closing one would drop the POSIX locks that
-** the process's SQLite connections hold on it).
+** which name no file directly.  A file with more than one hard link is
+** refused too: SQLite names the -wal and -shm after the path it opened,
+** so two processes opening one file by two names would each keep their
+** own -wal over it, and one would hand out a fence the other had handed
+** out (a symbolic link is resolved by SQLite: one name, one -wal).  Only
+** stat(): no descriptor of ours is ever opened on a database file
+** (closing one would drop the POSIX locks that the process's SQLite
+** connections hold on it).
 */
 static int check_path(lease_db *db, const char *path) {
   struct stat st;
@@ -38,6 +43,11 @@ static int check_path(lease_db *db, const char *path) {
     return lease__fail(db, LEASE_CANTOPEN, "unable to open database file: it is a directory");
   if (!S_ISREG(st.st_mode))
     return lease__fail(db, LEASE_CANTOPEN, "unable to open database file: not a regular file");
+  if (st.st_nlink > 1)
+    return lease__fail(db, LEASE_CANTOPEN,
+                       "unable to open database file: it has %lu hard links (each name would "
+                       "get a -wal of its own); open it by one name only",
+                       (unsigned long)st.st_nlink);
   return LEASE_OK;
 }
 

@@ -103,6 +103,39 @@ describe("a job another client left unclaimable (blocked) #sqlite", function()
   end)
 end)
 
+describe("a done or paused another client stored as a value not 0 or 1 #sqlite", function()
+  -- the engine's SQL decides on `done <> 0` and `paused <> 0`: a text or a
+  -- blob is never equal to 0, so what every read returns must say the same
+  local odd = { { "0.5", "0.5" }, { "'yes'", "a text" }, { "x'01'", "a blob" } }
+
+  for _, v in ipairs(odd) do
+    it("reads a done stored as " .. v[2] .. " as done, as status and claim do", function()
+      local p = with_bad("UPDATE jobs SET done = " .. v[1] .. " WHERE id = 'bad'")
+      local db = lease.open(p)
+      finally(function() db:close() end)
+      local s = db:state("bad", 1)
+      assert.are.same({ true, "completed" }, { s.done, s.status })
+      assert.are.same({ nil, "done" }, { H.two(db:claim("bad", "W", 1, 10)) })
+      local listed = db:jobs("done", 1)
+      assert.are.same({ "bad", true }, { listed[1].id, listed[1].done })
+      assert.is_false(db:state("ok", 1).done)
+    end)
+
+    it("reads a paused stored as " .. v[2] .. " as paused, as the wait does", function()
+      local db, p = H.fresh("paused")
+      db:enqueue("j", { queue = "q" })
+      db:pause("q")
+      db:close()
+      H.sqlite3(p, "UPDATE lease_queues SET paused = " .. v[1] .. " WHERE name = 'q'")
+      db = lease.open(p)
+      finally(function() db:close() end)
+      assert.are.same({ "q", true }, { db:queues(1)[1].name, db:queues(1)[1].paused })
+      assert.are.same({ nil, "paused" }, { H.two(db:claim_next("w", 1, 10, { queue = "q" })) })
+      assert.are.equal(0, db:state("j").fence)
+    end)
+  end
+end)
+
 describe("strings the database cannot hold", function()
   it("are refused as arguments before anything is written", function()
     if os.getenv("LEASE_SANITIZED") then

@@ -267,6 +267,28 @@ return {
     to = [[" total(done = 0 AND until <= ?1) AS ready,"]],
     hint = "specs/25-hostile_values_spec.lua",
   },
+  -- values another client stored, read as the engine's SQL reads them
+  {
+    name = "state-done-read-raw", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_FULL_ROW",
+    from = [=[  " j.done <> 0, j.b, q.payload,]=],
+    to = [=[  " j.done, j.b, q.payload,]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    name = "claim-paused-read-raw", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_Q_SETTINGS",
+    from = [=["SELECT paused <> 0, coalesce(concurrency, 0),]=],
+    to = [=["SELECT paused, coalesce(concurrency, 0),]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    name = "queues-paused-read-raw", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_Q_QUEUES",
+    from = [=[coalesce(s.paused <> 0, 0)]=],
+    to = [=[coalesce(s.paused, 0)]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
   {
     name = "claim-reason-held-for-done", step = "own", file = "src/core/lease_rules.c",
     fn = "ended_reason",

@@ -136,6 +136,87 @@ describe("a done or paused another client stored as a value not 0 or 1 #sqlite",
   end
 end)
 
+describe("a write another client's trigger skips #sqlite", function()
+  -- a trigger RAISE(IGNORE) leaves the row as it was: the call raises
+  -- [mismatch] and the transaction rolls back, as complete and claim do
+  local function with_trigger(sql, prepare)
+    local db, p = H.fresh("skipped")
+    prepare(db)
+    db:close()
+    H.sqlite3(p, sql)
+    db = lease.open(p)
+    return db, p
+  end
+  local function refused(p, call, text)
+    local before = H.qsnapshot(p)
+    local err = H.error_of(call)
+    assert.truthy(err:find(text, 1, true), err)
+    assert.truthy(err:find("[mismatch]", 1, true), err)
+    assert.are.same(before, H.qsnapshot(p))
+  end
+  local skip_done = "CREATE TRIGGER side BEFORE UPDATE OF done ON jobs BEGIN SELECT RAISE(IGNORE); END"
+  local skip_queue = "CREATE TRIGGER side BEFORE UPDATE ON lease_queue BEGIN SELECT RAISE(IGNORE); END"
+
+  it("refuses a retry of a completed job whose reopen is skipped", function()
+    local db, p = with_trigger(skip_done, function(d)
+      d:enqueue("d")
+      d:complete("d", "w", d:claim("d", "w", 1, 10), 2, "r")
+    end)
+    finally(function() db:close() end)
+    refused(p, function() return db:retry("d", 20) end, "retry's reopen of d changed no row")
+    assert.are.same({ true, "completed" }, { db:state("d", 20).done, db:state("d", 20).status })
+  end)
+
+  it("refuses a retry of an expired lease whose reopen is skipped (its owner stays)", function()
+    local db, p = with_trigger(skip_done, function(d)
+      d:enqueue("d")
+      d:claim("d", "w", 1, 10)
+    end)
+    finally(function() db:close() end)
+    refused(p, function() return db:retry("d", 20) end, "retry's reopen of d changed no row")
+    assert.are.equal("w", db:state("d", 20).owner)
+  end)
+
+  it("refuses a retry whose queue row stays ended", function()
+    local db, p = with_trigger(skip_queue, function(d)
+      d:enqueue("d")
+      d:complete("d", "w", d:claim("d", "w", 1, 10), 2, "r")
+    end)
+    finally(function() db:close() end)
+    refused(p, function() return db:retry("d", 20) end, "retry of d left it ended in its queue")
+    assert.are.same({ true, "completed" }, { db:state("d", 20).done, db:state("d", 20).status })
+  end)
+
+  it("refuses a cancel whose queue row is not ended", function()
+    local db, p = with_trigger(skip_queue, function(d) d:enqueue("d") end)
+    finally(function() db:close() end)
+    refused(p, function() return db:cancel("d", 20) end, "cancel of d changed no row")
+    assert.are.equal("available", db:state("d", 20).status)
+  end)
+
+  it("refuses an enqueue whose job data is not stored", function()
+    local db, p = with_trigger(skip_queue, function(d) d:enqueue("d") end)
+    finally(function() db:close() end)
+    refused(p, function() return db:enqueue("e", { payload = "x" }) end,
+      "enqueue's queue data of e changed no row")
+    assert.is_nil(db:state("e"))
+  end)
+
+  it("refuses a pause, resume or limit whose settings row is not stored", function()
+    local db, p = with_trigger("CREATE TRIGGER side_i BEFORE INSERT ON lease_queues"
+      .. " BEGIN SELECT RAISE(IGNORE); END; CREATE TRIGGER side_u BEFORE UPDATE ON lease_queues"
+      .. " BEGIN SELECT RAISE(IGNORE); END", function(d) d:enqueue("d", { queue = "q" }) end)
+    finally(function() db:close() end)
+    for _, call in ipairs({ function() return db:pause("q") end,
+                            function() return db:resume("q") end,
+                            function() return db:limit("q", { concurrency = 2 }) end }) do
+      refused(p, call, "the settings of queue q changed no row")
+    end
+    assert.are.same({ false }, { db:queues(1)[1].paused })
+    assert.are.same({ "d", 1 }, { H.two(db:claim_next("w", 1, 10, { queue = "q" })) })
+  end)
+end)
+
 describe("strings the database cannot hold", function()
   it("are refused as arguments before anything is written", function()
     if os.getenv("LEASE_SANITIZED") then

@@ -267,7 +267,8 @@ return {
     to = [[" total(done = 0 AND until <= ?1) AS ready,"]],
     hint = "specs/25-hostile_values_spec.lua",
   },
-  -- values another client stored, read as the engine's SQL reads them
+  -- values another client stored, read as the engine's SQL reads them,
+  -- and writes another client's trigger skipped
   {
     name = "state-done-read-raw", step = "own", file = "src/sqlite/lsq_queue_sql.h",
     fn = "LSQ_SQL_FULL_ROW",
@@ -287,6 +288,41 @@ return {
     fn = "LSQ_SQL_Q_QUEUES",
     from = [=[coalesce(s.paused <> 0, 0)]=],
     to = [=[coalesce(s.paused, 0)]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    name = "retry-skipped-reopen-unseen", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "retry_body",
+    from = [=[  if ((rc = run_one(db, reopen, "retry's reopen", x->id, x->id_len)) != LEASE_OK) return rc;]=],
+    to = [=[  if ((rc = run_once(db, reopen)) != LEASE_OK) return rc;]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    name = "retry-ended-queue-row-unseen", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "retry_body",
+    from = [=[  if (!f.done && (f.qstate == LEASE__Q_OPEN || f.qstate == LEASE__Q_WAITING)) return LEASE_OK;]=],
+    to = [=[  if (!f.done || (f.qstate == LEASE__Q_OPEN || f.qstate == LEASE__Q_WAITING)) return LEASE_OK;]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    name = "cancel-skipped-end-unseen", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "cancel_body",
+    from = [=[  if ((rc = run_one(db, end, "cancel", x->id, x->id_len)) != LEASE_OK) return rc;]=],
+    to = [=[  if ((rc = run_once(db, end)) != LEASE_OK) return rc;]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    name = "enqueue-skipped-data-unseen", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "enqueue_body",
+    from = [=[    rc = run_one(db, data, "enqueue's queue data", j->id, j->id_len);]=],
+    to = [=[    rc = run_once(db, data);]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    name = "control-skipped-settings-unseen", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "control_body",
+    from = [=[  if (rc == LEASE_OK && sqlite3_changes(LSQ(db)->sql) != 1)]=],
+    to = [=[  if (rc == LEASE_OK && sqlite3_changes(LSQ(db)->sql) > 1)]=],
     hint = "specs/25-hostile_values_spec.lua",
   },
   {
@@ -4322,8 +4358,8 @@ return {
   {
     name = "deps-retry-does-not-wait-again", step = "own", file = "src/sqlite/lsq_queue.c",
     fn = "retry_body",
-    from = [=[  return run_id(db, LSQ_ST_Q_DEP_WAIT, x);]=],
-    to = [=[  return LEASE_OK;]=],
+    from = [=[  if ((rc = run_id(db, LSQ_ST_Q_DEP_WAIT, x)) != LEASE_OK) return rc;]=],
+    to = [=[]=],
     hint = "specs/44-dependencies_spec.lua",
   },
   {

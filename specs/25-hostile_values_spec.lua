@@ -217,6 +217,31 @@ describe("a write another client's trigger skips #sqlite", function()
   end)
 end)
 
+describe("a clock mark another client stored as -Inf or +Inf", function()
+  -- repaired to the next write's now, as a mark that is not a number is
+  local T = 1.7e9
+  local function mark(p)
+    return tonumber((H.sql(p, "SELECT value FROM lease_meta WHERE key = 'clock_mark'")))
+  end
+  for _, v in ipairs({ { "-Inf", "-1e999", "'-Infinity'" }, { "+Inf", "1e999", "'Infinity'" } }) do
+    it("(" .. v[1] .. ") is replaced by the next now, and the unit check holds again", function()
+      local db, p = H.fresh("mark")
+      db:enqueue_many({ "a", "b", "c" })
+      db:claim("a", "w", T, 10)
+      db:close()
+      H.sql(p, "UPDATE lease_meta SET value = " .. (H.backend == "pg" and v[3] or v[2])
+        .. " WHERE key = 'clock_mark'")
+      db = lease.open(p)
+      finally(function() db:close() end)
+      assert.are.equal(1, db:claim("b", "w", T + 100, 10))
+      assert.are.equal(T + 100, mark(p))
+      local err = H.error_of(db.claim, db, "c", "w", T * 1000, 10)
+      assert.truthy(err:find("off by a factor of 100", 1, true) and err:find("[misuse]", 1, true), err)
+      assert.are.equal(0, db:state("c").fence)
+    end)
+  end
+end)
+
 describe("strings the database cannot hold", function()
   it("are refused as arguments before anything is written", function()
     if os.getenv("LEASE_SANITIZED") then

@@ -103,6 +103,7 @@ return {
   ["clock-factor-one-way"] = { file = "specs/54-clock_spec.lua", test = "the clock check refuses seconds after milliseconds, on every write that takes a now" },
   ["clock-first-mark-at-any-now"] = { file = "specs/54-clock_spec.lua", test = "the claim order keeps enqueue order when the first now the database sees is below 0" },
   ["clock-floor-dropped"] = { file = "specs/54-clock_spec.lua", test = "the clock check never refuses small clocks (below 1e6), whatever they are mixed with" },
+  ["clock-infinite-mark-kept"] = { file = "specs/25-hostile_values_spec.lua", test = "a clock mark another client stored as -Inf or +Inf (-Inf) is replaced by the next now, and the unit check holds again" },
   ["clock-mark-never-moved"] = { file = "specs/54-clock_spec.lua", test = "the clock check refuses milliseconds after seconds, naming both values, and changes nothing" },
   ["clock-option-ignored"] = { file = "specs/54-clock_spec.lua", test = "the clock check takes a wider factor, or none, as an option" },
   ["clock-settled-ignores-move"] = { file = "specs/35-postgres_spec.lua", test = "PostgreSQL complete_claim_next in one round trip moves the mark when now is past it by more than a step" },

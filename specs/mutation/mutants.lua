@@ -326,6 +326,13 @@ return {
     hint = "specs/25-hostile_values_spec.lua",
   },
   {
+    name = "clock-infinite-mark-kept", step = "own", file = "src/core/lease.c",
+    fn = "lease__clock",
+    from = "  if (!isfinite(mark)) mark = NAN;\n",
+    to = "",
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
     name = "claim-reason-held-for-done", step = "own", file = "src/core/lease_rules.c",
     fn = "ended_reason",
     from = [=[  if (f->done) return LEASE_DONE;]=],

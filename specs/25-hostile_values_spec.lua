@@ -103,6 +103,145 @@ describe("a job another client left unclaimable (blocked) #sqlite", function()
   end)
 end)
 
+describe("a done or paused another client stored as a value not 0 or 1 #sqlite", function()
+  -- the engine's SQL decides on `done <> 0` and `paused <> 0`: a text or a
+  -- blob is never equal to 0, so what every read returns must say the same
+  local odd = { { "0.5", "0.5" }, { "'yes'", "a text" }, { "x'01'", "a blob" } }
+
+  for _, v in ipairs(odd) do
+    it("reads a done stored as " .. v[2] .. " as done, as status and claim do", function()
+      local p = with_bad("UPDATE jobs SET done = " .. v[1] .. " WHERE id = 'bad'")
+      local db = lease.open(p)
+      finally(function() db:close() end)
+      local s = db:state("bad", 1)
+      assert.are.same({ true, "completed" }, { s.done, s.status })
+      assert.are.same({ nil, "done" }, { H.two(db:claim("bad", "W", 1, 10)) })
+      local listed = db:jobs("done", 1)
+      assert.are.same({ "bad", true }, { listed[1].id, listed[1].done })
+      assert.is_false(db:state("ok", 1).done)
+    end)
+
+    it("reads a paused stored as " .. v[2] .. " as paused, as the wait does", function()
+      local db, p = H.fresh("paused")
+      db:enqueue("j", { queue = "q" })
+      db:pause("q")
+      db:close()
+      H.sqlite3(p, "UPDATE lease_queues SET paused = " .. v[1] .. " WHERE name = 'q'")
+      db = lease.open(p)
+      finally(function() db:close() end)
+      assert.are.same({ "q", true }, { db:queues(1)[1].name, db:queues(1)[1].paused })
+      assert.are.same({ nil, "paused" }, { H.two(db:claim_next("w", 1, 10, { queue = "q" })) })
+      assert.are.equal(0, db:state("j").fence)
+    end)
+  end
+end)
+
+describe("a write another client's trigger skips #sqlite", function()
+  -- a trigger RAISE(IGNORE) leaves the row as it was: the call raises
+  -- [mismatch] and the transaction rolls back, as complete and claim do
+  local function with_trigger(sql, prepare)
+    local db, p = H.fresh("skipped")
+    prepare(db)
+    db:close()
+    H.sqlite3(p, sql)
+    db = lease.open(p)
+    return db, p
+  end
+  local function refused(p, call, text)
+    local before = H.qsnapshot(p)
+    local err = H.error_of(call)
+    assert.truthy(err:find(text, 1, true), err)
+    assert.truthy(err:find("[mismatch]", 1, true), err)
+    assert.are.same(before, H.qsnapshot(p))
+  end
+  local skip_done = "CREATE TRIGGER side BEFORE UPDATE OF done ON jobs BEGIN SELECT RAISE(IGNORE); END"
+  local skip_queue = "CREATE TRIGGER side BEFORE UPDATE ON lease_queue BEGIN SELECT RAISE(IGNORE); END"
+
+  it("refuses a retry of a completed job whose reopen is skipped", function()
+    local db, p = with_trigger(skip_done, function(d)
+      d:enqueue("d")
+      d:complete("d", "w", d:claim("d", "w", 1, 10), 2, "r")
+    end)
+    finally(function() db:close() end)
+    refused(p, function() return db:retry("d", 20) end, "retry's reopen of d changed no row")
+    assert.are.same({ true, "completed" }, { db:state("d", 20).done, db:state("d", 20).status })
+  end)
+
+  it("refuses a retry of an expired lease whose reopen is skipped (its owner stays)", function()
+    local db, p = with_trigger(skip_done, function(d)
+      d:enqueue("d")
+      d:claim("d", "w", 1, 10)
+    end)
+    finally(function() db:close() end)
+    refused(p, function() return db:retry("d", 20) end, "retry's reopen of d changed no row")
+    assert.are.equal("w", db:state("d", 20).owner)
+  end)
+
+  it("refuses a retry whose queue row stays ended", function()
+    local db, p = with_trigger(skip_queue, function(d)
+      d:enqueue("d")
+      d:complete("d", "w", d:claim("d", "w", 1, 10), 2, "r")
+    end)
+    finally(function() db:close() end)
+    refused(p, function() return db:retry("d", 20) end, "retry of d left it ended in its queue")
+    assert.are.same({ true, "completed" }, { db:state("d", 20).done, db:state("d", 20).status })
+  end)
+
+  it("refuses a cancel whose queue row is not ended", function()
+    local db, p = with_trigger(skip_queue, function(d) d:enqueue("d") end)
+    finally(function() db:close() end)
+    refused(p, function() return db:cancel("d", 20) end, "cancel of d changed no row")
+    assert.are.equal("available", db:state("d", 20).status)
+  end)
+
+  it("refuses an enqueue whose job data is not stored", function()
+    local db, p = with_trigger(skip_queue, function(d) d:enqueue("d") end)
+    finally(function() db:close() end)
+    refused(p, function() return db:enqueue("e", { payload = "x" }) end,
+      "enqueue's queue data of e changed no row")
+    assert.is_nil(db:state("e"))
+  end)
+
+  it("refuses a pause, resume or limit whose settings row is not stored", function()
+    local db, p = with_trigger("CREATE TRIGGER side_i BEFORE INSERT ON lease_queues"
+      .. " BEGIN SELECT RAISE(IGNORE); END; CREATE TRIGGER side_u BEFORE UPDATE ON lease_queues"
+      .. " BEGIN SELECT RAISE(IGNORE); END", function(d) d:enqueue("d", { queue = "q" }) end)
+    finally(function() db:close() end)
+    for _, call in ipairs({ function() return db:pause("q") end,
+                            function() return db:resume("q") end,
+                            function() return db:limit("q", { concurrency = 2 }) end }) do
+      refused(p, call, "the settings of queue q changed no row")
+    end
+    assert.are.same({ false }, { db:queues(1)[1].paused })
+    assert.are.same({ "d", 1 }, { H.two(db:claim_next("w", 1, 10, { queue = "q" })) })
+  end)
+end)
+
+describe("a clock mark another client stored as -Inf or +Inf", function()
+  -- repaired to the next write's now, as a mark that is not a number is
+  local T = 1.7e9
+  local function mark(p)
+    return tonumber((H.sql(p, "SELECT value FROM lease_meta WHERE key = 'clock_mark'")))
+  end
+  for _, v in ipairs({ { "-Inf", "-1e999", "'-Infinity'" }, { "+Inf", "1e999", "'Infinity'" } }) do
+    it("(" .. v[1] .. ") is replaced by the next now, and the unit check holds again", function()
+      local db, p = H.fresh("mark")
+      db:enqueue_many({ "a", "b", "c" })
+      db:claim("a", "w", T, 10)
+      db:close()
+      H.sql(p, "UPDATE lease_meta SET value = " .. (H.backend == "pg" and v[3] or v[2])
+        .. " WHERE key = 'clock_mark'")
+      db = lease.open(p)
+      finally(function() db:close() end)
+      assert.are.equal(1, db:claim("b", "w", T + 100, 10))
+      assert.are.equal(T + 100, mark(p))
+      local err = H.error_of(db.claim, db, "c", "w", T * 1000, 10)
+      assert.truthy(err:find("off by a factor of 100", 1, true) and err:find("[misuse]", 1, true), err)
+      assert.are.equal(0, db:state("c").fence)
+    end)
+  end
+end)
+
 describe("strings the database cannot hold", function()
   it("are refused as arguments before anything is written", function()
     if os.getenv("LEASE_SANITIZED") then

@@ -364,10 +364,15 @@ static int clock_moves(double now, double mark) {
   return now > m + fmax(1.0, fabs(m) * LEASE__CLOCK_STEP);
 }
 
-/* See lease_int.h. */
+/* See lease_int.h.  A mark that is not finite (another client stored
+** -Inf or +Inf, or a text either backend reads as one) counts as none, as
+** a mark that is not a number does: the write stores its now over it.
+** Kept, -Inf would never move (-Inf plus its step is NaN) and would leave
+** the check off for good; +Inf would refuse every now as another unit. */
 int lease__clock(lease_db *db, double mark, int *move) {
   double now = db->clock_now;
   *move = 0;
+  if (!isfinite(mark)) mark = NAN;
   db->clock_mark = mark;
   if (isnan(now)) return LEASE_OK;
   if (clock_off(now, mark, db->opt.clock_factor)) return clock_refused(db, now, mark);

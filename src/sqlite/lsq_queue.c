@@ -39,6 +39,19 @@ static int run_once(lease_db *db, sqlite3_stmt *st) {
   return LEASE_OK;
 }
 
+/* Step st, a write of the row of job id that the caller's transaction
+** read (or, for a queue's settings, id the queue's name), as run_once;
+** then LEASE_MISMATCH recorded unless it changed that one row: another
+** client's trigger skipped it (RAISE(IGNORE)) or the row is not there.
+** `what` names the write.  The caller's transaction rolls back. */
+static int run_one(lease_db *db, sqlite3_stmt *st, const char *what, const char *id,
+                   size_t id_len) {
+  int rc = run_once(db, st);
+  if (rc != LEASE_OK || sqlite3_changes(LSQ(db)->sql) == 1) return rc;
+  return lease__fail(db, LEASE_MISMATCH, "%s of %.*s changed no row (a trigger?): nothing stored",
+                     what, (int)id_len, id);
+}
+
 /* End a read outside any transaction (as lsq_ops.c's finish_read). */
 static int finish_read(lease_db *db, sqlite3_stmt *st, int src) {
   if (src != SQLITE_DONE) lsq_fail(db, LSQ(db)->sql, src);
@@ -387,7 +400,7 @@ static int enqueue_body(lease_db *db, void *ctx) {
     else sqlite3_bind_null(data, 7);
     if (j->key) bind_bytes(data, 8, j->key, j->key_len);
     else sqlite3_bind_null(data, 8);
-    rc = run_once(db, data);
+    rc = run_one(db, data, "enqueue's queue data", j->id, j->id_len);
     sqlite3_clear_bindings(data);   /* drop the pointers to the caller's bytes */
     if (rc != LEASE_OK) return rc;
   }
@@ -903,6 +916,10 @@ static int control_body(lease_db *db, void *ctx) {
     int64_t v[2] = {x->l->concurrency, x->l->rate};
     rc = control_step(db, LSQ_SQL_Q_SET_LIMITS, x, 2, v, 1, &x->l->per);
   }
+  /* the settings row inserted or updated: one row, unless a trigger skipped it */
+  if (rc == LEASE_OK && sqlite3_changes(LSQ(db)->sql) != 1)
+    return lease__fail(db, LEASE_MISMATCH, "the settings of queue %.*s changed no row"
+                       " (a trigger?): nothing stored", (int)x->queue_len, x->queue);
   if (rc == LEASE_OK) {
     lease__event e = {x->what ? LEASE_EV_LIMIT : x->paused ? LEASE_EV_PAUSE : LEASE_EV_RESUME,
                       NULL, 0, x->queue, x->queue_len, NULL, 0, 0, 0, NAN, LEASE_GRANTED};
@@ -1106,20 +1123,31 @@ static int retry_holder(lease_db *db, admin_ctx *x) {
   return rc;
 }
 
-/* Write body: retry (see lease.h). */
+/* Write body: retry (see lease.h).  The job's row must take the reopen
+** (run_one), and its facts read afterwards must be a job open again (not
+** done, its queue row open or waiting): else another client's trigger
+** skipped a write, on jobs or on lease_queue, and nothing is stored. */
 static int retry_body(lease_db *db, void *ctx) {
   admin_ctx *x = ctx;
+  sqlite3_stmt *reopen = lsq_stmt(db, LSQ_ST_Q_REOPEN);
   lease__facts f = {0};
   int rc;
+  if (!reopen) return db->rc;
   if ((rc = read_info(db, x, &f)) != LEASE_OK) return rc;
   x->reason = lease__retry_reason(&f);
   if (x->reason == LEASE_GRANTED && (rc = retry_holder(db, x)) != LEASE_OK) return rc;
   if ((rc = lease__event_id(db, LEASE_EV_RETRY, x->id, x->id_len, x->now, x->reason)))
     return rc;
   if (x->reason != LEASE_GRANTED) return LEASE_OK;
-  if ((rc = run_id(db, LSQ_ST_Q_REOPEN, x)) != LEASE_OK) return rc;
+  bind_bytes(reopen, 1, x->id, x->id_len);
+  if ((rc = run_one(db, reopen, "retry's reopen", x->id, x->id_len)) != LEASE_OK) return rc;
   if ((rc = run_id(db, LSQ_ST_Q_RESET, x)) != LEASE_OK) return rc;
-  return run_id(db, LSQ_ST_Q_DEP_WAIT, x);   /* waits again for parents not completed */
+  /* waits again for parents not completed */
+  if ((rc = run_id(db, LSQ_ST_Q_DEP_WAIT, x)) != LEASE_OK) return rc;
+  if ((rc = read_info(db, x, &f)) != LEASE_OK) return rc;
+  if (!f.done && (f.qstate == LEASE__Q_OPEN || f.qstate == LEASE__Q_WAITING)) return LEASE_OK;
+  return lease__fail(db, LEASE_MISMATCH, "retry of %.*s left it %s (a trigger?): nothing stored",
+                     (int)x->id_len, x->id, f.done ? "done" : "ended in its queue");
 }
 
 /* Write body: cancel (see lease.h). */
@@ -1137,7 +1165,7 @@ static int cancel_body(lease_db *db, void *ctx) {
   bind_bytes(end, 1, x->id, x->id_len);
   sqlite3_bind_int(end, 2, LEASE__Q_CANCELLED);
   sqlite3_bind_double(end, 3, x->now);
-  if ((rc = run_once(db, end)) != LEASE_OK) return rc;
+  if ((rc = run_one(db, end, "cancel", x->id, x->id_len)) != LEASE_OK) return rc;
   return lsq_q_cascade(db, x->id, x->id_len, LEASE__Q_CANCELLED, x->now);
 }
 

@@ -134,10 +134,13 @@
 /* A job row with its queue data, lease_row's order: id, owner, until,
 ** fence, result (NULL unless `res`), done, blocked code, payload, queue,
 ** priority, run_at, attempt, max_attempts, finished_at, status (at `now`),
-** seq, result size, key.  From j, the jobs rows `where` selects. */
+** seq, result size, key.  From j, the jobs rows `where` selects.  done is
+** read as `done <> 0`, 0 or 1, as every statement decides on it: a value
+** another client stored (0.5, a text, a blob) reads as the status and the
+** guards treat it, not as C's conversion to an integer would. */
 #define LSQ_SQL_FULL_ROW(now, res, where)                                 \
   "SELECT j.id, j.owner, j.until, j.fence, CASE WHEN " res " THEN j.result END," \
-  " j.done, j.b, q.payload, coalesce(q.queue, 'default'), coalesce(q.priority, 0)," \
+  " j.done <> 0, j.b, q.payload, coalesce(q.queue, 'default'), coalesce(q.priority, 0)," \
   " q.run_at, " LSQ_SQL_ATTEMPT("j", "q") ", coalesce(q.max_attempts, 25), q.finished_at, " \
   LSQ_SQL_STATUS(now) ", j.rid, coalesce(length(CAST(j.result AS BLOB)), 0), q.key" \
   " FROM (SELECT rowid AS rid, id, owner, until, fence, result, done,"   \
@@ -458,10 +461,10 @@
 #define LSQ_SQL_LIVE_INDEX                                                 \
   "CREATE INDEX IF NOT EXISTS lease_jobs_live ON jobs(until) WHERE done = 0"
 
-/* A queue's settings.  ?1 queue.  Columns: paused, concurrency, rate,
-** per (0 for none). */
+/* A queue's settings.  ?1 queue.  Columns: paused (as `paused <> 0`, as
+** LSQ_SQL_Q_DUE reads it), concurrency, rate, per (0 for none). */
 #define LSQ_SQL_Q_SETTINGS                                                \
-  "SELECT paused, coalesce(concurrency, 0), coalesce(rate, 0), coalesce(per, 0)" \
+  "SELECT paused <> 0, coalesce(concurrency, 0), coalesce(rate, 0), coalesce(per, 0)" \
   " FROM lease_queues WHERE name = ?1"
 
 /* The live leases of a queue: its jobs not done held (until > ?2), in
@@ -506,9 +509,10 @@
   "DELETE FROM lease_queue_claims WHERE queue = ?1"                       \
   " AND NOT EXISTS (SELECT 1 FROM lease_queues WHERE name = ?1 AND rate IS NOT NULL)"
 
-/* Every queue with jobs or settings, by name, with its settings. */
+/* Every queue with jobs or settings, by name, with its settings (paused
+** as LSQ_SQL_Q_SETTINGS reads it). */
 #define LSQ_SQL_Q_QUEUES                                                  \
-  "SELECT n.name, coalesce(s.paused, 0), coalesce(s.concurrency, 0), coalesce(s.rate, 0)," \
+  "SELECT n.name, coalesce(s.paused <> 0, 0), coalesce(s.concurrency, 0), coalesce(s.rate, 0)," \
   " coalesce(s.per, 0) FROM (SELECT queue AS name FROM lease_queue UNION"  \
   " SELECT name FROM lease_queues) AS n LEFT JOIN lease_queues AS s ON s.name = n.name" \
   " ORDER BY n.name"

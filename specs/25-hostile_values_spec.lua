@@ -217,15 +217,13 @@ describe("a write another client's trigger skips #sqlite", function()
   end)
 end)
 
-describe("a clock mark another client stored as -Inf, +Inf or no number", function()
+describe("a clock mark another client stored as -Inf or +Inf", function()
   -- repaired to the next write's now, as a mark that is not a number is
   local T = 1.7e9
   local function mark(p)
     return tonumber((H.sql(p, "SELECT value FROM lease_meta WHERE key = 'clock_mark'")))
   end
-  for _, v in ipairs({ { "-Inf", "-1e999", "'-Infinity'" }, { "+Inf", "1e999", "'Infinity'" },
-                       { "a text", "'abc'", "'abc'" }, { "past float8", "'1e400'", "'1e400'" },
-                       { "NaN", "'NaN'", "'NaN'" } }) do
+  for _, v in ipairs({ { "-Inf", "-1e999", "'-Infinity'" }, { "+Inf", "1e999", "'Infinity'" } }) do
     it("(" .. v[1] .. ") is replaced by the next now, and the unit check holds again", function()
       local db, p = H.fresh("mark")
       db:enqueue_many({ "a", "b", "c" })

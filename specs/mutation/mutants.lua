@@ -1508,14 +1508,6 @@ return {
   -- The PostgreSQL backend (src/pg/), judged by the suite on PostgreSQL
   -- (backend = "pg": the runner starts a throwaway cluster) -------------
   {
-    -- a clock mark another client stored as a text fails every write
-    name = "pg-mark-text-cast", step = "own", file = "src/pg/lpg_queue_sql.h", backend = "pg",
-    fn = "LPG_Q_SQL_MARK",
-    from = [=[  " THEN NULL WHEN abs(value::numeric) <= 1e308 THEN value::float8 END"            \]=],
-    to = [=[  " THEN value::float8 WHEN abs(value::numeric) <= 1e308 THEN value::float8 END"    \]=],
-    hint = "specs/25-hostile_values_spec.lua",
-  },
-  {
     name = "pg-1-create-not-idempotent", step = "1", file = "src/pg/lpg_sql.h", backend = "pg",
     fn = "LPG_SQL_CREATE_JOBS",
     from = [["CREATE TABLE IF NOT EXISTS jobs(id bytea PRIMARY KEY CHECK (id <> ''::bytea),"]],

@@ -63,15 +63,10 @@
 ** the mark when its row was made or reopened (0 while there is none).  The
 ** claim order is (priority, due_at, seq), so a job due longer goes first
 ** (lease_queue's column due_at and its index lease_queue_due: step 6,
-** LPG_STEP_CLOCK in lpg_schema_sql.h).  A text another client stored
-** that is no decimal number of float8's range reads as no mark (NULL), as
-** SQLite's does, so that the next write stores its now over it: a cast of
-** it would fail every statement that reads the mark.
+** LPG_STEP_CLOCK in lpg_schema_sql.h).
 */
 #define LPG_Q_SQL_MARK                                                              \
-  "(SELECT CASE WHEN value !~ '^ *[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]{1,4})? *$'" \
-  " THEN NULL WHEN abs(value::numeric) <= 1e308 THEN value::float8 END"            \
-  " FROM " LEASE_SCHEMA_META " WHERE key = 'clock_mark')"
+  "(SELECT value::float8 FROM " LEASE_SCHEMA_META " WHERE key = 'clock_mark')"
 #define LPG_Q_SQL_DUE_NOW "coalesce(" LPG_Q_SQL_MARK ", 0)"
 
 /*

@@ -223,7 +223,8 @@ describe("a clock mark another client stored as -Inf or +Inf", function()
   local function mark(p)
     return tonumber((H.sql(p, "SELECT value FROM lease_meta WHERE key = 'clock_mark'")))
   end
-  for _, v in ipairs({ { "-Inf", "-1e999", "'-Infinity'" }, { "+Inf", "1e999", "'Infinity'" } }) do
+  for _, v in ipairs({ { "-Inf", "-1e999", "'-Infinity'" }, { "+Inf", "1e999", "'Infinity'" },
+                       { "NaN", "'NaN'", "'NaN'" } }) do
     it("(" .. v[1] .. ") is replaced by the next now, and the unit check holds again", function()
       local db, p = H.fresh("mark")
       db:enqueue_many({ "a", "b", "c" })

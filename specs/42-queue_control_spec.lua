@@ -78,6 +78,118 @@ describe("pause and resume", function()
   end)
 end)
 
+-- A claimer of queue "u" in a native thread, until stop has a message:
+-- kind 0 claim_next, 1 complete_claim_next, 2 the same on a handle that
+-- records events, 3 complete_many_claim_next (each holding what it took,
+-- completing it at its next call), with the thread's clock as now.
+local function claimer(path, me, kind, ttl, stop)
+  local L = require("lease")
+  local h = L.open(path, { events = kind == 2 })
+  local held, calls = {}, 0
+  local opts = { queue = "u", n = 2 }
+  while not stop:recv(0) do
+    local now = L.now()
+    calls = calls + 1
+    if #held == 0 or kind == 0 then
+      held = h:claim_next(me, now, ttl, opts)
+    elseif kind == 3 then
+      local items = {}
+      for i, j in ipairs(held) do items[i] = { id = j.id, fence = j.fence, result = me } end
+      local _, _, got = h:complete_many_claim_next(me, now, items, ttl, opts)
+      held = got
+    else
+      local j = held[1]
+      local ok, _, nid, nfence = h:complete_claim_next(j.id, me, j.fence, now, me, ttl, { queue = "u" })
+      assert(ok, "complete_claim_next refused")
+      held = nid and { { id = nid, fence = nfence } } or {}
+    end
+  end
+  h:close()
+  return calls
+end
+
+-- The ok claims of "u" in the ledger between a change of its settings
+-- and the next (op: "pause", or "limit" for both), each an error: with
+-- the change and the claims ordered, a claim that commits after the
+-- change draws its seq after the change's.
+local function claims_between(db, op)
+  local bad, stopped, since = {}, false, 0
+  repeat
+    local page = db:events({ since_seq = since, limit = 10000 })
+    for _, e in ipairs(page) do
+      if e.queue == "u" and e.id == nil then
+        if op == "limit" then stopped = not stopped else stopped = e.op == op end
+      elseif stopped and e.op == "claim" and e.outcome == "ok" then
+        bad[#bad + 1] = ("claim of %s (seq %d) after the %s"):format(e.id, e.seq, op)
+      end
+      since = e.seq
+    end
+  until #page < 10000
+  return bad
+end
+
+-- Rounds of change (pause, or a concurrency limit below the leases held)
+-- while 8 threads claim from "u" by every claim path, and undo: after
+-- change returns, no claim of "u" commits until undo (its count of
+-- available jobs stays as it is, and the ledger has no claim between the
+-- change and the undo).  Returns the rounds' failures and how many jobs
+-- were claimed between rounds.
+local function claims_stopped(p, op, change, undo)
+  local ttl, rounds, jobs = 1000, H.rounds(8, 12), 8000
+  local db = lease.open(p, { events = true })
+  local ids = {}
+  for i = 1, jobs do ids[i] = "u" .. i end
+  db:enqueue_many(ids, { queue = "u" })
+  local stop = thread.channel()
+  local ts = {}
+  for w = 1, 8 do ts[w] = thread.spawn(claimer, p, "w" .. w, w % 4, ttl, stop) end
+  local function available() return db:counts(lease.now(), "u").available end
+  lease.sleep(0.1)
+  local bad, moved = {}, 0
+  for r = 1, rounds do
+    local before = available()
+    change(db)
+    local a0 = available()
+    moved = moved + (before - a0)
+    lease.sleep(0.03)
+    local a1 = available()
+    undo(db)
+    if a1 ~= a0 then bad[#bad + 1] = ("round %d: %d jobs claimed after it returned"):format(r, a0 - a1) end
+    lease.sleep(0.02)
+  end
+  for _ = 1, #ts do stop:send(true) end
+  for _, t in ipairs(ts) do
+    local ok, err = t:join()
+    assert(ok, err)
+  end
+  for _, b in ipairs(claims_between(db, op)) do bad[#bad + 1] = b end
+  assert.is_true(available() > 0, "the queue ran dry")
+  db:close()
+  return bad, moved
+end
+
+describe("pause and limit while claims are in progress", function()
+  local db, p
+  before_each(function() db, p = H.fresh("atomic") end)
+  after_each(function() db:close() end)
+
+  it("no claim of a queue commits after pause returns, by any claim path, until resume", function()
+    local bad, moved = claims_stopped(p, "pause", function(h) h:pause("u") end, function(h) h:resume("u") end)
+    assert.are.same({}, bad)
+    assert.is_true(moved > 0, "no job was claimed between the rounds")
+  end)
+
+  it("no claim commits past a concurrency limit after limit returns, by any claim path", function()
+    -- another queue's limit keeps lease_jobs_live, which limit would
+    -- otherwise build and drop each round
+    db:limit("other", { concurrency = 5 })
+    local bad, moved = claims_stopped(p, "limit", function(h) h:limit("u", { concurrency = 1 }) end,
+      function(h) h:limit("u", {}) end)
+    assert.are.same({}, bad)
+    assert.is_true(moved > 0, "no job was claimed between the rounds")
+  end)
+end)
+
 describe("queues(now)", function()
   local db
   before_each(function() db = H.fresh("queues") end)

@@ -2226,9 +2226,9 @@ return {
   {
     name = "pg-ccn-two-transactions", step = "own", file = "src/pg/lpg_queue.c", backend = "pg",
     fn = "ccn_pipelined",
-    from = [[  if ((rc = lpg_pipeline_clocked(db, 4, which, p, out)) != LEASE_OK) return rc;]],
+    from = [[  if ((rc = lpg_pipeline_clocked(db, 5, which, p, out)) != LEASE_OK) return rc;]],
     to = [[  out[0] = NULL;
-  if ((rc = lpg_pipeline_clocked(db, 3, which + 1, p + 1, out + 1)) != LEASE_OK) return rc;]],
+  if ((rc = lpg_pipeline_clocked(db, 4, which + 1, p + 1, out + 1)) != LEASE_OK) return rc;]],
     hint = "specs/37-complete_claim_next_spec.lua",
   },
   {
@@ -2236,8 +2236,8 @@ return {
     -- that failure dropped, COMMIT is sent and the call reports success
     name = "pg-ccn-claim-failure-commits", step = "own", file = "src/pg/lpg_queue.c", backend = "pg",
     fn = "lpg_q_complete_claim_next",
-    from = [[  rc = ccn_pipelined(db, wc, wn, max, jobs, count, reason, &settings);]],
-    to = [[  (void)ccn_pipelined(db, wc, wn, max, jobs, count, reason, &settings);
+    from = [[  rc = ccn_pipelined(db, wc, wn, max, jobs, count, reason, why);]],
+    to = [[  (void)ccn_pipelined(db, wc, wn, max, jobs, count, reason, why);
   rc = LEASE_OK;]],
     hint = "specs/37-complete_claim_next_spec.lua",
   },
@@ -2810,12 +2810,71 @@ return {
     hint = "specs/42-queue_control_spec.lua",
   },
   {
+    -- claim_next reads a queue's settings without locking its row: the
+    -- claims of a limited queue no longer take turns
+    name = "queue-limit-read-unlocked-pg-claim-next", step = "own", file = "src/pg/lpg_queue.c",
+    backend = "pg", fn = "claim_pipelined",
+    from = "  const int which[4] = {LPG_PIPE_BEGIN, LPG_ST_Q_CLAIM_LOCK, LPG_ST_Q_SETTINGS_LOCKED,\n",
+    to = "  const int which[4] = {LPG_PIPE_BEGIN, LPG_ST_Q_CLAIM_LOCK, LPG_ST_Q_SETTINGS,\n",
+    hint = "specs/42-queue_control_spec.lua",
+  },
+  {
     -- complete_claim_next on a queue with settings: its pipelined claim
-    -- (which ignores them) rolled back, the claim run under them
+    -- (which claims nothing there) taken as the claim, none run under them
     name = "pg-ccn-settings-ignored", step = "own", file = "src/pg/lpg_queue.c",
     backend = "pg", fn = "ccn_pipelined",
-    from = "  if ((*settings = q.found)) {\n",
-    to = "  if ((*settings = 0)) {\n",
+    from = "  if (!q.found) return claim_rounds(db, wn, max, jobs, count, out[4]);\n",
+    to = "  if (!q.found || 1) return claim_rounds(db, wn, max, jobs, count, out[4]);\n",
+    hint = "specs/42-queue_control_spec.lua",
+  },
+  -- A queue's advisory lock (LPG_Q_SQL_QUEUE_KEY): every claim takes it
+  -- shared before it reads the settings, pause, resume and limit take it
+  -- exclusive.  Left out: ccn_committed's lock.  Its round trip checks
+  -- that the queue has no settings (LPG_Q_SQL_CCN_CHECK) right in front of
+  -- its COMMIT, in the same pipeline, so without the lock a pause slips in
+  -- only between those two statements, microseconds apart, and its caller
+  -- cannot even send a read before the claim has committed; the lock
+  -- closes that window, which no spec can hit.
+  {
+    -- claim_next's pipeline without the lock: a pause commits between its
+    -- claim's snapshot and its COMMIT
+    name = "pg-claim-next-unlocked", step = "own", file = "src/pg/lpg_queue.c",
+    backend = "pg", fn = "claim_pipelined",
+    from = "  const int which[4] = {LPG_PIPE_BEGIN, LPG_ST_Q_CLAIM_LOCK, LPG_ST_Q_SETTINGS_LOCKED,\n",
+    to = "  const int which[4] = {LPG_PIPE_BEGIN, LPG_ST_Q_SETTINGS, LPG_ST_Q_SETTINGS_LOCKED,\n",
+    hint = "specs/42-queue_control_spec.lua",
+  },
+  {
+    -- complete_claim_next's pipeline (the ledger on) without the lock
+    name = "pg-ccn-pipelined-unlocked", step = "own", file = "src/pg/lpg_queue.c",
+    backend = "pg", fn = "ccn_pipelined",
+    from = "  int which[5] = {LPG_PIPE_BEGIN, LPG_ST_Q_CLAIM_LOCK, 0, LPG_ST_Q_SETTINGS_LOCKED,\n",
+    to = "  int which[5] = {LPG_PIPE_BEGIN, LPG_ST_Q_SETTINGS, 0, LPG_ST_Q_SETTINGS_LOCKED,\n",
+    hint = "specs/42-queue_control_spec.lua",
+  },
+  {
+    -- complete_many_claim_next's completions begun without the lock
+    name = "pg-cmcn-unlocked", step = "own", file = "src/pg/lpg_queue.c",
+    backend = "pg", fn = "lpg_q_complete_many_claim_next",
+    from = "  rc = n > 0 ? lpg_complete_begun(db, wc, items, n, reasons, &done, wn)\n",
+    to = "  rc = n > 0 ? lpg_complete_begun(db, wc, items, n, reasons, &done, NULL)\n",
+    hint = "specs/42-queue_control_spec.lua",
+  },
+  {
+    -- pause, resume and limit write lease_queues without waiting for the
+    -- claims in progress
+    name = "pg-control-unlocked", step = "own", file = "src/pg/lpg_queue.c",
+    backend = "pg", fn = "control_body",
+    from = "  if (!(res = qrun(db, LPG_ST_Q_CONTROL_LOCK, &p))) return db->rc;\n  PQclear(res);\n",
+    to = "",
+    hint = "specs/42-queue_control_spec.lua",
+  },
+  {
+    -- claim_next's pipelined round claims from a queue with settings
+    name = "pg-claim-next-free-takes-settled", step = "own", file = "src/pg/lpg_queue_sql.h",
+    backend = "pg", fn = "LPG_Q_SQL_CLAIM_NEXT_FREE",
+    from = [=[  LPG_Q_SQL_CLAIM_NEXT_(" AND NOT EXISTS (SELECT 1 FROM lease_queues WHERE name = $1)", "")]=],
+    to = [=[  LPG_Q_SQL_CLAIM_NEXT_(" AND NOT EXISTS (SELECT 1 FROM lease_queues WHERE name = $1 AND false)", "")]=],
     hint = "specs/42-queue_control_spec.lua",
   },
   -- The schema version (src/sqlite/lsq_schema.c, src/pg/lpg_schema.c) ----
@@ -4847,8 +4906,8 @@ return {
     -- ... and commits a discard, the rounds after it running alone
     name = "pg-ccn-claim-discards", step = "own", file = "src/pg/lpg_queue_sql.h",
     fn = "LPG_Q_SQL_CLAIM_NEXT_KEEPING", backend = "pg",
-    from = [=[  LPG_Q_SQL_CLAIM_NEXT_(", 1 / CASE WHEN x.last THEN 0 ELSE 1 END")]=],
-    to = [=[  LPG_Q_SQL_CLAIM_NEXT_(", 1 / CASE WHEN x.last THEN 1 ELSE 1 END")]=],
+    from = [=[  LPG_Q_SQL_CLAIM_NEXT_("", ", 1 / CASE WHEN x.last THEN 0 ELSE 1 END")]=],
+    to = [=[  LPG_Q_SQL_CLAIM_NEXT_("", ", 1 / CASE WHEN x.last THEN 1 ELSE 1 END")]=],
     hint = "specs/35-postgres_spec.lua",
   },
   {

@@ -43,7 +43,11 @@ enum { T_BYTEA = 17, T_INT8 = 20, T_INT4 = 23, T_FLOAT8 = 701, T_BYTEA_ARRAY = 1
 ** queue); Q_DEP_FLAG (an enqueue flags the jobs it lists, in id order:
 ** SQLite's write transaction already excludes every other writer); WAKE:
 ** the wake signal (lpg_wake.c: NOTIFY; SQLite signals
-** waiters in the process and by its files).
+** waiters in the process and by its files); Q_CLAIM_NEXT_FREE (a claim
+** round that claims nothing from a queue with settings, in the pipeline
+** that reads them), Q_CLAIM_LOCK and Q_CONTROL_LOCK (a queue's advisory
+** lock, shared by its claims, exclusive for pause, resume and limit:
+** SQLite's write transaction already orders them).
 */
 #define LPG_OWN_STATEMENTS(XX)                                                \
   XX(ENQUEUE_MANY)                                                            \
@@ -60,7 +64,10 @@ enum { T_BYTEA = 17, T_INT8 = 20, T_INT4 = 23, T_FLOAT8 = 701, T_BYTEA_ARRAY = 1
   XX(Q_LIST_OLD)                                                              \
   XX(TALLY_OLD)                                                               \
   XX(Q_DEP_FLAG)                                                              \
-  XX(WAKE)
+  XX(WAKE)                                                                    \
+  XX(Q_CLAIM_NEXT_FREE)                                                       \
+  XX(Q_CLAIM_LOCK)                                                            \
+  XX(Q_CONTROL_LOCK)
 
 /* The statements, numbered: the shared ones first, as lease__stmt numbers
 ** them.  Each statement's number is its prepared statement's slot in a
@@ -233,7 +240,7 @@ int lpg_pipeline(lease_db *db, int n, const int *which, const params *const *p,
 int lpg_failed_with(const lease_db *db, const char *sqlstate);
 
 /* The most statements lpg_pipeline_clocked sends in one round trip. */
-#define LPG_PIPE_MAX 4
+#define LPG_PIPE_MAX 5
 
 /*
 ** lpg_pipeline after lpg_ready_conn: the n (at most LPG_PIPE_MAX)
@@ -317,9 +324,18 @@ int lpg_enqueue_data(lease_db *db, const lease_new_job *jobs, int n, int *insert
 ** trip; or, when an id is named twice, one statement each after the clock
 ** step), leaving the transaction open for the caller to go on and commit,
 ** or to roll back on a failure (recorded).  *stored: how many were stored
-** (0 on a failure). */
+** (0 on a failure).  wq: a claim to follow in the transaction, whose
+** queue's lock (lpg_q_claim_begin) is taken right after BEGIN, before
+** the completions; NULL: none. */
 int lpg_complete_begun(lease_db *db, const lease__write *w, const lease_result *items, int n,
-                       int *reasons, int *stored);
+                       int *reasons, int *stored, const lease__write *wq);
+
+/* lpg_q_claim_begin: BEGIN and the advisory lock of w's queue taken
+** shared (LPG_Q_SQL_CLAIM_LOCK), in one round trip: how every transaction
+** that claims from a queue begins, so that pause, resume and limit
+** (which take it exclusive) wait for it, and it for them.  LEASE_OK or
+** the failure recorded (the caller rolls back). */
+int lpg_q_claim_begin(lease_db *db, const lease__write *w);
 
 /* lpg_complete_many: lease__backend's complete_many (lease.h:
 ** lease_complete_many): one transaction, the jobs locked in id order, one

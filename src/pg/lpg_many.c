@@ -255,22 +255,26 @@ static int batch_params(lease_db *db, const batch *b, lpg_array arr[3], params *
   return rc;
 }
 
-/* BEGIN and the batch's one statement, in one round trip with the clock's
-** mark (lpg_pipeline_clocked);
+/* BEGIN, the lock of wq's queue when a claim follows (wq not NULL:
+** lpg_q_claim_begin) and the batch's one statement, in one round trip with
+** the clock's mark (lpg_pipeline_clocked);
 ** then each row's outcome (lpg_outcome_row) and ledger event in id order,
 ** as one at a time would record them. */
-static int batch_body(lease_db *db, batch *b) {
+static int batch_body(lease_db *db, batch *b, const lease__write *wq) {
   lpg_array arr[3];
-  params p = {0};
-  const params *ps[2] = {NULL, &p};
-  const int which[2] = {-1, LPG_ST_COMPLETE_MANY};
-  PGresult *out[2] = {NULL, NULL}, *res;
-  int i, r, rc = batch_params(db, b, arr, &p);
-  if (rc == LEASE_OK) rc = lpg_pipeline_clocked(db, 2, which, ps, out);
+  params p = {0}, pq = {0};
+  const params *ps[3] = {NULL, &pq, &p};
+  int which[3] = {LPG_PIPE_BEGIN, LPG_ST_Q_CLAIM_LOCK, LPG_ST_COMPLETE_MANY};
+  PGresult *out[3] = {NULL, NULL, NULL}, *res;
+  int i, r, k = wq ? 0 : 1, rc = batch_params(db, b, arr, &p);
+  if (wq) p_bytes(&pq, wq->queue, wq->queue_len);
+  else which[1] = LPG_PIPE_BEGIN;
+  if (rc == LEASE_OK) rc = lpg_pipeline_clocked(db, 3 - k, which + k, ps + k, out + k);
   for (i = 0; i < 3; i++) lpg_array_free(&arr[i]);
   PQclear(out[0]);
+  PQclear(out[1]);
   if (rc != LEASE_OK) return rc;
-  res = out[1];
+  res = out[2];
   if (PQntuples(res) != b->n)
     rc = lease__fail(db, LEASE_ERROR, "internal error: complete_many's statement returned %d "
                      "rows for %d jobs", PQntuples(res), b->n);
@@ -309,16 +313,17 @@ static int batch_sort(lease_db *db, batch *b) {
 
 /* See lpg_int.h. */
 int lpg_complete_begun(lease_db *db, const lease__write *w, const lease_result *items, int n,
-                       int *reasons, int *stored) {
+                       int *reasons, int *stored, const lease__write *wq) {
   batch b = {w, items, NULL, n, reasons, 0};
   int rc;
   *stored = 0;
   if ((rc = batch_sort(db, &b)) != LEASE_OK) return rc;
   if (named_twice(b.ord, n)) {
-    if ((rc = lpg_q_clock(db)) == LEASE_OK && (rc = lpg_exec(db, "BEGIN")) == LEASE_OK)
+    if ((rc = lpg_q_clock(db)) == LEASE_OK &&
+        (rc = wq ? lpg_q_claim_begin(db, wq) : lpg_exec(db, "BEGIN")) == LEASE_OK)
       rc = each_body(db, &b);
   } else {
-    rc = batch_body(db, &b);
+    rc = batch_body(db, &b, wq);
   }
   free(b.ord);
   if (rc == LEASE_OK) *stored = b.done;
@@ -331,7 +336,7 @@ int lpg_complete_many(lease_db *db, const lease__write *w, const lease_result *i
                       int *reasons, int *stored) {
   int done, rc;
   if ((rc = lpg_ready_conn(db)) != LEASE_OK) return rc;
-  if ((rc = lpg_complete_begun(db, w, items, n, reasons, &done)) == LEASE_OK)
+  if ((rc = lpg_complete_begun(db, w, items, n, reasons, &done, NULL)) == LEASE_OK)
     rc = lpg_exec(db, "COMMIT");
   if (rc != LEASE_OK) lpg_rollback(db);
   if (rc == LEASE_OK && stored) *stored = done;

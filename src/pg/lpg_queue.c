@@ -669,9 +669,9 @@ static void claim_params(const lease__write *w, int left, params *p) {
 }
 
 /*
-** See lease.h: lease_claim_next, on a ready connection.  One
-** statement per round (LPG_Q_SQL_CLAIM_NEXT), each its own transaction
-** unless the caller opened one; a round that discarded jobs whose expired
+** The rounds of a claim_next, in the caller's transaction (which took
+** the queue's lock: lpg_q_claim_begin).  One statement per round
+** (LPG_Q_SQL_CLAIM_NEXT); a round that discarded jobs whose expired
 ** lease was their last attempt looks again for as many more.  A discarded
 ** job leaves the candidates, so the rounds end.  first: the result of the
 ** first round, already run (lpg_q_complete_claim_next's), or NULL; freed
@@ -697,9 +697,10 @@ static int claim_rounds(lease_db *db, const lease__write *w, int max, lease_job 
       return db->rc;
     }
     rows = PQntuples(res);
-    /* outside a transaction the round's claims and discards are committed:
-    ** on a failure after them the jobs stay claimed until their leases
-    ** expire, and the call is not run again (lpg.c's rerun) */
+    /* outside a transaction (ccn_committed's first round, committed with
+    ** it) the round's claims are committed: on a failure after them the
+    ** jobs stay claimed until their leases expire, and the call is not
+    ** run again (lpg.c's rerun) */
     if (rows > 0 && PQtransactionStatus(LPG(db)->pg) == PQTRANS_IDLE) LPG(db)->committed = 1;
     for (i = 0; i < rows && !failed; i++) {
       lease_job *j = &jobs[n];
@@ -846,40 +847,62 @@ static int claim_controlled(lease_db *db, const lease__write *w, int max, lease_
   return rc != LEASE_OK ? rc : claim_under(db, w, &q, max, jobs, count, why);
 }
 
-/* The settings of w's queue, a plain read, in one round trip with the
-** clock's mark (lpg_pipeline_clocked). */
-static int settings_clocked(lease_db *db, const lease__write *w, lease__queue_facts *q) {
+/* See lpg_int.h. */
+int lpg_q_claim_begin(lease_db *db, const lease__write *w) {
   params p = {0};
-  const params *ps[1] = {&p};
-  const int which[1] = {LPG_ST_Q_SETTINGS};
-  PGresult *out[1];
+  const params *ps[2] = {NULL, &p};
+  const int which[2] = {LPG_PIPE_BEGIN, LPG_ST_Q_CLAIM_LOCK};
+  PGresult *out[2];
   int rc;
   p_bytes(&p, w->queue, w->queue_len);
-  if ((rc = lpg_pipeline_clocked(db, 1, which, ps, out)) != LEASE_OK) return rc;
-  settings_of(out[0], q);
+  if ((rc = lpg_pipeline(db, 2, which, ps, out)) != LEASE_OK) return rc;
   PQclear(out[0]);
+  PQclear(out[1]);
   return LEASE_OK;
 }
 
-/* See lease.h: lease_claim_next.  A queue without settings (one plain
-** read of its row finds none) claims one statement per round; one with
-** settings in a transaction of claim_controlled. */
+/*
+** BEGIN, the lock of w's queue (LPG_Q_SQL_CLAIM_LOCK), its settings read
+** with the row locked and a claim_next round for max jobs that claims
+** nothing from a queue with settings (LPG_Q_SQL_CLAIM_NEXT_FREE), in one
+** round trip with the clock's mark (lpg_pipeline_clocked), the
+** transaction left open.  The statements after the lock see every change
+** of the settings committed before it was granted, and none can commit
+** until this transaction ends.  A queue without settings: the claim's
+** rounds from that first one (claim_rounds); with settings, claim_under
+** them.
+*/
+static int claim_pipelined(lease_db *db, const lease__write *w, int max, lease_job *jobs,
+                           int *count, int *why) {
+  params pl = {0}, ps = {0}, pn = {0};
+  const params *p[4] = {NULL, &pl, &ps, &pn};
+  const int which[4] = {LPG_PIPE_BEGIN, LPG_ST_Q_CLAIM_LOCK, LPG_ST_Q_SETTINGS_LOCKED,
+                        LPG_ST_Q_CLAIM_NEXT_FREE};
+  PGresult *out[4];
+  lease__queue_facts q;
+  int rc;
+  p_bytes(&pl, w->queue, w->queue_len);
+  p_bytes(&ps, w->queue, w->queue_len);
+  claim_params(w, max, &pn);
+  if ((rc = lpg_pipeline_clocked(db, 4, which, p, out)) != LEASE_OK) return rc;
+  PQclear(out[0]);
+  PQclear(out[1]);
+  settings_of(out[2], &q);
+  PQclear(out[2]);
+  if (!q.found) return claim_rounds(db, w, max, jobs, count, out[3]);
+  PQclear(out[3]);
+  return claim_under(db, w, &q, max, jobs, count, why);
+}
+
+/* See lease.h: lease_claim_next, one transaction: claim_pipelined, then
+** COMMIT. */
 int lpg_q_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jobs, int *count,
                      int *why) {
-  lease__queue_facts q;
   int rc = lpg_ready_conn(db);
   *why = LEASE_GRANTED;
+  *count = 0;
   if (rc != LEASE_OK) return rc;
-  if ((rc = settings_clocked(db, w, &q)) != LEASE_OK) return rc;
-  if (!q.found) {
-    int began;
-    if ((rc = lpg_ev_begin(db, &began)) != LEASE_OK) return rc;
-    if ((rc = lpg_ev_end(db, claim_rounds(db, w, max, jobs, count, NULL), began)) != LEASE_OK)
-      *count = 0;
-    return rc;
-  }
-  if ((rc = lpg_exec(db, "BEGIN")) != LEASE_OK) return rc;
-  if ((rc = claim_controlled(db, w, max, jobs, count, why)) == LEASE_OK)
+  if ((rc = claim_pipelined(db, w, max, jobs, count, why)) == LEASE_OK)
     rc = lpg_exec(db, "COMMIT");
   if (rc != LEASE_OK) {
     lpg_rollback(db);
@@ -889,70 +912,74 @@ int lpg_q_claim_next(lease_db *db, const lease__write *w, int max, lease_job *jo
 }
 
 /*
-** BEGIN, the complete wc, the settings of wn's queue and a claim_next
-** round of wn for max jobs, in one round trip with the clock's mark
-** (lpg_pipeline_clocked).  A queue with settings (*settings 1): all rolled
-** back, for the caller to run one statement at a time under them.  Else
-** the complete's outcome into *reason (with its event), and the claim's
-** rounds from that first one (claim_rounds).
+** BEGIN, the lock of wn's queue (LPG_Q_SQL_CLAIM_LOCK), the complete wc,
+** the settings of wn's queue read with the row locked and a claim_next
+** round of wn for max jobs that claims nothing from a queue with settings
+** (LPG_Q_SQL_CLAIM_NEXT_FREE), in one round trip with the clock's mark
+** (lpg_pipeline_clocked), the transaction left open.  The lock comes
+** first, so the transaction waits for a change of the settings before it
+** locks the job it completes.  The complete's outcome into *reason (with
+** its event); then the claim's rounds from that first one (claim_rounds),
+** or for a queue with settings claim_under them.
 */
 static int ccn_pipelined(lease_db *db, const lease__write *wc, const lease__write *wn, int max,
-                         lease_job *jobs, int *count, int *reason, int *settings) {
-  params pc = {0}, ps = {0}, pn = {0};
-  const params *p[4] = {NULL, &pc, &ps, &pn};
-  int which[4] = {LPG_PIPE_BEGIN, 0, LPG_ST_Q_SETTINGS, LPG_ST_Q_CLAIM_NEXT};
-  PGresult *out[4];
+                         lease_job *jobs, int *count, int *reason, int *why) {
+  params pl = {0}, pc = {0}, ps = {0}, pn = {0};
+  const params *p[5] = {NULL, &pl, &pc, &ps, &pn};
+  int which[5] = {LPG_PIPE_BEGIN, LPG_ST_Q_CLAIM_LOCK, 0, LPG_ST_Q_SETTINGS_LOCKED,
+                  LPG_ST_Q_CLAIM_NEXT_FREE};
+  PGresult *out[5];
   lease__queue_facts q;
   int rc;
-  which[1] = lpg_write_params(wc, &pc);
+  p_bytes(&pl, wn->queue, wn->queue_len);
+  which[2] = lpg_write_params(wc, &pc);
   p_bytes(&ps, wn->queue, wn->queue_len);
   claim_params(wn, max, &pn);
-  if ((rc = lpg_pipeline_clocked(db, 4, which, p, out)) != LEASE_OK) return rc;
+  if ((rc = lpg_pipeline_clocked(db, 5, which, p, out)) != LEASE_OK) return rc;
   PQclear(out[0]);
-  settings_of(out[2], &q);
-  PQclear(out[2]);
-  if ((*settings = q.found)) {
-    PQclear(out[1]);
-    PQclear(out[3]);
-    lpg_rollback(db);
-    return LEASE_OK;
-  }
-  if ((rc = lpg_write_read(db, wc, out[1], NULL, reason)) != LEASE_OK) {
-    PQclear(out[3]);
+  PQclear(out[1]);
+  settings_of(out[3], &q);
+  PQclear(out[3]);
+  if ((rc = lpg_write_read(db, wc, out[2], NULL, reason)) != LEASE_OK) {
+    PQclear(out[4]);
     return rc;
   }
-  return claim_rounds(db, wn, max, jobs, count, out[3]);
+  if (!q.found) return claim_rounds(db, wn, max, jobs, count, out[4]);
+  PQclear(out[4]);
+  return claim_under(db, wn, &q, max, jobs, count, why);
 }
 
 /*
-** BEGIN, the complete wc, a claim_next round of wn for max jobs that
-** discards none (LPG_Q_SQL_CLAIM_NEXT_KEEPING), LPG_Q_SQL_CCN_CHECK and
-** COMMIT, in one round trip: for a handle that records no events (the
-** complete's and the claims' events are written once the results are
-** read) and whose clock mark needs no move for the write's now
-** (lease__clock_settled; the check confirms the mark inside the
-** transaction).  *committed 0: the round would discard a job, or the
-** check failed (the mark moved, wn's queue has settings, or the complete
-** left the job not done): all rolled back, nothing recorded.  Else the
-** complete's outcome into *reason and the claims (one round: it
-** discarded none); what fails after the COMMIT (memory for the results)
-** leaves both stored, the jobs claimed until their leases expire.
+** BEGIN, the lock of wn's queue (LPG_Q_SQL_CLAIM_LOCK), the complete wc, a
+** claim_next round of wn for max jobs that discards none
+** (LPG_Q_SQL_CLAIM_NEXT_KEEPING), LPG_Q_SQL_CCN_CHECK and COMMIT, in one
+** round trip: for a handle that records no events (the complete's and the
+** claims' events are written once the results are read) and whose clock
+** mark needs no move for the write's now (lease__clock_settled; the check
+** confirms the mark inside the transaction).  *committed 0: the round
+** would discard a job, or the check failed (the mark moved, wn's queue
+** has settings, or the complete left the job not done): all rolled back,
+** nothing recorded.  Else the complete's outcome into *reason and the
+** claims (one round: it discarded none); what fails after the COMMIT
+** (memory for the results) leaves both stored, the jobs claimed until
+** their leases expire.
 */
 static int ccn_committed(lease_db *db, const lease__write *wc, const lease__write *wn, int max,
                          lease_job *jobs, int *count, int *reason, int *committed) {
-  params pc = {0}, pn = {0}, pk = {0};
-  const params *p[5] = {NULL, &pc, &pn, &pk, NULL};
-  int which[5] = {LPG_PIPE_BEGIN, 0, LPG_ST_Q_CLAIM_NEXT_KEEPING, LPG_ST_Q_CCN_CHECK,
-                  LPG_PIPE_COMMIT};
-  PGresult *out[5];
+  params pl = {0}, pc = {0}, pn = {0}, pk = {0};
+  const params *p[6] = {NULL, &pl, &pc, &pn, &pk, NULL};
+  int which[6] = {LPG_PIPE_BEGIN, LPG_ST_Q_CLAIM_LOCK, 0, LPG_ST_Q_CLAIM_NEXT_KEEPING,
+                  LPG_ST_Q_CCN_CHECK, LPG_PIPE_COMMIT};
+  PGresult *out[6];
   int rc;
   *committed = 0;
-  which[1] = lpg_write_params(wc, &pc);
+  p_bytes(&pl, wn->queue, wn->queue_len);
+  which[2] = lpg_write_params(wc, &pc);
   claim_params(wn, max, &pn);
   p_f8(&pk, db->clock_mark);
   p_bytes(&pk, wn->queue, wn->queue_len);
   p_bytes(&pk, wc->id, wc->id_len);
-  if ((rc = lpg_pipeline(db, 5, which, p, out)) != LEASE_OK) {
+  if ((rc = lpg_pipeline(db, 6, which, p, out)) != LEASE_OK) {
     lpg_rollback(db);
     if (!lpg_failed_with(db, "22012")) return rc;
     lease__clear_error(db);
@@ -960,22 +987,22 @@ static int ccn_committed(lease_db *db, const lease__write *wc, const lease__writ
   }
   *committed = 1;
   PQclear(out[0]);
-  PQclear(out[3]);
+  PQclear(out[1]);
   PQclear(out[4]);
-  if ((rc = lpg_write_read(db, wc, out[1], NULL, reason)) != LEASE_OK) {
-    PQclear(out[2]);
+  PQclear(out[5]);
+  if ((rc = lpg_write_read(db, wc, out[2], NULL, reason)) != LEASE_OK) {
+    PQclear(out[3]);
     return rc;
   }
-  return claim_rounds(db, wn, max, jobs, count, out[2]);
+  return claim_rounds(db, wn, max, jobs, count, out[3]);
 }
 
 /* See lpg_int.h: the complete wc, then the claim of wn, in one
-** transaction (ccn_committed when it can; else ccn_pipelined, and for a
-** queue with settings BEGIN, the complete, claim_controlled); a failure
-** of either rolls both back. */
+** transaction (ccn_committed when it can; else ccn_pipelined, then
+** COMMIT); a failure of either rolls both back. */
 int lpg_q_complete_claim_next(lease_db *db, const lease__write *wc, const lease__write *wn,
                               int max, lease_job *jobs, int *count, int *reason, int *why) {
-  int settings = 0, committed = 0, rc = lpg_ready_conn(db);
+  int committed = 0, rc = lpg_ready_conn(db);
   *why = LEASE_GRANTED;
   *count = 0;
   if (rc != LEASE_OK) return rc;
@@ -983,10 +1010,7 @@ int lpg_q_complete_claim_next(lease_db *db, const lease__write *wc, const lease_
     rc = ccn_committed(db, wc, wn, max, jobs, count, reason, &committed);
     if (rc != LEASE_OK || committed) return rc;
   }
-  rc = ccn_pipelined(db, wc, wn, max, jobs, count, reason, &settings);
-  if (rc == LEASE_OK && settings && (rc = lpg_exec(db, "BEGIN")) == LEASE_OK &&
-      (rc = lpg_guarded(db, wc, reason)) == LEASE_OK)
-    rc = claim_controlled(db, wn, max, jobs, count, why);
+  rc = ccn_pipelined(db, wc, wn, max, jobs, count, reason, why);
   if (rc == LEASE_OK) rc = lpg_exec(db, "COMMIT");
   if (rc != LEASE_OK) {
     lpg_rollback(db);
@@ -995,10 +1019,11 @@ int lpg_q_complete_claim_next(lease_db *db, const lease__write *wc, const lease_
   return rc;
 }
 
-/* See lpg_int.h: the completions as complete_many's (lpg_complete_begun:
-** BEGIN and one statement for the batch), then claim_controlled of wn,
+/* See lpg_int.h: BEGIN and the lock of wn's queue (lpg_q_claim_begin),
+** the completions as complete_many's (lpg_complete_begun: one statement
+** for the batch, in the same round trip), then claim_controlled of wn,
 ** then COMMIT; a failure of either rolls both back.  No items: the clock
-** step, BEGIN and the claim. */
+** step, BEGIN with the lock, and the claim. */
 int lpg_q_complete_many_claim_next(lease_db *db, const lease__write *wc,
                                    const lease_result *items, int n, int *reasons, int *stored,
                                    const lease__write *wn, int max, lease_job *jobs, int *count,
@@ -1006,7 +1031,8 @@ int lpg_q_complete_many_claim_next(lease_db *db, const lease__write *wc,
   int done = 0, rc = n > 0 ? lpg_ready_conn(db) : lpg_ready(db);
   *why = LEASE_GRANTED;
   if (rc != LEASE_OK) return rc;
-  rc = n > 0 ? lpg_complete_begun(db, wc, items, n, reasons, &done) : lpg_exec(db, "BEGIN");
+  rc = n > 0 ? lpg_complete_begun(db, wc, items, n, reasons, &done, wn)
+             : lpg_q_claim_begin(db, wn);
   if (rc == LEASE_OK && (rc = claim_controlled(db, wn, max, jobs, count, why)) == LEASE_OK)
     rc = lpg_exec(db, "COMMIT");
   if (rc != LEASE_OK) {
@@ -1029,12 +1055,17 @@ typedef struct control_ctx {
   const lease_queue_limits *l;
 } control_ctx;
 
-/* Transaction body of set_queue: the row, then tidy. */
+/* Transaction body of set_queue: the queue's advisory lock taken
+** exclusive (LPG_Q_SQL_CONTROL_LOCK: it waits for the claims of the queue
+** in progress, and the claims that start meanwhile wait for this
+** transaction's end), the row, then tidy. */
 static int control_body(lease_db *db, void *ctx) {
   control_ctx *x = ctx;
   params p = {0};
   PGresult *res;
   p_bytes(&p, x->queue, x->queue_len);
+  if (!(res = qrun(db, LPG_ST_Q_CONTROL_LOCK, &p))) return db->rc;
+  PQclear(res);
   if (x->what == 0) {
     p_i4(&p, x->paused);
   } else {

@@ -273,17 +273,26 @@
 ** expired unreported) and the lapsed lease's owner and fence, then
 ** timeout (NULL: none).
 */
-#define LPG_Q_SQL_CLAIM_NEXT LPG_Q_SQL_CLAIM_NEXT_("")
+#define LPG_Q_SQL_CLAIM_NEXT LPG_Q_SQL_CLAIM_NEXT_("", "")
+
+/* claim_next's statement for a queue without settings, in the pipeline
+** that reads them (lpg_queue.c: claim_pipelined, ccn_pipelined): it
+** claims nothing while queue $1 has a settings row, so a queue with
+** settings is claimed only under them (claim_under), in the same
+** transaction. */
+#define LPG_Q_SQL_CLAIM_NEXT_FREE                                                   \
+  LPG_Q_SQL_CLAIM_NEXT_(" AND NOT EXISTS (SELECT 1 FROM lease_queues WHERE name = $1)", "")
 
 /* claim_next's statement for complete_claim_next's one round trip
 ** (lpg_queue.c: ccn_committed): a candidate it would discard divides by
 ** zero (SQLSTATE 22012), so a round that discards runs in ccn_pipelined's
 ** transaction instead, with the rounds after it. */
 #define LPG_Q_SQL_CLAIM_NEXT_KEEPING                                                \
-  LPG_Q_SQL_CLAIM_NEXT_(", 1 / CASE WHEN x.last THEN 0 ELSE 1 END")
+  LPG_Q_SQL_CLAIM_NEXT_("", ", 1 / CASE WHEN x.last THEN 0 ELSE 1 END")
 
-/* claim_next's statement, extra: more columns after its own. */
-#define LPG_Q_SQL_CLAIM_NEXT_(extra)                                                \
+/* claim_next's statement, cond: more conditions on the candidates, extra:
+** more columns after its own. */
+#define LPG_Q_SQL_CLAIM_NEXT_(cond, extra)                                          \
   "WITH c AS (SELECT q.id, q.payload, q.queue, q.priority, q.due_at, q.seq,"       \
   " " LPG_SQL_ATTEMPT("j", "q") " AS attempt, q.max_attempts, q.timeout, j.owner, j.until," \
   " j.fence"                                                                       \
@@ -292,7 +301,7 @@
   " AND fence < " LPG_FENCE_MAX                                                     \
   " FOR UPDATE SKIP LOCKED) j"                                                      \
   " WHERE q.state = " LEASE__Q_OPEN_S " AND q.queue = $1 AND (q.run_at IS NULL OR q.run_at <= $2)" \
-  " ORDER BY q.priority, q.due_at, q.seq LIMIT $5"                                  \
+  cond " ORDER BY q.priority, q.due_at, q.seq LIMIT $5"                                  \
   " FOR UPDATE OF q SKIP LOCKED),"                                                  \
   " x AS (SELECT c.*, c.owner IS NOT NULL AS lapsed,"                               \
   " c.owner IS NOT NULL AND c.attempt >= c.max_attempts AS last FROM c),"           \
@@ -491,6 +500,27 @@
   " FROM lease_queues WHERE name = $1" lock
 #define LPG_Q_SQL_SETTINGS LPG_Q_SQL_SETTINGS_("")
 #define LPG_Q_SQL_SETTINGS_LOCKED LPG_Q_SQL_SETTINGS_(" FOR UPDATE")
+
+/*
+** The advisory lock of a queue ($1) that orders its claims and the
+** changes of its settings: each claim transaction takes it shared, as a
+** statement of its own before those that read the settings and claim;
+** pause, resume and limit take it exclusive before they write
+** lease_queues.  So a change waits for the claims in progress, and a claim
+** that starts while it is in progress waits for its commit; under READ
+** COMMITTED each statement after the lock takes its snapshot once the
+** lock is granted, and sees the change.  Without it a claim could read
+** the settings, or find none, before a pause commits, and commit its
+** claims after the pause has returned.  The key: lease's class (the
+** number of LPG_SQL_LOCK, in the two-int4 form, a lock space apart from
+** the one-int8 form's) and a hash of the queue's name and of the jobs
+** table (queues of the same name in two schemas do not wait for each
+** other; two queues whose hashes collide only take turns).
+*/
+#define LPG_Q_SQL_QUEUE_KEY                                                          \
+  "1818588019, hashtext(encode($1, 'hex') || ' ' || 'jobs'::regclass::oid::text)"
+#define LPG_Q_SQL_CLAIM_LOCK "SELECT pg_advisory_xact_lock_shared(" LPG_Q_SQL_QUEUE_KEY ")"
+#define LPG_Q_SQL_CONTROL_LOCK "SELECT pg_advisory_xact_lock(" LPG_Q_SQL_QUEUE_KEY ")"
 
 /*
 ** complete_claim_next's check in front of its COMMIT, in the same round
@@ -718,6 +748,10 @@
   T_FLOAT8_ARRAY, T_INT8_ARRAY, T_FLOAT8_ARRAY}
 #define LPG_STMT_Q_CLAIM_NEXT                                                       \
   LPG_Q_SQL_CLAIM_NEXT, 5, {T_BYTEA, T_FLOAT8, T_BYTEA, T_FLOAT8, T_INT4}
+#define LPG_STMT_Q_CLAIM_NEXT_FREE                                                  \
+  LPG_Q_SQL_CLAIM_NEXT_FREE, 5, {T_BYTEA, T_FLOAT8, T_BYTEA, T_FLOAT8, T_INT4}
+#define LPG_STMT_Q_CLAIM_LOCK LPG_Q_SQL_CLAIM_LOCK, 1, {T_BYTEA}
+#define LPG_STMT_Q_CONTROL_LOCK LPG_Q_SQL_CONTROL_LOCK, 1, {T_BYTEA}
 #define LPG_STMT_Q_CLAIM_NEXT_KEEPING                                               \
   LPG_Q_SQL_CLAIM_NEXT_KEEPING, 5, {T_BYTEA, T_FLOAT8, T_BYTEA, T_FLOAT8, T_INT4}
 #define LPG_STMT_Q_FAIL LPG_Q_SQL_FAIL, 5, {T_BYTEA, T_BYTEA, T_INT8, T_FLOAT8, T_BYTEA}

@@ -477,6 +477,48 @@ describe("limits", function()
     assert.are.equal(jobs, db:counts(lease.now(), "c").completed)
   end)
 
+  it("concurrency holds exactly across threads that complete and claim in one call", function()
+    -- complete_many_claim_next: each call stores the last batch's results
+    -- and claims the next in one transaction
+    local limit, workers, jobs = 3, 6, H.rounds(240, 60)
+    fill(db, "m", jobs, "m-")
+    db:limit("m", { concurrency = limit })
+    local function worker(path, me, start)
+      local L = require("lease")
+      local h = L.open(path)
+      start:wait()
+      local took, worst, idle, held = 0, 0, 0, {}
+      while idle < 200 do
+        local _, _, list, why = h:complete_many_claim_next(me, L.now(), held, 60, { queue = "m", n = 2 })
+        held = {}
+        if #list == 0 then
+          idle = why == "empty" and idle + 1 or 0
+          if why == "empty" and h:counts(L.now(), "m").available == 0 then break end
+          L.sleep(0.001)
+        else
+          local running = h:counts(L.now(), "m").running
+          if running > worst then worst = running end
+          took = took + #list
+          for k, j in ipairs(list) do held[k] = { id = j.id, fence = j.fence, result = me } end
+        end
+      end
+      h:close()
+      return took, worst
+    end
+    local start = thread.barrier(workers)
+    local ts = {}
+    for i = 1, workers do ts[i] = thread.spawn(worker, p, "w" .. i, start) end
+    local total, worst = 0, 0
+    for _, t in ipairs(ts) do
+      local ok, took, w = t:join()
+      assert(ok, took)
+      total, worst = total + took, math.max(worst, w)
+    end
+    assert.are.equal(jobs, total)
+    assert.is_true(worst <= limit, "saw " .. worst .. " live leases")
+    assert.are.equal(jobs, db:counts(lease.now(), "m").completed)
+  end)
+
   it("concurrency holds exactly across processes", function()
     local limit, procs, jobs = 2, 4, H.rounds(80, 40)
     fill(db, "p", jobs, "p-")

@@ -5167,33 +5167,8 @@ return {
     -- the runs are not bounded as said
     name = "pg-rerun-unbounded", step = "own", file = "src/pg/lpg.c",
     fn = "rerun", backend = "pg",
-    from = [=[  if (rc != LEASE_BUSY || runs >= LPG_RUNS || LPG(db)->committed) return 0;]=],
-    to = [=[  if (rc != LEASE_BUSY || runs > LPG_RUNS || LPG(db)->committed) return 0;]=],
-    hint = "specs/35-postgres_spec.lua",
-  },
-  {
-    -- a run of claim_next whose first round committed is run again: the
-    -- second run claims more jobs while the first run's stay claimed
-    name = "pg-claim-round-commit-unmarked", step = "own", file = "src/pg/lpg_queue.c",
-    fn = "claim_rounds", backend = "pg",
-    from = [=[    if (rows > 0 && PQtransactionStatus(LPG(db)->pg) == PQTRANS_IDLE) LPG(db)->committed = 1;]=],
-    to = [=[]=],
-    hint = "specs/35-postgres_spec.lua",
-  },
-  {
-    name = "pg-rerun-after-commit", step = "own", file = "src/pg/lpg.c",
-    fn = "rerun", backend = "pg",
-    from = [=[  if (rc != LEASE_BUSY || runs >= LPG_RUNS || LPG(db)->committed) return 0;]=],
-    to = [=[  if (rc != LEASE_BUSY || runs >= LPG_RUNS) return 0;]=],
-    hint = "specs/35-postgres_spec.lua",
-  },
-  {
-    -- the mark of a committed round outlives its call: no later call on
-    -- the handle is run again
-    name = "pg-rerun-mark-kept", step = "own", file = "src/pg/lpg.c",
-    fn = "LPG_RERUN_", backend = "pg",
-    from = [=[    do LPG(db)->committed = 0;]=],
-    to = [=[    do (void)0;]=],
+    from = [=[  if (rc != LEASE_BUSY || runs >= LPG_RUNS) return 0;]=],
+    to = [=[  if (rc != LEASE_BUSY || runs > LPG_RUNS) return 0;]=],
     hint = "specs/35-postgres_spec.lua",
   },
   {

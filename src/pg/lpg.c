@@ -925,11 +925,12 @@ static void pause_for(double seconds) {
 /*
 ** 1 when the operation that returned rc is run again: the server ended its
 ** transaction as a deadlock's victim (SQLSTATE 40P01) or for a
-** serialization failure (40001), so nothing of it was stored, nothing of
-** it committed before (lpg_conn.committed), and fewer than LPG_RUNS runs
-** were made.  Each operation below is one transaction of the engine's own,
-** rolled back on failure (a caller's with_lease lets no other call in),
-** apart from claim_next's rounds, which mark what they committed.
+** serialization failure (40001), so nothing of it was stored, and fewer
+** than LPG_RUNS runs were made.  Each operation below is one transaction
+** of the engine's own, rolled back on failure (a caller's with_lease lets
+** no other call in); complete_claim_next's one round trip
+** (lpg_queue.c: ccn_committed) sends no statement after its COMMIT, so
+** no failure the server reports follows a commit.
 ** Before the next run the handle sleeps, so that the transactions the
 ** victim waited for finish before it takes its locks again: after a
 ** deadlock half to all of the server's deadlock_timeout, at random (a
@@ -940,7 +941,7 @@ static void pause_for(double seconds) {
 */
 static int rerun(lease_db *db, int rc, int runs) {
   int deadlock;
-  if (rc != LEASE_BUSY || runs >= LPG_RUNS || LPG(db)->committed) return 0;
+  if (rc != LEASE_BUSY || runs >= LPG_RUNS) return 0;
   deadlock = lpg_failed_with(db, "40P01");
   if (!deadlock && !lpg_failed_with(db, "40001")) return 0;
   lease__clear_error(db);
@@ -955,8 +956,8 @@ static int rerun(lease_db *db, int rc, int runs) {
 #define LPG_RERUN_(fn, decl, args)                                      \
   static int rerun_##fn decl {                                          \
     int rc, runs = 0;                                                   \
-    do LPG(db)->committed = 0;                                          \
-    while ((rc = fn args) != LEASE_OK && rerun(db, rc, ++runs));        \
+    do rc = fn args;                                                    \
+    while (rc != LEASE_OK && rerun(db, rc, ++runs));                    \
     return rc;                                                          \
   }
 LPG_RERUN_(lpg_q_enqueue, (lease_db *db, const lease_new_job *jobs, int n, int *inserted),

@@ -91,8 +91,6 @@ typedef struct lpg_conn {
   int version;         /* the database's schema version (lpg_schema_read) */
   int versioned;       /* the database holds its version row */
   int listening;       /* this session LISTENs for wake signals (lpg_wake.c) */
-  int committed;       /* the call running committed part of its work before
-                          it failed (claim_next's rounds): not run again */
   char constraint[64]; /* the constraint the last failure (lpg_fail) broke, or "" */
 } lpg_conn;
 

@@ -697,11 +697,6 @@ static int claim_rounds(lease_db *db, const lease__write *w, int max, lease_job 
       return db->rc;
     }
     rows = PQntuples(res);
-    /* outside a transaction (ccn_committed's first round, committed with
-    ** it) the round's claims are committed: on a failure after them the
-    ** jobs stay claimed until their leases expire, and the call is not
-    ** run again (lpg.c's rerun) */
-    if (rows > 0 && PQtransactionStatus(LPG(db)->pg) == PQTRANS_IDLE) LPG(db)->committed = 1;
     for (i = 0; i < rows && !failed; i++) {
       lease_job *j = &jobs[n];
       taken *k = &t[n];

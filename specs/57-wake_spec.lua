@@ -491,6 +491,59 @@ h:close()
     end
   end)
 
+  -- A parent "a" of queue "up" held by "w" (ttl 3600), its child "b" of
+  -- queue "down" waiting for it, and one more job of "up"; returns a's
+  -- fence.  Nothing of "down" is due until a write opens "b".
+  local function held_parent()
+    db:enqueue_many({ { id = "a", queue = "up" }, { id = "b", queue = "down", after = { "a" } },
+      { id = "next", queue = "up" } })
+    local id, fence = db:claim_next("w", db:server_now(), 3600, { queue = "up" })
+    assert.are.equal("a", id)
+    assert.are.equal(false, db:wait("down", 0))
+    return fence
+  end
+
+  it("wakes when a complete, complete_many or complete_claim_next opens a job waiting for it", function()
+    local calls = {
+      function(f) return "complete", "a", "w", f, db:server_now(), "r" end,
+      function(f) return "complete_many", "w", db:server_now(), { { id = "a", fence = f, result = "r" } } end,
+      function(f) return "complete_claim_next", "a", "w", f, db:server_now(), "r", 30, { queue = "up" } end,
+    }
+    for round, call in ipairs(calls) do
+      db:close()
+      db, p = H.fresh("wake-dep")
+      local args = { call(held_parent()) }
+      woken_by_thread(db, p, "down", table.unpack(args))
+      assert.are.equal("b", (db:claim_next("w2", db:server_now(), 30, { queue = "down" })), round)
+    end
+  end)
+
+  it("wakes when a prune deletes a cancelled job that a retried job waits for", function()
+    db:enqueue_many({ { id = "a", queue = "up" }, { id = "b", queue = "down", after = { "a" } } })
+    assert.is_true(db:cancel("a", db:server_now()))
+    assert.is_true(db:retry("b", db:server_now()))
+    assert.are.equal(false, db:wait("down", 0))
+    woken_by_thread(db, p, "down", "prune", db:server_now() + 1, { status = "cancelled" })
+    assert.are.equal("b", (db:claim_next("w2", db:server_now(), 30, { queue = "down" })))
+  end)
+
+  it("wakes when another client's done = 1 on the parent opens a job waiting for it", function()
+    held_parent()
+    local sql = "UPDATE jobs SET done = 1, result = 'r' WHERE id = 'a'"
+    local client = H.backend == "pg"
+      and ((os.getenv("LEASE_PSQL") or "psql") .. " -X -q -v ON_ERROR_STOP=1 -d " .. H.sh(p) .. " -c " .. H.sh(sql))
+      or ((os.getenv("LEASE_SQLITE3") or "sqlite3") .. " -cmd '.timeout 5000' " .. H.sh(p) .. " " .. H.sh(sql))
+    os.execute("{ sleep 0.3; " .. client .. "; } >/dev/null 2>&1 &")
+    local t0 = T.now()
+    local woken = db:wait("down", LONG)
+    local took = T.now() - t0
+    assert.are.equal(true, woken)
+    -- after the write (a wait returns true only once a job of its queue is
+    -- due), well before the timeout
+    assert.is_true(took >= 0.25 and took < LONG / 2, "woke after " .. took .. " s")
+    assert.are.equal("b", (db:claim_next("w2", db:server_now(), 30, { queue = "down" })))
+  end)
+
   it("raises on bad arguments naming the function and the argument, and writes nothing", function()
     db:enqueue("x")
     local before = H.snapshot(p)

@@ -4260,6 +4260,30 @@ return {
     hint = "specs/39-schema_version_spec.lua",
   },
   {
+    -- a completion that opens waiting children wakes no waiter
+    name = "pg-deps-follow-no-wake", step = "own", file = "src/pg/lpg_schema_sql.h",
+    fn = "LPG_STEP_DEPS_WAKE", backend = "pg",
+    from = [=[LPG_DEPS_FOLLOW_KEYED_FN(" DECLARE qn bytea;", LPG_DEP_OPEN_WAKE_OF("new"))]=],
+    to = [=[LPG_DEPS_FOLLOW_KEYED_FN(" DECLARE qn bytea;", LPG_DEP_OPEN_WAITING_OF("new"))]=],
+    hint = "specs/57-wake_spec.lua",
+  },
+  {
+    -- a prune that opens waiting children wakes no waiter
+    name = "pg-deps-parent-gone-no-wake", step = "own", file = "src/pg/lpg_schema_sql.h",
+    fn = "LPG_STEP_DEPS_WAKE", backend = "pg",
+    from = [=[LPG_DEPS_PARENT_GONE_FN(" DECLARE qn bytea;", LPG_DEP_OPEN_WAKE_OF("old"))]=],
+    to = [=[LPG_DEPS_PARENT_GONE_FN(" DECLARE qn bytea;", LPG_DEP_OPEN_WAITING_OF("old"))]=],
+    hint = "specs/57-wake_spec.lua",
+  },
+  {
+    -- the wake names another queue than the opened jobs'
+    name = "pg-deps-wake-wrong-queue", step = "own", file = "src/pg/lpg_schema_sql.h",
+    fn = "LPG_DEP_OPEN_WAKE_OF", backend = "pg",
+    from = [=[  " PERFORM pg_notify('" LPG_WAKE_CHANNEL "', encode(qn, 'hex')); END LOOP;"]=],
+    to = [=[  " PERFORM pg_notify('" LPG_WAKE_CHANNEL "', encode(qn || 'x'::bytea, 'hex')); END LOOP;"]=],
+    hint = "specs/57-wake_spec.lua",
+  },
+  {
     -- lease_deps_follow called at the end of every job, listed or not
     name = "pg-deps-follow-fires-unflagged", step = "own", file = "src/pg/lpg_schema_sql.h",
     fn = "LPG_STEP_QUIET_COMPLETE", backend = "pg",
@@ -4375,7 +4399,7 @@ return {
     -- the children read without their rows locked: a delete and the
     -- other parent's complete at once each see the other parent pending
     name = "pg-deps-parent-gone-children-unlocked", step = "own", file = "src/pg/lpg_schema_sql.h",
-    fn = "LPG_STEP_DEPS_ANY_CLIENT", backend = "pg",
+    fn = "LPG_DEPS_PARENT_GONE_FN", backend = "pg",
     from = [=[  " PERFORM 1 FROM jobs WHERE id = ANY(" LPG_DEP_CHILDREN_OF("old") ") ORDER BY id FOR UPDATE;" \]=],
     to = [=[  " PERFORM 1 FROM jobs WHERE false AND id = ANY(" LPG_DEP_CHILDREN_OF("old") ") ORDER BY id FOR UPDATE;" \]=],
     hint = "specs/35-postgres_spec.lua",
@@ -4643,18 +4667,18 @@ return {
   {
     -- the early exit taken for every job: a parent's end opens no child
     name = "pg-deps-childless-always", step = "own", file = "src/pg/lpg_schema_sql.h",
-    fn = "LPG_STEP_DEPS_KEYED", backend = "pg",
-    from = [=[  " AS $f$ BEGIN IF NOT EXISTS (SELECT 1 FROM lease_deps d WHERE d.parent = new.id)" \]=],
-    to = [=[  " AS $f$ BEGIN IF true OR NOT EXISTS (SELECT 1 FROM lease_deps d WHERE d.parent = new.id)" \]=],
+    fn = "LPG_DEPS_FOLLOW_KEYED_FN", backend = "pg",
+    from = [=[  " AS $f$" decl " BEGIN IF NOT EXISTS (SELECT 1 FROM lease_deps d WHERE d.parent = new.id)" \]=],
+    to = [=[  " AS $f$" decl " BEGIN IF true OR NOT EXISTS (SELECT 1 FROM lease_deps d WHERE d.parent = new.id)" \]=],
     hint = "specs/44-dependencies_spec.lua",
   },
   {
     -- no early exit: a childless job's end still locks and writes nothing
     -- through three scans of lease_deps
     name = "pg-deps-childless-never", step = "own", file = "src/pg/lpg_schema_sql.h",
-    fn = "LPG_STEP_DEPS_KEYED", backend = "pg",
-    from = [=[  " AS $f$ BEGIN IF NOT EXISTS (SELECT 1 FROM lease_deps d WHERE d.parent = new.id)" \]=],
-    to = [=[  " AS $f$ BEGIN IF false AND NOT EXISTS (SELECT 1 FROM lease_deps d WHERE d.parent = new.id)" \]=],
+    fn = "LPG_DEPS_FOLLOW_KEYED_FN", backend = "pg",
+    from = [=[  " AS $f$" decl " BEGIN IF NOT EXISTS (SELECT 1 FROM lease_deps d WHERE d.parent = new.id)" \]=],
+    to = [=[  " AS $f$" decl " BEGIN IF false AND NOT EXISTS (SELECT 1 FROM lease_deps d WHERE d.parent = new.id)" \]=],
     hint = "specs/35-postgres_spec.lua",
   },
   {
@@ -4953,7 +4977,7 @@ return {
   },
   {
     name = "pg-deps-follow-reads-children-unlocked", step = "own",
-    file = "src/pg/lpg_schema_sql.h", fn = "LPG_STEP_DEPS_KEYED", backend = "pg",
+    file = "src/pg/lpg_schema_sql.h", fn = "LPG_DEPS_FOLLOW_KEYED_FN", backend = "pg",
     from = [=[  " PERFORM 1 FROM jobs WHERE id = ANY(" LPG_DEP_CHILDREN ") ORDER BY id FOR UPDATE;" \]=],
     to = [=[  " PERFORM 1 FROM jobs WHERE false AND id = ANY(" LPG_DEP_CHILDREN ") ORDER BY id FOR UPDATE;" \]=],
     hint = "specs/44-dependencies_spec.lua",
@@ -4967,7 +4991,7 @@ return {
   },
   {
     name = "pg-events-cascade-not-recorded", step = "own", file = "src/pg/lpg_schema_sql.h",
-    fn = "LPG_STEP_DEPS_KEYED", backend = "pg",
+    fn = "LPG_DEPS_FOLLOW_KEYED_FN", backend = "pg",
     from = [=[  " ELSE IF current_setting('lease.events', true) = 'on' THEN"                   \]=],
     to = [=[  " ELSE IF false THEN"                   \]=],
     hint = "specs/58-events_spec.lua",

@@ -23,7 +23,7 @@
 #define LEASE_SCHEMA_H
 
 /* The version this build makes and knows: the number of steps. */
-#define LEASE_SCHEMA_VERSION 22
+#define LEASE_SCHEMA_VERSION 23
 
 /*
 ** The steps, in order: the k-th entry takes version k-1 to k.
@@ -123,6 +123,11 @@
 **              job inserted under an id lease_deps names as a parent,
 **              lease_queue_renamed a job renamed to such an id, and the
 **              step every job so named; nothing on SQLite.
+**   DEPS_WAKE 23: PostgreSQL's triggers that open a job's waiting
+**              children (lease_deps_follow, lease_deps_parent_gone) send
+**              NOTIFY lease_wake for each of their queues, delivered at
+**              the commit; nothing on SQLite, whose waiters see the
+**              commit in the files.
 */
 #define LEASE_SCHEMA_STEPS(XX) \
   XX(QUEUE)                    \
@@ -146,7 +151,8 @@
   XX(DEPS_ANY_CLIENT)          \
   XX(HELD_SLOTS)               \
   XX(QUIET_COMPLETE)           \
-  XX(WAITED_ON_ANY_CLIENT)
+  XX(WAITED_ON_ANY_CLIENT)     \
+  XX(DEPS_WAKE)
 
 /* How many steps LEASE_SCHEMA_STEPS lists: must be LEASE_SCHEMA_VERSION. */
 enum {

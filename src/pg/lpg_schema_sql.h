@@ -304,13 +304,18 @@
   " AND NOT " LPG_Q_SQL_DEP_PENDING("c") ";"
 #define LPG_DEP_CHILDREN LPG_DEP_CHILDREN_OF("new")
 #define LPG_DEP_WAITING_CHILD LPG_DEP_WAITING_CHILD_OF("new")
-#define LPG_STEP_DEPS_KEYED                                                         \
+#define LPG_STEP_DEPS_KEYED LPG_DEPS_FOLLOW_KEYED_FN("", LPG_DEP_OPEN_WAITING_OF("new"))
+
+/* lease_deps_follow as step 17 made it, with decl (" name type;" ..., or
+** "") declared and open the statements that open the waiting children
+** of a completed job. */
+#define LPG_DEPS_FOLLOW_KEYED_FN(decl, open)                                        \
   "CREATE OR REPLACE FUNCTION lease_deps_follow() RETURNS trigger LANGUAGE plpgsql" \
-  " AS $f$ BEGIN IF NOT EXISTS (SELECT 1 FROM lease_deps d WHERE d.parent = new.id)" \
+  " AS $f$" decl " BEGIN IF NOT EXISTS (SELECT 1 FROM lease_deps d WHERE d.parent = new.id)" \
   " THEN RETURN NULL; END IF;"                                                     \
   " PERFORM 1 FROM jobs WHERE id = ANY(" LPG_DEP_CHILDREN ") ORDER BY id FOR UPDATE;" \
   " IF new.state = " LEASE__Q_COMPLETED_S " THEN"                                 \
-  LPG_DEP_OPEN_WAITING_OF("new")                                                  \
+  open                                                                            \
   " ELSE IF current_setting('lease.events', true) = 'on' THEN"                   \
   " INSERT INTO lease_events(at, op, id, queue, owner, fence, outcome, reason)"   \
   " SELECT coalesce(new.finished_at, " LPG_Q_SQL_DUE_NOW "), " LEASE__EV_CANCEL_S "," \
@@ -375,16 +380,21 @@
 ** lease_deps_follow); on SQLite this step makes that so too.
 */
 #define LPG_STEP_DEPS_ANY_CLIENT                                                    \
-  "CREATE OR REPLACE FUNCTION lease_deps_parent_gone() RETURNS trigger LANGUAGE plpgsql" \
-  " AS $f$ BEGIN IF NOT EXISTS (SELECT 1 FROM lease_deps d WHERE d.parent = old.id)" \
-  " THEN RETURN NULL; END IF;"                                                     \
-  " PERFORM 1 FROM jobs WHERE id = ANY(" LPG_DEP_CHILDREN_OF("old") ") ORDER BY id FOR UPDATE;" \
-  LPG_DEP_OPEN_WAITING_OF("old")                                                  \
-  " RETURN NULL; END $f$;"                                                         \
+  LPG_DEPS_PARENT_GONE_FN("", LPG_DEP_OPEN_WAITING_OF("old")) ";"                  \
   " DROP TRIGGER IF EXISTS lease_deps_parent_gone ON lease_queue;"                 \
   " CREATE TRIGGER lease_deps_parent_gone AFTER DELETE ON lease_queue"            \
   " FOR EACH ROW WHEN (old.state <> " LEASE__Q_COMPLETED_S ")"                     \
   " EXECUTE FUNCTION lease_deps_parent_gone()"
+
+/* lease_deps_parent_gone as step 19 made it, with decl declared and open
+** the statements that open the waiting children of the deleted row. */
+#define LPG_DEPS_PARENT_GONE_FN(decl, open)                                         \
+  "CREATE OR REPLACE FUNCTION lease_deps_parent_gone() RETURNS trigger LANGUAGE plpgsql" \
+  " AS $f$" decl " BEGIN IF NOT EXISTS (SELECT 1 FROM lease_deps d WHERE d.parent = old.id)" \
+  " THEN RETURN NULL; END IF;"                                                     \
+  " PERFORM 1 FROM jobs WHERE id = ANY(" LPG_DEP_CHILDREN_OF("old") ") ORDER BY id FOR UPDATE;" \
+  open                                                                            \
+  " RETURN NULL; END $f$"
 
 /*
 ** Step 20 (v19 -> v20): the index lease_queue_aside on lease_queue(queue)
@@ -496,6 +506,34 @@
   " FROM lease_added a WHERE (SELECT true FROM lease_deps d WHERE d.parent = a.id LIMIT 1)))" \
   " AND NOT waited_on;"
 
+/*
+** Step 23 (v22 -> v23): the triggers that open waiting jobs wake their
+** queues' waiters.  lease_deps_follow as step 17 made it and
+** lease_deps_parent_gone as step 19 made it, but the statement that
+** opens a parent's waiting children returns their queues, and the
+** function sends NOTIFY on the channel lease_wake (lpg_wake.c) once per
+** queue, its name in hex as the payload.  The server delivers a NOTIFY
+** at the commit of the transaction that sent it and drops it at a
+** rollback, so a waiter wakes when the opened jobs are there to claim,
+** whoever ended the parent (the engine's complete, complete_many,
+** complete_claim_next, prune, or another client's write); the end of a
+** job no other waits for sends nothing.
+*/
+#define LPG_STEP_DEPS_WAKE                                                          \
+  LPG_DEPS_FOLLOW_KEYED_FN(" DECLARE qn bytea;", LPG_DEP_OPEN_WAKE_OF("new")) ";"  \
+  " " LPG_DEPS_PARENT_GONE_FN(" DECLARE qn bytea;", LPG_DEP_OPEN_WAKE_OF("old"))
+
+/* LPG_DEP_OPEN_WAITING_OF's statement, then a NOTIFY on lease_wake for
+** each queue of the jobs it opened (their names in hex); qn a bytea
+** variable of the function. */
+#define LPG_DEP_OPEN_WAKE_OF(row)                                                   \
+  " FOR qn IN WITH o AS (UPDATE lease_queue c SET state = " LEASE__Q_OPEN_S ","    \
+  " due_at = coalesce(c.run_at, " LPG_Q_SQL_DUE_NOW ")"                           \
+  LPG_DEP_WAITING_CHILD_OF(row)                                                   \
+  " AND NOT " LPG_Q_SQL_DEP_PENDING("c") " RETURNING c.queue)"                    \
+  " SELECT DISTINCT o.queue FROM o LOOP"                                          \
+  " PERFORM pg_notify('" LPG_WAKE_CHANNEL "', encode(qn, 'hex')); END LOOP;"
+
 /* The version a database without a version row has: 11 when lease_queue
 ** has the column key (step 11's to 16's layout, whose row another
 ** client deleted: its steps must not run again; steps 12 to 15, 17 and
@@ -503,7 +541,8 @@
 ** an index if it is missing, 21 adds columns if they are missing and
 ** makes two triggers anew, 22 makes two functions and their triggers
 ** anew and replaces a third, 21 and 22 then flag each job listed and not
-** yet flagged, as their triggers would have, and 16 does nothing here, so
+** yet flagged, as their triggers would have, 23 replaces two functions,
+** and 16 does nothing here, so
 ** running them again changes nothing), 10 when it
 ** has the table lease_deps (step 10's layout, likewise), 9 when
 ** lease_queue has the column timeout (step 9's layout; step 8's table is

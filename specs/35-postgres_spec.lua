@@ -277,13 +277,21 @@ describe("PostgreSQL backend", function()
     -- the engine's own session counts its function calls
     local tracked = p:gsub("options='", "options='-ctrack_functions=pl ")
     local t = lease.open(tracked)
-    t:enqueue_many({ "a", "b", "flush" })
+    t:enqueue_many({ "a", "b", "d", "e", "flush" })
     assert.is_true(t:enqueue("c", { after = { "b" } }))
     local fa = t:claim("a", "w", 1, 100)
     assert.is_true(t:complete("a", "w", fa, 2, "r"))
     local fb = t:claim("b", "w", 2, 100)
     assert.are.equal(true, t:complete_many("w", 3, { { id = "b", fence = fb } }))
     assert.are.equal("available", t:state("c", 4).status)
+    -- the workers' loop moves no lease end earlier; a renew that extends
+    -- neither: lease_jobs_sooner only for the renew that shortens
+    local id, fd = t:claim_next("w", 3, 100)
+    assert.are.equal("d", id)
+    local stored, _, next_id, fe = t:complete_claim_next("d", "w", fd, 3, "r", 100)
+    assert.are.same({ true, "e" }, { stored, next_id })
+    assert.is_true(t:renew("e", "w", fe, 3, 200))
+    assert.is_true(t:renew("e", "w", fe, 3, 1))
     -- the counts flushed by the session that made the calls
     local ff = t:claim("flush", "F", 4, 100)
     assert.is_true((t:with_lease("flush", "F", ff, 4, function(tx)
@@ -293,9 +301,9 @@ describe("PostgreSQL backend", function()
     local schema = p:match("search_path=([%w_]+)")
     -- lease_deps_follow once, for b, which c waits for; lease_jobs_changed
     -- never: each completion wrote its queue row itself
-    assert.are.equal("lease_deps_follow|1", (H.psql(p, "SELECT funcname, calls FROM pg_stat_user_functions"
-      .. " WHERE schemaname = '" .. schema .. "' AND funcname IN ('lease_jobs_changed', 'lease_deps_follow')"
-      .. " ORDER BY funcname"):gsub("\n$", "")))
+    assert.are.equal("lease_deps_follow|1\nlease_jobs_sooner|1", (H.psql(p, "SELECT funcname, calls"
+      .. " FROM pg_stat_user_functions WHERE schemaname = '" .. schema .. "' AND funcname IN"
+      .. " ('lease_jobs_changed', 'lease_deps_follow', 'lease_jobs_sooner') ORDER BY funcname"):gsub("\n$", "")))
   end)
 
   it("a parent another client deletes while the other parent completes: the child is released", function()

@@ -94,6 +94,23 @@ local function woken_by_thread(db, p, queue, method, ...)
   assert.is_true(back - at < LONG / 2, "woke " .. (back - at) .. " s after the " .. method)
 end
 
+-- Wait on queue (db:wait of db, up to LONG) while another client of the
+-- database at p (psql on PostgreSQL, the sqlite3 tool on SQLite), started in the
+-- background, sleeps 0.3 s and runs sql; the wait must end true after that
+-- write (a wait returns true only once a job of its queue is due) and well
+-- before LONG.
+local function woken_by_client(db, p, queue, sql)
+  local client = H.backend == "pg"
+    and ((os.getenv("LEASE_PSQL") or "psql") .. " -X -q -v ON_ERROR_STOP=1 -d " .. H.sh(p) .. " -c " .. H.sh(sql))
+    or ((os.getenv("LEASE_SQLITE3") or "sqlite3") .. " -cmd '.timeout 5000' " .. H.sh(p) .. " " .. H.sh(sql))
+  os.execute("{ sleep 0.3; " .. client .. "; } >/dev/null 2>&1 &")
+  local t0 = T.now()
+  local woken = db:wait(queue, LONG)
+  local took = T.now() - t0
+  assert.are.equal(true, woken)
+  assert.is_true(took >= 0.25 and took < LONG / 2, "woke after " .. took .. " s")
+end
+
 describe("db:wait", function()
   local db, p
   before_each(function() db, p = H.fresh("wake") end)
@@ -529,19 +546,25 @@ h:close()
 
   it("wakes when another client's done = 1 on the parent opens a job waiting for it", function()
     held_parent()
-    local sql = "UPDATE jobs SET done = 1, result = 'r' WHERE id = 'a'"
-    local client = H.backend == "pg"
-      and ((os.getenv("LEASE_PSQL") or "psql") .. " -X -q -v ON_ERROR_STOP=1 -d " .. H.sh(p) .. " -c " .. H.sh(sql))
-      or ((os.getenv("LEASE_SQLITE3") or "sqlite3") .. " -cmd '.timeout 5000' " .. H.sh(p) .. " " .. H.sh(sql))
-    os.execute("{ sleep 0.3; " .. client .. "; } >/dev/null 2>&1 &")
-    local t0 = T.now()
-    local woken = db:wait("down", LONG)
-    local took = T.now() - t0
-    assert.are.equal(true, woken)
-    -- after the write (a wait returns true only once a job of its queue is
-    -- due), well before the timeout
-    assert.is_true(took >= 0.25 and took < LONG / 2, "woke after " .. took .. " s")
+    woken_by_client(db, p, "down", "UPDATE jobs SET done = 1, result = 'r' WHERE id = 'a'")
     assert.are.equal("b", (db:claim_next("w2", db:server_now(), 30, { queue = "down" })))
+  end)
+
+  it("wakes when another thread's renew moves the lease end earlier, and returns at the new end", function()
+    db:enqueue("r", { queue = "q" })
+    local id, fence = db:claim_next("w", db:server_now(), 3600, { queue = "q" })
+    assert.are.equal("r", id)
+    -- the renew leaves 0.3 s: the waiter, sleeping until the old end an
+    -- hour away, must look again and wake at the new one
+    woken_by_thread(db, p, "q", "renew", "r", "w", fence, db:server_now() + 0.3, 0.3)
+    assert.are.equal("r", (db:claim_next("w2", db:server_now(), 30, { queue = "q" })))
+  end)
+
+  it("wakes when another client ends a lease by a write of its own", function()
+    db:enqueue("r", { queue = "q" })
+    assert.are.equal("r", (db:claim_next("w", db:server_now(), 3600, { queue = "q" })))
+    woken_by_client(db, p, "q", "UPDATE jobs SET owner = NULL, until = 0 WHERE id = 'r'")
+    assert.are.equal("r", (db:claim_next("w2", db:server_now(), 30, { queue = "q" })))
   end)
 
   it("raises on bad arguments naming the function and the argument, and writes nothing", function()

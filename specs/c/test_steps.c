@@ -79,7 +79,7 @@ static const struct {
     {"HELD_SLOTS", 0xcbf29ce484222325ULL, 0xadc844364d42418aULL},
     {"QUIET_COMPLETE", 0xcbf29ce484222325ULL, 0xe7dd3825ce0b2b59ULL},
     {"WAITED_ON_ANY_CLIENT", 0xcbf29ce484222325ULL, 0x566a777810060929ULL},
-    {"DEPS_WAKE", 0xcbf29ce484222325ULL, 0x4c6b27b41084fc50ULL},
+    {"WAKE_ANY_CLIENT", 0xcbf29ce484222325ULL, 0x45c032024a3ba17bULL},
 };
 enum { N_RELEASED = sizeof released / sizeof released[0] };
 

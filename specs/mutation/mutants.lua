@@ -4262,7 +4262,7 @@ return {
   {
     -- a completion that opens waiting children wakes no waiter
     name = "pg-deps-follow-no-wake", step = "own", file = "src/pg/lpg_schema_sql.h",
-    fn = "LPG_STEP_DEPS_WAKE", backend = "pg",
+    fn = "LPG_STEP_WAKE_ANY_CLIENT", backend = "pg",
     from = [=[LPG_DEPS_FOLLOW_KEYED_FN(" DECLARE qn bytea;", LPG_DEP_OPEN_WAKE_OF("new"))]=],
     to = [=[LPG_DEPS_FOLLOW_KEYED_FN(" DECLARE qn bytea;", LPG_DEP_OPEN_WAITING_OF("new"))]=],
     hint = "specs/57-wake_spec.lua",
@@ -4270,7 +4270,7 @@ return {
   {
     -- a prune that opens waiting children wakes no waiter
     name = "pg-deps-parent-gone-no-wake", step = "own", file = "src/pg/lpg_schema_sql.h",
-    fn = "LPG_STEP_DEPS_WAKE", backend = "pg",
+    fn = "LPG_STEP_WAKE_ANY_CLIENT", backend = "pg",
     from = [=[LPG_DEPS_PARENT_GONE_FN(" DECLARE qn bytea;", LPG_DEP_OPEN_WAKE_OF("old"))]=],
     to = [=[LPG_DEPS_PARENT_GONE_FN(" DECLARE qn bytea;", LPG_DEP_OPEN_WAITING_OF("old"))]=],
     hint = "specs/57-wake_spec.lua",
@@ -4281,6 +4281,30 @@ return {
     fn = "LPG_DEP_OPEN_WAKE_OF", backend = "pg",
     from = [=[  " PERFORM pg_notify('" LPG_WAKE_CHANNEL "', encode(qn, 'hex')); END LOOP;"]=],
     to = [=[  " PERFORM pg_notify('" LPG_WAKE_CHANNEL "', encode(qn || 'x'::bytea, 'hex')); END LOOP;"]=],
+    hint = "specs/57-wake_spec.lua",
+  },
+  {
+    -- a write that moves a lease end earlier wakes no waiter
+    name = "pg-jobs-sooner-never", step = "own", file = "src/pg/lpg_schema_sql.h",
+    fn = "LPG_STEP_WAKE_ANY_CLIENT", backend = "pg",
+    from = [=[  " FOR EACH ROW WHEN (new.until < old.until)"]=],
+    to = [=[  " FOR EACH ROW WHEN (false AND new.until < old.until)"]=],
+    hint = "specs/57-wake_spec.lua",
+  },
+  {
+    -- every write of until wakes, the workers' claims included
+    name = "pg-jobs-sooner-any-move", step = "own", file = "src/pg/lpg_schema_sql.h",
+    fn = "LPG_STEP_WAKE_ANY_CLIENT", backend = "pg",
+    from = [=[  " FOR EACH ROW WHEN (new.until < old.until)"]=],
+    to = [=[  " FOR EACH ROW WHEN (new.until <> old.until)"]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
+    -- the wake of a lease moved earlier names another queue than the job's
+    name = "pg-jobs-sooner-wrong-queue", step = "own", file = "src/pg/lpg_schema_sql.h",
+    fn = "LPG_STEP_WAKE_ANY_CLIENT", backend = "pg",
+    from = [=[  " encode(q.queue, 'hex') FROM lease_queue q WHERE q.id = new.id), ''));"]=],
+    to = [=[  " encode(q.queue || 'x'::bytea, 'hex') FROM lease_queue q WHERE q.id = new.id), ''));"]=],
     hint = "specs/57-wake_spec.lua",
   },
   {

@@ -123,11 +123,13 @@
 **              job inserted under an id lease_deps names as a parent,
 **              lease_queue_renamed a job renamed to such an id, and the
 **              step every job so named; nothing on SQLite.
-**   DEPS_WAKE 23: PostgreSQL's triggers that open a job's waiting
-**              children (lease_deps_follow, lease_deps_parent_gone) send
-**              NOTIFY lease_wake for each of their queues, delivered at
-**              the commit; nothing on SQLite, whose waiters see the
-**              commit in the files.
+**   WAKE_ANY_CLIENT 23: PostgreSQL's writes that make a job claimable
+**              sooner wake its queue's waiters whoever stores them: the
+**              triggers that open waiting children (lease_deps_follow,
+**              lease_deps_parent_gone) and lease_jobs_sooner, after an
+**              UPDATE that moves a job's lease end earlier, send NOTIFY
+**              lease_wake for the queue, delivered at the commit; nothing
+**              on SQLite, whose waiters see every commit in the files.
 */
 #define LEASE_SCHEMA_STEPS(XX) \
   XX(QUEUE)                    \
@@ -152,7 +154,7 @@
   XX(HELD_SLOTS)               \
   XX(QUIET_COMPLETE)           \
   XX(WAITED_ON_ANY_CLIENT)     \
-  XX(DEPS_WAKE)
+  XX(WAKE_ANY_CLIENT)
 
 /* How many steps LEASE_SCHEMA_STEPS lists: must be LEASE_SCHEMA_VERSION. */
 enum {

@@ -507,21 +507,37 @@
   " AND NOT waited_on;"
 
 /*
-** Step 23 (v22 -> v23): the triggers that open waiting jobs wake their
-** queues' waiters.  lease_deps_follow as step 17 made it and
-** lease_deps_parent_gone as step 19 made it, but the statement that
-** opens a parent's waiting children returns their queues, and the
-** function sends NOTIFY on the channel lease_wake (lpg_wake.c) once per
-** queue, its name in hex as the payload.  The server delivers a NOTIFY
+** Step 23 (v22 -> v23): the writes that make a job claimable sooner wake
+** its queue's waiters whoever stores them.  The server delivers a NOTIFY
 ** at the commit of the transaction that sent it and drops it at a
-** rollback, so a waiter wakes when the opened jobs are there to claim,
-** whoever ended the parent (the engine's complete, complete_many,
-** complete_claim_next, prune, or another client's write); the end of a
-** job no other waits for sends nothing.
+** rollback, so a waiter (lpg_wake.c) wakes when the job is there to
+** claim, and the writes that change nothing a waiter waits for send
+** nothing.
+**  - lease_deps_follow as step 17 made it and lease_deps_parent_gone as
+**    step 19 made it, but the statement that opens a parent's waiting
+**    children returns their queues, and the function sends NOTIFY on the
+**    channel lease_wake once per queue, its name in hex as the payload:
+**    a complete of any kind, a prune or another client's done = 1 that
+**    opens a waiting job wakes its queue's waiters.
+**  - the trigger lease_jobs_sooner on jobs, after an UPDATE of until that
+**    moves a job's lease end earlier (a renew with a shorter ttl, a
+**    release, a fail, a retry, another client ending a lease),
+**    sends NOTIFY lease_wake for the job's queue (empty, any queue, for a
+**    job without a queue row): a waiter sleeping until the old end looks
+**    again.  A claim and a complete never move until earlier, so the
+**    workers' loop sends nothing.
 */
-#define LPG_STEP_DEPS_WAKE                                                          \
+#define LPG_STEP_WAKE_ANY_CLIENT                                                    \
   LPG_DEPS_FOLLOW_KEYED_FN(" DECLARE qn bytea;", LPG_DEP_OPEN_WAKE_OF("new")) ";"  \
-  " " LPG_DEPS_PARENT_GONE_FN(" DECLARE qn bytea;", LPG_DEP_OPEN_WAKE_OF("old"))
+  " " LPG_DEPS_PARENT_GONE_FN(" DECLARE qn bytea;", LPG_DEP_OPEN_WAKE_OF("old")) ";" \
+  " CREATE OR REPLACE FUNCTION lease_jobs_sooner() RETURNS trigger LANGUAGE plpgsql" \
+  " AS $f$ BEGIN PERFORM pg_notify('" LPG_WAKE_CHANNEL "', coalesce((SELECT"        \
+  " encode(q.queue, 'hex') FROM lease_queue q WHERE q.id = new.id), ''));"          \
+  " RETURN NULL; END $f$;"                                                          \
+  " DROP TRIGGER IF EXISTS lease_jobs_sooner ON jobs;"                              \
+  " CREATE TRIGGER lease_jobs_sooner AFTER UPDATE OF until ON jobs"                 \
+  " FOR EACH ROW WHEN (new.until < old.until)"                                      \
+  " EXECUTE FUNCTION lease_jobs_sooner()"
 
 /* LPG_DEP_OPEN_WAITING_OF's statement, then a NOTIFY on lease_wake for
 ** each queue of the jobs it opened (their names in hex); qn a bytea
@@ -541,8 +557,8 @@
 ** an index if it is missing, 21 adds columns if they are missing and
 ** makes two triggers anew, 22 makes two functions and their triggers
 ** anew and replaces a third, 21 and 22 then flag each job listed and not
-** yet flagged, as their triggers would have, 23 replaces two functions,
-** and 16 does nothing here, so
+** yet flagged, as their triggers would have, 23 replaces two functions
+** and makes a third and its trigger anew, and 16 does nothing here, so
 ** running them again changes nothing), 10 when it
 ** has the table lease_deps (step 10's layout, likewise), 9 when
 ** lease_queue has the column timeout (step 9's layout; step 8's table is

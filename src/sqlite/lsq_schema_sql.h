@@ -329,10 +329,11 @@
 ** SQLite does not keep, is set by triggers whoever writes. */
 #define LSQ_STEP_WAITED_ON_ANY_CLIENT(XX)
 
-/* Step 23 (v22 -> v23): nothing.  PostgreSQL's triggers that open waiting
-** jobs send NOTIFY to wake their waiters; on SQLite the commit that opens
-** them changes the database's files, which wakes the waiters (lsq_wake.c). */
-#define LSQ_STEP_DEPS_WAKE(XX)
+/* Step 23 (v22 -> v23): nothing.  PostgreSQL's writes that make a job
+** claimable sooner send NOTIFY to wake their waiters, whoever stores them;
+** on SQLite every commit changes the database's files, which wakes the
+** waiters (lsq_wake.c). */
+#define LSQ_STEP_WAKE_ANY_CLIENT(XX)
 
 /*
 ** The version a file without a version row has, from what it holds: no

@@ -325,6 +325,24 @@ describe("a parent ended by another client of the database", function()
     assert.are.equal("available", (seen(p, "k", 8)))
   end)
 
+  it("completed in the engine's order runs no body of lease_jobs_done, another client's done = 1 runs it #sqlite",
+    function()
+      -- the engine's complete makes the queue row completed, then stores
+      -- done = 1; the sqlite3 tool traces each statement a trigger runs
+      local out = H.sqlite3(p, "UPDATE lease_queue SET state = 1 WHERE id = 'p1';\n"
+        .. ".trace stdout --stmt\nUPDATE jobs SET done = 1, until = 2 WHERE id = 'p1';\n"
+        .. "SELECT 'then p2';\nUPDATE jobs SET done = 1, until = 2 WHERE id = 'p2'")
+      local p1, p2 = out:match("^(.-)\nthen p2\n(.*)$")
+      assert.is_not_nil(p1, out)
+      -- p1's done = 1: the trigger's WHEN alone; p2's (its row still
+      -- open): the body's two statements
+      assert.is_nil(p1:find("\n%-%- UPDATE"), out)
+      local _, bodies = p2:gsub("\n%-%- UPDATE lease_queue", "")
+      assert.are.equal(2, bodies, out)
+      assert.are.equal("completed", (seen(p, "p2", 3)))
+      assert.are.equal("available", (seen(p, "c", 3)))
+    end)
+
   it("deleted before it finished counts as done, as a pruned one does", function()
     H.sql(p, "DELETE FROM jobs WHERE id = 'solo'")
     assert.are.equal("available", (seen(p, "s", 3)))

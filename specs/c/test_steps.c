@@ -80,6 +80,7 @@ static const struct {
     {"QUIET_COMPLETE", 0xcbf29ce484222325ULL, 0xe7dd3825ce0b2b59ULL},
     {"WAITED_ON_ANY_CLIENT", 0xcbf29ce484222325ULL, 0x566a777810060929ULL},
     {"WAKE_ANY_CLIENT", 0xcbf29ce484222325ULL, 0x45c032024a3ba17bULL},
+    {"SQLITE_QUIET_COMPLETE", 0x3db58cb0aa764396ULL, 0xaf63bd4c8601b7dfULL},
 };
 enum { N_RELEASED = sizeof released / sizeof released[0] };
 

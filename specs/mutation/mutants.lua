@@ -4102,15 +4102,6 @@ return {
   },
   -- A completion's queue row on SQLite (schema step SQLITE_COMPLETE_ONCE)
   {
-    -- lease_jobs_done writes the row again after complete made it
-    -- completed: finished at the lease's until, written twice
-    name = "sq-complete-trigger-writes-again", step = "own", file = "src/sqlite/lsq_schema_sql.h",
-    fn = "LSQ_STEP_DEPS_ANY_CLIENT",
-    from = [=[     " AND (new.done = 0 OR state <> " LEASE__Q_COMPLETED_S "); END")]=],
-    to = [=[     "; END")]=],
-    hint = "specs/30-queue_data_spec.lua",
-  },
-  {
     -- the queue row completed without complete's guard on the job
     name = "sq-complete-row-unguarded", step = "own", file = "src/sqlite/lsq_queue_sql.h",
     fn = "LSQ_SQL_Q_COMPLETE",
@@ -4308,6 +4299,30 @@ return {
     hint = "specs/57-wake_spec.lua",
   },
   {
+    -- lease_jobs_done runs its body for the engine's completions again
+    name = "sqlite-jobs-done-body-always", step = "own", file = "src/sqlite/lsq_schema_sql.h",
+    fn = "LSQ_STEP_SQLITE_QUIET_COMPLETE",
+    from = [=[     " OR EXISTS (SELECT 1 FROM lease_queue AS p WHERE p.id = new.id"     \]=],
+    to = [=[     " OR 1 OR EXISTS (SELECT 1 FROM lease_queue AS p WHERE p.id = new.id"     \]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    -- lease_jobs_done skips another client's done = 1 too
+    name = "sqlite-jobs-done-skips-open", step = "own", file = "src/sqlite/lsq_schema_sql.h",
+    fn = "LSQ_STEP_SQLITE_QUIET_COMPLETE",
+    from = [=[     " AND p.state <> " LEASE__Q_COMPLETED_S ")) BEGIN " LSQ_SQL_JOBS_DONE_BODY)]=],
+    to = [=[     " AND p.state = " LEASE__Q_COMPLETED_S ")) BEGIN " LSQ_SQL_JOBS_DONE_BODY)]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    -- lease_jobs_done skips a reopen (done back to 0)
+    name = "sqlite-jobs-done-skips-reopen", step = "own", file = "src/sqlite/lsq_schema_sql.h",
+    fn = "LSQ_STEP_SQLITE_QUIET_COMPLETE",
+    from = [=[     " WHEN (new.done <> 0) <> (old.done <> 0) AND (new.done = 0"         \]=],
+    to = [=[     " WHEN (new.done <> 0) <> (old.done <> 0) AND (new.done = 99"         \]=],
+    hint = "specs/23-hostile_spec.lua",
+  },
+  {
     -- lease_deps_follow called at the end of every job, listed or not
     name = "pg-deps-follow-fires-unflagged", step = "own", file = "src/pg/lpg_schema_sql.h",
     fn = "LPG_STEP_QUIET_COMPLETE", backend = "pg",
@@ -4359,15 +4374,15 @@ return {
   {
     -- another client's done = 1 completes the job and opens nothing
     name = "deps-raw-complete-not-followed", step = "own", file = "src/sqlite/lsq_schema_sql.h",
-    fn = "LSQ_STEP_DEPS_ANY_CLIENT",
-    from = [=[     LSQ_SQL_DEP_RELEASE_OF("new.id", " AND d.parent <> new.id")          \]=],
-    to = [=[     "SELECT 1 WHERE 1"          \]=],
+    fn = "LSQ_SQL_JOBS_DONE_BODY",
+    from = [=[  LSQ_SQL_DEP_RELEASE_OF("new.id", " AND d.parent <> new.id")            \]=],
+    to = [=[  "SELECT 1 WHERE 1"            \]=],
     hint = "specs/44-dependencies_spec.lua",
   },
   {
     -- the job another client completes counted as a parent still pending
     name = "deps-raw-complete-counts-itself", step = "own", file = "src/sqlite/lsq_schema_sql.h",
-    fn = "LSQ_STEP_DEPS_ANY_CLIENT",
+    fn = "LSQ_SQL_JOBS_DONE_BODY",
     from = [=[LSQ_SQL_DEP_RELEASE_OF("new.id", " AND d.parent <> new.id")]=],
     to = [=[LSQ_SQL_DEP_RELEASE_OF("new.id", "")]=],
     hint = "specs/44-dependencies_spec.lua",
@@ -4375,7 +4390,7 @@ return {
   {
     -- another client's complete of one parent opens a child of two
     name = "deps-raw-complete-one-of-two-parents", step = "own", file = "src/sqlite/lsq_schema_sql.h",
-    fn = "LSQ_STEP_DEPS_ANY_CLIENT",
+    fn = "LSQ_SQL_JOBS_DONE_BODY",
     from = [=[LSQ_SQL_DEP_RELEASE_OF("new.id", " AND d.parent <> new.id")]=],
     to = [=[LSQ_SQL_DEP_RELEASE_OF("new.id", " AND 0")]=],
     hint = "specs/44-dependencies_spec.lua",

@@ -23,7 +23,7 @@
 #define LEASE_SCHEMA_H
 
 /* The version this build makes and knows: the number of steps. */
-#define LEASE_SCHEMA_VERSION 23
+#define LEASE_SCHEMA_VERSION 24
 
 /*
 ** The steps, in order: the k-th entry takes version k-1 to k.
@@ -130,6 +130,11 @@
 **              UPDATE that moves a job's lease end earlier, send NOTIFY
 **              lease_wake for the queue, delivered at the commit; nothing
 **              on SQLite, whose waiters see every commit in the files.
+**   SQLITE_QUIET_COMPLETE 24: SQLite's trigger lease_jobs_done runs its
+**              body only for a change it writes (done becoming 0, or
+**              non-zero on a queue row not completed), so the engine's
+**              completions, which make the row completed first, skip it;
+**              nothing on PostgreSQL (step 21 did the same there).
 */
 #define LEASE_SCHEMA_STEPS(XX) \
   XX(QUEUE)                    \
@@ -154,7 +159,8 @@
   XX(HELD_SLOTS)               \
   XX(QUIET_COMPLETE)           \
   XX(WAITED_ON_ANY_CLIENT)     \
-  XX(WAKE_ANY_CLIENT)
+  XX(WAKE_ANY_CLIENT)          \
+  XX(SQLITE_QUIET_COMPLETE)
 
 /* How many steps LEASE_SCHEMA_STEPS lists: must be LEASE_SCHEMA_VERSION. */
 enum {

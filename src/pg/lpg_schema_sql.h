@@ -550,6 +550,11 @@
   " SELECT DISTINCT o.queue FROM o LOOP"                                          \
   " PERFORM pg_notify('" LPG_WAKE_CHANNEL "', encode(qn, 'hex')); END LOOP;"
 
+/* Step 24 (v23 -> v24): nothing.  SQLite's trigger lease_jobs_done stops
+** running its body for the engine's completions, as step 21 made
+** PostgreSQL's triggers skip them. */
+#define LPG_STEP_SQLITE_QUIET_COMPLETE ""
+
 /* The version a database without a version row has: 11 when lease_queue
 ** has the column key (step 11's to 16's layout, whose row another
 ** client deleted: its steps must not run again; steps 12 to 15, 17 and

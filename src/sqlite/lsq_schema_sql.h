@@ -281,6 +281,19 @@
 ** writer shares. */
 #define LSQ_STEP_ADDED_FLOOR(XX)
 
+/* The body of lease_jobs_done as step 19 makes it, after its BEGIN: the
+** waiting children of a job whose done becomes non-zero while its queue
+** row is not completed are opened when their other parents are all
+** completed (LSQ_SQL_DEP_RELEASE_OF), then the queue row follows done
+** (LSQ_SQL_DONE_SET), unless done became non-zero on a row already
+** completed. */
+#define LSQ_SQL_JOBS_DONE_BODY                                            \
+  LSQ_SQL_DEP_RELEASE_OF("new.id", " AND d.parent <> new.id")            \
+  " AND new.done <> 0 AND EXISTS (SELECT 1 FROM lease_queue AS p"        \
+  " WHERE p.id = new.id AND p.state <> " LEASE__Q_COMPLETED_S ");"       \
+  LSQ_SQL_DONE_SET " WHERE id = new.id"                                  \
+  " AND (new.done = 0 OR state <> " LEASE__Q_COMPLETED_S "); END"
+
 /*
 ** Step 19 (v18 -> v19): the jobs waiting for a job follow its end
 ** whoever writes it, as they follow the engine's.
@@ -303,12 +316,7 @@
 #define LSQ_STEP_DEPS_ANY_CLIENT(XX)                                      \
   XX("DROP TRIGGER IF EXISTS lease_jobs_done")                            \
   XX("CREATE TRIGGER lease_jobs_done AFTER UPDATE OF done ON jobs"        \
-     " WHEN (new.done <> 0) <> (old.done <> 0) BEGIN "                    \
-     LSQ_SQL_DEP_RELEASE_OF("new.id", " AND d.parent <> new.id")          \
-     " AND new.done <> 0 AND EXISTS (SELECT 1 FROM lease_queue AS p"      \
-     " WHERE p.id = new.id AND p.state <> " LEASE__Q_COMPLETED_S ");"     \
-     LSQ_SQL_DONE_SET " WHERE id = new.id"                                \
-     " AND (new.done = 0 OR state <> " LEASE__Q_COMPLETED_S "); END")     \
+     " WHEN (new.done <> 0) <> (old.done <> 0) BEGIN " LSQ_SQL_JOBS_DONE_BODY) \
   XX("CREATE TRIGGER IF NOT EXISTS lease_deps_parent_gone AFTER DELETE ON lease_queue" \
      " WHEN old.state <> " LEASE__Q_COMPLETED_S " BEGIN "                 \
      LSQ_SQL_DEP_RELEASE_OF("old.id", "") "; END")
@@ -334,6 +342,22 @@
 ** on SQLite every commit changes the database's files, which wakes the
 ** waiters (lsq_wake.c). */
 #define LSQ_STEP_WAKE_ANY_CLIENT(XX)
+
+/*
+** Step 24 (v23 -> v24): lease_jobs_done as step 19 made it, but its WHEN
+** also asks for a change its body would write: done becoming 0, or
+** becoming non-zero on a job whose queue row is there and not completed.
+** The engine's complete makes the queue row completed before it stores
+** done = 1 (step 16), so its completions no longer run the body, whose
+** two statements found nothing to write for them; another client's
+** done = 1 and every reopen run it as before.
+*/
+#define LSQ_STEP_SQLITE_QUIET_COMPLETE(XX)                                \
+  XX("DROP TRIGGER IF EXISTS lease_jobs_done")                            \
+  XX("CREATE TRIGGER lease_jobs_done AFTER UPDATE OF done ON jobs"        \
+     " WHEN (new.done <> 0) <> (old.done <> 0) AND (new.done = 0"         \
+     " OR EXISTS (SELECT 1 FROM lease_queue AS p WHERE p.id = new.id"     \
+     " AND p.state <> " LEASE__Q_COMPLETED_S ")) BEGIN " LSQ_SQL_JOBS_DONE_BODY)
 
 /*
 ** The version a file without a version row has, from what it holds: no

@@ -301,9 +301,11 @@ describe("PostgreSQL backend", function()
     local schema = p:match("search_path=([%w_]+)")
     -- lease_deps_follow once, for b, which c waits for; lease_jobs_changed
     -- never: each completion wrote its queue row itself
-    assert.are.equal("lease_deps_follow|1\nlease_jobs_sooner|1", (H.psql(p, "SELECT funcname, calls"
-      .. " FROM pg_stat_user_functions WHERE schemaname = '" .. schema .. "' AND funcname IN"
-      .. " ('lease_jobs_changed', 'lease_deps_follow', 'lease_jobs_sooner') ORDER BY funcname"):gsub("\n$", "")))
+    -- never, lease_queue_reopened once, for c, which b's end opened
+    assert.are.equal("lease_deps_follow|1\nlease_jobs_sooner|1\nlease_queue_reopened|1", (H.psql(p,
+      "SELECT funcname, calls FROM pg_stat_user_functions WHERE schemaname = '" .. schema .. "'"
+      .. " AND funcname IN ('lease_jobs_changed', 'lease_deps_follow', 'lease_jobs_sooner',"
+      .. " 'lease_queue_reopened') ORDER BY funcname"):gsub("\n$", "")))
   end)
 
   it("a parent another client deletes while the other parent completes: the child is released", function()

@@ -550,6 +550,22 @@ h:close()
     assert.are.equal("b", (db:claim_next("w2", db:server_now(), 30, { queue = "down" })))
   end)
 
+  it("wakes when another program inserts a job with its own INSERT INTO jobs", function()
+    woken_by_client(db, p, "default", "INSERT INTO jobs(id) VALUES ('raw')")
+    assert.are.equal("raw", (db:claim_next("w", db:server_now(), 30)))
+  end)
+
+  it("wakes when another program reopens a completed job with done = 0", function()
+    db:enqueue("r", { queue = "q" })
+    local id, fence = db:claim_next("w", db:server_now(), 1, { queue = "q" })
+    assert.are.equal("r", id)
+    assert.is_true(db:complete("r", "w", fence, db:server_now(), "x"))
+    -- reopened, r is due at the end of its last lease, a second later: the
+    -- waiter, which had nothing due, must look again
+    woken_by_client(db, p, "q", "UPDATE jobs SET done = 0 WHERE id = 'r'")
+    assert.are.equal("r", (db:claim_next("w2", db:server_now(), 30, { queue = "q" })))
+  end)
+
   it("wakes when another thread's renew moves the lease end earlier, and returns at the new end", function()
     db:enqueue("r", { queue = "q" })
     local id, fence = db:claim_next("w", db:server_now(), 3600, { queue = "q" })

@@ -4251,27 +4251,35 @@ return {
     hint = "specs/39-schema_version_spec.lua",
   },
   {
-    -- a completion that opens waiting children wakes no waiter
-    name = "pg-deps-follow-no-wake", step = "own", file = "src/pg/lpg_schema_sql.h",
+    -- another program's INSERT INTO jobs wakes no waiter
+    name = "pg-jobs-added-no-wake", step = "own", file = "src/pg/lpg_schema_sql.h",
     fn = "LPG_STEP_WAKE_ANY_CLIENT", backend = "pg",
-    from = [=[LPG_DEPS_FOLLOW_KEYED_FN(" DECLARE qn bytea;", LPG_DEP_OPEN_WAKE_OF("new"))]=],
-    to = [=[LPG_DEPS_FOLLOW_KEYED_FN(" DECLARE qn bytea;", LPG_DEP_OPEN_WAITING_OF("new"))]=],
+    from = [=[  LPG_JOBS_ADDED_FN("", "", LPG_SQL_FLAG_ADDED LPG_SQL_WAKE_ADDED) ";"              \]=],
+    to = [=[  LPG_JOBS_ADDED_FN("", "", LPG_SQL_FLAG_ADDED) ";"              \]=],
     hint = "specs/57-wake_spec.lua",
   },
   {
-    -- a prune that opens waiting children wakes no waiter
-    name = "pg-deps-parent-gone-no-wake", step = "own", file = "src/pg/lpg_schema_sql.h",
+    -- a queue row made open again wakes no waiter
+    name = "pg-queue-reopened-never", step = "own", file = "src/pg/lpg_schema_sql.h",
     fn = "LPG_STEP_WAKE_ANY_CLIENT", backend = "pg",
-    from = [=[LPG_DEPS_PARENT_GONE_FN(" DECLARE qn bytea;", LPG_DEP_OPEN_WAKE_OF("old"))]=],
-    to = [=[LPG_DEPS_PARENT_GONE_FN(" DECLARE qn bytea;", LPG_DEP_OPEN_WAITING_OF("old"))]=],
+    from = [=[  " FOR EACH ROW WHEN (new.state = " LEASE__Q_OPEN_S " AND old.state <> " LEASE__Q_OPEN_S ")" \]=],
+    to = [=[  " FOR EACH ROW WHEN (false AND new.state = " LEASE__Q_OPEN_S " AND old.state <> " LEASE__Q_OPEN_S ")" \]=],
     hint = "specs/57-wake_spec.lua",
   },
   {
-    -- the wake names another queue than the opened jobs'
-    name = "pg-deps-wake-wrong-queue", step = "own", file = "src/pg/lpg_schema_sql.h",
-    fn = "LPG_DEP_OPEN_WAKE_OF", backend = "pg",
-    from = [=[  " PERFORM pg_notify('" LPG_WAKE_CHANNEL "', encode(qn, 'hex')); END LOOP;"]=],
-    to = [=[  " PERFORM pg_notify('" LPG_WAKE_CHANNEL "', encode(qn || 'x'::bytea, 'hex')); END LOOP;"]=],
+    -- every change of a queue row's state wakes, the workers' completes included
+    name = "pg-queue-reopened-any-state", step = "own", file = "src/pg/lpg_schema_sql.h",
+    fn = "LPG_STEP_WAKE_ANY_CLIENT", backend = "pg",
+    from = [=[  " FOR EACH ROW WHEN (new.state = " LEASE__Q_OPEN_S " AND old.state <> " LEASE__Q_OPEN_S ")" \]=],
+    to = [=[  " FOR EACH ROW WHEN (new.state <> old.state)" \]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
+    -- the wake of the inserted jobs names another queue than theirs
+    name = "pg-jobs-added-wake-wrong-queue", step = "own", file = "src/pg/lpg_schema_sql.h",
+    fn = "LPG_SQL_WAKE_ADDED", backend = "pg",
+    from = [=[  " PERFORM pg_notify('" LPG_WAKE_CHANNEL "', encode(o.queue, 'hex')) FROM"         \]=],
+    to = [=[  " PERFORM pg_notify('" LPG_WAKE_CHANNEL "', encode(o.queue || 'x'::bytea, 'hex')) FROM"         \]=],
     hint = "specs/57-wake_spec.lua",
   },
   {
@@ -4438,7 +4446,7 @@ return {
     -- the children read without their rows locked: a delete and the
     -- other parent's complete at once each see the other parent pending
     name = "pg-deps-parent-gone-children-unlocked", step = "own", file = "src/pg/lpg_schema_sql.h",
-    fn = "LPG_DEPS_PARENT_GONE_FN", backend = "pg",
+    fn = "LPG_STEP_DEPS_ANY_CLIENT", backend = "pg",
     from = [=[  " PERFORM 1 FROM jobs WHERE id = ANY(" LPG_DEP_CHILDREN_OF("old") ") ORDER BY id FOR UPDATE;" \]=],
     to = [=[  " PERFORM 1 FROM jobs WHERE false AND id = ANY(" LPG_DEP_CHILDREN_OF("old") ") ORDER BY id FOR UPDATE;" \]=],
     hint = "specs/35-postgres_spec.lua",
@@ -4706,18 +4714,18 @@ return {
   {
     -- the early exit taken for every job: a parent's end opens no child
     name = "pg-deps-childless-always", step = "own", file = "src/pg/lpg_schema_sql.h",
-    fn = "LPG_DEPS_FOLLOW_KEYED_FN", backend = "pg",
-    from = [=[  " AS $f$" decl " BEGIN IF NOT EXISTS (SELECT 1 FROM lease_deps d WHERE d.parent = new.id)" \]=],
-    to = [=[  " AS $f$" decl " BEGIN IF true OR NOT EXISTS (SELECT 1 FROM lease_deps d WHERE d.parent = new.id)" \]=],
+    fn = "LPG_STEP_DEPS_KEYED", backend = "pg",
+    from = [=[  " AS $f$ BEGIN IF NOT EXISTS (SELECT 1 FROM lease_deps d WHERE d.parent = new.id)" \]=],
+    to = [=[  " AS $f$ BEGIN IF true OR NOT EXISTS (SELECT 1 FROM lease_deps d WHERE d.parent = new.id)" \]=],
     hint = "specs/44-dependencies_spec.lua",
   },
   {
     -- no early exit: a childless job's end still locks and writes nothing
     -- through three scans of lease_deps
     name = "pg-deps-childless-never", step = "own", file = "src/pg/lpg_schema_sql.h",
-    fn = "LPG_DEPS_FOLLOW_KEYED_FN", backend = "pg",
-    from = [=[  " AS $f$" decl " BEGIN IF NOT EXISTS (SELECT 1 FROM lease_deps d WHERE d.parent = new.id)" \]=],
-    to = [=[  " AS $f$" decl " BEGIN IF false AND NOT EXISTS (SELECT 1 FROM lease_deps d WHERE d.parent = new.id)" \]=],
+    fn = "LPG_STEP_DEPS_KEYED", backend = "pg",
+    from = [=[  " AS $f$ BEGIN IF NOT EXISTS (SELECT 1 FROM lease_deps d WHERE d.parent = new.id)" \]=],
+    to = [=[  " AS $f$ BEGIN IF false AND NOT EXISTS (SELECT 1 FROM lease_deps d WHERE d.parent = new.id)" \]=],
     hint = "specs/35-postgres_spec.lua",
   },
   {
@@ -5016,7 +5024,7 @@ return {
   },
   {
     name = "pg-deps-follow-reads-children-unlocked", step = "own",
-    file = "src/pg/lpg_schema_sql.h", fn = "LPG_DEPS_FOLLOW_KEYED_FN", backend = "pg",
+    file = "src/pg/lpg_schema_sql.h", fn = "LPG_STEP_DEPS_KEYED", backend = "pg",
     from = [=[  " PERFORM 1 FROM jobs WHERE id = ANY(" LPG_DEP_CHILDREN ") ORDER BY id FOR UPDATE;" \]=],
     to = [=[  " PERFORM 1 FROM jobs WHERE false AND id = ANY(" LPG_DEP_CHILDREN ") ORDER BY id FOR UPDATE;" \]=],
     hint = "specs/44-dependencies_spec.lua",
@@ -5030,7 +5038,7 @@ return {
   },
   {
     name = "pg-events-cascade-not-recorded", step = "own", file = "src/pg/lpg_schema_sql.h",
-    fn = "LPG_DEPS_FOLLOW_KEYED_FN", backend = "pg",
+    fn = "LPG_STEP_DEPS_KEYED", backend = "pg",
     from = [=[  " ELSE IF current_setting('lease.events', true) = 'on' THEN"                   \]=],
     to = [=[  " ELSE IF false THEN"                   \]=],
     hint = "specs/58-events_spec.lua",

@@ -304,18 +304,13 @@
   " AND NOT " LPG_Q_SQL_DEP_PENDING("c") ";"
 #define LPG_DEP_CHILDREN LPG_DEP_CHILDREN_OF("new")
 #define LPG_DEP_WAITING_CHILD LPG_DEP_WAITING_CHILD_OF("new")
-#define LPG_STEP_DEPS_KEYED LPG_DEPS_FOLLOW_KEYED_FN("", LPG_DEP_OPEN_WAITING_OF("new"))
-
-/* lease_deps_follow as step 17 made it, with decl (" name type;" ..., or
-** "") declared and open the statements that open the waiting children
-** of a completed job. */
-#define LPG_DEPS_FOLLOW_KEYED_FN(decl, open)                                        \
+#define LPG_STEP_DEPS_KEYED                                                         \
   "CREATE OR REPLACE FUNCTION lease_deps_follow() RETURNS trigger LANGUAGE plpgsql" \
-  " AS $f$" decl " BEGIN IF NOT EXISTS (SELECT 1 FROM lease_deps d WHERE d.parent = new.id)" \
+  " AS $f$ BEGIN IF NOT EXISTS (SELECT 1 FROM lease_deps d WHERE d.parent = new.id)" \
   " THEN RETURN NULL; END IF;"                                                     \
   " PERFORM 1 FROM jobs WHERE id = ANY(" LPG_DEP_CHILDREN ") ORDER BY id FOR UPDATE;" \
   " IF new.state = " LEASE__Q_COMPLETED_S " THEN"                                 \
-  open                                                                            \
+  LPG_DEP_OPEN_WAITING_OF("new")                                                  \
   " ELSE IF current_setting('lease.events', true) = 'on' THEN"                   \
   " INSERT INTO lease_events(at, op, id, queue, owner, fence, outcome, reason)"   \
   " SELECT coalesce(new.finished_at, " LPG_Q_SQL_DUE_NOW "), " LEASE__EV_CANCEL_S "," \
@@ -380,21 +375,16 @@
 ** lease_deps_follow); on SQLite this step makes that so too.
 */
 #define LPG_STEP_DEPS_ANY_CLIENT                                                    \
-  LPG_DEPS_PARENT_GONE_FN("", LPG_DEP_OPEN_WAITING_OF("old")) ";"                  \
+  "CREATE OR REPLACE FUNCTION lease_deps_parent_gone() RETURNS trigger LANGUAGE plpgsql" \
+  " AS $f$ BEGIN IF NOT EXISTS (SELECT 1 FROM lease_deps d WHERE d.parent = old.id)" \
+  " THEN RETURN NULL; END IF;"                                                     \
+  " PERFORM 1 FROM jobs WHERE id = ANY(" LPG_DEP_CHILDREN_OF("old") ") ORDER BY id FOR UPDATE;" \
+  LPG_DEP_OPEN_WAITING_OF("old")                                                  \
+  " RETURN NULL; END $f$;"                                                         \
   " DROP TRIGGER IF EXISTS lease_deps_parent_gone ON lease_queue;"                 \
   " CREATE TRIGGER lease_deps_parent_gone AFTER DELETE ON lease_queue"            \
   " FOR EACH ROW WHEN (old.state <> " LEASE__Q_COMPLETED_S ")"                     \
   " EXECUTE FUNCTION lease_deps_parent_gone()"
-
-/* lease_deps_parent_gone as step 19 made it, with decl declared and open
-** the statements that open the waiting children of the deleted row. */
-#define LPG_DEPS_PARENT_GONE_FN(decl, open)                                         \
-  "CREATE OR REPLACE FUNCTION lease_deps_parent_gone() RETURNS trigger LANGUAGE plpgsql" \
-  " AS $f$" decl " BEGIN IF NOT EXISTS (SELECT 1 FROM lease_deps d WHERE d.parent = old.id)" \
-  " THEN RETURN NULL; END IF;"                                                     \
-  " PERFORM 1 FROM jobs WHERE id = ANY(" LPG_DEP_CHILDREN_OF("old") ") ORDER BY id FOR UPDATE;" \
-  open                                                                            \
-  " RETURN NULL; END $f$"
 
 /*
 ** Step 20 (v19 -> v20): the index lease_queue_aside on lease_queue(queue)
@@ -507,29 +497,35 @@
   " AND NOT waited_on;"
 
 /*
-** Step 23 (v22 -> v23): the writes that make a job claimable sooner wake
-** its queue's waiters whoever stores them.  The server delivers a NOTIFY
-** at the commit of the transaction that sent it and drops it at a
-** rollback, so a waiter (lpg_wake.c) wakes when the job is there to
-** claim, and the writes that change nothing a waiter waits for send
-** nothing.
-**  - lease_deps_follow as step 17 made it and lease_deps_parent_gone as
-**    step 19 made it, but the statement that opens a parent's waiting
-**    children returns their queues, and the function sends NOTIFY on the
-**    channel lease_wake once per queue, its name in hex as the payload:
-**    a complete of any kind, a prune or another client's done = 1 that
-**    opens a waiting job wakes its queue's waiters.
+** Step 23 (v22 -> v23): the writes that make a job claimable wake its
+** queue's waiters whoever stores them, not only the engine's (which also
+** sends NOTIFY after its commit, lpg_wake.c).  Each trigger sends NOTIFY
+** on the channel lease_wake with the job's queue in hex as the payload;
+** the server delivers it at the commit of the transaction that sent it
+** and drops it at a rollback, so a waiter wakes when the job is there to
+** claim.  The workers' loop (claim, complete) fires none of them.
+**  - lease_jobs_added as step 22 made it, then a NOTIFY for each queue
+**    of the jobs the statement inserted (an enqueue, the engine's or an
+**    INSERT INTO jobs of another program).
+**  - the trigger lease_queue_reopened on lease_queue, after an UPDATE
+**    that makes a queue row open again (a retry, a job done = 0 by
+**    another program, the waiting jobs a parent's end opens through
+**    lease_deps_follow or lease_deps_parent_gone).
 **  - the trigger lease_jobs_sooner on jobs, after an UPDATE of until that
 **    moves a job's lease end earlier (a renew with a shorter ttl, a
-**    release, a fail, a retry, another client ending a lease),
-**    sends NOTIFY lease_wake for the job's queue (empty, any queue, for a
-**    job without a queue row): a waiter sleeping until the old end looks
-**    again.  A claim and a complete never move until earlier, so the
-**    workers' loop sends nothing.
+**    release, a fail, another program ending a lease): a waiter sleeping
+**    until the old end looks again (empty payload, any queue, for a job
+**    without a queue row).
 */
 #define LPG_STEP_WAKE_ANY_CLIENT                                                    \
-  LPG_DEPS_FOLLOW_KEYED_FN(" DECLARE qn bytea;", LPG_DEP_OPEN_WAKE_OF("new")) ";"  \
-  " " LPG_DEPS_PARENT_GONE_FN(" DECLARE qn bytea;", LPG_DEP_OPEN_WAKE_OF("old")) ";" \
+  LPG_JOBS_ADDED_FN("", "", LPG_SQL_FLAG_ADDED LPG_SQL_WAKE_ADDED) ";"              \
+  " CREATE OR REPLACE FUNCTION lease_queue_reopened() RETURNS trigger LANGUAGE plpgsql" \
+  " AS $f$ BEGIN PERFORM pg_notify('" LPG_WAKE_CHANNEL "', encode(new.queue, 'hex'));" \
+  " RETURN NULL; END $f$;"                                                          \
+  " DROP TRIGGER IF EXISTS lease_queue_reopened ON lease_queue;"                    \
+  " CREATE TRIGGER lease_queue_reopened AFTER UPDATE OF state ON lease_queue"       \
+  " FOR EACH ROW WHEN (new.state = " LEASE__Q_OPEN_S " AND old.state <> " LEASE__Q_OPEN_S ")" \
+  " EXECUTE FUNCTION lease_queue_reopened();"                                       \
   " CREATE OR REPLACE FUNCTION lease_jobs_sooner() RETURNS trigger LANGUAGE plpgsql" \
   " AS $f$ BEGIN PERFORM pg_notify('" LPG_WAKE_CHANNEL "', coalesce((SELECT"        \
   " encode(q.queue, 'hex') FROM lease_queue q WHERE q.id = new.id), ''));"          \
@@ -539,16 +535,16 @@
   " FOR EACH ROW WHEN (new.until < old.until)"                                      \
   " EXECUTE FUNCTION lease_jobs_sooner()"
 
-/* LPG_DEP_OPEN_WAITING_OF's statement, then a NOTIFY on lease_wake for
-** each queue of the jobs it opened (their names in hex); qn a bytea
-** variable of the function. */
-#define LPG_DEP_OPEN_WAKE_OF(row)                                                   \
-  " FOR qn IN WITH o AS (UPDATE lease_queue c SET state = " LEASE__Q_OPEN_S ","    \
-  " due_at = coalesce(c.run_at, " LPG_Q_SQL_DUE_NOW ")"                           \
-  LPG_DEP_WAITING_CHILD_OF(row)                                                   \
-  " AND NOT " LPG_Q_SQL_DEP_PENDING("c") " RETURNING c.queue)"                    \
-  " SELECT DISTINCT o.queue FROM o LOOP"                                          \
-  " PERFORM pg_notify('" LPG_WAKE_CHANNEL "', encode(qn, 'hex')); END LOOP;"
+/* lease_jobs_added's NOTIFY on lease_wake for each queue of the jobs its
+** statement inserted, their queue rows looked up by id (as
+** LPG_SQL_FLAG_ADDED's): a condition on their state would let a plan
+** kept from when lease_queue was tiny read the queue's open jobs through
+** lease_queue_due.  A job inserted waiting or done wakes its waiters for
+** a look that finds nothing. */
+#define LPG_SQL_WAKE_ADDED                                                          \
+  " PERFORM pg_notify('" LPG_WAKE_CHANNEL "', encode(o.queue, 'hex')) FROM"         \
+  " (SELECT DISTINCT q.queue FROM lease_queue q WHERE q.id = ANY(ARRAY(SELECT a.id"  \
+  " FROM lease_added a))) o;"
 
 /* Step 24 (v23 -> v24): nothing.  SQLite's trigger lease_jobs_done stops
 ** running its body for the engine's completions, as step 21 made
@@ -562,8 +558,8 @@
 ** an index if it is missing, 21 adds columns if they are missing and
 ** makes two triggers anew, 22 makes two functions and their triggers
 ** anew and replaces a third, 21 and 22 then flag each job listed and not
-** yet flagged, as their triggers would have, 23 replaces two functions
-** and makes a third and its trigger anew, and 16 does nothing here, so
+** yet flagged, as their triggers would have, 23 replaces a function and
+** makes two functions and their triggers anew, and 16 does nothing here, so
 ** running them again changes nothing), 10 when it
 ** has the table lease_deps (step 10's layout, likewise), 9 when
 ** lease_queue has the column timeout (step 9's layout; step 8's table is

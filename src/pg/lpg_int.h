@@ -47,7 +47,10 @@ enum { T_BYTEA = 17, T_INT8 = 20, T_INT4 = 23, T_FLOAT8 = 701, T_BYTEA_ARRAY = 1
 ** round that claims nothing from a queue with settings, in the pipeline
 ** that reads them), Q_CLAIM_LOCK and Q_CONTROL_LOCK (a queue's advisory
 ** lock, shared by its claims, exclusive for pause, resume and limit:
-** SQLite's write transaction already orders them).
+** SQLite's write transaction already orders them); Q_CLAIM_ONE,
+** Q_CLAIM_ONE_FREE, Q_CLAIM_ONE_KEEPING (those claim rounds for one job,
+** its LIMIT in the text, so the plan a connection keeps is made for it:
+** lpg_queue_sql.h).
 */
 #define LPG_OWN_STATEMENTS(XX)                                                \
   XX(ENQUEUE_MANY)                                                            \
@@ -67,7 +70,10 @@ enum { T_BYTEA = 17, T_INT8 = 20, T_INT4 = 23, T_FLOAT8 = 701, T_BYTEA_ARRAY = 1
   XX(WAKE)                                                                    \
   XX(Q_CLAIM_NEXT_FREE)                                                       \
   XX(Q_CLAIM_LOCK)                                                            \
-  XX(Q_CONTROL_LOCK)
+  XX(Q_CONTROL_LOCK)                                                          \
+  XX(Q_CLAIM_ONE)                                                             \
+  XX(Q_CLAIM_ONE_FREE)                                                        \
+  XX(Q_CLAIM_ONE_KEEPING)
 
 /* The statements, numbered: the shared ones first, as lease__stmt numbers
 ** them.  Each statement's number is its prepared statement's slot in a

@@ -668,6 +668,17 @@ static void claim_params(const lease__write *w, int left, params *p) {
   p_i4(p, left);
 }
 
+/* The statement of a claim round for n jobs: which (Q_CLAIM_NEXT,
+** Q_CLAIM_NEXT_FREE or Q_CLAIM_NEXT_KEEPING), or for one job its
+** Q_CLAIM_ONE variant, whose kept plan is made for LIMIT 1
+** (lpg_queue_sql.h: LPG_Q_SQL_CLAIM_ONE). */
+static int claim_stmt(int which, int n) {
+  if (n != 1) return which;
+  if (which == LPG_ST_Q_CLAIM_NEXT_FREE) return LPG_ST_Q_CLAIM_ONE_FREE;
+  if (which == LPG_ST_Q_CLAIM_NEXT_KEEPING) return LPG_ST_Q_CLAIM_ONE_KEEPING;
+  return LPG_ST_Q_CLAIM_ONE;
+}
+
 /*
 ** The rounds of a claim_next, in the caller's transaction (which took
 ** the queue's lock: lpg_q_claim_begin).  One statement per round
@@ -692,7 +703,7 @@ static int claim_rounds(lease_db *db, const lease__write *w, int max, lease_job 
     int rows, discarded = 0;
     first = NULL;
     claim_params(w, max - n, &p);
-    if (!res && !(res = qrun(db, LPG_ST_Q_CLAIM_NEXT, &p))) {
+    if (!res && !(res = qrun(db, claim_stmt(LPG_ST_Q_CLAIM_NEXT, max - n), &p))) {
       free(t);
       return db->rc;
     }
@@ -871,14 +882,15 @@ static int claim_pipelined(lease_db *db, const lease__write *w, int max, lease_j
                            int *count, int *why) {
   params pl = {0}, ps = {0}, pn = {0};
   const params *p[4] = {NULL, &pl, &ps, &pn};
-  const int which[4] = {LPG_PIPE_BEGIN, LPG_ST_Q_CLAIM_LOCK, LPG_ST_Q_SETTINGS_LOCKED,
-                        LPG_ST_Q_CLAIM_NEXT_FREE};
+  int which[4] = {LPG_PIPE_BEGIN, LPG_ST_Q_CLAIM_LOCK, LPG_ST_Q_SETTINGS_LOCKED,
+                  LPG_ST_Q_CLAIM_NEXT_FREE};
   PGresult *out[4];
   lease__queue_facts q;
   int rc;
   p_bytes(&pl, w->queue, w->queue_len);
   p_bytes(&ps, w->queue, w->queue_len);
   claim_params(w, max, &pn);
+  which[3] = claim_stmt(which[3], max);
   if ((rc = lpg_pipeline_clocked(db, 4, which, p, out)) != LEASE_OK) return rc;
   PQclear(out[0]);
   PQclear(out[1]);
@@ -930,6 +942,7 @@ static int ccn_pipelined(lease_db *db, const lease__write *wc, const lease__writ
   which[2] = lpg_write_params(wc, &pc);
   p_bytes(&ps, wn->queue, wn->queue_len);
   claim_params(wn, max, &pn);
+  which[4] = claim_stmt(which[4], max);
   if ((rc = lpg_pipeline_clocked(db, 5, which, p, out)) != LEASE_OK) return rc;
   PQclear(out[0]);
   PQclear(out[1]);
@@ -971,6 +984,7 @@ static int ccn_committed(lease_db *db, const lease__write *wc, const lease__writ
   p_bytes(&pl, wn->queue, wn->queue_len);
   which[2] = lpg_write_params(wc, &pc);
   claim_params(wn, max, &pn);
+  which[3] = claim_stmt(which[3], max);
   p_f8(&pk, db->clock_mark);
   p_bytes(&pk, wn->queue, wn->queue_len);
   p_bytes(&pk, wc->id, wc->id_len);

@@ -273,26 +273,44 @@
 ** expired unreported) and the lapsed lease's owner and fence, then
 ** timeout (NULL: none).
 */
-#define LPG_Q_SQL_CLAIM_NEXT LPG_Q_SQL_CLAIM_NEXT_("", "")
+#define LPG_Q_SQL_CLAIM_NEXT LPG_Q_SQL_CLAIM_NEXT_("", "", "$5")
+
+/*
+** The statements of a claim of one job (Q_CLAIM_ONE, Q_CLAIM_ONE_FREE,
+** Q_CLAIM_ONE_KEEPING: lpg_queue.c, claim_stmt): each the statement of
+** its name without ONE (Q_CLAIM_NEXT...), with LIMIT 1 written in it ($5,
+** always 1 there, is not read).  The plan a connection keeps is made
+** without the parameters' values, and a LIMIT $5 it reckons at a tenth of
+** the rows the scan of lease_queue_due finds: once the tables are analyzed
+** grown, that plan is costed far above one made for LIMIT 1, and
+** PostgreSQL's plan cache then plans the statement anew at every run (about
+** half a millisecond of the server's time a claim, more than running it).
+** With the limit in the text, the kept plan is the one made for its value.
+*/
+#define LPG_Q_SQL_CLAIM_ONE LPG_Q_SQL_CLAIM_NEXT_("", "", "1")
 
 /* claim_next's statement for a queue without settings, in the pipeline
 ** that reads them (lpg_queue.c: claim_pipelined, ccn_pipelined): it
 ** claims nothing while queue $1 has a settings row, so a queue with
 ** settings is claimed only under them (claim_under), in the same
 ** transaction. */
-#define LPG_Q_SQL_CLAIM_NEXT_FREE                                                   \
-  LPG_Q_SQL_CLAIM_NEXT_(" AND NOT EXISTS (SELECT 1 FROM lease_queues WHERE name = $1)", "")
+#define LPG_Q_SQL_CLAIM_NEXT_FREE LPG_Q_SQL_CLAIM_NEXT_FREE_("$5")
+#define LPG_Q_SQL_CLAIM_ONE_FREE LPG_Q_SQL_CLAIM_NEXT_FREE_("1")
+#define LPG_Q_SQL_CLAIM_NEXT_FREE_(limit)                                           \
+  LPG_Q_SQL_CLAIM_NEXT_(" AND NOT EXISTS (SELECT 1 FROM lease_queues WHERE name = $1)", "", limit)
 
 /* claim_next's statement for complete_claim_next's one round trip
 ** (lpg_queue.c: ccn_committed): a candidate it would discard divides by
 ** zero (SQLSTATE 22012), so a round that discards runs in ccn_pipelined's
 ** transaction instead, with the rounds after it. */
-#define LPG_Q_SQL_CLAIM_NEXT_KEEPING                                                \
-  LPG_Q_SQL_CLAIM_NEXT_("", ", 1 / CASE WHEN x.last THEN 0 ELSE 1 END")
+#define LPG_Q_SQL_CLAIM_NEXT_KEEPING LPG_Q_SQL_CLAIM_NEXT_KEEPING_("$5")
+#define LPG_Q_SQL_CLAIM_ONE_KEEPING LPG_Q_SQL_CLAIM_NEXT_KEEPING_("1")
+#define LPG_Q_SQL_CLAIM_NEXT_KEEPING_(limit)                                        \
+  LPG_Q_SQL_CLAIM_NEXT_("", ", 1 / CASE WHEN x.last THEN 0 ELSE 1 END", limit)
 
 /* claim_next's statement, cond: more conditions on the candidates, extra:
-** more columns after its own. */
-#define LPG_Q_SQL_CLAIM_NEXT_(cond, extra)                                          \
+** more columns after its own, limit: how many (SQL). */
+#define LPG_Q_SQL_CLAIM_NEXT_(cond, extra, limit)                                   \
   "WITH c AS (SELECT q.id, q.payload, q.queue, q.priority, q.due_at, q.seq,"       \
   " " LPG_SQL_ATTEMPT("j", "q") " AS attempt, q.max_attempts, q.timeout, j.owner, j.until," \
   " j.fence"                                                                       \
@@ -301,7 +319,7 @@
   " AND fence < " LPG_FENCE_MAX                                                     \
   " FOR UPDATE SKIP LOCKED) j"                                                      \
   " WHERE q.state = " LEASE__Q_OPEN_S " AND q.queue = $1 AND (q.run_at IS NULL OR q.run_at <= $2)" \
-  cond " ORDER BY q.priority, q.due_at, q.seq LIMIT $5"                                  \
+  cond " ORDER BY q.priority, q.due_at, q.seq LIMIT " limit                              \
   " FOR UPDATE OF q SKIP LOCKED),"                                                  \
   " x AS (SELECT c.*, c.owner IS NOT NULL AS lapsed,"                               \
   " c.owner IS NOT NULL AND c.attempt >= c.max_attempts AS last FROM c),"           \
@@ -754,6 +772,12 @@
 #define LPG_STMT_Q_CONTROL_LOCK LPG_Q_SQL_CONTROL_LOCK, 1, {T_BYTEA}
 #define LPG_STMT_Q_CLAIM_NEXT_KEEPING                                               \
   LPG_Q_SQL_CLAIM_NEXT_KEEPING, 5, {T_BYTEA, T_FLOAT8, T_BYTEA, T_FLOAT8, T_INT4}
+#define LPG_STMT_Q_CLAIM_ONE                                                        \
+  LPG_Q_SQL_CLAIM_ONE, 5, {T_BYTEA, T_FLOAT8, T_BYTEA, T_FLOAT8, T_INT4}
+#define LPG_STMT_Q_CLAIM_ONE_FREE                                                   \
+  LPG_Q_SQL_CLAIM_ONE_FREE, 5, {T_BYTEA, T_FLOAT8, T_BYTEA, T_FLOAT8, T_INT4}
+#define LPG_STMT_Q_CLAIM_ONE_KEEPING                                                \
+  LPG_Q_SQL_CLAIM_ONE_KEEPING, 5, {T_BYTEA, T_FLOAT8, T_BYTEA, T_FLOAT8, T_INT4}
 #define LPG_STMT_Q_FAIL LPG_Q_SQL_FAIL, 5, {T_BYTEA, T_BYTEA, T_INT8, T_FLOAT8, T_BYTEA}
 #define LPG_STMT_Q_AFTER_FAIL LPG_Q_SQL_AFTER_FAIL, 5, {T_BYTEA, T_INT8, T_INT4, T_FLOAT8, T_FLOAT8}
 #define LPG_STMT_Q_RETRY LPG_Q_SQL_RETRY, 2, {T_BYTEA, T_FLOAT8}

@@ -1384,6 +1384,36 @@ describe("PostgreSQL plans as the tables grow", function()
     return db, reads
   end
 
+  it("keeps one plan for the one-job claims of a worker's loop once the tables are analyzed grown", function()
+    local db, p = H.fresh()
+    H.psql(p, "ALTER TABLE jobs SET (autovacuum_enabled = off);"
+      .. " ALTER TABLE lease_queue SET (autovacuum_enabled = off)")
+    db:enqueue("flush", { queue = "aside" })
+    local ff = assert(db:claim("flush", "F", T, 1e6))
+    local many = {}
+    for i = 1, GROWN do many[i] = "j" .. i end
+    db:enqueue_many(many)
+    H.psql(p, "ANALYZE jobs; ANALYZE lease_queue")
+    -- the loop of a worker: claim_next, then complete_claim_next
+    local id, f = db:claim_next("w", T, 100)
+    for _ = 1, 30 do
+      local ok, _, nid, nf = db:complete_claim_next(id, "w", f, T, "r", 100)
+      assert.is_true(ok)
+      id, f = nid, nf
+    end
+    -- the session's prepared claims: planned anew at each run (custom
+    -- plans) only for their first five, as PostgreSQL's plan cache does
+    -- before it compares, then their generic plan kept
+    local custom
+    assert.is_true((db:with_lease("flush", "F", ff, T, function(tx)
+      custom = tx:rows("SELECT coalesce(max(custom_plans), -1) AS n FROM pg_prepared_statements"
+        .. " WHERE statement LIKE '%FOR UPDATE SKIP LOCKED) j%'")().n
+    end)))
+    custom = tonumber(custom)
+    assert.is_true(custom >= 0 and custom <= 8, "custom plans: " .. tostring(custom))
+    db:close()
+  end)
+
   for _, case in ipairs({ { true, true }, { false, true }, { false, false } }) do
     local analyzed, indexed = case[1], case[2]
     it(("reads a few rows a call with plans made on tables %s%s"):format(

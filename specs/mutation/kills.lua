@@ -273,6 +273,7 @@ return {
   ["pg-claim-next-unlocked"] = { file = "specs/42-queue_control_spec.lua", test = "pause and limit while claims are in progress no claim of a queue commits after pause returns, by any claim path, until resume" },
   ["pg-claim-next-update-joined"] = { file = "specs/35-postgres_spec.lua", test = "PostgreSQL plans as the tables grow reads a few rows a call with plans made on tables analyzed while tiny" },
   ["pg-claim-next-waits-for-locked"] = { file = "specs/35-postgres_spec.lua", test = "PostgreSQL backend raises busy with the SQLSTATE when a row lock outlasts the busy timeout, and changes nothing" },
+  ["pg-claim-one-limit-parameter"] = { file = "specs/35-postgres_spec.lua", test = "PostgreSQL plans as the tables grow keeps one plan for the one-job claims of a worker's loop once the tables are analyzed grown" },
   ["pg-clock-check-skipped"] = { file = "specs/54-clock_spec.lua", test = "the clock check refuses milliseconds after seconds, naming both values, and changes nothing" },
   ["pg-cmcn-refused-counted-stored"] = { file = "specs/62-complete_many_claim_next_spec.lua", test = "complete_many_claim_next stores nothing for a refused job, stores the others and still claims" },
   ["pg-cmcn-two-transactions"] = { file = "specs/62-complete_many_claim_next_spec.lua", test = "complete_many_claim_next stores nothing when the claim fails: the completions are rolled back with it" },

@@ -2814,8 +2814,8 @@ return {
     -- claims of a limited queue no longer take turns
     name = "queue-limit-read-unlocked-pg-claim-next", step = "own", file = "src/pg/lpg_queue.c",
     backend = "pg", fn = "claim_pipelined",
-    from = "  const int which[4] = {LPG_PIPE_BEGIN, LPG_ST_Q_CLAIM_LOCK, LPG_ST_Q_SETTINGS_LOCKED,\n",
-    to = "  const int which[4] = {LPG_PIPE_BEGIN, LPG_ST_Q_CLAIM_LOCK, LPG_ST_Q_SETTINGS,\n",
+    from = "  int which[4] = {LPG_PIPE_BEGIN, LPG_ST_Q_CLAIM_LOCK, LPG_ST_Q_SETTINGS_LOCKED,\n",
+    to = "  int which[4] = {LPG_PIPE_BEGIN, LPG_ST_Q_CLAIM_LOCK, LPG_ST_Q_SETTINGS,\n",
     hint = "specs/42-queue_control_spec.lua",
   },
   {
@@ -2840,8 +2840,8 @@ return {
     -- claim's snapshot and its COMMIT
     name = "pg-claim-next-unlocked", step = "own", file = "src/pg/lpg_queue.c",
     backend = "pg", fn = "claim_pipelined",
-    from = "  const int which[4] = {LPG_PIPE_BEGIN, LPG_ST_Q_CLAIM_LOCK, LPG_ST_Q_SETTINGS_LOCKED,\n",
-    to = "  const int which[4] = {LPG_PIPE_BEGIN, LPG_ST_Q_SETTINGS, LPG_ST_Q_SETTINGS_LOCKED,\n",
+    from = "  int which[4] = {LPG_PIPE_BEGIN, LPG_ST_Q_CLAIM_LOCK, LPG_ST_Q_SETTINGS_LOCKED,\n",
+    to = "  int which[4] = {LPG_PIPE_BEGIN, LPG_ST_Q_SETTINGS, LPG_ST_Q_SETTINGS_LOCKED,\n",
     hint = "specs/42-queue_control_spec.lua",
   },
   {
@@ -2872,9 +2872,9 @@ return {
   {
     -- claim_next's pipelined round claims from a queue with settings
     name = "pg-claim-next-free-takes-settled", step = "own", file = "src/pg/lpg_queue_sql.h",
-    backend = "pg", fn = "LPG_Q_SQL_CLAIM_NEXT_FREE",
-    from = [=[  LPG_Q_SQL_CLAIM_NEXT_(" AND NOT EXISTS (SELECT 1 FROM lease_queues WHERE name = $1)", "")]=],
-    to = [=[  LPG_Q_SQL_CLAIM_NEXT_(" AND NOT EXISTS (SELECT 1 FROM lease_queues WHERE name = $1 AND false)", "")]=],
+    backend = "pg", fn = "LPG_Q_SQL_CLAIM_NEXT_FREE_",
+    from = [=[  LPG_Q_SQL_CLAIM_NEXT_(" AND NOT EXISTS (SELECT 1 FROM lease_queues WHERE name = $1)", "", limit)]=],
+    to = [=[  LPG_Q_SQL_CLAIM_NEXT_(" AND NOT EXISTS (SELECT 1 FROM lease_queues WHERE name = $1 AND false)", "", limit)]=],
     hint = "specs/42-queue_control_spec.lua",
   },
   -- The schema version (src/sqlite/lsq_schema.c, src/pg/lpg_schema.c) ----
@@ -4331,6 +4331,15 @@ return {
     hint = "specs/23-hostile_spec.lua",
   },
   {
+    -- a one-job claim runs the statement with LIMIT $5: once the tables are
+    -- analyzed grown, every claim is planned anew
+    name = "pg-claim-one-limit-parameter", step = "own", file = "src/pg/lpg_queue.c",
+    fn = "claim_stmt", backend = "pg",
+    from = [=[  if (n != 1) return which;]=],
+    to = [=[  if (n != 0) return which;]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
     -- lease_deps_follow called at the end of every job, listed or not
     name = "pg-deps-follow-fires-unflagged", step = "own", file = "src/pg/lpg_schema_sql.h",
     fn = "LPG_STEP_QUIET_COMPLETE", backend = "pg",
@@ -4976,9 +4985,9 @@ return {
   {
     -- ... and commits a discard, the rounds after it running alone
     name = "pg-ccn-claim-discards", step = "own", file = "src/pg/lpg_queue_sql.h",
-    fn = "LPG_Q_SQL_CLAIM_NEXT_KEEPING", backend = "pg",
-    from = [=[  LPG_Q_SQL_CLAIM_NEXT_("", ", 1 / CASE WHEN x.last THEN 0 ELSE 1 END")]=],
-    to = [=[  LPG_Q_SQL_CLAIM_NEXT_("", ", 1 / CASE WHEN x.last THEN 1 ELSE 1 END")]=],
+    fn = "LPG_Q_SQL_CLAIM_NEXT_KEEPING_", backend = "pg",
+    from = [=[  LPG_Q_SQL_CLAIM_NEXT_("", ", 1 / CASE WHEN x.last THEN 0 ELSE 1 END", limit)]=],
+    to = [=[  LPG_Q_SQL_CLAIM_NEXT_("", ", 1 / CASE WHEN x.last THEN 1 ELSE 1 END", limit)]=],
     hint = "specs/35-postgres_spec.lua",
   },
   {

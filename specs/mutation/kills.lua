@@ -347,7 +347,7 @@ return {
   ["pg-held-guard-joined"] = { file = "specs/35-postgres_spec.lua", test = "PostgreSQL plans as the tables grow reads a few rows a call with plans made on tables analyzed while tiny" },
   ["pg-jobs-added-no-wake"] = { file = "specs/57-wake_spec.lua", test = "db:wait wakes when another program inserts a job with its own INSERT INTO jobs" },
   ["pg-jobs-added-unflagged"] = { file = "specs/44-dependencies_spec.lua", test = "a job enqueued after others is released by a parent pruned and enqueued again under its id (enqueue), once that one completes" },
-  ["pg-jobs-added-wake-wrong-queue"] = { file = "specs/57-wake_spec.lua", test = "db:wait wakes when another program inserts a job with its own INSERT INTO jobs" },
+  ["pg-jobs-added-wake-unfound"] = { file = "specs/57-wake_spec.lua", test = "db:wait wakes when another program inserts a job with its own INSERT INTO jobs" },
   ["pg-jobs-changed-fires-on-counted"] = { file = "specs/35-postgres_spec.lua", test = "PostgreSQL backend completes without calling a trigger unless a job waits for the one completed" },
   ["pg-jobs-sooner-any-move"] = { file = "specs/35-postgres_spec.lua", test = "PostgreSQL backend completes without calling a trigger unless a job waits for the one completed" },
   ["pg-jobs-sooner-never"] = { file = "specs/57-wake_spec.lua", test = "db:wait wakes when another thread's renew moves the lease end earlier, and returns at the new end" },

@@ -4254,7 +4254,7 @@ return {
     -- another program's INSERT INTO jobs wakes no waiter
     name = "pg-jobs-added-no-wake", step = "own", file = "src/pg/lpg_schema_sql.h",
     fn = "LPG_STEP_WAKE_ANY_CLIENT", backend = "pg",
-    from = [=[  LPG_JOBS_ADDED_FN("", "", LPG_SQL_FLAG_ADDED LPG_SQL_WAKE_ADDED) ";"              \]=],
+    from = [=[  LPG_JOBS_ADDED_FN("", "", LPG_SQL_WAKE_ADDED LPG_SQL_FLAG_ADDED) ";"              \]=],
     to = [=[  LPG_JOBS_ADDED_FN("", "", LPG_SQL_FLAG_ADDED) ";"              \]=],
     hint = "specs/57-wake_spec.lua",
   },
@@ -4275,11 +4275,11 @@ return {
     hint = "specs/35-postgres_spec.lua",
   },
   {
-    -- the wake of the inserted jobs names another queue than theirs
-    name = "pg-jobs-added-wake-wrong-queue", step = "own", file = "src/pg/lpg_schema_sql.h",
+    -- another program's INSERT INTO jobs wakes only when the trigger made no queue row
+    name = "pg-jobs-added-wake-unfound", step = "own", file = "src/pg/lpg_schema_sql.h",
     fn = "LPG_SQL_WAKE_ADDED", backend = "pg",
-    from = [=[  " PERFORM pg_notify('" LPG_WAKE_CHANNEL "', encode(o.queue, 'hex')) FROM"         \]=],
-    to = [=[  " PERFORM pg_notify('" LPG_WAKE_CHANNEL "', encode(o.queue || 'x'::bytea, 'hex')) FROM"         \]=],
+    from = [=[IF FOUND THEN PERFORM pg_notify(]=],
+    to = [=[IF NOT FOUND THEN PERFORM pg_notify(]=],
     hint = "specs/57-wake_spec.lua",
   },
   {

@@ -504,9 +504,9 @@
 ** the server delivers it at the commit of the transaction that sent it
 ** and drops it at a rollback, so a waiter wakes when the job is there to
 ** claim.  The workers' loop (claim, complete) fires none of them.
-**  - lease_jobs_added as step 22 made it, then a NOTIFY for each queue
-**    of the jobs the statement inserted (an enqueue, the engine's or an
-**    INSERT INTO jobs of another program).
+**  - lease_jobs_added as step 22 made it, and a NOTIFY (any queue) when
+**    it made queue rows for the jobs the statement inserted (another
+**    program's INSERT INTO jobs).
 **  - the trigger lease_queue_reopened on lease_queue, after an UPDATE
 **    that makes a queue row open again (a retry, a job done = 0 by
 **    another program, the waiting jobs a parent's end opens through
@@ -518,7 +518,7 @@
 **    without a queue row).
 */
 #define LPG_STEP_WAKE_ANY_CLIENT                                                    \
-  LPG_JOBS_ADDED_FN("", "", LPG_SQL_FLAG_ADDED LPG_SQL_WAKE_ADDED) ";"              \
+  LPG_JOBS_ADDED_FN("", "", LPG_SQL_WAKE_ADDED LPG_SQL_FLAG_ADDED) ";"              \
   " CREATE OR REPLACE FUNCTION lease_queue_reopened() RETURNS trigger LANGUAGE plpgsql" \
   " AS $f$ BEGIN PERFORM pg_notify('" LPG_WAKE_CHANNEL "', encode(new.queue, 'hex'));" \
   " RETURN NULL; END $f$;"                                                          \
@@ -535,16 +535,14 @@
   " FOR EACH ROW WHEN (new.until < old.until)"                                      \
   " EXECUTE FUNCTION lease_jobs_sooner()"
 
-/* lease_jobs_added's NOTIFY on lease_wake for each queue of the jobs its
-** statement inserted, their queue rows looked up by id (as
-** LPG_SQL_FLAG_ADDED's): a condition on their state would let a plan
-** kept from when lease_queue was tiny read the queue's open jobs through
-** lease_queue_due.  A job inserted waiting or done wakes its waiters for
-** a look that finds nothing. */
-#define LPG_SQL_WAKE_ADDED                                                          \
-  " PERFORM pg_notify('" LPG_WAKE_CHANNEL "', encode(o.queue, 'hex')) FROM"         \
-  " (SELECT DISTINCT q.queue FROM lease_queue q WHERE q.id = ANY(ARRAY(SELECT a.id"  \
-  " FROM lease_added a))) o;"
+/* lease_jobs_added's NOTIFY on lease_wake, any queue (empty payload),
+** when its INSERT made queue rows: the jobs another program inserted
+** into jobs alone.  The engine's enqueues that write their queue rows in
+** their own statement make none here, and wake their queue after the
+** commit (lpg_wake.c); those that leave the rows to this trigger send
+** both.  Read right after that INSERT, before LPG_SQL_FLAG_ADDED's
+** UPDATE resets FOUND. */
+#define LPG_SQL_WAKE_ADDED " IF FOUND THEN PERFORM pg_notify('" LPG_WAKE_CHANNEL "', ''); END IF;"
 
 /* Step 24 (v23 -> v24): nothing.  SQLite's trigger lease_jobs_done stops
 ** running its body for the engine's completions, as step 21 made

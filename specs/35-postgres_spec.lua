@@ -273,6 +273,20 @@ describe("PostgreSQL backend", function()
     assert.are.same({ true, true }, { db:state("a", 2).done, db:state("b", 2).done })
   end)
 
+  it("wakes for a queue name another program stored past the engine's limit without failing its writes", function()
+    db:enqueue("r", { queue = "q" })
+    local f = assert(db:claim("r", "w", 1, 100))
+    local long = "convert_to(repeat('q', 5000), 'UTF8')"
+    -- the hex of the name would pass PostgreSQL's 8000-byte payload limit:
+    -- a shortened lease, then a reopen, wake any queue instead
+    H.psql(p, "UPDATE lease_queue SET queue = " .. long .. " WHERE id = 'r'")
+    H.psql(p, "UPDATE jobs SET until = 50 WHERE id = 'r'")
+    assert.is_true(db:complete("r", "w", f, 2, "x"))
+    H.psql(p, "UPDATE jobs SET done = 0 WHERE id = 'r'")
+    assert.are.equal("0|50|5000|0", (H.psql(p, "SELECT j.done, j.until, octet_length(q.queue), q.state"
+      .. " FROM jobs j JOIN lease_queue q ON q.id = j.id WHERE j.id = 'r'"):gsub("\n$", "")))
+  end)
+
   it("completes without calling a trigger unless a job waits for the one completed", function()
     -- the engine's own session counts its function calls
     local tracked = p:gsub("options='", "options='-ctrack_functions=pl ")

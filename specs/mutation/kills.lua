@@ -448,6 +448,7 @@ return {
   ["pg-wake-limited-unflagged"] = { file = "specs/57-wake_spec.lua", test = "db:wait on a queue at its limit wakes when the handle that claimed from it completes, fails or releases, long before the lease ends" },
   ["pg-wake-no-notify"] = { file = "specs/57-wake_spec.lua", test = "db:wait wakes when another thread of this process enqueues, long before its timeout" },
   ["pg-wake-other-queue-wakes-not"] = { file = "specs/57-wake_spec.lua", test = "db:wait wakes when another thread of this process enqueues, long before its timeout" },
+  ["pg-wake-payload-unbounded"] = { file = "specs/35-postgres_spec.lua", test = "PostgreSQL backend wakes for a queue name another program stored past the engine's limit without failing its writes" },
   ["pg-with-lease-check-skipped"] = { file = "specs/50-with_lease_spec.lua", test = "with_lease a stale worker's with_lease never runs fn and leaves every table unchanged" },
   ["pg-with-lease-commits-on-error"] = { file = "specs/50-with_lease_spec.lua", test = "with_lease rolls back fn's rows when it raises, keeps the job held, and raises again with a traceback" },
   ["pg-with-lease-ignores-cancel"] = { file = "specs/50-with_lease_spec.lua", test = "with_lease refuses the holder of a job the queue cancelled, as complete does, and runs nothing" },

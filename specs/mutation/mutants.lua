@@ -4302,8 +4302,8 @@ return {
     -- the wake of a lease moved earlier names another queue than the job's
     name = "pg-jobs-sooner-wrong-queue", step = "own", file = "src/pg/lpg_schema_sql.h",
     fn = "LPG_STEP_WAKE_ANY_CLIENT", backend = "pg",
-    from = [=[  " encode(q.queue, 'hex') FROM lease_queue q WHERE q.id = new.id), ''));"]=],
-    to = [=[  " encode(q.queue || 'x'::bytea, 'hex') FROM lease_queue q WHERE q.id = new.id), ''));"]=],
+    from = [=[  " " LPG_SQL_WAKE_PAYLOAD("q.queue") " FROM lease_queue q WHERE q.id = new.id), ''));" \]=],
+    to = [=[  " " LPG_SQL_WAKE_PAYLOAD("(q.queue || 'x'::bytea)") " FROM lease_queue q WHERE q.id = new.id), ''));" \]=],
     hint = "specs/57-wake_spec.lua",
   },
   {
@@ -4337,6 +4337,15 @@ return {
     fn = "claim_stmt", backend = "pg",
     from = [=[  if (n != 1) return which;]=],
     to = [=[  if (n != 0) return which;]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
+    -- a queue name past 4000 bytes makes a NOTIFY payload PostgreSQL
+    -- refuses, and the write that fired the trigger fails
+    name = "pg-wake-payload-unbounded", step = "own", file = "src/pg/lpg_schema_sql.h",
+    fn = "LPG_SQL_WAKE_PAYLOAD", backend = "pg",
+    from = [=[  "CASE WHEN octet_length(" q ") <= 255 THEN encode(" q ", 'hex') ELSE '' END"]=],
+    to = [=[  "CASE WHEN octet_length(" q ") <= 100000 THEN encode(" q ", 'hex') ELSE '' END"]=],
     hint = "specs/35-postgres_spec.lua",
   },
   {

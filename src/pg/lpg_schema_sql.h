@@ -520,7 +520,7 @@
 #define LPG_STEP_WAKE_ANY_CLIENT                                                    \
   LPG_JOBS_ADDED_FN("", "", LPG_SQL_WAKE_ADDED LPG_SQL_FLAG_ADDED) ";"              \
   " CREATE OR REPLACE FUNCTION lease_queue_reopened() RETURNS trigger LANGUAGE plpgsql" \
-  " AS $f$ BEGIN PERFORM pg_notify('" LPG_WAKE_CHANNEL "', encode(new.queue, 'hex'));" \
+  " AS $f$ BEGIN PERFORM pg_notify('" LPG_WAKE_CHANNEL "', " LPG_SQL_WAKE_PAYLOAD("new.queue") ");" \
   " RETURN NULL; END $f$;"                                                          \
   " DROP TRIGGER IF EXISTS lease_queue_reopened ON lease_queue;"                    \
   " CREATE TRIGGER lease_queue_reopened AFTER UPDATE OF state ON lease_queue"       \
@@ -528,12 +528,20 @@
   " EXECUTE FUNCTION lease_queue_reopened();"                                       \
   " CREATE OR REPLACE FUNCTION lease_jobs_sooner() RETURNS trigger LANGUAGE plpgsql" \
   " AS $f$ BEGIN PERFORM pg_notify('" LPG_WAKE_CHANNEL "', coalesce((SELECT"        \
-  " encode(q.queue, 'hex') FROM lease_queue q WHERE q.id = new.id), ''));"          \
+  " " LPG_SQL_WAKE_PAYLOAD("q.queue") " FROM lease_queue q WHERE q.id = new.id), ''));" \
   " RETURN NULL; END $f$;"                                                          \
   " DROP TRIGGER IF EXISTS lease_jobs_sooner ON jobs;"                              \
   " CREATE TRIGGER lease_jobs_sooner AFTER UPDATE OF until ON jobs"                 \
   " FOR EACH ROW WHEN (new.until < old.until)"                                      \
   " EXECUTE FUNCTION lease_jobs_sooner()"
+
+/* The payload of a trigger's NOTIFY for queue q (SQL, bytea): its name in
+** hex, as the engine's wake sends it (lpg_wake.c), or empty (any queue)
+** for a name longer than the engine's limit (LEASE_QUEUE_MAX, 255 bytes),
+** which another program may have stored: PostgreSQL refuses a payload of
+** 8000 bytes or more, and the write that fired the trigger with it. */
+#define LPG_SQL_WAKE_PAYLOAD(q)                                                     \
+  "CASE WHEN octet_length(" q ") <= 255 THEN encode(" q ", 'hex') ELSE '' END"
 
 /* lease_jobs_added's NOTIFY on lease_wake, any queue (empty payload),
 ** when its INSERT made queue rows: the jobs another program inserted

@@ -351,7 +351,6 @@ return {
   ["pg-jobs-changed-fires-on-counted"] = { file = "specs/35-postgres_spec.lua", test = "PostgreSQL backend completes without calling a trigger unless a job waits for the one completed" },
   ["pg-jobs-sooner-any-move"] = { file = "specs/35-postgres_spec.lua", test = "PostgreSQL backend completes without calling a trigger unless a job waits for the one completed" },
   ["pg-jobs-sooner-never"] = { file = "specs/57-wake_spec.lua", test = "db:wait wakes when another thread's renew moves the lease end earlier, and returns at the new end" },
-  ["pg-jobs-sooner-wrong-queue"] = { file = "specs/57-wake_spec.lua", test = "db:wait wakes when another client ends a lease by a write of its own" },
   ["pg-live-fallback-open-only"] = { file = "specs/42-queue_control_spec.lua", test = "limits concurrency: a job cancelled while held keeps its slot until its lease ends (without lease_jobs_live)" },
   ["pg-live-from-the-queue"] = { file = "specs/35-postgres_spec.lua", test = "PostgreSQL backend counts live leases through lease_jobs_live alone: no other index of jobs can stand in" },
   ["pg-live-index-by-search-path"] = { file = "specs/35-postgres_spec.lua", test = "PostgreSQL backend builds and drops the index of its own jobs table, whatever else search_path lists" },

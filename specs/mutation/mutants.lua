@@ -4299,14 +4299,6 @@ return {
     hint = "specs/35-postgres_spec.lua",
   },
   {
-    -- the wake of a lease moved earlier names another queue than the job's
-    name = "pg-jobs-sooner-wrong-queue", step = "own", file = "src/pg/lpg_schema_sql.h",
-    fn = "LPG_STEP_WAKE_ANY_CLIENT", backend = "pg",
-    from = [=[  " " LPG_SQL_WAKE_PAYLOAD("q.queue") " FROM lease_queue q WHERE q.id = new.id), ''));" \]=],
-    to = [=[  " " LPG_SQL_WAKE_PAYLOAD("(q.queue || 'x'::bytea)") " FROM lease_queue q WHERE q.id = new.id), ''));" \]=],
-    hint = "specs/57-wake_spec.lua",
-  },
-  {
     -- lease_jobs_done runs its body for the engine's completions again
     name = "sqlite-jobs-done-body-always", step = "own", file = "src/sqlite/lsq_schema_sql.h",
     fn = "LSQ_STEP_SQLITE_QUIET_COMPLETE",

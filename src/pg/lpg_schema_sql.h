@@ -514,8 +514,9 @@
 **  - the trigger lease_jobs_sooner on jobs, after an UPDATE of until that
 **    moves a job's lease end earlier (a renew with a shorter ttl, a
 **    release, a fail, another program ending a lease): a waiter sleeping
-**    until the old end looks again (empty payload, any queue, for a job
-**    without a queue row).
+**    until the old end looks again.  Its NOTIFY is for any queue (an
+**    empty payload, as the engine's release sends), so it reads no other
+**    table: a program that may write jobs alone can still renew.
 */
 #define LPG_STEP_WAKE_ANY_CLIENT                                                    \
   LPG_JOBS_ADDED_FN("", "", LPG_SQL_WAKE_ADDED LPG_SQL_FLAG_ADDED) ";"              \
@@ -527,9 +528,7 @@
   " FOR EACH ROW WHEN (new.state = " LEASE__Q_OPEN_S " AND old.state <> " LEASE__Q_OPEN_S ")" \
   " EXECUTE FUNCTION lease_queue_reopened();"                                       \
   " CREATE OR REPLACE FUNCTION lease_jobs_sooner() RETURNS trigger LANGUAGE plpgsql" \
-  " AS $f$ BEGIN PERFORM pg_notify('" LPG_WAKE_CHANNEL "', coalesce((SELECT"        \
-  " " LPG_SQL_WAKE_PAYLOAD("q.queue") " FROM lease_queue q WHERE q.id = new.id), ''));" \
-  " RETURN NULL; END $f$;"                                                          \
+  " AS $f$ BEGIN PERFORM pg_notify('" LPG_WAKE_CHANNEL "', ''); RETURN NULL; END $f$;" \
   " DROP TRIGGER IF EXISTS lease_jobs_sooner ON jobs;"                              \
   " CREATE TRIGGER lease_jobs_sooner AFTER UPDATE OF until ON jobs"                 \
   " FOR EACH ROW WHEN (new.until < old.until)"                                      \

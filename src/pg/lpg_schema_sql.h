@@ -500,10 +500,11 @@
 ** Step 23 (v22 -> v23): the writes that make a job claimable wake its
 ** queue's waiters whoever stores them, not only the engine's (which also
 ** sends NOTIFY after its commit, lpg_wake.c).  Each trigger sends NOTIFY
-** on the channel lease_wake with the job's queue in hex as the payload;
-** the server delivers it at the commit of the transaction that sent it
-** and drops it at a rollback, so a waiter wakes when the job is there to
-** claim.  The workers' loop (claim, complete) fires none of them.
+** on the channel lease_wake, its payload the job's queue in hex or empty
+** (any queue), as the engine's wakes; the server delivers it at the
+** commit of the transaction that sent it and drops it at a rollback, so a
+** waiter wakes when the job is there to claim.  A claim, and a complete
+** that opens no waiting job, fire none of them.
 **  - lease_jobs_added as step 22 made it, and a NOTIFY (any queue) when
 **    it made queue rows for the jobs the statement inserted (another
 **    program's INSERT INTO jobs).

@@ -363,8 +363,8 @@
 ** The version a file without a version row has, from what it holds: no
 ** lease_queue is version 0 (the contract's bare table, with or without
 ** the index lease_jobs_pending of the engine before its queue); one with
-** a key column in lease_queue is 11 (steps 12 to 15, 17, 18 and 20 to 22 change nothing
-** here, step 16 only makes the trigger lease_jobs_done anew and step 19
+** a key column in lease_queue is 11 (steps 12 to 15, 17, 18, 20 to 23 change nothing
+** here, steps 16 and 24 only make the trigger lease_jobs_done anew and step 19
 ** makes it anew and one trigger if it is missing), one with the
 ** table lease_deps (but no key) is 10 (a file of step 11's or 10's layout whose row another
 ** client deleted: its steps must not run again); a lease_queue

@@ -37,6 +37,15 @@
 -- lease__pg_raw_secrets (src/pg/lpg_path.c): a string libpq parses has the
 -- same value added decoded, and libpq echoes no value of a keyword string
 -- it cannot parse, only the word after a space (secret-keyword-rest-kept).
+-- Also, on PostgreSQL, a session the server ends between a pipeline's last
+-- result and its sync (lpg.c: pipeline_read's error in place of the sync,
+-- a statement with no result, lpg_pipeline_end): libpq stops short of the
+-- sync and refuses to leave pipeline mode, and these guards report that as
+-- a lost connection (ioerr) rather than the next statement's "not allowed
+-- in pipeline mode" (error), so lease.pool opens the connection again.  No
+-- spec can place the server's end there: spec 29's rounds of terminated
+-- connections met it once in a full run (a worker's error), which is how
+-- it was found.
 return {
   -- The seed's broken changes (CONTRACT.md's table) ---------------------
   {

@@ -323,9 +323,24 @@ static int send_one(lease_db *db, int which, const params *p) {
                              p ? p->len : NULL, p ? p->fmt : NULL, 1);
 }
 
+/* See lpg_int.h. */
+int lpg_pipeline_end(lease_db *db, int rc) {
+  PGconn *pg = LPG(db)->pg;
+  char msg[LEASE__ERRMSG_MAX - 128];
+  if (PQexitPipelineMode(pg)) return rc;
+  trim_copy(msg, sizeof msg, PQerrorMessage(pg));
+  if (rc != LEASE_OK) {
+    db->rc = LEASE_IOERR;
+    return LEASE_IOERR;
+  }
+  return lease__fail(db, LEASE_IOERR, "PostgreSQL: %s (the session ended mid-pipeline)", msg);
+}
+
 /* Read the results of n statements sent in pipeline mode, then its sync,
-** into out (the first failure recorded, the rest NULL).  LEASE_OK or that
-** failure. */
+** into out (the first failure recorded, the rest NULL).  A statement that
+** gave no result, or an error in place of the sync (the server ending
+** the session: libpq then stops short of the sync), is a failure too.
+** LEASE_OK or that failure. */
 static int pipeline_read(lease_db *db, int n, PGresult **out) {
   PGconn *pg = LPG(db)->pg;
   PGresult *res;
@@ -342,9 +357,13 @@ static int pipeline_read(lease_db *db, int n, PGresult **out) {
     }
     if (PQstatus(pg) != CONNECTION_OK && rc == LEASE_OK) rc = lpg_fail(db, NULL);
     if (PQstatus(pg) != CONNECTION_OK) return rc;
+    if (!out[i] && rc == LEASE_OK) rc = lpg_fail(db, NULL);
   }
   while ((res = PQgetResult(pg)) != NULL) {   /* the sync */
     ExecStatusType st = PQresultStatus(res);
+    if (st != PGRES_PIPELINE_SYNC && st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK &&
+        rc == LEASE_OK)
+      rc = lpg_fail(db, res);
     PQclear(res);
     if (st == PGRES_PIPELINE_SYNC) break;
   }
@@ -366,7 +385,7 @@ int lpg_pipeline(lease_db *db, int n, const int *which, const params *const *p,
   if (!PQenterPipelineMode(pg)) return lpg_fail(db, NULL);
   for (ok = 1, i = 0; ok && i < n; i++) ok = send_one(db, which[i], p[i]);
   rc = ok && PQpipelineSync(pg) ? pipeline_read(db, n, out) : lpg_fail(db, NULL);
-  PQexitPipelineMode(pg);
+  rc = lpg_pipeline_end(db, rc);
   if (rc != LEASE_OK)
     for (i = 0; i < n; i++) PQclear(out[i]), out[i] = NULL;
   return rc;

@@ -239,6 +239,17 @@ PGresult *lpg_stmt_run(lease_db *db, int which, const params *p);
 int lpg_pipeline(lease_db *db, int n, const int *which, const params *const *p,
                  PGresult **out);
 
+/*
+** lpg_pipeline_end: leave pipeline mode after a pipeline whose outcome is
+** rc.  libpq refuses to leave while results it has not handed out are
+** pending (a session the server ended before the pipeline's sync); the
+** connection then takes no other statement until lpg_ready_conn opens it
+** again, so that is a lost connection: LEASE_IOERR, recorded with
+** libpq's message when rc was LEASE_OK, else rc's message kept under that
+** code.  Otherwise rc.
+*/
+int lpg_pipeline_end(lease_db *db, int rc);
+
 /* lpg_failed_with: 1 when the failure last recorded on db is the server's
 ** SQLSTATE sqlstate (five characters). */
 int lpg_failed_with(const lease_db *db, const char *sqlstate);

@@ -788,14 +788,13 @@ static PGresult *send_wrapped(lease_db *db, const scanned *sc, const sent *p, in
     if (PQstatus(pg) != CONNECTION_OK) break;
   }
   read_to_sync(pg);
-  PQexitPipelineMode(pg);
-  if (first_err || !mine) {
-    if (first_err) user_fail(db, first_err);
-    else lpg_fail_result(db, NULL);
+  if (first_err) user_fail(db, first_err);
+  else if (!mine) lpg_fail_result(db, NULL);
+  if (lpg_pipeline_end(db, first_err || !mine ? db->rc : LEASE_OK) != LEASE_OK) {
     PQclear(first_err);
     PQclear(mine);
     if (!sc->savepoint && PQstatus(pg) == CONNECTION_OK &&
-        PQtransactionStatus(pg) == PQTRANS_INERROR)
+        PQpipelineStatus(pg) == PQ_PIPELINE_OFF && PQtransactionStatus(pg) == PQTRANS_INERROR)
       back_to_savepoint(pg);
     return NULL;
   }

@@ -221,6 +221,41 @@ end, arg[1], arg[2], tonumber(arg[3]))
     os.remove(script)
   end)
 
+  it("is woken by the signal of a fail that discards a job of a queue at its limit, not by a look at the files #sqlite",
+    function()
+      -- the waiter's own process: a thread claims the queue's one slot
+      -- (its claim_next finds the limit), then its fail discards that job
+      -- (its last attempt); the waiter starts once the slot is taken, so
+      -- only the signal of that fail wakes it soon
+      assert.is_true(db:limit("lim", { concurrency = 1 }))
+      db:enqueue_many({ { id = "held", queue = "lim", max_attempts = 1 }, { id = "next", queue = "lim" } })
+      local run, script = signalled_waiter([[
+local L = require("lease")
+local h = L.open(arg[1])
+local t = L.thread.spawn(function(path)
+  local lease = require("lease")
+  local other = lease.open(path)
+  local id, f = other:claim_next("w", other:server_now(), 3600, { queue = "lim" })
+  assert(id == "held", id)
+  -- past the half second the waiter's watcher keeps looking after the
+  -- claim's change of the files
+  lease.sleep(1.5)
+  local at = lease.now()
+  assert(other:fail("held", "w", f, other:server_now(), "boom") == "discarded")
+  -- kept open a while: a handle's close wakes the file's waiters too
+  lease.sleep(1.5)
+  other:close()
+  return at
+end, arg[1])
+L.sleep(0.15)
+]], "lim")
+      local woken, after = run(p)
+      assert.are.equal("true", woken)
+      assert.is_true(after >= 0 and after < 1, "woke " .. after .. " s after the fail")
+      assert.are.equal("next", (db:claim_next("w2", db:server_now(), 30, { queue = "lim" })))
+      os.remove(script)
+    end)
+
   it("wakes on a release, and on a fail whose retry is due now, by another thread", function()
     db:enqueue("r", { queue = "q" })
     local id, fence = db:claim_next("w", db:server_now(), 3600, { queue = "q" })

@@ -668,7 +668,6 @@ return {
   ["wake-limited-ccn-other-queue"] = { file = "specs/57-wake_spec.lua", test = "db:wait on a queue at its limit wakes when the handle that claimed from it completes, fails or releases, long before the lease ends" },
   ["wake-limited-complete-many-no-signal"] = { file = "specs/57-wake_spec.lua", test = "db:wait on a queue at its limit wakes when the handle that claimed from it completes, fails or releases, long before the lease ends" },
   ["wake-limited-complete-no-signal"] = { file = "specs/57-wake_spec.lua", test = "db:wait on a queue at its limit wakes when the handle that claimed from it completes, fails or releases, long before the lease ends" },
-  ["wake-limited-discard-no-signal"] = { file = "specs/57-wake_spec.lua", test = "db:wait on a queue at its limit wakes when the handle that claimed from it completes, fails or releases, long before the lease ends" },
   ["wake-limited-queue-forgotten"] = { file = "specs/57-wake_spec.lua", test = "db:wait on a queue at its limit wakes when the handle that claimed from it completes, fails or releases, long before the lease ends" },
   ["wake-limited-queue-not-kept"] = { file = "specs/57-wake_spec.lua", test = "db:wait on a queue at its limit wakes when the handle that claimed from it completes, fails or releases, long before the lease ends" },
   ["wake-limited-several-last-only"] = { file = "specs/57-wake_spec.lua", test = "db:wait on a queue at its limit wakes when the handle that claimed from it completes, fails or releases, long before the lease ends" },

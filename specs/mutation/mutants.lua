@@ -46,6 +46,12 @@
 -- spec can place the server's end there: spec 29's rounds of terminated
 -- connections met it once in a full run (a worker's error), which is how
 -- it was found.
+-- Also "wake-limited-discard-no-signal" (no wake of a limited queue's
+-- waiters after a fail that discards): on PostgreSQL the trigger
+-- lease_jobs_sooner (schema step 23) wakes them at the fail's until = 0,
+-- and on SQLite spec 57's waiter in its own process, its files' look made
+-- rare and its watch off, still woke within a second of such a fail
+-- without it (a cause not yet found); the spec stays.
 return {
   -- The seed's broken changes (CONTRACT.md's table) ---------------------
   {
@@ -3328,8 +3334,11 @@ return {
   {
     -- judged on PostgreSQL, where the signal (NOTIFY) is the only wake-up: on
     -- SQLite under Linux the fail's write to the -wal wakes the waiter too
+    -- (on SQLite, whose waiter in its own process without a watch of the
+    -- files wakes by the signal alone; on PostgreSQL the trigger
+    -- lease_jobs_sooner wakes it too, at the fail's until = 0)
     name = "wake-fail-no-signal", step = "own", file = "src/core/lease_queue.c",
-    fn = "lease_fail", backend = "pg",
+    fn = "lease_fail",
     from = [=[  if (st == LEASE_STATUS_RETRYABLE) lease__wake(db, NULL, 0);]=],
     to = [=[]=],
     hint = "specs/57-wake_spec.lua",
@@ -3441,13 +3450,6 @@ return {
     name = "wake-limited-complete-many-no-signal", step = "own", backend = "pg", file = "src/core/lease.c",
     fn = "lease_complete_many",
     from = [=[  if (kept > 0) lease__wake_limited(db);]=],
-    to = [=[]=],
-    hint = "specs/57-wake_spec.lua",
-  },
-  {
-    name = "wake-limited-discard-no-signal", step = "own", backend = "pg", file = "src/core/lease_queue.c",
-    fn = "lease_fail",
-    from = [=[  else if (st == LEASE_STATUS_DISCARDED) lease__wake_limited(db);]=],
     to = [=[]=],
     hint = "specs/57-wake_spec.lua",
   },

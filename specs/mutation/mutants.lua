@@ -4347,7 +4347,7 @@ return {
     -- refuses, and the write that fired the trigger fails
     name = "pg-wake-payload-unbounded", step = "own", file = "src/pg/lpg_schema_sql.h",
     fn = "LPG_SQL_WAKE_PAYLOAD", backend = "pg",
-    from = [=[  "CASE WHEN octet_length(" q ") <= 255 THEN encode(" q ", 'hex') ELSE '' END"]=],
+    from = [=[  "CASE WHEN octet_length(" q ") <= " LPG_STR(LEASE_QUEUE_MAX) " THEN encode(" q ", 'hex') ELSE '' END"]=],
     to = [=[  "CASE WHEN octet_length(" q ") <= 100000 THEN encode(" q ", 'hex') ELSE '' END"]=],
     hint = "specs/35-postgres_spec.lua",
   },

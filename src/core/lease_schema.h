@@ -124,12 +124,12 @@
 **              lease_queue_renamed a job renamed to such an id, and the
 **              step every job so named; nothing on SQLite.
 **   WAKE_ANY_CLIENT 23: PostgreSQL's writes that make a job claimable
-**              sooner wake its queue's waiters whoever stores them: the
-**              triggers that open waiting children (lease_deps_follow,
-**              lease_deps_parent_gone) and lease_jobs_sooner, after an
-**              UPDATE that moves a job's lease end earlier, send NOTIFY
-**              lease_wake for the queue, delivered at the commit; nothing
-**              on SQLite, whose waiters see every commit in the files.
+**              wake its waiters whoever stores them: lease_jobs_added
+**              (jobs another program inserted into jobs alone),
+**              lease_queue_reopened (a queue row open again) and
+**              lease_jobs_sooner (a lease end moved earlier) send NOTIFY
+**              lease_wake, delivered at the commit; nothing on SQLite,
+**              whose waiters see every commit in the files.
 **   SQLITE_QUIET_COMPLETE 24: SQLite's trigger lease_jobs_done runs its
 **              body only for a change it writes (done becoming 0, or
 **              non-zero on a queue row not completed), so the engine's

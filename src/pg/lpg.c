@@ -328,11 +328,11 @@ int lpg_pipeline_end(lease_db *db, int rc) {
   PGconn *pg = LPG(db)->pg;
   char msg[LEASE__ERRMSG_MAX - 128];
   if (PQexitPipelineMode(pg)) return rc;
-  trim_copy(msg, sizeof msg, PQerrorMessage(pg));
   if (rc != LEASE_OK) {
     db->rc = LEASE_IOERR;
     return LEASE_IOERR;
   }
+  trim_copy(msg, sizeof msg, PQerrorMessage(pg));
   return lease__fail(db, LEASE_IOERR, "PostgreSQL: %s (the session ended mid-pipeline)", msg);
 }
 

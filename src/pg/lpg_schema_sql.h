@@ -537,11 +537,11 @@
 
 /* The payload of a trigger's NOTIFY for queue q (SQL, bytea): its name in
 ** hex, as the engine's wake sends it (lpg_wake.c), or empty (any queue)
-** for a name longer than the engine's limit (LEASE_QUEUE_MAX, 255 bytes),
+** for a name longer than the engine's limit (LEASE_QUEUE_MAX bytes),
 ** which another program may have stored: PostgreSQL refuses a payload of
 ** 8000 bytes or more, and the write that fired the trigger with it. */
 #define LPG_SQL_WAKE_PAYLOAD(q)                                                     \
-  "CASE WHEN octet_length(" q ") <= 255 THEN encode(" q ", 'hex') ELSE '' END"
+  "CASE WHEN octet_length(" q ") <= " LPG_STR(LEASE_QUEUE_MAX) " THEN encode(" q ", 'hex') ELSE '' END"
 
 /* lease_jobs_added's NOTIFY on lease_wake, any queue (empty payload),
 ** when its INSERT made queue rows: the jobs another program inserted

@@ -1151,6 +1151,9 @@ local function machine()
     .. " (Python's sqlite3 defaults: rollback journal, synchronous FULL)", opt.reps))
   out(string.format("- load average at the start (1, 5, 15 min): %s (other work on this shared machine shows here)",
     capture("cut -d' ' -f1-3 /proc/loadavg")))
+  out(B.heap_pinned and "- the heap is never trimmed in this process (lease_bench.c, pin_heap), so the"
+    .. " allocator's page faults strike the floor and the engine alike"
+    or "- the heap could not be pinned (mallopt refused): the allocator's page faults may strike one row and not another")
 end
 
 -- ---------------------------------------------------------------------------
@@ -1269,6 +1272,9 @@ end
 -- FRAME_CYCLES cycles after a warm-up, few enough that no checkpoint restarts
 -- the -wal meanwhile (SQLite's default checkpoints at 1000 frames).
 local FRAME_CYCLES = 40
+-- The batch row: FRAME_ROUNDS rounds of FRAME_BATCH jobs each (enqueue_many,
+-- claim_next(n), complete_many: three transactions), counted per job.
+local FRAME_ROUNDS, FRAME_BATCH = 2, 200
 
 -- Frames the -wal of `path` grew by while run() ran.
 local function wal_frames(path, run)
@@ -1294,20 +1300,37 @@ local function run_frames()
   out(string.format("Pages appended to the -wal per operation, from its growth over %d operations", FRAME_CYCLES))
   out("on a fresh file after a warm-up; the floor runs the contract's statements alone.")
   out("")
+  out(string.format("The batch row counts %d rounds of %d jobs (enqueue_many, claim_next(n) and",
+    FRAME_ROUNDS, FRAME_BATCH))
+  out("complete_many, a transaction each) per job.")
+  out("")
   out("| workload | API | frames per cycle | x floor |")
   out("|---|---|---:|---:|")
-  for _, w in ipairs({ "cycle", "qcycle" }) do
+  for _, w in ipairs({ "cycle", "qcycle", "batch" }) do
     local fp, cp = scratch("frames-" .. w .. "-floor.db"), scratch("frames-" .. w .. "-capi.db")
     rmdb(fp); rmdb(cp)
     local floor, capi = B.floor(fp, "normal"), B.capi(cp, "normal")
-    floor[w](floor, fresh("wf"), 5)
-    capi[w](capi, fresh("wc"), 5)
-    local ff = wal_frames(fp, function() floor[w](floor, fresh("f"), FRAME_CYCLES) end) / FRAME_CYCLES
-    local fc = wal_frames(cp, function() capi[w](capi, fresh("c"), FRAME_CYCLES) end) / FRAME_CYCLES
+    -- run(b, prefix, warm): a warm-up, or the counted operations; returns
+    -- how many cycles (jobs, for batch) the counted run went through
+    local function run(b, prefix, warm)
+      if w == "batch" then
+        b:batch(prefix, warm and 1 or FRAME_ROUNDS, FRAME_BATCH, "all", true)
+        return FRAME_ROUNDS * FRAME_BATCH
+      end
+      b[w](b, prefix, warm and 5 or FRAME_CYCLES)
+      return FRAME_CYCLES
+    end
+    run(floor, fresh("wf"), true)
+    run(capi, fresh("wc"), true)
+    local nf, nc
+    local ff = wal_frames(fp, function() nf = run(floor, fresh("f"), false) end)
+    local fc = wal_frames(cp, function() nc = run(capi, fresh("c"), false) end)
+    ff, fc = ff / nf, fc / nc
     floor:close(); capi:close()
     rmdb(fp); rmdb(cp)
-    out(string.format("| %s | floor (raw SQLite, C) | %.2f | 1.00x |", w, ff))
-    out(string.format("| %s | C API | %.2f | %.2fx |", w, fc, fc / ff))
+    local label = w == "batch" and string.format("batch of %d (per job)", FRAME_BATCH) or w
+    out(string.format("| %s | floor (raw SQLite, C) | %.2f | 1.00x |", label, ff))
+    out(string.format("| %s | C API | %.2f | %.2fx |", label, fc, fc / ff))
   end
 end
 

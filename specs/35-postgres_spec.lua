@@ -1277,6 +1277,46 @@ describe("PostgreSQL complete_claim_next with events", function()
   end)
 end)
 
+describe("PostgreSQL complete_claim_next without a clock mark", function()
+  -- complete_claim_next commits in its one round trip when the clock mark
+  -- needs no move, its check finding the mark the handle judged now
+  -- against.  A database whose writes all ran at a now below the mark's
+  -- first step (1) has no mark at all: the check must take that for the
+  -- same, or every call rolls its round back and does it all again.
+  it("runs complete_claim_next in one transaction, no rollback, on a database that has no clock mark", function()
+    local db, p = H.fresh()
+    local ids = {}
+    for i = 1, 20 do ids[i] = "m" .. i end
+    db:enqueue_many(ids)
+    db:enqueue("flush", { queue = "aside" })
+    local ff = assert(db:claim("flush", "F", 1, 1e6))
+    -- the transactions the server rolled back, after the engine's session
+    -- flushed its counts
+    local function rollbacks()
+      assert.is_true((db:with_lease("flush", "F", ff, 1, function(tx)
+        tx:rows("SELECT pg_stat_force_next_flush()")()
+      end)))
+      return tonumber((H.psql(p, "SELECT xact_rollback FROM pg_stat_database"
+        .. " WHERE datname = current_database()"):match("%d+")))
+    end
+    local before = rollbacks()
+    local id, f = db:claim_next("w", 1, 100)
+    for _ = 1, 19 do
+      local ok, why
+      ok, why, id, f = db:complete_claim_next(id, "w", f, 1, "r", 100)
+      assert.is_true(ok, why)
+      assert.is_string(id)
+    end
+    assert.are.equal(0, rollbacks() - before)
+    -- nineteen stored, the twentieth held, and still no mark
+    local c = db:counts(1)
+    assert.are.equal(19, c.done)
+    assert.are.equal(2, c.held)   -- the twentieth and "flush"
+    assert.are.equal("", H.psql(p, "SELECT value FROM lease_meta WHERE key = 'clock_mark'"))
+    db:close()
+  end)
+end)
+
 -- Each statement is prepared once per session and may keep, from its sixth
 -- run, a generic plan made from the statistics of that moment.  These
 -- cases make those plans while the tables are tiny (analyzed so, or never
@@ -1397,6 +1437,64 @@ describe("PostgreSQL plans as the tables grow", function()
       .. " finished_at) SELECT id, seq, 'other', 3, " .. T .. " FROM j")
     return db, reads
   end
+
+  -- A claim of n jobs writes them by the array of their ids alone: an
+  -- UPDATE joined to the candidates ran, under each of them, an index scan
+  -- keyed by that whole array too, which sorts the array again for each:
+  -- n² comparisons (a claim_next of 1000 jobs took a quarter of a second).
+  -- Each of the session's claim statements, as its plan cache plans it
+  -- (EXPLAIN EXECUTE: planned, not run), has its UPDATEs of jobs and
+  -- lease_queue read their table by the array's keys, with no join.
+  it("writes the jobs a claim_next(n) takes by their ids alone, with no join under its UPDATEs", function()
+    local db, p = H.fresh()
+    local many = {}
+    for i = 1, 300 do many[i] = "j" .. i end
+    db:enqueue_many(many)
+    db:enqueue("flush", { queue = "aside" })
+    local ff = assert(db:claim("flush", "F", T, 1e6))
+    H.psql(p, "ANALYZE jobs; ANALYZE lease_queue")
+    -- seven rounds, so the sixth run of each statement makes its generic plan
+    for _ = 1, 7 do assert.are.equal(20, #db:claim_next("w", T, 100, 20)) end
+    local json = require("dkjson")
+    local checked, under = 0, {}
+    -- the plan's UPDATE nodes: each its table and the node it reads from
+    local function updates(node, out)
+      if node["Node Type"] == "ModifyTable" and node.Operation == "Update" then
+        for _, child in ipairs(node.Plans or {}) do
+          if child["Parent Relationship"] == "Outer" then
+            out[#out + 1] = node["Relation Name"] .. " from " .. child["Node Type"]
+          end
+        end
+      end
+      for _, child in ipairs(node.Plans or {}) do updates(child, out) end
+      return out
+    end
+    local values = { bytea = "'\\x64656661756c74'::bytea", ["double precision"] = "1.7e9",
+      integer = "20", bigint = "20", text = "'w'" }
+    assert.is_true((db:with_lease("flush", "F", ff, T, function(tx)
+      local stmts = {}
+      for r in tx:rows("SELECT name, parameter_types::text[] AS types FROM pg_prepared_statements"
+        .. " WHERE statement LIKE '%FOR UPDATE SKIP LOCKED) j%'") do
+        stmts[#stmts + 1] = r
+      end
+      for _, s in ipairs(stmts) do
+        local args = {}
+        for t in tostring(s.types):gmatch('[^{},"]+') do args[#args + 1] = assert(values[t], t) end
+        local plan = tx:rows("EXPLAIN (FORMAT JSON, COSTS OFF) EXECUTE " .. s.name
+          .. "(" .. table.concat(args, ", ") .. ")")()
+        local text = plan["QUERY PLAN"] or plan[next(plan)]
+        local tree = assert(json.decode(text))[1].Plan
+        for _, u in ipairs(updates(tree, {})) do
+          checked = checked + 1
+          if u:find("Loop$") or u:find("Join$") then under[#under + 1] = s.name .. ": " .. u end
+        end
+      end
+    end)))
+    -- every claim statement prepared has its two UPDATEs (jobs and lease_queue)
+    assert.is_true(checked >= 2, "UPDATE nodes checked: " .. checked)
+    assert.are.equal("", table.concat(under, ", "))
+    db:close()
+  end)
 
   it("keeps one plan for the one-job claims of a worker's loop once the tables are analyzed grown", function()
     local db, p = H.fresh()

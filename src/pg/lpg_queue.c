@@ -985,7 +985,8 @@ static int ccn_committed(lease_db *db, const lease__write *wc, const lease__writ
   which[2] = lpg_write_params(wc, &pc);
   claim_params(wn, max, &pn);
   which[3] = claim_stmt(which[3], max);
-  p_f8(&pk, db->clock_mark);
+  if (isnan(db->clock_mark)) p_null(&pk);   /* no mark: the check wants none still */
+  else p_f8(&pk, db->clock_mark);
   p_bytes(&pk, wn->queue, wn->queue_len);
   p_bytes(&pk, wc->id, wc->id_len);
   if ((rc = lpg_pipeline(db, 6, which, p, out)) != LEASE_OK) {

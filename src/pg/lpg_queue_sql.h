@@ -272,6 +272,15 @@
 ** claim's), max_attempts, then for the ledger lapsed (the lease had
 ** expired unreported) and the lapsed lease's owner and fence, then
 ** timeout (NULL: none).
+**
+** The two UPDATEs find their rows by the array of the candidates' ids
+** alone (= ANY: one index scan, its keys sorted once), and the result
+** joins the candidates to the rows the claim's UPDATE returned.  An
+** UPDATE joined to the candidates would, in a plan that loops over them,
+** scan the index under each candidate with the whole array among its keys
+** and sort the array anew each time: n² comparisons for n jobs.  Without
+** the array, a plan made while the tables were tiny may read the whole
+** index of jobs at every claim once they have grown.
 */
 #define LPG_Q_SQL_CLAIM_NEXT LPG_Q_SQL_CLAIM_NEXT_("", "", "$5")
 
@@ -325,15 +334,14 @@
   " c.owner IS NOT NULL AND c.attempt >= c.max_attempts AS last FROM c),"           \
   " e AS (INSERT INTO lease_errors(id, attempt, at, owner, fence, message)"        \
   " SELECT id, attempt, until, owner, fence, 'lease expired'::bytea FROM x WHERE lapsed)," \
-  " d AS (UPDATE lease_queue SET state = " LEASE__Q_DISCARDED_S ", finished_at = $2 FROM x" \
-  " WHERE lease_queue.id = ANY(ARRAY(SELECT id FROM x WHERE last))"                \
-  " AND lease_queue.id = x.id AND x.last),"                                         \
-  " u AS (UPDATE jobs SET owner = $3, until = $4, fence = jobs.fence + 1 FROM x"    \
+  " d AS (UPDATE lease_queue SET state = " LEASE__Q_DISCARDED_S ", finished_at = $2" \
+  " WHERE lease_queue.id = ANY(ARRAY(SELECT id FROM x WHERE last))),"              \
+  " u AS (UPDATE jobs SET owner = $3, until = $4, fence = jobs.fence + 1"           \
   " WHERE jobs.id = ANY(ARRAY(SELECT id FROM x WHERE NOT last))"                   \
-  " AND jobs.id = x.id AND NOT x.last RETURNING x.*, jobs.fence AS taken)"          \
-  " SELECT x.id, x.taken, x.payload, x.queue, x.priority, x.attempt + 1, x.max_attempts," \
+  " RETURNING jobs.id, jobs.fence AS taken)"                                        \
+  " SELECT x.id, u.taken, x.payload, x.queue, x.priority, x.attempt + 1, x.max_attempts," \
   " x.lapsed, x.owner, x.fence, x.timeout" extra                                    \
-  " FROM (SELECT * FROM u UNION ALL SELECT x.*, NULL FROM x WHERE x.last) x"        \
+  " FROM x LEFT JOIN u ON u.id = x.id WHERE x.last OR u.id IS NOT NULL"            \
   " ORDER BY x.priority, x.due_at, x.seq"
 
 /*
@@ -543,7 +551,8 @@
 /*
 ** complete_claim_next's check in front of its COMMIT, in the same round
 ** trip (lpg_queue.c: ccn_committed): the clock mark is still $1, the one
-** the handle judged the write's now against (lease__clock_settled); queue
+** the handle judged the write's now against (lease__clock_settled; NULL
+** when the handle found none, and the database still has none); queue
 ** $2 has no settings row (a queue with settings is claimed under them,
 ** claim_controlled); and the job $3 is done (the complete stored, or it
 ** was completed before: a refusal the caller hears as a reason, never a
@@ -551,7 +560,8 @@
 ** is aborted, and the COMMIT sent behind it skipped.
 */
 #define LPG_Q_SQL_CCN_CHECK                                                         \
-  "SELECT 1 / CASE WHEN " LPG_Q_SQL_MARK " = $1 AND NOT EXISTS (SELECT 1"          \
+  "SELECT 1 / CASE WHEN " LPG_Q_SQL_MARK " IS NOT DISTINCT FROM $1"                  \
+  " AND NOT EXISTS (SELECT 1"                                                       \
   " FROM lease_queues WHERE name = $2) AND EXISTS (SELECT 1 FROM jobs"             \
   " WHERE id = $3 AND done <> 0) THEN 1 ELSE 0 END"
 

@@ -273,6 +273,7 @@ return {
   ["pg-claim-next-discard-joined"] = { file = "specs/35-postgres_spec.lua", test = "PostgreSQL plans as the tables grow writes the jobs a claim_next(n) takes by their ids alone, with no join under its UPDATEs" },
   ["pg-claim-next-free-takes-settled"] = { file = "specs/42-queue_control_spec.lua", test = "pause and resume stops claim_next on the paused queue with 'paused' while other queues go on" },
   ["pg-claim-next-pending-index"] = { file = "specs/35-postgres_spec.lua", test = "PostgreSQL plans as the tables grow reads a few rows a call with plans made on tables analyzed while tiny" },
+  ["pg-claim-next-reports-unstored"] = { file = "specs/35-postgres_spec.lua", test = "PostgreSQL backend stores a limit though a transaction in progress outlasts the index's build" },
   ["pg-claim-next-unlocked"] = { file = "specs/42-queue_control_spec.lua", test = "pause and limit while claims are in progress no claim of a queue commits after pause returns, by any claim path, until resume" },
   ["pg-claim-next-update-joined"] = { file = "specs/35-postgres_spec.lua", test = "PostgreSQL plans as the tables grow writes the jobs a claim_next(n) takes by their ids alone, with no join under its UPDATEs" },
   ["pg-claim-next-waits-for-locked"] = { file = "specs/35-postgres_spec.lua", test = "PostgreSQL backend raises busy with the SQLSTATE when a row lock outlasts the busy timeout, and changes nothing" },

@@ -4079,6 +4079,15 @@ return {
     hint = "specs/35-postgres_spec.lua",
   },
   {
+    -- claim_next reports a candidate whose claim another client's trigger
+    -- skipped (its UPDATE returned no row)
+    name = "pg-claim-next-reports-unstored", step = "own", file = "src/pg/lpg_queue_sql.h",
+    fn = "LPG_Q_SQL_CLAIM_NEXT_", backend = "pg",
+    from = [=[  " FROM x LEFT JOIN u ON u.id = x.id WHERE x.last OR u.id IS NOT NULL"            \]=],
+    to = [=[  " FROM x LEFT JOIN u ON u.id = x.id"            \]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
     -- claim_next's discards found by a join with the candidates, not by
     -- the array of their ids
     name = "pg-claim-next-discard-joined", step = "own", file = "src/pg/lpg_queue_sql.h",

@@ -275,7 +275,8 @@
 **
 ** The two UPDATEs find their rows by the array of the candidates' ids
 ** alone (= ANY: one index scan, its keys sorted once), and the result
-** joins the candidates to the rows the claim's UPDATE returned.  An
+** joins the candidates to the rows the claim's UPDATE returned (one whose
+** write another program's trigger skipped is not handed out).  An
 ** UPDATE joined to the candidates would, in a plan that loops over them,
 ** scan the index under each candidate with the whole array among its keys
 ** and sort the array anew each time: n² comparisons for n jobs.  Without

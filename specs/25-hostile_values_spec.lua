@@ -217,6 +217,151 @@ describe("a write another client's trigger skips #sqlite", function()
   end)
 end)
 
+describe("a claim or discard another client's trigger skips", function()
+  -- A BEFORE UPDATE trigger another client defined skips the write of job
+  -- b (RAISE(IGNORE) on SQLite, RETURN NULL on PostgreSQL).  Every claim
+  -- path raises [mismatch] naming b and stores nothing; none loops on b.
+  local T = 1000
+  local function skip_b(p, tbl)
+    if H.backend == "pg" then
+      H.psql(p, "CREATE FUNCTION side() RETURNS trigger LANGUAGE plpgsql AS $$"
+        .. " BEGIN IF old.id = 'b'::bytea THEN RETURN NULL; END IF; RETURN new; END $$;"
+        .. " CREATE TRIGGER side BEFORE UPDATE ON " .. tbl .. " FOR EACH ROW EXECUTE FUNCTION side()")
+    else
+      H.sqlite3(p, "CREATE TRIGGER side BEFORE UPDATE ON " .. tbl
+        .. " WHEN old.id = 'b' BEGIN SELECT RAISE(IGNORE); END")
+    end
+  end
+  -- x held by w (fence 1), b (`tries` attempts, its lease expired at
+  -- T + 10 when lapsed), then a and c; the trigger on tbl made afterwards.
+  local function setup(tbl, lapsed, tries)
+    local db, p = H.fresh("skipclaim")
+    assert.are.equal(2, db:enqueue_many({ "x", { id = "b", max_attempts = tries } }))
+    assert.are.equal(1, db:claim("x", "w", T, 1000))
+    if lapsed then assert.are.equal(1, db:claim("b", "old", T, 10)) end
+    db:enqueue_many({ "a", "c" })
+    db:close()
+    skip_b(p, tbl)
+    return p
+  end
+  -- Each call in a child process under timeout (a call that loops on b
+  -- fails here instead of hanging the suite): what it printed.
+  local calls = {
+    ["claim_next(3)"] = "d:claim_next('w', T, 10, 3)",
+    ["claim of b"] = "d:claim('b', 'w', T, 10)",
+    ["complete_claim_next"] = "d:complete_claim_next('x', 'w', 1, T, 'r', 10, { n = 3 })",
+    ["complete_many_claim_next"] = "d:complete_many_claim_next('w', T, { { id = 'x', fence = 1,"
+      .. " result = 'r' } }, 10, { n = 3 })",
+  }
+  local function run(p, call, now)
+    local script = H.file("skip") .. ".lua"
+    H.write(script, "package.cpath = " .. string.format("%q", package.cpath) .. "\n"
+      .. "local d = require('lease').open(" .. string.format("%q", p) .. ")\n"
+      .. "local T = " .. now .. "\n"
+      -- a refused claim first, which reads the clock mark: complete_claim_next
+      -- on PostgreSQL then tries its one round trip
+      .. "assert(select(2, d:claim('x', 'z', T, 10)) == 'held')\n"
+      .. "print(select(2, pcall(function() return " .. calls[call] .. " end)))\n")
+    local out = H.capture("timeout 60 " .. H.lua() .. " " .. H.sh(script) .. " 2>&1")
+    os.remove(script)
+    return out
+  end
+  for _, case in ipairs({
+    { "jobs", false, 1, T, "claim of b changed no row", "(the claim of b) " },
+    { "jobs", true, 2, T + 100, "claim of b changed no row", "(the claim of b, its lease lapsed) " },
+    { "lease_queue", true, 1, T + 100, "a claim's discard of b changed no row",
+      "(the discard of b's last attempt) " },
+  }) do
+    local tbl, lapsed, tries, now, text, title = case[1], case[2], case[3], case[4], case[5], case[6]
+    for _, call in ipairs({ "claim_next(3)", "claim of b", "complete_claim_next",
+                            "complete_many_claim_next" }) do
+      it(title .. call
+        .. " raises [mismatch] and stores nothing", function()
+        local p = setup(tbl, lapsed, tries)
+        local before = H.qsnapshot(p)
+        local out = run(p, call, now)
+        assert.truthy(out:find(text, 1, true), out)
+        assert.truthy(out:find("[mismatch]", 1, true), out)
+        assert.are.same(before, H.qsnapshot(p))
+      end)
+    end
+  end
+end)
+
+describe("a schedule's move or an enqueue another client's trigger skips", function()
+  -- the call raises [mismatch] naming what it wrote, and stores nothing;
+  -- an id that is there is still "exists", a move another tick made first
+  -- is still no job
+  local T = 1699999980
+  local function skip(p, tbl, op, cond)
+    if H.backend == "pg" then
+      H.psql(p, "CREATE FUNCTION side() RETURNS trigger LANGUAGE plpgsql AS $$"
+        .. " BEGIN IF " .. cond:gsub("'(%w+)'", "'%1'::bytea") .. " THEN RETURN NULL; END IF;"
+        .. " RETURN new; END $$; CREATE TRIGGER side BEFORE " .. op .. " ON " .. tbl
+        .. " FOR EACH ROW EXECUTE FUNCTION side()")
+    else
+      H.sqlite3(p, "CREATE TRIGGER side BEFORE " .. op .. " ON " .. tbl .. " WHEN " .. cond
+        .. " BEGIN SELECT RAISE(IGNORE); END")
+    end
+  end
+
+  it("tick whose move of a due schedule is skipped", function()
+    local db, p = H.fresh("skiptick")
+    db:schedule("s", T, { every = 10 })
+    db:schedule("t", T, { every = 10 })
+    db:close()
+    skip(p, "lease_schedules", "UPDATE", "old.name = 's'")
+    db = lease.open(p)
+    finally(function() db:close() end)
+    local before, listed = H.qsnapshot(p), db:schedules()
+    local err = H.error_of(db.tick, db, T + 10)
+    assert.truthy(err:find("tick's move of schedule s changed no row", 1, true), err)
+    assert.truthy(err:find("[mismatch]", 1, true), err)
+    assert.are.same(before, H.qsnapshot(p))
+    assert.are.same(listed, db:schedules())
+    assert.is_nil(db:state("t@" .. (T + 10)))
+  end)
+
+  it("renew, complete and release whose guarded update is skipped", function()
+    local db, p = H.fresh("skipheld")
+    db:enqueue("b")
+    local f = db:claim("b", "w", T, 100)
+    db:close()
+    skip(p, "jobs", "UPDATE", "old.id = 'b'")
+    db = lease.open(p)
+    finally(function() db:close() end)
+    local before = H.qsnapshot(p)
+    for _, call in ipairs({ function() return db:renew("b", "w", f, T + 1, 100) end,
+                            function() return db:complete("b", "w", f, T + 1, "r") end,
+                            function() return db:release("b", "w", f) end }) do
+      local err = H.error_of(call)
+      assert.truthy(err:find("b changed", 1, true), err)
+      assert.truthy(err:find("[mismatch]", 1, true), err)
+      assert.are.same(before, H.qsnapshot(p))
+    end
+  end)
+
+  it("enqueue and enqueue_many whose insert of a new id is skipped #sqlite", function()
+    local db, p = H.fresh("skipenq")
+    db:enqueue("x")
+    db:close()
+    skip(p, "jobs", "INSERT", "new.id = 'b'")
+    db = lease.open(p)
+    finally(function() db:close() end)
+    local before = H.qsnapshot(p)
+    for _, call in ipairs({ function() return db:enqueue("b") end,
+                            function() return db:enqueue("b", { payload = "p", queue = "q" }) end,
+                            function() return db:enqueue_many({ "a", "b", "c" }) end,
+                            function() return db:enqueue_many({ "a", { id = "b", priority = 2 } }) end }) do
+      local err = H.error_of(call)
+      assert.truthy(err:find("enqueue of b changed no row", 1, true), err)
+      assert.truthy(err:find("[mismatch]", 1, true), err)
+      assert.are.same(before, H.qsnapshot(p))
+    end
+    assert.are.same({ false, 1 }, { db:enqueue("x"), db:enqueue_many({ "x", "a" }) })
+  end)
+end)
+
 describe("a clock mark another client stored as -Inf or +Inf", function()
   -- repaired to the next write's now, as a mark that is not a number is
   local T = 1.7e9

@@ -1051,25 +1051,6 @@ describe("PostgreSQL backend", function()
     assert.are.equal("0\n", H.psql(p, "SELECT count(*) FROM jwrites"))
   end)
 
-  -- Another program's BEFORE UPDATE trigger may skip a row's write
-  -- (RETURN NULL): claim_next hands out only the jobs its UPDATE stored.
-  it("claim_next(n) leaves out a job whose claim another client's trigger skips, and reports the rest as stored", function()
-    db:enqueue_many({ "a", "b", "c" })
-    H.psql(p, "CREATE FUNCTION skip_b() RETURNS trigger LANGUAGE plpgsql AS $$"
-      .. " BEGIN IF new.id = 'b'::bytea THEN RETURN NULL; END IF; RETURN new; END $$;"
-      .. " CREATE TRIGGER skip_b BEFORE UPDATE ON jobs FOR EACH ROW EXECUTE FUNCTION skip_b()")
-    local got = db:claim_next("w", 5, 10, 3)
-    local ids = {}
-    for i, j in ipairs(got) do
-      ids[i] = j.id
-      assert.are.same({ j.id, j.fence, "w" }, { j.id, db:state(j.id, 5).fence, db:state(j.id, 5).owner })
-    end
-    assert.are.same({ "a", "c" }, ids)
-    local b = db:state("b", 5)
-    assert.are.same({ "available", 0 }, { b.status, b.fence })
-    assert.is_nil(b.owner)
-  end)
-
   it("an enqueue that waited for another client's insert of the id, gone and pruned when it commits, starts at the floor raised", function()
     for i, enqueue in ipairs(enqueue_ways()) do
       local id, top = "again" .. i, 40 + i

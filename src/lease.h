@@ -462,8 +462,9 @@ LEASE_API int lease_after(lease_db *db, const char *id, size_t id_len, double no
 **             checked before anything is written (the message names its
 **             1-based position: "job 3: id must not be empty").
 **   inserted: receives how many were new (may be NULL).
-** Returns LEASE_OK, LEASE_MISUSE or a database error (then none is
-** inserted).  A job whose after lists a job that does not exist, or was
+** Returns LEASE_OK, LEASE_MISUSE, LEASE_MISMATCH (on SQLite: a trigger
+** another client defined skipped the insert of an id not there) or a
+** database error (then none is inserted).  A job whose after lists a job that does not exist, or was
 ** discarded or cancelled, stores none: LEASE_OK with *inserted 0 and
 ** lease_enqueue_refused set.
 */
@@ -498,8 +499,10 @@ LEASE_API int lease_state(lease_db *db, const char *id, size_t id_len, double no
 ** attempt (see "The job queue").
 ** Returns LEASE_OK, LEASE_MISUSE (bad argument, nothing touched),
 ** LEASE_RANGE (fence at LEASE_FENCE_MAX), LEASE_MISMATCH (another client
-** stored a fence or until of the wrong type: see lease_row.blocked), or a
-** database error (LEASE_BUSY once the busy timeout ran out).
+** stored a fence or until of the wrong type: see lease_row.blocked; or a
+** trigger another client defined skipped the claim or the discard: nothing
+** is stored), or a database error (LEASE_BUSY once the busy timeout ran
+** out).
 */
 LEASE_API int lease_claim(lease_db *db, const char *id, size_t id_len,
                           const char *owner, size_t owner_len,
@@ -513,7 +516,8 @@ LEASE_API int lease_claim(lease_db *db, const char *id, size_t id_len,
 **           LEASE_CANCELLED, LEASE_NOT_OWNER, LEASE_STALE_FENCE or
 **           LEASE_EXPIRED.
 ** Returns LEASE_OK, LEASE_MISUSE, LEASE_RANGE or LEASE_MISMATCH (the job is
-** blocked: see lease_row.blocked) or a database error.
+** blocked: see lease_row.blocked; or a trigger another client defined
+** skipped the write: nothing is stored) or a database error.
 */
 LEASE_API int lease_renew(lease_db *db, const char *id, size_t id_len,
                           const char *owner, size_t owner_len, int64_t fence,
@@ -575,7 +579,8 @@ LEASE_API int lease_complete_many(lease_db *db, const char *owner, size_t owner_
 ** match and done = 0: owner = NULL, until = 0, the fence is kept.
 **   reason: LEASE_GRANTED, LEASE_MISSING, LEASE_DONE, LEASE_NOT_OWNER or
 **           LEASE_STALE_FENCE.
-** Returns LEASE_OK, LEASE_MISUSE or a database error.
+** Returns LEASE_OK, LEASE_MISUSE, LEASE_MISMATCH (a trigger another client
+** defined skipped the write: nothing is stored) or a database error.
 */
 LEASE_API int lease_release(lease_db *db, const char *id, size_t id_len,
                             const char *owner, size_t owner_len, int64_t fence,
@@ -658,7 +663,9 @@ LEASE_API int lease_read_settings(lease_db *db, lease_settings *out);
 ** Cost: the partial index lease_queue_due holds only jobs the queue has
 ** not ended, in that order; jobs held, and scheduled jobs of a smaller
 ** priority than the first ready one, are stepped over.
-** Returns LEASE_OK, LEASE_MISUSE, LEASE_NOMEM or a database error.
+** Returns LEASE_OK, LEASE_MISUSE, LEASE_MISMATCH (a trigger another client
+** defined skipped the claim or the discard of a job it would take: nothing
+** is stored), LEASE_NOMEM or a database error.
 */
 LEASE_API int lease_claim_next(lease_db *db, const char *queue, size_t queue_len,
                                const char *owner, size_t owner_len, double now, double ttl,
@@ -1306,8 +1313,10 @@ LEASE_API int lease_cron_next(const char *expr, size_t len, double t, double *ou
 **   count:   how many were enqueued.
 **   more:    1 when max due schedules were taken, so more may be due:
 **            call again (may be NULL).
-** Returns LEASE_OK, LEASE_MISUSE, LEASE_READONLY or a database error
-** (then nothing is enqueued and no schedule moves).
+** Returns LEASE_OK, LEASE_MISUSE, LEASE_READONLY, LEASE_MISMATCH (a
+** trigger another client defined skipped a schedule's move, or as for
+** lease_enqueue_many) or a database error (then nothing is enqueued and
+** no schedule moves).
 */
 LEASE_API int lease_tick(lease_db *db, double now, int max, const char **ids, size_t *id_lens,
                          int *count, int *more);

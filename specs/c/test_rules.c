@@ -29,7 +29,7 @@ enum { CL = LEASE__CLAIM, RE = LEASE__RENEW, CO = LEASE__COMPLETE, RL = LEASE__R
 
 /* One row: op and facts (found, done, qstate, other_owner, other_fence,
 ** blocked, live, expired) -> judge's rc and reason; refusal's differ only
-** when judge grants (then LEASE_ERROR, "internal error"). */
+** when judge grants (then LEASE_MISMATCH, "passes every check"). */
 typedef struct rule_row {
   int op;
   lease__facts f;
@@ -91,8 +91,11 @@ static lease_db *open_db(void) {
 /* Every row through lease__judge, then lease__refusal. */
 static void test_write_order(void **state) {
   lease_db *db = open_db();
+  lease__write w = {0};
   size_t i;
   (void)state;
+  w.id = "j7";
+  w.id_len = 2;
   for (i = 0; i < sizeof rows / sizeof rows[0]; i++) {
     const rule_row *r = &rows[i];
     int reason = -1, rc;
@@ -101,11 +104,13 @@ static void test_write_order(void **state) {
     if (rc == LEASE_OK) assert_int_equal(reason, r->reason);
     if (r->msg) assert_non_null(strstr(lease_errmsg(db), r->msg));
     reason = -1;
-    rc = lease__refusal(db, (lease__op)r->op, &r->f, &reason);
+    w.op = (lease__op)r->op;
+    rc = lease__refusal(db, &w, &r->f, &reason);
     if (r->rc == LEASE_OK && r->reason == LEASE_GRANTED) {
-      assert_int_equal(rc, LEASE_ERROR);
+      assert_int_equal(rc, LEASE_MISMATCH);
       assert_non_null(strstr(lease_errmsg(db), "passes every check"));
-      assert_non_null(strstr(lease_errmsg(db), r->op == CL ? "guarded claim" : "guarded update"));
+      assert_non_null(strstr(lease_errmsg(db), r->op == CL ? "guarded claim of j7"
+                                                           : "guarded update of j7"));
     } else {
       assert_int_equal(rc, r->rc);
       if (rc == LEASE_OK) assert_int_equal(reason, r->reason);

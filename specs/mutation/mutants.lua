@@ -327,6 +327,57 @@ return {
     hint = "specs/25-hostile_values_spec.lua",
   },
   {
+    name = "expiry-skipped-discard-unseen", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "lsq_q_expired",
+    from = [=[  if ((rc = run_one(db, end, "a claim's discard", w->id, w->id_len)) != LEASE_OK) return rc;]=],
+    to = [=[  if ((rc = run_once(db, end)) != LEASE_OK) return rc;]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    name = "enqueue-skipped-insert-unseen", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "enqueue_body",
+    from = [=[      if ((rc = insert_ignored(db, j->id, j->id_len)) != LEASE_OK) return rc;]=],
+    to = [=[      if ((rc = insert_ignored(db, j->id, j->id_len)) != LEASE_OK) lease__clear_error(db);]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    -- an id that is there (not inserted again) taken for a skipped insert
+    name = "enqueue-existing-id-refused", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "insert_ignored",
+    from = [=[  if (src == SQLITE_ROW) return LEASE_OK;]=],
+    to = [=[  if (0) return LEASE_OK;]=],
+    hint = "specs/02-enqueue_spec.lua",
+  },
+  {
+    name = "tick-skipped-move-unseen", step = "own", file = "src/sqlite/lsq_schedule.c",
+    fn = "tick_body",
+    from = [=[      rc = moved_by_another(db, s);]=],
+    to = [=[      if (moved_by_another(db, s) != LEASE_OK) lease__clear_error(db);]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    -- a schedule another tick moved first taken for a skipped move
+    name = "tick-move-by-another-refused", step = "own", file = "src/sqlite/lsq_schedule.c",
+    fn = "moved_by_another",
+    from = [=[  if (src == SQLITE_DONE) return LEASE_OK;]=],
+    to = [=[  if (0) return LEASE_OK;]=],
+    hint = "specs/41-schedule_spec.lua",
+  },
+  {
+    name = "pg-tick-skipped-move-unseen", step = "own", file = "src/pg/lpg_schedule.c",
+    fn = "tick_body", backend = "pg",
+    from = [=[      if (moved_by_another(db, &d[i].s) != LEASE_OK) return db->rc;]=],
+    to = [=[      if (moved_by_another(db, &d[i].s) != LEASE_OK) lease__clear_error(db);]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    name = "pg-tick-move-by-another-refused", step = "own", file = "src/pg/lpg_schedule.c",
+    fn = "moved_by_another", backend = "pg",
+    from = [=[  if (!still) return LEASE_OK;]=],
+    to = [=[  if (still < 0) return LEASE_OK;]=],
+    hint = "specs/41-schedule_spec.lua",
+  },
+  {
     name = "enqueue-skipped-data-unseen", step = "own", file = "src/sqlite/lsq_queue.c",
     fn = "enqueue_body",
     from = [=[    rc = run_one(db, data, "enqueue's queue data", j->id, j->id_len);]=],
@@ -2675,6 +2726,15 @@ return {
     c_hint = "test_rules",
   },
   {
+    -- a guarded write another client's trigger skipped is an internal
+    -- error, not [mismatch]
+    name = "rules-skipped-write-as-error", step = "own", file = "src/core/lease_rules.c",
+    fn = "lease__refusal",
+    from = [=[  return lease__fail(db, LEASE_MISMATCH, "the guarded %s of %.*s changed no row, yet the job "]=],
+    to = [=[  return lease__fail(db, LEASE_ERROR, "the guarded %s of %.*s changed no row, yet the job "]=],
+    c_hint = "test_rules",
+  },
+  {
     name = "rules-refused-write-granted", step = "own", file = "src/core/lease_rules.c",
     fn = "lease__refusal",
     from = "  if (rc != LEASE_OK || *reason != LEASE_GRANTED) return rc;\n",
@@ -4079,21 +4139,56 @@ return {
     hint = "specs/35-postgres_spec.lua",
   },
   {
-    -- claim_next reports a candidate whose claim another client's trigger
-    -- skipped (its UPDATE returned no row)
-    name = "pg-claim-next-reports-unstored", step = "own", file = "src/pg/lpg_queue_sql.h",
+    -- claim_next takes a candidate neither claimed nor discarded (another
+    -- client's trigger skipped its write) for a discard, and looks again
+    name = "pg-claim-next-skip-unchecked", step = "own", file = "src/pg/lpg_queue.c",
+    fn = "claim_rounds", backend = "pg",
+    from = [=[      if (PQgetisnull(res, i, 1) && !r_bool(res, i, 12)) {   /* neither write stored */]=],
+    to = [=[      if (0) {   /* neither write stored */]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    -- claim_next's statement says a discard stored whenever one was due
+    name = "pg-claim-next-discard-assumed", step = "own", file = "src/pg/lpg_queue_sql.h",
     fn = "LPG_Q_SQL_CLAIM_NEXT_", backend = "pg",
-    from = [=[  " FROM x LEFT JOIN u ON u.id = x.id WHERE x.last OR u.id IS NOT NULL"            \]=],
-    to = [=[  " FROM x LEFT JOIN u ON u.id = x.id"            \]=],
-    hint = "specs/35-postgres_spec.lua",
+    from = [=[  " x.lapsed, x.owner, x.fence, x.timeout, x.last, d.id IS NOT NULL" extra          \]=],
+    to = [=[  " x.lapsed, x.owner, x.fence, x.timeout, x.last, x.last" extra          \]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    -- complete_claim_next's one round trip commits a round whose claim of
+    -- a candidate did not store
+    name = "pg-ccn-keeping-skip-unchecked", step = "own", file = "src/pg/lpg_queue_sql.h",
+    fn = "LPG_Q_SQL_CLAIM_NEXT_KEEPING_", backend = "pg",
+    from = [=[  LPG_Q_SQL_CLAIM_NEXT_("", ", 1 / CASE WHEN x.last OR u.id IS NULL THEN 0 ELSE 1 END", limit)]=],
+    to = [=[  LPG_Q_SQL_CLAIM_NEXT_("", ", 1 / CASE WHEN x.last THEN 0 ELSE 1 END", limit)]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    -- a claim whose discard another client's trigger skipped is reported
+    -- as a guarded claim refused without a reason
+    name = "pg-claim-discard-skip-unchecked", step = "own", file = "src/pg/lpg.c",
+    fn = "lpg_write_read", backend = "pg",
+    from = [=[  if (w->op == LEASE__CLAIM && PQntuples(res) == 1 && r_bool(res, 0, 10) && !r_bool(res, 0, 13)) {]=],
+    to = [=[  if (0) {]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    -- a claim records the lapsed lease's error though neither its claim
+    -- nor its discard stored (out of a transaction, it stays)
+    name = "pg-claim-error-without-write", step = "own", file = "src/pg/lpg_sql.h",
+    fn = "LPG_SQL_CLAIM", backend = "pg",
+    from = [=[  " FROM j, q, x WHERE x.lapsed AND (EXISTS (SELECT 1 FROM d) OR EXISTS (SELECT 1 FROM u)))" \]=],
+    to = [=[  " FROM j, q, x WHERE x.lapsed)" \]=],
+    hint = "specs/25-hostile_values_spec.lua",
   },
   {
     -- claim_next's discards found by a join with the candidates, not by
     -- the array of their ids
     name = "pg-claim-next-discard-joined", step = "own", file = "src/pg/lpg_queue_sql.h",
     fn = "LPG_Q_SQL_CLAIM_NEXT_", backend = "pg",
-    from = [=[  " WHERE lease_queue.id = ANY(ARRAY(SELECT id FROM x WHERE last))),"              \]=],
-    to = [=[  " WHERE lease_queue.id IN (SELECT id FROM x WHERE last)),"              \]=],
+    from = [=[  " WHERE lease_queue.id = ANY(ARRAY(SELECT id FROM x WHERE last))"                \]=],
+    to = [=[  " WHERE lease_queue.id IN (SELECT id FROM x WHERE last)"                \]=],
     hint = "specs/35-postgres_spec.lua",
   },
   {
@@ -5035,8 +5130,8 @@ return {
     -- ... and commits a discard, the rounds after it running alone
     name = "pg-ccn-claim-discards", step = "own", file = "src/pg/lpg_queue_sql.h",
     fn = "LPG_Q_SQL_CLAIM_NEXT_KEEPING_", backend = "pg",
-    from = [=[  LPG_Q_SQL_CLAIM_NEXT_("", ", 1 / CASE WHEN x.last THEN 0 ELSE 1 END", limit)]=],
-    to = [=[  LPG_Q_SQL_CLAIM_NEXT_("", ", 1 / CASE WHEN x.last THEN 1 ELSE 1 END", limit)]=],
+    from = [=[  LPG_Q_SQL_CLAIM_NEXT_("", ", 1 / CASE WHEN x.last OR u.id IS NULL THEN 0 ELSE 1 END", limit)]=],
+    to = [=[  LPG_Q_SQL_CLAIM_NEXT_("", ", 1 / CASE WHEN NOT x.last AND u.id IS NULL THEN 0 ELSE 1 END", limit)]=],
     hint = "specs/35-postgres_spec.lua",
   },
   {

@@ -160,12 +160,14 @@ typedef struct lease__write {
 int lease__judge(lease_db *db, lease__op op, const lease__facts *f, int *reason);
 
 /*
-** lease__refusal: lease__judge for a guarded write whose guard changed
-** nothing: every check passing is then a failure (LEASE_ERROR, "internal
-** error: the guarded claim/update refused a write that passes every
-** check").  Returns LEASE_OK with *reason set, or the failure recorded.
+** lease__refusal: lease__judge of w's op for a guarded write whose guard
+** changed nothing: every check passing then means something outside the
+** engine skipped the write (a trigger another client defined), a failure:
+** LEASE_MISMATCH, "the guarded claim/update of ID changed no row, yet the
+** job passes every check".  Returns LEASE_OK with *reason set, or the
+** failure recorded.
 */
-int lease__refusal(lease_db *db, lease__op op, const lease__facts *f, int *reason);
+int lease__refusal(lease_db *db, const lease__write *w, const lease__facts *f, int *reason);
 
 /* lease__cancel_reason: lease_cancel's reason for the job f describes
 ** (found, done, qstate): missing, done, discarded, cancelled, or

@@ -55,11 +55,12 @@ int lease__judge(lease_db *db, lease__op op, const lease__facts *f, int *reason)
 }
 
 /* See lease_int.h. */
-int lease__refusal(lease_db *db, lease__op op, const lease__facts *f, int *reason) {
-  int rc = lease__judge(db, op, f, reason);
+int lease__refusal(lease_db *db, const lease__write *w, const lease__facts *f, int *reason) {
+  int rc = lease__judge(db, w->op, f, reason);
   if (rc != LEASE_OK || *reason != LEASE_GRANTED) return rc;
-  return lease__fail(db, LEASE_ERROR, "internal error: the guarded %s refused a write that "
-                     "passes every check", op == LEASE__CLAIM ? "claim" : "update");
+  return lease__fail(db, LEASE_MISMATCH, "the guarded %s of %.*s changed no row, yet the job "
+                     "passes every check (a trigger?): nothing stored",
+                     w->op == LEASE__CLAIM ? "claim" : "update", (int)w->id_len, w->id);
 }
 
 /* See lease_int.h. */

@@ -106,6 +106,9 @@
   /* Move a schedule past its tick, guarded by the next_at read: next_at, */          \
   /* last_at, name, the next_at read. */                                              \
   XX(SCHEDULE_MOVE)                                                                   \
+  /* Whether a schedule still has the next_at read (a move that changed no */        \
+  /* row: another tick moved it, or a trigger skipped the move): name, next_at. */   \
+  XX(SCHEDULE_AT)                                                                     \
   /* The events ledger, add an event: at (NULL: the backend's clock), op, */          \
   /* id, queue, owner, fence, reason (0: ok). */                                      \
   XX(EVENT_ADD)                                                                       \

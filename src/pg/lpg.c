@@ -808,7 +808,7 @@ int lpg_outcome_row(lease_db *db, const lease__write *w, const PGresult *r, int 
     f.live = r_bool(r, row, 7);
     f.qstate = PQgetisnull(r, row, 8) ? LEASE__Q_OPEN : r_i4(r, row, 8);
   }
-  return lease__refusal(db, w->op, &f, reason);
+  return lease__refusal(db, w, &f, reason);
 }
 
 /* The ledger's op of each guarded write. */
@@ -871,7 +871,13 @@ int lpg_write_params(const lease__write *w, params *p) {
 int lpg_write_read(lease_db *db, const lease__write *w, PGresult *res, int64_t *fence,
                    int *reason) {
   int64_t got = 0;
-  int rc = lpg_outcome(db, w, res, &got, reason);
+  int rc;
+  if (w->op == LEASE__CLAIM && PQntuples(res) == 1 && r_bool(res, 0, 10) && !r_bool(res, 0, 13)) {
+    PQclear(res);
+    return lease__fail(db, LEASE_MISMATCH, "a claim's discard of %.*s changed no row (a trigger?):"
+                       " nothing stored", (int)w->id_len, w->id);
+  }
+  rc = lpg_outcome(db, w, res, &got, reason);
   if (rc == LEASE_OK && w->op == LEASE__CLAIM) rc = lapsed_events(db, w, res);
   PQclear(res);
   if (rc != LEASE_OK) return rc;

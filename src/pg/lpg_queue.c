@@ -684,9 +684,11 @@ static int claim_stmt(int which, int n) {
 ** the queue's lock: lpg_q_claim_begin).  One statement per round
 ** (LPG_Q_SQL_CLAIM_NEXT); a round that discarded jobs whose expired
 ** lease was their last attempt looks again for as many more.  A discarded
-** job leaves the candidates, so the rounds end.  first: the result of the
-** first round, already run (lpg_q_complete_claim_next's), or NULL; freed
-** here.
+** job leaves the candidates, so the rounds end.  A candidate the round
+** neither claimed nor discarded (another client's trigger skipped the
+** write) fails the call with LEASE_MISMATCH, and the caller rolls back.
+** first: the result of the first round, already run
+** (lpg_q_complete_claim_next's), or NULL; freed here.
 */
 static int claim_rounds(lease_db *db, const lease__write *w, int max, lease_job *jobs,
                         int *count, PGresult *first) {
@@ -711,6 +713,12 @@ static int claim_rounds(lease_db *db, const lease__write *w, int max, lease_job 
     for (i = 0; i < rows && !failed; i++) {
       lease_job *j = &jobs[n];
       taken *k = &t[n];
+      if (PQgetisnull(res, i, 1) && !r_bool(res, i, 12)) {   /* neither write stored */
+        rc = lease__fail(db, LEASE_MISMATCH, "%s of %.*s changed no row (a trigger?): nothing"
+                         " stored", r_bool(res, i, 11) ? "a claim's discard" : "claim_next's claim",
+                         PQgetlength(res, i, 0), PQgetvalue(res, i, 0));
+        break;
+      }
       if (!PQgetisnull(res, i, 7) && r_bool(res, i, 7) &&
           (rc = lapsed_event(db, w, res, i, LEASE_EV_EXPIRE)) != LEASE_OK)
         break;

@@ -268,15 +268,16 @@
 ** attempt >= max_attempts, the core's rule lease__after_expiry, written
 ** here so that one statement records, discards and claims).  $1 queue,
 ** $2 now, $3 owner, $4 now + ttl, $5 how many.  Rows, in claim order: id,
-** new fence (NULL: discarded), payload, queue, priority, attempt (this
+** new fence (NULL: not claimed), payload, queue, priority, attempt (this
 ** claim's), max_attempts, then for the ledger lapsed (the lease had
 ** expired unreported) and the lapsed lease's owner and fence, then
-** timeout (NULL: none).
+** timeout (NULL: none), last, and whether the discard stored.  A
+** candidate neither claimed nor discarded is one whose write another
+** client's trigger skipped (the caller fails: lpg_queue.c, claim_rounds).
 **
 ** The two UPDATEs find their rows by the array of the candidates' ids
 ** alone (= ANY: one index scan, its keys sorted once), and the result
-** joins the candidates to the rows the claim's UPDATE returned (one whose
-** write another program's trigger skipped is not handed out).  An
+** joins the candidates to the rows the UPDATEs returned.  An
 ** UPDATE joined to the candidates would, in a plan that loops over them,
 ** scan the index under each candidate with the whole array among its keys
 ** and sort the array anew each time: n² comparisons for n jobs.  Without
@@ -310,13 +311,13 @@
   LPG_Q_SQL_CLAIM_NEXT_(" AND NOT EXISTS (SELECT 1 FROM lease_queues WHERE name = $1)", "", limit)
 
 /* claim_next's statement for complete_claim_next's one round trip
-** (lpg_queue.c: ccn_committed): a candidate it would discard divides by
-** zero (SQLSTATE 22012), so a round that discards runs in ccn_pipelined's
-** transaction instead, with the rounds after it. */
+** (lpg_queue.c: ccn_committed): a candidate it would discard, or whose
+** claim did not store, divides by zero (SQLSTATE 22012), so such a round
+** runs in ccn_pipelined's transaction instead, with the rounds after it. */
 #define LPG_Q_SQL_CLAIM_NEXT_KEEPING LPG_Q_SQL_CLAIM_NEXT_KEEPING_("$5")
 #define LPG_Q_SQL_CLAIM_ONE_KEEPING LPG_Q_SQL_CLAIM_NEXT_KEEPING_("1")
 #define LPG_Q_SQL_CLAIM_NEXT_KEEPING_(limit)                                        \
-  LPG_Q_SQL_CLAIM_NEXT_("", ", 1 / CASE WHEN x.last THEN 0 ELSE 1 END", limit)
+  LPG_Q_SQL_CLAIM_NEXT_("", ", 1 / CASE WHEN x.last OR u.id IS NULL THEN 0 ELSE 1 END", limit)
 
 /* claim_next's statement, cond: more conditions on the candidates, extra:
 ** more columns after its own, limit: how many (SQL). */
@@ -336,13 +337,14 @@
   " e AS (INSERT INTO lease_errors(id, attempt, at, owner, fence, message)"        \
   " SELECT id, attempt, until, owner, fence, 'lease expired'::bytea FROM x WHERE lapsed)," \
   " d AS (UPDATE lease_queue SET state = " LEASE__Q_DISCARDED_S ", finished_at = $2" \
-  " WHERE lease_queue.id = ANY(ARRAY(SELECT id FROM x WHERE last))),"              \
+  " WHERE lease_queue.id = ANY(ARRAY(SELECT id FROM x WHERE last))"                \
+  " RETURNING lease_queue.id),"                                                     \
   " u AS (UPDATE jobs SET owner = $3, until = $4, fence = jobs.fence + 1"           \
   " WHERE jobs.id = ANY(ARRAY(SELECT id FROM x WHERE NOT last))"                   \
   " RETURNING jobs.id, jobs.fence AS taken)"                                        \
   " SELECT x.id, u.taken, x.payload, x.queue, x.priority, x.attempt + 1, x.max_attempts," \
-  " x.lapsed, x.owner, x.fence, x.timeout" extra                                    \
-  " FROM x LEFT JOIN u ON u.id = x.id WHERE x.last OR u.id IS NOT NULL"            \
+  " x.lapsed, x.owner, x.fence, x.timeout, x.last, d.id IS NOT NULL" extra          \
+  " FROM x LEFT JOIN u ON u.id = x.id LEFT JOIN d ON d.id = x.id"                  \
   " ORDER BY x.priority, x.due_at, x.seq"
 
 /*

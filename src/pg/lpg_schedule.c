@@ -140,7 +140,26 @@ static int by_name(const void *a, const void *b) {
   return c ? c : (x->name_len > y->name_len) - (x->name_len < y->name_len);
 }
 
-/* The write transaction of a tick: each move, and its job when it moved. */
+/* After a move of s that changed no row: LEASE_OK when another tick moved
+** s first (its next_at, read anew, is no longer the one read before),
+** else LEASE_MISMATCH recorded (another client's trigger skipped the
+** move). */
+static int moved_by_another(lease_db *db, const lease_schedule_spec *s) {
+  params p = {0};
+  PGresult *res;
+  int still;
+  p_bytes(&p, s->name, s->name_len);
+  p_f8(&p, s->next_at);
+  if (!(res = srun(db, LPG_ST_SCHEDULE_AT, &p))) return db->rc;
+  still = PQntuples(res) > 0;
+  PQclear(res);
+  if (!still) return LEASE_OK;
+  return lease__fail(db, LEASE_MISMATCH, "tick's move of schedule %.*s changed no row"
+                     " (a trigger?): nothing stored", (int)s->name_len, s->name);
+}
+
+/* The write transaction of a tick: each move, and its job when it moved
+** (moved_by_another when it did not). */
 static int tick_body(lease_db *db, due *d, int n) {
   int i;
   for (i = 0; i < n; i++) {
@@ -156,7 +175,10 @@ static int tick_body(lease_db *db, due *d, int n) {
     if (!(res = srun(db, LPG_ST_SCHEDULE_MOVE, &p))) return db->rc;
     moved = atoi(PQcmdTuples(res)) == 1;
     PQclear(res);
-    if (!moved) continue;   /* another tick moved it */
+    if (!moved) {
+      if (moved_by_another(db, &d[i].s) != LEASE_OK) return db->rc;
+      continue;
+    }
     lease_new_job_default(&j);
     j.id = id;
     j.id_len = (size_t)lease__schedule_job_id(&d[i].s, d[i].tick, id, sizeof id);

@@ -47,6 +47,11 @@
   "UPDATE lease_schedules SET next_at = $1, last_at = $2"                              \
   " WHERE name = $3 AND next_at = $4"
 
+/* Whether schedule $1 still has next_at $2: a row when it does.  Run after
+** a move that changed no row, as a statement of its own: under READ
+** COMMITTED it sees what the tick that moved the row committed. */
+#define LPG_SQL_SCHEDULE_AT "SELECT 1 FROM lease_schedules WHERE name = $1 AND next_at = $2"
+
 /* The statements by their names in the shared list (lease_statements.h):
 ** SQL, parameter count, parameter types in $n order (lpg.c's table). */
 #define LPG_STMT_SCHEDULE_PUT                                                           \
@@ -56,5 +61,6 @@
 #define LPG_STMT_SCHEDULE_LIST LPG_SQL_SCHEDULE_LIST, 2, {T_BYTEA, T_INT4}
 #define LPG_STMT_SCHEDULE_DUE LPG_SQL_SCHEDULE_DUE, 2, {T_FLOAT8, T_INT4}
 #define LPG_STMT_SCHEDULE_MOVE LPG_SQL_SCHEDULE_MOVE, 4, {T_FLOAT8, T_FLOAT8, T_BYTEA, T_FLOAT8}
+#define LPG_STMT_SCHEDULE_AT LPG_SQL_SCHEDULE_AT, 2, {T_BYTEA, T_FLOAT8}
 
 #endif

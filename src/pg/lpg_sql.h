@@ -153,8 +153,12 @@
 ** attempt (x.last: attempt >= max_attempts, the core's rule
 ** lease__after_expiry, written here so that one statement records,
 ** discards and claims) the job is discarded instead of claimed.  After
-** the report's columns, for the ledger: lapsed, discarded so, and the
-** lapsed lease's owner and fence.
+** the report's columns, for the ledger: lapsed, to be discarded so, the
+** lapsed lease's owner and fence, then whether the discard stored (not
+** when another client's trigger skipped it: lpg.c, lpg_write_read, fails).
+** The error is recorded only with the discard or the claim stored, so a
+** write another client's trigger skipped stores nothing, in a transaction
+** or not.
 */
 #define LPG_SQL_CLAIM                                                                 \
   "WITH j AS (SELECT id, owner, done, until, fence FROM jobs WHERE id = $1 FOR UPDATE)," \
@@ -162,18 +166,18 @@
   " x AS (SELECT j.owner IS NOT NULL AND j.done = 0 AND q.state = " LEASE__Q_OPEN_S    \
   " AND j.until <= $3"                                                                \
   " AND j.fence < " LPG_FENCE_MAX " AS lapsed, q.attempt >= q.max_attempts AS last FROM j, q)," \
-  " e AS (INSERT INTO lease_errors(id, attempt, at, owner, fence, message)"          \
-  " SELECT j.id, q.attempt, j.until, j.owner, j.fence, 'lease expired'::bytea"        \
-  " FROM j, q, x WHERE x.lapsed),"                                                    \
   " d AS (UPDATE lease_queue SET state = " LEASE__Q_DISCARDED_S ", finished_at = $3 FROM x" \
-  " WHERE lease_queue.id = $1 AND x.lapsed AND x.last),"                              \
+  " WHERE lease_queue.id = $1 AND x.lapsed AND x.last RETURNING 1),"                  \
   " u AS (UPDATE jobs SET owner = $2, until = $4, fence = jobs.fence + 1 FROM j, q, x" \
   " WHERE jobs.id = $1 AND jobs.id = j.id AND j.done = 0 AND j.until <= $3"          \
   " AND j.fence < " LPG_FENCE_MAX " AND " LPG_SQL_NOT_ENDED                           \
-  " AND NOT (x.lapsed AND x.last) RETURNING jobs.fence)"                              \
+  " AND NOT (x.lapsed AND x.last) RETURNING jobs.fence),"                             \
+  " e AS (INSERT INTO lease_errors(id, attempt, at, owner, fence, message)"          \
+  " SELECT j.id, q.attempt, j.until, j.owner, j.fence, 'lease expired'::bytea"        \
+  " FROM j, q, x WHERE x.lapsed AND (EXISTS (SELECT 1 FROM d) OR EXISTS (SELECT 1 FROM u)))" \
   LPG_SQL_REPORT("(SELECT fence FROM u)", "false, false", "j.until <= $3", "j.until > $3", \
                  "CASE WHEN x.lapsed AND x.last THEN " LEASE__Q_DISCARDED_S " ELSE q.state END," \
-                 " x.lapsed, x.lapsed AND x.last, j.owner, j.fence",                \
+                 " x.lapsed, x.lapsed AND x.last, j.owner, j.fence, EXISTS (SELECT 1 FROM d)", \
                  " LEFT JOIN q ON true LEFT JOIN x ON true")
 
 /* The lock and the guard renew and complete share.  $1 id, $2 owner,

@@ -193,7 +193,8 @@ int lsq_count(lease_db *db, double now, const char *queue, size_t queue_len, lea
 ** when job w->id holds a lease that expired unreported, record the error
 ** "lease expired" and, when that used up its attempts, discard it (the
 ** claim is then refused as discarded).  LEASE_OK or the failure
-** recorded (lsq_queue.c). */
+** recorded: LEASE_MISMATCH when the discard changed no row (another
+** client's trigger skipped it) (lsq_queue.c). */
 int lsq_q_expired(lease_db *db, const lease__write *w);
 
 /* lsq_q_release: inside complete's transaction, once stored (never

@@ -256,7 +256,7 @@ int lsq_why_refused(lease_db *db, const lease__write *w, int *reason) {
     f.qstate = sqlite3_column_int(why, 6);
     src = SQLITE_DONE;
   }
-  if (src == SQLITE_DONE) rc = lease__refusal(db, w->op, &f, reason);
+  if (src == SQLITE_DONE) rc = lease__refusal(db, w, &f, reason);
   else rc = lsq_fail(db, LSQ(db)->sql, src);
   sqlite3_reset(why);
   return rc;

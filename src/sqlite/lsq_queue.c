@@ -186,7 +186,7 @@ int lsq_q_expired(lease_db *db, const lease__write *w) {
   bind_bytes(end, 1, w->id, w->id_len);
   sqlite3_bind_int(end, 2, next.qstate);
   sqlite3_bind_double(end, 3, next.finished_at);
-  if ((rc = run_once(db, end)) != LEASE_OK) return rc;
+  if ((rc = run_one(db, end, "a claim's discard", w->id, w->id_len)) != LEASE_OK) return rc;
   LSQ(db)->expiry_discards++;
   rc = lease__event_id(db, LEASE_EV_DISCARD, w->id, w->id_len, w->now, LEASE_GRANTED);
   if (rc != LEASE_OK) return rc;
@@ -351,6 +351,24 @@ static int read_floor(lease_db *db, sqlite3_int64 *floor) {
   return LEASE_OK;
 }
 
+/* After an enqueue's INSERT OR IGNORE of id that added no row, inside its
+** transaction: LEASE_OK when the id is there (the job exists), else
+** LEASE_MISMATCH recorded (another client's trigger skipped the insert,
+** or a constraint it added refused the row). */
+static int insert_ignored(lease_db *db, const char *id, size_t id_len) {
+  sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_INFO);
+  int src;
+  if (!st) return db->rc;
+  bind_bytes(st, 1, id, id_len);
+  sqlite3_bind_double(st, 2, 0);
+  src = sqlite3_step(st);
+  if (src != SQLITE_ROW && src != SQLITE_DONE) return step_failed(db, st, src);
+  sqlite3_reset(st);
+  if (src == SQLITE_ROW) return LEASE_OK;
+  return lease__fail(db, LEASE_MISMATCH, "enqueue of %.*s changed no row (a trigger?):"
+                     " nothing stored", (int)id_len, id);
+}
+
 /* Write body: once every job's dependencies are checked (a refused one
 ** stores nothing), insert each job unless its id exists (contract step 2)
 ** or an unfinished job of its queue holds its key, then store its data
@@ -358,7 +376,8 @@ static int read_floor(lease_db *db, sqlite3_int64 *floor) {
 ** transaction, which no other writer shares; lease_queue_key refuses a
 ** second one anyway.  Each job starts at the fence floor, read once: no
 ** other writer can raise it meanwhile.  Each job's outcome goes to the
-** ledger. */
+** ledger; an insert that added no row for an id not there fails
+** (insert_ignored). */
 static int enqueue_body(lease_db *db, void *ctx) {
   enqueue_ctx *e = ctx;
   sqlite3_stmt *ins = lsq_stmt(db, LSQ_ST_ENQUEUE), *data = lsq_stmt(db, LSQ_ST_Q_DATA);
@@ -379,6 +398,7 @@ static int enqueue_body(lease_db *db, void *ctx) {
     bind_bytes(ins, 1, j->id, j->id_len);
     if ((rc = run_once(db, ins)) != LEASE_OK) return rc;
     if (sqlite3_changes(LSQ(db)->sql) != 1) {
+      if ((rc = insert_ignored(db, j->id, j->id_len)) != LEASE_OK) return rc;
       if ((rc = lease__event_id(db, LEASE_EV_ENQUEUE, j->id, j->id_len, NAN, LEASE_EXISTS)))
         return rc;
       continue;

@@ -259,8 +259,26 @@ typedef struct tick_ctx {
   int *added;            /* per row: 1 when its job was inserted */
 } tick_ctx;
 
+/* After a move of s that changed no row, inside the tick's write
+** transaction: LEASE_OK when another tick moved s first (its next_at is
+** no longer the one read), else LEASE_MISMATCH recorded (another client's
+** trigger skipped the move). */
+static int moved_by_another(lease_db *db, const lease_schedule_spec *s) {
+  sqlite3_stmt *st = prepare(db, LSQ_SQL_SCHEDULE_AT);
+  int src;
+  if (!st) return db->rc;
+  bind_bytes(st, 1, s->name, s->name_len);
+  sqlite3_bind_double(st, 2, s->next_at);
+  src = sqlite3_step(st);
+  sqlite3_finalize(st);
+  if (src == SQLITE_DONE) return LEASE_OK;
+  if (src != SQLITE_ROW) return lsq_fail(db, LSQ(db)->sql, src);
+  return lease__fail(db, LEASE_MISMATCH, "tick's move of schedule %.*s changed no row"
+                     " (a trigger?): nothing stored", (int)s->name_len, s->name);
+}
+
 /* Write body of lsq_s_tick: for each due row, the guarded move, and the
-** job only when the move took. */
+** job only when the move took (moved_by_another when it did not). */
 static int tick_body(lease_db *db, void *ctx) {
   tick_ctx *t = ctx;
   sqlite3_stmt *st = prepare(db, LSQ_SQL_SCHEDULE_MOVE);
@@ -282,7 +300,10 @@ static int tick_body(lease_db *db, void *ctx) {
       rc = lsq_fail(db, LSQ(db)->sql, src);
       break;
     }
-    if (sqlite3_changes(LSQ(db)->sql) != 1) continue;   /* another tick moved it */
+    if (sqlite3_changes(LSQ(db)->sql) != 1) {
+      rc = moved_by_another(db, s);
+      continue;
+    }
     lease_new_job_default(&j);
     j.id = id;
     j.id_len = (size_t)lease__schedule_job_id(s, t->tick[i], id, sizeof id);

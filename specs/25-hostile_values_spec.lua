@@ -341,7 +341,7 @@ describe("a schedule's move or an enqueue another client's trigger skips", funct
     end
   end)
 
-  it("enqueue and enqueue_many whose insert of a new id is skipped #sqlite", function()
+  it("enqueue and enqueue_many whose insert of a new id is skipped", function()
     local db, p = H.fresh("skipenq")
     db:enqueue("x")
     db:close()
@@ -352,7 +352,8 @@ describe("a schedule's move or an enqueue another client's trigger skips", funct
     for _, call in ipairs({ function() return db:enqueue("b") end,
                             function() return db:enqueue("b", { payload = "p", queue = "q" }) end,
                             function() return db:enqueue_many({ "a", "b", "c" }) end,
-                            function() return db:enqueue_many({ "a", { id = "b", priority = 2 } }) end }) do
+                            function() return db:enqueue_many({ "a", { id = "b", priority = 2 } }) end,
+                            function() return db:enqueue_many({ "a", { id = "b", key = "k" } }) end }) do
       local err = H.error_of(call)
       assert.truthy(err:find("enqueue of b changed no row", 1, true), err)
       assert.truthy(err:find("[mismatch]", 1, true), err)

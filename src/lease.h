@@ -462,9 +462,9 @@ LEASE_API int lease_after(lease_db *db, const char *id, size_t id_len, double no
 **             checked before anything is written (the message names its
 **             1-based position: "job 3: id must not be empty").
 **   inserted: receives how many were new (may be NULL).
-** Returns LEASE_OK, LEASE_MISUSE, LEASE_MISMATCH (on SQLite: a trigger
-** another client defined skipped the insert of an id not there) or a
-** database error (then none is inserted).  A job whose after lists a job that does not exist, or was
+** Returns LEASE_OK, LEASE_MISUSE, LEASE_MISMATCH (a trigger another
+** client defined skipped the insert of an id not there) or a database
+** error (then none is inserted).  A job whose after lists a job that does not exist, or was
 ** discarded or cancelled, stores none: LEASE_OK with *inserted 0 and
 ** lease_enqueue_refused set.
 */

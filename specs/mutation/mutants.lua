@@ -364,6 +364,37 @@ return {
     hint = "specs/41-schedule_spec.lua",
   },
   {
+    name = "pg-enqueue-skip-unchecked", step = "own", file = "src/pg/lpg_queue.c",
+    fn = "enqueue_jobs", backend = "pg",
+    from = [=[    if (!added && !held && (rc = lpg_enqueue_missing(db, j, 1)) != LEASE_OK) return rc;]=],
+    to = [=[    if (0 && !added && !held && (rc = lpg_enqueue_missing(db, j, 1)) != LEASE_OK) return rc;]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    name = "pg-enqueue-batch-skip-unchecked", step = "own", file = "src/pg/lpg_many.c",
+    fn = "lpg_enqueue_run", backend = "pg",
+    from = [=[  if (PQntuples(res) < n && lpg_enqueue_missing(db, jobs, n) != LEASE_OK) {]=],
+    to = [=[  if (PQntuples(res) < 0 && lpg_enqueue_missing(db, jobs, n) != LEASE_OK) {]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    -- a batch's INSERT outside a transaction: the jobs it added stay when
+    -- the check that follows fails
+    name = "pg-enqueue-batch-outside-transaction", step = "own", file = "src/pg/lpg_many.c",
+    fn = "lpg_enqueue_run", backend = "pg",
+    from = [=[  *began = PQtransactionStatus(LPG(db)->pg) == PQTRANS_IDLE;]=],
+    to = [=[  *began = 0;]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    -- an id that is there taken for one whose insert was skipped
+    name = "pg-enqueue-existing-id-refused", step = "own", file = "src/pg/lpg_many.c",
+    fn = "lpg_enqueue_missing", backend = "pg",
+    from = [=[  if (rc == LEASE_OK && PQntuples(res) > 0)]=],
+    to = [=[  if (rc == LEASE_OK && PQntuples(res) >= 0)]=],
+    hint = "specs/02-enqueue_spec.lua",
+  },
+  {
     name = "pg-tick-skipped-move-unseen", step = "own", file = "src/pg/lpg_schedule.c",
     fn = "tick_body", backend = "pg",
     from = [=[      if (moved_by_another(db, &d[i].s) != LEASE_OK) return db->rc;]=],

@@ -755,11 +755,7 @@ int lpg_enqueue_ids(lease_db *db, const lease_new_job *jobs, int n, int *inserte
   p.len[0] = (int)size;
   p.fmt[0] = 1;
   p.n = 1;
-  if ((rc = lpg_ev_begin(db, &began)) != LEASE_OK) {
-    free(arr);
-    return rc;
-  }
-  res = run(db, LPG_ST_ENQUEUE_MANY, &p);
+  res = lpg_enqueue_run(db, LPG_ST_ENQUEUE_MANY, &p, jobs, n, &began);
   free(arr);
   if (!res) return lpg_ev_end(db, db->rc, began);
   rc = lpg_ev_end(db, enqueue_events(db, jobs, n, res), began);

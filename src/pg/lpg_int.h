@@ -26,7 +26,9 @@ enum { T_BYTEA = 17, T_INT8 = 20, T_INT4 = 23, T_FLOAT8 = 701, T_BYTEA_ARRAY = 1
 ** The statements only this backend runs, after the shared list's
 ** (lease_statements.h): ENQUEUE_MANY (many ids in one INSERT; SQLite runs
 ** ENQUEUE per id in one transaction; ENQUEUE_DATA the same for jobs with
-** data, without keys or dependencies), COMPLETE_MANY (a batch's completes in
+** data, without keys or dependencies), JOBS_MISSING (whether an enqueue's
+** INSERT that added fewer jobs than it was given skipped an id not there:
+** SQLite looks up the id in the same transaction), COMPLETE_MANY (a batch's completes in
 ** one UPDATE; SQLite runs COMPLETE per job in one transaction), NOW (the server's clock), and the
 ** queue operations that are one statement here where SQLite runs several
 ** in a transaction: Q_CLAIM_NEXT (SQLite: CANDIDATES, CLAIM_FREE, ...),
@@ -55,6 +57,7 @@ enum { T_BYTEA = 17, T_INT8 = 20, T_INT4 = 23, T_FLOAT8 = 701, T_BYTEA_ARRAY = 1
 #define LPG_OWN_STATEMENTS(XX)                                                \
   XX(ENQUEUE_MANY)                                                            \
   XX(ENQUEUE_DATA)                                                            \
+  XX(JOBS_MISSING)                                                            \
   XX(COMPLETE_MANY)                                                           \
   XX(NOW)                                                                     \
   XX(Q_CLAIM_NEXT)                                                            \
@@ -299,7 +302,8 @@ int lpg_outcome_row(lease_db *db, const lease__write *w, const PGresult *r, int 
 
 /* lpg_enqueue_ids: enqueue's plain form, for n checked jobs that carry
 ** nothing but their ids: one INSERT of them all (LPG_SQL_ENQUEUE_MANY),
-** its own transaction; *inserted: how many were new (may be NULL). */
+** its own transaction, or the caller's (lpg_enqueue_run); *inserted: how
+** many were new (may be NULL). */
 int lpg_enqueue_ids(lease_db *db, const lease_new_job *jobs, int n, int *inserted);
 
 /* ---- lpg_many.c --------------------------------------------------------- */
@@ -328,10 +332,26 @@ void lpg_array_f8(lpg_array *a, double d);
 int lpg_array_end(lease_db *db, lpg_array *a, params *p, const char *what);
 void lpg_array_free(lpg_array *a);
 
+/* lpg_enqueue_missing: after an enqueue of the n jobs whose INSERT added
+** fewer than it was given, in its transaction: LEASE_OK when each id is
+** there (added, or another client's job), else LEASE_MISMATCH recorded,
+** naming the first id missing (another client's trigger skipped its
+** insert); the caller rolls back. */
+int lpg_enqueue_missing(lease_db *db, const lease_new_job *jobs, int n);
+
+/* lpg_enqueue_run: run the enqueue statement which (ENQUEUE_MANY or
+** ENQUEUE_DATA, one row per job added) with p for the n jobs, in a
+** transaction: with none open, BEGIN goes in the same round trip and
+** *began is set (the caller commits or rolls back: lpg_ev_end); then,
+** when it added fewer than n, lpg_enqueue_missing.  The result, the
+** caller's to PQclear, or NULL with the failure recorded. */
+PGresult *lpg_enqueue_run(lease_db *db, int which, const params *p, const lease_new_job *jobs,
+                          int n, int *began);
+
 /* lpg_enqueue_data: enqueue of n > 1 checked jobs with data, none with a
 ** key or dependencies: one statement (LPG_Q_SQL_ENQUEUE_DATA), its own
-** transaction (with the ledger's events, when on); *inserted: how many
-** were new (may be NULL). */
+** transaction, or the caller's (lpg_enqueue_run), with the ledger's events
+** when on; *inserted: how many were new (may be NULL). */
 int lpg_enqueue_data(lease_db *db, const lease_new_job *jobs, int n, int *inserted);
 
 /* lpg_complete_begun: after lpg_ready_conn, BEGIN and the n completions

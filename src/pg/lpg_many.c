@@ -112,6 +112,45 @@ void lpg_array_free(lpg_array *a) {
 /* enqueue with data                                                      */
 /* ===================================================================== */
 
+/* See lpg_int.h. */
+PGresult *lpg_enqueue_run(lease_db *db, int which, const params *p, const lease_new_job *jobs,
+                          int n, int *began) {
+  const params *ps[2] = {NULL, p};
+  const int w[2] = {LPG_PIPE_BEGIN, which};
+  PGresult *out[2], *res;
+  *began = PQtransactionStatus(LPG(db)->pg) == PQTRANS_IDLE;
+  if (*began) {
+    if (lpg_pipeline(db, 2, w, ps, out) != LEASE_OK) return NULL;
+    PQclear(out[0]);
+    res = out[1];
+  } else if (!(res = lpg_stmt_run(db, which, p))) {
+    return NULL;
+  }
+  if (PQntuples(res) < n && lpg_enqueue_missing(db, jobs, n) != LEASE_OK) {
+    PQclear(res);
+    return NULL;
+  }
+  return res;
+}
+
+/* See lpg_int.h. */
+int lpg_enqueue_missing(lease_db *db, const lease_new_job *jobs, int n) {
+  lpg_array a;
+  params p = {0};
+  PGresult *res = NULL;
+  int i, rc;
+  lpg_array_init(&a, T_BYTEA);
+  for (i = 0; i < n; i++) lpg_array_add(&a, jobs[i].id, jobs[i].id_len);
+  rc = lpg_array_end(db, &a, &p, "enqueue: the ids");
+  if (rc == LEASE_OK && !(res = lpg_stmt_run(db, LPG_ST_JOBS_MISSING, &p))) rc = db->rc;
+  lpg_array_free(&a);
+  if (rc == LEASE_OK && PQntuples(res) > 0)
+    rc = lease__fail(db, LEASE_MISMATCH, "enqueue of %.*s changed no row (a trigger?): nothing"
+                     " stored", PQgetlength(res, 0, 0), PQgetvalue(res, 0, 0));
+  PQclear(res);
+  return rc;
+}
+
 /* The parameters of LPG_Q_SQL_ENQUEUE_DATA in arrays arr (built here,
 ** freed by the caller) and p. */
 static int enqueue_params(lease_db *db, const lease_new_job *jobs, int n, lpg_array arr[7],
@@ -161,8 +200,8 @@ int lpg_enqueue_data(lease_db *db, const lease_new_job *jobs, int n, int *insert
   params p = {0};
   PGresult *res = NULL;
   int i, began, rc = enqueue_params(db, jobs, n, arr, &p);
-  if (rc == LEASE_OK && (rc = lpg_ev_begin(db, &began)) == LEASE_OK) {
-    if (!(res = lpg_stmt_run(db, LPG_ST_ENQUEUE_DATA, &p))) rc = db->rc;
+  if (rc == LEASE_OK) {
+    if (!(res = lpg_enqueue_run(db, LPG_ST_ENQUEUE_DATA, &p, jobs, n, &began))) rc = db->rc;
     else rc = enqueue_events(db, jobs, n, res);
     rc = lpg_ev_end(db, rc, began);
   }

@@ -372,6 +372,7 @@ static int enqueue_jobs(lease_db *db, enqueue_ctx *e) {
     }
     PQclear(res);
     if (rc != LEASE_OK) return rc;
+    if (!added && !held && (rc = lpg_enqueue_missing(db, j, 1)) != LEASE_OK) return rc;
     if (added == 1 && j->n_after > 0 && add_deps(db, e, i) != LEASE_OK) return db->rc;
     if ((rc = lease__event_id(db, LEASE_EV_ENQUEUE, j->id, j->id_len, NAN,
                               added ? LEASE_GRANTED : held ? LEASE_DUPLICATE : LEASE_EXISTS))

@@ -97,6 +97,16 @@
   " WHERE (SELECT true FROM jobs j WHERE j.id = t.id) IS NULL"                   \
   " ORDER BY n ON CONFLICT (id) DO NOTHING RETURNING id"
 
+/* The first of the ids $1 (bytea[], in its order) that no row of jobs
+** has, looked up one by one as LPG_SQL_ENQUEUE_MANY does.  An enqueue
+** whose INSERT added fewer jobs than it was given runs it as a statement
+** of its own, which under READ COMMITTED sees what other clients
+** committed meanwhile: a row means another client's trigger skipped that
+** id's insert (lpg_many.c: lpg_enqueue_missing). */
+#define LPG_SQL_JOBS_MISSING                                                      \
+  "SELECT id FROM unnest($1::bytea[]) WITH ORDINALITY t(id, n)"                   \
+  " WHERE (SELECT true FROM jobs j WHERE j.id = t.id) IS NULL ORDER BY n LIMIT 1"
+
 /*
 ** The guarded writes.  Each returns one row: the claim's new fence (or for
 ** the others the number of rows written), NULL or 0 when refused; then the
@@ -294,6 +304,7 @@
 ** count, parameter types in $n order (lpg.c's table).
 */
 #define LPG_STMT_ENQUEUE_MANY LPG_SQL_ENQUEUE_MANY, 1, {T_BYTEA_ARRAY}
+#define LPG_STMT_JOBS_MISSING LPG_SQL_JOBS_MISSING, 1, {T_BYTEA_ARRAY}
 #define LPG_STMT_CLAIM LPG_SQL_CLAIM, 4, {T_BYTEA, T_BYTEA, T_FLOAT8, T_FLOAT8}
 #define LPG_STMT_RENEW LPG_SQL_RENEW, 5, {T_BYTEA, T_BYTEA, T_INT8, T_FLOAT8, T_FLOAT8}
 #define LPG_STMT_COMPLETE LPG_SQL_COMPLETE, 5, {T_BYTEA, T_BYTEA, T_INT8, T_FLOAT8, T_BYTEA}

@@ -288,7 +288,7 @@ describe("a claim or discard another client's trigger skips", function()
   end
 end)
 
-describe("a schedule's move or an enqueue another client's trigger skips", function()
+describe("other writes another client's trigger skips", function()
   -- the call raises [mismatch] naming what it wrote, and stores nothing;
   -- an id that is there is still "exists", a move another tick made first
   -- is still no job
@@ -320,6 +320,113 @@ describe("a schedule's move or an enqueue another client's trigger skips", funct
     assert.are.same(before, H.qsnapshot(p))
     assert.are.same(listed, db:schedules())
     assert.is_nil(db:state("t@" .. (T + 10)))
+  end)
+
+  it("a write with the ledger on whose event another client's trigger skips", function()
+    local db, p = H.fresh("skipevent", { events = true })
+    db:enqueue("a")
+    db:close()
+    skip(p, "lease_events", "INSERT", "true")
+    db = lease.open(p, { events = true })
+    finally(function() db:close() end)
+    local before = H.qsnapshot(p)
+    for _, c in ipairs({ { "b", function() return db:enqueue("b") end },
+                         { "a", function() return db:claim("a", "w", T, 10) end },
+                         { "a", function() return db:claim_next("w", T, 10) end } }) do
+      local err = H.error_of(c[2])
+      assert.truthy(err:find("the ledger's event of " .. c[1] .. " changed no row", 1, true), err)
+      assert.truthy(err:find("[mismatch]", 1, true), err)
+      assert.are.same(before, H.qsnapshot(p))
+    end
+  end)
+
+  for _, case in ipairs({ { "lease_queue", "UPDATE", "old.id = 'b'", "fail's queue state of b" },
+                         { "lease_errors", "INSERT", "true", "fail's error record of b" } }) do
+    it("fail whose " .. case[4]:match("fail's (.-) of") .. " is skipped", function()
+      local db, p = H.fresh("skipfail")
+      db:enqueue("b", { max_attempts = 1 })
+      local f = db:claim("b", "w", T, 100)
+      db:close()
+      skip(p, case[1], case[2], case[3])
+      db = lease.open(p)
+      finally(function() db:close() end)
+      local before = H.qsnapshot(p)
+      local err = H.error_of(db.fail, db, "b", "w", f, T + 1, "boom")
+      assert.truthy(err:find(case[4] .. " changed no row", 1, true), err)
+      assert.truthy(err:find("[mismatch]", 1, true), err)
+      assert.are.same(before, H.qsnapshot(p))
+      assert.are.same({ "running", "w" }, { db:state("b", T + 1).status, db:state("b", T + 1).owner })
+    end)
+  end
+
+  it("prune whose raise of the fence floor is skipped", function()
+    local db, p = H.fresh("skipfloor")
+    db:enqueue_many({ "a", "b" })
+    for _, id in ipairs({ "a", "b" }) do db:complete(id, "w", db:claim(id, "w", T, 10), T, "r") end
+    db:close()
+    if H.backend == "pg" then
+      skip(p, "lease_meta", "INSERT OR UPDATE", "new.key = 'fence_floor'")
+    else
+      H.sqlite3(p, "CREATE TRIGGER side_i BEFORE INSERT ON lease_meta WHEN new.key = 'fence_floor'"
+        .. " BEGIN SELECT RAISE(IGNORE); END; CREATE TRIGGER side_u BEFORE UPDATE ON lease_meta"
+        .. " WHEN new.key = 'fence_floor' BEGIN SELECT RAISE(IGNORE); END")
+    end
+    db = lease.open(p)
+    finally(function() db:close() end)
+    local before = H.qsnapshot(p)
+    local err = H.error_of(db.prune, db, T + 100)
+    assert.truthy(err:find("prune's raise of the fence floor changed no row", 1, true), err)
+    assert.truthy(err:find("[mismatch]", 1, true), err)
+    assert.are.same(before, H.qsnapshot(p))
+    assert.are.equal("completed", db:state("a", T + 100).status)
+  end)
+
+  -- retry, cancel and the queue's settings, each with its write skipped
+  for _, case in ipairs({
+    { "retry of a completed job", "jobs", function(d) d:complete("d", "w", d:claim("d", "w", T, 10), T, "r") end,
+      function(d) return d:retry("d", T + 1) end },
+    { "retry of a completed job", "lease_queue", function(d) d:complete("d", "w", d:claim("d", "w", T, 10), T, "r") end,
+      function(d) return d:retry("d", T + 1) end },
+    { "retry of an expired lease", "jobs", function(d) d:claim("d", "w", T, 10) end,
+      function(d) return d:retry("d", T + 100) end },
+    { "cancel", "lease_queue", function() end, function(d) return d:cancel("d", T + 1) end },
+  }) do
+    it(case[1] .. " whose write of " .. case[2] .. " is skipped", function()
+      local db, p = H.fresh("skipadmin")
+      db:enqueue("d")
+      case[3](db)
+      db:close()
+      skip(p, case[2], "UPDATE", "old.id = 'd'")
+      db = lease.open(p)
+      finally(function() db:close() end)
+      local before = H.qsnapshot(p)
+      local err = H.error_of(case[4], db)
+      assert.truthy(err:find("of d ", 1, true), err)
+      assert.truthy(err:find("[mismatch]", 1, true), err)
+      assert.are.same(before, H.qsnapshot(p))
+    end)
+  end
+
+  it("pause, resume and limit whose settings row is skipped", function()
+    local db, p = H.fresh("skipcontrol")
+    db:enqueue("d", { queue = "q" })
+    db:close()
+    if H.backend == "pg" then
+      skip(p, "lease_queues", "INSERT OR UPDATE", "true")
+    else
+      H.sqlite3(p, "CREATE TRIGGER side_i BEFORE INSERT ON lease_queues BEGIN SELECT RAISE(IGNORE); END;"
+        .. " CREATE TRIGGER side_u BEFORE UPDATE ON lease_queues BEGIN SELECT RAISE(IGNORE); END")
+    end
+    db = lease.open(p)
+    finally(function() db:close() end)
+    for _, call in ipairs({ function() return db:pause("q") end, function() return db:resume("q") end,
+                            function() return db:limit("q", { concurrency = 2 }) end }) do
+      local err = H.error_of(call)
+      assert.truthy(err:find("the settings of queue q changed no row", 1, true), err)
+      assert.truthy(err:find("[mismatch]", 1, true), err)
+    end
+    assert.are.same({ false }, { db:queues(1)[1].paused })
+    assert.are.same({ "d", 1 }, { H.two(db:claim_next("w", 1, 10, { queue = "q" })) })
   end)
 
   it("renew, complete and release whose guarded update is skipped", function()

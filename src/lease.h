@@ -904,8 +904,9 @@ LEASE_API int lease_complete_many_claim_next(lease_db *db, const char *owner, si
 ** LEASE_PAUSED) until lease_resume.  Other queues go on.
 **   queue, queue_len: 1 to LEASE_QUEUE_MAX bytes (LEASE_NTS allowed); NULL
 **                     for "default".
-** Returns LEASE_OK, LEASE_MISUSE (bad queue; nothing written) or a
-** database error.
+** Returns LEASE_OK, LEASE_MISUSE (bad queue; nothing written),
+** LEASE_MISMATCH (a trigger another client defined skipped the write of
+** the settings row: nothing is stored) or a database error.
 */
 LEASE_API int lease_pause(lease_db *db, const char *queue, size_t queue_len);
 
@@ -1055,7 +1056,9 @@ typedef struct lease_fail_opts {
 **   reason: LEASE_GRANTED, LEASE_MISSING, LEASE_DONE, LEASE_DISCARDED,
 **           LEASE_CANCELLED, LEASE_NOT_OWNER, LEASE_STALE_FENCE, LEASE_EXPIRED.
 ** Returns LEASE_OK, LEASE_MISUSE, LEASE_RANGE or LEASE_MISMATCH (as for
-** lease_complete) or a database error.
+** lease_complete; also when a trigger another client defined skipped the
+** error's record or the job's next queue state: nothing is stored) or a
+** database error.
 */
 LEASE_API int lease_fail(lease_db *db, const char *id, size_t id_len, const char *owner,
                          size_t owner_len, int64_t fence, double now, const char *message,
@@ -1073,7 +1076,8 @@ LEASE_API int lease_fail(lease_db *db, const char *id, size_t id_len, const char
 **           or LEASE_DUPLICATE: the job has a unique key that another
 **           unfinished job of its queue took meanwhile (lease_duplicate_id
 **           gives that job's id); then nothing changes.
-** Returns LEASE_OK, LEASE_MISUSE or a database error.
+** Returns LEASE_OK, LEASE_MISUSE, LEASE_MISMATCH (a trigger another client
+** defined skipped a write: nothing is stored) or a database error.
 */
 LEASE_API int lease_retry(lease_db *db, const char *id, size_t id_len, double now, int *reason);
 
@@ -1086,7 +1090,8 @@ LEASE_API int lease_retry(lease_db *db, const char *id, size_t id_len, double no
 ** job lease_fail or an expired lease discards ("was discarded").
 **   reason: LEASE_GRANTED, LEASE_MISSING, LEASE_DONE, LEASE_DISCARDED or
 **           LEASE_CANCELLED (already cancelled).
-** Returns LEASE_OK, LEASE_MISUSE or a database error.
+** Returns LEASE_OK, LEASE_MISUSE, LEASE_MISMATCH (a trigger another client
+** defined skipped a write: nothing is stored) or a database error.
 */
 LEASE_API int lease_cancel(lease_db *db, const char *id, size_t id_len, double now, int *reason);
 
@@ -1102,7 +1107,8 @@ LEASE_API int lease_cancel(lease_db *db, const char *id, size_t id_len, double n
 **   queue: NULL for every queue.  status: 0 for every ended status, or
 **          LEASE_STATUS_COMPLETED, _DISCARDED or _CANCELLED.
 **   deleted: how many jobs were deleted.
-** Returns LEASE_OK, LEASE_MISUSE or a database error.
+** Returns LEASE_OK, LEASE_MISUSE, LEASE_MISMATCH (a trigger another client
+** defined skipped a write: nothing is stored) or a database error.
 */
 LEASE_API int lease_prune(lease_db *db, double before, const char *queue, size_t queue_len,
                           int status, int64_t *deleted);

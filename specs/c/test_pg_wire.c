@@ -8,6 +8,9 @@
 ** must never write to its caller's stderr: opening through such a server
 ** fails with an error on the handle and leaves fd 2 untouched, whether the
 ** message comes right after the startup or after a statement's answer.
+** And the backend's readers of binary result fields (lpg_int.h: r_i8,
+** r_i4, r_f8) read 0, never outside libpq's memory, from a result of a
+** shape the code did not expect (no such row, SQL NULL, another width).
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,6 +29,7 @@
 #include <cmocka.h>
 
 #include "lease.h"
+#include "lpg_int.h"
 
 /* The scripted server's directory (host=), made once per test. */
 static char dir[256];
@@ -180,10 +184,44 @@ static void fatal_after_statement(void **state) {
   open_through_fatal(1);
 }
 
+/* A result made in memory: one row, an int8 column holding 7, an int4
+** column holding 5, an int8 column that is NULL. */
+static void fields_of_unexpected_shape(void **state) {
+  PGresAttDesc cols[3];
+  char i8[8], i4[4];
+  PGresult *r = PQmakeEmptyPGresult(NULL, PGRES_TUPLES_OK);
+  int c;
+  (void)state;
+  assert_non_null(r);
+  memset(cols, 0, sizeof cols);
+  for (c = 0; c < 3; c++) {
+    cols[c].name = (char *)(c == 0 ? "a" : c == 1 ? "b" : "c");
+    cols[c].format = 1;
+    cols[c].typid = c == 1 ? T_INT4 : T_INT8;
+    cols[c].typlen = c == 1 ? 4 : 8;
+    cols[c].atttypmod = -1;
+  }
+  assert_int_equal(PQsetResultAttrs(r, 3, cols), 1);
+  put_be(i8, 7, 8);
+  put_be(i4, 5, 4);
+  assert_int_equal(PQsetvalue(r, 0, 0, i8, 8), 1);
+  assert_int_equal(PQsetvalue(r, 0, 1, i4, 4), 1);
+  assert_int_equal(PQsetvalue(r, 0, 2, NULL, -1), 1);
+  assert_int_equal(r_i8(r, 0, 0), 7);
+  assert_int_equal(r_i4(r, 0, 1), 5);
+  assert_int_equal(r_i8(r, 0, 1), 0);   /* another width */
+  assert_int_equal(r_i8(r, 0, 2), 0);   /* NULL */
+  assert_int_equal(r_i8(r, 1, 0), 0);   /* no such row */
+  assert_int_equal(r_i4(r, 0, 3), 0);   /* no such column */
+  assert_true(r_f8(r, 3, 0) == 0.0);
+  PQclear(r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(fatal_after_startup),
     cmocka_unit_test(fatal_after_statement),
+    cmocka_unit_test(fields_of_unexpected_shape),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

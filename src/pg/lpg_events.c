@@ -46,6 +46,11 @@ int lpg_event(lease_db *db, const lease__event *e, int64_t *seq) {
   else p_null(&p);
   p_i4(&p, e->reason);
   if (!(res = lpg_stmt_run(db, LPG_ST_EVENT_ADD, &p))) return db->rc;
+  if (PQntuples(res) != 1) {   /* another client's trigger skipped the insert */
+    PQclear(res);
+    return lease__fail(db, LEASE_MISMATCH, "the ledger's event of %.*s changed no row (a trigger?):"
+                       " nothing stored", (int)e->id_len, e->id ? e->id : "");
+  }
   *seq = r_i8(res, 0, 0);
   PQclear(res);
   return LEASE_OK;

@@ -175,15 +175,24 @@ static inline int lpg_id_cmp(const char *a, size_t alen, const char *b, size_t b
   return (alen > blen) - (alen < blen);
 }
 
-/* Binary result fields. */
+/* A binary result field of `bytes` bytes read as a big-endian number: 0
+** for SQL NULL, a field of another size, or a row or column the result
+** does not have (PQgetvalue's NULL), so a result of an unexpected shape
+** never reads outside libpq's memory. */
+static inline uint64_t r_be(const PGresult *r, int row, int col, int bytes) {
+  if (PQgetlength(r, row, col) != bytes || PQgetisnull(r, row, col)) return 0;
+  return get_be(PQgetvalue(r, row, col), bytes);
+}
+
+/* Binary result fields (0 as r_be says). */
 static inline int64_t r_i8(const PGresult *r, int row, int col) {
-  return (int64_t)get_be(PQgetvalue(r, row, col), 8);
+  return (int64_t)r_be(r, row, col, 8);
 }
 static inline int32_t r_i4(const PGresult *r, int row, int col) {
-  return (int32_t)(uint32_t)get_be(PQgetvalue(r, row, col), 4);
+  return (int32_t)(uint32_t)r_be(r, row, col, 4);
 }
 static inline double r_f8(const PGresult *r, int row, int col) {
-  uint64_t v = get_be(PQgetvalue(r, row, col), 8);
+  uint64_t v = r_be(r, row, col, 8);
   double d;
   memcpy(&d, &v, sizeof d);
   return d;

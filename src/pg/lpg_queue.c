@@ -1096,6 +1096,11 @@ static int control_body(lease_db *db, void *ctx) {
     else p_null(&p);
   }
   if (!(res = qrun(db, x->what == 0 ? LPG_ST_Q_SET_PAUSED : LPG_ST_Q_SET_LIMITS, &p))) return db->rc;
+  if (atoi(PQcmdTuples(res)) != 1) {   /* the upsert writes its row unless a trigger skips it */
+    PQclear(res);
+    return lease__fail(db, LEASE_MISMATCH, "the settings of queue %.*s changed no row"
+                       " (a trigger?): nothing stored", (int)x->queue_len, x->queue);
+  }
   PQclear(res);
   {
     lease__event e = {x->what ? LEASE_EV_LIMIT : x->paused ? LEASE_EV_PAUSE : LEASE_EV_RESUME,
@@ -1223,9 +1228,18 @@ typedef struct fail_ctx {
   double run_at;
 } fail_ctx;
 
+/* LEASE_MISMATCH recorded for a write of w's job, named by `what`, that
+** changed no row: another client's trigger skipped it (the caller's
+** transaction rolls back). */
+static int skipped(lease_db *db, const char *what, const lease__write *w) {
+  return lease__fail(db, LEASE_MISMATCH, "%s of %.*s changed no row (a trigger?): nothing stored",
+                     what, (int)w->id_len, w->id);
+}
+
 /* Transaction body: fail's guarded write (LPG_Q_SQL_FAIL: complete's
 ** guard, the lease ends, the error recorded), then, when it stored, the
-** job's next state, decided on the attempt read on the locked row. */
+** job's next state, decided on the attempt read on the locked row; the
+** error and the state each change their one row (skipped when not). */
 static int fail_body(lease_db *db, void *ctx) {
   fail_ctx *x = ctx;
   const lease__write *w = x->w;
@@ -1248,7 +1262,9 @@ static int fail_body(lease_db *db, void *ctx) {
   }
   f.attempt = r_i8(res, 0, 9);
   f.max_attempts = r_i8(res, 0, 10);
+  rc = r_i8(res, 0, 11) == 1 ? LEASE_OK : skipped(db, "fail's error record", w);
   PQclear(res);
+  if (rc != LEASE_OK) return rc;
   lease__after_fail(&f, &next);
   x->status = next.status;
   x->run_at = next.run_at;
@@ -1259,8 +1275,9 @@ static int fail_body(lease_db *db, void *ctx) {
   p_time(&p, next.run_at);
   p_time(&p, next.finished_at);
   if (!(res = qrun(db, LPG_ST_Q_AFTER_FAIL, &p))) return db->rc;
+  rc = atoi(PQcmdTuples(res)) == 1 ? LEASE_OK : skipped(db, "fail's queue state", w);
   PQclear(res);
-  if (next.qstate != LEASE__Q_DISCARDED) return LEASE_OK;
+  if (rc != LEASE_OK || next.qstate != LEASE__Q_DISCARDED) return rc;
   return lease__event_id(db, LEASE_EV_DISCARD, w->id, w->id_len, w->now, LEASE_GRANTED);
 }
 
@@ -1308,7 +1325,14 @@ static int admin_once(lease_db *db, int which, int op, const char *id, size_t id
   lease__facts f = {0};
   int r, began, rc;
   if ((rc = lpg_ev_begin(db, &began)) != LEASE_OK) return rc;
-  if (!(res = admin(db, which, id, id_len, now))) return lpg_ev_end(db, db->rc, began);
+  if (!(res = admin(db, which, id, id_len, now))) {
+    if (lpg_failed_with(db, "22012")) {   /* a write the rules granted was skipped */
+      lease__clear_error(db);
+      lease__fail(db, LEASE_MISMATCH, "%s of %.*s changed no row (a trigger?): nothing stored",
+                  which == LPG_ST_Q_RETRY ? "retry" : "cancel", (int)id_len, id);
+    }
+    return lpg_ev_end(db, db->rc, began);
+  }
   admin_facts(res, &f);
   r = which == LPG_ST_Q_RETRY ? lease__retry_reason(&f) : lease__cancel_reason(&f);
   if (which == LPG_ST_Q_RETRY && r == LEASE_GRANTED && !PQgetisnull(res, 0, 4)) {
@@ -1392,7 +1416,14 @@ int lpg_q_prune(lease_db *db, double before, const char *queue, size_t queue_len
   p_f8(&p, before);
   p_bytes(&p, queue, queue_len);
   p_i4(&p, lease__prune_state(status));
-  if (!(res = qrun(db, LPG_ST_Q_PRUNE, &p))) return lpg_ev_end(db, db->rc, began);
+  if (!(res = qrun(db, LPG_ST_Q_PRUNE, &p))) {
+    if (lpg_failed_with(db, "22012")) {   /* the floor's raise was skipped */
+      lease__clear_error(db);
+      lease__fail(db, LEASE_MISMATCH, "prune's raise of the fence floor changed no row"
+                  " (a trigger?): nothing stored");
+    }
+    return lpg_ev_end(db, db->rc, began);
+  }
   for (i = 0; rc == LEASE_OK && i < PQntuples(res); i++)
     rc = lease__event_id(db, LEASE_EV_PRUNE, PQgetvalue(res, i, 0),
                          (size_t)PQgetlength(res, i, 0), NAN, LEASE_GRANTED);

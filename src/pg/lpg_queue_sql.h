@@ -352,17 +352,19 @@
 ** queue's state read after the lock), then the lease ends (owner NULL,
 ** until 0; the fence is kept) and, when it stored, the error is recorded.
 ** $1 id, $2 owner, $3 fence, $4 now, $5 message (NULL: none).  One row:
-** LPG_SQL_REPORT's columns, then attempt and max_attempts.
+** LPG_SQL_REPORT's columns, then attempt, max_attempts and how many errors
+** it recorded (1 when it stored, unless another client's trigger skipped
+** the insert).
 */
 #define LPG_Q_SQL_FAIL                                                              \
   LPG_SQL_HELD_LOCK " u AS (UPDATE jobs SET owner = NULL, until = 0 FROM j, q"     \
   LPG_SQL_HELD_GUARD ","                                                            \
   " e AS (INSERT INTO lease_errors(id, attempt, at, owner, fence, message)"        \
-  " SELECT $1, q.attempt, $4, $2, $3, $5 FROM q WHERE EXISTS (SELECT 1 FROM u))"    \
+  " SELECT $1, q.attempt, $4, $2, $3, $5 FROM q WHERE EXISTS (SELECT 1 FROM u) RETURNING 1)" \
   " SELECT (SELECT count(*) FROM u), j.id IS NOT NULL, j.done <> 0,"               \
   " j.owner IS DISTINCT FROM $2, j.fence <> $3, j.until <= $4,"                    \
   " CASE WHEN j.fence >= " LPG_FENCE_MAX " THEN 3 ELSE 0 END, j.until > $4,"       \
-  " q.state, q.attempt, q.max_attempts"                                             \
+  " q.state, q.attempt, q.max_attempts, (SELECT count(*) FROM e)"                  \
   " FROM (SELECT 1) one LEFT JOIN j ON true LEFT JOIN q ON true"
 
 /* After a failure: $1 id, $2 the attempts to count as made (base_fence =
@@ -434,7 +436,8 @@
 ** statement again), looked up by the key in a subquery of its own, whose
 ** plan can only be keyed by it.  $1 id, $2 now.  One row, the facts the
 ** rule reads: found, done, the queue's state, held (until > now), and h's
-** id.
+** id.  A reopen of which a write did not store (another client's trigger
+** skipped it) divides by zero (SQLSTATE 22012): nothing is stored.
 */
 #define LPG_Q_SQL_RETRY                                                             \
   "WITH j AS (SELECT id, done, until, fence FROM jobs WHERE id = $1 FOR UPDATE),"  \
@@ -445,24 +448,30 @@
   " ok AS (SELECT j.id, j.fence FROM j, q WHERE NOT (j.done = 0 AND q.state = " LEASE__Q_OPEN_S    \
   " AND j.until > $2) AND NOT EXISTS (SELECT 1 FROM h)),"                           \
   " u AS (UPDATE jobs SET done = 0, owner = NULL, until = 0 FROM ok"                \
-  " WHERE jobs.id = $1 AND jobs.id = ok.id),"                                       \
+  " WHERE jobs.id = $1 AND jobs.id = ok.id RETURNING 1),"                           \
   " r AS (UPDATE lease_queue SET state = " LEASE__Q_OPEN_S ", base_fence = ok.fence," \
   " run_at = NULL, due_at = $2, finished_at = NULL"                                 \
-  " FROM ok WHERE lease_queue.id = $1 AND lease_queue.id = ok.id)"                 \
-  " SELECT j.id IS NOT NULL, j.done <> 0, q.state, j.until > $2, (SELECT id FROM h)" \
+  " FROM ok WHERE lease_queue.id = $1 AND lease_queue.id = ok.id RETURNING 1)"     \
+  " SELECT j.id IS NOT NULL, j.done <> 0, q.state, j.until > $2, (SELECT id FROM h),"  \
+  " 1 / CASE WHEN NOT EXISTS (SELECT 1 FROM ok)"                                    \
+  " OR (EXISTS (SELECT 1 FROM u) AND EXISTS (SELECT 1 FROM r)) THEN 1 ELSE 0 END"   \
   " FROM (SELECT 1) one LEFT JOIN j ON true LEFT JOIN q ON true"
 
 /* cancel: an open or waiting job (not done, not ended: the core's rule,
 ** lease__cancel_reason, in SQL) is cancelled at now (lease_deps_follow
 ** then cancels the jobs waiting for it).  $1 id, $2 now.  One
-** row: found, done, the queue's state before. */
+** row: found, done, the queue's state before.  A cancel that did not
+** store (another client's trigger skipped it) divides by zero (SQLSTATE
+** 22012). */
 #define LPG_Q_SQL_CANCEL                                                            \
   "WITH j AS (SELECT id, done, fence FROM jobs WHERE id = $1 FOR UPDATE),"         \
   LPG_SQL_QUEUE_OF_J ","                                                            \
   " u AS (UPDATE lease_queue SET state = " LEASE__Q_CANCELLED_S ", finished_at = $2 FROM j, q" \
   " WHERE lease_queue.id = $1 AND lease_queue.id = j.id AND j.done = 0"            \
-  " AND q.state IN (" LEASE__Q_OPEN_S ", " LEASE__Q_WAITING_S "))"                  \
-  " SELECT j.id IS NOT NULL, j.done <> 0, q.state"                                  \
+  " AND q.state IN (" LEASE__Q_OPEN_S ", " LEASE__Q_WAITING_S ") RETURNING 1)"      \
+  " SELECT j.id IS NOT NULL, j.done <> 0, q.state,"                                 \
+  " 1 / CASE WHEN j.done = 0 AND q.state IN (" LEASE__Q_OPEN_S ", " LEASE__Q_WAITING_S ")" \
+  " AND NOT EXISTS (SELECT 1 FROM u) THEN 0 ELSE 1 END"                             \
   " FROM (SELECT 1) one LEFT JOIN j ON true LEFT JOIN q ON true"
 
 /*
@@ -474,7 +483,9 @@
 ** rows and errors.  The fence floor (LPG_SQL_FLOOR, lpg_sql.h) is raised
 ** to the highest fence deleted, never lowered: the upsert takes the floor
 ** row's lock, so concurrent prunes raise it one after the other, each
-** from the value the last one committed.  Rows: the ids deleted.
+** from the value the last one committed.  Rows: the ids deleted.  A
+** floor to raise that the upsert did not store (another client's trigger
+** skipped it) divides by zero (SQLSTATE 22012): nothing is deleted.
 */
 #define LPG_Q_SQL_ENDED(s)                                                          \
   s ".state <> " LEASE__Q_OPEN_S " AND " s ".finished_at < $1"                      \
@@ -489,8 +500,10 @@
   " f AS (INSERT INTO " LEASE_SCHEMA_META "(key, value)"                             \
   " SELECT 'fence_floor', max(fence)::text FROM d HAVING max(fence) > 0"            \
   " ON CONFLICT (key) DO UPDATE SET value = greatest("                              \
-  LPG_SQL_FLOOR_OF(LEASE_SCHEMA_META ".value") ", excluded.value::int8)::text)"     \
-  " SELECT id FROM d"
+  LPG_SQL_FLOOR_OF(LEASE_SCHEMA_META ".value") ", excluded.value::int8)::text"      \
+  " RETURNING 1)"                                                                   \
+  " SELECT id, 1 / CASE WHEN EXISTS (SELECT 1 FROM f)"                              \
+  " OR NOT EXISTS (SELECT 1 FROM d WHERE fence > 0) THEN 1 ELSE 0 END FROM d"
 
 /* The clock mark (no row: none), and its move to $1. */
 #define LPG_Q_SQL_CLOCK_READ "SELECT " LPG_Q_SQL_MARK

@@ -41,6 +41,9 @@ int lsq_event(lease_db *db, const lease__event *e, int64_t *seq) {
   *seq = sqlite3_last_insert_rowid(LSQ(db)->sql);
   sqlite3_reset(st);
   sqlite3_clear_bindings(st);   /* drop the pointers to the caller's bytes */
+  if (sqlite3_changes(LSQ(db)->sql) != 1)   /* another client's trigger skipped the insert */
+    return lease__fail(db, LEASE_MISMATCH, "the ledger's event of %.*s changed no row (a trigger?):"
+                       " nothing stored", (int)e->id_len, e->id ? e->id : "");
   return LEASE_OK;
 }
 

@@ -1015,7 +1015,8 @@ typedef struct fail_ctx {
 } fail_ctx;
 
 /* Write body: fail's guarded UPDATE (complete's guard; the lease ends),
-** then, when it stored, the error and the job's next state. */
+** then, when it stored, the error and the job's next state, each of which
+** must change its one row (run_one). */
 static int fail_body(lease_db *db, void *ctx) {
   fail_ctx *x = ctx;
   const lease__write *w = x->w;
@@ -1053,7 +1054,7 @@ static int fail_body(lease_db *db, void *ctx) {
   sqlite3_bind_int64(add, 5, w->fence);
   if (w->message) sqlite3_bind_blob(add, 6, w->message, (int)w->message_len, SQLITE_STATIC);
   else sqlite3_bind_null(add, 6);
-  rc = run_once(db, add);
+  rc = run_one(db, add, "fail's error record", w->id, w->id_len);
   sqlite3_clear_bindings(add);
   if (rc != LEASE_OK) return rc;
   lease__after_fail(&f, &next);
@@ -1064,7 +1065,9 @@ static int fail_body(lease_db *db, void *ctx) {
   sqlite3_bind_int(set, 3, next.qstate);
   bind_time(set, 4, next.run_at);
   bind_time(set, 5, next.finished_at);
-  if ((rc = run_once(db, set)) != LEASE_OK || next.qstate != LEASE__Q_DISCARDED) return rc;
+  if ((rc = run_one(db, set, "fail's queue state", w->id, w->id_len)) != LEASE_OK ||
+      next.qstate != LEASE__Q_DISCARDED)
+    return rc;
   rc = lease__event_id(db, LEASE_EV_DISCARD, w->id, w->id_len, w->now, LEASE_GRANTED);
   if (rc != LEASE_OK) return rc;
   return lsq_q_cascade(db, w->id, w->id_len, LEASE__Q_DISCARDED, w->now);
@@ -1226,12 +1229,13 @@ static int prune_one(lease_db *db, sqlite3_int64 row, int *gone) {
 }
 
 /* Raise the fence floor (LSQ_SQL_Q_FLOOR_RAISE) to `fence`, the highest
-** fence of the jobs prune deleted. */
+** fence of the jobs prune deleted: the upsert writes its one row, kept or
+** raised, unless another client's trigger skipped it (run_one). */
 static int raise_floor(lease_db *db, sqlite3_int64 fence) {
   sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_FLOOR_RAISE);
   if (!st) return db->rc;
   sqlite3_bind_int64(st, 1, fence);
-  return run_once(db, st);
+  return run_one(db, st, "prune's raise", "the fence floor", 15);
 }
 
 /* Write body: prune.  What LSQ_SQL_Q_PRUNE lists is kept first (each

@@ -30,34 +30,38 @@ local function worker(path, me, seed, ops, b, orders, reports)
     if round.stop then return true end
     b:wait()
     local ev = {}
-    for _ = 1, ops do
-      local id = round.jobs[math.random(#round.jobs)]
-      local op = math.random(4)
-      local f = mine[id] or 1
-      if math.random(4) == 1 then f = f - 1 end   -- sometimes a stale token
-      local now = round.now
-      if op == 1 then
-        local got = db:claim(id, me, now, math.random(1, 3))
-        if got then
-          mine[id] = got
-          ev[#ev + 1] = { op = "claim", id = id, fence = got }
-        end
-      elseif op == 2 then
-        if db:renew(id, me, f, now, math.random(1, 3)) then
-          ev[#ev + 1] = { op = "renew", id = id, fence = f }
-        end
-      elseif op == 3 then
-        local result = ("%s fence %d at %d"):format(me, f, now)
-        if db:complete(id, me, f, now, result) then
-          ev[#ev + 1] = { op = "complete", id = id, fence = f, result = result }
-        end
-      else
-        if db:release(id, me, f) then
-          ev[#ev + 1] = { op = "release", id = id, fence = f }
+    -- a call that raises ends the round's work, not its waits (the others
+    -- would wait at the barrier forever): the report carries the error
+    local ok, err = pcall(function()
+      for _ = 1, ops do
+        local id = round.jobs[math.random(#round.jobs)]
+        local op = math.random(4)
+        local f = mine[id] or 1
+        if math.random(4) == 1 then f = f - 1 end   -- sometimes a stale token
+        local now = round.now
+        if op == 1 then
+          local got = db:claim(id, me, now, math.random(1, 3))
+          if got then
+            mine[id] = got
+            ev[#ev + 1] = { op = "claim", id = id, fence = got }
+          end
+        elseif op == 2 then
+          if db:renew(id, me, f, now, math.random(1, 3)) then
+            ev[#ev + 1] = { op = "renew", id = id, fence = f }
+          end
+        elseif op == 3 then
+          local result = ("%s fence %d at %d"):format(me, f, now)
+          if db:complete(id, me, f, now, result) then
+            ev[#ev + 1] = { op = "complete", id = id, fence = f, result = result }
+          end
+        else
+          if db:release(id, me, f) then
+            ev[#ev + 1] = { op = "release", id = id, fence = f }
+          end
         end
       end
-    end
-    reports:send({ me = me, ev = ev })
+    end)
+    reports:send({ me = me, ev = ev, err = not ok and tostring(err) or nil })
     b:wait()
   end
 end
@@ -96,6 +100,7 @@ describe("racing claims, renews, completes and releases", function()
       local grants, releases = {}, {}
       for _ = 1, W do
         local rep = assert(reports:recv(5))
+        assert.is_nil(rep.err, rep.err)
         for _, e in ipairs(rep.ev) do
           local id = e.id
           stats[e.op] = stats[e.op] + 1

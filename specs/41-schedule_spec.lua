@@ -343,16 +343,26 @@ end)
 
 -- A ticker (a thread's function: no upvalues): open path, tick at each
 -- now of nows, return every id tick returned.  With a barrier, wait on it
--- before each tick (all tickers tick round r at once).
+-- before each tick (all tickers tick round r at once).  A tick that
+-- raises stops its ticking, not its waits (the others would wait at the
+-- barrier forever); the error is raised once every round has passed.
 local function ticker(path, nows, bar)
   local l = require("lease")
   local db = l.open(path)
-  local got = {}
+  local got, err = {}, nil
   for _, now in ipairs(nows) do
     if bar then bar:wait() end
-    for _, id in ipairs(db:tick(now)) do got[#got + 1] = id end
+    if not err then
+      local ok, ids = pcall(db.tick, db, now)
+      if ok then
+        for _, id in ipairs(ids) do got[#got + 1] = id end
+      else
+        err = ids
+      end
+    end
   end
   db:close()
+  if err then error(err, 0) end
   return got
 end
 

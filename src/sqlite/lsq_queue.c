@@ -1232,11 +1232,10 @@ static int prune_one(lease_db *db, sqlite3_int64 row, int *gone) {
 ** fence of the jobs prune deleted: the upsert writes its one row, kept or
 ** raised, unless another client's trigger skipped it (run_one). */
 static int raise_floor(lease_db *db, sqlite3_int64 fence) {
-  static const char what[] = "the fence floor";
   sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_FLOOR_RAISE);
   if (!st) return db->rc;
   sqlite3_bind_int64(st, 1, fence);
-  return run_one(db, st, "prune's raise", what, sizeof what - 1);
+  return run_one(db, st, "prune's raise", "the fence floor", 15);
 }
 
 /* Write body: prune.  What LSQ_SQL_Q_PRUNE lists is kept first (each

@@ -5,6 +5,22 @@ local H = require("helpers")
 local lease = H.lease
 local pool = require("lease.pool")
 
+-- Another client's BEFORE trigger `side` on table tbl that skips the write
+-- `op` ("UPDATE", "INSERT OR UPDATE", ...) of a row when cond holds:
+-- RAISE(IGNORE) on SQLite, RETURN NULL on PostgreSQL (where a quoted word
+-- in cond is read as bytea).
+local function skip(p, tbl, op, cond)
+  if H.backend == "pg" then
+    H.psql(p, "CREATE FUNCTION side() RETURNS trigger LANGUAGE plpgsql AS $$"
+      .. " BEGIN IF " .. cond:gsub("'(%w+)'", "'%1'::bytea") .. " THEN RETURN NULL; END IF;"
+      .. " RETURN new; END $$; CREATE TRIGGER side BEFORE " .. op .. " ON " .. tbl
+      .. " FOR EACH ROW EXECUTE FUNCTION side()")
+  else
+    H.sqlite3(p, "CREATE TRIGGER side BEFORE " .. op .. " ON " .. tbl .. " WHEN " .. cond
+      .. " BEGIN SELECT RAISE(IGNORE); END")
+  end
+end
+
 -- A database with a normal job "ok" and the job "bad", on which `sql` (run
 -- by the sqlite3 tool, another client) then stores something odd.
 local function with_bad(sql)
@@ -177,8 +193,9 @@ describe("a write another client's trigger skips #sqlite", function()
     assert.are.equal("w", db:state("d", 20).owner)
   end)
 
-  it("refuses a retry whose queue row stays ended", function()
-    local db, p = with_trigger(skip_queue, function(d)
+  it("refuses a retry whose queue row another client's trigger ends again", function()
+    local db, p = with_trigger("CREATE TRIGGER side AFTER UPDATE ON lease_queue WHEN new.state = 0"
+      .. " BEGIN UPDATE lease_queue SET state = 1 WHERE id = new.id; END", function(d)
       d:enqueue("d")
       d:complete("d", "w", d:claim("d", "w", 1, 10), 2, "r")
     end)
@@ -219,29 +236,24 @@ end)
 
 describe("a claim or discard another client's trigger skips", function()
   -- A BEFORE UPDATE trigger another client defined skips the write of job
-  -- b (RAISE(IGNORE) on SQLite, RETURN NULL on PostgreSQL).  Every claim
+  -- b (RAISE(IGNORE) on SQLite, RETURN NULL on PostgreSQL), or on
+  -- lease_errors the insert of b's error record.  Every claim
   -- path raises [mismatch] naming b and stores nothing; none loops on b.
   local T = 1000
-  local function skip_b(p, tbl)
-    if H.backend == "pg" then
-      H.psql(p, "CREATE FUNCTION side() RETURNS trigger LANGUAGE plpgsql AS $$"
-        .. " BEGIN IF old.id = 'b'::bytea THEN RETURN NULL; END IF; RETURN new; END $$;"
-        .. " CREATE TRIGGER side BEFORE UPDATE ON " .. tbl .. " FOR EACH ROW EXECUTE FUNCTION side()")
-    else
-      H.sqlite3(p, "CREATE TRIGGER side BEFORE UPDATE ON " .. tbl
-        .. " WHEN old.id = 'b' BEGIN SELECT RAISE(IGNORE); END")
-    end
-  end
   -- x held by w (fence 1), b (`tries` attempts, its lease expired at
   -- T + 10 when lapsed), then a and c; the trigger on tbl made afterwards.
-  local function setup(tbl, lapsed, tries)
+  local function setup(tbl, lapsed, tries, now)
     local db, p = H.fresh("skipclaim")
     assert.are.equal(2, db:enqueue_many({ "x", { id = "b", max_attempts = tries } }))
     assert.are.equal(1, db:claim("x", "w", T, 1000))
     if lapsed then assert.are.equal(1, db:claim("b", "old", T, 10)) end
     db:enqueue_many({ "a", "c" })
+    -- the clock mark at the call's now: complete_claim_next on PostgreSQL
+    -- then takes its one round trip, which commits unless a round fails
+    assert.is_true(db:renew("x", "w", 1, now, 1000))
     db:close()
-    skip_b(p, tbl)
+    if tbl == "lease_errors" then skip(p, tbl, "INSERT", "new.id = 'b'")
+    else skip(p, tbl, "UPDATE", "old.id = 'b'") end
     return p
   end
   -- Each call in a child process under timeout (a call that loops on b
@@ -271,13 +283,17 @@ describe("a claim or discard another client's trigger skips", function()
     { "jobs", true, 2, T + 100, "claim of b changed no row", "(the claim of b, its lease lapsed) " },
     { "lease_queue", true, 1, T + 100, "a claim's discard of b changed no row",
       "(the discard of b's last attempt) " },
+    { "lease_errors", true, 2, T + 100, "a claim's error record of b changed no row",
+      "(the error record of b's lapsed lease) " },
+    { "lease_errors", true, 1, T + 100, "a claim's error record of b changed no row",
+      "(the error record of b's last attempt) " },
   }) do
     local tbl, lapsed, tries, now, text, title = case[1], case[2], case[3], case[4], case[5], case[6]
     for _, call in ipairs({ "claim_next(3)", "claim of b", "complete_claim_next",
                             "complete_many_claim_next" }) do
       it(title .. call
         .. " raises [mismatch] and stores nothing", function()
-        local p = setup(tbl, lapsed, tries)
+        local p = setup(tbl, lapsed, tries, now)
         local before = H.qsnapshot(p)
         local out = run(p, call, now)
         assert.truthy(out:find(text, 1, true), out)
@@ -293,17 +309,6 @@ describe("other writes another client's trigger skips", function()
   -- an id that is there is still "exists", a move another tick made first
   -- is still no job
   local T = 1699999980
-  local function skip(p, tbl, op, cond)
-    if H.backend == "pg" then
-      H.psql(p, "CREATE FUNCTION side() RETURNS trigger LANGUAGE plpgsql AS $$"
-        .. " BEGIN IF " .. cond:gsub("'(%w+)'", "'%1'::bytea") .. " THEN RETURN NULL; END IF;"
-        .. " RETURN new; END $$; CREATE TRIGGER side BEFORE " .. op .. " ON " .. tbl
-        .. " FOR EACH ROW EXECUTE FUNCTION side()")
-    else
-      H.sqlite3(p, "CREATE TRIGGER side BEFORE " .. op .. " ON " .. tbl .. " WHEN " .. cond
-        .. " BEGIN SELECT RAISE(IGNORE); END")
-    end
-  end
 
   it("tick whose move of a due schedule is skipped", function()
     local db, p = H.fresh("skiptick")
@@ -321,6 +326,127 @@ describe("other writes another client's trigger skips", function()
     assert.are.same(listed, db:schedules())
     assert.is_nil(db:state("t@" .. (T + 10)))
   end)
+
+  for _, case in ipairs({
+    { "schedule of a new name", "INSERT", function(d) return d:schedule("s", T, { every = 5 }) end,
+      "schedule of s" },
+    { "schedule of a name there", "INSERT OR UPDATE", function(d) return d:schedule("t", T, { every = 5 }) end,
+      "schedule of t" },
+    { "unschedule", "DELETE", function(d) return d:unschedule("t") end, "unschedule of t" },
+  }) do
+    it(case[1] .. " whose write is skipped", function()
+      local db, p = H.fresh("skipsched")
+      db:schedule("t", T, { every = 10 })
+      db:close()
+      -- SQLite replaces a schedule by INSERT OR REPLACE, PostgreSQL upserts
+      skip(p, "lease_schedules", H.backend == "pg" and case[2] or case[2]:match("^%a+"), "true")
+      db = lease.open(p)
+      finally(function() db:close() end)
+      local listed = db:schedules()
+      local err = H.error_of(case[3], db)
+      assert.truthy(err:find(case[4] .. " changed no row", 1, true), err)
+      assert.truthy(err:find("[mismatch]", 1, true), err)
+      assert.are.same(listed, db:schedules())
+    end)
+  end
+
+  it("unschedule of a name not there is still missing", function()
+    local db, p = H.fresh("skipsched")
+    db:close()
+    skip(p, "lease_schedules", "DELETE", "true")
+    db = lease.open(p)
+    finally(function() db:close() end)
+    assert.are.same({ false, "missing" }, { db:unschedule("t") })
+  end)
+
+  it("a claim from a queue with a rate whose count of the claims is skipped", function()
+    -- the rate would count fewer claims than were made, and let more through
+    local db, p = H.fresh("skiprate")
+    db:enqueue_many({ { id = "a", queue = "q" }, { id = "b", queue = "q" }, { id = "x", queue = "q" } })
+    db:limit("q", { rate = 5, per = 60 })
+    local f = db:claim("x", "w", T, 100)
+    db:close()
+    skip(p, "lease_queue_claims", "INSERT", "true")
+    db = lease.open(p)
+    finally(function() db:close() end)
+    local before = H.qsnapshot(p)
+    for _, call in ipairs({
+      function() return db:claim_next("w", T, 10, { queue = "q", n = 2 }) end,
+      function() return db:complete_claim_next("x", "w", f, T, "r", 10, { queue = "q" }) end,
+      function() return db:complete_many_claim_next("w", T, { { id = "x", fence = f } }, 10, { queue = "q" }) end,
+    }) do
+      local err = H.error_of(call)
+      assert.truthy(err:find("the claims counted for the rate of queue q changed no row", 1, true), err)
+      assert.truthy(err:find("[mismatch]", 1, true), err)
+      assert.are.same(before, H.qsnapshot(p))
+    end
+  end)
+
+  it("fence_gate whose write of the fence is skipped, alone and inside with_lease", function()
+    -- a skipped gate is no refusal: the fence it had to store is not there
+    local db, p = H.fresh("skipgate")
+    db:enqueue("j")
+    local f = db:claim("j", "w", T, 100)
+    assert.is_true(db:fence_gate("r", 5))
+    db:close()
+    skip(p, "lease_fences", H.backend == "pg" and "INSERT OR UPDATE" or "INSERT", "true")
+    if H.backend ~= "pg" then
+      H.sqlite3(p, "CREATE TRIGGER side_u BEFORE UPDATE ON lease_fences BEGIN SELECT RAISE(IGNORE); END")
+    end
+    db = lease.open(p)
+    finally(function() db:close() end)
+    local read = function()
+      return H.backend == "pg" and H.psql(p, "SELECT encode(resource, 'escape'), fence FROM lease_fences")
+        or H.sqlite3(p, "SELECT resource, fence FROM lease_fences")
+    end
+    local before, gates = H.qsnapshot(p), read()
+    for _, case in ipairs({
+      { "r", function() return db:fence_gate("r", 7) end },
+      { "r", function() return db:fence_gate("r", 5) end },   -- equal: the row it locks is not written
+      { "n", function() return db:fence_gate("n", 1) end },
+      { "r", function() return db:with_lease("j", "w", f, T + 1, function(tx) return tx:fence_gate("r", 6) end) end },
+    }) do
+      local err = H.error_of(case[2])
+      assert.truthy(err:find("fence_gate's fence of " .. case[1] .. " changed no row", 1, true), err)
+      assert.truthy(err:find("[mismatch]", 1, true), err)
+      assert.are.same(before, H.qsnapshot(p))
+      assert.are.equal(gates, read())
+    end
+    -- a smaller fence is still refused as stale
+    assert.are.same({ false, "stale_fence" }, { db:fence_gate("r", 4) })
+  end)
+
+  for _, case in ipairs({
+    { "enqueue's dependency of c", "lease_deps", "INSERT", "true",
+      function(d) return d:enqueue("c", { after = { "p" } }) end, "enqueue whose dependency" },
+    { "enqueue's wait of c", "lease_queue", "UPDATE", "old.id = 'c' AND new.state = 4",
+      function(d) return d:enqueue("c", { after = { "p" } }) end, "enqueue whose wait" },
+    { "enqueue's wait of c", "lease_queue", "UPDATE", "old.id = 'c' AND new.state = 4",
+      function(d) return d:enqueue_many({ "x", { id = "c", after = { "x" } } }) end,
+      "enqueue_many whose wait" },
+    { "retry's wait of w", "lease_queue", "UPDATE", "old.id = 'w' AND new.state = 4",
+      function(d) return d:retry("w", T + 1) end, "retry with dependencies whose wait" },
+  }) do
+    it(case[6] .. " is skipped", function()
+      -- a job that would not wait for its parents could run before them
+      local db, p = H.fresh("skipdeps")
+      db:enqueue("p")
+      db:enqueue("w", { after = { "p" } })
+      assert.is_true(db:cancel("w", T))
+      -- the same parent listed twice stores one edge: no skipped write
+      assert.is_true(db:enqueue("d", { after = { "p", "p" } }))
+      db:close()
+      skip(p, case[2], case[3], case[4])
+      db = lease.open(p)
+      finally(function() db:close() end)
+      local before = H.qsnapshot(p)
+      local err = H.error_of(case[5], db)
+      assert.truthy(err:find(case[1] .. " changed no row", 1, true), err)
+      assert.truthy(err:find("[mismatch]", 1, true), err)
+      assert.are.same(before, H.qsnapshot(p))
+      assert.are.same({ "waiting", "cancelled" }, { db:state("d", T).status, db:state("w", T).status })
+    end)
+  end
 
   it("a write with the ledger on whose event another client's trigger skips", function()
     local db, p = H.fresh("skipevent", { events = true })
@@ -389,6 +515,8 @@ describe("other writes another client's trigger skips", function()
       function(d) return d:retry("d", T + 1) end },
     { "retry of an expired lease", "jobs", function(d) d:claim("d", "w", T, 10) end,
       function(d) return d:retry("d", T + 100) end },
+    { "retry of an expired lease", "lease_queue", function(d) d:claim("d", "w", T, 10) end,
+      function(d) return d:retry("d", T + 100) end },
     { "cancel", "lease_queue", function() end, function(d) return d:cancel("d", T + 1) end },
   }) do
     it(case[1] .. " whose write of " .. case[2] .. " is skipped", function()
@@ -444,6 +572,91 @@ describe("other writes another client's trigger skips", function()
       local err = H.error_of(call)
       assert.truthy(err:find("b changed", 1, true), err)
       assert.truthy(err:find("[mismatch]", 1, true), err)
+      assert.are.same(before, H.qsnapshot(p))
+    end
+  end)
+
+  it("every complete whose write of the job's queue row is skipped", function()
+    -- the job stored done with its queue row left open would never be
+    -- pruned, and the jobs after it would never open
+    local db, p = H.fresh("skipqrow")
+    db:enqueue_many({ "b", "n" })
+    local f = db:claim("b", "w", T, 100)
+    db:close()
+    skip(p, "lease_queue", "UPDATE", "old.id = 'b'")
+    -- a job whose queue row another client deleted
+    if H.backend == "pg" then
+      H.psql(p, "INSERT INTO jobs(id) VALUES ('plain'::bytea); DELETE FROM lease_queue WHERE id = 'plain'::bytea")
+    else
+      H.sqlite3(p, "INSERT INTO jobs(id) VALUES ('plain'); DELETE FROM lease_queue WHERE id = 'plain'")
+    end
+    db = lease.open(p)
+    finally(function() db:close() end)
+    local before = H.qsnapshot(p)
+    for _, call in ipairs({
+      function() return db:complete("b", "w", f, T + 1, "r") end,
+      function() return db:complete_many("w", T + 1, { { id = "b", fence = f, result = "r" } }) end,
+      function() return db:complete_many("w", T + 1, { { id = "b", fence = f }, { id = "b", fence = f } }) end,
+      function() return db:complete_claim_next("b", "w", f, T + 1, "r", 10, { n = 2 }) end,
+      function() return db:complete_many_claim_next("w", T + 1, { { id = "b", fence = f } }, 10) end,
+      function() return db:with_lease("b", "w", f, T + 1, function(tx) return tx:complete("r") end) end,
+    }) do
+      local err = H.error_of(call)
+      assert.truthy(err:find("complete's queue row of b changed no row", 1, true), err)
+      assert.truthy(err:find("[mismatch]", 1, true), err)
+      assert.are.same(before, H.qsnapshot(p))
+    end
+    assert.are.same({ "running", "w" }, { db:state("b", T + 1).status, db:state("b", T + 1).owner })
+    -- another job, and one without a queue row, complete
+    assert.is_true(db:complete("n", "w", db:claim("n", "w", T, 100), T + 1, "r"))
+    assert.is_true(db:complete("plain", "w", db:claim("plain", "w", T, 100), T + 1, "r"))
+    assert.are.same({ "completed", "completed" }, { db:state("n", T + 2).status, db:state("plain", T + 2).status })
+    local rows = H.backend == "pg" and H.psql(p, "SELECT count(*) FROM lease_queue WHERE id = 'plain'::bytea")
+      or H.sqlite3(p, "SELECT count(*) FROM lease_queue WHERE id = 'plain'")
+    assert.are.equal("0", rows:match("%d+"))
+  end)
+
+  it("tx:complete whose write of the queue row is skipped leaves with_lease's transaction usable", function()
+    local db, p = H.fresh("skiptx")
+    db:enqueue("b")
+    local f = db:claim("b", "w", T, 100)
+    db:close()
+    skip(p, "lease_queue", "UPDATE", "old.id = 'b'")
+    if H.backend == "pg" then H.psql(p, "CREATE TABLE out(v text)")
+    else H.sqlite3(p, "CREATE TABLE out(v TEXT)") end
+    db = lease.open(p)
+    finally(function() db:close() end)
+    local err
+    assert.is_true(db:with_lease("b", "w", f, T + 1, function(tx)
+      local ok, e = pcall(tx.complete, tx, "r")
+      err = not ok and tostring(e)
+      assert.are.equal(1, tx:exec("INSERT INTO out VALUES ('kept')"))
+      return true
+    end))
+    assert.truthy(err and err:find("complete's queue row of b changed no row", 1, true), err)
+    assert.are.same({ "running", "w" }, { db:state("b", T + 1).status, db:state("b", T + 1).owner })
+    local out = H.backend == "pg" and H.psql(p, "SELECT v FROM out") or H.sqlite3(p, "SELECT v FROM out")
+    assert.are.equal("kept", (out:gsub("\n$", "")))
+  end)
+
+  it("an enqueue whose dependency another client's trigger refuses raises its error and stores nothing", function()
+    local db, p = H.fresh("abortdeps")
+    db:enqueue("p")
+    db:close()
+    if H.backend == "pg" then
+      H.psql(p, "CREATE FUNCTION side() RETURNS trigger LANGUAGE plpgsql AS $$"
+        .. " BEGIN RAISE EXCEPTION 'no edges'; END $$; CREATE TRIGGER side BEFORE INSERT ON lease_deps"
+        .. " FOR EACH ROW EXECUTE FUNCTION side()")
+    else
+      H.sqlite3(p, "CREATE TRIGGER side BEFORE INSERT ON lease_deps BEGIN SELECT RAISE(ABORT, 'no edges'); END")
+    end
+    db = lease.open(p)
+    finally(function() db:close() end)
+    local before = H.qsnapshot(p)
+    for _, call in ipairs({ function() return db:enqueue("c", { after = { "p" } }) end,
+                            function() return db:enqueue_many({ "x", { id = "c", after = { "x", "p" } } }) end }) do
+      local err = H.error_of(call)
+      assert.truthy(err:find("no edges", 1, true), err)
       assert.are.same(before, H.qsnapshot(p))
     end
   end)

@@ -273,6 +273,28 @@ describe("PostgreSQL backend", function()
     assert.are.same({ true, true }, { db:state("a", 2).done, db:state("b", 2).done })
   end)
 
+  it("complete and complete_many complete a job whose queue row another client deletes during their wait", function()
+    db:enqueue_many({ "a", "b" })
+    local jobs = db:claim_next("w", 0, 100, 2)
+    -- another client deletes the queue row and holds it while the engine's
+    -- write waits for the row: gone once it commits, it is no skipped write
+    local function delete(id)
+      local marker = H.file("locked")
+      local wait = psql_background(p, "BEGIN;\nDELETE FROM lease_queue WHERE id = '" .. id .. "';\n"
+        .. "\\! touch " .. marker .. "\nSELECT pg_sleep(1);\nCOMMIT;")
+      wait_marker(marker)
+      return wait
+    end
+    local wait = delete("a")
+    assert.is_true(db:complete("a", "w", jobs[1].fence, 1, "r"))
+    wait()
+    wait = delete("b")
+    assert.are.equal(true, db:complete_many("w", 1, { jobs[2] }))
+    wait()
+    assert.are.same({ true, true }, { db:state("a", 2).done, db:state("b", 2).done })
+    assert.are.equal("0", (H.psql(p, "SELECT count(*) FROM lease_queue WHERE id IN ('a', 'b')"):gsub("\n$", "")))
+  end)
+
   it("wakes for a queue name another program stored past the engine's limit without failing its writes", function()
     db:enqueue("r", { queue = "q" })
     local f = assert(db:claim("r", "w", 1, 100))

@@ -413,7 +413,9 @@ LEASE_API void lease_new_job_default(lease_new_job *job);
 ** jobs' (queue, key)): of concurrent enqueues of one key, from any threads
 ** or processes, exactly one is inserted.
 ** Returns LEASE_OK, LEASE_MISUSE (job NULL, or a bad field: the message
-** names it, "after[2] is the job's own id"; nothing written) or a
+** names it, "after[2] is the job's own id"; nothing written),
+** LEASE_MISMATCH (a trigger another client defined skipped the job's
+** insert, its data, a dependency or its wait: nothing is stored) or a
 ** database error.
 */
 LEASE_API int lease_enqueue(lease_db *db, const lease_new_job *job, int *reason);
@@ -530,10 +532,10 @@ LEASE_API int lease_renew(lease_db *db, const char *id, size_t id_len,
 **   result, result_len: the result bytes, or result NULL for SQL NULL.
 **   reason: as for lease_renew.
 ** Returns LEASE_OK, LEASE_MISUSE (also for a result longer than SQLite's
-** length limit), LEASE_RANGE or LEASE_MISMATCH (as for lease_renew; on
-** SQLite also when a trigger another client defined changes the job
-** between the write of its queue row and the UPDATE of its jobs row, the
-** two statements of a completion: nothing is stored) or a database error.
+** length limit), LEASE_RANGE or LEASE_MISMATCH (as for lease_renew; also
+** when a trigger another client defined skipped the write of the job's
+** queue row, or on SQLite changed the job between that write and the
+** UPDATE of its jobs row: nothing is stored) or a database error.
 */
 LEASE_API int lease_complete(lease_db *db, const char *id, size_t id_len,
                              const char *owner, size_t owner_len, int64_t fence,
@@ -664,8 +666,9 @@ LEASE_API int lease_read_settings(lease_db *db, lease_settings *out);
 ** not ended, in that order; jobs held, and scheduled jobs of a smaller
 ** priority than the first ready one, are stepped over.
 ** Returns LEASE_OK, LEASE_MISUSE, LEASE_MISMATCH (a trigger another client
-** defined skipped the claim or the discard of a job it would take: nothing
-** is stored), LEASE_NOMEM or a database error.
+** defined skipped the claim or the discard of a job it would take, or the
+** count of the claims for its queue's rate: nothing is stored), LEASE_NOMEM
+** or a database error.
 */
 LEASE_API int lease_claim_next(lease_db *db, const char *queue, size_t queue_len,
                                const char *owner, size_t owner_len, double now, double ttl,
@@ -1266,14 +1269,18 @@ LEASE_API void lease_schedule_spec_default(lease_schedule_spec *s);
 ** Returns LEASE_OK, LEASE_MISUSE (a bad field, a cron expression that does
 ** not parse or matches no time within ten years: the message names the
 ** field, as "cron: minute field: 61 is out of range 0-59"; nothing
-** written), LEASE_READONLY on a read-only handle, or a database error.
+** written), LEASE_READONLY on a read-only handle, LEASE_MISMATCH (a trigger
+** another client defined skipped the write: nothing stored) or a database
+** error.
 */
 LEASE_API int lease_schedule(lease_db *db, const lease_schedule_spec *s, double now);
 
 /*
 ** lease_unschedule: delete the schedule name (jobs it enqueued stay).
 **   found: 1 when it existed, 0 when not (may be NULL).
-** Returns LEASE_OK, LEASE_MISUSE, LEASE_READONLY or a database error.
+** Returns LEASE_OK, LEASE_MISUSE, LEASE_READONLY, LEASE_MISMATCH (a trigger
+** another client defined skipped the delete: the schedule stays) or a
+** database error.
 */
 LEASE_API int lease_unschedule(lease_db *db, const char *name, size_t name_len, int *found);
 
@@ -1478,7 +1485,9 @@ LEASE_API double lease_tx_now(const lease_tx *tx);
 **   resource, resource_len: non-empty bytes (LEASE_NTS allowed).
 **   fence:  >= 0.
 **   reason: LEASE_GRANTED when it passed, LEASE_STALE_FENCE when refused.
-** Returns LEASE_OK, LEASE_MISUSE or a database error (nothing stored).
+** Returns LEASE_OK, LEASE_MISUSE, LEASE_MISMATCH (a trigger another client
+** defined skipped the gate's write: nothing stored) or a database error
+** (nothing stored).
 */
 LEASE_API int lease_fence_gate(lease_db *db, const char *resource, size_t resource_len,
                                int64_t fence, int *reason);

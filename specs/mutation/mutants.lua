@@ -308,7 +308,7 @@ return {
   {
     name = "retry-skipped-reopen-unseen", step = "own", file = "src/sqlite/lsq_queue.c",
     fn = "retry_body",
-    from = [=[  if ((rc = run_one(db, reopen, "retry's reopen", x->id, x->id_len)) != LEASE_OK) return rc;]=],
+    from = [=[  if ((rc = run_one(db, reopen, "retry's reopen of", x->id, x->id_len)) != LEASE_OK) return rc;]=],
     to = [=[  if ((rc = run_once(db, reopen)) != LEASE_OK) return rc;]=],
     hint = "specs/25-hostile_values_spec.lua",
   },
@@ -322,14 +322,14 @@ return {
   {
     name = "cancel-skipped-end-unseen", step = "own", file = "src/sqlite/lsq_queue.c",
     fn = "cancel_body",
-    from = [=[  if ((rc = run_one(db, end, "cancel", x->id, x->id_len)) != LEASE_OK) return rc;]=],
+    from = [=[  if ((rc = run_one(db, end, "cancel of", x->id, x->id_len)) != LEASE_OK) return rc;]=],
     to = [=[  if ((rc = run_once(db, end)) != LEASE_OK) return rc;]=],
     hint = "specs/25-hostile_values_spec.lua",
   },
   {
     name = "expiry-skipped-discard-unseen", step = "own", file = "src/sqlite/lsq_queue.c",
     fn = "lsq_q_expired",
-    from = [=[  if ((rc = run_one(db, end, "a claim's discard", w->id, w->id_len)) != LEASE_OK) return rc;]=],
+    from = [=[  if ((rc = run_one(db, end, "a claim's discard of", w->id, w->id_len)) != LEASE_OK) return rc;]=],
     to = [=[  if ((rc = run_once(db, end)) != LEASE_OK) return rc;]=],
     hint = "specs/25-hostile_values_spec.lua",
   },
@@ -420,35 +420,341 @@ return {
   {
     name = "fail-skipped-error-unseen", step = "own", file = "src/sqlite/lsq_queue.c",
     fn = "fail_body",
-    from = [=[  rc = run_one(db, add, "fail's error record", w->id, w->id_len);]=],
+    from = [=[  rc = run_one(db, add, "fail's error record of", w->id, w->id_len);]=],
     to = [=[  rc = run_once(db, add);]=],
     hint = "specs/25-hostile_values_spec.lua",
   },
   {
     name = "fail-skipped-state-unseen", step = "own", file = "src/sqlite/lsq_queue.c",
     fn = "fail_body",
-    from = [=[  if ((rc = run_one(db, set, "fail's queue state", w->id, w->id_len)) != LEASE_OK ||]=],
+    from = [=[  if ((rc = run_one(db, set, "fail's queue state of", w->id, w->id_len)) != LEASE_OK ||]=],
     to = [=[  if ((rc = run_once(db, set)) != LEASE_OK ||]=],
     hint = "specs/25-hostile_values_spec.lua",
   },
   {
     name = "pg-fail-skipped-error-unseen", step = "own", file = "src/pg/lpg_queue.c",
     fn = "fail_body", backend = "pg",
-    from = [=[  rc = r_i8(res, 0, 11) == 1 ? LEASE_OK : skipped(db, "fail's error record", w);]=],
+    from = [=[  rc = r_i8(res, 0, 11) == 1 ? LEASE_OK : skipped(db, "fail's error record of", w);]=],
     to = [=[  rc = LEASE_OK;]=],
     hint = "specs/25-hostile_values_spec.lua",
   },
   {
     name = "pg-fail-skipped-state-unseen", step = "own", file = "src/pg/lpg_queue.c",
     fn = "fail_body", backend = "pg",
-    from = [=[  rc = atoi(PQcmdTuples(res)) == 1 ? LEASE_OK : skipped(db, "fail's queue state", w);]=],
+    from = [=[  rc = atoi(PQcmdTuples(res)) == 1 ? LEASE_OK : skipped(db, "fail's queue state of", w);]=],
     to = [=[  rc = LEASE_OK;]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    -- a complete stores the job done and leaves its queue row open: never
+    -- pruned, the jobs after it never opened
+    name = "complete-skipped-queue-row-unseen", step = "own", file = "src/sqlite/lsq_ops.c",
+    fn = "lsq_guarded_step",
+    from = [=[  if (changed && w->op == LEASE__COMPLETE && !queued && (src = queue_row_left(db, w)) != LEASE_OK)]=],
+    to = [=[  if (0 && changed && w->op == LEASE__COMPLETE && !queued && (src = queue_row_left(db, w)) != LEASE_OK)]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    name = "pg-complete-skipped-queue-row-unseen", step = "own", file = "src/pg/lpg_sql.h",
+    fn = "LPG_SQL_COMPLETE", backend = "pg",
+    from = [=[                       " AND NOT EXISTS (SELECT 1 FROM f) THEN CASE WHEN EXISTS"        \]=],
+    to = [=[                       " AND false THEN CASE WHEN EXISTS"        \]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    -- a complete of a job another client inserted (no queue row) fails
+    name = "pg-complete-skipped-queue-row-rowless", step = "own", file = "src/pg/lpg_sql.h",
+    fn = "LPG_SQL_COMPLETE", backend = "pg",
+    from = [=[                       " AND EXISTS (SELECT 1 FROM lease_queue WHERE id = $1)"          \]=],
+    to = [=[                       " AND true"          \]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    name = "pg-complete-many-skipped-queue-row-unseen", step = "own", file = "src/pg/lpg_sql.h",
+    fn = "LPG_SQL_COMPLETE_MANY", backend = "pg",
+    from = [=[  " g.seen AND g.id IN (SELECT id FROM u) AND g.id NOT IN (SELECT id FROM f)"       \]=],
+    to = [=[  " false"       \]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    name = "pg-complete-many-skipped-queue-row-ignored", step = "own", file = "src/pg/lpg_many.c",
+    fn = "batch_body", backend = "pg",
+    from = [=[    if (r_bool(res, i, 10)) {   /* its queue row not written */]=],
+    to = [=[    if (0) {   /* its queue row not written */]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    name = "pg-complete-skipped-queue-row-unnamed", step = "own", file = "src/pg/lpg.c",
+    fn = "guarded", backend = "pg",
+    from = [=[    return w->op == LEASE__COMPLETE ? lpg_skipped_as(db, "complete's queue row of", w)]=],
+    to = [=[    return 0 ? lpg_skipped_as(db, "complete's queue row of", w)]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    name = "pg-ccn-skipped-queue-row-unnamed", step = "own", file = "src/pg/lpg_queue.c",
+    fn = "ccn_pipelined", backend = "pg",
+    from = [=[    return lpg_skipped_as(db, "complete's queue row of", wc);   /* the only one dividing */]=],
+    to = [=[    return rc;   /* the only one dividing */]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    name = "pg-skipped-as-any-failure", step = "own", file = "src/pg/lpg.c",
+    fn = "lpg_skipped_as", backend = "pg",
+    from = [=[  if (!lpg_failed_with(db, "22012")) return db->rc;]=],
+    to = [=[  if (0) return db->rc;]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
+    name = "skipped-not-mismatch", step = "own", file = "src/core/lease_rules.c",
+    fn = "lease__skipped",
+    from = [=[  return lease__fail(db, LEASE_MISMATCH, "%s%s%.*s changed no row (a trigger?): nothing stored",]=],
+    to = [=[  return lease__fail(db, LEASE_ERROR, "%s%s%.*s changed no row (a trigger?): nothing stored",]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    name = "schedule-skipped-unseen", step = "own", file = "src/sqlite/lsq_schedule.c",
+    fn = "put_body",
+    from = [=[  if (sqlite3_changes(LSQ(db)->sql) != 1)]=],
+    to = [=[  if (0)]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    name = "unschedule-skipped-unseen", step = "own", file = "src/sqlite/lsq_schedule.c",
+    fn = "delete_body",
+    from = [=[  if (src == SQLITE_DONE) return LEASE_OK;]=],
+    to = [=[  if (1) return LEASE_OK;]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    -- the unschedule's look finds no schedule: a skipped delete is missing
+    name = "schedule-at-null-next", step = "own", file = "src/sqlite/lsq_schedule_sql.h",
+    fn = "LSQ_SQL_SCHEDULE_AT",
+    from = [=[next_at = coalesce(?2, next_at)"]=],
+    to = [=[next_at = ?2"]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    name = "pg-schedule-skipped-unseen", step = "own", file = "src/pg/lpg_schedule.c",
+    fn = "lpg_s_schedule", backend = "pg",
+    from = [=[  rc = atoi(PQcmdTuples(res)) == 1 ? LEASE_OK   /* unless a trigger skipped the upsert */]=],
+    to = [=[  rc = 1 ? LEASE_OK   /* unless a trigger skipped the upsert */]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    name = "pg-unschedule-skipped-unseen", step = "own", file = "src/pg/lpg_schedule.c",
+    fn = "lpg_s_unschedule", backend = "pg",
+    from = [=[  if (r_i8(res, 0, 0) > 0 && !*found)   /* locked, not deleted: a trigger skipped it */]=],
+    to = [=[  if (0 && !*found)   /* locked, not deleted: a trigger skipped it */]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    -- a schedule not there is taken for a skipped delete
+    name = "pg-unschedule-lock-uncounted", step = "own", file = "src/pg/lpg_schedule_sql.h",
+    fn = "LPG_SQL_SCHEDULE_DELETE", backend = "pg",
+    from = [=[" RETURNING 1) SELECT (SELECT count(*) FROM s), (SELECT count(*) FROM d)"]=],
+    to = [=[" RETURNING 1) SELECT 1::int8, (SELECT count(*) FROM d)"]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    name = "record-claims-skipped-unseen", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "record_claims",
+    from = [=[  if ((rc = run_once(db, st)) != LEASE_OK || sqlite3_changes(LSQ(db)->sql) == n) return rc;]=],
+    to = [=[  if ((rc = run_once(db, st)) != LEASE_OK || 1) return rc;]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    name = "pg-record-claims-skipped-unseen", step = "own", file = "src/pg/lpg_queue.c",
+    fn = "claim_under", backend = "pg",
+    from = [=[    rc = atoi(PQcmdTuples(res)) == *count   /* unless a trigger skipped some */]=],
+    to = [=[    rc = 1   /* unless a trigger skipped some */]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    name = "gate-skipped-unseen", step = "own", file = "src/sqlite/lsq_tx.c",
+    fn = "gate_body",
+    from = [=[  return g->reason == LEASE_GRANTED ? LEASE_OK : gate_refused(db, g);]=],
+    to = [=[  return g->reason == LEASE_GRANTED || 1 ? LEASE_OK : gate_refused(db, g);]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    -- the gate's row left unwritten (so unlocked) taken for a refusal
+    name = "gate-skipped-equal-refused", step = "own", file = "src/sqlite/lsq_tx.c",
+    fn = "gate_refused",
+    from = [=[    larger = sqlite3_column_int64(st, 0) > g->fence;]=],
+    to = [=[    larger = sqlite3_column_int64(st, 0) >= g->fence;]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    name = "pg-gate-skipped-unseen", step = "own", file = "src/pg/lpg_tx.c",
+    fn = "lpg_fence_gate", backend = "pg",
+    from = [=[  if (rc == LEASE_OK && *reason != LEASE_GRANTED) rc = gate_refused(db, vals, lens, fence);]=],
+    to = [=[  if (0 && rc == LEASE_OK && *reason != LEASE_GRANTED) rc = gate_refused(db, vals, lens, fence);]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    name = "pg-gate-skipped-equal-refused", step = "own", file = "src/pg/lpg_tx.c",
+    fn = "gate_refused", backend = "pg",
+    from = [=[  larger = PQntuples(res) == 1 && r_i8(res, 0, 0) > fence;]=],
+    to = [=[  larger = PQntuples(res) == 1 && r_i8(res, 0, 0) >= fence;]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    -- a job that would not wait for its parents could run before them
+    name = "dep-skipped-unseen", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "add_deps",
+    from = [=[    if (sqlite3_changes(LSQ(db)->sql) == 1) continue;]=],
+    to = [=[    if (1) continue;]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    name = "dep-there-any-edge", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_Q_DEP_THERE",
+    from = [=["SELECT 1 FROM lease_deps WHERE child = ?1 AND parent = " LSQ_SQL_DEP_PARENT]=],
+    to = [=["SELECT 1 FROM lease_deps WHERE child = child OR parent = " LSQ_SQL_DEP_PARENT]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    name = "dep-wait-skipped-unseen", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "add_deps",
+    from = [=[  if ((rc = run_once(db, wait)) != LEASE_OK || sqlite3_changes(LSQ(db)->sql) == 1) return rc;]=],
+    to = [=[  if ((rc = run_once(db, wait)) != LEASE_OK || 1) return rc;]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    name = "retry-wait-skipped-unseen", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "retry_body",
+    from = [=[  if (sqlite3_changes(LSQ(db)->sql) == 0 &&
+      (rc = wait_written(db, "retry's wait of", x->id, x->id_len)) != LEASE_OK)]=],
+    to = [=[  if (0 &&
+      (rc = wait_written(db, "retry's wait of", x->id, x->id_len)) != LEASE_OK)]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    -- a job whose parents all completed is taken for a skipped wait
+    name = "dep-unwaited-without-pending", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_Q_DEP_UNWAITED",
+    from = [=[  " AND state = " LEASE__Q_OPEN_S " AND " LSQ_SQL_DEP_PENDING("lease_queue", "")]=],
+    to = [=[  " AND state = " LEASE__Q_OPEN_S]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    name = "pg-dep-skipped-unseen", step = "own", file = "src/pg/lpg_queue.c",
+    fn = "add_deps", backend = "pg",
+    from = [=[    if (atoi(PQcmdTuples(res)) == 0 && edge_there(db, &q, j->id, j->id_len) != LEASE_OK) {]=],
+    to = [=[    if (0 && edge_there(db, &q, j->id, j->id_len) != LEASE_OK) {]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    name = "pg-dep-there-any-edge", step = "own", file = "src/pg/lpg_queue_sql.h",
+    fn = "LPG_Q_SQL_DEP_THERE", backend = "pg",
+    from = [=["SELECT 1 FROM lease_deps WHERE child = $1 AND parent = $2"]=],
+    to = [=["SELECT 1 FROM lease_deps WHERE child = $1 OR parent = $2"]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    name = "pg-wait-skipped-unseen", step = "own", file = "src/pg/lpg_queue.c",
+    fn = "wait_again", backend = "pg",
+    from = [=[  skipped = !r_bool(res, 0, 0) && r_bool(res, 0, 1);]=],
+    to = [=[  skipped = !r_bool(res, 0, 0) && 0;]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    name = "pg-dep-wait-check-any-job", step = "own", file = "src/pg/lpg_queue_sql.h",
+    fn = "LPG_Q_SQL_DEP_WAIT", backend = "pg",
+    from = [=[  " SELECT EXISTS (SELECT 1 FROM w), EXISTS (SELECT 1 FROM lease_queue WHERE "     \]=],
+    to = [=[  " SELECT EXISTS (SELECT 1 FROM w), EXISTS (SELECT 1 FROM lease_queue WHERE id = $1 OR "     \]=],
+    hint = "specs/44-dependencies_spec.lua",
+  },
+  {
+    name = "expiry-skipped-error-unseen", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "lsq_q_expired",
+    from = [=[  rc = run_one(db, add, "a claim's error record of", w->id, w->id_len);]=],
+    to = [=[  rc = run_once(db, add);]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    name = "pg-claim-next-error-skipped-unseen", step = "own", file = "src/pg/lpg_queue.c",
+    fn = "claim_rounds", backend = "pg",
+    from = [=[      if ((PQgetisnull(res, i, 1) && !r_bool(res, i, 12)) || r_bool(res, i, 13)) {]=],
+    to = [=[      if ((PQgetisnull(res, i, 1) && !r_bool(res, i, 12)) || 0) {]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    name = "pg-claim-next-error-unreported", step = "own", file = "src/pg/lpg_queue_sql.h",
+    fn = "LPG_Q_SQL_CLAIM_NEXT_", backend = "pg",
+    from = [=[  " x.lapsed AND x.id NOT IN (SELECT id FROM e)" extra                              \]=],
+    to = [=[  " false" extra                              \]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    name = "pg-claim-error-skipped-unseen", step = "own", file = "src/pg/lpg_sql.h",
+    fn = "LPG_SQL_CLAIM", backend = "pg",
+    from = [=[                 " OR EXISTS (SELECT 1 FROM u)) AND NOT EXISTS (SELECT 1 FROM e)"  \]=],
+    to = [=[                 " OR EXISTS (SELECT 1 FROM u)) AND false"  \]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    name = "pg-claim-error-unnamed", step = "own", file = "src/pg/lpg.c",
+    fn = "guarded", backend = "pg",
+    from = [=[           : w->op == LEASE__CLAIM  ? lpg_skipped_as(db, "a claim's error record of", w)]=],
+    to = [=[           : 0 ? lpg_skipped_as(db, "a claim's error record of", w)]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    -- a retried job's attempts would not start again
+    name = "retry-reset-skipped-unseen", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "retry_body",
+    from = [=[  if (sqlite3_changes(LSQ(db)->sql) == 0 && (rc = reset_skipped(db, x)) != LEASE_OK) return rc;]=],
+    to = [=[  if (0 && (rc = reset_skipped(db, x)) != LEASE_OK) return rc;]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    -- complete_claim_next's one round trip commits a claim whose lapsed
+    -- lease's error record was not stored
+    name = "pg-ccn-keeping-error-unseen", step = "own", file = "src/pg/lpg_queue_sql.h",
+    fn = "LPG_Q_SQL_CLAIM_NEXT_KEEPING_", backend = "pg",
+    from = [=[                        " OR (x.lapsed AND x.id NOT IN (SELECT id FROM e)) THEN 0 ELSE 1 END", limit)]=],
+    to = [=[                        " OR false THEN 0 ELSE 1 END", limit)]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    -- an edge's insert that failed is taken for one that stored
+    name = "deps-insert-failure-ignored", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "add_deps",
+    from = [=[    if (rc != LEASE_OK) return rc;
+    if (sqlite3_changes(LSQ(db)->sql) == 1) continue;]=],
+    to = [=[    if (0) return rc;
+    if (sqlite3_changes(LSQ(db)->sql) == 1) continue;]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    -- a queue row another client deleted while the complete waited is
+    -- taken for a skipped write
+    name = "pg-complete-deleted-row-skipped", step = "own", file = "src/pg/lpg_sql.h",
+    fn = "LPG_SQL_COMPLETE", backend = "pg",
+    from = [=[                       " (SELECT 1 FROM lease_queue_now($1)) THEN 0 ELSE 1 END"         \]=],
+    to = [=[                       " (SELECT 1) THEN 0 ELSE 1 END"         \]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
+    -- tx:complete's failure on the server ends the caller's transaction
+    name = "pg-tx-complete-no-savepoint", step = "own", file = "src/pg/lpg_tx.c",
+    fn = "lpg_tx_write", backend = "pg",
+    from = [=[  if (w->op != LEASE__COMPLETE) return note_end(tx, lpg_guarded(tx->db, w, reason));]=],
+    to = [=[  if (1) return note_end(tx, lpg_guarded(tx->db, w, reason));]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    name = "pg-tx-complete-no-rollback", step = "own", file = "src/pg/lpg_tx.c",
+    fn = "lpg_tx_write", backend = "pg",
+    from = [=[  if (rc != LEASE_OK && PQstatus(pg) == CONNECTION_OK && PQtransactionStatus(pg) != PQTRANS_IDLE)]=],
+    to = [=[  if (0 && PQstatus(pg) == CONNECTION_OK && PQtransactionStatus(pg) != PQTRANS_IDLE)]=],
     hint = "specs/25-hostile_values_spec.lua",
   },
   {
     name = "prune-skipped-floor-unseen", step = "own", file = "src/sqlite/lsq_queue.c",
     fn = "raise_floor",
-    from = [=[  return run_one(db, st, "prune's raise", "the fence floor", 15);]=],
+    from = [=[  return run_one(db, st, "prune's raise of the fence floor", NULL, 0);]=],
     to = [=[  return run_once(db, st);]=],
     hint = "specs/25-hostile_values_spec.lua",
   },
@@ -520,7 +826,7 @@ return {
   {
     name = "enqueue-skipped-data-unseen", step = "own", file = "src/sqlite/lsq_queue.c",
     fn = "enqueue_body",
-    from = [=[    rc = run_one(db, data, "enqueue's queue data", j->id, j->id_len);]=],
+    from = [=[    rc = run_one(db, data, "enqueue's queue data of", j->id, j->id_len);]=],
     to = [=[    rc = run_once(db, data);]=],
     hint = "specs/25-hostile_values_spec.lua",
   },
@@ -2432,9 +2738,9 @@ return {
   {
     name = "pg-ccn-two-transactions", step = "own", file = "src/pg/lpg_queue.c", backend = "pg",
     fn = "ccn_pipelined",
-    from = [[  if ((rc = lpg_pipeline_clocked(db, 5, which, p, out)) != LEASE_OK) return rc;]],
+    from = [[  if ((rc = lpg_pipeline_clocked(db, 5, which, p, out)) != LEASE_OK)]],
     to = [[  out[0] = NULL;
-  if ((rc = lpg_pipeline_clocked(db, 4, which + 1, p + 1, out + 1)) != LEASE_OK) return rc;]],
+  if ((rc = lpg_pipeline_clocked(db, 4, which + 1, p + 1, out + 1)) != LEASE_OK)]],
     hint = "specs/37-complete_claim_next_spec.lua",
   },
   {
@@ -4283,16 +4589,16 @@ return {
     -- client's trigger skipped its write) for a discard, and looks again
     name = "pg-claim-next-skip-unchecked", step = "own", file = "src/pg/lpg_queue.c",
     fn = "claim_rounds", backend = "pg",
-    from = [=[      if (PQgetisnull(res, i, 1) && !r_bool(res, i, 12)) {   /* neither write stored */]=],
-    to = [=[      if (0) {   /* neither write stored */]=],
+    from = [=[      if ((PQgetisnull(res, i, 1) && !r_bool(res, i, 12)) || r_bool(res, i, 13)) {]=],
+    to = [=[      if (r_bool(res, i, 13)) {]=],
     hint = "specs/25-hostile_values_spec.lua",
   },
   {
     -- claim_next's statement says a discard stored whenever one was due
     name = "pg-claim-next-discard-assumed", step = "own", file = "src/pg/lpg_queue_sql.h",
     fn = "LPG_Q_SQL_CLAIM_NEXT_", backend = "pg",
-    from = [=[  " x.lapsed, x.owner, x.fence, x.timeout, x.last, d.id IS NOT NULL" extra          \]=],
-    to = [=[  " x.lapsed, x.owner, x.fence, x.timeout, x.last, x.last" extra          \]=],
+    from = [=[  " x.lapsed, x.owner, x.fence, x.timeout, x.last, d.id IS NOT NULL,"               \]=],
+    to = [=[  " x.lapsed, x.owner, x.fence, x.timeout, x.last, x.last,"               \]=],
     hint = "specs/25-hostile_values_spec.lua",
   },
   {
@@ -4300,8 +4606,8 @@ return {
     -- a candidate did not store
     name = "pg-ccn-keeping-skip-unchecked", step = "own", file = "src/pg/lpg_queue_sql.h",
     fn = "LPG_Q_SQL_CLAIM_NEXT_KEEPING_", backend = "pg",
-    from = [=[  LPG_Q_SQL_CLAIM_NEXT_("", ", 1 / CASE WHEN x.last OR u.id IS NULL THEN 0 ELSE 1 END", limit)]=],
-    to = [=[  LPG_Q_SQL_CLAIM_NEXT_("", ", 1 / CASE WHEN x.last THEN 0 ELSE 1 END", limit)]=],
+    from = [=[  LPG_Q_SQL_CLAIM_NEXT_("", ", 1 / CASE WHEN x.last OR u.id IS NULL"                 \]=],
+    to = [=[  LPG_Q_SQL_CLAIM_NEXT_("", ", 1 / CASE WHEN x.last"                 \]=],
     hint = "specs/25-hostile_values_spec.lua",
   },
   {
@@ -4318,8 +4624,8 @@ return {
     -- nor its discard stored (out of a transaction, it stays)
     name = "pg-claim-error-without-write", step = "own", file = "src/pg/lpg_sql.h",
     fn = "LPG_SQL_CLAIM", backend = "pg",
-    from = [=[  " FROM j, q, x WHERE x.lapsed AND (EXISTS (SELECT 1 FROM d) OR EXISTS (SELECT 1 FROM u)))" \]=],
-    to = [=[  " FROM j, q, x WHERE x.lapsed)" \]=],
+    from = [=[  " FROM j, q, x WHERE x.lapsed AND (EXISTS (SELECT 1 FROM d) OR EXISTS (SELECT 1 FROM u))" \]=],
+    to = [=[  " FROM j, q, x WHERE x.lapsed" \]=],
     hint = "specs/25-hostile_values_spec.lua",
   },
   {
@@ -4343,9 +4649,9 @@ return {
     -- an enqueue after a parent looks for its row through the index of
     -- open jobs
     name = "pg-dep-wait-open-index", step = "own", file = "src/pg/lpg_queue_sql.h",
-    fn = "LPG_Q_SQL_DEP_WAIT", backend = "pg",
-    from = [=[  " AND " LPG_SQL_UNKEYED("state") " = " LEASE__Q_OPEN_S                           \]=],
-    to = [=[  " AND state = " LEASE__Q_OPEN_S                           \]=],
+    fn = "LPG_Q_SQL_DEP_UNWAITED_", backend = "pg",
+    from = [=[  "id = " id " AND " LPG_SQL_UNKEYED("state") " = " LEASE__Q_OPEN_S                \]=],
+    to = [=[  "id = " id " AND state = " LEASE__Q_OPEN_S                \]=],
     hint = "specs/35-postgres_spec.lua",
   },
   {
@@ -4770,9 +5076,9 @@ return {
     name = "deps-enqueue-does-not-wait", step = "own", file = "src/sqlite/lsq_queue.c",
     fn = "add_deps",
     from = [=[  bind_bytes(wait, 1, j->id, j->id_len);
-  return run_once(db, wait);]=],
+  if ((rc = run_once(db, wait)) != LEASE_OK || sqlite3_changes(LSQ(db)->sql) == 1) return rc;]=],
     to = [=[  bind_bytes(wait, 1, j->id, j->id_len);
-  return LEASE_OK;]=],
+  if (1) return LEASE_OK;]=],
     hint = "specs/44-dependencies_spec.lua",
   },
   {
@@ -4884,7 +5190,7 @@ return {
   },
   {
     name = "pg-deps-retry-does-not-wait-again", step = "own", file = "src/pg/lpg_queue_sql.h",
-    fn = "LPG_Q_SQL_DEP_WAIT", backend = "pg",
+    fn = "LPG_Q_SQL_DEP_UNWAITED_", backend = "pg",
     from = [=[  " AND " LPG_Q_SQL_DEP_PENDING("lease_queue")]=],
     to = [=[  " AND false"]=],
     hint = "specs/44-dependencies_spec.lua",
@@ -4917,16 +5223,16 @@ return {
   },
   {
     name = "deps-batch-entry-skipped-as-duplicate-waits-for-nothing", step = "own",
-    file = "src/sqlite/lsq_queue_sql.h", fn = "LSQ_SQL_Q_DEP_ADD",
+    file = "src/sqlite/lsq_queue_sql.h", fn = "LSQ_SQL_DEP_PARENT",
     from = [=[  "queue = ?3 AND key = ?4 AND id <> ?1 AND " LEASE__Q_UNFINISHED_SQL("state") \]=],
     to = [=[  "queue = ?3 AND key = ?4 AND 0 AND " LEASE__Q_UNFINISHED_SQL("state") \]=],
     hint = "specs/44-dependencies_spec.lua",
   },
   {
     name = "deps-batch-entry-key-not-passed", step = "own", file = "src/sqlite/lsq_queue.c",
-    fn = "add_deps",
-    from = [=[    if ((m = lease__dep_in_batch(e->jobs, i, k)) >= 0 && e->jobs[m].key) {]=],
-    to = [=[    if ((m = lease__dep_in_batch(e->jobs, i, k)) >= 0 && 0) {]=],
+    fn = "bind_dep",
+    from = [=[  if ((m = lease__dep_in_batch(e->jobs, i, k)) >= 0 && e->jobs[m].key) {]=],
+    to = [=[  if ((m = lease__dep_in_batch(e->jobs, i, k)) >= 0 && 0) {]=],
     hint = "specs/44-dependencies_spec.lua",
   },
   {
@@ -5270,8 +5576,8 @@ return {
     -- ... and commits a discard, the rounds after it running alone
     name = "pg-ccn-claim-discards", step = "own", file = "src/pg/lpg_queue_sql.h",
     fn = "LPG_Q_SQL_CLAIM_NEXT_KEEPING_", backend = "pg",
-    from = [=[  LPG_Q_SQL_CLAIM_NEXT_("", ", 1 / CASE WHEN x.last OR u.id IS NULL THEN 0 ELSE 1 END", limit)]=],
-    to = [=[  LPG_Q_SQL_CLAIM_NEXT_("", ", 1 / CASE WHEN NOT x.last AND u.id IS NULL THEN 0 ELSE 1 END", limit)]=],
+    from = [=[  LPG_Q_SQL_CLAIM_NEXT_("", ", 1 / CASE WHEN x.last OR u.id IS NULL"                 \]=],
+    to = [=[  LPG_Q_SQL_CLAIM_NEXT_("", ", 1 / CASE WHEN NOT x.last AND u.id IS NULL"                 \]=],
     hint = "specs/35-postgres_spec.lua",
   },
   {

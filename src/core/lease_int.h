@@ -169,6 +169,19 @@ int lease__judge(lease_db *db, lease__op op, const lease__facts *f, int *reason)
 */
 int lease__refusal(lease_db *db, const lease__write *w, const lease__facts *f, int *reason);
 
+/*
+** lease__skipped: a write of the engine's that changed no row where it
+** must change one: something outside the engine skipped it (a BEFORE
+** trigger another client defined: RAISE(IGNORE) on SQLite, RETURN NULL on
+** PostgreSQL).  what: the write and its object up to the name, e.g.
+** "enqueue of", "the settings of queue"; name (name_len bytes): the job,
+** queue or schedule, or NULL when `what` names it whole.  Records
+** LEASE_MISMATCH, "WHAT NAME changed no row (a trigger?): nothing stored",
+** and returns it; the caller's transaction rolls back, so the call stores
+** nothing.
+*/
+int lease__skipped(lease_db *db, const char *what, const char *name, size_t name_len);
+
 /* lease__cancel_reason: lease_cancel's reason for the job f describes
 ** (found, done, qstate): missing, done, discarded, cancelled, or
 ** LEASE_GRANTED. */

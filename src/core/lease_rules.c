@@ -64,6 +64,12 @@ int lease__refusal(lease_db *db, const lease__write *w, const lease__facts *f, i
 }
 
 /* See lease_int.h. */
+int lease__skipped(lease_db *db, const char *what, const char *name, size_t name_len) {
+  return lease__fail(db, LEASE_MISMATCH, "%s%s%.*s changed no row (a trigger?): nothing stored",
+                     what, name ? " " : "", name ? (int)name_len : 0, name ? name : "");
+}
+
+/* See lease_int.h. */
 int lease__cancel_reason(const lease__facts *f) {
   return ended_reason(f, 1);
 }

@@ -79,8 +79,13 @@
   /* and key of the batch entry of that id (NULL: none), whose key's */              \
   /* holder the child waits for when the entry was skipped as a duplicate. */       \
   XX(Q_DEP_ADD)                                                                       \
-  /* An open job waits while one of its parents is not completed: id. */              \
+  /* An open job waits while one of its parents is not completed: id */               \
+  /* (PostgreSQL: then whether it stored, and whether the job needed it). */          \
   XX(Q_DEP_WAIT)                                                                      \
+  /* After a Q_DEP_ADD that changed no row: whether the edge is there (no */          \
+  /* row: another client's trigger skipped it), Q_DEP_ADD's arguments */              \
+  /* (PostgreSQL: the child's id, the parent's id). */                                \
+  XX(Q_DEP_THERE)                                                                     \
   /* The jobs a job runs after, by id, with their status: id, now, limit. */          \
   XX(Q_DEPS)                                                                          \
   /* lease_wait's look, when a job of a queue becomes claimable (NULL: */             \

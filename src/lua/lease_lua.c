@@ -600,9 +600,11 @@ the stored result stays.
 @treturn[2] boolean false
 @treturn[2] string a reason, as for renew
 @raise `bad argument` for a bad argument; `lease.complete: ...` on a database
-  failure, and on SQLite `lease.complete: job <id> changed between its queue row
-  and its jobs row within complete (a trigger?): nothing stored [mismatch]` when
-  a trigger another client defined changes the job within the call
+  failure; `lease.complete: complete's queue row of <id> changed no row (a
+  trigger?): nothing stored [mismatch]` when a trigger another client defined
+  skipped the write of the job's queue row, and on SQLite `... job <id>
+  changed between its queue row and its jobs row ... [mismatch]` when one
+  changes the job within the call
 */
 static void check_complete(lua_State *L, const lb_callee *c, lb_args *a) {
   check_id_owner_fence(L, c, a);

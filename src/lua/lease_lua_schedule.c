@@ -39,7 +39,8 @@ does (Vixie cron).  db:tick enqueues a job per tick.
   seconds, got 0)`, `(... cron: minute field: 61 is out of range 0-59)`,
   `(opts: give every or cron, not both)` and the like, with nothing written;
   `lease.schedule: ...` on a database failure, `[readonly]` on a read-only
-  handle
+  handle, `[mismatch]` when another client's trigger skipped the write
+  (nothing stored)
 */
 static void check_schedule(lua_State *L, const lb_callee *c, lb_args *a) {
   static const char *const keys[] = {"every", "cron", "queue", "payload", "priority",
@@ -115,7 +116,8 @@ Delete a schedule (the jobs it enqueued stay).
 @treturn[2] string `"missing"`
 @raise `bad argument #1 to 'unschedule' (name must be a non-empty string, got
   nil)`; `lease.unschedule: ...` on a database failure, `[readonly]` on a
-  read-only handle
+  read-only handle, `[mismatch]` when another client's trigger skipped the
+  delete (the schedule stays)
 */
 static void check_unschedule(lua_State *L, const lb_callee *c, lb_args *a) {
   a->id = lb_check_string(L, 2, LB_ARG(c, 2, "name"), 0, &a->id_len);

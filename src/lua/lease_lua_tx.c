@@ -436,7 +436,8 @@ fence)`.
 @treturn[2] boolean false
 @treturn[2] string `"stale_fence"`
 @raise `bad argument` for a bad resource or fence; `lease.fence_gate: ...`
-  on a database failure (nothing stored)
+  on a database failure (nothing stored), `[mismatch]` when another
+  client's trigger skipped the gate's write (nothing stored)
 */
 static void check_fence_gate(lua_State *L, const lb_callee *c, lb_args *a) {
   a->id = check_gate(L, c, &a->id_len, &a->fence);

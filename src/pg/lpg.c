@@ -101,6 +101,13 @@ int lpg_failed_with(const lease_db *db, const char *sqlstate) {
   return db->rc != LEASE_OK && db->xrc == pack_sqlstate(sqlstate);
 }
 
+/* See lpg_int.h. */
+int lpg_skipped_as(lease_db *db, const char *what, const lease__write *w) {
+  if (!lpg_failed_with(db, "22012")) return db->rc;
+  lease__clear_error(db);
+  return lease__skipped(db, what, w->id, w->id_len);
+}
+
 /* Copy libpq's message without its trailing newlines. */
 static void trim_copy(char *out, size_t cap, const char *msg) {
   size_t n;
@@ -870,8 +877,7 @@ int lpg_write_read(lease_db *db, const lease__write *w, PGresult *res, int64_t *
   int rc;
   if (w->op == LEASE__CLAIM && PQntuples(res) == 1 && r_bool(res, 0, 10) && !r_bool(res, 0, 13)) {
     PQclear(res);
-    return lease__fail(db, LEASE_MISMATCH, "a claim's discard of %.*s changed no row (a trigger?):"
-                       " nothing stored", (int)w->id_len, w->id);
+    return lease__skipped(db, "a claim's discard of", w->id, w->id_len);
   }
   rc = lpg_outcome(db, w, res, &got, reason);
   if (rc == LEASE_OK && w->op == LEASE__CLAIM) rc = lapsed_events(db, w, res);
@@ -881,13 +887,17 @@ int lpg_write_read(lease_db *db, const lease__write *w, PGresult *res, int64_t *
   return lease__event_write(db, write_event[w->op], w, got, *reason);
 }
 
-/* Run the guarded write w and read its outcome, then record its event in
+/* Run the guarded write w and read its outcome (a complete whose queue
+** row was not written fails: lpg_skipped_as), then record its event in
 ** the ledger (in the caller's transaction; alone, the event is not
 ** recorded: pg_write opens one when events are on). */
 static int guarded(lease_db *db, const lease__write *w, int64_t *fence, int *reason) {
   params p = {0};
   PGresult *res;
-  if (!(res = run(db, lpg_write_params(w, &p), &p))) return db->rc;
+  if (!(res = run(db, lpg_write_params(w, &p), &p)))
+    return w->op == LEASE__COMPLETE ? lpg_skipped_as(db, "complete's queue row of", w)
+           : w->op == LEASE__CLAIM  ? lpg_skipped_as(db, "a claim's error record of", w)
+                                    : db->rc;
   return lpg_write_read(db, w, res, fence, reason);
 }
 

@@ -48,8 +48,7 @@ int lpg_event(lease_db *db, const lease__event *e, int64_t *seq) {
   if (!(res = lpg_stmt_run(db, LPG_ST_EVENT_ADD, &p))) return db->rc;
   if (PQntuples(res) != 1) {   /* another client's trigger skipped the insert */
     PQclear(res);
-    return lease__fail(db, LEASE_MISMATCH, "the ledger's event of %.*s changed no row (a trigger?):"
-                       " nothing stored", (int)e->id_len, e->id ? e->id : "");
+    return lease__skipped(db, "the ledger's event of", e->id ? e->id : "", e->id ? e->id_len : 0);
   }
   *seq = r_i8(res, 0, 0);
   PQclear(res);

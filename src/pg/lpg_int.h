@@ -266,6 +266,13 @@ int lpg_pipeline_end(lease_db *db, int rc);
 ** SQLSTATE sqlstate (five characters). */
 int lpg_failed_with(const lease_db *db, const char *sqlstate);
 
+/* lpg_skipped_as: after a statement of w's job failed, when it failed by
+** dividing by zero (SQLSTATE 22012: the statements' way to fail a write
+** another client's trigger skipped, so that it stores nothing) the
+** failure becomes LEASE_MISMATCH for the write `what` of w's job
+** (lease__skipped).  Returns db->rc. */
+int lpg_skipped_as(lease_db *db, const char *what, const lease__write *w);
+
 /* The most statements lpg_pipeline_clocked sends in one round trip. */
 #define LPG_PIPE_MAX 5
 

@@ -145,8 +145,7 @@ int lpg_enqueue_missing(lease_db *db, const lease_new_job *jobs, int n) {
   if (rc == LEASE_OK && !(res = lpg_stmt_run(db, LPG_ST_JOBS_MISSING, &p))) rc = db->rc;
   lpg_array_free(&a);
   if (rc == LEASE_OK && PQntuples(res) > 0)
-    rc = lease__fail(db, LEASE_MISMATCH, "enqueue of %.*s changed no row (a trigger?): nothing"
-                     " stored", PQgetlength(res, 0, 0), PQgetvalue(res, 0, 0));
+    rc = lease__skipped(db, "enqueue of", PQgetvalue(res, 0, 0), (size_t)PQgetlength(res, 0, 0));
   PQclear(res);
   return rc;
 }
@@ -298,7 +297,8 @@ static int batch_params(lease_db *db, const batch *b, lpg_array arr[3], params *
 ** lpg_q_claim_begin) and the batch's one statement, in one round trip with
 ** the clock's mark (lpg_pipeline_clocked);
 ** then each row's outcome (lpg_outcome_row) and ledger event in id order,
-** as one at a time would record them. */
+** as one at a time would record them; a job stored whose queue row was
+** not written fails the batch (LEASE_MISMATCH: the caller rolls back). */
 static int batch_body(lease_db *db, batch *b, const lease__write *wq) {
   lpg_array arr[3];
   params p = {0}, pq = {0};
@@ -320,6 +320,10 @@ static int batch_body(lease_db *db, batch *b, const lease__write *wq) {
   for (i = 0; i < b->n && rc == LEASE_OK; i++) {
     lease__write one;
     item_write(b, i, &one);
+    if (r_bool(res, i, 10)) {   /* its queue row not written */
+      rc = lease__skipped(db, "complete's queue row of", one.id, one.id_len);
+      break;
+    }
     if ((rc = lpg_outcome_row(db, &one, res, i, NULL, &r)) != LEASE_OK) break;
     note(b, i, r);
     rc = lease__event_write(db, LEASE_EV_COMPLETE, &one, 0, r);

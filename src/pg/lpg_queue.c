@@ -265,6 +265,32 @@ static int lock_parent(lease_db *db, const char *id, size_t len, int *state) {
   return LEASE_OK;
 }
 
+/* After an edge's insert that changed no row (p: the child's id, the
+** parent's): LEASE_OK when the edge is there (LPG_Q_SQL_DEP_THERE: the
+** same job listed twice), else another client's trigger skipped it:
+** LEASE_MISMATCH recorded (lease__skipped). */
+static int edge_there(lease_db *db, const params *p, const char *id, size_t id_len) {
+  PGresult *res = qrun(db, LPG_ST_Q_DEP_THERE, p);
+  int found;
+  if (!res) return db->rc;
+  found = PQntuples(res) > 0;
+  PQclear(res);
+  return found ? LEASE_OK : lease__skipped(db, "enqueue's dependency of", id, id_len);
+}
+
+/* The job of p ($1 its id) waits while a parent is not completed
+** (LPG_Q_SQL_DEP_WAIT); a wait not stored of a job that needed it was
+** skipped by another client's trigger: `what` names it (lease__skipped). */
+static int wait_again(lease_db *db, const params *p, const char *what, const char *id,
+                      size_t id_len) {
+  PGresult *res = qrun(db, LPG_ST_Q_DEP_WAIT, p);
+  int skipped;
+  if (!res) return db->rc;
+  skipped = !r_bool(res, 0, 0) && r_bool(res, 0, 1);
+  PQclear(res);
+  return skipped ? lease__skipped(db, what, id, id_len) : LEASE_OK;
+}
+
 /* Store the dependencies of job i of the batch; it waits while one is not
 ** completed.  check_deps locked the jobs listed by id that were there; an
 ** earlier entry of the batch (lease__dep_in_batch) stands for the job of
@@ -300,12 +326,14 @@ static int add_deps(lease_db *db, enqueue_ctx *e, int i) {
     p_bytes(&q, j->id, j->id_len);
     p_bytes(&q, pid, plen);
     if (!(res = qrun(db, LPG_ST_Q_DEP_ADD, &q))) return db->rc;
+    if (atoi(PQcmdTuples(res)) == 0 && edge_there(db, &q, j->id, j->id_len) != LEASE_OK) {
+      PQclear(res);
+      return db->rc;
+    }
     PQclear(res);
   }
   p_bytes(&p, j->id, j->id_len);
-  if (!(res = qrun(db, LPG_ST_Q_DEP_WAIT, &p))) return db->rc;
-  PQclear(res);
-  return LEASE_OK;
+  return wait_again(db, &p, "enqueue's wait of", j->id, j->id_len);
 }
 
 /* Keep the holder of ENQUEUE's result res (column 1) in *h. */
@@ -686,8 +714,9 @@ static int claim_stmt(int which, int n) {
 ** (LPG_Q_SQL_CLAIM_NEXT); a round that discarded jobs whose expired
 ** lease was their last attempt looks again for as many more.  A discarded
 ** job leaves the candidates, so the rounds end.  A candidate the round
-** neither claimed nor discarded (another client's trigger skipped the
-** write) fails the call with LEASE_MISMATCH, and the caller rolls back.
+** neither claimed nor discarded, or whose lapsed lease's error record
+** is missing (another client's trigger skipped the write), fails the call
+** with LEASE_MISMATCH, and the caller rolls back.
 ** first: the result of the first round, already run
 ** (lpg_q_complete_claim_next's), or NULL; freed here.
 */
@@ -714,10 +743,12 @@ static int claim_rounds(lease_db *db, const lease__write *w, int max, lease_job 
     for (i = 0; i < rows && !failed; i++) {
       lease_job *j = &jobs[n];
       taken *k = &t[n];
-      if (PQgetisnull(res, i, 1) && !r_bool(res, i, 12)) {   /* neither write stored */
-        rc = lease__fail(db, LEASE_MISMATCH, "%s of %.*s changed no row (a trigger?): nothing"
-                         " stored", r_bool(res, i, 11) ? "a claim's discard" : "claim_next's claim",
-                         PQgetlength(res, i, 0), PQgetvalue(res, i, 0));
+      if ((PQgetisnull(res, i, 1) && !r_bool(res, i, 12)) || r_bool(res, i, 13)) {
+        /* neither write stored, or the lapsed lease's error record */
+        rc = lease__skipped(db, r_bool(res, i, 13)   ? "a claim's error record of"
+                                : r_bool(res, i, 11) ? "a claim's discard of"
+                                                     : "claim_next's claim of",
+                            PQgetvalue(res, i, 0), (size_t)PQgetlength(res, i, 0));
         break;
       }
       if (!PQgetisnull(res, i, 7) && r_bool(res, i, 7) &&
@@ -832,7 +863,9 @@ static int read_facts(lease_db *db, const lease__write *w, int which, int limits
 ** settings q, read with the row locked (LPG_ST_Q_SETTINGS_LOCKED), so the
 ** claims of a queue with settings take turns and each counts what the one
 ** before it committed; at most the room lease__claim_room leaves; the jobs
-** handed out recorded for a rate at the claim's time (q->at). */
+** handed out recorded for a rate at the claim's time (q->at): a record
+** another client's trigger skipped fails the claim (the caller rolls
+** back). */
 static int claim_under(lease_db *db, const lease__write *w, lease__queue_facts *q, int max,
                        lease_job *jobs, int *count, int *why) {
   int room, rc = limit_facts(db, w, q);
@@ -848,9 +881,12 @@ static int claim_under(lease_db *db, const lease__write *w, lease__queue_facts *
     p_f8(&p, q->at);
     p_i4(&p, *count);
     if (!(res = qrun(db, LPG_ST_Q_RECORD_CLAIMS, &p))) return db->rc;
+    rc = atoi(PQcmdTuples(res)) == *count   /* unless a trigger skipped some */
+             ? LEASE_OK
+             : lease__skipped(db, "the claims counted for the rate of queue", w->queue, w->queue_len);
     PQclear(res);
   }
-  return LEASE_OK;
+  return rc;
 }
 
 /* claim_under of w, its queue's settings read with the row locked. */
@@ -952,7 +988,8 @@ static int ccn_pipelined(lease_db *db, const lease__write *wc, const lease__writ
   p_bytes(&ps, wn->queue, wn->queue_len);
   claim_params(wn, max, &pn);
   which[4] = claim_stmt(which[4], max);
-  if ((rc = lpg_pipeline_clocked(db, 5, which, p, out)) != LEASE_OK) return rc;
+  if ((rc = lpg_pipeline_clocked(db, 5, which, p, out)) != LEASE_OK)
+    return lpg_skipped_as(db, "complete's queue row of", wc);   /* the only one dividing */
   PQclear(out[0]);
   PQclear(out[1]);
   settings_of(out[3], &q);
@@ -1098,8 +1135,7 @@ static int control_body(lease_db *db, void *ctx) {
   if (!(res = qrun(db, x->what == 0 ? LPG_ST_Q_SET_PAUSED : LPG_ST_Q_SET_LIMITS, &p))) return db->rc;
   if (atoi(PQcmdTuples(res)) != 1) {   /* the upsert writes its row unless a trigger skips it */
     PQclear(res);
-    return lease__fail(db, LEASE_MISMATCH, "the settings of queue %.*s changed no row"
-                       " (a trigger?): nothing stored", (int)x->queue_len, x->queue);
+    return lease__skipped(db, "the settings of queue", x->queue, x->queue_len);
   }
   PQclear(res);
   {
@@ -1228,12 +1264,10 @@ typedef struct fail_ctx {
   double run_at;
 } fail_ctx;
 
-/* LEASE_MISMATCH recorded for a write of w's job, named by `what`, that
-** changed no row: another client's trigger skipped it (the caller's
-** transaction rolls back). */
+/* LEASE_MISMATCH recorded for a write of w's job, named by `what` (up to
+** "of"), that changed no row (lease__skipped). */
 static int skipped(lease_db *db, const char *what, const lease__write *w) {
-  return lease__fail(db, LEASE_MISMATCH, "%s of %.*s changed no row (a trigger?): nothing stored",
-                     what, (int)w->id_len, w->id);
+  return lease__skipped(db, what, w->id, w->id_len);
 }
 
 /* Transaction body: fail's guarded write (LPG_Q_SQL_FAIL: complete's
@@ -1262,7 +1296,7 @@ static int fail_body(lease_db *db, void *ctx) {
   }
   f.attempt = r_i8(res, 0, 9);
   f.max_attempts = r_i8(res, 0, 10);
-  rc = r_i8(res, 0, 11) == 1 ? LEASE_OK : skipped(db, "fail's error record", w);
+  rc = r_i8(res, 0, 11) == 1 ? LEASE_OK : skipped(db, "fail's error record of", w);
   PQclear(res);
   if (rc != LEASE_OK) return rc;
   lease__after_fail(&f, &next);
@@ -1275,7 +1309,7 @@ static int fail_body(lease_db *db, void *ctx) {
   p_time(&p, next.run_at);
   p_time(&p, next.finished_at);
   if (!(res = qrun(db, LPG_ST_Q_AFTER_FAIL, &p))) return db->rc;
-  rc = atoi(PQcmdTuples(res)) == 1 ? LEASE_OK : skipped(db, "fail's queue state", w);
+  rc = atoi(PQcmdTuples(res)) == 1 ? LEASE_OK : skipped(db, "fail's queue state of", w);
   PQclear(res);
   if (rc != LEASE_OK || next.qstate != LEASE__Q_DISCARDED) return rc;
   return lease__event_id(db, LEASE_EV_DISCARD, w->id, w->id_len, w->now, LEASE_GRANTED);
@@ -1328,8 +1362,7 @@ static int admin_once(lease_db *db, int which, int op, const char *id, size_t id
   if (!(res = admin(db, which, id, id_len, now))) {
     if (lpg_failed_with(db, "22012")) {   /* a write the rules granted was skipped */
       lease__clear_error(db);
-      lease__fail(db, LEASE_MISMATCH, "%s of %.*s changed no row (a trigger?): nothing stored",
-                  which == LPG_ST_Q_RETRY ? "retry" : "cancel", (int)id_len, id);
+      lease__skipped(db, which == LPG_ST_Q_RETRY ? "retry of" : "cancel of", id, id_len);
     }
     return lpg_ev_end(db, db->rc, began);
   }
@@ -1365,7 +1398,8 @@ static int admin_op(lease_db *db, int which, int op, const char *id, size_t id_l
 ** not completed.  A completed job's retry sets done = 0, and the trigger
 ** lease_jobs_changed, which fires once the retry's statement has run,
 ** makes its queue row open whatever the retry wrote; so the wait is a
-** statement of its own, in the same transaction. */
+** statement of its own, in the same transaction (wait_again: a skipped
+** wait fails the retry). */
 typedef struct retry_ctx {
   const char *id;
   size_t id_len;
@@ -1376,13 +1410,10 @@ typedef struct retry_ctx {
 static int retry_body(lease_db *db, void *ctx) {
   retry_ctx *x = ctx;
   params p = {0};
-  PGresult *res;
   int rc = admin_once(db, LPG_ST_Q_RETRY, LEASE_EV_RETRY, x->id, x->id_len, x->now, &x->reason);
   if (rc != LEASE_OK || x->reason != LEASE_GRANTED) return rc;
   p_bytes(&p, x->id, x->id_len);
-  if (!(res = qrun(db, LPG_ST_Q_DEP_WAIT, &p))) return db->rc;
-  PQclear(res);
-  return LEASE_OK;
+  return wait_again(db, &p, "retry's wait of", x->id, x->id_len);
 }
 
 /* See lease.h: lease_retry. */
@@ -1419,8 +1450,7 @@ int lpg_q_prune(lease_db *db, double before, const char *queue, size_t queue_len
   if (!(res = qrun(db, LPG_ST_Q_PRUNE, &p))) {
     if (lpg_failed_with(db, "22012")) {   /* the floor's raise was skipped */
       lease__clear_error(db);
-      lease__fail(db, LEASE_MISMATCH, "prune's raise of the fence floor changed no row"
-                  " (a trigger?): nothing stored");
+      lease__skipped(db, "prune's raise of the fence floor", NULL, 0);
     }
     return lpg_ev_end(db, db->rc, began);
   }

@@ -271,9 +271,11 @@
 ** new fence (NULL: not claimed), payload, queue, priority, attempt (this
 ** claim's), max_attempts, then for the ledger lapsed (the lease had
 ** expired unreported) and the lapsed lease's owner and fence, then
-** timeout (NULL: none), last, and whether the discard stored.  A
-** candidate neither claimed nor discarded is one whose write another
-** client's trigger skipped (the caller fails: lpg_queue.c, claim_rounds).
+** timeout (NULL: none), last, whether the discard stored, and whether a
+** lapsed lease's error record was not stored.  A candidate neither
+** claimed nor discarded, or whose error record is missing, is one whose
+** write another client's trigger skipped (the caller fails: lpg_queue.c,
+** claim_rounds).
 **
 ** The two UPDATEs find their rows by the array of the candidates' ids
 ** alone (= ANY: one index scan, its keys sorted once), and the result
@@ -311,13 +313,16 @@
   LPG_Q_SQL_CLAIM_NEXT_(" AND NOT EXISTS (SELECT 1 FROM lease_queues WHERE name = $1)", "", limit)
 
 /* claim_next's statement for complete_claim_next's one round trip
-** (lpg_queue.c: ccn_committed): a candidate it would discard, or whose
-** claim did not store, divides by zero (SQLSTATE 22012), so such a round
-** runs in ccn_pipelined's transaction instead, with the rounds after it. */
+** (lpg_queue.c: ccn_committed): a candidate it would discard, whose claim
+** did not store, or whose lapsed lease's error record did not, divides by
+** zero (SQLSTATE 22012), so such a round runs in ccn_pipelined's
+** transaction instead, with the rounds after it, and fails there before
+** its COMMIT. */
 #define LPG_Q_SQL_CLAIM_NEXT_KEEPING LPG_Q_SQL_CLAIM_NEXT_KEEPING_("$5")
 #define LPG_Q_SQL_CLAIM_ONE_KEEPING LPG_Q_SQL_CLAIM_NEXT_KEEPING_("1")
 #define LPG_Q_SQL_CLAIM_NEXT_KEEPING_(limit)                                        \
-  LPG_Q_SQL_CLAIM_NEXT_("", ", 1 / CASE WHEN x.last OR u.id IS NULL THEN 0 ELSE 1 END", limit)
+  LPG_Q_SQL_CLAIM_NEXT_("", ", 1 / CASE WHEN x.last OR u.id IS NULL"                 \
+                        " OR (x.lapsed AND x.id NOT IN (SELECT id FROM e)) THEN 0 ELSE 1 END", limit)
 
 /* claim_next's statement, cond: more conditions on the candidates, extra:
 ** more columns after its own, limit: how many (SQL). */
@@ -335,7 +340,8 @@
   " x AS (SELECT c.*, c.owner IS NOT NULL AS lapsed,"                               \
   " c.owner IS NOT NULL AND c.attempt >= c.max_attempts AS last FROM c),"           \
   " e AS (INSERT INTO lease_errors(id, attempt, at, owner, fence, message)"        \
-  " SELECT id, attempt, until, owner, fence, 'lease expired'::bytea FROM x WHERE lapsed)," \
+  " SELECT id, attempt, until, owner, fence, 'lease expired'::bytea FROM x WHERE lapsed" \
+  " RETURNING id),"                                                                 \
   " d AS (UPDATE lease_queue SET state = " LEASE__Q_DISCARDED_S ", finished_at = $2" \
   " WHERE lease_queue.id = ANY(ARRAY(SELECT id FROM x WHERE last))"                \
   " RETURNING lease_queue.id),"                                                     \
@@ -343,7 +349,8 @@
   " WHERE jobs.id = ANY(ARRAY(SELECT id FROM x WHERE NOT last))"                   \
   " RETURNING jobs.id, jobs.fence AS taken)"                                        \
   " SELECT x.id, u.taken, x.payload, x.queue, x.priority, x.attempt + 1, x.max_attempts," \
-  " x.lapsed, x.owner, x.fence, x.timeout, x.last, d.id IS NOT NULL" extra          \
+  " x.lapsed, x.owner, x.fence, x.timeout, x.last, d.id IS NOT NULL,"               \
+  " x.lapsed AND x.id NOT IN (SELECT id FROM e)" extra                              \
   " FROM x LEFT JOIN u ON u.id = x.id LEFT JOIN d ON d.id = x.id"                  \
   " ORDER BY x.priority, x.due_at, x.seq"
 
@@ -411,13 +418,25 @@
 ** enqueue commits (the trigger lease_deps_added marks $2's queue row
 ** waited_on, which the trigger lease_deps_follow fires for: the trigger
 ** of its end then sees the edge).  Then $1 waits while one of its parents
-** is not completed. */
+** is not completed (DEP_WAIT: whether it stored the wait, then whether,
+** as the statement's snapshot has it, the job is open with a parent not
+** completed: both read one snapshot, so a wait not stored of a job that
+** needed it was skipped by another client's trigger). */
 #define LPG_Q_SQL_DEP_ADD                                                           \
   "INSERT INTO lease_deps(child, parent) VALUES ($1, $2) ON CONFLICT DO NOTHING"
-#define LPG_Q_SQL_DEP_WAIT                                                          \
-  "UPDATE lease_queue SET state = " LEASE__Q_WAITING_S " WHERE id = $1"            \
-  " AND " LPG_SQL_UNKEYED("state") " = " LEASE__Q_OPEN_S                           \
+#define LPG_Q_SQL_DEP_UNWAITED_(id)                                                 \
+  "id = " id " AND " LPG_SQL_UNKEYED("state") " = " LEASE__Q_OPEN_S                \
   " AND " LPG_Q_SQL_DEP_PENDING("lease_queue")
+#define LPG_Q_SQL_DEP_WAIT                                                          \
+  "WITH w AS (UPDATE lease_queue SET state = " LEASE__Q_WAITING_S                  \
+  " WHERE " LPG_Q_SQL_DEP_UNWAITED_("$1") " RETURNING 1)"                          \
+  " SELECT EXISTS (SELECT 1 FROM w), EXISTS (SELECT 1 FROM lease_queue WHERE "     \
+  LPG_Q_SQL_DEP_UNWAITED_("$1") ")"
+
+/* After a DEP_ADD that changed no row: a row when the edge $1 after $2 is
+** there (the same job listed twice), none when a trigger skipped it.  It
+** runs in the enqueue's transaction, which holds the parent locked. */
+#define LPG_Q_SQL_DEP_THERE "SELECT 1 FROM lease_deps WHERE child = $1 AND parent = $2"
 
 /* The jobs $1 runs after, by id: id, status at $2 (0: no longer there). */
 #define LPG_Q_SQL_DEPS                                                              \
@@ -823,6 +842,7 @@
 #define LPG_STMT_Q_DEP_ADD LPG_Q_SQL_DEP_ADD, 2, {T_BYTEA, T_BYTEA}
 #define LPG_STMT_Q_DEP_FLAG LPG_Q_SQL_DEP_FLAG, 1, {T_BYTEA}
 #define LPG_STMT_Q_DEP_WAIT LPG_Q_SQL_DEP_WAIT, 1, {T_BYTEA}
+#define LPG_STMT_Q_DEP_THERE LPG_Q_SQL_DEP_THERE, 2, {T_BYTEA, T_BYTEA}
 #define LPG_STMT_Q_DEPS LPG_Q_SQL_DEPS, 3, {T_BYTEA, T_FLOAT8, T_INT4}
 #define LPG_STMT_Q_DUE LPG_Q_SQL_DUE, 1, {T_BYTEA}
 #define LPG_STMT_Q_LIMIT_DUE LPG_Q_SQL_LIMIT_DUE, 5, {T_BYTEA, T_FLOAT8, T_INT8, T_INT8, T_FLOAT8}

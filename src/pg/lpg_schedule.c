@@ -47,8 +47,10 @@ int lpg_s_schedule(lease_db *db, const lease_schedule_spec *s) {
   p_f8(&p, s->created_at);
   p_f8(&p, s->next_at);
   if (!(res = srun(db, LPG_ST_SCHEDULE_PUT, &p))) return db->rc;
+  rc = atoi(PQcmdTuples(res)) == 1 ? LEASE_OK   /* unless a trigger skipped the upsert */
+                                   : lease__skipped(db, "schedule of", s->name, s->name_len);
   PQclear(res);
-  return LEASE_OK;
+  return rc;
 }
 
 /* See lease.h: lease_unschedule. */
@@ -59,9 +61,11 @@ int lpg_s_unschedule(lease_db *db, const char *name, size_t name_len, int *found
   if (rc != LEASE_OK) return rc;
   p_bytes(&p, name, name_len);
   if (!(res = srun(db, LPG_ST_SCHEDULE_DELETE, &p))) return db->rc;
-  *found = atoi(PQcmdTuples(res)) > 0;
+  *found = r_i8(res, 0, 1) > 0;
+  if (r_i8(res, 0, 0) > 0 && !*found)   /* locked, not deleted: a trigger skipped it */
+    rc = lease__skipped(db, "unschedule of", name, name_len);
   PQclear(res);
-  return LEASE_OK;
+  return rc;
 }
 
 /* Field (row, col) of r as a float8, NaN for NULL. */
@@ -154,8 +158,7 @@ static int moved_by_another(lease_db *db, const lease_schedule_spec *s) {
   still = PQntuples(res) > 0;
   PQclear(res);
   if (!still) return LEASE_OK;
-  return lease__fail(db, LEASE_MISMATCH, "tick's move of schedule %.*s changed no row"
-                     " (a trigger?): nothing stored", (int)s->name_len, s->name);
+  return lease__skipped(db, "tick's move of schedule", s->name, s->name_len);
 }
 
 /* The write transaction of a tick: each move, and its job when it moved

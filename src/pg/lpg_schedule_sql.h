@@ -27,7 +27,14 @@
   " priority = EXCLUDED.priority, max_attempts = EXCLUDED.max_attempts,"               \
   " created_at = EXCLUDED.created_at, next_at = EXCLUDED.next_at, last_at = NULL"
 
-#define LPG_SQL_SCHEDULE_DELETE "DELETE FROM lease_schedules WHERE name = $1"
+/* Delete schedule $1, its row locked first (a delete another transaction
+** committed meanwhile leaves nothing to lock): how many rows were locked,
+** how many deleted.  One locked and none deleted: another client's
+** trigger skipped the delete. */
+#define LPG_SQL_SCHEDULE_DELETE                                                         \
+  "WITH s AS (SELECT name FROM lease_schedules WHERE name = $1 FOR UPDATE),"           \
+  " d AS (DELETE FROM lease_schedules WHERE name = $1 AND name IN (SELECT name FROM s)" \
+  " RETURNING 1) SELECT (SELECT count(*) FROM s), (SELECT count(*) FROM d)"
 
 /* A page in name order after $1, at most $2. */
 #define LPG_SQL_SCHEDULE_LIST                                                           \

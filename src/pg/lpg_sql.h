@@ -168,7 +168,9 @@
 ** when another client's trigger skipped it: lpg.c, lpg_write_read, fails).
 ** The error is recorded only with the discard or the claim stored, so a
 ** write another client's trigger skipped stores nothing, in a transaction
-** or not.
+** or not; an error record such a trigger skipped makes the last column
+** divide by zero (SQLSTATE 22012: lpg.c's guarded reports LEASE_MISMATCH),
+** so the claim fails and stores nothing.
 */
 #define LPG_SQL_CLAIM                                                                 \
   "WITH j AS (SELECT id, owner, done, until, fence FROM jobs WHERE id = $1 FOR UPDATE)," \
@@ -184,10 +186,14 @@
   " AND NOT (x.lapsed AND x.last) RETURNING jobs.fence),"                             \
   " e AS (INSERT INTO lease_errors(id, attempt, at, owner, fence, message)"          \
   " SELECT j.id, q.attempt, j.until, j.owner, j.fence, 'lease expired'::bytea"        \
-  " FROM j, q, x WHERE x.lapsed AND (EXISTS (SELECT 1 FROM d) OR EXISTS (SELECT 1 FROM u)))" \
+  " FROM j, q, x WHERE x.lapsed AND (EXISTS (SELECT 1 FROM d) OR EXISTS (SELECT 1 FROM u))" \
+  " RETURNING 1)"                                                                    \
   LPG_SQL_REPORT("(SELECT fence FROM u)", "false, false", "j.until <= $3", "j.until > $3", \
                  "CASE WHEN x.lapsed AND x.last THEN " LEASE__Q_DISCARDED_S " ELSE q.state END," \
-                 " x.lapsed, x.lapsed AND x.last, j.owner, j.fence, EXISTS (SELECT 1 FROM d)", \
+                 " x.lapsed, x.lapsed AND x.last, j.owner, j.fence, EXISTS (SELECT 1 FROM d),"  \
+                 " 1 / CASE WHEN x.lapsed AND (EXISTS (SELECT 1 FROM d)"            \
+                 " OR EXISTS (SELECT 1 FROM u)) AND NOT EXISTS (SELECT 1 FROM e)"  \
+                 " THEN 0 ELSE 1 END",                                              \
                  " LEFT JOIN q ON true LEFT JOIN x ON true")
 
 /* The lock and the guard renew and complete share.  $1 id, $2 owner,
@@ -200,9 +206,10 @@
   " AND j.fence = $3"                                                                 \
   " AND j.until > $4 AND j.fence < " LPG_FENCE_MAX " AND " LPG_SQL_NOT_ENDED         \
   " RETURNING 1)"
-#define LPG_SQL_HELD_REPORT                                                           \
-  LPG_SQL_REPORT("(SELECT count(*) FROM u)", "j.owner IS DISTINCT FROM $2, j.fence <> $3", \
+#define LPG_SQL_HELD_REPORT_(stored)                                                  \
+  LPG_SQL_REPORT(stored, "j.owner IS DISTINCT FROM $2, j.fence <> $3",                  \
                  "j.until <= $4", "j.until > $4", "q.state", " LEFT JOIN q ON true")
+#define LPG_SQL_HELD_REPORT LPG_SQL_HELD_REPORT_("(SELECT count(*) FROM u)")
 
 /* Contract step 5.  $5 now + ttl. */
 #define LPG_SQL_RENEW \
@@ -213,15 +220,26 @@
 ** lease_completions when that row is in its snapshot (the one f's UPDATE
 ** reads), so that lease_jobs_changed does not fire for it (schema step
 ** QUIET_COMPLETE); a row another transaction added after that snapshot is
-** completed by the trigger, at the lease's end. */
+** completed by the trigger, at the lease's end.  A row in that snapshot
+** that f's UPDATE did not write, and that is still there in a new
+** snapshot (lease_queue_now: not a row another client deleted while f
+** waited for its lock), was skipped by another client's trigger and would
+** stay open, no trigger completing it: the report's first column divides
+** by zero then, the statement fails and stores nothing (SQLSTATE 22012,
+** which lpg.c's guarded reports as LEASE_MISMATCH).  The inner CASE reads
+** the new snapshot only then. */
 #define LPG_SQL_COMPLETE                                                              \
   LPG_SQL_HELD_LOCK " u AS (UPDATE jobs SET result = $5, done = 1,"                  \
   " lease_completions = jobs.lease_completions"                                       \
   " + CASE WHEN EXISTS (SELECT 1 FROM lease_queue WHERE id = $1) THEN 1 ELSE 0 END"  \
   " FROM j, q" LPG_SQL_HELD_GUARD                                                     \
   ", f AS (UPDATE lease_queue SET state = " LEASE__Q_COMPLETED_S ", finished_at = $4"    \
-  " WHERE id = $1 AND EXISTS (SELECT 1 FROM u))"                                      \
-  LPG_SQL_HELD_REPORT
+  " WHERE id = $1 AND EXISTS (SELECT 1 FROM u) RETURNING 1)"                          \
+  LPG_SQL_HELD_REPORT_("(SELECT count(*) FROM u) / CASE WHEN EXISTS (SELECT 1 FROM u)"  \
+                       " AND EXISTS (SELECT 1 FROM lease_queue WHERE id = $1)"          \
+                       " AND NOT EXISTS (SELECT 1 FROM f) THEN CASE WHEN EXISTS"        \
+                       " (SELECT 1 FROM lease_queue_now($1)) THEN 0 ELSE 1 END"         \
+                       " ELSE 1 END")
 
 /*
 ** Contract step 6 for a batch, one statement.  $1 the ids (bytea[], in id
@@ -245,7 +263,9 @@
 ** snapshot this UPDATE reads) gets its lease_completions counted up, so
 ** that lease_jobs_changed does not fire for it; a queue row added during
 ** the wait is not in that snapshot, so the trigger completes it, at the
-** lease's end.
+** lease's end.  The last column: 1 when the job's queue row g locked was
+** not written though its job was (another client's trigger skipped it:
+** lpg_many.c fails the batch, which rolls back).
 ** Every row is reached by its key and the CTEs are never joined
 ** to each other: a plan the connection keeps is made for a batch of 10
 ** rows, and a join of two CTEs planned so runs as a nested loop whose
@@ -272,11 +292,12 @@
   " AND g.fence < " LPG_FENCE_MAX " AND g.state < " LEASE__Q_DISCARDED_S             \
   " RETURNING jobs.id),"                                                             \
   " f AS (UPDATE lease_queue SET state = " LEASE__Q_COMPLETED_S ", finished_at = $5"  \
-  " WHERE id = ANY(ARRAY(SELECT id FROM u)))"                                         \
+  " WHERE id = ANY(ARRAY(SELECT id FROM u)) RETURNING id)"                           \
   " SELECT (g.id IN (SELECT id FROM u))::int::int8, g.found, g.done <> 0,"           \
   " g.owner IS DISTINCT FROM $4, g.fence <> g.want, g.until <= $5,"                  \
   " CASE WHEN g.fence >= " LPG_FENCE_MAX " THEN 3 ELSE 0 END, g.until > $5,"         \
-  " g.state, g.k"                                                                    \
+  " g.state, g.k,"                                                                   \
+  " g.seen AND g.id IN (SELECT id FROM u) AND g.id NOT IN (SELECT id FROM f)"       \
   " FROM g ORDER BY g.k"
 
 /* Contract step 7.  $1 id, $2 owner, $3 fence; the fence is kept. */

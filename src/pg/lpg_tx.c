@@ -834,18 +834,51 @@ int lpg_tx_run(lease_tx *tx, const char *sql, const lease_value *values, int n,
   return note_end(tx, rc);
 }
 
-/* See lpg_int.h: renew or complete of the held job inside tx. */
+/* See lpg_int.h: renew or complete of the held job inside tx.  A complete
+** runs in a savepoint: its statement fails on the server when its queue
+** row was not written (lpg_sql.h: LPG_SQL_COMPLETE), and a failure rolls
+** back to the savepoint, so the complete stores nothing and the
+** transaction stays usable, as on SQLite. */
 int lpg_tx_write(lease_tx *tx, const lease__write *w, int *reason) {
+  PGconn *pg = lpg_pq(tx->db);
   int rc;
   if ((rc = tx_usable(tx)) != LEASE_OK) return rc;
-  return note_end(tx, lpg_guarded(tx->db, w, reason));
+  if (w->op != LEASE__COMPLETE) return note_end(tx, lpg_guarded(tx->db, w, reason));
+  if ((rc = lpg_exec(tx->db, "SAVEPOINT lease_write")) != LEASE_OK) return note_end(tx, rc);
+  rc = lpg_guarded(tx->db, w, reason);
+  if (rc != LEASE_OK && PQstatus(pg) == CONNECTION_OK && PQtransactionStatus(pg) != PQTRANS_IDLE)
+    PQclear(PQexec(pg, "ROLLBACK TO SAVEPOINT lease_write"));
+  if (PQstatus(pg) == CONNECTION_OK && PQtransactionStatus(pg) == PQTRANS_INTRANS)
+    PQclear(PQexec(pg, "RELEASE SAVEPOINT lease_write"));
+  return note_end(tx, rc);
 }
 
 /* ===================================================================== */
 /* The fence gate                                                         */
 /* ===================================================================== */
 
-/* See lpg_int.h and lease.h: one statement, on its own or inside tx. */
+/* After a gate of fence for resource vals[0] (lens[0] bytes) changed no
+** row: LEASE_OK when a larger fence is stored (the gate refused it), else
+** LEASE_MISMATCH recorded (another client's trigger skipped the upsert:
+** lease__skipped). */
+static int gate_refused(lease_db *db, const char *const vals[2], const int lens[2],
+                        int64_t fence) {
+  static const Oid types[1] = {T_BYTEA};
+  static const int fmts[1] = {1};
+  PGresult *res = PQexecParams(lpg_pq(db), LPG_TX_SQL_GATE_STORED, 1, types, vals, lens, fmts, 1);
+  int larger;
+  if (PQresultStatus(res) != PGRES_TUPLES_OK) {
+    lpg_fail_result(db, res);
+    PQclear(res);
+    return db->rc;
+  }
+  larger = PQntuples(res) == 1 && r_i8(res, 0, 0) > fence;
+  PQclear(res);
+  return larger ? LEASE_OK : lease__skipped(db, "fence_gate's fence of", vals[0], (size_t)lens[0]);
+}
+
+/* See lpg_int.h and lease.h: one statement, on its own or inside tx; a
+** gate that changed no row is checked (gate_refused). */
 int lpg_fence_gate(lease_db *db, lease_tx *tx, const char *resource, size_t resource_len,
                    int64_t fence, int *reason) {
   static const Oid types[2] = {T_BYTEA, T_INT8};
@@ -868,5 +901,6 @@ int lpg_fence_gate(lease_db *db, lease_tx *tx, const char *resource, size_t reso
     rc = LEASE_OK;
   }
   PQclear(res);
+  if (rc == LEASE_OK && *reason != LEASE_GRANTED) rc = gate_refused(db, vals, lens, fence);
   return tx ? note_end(tx, rc) : rc;
 }

@@ -88,6 +88,13 @@
   " ON CONFLICT (resource) DO UPDATE SET fence = excluded.fence"           \
   " WHERE excluded.fence >= lease_fences.fence"
 
+/* After a gate that changed no row: the fence stored for resource $1, a
+** statement of its own (under READ COMMITTED it sees the larger fence
+** another transaction committed while the gate waited for its lock).
+** None, or one not larger, means another client's trigger skipped the
+** upsert. */
+#define LPG_TX_SQL_GATE_STORED "SELECT fence FROM lease_fences WHERE resource = $1"
+
 /* Before COMMIT: fire the caller's deferred triggers now, under the mark,
 ** so that one of them cannot write the engine's tables at COMMIT. */
 #define LPG_TX_SQL_COMMIT LPG_TX_MARK "SET CONSTRAINTS ALL IMMEDIATE; COMMIT"

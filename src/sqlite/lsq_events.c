@@ -42,8 +42,7 @@ int lsq_event(lease_db *db, const lease__event *e, int64_t *seq) {
   sqlite3_reset(st);
   sqlite3_clear_bindings(st);   /* drop the pointers to the caller's bytes */
   if (sqlite3_changes(LSQ(db)->sql) != 1)   /* another client's trigger skipped the insert */
-    return lease__fail(db, LEASE_MISMATCH, "the ledger's event of %.*s changed no row (a trigger?):"
-                       " nothing stored", (int)e->id_len, e->id ? e->id : "");
+    return lease__skipped(db, "the ledger's event of", e->id ? e->id : "", e->id ? e->id_len : 0);
   return LEASE_OK;
 }
 

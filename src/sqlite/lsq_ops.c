@@ -284,6 +284,25 @@ static int complete_queue_row(lease_db *db, const lease__write *w, int *changed)
 }
 
 /*
+** After a complete of w's job stored whose queue row complete_queue_row
+** did not write: LEASE_OK when the job has no queue row; else another
+** client's trigger skipped that write (the job would stay open in its
+** queue, or be completed by lease_jobs_done at another time):
+** LEASE_MISMATCH recorded.
+*/
+static int queue_row_left(lease_db *db, const lease__write *w) {
+  sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_ROW_THERE);
+  int src;
+  if (!st) return db->rc;
+  bind_bytes(st, 1, w->id, w->id_len);
+  src = sqlite3_step(st);
+  if (src != SQLITE_ROW && src != SQLITE_DONE) return step_failed(db, st, src);
+  sqlite3_reset(st);
+  if (src == SQLITE_DONE) return LEASE_OK;
+  return lease__skipped(db, "complete's queue row of", w->id, w->id_len);
+}
+
+/*
 ** One guarded write inside an open transaction, the shared body of every
 ** write (contract steps 4-7): run w's guarded UPDATE, whose WHERE clause
 ** checks the contract at the moment it stores; when it changes nothing,
@@ -293,7 +312,8 @@ static int complete_queue_row(lease_db *db, const lease__write *w, int *changed)
 ** the same guard; when its UPDATE of jobs then stores nothing, something
 ** in between (a trigger another client defined) changed the job: that is
 ** LEASE_MISMATCH, and the caller undoes both (lsq_write_txn rolls back,
-** lsq_tx_write runs a complete in a savepoint).
+** lsq_tx_write runs a complete in a savepoint); when the UPDATE of jobs
+** stored but the queue row was not written, queue_row_left checks it.
 ** On a failure the error is recorded (lsq_write_txn rolls back).
 */
 int lsq_guarded_step(lease_db *db, const lease__write *w, int64_t *fence, int *reason) {
@@ -326,6 +346,8 @@ int lsq_guarded_step(lease_db *db, const lease__write *w, int64_t *fence, int *r
     return lease__fail(db, LEASE_MISMATCH, "job %.*s changed between its queue row and its"
                        " jobs row within complete (a trigger?): nothing stored",
                        (int)w->id_len, w->id);
+  if (changed && w->op == LEASE__COMPLETE && !queued && (src = queue_row_left(db, w)) != LEASE_OK)
+    return src;
   if (changed && w->op == LEASE__COMPLETE && (src = lsq_q_release(db, w)) != LEASE_OK) return src;
   if (!changed && (src = lsq_why_refused(db, w, reason)) != LEASE_OK) return src;
   return lease__event_write(db, write_event[w->op], w, fence && changed ? *fence : 0, *reason);

@@ -40,16 +40,16 @@ static int run_once(lease_db *db, sqlite3_stmt *st) {
 }
 
 /* Step st, a write of the row of job id that the caller's transaction
-** read (or, for a queue's settings, id the queue's name), as run_once;
-** then LEASE_MISMATCH recorded unless it changed that one row: another
+** read (id NULL: the row `what` names whole), as run_once; then
+** LEASE_MISMATCH recorded unless it changed that one row: another
 ** client's trigger skipped it (RAISE(IGNORE)) or the row is not there.
-** `what` names the write.  The caller's transaction rolls back. */
+** `what` names the write up to the id (lease__skipped).  The caller's
+** transaction rolls back. */
 static int run_one(lease_db *db, sqlite3_stmt *st, const char *what, const char *id,
                    size_t id_len) {
   int rc = run_once(db, st);
   if (rc != LEASE_OK || sqlite3_changes(LSQ(db)->sql) == 1) return rc;
-  return lease__fail(db, LEASE_MISMATCH, "%s of %.*s changed no row (a trigger?): nothing stored",
-                     what, (int)id_len, id);
+  return lease__skipped(db, what, id, id_len);
 }
 
 /* End a read outside any transaction (as lsq_ops.c's finish_read). */
@@ -165,7 +165,7 @@ int lsq_q_expired(lease_db *db, const lease__write *w) {
   sqlite3_bind_value(add, 4, sqlite3_column_value(st, 0));   /* bound as copies */
   sqlite3_bind_value(add, 5, sqlite3_column_value(st, 1));
   sqlite3_bind_text(add, 6, "lease expired", -1, SQLITE_STATIC);
-  rc = run_once(db, add);
+  rc = run_one(db, add, "a claim's error record of", w->id, w->id_len);
   if (rc == LEASE_OK) {   /* the expired lease's owner, in the ledger: a copy, st is reset next */
     const unsigned char *o = sqlite3_column_text(st, 0);
     size_t n = o ? (size_t)sqlite3_column_bytes(st, 0) : 0;
@@ -186,7 +186,7 @@ int lsq_q_expired(lease_db *db, const lease__write *w) {
   bind_bytes(end, 1, w->id, w->id_len);
   sqlite3_bind_int(end, 2, next.qstate);
   sqlite3_bind_double(end, 3, next.finished_at);
-  if ((rc = run_one(db, end, "a claim's discard", w->id, w->id_len)) != LEASE_OK) return rc;
+  if ((rc = run_one(db, end, "a claim's discard of", w->id, w->id_len)) != LEASE_OK) return rc;
   LSQ(db)->expiry_discards++;
   rc = lease__event_id(db, LEASE_EV_DISCARD, w->id, w->id_len, w->now, LEASE_GRANTED);
   if (rc != LEASE_OK) return rc;
@@ -309,27 +309,70 @@ static int check_deps(lease_db *db, const enqueue_ctx *e, int *refused) {
   return LEASE_OK;
 }
 
-/* Store the dependencies of job i of the batch (lease__dep_in_batch says
-** which job an earlier entry stands for); it waits while one is not
-** completed. */
-static int add_deps(lease_db *db, const enqueue_ctx *e, int i) {
-  sqlite3_stmt *add = lsq_stmt(db, LSQ_ST_Q_DEP_ADD), *wait = lsq_stmt(db, LSQ_ST_Q_DEP_WAIT);
+/* Bind a dependency's arguments to st (LSQ_SQL_Q_DEP_ADD's and
+** LSQ_SQL_Q_DEP_THERE's): job i of the batch runs after its k-th listed
+** job (lease__dep_in_batch says which entry of the batch stands for it). */
+static void bind_dep(sqlite3_stmt *st, const enqueue_ctx *e, int i, int k) {
   const lease_new_job *j = &e->jobs[i];
-  int k, m, rc;
-  if (!add || !wait) return db->rc;
+  int m;
+  sqlite3_clear_bindings(st);
+  bind_bytes(st, 1, j->id, j->id_len);
+  bind_bytes(st, 2, j->after[k], j->after_lens[k]);
+  if ((m = lease__dep_in_batch(e->jobs, i, k)) >= 0 && e->jobs[m].key) {
+    bind_bytes(st, 3, e->jobs[m].queue, e->jobs[m].queue_len);
+    bind_bytes(st, 4, e->jobs[m].key, e->jobs[m].key_len);
+  }
+}
+
+/* Step st (bound) and report whether it found a row, into *found.
+** LEASE_OK or the failure recorded. */
+static int found_row(lease_db *db, sqlite3_stmt *st, int *found) {
+  int src = sqlite3_step(st);
+  *found = 0;
+  if (src != SQLITE_ROW && src != SQLITE_DONE) return step_failed(db, st, src);
+  *found = src == SQLITE_ROW;
+  sqlite3_reset(st);
+  return LEASE_OK;
+}
+
+/* After a DEP_WAIT of job id that changed no row: LEASE_OK unless the job
+** is open with a parent not completed (LSQ_SQL_Q_DEP_UNWAITED): then
+** another client's trigger skipped the wait, and `what` names it. */
+static int wait_written(lease_db *db, const char *what, const char *id, size_t id_len) {
+  sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_DEP_UNWAITED);
+  int unwaited, rc;
+  if (!st) return db->rc;
+  bind_bytes(st, 1, id, id_len);
+  if ((rc = found_row(db, st, &unwaited)) != LEASE_OK) return rc;
+  return unwaited ? lease__skipped(db, what, id, id_len) : LEASE_OK;
+}
+
+/* Store the dependencies of job i of the batch; it waits while one is not
+** completed.  An edge's insert that changed no row must find the edge
+** there (the same job listed twice), and a wait that changed none must
+** be one not needed (wait_written): else another client's trigger
+** skipped it, a failure. */
+static int add_deps(lease_db *db, const enqueue_ctx *e, int i) {
+  sqlite3_stmt *add = lsq_stmt(db, LSQ_ST_Q_DEP_ADD), *wait = lsq_stmt(db, LSQ_ST_Q_DEP_WAIT),
+               *there = lsq_stmt(db, LSQ_ST_Q_DEP_THERE);
+  const lease_new_job *j = &e->jobs[i];
+  int k, rc, found;
+  if (!add || !wait || !there) return db->rc;
   for (k = 0; k < j->n_after; k++) {
-    bind_bytes(add, 1, j->id, j->id_len);
-    bind_bytes(add, 2, j->after[k], j->after_lens[k]);
-    if ((m = lease__dep_in_batch(e->jobs, i, k)) >= 0 && e->jobs[m].key) {
-      bind_bytes(add, 3, e->jobs[m].queue, e->jobs[m].queue_len);
-      bind_bytes(add, 4, e->jobs[m].key, e->jobs[m].key_len);
-    }
+    bind_dep(add, e, i, k);
     rc = run_once(db, add);
     sqlite3_clear_bindings(add);
     if (rc != LEASE_OK) return rc;
+    if (sqlite3_changes(LSQ(db)->sql) == 1) continue;
+    bind_dep(there, e, i, k);
+    rc = found_row(db, there, &found);
+    sqlite3_clear_bindings(there);
+    if (rc == LEASE_OK && !found) rc = lease__skipped(db, "enqueue's dependency of", j->id, j->id_len);
+    if (rc != LEASE_OK) return rc;
   }
   bind_bytes(wait, 1, j->id, j->id_len);
-  return run_once(db, wait);
+  if ((rc = run_once(db, wait)) != LEASE_OK || sqlite3_changes(LSQ(db)->sql) == 1) return rc;
+  return wait_written(db, "enqueue's wait of", j->id, j->id_len);
 }
 
 /* Read the database's fence floor (LSQ_SQL_Q_FLOOR) into *floor: 0 when
@@ -365,8 +408,7 @@ static int insert_ignored(lease_db *db, const char *id, size_t id_len) {
   if (src != SQLITE_ROW && src != SQLITE_DONE) return step_failed(db, st, src);
   sqlite3_reset(st);
   if (src == SQLITE_ROW) return LEASE_OK;
-  return lease__fail(db, LEASE_MISMATCH, "enqueue of %.*s changed no row (a trigger?):"
-                     " nothing stored", (int)id_len, id);
+  return lease__skipped(db, "enqueue of", id, id_len);
 }
 
 /* Write body: once every job's dependencies are checked (a refused one
@@ -420,7 +462,7 @@ static int enqueue_body(lease_db *db, void *ctx) {
     else sqlite3_bind_null(data, 7);
     if (j->key) bind_bytes(data, 8, j->key, j->key_len);
     else sqlite3_bind_null(data, 8);
-    rc = run_one(db, data, "enqueue's queue data", j->id, j->id_len);
+    rc = run_one(db, data, "enqueue's queue data of", j->id, j->id_len);
     sqlite3_clear_bindings(data);   /* drop the pointers to the caller's bytes */
     if (rc != LEASE_OK) return rc;
   }
@@ -676,14 +718,17 @@ static int read_queue_facts(lease_db *db, const lease__write *w, lease__queue_fa
 }
 
 /* Record n jobs handed out from w's queue at the claim's time at, for its
-** rate. */
+** rate: n rows, unless another client's trigger skipped some (a rate that
+** counts fewer claims than were made would let more through). */
 static int record_claims(lease_db *db, const lease__write *w, double at, int n) {
   sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_RECORD_CLAIMS);
+  int rc;
   if (!st) return db->rc;
   bind_bytes(st, 1, w->queue, w->queue_len);
   sqlite3_bind_int(st, 3, n);
   sqlite3_bind_double(st, 4, at);
-  return run_once(db, st);
+  if ((rc = run_once(db, st)) != LEASE_OK || sqlite3_changes(LSQ(db)->sql) == n) return rc;
+  return lease__skipped(db, "the claims counted for the rate of queue", w->queue, w->queue_len);
 }
 
 /* Read up to `want` candidates into x->c from db->buf offset *used on.
@@ -938,8 +983,7 @@ static int control_body(lease_db *db, void *ctx) {
   }
   /* the settings row inserted or updated: one row, unless a trigger skipped it */
   if (rc == LEASE_OK && sqlite3_changes(LSQ(db)->sql) != 1)
-    return lease__fail(db, LEASE_MISMATCH, "the settings of queue %.*s changed no row"
-                       " (a trigger?): nothing stored", (int)x->queue_len, x->queue);
+    return lease__skipped(db, "the settings of queue", x->queue, x->queue_len);
   if (rc == LEASE_OK) {
     lease__event e = {x->what ? LEASE_EV_LIMIT : x->paused ? LEASE_EV_PAUSE : LEASE_EV_RESUME,
                       NULL, 0, x->queue, x->queue_len, NULL, 0, 0, 0, NAN, LEASE_GRANTED};
@@ -1054,7 +1098,7 @@ static int fail_body(lease_db *db, void *ctx) {
   sqlite3_bind_int64(add, 5, w->fence);
   if (w->message) sqlite3_bind_blob(add, 6, w->message, (int)w->message_len, SQLITE_STATIC);
   else sqlite3_bind_null(add, 6);
-  rc = run_one(db, add, "fail's error record", w->id, w->id_len);
+  rc = run_one(db, add, "fail's error record of", w->id, w->id_len);
   sqlite3_clear_bindings(add);
   if (rc != LEASE_OK) return rc;
   lease__after_fail(&f, &next);
@@ -1065,7 +1109,7 @@ static int fail_body(lease_db *db, void *ctx) {
   sqlite3_bind_int(set, 3, next.qstate);
   bind_time(set, 4, next.run_at);
   bind_time(set, 5, next.finished_at);
-  if ((rc = run_one(db, set, "fail's queue state", w->id, w->id_len)) != LEASE_OK ||
+  if ((rc = run_one(db, set, "fail's queue state of", w->id, w->id_len)) != LEASE_OK ||
       next.qstate != LEASE__Q_DISCARDED)
     return rc;
   rc = lease__event_id(db, LEASE_EV_DISCARD, w->id, w->id_len, w->now, LEASE_GRANTED);
@@ -1146,10 +1190,25 @@ static int retry_holder(lease_db *db, admin_ctx *x) {
   return rc;
 }
 
+/* After retry's reset of x's queue row changed no row: LEASE_OK when the
+** job has no queue row (LSQ_SQL_Q_ROW_THERE), else another
+** client's trigger skipped the reset (the attempts would not start
+** again): LEASE_MISMATCH recorded. */
+static int reset_skipped(lease_db *db, const admin_ctx *x) {
+  sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_ROW_THERE);
+  int there, rc;
+  if (!st) return db->rc;
+  bind_bytes(st, 1, x->id, x->id_len);
+  if ((rc = found_row(db, st, &there)) != LEASE_OK) return rc;
+  return there ? lease__skipped(db, "retry's reset of", x->id, x->id_len) : LEASE_OK;
+}
+
 /* Write body: retry (see lease.h).  The job's row must take the reopen
-** (run_one), and its facts read afterwards must be a job open again (not
-** done, its queue row open or waiting): else another client's trigger
-** skipped a write, on jobs or on lease_queue, and nothing is stored. */
+** (run_one), its queue row the reset (reset_skipped) and, with parents
+** not completed, the wait (wait_written); and its facts read afterwards
+** must be a job open again (not done, its queue row open or waiting):
+** else another client's trigger skipped a write, on jobs or on
+** lease_queue, and nothing is stored. */
 static int retry_body(lease_db *db, void *ctx) {
   admin_ctx *x = ctx;
   sqlite3_stmt *reopen = lsq_stmt(db, LSQ_ST_Q_REOPEN);
@@ -1163,10 +1222,14 @@ static int retry_body(lease_db *db, void *ctx) {
     return rc;
   if (x->reason != LEASE_GRANTED) return LEASE_OK;
   bind_bytes(reopen, 1, x->id, x->id_len);
-  if ((rc = run_one(db, reopen, "retry's reopen", x->id, x->id_len)) != LEASE_OK) return rc;
+  if ((rc = run_one(db, reopen, "retry's reopen of", x->id, x->id_len)) != LEASE_OK) return rc;
   if ((rc = run_id(db, LSQ_ST_Q_RESET, x)) != LEASE_OK) return rc;
+  if (sqlite3_changes(LSQ(db)->sql) == 0 && (rc = reset_skipped(db, x)) != LEASE_OK) return rc;
   /* waits again for parents not completed */
   if ((rc = run_id(db, LSQ_ST_Q_DEP_WAIT, x)) != LEASE_OK) return rc;
+  if (sqlite3_changes(LSQ(db)->sql) == 0 &&
+      (rc = wait_written(db, "retry's wait of", x->id, x->id_len)) != LEASE_OK)
+    return rc;
   if ((rc = read_info(db, x, &f)) != LEASE_OK) return rc;
   if (!f.done && (f.qstate == LEASE__Q_OPEN || f.qstate == LEASE__Q_WAITING)) return LEASE_OK;
   return lease__fail(db, LEASE_MISMATCH, "retry of %.*s left it %s (a trigger?): nothing stored",
@@ -1188,7 +1251,7 @@ static int cancel_body(lease_db *db, void *ctx) {
   bind_bytes(end, 1, x->id, x->id_len);
   sqlite3_bind_int(end, 2, LEASE__Q_CANCELLED);
   sqlite3_bind_double(end, 3, x->now);
-  if ((rc = run_one(db, end, "cancel", x->id, x->id_len)) != LEASE_OK) return rc;
+  if ((rc = run_one(db, end, "cancel of", x->id, x->id_len)) != LEASE_OK) return rc;
   return lsq_q_cascade(db, x->id, x->id_len, LEASE__Q_CANCELLED, x->now);
 }
 
@@ -1235,7 +1298,7 @@ static int raise_floor(lease_db *db, sqlite3_int64 fence) {
   sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_FLOOR_RAISE);
   if (!st) return db->rc;
   sqlite3_bind_int64(st, 1, fence);
-  return run_one(db, st, "prune's raise", "the fence floor", 15);
+  return run_one(db, st, "prune's raise of the fence floor", NULL, 0);
 }
 
 /* Write body: prune.  What LSQ_SQL_Q_PRUNE lists is kept first (each

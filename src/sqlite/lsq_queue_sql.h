@@ -260,6 +260,11 @@
   " WHERE id = ?1 AND NOT (state >= " LEASE__Q_DISCARDED_S ")"           \
   " AND EXISTS (SELECT 1 FROM jobs WHERE " LSQ_SQL_COMPLETE_GUARD ")"
 
+/* After a write of job ?1's queue row that changed no row: a row when
+** the job has one, which another client's trigger kept from being written
+** (a job without a queue row has none to write). */
+#define LSQ_SQL_Q_ROW_THERE "SELECT 1 FROM lease_queue WHERE id = ?1"
+
 /*
 ** The ready jobs of a queue, in claim order, columns `cols` of lease_queue
 ** AS q and jobs AS j.  ?1 queue, ?2 now, ?3 how many.  lease_queue_due
@@ -552,11 +557,17 @@
 /* Store that ?1 runs after ?2: the job of that id, else (an entry of the
 ** same batch skipped because its key was held) the unfinished job of
 ** queue ?3 holding key ?4. */
-#define LSQ_SQL_Q_DEP_ADD                                                 \
-  "INSERT OR IGNORE INTO lease_deps(child, parent) SELECT ?1, coalesce("   \
-  "(SELECT id FROM jobs WHERE id = ?2), (SELECT id FROM lease_queue WHERE " \
+#define LSQ_SQL_DEP_PARENT                                                \
+  "coalesce((SELECT id FROM jobs WHERE id = ?2), (SELECT id FROM lease_queue WHERE " \
   "queue = ?3 AND key = ?4 AND id <> ?1 AND " LEASE__Q_UNFINISHED_SQL("state") \
   " LIMIT 1), ?2)"
+#define LSQ_SQL_Q_DEP_ADD                                                 \
+  "INSERT OR IGNORE INTO lease_deps(child, parent) SELECT ?1, " LSQ_SQL_DEP_PARENT
+
+/* After a DEP_ADD that changed no row, its arguments: a row when the edge
+** is there (the same edge listed twice), none when a trigger skipped it. */
+#define LSQ_SQL_Q_DEP_THERE                                               \
+  "SELECT 1 FROM lease_deps WHERE child = ?1 AND parent = " LSQ_SQL_DEP_PARENT
 
 /* A job with a parent not completed, of those `but` leaves in.  q: its
 ** lease_queue row. */
@@ -575,6 +586,12 @@
 /* Job ?1, open, waits while some parent is not completed (enqueue, retry). */
 #define LSQ_SQL_Q_DEP_WAIT                                                \
   "UPDATE lease_queue SET state = " LEASE__Q_WAITING_S " WHERE id = ?1"   \
+  " AND state = " LEASE__Q_OPEN_S " AND " LSQ_SQL_DEP_PENDING("lease_queue", "")
+
+/* After a DEP_WAIT that changed no row: a row when job ?1 should have
+** taken it (another client's trigger skipped the wait). */
+#define LSQ_SQL_Q_DEP_UNWAITED                                            \
+  "SELECT 1 FROM lease_queue WHERE id = ?1"                               \
   " AND state = " LEASE__Q_OPEN_S " AND " LSQ_SQL_DEP_PENDING("lease_queue", "")
 
 /* The completion of ?1 opens its waiting children whose other parents are
@@ -642,7 +659,10 @@
 ** holder of a unique key is read by a statement of its own (KEY_HOLDER
 ** before an enqueue, RETRY_HOLDER in retry; PostgreSQL's ENQUEUE and
 ** Q_RETRY read it themselves), a completion's time by itself (FINISHED),
-** and a rate's old claims are
+** a complete or a retry whose queue row was not written looks for that
+** row as it is left (ROW_THERE), an enqueue or retry whose wait changed
+** no row whether the job needed it (DEP_UNWAITED; PostgreSQL's DEP_WAIT
+** says), and a rate's old claims are
 ** pruned by a statement of their own (PRUNE_CLAIMS; PostgreSQL's RECENT
 ** prunes and counts).  TIDY_CLAIMS, the claims of a queue left without a
 ** rate (PostgreSQL's TIDY drops them too), runs by its text as TIDY does.
@@ -659,6 +679,8 @@
   XX(Q_ERROR_ADD)                        \
   XX(Q_END)                              \
   XX(Q_COMPLETE)                         \
+  XX(Q_ROW_THERE)                        \
+  XX(Q_DEP_UNWAITED)                     \
   XX(Q_CANDIDATES)                       \
   XX(Q_CLAIM_FREE)                       \
   XX(Q_ATTEMPTS)                         \

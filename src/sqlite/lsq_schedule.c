@@ -67,7 +67,11 @@ static int put_body(lease_db *db, void *ctx) {
   sqlite3_bind_int64(st, 7, s->max_attempts);
   sqlite3_bind_double(st, 8, s->created_at);
   sqlite3_bind_double(st, 9, s->next_at);
-  return run_final(db, st);
+  if (run_final(db, st) != LEASE_OK) return db->rc;
+  /* one row, unless another client's trigger skipped the insert */
+  if (sqlite3_changes(LSQ(db)->sql) != 1)
+    return lease__skipped(db, "schedule of", s->name, s->name_len);
+  return LEASE_OK;
 }
 
 /* See lease.h: lease_schedule. */
@@ -82,15 +86,24 @@ typedef struct delete_ctx {
   int found;
 } delete_ctx;
 
-/* Write body of lsq_s_unschedule. */
+/* Write body of lsq_s_unschedule: a delete that changed no row of a
+** schedule still there (LSQ_SQL_SCHEDULE_AT, next_at NULL) was skipped by
+** another client's trigger, a failure. */
 static int delete_body(lease_db *db, void *ctx) {
   delete_ctx *d = ctx;
   sqlite3_stmt *st = prepare(db, LSQ_SQL_SCHEDULE_DELETE);
-  int rc;
+  int src;
   if (!st) return db->rc;
   bind_bytes(st, 1, d->name, d->name_len);
-  if ((rc = run_final(db, st)) == LEASE_OK) d->found = sqlite3_changes(LSQ(db)->sql) > 0;
-  return rc;
+  if (run_final(db, st) != LEASE_OK) return db->rc;
+  if ((d->found = sqlite3_changes(LSQ(db)->sql) > 0)) return LEASE_OK;
+  if (!(st = prepare(db, LSQ_SQL_SCHEDULE_AT))) return db->rc;
+  bind_bytes(st, 1, d->name, d->name_len);
+  src = sqlite3_step(st);
+  sqlite3_finalize(st);
+  if (src == SQLITE_DONE) return LEASE_OK;
+  if (src != SQLITE_ROW) return lsq_fail(db, LSQ(db)->sql, src);
+  return lease__skipped(db, "unschedule of", d->name, d->name_len);
 }
 
 /* See lease.h: lease_unschedule. */
@@ -273,8 +286,7 @@ static int moved_by_another(lease_db *db, const lease_schedule_spec *s) {
   sqlite3_finalize(st);
   if (src == SQLITE_DONE) return LEASE_OK;
   if (src != SQLITE_ROW) return lsq_fail(db, LSQ(db)->sql, src);
-  return lease__fail(db, LEASE_MISMATCH, "tick's move of schedule %.*s changed no row"
-                     " (a trigger?): nothing stored", (int)s->name_len, s->name);
+  return lease__skipped(db, "tick's move of schedule", s->name, s->name_len);
 }
 
 /* Write body of lsq_s_tick: for each due row, the guarded move, and the

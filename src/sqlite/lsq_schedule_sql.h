@@ -35,8 +35,9 @@
   "UPDATE lease_schedules SET next_at = ?1, last_at = ?2"                 \
   " WHERE name = ?3 AND next_at = ?4"
 
-/* Whether schedule ?1 still has next_at ?2: a row when it does. */
+/* Whether schedule ?1 still has next_at ?2 (NULL: whether it is there):
+** a row when it does. */
 #define LSQ_SQL_SCHEDULE_AT                                               \
-  "SELECT 1 FROM lease_schedules WHERE name = ?1 AND next_at = ?2"
+  "SELECT 1 FROM lease_schedules WHERE name = ?1 AND next_at = coalesce(?2, next_at)"
 
 #endif

@@ -45,6 +45,11 @@
   " ON CONFLICT(resource) DO UPDATE SET fence = excluded.fence"            \
   " WHERE excluded.fence >= lease_fences.fence"
 
+/* After a gate that changed no row: the fence stored for resource ?1.  A
+** gate refused finds one larger than its own; none, or a smaller one,
+** means another client's trigger skipped the upsert. */
+#define LSQ_TX_SQL_GATE_STORED "SELECT fence FROM lease_fences WHERE resource = ?1"
+
 /* A connection's state for this file (lsq_conn.tx). */
 typedef struct txstate {
   sqlite3_stmt *holds;      /* LSQ_TX_SQL_HOLDS, prepared on first use */
@@ -437,6 +442,25 @@ typedef struct gate_ctx {
   int reason;
 } gate_ctx;
 
+/* After g's upsert changed no row: LEASE_OK when a larger fence is stored
+** (the gate refused g), else LEASE_MISMATCH recorded (the upsert was
+** skipped by another client's trigger: lease__skipped). */
+static int gate_refused(lease_db *db, const gate_ctx *g) {
+  sqlite3 *sql = LSQ(db)->sql;
+  sqlite3_stmt *st;
+  int src = sqlite3_prepare_v2(sql, LSQ_TX_SQL_GATE_STORED, -1, &st, NULL), larger = 0;
+  if (src != SQLITE_OK) return lsq_fail(db, sql, src);
+  sqlite3_bind_text(st, 1, g->resource, (int)g->len, SQLITE_STATIC);
+  if ((src = sqlite3_step(st)) == SQLITE_ROW) {
+    larger = sqlite3_column_int64(st, 0) > g->fence;
+    src = SQLITE_DONE;
+  }
+  if (src != SQLITE_DONE) lsq_fail(db, sql, src);
+  sqlite3_finalize(st);
+  if (src != SQLITE_DONE) return db->rc;
+  return larger ? LEASE_OK : lease__skipped(db, "fence_gate's fence of", g->resource, g->len);
+}
+
 /* Write body: the gate's upsert (the table created on first use). */
 static int gate_body(lease_db *db, void *ctx) {
   gate_ctx *g = ctx;
@@ -463,7 +487,7 @@ static int gate_body(lease_db *db, void *ctx) {
   }
   sqlite3_reset(t->gate);
   g->reason = lease__gate_reason(sqlite3_changes(sql) > 0);
-  return LEASE_OK;
+  return g->reason == LEASE_GRANTED ? LEASE_OK : gate_refused(db, g);
 }
 
 /* See lsq.h and lease.h: in its own write transaction, or inside tx. */

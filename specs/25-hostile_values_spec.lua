@@ -661,26 +661,32 @@ describe("other writes another client's trigger skips", function()
     end
   end)
 
-  it("enqueue and enqueue_many whose insert of a new id is skipped", function()
-    local db, p = H.fresh("skipenq")
-    db:enqueue("x")
-    db:close()
-    skip(p, "jobs", "INSERT", "new.id = 'b'")
-    db = lease.open(p)
-    finally(function() db:close() end)
-    local before = H.qsnapshot(p)
-    for _, call in ipairs({ function() return db:enqueue("b") end,
-                            function() return db:enqueue("b", { payload = "p", queue = "q" }) end,
-                            function() return db:enqueue_many({ "a", "b", "c" }) end,
-                            function() return db:enqueue_many({ "a", { id = "b", priority = 2 } }) end,
-                            function() return db:enqueue_many({ "a", { id = "b", key = "k" } }) end }) do
-      local err = H.error_of(call)
-      assert.truthy(err:find("enqueue of b changed no row", 1, true), err)
-      assert.truthy(err:find("[mismatch]", 1, true), err)
-      assert.are.same(before, H.qsnapshot(p))
-    end
-    assert.are.same({ false, 1 }, { db:enqueue("x"), db:enqueue_many({ "x", "a" }) })
-  end)
+  -- the insert of job b's row (an id that is there is still "exists"), or
+  -- of its queue row (a job without one would never be claimed)
+  for _, case in ipairs({ { "of a new id", "jobs", "enqueue of b changed no row" },
+                         { "of the job's queue row", "lease_queue", "enqueue's queue %a+ of b changed no row" } }) do
+    it("enqueue and enqueue_many whose insert " .. case[1] .. " is skipped", function()
+      local db, p = H.fresh("skipenq")
+      db:enqueue("x")
+      db:close()
+      skip(p, case[2], "INSERT", "new.id = 'b'")
+      db = lease.open(p)
+      finally(function() db:close() end)
+      local before = H.qsnapshot(p)
+      for _, call in ipairs({ function() return db:enqueue("b") end,
+                              function() return db:enqueue("b", { payload = "p", queue = "q" }) end,
+                              function() return db:enqueue("b", { after = { "x" } }) end,
+                              function() return db:enqueue_many({ "a", "b", "c" }) end,
+                              function() return db:enqueue_many({ "a", { id = "b", priority = 2 } }) end,
+                              function() return db:enqueue_many({ "a", { id = "b", key = "k" } }) end }) do
+        local err = H.error_of(call)
+        assert.truthy(err:find(case[3]), err)
+        assert.truthy(err:find("[mismatch]", 1, true), err)
+        assert.are.same(before, H.qsnapshot(p))
+      end
+      assert.are.same({ false, 1, true }, { db:enqueue("x"), db:enqueue_many({ "x", "a" }), db:enqueue("y") })
+    end)
+  end
 end)
 
 describe("a clock mark another client stored as -Inf or +Inf", function()

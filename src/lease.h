@@ -415,8 +415,8 @@ LEASE_API void lease_new_job_default(lease_new_job *job);
 ** Returns LEASE_OK, LEASE_MISUSE (job NULL, or a bad field: the message
 ** names it, "after[2] is the job's own id"; nothing written),
 ** LEASE_MISMATCH (a trigger another client defined skipped the job's
-** insert, its data, a dependency or its wait: nothing is stored) or a
-** database error.
+** insert, its queue row, its data, a dependency or its wait: nothing is
+** stored) or a database error.
 */
 LEASE_API int lease_enqueue(lease_db *db, const lease_new_job *job, int *reason);
 

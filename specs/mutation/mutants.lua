@@ -373,8 +373,8 @@ return {
   {
     name = "pg-enqueue-batch-skip-unchecked", step = "own", file = "src/pg/lpg_many.c",
     fn = "lpg_enqueue_run", backend = "pg",
-    from = [=[  if (PQntuples(res) < n && lpg_enqueue_missing(db, jobs, n) != LEASE_OK) {]=],
-    to = [=[  if (PQntuples(res) < 0 && lpg_enqueue_missing(db, jobs, n) != LEASE_OK) {]=],
+    from = [=[  if ((PQntuples(res) < n && lpg_enqueue_missing(db, jobs, n) != LEASE_OK) ||]=],
+    to = [=[  if ((PQntuples(res) < 0 && lpg_enqueue_missing(db, jobs, n) != LEASE_OK) ||]=],
     hint = "specs/25-hostile_values_spec.lua",
   },
   {
@@ -486,14 +486,14 @@ return {
   {
     name = "pg-complete-skipped-queue-row-unnamed", step = "own", file = "src/pg/lpg.c",
     fn = "guarded", backend = "pg",
-    from = [=[    return w->op == LEASE__COMPLETE ? lpg_skipped_as(db, "complete's queue row of", w)]=],
-    to = [=[    return 0 ? lpg_skipped_as(db, "complete's queue row of", w)]=],
+    from = [=[    return w->op == LEASE__COMPLETE ? lpg_skipped_as(db, "complete's queue row of", w->id, w->id_len)]=],
+    to = [=[    return 0 ? lpg_skipped_as(db, "complete's queue row of", w->id, w->id_len)]=],
     hint = "specs/25-hostile_values_spec.lua",
   },
   {
     name = "pg-ccn-skipped-queue-row-unnamed", step = "own", file = "src/pg/lpg_queue.c",
     fn = "ccn_pipelined", backend = "pg",
-    from = [=[    return lpg_skipped_as(db, "complete's queue row of", wc);   /* the only one dividing */]=],
+    from = [=[    return lpg_skipped_as(db, "complete's queue row of", wc->id, wc->id_len);   /* the only one dividing */]=],
     to = [=[    return rc;   /* the only one dividing */]=],
     hint = "specs/25-hostile_values_spec.lua",
   },
@@ -696,8 +696,8 @@ return {
   {
     name = "pg-claim-error-unnamed", step = "own", file = "src/pg/lpg.c",
     fn = "guarded", backend = "pg",
-    from = [=[           : w->op == LEASE__CLAIM  ? lpg_skipped_as(db, "a claim's error record of", w)]=],
-    to = [=[           : 0 ? lpg_skipped_as(db, "a claim's error record of", w)]=],
+    from = [=[           : w->op == LEASE__CLAIM  ? lpg_skipped_as(db, "a claim's error record of", w->id, w->id_len)]=],
+    to = [=[           : 0 ? lpg_skipped_as(db, "a claim's error record of", w->id, w->id_len)]=],
     hint = "specs/25-hostile_values_spec.lua",
   },
   {
@@ -749,6 +749,57 @@ return {
     fn = "lpg_tx_write", backend = "pg",
     from = [=[  if (rc != LEASE_OK && PQstatus(pg) == CONNECTION_OK && PQtransactionStatus(pg) != PQTRANS_IDLE)]=],
     to = [=[  if (0 && PQstatus(pg) == CONNECTION_OK && PQtransactionStatus(pg) != PQTRANS_IDLE)]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    -- a job enqueued without its queue row is never claimed
+    name = "enqueue-unqueued-unseen", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "enqueue_body",
+    from = [=[  return e->added ? all_queued(db, first) : LEASE_OK;]=],
+    to = [=[  return e->added && 0 ? all_queued(db, first) : LEASE_OK;]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    name = "enqueue-unqueued-from-last", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "enqueue_body",
+    from = [=[    if (!e->added) first = sqlite3_last_insert_rowid(LSQ(db)->sql);]=],
+    to = [=[    first = sqlite3_last_insert_rowid(LSQ(db)->sql);]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    name = "enqueue-unqueued-after-first", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_Q_UNQUEUED",
+    from = [=["SELECT id FROM jobs WHERE rowid >= ?1 AND]=],
+    to = [=["SELECT id FROM jobs WHERE rowid > ?1 AND]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    name = "pg-enqueue-unqueued-unseen", step = "own", file = "src/pg/lpg_queue_sql.h",
+    fn = "LPG_Q_SQL_ENQUEUE", backend = "pg",
+    from = [=[  " AND NOT EXISTS (SELECT 1 FROM q) THEN 0 ELSE 1 END, (SELECT id FROM h)"]=],
+    to = [=[  " AND false THEN 0 ELSE 1 END, (SELECT id FROM h)"]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    name = "pg-enqueue-unqueued-unnamed", step = "own", file = "src/pg/lpg_queue.c",
+    fn = "enqueue_jobs", backend = "pg",
+    from = [=[      return lpg_skipped_as(db, "enqueue's queue row of", j->id, j->id_len);]=],
+    to = [=[      return db->rc;]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    name = "pg-batch-unqueued-unseen", step = "own", file = "src/pg/lpg_many.c",
+    fn = "lpg_enqueue_run", backend = "pg",
+    from = [=[      (PQntuples(res) > 0 && all_queued(db, which, jobs, n, res) != LEASE_OK)) {]=],
+    to = [=[      (0 && all_queued(db, which, jobs, n, res) != LEASE_OK)) {]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    -- a job inserted without its queue row is reported as one that existed
+    name = "pg-enqueue-data-queued-only", step = "own", file = "src/pg/lpg_queue_sql.h",
+    fn = "LPG_Q_SQL_ENQUEUE_DATA", backend = "pg",
+    from = [=[  " SELECT f.k FROM i JOIN f ON f.id = i.id"]=],
+    to = [=[  " SELECT f.k FROM f JOIN q ON q.id = f.id"]=],
     hint = "specs/25-hostile_values_spec.lua",
   },
   {

@@ -102,10 +102,10 @@ int lpg_failed_with(const lease_db *db, const char *sqlstate) {
 }
 
 /* See lpg_int.h. */
-int lpg_skipped_as(lease_db *db, const char *what, const lease__write *w) {
+int lpg_skipped_as(lease_db *db, const char *what, const char *id, size_t id_len) {
   if (!lpg_failed_with(db, "22012")) return db->rc;
   lease__clear_error(db);
-  return lease__skipped(db, what, w->id, w->id_len);
+  return lease__skipped(db, what, id, id_len);
 }
 
 /* Copy libpq's message without its trailing newlines. */
@@ -895,8 +895,8 @@ static int guarded(lease_db *db, const lease__write *w, int64_t *fence, int *rea
   params p = {0};
   PGresult *res;
   if (!(res = run(db, lpg_write_params(w, &p), &p)))
-    return w->op == LEASE__COMPLETE ? lpg_skipped_as(db, "complete's queue row of", w)
-           : w->op == LEASE__CLAIM  ? lpg_skipped_as(db, "a claim's error record of", w)
+    return w->op == LEASE__COMPLETE ? lpg_skipped_as(db, "complete's queue row of", w->id, w->id_len)
+           : w->op == LEASE__CLAIM  ? lpg_skipped_as(db, "a claim's error record of", w->id, w->id_len)
                                     : db->rc;
   return lpg_write_read(db, w, res, fence, reason);
 }

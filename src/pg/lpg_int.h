@@ -28,7 +28,8 @@ enum { T_BYTEA = 17, T_INT8 = 20, T_INT4 = 23, T_FLOAT8 = 701, T_BYTEA_ARRAY = 1
 ** ENQUEUE per id in one transaction; ENQUEUE_DATA the same for jobs with
 ** data, without keys or dependencies), JOBS_MISSING (whether an enqueue's
 ** INSERT that added fewer jobs than it was given skipped an id not there:
-** SQLite looks up the id in the same transaction), COMPLETE_MANY (a batch's completes in
+** SQLite looks up the id in the same transaction), UNQUEUED (the first
+** job a batch enqueue inserted without its queue row), COMPLETE_MANY (a batch's completes in
 ** one UPDATE; SQLite runs COMPLETE per job in one transaction), NOW (the server's clock), and the
 ** queue operations that are one statement here where SQLite runs several
 ** in a transaction: Q_CLAIM_NEXT (SQLite: CANDIDATES, CLAIM_FREE, ...),
@@ -58,6 +59,7 @@ enum { T_BYTEA = 17, T_INT8 = 20, T_INT4 = 23, T_FLOAT8 = 701, T_BYTEA_ARRAY = 1
   XX(ENQUEUE_MANY)                                                            \
   XX(ENQUEUE_DATA)                                                            \
   XX(JOBS_MISSING)                                                            \
+  XX(UNQUEUED)                                                                \
   XX(COMPLETE_MANY)                                                           \
   XX(NOW)                                                                     \
   XX(Q_CLAIM_NEXT)                                                            \
@@ -266,12 +268,12 @@ int lpg_pipeline_end(lease_db *db, int rc);
 ** SQLSTATE sqlstate (five characters). */
 int lpg_failed_with(const lease_db *db, const char *sqlstate);
 
-/* lpg_skipped_as: after a statement of w's job failed, when it failed by
-** dividing by zero (SQLSTATE 22012: the statements' way to fail a write
-** another client's trigger skipped, so that it stores nothing) the
-** failure becomes LEASE_MISMATCH for the write `what` of w's job
-** (lease__skipped).  Returns db->rc. */
-int lpg_skipped_as(lease_db *db, const char *what, const lease__write *w);
+/* lpg_skipped_as: after a statement of job id (id_len bytes) failed, when
+** it failed by dividing by zero (SQLSTATE 22012: the statements' way to
+** fail a write another client's trigger skipped, so that it stores
+** nothing) the failure becomes LEASE_MISMATCH for the write `what` of
+** that job (lease__skipped).  Returns db->rc. */
+int lpg_skipped_as(lease_db *db, const char *what, const char *id, size_t id_len);
 
 /* The most statements lpg_pipeline_clocked sends in one round trip. */
 #define LPG_PIPE_MAX 5
@@ -359,8 +361,10 @@ int lpg_enqueue_missing(lease_db *db, const lease_new_job *jobs, int n);
 ** ENQUEUE_DATA, one row per job added) with p for the n jobs, in a
 ** transaction: with none open, BEGIN goes in the same round trip and
 ** *began is set (the caller commits or rolls back: lpg_ev_end); then,
-** when it added fewer than n, lpg_enqueue_missing.  The result, the
-** caller's to PQclear, or NULL with the failure recorded. */
+** when it added fewer than n, lpg_enqueue_missing, and when it added
+** any, whether each has its queue row (LPG_SQL_UNQUEUED: one another
+** client's trigger skipped is LEASE_MISMATCH).  The result, the caller's
+** to PQclear, or NULL with the failure recorded. */
 PGresult *lpg_enqueue_run(lease_db *db, int which, const params *p, const lease_new_job *jobs,
                           int n, int *began);
 

@@ -112,6 +112,36 @@ void lpg_array_free(lpg_array *a) {
 /* enqueue with data                                                      */
 /* ===================================================================== */
 
+/* After a batch enqueue's INSERT (which: LPG_ST_ENQUEUE_MANY, whose rows
+** res are the ids inserted, or LPG_ST_ENQUEUE_DATA, whose rows are their
+** positions in jobs, n of them), in its transaction: LEASE_OK when each
+** job inserted has its queue row (LPG_SQL_UNQUEUED), else another
+** client's trigger skipped one (the job would never be claimed):
+** LEASE_MISMATCH recorded, naming it. */
+static int all_queued(lease_db *db, int which, const lease_new_job *jobs, int n,
+                      const PGresult *res) {
+  lpg_array a;
+  params p = {0};
+  PGresult *got = NULL;
+  int i, rc;
+  lpg_array_init(&a, T_BYTEA);
+  for (i = 0; i < PQntuples(res); i++) {
+    int64_t k = which == LPG_ST_ENQUEUE_MANY ? 0 : r_i8(res, i, 0);
+    if (which == LPG_ST_ENQUEUE_MANY)
+      lpg_array_add(&a, PQgetvalue(res, i, 0), (size_t)PQgetlength(res, i, 0));
+    else if (k >= 1 && k <= n)
+      lpg_array_add(&a, jobs[k - 1].id, jobs[k - 1].id_len);
+  }
+  rc = lpg_array_end(db, &a, &p, "enqueue: the ids inserted");
+  if (rc == LEASE_OK && !(got = lpg_stmt_run(db, LPG_ST_UNQUEUED, &p))) rc = db->rc;
+  lpg_array_free(&a);
+  if (rc == LEASE_OK && PQntuples(got) > 0)
+    rc = lease__skipped(db, "enqueue's queue row of", PQgetvalue(got, 0, 0),
+                        (size_t)PQgetlength(got, 0, 0));
+  PQclear(got);
+  return rc;
+}
+
 /* See lpg_int.h. */
 PGresult *lpg_enqueue_run(lease_db *db, int which, const params *p, const lease_new_job *jobs,
                           int n, int *began) {
@@ -126,7 +156,8 @@ PGresult *lpg_enqueue_run(lease_db *db, int which, const params *p, const lease_
   } else if (!(res = lpg_stmt_run(db, which, p))) {
     return NULL;
   }
-  if (PQntuples(res) < n && lpg_enqueue_missing(db, jobs, n) != LEASE_OK) {
+  if ((PQntuples(res) < n && lpg_enqueue_missing(db, jobs, n) != LEASE_OK) ||
+      (PQntuples(res) > 0 && all_queued(db, which, jobs, n, res) != LEASE_OK)) {
     PQclear(res);
     return NULL;
   }

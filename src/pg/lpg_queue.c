@@ -391,7 +391,8 @@ static int enqueue_jobs(lease_db *db, enqueue_ctx *e) {
     p_i8(&p, j->max_attempts);
     p_time(&p, j->timeout != 0 ? j->timeout : NAN);
     p_bytes(&p, j->key, j->key_len);
-    if (!(res = qrun(db, LPG_ST_ENQUEUE, &p))) return db->rc;
+    if (!(res = qrun(db, LPG_ST_ENQUEUE, &p)))
+      return lpg_skipped_as(db, "enqueue's queue row of", j->id, j->id_len);
     added = (int)r_i8(res, 0, 0);
     e->added += added;
     if ((held = !PQgetisnull(res, 0, 1))) {
@@ -989,7 +990,7 @@ static int ccn_pipelined(lease_db *db, const lease__write *wc, const lease__writ
   claim_params(wn, max, &pn);
   which[4] = claim_stmt(which[4], max);
   if ((rc = lpg_pipeline_clocked(db, 5, which, p, out)) != LEASE_OK)
-    return lpg_skipped_as(db, "complete's queue row of", wc);   /* the only one dividing */
+    return lpg_skipped_as(db, "complete's queue row of", wc->id, wc->id_len);   /* the only one dividing */
   PQclear(out[0]);
   PQclear(out[1]);
   settings_of(out[3], &q);

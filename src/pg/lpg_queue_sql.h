@@ -204,7 +204,9 @@
 ** job starts at the fence floor (LPG_SQL_FLOOR, lpg_sql.h, which says why
 ** an id the snapshot holds is skipped), its attempts counted from there
 ** (base_fence).  The queue row inserted here is the one lease_jobs_added
-** then finds.  One
+** then finds; a job inserted whose queue row another client's trigger
+** skipped makes the first column divide by zero (SQLSTATE 22012), so the
+** statement fails and stores nothing (lpg_queue.c: enqueue_jobs).  One
 ** row: how many were inserted (0 or 1), and the id of the job holding the
 ** key (h: NULL when none, or when the id exists).  h reads the statement's
 ** snapshot: an enqueue of the same key by a transaction not yet committed
@@ -224,7 +226,8 @@
   " SELECT id, seq, $2, $3, $4, $5,"                                                \
   " coalesce($5, " LPG_Q_SQL_DUE_NOW "), $6, $7, $8, fence"                         \
   " FROM i RETURNING 1)"                                                            \
-  " SELECT (SELECT count(*) FROM q), (SELECT id FROM h)"
+  " SELECT (SELECT count(*) FROM q) / CASE WHEN EXISTS (SELECT 1 FROM i)"          \
+  " AND NOT EXISTS (SELECT 1 FROM q) THEN 0 ELSE 1 END, (SELECT id FROM h)"
 
 /*
 ** Enqueue many jobs with their data and without keys or dependencies, one
@@ -236,7 +239,8 @@
 ** rows are inserted in that order (seq), each at the fence floor (the
 ** look for an id the snapshot holds by key, as LPG_SQL_ENQUEUE_MANY's), each
 ** queue row from its job's first entry, as LPG_Q_SQL_ENQUEUE's; rows: the positions (1-based) of
-** the entries inserted.
+** the entries inserted (whose queue rows lpg_enqueue_run then looks for:
+** one another client's trigger skipped fails the batch).
 */
 #define LPG_Q_SQL_ENQUEUE_DATA                                                      \
   "WITH a AS (SELECT * FROM unnest($1::bytea[], $2::bytea[], $3::bytea[], $4::int8[]," \
@@ -252,7 +256,7 @@
   " f.queue, f.priority, f.run_at, coalesce(f.run_at, " LPG_Q_SQL_DUE_NOW "),"      \
   " f.max_attempts, f.timeout, i.fence"                                             \
   " FROM i JOIN f ON f.id = i.id RETURNING id)"                                     \
-  " SELECT f.k FROM f JOIN q ON q.id = f.id"
+  " SELECT f.k FROM i JOIN f ON f.id = i.id"
 
 /* A job's timeout (NULL: none), for lease_state on a database of step
 ** TIMEOUT's layout or newer.  $1 id. */

@@ -107,6 +107,15 @@
   "SELECT id FROM unnest($1::bytea[]) WITH ORDINALITY t(id, n)"                   \
   " WHERE (SELECT true FROM jobs j WHERE j.id = t.id) IS NULL ORDER BY n LIMIT 1"
 
+/* The first of the ids $1 (bytea[], in its order), jobs a batch enqueue
+** inserted, that has no queue row: one another client's trigger skipped
+** (LPG_Q_SQL_ENQUEUE_DATA's, or lease_jobs_added's for
+** LPG_SQL_ENQUEUE_MANY).  Run in the enqueue's transaction, after its
+** INSERT (lpg_many.c: lpg_enqueue_run). */
+#define LPG_SQL_UNQUEUED                                                          \
+  "SELECT id FROM unnest($1::bytea[]) WITH ORDINALITY t(id, n)"                   \
+  " WHERE (SELECT true FROM lease_queue q WHERE q.id = t.id) IS NULL ORDER BY n LIMIT 1"
+
 /*
 ** The guarded writes.  Each returns one row: the claim's new fence (or for
 ** the others the number of rows written), NULL or 0 when refused; then the
@@ -326,6 +335,7 @@
 */
 #define LPG_STMT_ENQUEUE_MANY LPG_SQL_ENQUEUE_MANY, 1, {T_BYTEA_ARRAY}
 #define LPG_STMT_JOBS_MISSING LPG_SQL_JOBS_MISSING, 1, {T_BYTEA_ARRAY}
+#define LPG_STMT_UNQUEUED LPG_SQL_UNQUEUED, 1, {T_BYTEA_ARRAY}
 #define LPG_STMT_CLAIM LPG_SQL_CLAIM, 4, {T_BYTEA, T_BYTEA, T_FLOAT8, T_FLOAT8}
 #define LPG_STMT_RENEW LPG_SQL_RENEW, 5, {T_BYTEA, T_BYTEA, T_INT8, T_FLOAT8, T_FLOAT8}
 #define LPG_STMT_COMPLETE LPG_SQL_COMPLETE, 5, {T_BYTEA, T_BYTEA, T_INT8, T_FLOAT8, T_BYTEA}

@@ -411,6 +411,25 @@ static int insert_ignored(lease_db *db, const char *id, size_t id_len) {
   return lease__skipped(db, "enqueue of", id, id_len);
 }
 
+/* After an enqueue's inserts, the first at rowid first: LEASE_OK when
+** each job inserted has its queue row (LSQ_SQL_Q_UNQUEUED), else
+** another client's trigger skipped it (the job would never be claimed):
+** LEASE_MISMATCH recorded, naming the first such job. */
+static int all_queued(lease_db *db, sqlite3_int64 first) {
+  sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_UNQUEUED);
+  int src, rc = LEASE_OK;
+  if (!st) return db->rc;
+  sqlite3_bind_int64(st, 1, first);
+  src = sqlite3_step(st);
+  if (src == SQLITE_ROW)
+    rc = lease__skipped(db, "enqueue's queue row of", (const char *)sqlite3_column_text(st, 0),
+                        (size_t)sqlite3_column_bytes(st, 0));
+  else if (src != SQLITE_DONE)
+    return step_failed(db, st, src);
+  sqlite3_reset(st);
+  return rc;
+}
+
 /* Write body: once every job's dependencies are checked (a refused one
 ** stores nothing), insert each job unless its id exists (contract step 2)
 ** or an unfinished job of its queue holds its key, then store its data
@@ -419,12 +438,14 @@ static int insert_ignored(lease_db *db, const char *id, size_t id_len) {
 ** second one anyway.  Each job starts at the fence floor, read once: no
 ** other writer can raise it meanwhile.  Each job's outcome goes to the
 ** ledger; an insert that added no row for an id not there fails
-** (insert_ignored). */
+** (insert_ignored), and so does a job inserted without its queue row
+** (all_queued). */
 static int enqueue_body(lease_db *db, void *ctx) {
   enqueue_ctx *e = ctx;
   sqlite3_stmt *ins = lsq_stmt(db, LSQ_ST_ENQUEUE), *data = lsq_stmt(db, LSQ_ST_Q_DATA);
-  sqlite3_int64 floor;
+  sqlite3_int64 floor, first = 0;
   int i, rc, held, refused;
+  e->added = 0;   /* the jobs this run inserts: all_queued checks them */
   if (!ins || !data) return db->rc;
   if ((rc = check_deps(db, e, &refused)) != LEASE_OK || refused) return rc;
   if ((rc = read_floor(db, &floor)) != LEASE_OK) return rc;
@@ -445,6 +466,7 @@ static int enqueue_body(lease_db *db, void *ctx) {
         return rc;
       continue;
     }
+    if (!e->added) first = sqlite3_last_insert_rowid(LSQ(db)->sql);
     if ((rc = lease__event_id(db, LEASE_EV_ENQUEUE, j->id, j->id_len, NAN, LEASE_GRANTED)))
       return rc;
     e->added++;
@@ -466,7 +488,7 @@ static int enqueue_body(lease_db *db, void *ctx) {
     sqlite3_clear_bindings(data);   /* drop the pointers to the caller's bytes */
     if (rc != LEASE_OK) return rc;
   }
-  return LEASE_OK;
+  return e->added ? all_queued(db, first) : LEASE_OK;
 }
 
 /* See lsq.h. */

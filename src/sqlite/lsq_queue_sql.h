@@ -265,6 +265,14 @@
 ** (a job without a queue row has none to write). */
 #define LSQ_SQL_Q_ROW_THERE "SELECT 1 FROM lease_queue WHERE id = ?1"
 
+/* After an enqueue's inserts, the first of them at rowid ?1 (each later
+** one above it): a job it inserted that has no queue row, which the
+** trigger lease_jobs_enqueued gives every job with a text id unless
+** another client's trigger skipped that insert. */
+#define LSQ_SQL_Q_UNQUEUED                                                \
+  "SELECT id FROM jobs WHERE rowid >= ?1 AND typeof(id) = 'text' AND NOT EXISTS" \
+  " (SELECT 1 FROM lease_queue AS q WHERE q.id = jobs.id) LIMIT 1"
+
 /*
 ** The ready jobs of a queue, in claim order, columns `cols` of lease_queue
 ** AS q and jobs AS j.  ?1 queue, ?2 now, ?3 how many.  lease_queue_due
@@ -660,7 +668,8 @@
 ** before an enqueue, RETRY_HOLDER in retry; PostgreSQL's ENQUEUE and
 ** Q_RETRY read it themselves), a completion's time by itself (FINISHED),
 ** a complete or a retry whose queue row was not written looks for that
-** row as it is left (ROW_THERE), an enqueue or retry whose wait changed
+** row as it is left (ROW_THERE), an enqueue looks for a job it inserted
+** without a queue row (UNQUEUED), an enqueue or retry whose wait changed
 ** no row whether the job needed it (DEP_UNWAITED; PostgreSQL's DEP_WAIT
 ** says), and a rate's old claims are
 ** pruned by a statement of their own (PRUNE_CLAIMS; PostgreSQL's RECENT
@@ -680,6 +689,7 @@
   XX(Q_END)                              \
   XX(Q_COMPLETE)                         \
   XX(Q_ROW_THERE)                        \
+  XX(Q_UNQUEUED)                         \
   XX(Q_DEP_UNWAITED)                     \
   XX(Q_CANDIDATES)                       \
   XX(Q_CLAIM_FREE)                       \

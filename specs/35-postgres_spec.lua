@@ -273,6 +273,19 @@ describe("PostgreSQL backend", function()
     assert.are.same({ true, true }, { db:state("a", 2).done, db:state("b", 2).done })
   end)
 
+  it("enqueue_many whose queue row another client's rule skips raises mismatch and stores nothing", function()
+    -- a rule, like a trigger, can skip the queue row the trigger
+    -- lease_jobs_added inserts for a batch of ids
+    H.psql(p, "CREATE RULE side AS ON INSERT TO lease_queue WHERE new.id = 'b'::bytea DO INSTEAD NOTHING")
+    local before = H.qsnapshot(p)
+    local err = H.error_of(db.enqueue_many, db, { "a", "b", "c" })
+    assert.truthy(err:find("enqueue's queue row of b changed no row", 1, true), err)
+    assert.truthy(err:find("[mismatch]", 1, true), err)
+    assert.are.same(before, H.qsnapshot(p))
+    assert.are.equal(2, db:enqueue_many({ "a", "c" }))
+    H.psql(p, "DROP RULE side ON lease_queue")
+  end)
+
   it("complete and complete_many complete a job whose queue row another client deletes during their wait", function()
     db:enqueue_many({ "a", "b" })
     local jobs = db:claim_next("w", 0, 100, 2)

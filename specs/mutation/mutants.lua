@@ -457,8 +457,8 @@ return {
   {
     name = "pg-complete-skipped-queue-row-unseen", step = "own", file = "src/pg/lpg_sql.h",
     fn = "LPG_SQL_COMPLETE", backend = "pg",
-    from = [=[                       " AND NOT EXISTS (SELECT 1 FROM f) THEN CASE WHEN EXISTS"        \]=],
-    to = [=[                       " AND false THEN CASE WHEN EXISTS"        \]=],
+    from = [=[  LPG_SQL_HELD_REPORT_("(SELECT count(*) FROM u) / CASE WHEN EXISTS (SELECT 1 FROM f)"  \]=],
+    to = [=[  LPG_SQL_HELD_REPORT_("(SELECT count(*) FROM u) / CASE WHEN true"  \]=],
     hint = "specs/25-hostile_values_spec.lua",
   },
   {
@@ -472,8 +472,8 @@ return {
   {
     name = "pg-complete-many-skipped-queue-row-unseen", step = "own", file = "src/pg/lpg_sql.h",
     fn = "LPG_SQL_COMPLETE_MANY", backend = "pg",
-    from = [=[  " g.seen AND g.id IN (SELECT id FROM u) AND g.id NOT IN (SELECT id FROM f)"       \]=],
-    to = [=[  " false"       \]=],
+    from = [=[  " THEN g.seen AND g.id IN (SELECT id FROM u) AND g.id NOT IN (SELECT id FROM f)"  \]=],
+    to = [=[  " THEN false"  \]=],
     hint = "specs/25-hostile_values_spec.lua",
   },
   {
@@ -682,7 +682,7 @@ return {
   {
     name = "pg-claim-next-error-unreported", step = "own", file = "src/pg/lpg_queue_sql.h",
     fn = "LPG_Q_SQL_CLAIM_NEXT_", backend = "pg",
-    from = [=[  " x.lapsed AND x.id NOT IN (SELECT id FROM e)" extra                              \]=],
+    from = [=[  " x.lapsed AND NOT EXISTS (SELECT 1 FROM e WHERE e.id = x.id)" extra                              \]=],
     to = [=[  " false" extra                              \]=],
     hint = "specs/25-hostile_values_spec.lua",
   },
@@ -713,7 +713,7 @@ return {
     -- lease's error record was not stored
     name = "pg-ccn-keeping-error-unseen", step = "own", file = "src/pg/lpg_queue_sql.h",
     fn = "LPG_Q_SQL_CLAIM_NEXT_KEEPING_", backend = "pg",
-    from = [=[                        " OR (x.lapsed AND x.id NOT IN (SELECT id FROM e)) THEN 0 ELSE 1 END", limit)]=],
+    from = [=[                        " OR (x.lapsed AND NOT EXISTS (SELECT 1 FROM e WHERE e.id = x.id)) THEN 0 ELSE 1 END", limit)]=],
     to = [=[                        " OR false THEN 0 ELSE 1 END", limit)]=],
     hint = "specs/25-hostile_values_spec.lua",
   },
@@ -732,8 +732,8 @@ return {
     -- taken for a skipped write
     name = "pg-complete-deleted-row-skipped", step = "own", file = "src/pg/lpg_sql.h",
     fn = "LPG_SQL_COMPLETE", backend = "pg",
-    from = [=[                       " (SELECT 1 FROM lease_queue_now($1)) THEN 0 ELSE 1 END"         \]=],
-    to = [=[                       " (SELECT 1) THEN 0 ELSE 1 END"         \]=],
+    from = [=[                       " AND EXISTS (SELECT 1 FROM lease_queue_now($1)) THEN 0 ELSE 1 END")]=],
+    to = [=[                       " AND true THEN 0 ELSE 1 END")]=],
     hint = "specs/35-postgres_spec.lua",
   },
   {
@@ -800,6 +800,35 @@ return {
     fn = "LPG_Q_SQL_ENQUEUE_DATA", backend = "pg",
     from = [=[  " SELECT f.k FROM i JOIN f ON f.id = i.id"]=],
     to = [=[  " SELECT f.k FROM f JOIN q ON q.id = f.id"]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    name = "pg-complete-many-queue-rows-uncounted", step = "own", file = "src/pg/lpg_sql.h",
+    fn = "LPG_SQL_COMPLETE_MANY", backend = "pg",
+    from = [=[  " CASE WHEN (SELECT count(*) FROM f) < (SELECT count(*) FROM u WHERE u.seen)"    \]=],
+    to = [=[  " CASE WHEN (SELECT count(*) FROM f) < 0"    \]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    -- a batch enqueue takes a BEFORE INSERT trigger on lease_queue for none
+    name = "pg-unqueued-trigger-unseen", step = "own", file = "src/pg/lpg_sql.h",
+    fn = "LPG_SQL_UNQUEUED", backend = "pg",
+    from = [=[  " AND tgtype & 7 = 7 AND tgname <> 'lease_guard_rows')"                         \]=],
+    to = [=[  " AND tgtype & 7 = 8 AND tgname <> 'lease_guard_rows')"                         \]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    name = "pg-unqueued-rule-unseen", step = "own", file = "src/pg/lpg_sql.h",
+    fn = "LPG_SQL_UNQUEUED", backend = "pg",
+    from = [=[  " OR EXISTS (SELECT 1 FROM pg_rewrite WHERE ev_class = 'lease_queue'::regclass)" \]=],
+    to = [=[  " OR false" \]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
+    name = "pg-unqueued-uncounted", step = "own", file = "src/pg/lpg_sql.h",
+    fn = "LPG_SQL_UNQUEUED", backend = "pg",
+    from = [=[  " THEN (SELECT CASE WHEN count(*) < cardinality($1::bytea[]) THEN (SELECT t.id"  \]=],
+    to = [=[  " THEN (SELECT CASE WHEN count(*) < 0 THEN (SELECT t.id"  \]=],
     hint = "specs/25-hostile_values_spec.lua",
   },
   {

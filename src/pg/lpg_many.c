@@ -135,7 +135,7 @@ static int all_queued(lease_db *db, int which, const lease_new_job *jobs, int n,
   rc = lpg_array_end(db, &a, &p, "enqueue: the ids inserted");
   if (rc == LEASE_OK && !(got = lpg_stmt_run(db, LPG_ST_UNQUEUED, &p))) rc = db->rc;
   lpg_array_free(&a);
-  if (rc == LEASE_OK && PQntuples(got) > 0)
+  if (rc == LEASE_OK && PQntuples(got) > 0 && !PQgetisnull(got, 0, 0))
     rc = lease__skipped(db, "enqueue's queue row of", PQgetvalue(got, 0, 0),
                         (size_t)PQgetlength(got, 0, 0));
   PQclear(got);

@@ -326,7 +326,7 @@
 #define LPG_Q_SQL_CLAIM_ONE_KEEPING LPG_Q_SQL_CLAIM_NEXT_KEEPING_("1")
 #define LPG_Q_SQL_CLAIM_NEXT_KEEPING_(limit)                                        \
   LPG_Q_SQL_CLAIM_NEXT_("", ", 1 / CASE WHEN x.last OR u.id IS NULL"                 \
-                        " OR (x.lapsed AND x.id NOT IN (SELECT id FROM e)) THEN 0 ELSE 1 END", limit)
+                        " OR (x.lapsed AND NOT EXISTS (SELECT 1 FROM e WHERE e.id = x.id)) THEN 0 ELSE 1 END", limit)
 
 /* claim_next's statement, cond: more conditions on the candidates, extra:
 ** more columns after its own, limit: how many (SQL). */
@@ -354,7 +354,7 @@
   " RETURNING jobs.id, jobs.fence AS taken)"                                        \
   " SELECT x.id, u.taken, x.payload, x.queue, x.priority, x.attempt + 1, x.max_attempts," \
   " x.lapsed, x.owner, x.fence, x.timeout, x.last, d.id IS NOT NULL,"               \
-  " x.lapsed AND x.id NOT IN (SELECT id FROM e)" extra                              \
+  " x.lapsed AND NOT EXISTS (SELECT 1 FROM e WHERE e.id = x.id)" extra                              \
   " FROM x LEFT JOIN u ON u.id = x.id LEFT JOIN d ON d.id = x.id"                  \
   " ORDER BY x.priority, x.due_at, x.seq"
 

@@ -107,14 +107,24 @@
   "SELECT id FROM unnest($1::bytea[]) WITH ORDINALITY t(id, n)"                   \
   " WHERE (SELECT true FROM jobs j WHERE j.id = t.id) IS NULL ORDER BY n LIMIT 1"
 
-/* The first of the ids $1 (bytea[], in its order), jobs a batch enqueue
-** inserted, that has no queue row: one another client's trigger skipped
-** (LPG_Q_SQL_ENQUEUE_DATA's, or lease_jobs_added's for
-** LPG_SQL_ENQUEUE_MANY).  Run in the enqueue's transaction, after its
-** INSERT (lpg_many.c: lpg_enqueue_run). */
+/* Of the ids $1 (bytea[], in its order, no id twice), jobs a batch
+** enqueue inserted: NULL when each has its queue row (counted in one scan
+** of the index), else the first without one, which another client's
+** trigger skipped (LPG_Q_SQL_ENQUEUE_DATA's, or lease_jobs_added's for
+** LPG_SQL_ENQUEUE_MANY).  Only a BEFORE INSERT row trigger (tgtype bits
+** ROW, BEFORE, INSERT) that is not the engine's guard, or a rule, on
+** lease_queue can skip an insert: with neither, as the catalog has it
+** after the INSERT (a trigger made later waits for this transaction's
+** lock), the rows are not looked at.  One row.  Run in the enqueue's
+** transaction, after its INSERT (lpg_many.c: lpg_enqueue_run). */
 #define LPG_SQL_UNQUEUED                                                          \
-  "SELECT id FROM unnest($1::bytea[]) WITH ORDINALITY t(id, n)"                   \
-  " WHERE (SELECT true FROM lease_queue q WHERE q.id = t.id) IS NULL ORDER BY n LIMIT 1"
+  "SELECT CASE WHEN EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = 'lease_queue'::regclass" \
+  " AND tgtype & 7 = 7 AND tgname <> 'lease_guard_rows')"                         \
+  " OR EXISTS (SELECT 1 FROM pg_rewrite WHERE ev_class = 'lease_queue'::regclass)" \
+  " THEN (SELECT CASE WHEN count(*) < cardinality($1::bytea[]) THEN (SELECT t.id"  \
+  " FROM unnest($1::bytea[]) WITH ORDINALITY t(id, n)"                            \
+  " WHERE (SELECT true FROM lease_queue q WHERE q.id = t.id) IS NULL ORDER BY n LIMIT 1) END" \
+  " FROM lease_queue WHERE id = ANY($1::bytea[])) END"
 
 /*
 ** The guarded writes.  Each returns one row: the claim's new fence (or for
@@ -235,8 +245,8 @@
 ** waited for its lock), was skipped by another client's trigger and would
 ** stay open, no trigger completing it: the report's first column divides
 ** by zero then, the statement fails and stores nothing (SQLSTATE 22012,
-** which lpg.c's guarded reports as LEASE_MISMATCH).  The inner CASE reads
-** the new snapshot only then. */
+** which lpg.c's guarded reports as LEASE_MISMATCH).  The CASE's branches
+** run in order: a complete that wrote its queue row reads nothing more. */
 #define LPG_SQL_COMPLETE                                                              \
   LPG_SQL_HELD_LOCK " u AS (UPDATE jobs SET result = $5, done = 1,"                  \
   " lease_completions = jobs.lease_completions"                                       \
@@ -244,11 +254,10 @@
   " FROM j, q" LPG_SQL_HELD_GUARD                                                     \
   ", f AS (UPDATE lease_queue SET state = " LEASE__Q_COMPLETED_S ", finished_at = $4"    \
   " WHERE id = $1 AND EXISTS (SELECT 1 FROM u) RETURNING 1)"                          \
-  LPG_SQL_HELD_REPORT_("(SELECT count(*) FROM u) / CASE WHEN EXISTS (SELECT 1 FROM u)"  \
+  LPG_SQL_HELD_REPORT_("(SELECT count(*) FROM u) / CASE WHEN EXISTS (SELECT 1 FROM f)"  \
+                       " THEN 1 WHEN EXISTS (SELECT 1 FROM u)"                          \
                        " AND EXISTS (SELECT 1 FROM lease_queue WHERE id = $1)"          \
-                       " AND NOT EXISTS (SELECT 1 FROM f) THEN CASE WHEN EXISTS"        \
-                       " (SELECT 1 FROM lease_queue_now($1)) THEN 0 ELSE 1 END"         \
-                       " ELSE 1 END")
+                       " AND EXISTS (SELECT 1 FROM lease_queue_now($1)) THEN 0 ELSE 1 END")
 
 /*
 ** Contract step 6 for a batch, one statement.  $1 the ids (bytea[], in id
@@ -274,7 +283,8 @@
 ** the wait is not in that snapshot, so the trigger completes it, at the
 ** lease's end.  The last column: 1 when the job's queue row g locked was
 ** not written though its job was (another client's trigger skipped it:
-** lpg_many.c fails the batch, which rolls back).
+** lpg_many.c fails the batch, which rolls back); looked for per row only
+** when f wrote fewer rows than u stored jobs with a queue row g locked.
 ** Every row is reached by its key and the CTEs are never joined
 ** to each other: a plan the connection keeps is made for a batch of 10
 ** rows, and a join of two CTEs planned so runs as a nested loop whose
@@ -299,14 +309,16 @@
   " WHERE jobs.id = g.id AND g.done = 0"                                             \
   " AND g.owner = $4 AND g.fence = g.want AND g.until > $5"                          \
   " AND g.fence < " LPG_FENCE_MAX " AND g.state < " LEASE__Q_DISCARDED_S             \
-  " RETURNING jobs.id),"                                                             \
+  " RETURNING jobs.id, g.seen),"                                                     \
   " f AS (UPDATE lease_queue SET state = " LEASE__Q_COMPLETED_S ", finished_at = $5"  \
   " WHERE id = ANY(ARRAY(SELECT id FROM u)) RETURNING id)"                           \
   " SELECT (g.id IN (SELECT id FROM u))::int::int8, g.found, g.done <> 0,"           \
   " g.owner IS DISTINCT FROM $4, g.fence <> g.want, g.until <= $5,"                  \
   " CASE WHEN g.fence >= " LPG_FENCE_MAX " THEN 3 ELSE 0 END, g.until > $5,"         \
   " g.state, g.k,"                                                                   \
-  " g.seen AND g.id IN (SELECT id FROM u) AND g.id NOT IN (SELECT id FROM f)"       \
+  " CASE WHEN (SELECT count(*) FROM f) < (SELECT count(*) FROM u WHERE u.seen)"    \
+  " THEN g.seen AND g.id IN (SELECT id FROM u) AND g.id NOT IN (SELECT id FROM f)"  \
+  " ELSE false END"                                                                  \
   " FROM g ORDER BY g.k"
 
 /* Contract step 7.  $1 id, $2 owner, $3 fence; the fence is kept. */

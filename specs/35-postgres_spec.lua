@@ -373,17 +373,23 @@ describe("PostgreSQL backend", function()
     assert.are.equal(1, db:claim("c", "w", 1, 10))
   end)
 
+  -- The queue row of id gone (a client writing jobs alone), then another
+  -- client adds one, cancelled, holding the job's row lock a moment; the
+  -- wait for it is returned.
+  local function cancelled_row_added(id)
+    H.psql(p, "DELETE FROM lease_queue WHERE id = '" .. id .. "'")
+    local marker = H.file("locked")
+    local wait = psql_background(p, "BEGIN;\nSELECT 1 FROM jobs WHERE id = '" .. id .. "' FOR UPDATE;\n"
+      .. "INSERT INTO lease_queue(id, seq, state, finished_at) SELECT id, seq, 3, 5 FROM jobs"
+      .. " WHERE id = '" .. id .. "';\n\\! touch " .. marker .. "\nSELECT pg_sleep(1);\nCOMMIT;")
+    wait_marker(marker)
+    return wait
+  end
+
   it("complete_many reads a queue row another client adds during the wait: a cancelled one refuses", function()
     db:enqueue_many({ "a", "b" })
     local jobs = db:claim_next("w", 0, 100, 2)
-    -- b's queue row gone (a client writing jobs alone), then another
-    -- client adds one, cancelled, holding b's row lock a moment
-    H.psql(p, "DELETE FROM lease_queue WHERE id = 'b'")
-    local marker = H.file("locked")
-    local wait = psql_background(p, "BEGIN;\nSELECT 1 FROM jobs WHERE id = 'b' FOR UPDATE;\n"
-      .. "INSERT INTO lease_queue(id, seq, state, finished_at) SELECT id, seq, 3, 5 FROM jobs"
-      .. " WHERE id = 'b';\n\\! touch " .. marker .. "\nSELECT pg_sleep(1);\nCOMMIT;")
-    wait_marker(marker)
+    local wait = cancelled_row_added("b")
     -- at 0.5 the clock mark needs no move: the statement runs once
     local all, reasons = db:complete_many("w", 0.5, jobs)
     wait()
@@ -392,6 +398,17 @@ describe("PostgreSQL backend", function()
     assert.are.same({ false, "cancelled", 5 }, { s.done, s.status, s.finished_at })
     assert.is_nil(s.result)
     assert.are.equal("completed", db:state("a", 6).status)
+  end)
+
+  it("complete reads a queue row another client adds during the wait: a cancelled one refuses", function()
+    db:enqueue("a")
+    local f = db:claim("a", "w", 0, 100)
+    local wait = cancelled_row_added("a")
+    assert.are.same({ false, "cancelled" }, { db:complete("a", "w", f, 0.5, "r") })
+    wait()
+    local s = db:state("a", 6)
+    assert.are.same({ false, "cancelled", 5 }, { s.done, s.status, s.finished_at })
+    assert.is_nil(s.result)
   end)
 
   it("complete_many reads each job's row as the lock holder left it: a takeover committed during the wait refuses", function()

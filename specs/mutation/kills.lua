@@ -314,6 +314,7 @@ return {
   ["pg-cmcn-two-transactions"] = { file = "specs/62-complete_many_claim_next_spec.lua", test = "complete_many_claim_next stores nothing when the claim fails: the completions are rolled back with it" },
   ["pg-cmcn-unlocked"] = { file = "specs/42-queue_control_spec.lua", test = "pause and limit while claims are in progress no claim of a queue commits after pause returns, by any claim path, until resume" },
   ["pg-commit-unmarked"] = { file = "specs/52-with_lease_pg_spec.lua", test = "with_lease on PostgreSQL refuses a write of the engine's tables by the caller's triggers, also deferred to COMMIT" },
+  ["pg-complete-added-queue-row-missed"] = { file = "specs/35-postgres_spec.lua", test = "PostgreSQL backend complete reads a queue row another client adds during the wait: a cancelled one refuses" },
   ["pg-complete-counted-unseen"] = { file = "specs/35-postgres_spec.lua", test = "PostgreSQL backend complete and complete_many leave to the trigger a queue row another client adds during their wait" },
   ["pg-complete-deleted-row-skipped"] = { file = "specs/35-postgres_spec.lua", test = "PostgreSQL backend complete and complete_many complete a job whose queue row another client deletes during their wait" },
   ["pg-complete-many-added-queue-row-missed"] = { file = "specs/35-postgres_spec.lua", test = "PostgreSQL backend complete_many reads a queue row another client adds during the wait: a cancelled one refuses" },

@@ -32,10 +32,11 @@
 ** through lease_queue_now, a VOLATILE function (in PL/pgSQL from schema
 ** step QUEUE_NOW_PLPGSQL) whose query takes a new snapshot after the lock
 ** was granted; every write of a queue state holds
-** the job's row lock, so that read is the state as it is.  complete_many
-** locks each queue row FOR UPDATE after its job's row instead, which reads
-** it as it is when locked, and calls lease_queue_now only for a job whose
-** queue row its snapshot lacks (lpg_sql.h: LPG_SQL_COMPLETE_MANY).
+** the job's row lock, so that read is the state as it is.  complete and
+** complete_many, which write the queue row they read, lock it FOR UPDATE
+** after its job's row instead, which reads it as it is when locked, and
+** call lease_queue_now only for a job whose queue row their snapshot
+** lacks (lpg_sql.h: LPG_SQL_COMPLETE, LPG_SQL_COMPLETE_MANY).
 ** claim_next locks both rows of each candidate FOR UPDATE SKIP LOCKED,
 ** which re-reads them as they are when locked.
 */

@@ -234,30 +234,35 @@
 #define LPG_SQL_RENEW \
   LPG_SQL_HELD_LOCK " u AS (UPDATE jobs SET until = $5 FROM j, q" LPG_SQL_HELD_GUARD LPG_SQL_HELD_REPORT
 
-/* Contract step 6.  $5 result.  Once stored, the job's queue row is
-** completed at now, written by this statement, which counts up the job's
-** lease_completions when that row is in its snapshot (the one f's UPDATE
-** reads), so that lease_jobs_changed does not fire for it (schema step
-** QUIET_COMPLETE); a row another transaction added after that snapshot is
-** completed by the trigger, at the lease's end.  A row in that snapshot
-** that f's UPDATE did not write, and that is still there in a new
-** snapshot (lease_queue_now: not a row another client deleted while f
-** waited for its lock), was skipped by another client's trigger and would
-** stay open, no trigger completing it: the report's first column divides
-** by zero then, the statement fails and stores nothing (SQLSTATE 22012,
-** which lpg.c's guarded reports as LEASE_MISMATCH).  The CASE's branches
-** run in order: a complete that wrote its queue row reads nothing more. */
+/* Contract step 6.  $5 result.  The job's queue row is locked FOR UPDATE
+** after the job's row (s), which reads it as the last holder of its lock
+** committed it; a job whose queue row the statement's snapshot lacks
+** (one another client added while the complete waited) reads it through
+** lease_queue_now (lpg_queue_sql.h), as LPG_SQL_COMPLETE_MANY does.  Once
+** stored, the queue row s locked (seen) is completed at now, written by
+** this statement, which counts up the job's lease_completions, so that
+** lease_jobs_changed does not fire for it (schema step QUIET_COMPLETE); a
+** row added after the snapshot is completed by the trigger, at the
+** lease's end.  A row s locked that f's UPDATE did not write was skipped
+** by another client's trigger and would stay open, no trigger completing
+** it: the report's first column divides by zero then, the statement fails
+** and stores nothing (SQLSTATE 22012, which lpg.c's guarded reports as
+** LEASE_MISMATCH).  The CASE's branches run in order: a complete that
+** wrote its queue row reads nothing more. */
 #define LPG_SQL_COMPLETE                                                              \
-  LPG_SQL_HELD_LOCK " u AS (UPDATE jobs SET result = $5, done = 1,"                  \
-  " lease_completions = jobs.lease_completions"                                       \
-  " + CASE WHEN EXISTS (SELECT 1 FROM lease_queue WHERE id = $1) THEN 1 ELSE 0 END"  \
+  "WITH j AS (SELECT id, owner, done, until, fence FROM jobs WHERE id = $1 FOR UPDATE)," \
+  " q AS (SELECT coalesce(s.state, (SELECT n.state FROM lease_queue_now(j.id) n), "   \
+  LEASE__Q_OPEN_S ") AS state, s.state IS NOT NULL AS seen FROM j"                    \
+  " LEFT JOIN LATERAL (SELECT state FROM lease_queue WHERE lease_queue.id = j.id"     \
+  " FOR UPDATE) s ON true),"                                                          \
+  " u AS (UPDATE jobs SET result = $5, done = 1,"                                     \
+  " lease_completions = jobs.lease_completions + q.seen::int"                         \
   " FROM j, q" LPG_SQL_HELD_GUARD                                                     \
   ", f AS (UPDATE lease_queue SET state = " LEASE__Q_COMPLETED_S ", finished_at = $4"    \
   " WHERE id = $1 AND EXISTS (SELECT 1 FROM u) RETURNING 1)"                          \
   LPG_SQL_HELD_REPORT_("(SELECT count(*) FROM u) / CASE WHEN EXISTS (SELECT 1 FROM f)"  \
-                       " THEN 1 WHEN EXISTS (SELECT 1 FROM u)"                          \
-                       " AND EXISTS (SELECT 1 FROM lease_queue WHERE id = $1)"          \
-                       " AND EXISTS (SELECT 1 FROM lease_queue_now($1)) THEN 0 ELSE 1 END")
+                       " THEN 1 WHEN EXISTS (SELECT 1 FROM u) AND (SELECT seen FROM q)" \
+                       " THEN 0 ELSE 1 END")
 
 /*
 ** Contract step 6 for a batch, one statement.  $1 the ids (bytea[], in id

@@ -434,14 +434,16 @@ return {
   {
     name = "pg-fail-skipped-error-unseen", step = "own", file = "src/pg/lpg_queue.c",
     fn = "fail_body", backend = "pg",
-    from = [=[  rc = r_i8(res, 0, 11) == 1 ? LEASE_OK : skipped(db, "fail's error record of", w);]=],
+    from = [=[  rc = r_i8(res, 0, 11) == 1 ? LEASE_OK
+                             : lease__skipped(db, "fail's error record of", w->id, w->id_len);]=],
     to = [=[  rc = LEASE_OK;]=],
     hint = "specs/25-hostile_values_spec.lua",
   },
   {
     name = "pg-fail-skipped-state-unseen", step = "own", file = "src/pg/lpg_queue.c",
     fn = "fail_body", backend = "pg",
-    from = [=[  rc = atoi(PQcmdTuples(res)) == 1 ? LEASE_OK : skipped(db, "fail's queue state of", w);]=],
+    from = [=[  rc = atoi(PQcmdTuples(res)) == 1 ? LEASE_OK
+                                   : lease__skipped(db, "fail's queue state of", w->id, w->id_len);]=],
     to = [=[  rc = LEASE_OK;]=],
     hint = "specs/25-hostile_values_spec.lua",
   },

@@ -344,7 +344,7 @@ return {
     -- an id that is there (not inserted again) taken for a skipped insert
     name = "enqueue-existing-id-refused", step = "own", file = "src/sqlite/lsq_queue.c",
     fn = "insert_ignored",
-    from = [=[  if (src == SQLITE_ROW) return LEASE_OK;]=],
+    from = [=[  if (there) return LEASE_OK;]=],
     to = [=[  if (0) return LEASE_OK;]=],
     hint = "specs/02-enqueue_spec.lua",
   },
@@ -434,14 +434,16 @@ return {
   {
     name = "pg-fail-skipped-error-unseen", step = "own", file = "src/pg/lpg_queue.c",
     fn = "fail_body", backend = "pg",
-    from = [=[  rc = r_i8(res, 0, 11) == 1 ? LEASE_OK : skipped(db, "fail's error record of", w);]=],
+    from = [=[  rc = r_i8(res, 0, 11) == 1 ? LEASE_OK
+                             : lease__skipped(db, "fail's error record of", w->id, w->id_len);]=],
     to = [=[  rc = LEASE_OK;]=],
     hint = "specs/25-hostile_values_spec.lua",
   },
   {
     name = "pg-fail-skipped-state-unseen", step = "own", file = "src/pg/lpg_queue.c",
     fn = "fail_body", backend = "pg",
-    from = [=[  rc = atoi(PQcmdTuples(res)) == 1 ? LEASE_OK : skipped(db, "fail's queue state of", w);]=],
+    from = [=[  rc = atoi(PQcmdTuples(res)) == 1 ? LEASE_OK
+                                   : lease__skipped(db, "fail's queue state of", w->id, w->id_len);]=],
     to = [=[  rc = LEASE_OK;]=],
     hint = "specs/25-hostile_values_spec.lua",
   },
@@ -579,9 +581,9 @@ return {
   {
     -- the gate's row left unwritten (so unlocked) taken for a refusal
     name = "gate-skipped-equal-refused", step = "own", file = "src/sqlite/lsq_tx.c",
-    fn = "gate_refused",
-    from = [=[    larger = sqlite3_column_int64(st, 0) > g->fence;]=],
-    to = [=[    larger = sqlite3_column_int64(st, 0) >= g->fence;]=],
+    fn = "LSQ_TX_SQL_GATE_STORED",
+    from = [=[  "SELECT 1 FROM lease_fences WHERE resource = ?1 AND CAST(fence AS INTEGER) > ?2"]=],
+    to = [=[  "SELECT 1 FROM lease_fences WHERE resource = ?1 AND CAST(fence AS INTEGER) >= ?2"]=],
     hint = "specs/25-hostile_values_spec.lua",
   },
   {

@@ -1265,12 +1265,6 @@ typedef struct fail_ctx {
   double run_at;
 } fail_ctx;
 
-/* LEASE_MISMATCH recorded for a write of w's job, named by `what` (up to
-** "of"), that changed no row (lease__skipped). */
-static int skipped(lease_db *db, const char *what, const lease__write *w) {
-  return lease__skipped(db, what, w->id, w->id_len);
-}
-
 /* Transaction body: fail's guarded write (LPG_Q_SQL_FAIL: complete's
 ** guard, the lease ends, the error recorded), then, when it stored, the
 ** job's next state, decided on the attempt read on the locked row; the
@@ -1297,7 +1291,8 @@ static int fail_body(lease_db *db, void *ctx) {
   }
   f.attempt = r_i8(res, 0, 9);
   f.max_attempts = r_i8(res, 0, 10);
-  rc = r_i8(res, 0, 11) == 1 ? LEASE_OK : skipped(db, "fail's error record of", w);
+  rc = r_i8(res, 0, 11) == 1 ? LEASE_OK
+                             : lease__skipped(db, "fail's error record of", w->id, w->id_len);
   PQclear(res);
   if (rc != LEASE_OK) return rc;
   lease__after_fail(&f, &next);
@@ -1310,7 +1305,8 @@ static int fail_body(lease_db *db, void *ctx) {
   p_time(&p, next.run_at);
   p_time(&p, next.finished_at);
   if (!(res = qrun(db, LPG_ST_Q_AFTER_FAIL, &p))) return db->rc;
-  rc = atoi(PQcmdTuples(res)) == 1 ? LEASE_OK : skipped(db, "fail's queue state of", w);
+  rc = atoi(PQcmdTuples(res)) == 1 ? LEASE_OK
+                                   : lease__skipped(db, "fail's queue state of", w->id, w->id_len);
   PQclear(res);
   if (rc != LEASE_OK || next.qstate != LEASE__Q_DISCARDED) return rc;
   return lease__event_id(db, LEASE_EV_DISCARD, w->id, w->id_len, w->now, LEASE_GRANTED);

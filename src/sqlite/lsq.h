@@ -84,6 +84,12 @@ sqlite3_stmt *lsq_stmt(lease_db *db, int which);
 ** (BEGIN, COMMIT...), and reset it.  LEASE_OK or the failure recorded. */
 int lsq_run(lease_db *db, int which);
 
+/* lsq_found_row: step st, a check the caller bound, inside its write
+** transaction (no lock is waited out), and reset it; *found: 1 when the
+** check found a row, else 0.  LEASE_OK, or the failure recorded on db
+** (lsq_fail; *found 0). */
+int lsq_found_row(lease_db *db, sqlite3_stmt *st, int *found);
+
 /* lsq_rollback: roll back whatever transaction is open, keeping the
 ** recorded error. */
 void lsq_rollback(lease_db *db);

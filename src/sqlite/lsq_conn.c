@@ -274,6 +274,15 @@ int lsq_run(lease_db *db, int which) {
 }
 
 /* See lsq.h. */
+int lsq_found_row(lease_db *db, sqlite3_stmt *st, int *found) {
+  int src = sqlite3_step(st), rc = LEASE_OK;
+  *found = src == SQLITE_ROW;
+  if (!*found && src != SQLITE_DONE) rc = lsq_fail(db, LSQ(db)->sql, src);
+  sqlite3_reset(st);
+  return rc;
+}
+
+/* See lsq.h. */
 void lsq_rollback(lease_db *db) {
   if (!sqlite3_get_autocommit(LSQ(db)->sql)) {
     sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_ROLLBACK);

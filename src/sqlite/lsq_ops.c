@@ -292,13 +292,11 @@ static int complete_queue_row(lease_db *db, const lease__write *w, int *changed)
 */
 static int queue_row_left(lease_db *db, const lease__write *w) {
   sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_ROW_THERE);
-  int src;
+  int there, rc;
   if (!st) return db->rc;
   bind_bytes(st, 1, w->id, w->id_len);
-  src = sqlite3_step(st);
-  if (src != SQLITE_ROW && src != SQLITE_DONE) return step_failed(db, st, src);
-  sqlite3_reset(st);
-  if (src == SQLITE_DONE) return LEASE_OK;
+  if ((rc = lsq_found_row(db, st, &there)) != LEASE_OK) return rc;
+  if (!there) return LEASE_OK;
   return lease__skipped(db, "complete's queue row of", w->id, w->id_len);
 }
 

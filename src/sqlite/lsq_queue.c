@@ -324,17 +324,6 @@ static void bind_dep(sqlite3_stmt *st, const enqueue_ctx *e, int i, int k) {
   }
 }
 
-/* Step st (bound) and report whether it found a row, into *found.
-** LEASE_OK or the failure recorded. */
-static int found_row(lease_db *db, sqlite3_stmt *st, int *found) {
-  int src = sqlite3_step(st);
-  *found = 0;
-  if (src != SQLITE_ROW && src != SQLITE_DONE) return step_failed(db, st, src);
-  *found = src == SQLITE_ROW;
-  sqlite3_reset(st);
-  return LEASE_OK;
-}
-
 /* After a DEP_WAIT of job id that changed no row: LEASE_OK unless the job
 ** is open with a parent not completed (LSQ_SQL_Q_DEP_UNWAITED): then
 ** another client's trigger skipped the wait, and `what` names it. */
@@ -343,7 +332,7 @@ static int wait_written(lease_db *db, const char *what, const char *id, size_t i
   int unwaited, rc;
   if (!st) return db->rc;
   bind_bytes(st, 1, id, id_len);
-  if ((rc = found_row(db, st, &unwaited)) != LEASE_OK) return rc;
+  if ((rc = lsq_found_row(db, st, &unwaited)) != LEASE_OK) return rc;
   return unwaited ? lease__skipped(db, what, id, id_len) : LEASE_OK;
 }
 
@@ -365,7 +354,7 @@ static int add_deps(lease_db *db, const enqueue_ctx *e, int i) {
     if (rc != LEASE_OK) return rc;
     if (sqlite3_changes(LSQ(db)->sql) == 1) continue;
     bind_dep(there, e, i, k);
-    rc = found_row(db, there, &found);
+    rc = lsq_found_row(db, there, &found);
     sqlite3_clear_bindings(there);
     if (rc == LEASE_OK && !found) rc = lease__skipped(db, "enqueue's dependency of", j->id, j->id_len);
     if (rc != LEASE_OK) return rc;
@@ -400,14 +389,12 @@ static int read_floor(lease_db *db, sqlite3_int64 *floor) {
 ** or a constraint it added refused the row). */
 static int insert_ignored(lease_db *db, const char *id, size_t id_len) {
   sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_INFO);
-  int src;
+  int there, rc;
   if (!st) return db->rc;
   bind_bytes(st, 1, id, id_len);
   sqlite3_bind_double(st, 2, 0);
-  src = sqlite3_step(st);
-  if (src != SQLITE_ROW && src != SQLITE_DONE) return step_failed(db, st, src);
-  sqlite3_reset(st);
-  if (src == SQLITE_ROW) return LEASE_OK;
+  if ((rc = lsq_found_row(db, st, &there)) != LEASE_OK) return rc;
+  if (there) return LEASE_OK;
   return lease__skipped(db, "enqueue of", id, id_len);
 }
 
@@ -1221,7 +1208,7 @@ static int reset_skipped(lease_db *db, const admin_ctx *x) {
   int there, rc;
   if (!st) return db->rc;
   bind_bytes(st, 1, x->id, x->id_len);
-  if ((rc = found_row(db, st, &there)) != LEASE_OK) return rc;
+  if ((rc = lsq_found_row(db, st, &there)) != LEASE_OK) return rc;
   return there ? lease__skipped(db, "retry's reset of", x->id, x->id_len) : LEASE_OK;
 }
 

@@ -45,15 +45,18 @@
   " ON CONFLICT(resource) DO UPDATE SET fence = excluded.fence"            \
   " WHERE excluded.fence >= lease_fences.fence"
 
-/* After a gate that changed no row: the fence stored for resource ?1.  A
-** gate refused finds one larger than its own; none, or a smaller one,
-** means another client's trigger skipped the upsert. */
-#define LSQ_TX_SQL_GATE_STORED "SELECT fence FROM lease_fences WHERE resource = ?1"
+/* After a gate of fence ?2 that changed no row: a row when the fence
+** stored for resource ?1, read as an integer, is larger (the gate refused
+** it); none (no fence, or one not larger) means another client's trigger
+** skipped the upsert. */
+#define LSQ_TX_SQL_GATE_STORED                                              \
+  "SELECT 1 FROM lease_fences WHERE resource = ?1 AND CAST(fence AS INTEGER) > ?2"
 
 /* A connection's state for this file (lsq_conn.tx). */
 typedef struct txstate {
   sqlite3_stmt *holds;      /* LSQ_TX_SQL_HOLDS, prepared on first use */
   sqlite3_stmt *gate;       /* LSQ_TX_SQL_GATE, prepared once the table exists */
+  sqlite3_stmt *stored;     /* LSQ_TX_SQL_GATE_STORED, prepared on first use */
   sqlite3_stmt *user;       /* the caller's statement while it runs */
   lease_value *vals;        /* its row: values and names (one allocation) */
   int authorizer;           /* authorize is installed on the connection */
@@ -80,11 +83,13 @@ static void finish_user(txstate *t) {
   t->in_row = 0;
 }
 
-/* Drop the gate statement: after a rollback the table it was prepared
-** against may be gone. */
+/* Drop the gate's statements: after a rollback the table they were
+** prepared against may be gone. */
 static void drop_gate(txstate *t) {
   sqlite3_finalize(t->gate);
   t->gate = NULL;
+  sqlite3_finalize(t->stored);
+  t->stored = NULL;
 }
 
 /* See lsq.h. */
@@ -446,18 +451,17 @@ typedef struct gate_ctx {
 ** (the gate refused g), else LEASE_MISMATCH recorded (the upsert was
 ** skipped by another client's trigger: lease__skipped). */
 static int gate_refused(lease_db *db, const gate_ctx *g) {
+  txstate *t = LSQ(db)->tx;
   sqlite3 *sql = LSQ(db)->sql;
-  sqlite3_stmt *st;
-  int src = sqlite3_prepare_v2(sql, LSQ_TX_SQL_GATE_STORED, -1, &st, NULL), larger = 0;
-  if (src != SQLITE_OK) return lsq_fail(db, sql, src);
-  sqlite3_bind_text(st, 1, g->resource, (int)g->len, SQLITE_STATIC);
-  if ((src = sqlite3_step(st)) == SQLITE_ROW) {
-    larger = sqlite3_column_int64(st, 0) > g->fence;
-    src = SQLITE_DONE;
+  int src, larger, rc;
+  if (!t->stored) {
+    src = sqlite3_prepare_v3(sql, LSQ_TX_SQL_GATE_STORED, -1, SQLITE_PREPARE_PERSISTENT,
+                             &t->stored, NULL);
+    if (src != SQLITE_OK) return lsq_fail(db, sql, src);
   }
-  if (src != SQLITE_DONE) lsq_fail(db, sql, src);
-  sqlite3_finalize(st);
-  if (src != SQLITE_DONE) return db->rc;
+  sqlite3_bind_text(t->stored, 1, g->resource, (int)g->len, SQLITE_STATIC);
+  sqlite3_bind_int64(t->stored, 2, g->fence);
+  if ((rc = lsq_found_row(db, t->stored, &larger)) != LEASE_OK) return rc;
   return larger ? LEASE_OK : lease__skipped(db, "fence_gate's fence of", g->resource, g->len);
 }
 

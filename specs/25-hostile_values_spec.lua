@@ -638,6 +638,28 @@ describe("other writes another client's trigger skips", function()
       assert.are.same({ false, 1, true }, { db:enqueue("x"), db:enqueue_many({ "x", "a" }), db:enqueue("y") })
     end)
   end
+
+  -- other ways another client leaves a job the enqueue inserted without
+  -- its queue row: a trigger of its own deletes the row (on lease_queue,
+  -- its table named in capitals, or on jobs), or the engine's trigger that
+  -- makes the row is gone
+  for _, case in ipairs({
+    { "a trigger on LEASE_QUEUE deletes it", "CREATE TRIGGER side AFTER INSERT ON LEASE_QUEUE"
+        .. " WHEN new.id = 'b' BEGIN DELETE FROM lease_queue WHERE id = new.id; END", "of b " },
+    { "a trigger on jobs deletes it", "CREATE TRIGGER side AFTER INSERT ON jobs"
+        .. " WHEN new.id = 'c' BEGIN DELETE FROM lease_queue WHERE id = 'b'; END", "of b " },
+    { "lease_jobs_enqueued is dropped", "DROP TRIGGER lease_jobs_enqueued", "of a " } }) do
+    it("enqueue_many whose job is left without its queue row: " .. case[1] .. " #sqlite", function()
+      local db, p = H.fresh("unqueued")
+      db:enqueue("x")
+      db:close()
+      H.sqlite3(p, case[2])
+      db = lease.open(p)
+      finally(function() db:close() end)
+      refused(p, { function() return db:enqueue_many({ "a", "b", "c" }) end },
+        "enqueue's queue row " .. case[3])
+    end)
+  end
 end)
 
 describe("a clock mark another client stored as -Inf or +Inf", function()

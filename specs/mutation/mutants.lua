@@ -780,8 +780,38 @@ return {
   {
     name = "enqueue-unqueued-after-first", step = "own", file = "src/sqlite/lsq_queue_sql.h",
     fn = "LSQ_SQL_Q_UNQUEUED",
-    from = [=["SELECT id FROM jobs WHERE rowid >= ?1 AND]=],
-    to = [=["SELECT id FROM jobs WHERE rowid > ?1 AND]=],
+    from = [=[" WHERE jobs.rowid >= ?1 AND]=],
+    to = [=[" WHERE jobs.rowid > ?1 AND]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    -- the enqueue's check looks at the jobs only with another client's
+    -- trigger on jobs or lease_queue, or the engine's own gone
+    name = "enqueue-unqueued-never-looked", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_Q_UNQUEUED",
+    from = [=["SELECT jobs.id FROM (SELECT 1 WHERE EXISTS]=],
+    to = [=["SELECT jobs.id FROM (SELECT 1 WHERE 0 AND EXISTS]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    name = "enqueue-unqueued-table-case", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_Q_UNQUEUED",
+    from = [=[AND lower(tbl_name) IN ('jobs', 'lease_queue')"]=],
+    to = [=[AND tbl_name IN ('jobs', 'lease_queue')"]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    name = "enqueue-unqueued-jobs-triggers-unseen", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_Q_UNQUEUED",
+    from = [=[AND lower(tbl_name) IN ('jobs', 'lease_queue')"]=],
+    to = [=[AND lower(tbl_name) IN ('lease_queue')"]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    name = "enqueue-unqueued-own-trigger-dropped", step = "own", file = "src/sqlite/lsq_queue_sql.h",
+    fn = "LSQ_SQL_Q_UNQUEUED",
+    from = [=[  " OR NOT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'trigger'"    \]=],
+    to = [=[  " OR 0 AND NOT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'trigger'"    \]=],
     hint = "specs/25-hostile_values_spec.lua",
   },
   {

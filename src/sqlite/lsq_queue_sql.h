@@ -265,12 +265,28 @@
 ** (a job without a queue row has none to write). */
 #define LSQ_SQL_Q_ROW_THERE "SELECT 1 FROM lease_queue WHERE id = ?1"
 
+/* The engine's triggers on jobs and lease_queue (lsq_schema_sql.h), in
+** lower case. */
+#define LSQ_SQL_OWN_TRIGGERS                                              \
+  "'lease_jobs_enqueued', 'lease_jobs_done', 'lease_jobs_deleted',"     \
+  " '" LSQ_SQL_RENAMED_MARK "', 'lease_deps_gone', 'lease_deps_parent_gone'"
+
 /* After an enqueue's inserts, the first of them at rowid ?1 (each later
 ** one above it): a job it inserted that has no queue row, which the
 ** trigger lease_jobs_enqueued gives every job with a text id unless
-** another client's trigger skipped that insert. */
+** another client's trigger skipped that insert or deleted the row.  Only
+** a trigger on jobs or lease_queue that is not the engine's, or a missing
+** lease_jobs_enqueued, can leave a job so (the engine's connection has no
+** temporary trigger: with_lease refuses to make one on its tables): with
+** neither, g, which the CROSS JOIN keeps outside the loop over the jobs,
+** has no row, and the jobs are not looked at. */
 #define LSQ_SQL_Q_UNQUEUED                                                \
-  "SELECT id FROM jobs WHERE rowid >= ?1 AND typeof(id) = 'text' AND NOT EXISTS" \
+  "SELECT jobs.id FROM (SELECT 1 WHERE EXISTS (SELECT 1 FROM sqlite_master" \
+  " WHERE type = 'trigger' AND lower(tbl_name) IN ('jobs', 'lease_queue')" \
+  " AND lower(name) NOT IN (" LSQ_SQL_OWN_TRIGGERS "))"                   \
+  " OR NOT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'trigger'"    \
+  " AND name = 'lease_jobs_enqueued')) AS g CROSS JOIN jobs"              \
+  " WHERE jobs.rowid >= ?1 AND typeof(jobs.id) = 'text' AND NOT EXISTS"   \
   " (SELECT 1 FROM lease_queue AS q WHERE q.id = jobs.id) LIMIT 1"
 
 /*

@@ -407,6 +407,22 @@ describe("other writes another client's trigger skips", function()
     assert.are.same({ false, "stale_fence" }, { db:fence_gate("r", 4) })
   end)
 
+  it("fence_gate over a fence another client stored as 7.5 or as text refuses as its upsert does #sqlite", function()
+    local db, p = H.fresh("oddgate")
+    assert.is_true(db:fence_gate("r", 1))
+    db:close()
+    H.sqlite3(p, "INSERT INTO lease_fences VALUES ('h', 7.5), ('t', 'abc')")
+    db = lease.open(p)
+    finally(function() db:close() end)
+    local before = H.sqlite3(p, "SELECT resource, quote(fence) FROM lease_fences ORDER BY resource")
+    -- 7 >= 7.5 and 20 >= 'abc' are false: refused as stale, nothing stored
+    assert.are.same({ false, "stale_fence" }, { db:fence_gate("h", 7) })
+    assert.are.same({ false, "stale_fence" }, { db:fence_gate("t", 20) })
+    assert.are.equal(before, H.sqlite3(p, "SELECT resource, quote(fence) FROM lease_fences ORDER BY resource"))
+    assert.is_true(db:fence_gate("h", 8))
+    assert.are.equal("8\n", H.sqlite3(p, "SELECT quote(fence) FROM lease_fences WHERE resource = 'h'"))
+  end)
+
   for _, case in ipairs({
     { "enqueue's dependency of c", "lease_deps", "INSERT", "true",
       function(d) return d:enqueue("c", { after = { "p" } }) end, "enqueue whose dependency" },
@@ -640,23 +656,27 @@ describe("other writes another client's trigger skips", function()
   end
 
   -- other ways another client leaves a job the enqueue inserted without
-  -- its queue row: a trigger of its own deletes the row (on lease_queue,
-  -- its table named in capitals, or on jobs), or the engine's trigger that
-  -- makes the row is gone
+  -- its queue row: a trigger of its own, on any table the enqueue writes
+  -- (LEASE_QUEUE in capitals, jobs, lease_deps, lease_events), deletes the
+  -- row, or the engine's trigger that makes the row is gone
+  local function delete_b(tbl, cond)
+    return "CREATE TRIGGER side AFTER INSERT ON " .. tbl .. " WHEN " .. cond
+      .. " BEGIN DELETE FROM lease_queue WHERE id = 'b'; END"
+  end
   for _, case in ipairs({
-    { "a trigger on LEASE_QUEUE deletes it", "CREATE TRIGGER side AFTER INSERT ON LEASE_QUEUE"
-        .. " WHEN new.id = 'b' BEGIN DELETE FROM lease_queue WHERE id = new.id; END", "of b " },
-    { "a trigger on jobs deletes it", "CREATE TRIGGER side AFTER INSERT ON jobs"
-        .. " WHEN new.id = 'c' BEGIN DELETE FROM lease_queue WHERE id = 'b'; END", "of b " },
+    { "a trigger on LEASE_QUEUE deletes it", delete_b("LEASE_QUEUE", "new.id = 'b'"), "of b " },
+    { "a trigger on jobs deletes it", delete_b("jobs", "new.id = 'c'"), "of b " },
+    { "a trigger on lease_deps deletes it", delete_b("lease_deps", "new.child = 'b'"), "of b " },
+    { "a trigger on lease_events deletes it", delete_b("lease_events", "new.id = 'b'"), "of b ", true },
     { "lease_jobs_enqueued is dropped", "DROP TRIGGER lease_jobs_enqueued", "of a " } }) do
     it("enqueue_many whose job is left without its queue row: " .. case[1] .. " #sqlite", function()
-      local db, p = H.fresh("unqueued")
+      local db, p = H.fresh("unqueued", { events = true })
       db:enqueue("x")
       db:close()
       H.sqlite3(p, case[2])
-      db = lease.open(p)
+      db = lease.open(p, { events = case[4] or false })
       finally(function() db:close() end)
-      refused(p, { function() return db:enqueue_many({ "a", "b", "c" }) end },
+      refused(p, { function() return db:enqueue_many({ "a", { id = "b", after = { "x" } }, "c" }) end },
         "enqueue's queue row " .. case[3])
     end)
   end

@@ -225,6 +225,20 @@ describe("PostgreSQL backend", function()
     assert.are.same({ false, "cancelled", 5 }, { s.done, s.status, s.finished_at })
   end)
 
+  it("complete waits for a queue row another client holds without the job's lock: a cancel it commits refuses", function()
+    db:enqueue("a")
+    local f = db:claim("a", "w", 0, 100)
+    local marker = H.file("locked")
+    local wait = psql_background(p, "BEGIN;\nUPDATE lease_queue SET state = 3, finished_at = 5 WHERE id = 'a';\n"
+      .. "\\! touch " .. marker .. "\nSELECT pg_sleep(1);\nCOMMIT;")
+    wait_marker(marker)
+    assert.are.same({ false, "cancelled" }, { db:complete("a", "w", f, 6, "r") })
+    wait()
+    local s = db:state("a", 6)
+    assert.are.same({ false, "cancelled", 5 }, { s.done, s.status, s.finished_at })
+    assert.is_nil(s.result)
+  end)
+
   it("complete_many reads the queue's states as the lock holders left them: a cancel committed during the wait refuses", function()
     db:enqueue_many({ "a", "b" })
     local jobs = db:claim_next("w", 0, 100, 2)
@@ -306,6 +320,33 @@ describe("PostgreSQL backend", function()
     wait()
     assert.are.same({ true, true }, { db:state("a", 2).done, db:state("b", 2).done })
     assert.are.equal("0", (H.psql(p, "SELECT count(*) FROM lease_queue WHERE id IN ('a', 'b')"):gsub("\n$", "")))
+  end)
+
+  it("complete and complete_many complete a job whose queue row another client replaces during their wait", function()
+    db:enqueue_many({ "a", "b" })
+    local jobs = db:claim_next("w", 0, 100, 2)
+    -- another client, holding the job's row, deletes the queue row and adds
+    -- it again: the new row is not in the write's snapshot, so the trigger
+    -- lease_jobs_changed completes it, and the write raises nothing
+    local function replace(id)
+      local marker = H.file("locked")
+      local wait = psql_background(p, "BEGIN;\nSELECT 1 FROM jobs WHERE id = '" .. id .. "' FOR UPDATE;\n"
+        .. "DELETE FROM lease_queue WHERE id = '" .. id .. "';\n"
+        .. "INSERT INTO lease_queue(id, seq, base_fence) SELECT id, seq, 0 FROM jobs WHERE id = '" .. id
+        .. "';\n\\! touch " .. marker .. "\nSELECT pg_sleep(1);\nCOMMIT;")
+      wait_marker(marker)
+      return wait
+    end
+    local wait = replace("a")
+    assert.is_true(db:complete("a", "w", jobs[1].fence, 1, "r"))
+    wait()
+    wait = replace("b")
+    assert.are.equal(true, db:complete_many("w", 1, { jobs[2] }))
+    wait()
+    for _, id in ipairs({ "a", "b" }) do
+      local s = db:state(id, 2)
+      assert.are.same({ true, "completed" }, { s.done, s.status })
+    end
   end)
 
   it("wakes for a queue name another program stored past the engine's limit without failing its writes", function()

@@ -119,6 +119,21 @@ describe("a job enqueued after others", function()
     assert.are.equal("waiting", (seen(p, "m3", 1)))
   end)
 
+  it("takes a chain of 3000 in one enqueue_many, each entry with its own after", function()
+    -- each entry's list is kept alive while the call runs; more lists
+    -- than the Lua stack has room for crashed the process
+    local ids = { "c1" }
+    for i = 2, 3000 do ids[i] = { id = "c" .. i, after = { "c" .. (i - 1) } } end
+    assert.are.equal(3000, db:enqueue_many(ids))
+    local c = db:counts(1)
+    assert.are.same({ 3000, 1, 2999 }, { c.total, c.available, c.waiting })
+    assert.are.equal("waiting", (seen(p, "c3000", 1)))
+    local f = db:claim("c1", "w", 1, 10)
+    assert.is_true(db:complete("c1", "w", f, 2, "r"))
+    assert.are.equal("available", (seen(p, "c2", 3)))
+    assert.are.equal("waiting", (seen(p, "c3", 3)))
+  end)
+
   it("waits for the key's holder when the earlier entry it lists was skipped as a duplicate",
     function()
       assert.is_true(db:enqueue("h", { key = "k" }))

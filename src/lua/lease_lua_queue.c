@@ -47,10 +47,12 @@ static const char *const entry_names[K_COUNT] = {
 #define AFTER_MAX 10000
 
 /* Read the list at the top (a job's after, named by f) into job: a
-** userdata of its ids' pointers and lengths, anchored at stack index
-** *idx (the table read is moved up one, *idx with it; the strings stay
-** alive in the list, which that table holds). */
-static void read_after(lua_State *L, const lb_arg *f, int *idx, lease_new_job *job) {
+** userdata of its ids' pointers and lengths, kept alive by the table at
+** stack index anchor (appended to it), or with anchor 0 at stack index
+** *idx (the table read is moved up one, *idx with it); the strings stay
+** alive in the list, which that table holds.  A batch anchors each of
+** its jobs' lists in one table, so the stack does not grow with them. */
+static void read_after(lua_State *L, const lb_arg *f, int *idx, int anchor, lease_new_job *job) {
   const char **ids;
   size_t *lens;
   int k, n = lb_check_sequence(L, -1, f, AFTER_MAX);
@@ -58,8 +60,12 @@ static void read_after(lua_State *L, const lb_arg *f, int *idx, lease_new_job *j
   void *mem = lua_newuserdatauv(L, (sizeof *ids + sizeof *lens) * (size_t)(n ? n : 1), 0);
   ids = mem;
   lens = (size_t *)(void *)(ids + (n ? n : 1));
-  lua_insert(L, *idx);
-  (*idx)++;
+  if (anchor) {
+    lua_rawseti(L, anchor, (lua_Integer)lua_rawlen(L, anchor) + 1);
+  } else {
+    lua_insert(L, *idx);
+    (*idx)++;
+  }
   if (f->k > 0) {   /* an entry's field: "ids[2].after[%d]" */
     char base[32];
     snprintf(base, sizeof base, f->what, f->k);
@@ -130,10 +136,12 @@ static double check_timeout(lua_State *L, int idx, const lb_arg *a) {
 }
 
 /* Read the fields of the table at idx (raw) over *job.  names: how errors
-** name each key; k: the entry's index (0 for opts).  The strings stay
-** alive in the table, which the caller keeps on the stack. */
+** name each key; k: the entry's index (0 for opts); anchor: read_after's.
+** The strings stay alive in the table, which the caller keeps on the
+** stack. */
 static void read_job_fields(lua_State *L, const lb_callee *c, int pos, int idx, int k,
-                            const char *const *names, lease_new_job *job, int with_id) {
+                            const char *const *names, lease_new_job *job, int with_id,
+                            int anchor) {
   int i;
   idx = lua_absindex(L, idx);
   for (i = 0; i < K_COUNT; i++) {
@@ -166,7 +174,7 @@ static void read_job_fields(lua_State *L, const lb_callee *c, int pos, int idx, 
         job->timeout = check_timeout(L, -1, &f);
         break;
       case K_AFTER:
-        read_after(L, &f, &idx, job);
+        read_after(L, &f, &idx, anchor, job);
         break;
       case K_KEY:
         job->key = lb_check_string(L, -1, &f, 0, &job->key_len);
@@ -188,17 +196,19 @@ void lb_check_job_opts(lua_State *L, const lb_callee *c, int idx, int pos, lease
   if (lua_isnoneornil(L, idx)) return;
   if (lua_type(L, idx) != LUA_TTABLE) lb_fail(L, idx, a, "a table or nil");
   check_keys(L, a, idx, job_keys, K_ID, "opts");
-  read_job_fields(L, c, pos, idx, 0, opt_names, job, 0);
+  read_job_fields(L, c, pos, idx, 0, opt_names, job, 0, 0);
 }
 
 /* See lease_lua_int.h. */
 void lb_check_new_jobs(lua_State *L, const lb_callee *c, lb_args *a) {
   lease_new_job defaults, *jobs;
-  int i;
+  int i, anchor;
   lease_new_job_default(&defaults);
   a->n = lb_check_sequence(L, 2, LB_ARG(c, 2, "ids"), QUEUE_BATCH_MAX);
   lb_check_job_opts(L, c, 3, 3, &defaults);
   a->mem = jobs = lua_newuserdatauv(L, sizeof *jobs * (size_t)(a->n ? a->n : 1), 0);
+  lua_newtable(L);   /* the entries' after lists (read_after) */
+  anchor = lua_gettop(L);
   for (i = 1; i <= a->n; i++) {
     lb_arg entry = {c, 2, "ids[%d]", i};
     jobs[i - 1] = defaults;
@@ -210,7 +220,7 @@ void lb_check_new_jobs(lua_State *L, const lb_callee *c, lb_args *a) {
         char name[32];
         snprintf(name, sizeof name, "ids[%d]", i);
         check_keys(L, &entry, -1, job_keys, K_COUNT, name);
-        read_job_fields(L, c, 2, -1, i, entry_names, &jobs[i - 1], 1);
+        read_job_fields(L, c, 2, -1, i, entry_names, &jobs[i - 1], 1, anchor);
         break;
       }
       default:

@@ -265,25 +265,31 @@
 ** (a job without a queue row has none to write). */
 #define LSQ_SQL_Q_ROW_THERE "SELECT 1 FROM lease_queue WHERE id = ?1"
 
-/* The engine's triggers on jobs and lease_queue (lsq_schema_sql.h), in
-** lower case. */
+/* The engine's triggers (lsq_schema_sql.h), each with its table, as the
+** engine spells them: the rows of a VALUES list. */
 #define LSQ_SQL_OWN_TRIGGERS                                              \
-  "'lease_jobs_enqueued', 'lease_jobs_done', 'lease_jobs_deleted',"     \
-  " '" LSQ_SQL_RENAMED_MARK "', 'lease_deps_gone', 'lease_deps_parent_gone'"
+  "('lease_jobs_enqueued', 'jobs'), ('lease_jobs_done', 'jobs'),"        \
+  " ('lease_jobs_deleted', 'jobs'), ('" LSQ_SQL_RENAMED_MARK "', 'jobs')," \
+  " ('lease_deps_gone', 'jobs'), ('lease_deps_parent_gone', 'lease_queue')," \
+  " ('lease_errors_kept', 'lease_errors')"
 
 /* After an enqueue's inserts, the first of them at rowid ?1 (each later
 ** one above it): a job it inserted that has no queue row, which the
 ** trigger lease_jobs_enqueued gives every job with a text id unless
-** another client's trigger skipped that insert or deleted the row.  Only
-** a trigger on jobs or lease_queue that is not the engine's, or a missing
-** lease_jobs_enqueued, can leave a job so (the engine's connection has no
-** temporary trigger: with_lease refuses to make one on its tables): with
-** neither, g, which the CROSS JOIN keeps outside the loop over the jobs,
-** has no row, and the jobs are not looked at. */
+** another client's trigger skipped that insert or deleted the row (one
+** on any table the enqueue writes: jobs, lease_queue, lease_deps,
+** lease_events...).  Only a trigger that is not one of the engine's
+** (another name, or one of its names spelled otherwise or on another
+** table), or no lease_jobs_enqueued, can leave a job so (the engine's
+** connection has no temporary trigger: with_lease refuses to make one on
+** its tables; a trigger another client put in place of one of the
+** engine's under its name is taken for the engine's): with neither, g,
+** which the CROSS JOIN keeps outside the loop over the jobs, has no row,
+** and the jobs are not looked at. */
 #define LSQ_SQL_Q_UNQUEUED                                                \
   "SELECT jobs.id FROM (SELECT 1 WHERE EXISTS (SELECT 1 FROM sqlite_master" \
-  " WHERE type = 'trigger' AND lower(tbl_name) IN ('jobs', 'lease_queue')" \
-  " AND lower(name) NOT IN (" LSQ_SQL_OWN_TRIGGERS "))"                   \
+  " WHERE type = 'trigger' AND (name, tbl_name)"                         \
+  " NOT IN (VALUES " LSQ_SQL_OWN_TRIGGERS "))"                            \
   " OR NOT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'trigger'"    \
   " AND name = 'lease_jobs_enqueued')) AS g CROSS JOIN jobs"              \
   " WHERE jobs.rowid >= ?1 AND typeof(jobs.id) = 'text' AND NOT EXISTS"   \

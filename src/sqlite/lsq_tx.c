@@ -45,12 +45,12 @@
   " ON CONFLICT(resource) DO UPDATE SET fence = excluded.fence"            \
   " WHERE excluded.fence >= lease_fences.fence"
 
-/* After a gate of fence ?2 that changed no row: a row when the fence
-** stored for resource ?1, read as an integer, is larger (the gate refused
-** it); none (no fence, or one not larger) means another client's trigger
-** skipped the upsert. */
+/* After a gate of fence ?2 that changed no row: a row when resource ?1
+** has a fence the gate's own condition (excluded.fence >= fence) does not
+** pass, compared as the upsert compares them (the gate refused it); none
+** means another client's trigger skipped the upsert. */
 #define LSQ_TX_SQL_GATE_STORED                                              \
-  "SELECT 1 FROM lease_fences WHERE resource = ?1 AND CAST(fence AS INTEGER) > ?2"
+  "SELECT 1 FROM lease_fences WHERE resource = ?1 AND (?2 >= fence) IS NOT 1"
 
 /* A connection's state for this file (lsq_conn.tx). */
 typedef struct txstate {

@@ -83,6 +83,19 @@ static void finish_user(txstate *t) {
   t->in_row = 0;
 }
 
+/* Prepare text into *slot, kept for the connection, unless it is there
+** already.  LEASE_OK, or the failure recorded on db (*slot NULL). */
+static int kept(lease_db *db, sqlite3_stmt **slot, const char *text) {
+  int src;
+  if (*slot) return LEASE_OK;
+  src = sqlite3_prepare_v3(LSQ(db)->sql, text, -1, SQLITE_PREPARE_PERSISTENT, slot, NULL);
+  if (src == SQLITE_OK) return LEASE_OK;
+  lsq_fail(db, LSQ(db)->sql, src);
+  sqlite3_finalize(*slot);
+  *slot = NULL;
+  return db->rc;
+}
+
 /* Drop the gate's statements: after a rollback the table they were
 ** prepared against may be gone. */
 static void drop_gate(txstate *t) {
@@ -188,16 +201,7 @@ static int authorize(void *arg, int action, const char *a1, const char *a2, cons
 */
 static int check_lease(lease_db *db, txstate *t, const lease__write *w, int *reason) {
   int src, held;
-  if (!t->holds) {
-    src = sqlite3_prepare_v3(LSQ(db)->sql, LSQ_TX_SQL_HOLDS, -1, SQLITE_PREPARE_PERSISTENT,
-                             &t->holds, NULL);
-    if (src != SQLITE_OK) {
-      lsq_fail(db, LSQ(db)->sql, src);
-      sqlite3_finalize(t->holds);
-      t->holds = NULL;
-      return db->rc;
-    }
-  }
+  if (kept(db, &t->holds, LSQ_TX_SQL_HOLDS) != LEASE_OK) return db->rc;
   sqlite3_bind_text(t->holds, 1, w->id, (int)w->id_len, SQLITE_STATIC);
   sqlite3_bind_text(t->holds, 2, w->owner, (int)w->owner_len, SQLITE_STATIC);
   sqlite3_bind_int64(t->holds, 3, w->fence);
@@ -452,13 +456,8 @@ typedef struct gate_ctx {
 ** skipped by another client's trigger: lease__skipped). */
 static int gate_refused(lease_db *db, const gate_ctx *g) {
   txstate *t = LSQ(db)->tx;
-  sqlite3 *sql = LSQ(db)->sql;
-  int src, larger, rc;
-  if (!t->stored) {
-    src = sqlite3_prepare_v3(sql, LSQ_TX_SQL_GATE_STORED, -1, SQLITE_PREPARE_PERSISTENT,
-                             &t->stored, NULL);
-    if (src != SQLITE_OK) return lsq_fail(db, sql, src);
-  }
+  int larger, rc;
+  if ((rc = kept(db, &t->stored, LSQ_TX_SQL_GATE_STORED)) != LEASE_OK) return rc;
   sqlite3_bind_text(t->stored, 1, g->resource, (int)g->len, SQLITE_STATIC);
   sqlite3_bind_int64(t->stored, 2, g->fence);
   if ((rc = lsq_found_row(db, t->stored, &larger)) != LEASE_OK) return rc;
@@ -474,9 +473,7 @@ static int gate_body(lease_db *db, void *ctx) {
   if (!t) return db->rc;
   if (!t->gate) {
     if (lsq_exec(db, LSQ_TX_SQL_CREATE_FENCES) != LEASE_OK) return db->rc;
-    src = sqlite3_prepare_v3(sql, LSQ_TX_SQL_GATE, -1, SQLITE_PREPARE_PERSISTENT, &t->gate, NULL);
-    if (src != SQLITE_OK) {
-      lsq_fail(db, sql, src);
+    if (kept(db, &t->gate, LSQ_TX_SQL_GATE) != LEASE_OK) {
       drop_gate(t);
       return db->rc;
     }

@@ -284,6 +284,7 @@ return {
   ["pg-cancel-ready-in-tx"] = { file = "specs/35-postgres_spec.lua", test = "PostgreSQL backend cancel and retry with events on are one transaction each: an event that fails stores nothing" },
   ["pg-cancel-skip-unchecked"] = { file = "specs/25-hostile_values_spec.lua", test = "other writes another client's trigger skips cancel whose write of lease_queue is skipped" },
   ["pg-ccn-check-done-unchecked"] = { file = "specs/35-postgres_spec.lua", test = "PostgreSQL complete_claim_next in one round trip rolls the claim back when the complete fails" },
+  ["pg-ccn-check-dropped"] = { file = "specs/35-postgres_spec.lua", test = "PostgreSQL complete_claim_next in one round trip refuses a now off from a mark another client moved since it last read it, storing nothing" },
   ["pg-ccn-check-mark-unchecked"] = { file = "specs/35-postgres_spec.lua", test = "PostgreSQL complete_claim_next in one round trip refuses a now off from a mark another client moved since it last read it, storing nothing" },
   ["pg-ccn-check-no-mark-differs"] = { file = "specs/35-postgres_spec.lua", test = "PostgreSQL complete_claim_next without a clock mark runs complete_claim_next in one transaction, no rollback, on a database that has no clock mark" },
   ["pg-ccn-check-settings-unchecked"] = { file = "specs/35-postgres_spec.lua", test = "PostgreSQL complete_claim_next in one round trip claims nothing from a queue another client paused since" },

@@ -458,15 +458,15 @@ return {
   },
   {
     name = "pg-complete-skipped-queue-row-unseen", step = "own", file = "src/pg/lpg_sql.h",
-    fn = "LPG_SQL_COMPLETE", backend = "pg",
-    from = [=[  LPG_SQL_HELD_REPORT_("(SELECT count(*) FROM u) / CASE WHEN EXISTS (SELECT 1 FROM f)"  \]=],
-    to = [=[  LPG_SQL_HELD_REPORT_("(SELECT count(*) FROM u) / CASE WHEN true"  \]=],
+    fn = "LPG_SQL_COMPLETE_FROM", backend = "pg",
+    from = [=[  LPG_SQL_HELD_REPORT_FROM(one, "(SELECT count(*) FROM u) / CASE WHEN EXISTS (SELECT 1 FROM f)" \]=],
+    to = [=[  LPG_SQL_HELD_REPORT_FROM(one, "(SELECT count(*) FROM u) / CASE WHEN true" \]=],
     hint = "specs/25-hostile_values_spec.lua",
   },
   {
     -- a complete of a job another client inserted (no queue row) fails
     name = "pg-complete-skipped-queue-row-rowless", step = "own", file = "src/pg/lpg_sql.h",
-    fn = "LPG_SQL_COMPLETE", backend = "pg",
+    fn = "LPG_SQL_COMPLETE_FROM", backend = "pg",
     from = [=[                       " THEN 1 WHEN EXISTS (SELECT 1 FROM u) AND (SELECT seen FROM q)" \]=],
     to = [=[                       " THEN 1 WHEN EXISTS (SELECT 1 FROM u) AND true" \]=],
     hint = "specs/25-hostile_values_spec.lua",
@@ -733,7 +733,7 @@ return {
     -- a queue row another client deleted while the complete waited is
     -- taken for a skipped write
     name = "pg-complete-deleted-row-skipped", step = "own", file = "src/pg/lpg_sql.h",
-    fn = "LPG_SQL_COMPLETE", backend = "pg",
+    fn = "LPG_SQL_COMPLETE_FROM", backend = "pg",
     from = [=[  " FOR UPDATE) s ON true),"                                                          \]=],
     to = [=[  ") s ON true),"                                                          \]=],
     hint = "specs/35-postgres_spec.lua",
@@ -742,7 +742,7 @@ return {
     -- complete reads no queue row that another client added during its
     -- wait: the job counts as open
     name = "pg-complete-added-queue-row-missed", step = "own", file = "src/pg/lpg_sql.h",
-    fn = "LPG_SQL_COMPLETE", backend = "pg",
+    fn = "LPG_SQL_COMPLETE_FROM", backend = "pg",
     from = [=[  " q AS (SELECT coalesce(s.state, (SELECT n.state FROM lease_queue_now(j.id) n), "   \]=],
     to = [=[  " q AS (SELECT coalesce(s.state, NULL, "   \]=],
     hint = "specs/35-postgres_spec.lua",
@@ -3473,12 +3473,13 @@ return {
   },
   -- A queue's advisory lock (LPG_Q_SQL_QUEUE_KEY): every claim takes it
   -- shared before it reads the settings, pause, resume and limit take it
-  -- exclusive.  Left out: ccn_committed's lock.  Its round trip checks
-  -- that the queue has no settings (LPG_Q_SQL_CCN_CHECK) right in front of
-  -- its COMMIT, in the same pipeline, so without the lock a pause slips in
-  -- only between those two statements, microseconds apart, and its caller
-  -- cannot even send a read before the claim has committed; the lock
-  -- closes that window, which no spec can hit.
+  -- exclusive.  Left out: ccn_committed's lock (LPG_Q_SQL_COMPLETE_LOCKING).
+  -- Its round trip checks that the queue has no settings
+  -- (LPG_Q_SQL_CCN_CHECK) in its claim statement, right in front of its
+  -- COMMIT, in the same pipeline, so without the lock a pause slips in
+  -- only between the start of that statement and the COMMIT, microseconds
+  -- apart, and its caller cannot even send a read before the claim has
+  -- committed; the lock closes that window, which no spec can hit.
   {
     -- claim_next's pipeline without the lock: a pause commits between its
     -- claim's snapshot and its COMMIT
@@ -4729,8 +4730,8 @@ return {
     -- a candidate did not store
     name = "pg-ccn-keeping-skip-unchecked", step = "own", file = "src/pg/lpg_queue_sql.h",
     fn = "LPG_Q_SQL_CLAIM_NEXT_KEEPING_", backend = "pg",
-    from = [=[  LPG_Q_SQL_CLAIM_NEXT_("", ", 1 / CASE WHEN x.last OR u.id IS NULL"                 \]=],
-    to = [=[  LPG_Q_SQL_CLAIM_NEXT_("", ", 1 / CASE WHEN x.last"                 \]=],
+    from = [=[  LPG_Q_SQL_CLAIM_NEXT_(LPG_Q_SQL_CCN_CHECK, ", 1 / CASE WHEN x.last OR u.id IS NULL" \]=],
+    to = [=[  LPG_Q_SQL_CLAIM_NEXT_(LPG_Q_SQL_CCN_CHECK, ", 1 / CASE WHEN x.last" \]=],
     hint = "specs/25-hostile_values_spec.lua",
   },
   {
@@ -4859,7 +4860,7 @@ return {
   {
     -- the engine's complete leaves its own completion to lease_jobs_changed
     name = "pg-complete-uncounted", step = "own", file = "src/pg/lpg_sql.h",
-    fn = "LPG_SQL_COMPLETE", backend = "pg",
+    fn = "LPG_SQL_COMPLETE_FROM", backend = "pg",
     from = [=[  " lease_completions = jobs.lease_completions + q.seen::int"                         \]=],
     to = [=[  " lease_completions = jobs.lease_completions"                         \]=],
     hint = "specs/35-postgres_spec.lua",
@@ -4867,7 +4868,7 @@ return {
   {
     -- ...and keeps the trigger from a queue row its statement cannot see
     name = "pg-complete-counted-unseen", step = "own", file = "src/pg/lpg_sql.h",
-    fn = "LPG_SQL_COMPLETE", backend = "pg",
+    fn = "LPG_SQL_COMPLETE_FROM", backend = "pg",
     from = [=[  " lease_completions = jobs.lease_completions + q.seen::int"                         \]=],
     to = [=[  " lease_completions = jobs.lease_completions + 1"                         \]=],
     hint = "specs/35-postgres_spec.lua",
@@ -5657,8 +5658,8 @@ return {
     -- client moved since the handle read it: a now off from it is stored
     name = "pg-ccn-check-mark-unchecked", step = "own", file = "src/pg/lpg_queue_sql.h",
     fn = "LPG_Q_SQL_CCN_CHECK", backend = "pg",
-    from = [=[  "SELECT 1 / CASE WHEN " LPG_Q_SQL_MARK " IS NOT DISTINCT FROM $1"                  \]=],
-    to = [=[  "SELECT 1 / CASE WHEN $1 IS NOT DISTINCT FROM $1"                  \]=],
+    from = [=[  " AND 1 / CASE WHEN " LPG_Q_SQL_MARK " IS NOT DISTINCT FROM $6"                    \]=],
+    to = [=[  " AND 1 / CASE WHEN $6 IS NOT DISTINCT FROM $6"                    \]=],
     hint = "specs/35-postgres_spec.lua",
   },
   {
@@ -5666,8 +5667,8 @@ return {
     -- handle read it: every such call rolled back and done again
     name = "pg-ccn-check-no-mark-differs", step = "own", file = "src/pg/lpg_queue_sql.h",
     fn = "LPG_Q_SQL_CCN_CHECK", backend = "pg",
-    from = [=[  "SELECT 1 / CASE WHEN " LPG_Q_SQL_MARK " IS NOT DISTINCT FROM $1"                  \]=],
-    to = [=[  "SELECT 1 / CASE WHEN " LPG_Q_SQL_MARK " = $1"                  \]=],
+    from = [=[  " AND 1 / CASE WHEN " LPG_Q_SQL_MARK " IS NOT DISTINCT FROM $6"                    \]=],
+    to = [=[  " AND 1 / CASE WHEN " LPG_Q_SQL_MARK " = $6"                    \]=],
     hint = "specs/35-postgres_spec.lua",
   },
   {
@@ -5675,32 +5676,40 @@ return {
     -- database without a mark matches
     name = "pg-ccn-no-mark-bound-nan", step = "own", file = "src/pg/lpg_queue.c",
     fn = "ccn_committed", backend = "pg",
-    from = [=[  if (isnan(db->clock_mark)) p_null(&pk);   /* no mark: the check wants none still */]=],
-    to = [=[  if (0) p_null(&pk);   /* no mark: the check wants none still */]=],
+    from = [=[  if (isnan(db->clock_mark)) p_null(&pn);   /* no mark: the check wants none still */]=],
+    to = [=[  if (0) p_null(&pn);   /* no mark: the check wants none still */]=],
     hint = "specs/35-postgres_spec.lua",
   },
   {
     -- ... and claims from a queue with settings as if it had none
     name = "pg-ccn-check-settings-unchecked", step = "own", file = "src/pg/lpg_queue_sql.h",
     fn = "LPG_Q_SQL_CCN_CHECK", backend = "pg",
-    from = [=[  " FROM lease_queues WHERE name = $2) AND EXISTS (SELECT 1 FROM jobs"             \]=],
-    to = [=[  " FROM lease_queues WHERE name = $2 AND false) AND EXISTS (SELECT 1 FROM jobs"             \]=],
+    from = [=[  " FROM lease_queues WHERE name = $1) AND EXISTS (SELECT 1 FROM jobs"             \]=],
+    to = [=[  " FROM lease_queues WHERE name = $1 AND false) AND EXISTS (SELECT 1 FROM jobs"             \]=],
     hint = "specs/35-postgres_spec.lua",
   },
   {
     -- ... and commits the claim of a call whose complete then fails
     name = "pg-ccn-check-done-unchecked", step = "own", file = "src/pg/lpg_queue_sql.h",
     fn = "LPG_Q_SQL_CCN_CHECK", backend = "pg",
-    from = [=[  " WHERE id = $3 AND done <> 0) THEN 1 ELSE 0 END"]=],
-    to = [=[  " WHERE id = $3) THEN 1 ELSE 0 END"]=],
+    from = [=[  " WHERE id = $7 AND done <> 0) THEN 1 ELSE 0 END = 1"]=],
+    to = [=[  " WHERE id = $7) THEN 1 ELSE 0 END = 1"]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
+    -- ... and its claim round runs without the check at all
+    name = "pg-ccn-check-dropped", step = "own", file = "src/pg/lpg_queue_sql.h",
+    fn = "LPG_Q_SQL_CLAIM_NEXT_KEEPING_", backend = "pg",
+    from = [=[  LPG_Q_SQL_CLAIM_NEXT_(LPG_Q_SQL_CCN_CHECK, ", 1 / CASE WHEN x.last OR u.id IS NULL" \]=],
+    to = [=[  LPG_Q_SQL_CLAIM_NEXT_("", ", 1 / CASE WHEN x.last OR u.id IS NULL" \]=],
     hint = "specs/35-postgres_spec.lua",
   },
   {
     -- ... and commits a discard, the rounds after it running alone
     name = "pg-ccn-claim-discards", step = "own", file = "src/pg/lpg_queue_sql.h",
     fn = "LPG_Q_SQL_CLAIM_NEXT_KEEPING_", backend = "pg",
-    from = [=[  LPG_Q_SQL_CLAIM_NEXT_("", ", 1 / CASE WHEN x.last OR u.id IS NULL"                 \]=],
-    to = [=[  LPG_Q_SQL_CLAIM_NEXT_("", ", 1 / CASE WHEN NOT x.last AND u.id IS NULL"                 \]=],
+    from = [=[  LPG_Q_SQL_CLAIM_NEXT_(LPG_Q_SQL_CCN_CHECK, ", 1 / CASE WHEN x.last OR u.id IS NULL" \]=],
+    to = [=[  LPG_Q_SQL_CLAIM_NEXT_(LPG_Q_SQL_CCN_CHECK, ", 1 / CASE WHEN NOT x.last AND u.id IS NULL" \]=],
     hint = "specs/35-postgres_spec.lua",
   },
   {
@@ -5732,7 +5741,7 @@ return {
   {
     -- complete leaves the state to the trigger: two writes of the row
     name = "pg-complete-state-left-to-trigger", step = "own", file = "src/pg/lpg_sql.h",
-    fn = "LPG_SQL_COMPLETE", backend = "pg",
+    fn = "LPG_SQL_COMPLETE_FROM", backend = "pg",
     from = [=[  ", f AS (UPDATE lease_queue SET state = " LEASE__Q_COMPLETED_S ", finished_at = $4"    \]=],
     to = [=[  ", f AS (UPDATE lease_queue SET finished_at = $4"    \]=],
     hint = "specs/35-postgres_spec.lua",

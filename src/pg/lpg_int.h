@@ -33,9 +33,10 @@ enum { T_BYTEA = 17, T_INT8 = 20, T_INT4 = 23, T_FLOAT8 = 701, T_BYTEA_ARRAY = 1
 ** one UPDATE; SQLite runs COMPLETE per job in one transaction), NOW (the server's clock), and the
 ** queue operations that are one statement here where SQLite runs several
 ** in a transaction: Q_CLAIM_NEXT (SQLite: CANDIDATES, CLAIM_FREE, ...),
-** Q_CLAIM_NEXT_KEEPING and Q_CCN_CHECK (complete_claim_next's claim round
-** and check when it commits in one round trip: lpg_queue.c,
-** ccn_committed; SQLite's writes are local calls), Q_RETRY and Q_CANCEL
+** Q_COMPLETE_LOCKING and Q_CLAIM_NEXT_KEEPING (complete_claim_next's
+** complete, which takes the queue's lock, and its claim round with its
+** check, when it commits in one round trip: lpg_queue.c, ccn_committed;
+** SQLite's writes are local calls), Q_RETRY and Q_CANCEL
 ** (SQLite: INFO, REOPEN, RESET, END; Q_RETRY also
 ** reads a unique key's holder, SQLite's RETRY_HOLDER), and
 ** Q_SETTINGS_LOCKED (a queue's settings with its row locked: SQLite's
@@ -67,7 +68,7 @@ enum { T_BYTEA = 17, T_INT8 = 20, T_INT4 = 23, T_FLOAT8 = 701, T_BYTEA_ARRAY = 1
   XX(Q_CANCEL)                                                                \
   XX(Q_SETTINGS_LOCKED)                                                       \
   XX(Q_CLAIM_NEXT_KEEPING)                                                    \
-  XX(Q_CCN_CHECK)                                                             \
+  XX(Q_COMPLETE_LOCKING)                                                      \
   XX(Q_STATE_OLD)                                                             \
   XX(Q_LIST_OLD)                                                              \
   XX(TALLY_OLD)                                                               \

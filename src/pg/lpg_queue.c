@@ -1005,53 +1005,50 @@ static int ccn_pipelined(lease_db *db, const lease__write *wc, const lease__writ
 }
 
 /*
-** BEGIN, the lock of wn's queue (LPG_Q_SQL_CLAIM_LOCK), the complete wc, a
-** claim_next round of wn for max jobs that discards none
-** (LPG_Q_SQL_CLAIM_NEXT_KEEPING), LPG_Q_SQL_CCN_CHECK and COMMIT, in one
-** round trip: for a handle that records no events (the complete's and the
-** claims' events are written once the results are read) and whose clock
-** mark needs no move for the write's now (lease__clock_settled; the check
-** confirms the mark inside the transaction).  *committed 0: the round
-** would discard a job, or the check failed (the mark moved, wn's queue
-** has settings, or the complete left the job not done): all rolled back,
-** nothing recorded.  Else the complete's outcome into *reason and the
-** claims (one round: it discarded none); what fails after the COMMIT
-** (memory for the results) leaves both stored, the jobs claimed until
-** their leases expire.
+** The complete wc taking the lock of wn's queue
+** (LPG_Q_SQL_COMPLETE_LOCKING), then a claim_next round of wn for max jobs
+** that discards none, with its check (LPG_Q_SQL_CLAIM_NEXT_KEEPING), in
+** one round trip and one transaction: the session is idle, and
+** PostgreSQL runs the statements of a pipeline up to its sync as one
+** transaction, which the sync commits, or rolls back at the first
+** failure, skipping the statements after it.  For a handle that records
+** no events (the complete's and the claims' events are written once the
+** results are read) and whose clock mark needs no move for the write's
+** now (lease__clock_settled; the check confirms the mark inside the
+** transaction).  *committed 0: the round would discard a job, or the
+** check failed (the mark moved, wn's queue has settings, or the complete
+** left the job not done): all rolled back, nothing recorded.  Else the
+** complete's outcome into *reason and the claims (one round: it
+** discarded none); what fails after the commit (memory for the results)
+** leaves both stored, the jobs claimed until their leases expire.
 */
 static int ccn_committed(lease_db *db, const lease__write *wc, const lease__write *wn, int max,
                          lease_job *jobs, int *count, int *reason, int *committed) {
-  params pl = {0}, pc = {0}, pn = {0}, pk = {0};
-  const params *p[6] = {NULL, &pl, &pc, &pn, &pk, NULL};
-  int which[6] = {LPG_PIPE_BEGIN, LPG_ST_Q_CLAIM_LOCK, 0, LPG_ST_Q_CLAIM_NEXT_KEEPING,
-                  LPG_ST_Q_CCN_CHECK, LPG_PIPE_COMMIT};
-  PGresult *out[6];
+  params pc = {0}, pn = {0};
+  const params *p[2] = {&pc, &pn};
+  int which[2] = {LPG_ST_Q_COMPLETE_LOCKING, 0};
+  PGresult *out[2];
   int rc;
   *committed = 0;
-  p_bytes(&pl, wn->queue, wn->queue_len);
-  which[2] = lpg_write_params(wc, &pc);
+  lpg_write_params(wc, &pc);
+  p_bytes(&pc, wn->queue, wn->queue_len);
   claim_params(wn, max, &pn);
-  which[3] = claim_stmt(which[3], max);
-  if (isnan(db->clock_mark)) p_null(&pk);   /* no mark: the check wants none still */
-  else p_f8(&pk, db->clock_mark);
-  p_bytes(&pk, wn->queue, wn->queue_len);
-  p_bytes(&pk, wc->id, wc->id_len);
-  if ((rc = lpg_pipeline(db, 6, which, p, out)) != LEASE_OK) {
+  which[1] = claim_stmt(LPG_ST_Q_CLAIM_NEXT_KEEPING, max);
+  if (isnan(db->clock_mark)) p_null(&pn);   /* no mark: the check wants none still */
+  else p_f8(&pn, db->clock_mark);
+  p_bytes(&pn, wc->id, wc->id_len);
+  if ((rc = lpg_pipeline(db, 2, which, p, out)) != LEASE_OK) {
     lpg_rollback(db);
     if (!lpg_failed_with(db, "22012")) return rc;
     lease__clear_error(db);
     return LEASE_OK;
   }
   *committed = 1;
-  PQclear(out[0]);
-  PQclear(out[1]);
-  PQclear(out[4]);
-  PQclear(out[5]);
-  if ((rc = lpg_write_read(db, wc, out[2], NULL, reason)) != LEASE_OK) {
-    PQclear(out[3]);
+  if ((rc = lpg_write_read(db, wc, out[0], NULL, reason)) != LEASE_OK) {
+    PQclear(out[1]);
     return rc;
   }
-  return claim_rounds(db, wn, max, jobs, count, out[3]);
+  return claim_rounds(db, wn, max, jobs, count, out[1]);
 }
 
 /* See lpg_int.h: the complete wc, then the claim of wn, in one

@@ -317,17 +317,40 @@
 #define LPG_Q_SQL_CLAIM_NEXT_FREE_(limit)                                           \
   LPG_Q_SQL_CLAIM_NEXT_(" AND NOT EXISTS (SELECT 1 FROM lease_queues WHERE name = $1)", "", limit)
 
-/* claim_next's statement for complete_claim_next's one round trip
-** (lpg_queue.c: ccn_committed): a candidate it would discard, whose claim
-** did not store, or whose lapsed lease's error record did not, divides by
-** zero (SQLSTATE 22012), so such a round runs in ccn_pipelined's
-** transaction instead, with the rounds after it, and fails there before
-** its COMMIT. */
+/*
+** claim_next's statement for complete_claim_next's one round trip
+** (lpg_queue.c: ccn_committed), after LPG_Q_SQL_COMPLETE_LOCKING, with two
+** more parameters: $6 the clock mark the handle judged the complete's now
+** against (lease__clock_settled; NULL when it found none), $7 the
+** completed job's id.  It divides by zero (SQLSTATE 22012), so that the
+** transaction is rolled back, the complete before with it, when
+** LPG_Q_SQL_CCN_CHECK fails, and when a candidate it would discard, whose
+** claim did not store, or whose lapsed lease's error record did not; such
+** a round runs in ccn_pipelined's transaction instead, with the rounds
+** after it, and fails there before its COMMIT.
+*/
 #define LPG_Q_SQL_CLAIM_NEXT_KEEPING LPG_Q_SQL_CLAIM_NEXT_KEEPING_("$5")
 #define LPG_Q_SQL_CLAIM_ONE_KEEPING LPG_Q_SQL_CLAIM_NEXT_KEEPING_("1")
 #define LPG_Q_SQL_CLAIM_NEXT_KEEPING_(limit)                                        \
-  LPG_Q_SQL_CLAIM_NEXT_("", ", 1 / CASE WHEN x.last OR u.id IS NULL"                 \
+  LPG_Q_SQL_CLAIM_NEXT_(LPG_Q_SQL_CCN_CHECK, ", 1 / CASE WHEN x.last OR u.id IS NULL" \
                         " OR (x.lapsed AND NOT EXISTS (SELECT 1 FROM e WHERE e.id = x.id)) THEN 0 ELSE 1 END", limit)
+
+/*
+** The keeping claim's check, a condition on its candidates that reads
+** none of their columns, so that PostgreSQL tests it once, before the
+** first candidate (a one-time filter), whether or not there is one: the
+** clock mark is still $6 (NULL: the database still has none); queue $1
+** has no settings row (a queue with settings is claimed under them,
+** claim_controlled), read under the queue's lock, which the complete
+** before took; and the job $7 is done (the complete stored, or it was
+** completed before: a refusal the caller hears as a reason, never a
+** failure).  Else it divides by zero.
+*/
+#define LPG_Q_SQL_CCN_CHECK                                                         \
+  " AND 1 / CASE WHEN " LPG_Q_SQL_MARK " IS NOT DISTINCT FROM $6"                    \
+  " AND NOT EXISTS (SELECT 1"                                                       \
+  " FROM lease_queues WHERE name = $1) AND EXISTS (SELECT 1 FROM jobs"             \
+  " WHERE id = $7 AND done <> 0) THEN 1 ELSE 0 END = 1"
 
 /* claim_next's statement, cond: more conditions on the candidates, extra:
 ** more columns after its own, limit: how many (SQL). */
@@ -582,28 +605,26 @@
 ** the one-int8 form's) and a hash of the queue's name and of the jobs
 ** table (queues of the same name in two schemas do not wait for each
 ** other; two queues whose hashes collide only take turns).
+** LPG_Q_SQL_QUEUE_KEY_OF(q): the key of the queue q (SQL, bytea).
 */
-#define LPG_Q_SQL_QUEUE_KEY                                                          \
-  "1818588019, hashtext(encode($1, 'hex') || ' ' || 'jobs'::regclass::oid::text)"
+#define LPG_Q_SQL_QUEUE_KEY LPG_Q_SQL_QUEUE_KEY_OF("$1")
+#define LPG_Q_SQL_QUEUE_KEY_OF(q)                                                    \
+  "1818588019, hashtext(encode(" q ", 'hex') || ' ' || 'jobs'::regclass::oid::text)"
 #define LPG_Q_SQL_CLAIM_LOCK "SELECT pg_advisory_xact_lock_shared(" LPG_Q_SQL_QUEUE_KEY ")"
 #define LPG_Q_SQL_CONTROL_LOCK "SELECT pg_advisory_xact_lock(" LPG_Q_SQL_QUEUE_KEY ")"
 
 /*
-** complete_claim_next's check in front of its COMMIT, in the same round
-** trip (lpg_queue.c: ccn_committed): the clock mark is still $1, the one
-** the handle judged the write's now against (lease__clock_settled; NULL
-** when the handle found none, and the database still has none); queue
-** $2 has no settings row (a queue with settings is claimed under them,
-** claim_controlled); and the job $3 is done (the complete stored, or it
-** was completed before: a refusal the caller hears as a reason, never a
-** failure).  Else it divides by zero (SQLSTATE 22012): the transaction
-** is aborted, and the COMMIT sent behind it skipped.
+** complete_claim_next's complete when it commits in one round trip
+** (lpg_queue.c: ccn_committed): LPG_SQL_COMPLETE ($1 to $5), which also
+** takes the lock of the queue $6 the claim after it reads, shared, as
+** LPG_Q_SQL_CLAIM_LOCK does.  The lock is in the report's FROM item,
+** which the statement always reads (the outer side of its joins), so it
+** is taken whatever the complete finds; the claim's statement, run after
+** this one, takes its snapshot under the lock.
 */
-#define LPG_Q_SQL_CCN_CHECK                                                         \
-  "SELECT 1 / CASE WHEN " LPG_Q_SQL_MARK " IS NOT DISTINCT FROM $1"                  \
-  " AND NOT EXISTS (SELECT 1"                                                       \
-  " FROM lease_queues WHERE name = $2) AND EXISTS (SELECT 1 FROM jobs"             \
-  " WHERE id = $3 AND done <> 0) THEN 1 ELSE 0 END"
+#define LPG_Q_SQL_COMPLETE_LOCKING                                                   \
+  LPG_SQL_COMPLETE_FROM("(SELECT 1 FROM pg_advisory_xact_lock_shared("              \
+                        LPG_Q_SQL_QUEUE_KEY_OF("$6") ")) one")
 
 /*
 ** Whether the index lease_jobs_live on jobs (LPG_Q_SQL_LIVE_INDEX) is
@@ -821,13 +842,13 @@
 #define LPG_STMT_Q_CLAIM_LOCK LPG_Q_SQL_CLAIM_LOCK, 1, {T_BYTEA}
 #define LPG_STMT_Q_CONTROL_LOCK LPG_Q_SQL_CONTROL_LOCK, 1, {T_BYTEA}
 #define LPG_STMT_Q_CLAIM_NEXT_KEEPING                                               \
-  LPG_Q_SQL_CLAIM_NEXT_KEEPING, 5, {T_BYTEA, T_FLOAT8, T_BYTEA, T_FLOAT8, T_INT4}
+  LPG_Q_SQL_CLAIM_NEXT_KEEPING, 7, {T_BYTEA, T_FLOAT8, T_BYTEA, T_FLOAT8, T_INT4, T_FLOAT8, T_BYTEA}
 #define LPG_STMT_Q_CLAIM_ONE                                                        \
   LPG_Q_SQL_CLAIM_ONE, 5, {T_BYTEA, T_FLOAT8, T_BYTEA, T_FLOAT8, T_INT4}
 #define LPG_STMT_Q_CLAIM_ONE_FREE                                                   \
   LPG_Q_SQL_CLAIM_ONE_FREE, 5, {T_BYTEA, T_FLOAT8, T_BYTEA, T_FLOAT8, T_INT4}
 #define LPG_STMT_Q_CLAIM_ONE_KEEPING                                                \
-  LPG_Q_SQL_CLAIM_ONE_KEEPING, 5, {T_BYTEA, T_FLOAT8, T_BYTEA, T_FLOAT8, T_INT4}
+  LPG_Q_SQL_CLAIM_ONE_KEEPING, 7, {T_BYTEA, T_FLOAT8, T_BYTEA, T_FLOAT8, T_INT4, T_FLOAT8, T_BYTEA}
 #define LPG_STMT_Q_FAIL LPG_Q_SQL_FAIL, 5, {T_BYTEA, T_BYTEA, T_INT8, T_FLOAT8, T_BYTEA}
 #define LPG_STMT_Q_AFTER_FAIL LPG_Q_SQL_AFTER_FAIL, 5, {T_BYTEA, T_INT8, T_INT4, T_FLOAT8, T_FLOAT8}
 #define LPG_STMT_Q_RETRY LPG_Q_SQL_RETRY, 2, {T_BYTEA, T_FLOAT8}
@@ -835,7 +856,8 @@
 #define LPG_STMT_Q_PRUNE LPG_Q_SQL_PRUNE, 3, {T_FLOAT8, T_BYTEA, T_INT4}
 #define LPG_STMT_Q_SETTINGS LPG_Q_SQL_SETTINGS, 1, {T_BYTEA}
 #define LPG_STMT_Q_SETTINGS_LOCKED LPG_Q_SQL_SETTINGS_LOCKED, 1, {T_BYTEA}
-#define LPG_STMT_Q_CCN_CHECK LPG_Q_SQL_CCN_CHECK, 3, {T_FLOAT8, T_BYTEA, T_BYTEA}
+#define LPG_STMT_Q_COMPLETE_LOCKING                                                 \
+  LPG_Q_SQL_COMPLETE_LOCKING, 6, {T_BYTEA, T_BYTEA, T_INT8, T_FLOAT8, T_BYTEA, T_BYTEA}
 #define LPG_STMT_Q_LIVE LPG_Q_SQL_LIVE, 2, {T_BYTEA, T_FLOAT8}
 #define LPG_STMT_Q_RECENT LPG_Q_SQL_RECENT, 3, {T_BYTEA, T_FLOAT8, T_FLOAT8}
 #define LPG_STMT_Q_RECORD_CLAIMS LPG_Q_SQL_RECORD, 3, {T_BYTEA, T_FLOAT8, T_INT4}

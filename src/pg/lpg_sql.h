@@ -134,11 +134,16 @@
 ** until > now, the queue's end state (2
 ** discarded, 3 cancelled; lpg_queue_sql.h).  A missing job gives found =
 ** false and NULLs.  joins: the other CTEs the columns read.
+** LPG_SQL_REPORT_FROM: the same, the row the joins hang from being the
+** one row of one (a FROM item aliased one, always read, as the outer side
+** of the joins: LPG_Q_SQL_COMPLETE_LOCKING takes a lock in it).
 */
 #define LPG_SQL_REPORT(owner, fence, expired, held, ended, joins)              \
+  LPG_SQL_REPORT_FROM("(SELECT 1) one", owner, fence, expired, held, ended, joins)
+#define LPG_SQL_REPORT_FROM(one, owner, fence, expired, held, ended, joins)    \
   " SELECT " owner ", j.id IS NOT NULL, j.done <> 0, " fence ", " expired ","  \
   " CASE WHEN j.fence >= " LPG_FENCE_MAX " THEN 3 ELSE 0 END, " held ", " ended \
-  " FROM (SELECT 1) one LEFT JOIN j ON true" joins
+  " FROM " one " LEFT JOIN j ON true" joins
 
 /*
 ** A column c of a row the statement finds by its id, in a test that must
@@ -225,10 +230,10 @@
   " AND j.fence = $3"                                                                 \
   " AND j.until > $4 AND j.fence < " LPG_FENCE_MAX " AND " LPG_SQL_NOT_ENDED         \
   " RETURNING 1)"
-#define LPG_SQL_HELD_REPORT_(stored)                                                  \
-  LPG_SQL_REPORT(stored, "j.owner IS DISTINCT FROM $2, j.fence <> $3",                  \
-                 "j.until <= $4", "j.until > $4", "q.state", " LEFT JOIN q ON true")
-#define LPG_SQL_HELD_REPORT LPG_SQL_HELD_REPORT_("(SELECT count(*) FROM u)")
+#define LPG_SQL_HELD_REPORT_FROM(one, stored)                                         \
+  LPG_SQL_REPORT_FROM(one, stored, "j.owner IS DISTINCT FROM $2, j.fence <> $3",        \
+                      "j.until <= $4", "j.until > $4", "q.state", " LEFT JOIN q ON true")
+#define LPG_SQL_HELD_REPORT LPG_SQL_HELD_REPORT_FROM("(SELECT 1) one", "(SELECT count(*) FROM u)")
 
 /* Contract step 5.  $5 now + ttl. */
 #define LPG_SQL_RENEW \
@@ -248,8 +253,10 @@
 ** it: the report's first column divides by zero then, the statement fails
 ** and stores nothing (SQLSTATE 22012, which lpg.c's guarded reports as
 ** LEASE_MISMATCH).  The CASE's branches run in order: a complete that
-** wrote its queue row reads nothing more. */
-#define LPG_SQL_COMPLETE                                                              \
+** wrote its queue row reads nothing more.  LPG_SQL_COMPLETE_FROM(one):
+** the same, its report hanging from one (LPG_SQL_REPORT_FROM). */
+#define LPG_SQL_COMPLETE LPG_SQL_COMPLETE_FROM("(SELECT 1) one")
+#define LPG_SQL_COMPLETE_FROM(one)                                                    \
   "WITH j AS (SELECT id, owner, done, until, fence FROM jobs WHERE id = $1 FOR UPDATE)," \
   " q AS (SELECT coalesce(s.state, (SELECT n.state FROM lease_queue_now(j.id) n), "   \
   LEASE__Q_OPEN_S ") AS state, s.state IS NOT NULL AS seen FROM j"                    \
@@ -260,9 +267,9 @@
   " FROM j, q" LPG_SQL_HELD_GUARD                                                     \
   ", f AS (UPDATE lease_queue SET state = " LEASE__Q_COMPLETED_S ", finished_at = $4"    \
   " WHERE id = $1 AND EXISTS (SELECT 1 FROM u) RETURNING 1)"                          \
-  LPG_SQL_HELD_REPORT_("(SELECT count(*) FROM u) / CASE WHEN EXISTS (SELECT 1 FROM f)"  \
-                       " THEN 1 WHEN EXISTS (SELECT 1 FROM u) AND (SELECT seen FROM q)" \
-                       " THEN 0 ELSE 1 END")
+  LPG_SQL_HELD_REPORT_FROM(one, "(SELECT count(*) FROM u) / CASE WHEN EXISTS (SELECT 1 FROM f)" \
+                           " THEN 1 WHEN EXISTS (SELECT 1 FROM u) AND (SELECT seen FROM q)" \
+                           " THEN 0 ELSE 1 END")
 
 /*
 ** Contract step 6 for a batch, one statement.  $1 the ids (bytea[], in id

@@ -680,6 +680,20 @@ describe("other writes another client's trigger skips", function()
         "enqueue's queue row " .. case[3])
     end)
   end
+
+  it("enqueue by a handle that enqueued before another client made such a trigger #sqlite", function()
+    -- the handle looked at the file's triggers at its first enqueue; the
+    -- trigger made since, on its open file, is seen at the next one
+    local db, p = H.fresh("unqueuedlate")
+    finally(function() db:close() end)
+    assert.are.same({ true, 1 }, { db:enqueue("x"), db:enqueue_many({ "y" }) })
+    H.sqlite3(p, delete_b("lease_queue", "new.id = 'b'"))
+    refused(p, { function() return db:enqueue("b") end,
+                 function() return db:enqueue_many({ "a", "b" }) end },
+      "enqueue's queue row of b ")
+    H.sqlite3(p, "DROP TRIGGER side")
+    assert.are.same({ true, 2 }, { db:enqueue("b"), db:enqueue_many({ "a", "c" }) })
+  end)
 end)
 
 describe("a clock mark another client stored as -Inf or +Inf", function()

@@ -172,6 +172,7 @@ return {
   ["enqueue-ignores-floor"] = { file = "specs/31-queue_fail_spec.lua", test = "prune and the fence floor a job enqueued again under a pruned id hands out fences above those handed out before" },
   ["enqueue-skipped-data-unseen"] = { file = "specs/25-hostile_values_spec.lua", test = "a write another client's trigger skips #sqlite refuses an enqueue whose job data is not stored" },
   ["enqueue-skipped-insert-unseen"] = { file = "specs/25-hostile_values_spec.lua", test = "other writes another client's trigger skips enqueue and enqueue_many whose insert of a new id is skipped" },
+  ["enqueue-triggers-cookie-ignored"] = { file = "specs/25-hostile_values_spec.lua", test = "other writes another client's trigger skips enqueue by a handle that enqueued before another client made such a trigger #sqlite" },
   ["enqueue-unqueued-after-first"] = { file = "specs/25-hostile_values_spec.lua", test = "other writes another client's trigger skips enqueue and enqueue_many whose insert of the job's queue row is skipped" },
   ["enqueue-unqueued-foreign-trigger-unseen"] = { file = "specs/25-hostile_values_spec.lua", test = "other writes another client's trigger skips enqueue_many whose job is left without its queue row: a trigger on LEASE_QUEUE deletes it #sqlite" },
   ["enqueue-unqueued-from-last"] = { file = "specs/25-hostile_values_spec.lua", test = "other writes another client's trigger skips enqueue and enqueue_many whose insert of the job's queue row is skipped" },

@@ -797,23 +797,33 @@ return {
     -- the enqueue's check looks at the jobs only with another client's
     -- trigger on jobs or lease_queue, or the engine's own gone
     name = "enqueue-unqueued-never-looked", step = "own", file = "src/sqlite/lsq_queue_sql.h",
-    fn = "LSQ_SQL_Q_UNQUEUED",
-    from = [=["SELECT jobs.id FROM (SELECT 1 WHERE EXISTS]=],
-    to = [=["SELECT jobs.id FROM (SELECT 1 WHERE 0 AND EXISTS]=],
+    fn = "LSQ_SQL_Q_FOREIGN_TRIGGERS",
+    from = [=["SELECT 1 WHERE EXISTS (SELECT 1 FROM sqlite_master"]=],
+    to = [=["SELECT 1 WHERE 0 AND EXISTS (SELECT 1 FROM sqlite_master"]=],
     hint = "specs/25-hostile_values_spec.lua",
   },
   {
     name = "enqueue-unqueued-foreign-trigger-unseen", step = "own", file = "src/sqlite/lsq_queue_sql.h",
-    fn = "LSQ_SQL_Q_UNQUEUED",
+    fn = "LSQ_SQL_Q_FOREIGN_TRIGGERS",
     from = [=[  " WHERE type = 'trigger' AND (name, tbl_name)"                         \]=],
     to = [=[  " WHERE type = 'trigger' AND tbl_name = 'lease_queue' AND (name, tbl_name)"                         \]=],
     hint = "specs/25-hostile_values_spec.lua",
   },
   {
     name = "enqueue-unqueued-own-trigger-dropped", step = "own", file = "src/sqlite/lsq_queue_sql.h",
-    fn = "LSQ_SQL_Q_UNQUEUED",
+    fn = "LSQ_SQL_Q_FOREIGN_TRIGGERS",
     from = [=[  " OR NOT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'trigger'"    \]=],
     to = [=[  " OR 0 AND NOT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'trigger'"    \]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    -- the look at the triggers is kept past a change of the schema that
+    -- another client made: its trigger is not seen by a handle that had
+    -- enqueued before
+    name = "enqueue-triggers-cookie-ignored", step = "own", file = "src/sqlite/lsq_queue.c",
+    fn = "foreign_triggers",
+    from = [=[  if (!c->triggers_known || c->triggers_cookie != cookie) {]=],
+    to = [=[  if (!c->triggers_known) {]=],
     hint = "specs/25-hostile_values_spec.lua",
   },
   {

@@ -40,6 +40,9 @@ typedef struct lsq_conn {
   int versioned;                    /* the file holds its version row */
   long expiry_discards;             /* jobs lsq_q_expired discarded on this connection */
   int no_deps;                      /* set by a body that found lease_deps empty, for its run */
+  int triggers_known;               /* triggers_foreign was read (lsq_queue.c: foreign_triggers) */
+  int triggers_cookie;              /* ... under this schema cookie */
+  int triggers_foreign;             /* ... and found a trigger not the engine's (or one missing) */
   int wal_given;                    /* the file came with a -wal holding frames */
   void *tx;                         /* lsq_tx.c's state (its statements), or NULL */
   struct lsq_group *group;          /* the file's writers in this process (lsq_group.c), or NULL */

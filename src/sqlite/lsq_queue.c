@@ -398,14 +398,40 @@ static int insert_ignored(lease_db *db, const char *id, size_t id_len) {
   return lease__skipped(db, "enqueue of", id, id_len);
 }
 
+/* Into *foreign, inside the caller's write transaction, whether the file
+** has a trigger another client made, or lacks lease_jobs_enqueued
+** (LSQ_SQL_Q_FOREIGN_TRIGGERS): read again only when the schema cookie
+** (LSQ_SQL_Q_SCHEMA_COOKIE) is not the one the last read was made under.
+** The engine's own write transactions change no schema, so what one read
+** holds until another connection's change moves the cookie. */
+static int foreign_triggers(lease_db *db, int *foreign) {
+  lsq_conn *c = LSQ(db);
+  sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_SCHEMA_COOKIE);
+  int src, cookie, rc;
+  if (!st) return db->rc;
+  if ((src = sqlite3_step(st)) != SQLITE_ROW) return step_failed(db, st, src);
+  cookie = sqlite3_column_int(st, 0);
+  sqlite3_reset(st);
+  if (!c->triggers_known || c->triggers_cookie != cookie) {
+    if (!(st = lsq_stmt(db, LSQ_ST_Q_FOREIGN_TRIGGERS))) return db->rc;
+    if ((rc = lsq_found_row(db, st, &c->triggers_foreign)) != LEASE_OK) return rc;
+    c->triggers_cookie = cookie;
+    c->triggers_known = 1;
+  }
+  *foreign = c->triggers_foreign;
+  return LEASE_OK;
+}
+
 /* After an enqueue's inserts, the first at rowid first: LEASE_OK when
-** each job inserted has its queue row (LSQ_SQL_Q_UNQUEUED), else
+** each job inserted has its queue row (LSQ_SQL_Q_UNQUEUED, looked for
+** only when foreign_triggers finds a trigger that could skip one), else
 ** another client's trigger skipped it (the job would never be claimed):
 ** LEASE_MISMATCH recorded, naming the first such job. */
 static int all_queued(lease_db *db, sqlite3_int64 first) {
   sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_UNQUEUED);
-  int src, rc = LEASE_OK;
+  int src, foreign = 1, rc = LEASE_OK;
   if (!st) return db->rc;
+  if ((rc = foreign_triggers(db, &foreign)) != LEASE_OK || !foreign) return rc;
   sqlite3_bind_int64(st, 1, first);
   src = sqlite3_step(st);
   if (src == SQLITE_ROW)

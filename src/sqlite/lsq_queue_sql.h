@@ -278,22 +278,32 @@
 ** trigger lease_jobs_enqueued gives every job with a text id unless
 ** another client's trigger skipped that insert or deleted the row (one
 ** on any table the enqueue writes: jobs, lease_queue, lease_deps,
-** lease_events...).  Only a trigger that is not one of the engine's
-** (another name, or one of its names spelled otherwise or on another
-** table), or no lease_jobs_enqueued, can leave a job so (the engine's
-** connection has no temporary trigger: with_lease refuses to make one on
-** its tables; a trigger another client put in place of one of the
-** engine's under its name is taken for the engine's): with neither, g,
-** which the CROSS JOIN keeps outside the loop over the jobs, has no row,
-** and the jobs are not looked at. */
+** lease_events...).  Run only when LSQ_SQL_Q_FOREIGN_TRIGGERS finds a
+** row. */
 #define LSQ_SQL_Q_UNQUEUED                                                \
-  "SELECT jobs.id FROM (SELECT 1 WHERE EXISTS (SELECT 1 FROM sqlite_master" \
+  "SELECT jobs.id FROM jobs"                                              \
+  " WHERE jobs.rowid >= ?1 AND typeof(jobs.id) = 'text' AND NOT EXISTS"   \
+  " (SELECT 1 FROM lease_queue AS q WHERE q.id = jobs.id) LIMIT 1"
+
+/* A row when the file has a trigger that is not one of the engine's
+** (another name, or one of its names spelled otherwise or on another
+** table), or no lease_jobs_enqueued: only then can an enqueue leave a
+** job without its queue row (the engine's connection has no temporary
+** trigger: with_lease refuses to make one on its tables; a trigger
+** another client put in place of one of the engine's under its name is
+** taken for the engine's).  Its answer holds while the schema cookie
+** (LSQ_SQL_Q_SCHEMA_COOKIE) stays as it was read with it. */
+#define LSQ_SQL_Q_FOREIGN_TRIGGERS                                        \
+  "SELECT 1 WHERE EXISTS (SELECT 1 FROM sqlite_master"                    \
   " WHERE type = 'trigger' AND (name, tbl_name)"                         \
   " NOT IN (VALUES " LSQ_SQL_OWN_TRIGGERS "))"                            \
   " OR NOT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'trigger'"    \
-  " AND name = 'lease_jobs_enqueued')) AS g CROSS JOIN jobs"              \
-  " WHERE jobs.rowid >= ?1 AND typeof(jobs.id) = 'text' AND NOT EXISTS"   \
-  " (SELECT 1 FROM lease_queue AS q WHERE q.id = jobs.id) LIMIT 1"
+  " AND name = 'lease_jobs_enqueued')"
+
+/* The schema cookie, which SQLite moves at every change of the schema
+** that any connection commits (or this one makes), and by which it knows
+** that its own prepared statements are out of date. */
+#define LSQ_SQL_Q_SCHEMA_COOKIE "PRAGMA schema_version"
 
 /*
 ** The ready jobs of a queue, in claim order, columns `cols` of lease_queue
@@ -712,6 +722,8 @@
   XX(Q_COMPLETE)                         \
   XX(Q_ROW_THERE)                        \
   XX(Q_UNQUEUED)                         \
+  XX(Q_FOREIGN_TRIGGERS)                 \
+  XX(Q_SCHEMA_COOKIE)                    \
   XX(Q_DEP_UNWAITED)                     \
   XX(Q_CANDIDATES)                       \
   XX(Q_CLAIM_FREE)                       \

@@ -763,12 +763,16 @@ return {
     hint = "specs/25-hostile_values_spec.lua",
   },
   {
-    -- each job's after list of a batch kept on the Lua stack: a batch with
-    -- more lists than the stack has room for overflows it
+    -- each table entry of a batch keeps its after list on the Lua stack (in
+    -- a table of its own, left there), not in the batch's one table: a
+    -- batch with more such entries than the stack has room for overflows it
     name = "after-lists-on-stack", step = "own", file = "src/lua/lease_lua_queue.c",
-    fn = "read_after",
-    from = [=[  if (anchor) {]=],
-    to = [=[  if (anchor && 0) {]=],
+    fn = "lb_check_new_jobs",
+    from = [=[        read_job_fields(L, c, 2, -1, i, entry_names, &jobs[i - 1], 1, anchor);]=],
+    to = [=[        lua_newtable(L);
+        lua_insert(L, -2);
+        anchor = lua_gettop(L) - 1;
+        read_job_fields(L, c, 2, -1, i, entry_names, &jobs[i - 1], 1, anchor);]=],
     hint = "specs/44-dependencies_spec.lua",
   },
   {

@@ -1141,7 +1141,7 @@ return {
     sqlite3_stmt *q_ = NULL;
     int held_ = 1;
     sqlite3_prepare_v2(LSQ(db)->sql, "SELECT done <> 0 OR until > ?2 FROM jobs WHERE id = ?1", -1, &q_, NULL);
-    bind_bytes(q_, 1, w->id, w->id_len);
+    lsq_bind_bytes(q_, 1, w->id, w->id_len);
     sqlite3_bind_double(q_, 2, w->now);
     if (sqlite3_step(q_) == SQLITE_ROW) held_ = sqlite3_column_int(q_, 0);
     sqlite3_finalize(q_);
@@ -5202,9 +5202,9 @@ return {
   {
     name = "deps-enqueue-does-not-wait", step = "own", file = "src/sqlite/lsq_queue.c",
     fn = "add_deps",
-    from = [=[  bind_bytes(wait, 1, j->id, j->id_len);
+    from = [=[  lsq_bind_bytes(wait, 1, j->id, j->id_len);
   if ((rc = run_once(db, wait)) != LEASE_OK || sqlite3_changes(LSQ(db)->sql) == 1) return rc;]=],
-    to = [=[  bind_bytes(wait, 1, j->id, j->id_len);
+    to = [=[  lsq_bind_bytes(wait, 1, j->id, j->id_len);
   if (1) return LEASE_OK;]=],
     hint = "specs/44-dependencies_spec.lua",
   },

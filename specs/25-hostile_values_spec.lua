@@ -224,19 +224,6 @@ describe("a write another client's trigger skips #sqlite", function()
       "enqueue's queue data of e changed no row")
     assert.is_nil(db:state("e"))
   end)
-
-  it("refuses a pause, resume or limit whose settings row is not stored", function()
-    local db, p = with_trigger("CREATE TRIGGER side_i BEFORE INSERT ON lease_queues"
-      .. " BEGIN SELECT RAISE(IGNORE); END; CREATE TRIGGER side_u BEFORE UPDATE ON lease_queues"
-      .. " BEGIN SELECT RAISE(IGNORE); END", function(d) d:enqueue("d", { queue = "q" }) end)
-    finally(function() db:close() end)
-    refused(p, { function() return db:pause("q") end,
-                 function() return db:resume("q") end,
-                 function() return db:limit("q", { concurrency = 2 }) end },
-      "the settings of queue q changed no row")
-    assert.are.same({ false }, { db:queues(1)[1].paused })
-    assert.are.same({ "d", 1 }, { H.two(db:claim_next("w", 1, 10, { queue = "q" })) })
-  end)
 end)
 
 describe("a claim or discard another client's trigger skips", function()

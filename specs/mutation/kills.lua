@@ -132,7 +132,7 @@ return {
   ["complete-without-deadline-check"] = { file = "specs/06-complete_spec.lua", test = "step 6: complete refuses an expired lease, at and after the boundary ('expired')" },
   ["complete-without-fence-check"] = { file = "specs/06-complete_spec.lua", test = "step 6: complete refuses the same owner's older generation ('stale_fence')" },
   ["complete-without-owner-check"] = { file = "specs/06-complete_spec.lua", test = "step 6: complete refuses a missing job, another owner and a released lease" },
-  ["control-skipped-settings-unseen"] = { file = "specs/25-hostile_values_spec.lua", test = "a write another client's trigger skips #sqlite refuses a pause, resume or limit whose settings row is not stored" },
+  ["control-skipped-settings-unseen"] = { file = "specs/25-hostile_values_spec.lua", test = "other writes another client's trigger skips pause, resume and limit whose settings row is skipped" },
   ["counts-boundary-held"] = { file = "specs/fuzz/replay.lua", test = "fuzz_ops seed corpus agrees with the model of the contract on every seed" },
   ["counts-ready-includes-blocked"] = { file = "specs/25-hostile_values_spec.lua", test = "a job another client left unclaimable (blocked) #sqlite with a fence stored as 1.5 is refused, reported, counted and skipped" },
   ["cron-next-range-blames-expr"] = { file = "specs/41-schedule_spec.lua", test = "bad input lease.cron_next: the next minute, or an error naming the expression or the time" },

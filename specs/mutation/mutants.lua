@@ -763,12 +763,16 @@ return {
     hint = "specs/25-hostile_values_spec.lua",
   },
   {
-    -- each job's after list of a batch kept on the Lua stack: a batch with
-    -- more lists than the stack has room for overflows it
+    -- each table entry of a batch keeps its after list on the Lua stack (in
+    -- a table of its own, left there), not in the batch's one table: a
+    -- batch with more such entries than the stack has room for overflows it
     name = "after-lists-on-stack", step = "own", file = "src/lua/lease_lua_queue.c",
-    fn = "read_after",
-    from = [=[  if (anchor) {]=],
-    to = [=[  if (anchor && 0) {]=],
+    fn = "lb_check_new_jobs",
+    from = [=[        read_job_fields(L, c, 2, -1, i, entry_names, &jobs[i - 1], 1, anchor);]=],
+    to = [=[        lua_newtable(L);
+        lua_insert(L, -2);
+        anchor = lua_gettop(L) - 1;
+        read_job_fields(L, c, 2, -1, i, entry_names, &jobs[i - 1], 1, anchor);]=],
     hint = "specs/44-dependencies_spec.lua",
   },
   {
@@ -1147,7 +1151,7 @@ return {
     sqlite3_stmt *q_ = NULL;
     int held_ = 1;
     sqlite3_prepare_v2(LSQ(db)->sql, "SELECT done <> 0 OR until > ?2 FROM jobs WHERE id = ?1", -1, &q_, NULL);
-    bind_bytes(q_, 1, w->id, w->id_len);
+    lsq_bind_bytes(q_, 1, w->id, w->id_len);
     sqlite3_bind_double(q_, 2, w->now);
     if (sqlite3_step(q_) == SQLITE_ROW) held_ = sqlite3_column_int(q_, 0);
     sqlite3_finalize(q_);
@@ -5209,9 +5213,9 @@ return {
   {
     name = "deps-enqueue-does-not-wait", step = "own", file = "src/sqlite/lsq_queue.c",
     fn = "add_deps",
-    from = [=[  bind_bytes(wait, 1, j->id, j->id_len);
+    from = [=[  lsq_bind_bytes(wait, 1, j->id, j->id_len);
   if ((rc = run_once(db, wait)) != LEASE_OK || sqlite3_changes(LSQ(db)->sql) == 1) return rc;]=],
-    to = [=[  bind_bytes(wait, 1, j->id, j->id_len);
+    to = [=[  lsq_bind_bytes(wait, 1, j->id, j->id_len);
   if (1) return LEASE_OK;]=],
     hint = "specs/44-dependencies_spec.lua",
   },

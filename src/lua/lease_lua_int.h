@@ -219,7 +219,9 @@ void lb_check_keys(lua_State *L, const lb_arg *a, int idx, const char *const *ke
 /* lb_check_job_opts: the optional table at idx (argument pos of c) of
 ** enqueue's options into *job, over its current values; unknown keys and
 ** bad values raise ("bad argument #2 to 'enqueue' (opts.priority must be
-** an integer, got 1.5)"). */
+** an integer, got 1.5)").  When there is a table, pushes one more, which
+** keeps opts.after's list alive: the caller leaves both on the stack
+** while it uses *job. */
 void lb_check_job_opts(lua_State *L, const lb_callee *c, int idx, int pos, lease_new_job *job);
 
 /* lb_check_after_self: raise "... (opts.after[k] is the job's own id)",

@@ -48,11 +48,10 @@ static const char *const entry_names[K_COUNT] = {
 
 /* Read the list at the top (a job's after, named by f) into job: a
 ** userdata of its ids' pointers and lengths, kept alive by the table at
-** stack index anchor (appended to it), or with anchor 0 at stack index
-** *idx (the table read is moved up one, *idx with it); the strings stay
-** alive in the list, which that table holds.  A batch anchors each of
-** its jobs' lists in one table, so the stack does not grow with them. */
-static void read_after(lua_State *L, const lb_arg *f, int *idx, int anchor, lease_new_job *job) {
+** stack index anchor (appended to it); the strings stay alive in the
+** list, which the job's table holds.  A batch anchors all of its jobs'
+** lists in one table, so the stack does not grow with them. */
+static void read_after(lua_State *L, const lb_arg *f, int anchor, lease_new_job *job) {
   const char **ids;
   size_t *lens;
   int k, n = lb_check_sequence(L, -1, f, AFTER_MAX);
@@ -60,12 +59,7 @@ static void read_after(lua_State *L, const lb_arg *f, int *idx, int anchor, leas
   void *mem = lua_newuserdatauv(L, (sizeof *ids + sizeof *lens) * (size_t)(n ? n : 1), 0);
   ids = mem;
   lens = (size_t *)(void *)(ids + (n ? n : 1));
-  if (anchor) {
-    lua_rawseti(L, anchor, (lua_Integer)lua_rawlen(L, anchor) + 1);
-  } else {
-    lua_insert(L, *idx);
-    (*idx)++;
-  }
+  lua_rawseti(L, anchor, (lua_Integer)lua_rawlen(L, anchor) + 1);
   if (f->k > 0) {   /* an entry's field: "ids[2].after[%d]" */
     char base[32];
     snprintf(base, sizeof base, f->what, f->k);
@@ -136,9 +130,9 @@ static double check_timeout(lua_State *L, int idx, const lb_arg *a) {
 }
 
 /* Read the fields of the table at idx (raw) over *job.  names: how errors
-** name each key; k: the entry's index (0 for opts); anchor: read_after's.
-** The strings stay alive in the table, which the caller keeps on the
-** stack. */
+** name each key; k: the entry's index (0 for opts); anchor: the stack
+** index of the table that keeps the after list alive (read_after).  The
+** strings stay alive in the table, which the caller keeps on the stack. */
 static void read_job_fields(lua_State *L, const lb_callee *c, int pos, int idx, int k,
                             const char *const *names, lease_new_job *job, int with_id,
                             int anchor) {
@@ -174,7 +168,7 @@ static void read_job_fields(lua_State *L, const lb_callee *c, int pos, int idx, 
         job->timeout = check_timeout(L, -1, &f);
         break;
       case K_AFTER:
-        read_after(L, &f, &idx, anchor, job);
+        read_after(L, &f, anchor, job);
         break;
       case K_KEY:
         job->key = lb_check_string(L, -1, &f, 0, &job->key_len);
@@ -196,7 +190,9 @@ void lb_check_job_opts(lua_State *L, const lb_callee *c, int idx, int pos, lease
   if (lua_isnoneornil(L, idx)) return;
   if (lua_type(L, idx) != LUA_TTABLE) lb_fail(L, idx, a, "a table or nil");
   check_keys(L, a, idx, job_keys, K_ID, "opts");
-  read_job_fields(L, c, pos, idx, 0, opt_names, job, 0, 0);
+  idx = lua_absindex(L, idx);
+  lua_newtable(L);   /* keeps opts.after's list alive (read_after), left on the stack */
+  read_job_fields(L, c, pos, idx, 0, opt_names, job, 0, lua_gettop(L));
 }
 
 /* See lease_lua_int.h. */

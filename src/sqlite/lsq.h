@@ -93,6 +93,17 @@ int lsq_run(lease_db *db, int which);
 ** (lsq_fail; *found 0). */
 int lsq_found_row(lease_db *db, sqlite3_stmt *st, int *found);
 
+/* lsq_step_failed: after a failed step of st (SQLite's code src) inside a
+** write body: record the failure on db (lsq_fail), reset st, and return
+** the code recorded, for the body to return (lsq_write_txn then rolls the
+** transaction back). */
+int lsq_step_failed(lease_db *db, sqlite3_stmt *st, int src);
+
+/* lsq_bind_bytes: bind the len bytes at s to parameter i of st as text,
+** not copied (SQLITE_STATIC: s stays alive while st uses it).  len fits
+** an int: the core checked it against max_length, at most INT_MAX. */
+void lsq_bind_bytes(sqlite3_stmt *st, int i, const char *s, size_t len);
+
 /* lsq_rollback: roll back whatever transaction is open, keeping the
 ** recorded error. */
 void lsq_rollback(lease_db *db);

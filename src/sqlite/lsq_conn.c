@@ -283,6 +283,18 @@ int lsq_found_row(lease_db *db, sqlite3_stmt *st, int *found) {
 }
 
 /* See lsq.h. */
+int lsq_step_failed(lease_db *db, sqlite3_stmt *st, int src) {
+  lsq_fail(db, LSQ(db)->sql, src);
+  sqlite3_reset(st);
+  return db->rc;
+}
+
+/* See lsq.h. */
+void lsq_bind_bytes(sqlite3_stmt *st, int i, const char *s, size_t len) {
+  sqlite3_bind_text(st, i, s, (int)len, SQLITE_STATIC);
+}
+
+/* See lsq.h. */
 void lsq_rollback(lease_db *db) {
   if (!sqlite3_get_autocommit(LSQ(db)->sql)) {
     sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_ROLLBACK);

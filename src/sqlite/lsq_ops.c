@@ -18,7 +18,6 @@
 #include <string.h>
 #include <time.h>
 
-
 /* End a read outside any transaction: reset the statement and, when the
 ** last step was not SQLITE_DONE, record that step's error (before the
 ** reset, which could change the connection's message). */
@@ -26,20 +25,6 @@ static int finish_read(lease_db *db, sqlite3_stmt *st, int src) {
   if (src != SQLITE_DONE) lsq_fail(db, LSQ(db)->sql, src);
   sqlite3_reset(st);
   return src == SQLITE_DONE ? LEASE_OK : db->rc;
-}
-
-/* Finish a failed step inside a write body: record the error, reset.
-** lsq_write_txn rolls the transaction back. */
-static int step_failed(lease_db *db, sqlite3_stmt *st, int src) {
-  lsq_fail(db, LSQ(db)->sql, src);
-  sqlite3_reset(st);
-  return db->rc;
-}
-
-/* Bind a byte string (its length fits: the core checked it against
-** max_length, which is at most INT_MAX). */
-static void bind_bytes(sqlite3_stmt *st, int i, const char *s, size_t len) {
-  sqlite3_bind_text(st, i, s, (int)len, SQLITE_STATIC);
 }
 
 /* ===================================================================== */
@@ -164,7 +149,7 @@ int lsq_count(lease_db *db, double now, const char *queue, size_t queue_len, lea
   int src, i;
   if (!(st = lsq_stmt(db, LSQ_ST_TALLY))) return db->rc;
   sqlite3_bind_double(st, 1, now);
-  if (queue) bind_bytes(st, 2, queue, queue_len);
+  if (queue) lsq_bind_bytes(st, 2, queue, queue_len);
   else sqlite3_bind_null(st, 2);
   src = lsq_step(db, LSQ(db)->sql, st);
   if (src == SQLITE_ROW) {
@@ -203,8 +188,8 @@ static const int write_event[] = {
 
 /* Bind w to its guarded UPDATE (parameters as lsq_sql.h numbers them). */
 static void bind_write(sqlite3_stmt *st, const lease__write *w) {
-  bind_bytes(st, 1, w->id, w->id_len);
-  bind_bytes(st, 2, w->owner, w->owner_len);
+  lsq_bind_bytes(st, 1, w->id, w->id_len);
+  lsq_bind_bytes(st, 2, w->owner, w->owner_len);
   switch (w->op) {
     case LEASE__CLAIM:
       sqlite3_bind_double(st, 3, w->now);
@@ -218,7 +203,7 @@ static void bind_write(sqlite3_stmt *st, const lease__write *w) {
     case LEASE__COMPLETE:
       sqlite3_bind_int64(st, 3, w->fence);
       sqlite3_bind_double(st, 4, w->now);
-      if (w->result) bind_bytes(st, 5, w->result, w->result_len);
+      if (w->result) lsq_bind_bytes(st, 5, w->result, w->result_len);
       else sqlite3_bind_null(st, 5);
       break;
     case LEASE__RELEASE:
@@ -239,8 +224,8 @@ int lsq_why_refused(lease_db *db, const lease__write *w, int *reason) {
   lease__facts f = {0};
   int src, rc = LEASE_OK;
   if (!why) return db->rc;
-  bind_bytes(why, 1, w->id, w->id_len);
-  bind_bytes(why, 2, w->owner, w->owner_len);
+  lsq_bind_bytes(why, 1, w->id, w->id_len);
+  lsq_bind_bytes(why, 2, w->owner, w->owner_len);
   sqlite3_bind_int64(why, 3, w->fence);
   if (w->op == LEASE__RELEASE) sqlite3_bind_null(why, 4);
   else sqlite3_bind_double(why, 4, w->now);
@@ -272,12 +257,12 @@ static int complete_queue_row(lease_db *db, const lease__write *w, int *changed)
   int src;
   *changed = 0;
   if (!st) return db->rc;
-  bind_bytes(st, 1, w->id, w->id_len);
-  bind_bytes(st, 2, w->owner, w->owner_len);
+  lsq_bind_bytes(st, 1, w->id, w->id_len);
+  lsq_bind_bytes(st, 2, w->owner, w->owner_len);
   sqlite3_bind_int64(st, 3, w->fence);
   sqlite3_bind_double(st, 4, w->now);
   src = sqlite3_step(st);
-  if (src != SQLITE_DONE) return step_failed(db, st, src);
+  if (src != SQLITE_DONE) return lsq_step_failed(db, st, src);
   *changed = sqlite3_changes(LSQ(db)->sql) > 0;
   sqlite3_reset(st);
   return LEASE_OK;
@@ -294,7 +279,7 @@ static int queue_row_left(lease_db *db, const lease__write *w) {
   sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_ROW_THERE);
   int there, rc;
   if (!st) return db->rc;
-  bind_bytes(st, 1, w->id, w->id_len);
+  lsq_bind_bytes(st, 1, w->id, w->id_len);
   if ((rc = lsq_found_row(db, st, &there)) != LEASE_OK) return rc;
   if (!there) return LEASE_OK;
   return lease__skipped(db, "complete's queue row of", w->id, w->id_len);
@@ -337,7 +322,7 @@ int lsq_guarded_step(lease_db *db, const lease__write *w, int64_t *fence, int *r
     src = sqlite3_step(st);
     changed = src == SQLITE_DONE && sqlite3_changes(LSQ(db)->sql) > 0;
   }
-  if (src != SQLITE_DONE) return step_failed(db, st, src);
+  if (src != SQLITE_DONE) return lsq_step_failed(db, st, src);
   sqlite3_reset(st);
   if (w->op == LEASE__COMPLETE) sqlite3_clear_bindings(st);   /* drop the pointer to result */
   if (queued && !changed)

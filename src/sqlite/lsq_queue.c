@@ -13,28 +13,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Bind a byte string (the core checked its length against max_length). */
-static void bind_bytes(sqlite3_stmt *st, int i, const char *s, size_t len) {
-  sqlite3_bind_text(st, i, s, (int)len, SQLITE_STATIC);
-}
-
 /* Bind a time, SQL NULL for NaN (no time). */
 static void bind_time(sqlite3_stmt *st, int i, double t) {
   if (isnan(t)) sqlite3_bind_null(st, i);
   else sqlite3_bind_double(st, i, t);
 }
 
-/* Record the failed step of st, reset it; returns the code recorded. */
-static int step_failed(lease_db *db, sqlite3_stmt *st, int src) {
-  lsq_fail(db, LSQ(db)->sql, src);
-  sqlite3_reset(st);
-  return db->rc;
-}
-
 /* Step st, which returns no row, and reset it.  LEASE_OK or the failure. */
 static int run_once(lease_db *db, sqlite3_stmt *st) {
   int src = sqlite3_step(st);
-  if (src != SQLITE_DONE) return step_failed(db, st, src);
+  if (src != SQLITE_DONE) return lsq_step_failed(db, st, src);
   sqlite3_reset(st);
   return LEASE_OK;
 }
@@ -101,7 +89,7 @@ int lsq_clock(lease_db *db) {
     return LEASE_OK;
   if (!(st = lsq_stmt(db, LSQ_ST_CLOCK_READ))) return db->rc;
   src = sqlite3_step(st);
-  if (src != SQLITE_ROW) return step_failed(db, st, src);
+  if (src != SQLITE_ROW) return lsq_step_failed(db, st, src);
   if (sqlite3_column_type(st, 0) == SQLITE_FLOAT || sqlite3_column_type(st, 0) == SQLITE_INTEGER)
     mark = sqlite3_column_double(st, 0);
   sqlite3_reset(st);
@@ -141,14 +129,14 @@ int lsq_q_expired(lease_db *db, const lease__write *w) {
   lease__event ev;
   int src, rc;
   if (!st || !add || !end) return db->rc;
-  bind_bytes(st, 1, w->id, w->id_len);
+  lsq_bind_bytes(st, 1, w->id, w->id_len);
   sqlite3_bind_double(st, 2, w->now);
   src = sqlite3_step(st);
   if (src == SQLITE_DONE) {
     sqlite3_reset(st);
     return LEASE_OK;
   }
-  if (src != SQLITE_ROW) return step_failed(db, st, src);
+  if (src != SQLITE_ROW) return lsq_step_failed(db, st, src);
   f.attempt = sqlite3_column_int64(st, 3);
   f.max_attempts = sqlite3_column_int64(st, 4);
   memset(&ev, 0, sizeof ev);
@@ -159,7 +147,7 @@ int lsq_q_expired(lease_db *db, const lease__write *w) {
   ev.has_fence = 1;
   ev.fence = sqlite3_column_int64(st, 1);
   ev.reason = LEASE_GRANTED;
-  bind_bytes(add, 1, w->id, w->id_len);
+  lsq_bind_bytes(add, 1, w->id, w->id_len);
   sqlite3_bind_int64(add, 2, f.attempt);
   sqlite3_bind_value(add, 3, sqlite3_column_value(st, 2));   /* at: when it expired */
   sqlite3_bind_value(add, 4, sqlite3_column_value(st, 0));   /* bound as copies */
@@ -183,7 +171,7 @@ int lsq_q_expired(lease_db *db, const lease__write *w) {
   if (rc != LEASE_OK) return rc;
   lease__after_expiry(&f, &next);
   if (next.qstate == LEASE__Q_OPEN) return LEASE_OK;   /* the claim goes on */
-  bind_bytes(end, 1, w->id, w->id_len);
+  lsq_bind_bytes(end, 1, w->id, w->id_len);
   sqlite3_bind_int(end, 2, next.qstate);
   sqlite3_bind_double(end, 3, next.finished_at);
   if ((rc = run_one(db, end, "a claim's discard of", w->id, w->id_len)) != LEASE_OK) return rc;
@@ -199,13 +187,13 @@ int lsq_q_release(lease_db *db, const lease__write *w) {
   int src;
   if (LSQ(db)->no_deps) return LEASE_OK;
   if (!(st = lsq_stmt(db, LSQ_ST_Q_DEP_CHILD))) return db->rc;
-  bind_bytes(st, 1, w->id, w->id_len);   /* the UPDATE only for a job with children */
+  lsq_bind_bytes(st, 1, w->id, w->id_len);   /* the UPDATE only for a job with children */
   src = sqlite3_step(st);
-  if (src != SQLITE_ROW && src != SQLITE_DONE) return step_failed(db, st, src);
+  if (src != SQLITE_ROW && src != SQLITE_DONE) return lsq_step_failed(db, st, src);
   sqlite3_reset(st);
   if (src == SQLITE_DONE) return LEASE_OK;
   if (!(st = lsq_stmt(db, LSQ_ST_Q_DEP_RELEASE))) return db->rc;
-  bind_bytes(st, 1, w->id, w->id_len);
+  lsq_bind_bytes(st, 1, w->id, w->id_len);
   return run_once(db, st);
 }
 
@@ -215,7 +203,7 @@ int lsq_q_deps_none(lease_db *db, int *none) {
   int src;
   if (!st) return db->rc;
   src = sqlite3_step(st);
-  if (src != SQLITE_ROW && src != SQLITE_DONE) return step_failed(db, st, src);
+  if (src != SQLITE_ROW && src != SQLITE_DONE) return lsq_step_failed(db, st, src);
   *none = src == SQLITE_DONE;
   sqlite3_reset(st);
   return LEASE_OK;
@@ -230,15 +218,15 @@ int lsq_q_cascade(lease_db *db, const char *id, size_t id_len, int qstate, doubl
   if (lease__events_on(db)) {
     sqlite3_stmt *ev = lsq_stmt(db, LSQ_ST_Q_DEP_EVENTS);
     if (!ev) return db->rc;
-    bind_bytes(ev, 1, id, id_len);
+    lsq_bind_bytes(ev, 1, id, id_len);
     sqlite3_bind_double(ev, 3, now);
     if ((rc = run_once(db, ev)) != LEASE_OK) return rc;
   }
-  bind_bytes(err, 1, id, id_len);
+  lsq_bind_bytes(err, 1, id, id_len);
   sqlite3_bind_text(err, 2, word, -1, SQLITE_STATIC);
   sqlite3_bind_double(err, 3, now);
   if ((rc = run_once(db, err)) != LEASE_OK) return rc;
-  bind_bytes(end, 1, id, id_len);
+  lsq_bind_bytes(end, 1, id, id_len);
   sqlite3_bind_double(end, 3, now);
   return run_once(db, end);
 }
@@ -267,16 +255,16 @@ static int key_holder(lease_db *db, const lease_new_job *j, int *held) {
   int src, rc = LEASE_OK;
   *held = 0;
   if (!st) return db->rc;
-  bind_bytes(st, 1, j->queue, j->queue_len);
-  bind_bytes(st, 2, j->key, j->key_len);
-  bind_bytes(st, 3, j->id, j->id_len);
+  lsq_bind_bytes(st, 1, j->queue, j->queue_len);
+  lsq_bind_bytes(st, 2, j->key, j->key_len);
+  lsq_bind_bytes(st, 3, j->id, j->id_len);
   src = sqlite3_step(st);
   if (src == SQLITE_ROW) {
     *held = 1;
     rc = lease__duplicate(db, (const char *)sqlite3_column_text(st, 0),
                           (size_t)sqlite3_column_bytes(st, 0));
   } else if (src != SQLITE_DONE) {
-    return step_failed(db, st, src);
+    return lsq_step_failed(db, st, src);
   }
   sqlite3_reset(st);
   sqlite3_clear_bindings(st);   /* drop the pointers to the caller's bytes */
@@ -296,9 +284,9 @@ static int check_deps(lease_db *db, const enqueue_ctx *e, int *refused) {
     const lease_new_job *j = &e->jobs[i];
     for (k = 0; k < j->n_after; k++) {
       int found, state = 0;
-      bind_bytes(st, 1, j->after[k], j->after_lens[k]);
+      lsq_bind_bytes(st, 1, j->after[k], j->after_lens[k]);
       src = sqlite3_step(st);
-      if (src != SQLITE_ROW && src != SQLITE_DONE) return step_failed(db, st, src);
+      if (src != SQLITE_ROW && src != SQLITE_DONE) return lsq_step_failed(db, st, src);
       found = src == SQLITE_ROW;
       if (found) state = sqlite3_column_int(st, 0);
       sqlite3_reset(st);
@@ -316,11 +304,11 @@ static void bind_dep(sqlite3_stmt *st, const enqueue_ctx *e, int i, int k) {
   const lease_new_job *j = &e->jobs[i];
   int m;
   sqlite3_clear_bindings(st);
-  bind_bytes(st, 1, j->id, j->id_len);
-  bind_bytes(st, 2, j->after[k], j->after_lens[k]);
+  lsq_bind_bytes(st, 1, j->id, j->id_len);
+  lsq_bind_bytes(st, 2, j->after[k], j->after_lens[k]);
   if ((m = lease__dep_in_batch(e->jobs, i, k)) >= 0 && e->jobs[m].key) {
-    bind_bytes(st, 3, e->jobs[m].queue, e->jobs[m].queue_len);
-    bind_bytes(st, 4, e->jobs[m].key, e->jobs[m].key_len);
+    lsq_bind_bytes(st, 3, e->jobs[m].queue, e->jobs[m].queue_len);
+    lsq_bind_bytes(st, 4, e->jobs[m].key, e->jobs[m].key_len);
   }
 }
 
@@ -331,7 +319,7 @@ static int wait_written(lease_db *db, const char *what, const char *id, size_t i
   sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_DEP_UNWAITED);
   int unwaited, rc;
   if (!st) return db->rc;
-  bind_bytes(st, 1, id, id_len);
+  lsq_bind_bytes(st, 1, id, id_len);
   if ((rc = lsq_found_row(db, st, &unwaited)) != LEASE_OK) return rc;
   return unwaited ? lease__skipped(db, what, id, id_len) : LEASE_OK;
 }
@@ -359,7 +347,7 @@ static int add_deps(lease_db *db, const enqueue_ctx *e, int i) {
     if (rc == LEASE_OK && !found) rc = lease__skipped(db, "enqueue's dependency of", j->id, j->id_len);
     if (rc != LEASE_OK) return rc;
   }
-  bind_bytes(wait, 1, j->id, j->id_len);
+  lsq_bind_bytes(wait, 1, j->id, j->id_len);
   if ((rc = run_once(db, wait)) != LEASE_OK || sqlite3_changes(LSQ(db)->sql) == 1) return rc;
   return wait_written(db, "enqueue's wait of", j->id, j->id_len);
 }
@@ -378,7 +366,7 @@ static int read_floor(lease_db *db, sqlite3_int64 *floor) {
     *floor = sqlite3_column_int64(st, 0);
     src = sqlite3_step(st);
   }
-  if (src != SQLITE_DONE) return step_failed(db, st, src);
+  if (src != SQLITE_DONE) return lsq_step_failed(db, st, src);
   sqlite3_reset(st);
   return LEASE_OK;
 }
@@ -391,7 +379,7 @@ static int insert_ignored(lease_db *db, const char *id, size_t id_len) {
   sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_INFO);
   int there, rc;
   if (!st) return db->rc;
-  bind_bytes(st, 1, id, id_len);
+  lsq_bind_bytes(st, 1, id, id_len);
   sqlite3_bind_double(st, 2, 0);
   if ((rc = lsq_found_row(db, st, &there)) != LEASE_OK) return rc;
   if (there) return LEASE_OK;
@@ -409,7 +397,7 @@ static int foreign_triggers(lease_db *db, int *foreign) {
   sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_SCHEMA_COOKIE);
   int src, cookie, rc;
   if (!st) return db->rc;
-  if ((src = sqlite3_step(st)) != SQLITE_ROW) return step_failed(db, st, src);
+  if ((src = sqlite3_step(st)) != SQLITE_ROW) return lsq_step_failed(db, st, src);
   cookie = sqlite3_column_int(st, 0);
   sqlite3_reset(st);
   if (!c->triggers_known || c->triggers_cookie != cookie) {
@@ -438,7 +426,7 @@ static int all_queued(lease_db *db, sqlite3_int64 first) {
     rc = lease__skipped(db, "enqueue's queue row of", (const char *)sqlite3_column_text(st, 0),
                         (size_t)sqlite3_column_bytes(st, 0));
   else if (src != SQLITE_DONE)
-    return step_failed(db, st, src);
+    return lsq_step_failed(db, st, src);
   sqlite3_reset(st);
   return rc;
 }
@@ -471,7 +459,7 @@ static int enqueue_body(lease_db *db, void *ctx) {
         return rc;
       continue;
     }
-    bind_bytes(ins, 1, j->id, j->id_len);
+    lsq_bind_bytes(ins, 1, j->id, j->id_len);
     if ((rc = run_once(db, ins)) != LEASE_OK) return rc;
     if (sqlite3_changes(LSQ(db)->sql) != 1) {
       if ((rc = insert_ignored(db, j->id, j->id_len)) != LEASE_OK) return rc;
@@ -485,17 +473,17 @@ static int enqueue_body(lease_db *db, void *ctx) {
     e->added++;
     if (j->n_after > 0 && (rc = add_deps(db, e, i)) != LEASE_OK) return rc;
     if (!has_data(j)) continue;
-    bind_bytes(data, 1, j->id, j->id_len);
+    lsq_bind_bytes(data, 1, j->id, j->id_len);
     if (j->payload) sqlite3_bind_blob(data, 2, j->payload, (int)j->payload_len, SQLITE_STATIC);
     else sqlite3_bind_null(data, 2);
-    bind_bytes(data, 3, j->queue, j->queue_len);
+    lsq_bind_bytes(data, 3, j->queue, j->queue_len);
     sqlite3_bind_int64(data, 4, j->priority);
     if (j->has_run_at) sqlite3_bind_double(data, 5, j->run_at);
     else sqlite3_bind_null(data, 5);
     sqlite3_bind_int64(data, 6, j->max_attempts);
     if (j->timeout != 0) sqlite3_bind_double(data, 7, j->timeout);
     else sqlite3_bind_null(data, 7);
-    if (j->key) bind_bytes(data, 8, j->key, j->key_len);
+    if (j->key) lsq_bind_bytes(data, 8, j->key, j->key_len);
     else sqlite3_bind_null(data, 8);
     rc = run_one(db, data, "enqueue's queue data of", j->id, j->id_len);
     sqlite3_clear_bindings(data);   /* drop the pointers to the caller's bytes */
@@ -533,7 +521,7 @@ static int read_timeout(lease_db *db, const char *id, size_t id_len, double *tim
   *timeout = 0;
   if (!LEASE_SCHEMA_HAS(LSQ(db)->version, TIMEOUT)) return LEASE_OK;
   if (!(st = lsq_stmt(db, LSQ_ST_Q_TIMEOUT))) return db->rc;
-  bind_bytes(st, 1, id, id_len);
+  lsq_bind_bytes(st, 1, id, id_len);
   src = lsq_step(db, LSQ(db)->sql, st);
   if (src == SQLITE_ROW) {
     if (sqlite3_column_type(st, 0) != SQLITE_NULL) *timeout = sqlite3_column_double(st, 0);
@@ -550,7 +538,7 @@ int lsq_q_state(lease_db *db, const char *id, size_t id_len, double now, lease_r
   size_t used = 0;
   int src, rc;
   if (!st) return db->rc;
-  bind_bytes(st, 1, id, id_len);
+  lsq_bind_bytes(st, 1, id, id_len);
   if (isnan(now)) sqlite3_bind_null(st, 2);
   else sqlite3_bind_double(st, 2, now);
   src = lsq_step(db, LSQ(db)->sql, st);
@@ -579,7 +567,7 @@ int lsq_q_list(lease_db *db, const lease_filter *f, int max, lease_row *rows, in
   sqlite3_bind_double(st, 2, f->now);
   sqlite3_bind_int(st, 3, max);
   sqlite3_bind_int(st, 4, f->status);
-  if (f->queue) bind_bytes(st, 5, f->queue, f->queue_len);
+  if (f->queue) lsq_bind_bytes(st, 5, f->queue, f->queue_len);
   else sqlite3_bind_null(st, 5);
   sqlite3_bind_int(st, 6, f->results != 0);
   sqlite3_bind_int(st, 7, f->which);
@@ -606,7 +594,7 @@ int lsq_q_errors(lease_db *db, const char *id, size_t id_len, lease_job_error *o
   size_t used = 0;
   int src, n = 0, i, failed = 0;
   if (!st) return db->rc;
-  bind_bytes(st, 1, id, id_len);
+  lsq_bind_bytes(st, 1, id, id_len);
   sqlite3_bind_int(st, 2, max);
   src = lsq_step(db, LSQ(db)->sql, st);
   while (src == SQLITE_ROW && n < max && !failed) {
@@ -644,7 +632,7 @@ int lsq_q_after(lease_db *db, const char *id, size_t id_len, double now, lease_d
   int src, n = 0, i, failed = 0;
   if (!LEASE_SCHEMA_HAS(LSQ(db)->version, DEPS)) return LEASE_OK;
   if (!(st = lsq_stmt(db, LSQ_ST_Q_DEPS))) return db->rc;
-  bind_bytes(st, 1, id, id_len);
+  lsq_bind_bytes(st, 1, id, id_len);
   sqlite3_bind_double(st, 2, now);
   sqlite3_bind_int(st, 3, max);
   src = lsq_step(db, LSQ(db)->sql, st);
@@ -697,7 +685,7 @@ typedef struct claim_ctx {
 /* Step st, which returns one integer, into *out, and reset it. */
 static int read_int(lease_db *db, sqlite3_stmt *st, int64_t *out) {
   int src = sqlite3_step(st);
-  if (src != SQLITE_ROW) return step_failed(db, st, src == SQLITE_DONE ? SQLITE_ERROR : src);
+  if (src != SQLITE_ROW) return lsq_step_failed(db, st, src == SQLITE_DONE ? SQLITE_ERROR : src);
   *out = sqlite3_column_int64(st, 0);
   sqlite3_reset(st);
   return LEASE_OK;
@@ -712,13 +700,13 @@ static int read_queue_facts(lease_db *db, const lease__write *w, lease__queue_fa
   int src, rc;
   memset(q, 0, sizeof *q);
   if (!st) return db->rc;
-  bind_bytes(st, 1, w->queue, w->queue_len);
+  lsq_bind_bytes(st, 1, w->queue, w->queue_len);
   src = sqlite3_step(st);
   if (src == SQLITE_DONE) {
     sqlite3_reset(st);
     return LEASE_OK;
   }
-  if (src != SQLITE_ROW) return step_failed(db, st, src);
+  if (src != SQLITE_ROW) return lsq_step_failed(db, st, src);
   q->found = 1;
   q->paused = sqlite3_column_int64(st, 0) != 0;
   q->concurrency = sqlite3_column_int64(st, 1);
@@ -728,24 +716,24 @@ static int read_queue_facts(lease_db *db, const lease__write *w, lease__queue_fa
   if (q->paused) return LEASE_OK;
   if (q->concurrency > 0) {
     if (!(st = lsq_stmt(db, LSQ_ST_Q_LIVE))) return db->rc;
-    bind_bytes(st, 1, w->queue, w->queue_len);
+    lsq_bind_bytes(st, 1, w->queue, w->queue_len);
     sqlite3_bind_double(st, 2, w->now);
     if ((rc = read_int(db, st, &q->live)) != LEASE_OK) return rc;
   }
   if (q->rate > 0) {
     double prune;
     if (!(st = lsq_stmt(db, LSQ_ST_Q_RECENT))) return db->rc;
-    bind_bytes(st, 1, w->queue, w->queue_len);
+    lsq_bind_bytes(st, 1, w->queue, w->queue_len);
     sqlite3_bind_double(st, 2, w->now);
     sqlite3_bind_double(st, 3, q->per);
     if ((src = sqlite3_step(st)) != SQLITE_ROW)
-      return step_failed(db, st, src == SQLITE_DONE ? SQLITE_ERROR : src);
+      return lsq_step_failed(db, st, src == SQLITE_DONE ? SQLITE_ERROR : src);
     q->at = sqlite3_column_double(st, 0);
     q->recent = sqlite3_column_int64(st, 1);
     prune = sqlite3_column_double(st, 2);
     sqlite3_reset(st);
     if (!(st = lsq_stmt(db, LSQ_ST_Q_PRUNE_CLAIMS))) return db->rc;
-    bind_bytes(st, 1, w->queue, w->queue_len);
+    lsq_bind_bytes(st, 1, w->queue, w->queue_len);
     sqlite3_bind_double(st, 2, prune);
     if ((rc = run_once(db, st)) != LEASE_OK) return rc;
   }
@@ -759,7 +747,7 @@ static int record_claims(lease_db *db, const lease__write *w, double at, int n) 
   sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_RECORD_CLAIMS);
   int rc;
   if (!st) return db->rc;
-  bind_bytes(st, 1, w->queue, w->queue_len);
+  lsq_bind_bytes(st, 1, w->queue, w->queue_len);
   sqlite3_bind_int(st, 3, n);
   sqlite3_bind_double(st, 4, at);
   if ((rc = run_once(db, st)) != LEASE_OK || sqlite3_changes(LSQ(db)->sql) == n) return rc;
@@ -772,7 +760,7 @@ static int read_candidates(lease_db *db, claim_ctx *x, int want, size_t *used) {
   sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_CANDIDATES);
   int src, n = 0, failed = 0;
   if (!st) return -1;
-  bind_bytes(st, 1, x->w->queue, x->w->queue_len);
+  lsq_bind_bytes(st, 1, x->w->queue, x->w->queue_len);
   sqlite3_bind_double(st, 2, x->w->now);
   sqlite3_bind_int(st, 3, want);
   while ((src = sqlite3_step(st)) == SQLITE_ROW && n < want && !failed) {
@@ -798,7 +786,7 @@ static int read_candidates(lease_db *db, claim_ctx *x, int want, size_t *used) {
     return -1;
   }
   if (src != SQLITE_DONE && src != SQLITE_ROW) {
-    step_failed(db, st, src);
+    lsq_step_failed(db, st, src);
     return -1;
   }
   sqlite3_reset(st);
@@ -813,15 +801,15 @@ static int claim_free(lease_db *db, claim_ctx *x, int n) {
   sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_CLAIM_FREE);
   int i, src;
   if (!st) return db->rc;
-  bind_bytes(st, 2, x->w->owner, x->w->owner_len);
+  lsq_bind_bytes(st, 2, x->w->owner, x->w->owner_len);
   sqlite3_bind_double(st, 3, x->w->now);
   sqlite3_bind_double(st, 4, x->w->until);
   for (i = 0; i < n; i++) {
     candidate *c = &x->c[i];
-    bind_bytes(st, 1, kept(db, c->id), c->id_len);
+    lsq_bind_bytes(st, 1, kept(db, c->id), c->id_len);
     sqlite3_bind_int64(st, 5, c->fence);
     sqlite3_bind_int64(st, 6, c->rowid);
-    if ((src = sqlite3_step(st)) != SQLITE_DONE) return step_failed(db, st, src);
+    if ((src = sqlite3_step(st)) != SQLITE_DONE) return lsq_step_failed(db, st, src);
     sqlite3_reset(st);
     if ((c->taken = sqlite3_changes(LSQ(db)->sql) == 1)) c->fence++;
   }
@@ -985,7 +973,7 @@ static int control_step(lease_db *db, const char *text, const control_ctx *x, in
     sqlite3_finalize(st);
     return lsq_fail(db, LSQ(db)->sql, src);
   }
-  bind_bytes(st, 1, x->queue, x->queue_len);
+  lsq_bind_bytes(st, 1, x->queue, x->queue_len);
   for (i = 0; i < nv; i++) {
     if (nulls && v[i] == 0) sqlite3_bind_null(st, 2 + i);
     else sqlite3_bind_int64(st, 2 + i, v[i]);
@@ -1106,8 +1094,8 @@ static int fail_body(lease_db *db, void *ctx) {
   int src, rc;
   x->reason = LEASE_GRANTED;
   if (!st || !att || !add || !set) return db->rc;
-  bind_bytes(st, 1, w->id, w->id_len);
-  bind_bytes(st, 2, w->owner, w->owner_len);
+  lsq_bind_bytes(st, 1, w->id, w->id_len);
+  lsq_bind_bytes(st, 2, w->owner, w->owner_len);
   sqlite3_bind_int64(st, 3, w->fence);
   sqlite3_bind_double(st, 4, w->now);
   if ((rc = run_once(db, st)) != LEASE_OK) return rc;
@@ -1116,20 +1104,20 @@ static int fail_body(lease_db *db, void *ctx) {
     return lease__event_write(db, LEASE_EV_FAIL, w, 0, x->reason);
   }
   if ((rc = lease__event_write(db, LEASE_EV_FAIL, w, 0, LEASE_GRANTED)) != LEASE_OK) return rc;
-  bind_bytes(att, 1, w->id, w->id_len);
+  lsq_bind_bytes(att, 1, w->id, w->id_len);
   src = sqlite3_step(att);
   if (src != SQLITE_ROW) {
-    if (src != SQLITE_DONE) return step_failed(db, att, src);
+    if (src != SQLITE_DONE) return lsq_step_failed(db, att, src);
     sqlite3_reset(att);
     return lease__fail(db, LEASE_ERROR, "internal error: the job has no queue row");
   }
   f.attempt = sqlite3_column_int64(att, 0);
   f.max_attempts = sqlite3_column_int64(att, 1);
   sqlite3_reset(att);
-  bind_bytes(add, 1, w->id, w->id_len);
+  lsq_bind_bytes(add, 1, w->id, w->id_len);
   sqlite3_bind_int64(add, 2, f.attempt);
   sqlite3_bind_double(add, 3, w->now);
-  bind_bytes(add, 4, w->owner, w->owner_len);
+  lsq_bind_bytes(add, 4, w->owner, w->owner_len);
   sqlite3_bind_int64(add, 5, w->fence);
   if (w->message) sqlite3_bind_blob(add, 6, w->message, (int)w->message_len, SQLITE_STATIC);
   else sqlite3_bind_null(add, 6);
@@ -1139,7 +1127,7 @@ static int fail_body(lease_db *db, void *ctx) {
   lease__after_fail(&f, &next);
   x->status = next.status;
   x->run_at = next.run_at;
-  bind_bytes(set, 1, w->id, w->id_len);
+  lsq_bind_bytes(set, 1, w->id, w->id_len);
   sqlite3_bind_int64(set, 2, next.attempt);
   sqlite3_bind_int(set, 3, next.qstate);
   bind_time(set, 4, next.run_at);
@@ -1180,7 +1168,7 @@ static int read_info(lease_db *db, admin_ctx *x, lease__facts *f) {
   sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_INFO);
   int src;
   if (!st) return db->rc;
-  bind_bytes(st, 1, x->id, x->id_len);
+  lsq_bind_bytes(st, 1, x->id, x->id_len);
   sqlite3_bind_double(st, 2, x->now);
   src = sqlite3_step(st);
   f->found = src == SQLITE_ROW;
@@ -1190,7 +1178,7 @@ static int read_info(lease_db *db, admin_ctx *x, lease__facts *f) {
     f->qstate = sqlite3_column_int(st, 2);
     src = SQLITE_DONE;
   }
-  if (src != SQLITE_DONE) return step_failed(db, st, src);
+  if (src != SQLITE_DONE) return lsq_step_failed(db, st, src);
   sqlite3_reset(st);
   return LEASE_OK;
 }
@@ -1200,7 +1188,7 @@ static int read_info(lease_db *db, admin_ctx *x, lease__facts *f) {
 static int run_id(lease_db *db, int which, admin_ctx *x) {
   sqlite3_stmt *st = lsq_stmt(db, which);
   if (!st) return db->rc;
-  bind_bytes(st, 1, x->id, x->id_len);
+  lsq_bind_bytes(st, 1, x->id, x->id_len);
   if (sqlite3_bind_parameter_count(st) >= 2) sqlite3_bind_double(st, 2, x->now);
   return run_once(db, st);
 }
@@ -1212,14 +1200,14 @@ static int retry_holder(lease_db *db, admin_ctx *x) {
   sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_RETRY_HOLDER);
   int src, rc = LEASE_OK;
   if (!st) return db->rc;
-  bind_bytes(st, 1, x->id, x->id_len);
+  lsq_bind_bytes(st, 1, x->id, x->id_len);
   src = sqlite3_step(st);
   if (src == SQLITE_ROW) {
     x->reason = LEASE_DUPLICATE;
     rc = lease__duplicate(db, (const char *)sqlite3_column_text(st, 0),
                           (size_t)sqlite3_column_bytes(st, 0));
   } else if (src != SQLITE_DONE) {
-    return step_failed(db, st, src);
+    return lsq_step_failed(db, st, src);
   }
   sqlite3_reset(st);
   return rc;
@@ -1233,7 +1221,7 @@ static int reset_skipped(lease_db *db, const admin_ctx *x) {
   sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_ROW_THERE);
   int there, rc;
   if (!st) return db->rc;
-  bind_bytes(st, 1, x->id, x->id_len);
+  lsq_bind_bytes(st, 1, x->id, x->id_len);
   if ((rc = lsq_found_row(db, st, &there)) != LEASE_OK) return rc;
   return there ? lease__skipped(db, "retry's reset of", x->id, x->id_len) : LEASE_OK;
 }
@@ -1256,7 +1244,7 @@ static int retry_body(lease_db *db, void *ctx) {
   if ((rc = lease__event_id(db, LEASE_EV_RETRY, x->id, x->id_len, x->now, x->reason)))
     return rc;
   if (x->reason != LEASE_GRANTED) return LEASE_OK;
-  bind_bytes(reopen, 1, x->id, x->id_len);
+  lsq_bind_bytes(reopen, 1, x->id, x->id_len);
   if ((rc = run_one(db, reopen, "retry's reopen of", x->id, x->id_len)) != LEASE_OK) return rc;
   if ((rc = run_id(db, LSQ_ST_Q_RESET, x)) != LEASE_OK) return rc;
   if (sqlite3_changes(LSQ(db)->sql) == 0 && (rc = reset_skipped(db, x)) != LEASE_OK) return rc;
@@ -1283,7 +1271,7 @@ static int cancel_body(lease_db *db, void *ctx) {
   if ((rc = lease__event_id(db, LEASE_EV_CANCEL, x->id, x->id_len, x->now, x->reason)))
     return rc;
   if (x->reason != LEASE_GRANTED) return LEASE_OK;
-  bind_bytes(end, 1, x->id, x->id_len);
+  lsq_bind_bytes(end, 1, x->id, x->id_len);
   sqlite3_bind_int(end, 2, LEASE__Q_CANCELLED);
   sqlite3_bind_double(end, 3, x->now);
   if ((rc = run_one(db, end, "cancel of", x->id, x->id_len)) != LEASE_OK) return rc;
@@ -1349,7 +1337,7 @@ static int prune_body(lease_db *db, void *ctx) {
   int rc, src, gone = 0;
   if (!st) return db->rc;
   sqlite3_bind_double(st, 1, x->before);
-  if (x->queue) bind_bytes(st, 2, x->queue, x->queue_len);
+  if (x->queue) lsq_bind_bytes(st, 2, x->queue, x->queue_len);
   else sqlite3_bind_null(st, 2);
   sqlite3_bind_int(st, 3, x->state);
   while ((src = sqlite3_step(st)) == SQLITE_ROW) {
@@ -1367,7 +1355,7 @@ static int prune_body(lease_db *db, void *ctx) {
     if (n) memcpy(db->buf + used + head, id, n);
     used += head + n;
   }
-  if (src != SQLITE_DONE) return step_failed(db, st, src);
+  if (src != SQLITE_DONE) return lsq_step_failed(db, st, src);
   sqlite3_reset(st);
   for (at = 0; at < used; at += head + n) {
     memcpy(&n, db->buf + at, sizeof n);

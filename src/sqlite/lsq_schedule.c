@@ -38,11 +38,6 @@ static int run_final(lease_db *db, sqlite3_stmt *st) {
   return rc;
 }
 
-/* Bind a byte string (the core checked its length). */
-static void bind_bytes(sqlite3_stmt *st, int i, const char *s, size_t len) {
-  sqlite3_bind_text(st, i, s, (int)len, SQLITE_STATIC);
-}
-
 /* ===================================================================== */
 /* Writes                                                                 */
 /* ===================================================================== */
@@ -52,15 +47,15 @@ static int put_body(lease_db *db, void *ctx) {
   const lease_schedule_spec *s = ctx;
   sqlite3_stmt *st = prepare(db, LSQ_SQL_SCHEDULE_PUT);
   if (!st) return db->rc;
-  bind_bytes(st, 1, s->name, s->name_len);
+  lsq_bind_bytes(st, 1, s->name, s->name_len);
   if (s->cron) {
     sqlite3_bind_null(st, 2);
-    bind_bytes(st, 3, s->cron, s->cron_len);
+    lsq_bind_bytes(st, 3, s->cron, s->cron_len);
   } else {
     sqlite3_bind_double(st, 2, s->every);
     sqlite3_bind_null(st, 3);
   }
-  bind_bytes(st, 4, s->queue, s->queue_len);
+  lsq_bind_bytes(st, 4, s->queue, s->queue_len);
   if (s->payload) sqlite3_bind_blob(st, 5, s->payload, (int)s->payload_len, SQLITE_STATIC);
   else sqlite3_bind_null(st, 5);
   sqlite3_bind_int64(st, 6, s->priority);
@@ -94,11 +89,11 @@ static int delete_body(lease_db *db, void *ctx) {
   sqlite3_stmt *st = prepare(db, LSQ_SQL_SCHEDULE_DELETE);
   int src;
   if (!st) return db->rc;
-  bind_bytes(st, 1, d->name, d->name_len);
+  lsq_bind_bytes(st, 1, d->name, d->name_len);
   if (run_final(db, st) != LEASE_OK) return db->rc;
   if ((d->found = sqlite3_changes(LSQ(db)->sql) > 0)) return LEASE_OK;
   if (!(st = prepare(db, LSQ_SQL_SCHEDULE_AT))) return db->rc;
-  bind_bytes(st, 1, d->name, d->name_len);
+  lsq_bind_bytes(st, 1, d->name, d->name_len);
   src = sqlite3_step(st);
   sqlite3_finalize(st);
   if (src == SQLITE_DONE) return LEASE_OK;
@@ -221,7 +216,7 @@ static int read_query(lease_db *db, const char *text, int due, const char *key, 
   int rc;
   if (!st) return db->rc;
   if (due) sqlite3_bind_double(st, 1, now);
-  else bind_bytes(st, 1, key ? key : "", key ? key_len : 0);
+  else lsq_bind_bytes(st, 1, key ? key : "", key ? key_len : 0);
   sqlite3_bind_int(st, 2, max);
   rc = read_rows(db, st, max, r);
   sqlite3_finalize(st);
@@ -280,7 +275,7 @@ static int moved_by_another(lease_db *db, const lease_schedule_spec *s) {
   sqlite3_stmt *st = prepare(db, LSQ_SQL_SCHEDULE_AT);
   int src;
   if (!st) return db->rc;
-  bind_bytes(st, 1, s->name, s->name_len);
+  lsq_bind_bytes(st, 1, s->name, s->name_len);
   sqlite3_bind_double(st, 2, s->next_at);
   src = sqlite3_step(st);
   sqlite3_finalize(st);
@@ -304,7 +299,7 @@ static int tick_body(lease_db *db, void *ctx) {
     t->added[i] = 0;
     sqlite3_bind_double(st, 1, t->next[i]);
     sqlite3_bind_double(st, 2, t->tick[i]);
-    bind_bytes(st, 3, s->name, s->name_len);
+    lsq_bind_bytes(st, 3, s->name, s->name_len);
     sqlite3_bind_double(st, 4, s->next_at);
     src = sqlite3_step(st);
     sqlite3_reset(st);

@@ -709,6 +709,60 @@ describe("a clock mark another client stored as -Inf or +Inf", function()
   end
 end)
 
+describe("a clock mark another client stored that is no number", function()
+  -- counts as none, as on SQLite: the next write's now is stored over it,
+  -- where PostgreSQL's float8 input would refuse it in every statement
+  -- that reads the mark
+  local T = 1.7e9
+  local function mark(p)
+    return tonumber((H.sql(p, "SELECT value FROM lease_meta WHERE key = 'clock_mark'")))
+  end
+  local function spoil(p, text)
+    H.sql(p, "UPDATE lease_meta SET value = '" .. text .. "' WHERE key = 'clock_mark'")
+  end
+  for _, text in ipairs({ "abc", "1e999", "12 monkeys", "" }) do
+    it("('" .. text .. "') is replaced by the next write's now, whatever the write", function()
+      local db, p = H.fresh("nomark")
+      db:enqueue_many({ "a", "b", "c", "d", "e" })
+      local f = db:claim("a", "w", T, 1000)
+      db:close()
+      db = lease.open(p)
+      finally(function() db:close() end)
+      -- an enqueue takes no now: it stores none, and the mark counts as none
+      for i, call in ipairs({
+        { function() return db:claim("b", "w", T + 100, 1000) end, true },
+        { function() return db:enqueue("x") end, false },
+        { function() return (db:claim_next("w", T + 100, 1000)) end, true },
+        { function() return (db:complete_many("w", T + 100, { { id = "a", fence = f, result = "r" } })) end, true },
+      }) do
+        spoil(p, text)
+        assert.truthy(call[1](), "call " .. i)
+        if call[2] then assert.are.equal(T + 100, mark(p), "call " .. i) end
+      end
+      assert.are.same({ "completed", "running", "running", "available" },
+        { db:state("a", T + 100).status, db:state("b", T + 100).status,
+          db:state("c", T + 100).status, db:state("x", T + 100).status })
+      local err = H.error_of(db.claim, db, "e", "w", T * 1000, 10)
+      assert.truthy(err:find("off by a factor of 100", 1, true), err)
+    end)
+  end
+
+  it("is replaced by a handle whose complete_claim_next read the mark before", function()
+    local db, p = H.fresh("nomarkccn")
+    finally(function() db:close() end)
+    db:enqueue_many({ "a", "b", "c" })
+    local id, f = db:claim_next("w", T, 1000)
+    local stored, why, nid, nf = db:complete_claim_next(id, "w", f, T + 1, "r", 1000)
+    assert.are.same({ true, "b" }, { stored, nid }, why)
+    spoil(p, "abc")
+    stored, why, nid = db:complete_claim_next("b", "w", nf, T + 200, "r", 1000)
+    assert.are.same({ true, "c" }, { stored, nid }, why)
+    assert.are.equal(T + 200, mark(p))
+    assert.are.same({ "completed", "completed", "running" },
+      { db:state("a", T + 200).status, db:state("b", T + 200).status, db:state("c", T + 200).status })
+  end)
+end)
+
 describe("strings the database cannot hold", function()
   it("are refused as arguments before anything is written", function()
     if os.getenv("LEASE_SANITIZED") then

@@ -5958,16 +5958,16 @@ return {
     -- write another run would have stored
     name = "pg-deadlock-not-run-again", step = "own", file = "src/pg/lpg.c",
     fn = "rerun", backend = "pg",
-    from = [=[  deadlock = lpg_failed_with(db, "40P01");]=],
-    to = [=[  deadlock = 0;]=],
+    from = [=[    deadlock = lpg_failed_with(db, "40P01");]=],
+    to = [=[    deadlock = 0;]=],
     hint = "specs/35-postgres_spec.lua",
   },
   {
     -- a serialization failure is not run again
     name = "pg-serialization-not-run-again", step = "own", file = "src/pg/lpg.c",
     fn = "rerun", backend = "pg",
-    from = [=[  if (!deadlock && !lpg_failed_with(db, "40001")) return 0;]=],
-    to = [=[  if (!deadlock) return 0;]=],
+    from = [=[    if (!deadlock && !lpg_failed_with(db, "40001")) return 0;]=],
+    to = [=[    if (!deadlock) return 0;]=],
     hint = "specs/35-postgres_spec.lua",
   },
   {
@@ -5975,7 +5975,7 @@ return {
     -- multiply the caller's wait)
     name = "pg-any-busy-run-again", step = "own", file = "src/pg/lpg.c",
     fn = "rerun", backend = "pg",
-    from = [=[  if (!deadlock && !lpg_failed_with(db, "40001")) return 0;]=],
+    from = [=[    if (!deadlock && !lpg_failed_with(db, "40001")) return 0;]=],
     to = [=[]=],
     hint = "specs/35-postgres_spec.lua",
   },
@@ -5983,9 +5983,42 @@ return {
     -- the runs are not bounded as said
     name = "pg-rerun-unbounded", step = "own", file = "src/pg/lpg.c",
     fn = "rerun", backend = "pg",
-    from = [=[  if (rc != LEASE_BUSY || runs >= LPG_RUNS) return 0;]=],
-    to = [=[  if (rc != LEASE_BUSY || runs > LPG_RUNS) return 0;]=],
+    from = [=[  if (rc == LEASE_OK || runs >= LPG_RUNS) return 0;]=],
+    to = [=[  if (rc == LEASE_OK || runs > LPG_RUNS) return 0;]=],
     hint = "specs/35-postgres_spec.lua",
+  },
+  {
+    -- a write that failed on a clock mark another client stored as a text
+    -- that is no number is not run again once the mark is dropped
+    name = "pg-mark-dropped-not-run-again", step = "own", file = "src/pg/lpg.c",
+    fn = "rerun", backend = "pg",
+    from = [=[  if (!(dropped = lpg_q_mark_dropped(db))) {]=],
+    to = [=[  if (!(dropped = lpg_q_mark_dropped(db) && 0)) {]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    -- ... the mark is never found to be no number
+    name = "pg-mark-never-dropped", step = "own", file = "src/pg/lpg_queue_sql.h",
+    fn = "LPG_Q_SQL_CLOCK_DROP", backend = "pg",
+    from = [=[  " AND value !~ '" LPG_Q_SQL_MARK_TEXT "' RETURNING 1"]=],
+    to = [=[  " AND false AND value !~ '" LPG_Q_SQL_MARK_TEXT "' RETURNING 1"]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    -- ... a number out of float8's range passes for one
+    name = "pg-mark-exponent-unbounded", step = "own", file = "src/pg/lpg_queue_sql.h",
+    fn = "LPG_Q_SQL_MARK_TEXT", backend = "pg",
+    from = [=[  "|[0-9]([.][0-9]{0,20})?[eE][-+]?[0-2][0-9]{2}|Infinity|NaN)$"]=],
+    to = [=[  "|[0-9]([.][0-9]{0,20})?[eE][-+]?[0-9]{3}|Infinity|NaN)$"]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    -- ... a failure out of range is not looked at
+    name = "pg-mark-range-failure-unseen", step = "own", file = "src/pg/lpg_queue.c",
+    fn = "lpg_q_mark_dropped", backend = "pg",
+    from = [=[  if (!lpg_failed_with(db, "22P02") && !lpg_failed_with(db, "22003")) return 0;]=],
+    to = [=[  if (!lpg_failed_with(db, "22P02")) return 0;]=],
+    hint = "specs/25-hostile_values_spec.lua",
   },
   {
     -- cancel readies the connection after its transaction began, which

@@ -954,11 +954,13 @@ static void pause_for(double seconds) {
 }
 
 /*
-** 1 when the operation that returned rc is run again: the server ended its
-** transaction as a deadlock's victim (SQLSTATE 40P01) or for a
-** serialization failure (40001), so nothing of it was stored, and fewer
-** than LPG_RUNS runs were made.  Each operation below is one transaction
-** of the engine's own, rolled back on failure (a caller's with_lease lets
+** 1 when the operation that returned rc is run again, fewer than LPG_RUNS
+** runs made: a statement or trigger function of it failed reading a clock
+** mark that is no number as a float8, and that mark is now dropped
+** (lpg_q_mark_dropped), or the server ended its transaction as a
+** deadlock's victim (SQLSTATE 40P01) or for a serialization failure
+** (40001); either way nothing of it was stored.  Each operation below is
+** one transaction of the engine's own, rolled back on failure (a caller's with_lease lets
 ** no other call in); complete_claim_next's one round trip
 ** (lpg_queue.c: ccn_committed) sends no statement after its COMMIT, so
 ** no failure the server reports follows a commit.
@@ -971,15 +973,19 @@ static void pause_for(double seconds) {
 ** flags are forgotten, as at the start of a call.
 */
 static int rerun(lease_db *db, int rc, int runs) {
-  int deadlock;
-  if (rc != LEASE_BUSY || runs >= LPG_RUNS) return 0;
-  deadlock = lpg_failed_with(db, "40P01");
-  if (!deadlock && !lpg_failed_with(db, "40001")) return 0;
+  int deadlock = 0, dropped;
+  if (rc == LEASE_OK || runs >= LPG_RUNS) return 0;
+  if (!(dropped = lpg_q_mark_dropped(db))) {
+    if (rc != LEASE_BUSY) return 0;
+    deadlock = lpg_failed_with(db, "40P01");
+    if (!deadlock && !lpg_failed_with(db, "40001")) return 0;
+  }
   lease__clear_error(db);
   db->has_dup = 0;
   db->refused = 0;
-  pause_for(deadlock ? (0.5 + 0.5 * lease__random()) * deadlock_wait(db)
-                     : runs * (0.002 + 0.004 * lease__random()));
+  if (!dropped)
+    pause_for(deadlock ? (0.5 + 0.5 * lease__random()) * deadlock_wait(db)
+                       : runs * (0.002 + 0.004 * lease__random()));
   return 1;
 }
 

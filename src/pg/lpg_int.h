@@ -54,7 +54,8 @@ enum { T_BYTEA = 17, T_INT8 = 20, T_INT4 = 23, T_FLOAT8 = 701, T_BYTEA_ARRAY = 1
 ** SQLite's write transaction already orders them); Q_CLAIM_ONE,
 ** Q_CLAIM_ONE_FREE, Q_CLAIM_ONE_KEEPING (those claim rounds for one job,
 ** its LIMIT in the text, so the plan a connection keeps is made for it:
-** lpg_queue_sql.h).
+** lpg_queue_sql.h); CLOCK_DROP (a mark another client stored that is no
+** number, removed: SQLite's reads take such a mark for none).
 */
 #define LPG_OWN_STATEMENTS(XX)                                                \
   XX(ENQUEUE_MANY)                                                            \
@@ -79,7 +80,8 @@ enum { T_BYTEA = 17, T_INT8 = 20, T_INT4 = 23, T_FLOAT8 = 701, T_BYTEA_ARRAY = 1
   XX(Q_CONTROL_LOCK)                                                          \
   XX(Q_CLAIM_ONE)                                                             \
   XX(Q_CLAIM_ONE_FREE)                                                        \
-  XX(Q_CLAIM_ONE_KEEPING)
+  XX(Q_CLAIM_ONE_KEEPING)                                                     \
+  XX(CLOCK_DROP)
 
 /* The statements, numbered: the shared ones first, as lease__stmt numbers
 ** them.  Each statement's number is its prepared statement's slot in a
@@ -469,6 +471,16 @@ int lpg_q_clock(lease_db *db);
 int lpg_q_clock_due(lease_db *db);
 int lpg_q_clock_judge(lease_db *db, const PGresult *res, int *move);
 int lpg_q_clock_move(lease_db *db);
+
+/*
+** lpg_q_mark_dropped: after an operation failed with the failure recorded
+** on db (its transaction rolled back here), 1 when PostgreSQL refused a
+** text as a float8 (SQLSTATE 22P02 or 22003) and the clock mark was a
+** text that is no number, now dropped (LPG_Q_SQL_CLOCK_DROP: the mark
+** counts as none from then on, and the operation may run again); else 0.
+** The failure stays recorded either way.
+*/
+int lpg_q_mark_dropped(lease_db *db);
 
 /* lpg_key_conflict: 1 when the failure just recorded on db (rc) is the
 ** unique index lease_queue_key refusing a second unfinished holder of a

@@ -125,6 +125,23 @@ int lpg_q_clock(lease_db *db) {
   return rc != LEASE_OK || !move ? rc : lpg_q_clock_move(db);
 }
 
+/* See lpg_int.h. */
+int lpg_q_mark_dropped(lease_db *db) {
+  int rc = db->rc, xrc = db->xrc, dropped = 0;
+  char msg[sizeof db->errmsg];
+  PGresult *res;
+  if (!lpg_failed_with(db, "22P02") && !lpg_failed_with(db, "22003")) return 0;
+  if (PQstatus(LPG(db)->pg) != CONNECTION_OK) return 0;
+  memcpy(msg, db->errmsg, sizeof msg);
+  lpg_rollback(db);
+  if ((res = qrun(db, LPG_ST_CLOCK_DROP, NULL)) != NULL) {
+    dropped = PQntuples(res) == 1;
+    PQclear(res);
+  }
+  lease__set_error(db, rc, xrc, msg);   /* the caller clears it when dropped */
+  return dropped;
+}
+
 /* ===================================================================== */
 /* Enqueue                                                                */
 /* ===================================================================== */

@@ -554,6 +554,27 @@
 
 /* The clock mark (no row: none), and its move to $1. */
 #define LPG_Q_SQL_CLOCK_READ "SELECT " LPG_Q_SQL_MARK
+
+/*
+** A clock mark another client stored that is no number PostgreSQL surely
+** reads as a float8 (LPG_Q_SQL_MARK_TEXT), removed; one row when it was:
+** lpg_queue.c, lpg_q_mark_dropped, runs it once a statement failed on
+** such a text (every statement, and every trigger function, that reads
+** the mark as a float8 fails while it is there).  The mark then counts
+** as none, as SQLite's reads take a mark that is no number.
+*/
+#define LPG_Q_SQL_CLOCK_DROP                                                        \
+  "DELETE FROM " LEASE_SCHEMA_META " WHERE key = 'clock_mark'"                      \
+  " AND value !~ '" LPG_Q_SQL_MARK_TEXT "' RETURNING 1"
+
+/* The texts of a mark PostgreSQL reads as a float8 without fail (a regular
+** expression): float8's own output (at most 20 digits before the point and
+** an exponent of two digits, or one digit and an exponent of three: within
+** its range), Infinity, -Infinity and NaN.  A text float8 reads that is
+** none of these fails no statement, and is never looked at. */
+#define LPG_Q_SQL_MARK_TEXT                                                         \
+  "^[-+]?([0-9]{1,20}([.][0-9]{0,20})?([eE][-+]?[0-9]{1,2})?"                       \
+  "|[0-9]([.][0-9]{0,20})?[eE][-+]?[0-2][0-9]{2}|Infinity|NaN)$"
 #define LPG_Q_SQL_CLOCK_MOVE                                                        \
   "INSERT INTO " LEASE_SCHEMA_META "(key, value) VALUES ('clock_mark', $1::text)"   \
   " ON CONFLICT (key) DO UPDATE SET value = excluded.value"
@@ -874,6 +895,7 @@
 #define LPG_STMT_Q_DUE LPG_Q_SQL_DUE, 1, {T_BYTEA}
 #define LPG_STMT_Q_LIMIT_DUE LPG_Q_SQL_LIMIT_DUE, 5, {T_BYTEA, T_FLOAT8, T_INT8, T_INT8, T_FLOAT8}
 #define LPG_STMT_CLOCK_READ LPG_Q_SQL_CLOCK_READ, 0, {0}
+#define LPG_STMT_CLOCK_DROP LPG_Q_SQL_CLOCK_DROP, 0, {0}
 #define LPG_STMT_CLOCK_MOVE LPG_Q_SQL_CLOCK_MOVE, 1, {T_FLOAT8}
 #define LPG_STMT_EVENT_ADD                                                          \
   LPG_Q_SQL_EVENT_ADD, 7, {T_FLOAT8, T_INT4, T_BYTEA, T_BYTEA, T_BYTEA, T_INT8, T_INT4}

@@ -747,6 +747,32 @@ describe("a clock mark another client stored that is no number", function()
     end)
   end
 
+  it("is told from a number float8 reads, which a write failing for another reason keeps", function()
+    -- another client's trigger fails the enqueue as a float8 input would
+    -- (SQLSTATE 22P02 on PostgreSQL): the mark, a number, stays
+    local db, p = H.fresh("keepmark")
+    finally(function() db:close() end)
+    db:enqueue("a")
+    db:claim("a", "w", T, 10)   -- the mark's row
+    if H.backend == "pg" then
+      H.psql(p, "CREATE FUNCTION side() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+        .. " RAISE EXCEPTION 'not a float' USING ERRCODE = '22P02'; END $$;"
+        .. " CREATE TRIGGER side BEFORE INSERT ON lease_queue FOR EACH ROW EXECUTE FUNCTION side()")
+    else
+      H.sqlite3(p, "CREATE TRIGGER side BEFORE INSERT ON lease_queue BEGIN SELECT RAISE(ABORT, 'not a float'); END")
+    end
+    local function stored()
+      return (H.sql(p, "SELECT value FROM lease_meta WHERE key = 'clock_mark'"):gsub("\n$", ""))
+    end
+    for _, text in ipairs({ "1e+300", "1.7976931348623157e+308", "5e-324", " 1000 ", ".5", "-0",
+                            "-Infinity", "+nan", "123456789012345678901" }) do
+      spoil(p, text)
+      local err = H.error_of(db.enqueue, db, "b")
+      assert.truthy(err:find("not a float", 1, true), err)
+      assert.are.equal(text, stored())
+    end
+  end)
+
   it("is replaced by a handle whose complete_claim_next read the mark before", function()
     local db, p = H.fresh("nomarkccn")
     finally(function() db:close() end)

@@ -1301,6 +1301,14 @@ describe("PostgreSQL complete_claim_next in one round trip", function()
     assert.are.equal("0\n", H.psql(p, "SELECT done FROM jobs WHERE id = 'b'::bytea"))
   end)
 
+  it("refuses such a now with no job left to claim: the check runs without a candidate", function()
+    local f = warm()
+    for _, id in ipairs({ "c", "d", "e" }) do assert.is_true(db:cancel(id, T + 1)) end
+    H.psql(p, "UPDATE lease_meta SET value = '" .. string.format("%.0f", T * 1e6) .. "' WHERE key = 'clock_mark'")
+    fails_unchanged("b", f, T + 2, "rb", "off by a factor")
+    assert.are.equal("0\n", H.psql(p, "SELECT done FROM jobs WHERE id = 'b'::bytea"))
+  end)
+
   it("moves the mark when now is past it by more than a step", function()
     local f = warm()
     local at = T + 1000

@@ -820,6 +820,11 @@ return {
     to = [=[  " OR 0 AND NOT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'trigger'"    \]=],
     hint = "specs/25-hostile_values_spec.lua",
   },
+  -- Left out: lsq_rollback forgetting the look at the triggers.  It
+  -- matters only when a look was made under a change of the schema that
+  -- the same transaction made and then gave up (a limit's index and an
+  -- enqueue in one group commit, lost at its COMMIT) and another client's
+  -- change then brings the same cookie back: no spec can arrange that.
   {
     -- the look at the triggers is kept past a change of the schema that
     -- another client made: its trigger is not seen by a handle that had
@@ -3487,13 +3492,8 @@ return {
   },
   -- A queue's advisory lock (LPG_Q_SQL_QUEUE_KEY): every claim takes it
   -- shared before it reads the settings, pause, resume and limit take it
-  -- exclusive.  Left out: ccn_committed's lock (LPG_Q_SQL_COMPLETE_LOCKING).
-  -- Its round trip checks that the queue has no settings
-  -- (LPG_Q_SQL_CCN_CHECK) in its claim statement, right in front of its
-  -- COMMIT, in the same pipeline, so without the lock a pause slips in
-  -- only between the start of that statement and the COMMIT, microseconds
-  -- apart, and its caller cannot even send a read before the claim has
-  -- committed; the lock closes that window, which no spec can hit.
+  -- exclusive.  complete_claim_next's one round trip takes it in its
+  -- complete (LPG_Q_SQL_COMPLETE_LOCKING: mutant pg-ccn-committed-unlocked).
   {
     -- claim_next's pipeline without the lock: a pause commits between its
     -- claim's snapshot and its COMMIT
@@ -5711,6 +5711,26 @@ return {
     hint = "specs/35-postgres_spec.lua",
   },
   {
+    -- ... and the check reads a candidate's column, so that it runs only
+    -- when there is one: with none left, a complete under a moved mark
+    -- commits
+    name = "pg-ccn-check-per-candidate", step = "own", file = "src/pg/lpg_queue_sql.h",
+    fn = "LPG_Q_SQL_CCN_CHECK", backend = "pg",
+    from = [=[  " WHERE id = $7 AND done <> 0) THEN 1 ELSE 0 END = 1"]=],
+    to = [=[  " WHERE id = $7 AND done <> 0) THEN 1 ELSE 0 END = 1 + 0 * q.seq"]=],
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
+    -- ... and its complete takes no lock of the queue: a pause that
+    -- commits while its claim statement runs returns before the claim
+    -- commits
+    name = "pg-ccn-committed-unlocked", step = "own", file = "src/pg/lpg_queue_sql.h",
+    fn = "LPG_Q_SQL_COMPLETE_LOCKING", backend = "pg",
+    from = [=[  LPG_SQL_COMPLETE_FROM("(SELECT 1 FROM pg_advisory_xact_lock_shared("              \]=],
+    to = [=[  LPG_SQL_COMPLETE_FROM("(SELECT 1 FROM int8pl("              \]=],
+    hint = "specs/42-queue_control_spec.lua",
+  },
+  {
     -- ... and its claim round runs without the check at all
     name = "pg-ccn-check-dropped", step = "own", file = "src/pg/lpg_queue_sql.h",
     fn = "LPG_Q_SQL_CLAIM_NEXT_KEEPING_", backend = "pg",
@@ -6000,16 +6020,33 @@ return {
     -- ... the mark is never found to be no number
     name = "pg-mark-never-dropped", step = "own", file = "src/pg/lpg_queue_sql.h",
     fn = "LPG_Q_SQL_CLOCK_DROP", backend = "pg",
-    from = [=[  " AND value !~ '" LPG_Q_SQL_MARK_TEXT "' RETURNING 1"]=],
-    to = [=[  " AND false AND value !~ '" LPG_Q_SQL_MARK_TEXT "' RETURNING 1"]=],
+    from = [=[  " AND NOT " LPG_Q_SQL_FLOAT8_TEXT("value") " RETURNING 1"]=],
+    to = [=[  " AND false AND NOT " LPG_Q_SQL_FLOAT8_TEXT("value") " RETURNING 1"]=],
     hint = "specs/25-hostile_values_spec.lua",
   },
   {
     -- ... a number out of float8's range passes for one
-    name = "pg-mark-exponent-unbounded", step = "own", file = "src/pg/lpg_queue_sql.h",
-    fn = "LPG_Q_SQL_MARK_TEXT", backend = "pg",
-    from = [=[  "|[0-9]([.][0-9]{0,20})?[eE][-+]?[0-2][0-9]{2}|Infinity|NaN)$"]=],
-    to = [=[  "|[0-9]([.][0-9]{0,20})?[eE][-+]?[0-9]{3}|Infinity|NaN)$"]=],
+    name = "pg-mark-range-unchecked", step = "own", file = "src/pg/lpg_queue_sql.h",
+    fn = "LPG_Q_SQL_FLOAT8_TEXT", backend = "pg",
+    from = [=[  " OR abs(" v "::numeric) BETWEEN 2.5e-324 AND 1.7976931348623157e308 END)"]=],
+    to = [=[  " OR true END)"]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    -- ... a number at the ends of float8's range is taken for none, and
+    -- dropped after a failure that was not its own
+    name = "pg-mark-range-narrow", step = "own", file = "src/pg/lpg_queue_sql.h",
+    fn = "LPG_Q_SQL_FLOAT8_TEXT", backend = "pg",
+    from = [=[  " OR abs(" v "::numeric) BETWEEN 2.5e-324 AND 1.7976931348623157e308 END)"]=],
+    to = [=[  " OR abs(" v "::numeric) BETWEEN 1e-300 AND 1e300 END)"]=],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    -- ... so is a signed NaN or Infinity
+    name = "pg-mark-signed-special-dropped", step = "own", file = "src/pg/lpg_queue_sql.h",
+    fn = "LPG_Q_SQL_FLOAT8_TEXT", backend = "pg",
+    from = [=[  "(CASE WHEN " v " ~* '^\\s*[-+]?(nan|inf|infinity)\\s*$' THEN true"              \]=],
+    to = [=[  "(CASE WHEN " v " ~* '^\\s*(nan|inf|infinity)\\s*$' THEN true"              \]=],
     hint = "specs/25-hostile_values_spec.lua",
   },
   {

@@ -960,11 +960,12 @@ static void pause_for(double seconds) {
 ** (lpg_q_mark_dropped), or the server ended its transaction as a
 ** deadlock's victim (SQLSTATE 40P01) or for a serialization failure
 ** (40001); either way nothing of it was stored.  Each operation below is
-** one transaction of the engine's own, rolled back on failure (a caller's with_lease lets
-** no other call in); complete_claim_next's one round trip
-** (lpg_queue.c: ccn_committed) sends no statement after its COMMIT, so
-** no failure the server reports follows a commit.
-** Before the next run the handle sleeps, so that the transactions the
+** one transaction of the engine's own, rolled back on failure (a caller's
+** with_lease lets no other call in); complete_claim_next's one round trip
+** (lpg_queue.c: ccn_committed) commits at its pipeline's sync and sends
+** no statement after it, so no failure the server reports follows a
+** commit.  After a deadlock or a serialization failure, before the next
+** run, the handle sleeps, so that the transactions the
 ** victim waited for finish before it takes its locks again: after a
 ** deadlock half to all of the server's deadlock_timeout, at random (a
 ** cycle of three, two of them this call's peers, ends one victim at a

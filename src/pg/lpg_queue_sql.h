@@ -554,30 +554,39 @@
 
 /* The clock mark (no row: none), and its move to $1. */
 #define LPG_Q_SQL_CLOCK_READ "SELECT " LPG_Q_SQL_MARK
-
-/*
-** A clock mark another client stored that is no number PostgreSQL surely
-** reads as a float8 (LPG_Q_SQL_MARK_TEXT), removed; one row when it was:
-** lpg_queue.c, lpg_q_mark_dropped, runs it once a statement failed on
-** such a text (every statement, and every trigger function, that reads
-** the mark as a float8 fails while it is there).  The mark then counts
-** as none, as SQLite's reads take a mark that is no number.
-*/
-#define LPG_Q_SQL_CLOCK_DROP                                                        \
-  "DELETE FROM " LEASE_SCHEMA_META " WHERE key = 'clock_mark'"                      \
-  " AND value !~ '" LPG_Q_SQL_MARK_TEXT "' RETURNING 1"
-
-/* The texts of a mark PostgreSQL reads as a float8 without fail (a regular
-** expression): float8's own output (at most 20 digits before the point and
-** an exponent of two digits, or one digit and an exponent of three: within
-** its range), Infinity, -Infinity and NaN.  A text float8 reads that is
-** none of these fails no statement, and is never looked at. */
-#define LPG_Q_SQL_MARK_TEXT                                                         \
-  "^[-+]?([0-9]{1,20}([.][0-9]{0,20})?([eE][-+]?[0-9]{1,2})?"                       \
-  "|[0-9]([.][0-9]{0,20})?[eE][-+]?[0-2][0-9]{2}|Infinity|NaN)$"
 #define LPG_Q_SQL_CLOCK_MOVE                                                        \
   "INSERT INTO " LEASE_SCHEMA_META "(key, value) VALUES ('clock_mark', $1::text)"   \
   " ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+
+/*
+** A clock mark another client stored as a text that PostgreSQL's float8
+** input refuses (LPG_Q_SQL_FLOAT8_TEXT), removed; one row when it was:
+** lpg_queue.c, lpg_q_mark_dropped, runs it once a statement failed on a
+** text float8 refused (every statement, and every trigger function, that
+** reads the mark as a float8 fails while it is there).  The mark then
+** counts as none, as SQLite's reads take a mark that is no number.
+*/
+#define LPG_Q_SQL_CLOCK_DROP                                                        \
+  "DELETE FROM " LEASE_SCHEMA_META " WHERE key = 'clock_mark'"                      \
+  " AND NOT " LPG_Q_SQL_FLOAT8_TEXT("value") " RETURNING 1"
+
+/*
+** Whether the text v (SQL) is one PostgreSQL's float8 input reads, decided
+** without reading it so: Infinity, inf or NaN in any case, signed or not;
+** or a decimal number (an exponent of at most four digits, at most 1000
+** characters, spaces around it) that is 0 or, read as a numeric, within
+** float8's range (its largest value, down to its smallest denormal).  The
+** CASE tests in order, so numeric reads only a decimal number.  A text
+** float8 reads that this does not take (a hexadecimal one, as the C
+** library reads it) is dropped only after a statement failed on another
+** text: the mark then counts as none.
+*/
+#define LPG_Q_SQL_FLOAT8_TEXT(v)                                                    \
+  "(CASE WHEN " v " ~* '^\\s*[-+]?(nan|inf|infinity)\\s*$' THEN true"              \
+  " WHEN length(" v ") > 1000 OR " v " !~ '^\\s*[-+]?([0-9]+([.][0-9]*)?|[.][0-9]+)" \
+  "([eE][-+]?[0-9]{1,4})?\\s*$' THEN false"                                        \
+  " ELSE " v "::numeric = 0"                                                        \
+  " OR abs(" v "::numeric) BETWEEN 2.5e-324 AND 1.7976931348623157e308 END)"
 
 /*
 ** Queue control (lease.h: lease_pause, lease_limit), the layout of the

@@ -294,8 +294,12 @@ void lsq_bind_bytes(sqlite3_stmt *st, int i, const char *s, size_t len) {
   sqlite3_bind_text(st, i, s, (int)len, SQLITE_STATIC);
 }
 
-/* See lsq.h. */
+/* See lsq.h.  What the connection learnt of the file's triggers is
+** forgotten (lsq_queue.c: foreign_triggers): it may have been read under
+** a schema change of the transaction given up, whose cookie another
+** change may then bring back. */
 void lsq_rollback(lease_db *db) {
+  LSQ(db)->triggers_known = 0;
   if (!sqlite3_get_autocommit(LSQ(db)->sql)) {
     sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_ROLLBACK);
     if (st) {

@@ -390,19 +390,23 @@ static int insert_ignored(lease_db *db, const char *id, size_t id_len) {
 ** has a trigger another client made, or lacks lease_jobs_enqueued
 ** (LSQ_SQL_Q_FOREIGN_TRIGGERS): read again only when the schema cookie
 ** (LSQ_SQL_Q_SCHEMA_COOKIE) is not the one the last read was made under.
-** The engine's own write transactions change no schema, so what one read
-** holds until another connection's change moves the cookie. */
+** Every change of the schema moves the cookie, whoever makes it; a read
+** made under a change of this connection's own transaction (a limit
+** makes or drops an index) is forgotten when that transaction is given
+** up (lsq_rollback), since the cookie it was read under may come back
+** with another change. */
 static int foreign_triggers(lease_db *db, int *foreign) {
   lsq_conn *c = LSQ(db);
   sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_SCHEMA_COOKIE);
-  int src, cookie, rc;
+  int src, cookie, rc, found;
   if (!st) return db->rc;
   if ((src = sqlite3_step(st)) != SQLITE_ROW) return lsq_step_failed(db, st, src);
   cookie = sqlite3_column_int(st, 0);
   sqlite3_reset(st);
   if (!c->triggers_known || c->triggers_cookie != cookie) {
     if (!(st = lsq_stmt(db, LSQ_ST_Q_FOREIGN_TRIGGERS))) return db->rc;
-    if ((rc = lsq_found_row(db, st, &c->triggers_foreign)) != LEASE_OK) return rc;
+    if ((rc = lsq_found_row(db, st, &found)) != LEASE_OK) return rc;
+    c->triggers_foreign = found;
     c->triggers_cookie = cookie;
     c->triggers_known = 1;
   }

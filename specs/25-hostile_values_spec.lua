@@ -21,6 +21,30 @@ local function skip(p, tbl, op, cond)
   end
 end
 
+-- Another client's BEFORE INSERT trigger `side` on table tbl that fails
+-- every insert with message: RAISE(ABORT) on SQLite, RAISE EXCEPTION on
+-- PostgreSQL (with SQLSTATE sqlstate when given).
+local function abort_inserts(p, tbl, message, sqlstate)
+  if H.backend == "pg" then
+    H.psql(p, "CREATE FUNCTION side() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+      .. " RAISE EXCEPTION '" .. message .. "'"
+      .. (sqlstate and " USING ERRCODE = '" .. sqlstate .. "'" or "") .. "; END $$;"
+      .. " CREATE TRIGGER side BEFORE INSERT ON " .. tbl .. " FOR EACH ROW EXECUTE FUNCTION side()")
+  else
+    H.sqlite3(p, "CREATE TRIGGER side BEFORE INSERT ON " .. tbl
+      .. " BEGIN SELECT RAISE(ABORT, '" .. message .. "'); END")
+  end
+end
+
+-- The clock mark of database p as stored (text; "" when there is none),
+-- and as a number (nil for a text that is none).
+local function mark_text(p)
+  return (H.sql(p, "SELECT value FROM lease_meta WHERE key = 'clock_mark'"):gsub("\n$", ""))
+end
+local function mark(p)
+  return tonumber(mark_text(p))
+end
+
 -- Each of `calls` (functions) raises [mismatch] with `text` in its message
 -- (a Lua pattern when `pattern` is true, else plain text) and leaves the
 -- queue's rows of database p (H.qsnapshot) as they were.
@@ -602,13 +626,7 @@ describe("other writes another client's trigger skips", function()
     local db, p = H.fresh("abortdeps")
     db:enqueue("p")
     db:close()
-    if H.backend == "pg" then
-      H.psql(p, "CREATE FUNCTION side() RETURNS trigger LANGUAGE plpgsql AS $$"
-        .. " BEGIN RAISE EXCEPTION 'no edges'; END $$; CREATE TRIGGER side BEFORE INSERT ON lease_deps"
-        .. " FOR EACH ROW EXECUTE FUNCTION side()")
-    else
-      H.sqlite3(p, "CREATE TRIGGER side BEFORE INSERT ON lease_deps BEGIN SELECT RAISE(ABORT, 'no edges'); END")
-    end
+    abort_inserts(p, "lease_deps", "no edges")
     db = lease.open(p)
     finally(function() db:close() end)
     local before = H.qsnapshot(p)
@@ -686,9 +704,6 @@ end)
 describe("a clock mark another client stored as -Inf or +Inf", function()
   -- repaired to the next write's now, as a mark that is not a number is
   local T = 1.7e9
-  local function mark(p)
-    return tonumber((H.sql(p, "SELECT value FROM lease_meta WHERE key = 'clock_mark'")))
-  end
   for _, v in ipairs({ { "-Inf", "-1e999", "'-Infinity'" }, { "+Inf", "1e999", "'Infinity'" },
                        { "NaN", "'NaN'", "'NaN'" } }) do
     it("(" .. v[1] .. ") is replaced by the next now, and the unit check holds again", function()
@@ -714,9 +729,6 @@ describe("a clock mark another client stored that is no number", function()
   -- where PostgreSQL's float8 input would refuse it in every statement
   -- that reads the mark
   local T = 1.7e9
-  local function mark(p)
-    return tonumber((H.sql(p, "SELECT value FROM lease_meta WHERE key = 'clock_mark'")))
-  end
   local function spoil(p, text)
     H.sql(p, "UPDATE lease_meta SET value = '" .. text .. "' WHERE key = 'clock_mark'")
   end
@@ -754,22 +766,13 @@ describe("a clock mark another client stored that is no number", function()
     finally(function() db:close() end)
     db:enqueue("a")
     db:claim("a", "w", T, 10)   -- the mark's row
-    if H.backend == "pg" then
-      H.psql(p, "CREATE FUNCTION side() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
-        .. " RAISE EXCEPTION 'not a float' USING ERRCODE = '22P02'; END $$;"
-        .. " CREATE TRIGGER side BEFORE INSERT ON lease_queue FOR EACH ROW EXECUTE FUNCTION side()")
-    else
-      H.sqlite3(p, "CREATE TRIGGER side BEFORE INSERT ON lease_queue BEGIN SELECT RAISE(ABORT, 'not a float'); END")
-    end
-    local function stored()
-      return (H.sql(p, "SELECT value FROM lease_meta WHERE key = 'clock_mark'"):gsub("\n$", ""))
-    end
+    abort_inserts(p, "lease_queue", "not a float", "22P02")
     for _, text in ipairs({ "1e+300", "1.7976931348623157e+308", "5e-324", " 1000 ", ".5", "-0",
                             "-Infinity", "+nan", "123456789012345678901" }) do
       spoil(p, text)
       local err = H.error_of(db.enqueue, db, "b")
       assert.truthy(err:find("not a float", 1, true), err)
-      assert.are.equal(text, stored())
+      assert.are.equal(text, mark_text(p))
     end
   end)
 

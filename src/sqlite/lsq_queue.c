@@ -420,10 +420,10 @@ static int foreign_triggers(lease_db *db, int *foreign) {
 ** another client's trigger skipped it (the job would never be claimed):
 ** LEASE_MISMATCH recorded, naming the first such job. */
 static int all_queued(lease_db *db, sqlite3_int64 first) {
-  sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_UNQUEUED);
-  int src, foreign = 1, rc = LEASE_OK;
-  if (!st) return db->rc;
+  sqlite3_stmt *st;
+  int src, foreign = 1, rc;
   if ((rc = foreign_triggers(db, &foreign)) != LEASE_OK || !foreign) return rc;
+  if (!(st = lsq_stmt(db, LSQ_ST_Q_UNQUEUED))) return db->rc;
   sqlite3_bind_int64(st, 1, first);
   src = sqlite3_step(st);
   if (src == SQLITE_ROW)

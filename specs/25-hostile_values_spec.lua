@@ -737,11 +737,14 @@ describe("a clock mark another client stored that is no number", function()
       local db, p = H.fresh("nomark")
       db:enqueue_many({ "a", "b", "c", "d", "e" })
       local f = db:claim("a", "w", T, 1000)
+      local fd = db:claim("d", "w", T, 1000)
       db:close()
       db = lease.open(p)
       finally(function() db:close() end)
       -- an enqueue takes no now: it stores none, and the mark counts as none
       for i, call in ipairs({
+        { function() return db:with_lease("d", "w", fd, T + 100, function(tx) return tx:complete("r") end) end,
+          true },
         { function() return db:claim("b", "w", T + 100, 1000) end, true },
         { function() return db:enqueue("x") end, false },
         { function() return (db:claim_next("w", T + 100, 1000)) end, true },
@@ -751,9 +754,9 @@ describe("a clock mark another client stored that is no number", function()
         assert.truthy(call[1](), "call " .. i)
         if call[2] then assert.are.equal(T + 100, mark(p), "call " .. i) end
       end
-      assert.are.same({ "completed", "running", "running", "available" },
+      assert.are.same({ "completed", "running", "running", "completed", "available" },
         { db:state("a", T + 100).status, db:state("b", T + 100).status,
-          db:state("c", T + 100).status, db:state("x", T + 100).status })
+          db:state("c", T + 100).status, db:state("d", T + 100).status, db:state("x", T + 100).status })
       local err = H.error_of(db.claim, db, "e", "w", T * 1000, 10)
       assert.truthy(err:find("off by a factor of 100", 1, true), err)
     end)

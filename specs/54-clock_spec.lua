@@ -60,6 +60,98 @@ describe("the clock check", function()
     assert.truthy(err:find("lease.counts: now 1700000000 is off", 1, true), err)
   end)
 
+  it("refuses it on a handle that never read the mark, in with_lease and tick too", function()
+    -- each call on a handle of its own, opened after another stored the
+    -- mark: the check reads the mark inside the call, not a copy
+    local db, p = H.fresh("fresh")
+    assert.truthy(db:enqueue_many({ "a", "b", "c" }))
+    assert.are.equal(1, db:claim("a", "w", MS, 30000))
+    assert.is_true(db:schedule("s", MS, { every = 60000 }))
+    db:close()
+    local ran = false
+    for name, call in pairs({
+      with_lease = function(d)
+        return d:with_lease("a", "w", 1, T, function(tx)
+          ran = true
+          return tx:complete("r")
+        end)
+      end,
+      tick = function(d) return d:tick(T) end,
+      claim_many = function(d) return d:claim_many("b", { "x", "y" }, T, 30) end,
+      complete_claim_next = function(d) return d:complete_claim_next("a", "w", 1, T, "r", 30) end,
+      complete = function(d) return d:complete("a", "w", 1, T, "r") end,
+    }) do
+      local d = lease.open(p)
+      local err = H.error_of(call, d)
+      d:close()
+      assert.truthy(err:find("lease." .. name .. ": now 1700000000 is off", 1, true), err)
+      assert.truthy(err:find("clock mark 1700000000000", 1, true), err)
+    end
+    assert.is_false(ran)
+    db = lease.open(p)
+    finally(function() db:close() end)
+    assert.are.same({ "w", 1, "running" }, { db:state("a", MS).owner, db:state("a", MS).fence,
+                                             db:state("a", MS).status })
+    assert.are.same({ "available", "available" }, { db:state("b", MS).status, db:state("c", MS).status })
+    assert.are.equal(MS, tonumber(H.sql(p, "SELECT value FROM lease_meta WHERE key = 'clock_mark'")))
+  end)
+
+  it("is moved up by with_lease's now", function()
+    local db, p = H.fresh("txmark")
+    finally(function() db:close() end)
+    assert.truthy(db:enqueue_many({ "a", "b" }))
+    assert.are.equal(1, db:claim("a", "w", T, 30000))
+    assert.is_true(db:with_lease("a", "w", 1, T + 5000, function(tx) return tx:complete("r") end))
+    assert.are.equal(T + 5000, tonumber(H.sql(p, "SELECT value FROM lease_meta WHERE key = 'clock_mark'")))
+    assert.are.equal("completed", db:state("a", T + 5000).status)
+    -- the next write is checked against it
+    local err = H.error_of(db.claim, db, "b", "w", T / 1000, 30)
+    assert.truthy(err:find("clock mark 1700005000", 1, true), err)
+  end)
+
+  it("refuses a run_at or a before in another unit, and never moves the mark to one", function()
+    local db, p = H.fresh("also")
+    assert.truthy(db:enqueue_many({ "a", "b" }))
+    assert.are.equal(1, db:claim("a", "w", T, 30))
+    assert.is_true(db:complete("a", "w", 1, T + 1, "r"))
+    assert.are.equal(1, db:claim("b", "w", T, 30))
+    db:close()
+    for _, c in ipairs({
+      { "enqueue", "run_at 1700000000000", function(d) return d:enqueue("x", { run_at = MS }) end },
+      { "enqueue_many", "run_at 1700000000000", function(d)
+        return d:enqueue_many({ "y", { id = "z", run_at = T + 10 }, { id = "z2", run_at = MS } })
+      end },
+      -- the least time of a batch above the floor of clocks
+      { "enqueue_many", "run_at 1700000", function(d)
+        return d:enqueue_many({ { id = "y", run_at = 5 }, { id = "z", run_at = T / 1000 },
+                                { id = "z2", run_at = T } })
+      end },
+      { "fail", "run_at 1700000000000", function(d) return d:fail("b", "w", 1, T + 2, "m", { run_at = MS }) end },
+      { "fail", "run_at 1700000", function(d) return d:fail("b", "w", 1, T + 2, "m", { run_at = T / 1000 }) end },
+      { "prune", "before 1700000000000", function(d) return d:prune(MS) end },
+    }) do
+      -- a handle of its own for each, that never read the mark
+      local d = lease.open(p)
+      local err = H.error_of(c[3], d)
+      d:close()
+      assert.truthy(err:find("lease." .. c[1] .. ": " .. c[2] .. " is off", 1, true), err)
+      assert.truthy(err:find("clock mark 1700000000 ", 1, true) and err:find("[misuse]", 1, true), err)
+    end
+    db = lease.open(p)
+    finally(function() db:close() end)
+    assert.are.same({ "completed", "running", 1 }, { db:state("a", T + 2).status,
+      db:state("b", T + 2).status, db:state("b", T + 2).fence })
+    for _, id in ipairs({ "x", "y", "z", "z2" }) do assert.is_nil(db:state(id, T + 2)) end
+    -- a time within the factor, a small one and one that is no clock pass,
+    -- and the mark stays the highest now
+    assert.is_true(db:enqueue("later", { run_at = T * 50 }))
+    assert.is_true(db:enqueue("small", { run_at = 5 }))
+    assert.are.equal("retryable", (db:fail("b", "w", 1, T + 2, "m", { run_at = T / 50 })))
+    assert.are.equal(1, db:prune(math.huge))
+    assert.is_nil(db:state("a", T + 2))
+    assert.are.equal(T, tonumber(H.sql(p, "SELECT value FROM lease_meta WHERE key = 'clock_mark'")))
+  end)
+
   it("never refuses small clocks (below 1e6), whatever they are mixed with", function()
     local db = H.fresh("small")
     finally(function() db:close() end)

@@ -188,9 +188,10 @@ typedef struct lease_options {
                            mode a committed claim may roll back after power loss, so the same fence
                            could be handed out twice */
   int flags;            /* LEASE_OPEN_* bits; default 0 (read-write, create) */
-  double clock_factor;  /* the clock check: a call whose now is off by this factor or more
-                           (either way) from the database's clock mark, the highest now it
-                           has seen, fails with LEASE_MISUSE and changes nothing, as when
+  double clock_factor;  /* the clock check: a call whose now (or run_at, or prune's before)
+                           is off by this factor or more (either way) from the database's
+                           clock mark, the highest now it has seen, fails with LEASE_MISUSE
+                           and changes nothing, as when
                            one caller counts seconds and another milliseconds.  Compared
                            only when both are at least 1e6 (small clocks are never
                            refused).  Writes read the mark inside their transaction;
@@ -413,7 +414,8 @@ LEASE_API void lease_new_job_default(lease_new_job *job);
 ** jobs' (queue, key)): of concurrent enqueues of one key, from any threads
 ** or processes, exactly one is inserted.
 ** Returns LEASE_OK, LEASE_MISUSE (job NULL, or a bad field: the message
-** names it, "after[2] is the job's own id"; nothing written),
+** names it, "after[2] is the job's own id", or a run_at off from the
+** database's clock mark by the clock factor; nothing written),
 ** LEASE_MISMATCH (a trigger another client defined skipped the job's
 ** insert, its queue row, its data, a dependency or its wait: nothing is
 ** stored) or a database error.
@@ -1058,9 +1060,10 @@ typedef struct lease_fail_opts {
 **   run_at: the retry time when retryable (may be NULL).
 **   reason: LEASE_GRANTED, LEASE_MISSING, LEASE_DONE, LEASE_DISCARDED,
 **           LEASE_CANCELLED, LEASE_NOT_OWNER, LEASE_STALE_FENCE, LEASE_EXPIRED.
-** Returns LEASE_OK, LEASE_MISUSE, LEASE_RANGE or LEASE_MISMATCH (as for
-** lease_complete; also when a trigger another client defined skipped the
-** error's record or the job's next queue state: nothing is stored) or a
+** Returns LEASE_OK, LEASE_MISUSE (a bad argument, or a now or run_at off
+** from the database's clock mark by the clock factor), LEASE_RANGE or
+** LEASE_MISMATCH (as for lease_complete; also when a trigger another
+** client defined skipped the error's record or the job's next queue state: nothing is stored) or a
 ** database error.
 */
 LEASE_API int lease_fail(lease_db *db, const char *id, size_t id_len, const char *owner,
@@ -1110,8 +1113,10 @@ LEASE_API int lease_cancel(lease_db *db, const char *id, size_t id_len, double n
 **   queue: NULL for every queue.  status: 0 for every ended status, or
 **          LEASE_STATUS_COMPLETED, _DISCARDED or _CANCELLED.
 **   deleted: how many jobs were deleted.
-** Returns LEASE_OK, LEASE_MISUSE, LEASE_MISMATCH (a trigger another client
-** defined skipped a write: nothing is stored) or a database error.
+** Returns LEASE_OK, LEASE_MISUSE (a bad argument, or a before off from
+** the database's clock mark by the clock factor: lease_options), LEASE_MISMATCH
+** (a trigger another client defined skipped a write: nothing is stored) or
+** a database error.
 */
 LEASE_API int lease_prune(lease_db *db, double before, const char *queue, size_t queue_len,
                           int status, int64_t *deleted);
@@ -1379,10 +1384,12 @@ typedef int lease_row_fn(void *ctx, int ncols, const char *const *names,
 
 /*
 ** lease_with_lease: run fn(tx, ctx) inside one write transaction that
-** holds the lease (contract step 6's check, kept while fn runs): BEGIN
-** IMMEDIATE, then the job must exist, be held by owner with this fence,
-** not be done and have until > now, checked exactly as lease_complete
-** checks it; only then fn runs.  When fn returns LEASE_OK, everything it
+** holds the lease (contract step 6's check, kept while fn runs): now
+** passes the clock check every write makes (a now off from the database's
+** clock mark by the clock factor is refused; a now past it moves it), and
+** after BEGIN IMMEDIATE the job must exist, be held by owner with this
+** fence, not be done and have until > now, checked exactly as
+** lease_complete checks it; only then fn runs.  When fn returns LEASE_OK, everything it
 ** wrote (lease_tx_exec, lease_tx_complete, ...) commits at once; otherwise
 ** all of it rolls back.  While fn runs, every other function on db returns
 ** LEASE_MISUSE: fn works through tx.
@@ -1394,11 +1401,12 @@ typedef int lease_row_fn(void *ctx, int ncols, const char *const *names,
 **           why the lease was refused (fn never ran, nothing changed):
 **           LEASE_MISSING, LEASE_DONE, LEASE_NOT_OWNER, LEASE_STALE_FENCE
 **           or LEASE_EXPIRED, as lease_complete reports it.
-** Returns LEASE_OK (see reason), LEASE_MISUSE (bad argument, or db is
-** already inside a with_lease callback), LEASE_RANGE or LEASE_MISMATCH (the
-** job is blocked, as for lease_complete), fn's own code when it asked for
-** a rollback (the message says so unless fn recorded a failure), or a
-** database error (BEGIN, the check or COMMIT failed; rolled back).
+** Returns LEASE_OK (see reason), LEASE_MISUSE (bad argument, a now off
+** from the clock mark, or db is already inside a with_lease callback;
+** fn never ran), LEASE_RANGE or LEASE_MISMATCH (the job is blocked, as for
+** lease_complete), fn's own code when it asked for a rollback (the message
+** says so unless fn recorded a failure), or a database error (BEGIN, the
+** check or COMMIT failed; rolled back).
 ** LEASE_ERROR "not supported by the <name> backend" on a backend without
 ** transactions of the caller's own.
 */

@@ -3613,8 +3613,8 @@ return {
   -- The clock mark (specs/54-clock_spec.lua) -------------------------
   {
     name = "clock-check-dropped", step = "own", file = "src/core/lease.c", fn = "lease__clock",
-    from = [[  if (clock_off(now, mark, db->opt.clock_factor)) return clock_refused(db, now, mark);]],
-    to = [[  (void)clock_refused;]],
+    from = [[  if (clock_off(now, mark, db->opt.clock_factor)) return clock_refused(db, "now", now, mark);]],
+    to = [[]],
     hint = "specs/54-clock_spec.lua",
   },
   {
@@ -3690,6 +3690,94 @@ return {
     from = [[AND NOT attisdropped) THEN 6"]],
     to = [[AND NOT attisdropped) THEN 5"]],
     hint = "specs/39-schema_version_spec.lua",
+  },
+  {
+    name = "clock-also-unchecked", step = "own", file = "src/core/lease.c", fn = "lease__clock",
+    from = [[  if (!isnan(off = also_off(db, mark))) return clock_refused(db, db->clock_what, off, mark);]],
+    to = [[  if (!isnan(off = NAN)) return clock_refused(db, db->clock_what, off, mark);]],
+    hint = "specs/54-clock_spec.lua",
+  },
+  {
+    name = "clock-also-least-unchecked", step = "own", file = "src/core/lease.c", fn = "also_off",
+    from = [[  if (clock_off(db->clock_lo, mark, db->opt.clock_factor)) return db->clock_lo;]],
+    to = [[]],
+    hint = "specs/54-clock_spec.lua",
+  },
+  {
+    name = "clock-also-greatest-unchecked", step = "own", file = "src/core/lease.c", fn = "also_off",
+    from = [[  if (clock_off(db->clock_hi, mark, db->opt.clock_factor)) return db->clock_hi;]],
+    to = [[]],
+    hint = "specs/54-clock_spec.lua",
+  },
+  {
+    name = "clock-also-small-times-kept", step = "own", file = "src/core/lease.c",
+    fn = "lease__clock_also",
+    from = [[  if (!(t >= LEASE__CLOCK_FLOOR) || !isfinite(t)) return;]],
+    to = [[  if (!isfinite(t)) return;]],
+    hint = "specs/54-clock_spec.lua",
+  },
+  {
+    name = "clock-also-infinite-kept", step = "own", file = "src/core/lease.c",
+    fn = "lease__clock_also",
+    from = [[  if (!(t >= LEASE__CLOCK_FLOOR) || !isfinite(t)) return;]],
+    to = [[  if (!(t >= LEASE__CLOCK_FLOOR)) return;]],
+    hint = "specs/54-clock_spec.lua",
+  },
+  {
+    name = "clock-also-not-due", step = "own", file = "src/core/lease.c", fn = "lease__clock_due",
+    from = [[  return !isnan(db->clock_now) || !isnan(db->clock_lo);]],
+    to = [[  return !isnan(db->clock_now);]],
+    hint = "specs/54-clock_spec.lua",
+  },
+  {
+    name = "enqueue-run-at-unclocked", step = "own", file = "src/core/lease_queue.c",
+    fn = "check_new_job",
+    from = [[  if (out->has_run_at) lease__clock_also(db, "run_at", out->run_at);]],
+    to = [[]],
+    hint = "specs/54-clock_spec.lua",
+  },
+  {
+    name = "fail-run-at-unclocked", step = "own", file = "src/core/lease_queue.c", fn = "lease_fail",
+    from = [[  if (opts->has_run_at) lease__clock_also(db, "run_at", opts->run_at);]],
+    to = [[]],
+    hint = "specs/54-clock_spec.lua",
+  },
+  {
+    name = "prune-before-unclocked", step = "own", file = "src/core/lease_queue.c", fn = "lease_prune",
+    from = [[  lease__clock_also(db, "before", before);]],
+    to = [[]],
+    hint = "specs/54-clock_spec.lua",
+  },
+  -- Left out: lease__clock_settled's look at the times of lease__clock_also.
+  -- Its one caller, PostgreSQL's complete_claim_next, takes no such time, so
+  -- no spec can tell it from a version without.
+  {
+    name = "with-lease-clock-unchecked", step = "own", file = "src/core/lease_tx.c",
+    fn = "lease_with_lease",
+    from = [[  db->clock_now = now;   /* the backend's clock step, inside the transaction */]],
+    to = [[  (void)lease__clock_cached;]],
+    hint = "specs/54-clock_spec.lua",
+  },
+  {
+    name = "with-lease-clock-step-skipped", step = "own", file = "src/sqlite/lsq_tx.c",
+    fn = "lsq_with_lease",
+    from = [[  if ((rc = lsq_clock(db)) == LEASE_OK) rc = check_lease(db, t, &tx->w, reason);]],
+    to = [[  rc = check_lease(db, t, &tx->w, reason);]],
+    hint = "specs/54-clock_spec.lua",
+  },
+  {
+    name = "pg-with-lease-mark-not-dropped", step = "own", backend = "pg", file = "src/pg/lpg_tx.c",
+    fn = "ready_clocked",
+    from = [[  if (rc == LEASE_OK || !lpg_q_mark_dropped(db)) return rc;]],
+    to = [[  if (rc == LEASE_OK || !lpg_q_mark_dropped(db) || 1) return rc;]],
+    hint = "specs/25-hostile_values_spec.lua",
+  },
+  {
+    name = "tick-with-nothing-due-unclocked", step = "own", file = "src/sqlite/lsq_schedule.c",
+    fn = "lsq_s_tick",
+    from = [[    rc = lsq_clock_checked(db);]],
+    to = [[    rc = LEASE_OK;]],
+    hint = "specs/54-clock_spec.lua",
   },
   {
     name = "pg-clock-check-skipped", step = "own", backend = "pg", file = "src/pg/lpg.c", fn = "lpg_ready",

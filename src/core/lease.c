@@ -164,7 +164,7 @@ void lease__unhold(lease_db **held) {
     if (!(db)) return LEASE_MISUSE;                                   \
     if ((db)->tx && !pthread_equal((db)->tx->thread, pthread_self())) return LEASE_MISUSE; \
     clear_error(db);                                                  \
-    (db)->clock_now = NAN;                                            \
+    (db)->clock_now = (db)->clock_lo = (db)->clock_hi = NAN;          \
     (db)->has_dup = 0;                                                \
     (db)->refused = 0;   /* lease_enqueue_refused speaks of the last call */ \
     if (!(db)->conn) return lease__fail((db), LEASE_MISUSE, "the database is closed"); \
@@ -345,13 +345,36 @@ static int clock_off(double now, double mark, double factor) {
   return now >= mark * factor || mark >= now * factor;
 }
 
-/* Record the refusal of now against mark. */
-static int clock_refused(lease_db *db, double now, double mark) {
+/* Record the refusal of time t, argument what ("now", "run_at"), against
+** mark. */
+static int clock_refused(lease_db *db, const char *what, double t, double mark) {
   return lease__fail(db, LEASE_MISUSE,
-                     "now %.17g is off by a factor of %g or more from the database's clock mark "
+                     "%s %.17g is off by a factor of %g or more from the database's clock mark "
                      "%.17g (the highest now it has seen): another time unit? (the option "
                      "clock_factor widens the check, clock_check = false turns it off)",
-                     now, db->opt.clock_factor, mark);
+                     what, t, db->opt.clock_factor, mark);
+}
+
+/* The time noted by lease__clock_also that is off from mark (the least or
+** the greatest: the others lie between them), else NAN. */
+static double also_off(const lease_db *db, double mark) {
+  if (isnan(db->clock_lo)) return NAN;
+  if (clock_off(db->clock_lo, mark, db->opt.clock_factor)) return db->clock_lo;
+  if (clock_off(db->clock_hi, mark, db->opt.clock_factor)) return db->clock_hi;
+  return NAN;
+}
+
+/* See lease_int.h. */
+void lease__clock_also(lease_db *db, const char *what, double t) {
+  if (!(t >= LEASE__CLOCK_FLOOR) || !isfinite(t)) return;
+  db->clock_what = what;
+  if (isnan(db->clock_lo) || t < db->clock_lo) db->clock_lo = t;
+  if (isnan(db->clock_hi) || t > db->clock_hi) db->clock_hi = t;
+}
+
+/* See lease_int.h. */
+int lease__clock_due(const lease_db *db) {
+  return !isnan(db->clock_now) || !isnan(db->clock_lo);
 }
 
 /* 1 when a write at now is to store it as the new mark: now is past the
@@ -370,12 +393,13 @@ static int clock_moves(double now, double mark) {
 ** Kept, -Inf would never move (-Inf plus its step is NaN) and would leave
 ** the check off for good; +Inf would refuse every now as another unit. */
 int lease__clock(lease_db *db, double mark, int *move) {
-  double now = db->clock_now;
+  double now = db->clock_now, off;
   *move = 0;
   if (!isfinite(mark)) mark = NAN;
   db->clock_mark = mark;
+  if (!isnan(off = also_off(db, mark))) return clock_refused(db, db->clock_what, off, mark);
   if (isnan(now)) return LEASE_OK;
-  if (clock_off(now, mark, db->opt.clock_factor)) return clock_refused(db, now, mark);
+  if (clock_off(now, mark, db->opt.clock_factor)) return clock_refused(db, "now", now, mark);
   *move = clock_moves(now, mark);
   return LEASE_OK;
 }
@@ -383,6 +407,7 @@ int lease__clock(lease_db *db, double mark, int *move) {
 /* See lease_int.h. */
 int lease__clock_settled(const lease_db *db) {
   double now = db->clock_now, mark = db->clock_mark;
+  if (!isnan(also_off(db, mark))) return 0;
   if (isnan(now)) return 1;
   return !clock_off(now, mark, db->opt.clock_factor) && !clock_moves(now, mark);
 }
@@ -393,7 +418,7 @@ void lease__clear_error(lease_db *db) { clear_error(db); }
 /* See lease_int.h. */
 int lease__clock_cached(lease_db *db, double now) {
   if (isfinite(now) && clock_off(now, db->clock_mark, db->opt.clock_factor))
-    return clock_refused(db, now, db->clock_mark);
+    return clock_refused(db, "now", now, db->clock_mark);
   return LEASE_OK;
 }
 
@@ -415,7 +440,7 @@ int lease_open(const char *path, const lease_options *opt, lease_db **out) {
   else if ((rc = lease__pg_redact(db)) != LEASE_OK) return rc;
   if (opt) db->opt = *opt;
   else lease_options_default(&db->opt);
-  db->clock_now = db->clock_mark = NAN;
+  db->clock_now = db->clock_mark = db->clock_lo = db->clock_hi = NAN;
   if ((rc = check_options(db, &db->opt)) != LEASE_OK) return rc;
   if ((rc = db->be->open(db)) != LEASE_OK) {
     db->be->close(db);

@@ -371,8 +371,10 @@ typedef struct lease__backend {
   size_t (*max_length)(const lease_db *db);
   /* Fenced side effects (src/core/lease_tx.c).  A backend without them leaves
   ** these NULL and the core returns "not supported by the <name> backend".
-  ** with_lease: open tx's transaction, check tx->w's lease as complete does
-  ** (*reason), call tx->fn only when granted, then commit, or roll back
+  ** with_lease: run the clock step at tx->w.now (db->clock_now) as every
+  ** write does, open tx's transaction, check tx->w's lease as complete
+  ** does (*reason),
+  ** call tx->fn only when granted, then commit, or roll back
   ** when fn fails.  tx_run: one statement of the caller's inside tx, rows
   ** to row (may be NULL).  tx_write: renew or complete of tx->w's job in
   ** tx.  fence_gate: the gate, in its own transaction or in tx (NULL). */
@@ -537,6 +539,10 @@ struct lease_db {
                                        clock step (lease__clock); NAN when it has none */
   double clock_mark;                /* the database's clock mark as last read (NAN: none
                                        read, or the database has none) */
+  double clock_lo, clock_hi;        /* the least and greatest time the write running
+                                       takes besides its now (lease__clock_also), for
+                                       its clock step to check; NAN when it has none */
+  const char *clock_what;           /* the name of that time's argument ("run_at") */
   char *dup;                        /* the id lease_duplicate_id gives (NUL-terminated) */
   size_t dup_len, dup_cap;
   int has_dup;                      /* 1 when the call running or last run found a key
@@ -599,10 +605,19 @@ int lease__dep_in_batch(const lease_new_job *jobs, int i, int k);
 ** transaction, once the backend read the mark (NAN when the database has
 ** none).  Keeps mark in db->clock_mark; LEASE_OK with *move set when the
 ** backend is to store db->clock_now as the new mark (it never is when
-** db->clock_now is NAN), or LEASE_MISUSE recorded when the now is off
-** from the mark by the clock factor.
+** db->clock_now is NAN), or LEASE_MISUSE recorded when the now, or a time
+** noted by lease__clock_also, is off from the mark by the clock factor.
 */
 int lease__clock(lease_db *db, double mark, int *move);
+
+/* lease__clock_also: note t (finite, at least LEASE__CLOCK_FLOOR: else
+** ignored), a time the write running takes besides its now, argument
+** `what` (a string literal: "run_at", "before"), for its clock step to
+** check against the mark as it checks now: a time in another unit is
+** refused the same way; it never moves the mark.  lease__clock_due: 1 when
+** the write running has a clock step (a now, or such a time). */
+void lease__clock_also(lease_db *db, const char *what, double t);
+int lease__clock_due(const lease_db *db);
 
 /* lease__clock_settled: 1 when lease__clock, given the mark db last read
 ** (db->clock_mark), would neither refuse db->clock_now nor move the mark

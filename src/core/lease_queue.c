@@ -191,6 +191,7 @@ static int check_new_job(lease_db *db, const char *prefix, const lease_new_job *
   if (check_queue(db, what, &out->queue, &out->queue_len)) return db->rc;
   if (out->has_run_at && !isfinite(out->run_at))
     return lease__fail(db, LEASE_MISUSE, "%srun_at must be a finite number", prefix);
+  if (out->has_run_at) lease__clock_also(db, "run_at", out->run_at);
   if (out->max_attempts < 1)
     return lease__fail(db, LEASE_MISUSE, "%smax_attempts must be at least 1", prefix);
   if (out->key) {
@@ -484,6 +485,7 @@ int lease_fail(lease_db *db, const char *id, size_t id_len, const char *owner, s
   w.fence = fence;
   w.now = now;
   db->clock_now = now;
+  if (opts->has_run_at) lease__clock_also(db, "run_at", opts->run_at);
   w.message = message;
   w.message_len = message_len;
   if (db->be->fail(db, &w, opts, &st, &at, reason) != LEASE_OK) return db->rc;
@@ -523,6 +525,7 @@ int lease_prune(lease_db *db, double before, const char *queue, size_t queue_len
   BEGIN(db, prune);
   if (deleted) *deleted = 0;
   if (isnan(before)) return lease__fail(db, LEASE_MISUSE, "before must be a number");
+  lease__clock_also(db, "before", before);
   if (queue && check_queue(db, "queue", &queue, &queue_len)) return db->rc;
   if (status != 0 && status != LEASE_STATUS_COMPLETED && status != LEASE_STATUS_DISCARDED &&
       status != LEASE_STATUS_CANCELLED)

@@ -95,7 +95,7 @@ static int in_txn(lease_db *db, int (*body)(lease_db *, void *), void *ctx) {
 
 /* See lpg_int.h. */
 int lpg_q_clock_due(lease_db *db) {
-  return !isnan(db->clock_now) && LEASE_SCHEMA_HAS(LPG(db)->version, CLOCK) &&
+  return lease__clock_due(db) && LEASE_SCHEMA_HAS(LPG(db)->version, CLOCK) &&
          !(db->opt.flags & LEASE_OPEN_READONLY);
 }
 

@@ -290,6 +290,12 @@ int lsq_schema_upgrade(lease_db *db);
 ** LEASE_OK or the failure recorded (lsq_queue.c). */
 int lsq_clock(lease_db *db);
 
+/* lsq_clock_checked: lsq_clock's read and check, for a call that takes a
+** now and found nothing to write (it opens no transaction): the mark is
+** read in a statement of its own and never moved.  LEASE_OK or the
+** failure recorded (LEASE_MISUSE for a now off from the mark). */
+int lsq_clock_checked(lease_db *db);
+
 /* lsq_q_temp: on a handle that may not write to a file without the
 ** queue's schema, empty temporary tables of the same names, so reads see
 ** the queue's defaults. */

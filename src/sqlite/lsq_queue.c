@@ -79,24 +79,47 @@ static int64_t attempts_since(int64_t fence, int64_t base_fence) {
   return fence - base_fence;
 }
 
-/* See lsq.h. */
-int lsq_clock(lease_db *db) {
-  sqlite3_stmt *st, *mv;
-  double mark = NAN;
-  int src, move, rc;
-  if (isnan(db->clock_now) || !LEASE_SCHEMA_HAS(LSQ(db)->version, CLOCK)
-      || (db->opt.flags & LEASE_OPEN_READONLY))
-    return LEASE_OK;
+/* 1 when the call running on db has a clock step (lsq.h: lsq_clock). */
+static int clock_due(lease_db *db) {
+  return lease__clock_due(db) && LEASE_SCHEMA_HAS(LSQ(db)->version, CLOCK) &&
+         !(db->opt.flags & LEASE_OPEN_READONLY);
+}
+
+/* The clock mark into *mark (NAN: none, or a value that is no number).
+** LEASE_OK or the failure recorded. */
+static int clock_read(lease_db *db, double *mark) {
+  sqlite3_stmt *st;
+  int src;
+  *mark = NAN;
   if (!(st = lsq_stmt(db, LSQ_ST_CLOCK_READ))) return db->rc;
   src = sqlite3_step(st);
   if (src != SQLITE_ROW) return lsq_step_failed(db, st, src);
   if (sqlite3_column_type(st, 0) == SQLITE_FLOAT || sqlite3_column_type(st, 0) == SQLITE_INTEGER)
-    mark = sqlite3_column_double(st, 0);
+    *mark = sqlite3_column_double(st, 0);
   sqlite3_reset(st);
+  return LEASE_OK;
+}
+
+/* See lsq.h. */
+int lsq_clock(lease_db *db) {
+  sqlite3_stmt *mv;
+  double mark;
+  int move, rc;
+  if (!clock_due(db)) return LEASE_OK;
+  if ((rc = clock_read(db, &mark)) != LEASE_OK) return rc;
   if ((rc = lease__clock(db, mark, &move)) != LEASE_OK || !move) return rc;
   if (!(mv = lsq_stmt(db, LSQ_ST_CLOCK_MOVE))) return db->rc;
   sqlite3_bind_double(mv, 1, db->clock_now);
   return run_once(db, mv);
+}
+
+/* See lsq.h. */
+int lsq_clock_checked(lease_db *db) {
+  double mark;
+  int move, rc;
+  if (!clock_due(db)) return LEASE_OK;
+  if ((rc = clock_read(db, &mark)) != LEASE_OK) return rc;
+  return lease__clock(db, mark, &move);
 }
 
 /* See lsq.h. */

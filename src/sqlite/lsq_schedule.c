@@ -2,9 +2,10 @@
 ** lsq_schedule.c: schedules on SQLite (lease.h, "Schedules"), the table
 ** lease_schedules (its SQL: lsq_schedule_sql.h; made by the schema step
 ** SCHEDULES, lsq_schema_sql.h).  A tick reads the due schedules outside
-** any transaction (most ticks find none and take no lock), then moves each
-** in one write transaction with an UPDATE guarded by next_at still being
-** the value read, and enqueues its job only when that UPDATE moved the
+** any transaction (most ticks find none and take no lock: such a tick only
+** checks its now against the clock mark), then moves each in one write
+** transaction with an UPDATE guarded by next_at still being the value
+** read, and enqueues its job only when that UPDATE moved the
 ** row: of several handles that read the same due row, one enqueues.
 */
 #include "lsq.h"
@@ -339,7 +340,10 @@ int lsq_s_tick(lease_db *db, double now, int max, const char **ids, size_t *id_l
   if ((rc = rows_alloc(db, &r, max)) != LEASE_OK) goto done;
   if ((rc = read_query(db, LSQ_SQL_SCHEDULE_DUE, 1, NULL, 0, now, max, &r)) != LEASE_OK) goto done;
   *more = r.n == max;
-  if (r.n == 0) goto done;
+  if (r.n == 0) {
+    rc = lsq_clock_checked(db);
+    goto done;
+  }
   fix_rows(&r, r.mem);
   t.r = &r;
   t.now = now;

@@ -235,7 +235,7 @@ int lsq_with_lease(lease_db *db, lease_tx *tx, int *reason) {
     t->authorizer = 1;
   }
   if ((rc = lsq_run(db, LSQ_ST_BEGIN)) != LEASE_OK) return rc;
-  rc = check_lease(db, t, &tx->w, reason);
+  if ((rc = lsq_clock(db)) == LEASE_OK) rc = check_lease(db, t, &tx->w, reason);
   if (rc != LEASE_OK || *reason != LEASE_GRANTED) {
     lsq_rollback(db);
     return rc;

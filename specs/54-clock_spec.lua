@@ -96,6 +96,35 @@ describe("the clock check", function()
     assert.are.equal(MS, tonumber(H.sql(p, "SELECT value FROM lease_meta WHERE key = 'clock_mark'")))
   end)
 
+  it("refuses a tx:renew whose now is of another unit, and stores nothing", function()
+    local db = H.fresh("txrenew")
+    finally(function() db:close() end)
+    assert.truthy(db:enqueue_many({ "a" }))
+    assert.are.equal(1, db:claim("a", "w", MS, 30000))
+    local err = H.error_of(db.with_lease, db, "a", "w", 1, MS + 1, function(tx)
+      return tx:renew(30, T)
+    end)
+    assert.truthy(err:find("lease.tx:renew: now 1700000000 is off", 1, true), err)
+    assert.are.equal(MS + 30000, db:state("a", MS)["until"])
+    assert.is_nil(db:claim("a", "x", MS + 2, 30000))
+    -- within the factor of the mark with_lease's now left, it renews
+    assert.is_true(db:with_lease("a", "w", 1, MS + 1, function(tx) return tx:renew(60000, MS + 5) end))
+    assert.are.equal(MS + 60005, db:state("a", MS)["until"])
+  end)
+
+  it("refuses a tx:renew of another unit than the mark its with_lease made", function()
+    -- a lease another client stored by hand: the database has no mark
+    -- until with_lease's now becomes it
+    local db, p = H.fresh("txrenew0")
+    finally(function() db:close() end)
+    H.sql(p, "INSERT INTO jobs(id, owner, until, fence) VALUES ('h', 'w', " .. (T + 30) .. ", 1)")
+    assert.are.equal("", H.sql(p, "SELECT value FROM lease_meta WHERE key = 'clock_mark'"))
+    local err = H.error_of(db.with_lease, db, "h", "w", 1, T, function(tx) return tx:renew(30, MS) end)
+    assert.truthy(err:find("lease.tx:renew: now 1700000000000 is off", 1, true), err)
+    assert.truthy(err:find("clock mark 1700000000 ", 1, true), err)
+    assert.are.equal(T + 30, db:state("h", T)["until"])
+  end)
+
   it("is moved up by with_lease's now", function()
     local db, p = H.fresh("txmark")
     finally(function() db:close() end)
@@ -134,7 +163,7 @@ describe("the clock check", function()
       local d = lease.open(p)
       local err = H.error_of(c[3], d)
       d:close()
-      assert.truthy(err:find("lease." .. c[1] .. ": " .. c[2] .. " is off", 1, true), err)
+      assert.truthy(err:find("lease." .. c[1] .. ": " .. c[2] .. " is off by a factor of 500 ", 1, true), err)
       assert.truthy(err:find("clock mark 1700000000 ", 1, true) and err:find("[misuse]", 1, true), err)
     end
     db = lease.open(p)
@@ -142,9 +171,14 @@ describe("the clock check", function()
     assert.are.same({ "completed", "running", 1 }, { db:state("a", T + 2).status,
       db:state("b", T + 2).status, db:state("b", T + 2).fence })
     for _, id in ipairs({ "x", "y", "z", "z2" }) do assert.is_nil(db:state(id, T + 2)) end
-    -- a time within the factor, a small one and one that is no clock pass,
-    -- and the mark stays the highest now
-    assert.is_true(db:enqueue("later", { run_at = T * 50 }))
+    -- a handle that read the mark (its claim of a done job did) checks by it
+    assert.is_nil(db:claim("a", "w", T + 3, 30))
+    local err = H.error_of(db.enqueue, db, "x", { run_at = MS })
+    assert.truthy(err:find("lease.enqueue: run_at 1700000000000 is off", 1, true), err)
+    assert.is_nil(db:state("x", T + 3))
+    -- a time within the factor (a date as far as 9999-12-31), a small one
+    -- and one that is no clock pass, and the mark stays the highest now
+    assert.is_true(db:enqueue("later", { run_at = 253402300799 }))
     assert.is_true(db:enqueue("small", { run_at = 5 }))
     assert.are.equal("retryable", (db:fail("b", "w", 1, T + 2, "m", { run_at = T / 50 })))
     assert.are.equal(1, db:prune(math.huge))

@@ -1472,9 +1472,11 @@ LEASE_API int lease_tx_complete(lease_tx *tx, const char *result, size_t result_
 ** lease_tx_renew: lease_renew of the held job inside tx (contract step 5),
 ** until = now + ttl, guarded as lease_renew.  Stored only if the
 ** transaction commits.
-**   now, ttl: as for lease_renew (caller's unit).
+**   now, ttl: as for lease_renew (caller's unit); now passes the clock
+**           check against the mark the with_lease's own check left.
 **   reason: as for lease_renew.
-** Returns LEASE_OK, LEASE_MISUSE or a database error.
+** Returns LEASE_OK, LEASE_MISUSE (tx no longer open, a bad time, a now off
+** from the clock mark) or a database error.
 */
 LEASE_API int lease_tx_renew(lease_tx *tx, double now, double ttl, int *reason);
 

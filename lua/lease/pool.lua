@@ -697,6 +697,31 @@ local function pool_backoff(w, job)
     .. "; the engine's backoff was used"
 end
 
+--- db:fail of a job the handler failed, retryable after d seconds (nil:
+-- the engine's backoff).  A run_at now + d that the clock check refuses
+-- (a delay so long it reads as another time unit) is a backoff that
+-- failed: the complaint is added to text and the engine's backoff used.
+-- @tparam table w the worker
+-- @tparam table job the job
+-- @tparam number now the time of the failure (the database's clock)
+-- @tparam string text the error's text
+-- @tparam[opt] number d the pool's backoff in seconds
+-- @treturn string|nil db:fail's status
+-- @treturn string|number db:fail's second value
+-- @treturn string the text stored
+-- @raise the database error of db:fail
+local function fail_job(w, job, now, text, d)
+  local ok, status, why = pcall(w.db.fail, w.db, job.id, w.owner, job.fence, now, text,
+    d and { run_at = now + d })
+  if ok then return status, why, text end
+  if not d then error(status, 0) end
+  if not tostring(status):find(": run_at %S+ is off by a factor") then error(status, 0) end
+  text = text .. "; backoff(" .. tostring(job.attempt) .. ") returned " .. tostring(d)
+    .. ", which the clock check refused; the engine's backoff was used"
+  status, why = w.db:fail(job.id, w.owner, job.fence, now, text)
+  return status, why, text
+end
+
 --- Record a handler error in the database with db:fail (the job comes back
 -- after its backoff, or is discarded after its last attempt).  A backoff
 -- function that fails is part of the same error: its complaint is added to
@@ -710,10 +735,8 @@ local function handler_failed(w, job, text, timed_out)
   local st = w.st
   local d, bad_backoff = pool_backoff(w, job)
   if bad_backoff then text = text .. "; " .. bad_backoff end
-  local now = w.db:server_now()
-  local opts
-  if d then opts = { run_at = now + d } end
-  local status, why = w.db:fail(job.id, w.owner, job.fence, now, text, opts)
+  local status, why
+  status, why, text = fail_job(w, job, w.db:server_now(), text, d)
   -- a timeout is counted by whoever stored it: this worker, or the pool
   -- that gave up waiting for it (fail_overdue), whose failure ended the
   -- lease and so refuses this one

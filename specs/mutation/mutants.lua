@@ -1921,9 +1921,9 @@ return {
   },
   {
     name = "pool-backoff-ignored", step = "own", file = "lua/lease/pool.lua",
-    fn = "handler_failed",
-    from = "  if d then opts = { run_at = now + d } end\n",
-    to = "  if d then opts = nil end\n",
+    fn = "fail_job",
+    from = "    d and { run_at = now + d })\n",
+    to = "    nil)\n",
     hint = "specs/29-pool_service_spec.lua",
   },
   {
@@ -3613,7 +3613,8 @@ return {
   -- The clock mark (specs/54-clock_spec.lua) -------------------------
   {
     name = "clock-check-dropped", step = "own", file = "src/core/lease.c", fn = "lease__clock",
-    from = [[  if (clock_off(now, mark, db->opt.clock_factor)) return clock_refused(db, "now", now, mark);]],
+    from = [[  if (clock_off(now, mark, db->opt.clock_factor))
+    return clock_refused(db, "now", now, mark, db->opt.clock_factor);]],
     to = [[]],
     hint = "specs/54-clock_spec.lua",
   },
@@ -3693,40 +3694,40 @@ return {
   },
   {
     name = "clock-also-unchecked", step = "own", file = "src/core/lease.c", fn = "lease__clock",
-    from = [[  if (!isnan(off = also_off(db, mark))) return clock_refused(db, db->clock_what, off, mark);]],
-    to = [[  if (!isnan(off = NAN)) return clock_refused(db, db->clock_what, off, mark);]],
+    from = [[  if (!isnan(off = also_off(db, mark)))]],
+    to = [[  if (!isnan(off = NAN))]],
     hint = "specs/54-clock_spec.lua",
   },
   {
     name = "clock-also-least-unchecked", step = "own", file = "src/core/lease.c", fn = "also_off",
-    from = [[  if (clock_off(db->clock_lo, mark, db->opt.clock_factor)) return db->clock_lo;]],
+    from = [[  if (clock_off(db->clock_lo, mark, f)) return db->clock_lo;]],
     to = [[]],
     hint = "specs/54-clock_spec.lua",
   },
   {
     name = "clock-also-greatest-unchecked", step = "own", file = "src/core/lease.c", fn = "also_off",
-    from = [[  if (clock_off(db->clock_hi, mark, db->opt.clock_factor)) return db->clock_hi;]],
+    from = [[  if (clock_off(db->clock_hi, mark, f)) return db->clock_hi;]],
     to = [[]],
     hint = "specs/54-clock_spec.lua",
   },
   {
     name = "clock-also-small-times-kept", step = "own", file = "src/core/lease.c",
     fn = "lease__clock_also",
-    from = [[  if (!(t >= LEASE__CLOCK_FLOOR) || !isfinite(t)) return;]],
-    to = [[  if (!isfinite(t)) return;]],
+    from = [[  if (db->opt.clock_factor == 0 || !(t >= LEASE__CLOCK_FLOOR) || !isfinite(t)) return;]],
+    to = [[  if (db->opt.clock_factor == 0 || !isfinite(t)) return;]],
     hint = "specs/54-clock_spec.lua",
   },
   {
     name = "clock-also-infinite-kept", step = "own", file = "src/core/lease.c",
     fn = "lease__clock_also",
-    from = [[  if (!(t >= LEASE__CLOCK_FLOOR) || !isfinite(t)) return;]],
-    to = [[  if (!(t >= LEASE__CLOCK_FLOOR)) return;]],
+    from = [[  if (db->opt.clock_factor == 0 || !(t >= LEASE__CLOCK_FLOOR) || !isfinite(t)) return;]],
+    to = [[  if (db->opt.clock_factor == 0 || !(t >= LEASE__CLOCK_FLOOR)) return;]],
     hint = "specs/54-clock_spec.lua",
   },
   {
     name = "clock-also-not-due", step = "own", file = "src/core/lease.c", fn = "lease__clock_due",
-    from = [[  return !isnan(db->clock_now) || !isnan(db->clock_lo);]],
-    to = [[  return !isnan(db->clock_now);]],
+    from = [[  return !isnan(db->clock_lo) && (isnan(db->clock_mark) || !isnan(also_off(db, db->clock_mark)));]],
+    to = [[  return 0;]],
     hint = "specs/54-clock_spec.lua",
   },
   {
@@ -3751,6 +3752,40 @@ return {
   -- Left out: lease__clock_settled's look at the times of lease__clock_also.
   -- Its one caller, PostgreSQL's complete_claim_next, takes no such time, so
   -- no spec can tell it from a version without.
+  {
+    name = "tx-renew-clock-unchecked", step = "own", file = "src/core/lease_tx.c",
+    fn = "lease_tx_renew",
+    from = [[  if (lease__clock_in_tx(tx->db, now, tx->w.now)) return tx->db->rc;]],
+    to = [[]],
+    hint = "specs/54-clock_spec.lua",
+  },
+  {
+    name = "tx-renew-clock-ignores-step", step = "own", file = "src/core/lease.c",
+    fn = "lease__clock_in_tx",
+    from = [[  if (isnan(mark) || stepped > mark) mark = stepped;]],
+    to = [[  (void)stepped;]],
+    hint = "specs/54-clock_spec.lua",
+  },
+  {
+    name = "clock-also-settled-by-no-mark", step = "own", file = "src/core/lease.c",
+    fn = "lease__clock_due",
+    from = [[  return !isnan(db->clock_lo) && (isnan(db->clock_mark) || !isnan(also_off(db, db->clock_mark)));]],
+    to = [[  return !isnan(db->clock_lo) && isnan(db->clock_mark);]],
+    hint = "specs/54-clock_spec.lua",
+  },
+  {
+    name = "clock-also-factor-of-now", step = "own", file = "src/core/lease.c", fn = "also_factor",
+    from = [[  return fmax(db->opt.clock_factor, LEASE__CLOCK_ALSO_FACTOR);]],
+    to = [[  return db->opt.clock_factor;]],
+    hint = "specs/54-clock_spec.lua",
+  },
+  {
+    name = "pool-refused-backoff-kills-worker", step = "own", file = "lua/lease/pool.lua",
+    fn = "fail_job",
+    from = [[  if not tostring(status):find(": run_at %S+ is off by a factor") then error(status, 0) end]],
+    to = [[  error(status, 0)]],
+    hint = "specs/29-pool_service_spec.lua",
+  },
   {
     name = "with-lease-clock-unchecked", step = "own", file = "src/core/lease_tx.c",
     fn = "lease_with_lease",

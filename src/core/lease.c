@@ -346,27 +346,34 @@ static int clock_off(double now, double mark, double factor) {
 }
 
 /* Record the refusal of time t, argument what ("now", "run_at"), against
-** mark. */
-static int clock_refused(lease_db *db, const char *what, double t, double mark) {
+** mark by factor. */
+static int clock_refused(lease_db *db, const char *what, double t, double mark, double factor) {
   return lease__fail(db, LEASE_MISUSE,
                      "%s %.17g is off by a factor of %g or more from the database's clock mark "
                      "%.17g (the highest now it has seen): another time unit? (the option "
                      "clock_factor widens the check, clock_check = false turns it off)",
-                     what, t, db->opt.clock_factor, mark);
+                     what, t, factor, mark);
+}
+
+/* The factor a time besides now is checked by (lease_int.h:
+** LEASE__CLOCK_ALSO_FACTOR). */
+static double also_factor(const lease_db *db) {
+  return fmax(db->opt.clock_factor, LEASE__CLOCK_ALSO_FACTOR);
 }
 
 /* The time noted by lease__clock_also that is off from mark (the least or
 ** the greatest: the others lie between them), else NAN. */
 static double also_off(const lease_db *db, double mark) {
+  double f = also_factor(db);
   if (isnan(db->clock_lo)) return NAN;
-  if (clock_off(db->clock_lo, mark, db->opt.clock_factor)) return db->clock_lo;
-  if (clock_off(db->clock_hi, mark, db->opt.clock_factor)) return db->clock_hi;
+  if (clock_off(db->clock_lo, mark, f)) return db->clock_lo;
+  if (clock_off(db->clock_hi, mark, f)) return db->clock_hi;
   return NAN;
 }
 
 /* See lease_int.h. */
 void lease__clock_also(lease_db *db, const char *what, double t) {
-  if (!(t >= LEASE__CLOCK_FLOOR) || !isfinite(t)) return;
+  if (db->opt.clock_factor == 0 || !(t >= LEASE__CLOCK_FLOOR) || !isfinite(t)) return;
   db->clock_what = what;
   if (isnan(db->clock_lo) || t < db->clock_lo) db->clock_lo = t;
   if (isnan(db->clock_hi) || t > db->clock_hi) db->clock_hi = t;
@@ -374,7 +381,8 @@ void lease__clock_also(lease_db *db, const char *what, double t) {
 
 /* See lease_int.h. */
 int lease__clock_due(const lease_db *db) {
-  return !isnan(db->clock_now) || !isnan(db->clock_lo);
+  if (!isnan(db->clock_now)) return 1;
+  return !isnan(db->clock_lo) && (isnan(db->clock_mark) || !isnan(also_off(db, db->clock_mark)));
 }
 
 /* 1 when a write at now is to store it as the new mark: now is past the
@@ -397,9 +405,11 @@ int lease__clock(lease_db *db, double mark, int *move) {
   *move = 0;
   if (!isfinite(mark)) mark = NAN;
   db->clock_mark = mark;
-  if (!isnan(off = also_off(db, mark))) return clock_refused(db, db->clock_what, off, mark);
+  if (!isnan(off = also_off(db, mark)))
+    return clock_refused(db, db->clock_what, off, mark, also_factor(db));
   if (isnan(now)) return LEASE_OK;
-  if (clock_off(now, mark, db->opt.clock_factor)) return clock_refused(db, "now", now, mark);
+  if (clock_off(now, mark, db->opt.clock_factor))
+    return clock_refused(db, "now", now, mark, db->opt.clock_factor);
   *move = clock_moves(now, mark);
   return LEASE_OK;
 }
@@ -418,7 +428,16 @@ void lease__clear_error(lease_db *db) { clear_error(db); }
 /* See lease_int.h. */
 int lease__clock_cached(lease_db *db, double now) {
   if (isfinite(now) && clock_off(now, db->clock_mark, db->opt.clock_factor))
-    return clock_refused(db, "now", now, db->clock_mark);
+    return clock_refused(db, "now", now, db->clock_mark, db->opt.clock_factor);
+  return LEASE_OK;
+}
+
+/* See lease_int.h. */
+int lease__clock_in_tx(lease_db *db, double now, double stepped) {
+  double mark = db->clock_mark;
+  if (isnan(mark) || stepped > mark) mark = stepped;
+  if (isfinite(now) && clock_off(now, mark, db->opt.clock_factor))
+    return clock_refused(db, "now", now, mark, db->opt.clock_factor);
   return LEASE_OK;
 }
 

@@ -372,8 +372,8 @@ typedef struct lease__backend {
   /* Fenced side effects (src/core/lease_tx.c).  A backend without them leaves
   ** these NULL and the core returns "not supported by the <name> backend".
   ** with_lease: run the clock step at tx->w.now (db->clock_now) as every
-  ** write does, open tx's transaction, check tx->w's lease as complete
-  ** does (*reason),
+  ** write does (before or inside tx's transaction), check tx->w's lease
+  ** inside it as complete does (*reason),
   ** call tx->fn only when granted, then commit, or roll back
   ** when fn fails.  tx_run: one statement of the caller's inside tx, rows
   ** to row (may be NULL).  tx_write: renew or complete of tx->w's job in
@@ -611,11 +611,16 @@ int lease__dep_in_batch(const lease_new_job *jobs, int i, int k);
 int lease__clock(lease_db *db, double mark, int *move);
 
 /* lease__clock_also: note t (finite, at least LEASE__CLOCK_FLOOR: else
-** ignored), a time the write running takes besides its now, argument
-** `what` (a string literal: "run_at", "before"), for its clock step to
-** check against the mark as it checks now: a time in another unit is
-** refused the same way; it never moves the mark.  lease__clock_due: 1 when
-** the write running has a clock step (a now, or such a time). */
+** ignored; nothing either when the handle's check is off), a time the
+** write running takes besides its now, argument `what` (a string literal:
+** "run_at", "before"), for its clock step to check against the mark as it
+** checks now, by the factor LEASE__CLOCK_ALSO_FACTOR when the handle's is
+** smaller: a time in another unit is refused, a date far ahead (up to the
+** year 9999) is not; it never moves the mark.  lease__clock_due: 1 when the
+** write running has a clock step: a now, or such a time that the mark db
+** last read does not settle (there is none, or the time is off from it,
+** so that the step reads the mark again). */
+#define LEASE__CLOCK_ALSO_FACTOR 500.0
 void lease__clock_also(lease_db *db, const char *what, double t);
 int lease__clock_due(const lease_db *db);
 
@@ -640,6 +645,12 @@ void lease__clear_error(lease_db *db);
 ** from the mark db last read; LEASE_OK when it is not, or when either is
 ** unknown or small.  For calls that do not write. */
 int lease__clock_cached(lease_db *db, double now);
+
+/* lease__clock_in_tx: refuse (LEASE_MISUSE, recorded) the now of a tx
+** call inside a with_lease whose clock step ran at `stepped` when it is off
+** from the mark that step left (the mark it read, or stepped when that was
+** none or lower).  LEASE_OK otherwise. */
+int lease__clock_in_tx(lease_db *db, double now, double stepped);
 
 /*
 ** lease__hold: take db's busy flag for a public call; db when it was free,

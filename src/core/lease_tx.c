@@ -160,6 +160,7 @@ int lease_tx_renew(lease_tx *tx, double now, double ttl, int *reason) {
   int rc, r = LEASE_GRANTED;
   if ((rc = tx_begin(tx, "tx_renew")) != LEASE_OK) return rc;
   if (lease_check_time(now, ttl, &msg)) return lease__fail(tx->db, LEASE_MISUSE, "%s", msg);
+  if (lease__clock_in_tx(tx->db, now, tx->w.now)) return tx->db->rc;
   w = tx->w;
   w.op = LEASE__RENEW;
   w.now = now;

@@ -239,8 +239,9 @@ commits.
 @treturn boolean true when extended
 @treturn[2] boolean false
 @treturn[2] string a reason, as for db:renew
-@raise `bad argument` for a bad ttl or now; `lease.tx:renew: ...` on a
-  database failure
+@raise `bad argument` for a bad ttl or now; `lease.tx:renew: now N is off
+  by a factor of ...` for a now of another unit than the database's clock
+  mark (the clock check); `lease.tx:renew: ...` on a database failure
 */
 static int tx_renew(lua_State *L) {
   lb_callee c = {"renew", 1};

@@ -458,9 +458,11 @@ static int enqueue_run(lease_db *db, enqueue_ctx *e) {
 ** job without dependencies is one statement; many without data one INSERT
 ** of their ids (lpg_enqueue_ids); many with data, none with a key or
 ** dependencies, one statement (lpg_enqueue_data); else a statement per job
-** between BEGIN and COMMIT.  A run refused by lease_queue_key (a holder
-** committed after it read none) is run again, and finds the holder; so is
-** one that found a job its after names ended (add_deps). */
+** between BEGIN and COMMIT.  A run_at the mark this handle last read does
+** not settle (lease__clock_due) costs a read of the mark before them
+** (lpg_ready).  A run refused by lease_queue_key (a holder committed after
+** it read none) is run again, and finds the holder; so is one that found a
+** job its after names ended (add_deps). */
 int lpg_q_enqueue(lease_db *db, const lease_new_job *jobs, int n, int *inserted) {
   enqueue_ctx e = {jobs, n, 0, 0, NULL};
   int i, tries, plain = n > 1, batch = n > 1, rc = lpg_ready(db);

@@ -420,26 +420,43 @@ h:close()
 
   it("keeps an inotify watch only while a handle of this process waits #sqlite", function()
     -- while a watch is open the kernel queues a notice for every write
-    -- into the directory, which each commit of this process would pay
+    -- into the directory, which each commit of this process would pay;
+    -- the inotify instance stays, one for the file (closing one waits in
+    -- the kernel, and each wait would pay that)
     if not H.exists("/proc/self/fd") then return end   -- not Linux
-    local function watches()
+    local function watches()   -- the inotify watches this process holds
+      return tonumber((H.capture("cat /proc/" .. lease.pid() .. "/fdinfo/* 2>/dev/null | grep -c '^inotify wd:'")))
+    end
+    local function instances()
       return tonumber((H.capture("ls -l /proc/" .. lease.pid() .. "/fd | grep -c 'anon_inode:inotify'")))
     end
-    local before = watches()
+    local function wait_in_thread()
+      return T.thread.spawn(function(path)
+        local h = require("lease").open(path)
+        local woken = h:wait("nothing-here", 1.5)
+        h:close()
+        return woken
+      end, p)
+    end
+    local before, made = watches(), instances()
     assert.is_true(db:enqueue("x"))
     assert.is_true(db:complete("x", "w", db:claim("x", "w", 1, 10), 2, "r"))
     assert.are.equal(before, watches())
-    local t = T.thread.spawn(function(path)
-      local h = require("lease").open(path)
-      local woken = h:wait("nothing-here", 1.5)
-      h:close()
-      return woken
-    end, p)
+    local t = wait_in_thread()
     lease.sleep(0.5)
     local during = watches()
     assert.are.same({ true, false }, { t:join() })
     assert.are.equal(before + 1, during)
     assert.are.equal(before, watches())
+    local kept = instances()
+    assert.is_true(kept == made or kept == made + 1, "instances " .. made .. " then " .. kept)
+    -- a second wait watches again on the same instance
+    t = wait_in_thread()
+    lease.sleep(0.5)
+    during = watches()
+    assert.are.same({ true, false }, { t:join() })
+    assert.are.same({ before + 1, before, kept }, { during, watches(), instances() })
+    assert.is_true(kept >= 1)
   end)
 
   it("wakes at the run_at of a job scheduled for later, not at its timeout", function()

@@ -792,6 +792,7 @@ return {
   ["wake-sqlite-no-broadcast"] = { file = "specs/57-wake_spec.lua", test = "db:wait is woken by the signal of an enqueue, a release and a fail, not by a look at the files" },
   ["wake-sqlite-other-process-unseen"] = { file = "specs/57-wake_spec.lua", test = "db:wait wakes when another process enqueues" },
   ["wake-wait-ignores-due-time"] = { file = "specs/57-wake_spec.lua", test = "db:wait wakes at the run_at of a job scheduled for later, not at its timeout" },
+  ["wake-watch-closed-per-wait"] = { file = "specs/57-wake_spec.lua", test = "db:wait keeps an inotify watch only while a handle of this process waits #sqlite" },
   ["wake-watch-kept-after-wait"] = { file = "specs/57-wake_spec.lua", test = "db:wait keeps an inotify watch only while a handle of this process waits #sqlite" },
   ["wake-watch-never-opened"] = { file = "specs/57-wake_spec.lua", test = "db:wait wakes a waiter of another process on the write itself, not at its next look at the files #sqlite" },
   ["wal-before-schema-check"] = { file = "specs/12-failures_spec.lua", test = "database failures #sqlite a jobs table with other columns: schema, naming the difference, file unchanged" },

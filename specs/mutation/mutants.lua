@@ -4159,6 +4159,16 @@ return {
     hint = "specs/57-wake_spec.lua",
   },
   {
+    name = "wake-watch-closed-per-wait", step = "own", file = "src/sqlite/lsq_wake.c",
+    fn = "notify_unwatch",
+    from = [=[  if (w->notify_wd >= 0) inotify_rm_watch(w->notify_fd, w->notify_wd);]=],
+    to = [=[  if (w->notify_wd >= 0) {
+    close(w->notify_fd);
+    w->notify_fd = -1;
+  }]=],
+    hint = "specs/57-wake_spec.lua",
+  },
+  {
     name = "wake-watch-never-opened", step = "own", file = "src/sqlite/lsq_wake.c",
     fn = "lsq_wait_signal",
     from = [=[      if (notify_watch(w) && files_stamp(db) != w->stamp) {]=],
@@ -5958,8 +5968,8 @@ return {
   },
   {
     name = "wake-files-not-watched", step = "own", file = "src/sqlite/lsq_wake.c", fn = "notify_watch",
-    from = [=[  if (fd >= 0 && inotify_add_watch(fd, w->dir, IN_MODIFY | IN_CREATE | IN_MOVED_TO) < 0) {]=],
-    to = [=[  if (fd >= 0) {]=],
+    from = [=[  w->notify_wd = inotify_add_watch(w->notify_fd, w->dir, IN_MODIFY | IN_CREATE | IN_MOVED_TO);]=],
+    to = [=[  w->notify_wd = 0;]=],
     hint = "specs/57-wake_spec.lua",
   },
   {

@@ -77,7 +77,8 @@ struct lsq_waiters {
   int watching;               /* 1 while a waiter is the watcher (under mu) */
   double every_ms;            /* the watcher's interval now, 0 for the shortest (under mu) */
   char *dir;                  /* the file's directory, NULL when inotify is off */
-  int notify_fd;              /* inotify on dir while a watcher has one, else -1 (under mu) */
+  int notify_fd;              /* inotify instance, opened at the first watch, else -1 (under mu) */
+  int notify_wd;              /* its watch of dir while a watcher has one, else -1 (under mu) */
   int bell_fd;                /* eventfd rung by signals while a watcher polls, -1 when none */
   struct lsq_waiters *next;   /* the registry's list */
 };
@@ -154,7 +155,7 @@ static struct timespec at_ms(double ms) {
 ** it; dir stays NULL and bell_fd -1 (a watcher then sleeps its interval)
 ** where inotify is off or memory runs out. */
 static void notify_open(lsq_waiters *w, const char *name) {
-  w->notify_fd = w->bell_fd = -1;
+  w->notify_fd = w->notify_wd = w->bell_fd = -1;
   w->dir = NULL;
   pthread_once(&check_once, read_check_every);
 #if LSQ_WAKE_NOTIFY
@@ -181,38 +182,41 @@ static void notify_open(lsq_waiters *w, const char *name) {
 }
 
 /* Under w->mu, as a waiter becomes the watcher: watch w->dir for writes
-** into w->notify_fd.  The watch lives only while a watcher sleeps on it:
-** the kernel queues a notice for every write into the directory while a
-** watch is open, a cost each of this process's commits would pay whether
-** any handle waits or not.  Returns 1 when it opened the watch (the
+** into w->notify_fd (the inotify instance, opened at the first watch and
+** kept until the registry's entry goes: closing one waits in the kernel
+** for a grace period, milliseconds on some, which every wait would pay
+** with the mutex held).  The watch lives only while a watcher sleeps on
+** it: the kernel queues a notice for every write into the directory while
+** a watch is open, a cost each of this process's commits would pay
+** whether any handle waits or not.  Returns 1 when it made the watch (the
 ** caller then looks at the files: a write before the watch sends no
 ** notice), 0 when there is none (the watcher sleeps its interval). */
 static int notify_watch(lsq_waiters *w) {
 #if LSQ_WAKE_NOTIFY
-  int fd;
-  if (!w->dir || w->notify_fd >= 0) return 0;
-  fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-  if (fd >= 0 && inotify_add_watch(fd, w->dir, IN_MODIFY | IN_CREATE | IN_MOVED_TO) < 0) {
-    close(fd);
-    fd = -1;
-  }
-  w->notify_fd = fd;
-  return fd >= 0;
+  char buf[4096];
+  if (!w->dir || w->notify_wd >= 0) return 0;
+  if (w->notify_fd < 0 && (w->notify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) < 0) return 0;
+  while (read(w->notify_fd, buf, sizeof buf) > 0) {}   /* an earlier watch's notices */
+  w->notify_wd = inotify_add_watch(w->notify_fd, w->dir, IN_MODIFY | IN_CREATE | IN_MOVED_TO);
+  return w->notify_wd >= 0;
 #else
   (void)w;
   return 0;
 #endif
 }
 
-/* Under w->mu, as the watcher leaves: close its watch. */
+/* Under w->mu, as the watcher leaves: remove its watch. */
 static void notify_unwatch(lsq_waiters *w) {
-  if (w->notify_fd >= 0) close(w->notify_fd);
-  w->notify_fd = -1;
+#if LSQ_WAKE_NOTIFY
+  if (w->notify_wd >= 0) inotify_rm_watch(w->notify_fd, w->notify_wd);
+#endif
+  w->notify_wd = -1;
 }
 
 /* Close what notify_open and notify_watch opened. */
 static void notify_close(lsq_waiters *w) {
   notify_unwatch(w);
+  if (w->notify_fd >= 0) close(w->notify_fd);
   if (w->bell_fd >= 0) close(w->bell_fd);
   free(w->dir);
 }
@@ -302,13 +306,14 @@ static void ring(lsq_waiters *w) {
 
 /* Sleep the watcher, w->mu held on entry and on return, until until_ms
 ** (monotonic) or a write inotify reports or a ring: in poll() with the
-** mutex released when w has a notify_fd, else on the condition variable.
+** mutex released when w has a watch (notify_wd), else on the condition
+** variable.
 ** Returns 1 when the time ran out (or a write woke it: the caller looks at
 ** the files either way), 0 when only a signal may have come. */
 static int watcher_sleep(lsq_waiters *w, double until_ms) {
   struct timespec ts;
 #if LSQ_WAKE_NOTIFY
-  if (w->notify_fd >= 0) {
+  if (w->notify_wd >= 0) {
     struct pollfd fds[2];
     char buf[4096];
     double left = until_ms - now_ms(), next = w->last_look_ms + LSQ_WAKE_GAP_MS;

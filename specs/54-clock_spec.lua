@@ -166,6 +166,11 @@ describe("the clock check", function()
       assert.truthy(err:find("lease." .. c[1] .. ": " .. c[2] .. " is off by a factor of 500 ", 1, true), err)
       assert.truthy(err:find("clock mark 1700000000 ", 1, true) and err:find("[misuse]", 1, true), err)
     end
+    -- a now and a run_at both of the other unit: the error names the now
+    local d = lease.open(p)
+    local err = H.error_of(d.fail, d, "b", "w", 1, MS, "m", { run_at = MS + 5 })
+    d:close()
+    assert.truthy(err:find("lease.fail: now 1700000000000 is off by a factor of 100 ", 1, true), err)
     db = lease.open(p)
     finally(function() db:close() end)
     assert.are.same({ "completed", "running", 1 }, { db:state("a", T + 2).status,
@@ -173,7 +178,7 @@ describe("the clock check", function()
     for _, id in ipairs({ "x", "y", "z", "z2" }) do assert.is_nil(db:state(id, T + 2)) end
     -- a handle that read the mark (its claim of a done job did) checks by it
     assert.is_nil(db:claim("a", "w", T + 3, 30))
-    local err = H.error_of(db.enqueue, db, "x", { run_at = MS })
+    err = H.error_of(db.enqueue, db, "x", { run_at = MS })
     assert.truthy(err:find("lease.enqueue: run_at 1700000000000 is off", 1, true), err)
     assert.is_nil(db:state("x", T + 3))
     -- a time within the factor (a date as far as 9999-12-31), a small one

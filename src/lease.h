@@ -188,15 +188,17 @@ typedef struct lease_options {
                            mode a committed claim may roll back after power loss, so the same fence
                            could be handed out twice */
   int flags;            /* LEASE_OPEN_* bits; default 0 (read-write, create) */
-  double clock_factor;  /* the clock check: a call whose now (or run_at, or prune's before)
-                           is off by this factor or more (either way) from the database's
-                           clock mark, the highest now it has seen, fails with LEASE_MISUSE
-                           and changes nothing, as when
-                           one caller counts seconds and another milliseconds.  Compared
+  double clock_factor;  /* the clock check: a call whose now is off by this factor or more
+                           (either way) from the database's clock mark, the highest now it
+                           has seen, fails with LEASE_MISUSE and changes nothing, as when
+                           one caller counts seconds and another milliseconds; so does a
+                           run_at or prune's before off by this factor or 500, whichever
+                           is larger (a date as far as 9999-12-31 passes).  Compared
                            only when both are at least 1e6 (small clocks are never
-                           refused).  Writes read the mark inside their transaction;
-                           reads (state, lists, counts) compare with the mark this handle
-                           last read.  Default LEASE_CLOCK_FACTOR; 0 turns the check off;
+                           refused).  Writes read the mark inside their transaction (a
+                           run_at or before alone is judged by the mark this handle last
+                           read when that settles it); reads (state, lists, counts)
+                           compare with the mark this handle last read.  Default LEASE_CLOCK_FACTOR; 0 turns the check off;
                            else a finite number > 1.  The mark is kept whatever this is */
   int64_t events_keep;  /* the events ledger (lease_events): 0 (default): this handle's
                            writes record no event; else record them and keep the newest
@@ -415,7 +417,7 @@ LEASE_API void lease_new_job_default(lease_new_job *job);
 ** or processes, exactly one is inserted.
 ** Returns LEASE_OK, LEASE_MISUSE (job NULL, or a bad field: the message
 ** names it, "after[2] is the job's own id", or a run_at off from the
-** database's clock mark by the clock factor; nothing written),
+** database's clock mark: lease_options.clock_factor; nothing written),
 ** LEASE_MISMATCH (a trigger another client defined skipped the job's
 ** insert, its queue row, its data, a dependency or its wait: nothing is
 ** stored) or a database error.
@@ -1061,7 +1063,7 @@ typedef struct lease_fail_opts {
 **   reason: LEASE_GRANTED, LEASE_MISSING, LEASE_DONE, LEASE_DISCARDED,
 **           LEASE_CANCELLED, LEASE_NOT_OWNER, LEASE_STALE_FENCE, LEASE_EXPIRED.
 ** Returns LEASE_OK, LEASE_MISUSE (a bad argument, or a now or run_at off
-** from the database's clock mark by the clock factor), LEASE_RANGE or
+** from the database's clock mark: lease_options.clock_factor), LEASE_RANGE or
 ** LEASE_MISMATCH (as for lease_complete; also when a trigger another
 ** client defined skipped the error's record or the job's next queue state: nothing is stored) or a
 ** database error.
@@ -1114,7 +1116,7 @@ LEASE_API int lease_cancel(lease_db *db, const char *id, size_t id_len, double n
 **          LEASE_STATUS_COMPLETED, _DISCARDED or _CANCELLED.
 **   deleted: how many jobs were deleted.
 ** Returns LEASE_OK, LEASE_MISUSE (a bad argument, or a before off from
-** the database's clock mark by the clock factor: lease_options), LEASE_MISMATCH
+** the database's clock mark: lease_options.clock_factor), LEASE_MISMATCH
 ** (a trigger another client defined skipped a write: nothing is stored) or
 ** a database error.
 */

@@ -102,6 +102,7 @@ return {
   ["clock-also-factor-of-now"] = { file = "specs/54-clock_spec.lua", test = "the clock check refuses a run_at or a before in another unit, and never moves the mark to one" },
   ["clock-also-greatest-unchecked"] = { file = "specs/54-clock_spec.lua", test = "the clock check refuses a run_at or a before in another unit, and never moves the mark to one" },
   ["clock-also-infinite-kept"] = { file = "specs/54-clock_spec.lua", test = "the clock check refuses a run_at or a before in another unit, and never moves the mark to one" },
+  ["clock-also-judged-before-now"] = { file = "specs/54-clock_spec.lua", test = "the clock check refuses a run_at or a before in another unit, and never moves the mark to one" },
   ["clock-also-least-unchecked"] = { file = "specs/54-clock_spec.lua", test = "the clock check refuses a run_at or a before in another unit, and never moves the mark to one" },
   ["clock-also-not-due"] = { file = "specs/54-clock_spec.lua", test = "the clock check refuses a run_at or a before in another unit, and never moves the mark to one" },
   ["clock-also-settled-by-no-mark"] = { file = "specs/54-clock_spec.lua", test = "the clock check refuses a run_at or a before in another unit, and never moves the mark to one" },

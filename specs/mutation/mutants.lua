@@ -3613,7 +3613,7 @@ return {
   -- The clock mark (specs/54-clock_spec.lua) -------------------------
   {
     name = "clock-check-dropped", step = "own", file = "src/core/lease.c", fn = "lease__clock",
-    from = [[  if (clock_off(now, mark, db->opt.clock_factor))
+    from = [[  if (!isnan(now) && clock_off(now, mark, db->opt.clock_factor))
     return clock_refused(db, "now", now, mark, db->opt.clock_factor);]],
     to = [[]],
     hint = "specs/54-clock_spec.lua",
@@ -3696,6 +3696,18 @@ return {
     name = "clock-also-unchecked", step = "own", file = "src/core/lease.c", fn = "lease__clock",
     from = [[  if (!isnan(off = also_off(db, mark)))]],
     to = [[  if (!isnan(off = NAN))]],
+    hint = "specs/54-clock_spec.lua",
+  },
+  {
+    name = "clock-also-judged-before-now", step = "own", file = "src/core/lease.c", fn = "lease__clock",
+    from = [[  if (!isnan(now) && clock_off(now, mark, db->opt.clock_factor))
+    return clock_refused(db, "now", now, mark, db->opt.clock_factor);
+  if (!isnan(off = also_off(db, mark)))]],
+    to = [[  if (!isnan(off = also_off(db, mark)))
+    return clock_refused(db, db->clock_what, off, mark, also_factor(db));
+  if (!isnan(now) && clock_off(now, mark, db->opt.clock_factor))
+    return clock_refused(db, "now", now, mark, db->opt.clock_factor);
+  if (!isnan(off = also_off(db, mark)))]],
     hint = "specs/54-clock_spec.lua",
   },
   {

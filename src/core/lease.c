@@ -405,11 +405,13 @@ int lease__clock(lease_db *db, double mark, int *move) {
   *move = 0;
   if (!isfinite(mark)) mark = NAN;
   db->clock_mark = mark;
+  /* now first: a call whose now is in another unit is told so, not of
+  ** its run_at in the same unit */
+  if (!isnan(now) && clock_off(now, mark, db->opt.clock_factor))
+    return clock_refused(db, "now", now, mark, db->opt.clock_factor);
   if (!isnan(off = also_off(db, mark)))
     return clock_refused(db, db->clock_what, off, mark, also_factor(db));
   if (isnan(now)) return LEASE_OK;
-  if (clock_off(now, mark, db->opt.clock_factor))
-    return clock_refused(db, "now", now, mark, db->opt.clock_factor);
   *move = clock_moves(now, mark);
   return LEASE_OK;
 }

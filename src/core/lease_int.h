@@ -626,7 +626,8 @@ int lease__clock_due(const lease_db *db);
 
 /* lease__clock_settled: 1 when lease__clock, given the mark db last read
 ** (db->clock_mark), would neither refuse db->clock_now nor move the mark
-** (always when db->clock_now is NAN); 0 when there is none yet.  A
+** (always when db->clock_now is NAN and no time of lease__clock_also is
+** off from it); 0 when there is none yet.  A
 ** backend that confirms that mark inside the write's transaction may skip
 ** reading it first.  Records nothing. */
 int lease__clock_settled(const lease_db *db);

@@ -222,10 +222,11 @@ one (its columns, types and constraints).
   (boolean, default false), `create` (boolean, default true), `group_commit`
   (boolean, default true: threads of this process writing the same file share
   commits; false: each write commits alone), `clock_factor` (number > 1,
-  default 100: a call whose `now`, or a `run_at` or prune's `before`, is off
-  from the database's clock mark, the highest `now` it has seen, by this factor
-  or more either way raises, as when one caller counts seconds and another
-  milliseconds; compared only when both are at least 1e6), `clock_check`
+  default 100: a call whose `now` is off from the database's clock mark, the
+  highest `now` it has seen, by this factor or more either way raises, as when
+  one caller counts seconds and another milliseconds, and so does a `run_at`
+  or prune's `before` off by this factor or 500, whichever is larger; compared
+  only when both are at least 1e6), `clock_check`
   (boolean, default true; false: no check),
   `events` (false, the default: this handle's writes record no event in the
   ledger; true or a table `{keep = integer >= 1, max_age = number > 0}`:

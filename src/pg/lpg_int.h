@@ -459,7 +459,7 @@ int lpg_schema_upgrade(lease_db *db);
 /* The clock step (lease_int.h: lease__clock) of the write about to run
 ** on db: the mark read in a statement of its own, the write's now checked
 ** against it, the mark moved up when now passed it by a step.  LEASE_OK at
-** once for a call without a now (db->clock_now NAN), on a read-only
+** once for a call without a clock step (lease__clock_due), on a read-only
 ** handle, or on a database older than the clock step (lease_schema.h:
 ** LEASE_SCHEMA_HAS).  Called by lpg_ready. */
 int lpg_q_clock(lease_db *db);

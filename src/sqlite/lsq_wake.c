@@ -195,7 +195,11 @@ static int notify_watch(lsq_waiters *w) {
 #if LSQ_WAKE_NOTIFY
   char buf[4096];
   if (!w->dir || w->notify_wd >= 0) return 0;
-  if (w->notify_fd < 0 && (w->notify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) < 0) return 0;
+  if (w->notify_fd < 0 && (w->notify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) < 0) {
+    free(w->dir);   /* out of instances or descriptors: the interval from now on */
+    w->dir = NULL;
+    return 0;
+  }
   while (read(w->notify_fd, buf, sizeof buf) > 0) {}   /* an earlier watch's notices */
   w->notify_wd = inotify_add_watch(w->notify_fd, w->dir, IN_MODIFY | IN_CREATE | IN_MOVED_TO);
   return w->notify_wd >= 0;

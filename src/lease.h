@@ -198,8 +198,9 @@ typedef struct lease_options {
                            refused).  Writes read the mark inside their transaction (a
                            run_at or before alone is judged by the mark this handle last
                            read when that settles it); reads (state, lists, counts)
-                           compare with the mark this handle last read.  Default LEASE_CLOCK_FACTOR; 0 turns the check off;
-                           else a finite number > 1.  The mark is kept whatever this is */
+                           compare with the mark this handle last read.  Default
+                           LEASE_CLOCK_FACTOR; 0 turns the check off; else a finite
+                           number > 1.  The mark is kept whatever this is */
   int64_t events_keep;  /* the events ledger (lease_events): 0 (default): this handle's
                            writes record no event; else record them and keep the newest
                            events_keep (LEASE_EVENTS_KEEP is the binding's default when
@@ -1065,8 +1066,8 @@ typedef struct lease_fail_opts {
 ** Returns LEASE_OK, LEASE_MISUSE (a bad argument, or a now or run_at off
 ** from the database's clock mark: lease_options.clock_factor), LEASE_RANGE or
 ** LEASE_MISMATCH (as for lease_complete; also when a trigger another
-** client defined skipped the error's record or the job's next queue state: nothing is stored) or a
-** database error.
+** client defined skipped the error's record or the job's next queue
+** state: nothing is stored) or a database error.
 */
 LEASE_API int lease_fail(lease_db *db, const char *id, size_t id_len, const char *owner,
                          size_t owner_len, int64_t fence, double now, const char *message,
@@ -1391,9 +1392,9 @@ typedef int lease_row_fn(void *ctx, int ncols, const char *const *names,
 ** clock mark by the clock factor is refused; a now past it moves it), and
 ** after BEGIN IMMEDIATE the job must exist, be held by owner with this
 ** fence, not be done and have until > now, checked exactly as
-** lease_complete checks it; only then fn runs.  When fn returns LEASE_OK, everything it
-** wrote (lease_tx_exec, lease_tx_complete, ...) commits at once; otherwise
-** all of it rolls back.  While fn runs, every other function on db returns
+** lease_complete checks it; only then fn runs.  When fn returns LEASE_OK,
+** everything it wrote (lease_tx_exec, lease_tx_complete, ...) commits at
+** once; otherwise all of it rolls back.  While fn runs, every other function on db returns
 ** LEASE_MISUSE: fn works through tx.
 **   id, owner: non-empty byte strings (LEASE_NTS allowed).
 **   fence:  the fencing token claim returned.

@@ -3801,7 +3801,7 @@ return {
   {
     name = "with-lease-clock-unchecked", step = "own", file = "src/core/lease_tx.c",
     fn = "lease_with_lease",
-    from = [[  db->clock_now = now;   /* the backend's clock step, inside the transaction */]],
+    from = [[  db->clock_now = now;   /* the backend's clock step (lease__clock) checks it */]],
     to = [[  (void)lease__clock_cached;]],
     hint = "specs/54-clock_spec.lua",
   },

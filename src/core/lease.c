@@ -427,20 +427,24 @@ int lease__clock_settled(const lease_db *db) {
 /* See lease_int.h. */
 void lease__clear_error(lease_db *db) { clear_error(db); }
 
+/* Refuse (recorded) a finite now off from mark by the handle's factor;
+** LEASE_OK otherwise.  Checks only: reads and moves nothing. */
+static int now_checked(lease_db *db, double now, double mark) {
+  if (isfinite(now) && clock_off(now, mark, db->opt.clock_factor))
+    return clock_refused(db, "now", now, mark, db->opt.clock_factor);
+  return LEASE_OK;
+}
+
 /* See lease_int.h. */
 int lease__clock_cached(lease_db *db, double now) {
-  if (isfinite(now) && clock_off(now, db->clock_mark, db->opt.clock_factor))
-    return clock_refused(db, "now", now, db->clock_mark, db->opt.clock_factor);
-  return LEASE_OK;
+  return now_checked(db, now, db->clock_mark);
 }
 
 /* See lease_int.h. */
 int lease__clock_in_tx(lease_db *db, double now, double stepped) {
   double mark = db->clock_mark;
   if (isnan(mark) || stepped > mark) mark = stepped;
-  if (isfinite(now) && clock_off(now, mark, db->opt.clock_factor))
-    return clock_refused(db, "now", now, mark, db->opt.clock_factor);
-  return LEASE_OK;
+  return now_checked(db, now, mark);
 }
 
 /* See lease.h.  A PostgreSQL connection string goes to the PostgreSQL

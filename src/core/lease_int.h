@@ -373,9 +373,8 @@ typedef struct lease__backend {
   ** these NULL and the core returns "not supported by the <name> backend".
   ** with_lease: run the clock step at tx->w.now (db->clock_now) as every
   ** write does (before or inside tx's transaction), check tx->w's lease
-  ** inside it as complete does (*reason),
-  ** call tx->fn only when granted, then commit, or roll back
-  ** when fn fails.  tx_run: one statement of the caller's inside tx, rows
+  ** inside it as complete does (*reason), call tx->fn only when granted,
+  ** then commit, or roll back when fn fails.  tx_run: one statement of the caller's inside tx, rows
   ** to row (may be NULL).  tx_write: renew or complete of tx->w's job in
   ** tx.  fence_gate: the gate, in its own transaction or in tx (NULL). */
   int (*with_lease)(lease_db *db, lease_tx *tx, int *reason);
@@ -627,9 +626,9 @@ int lease__clock_due(const lease_db *db);
 /* lease__clock_settled: 1 when lease__clock, given the mark db last read
 ** (db->clock_mark), would neither refuse db->clock_now nor move the mark
 ** (always when db->clock_now is NAN and no time of lease__clock_also is
-** off from it); 0 when there is none yet.  A
-** backend that confirms that mark inside the write's transaction may skip
-** reading it first.  Records nothing. */
+** off from it); 0 when there is none yet.  A backend that confirms that
+** mark inside the write's transaction may skip reading it first.  Records
+** nothing. */
 int lease__clock_settled(const lease_db *db);
 
 /* lease__random: a number in [0, 1) from a per-thread xorshift64*

@@ -52,7 +52,7 @@ int lease_with_lease(lease_db *db, const char *id, size_t id_len, const char *ow
   if (lease__check_bytes(db, "id", id, &id_len)) return db->rc;
   if (lease__check_bytes(db, "owner", owner, &owner_len)) return db->rc;
   if (!isfinite(now)) return lease__fail(db, LEASE_MISUSE, "now must be a finite number");
-  db->clock_now = now;   /* the backend's clock step, inside the transaction */
+  db->clock_now = now;   /* the backend's clock step (lease__clock) checks it */
   if (!fn) return lease__fail(db, LEASE_MISUSE, "fn must not be NULL");
   if (!db->be->with_lease) return unsupported(db, "with_lease");
   tx.db = db;

@@ -226,8 +226,8 @@ one (its columns, types and constraints).
   highest `now` it has seen, by this factor or more either way raises, as when
   one caller counts seconds and another milliseconds, and so does a `run_at`
   or prune's `before` off by this factor or 500, whichever is larger; compared
-  only when both are at least 1e6), `clock_check`
-  (boolean, default true; false: no check),
+  only when both are at least 1e6), `clock_check` (boolean, default true;
+  false: no check),
   `events` (false, the default: this handle's writes record no event in the
   ledger; true or a table `{keep = integer >= 1, max_age = number > 0}`:
   record them, keep the newest `keep` events (default 100000), and with

@@ -284,9 +284,10 @@ int lsq_schema_upgrade(lease_db *db);
 /* lsq_clock: the clock step (lease__clock) of the write running on db,
 ** at the start of its body inside its transaction: the mark read, the
 ** write's now checked against it, the mark moved up when now passed it by
-** a step (a run_at or before of lease__clock_also checked too).  LEASE_OK at
-** once for a call without a clock step (lease__clock_due), or on a handle that may not write or whose file's schema is older than
-** the clock step's (lease_schema.h: LEASE_SCHEMA_HAS).
+** a step (a run_at or before of lease__clock_also checked too).  LEASE_OK
+** at once for a call without a clock step (lease__clock_due), or on a
+** handle that may not write or whose file's schema is older than the clock
+** step's (lease_schema.h: LEASE_SCHEMA_HAS).
 ** LEASE_OK or the failure recorded (lsq_queue.c). */
 int lsq_clock(lease_db *db);
 

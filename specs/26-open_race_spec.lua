@@ -6,9 +6,12 @@
 -- switches the file to WAL and creates the table while the others read the
 -- file being switched; each must wait for the others' locks up to its busy
 -- timeout (10 s), as every operation does, and never fail `busy` at once.
--- The last case makes the collision certain: another client holds the
--- write lock of an empty file (rollback journal) while they all open, so
--- each one's switch to WAL meets the lock.
+-- Two cases make a collision certain.  Another client holds the write lock
+-- of an empty file while they all open: each waits for it in its schema
+-- transaction.  A lease file another client turned back to a rollback
+-- journal, whose write lock that client holds: the open has no schema to
+-- write, so its switch to WAL meets the lock, which SQLite reports at once
+-- without calling the busy handler; the open must wait all the same.
 local H = require("helpers")
 local T = require("thread_helpers")
 local system = require("system")
@@ -163,6 +166,35 @@ describe("opening at the same moment #sqlite", function()
     end
     assert.are.same({}, failures)
     assert_all(path, THREADS)
+    remove(path)
+  end)
+
+  it("a lease file turned back to a rollback journal, its write lock held: the switch to WAL waits for it", function()
+    local path = round_path(1)
+    local db = H.lease.open(path)
+    assert(db:enqueue("before"))
+    db:close()
+    assert.are.equal("delete\n", H.sqlite3(path, "PRAGMA journal_mode=DELETE"))
+    local holder = hold_lock(path)
+    local t = T.thread.spawn(function(p)
+      local lease = require("lease")
+      local sys = require("system")
+      local ok, err = pcall(function()
+        local h = lease.open(p)
+        h:enqueue("after")
+        h:close()
+      end)
+      return ok, err, sys.monotime()
+    end, path)
+    H.lease.sleep(0.3)
+    local released = system.monotime()
+    holder:write("COMMIT;\n")
+    holder:close()
+    local _, ok, err, finished = t:join()
+    assert.is_true(ok, tostring(err))
+    assert.is_true(finished >= released, ("opened %.3f s before the lock was released"):format(released - (finished or 0)))
+    assert.are.equal("wal\n", H.sqlite3(path, "PRAGMA journal_mode"))
+    assert_all(path, 2)
     remove(path)
   end)
 

@@ -279,22 +279,28 @@ void lsq_wake_join(lease_db *db) {
 }
 
 /* See lsq.h.  A handle leaves between its own calls, so it waits on
-** nothing: the file's last handle frees the entry. */
+** nothing: the file's last handle takes the entry out of the registry and
+** frees it once the registry's mutex is let go, as closing the inotify
+** instance waits in the kernel (notify_watch), which every other file's
+** join and leave would wait through. */
 void lsq_wake_leave(lease_db *db) {
   lsq_conn *c = LSQ(db);
   lsq_waiters *w, **p;
+  int last;
   if (!c || !(w = c->waiters)) return;
   c->waiters = NULL;
   pthread_mutex_lock(&registry_mu);
-  if (--w->refs == 0) {
+  if ((last = --w->refs == 0) != 0) {
     for (p = &registry; *p != w; p = &(*p)->next) {}
     *p = w->next;
+  }
+  pthread_mutex_unlock(&registry_mu);
+  if (last) {
     notify_close(w);
     pthread_mutex_destroy(&w->mu);
     pthread_cond_destroy(&w->cv);
     free(w);
   }
-  pthread_mutex_unlock(&registry_mu);
 }
 
 /* Under w->mu: wake a watcher asleep in poll() (its sleep is not on the

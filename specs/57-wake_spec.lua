@@ -418,11 +418,13 @@ h:close()
     assert.is_true(held() > 0, "the wait dropped this process's locks on the -shm")
   end)
 
-  it("keeps an inotify watch only while a handle of this process waits #sqlite", function()
-    -- while a watch is open the kernel queues a notice for every write
-    -- into the directory, which each commit of this process would pay;
-    -- the inotify instance stays, one for the file (closing one waits in
-    -- the kernel, and each wait would pay that)
+  it("keeps inotify watches of the file and its -wal only while a handle of this process waits #sqlite", function()
+    -- while a watch is open the kernel queues a notice for every write to
+    -- the file watched, which each commit of this process would pay; the
+    -- files, not their directory, whose first watch makes the kernel walk
+    -- every name cached in it, at each wait; the inotify instance stays,
+    -- one for the file (closing one waits in the kernel, and each wait
+    -- would pay that)
     if not H.exists("/proc/self/fd") then return end   -- not Linux
     local function watches()   -- the inotify watches this process holds
       return tonumber((H.capture("cat /proc/" .. lease.pid() .. "/fdinfo/* 2>/dev/null | grep -c '^inotify wd:'")))
@@ -434,6 +436,15 @@ h:close()
       end
       return set
     end
+    local function watched_inodes(fd)   -- the inodes fd's watches are on, sorted
+      local list = {}
+      for hex in H.capture("cat /proc/" .. lease.pid() .. "/fdinfo/" .. fd):gmatch("inotify wd:%x+ ino:(%x+)") do
+        list[#list + 1] = tonumber(hex, 16)
+      end
+      table.sort(list)
+      return list
+    end
+    local function inode(path) return tonumber((H.capture("stat -c %i " .. H.sh(path)))) end
     local function is_inotify(fd)
       return H.capture("readlink /proc/" .. lease.pid() .. "/fd/" .. fd):find("anon_inode:inotify", 1, true) ~= nil
     end
@@ -451,14 +462,18 @@ h:close()
     assert.are.equal(before, watches())
     local t = wait_in_thread()
     lease.sleep(0.5)
-    local during, fd = watches(), nil
+    local during, fd, on = watches(), nil, nil
     for f in pairs(watching_fds()) do
       if not watched_before[f] then fd = f end
     end
+    if fd then on = watched_inodes(fd) end
     assert.are.same({ true, false }, { t:join() })
-    assert.are.equal(before + 1, during)
+    assert.are.equal(before + 2, during)
     assert.are.equal(before, watches())
     assert.is_not_nil(fd, "no descriptor held the wait's watch")
+    local files = { inode(p), inode(p .. "-wal") }
+    table.sort(files)
+    assert.are.same(files, on)
     -- the instance stays; a second wait watches again on it
     assert.is_true(is_inotify(fd), "the inotify instance was closed after the wait")
     t = wait_in_thread()

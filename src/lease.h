@@ -998,9 +998,8 @@ LEASE_API int lease_queues(lease_db *db, double now, lease_queue_info *out, int 
 ** lease_limit, a lease_tick that enqueued) signal the waiters of their
 ** database: on SQLite every handle on the same file in this process at
 ** once, other processes' handles at once on Linux (one waiter per file
-** and process sleeps on an inotify watch of the database's directory,
-** and looks at the size and time of the database's files when one
-** changes), else within LEASE_WAKE_CHECK_MS while the database is busy
+** and process sleeps on inotify watches of the database file and its
+** -wal, and looks at their size and time when one changes), else within LEASE_WAKE_CHECK_MS while the database is busy
 ** and 100 ms after a quiet spell; on
 ** PostgreSQL through
 ** LISTEN/NOTIFY on the channel "lease_wake" (the payload is the queue, or

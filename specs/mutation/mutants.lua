@@ -4173,18 +4173,25 @@ return {
   {
     name = "wake-watch-closed-per-wait", step = "own", file = "src/sqlite/lsq_wake.c",
     fn = "notify_unwatch",
-    from = [=[  if (w->notify_wd >= 0) inotify_rm_watch(w->notify_fd, w->notify_wd);]=],
-    to = [=[  if (w->notify_wd >= 0) {
-    close(w->notify_fd);
-    w->notify_fd = -1;
-  }]=],
+    from = [=[    if (w->notify_wd[i] >= 0) inotify_rm_watch(w->notify_fd, w->notify_wd[i]);]=],
+    to = [=[    if (w->notify_wd[i] >= 0 && w->notify_fd >= 0) {
+      close(w->notify_fd);
+      w->notify_fd = -1;
+    }]=],
+    hint = "specs/57-wake_spec.lua",
+  },
+  {
+    name = "wake-wal-unwatched", step = "own", file = "src/sqlite/lsq_wake.c",
+    fn = "notify_watch",
+    from = [=[  for (i = 0; i < 2; i++) w->notify_wd[i] = inotify_add_watch(w->notify_fd, w->files[i], IN_MODIFY);]=],
+    to = [=[  for (i = 0; i < 1; i++) w->notify_wd[i] = inotify_add_watch(w->notify_fd, w->files[i], IN_MODIFY);]=],
     hint = "specs/57-wake_spec.lua",
   },
   {
     name = "wake-watch-never-opened", step = "own", file = "src/sqlite/lsq_wake.c",
     fn = "lsq_wait_signal",
     from = [=[      if (notify_watch(w) && files_stamp(db) != w->stamp) {]=],
-    to = [=[      if (w->dir == NULL && notify_watch(w) && files_stamp(db) != w->stamp) {]=],
+    to = [=[      if (w->files[0] == NULL && notify_watch(w) && files_stamp(db) != w->stamp) {]=],
     hint = "specs/57-wake_spec.lua",
   },
   {
@@ -5980,8 +5987,8 @@ return {
   },
   {
     name = "wake-files-not-watched", step = "own", file = "src/sqlite/lsq_wake.c", fn = "notify_watch",
-    from = [=[  w->notify_wd = inotify_add_watch(w->notify_fd, w->dir, IN_MODIFY | IN_CREATE | IN_MOVED_TO);]=],
-    to = [=[  w->notify_wd = 0;]=],
+    from = [=[  for (i = 0; i < 2; i++) w->notify_wd[i] = inotify_add_watch(w->notify_fd, w->files[i], IN_MODIFY);]=],
+    to = [=[  for (i = 0; i < 2; i++) w->notify_wd[i] = 0;]=],
     hint = "specs/57-wake_spec.lua",
   },
   {

@@ -28,9 +28,9 @@
 ** one's mapping.  A checkpoint changes the files too: that costs a look,
 ** never a missed write.
 ** On Linux the watcher does not sleep its interval blind: it sleeps in
-** poll() on an inotify watch of the database's directory (a commit's
-** write to the -wal, or to the database file, ends the sleep at once, and
-** the look follows; the watch is open only while there is a watcher) and
+** poll() on inotify watches of the database file and its -wal (a commit's
+** write to either ends the sleep at once, and the look follows; the
+** watches are open only while there is a watcher) and
 ** on an eventfd that this process's own signals
 ** ring while a watcher sleeps; the interval stays, as the longest sleep,
 ** for files whose changes inotify does not report (a network file
@@ -76,9 +76,9 @@ struct lsq_waiters {
   double last_change_ms;      /* when a read found the stamp changed (under mu) */
   int watching;               /* 1 while a waiter is the watcher (under mu) */
   double every_ms;            /* the watcher's interval now, 0 for the shortest (under mu) */
-  char *dir;                  /* the file's directory, NULL when inotify is off */
+  char *files[2];             /* the database file's name and its -wal's, NULL when inotify is off */
   int notify_fd;              /* inotify instance, opened at the first watch, else -1 (under mu) */
-  int notify_wd;              /* its watch of dir while a watcher has one, else -1 (under mu) */
+  int notify_wd[2];           /* its watches of files while a watcher has them, else -1 (under mu) */
   int bell_fd;                /* eventfd rung by signals while a watcher polls, -1 when none */
   struct lsq_waiters *next;   /* the registry's list */
 };
@@ -150,71 +150,85 @@ static struct timespec at_ms(double ms) {
   return ts;
 }
 
-/* Keep the directory of the database file `name` in w->dir, for the
-** inotify watch a watcher opens (notify_watch), with w's bell_fd beside
-** it; dir stays NULL and bell_fd -1 (a watcher then sleeps its interval)
-** where inotify is off or memory runs out. */
-static void notify_open(lsq_waiters *w, const char *name) {
-  w->notify_fd = w->notify_wd = w->bell_fd = -1;
-  w->dir = NULL;
+/* Free w->files and set them NULL: inotify off for the file. */
+static void files_forget(lsq_waiters *w) {
+  free(w->files[0]);
+  free(w->files[1]);
+  w->files[0] = w->files[1] = NULL;
+}
+
+/* Keep the names of the database file `name` and of its -wal `wal` in
+** w->files, for the inotify watches a watcher opens (notify_watch), with
+** w's bell_fd beside them; files stay NULL and bell_fd -1 (a watcher then
+** sleeps its interval) where inotify is off or memory runs out. */
+static void notify_open(lsq_waiters *w, const char *name, const char *wal) {
+  w->notify_fd = w->notify_wd[0] = w->notify_wd[1] = w->bell_fd = -1;
+  w->files[0] = w->files[1] = NULL;
   pthread_once(&check_once, read_check_every);
 #if LSQ_WAKE_NOTIFY
-  if (notify_on) {
-    const char *slash = strrchr(name, '/');
-    size_t n = slash ? (size_t)(slash - name) : 0;
-    char *dir = malloc(n + 2);
-    if (!dir) return;
-    if (!slash) strcpy(dir, ".");
-    else if (n == 0) strcpy(dir, "/");
-    else {
-      memcpy(dir, name, n);
-      dir[n] = '\0';
-    }
-    if ((w->bell_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0) {
-      free(dir);
-      return;
-    }
-    w->dir = dir;
+  if (notify_on && wal) {
+    w->files[0] = strdup(name);
+    w->files[1] = strdup(wal);
+    if (!w->files[0] || !w->files[1] ||
+        (w->bell_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0)
+      files_forget(w);
   }
 #else
   (void)name;
+  (void)wal;
 #endif
 }
 
-/* Under w->mu, as a waiter becomes the watcher: watch w->dir for writes
-** into w->notify_fd (the inotify instance, opened at the first watch and
-** kept until the registry's entry goes: closing one waits in the kernel
-** for a grace period, milliseconds on some, which every wait would pay
-** with the mutex held).  The watch lives only while a watcher sleeps on
-** it: the kernel queues a notice for every write into the directory while
-** a watch is open, a cost each of this process's commits would pay
-** whether any handle waits or not.  Returns 1 when it made the watch (the
-** caller then looks at the files: a write before the watch sends no
-** notice), 0 when there is none (the watcher sleeps its interval). */
+/* 1 while w has an inotify watch (under w->mu). */
+static int notify_watched(const lsq_waiters *w) {
+  return w->notify_wd[0] >= 0 || w->notify_wd[1] >= 0;
+}
+
+/* Under w->mu, as a waiter becomes the watcher: watch w->files, the
+** database file and its -wal, for writes into w->notify_fd (the inotify
+** instance, opened at the first watch and kept until the registry's entry
+** goes: closing one waits in the kernel for a grace period, milliseconds
+** on some, which every wait would pay with the mutex held).  The files, not
+** their directory: the first watch of a directory makes the kernel walk
+** every name it has cached in it, milliseconds in a directory that has
+** held many files, which every wait would pay; and it would notice every
+** other file's writes.  A -wal that is not there (a file in
+** rollback-journal mode) is not watched: its writes go to the database
+** file; one another client makes while a watcher sleeps (switching the
+** file to WAL) is seen at the watcher's looks until the next watcher
+** watches it.  The watches live only while a watcher sleeps on them: the
+** kernel queues a notice for every write to a watched file, a cost each of
+** this process's commits would pay whether any handle waits or
+** not.  Returns 1 when it made a watch (the caller then looks at the files:
+** a write before the watch sends no notice), 0 when there is none (the
+** watcher sleeps its interval). */
 static int notify_watch(lsq_waiters *w) {
 #if LSQ_WAKE_NOTIFY
   char buf[4096];
-  if (!w->dir || w->notify_wd >= 0) return 0;
+  int i;
+  if (!w->files[0] || notify_watched(w)) return 0;
   if (w->notify_fd < 0 && (w->notify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) < 0) {
-    free(w->dir);   /* out of instances or descriptors: the interval from now on */
-    w->dir = NULL;
+    files_forget(w);   /* out of instances or descriptors: the interval from now on */
     return 0;
   }
   while (read(w->notify_fd, buf, sizeof buf) > 0) {}   /* an earlier watch's notices */
-  w->notify_wd = inotify_add_watch(w->notify_fd, w->dir, IN_MODIFY | IN_CREATE | IN_MOVED_TO);
-  return w->notify_wd >= 0;
+  for (i = 0; i < 2; i++) w->notify_wd[i] = inotify_add_watch(w->notify_fd, w->files[i], IN_MODIFY);
+  return notify_watched(w);
 #else
   (void)w;
   return 0;
 #endif
 }
 
-/* Under w->mu, as the watcher leaves: remove its watch. */
+/* Under w->mu, as the watcher leaves: remove its watches. */
 static void notify_unwatch(lsq_waiters *w) {
+  int i;
+  for (i = 0; i < 2; i++) {
 #if LSQ_WAKE_NOTIFY
-  if (w->notify_wd >= 0) inotify_rm_watch(w->notify_fd, w->notify_wd);
+    if (w->notify_wd[i] >= 0) inotify_rm_watch(w->notify_fd, w->notify_wd[i]);
 #endif
-  w->notify_wd = -1;
+    w->notify_wd[i] = -1;
+  }
 }
 
 /* Close what notify_open and notify_watch opened. */
@@ -222,11 +236,11 @@ static void notify_close(lsq_waiters *w) {
   notify_unwatch(w);
   if (w->notify_fd >= 0) close(w->notify_fd);
   if (w->bell_fd >= 0) close(w->bell_fd);
-  free(w->dir);
+  files_forget(w);
 }
 
 /* A new entry for the file `name`, or NULL when memory or a mutex ran out. */
-static lsq_waiters *waiters_new(dev_t dev, ino_t ino, const char *name) {
+static lsq_waiters *waiters_new(dev_t dev, ino_t ino, sqlite3_filename name) {
   lsq_waiters *w = calloc(1, sizeof *w);
   pthread_condattr_t ca;
   if (!w) return NULL;
@@ -242,7 +256,7 @@ static lsq_waiters *waiters_new(dev_t dev, ino_t ino, const char *name) {
     goto fail;
   }
   pthread_condattr_destroy(&ca);
-  notify_open(w, name);
+  notify_open(w, name, sqlite3_filename_wal(name));
   return w;
 fail:
   pthread_mutex_destroy(&w->mu);
@@ -255,7 +269,7 @@ static uint64_t files_stamp(lease_db *db);
 /* See lsq.h. */
 void lsq_wake_join(lease_db *db) {
   lsq_conn *c = LSQ(db);
-  const char *name;
+  sqlite3_filename name;
   struct stat st;
   lsq_waiters *w;
   if (!c || !c->sql || c->waiters) return;
@@ -316,14 +330,14 @@ static void ring(lsq_waiters *w) {
 
 /* Sleep the watcher, w->mu held on entry and on return, until until_ms
 ** (monotonic) or a write inotify reports or a ring: in poll() with the
-** mutex released when w has a watch (notify_wd), else on the condition
+** mutex released when w has a watch (notify_watched), else on the condition
 ** variable.
 ** Returns 1 when the time ran out (or a write woke it: the caller looks at
 ** the files either way), 0 when only a signal may have come. */
 static int watcher_sleep(lsq_waiters *w, double until_ms) {
   struct timespec ts;
 #if LSQ_WAKE_NOTIFY
-  if (w->notify_wd >= 0) {
+  if (notify_watched(w)) {
     struct pollfd fds[2];
     char buf[4096];
     double left = until_ms - now_ms(), next = w->last_look_ms + LSQ_WAKE_GAP_MS;

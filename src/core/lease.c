@@ -380,7 +380,8 @@ void lease__clock_also(lease_db *db, const char *what, double t) {
 }
 
 /* See lease_int.h. */
-int lease__clock_due(const lease_db *db) {
+int lease__clock_due(const lease_db *db, int version) {
+  if (!LEASE_SCHEMA_HAS(version, CLOCK) || (db->opt.flags & LEASE_OPEN_READONLY)) return 0;
   if (!isnan(db->clock_now)) return 1;
   return !isnan(db->clock_lo) && (isnan(db->clock_mark) || !isnan(also_off(db, db->clock_mark)));
 }

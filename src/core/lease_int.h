@@ -616,12 +616,14 @@ int lease__clock(lease_db *db, double mark, int *move);
 ** checks now, by the factor LEASE__CLOCK_ALSO_FACTOR when the handle's is
 ** smaller: a time in another unit is refused, a date far ahead (up to the
 ** year 9999) is not; it never moves the mark.  lease__clock_due: 1 when the
-** write running has a clock step: a now, or such a time that the mark db
-** last read does not settle (there is none, or the time is off from it,
-** so that the step reads the mark again). */
+** write running has a clock step: the database has a clock mark (version,
+** the backend's schema version, past LEASE__STEP_CLOCK), the handle may
+** write, and the call brought a now, or such a time that the mark db last
+** read does not settle (there is none, or the time is off from it, so
+** that the step reads the mark again). */
 #define LEASE__CLOCK_ALSO_FACTOR 500.0
 void lease__clock_also(lease_db *db, const char *what, double t);
-int lease__clock_due(const lease_db *db);
+int lease__clock_due(const lease_db *db, int version);
 
 /* lease__clock_settled: 1 when lease__clock, given the mark db last read
 ** (db->clock_mark), would neither refuse db->clock_now nor move the mark

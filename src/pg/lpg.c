@@ -401,7 +401,7 @@ int lpg_pipeline(lease_db *db, int n, const int *which, const params *const *p,
 /* See lpg_int.h. */
 int lpg_pipeline_clocked(lease_db *db, int n, const int *which, const params *const *p,
                          PGresult **out) {
-  int w[LPG_PIPE_MAX + 1], c = lpg_q_clock_due(db), i, move, rc;
+  int w[LPG_PIPE_MAX + 1], c = lease__clock_due(db, LPG(db)->version), i, move, rc;
   const params *q[LPG_PIPE_MAX + 1];
   PGresult *o[LPG_PIPE_MAX + 1];
   for (;;) {

@@ -283,7 +283,7 @@ int lpg_skipped_as(lease_db *db, const char *what, const char *id, size_t id_len
 
 /*
 ** lpg_pipeline after lpg_ready_conn: the n (at most LPG_PIPE_MAX)
-** statements with, when the call's clock step is due (lpg_q_clock_due),
+** statements with, when the call's clock step is due (lease__clock_due),
 ** the mark's read in front, judged once they have run (lpg_q_clock_judge).
 ** A now the mark refuses: what they did is rolled back, the refusal
 ** returned.  A mark to move: rolled back, the mark moved on its own, and
@@ -464,11 +464,9 @@ int lpg_schema_upgrade(lease_db *db);
 ** LEASE_SCHEMA_HAS).  Called by lpg_ready. */
 int lpg_q_clock(lease_db *db);
 
-/* lpg_q_clock's parts: whether the call's clock step is due (1 or 0); the
-** mark read (res, LPG_ST_CLOCK_READ's result) judged against the call's
-** now, *move 1 when the mark must move up (LEASE_OK, or the refusal
-** recorded); the move. */
-int lpg_q_clock_due(lease_db *db);
+/* lpg_q_clock's parts, after lease__clock_due: the mark read (res,
+** LPG_ST_CLOCK_READ's result) judged against the call's now, *move 1 when
+** the mark must move up (LEASE_OK, or the refusal recorded); the move. */
 int lpg_q_clock_judge(lease_db *db, const PGresult *res, int *move);
 int lpg_q_clock_move(lease_db *db);
 

@@ -94,12 +94,6 @@ static int in_txn(lease_db *db, int (*body)(lease_db *, void *), void *ctx) {
 /* ===================================================================== */
 
 /* See lpg_int.h. */
-int lpg_q_clock_due(lease_db *db) {
-  return lease__clock_due(db) && LEASE_SCHEMA_HAS(LPG(db)->version, CLOCK) &&
-         !(db->opt.flags & LEASE_OPEN_READONLY);
-}
-
-/* See lpg_int.h. */
 int lpg_q_clock_judge(lease_db *db, const PGresult *res, int *move) {
   return lease__clock(db, PQntuples(res) == 1 ? r_time(res, 0, 0) : NAN, move);
 }
@@ -118,7 +112,7 @@ int lpg_q_clock_move(lease_db *db) {
 int lpg_q_clock(lease_db *db) {
   PGresult *res;
   int move, rc;
-  if (!lpg_q_clock_due(db)) return LEASE_OK;
+  if (!lease__clock_due(db, LPG(db)->version)) return LEASE_OK;
   if (!(res = qrun(db, LPG_ST_CLOCK_READ, NULL))) return db->rc;
   rc = lpg_q_clock_judge(db, res, &move);
   PQclear(res);

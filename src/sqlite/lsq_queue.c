@@ -79,12 +79,6 @@ static int64_t attempts_since(int64_t fence, int64_t base_fence) {
   return fence - base_fence;
 }
 
-/* 1 when the call running on db has a clock step (lsq.h: lsq_clock). */
-static int clock_due(lease_db *db) {
-  return lease__clock_due(db) && LEASE_SCHEMA_HAS(LSQ(db)->version, CLOCK) &&
-         !(db->opt.flags & LEASE_OPEN_READONLY);
-}
-
 /* The clock mark into *mark (NAN: none, or a value that is no number).
 ** LEASE_OK or the failure recorded. */
 static int clock_read(lease_db *db, double *mark) {
@@ -105,7 +99,7 @@ int lsq_clock(lease_db *db) {
   sqlite3_stmt *mv;
   double mark;
   int move, rc;
-  if (!clock_due(db)) return LEASE_OK;
+  if (!lease__clock_due(db, LSQ(db)->version)) return LEASE_OK;
   if ((rc = clock_read(db, &mark)) != LEASE_OK) return rc;
   if ((rc = lease__clock(db, mark, &move)) != LEASE_OK || !move) return rc;
   if (!(mv = lsq_stmt(db, LSQ_ST_CLOCK_MOVE))) return db->rc;
@@ -117,7 +111,7 @@ int lsq_clock(lease_db *db) {
 int lsq_clock_checked(lease_db *db) {
   double mark;
   int move, rc;
-  if (!clock_due(db)) return LEASE_OK;
+  if (!lease__clock_due(db, LSQ(db)->version)) return LEASE_OK;
   if ((rc = clock_read(db, &mark)) != LEASE_OK) return rc;
   return lease__clock(db, mark, &move);
 }

@@ -24,21 +24,28 @@ producer=${3:-thread}
 rounds=${4:-3}
 jobs=${5:-200}
 db=${6:-/tmp/lease-latency-ab-$$.db}
+case "$producer" in thread|process) ;; *) echo "latency_ab: PRODUCER must be thread or process" >&2; exit 2 ;; esac
+for n in "$rounds" "$jobs"; do
+  case "$n" in ''|*[!0-9]*|0) echo "latency_ab: ROUNDS and JOBS must be positive integers" >&2; exit 2 ;; esac
+done
 here=$(cd "$(dirname "$0")" && pwd)
 out=$(mktemp)
-trap 'rm -f "$out"' EXIT
+drop_db() { case "$db" in postgres*|*=*) ;; *) rm -f "$db" "$db-wal" "$db-shm" ;; esac; }
+trap 'rm -f "$out"; drop_db' EXIT
 
 r=1
 while [ "$r" -le "$rounds" ]; do
   for which in base new; do
     if [ "$which" = base ]; then host=$base; else host=$new; fi
-    line=$(LEASE_HOST="$host" "$host" "$here/latency.lua" "$db" "$producer" "$jobs" | grep '^RESULT')
+    if ! line=$(LEASE_HOST="$host" "$host" "$here/latency.lua" "$db" "$producer" "$jobs" | grep '^RESULT'); then
+      echo "latency_ab: round $r of $which ($host) printed no RESULT" >&2
+      exit 1
+    fi
     echo "round $r $which: $line"
     echo "$which $line" >> "$out"
   done
   r=$((r + 1))
 done
-case "$db" in postgres*|*=*) ;; *) rm -f "$db" "$db-wal" "$db-shm" ;; esac
 
 awk '
   function median(a, n,   i, j, t) {
@@ -53,10 +60,18 @@ awk '
     }
   }
   END {
+    if (n50["base"] == 0 || n50["new"] == 0 || n99["base"] == 0 || n99["new"] == 0) {
+      print "latency_ab: a run printed no p50_ms or p99_ms" > "/dev/stderr"
+      exit 1
+    }
     for (w = 1; w <= 2; w++) {
       k = w == 1 ? "base" : "new"
       delete a; for (i = 1; i <= n50[k]; i++) a[i] = p50[k, i]; m50[k] = median(a, n50[k])
       delete a; for (i = 1; i <= n99[k]; i++) a[i] = p99[k, i]; m99[k] = median(a, n99[k])
+    }
+    if (m50["base"] <= 0 || m99["base"] <= 0) {
+      print "latency_ab: a base median of 0 ms gives no ratio" > "/dev/stderr"
+      exit 1
     }
     printf "RESULT base_p50_ms=%.2f new_p50_ms=%.2f p50_ratio=%.2f base_p99_ms=%.2f new_p99_ms=%.2f p99_ratio=%.2f\n",
       m50["base"], m50["new"], m50["new"] / m50["base"], m99["base"], m99["new"], m99["new"] / m99["base"]

@@ -333,6 +333,36 @@ h:close()
       os.remove(p .. ".ready")
     end)
 
+  it("wakes a read-only waiter of a file in rollback-journal mode on another client's write #sqlite",
+    function()
+      -- no -wal: the write goes to the database file, whose own watch must
+      -- wake the waiter (its looks at the files are a minute apart)
+      if not H.exists("/proc/self") then return end   -- not Linux
+      local rb = H.path("rollback")
+      lease.open(rb):close()
+      assert.are.equal("delete\n", H.sqlite3(rb, "PRAGMA journal_mode=DELETE"))
+      local out = spawn_process([[
+local L = require("lease")
+local h = L.open(arg[1], { readonly = true })
+local f = io.open(arg[1] .. ".ready", "w") f:close()
+local woken = h:wait("default", 10)
+io.write(tostring(woken), " ", string.format("%.6f", L.now()))
+h:close()
+]], rb, "LEASE_WAKE_CHECK_MS=60000")
+      local deadline = T.now() + 20
+      while not H.exists(rb .. ".ready") and T.now() < deadline do lease.sleep(0.02) end
+      lease.sleep(3.2)                                   -- the other is asleep in its wait
+      assert.is_false(H.exists(rb .. "-wal"))
+      local at = lease.now()
+      H.sqlite3(rb, "INSERT INTO jobs(id) VALUES ('by-hand')")
+      local woken, back = finished(out):match("^(%S+) (%S+)$")
+      assert.are.equal("true", woken, out)
+      assert.is_true(tonumber(back) >= at, "woke before the write")
+      assert.is_true(tonumber(back) - at < 1, "woke " .. (tonumber(back) - at) .. " s after the write")
+      assert.are.equal("delete\n", H.sqlite3(rb, "PRAGMA journal_mode"))
+      os.remove(rb .. ".ready")
+    end)
+
   it("wakes a waiter on a write of another thread by the signal alone, the files unwatched #sqlite",
     function()
       -- a process without an inotify watch whose looks at the files come

@@ -999,9 +999,9 @@ LEASE_API int lease_queues(lease_db *db, double now, lease_queue_info *out, int 
 ** database: on SQLite every handle on the same file in this process at
 ** once, other processes' handles at once on Linux (one waiter per file
 ** and process sleeps on inotify watches of the database file and its
-** -wal, and looks at their size and time when one changes), else within LEASE_WAKE_CHECK_MS while the database is busy
-** and 100 ms after a quiet spell; on
-** PostgreSQL through
+** -wal, and looks at their size and time when one changes), else within
+** LEASE_WAKE_CHECK_MS while the database is busy and 100 ms after a quiet
+** spell; on PostgreSQL through
 ** LISTEN/NOTIFY on the channel "lease_wake" (the payload is the queue, or
 ** empty for any queue), so waiters on every host.  A paused queue has no
 ** job due until lease_resume, which wakes its waiters.  A queue at a

@@ -796,6 +796,7 @@ return {
   ["wake-wait-ignores-due-time"] = { file = "specs/57-wake_spec.lua", test = "db:wait wakes at the run_at of a job scheduled for later, not at its timeout" },
   ["wake-watch-closed-per-wait"] = { file = "specs/57-wake_spec.lua", test = "db:wait keeps inotify watches of the file and its -wal only while a handle of this process waits #sqlite" },
   ["wake-watch-kept-after-wait"] = { file = "specs/57-wake_spec.lua", test = "db:wait keeps inotify watches of the file and its -wal only while a handle of this process waits #sqlite" },
+  ["wake-watch-needs-both-files"] = { file = "specs/57-wake_spec.lua", test = "db:wait wakes a read-only waiter of a file in rollback-journal mode on another client's write #sqlite" },
   ["wake-watch-never-opened"] = { file = "specs/57-wake_spec.lua", test = "db:wait wakes a waiter of another process on the write itself, not at its next look at the files #sqlite" },
   ["wal-before-schema-check"] = { file = "specs/12-failures_spec.lua", test = "database failures #sqlite a jobs table with other columns: schema, naming the difference, file unchanged" },
   ["wal-checkpoint-bound-removed"] = { file = "specs/27-wal_bound_spec.lua", test = "the -wal file #sqlite grows under steady readers and shrinks to the bound after they are gone" },

@@ -4188,6 +4188,13 @@ return {
     hint = "specs/57-wake_spec.lua",
   },
   {
+    name = "wake-watch-needs-both-files", step = "own", file = "src/sqlite/lsq_wake.c",
+    fn = "notify_watched",
+    from = [=[  return w->notify_wd[0] >= 0 || w->notify_wd[1] >= 0;]=],
+    to = [=[  return w->notify_wd[0] >= 0 && w->notify_wd[1] >= 0;]=],
+    hint = "specs/57-wake_spec.lua",
+  },
+  {
     name = "wake-watch-never-opened", step = "own", file = "src/sqlite/lsq_wake.c",
     fn = "lsq_wait_signal",
     from = [=[      if (notify_watch(w) && files_stamp(db) != w->stamp) {]=],

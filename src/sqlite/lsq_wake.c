@@ -179,10 +179,12 @@ static void notify_open(lsq_waiters *w, const char *name, const char *wal) {
 #endif
 }
 
+#if LSQ_WAKE_NOTIFY
 /* 1 while w has an inotify watch (under w->mu). */
 static int notify_watched(const lsq_waiters *w) {
   return w->notify_wd[0] >= 0 || w->notify_wd[1] >= 0;
 }
+#endif
 
 /* Under w->mu, as a waiter becomes the watcher: watch w->files, the
 ** database file and its -wal, for writes into w->notify_fd (the inotify
@@ -194,9 +196,10 @@ static int notify_watched(const lsq_waiters *w) {
 ** held many files, which every wait would pay; and it would notice every
 ** other file's writes.  A -wal that is not there (a file in
 ** rollback-journal mode) is not watched: its writes go to the database
-** file; one another client makes while a watcher sleeps (switching the
-** file to WAL) is seen at the watcher's looks until the next watcher
-** watches it.  The watches live only while a watcher sleeps on them: the
+** file.  When another client switches such a file to WAL while a watcher
+** sleeps, the switch's write of the database file's header wakes it; the
+** commits after that are seen at its looks until the next watcher
+** watches the -wal.  The watches live only while a watcher sleeps on them: the
 ** kernel queues a notice for every write to a watched file, a cost each of
 ** this process's commits would pay whether any handle waits or
 ** not.  Returns 1 when it made a watch (the caller then looks at the files:
@@ -304,7 +307,8 @@ void lsq_wake_leave(lease_db *db) {
   if (!c || !(w = c->waiters)) return;
   c->waiters = NULL;
   pthread_mutex_lock(&registry_mu);
-  if ((last = --w->refs == 0) != 0) {
+  last = --w->refs == 0;
+  if (last) {
     for (p = &registry; *p != w; p = &(*p)->next) {}
     *p = w->next;
   }

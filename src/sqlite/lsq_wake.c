@@ -28,7 +28,7 @@
 ** one's mapping.  A checkpoint changes the files too: that costs a look,
 ** never a missed write.
 ** On Linux the watcher does not sleep its interval blind: it sleeps in
-** poll() on inotify watches of the database file and its -wal (a commit's
+** ppoll() on inotify watches of the database file and its -wal (a commit's
 ** write to either ends the sleep at once, and the look follows; the
 ** watches are open only while there is a watcher) and
 ** on an eventfd that this process's own signals
@@ -43,6 +43,9 @@
 ** time ran out; a signal sent between the look and the sleep is
 ** never missed.
 */
+#ifdef __linux__
+#define _GNU_SOURCE   /* ppoll */
+#endif
 #include "lsq.h"
 
 #include <errno.h>
@@ -110,9 +113,16 @@ static double check_every_ms = LEASE_WAKE_CHECK_MS;
 ** milliseconds: a stream of another process's commits costs this
 ** process's waiters at most a look each per gap. */
 #define LSQ_WAKE_GAP_MS 5
+
+/* Changes of the files less than this apart, milliseconds, are one
+** commit's writes (its frames go to the -wal in several writes, which a
+** look between them sees as two changes), not a stream of commits: the
+** second keeps the first's settling looks instead of waiting out the gap,
+** which would put the look after its commit becomes visible a gap later. */
+#define LSQ_WAKE_SAME_MS 1
 static pthread_once_t check_once = PTHREAD_ONCE_INIT;
 
-/* Whether the watcher sleeps in poll() on an inotify watch: 1 unless the
+/* Whether the watcher sleeps in ppoll() on an inotify watch: 1 unless the
 ** environment variable LEASE_WAKE_NOTIFY is "0" (read once per process:
 ** for a file system whose changes inotify does not report truly). */
 static int notify_on = 1;
@@ -321,7 +331,7 @@ void lsq_wake_leave(lease_db *db) {
   }
 }
 
-/* Under w->mu: wake a watcher asleep in poll() (its sleep is not on the
+/* Under w->mu: wake a watcher asleep in ppoll() (its sleep is not on the
 ** condition variable).  The count stays until the watcher reads it, so a
 ** ring before it sleeps ends that sleep at once. */
 static void ring(lsq_waiters *w) {
@@ -333,9 +343,10 @@ static void ring(lsq_waiters *w) {
 }
 
 /* Sleep the watcher, w->mu held on entry and on return, until until_ms
-** (monotonic) or a write inotify reports or a ring: in poll() with the
-** mutex released when w has a watch (notify_watched), else on the condition
-** variable.
+** (monotonic) or a write inotify reports or a ring: in ppoll() (whose
+** timeout is finer than poll()'s millisecond: the settling looks are a
+** quarter of one apart) with the mutex released when w has a watch
+** (notify_watched), else on the condition variable.
 ** Returns 1 when the time ran out (or a write woke it: the caller looks at
 ** the files either way), 0 when only a signal may have come. */
 static int watcher_sleep(lsq_waiters *w, double until_ms) {
@@ -349,13 +360,16 @@ static int watcher_sleep(lsq_waiters *w, double until_ms) {
     fds[1].fd = w->bell_fd;
     fds[0].events = fds[1].events = POLLIN;
     pthread_mutex_unlock(&w->mu);
-    if (poll(fds, 2, left > 0 ? (int)ceil(left) : 0) > 0) {
+    ts = at_ms(left > 0 ? left : 0);
+    if (ppoll(fds, 2, &ts, NULL) > 0) {
       int written = (fds[0].revents & POLLIN) != 0, rung = (fds[1].revents & POLLIN) != 0;
       while (read(w->notify_fd, buf, sizeof buf) > 0) {}
       while (read(w->bell_fd, buf, sizeof(uint64_t)) > 0) {}
       /* a notice right after the last look waits out the gap (a ring does not) */
-      if (written && !rung && (left = (next < until_ms ? next : until_ms) - now_ms()) > 0)
-        poll(fds + 1, 1, (int)ceil(left));
+      if (written && !rung && (left = (next < until_ms ? next : until_ms) - now_ms()) > 0) {
+        ts = at_ms(left);
+        ppoll(fds + 1, 1, &ts, NULL);
+      }
     }
     pthread_mutex_lock(&w->mu);
     return 1;
@@ -506,8 +520,9 @@ static uint64_t watch_files(lease_db *db, lsq_waiters *w) {
   double now = w->last_look_ms = now_ms();
   if (s != w->stamp || w->settle > 0) {
     /* the first look after a change comes 0.25 ms later, or a gap later
-    ** when the one before was as recent (the files keep changing) */
-    if (s != w->stamp) {
+    ** when the one before was as recent (the files keep changing); a
+    ** change right after one is more of its writes (LSQ_WAKE_SAME_MS) */
+    if (s != w->stamp && now - w->last_change_ms >= LSQ_WAKE_SAME_MS) {
       w->every_ms = now - w->last_change_ms < LSQ_WAKE_GAP_MS ? LSQ_WAKE_GAP_MS / 2.0 : 0.125;
       w->last_change_ms = now;
     }

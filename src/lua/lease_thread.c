@@ -28,7 +28,9 @@ deep copies.
 ** joins; __gc never blocks and never kills (a running thread is detached);
 ** the module stays loaded while detached threads may still run its code.
 */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE   /* dladdr */
+#endif
 #include <dlfcn.h>
 #include <errno.h>
 #include <math.h>

@@ -43,7 +43,7 @@
 ** time ran out; a signal sent between the look and the sleep is
 ** never missed.
 */
-#ifdef __linux__
+#if defined(__linux__) && !defined(_GNU_SOURCE)
 #define _GNU_SOURCE   /* ppoll */
 #endif
 #include "lsq.h"
@@ -110,15 +110,18 @@ static double check_every_ms = LEASE_WAKE_CHECK_MS;
 #define LSQ_WAKE_SETTLE 12
 
 /* The shortest time between two looks a write's notice (inotify) starts,
-** milliseconds: a stream of another process's commits costs this
-** process's waiters at most a look each per gap. */
+** milliseconds, once the files keep changing: under a stream of another
+** process's commits the watcher looks at a change, at its settling looks
+** 0.25, 0.75 and 1.75 ms later (LSQ_WAKE_SAME_MS), then a gap after the
+** last of them, four looks (each a wake-up of every waiter) per 6.75 ms. */
 #define LSQ_WAKE_GAP_MS 5
 
-/* Changes of the files less than this apart, milliseconds, are one
-** commit's writes (its frames go to the -wal in several writes, which a
-** look between them sees as two changes), not a stream of commits: the
-** second keeps the first's settling looks instead of waiting out the gap,
-** which would put the look after its commit becomes visible a gap later. */
+/* A change of the files seen less than this after the look that saw the
+** last change, milliseconds, is more of one commit's writes (its frames go
+** to the -wal in several writes, which a look between them sees as two
+** changes), not a stream of commits: the settling looks go on (at the
+** first one's pace, or faster) instead of waiting out the gap, which
+** would put the look after the commit becomes visible a gap later. */
 #define LSQ_WAKE_SAME_MS 1
 static pthread_once_t check_once = PTHREAD_ONCE_INIT;
 
@@ -146,8 +149,9 @@ static double now_ms(void) {
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-/* The monotonic time ms (milliseconds) as a timespec for
-** pthread_cond_timedwait on a CLOCK_MONOTONIC condition variable. */
+/* ms milliseconds (at least 0) as a timespec: a monotonic time for
+** pthread_cond_timedwait on a CLOCK_MONOTONIC condition variable, or a
+** timeout for ppoll. */
 static struct timespec at_ms(double ms) {
   struct timespec ts;
   ts.tv_sec = (time_t)(ms / 1e3);
@@ -525,6 +529,10 @@ static uint64_t watch_files(lease_db *db, lsq_waiters *w) {
     if (s != w->stamp && now - w->last_change_ms >= LSQ_WAKE_SAME_MS) {
       w->every_ms = now - w->last_change_ms < LSQ_WAKE_GAP_MS ? LSQ_WAKE_GAP_MS / 2.0 : 0.125;
       w->last_change_ms = now;
+    } else if (s != w->stamp) {
+      /* a signal (lsq_wake) may have set the interval to 0, a waiter's
+      ** look doubled it: the settling pace, never slower than the gap */
+      w->every_ms = fmin(fmax(w->every_ms, 0.125), LSQ_WAKE_GAP_MS / 2.0);
     }
     w->settle = s != w->stamp ? LSQ_WAKE_SETTLE : w->settle - 1;
     w->stamp = s;

@@ -293,6 +293,9 @@ describe("lease.pool", function()
       { { handler = tag }, "db must be a non-empty string" },
       { { db = p, handler = "f" }, "handler must be a function or a table {handler = fn, on_start = fn, ...}: it is a string" },
       { { db = p, handler = tag, attempts = 3 }, "unknown option 'attempts'" },
+      { { db = p, handler = tag, out = {} }, "out must be a file or have a write method, got table" },
+      { { db = p, handler = tag, out = 5 }, "out must be a file or have a write method, got number" },
+      { { db = p, handler = tag, out = "f" }, "out must be a file or have a write method, got string" },
     }) do
       local err = H.error_of(pool.run, c[1])
       assert.truthy(err:find("bad argument #1 to 'lease.pool.run' (" .. c[2], 1, true), err)
@@ -315,8 +318,28 @@ describe("lease.pool", function()
   it("refuses bad open options before starting threads", function()
     local p = queue(1)
     local err = H.error_of(pool.run, { db = p, handler = tag, open = { group_commit = "yes" } })
-    assert.truthy(err:find("group_commit must be a boolean", 1, true), err)
+    assert.truthy(err:find("bad argument #1 to 'lease.pool.run' (open: group_commit must be a boolean",
+      1, true), err)
+    -- named as pool.run's option, at the caller
+    err = H.error_of(function() pool.run({ db = p, handler = tag, open = { synchronus = "full" } }) end)
+    assert.truthy(err:find("^specs/18%-pool_spec%.lua:%d+: bad argument #1 to 'lease%.pool%.run' "
+      .. "%(open: unknown option 'synchronus'%)$"), err)
     assert.are.equal(0, lease.state(p, "j1").fence)
+  end)
+
+  it("writes its progress to any out with a write method, and goes on when out raises", function()
+    local p = queue(4)
+    local got = {}
+    local out = setmetatable({}, { __index = { write = function(_, text) got[#got + 1] = text end } })
+    local s = pool.run({ db = p, handler = tag, workers = 2, ttl = 30, progress = true, out = out })
+    assert.are.equal(4, s.done)
+    assert.truthy(table.concat(got):find("\r4/4 done", 1, true), table.concat(got))
+    p = queue(4)
+    local raising = { write = function() error("out is gone") end, flush = function() end }
+    s = pool.run({ db = p, handler = tag, workers = 2, ttl = 30, progress = true, out = raising })
+    assert.are.equal(4, s.done)
+    assert.are.same({}, s.failed)
+    assert.are.equal(4, lease.open(p):counts(0).completed)
   end)
 end)
 

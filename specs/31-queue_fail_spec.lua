@@ -259,6 +259,28 @@ describe("retry, cancel, prune", function()
     assert.are.equal(1, lease.prune(p, 2000))
   end)
 
+  it("prune of every ended job (before = math.huge) spares a lease that runs past the latest now", function()
+    local T = 1700000000
+    db:enqueue_many({ "held", "ended", "done" })
+    db:claim("held", "w", T, 100000)
+    db:cancel("held", T + 1)   -- cancelled while held until T + 100000
+    db:claim("ended", "w", T, 10)
+    db:cancel("ended", T + 1)  -- cancelled while held until T + 10
+    assert.is_true(db:complete("done", "w", db:claim("done", "w", T + 5000, 30), T + 5001, "r"))
+    -- the latest now the database saw is T + 5001 (its mark moves in steps
+    -- of a ten-millionth, about 170 s here): "ended"'s lease is over
+    assert.are.equal(2, db:prune(math.huge))
+    local row = db:state("held", T + 5001)
+    assert.are.same({ "cancelled", "w", 1 }, { row.status, row.owner, row.fence })
+    assert.is_nil(db:state("ended", T + 5001))
+    assert.are.equal("held\n", H.sql(p, "SELECT " .. H.text("id") .. " FROM jobs ORDER BY id"))
+    -- a write whose now is past its lease moves the mark, and then it goes too
+    db:enqueue("next")
+    assert.are.equal(2, db:claim("next", "v", T + 200000, 10))   -- above the fence floor
+    assert.are.equal(1, db:prune(math.huge))
+    assert.are.equal("next\n", H.sql(p, "SELECT " .. H.text("id") .. " FROM jobs"))
+  end)
+
   it("prune deletes an ended job whose id another client stored as a blob, not the text job of the same bytes #sqlite", function()
     db:enqueue("a")
     local f = db:claim("a", "w", 0, 1000)

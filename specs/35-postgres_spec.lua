@@ -941,6 +941,35 @@ describe("PostgreSQL backend", function()
     h:close()
   end)
 
+  it("a server that crashes is ioerr at each handle's next call, and the call after its restart runs", function()
+    -- a server of its own, stopped in immediate mode (as a crash stops it:
+    -- each backend warns its client, then closes), then started again
+    local cluster = H.sh((os.getenv("LEASE_SOURCE_DIR") or ".") .. "/scripts/pg-cluster")
+    local dir = H.dir() .. "/pg"
+    finally(function() os.execute(cluster .. " stop " .. H.sh(dir) .. " >/dev/null 2>&1") end)
+    local out, ok = H.capture(cluster .. " start " .. H.sh(dir))
+    assert.is_true(ok, out)
+    local ci = out:match("([^\n]+)\n?$")
+    local a, b = lease.open(ci), lease.open(ci)
+    a:enqueue("a")
+    assert.are.equal("available", b:state("a").status)
+    out, ok = H.capture(cluster .. " crash " .. H.sh(dir))
+    assert.is_true(ok, out)
+    -- a read and a write, each its handle's first call since the crash
+    local err = H.error_of(a.state, a, "a")
+    assert.truthy(err:find("[ioerr]", 1, true), err)
+    err = H.error_of(b.claim, b, "a", "B", 0, 10)
+    assert.truthy(err:find("[ioerr]", 1, true), err)
+    out, ok = H.capture(cluster .. " start " .. H.sh(dir))
+    assert.is_true(ok, out)
+    -- each handle's next call runs on a new session at once
+    assert.are.equal(1, b:claim("a", "B", 0, 10))
+    local row = a:state("a", 1)
+    assert.are.same({ "running", "B", 1 }, { row.status, row.owner, row.fence })
+    a:close()
+    b:close()
+  end)
+
   it("creates the table once when many processes open a fresh schema at the same moment", function()
     local q = H.path()
     local procs = 8

@@ -292,6 +292,10 @@ describe("bad input", function()
     { "long name", { ("n"):rep(201), T0, { every = 1 } }, "bad argument #1 to 'schedule' (name must be at most 200 bytes, got 201)" },
     { "nan now", { "a", 0 / 0, { every = 1 } }, "bad argument #2 to 'schedule' (now must be a finite number, got nan)" },
     { "inf now", { "a", math.huge, { every = 1 } }, "bad argument #2 to 'schedule' (now must be a finite number, got inf)" },
+    { "now past 2^53", { "a", 2 ^ 63, { every = 60 } },
+      "bad argument #2 to 'schedule' (now is too far from 0 (past 2^53): the ticks of every around it would not be distinct numbers)" },
+    { "now below -2^53", { "a", math.mininteger, { every = 60 } },
+      "bad argument #2 to 'schedule' (now is too far from 0 (past 2^53): the ticks of every around it would not be distinct numbers)" },
     { "cron now past the calendar", { "a", 253402214399, { cron = "* * * * *" } },
       "bad argument #2 to 'schedule' (cron: the time 253402214399 is outside the years 1 to 9989)" },
   }
@@ -337,6 +341,32 @@ describe("bad input", function()
                    select(2, pcall(function() db:unschedule("") end)))
     assert.are.same(before, db:schedules())
     assert.are.same({}, job_ids(db))
+    db:close()
+  end)
+
+  it("tick: a now out of the range a schedule's ticks are read in raises misuse naming now, and nothing changes", function()
+    -- clock_check off: the mark would refuse these nows before the schedules see them
+    local p = H.path("far")
+    local db = lease.open(p, { clock_check = false })
+    db:schedule("a", 1000, { every = 60 })
+    local before = db:schedules()
+    for _, now in ipairs({ 2 ^ 63, math.maxinteger, 1e308 }) do
+      local err = H.error_of(db.tick, db, now)
+      assert.truthy(err:find("lease.tick: now " .. ("%.17g"):format(now)
+        .. " is out of range for schedule a: its every (60) gives it no distinct next tick [misuse]", 1, true), err)
+    end
+    assert.are.same(before, db:schedules())
+    assert.are.same({}, job_ids(db))
+    assert.is_true(db:unschedule("a"))
+    db:schedule("c", T0, { cron = "* * * * *" })
+    before = db:schedules()
+    local err = H.error_of(db.tick, db, 253402214399)
+    assert.truthy(err:find("lease.tick: now 253402214399 is outside the years 1 to 9989 that the cron"
+      .. " of schedule c reads [misuse]", 1, true), err)
+    assert.are.same(before, db:schedules())
+    assert.are.same({}, job_ids(db))
+    -- a now in range ticks as before
+    assert.are.equal(1, #db:tick(T0 + 60))
     db:close()
   end)
 end)

@@ -419,6 +419,47 @@ h:close()
       assert.is_true(back - at < 1, "woke " .. (back - at) .. " s after the enqueue began")
     end)
 
+  it("wakes every one of many waiters of a process on another process's commit that waits for its sync #sqlite",
+    function()
+      -- as above, with 8 threads waiting: each woken by a look that came
+      -- before the commit was visible comes back, and its own first look
+      -- must not use up the looks still to come
+      local version = H.capture("strace -V")
+      if not version:find("strace") then return end   -- no strace: nothing to delay the sync with
+      local n, ts = 8, {}
+      local start = thread.barrier(n + 1)
+      for i = 1, n do
+        ts[i] = thread.spawn(function(path, b)
+          local L = require("lease")
+          local h = L.open(path)
+          b:wait()
+          local woken = h:wait("slow-many", 10)
+          local back = L.now()
+          h:close()
+          return woken, back
+        end, p, start)
+      end
+      start:wait()
+      local out = spawn_process([[
+local L = require("lease")
+local h = L.open(arg[1])
+L.sleep(0.5)
+io.write(string.format("%.6f", L.now()))
+h:enqueue("slow-many", { queue = "slow-many" })
+h:close()
+]], p, 'ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"'
+        .. " strace -f -qq -o /dev/null -e trace=fsync,fdatasync"
+        .. " -e inject=fsync,fdatasync:delay_exit=40000")
+      local at = tonumber(finished(out))
+      assert.is_not_nil(at, "the writer failed: " .. tostring(H.read(out)))
+      for i = 1, n do
+        local ok, woken, back = ts[i]:join()
+        assert.is_true(ok, woken)
+        assert.are.equal(true, woken, "waiter " .. i)
+        assert.is_true(back - at < 2, "waiter " .. i .. " woke " .. (back - at) .. " s after the enqueue began")
+      end
+    end)
+
   it("keeps this process's SQLite locks on the -shm while it looks at the files #sqlite", function()
     -- closing any descriptor of a file drops every POSIX lock the process
     -- holds on it: a look that opened the -shm would leave it unlocked for

@@ -497,19 +497,20 @@ LEASE_API int lease_state(lease_db *db, const char *id, size_t id_len, double no
 ** update: the job must exist, not be done, and have until <= now (the
 ** boundary now == until is claimable).  On success the fence grows by 1.
 **   now, ttl: caller's time unit; ttl > 0, both finite, now + ttl > now.
-**   fence:  receives the new fence, or 0 when not granted.
+**   fence:  receives the new fence, or 0 when not granted; not NULL.
 **   reason: LEASE_GRANTED, LEASE_MISSING, LEASE_DONE, LEASE_DISCARDED,
-**           LEASE_CANCELLED (the job queue ended the job) or LEASE_HELD.
+**           LEASE_CANCELLED (the job queue ended the job) or LEASE_HELD;
+**           may be NULL.
 ** A job whose lease expired without complete, fail or release gets the
 ** error "lease expired" recorded first (lease_errors), and is discarded
 ** instead when that used up its attempts; each claim granted counts an
 ** attempt (see "The job queue").
-** Returns LEASE_OK, LEASE_MISUSE (bad argument, nothing touched),
-** LEASE_RANGE (fence at LEASE_FENCE_MAX), LEASE_MISMATCH (another client
-** stored a fence or until of the wrong type: see lease_row.blocked; or a
-** trigger another client defined skipped the claim or the discard: nothing
-** is stored), or a database error (LEASE_BUSY once the busy timeout ran
-** out).
+** Returns LEASE_OK, LEASE_MISUSE (bad argument, fence NULL among them,
+** nothing touched), LEASE_RANGE (fence at LEASE_FENCE_MAX), LEASE_MISMATCH
+** (another client stored a fence or until of the wrong type: see
+** lease_row.blocked; or a trigger another client defined skipped the claim
+** or the discard: nothing is stored), or a database error (LEASE_BUSY once
+** the busy timeout ran out).
 */
 LEASE_API int lease_claim(lease_db *db, const char *id, size_t id_len,
                           const char *owner, size_t owner_len,

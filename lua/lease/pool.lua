@@ -250,6 +250,14 @@ local function check_options(o)
   end
   if c.decode ~= nil and c.decode ~= "json" then bad("decode must be \"json\" or nil") end
   if c.owner == "" then bad("owner must be a non-empty string") end
+  if c.out ~= nil then
+    -- a file, or any value whose write method takes strings (looked up as
+    -- out:write is, so a file's metatable counts)
+    local ok, write = pcall(function() return c.out.write end)
+    if not ok or type(write) ~= "function" then
+      bad("out must be a file or have a write method, got " .. type(c.out))
+    end
+  end
   if c.backoff then
     check_movable("backoff", c.backoff)
     local ok, d = pcall(c.backoff, 1)
@@ -1213,6 +1221,18 @@ pool._settle = settle
 -- The pool
 -- ===========================================================================
 
+--- Write text to out (pool.run's option) and flush it when out has a
+-- flush method.  The progress and the notices are the pool's side output:
+-- an out that raises loses them, and the pool goes on.
+-- @param out a file, or a value with a write method
+-- @tparam string text what to write
+local function say(out, text)
+  pcall(function()
+    out:write(text)
+    if out.flush then out:flush() end
+  end)
+end
+
 --- Format a progress line: done/total, rate, refused, and why the
 -- workers wait when their queue holds its jobs back.
 -- @tparam integer done jobs done so far
@@ -1417,9 +1437,8 @@ local function supervise(cfg, events, stop, s, run)
       elseif ev[1] == "refused" then refused = refused + ev[2]
       elseif ev[1] == "holding" then holds[ev[2]] = ev[3] or nil
       elseif ev[1] == "db_error" then
-        out:write(string.format("%slease.pool: worker %d: %s; trying again in %.2f s\n",
+        say(out, string.format("%slease.pool: worker %d: %s; trying again in %.2f s\n",
           cfg.progress and "\n" or "", ev[2], compat.hex_escaped(tostring(ev[3])), ev[4]))
-        out:flush()
       end
     end
     for i, r in pairs(busy) do
@@ -1438,18 +1457,17 @@ local function supervise(cfg, events, stop, s, run)
         for _ = 1, cfg.workers do stop:send(true) end
       end
       if running > 0 and (n >= 2 or (deadline and lease.now() >= deadline)) then
-        if cfg.progress then out:write("\n") end
+        if cfg.progress then say(out, "\n") end
         return ended, true
       end
     end
     if cfg.progress and (lease.now() - shown >= 0.1 or running == 0) then
-      out:write(progress_line(run.done_before + done, run.total, refused, lease.now() - run.t0,
+      say(out, progress_line(run.done_before + done, run.total, refused, lease.now() - run.t0,
         holds[next(holds)]))
-      out:flush()
       shown = lease.now()
     end
   end
-  if cfg.progress then out:write("\n") end
+  if cfg.progress then say(out, "\n") end
   return ended, false
 end
 
@@ -1490,7 +1508,8 @@ end
 --   shutdown_grace (number, seconds, default pool.SHUTDOWN_GRACE = 10): how
 --     long running handlers get after the first signal.
 --   progress (boolean, default false): a live line on io.stderr.
---   out (file, default io.stderr): where the progress line goes.
+--   out (file, default io.stderr): where the progress line goes: a file, or
+--     a value with a write method that takes strings.
 --   args (any value the thread facility can copy): given to handlers as job.args.
 --   open (table): options for lease.open in every worker.
 --   owner (string): owner names "<owner>-<n>"; default "<host>:<pid>:<n>".
@@ -1541,7 +1560,14 @@ function pool.run(options)
   local own = {}
   for k, v in pairs(cfg.open or {}) do own[k] = v end
   if own.group_commit == nil or type(own.group_commit) == "boolean" then own.group_commit = false end
-  local db = lease.open(cfg.db, own)
+  local opened, db = pcall(lease.open, cfg.db, own)
+  if not opened then
+    -- a bad open option is pool.run's argument, named as one; a database
+    -- error goes up as lease.open raised it
+    local why = type(db) == "string" and db:match("bad argument #2 to 'lease%.open' %((.*)%)$")
+    if why then error("bad argument #1 to 'lease.pool.run' (open: " .. why .. ")", 2) end
+    error(db, 0)
+  end
   local since = db:server_now()
   -- the count, protected; an error of pool.RETRIED (this handle's
   -- connection was lost too) is tried again after a short wait, three

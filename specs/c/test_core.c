@@ -192,6 +192,9 @@ static void test_misuse(void **state) {
   assert_non_null(strstr(lease_errmsg(db), "owner"));
   assert_int_equal(lease_claim(db, "", 0, "a", 1, 0, 1, &fence, &why), LEASE_MISUSE);
   assert_int_equal(lease_claim(db, NULL, 0, "a", 1, 0, 1, &fence, &why), LEASE_MISUSE);
+  /* a claim whose fence the caller cannot learn is refused before it is taken */
+  assert_int_equal(lease_claim(db, "m", 1, "a", 1, 0, 1, NULL, &why), LEASE_MISUSE);
+  assert_non_null(strstr(lease_errmsg(db), "fence must not be NULL"));
   assert_int_equal(lease_check_time(0, -1, &msg), LEASE_ARG_TTL);
   assert_int_equal(lease_check_time(0.0 / 0.0, 1, &msg), LEASE_ARG_NOW);
   assert_int_equal(lease_check_time(0, 1, &msg), 0);

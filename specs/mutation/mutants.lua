@@ -1438,6 +1438,27 @@ return {
     hint = "specs/18-pool_spec.lua",
   },
   {
+    name = "pool-out-unchecked", step = "own", file = "lua/lease/pool.lua",
+    fn = "check_options",
+    from = "    if not ok or type(write) ~= \"function\" then\n",
+    to = "    if not ok and type(write) ~= \"function\" then\n",
+    hint = "specs/18-pool_spec.lua",
+  },
+  {
+    name = "pool-out-raise-ends-pool", step = "own", file = "lua/lease/pool.lua",
+    fn = "say",
+    from = "  pcall(function()\n    out:write(text)\n    if out.flush then out:flush() end\n  end)\n",
+    to = "  out:write(text)\n  if out.flush then out:flush() end\n",
+    hint = "specs/18-pool_spec.lua",
+  },
+  {
+    name = "pool-open-option-unnamed", step = "own", file = "lua/lease/pool.lua",
+    fn = "run",
+    from = "    if why then error(\"bad argument #1 to 'lease.pool.run' (open: \" .. why .. \")\", 2) end\n",
+    to = "",
+    hint = "specs/18-pool_spec.lua",
+  },
+  {
     name = "pool-counters-last-worker-only", step = "own", file = "lua/lease/pool.lua",
     fn = "merge",
     from = "  for _, k in ipairs(pool.COUNTERS) do s[k] = s[k] + st[k] end\n",
@@ -1845,7 +1866,7 @@ return {
   {
     name = "prune-deletes-held-job", step = "own", file = "src/sqlite/lsq_queue_sql.h",
     fn = "LSQ_SQL_Q_PRUNE",
-    from = [[  " AND NOT (j.done = 0 AND j.until > ?1)"]],
+    from = [[  " AND NOT (j.done = 0 AND j.until > ?4)"]],
     to = [[  ""]],
     hint = "specs/31-queue_fail_spec.lua",
   },
@@ -2287,6 +2308,20 @@ return {
     hint = "specs/18-pool_spec.lua",
   },
   {
+    name = "claim-null-fence-accepted", step = "4", file = "src/core/lease.c",
+    fn = "lease_claim",
+    from = "  if (!fence) return lease__fail(db, LEASE_MISUSE, \"fence must not be NULL: a claim granted hands it out\");\n",
+    to = "",
+    c_hint = "test_core",
+  },
+  {
+    name = "pg-crash-not-ioerr", step = "own", file = "src/pg/lpg.c", backend = "pg",
+    fn = "lpg_fail",
+    from = "  rc = PQstatus(LPG(db)->pg) == CONNECTION_OK && PQconsumeInput(LPG(db)->pg) ? LEASE_ERROR\n",
+    to = "  rc = PQstatus(LPG(db)->pg) == CONNECTION_OK ? LEASE_ERROR\n",
+    hint = "specs/35-postgres_spec.lua",
+  },
+  {
     name = "pg-readonly-not-mapped", step = "own", file = "src/pg/lpg.c", backend = "pg",
     fn = "set_session",
     from = "  int ro = (db->opt.flags & LEASE_OPEN_READONLY) != 0;\n",
@@ -2688,7 +2723,7 @@ return {
     -- prune deletes a cancelled job still held
     name = "pg-queue-prune-held", step = "own", file = "src/pg/lpg_queue_sql.h", backend = "pg",
     fn = "LPG_Q_SQL_PRUNE",
-    from = [[") AND NOT (jobs.done = 0 AND jobs.until > $1)"]],
+    from = [[") AND NOT (jobs.done = 0 AND jobs.until > $4)"]],
     to = [[")"]],
     hint = "specs/31-queue_fail_spec.lua",
   },
@@ -3864,6 +3899,41 @@ return {
     hint = "specs/41-schedule_spec.lua",
   },
   {
+    name = "prune-huge-deletes-held", step = "own", file = "src/core/lease_rules.c",
+    fn = "lease__prune_held",
+    from = "  return before == INFINITY && !isnan(db->clock_mark) ? db->clock_mark : before;\n",
+    to = "  return before;\n",
+    hint = "specs/31-queue_fail_spec.lua",
+  },
+  {
+    name = "prune-huge-mark-stale", step = "own", file = "src/core/lease_queue.c",
+    fn = "lease_prune",
+    from = "  db->clock_read = before == INFINITY;   /* the mark stands for now: lease__prune_held */\n",
+    to = "",
+    hint = "specs/31-queue_fail_spec.lua",
+  },
+  {
+    name = "schedule-far-now-every-as-mismatch", step = "own", file = "src/core/lease_schedule.c",
+    fn = "lease__schedule_due",
+    from = "    if (!every_fits(s->every, now)) return -2;\n",
+    to = "    if (!every_fits(s->every, now)) return -1;\n",
+    hint = "specs/41-schedule_spec.lua",
+  },
+  {
+    name = "schedule-far-now-cron-as-mismatch", step = "own", file = "src/core/lease_schedule.c",
+    fn = "lease__schedule_due",
+    from = "    if ((e = lease__cron_next(&c, now, next)) != 0) return e == -2 ? -2 : -1;\n",
+    to = "    if ((e = lease__cron_next(&c, now, next)) != 0) return -1;\n",
+    hint = "specs/41-schedule_spec.lua",
+  },
+  {
+    name = "schedule-far-now-blames-every", step = "own", file = "src/lua/lease_lua_schedule.c",
+    fn = "check_schedule",
+    from = "      if (!(fabs(a->now) <= 9007199254740992.0))\n",
+    to = "      if (0)\n",
+    hint = "specs/41-schedule_spec.lua",
+  },
+  {
     name = "schedule-missed-ticks-replayed", step = "own", file = "src/core/lease_schedule.c",
     fn = "lease__schedule_due",
     from = [=[    latest = k * s->every;]=],
@@ -4137,7 +4207,7 @@ return {
   {
     name = "wake-sqlite-other-process-unseen", step = "own", file = "src/sqlite/lsq_wake.c",
     fn = "lsq_wait_signal",
-    from = [=[      if (watcher_sleep(w, now + every < end ? now + every : end)) watch_files(db, w);]=],
+    from = [=[      if (watcher_sleep(w, now + every < end ? now + every : end)) watch_files(db, w, 1);]=],
     to = [=[      watcher_sleep(w, now + every < end ? now + every : end);]=],
     hint = "specs/57-wake_spec.lua",
   },
@@ -4178,6 +4248,13 @@ return {
       close(w->notify_fd);
       w->notify_fd = -1;
     }]=],
+    hint = "specs/57-wake_spec.lua",
+  },
+  {
+    name = "wake-first-look-settles", step = "own", file = "src/sqlite/lsq_wake.c",
+    fn = "watch_files",
+    from = "  if (!timed && s == w->stamp) return s;\n",
+    to = "",
     hint = "specs/57-wake_spec.lua",
   },
   {

@@ -165,6 +165,7 @@ void lease__unhold(lease_db **held) {
     if ((db)->tx && !pthread_equal((db)->tx->thread, pthread_self())) return LEASE_MISUSE; \
     clear_error(db);                                                  \
     (db)->clock_now = (db)->clock_lo = (db)->clock_hi = NAN;          \
+    (db)->clock_read = 0;                                             \
     (db)->has_dup = 0;                                                \
     (db)->refused = 0;   /* lease_enqueue_refused speaks of the last call */ \
     if (!(db)->conn) return lease__fail((db), LEASE_MISUSE, "the database is closed"); \
@@ -382,7 +383,7 @@ void lease__clock_also(lease_db *db, const char *what, double t) {
 /* See lease_int.h. */
 int lease__clock_due(const lease_db *db, int version) {
   if (!LEASE_SCHEMA_HAS(version, CLOCK) || (db->opt.flags & LEASE_OPEN_READONLY)) return 0;
-  if (!isnan(db->clock_now)) return 1;
+  if (!isnan(db->clock_now) || db->clock_read) return 1;
   return !isnan(db->clock_lo) && (isnan(db->clock_mark) || !isnan(also_off(db, db->clock_mark)));
 }
 
@@ -527,6 +528,7 @@ int lease_claim(lease_db *db, const char *id, size_t id_len, const char *owner,
   lease__write w;
   CHECK_DB(db);
   if (fence) *fence = 0;
+  if (!fence) return lease__fail(db, LEASE_MISUSE, "fence must not be NULL: a claim granted hands it out");
   if (check_write(db, &w, LEASE__CLAIM, id, id_len, owner, owner_len)) return db->rc;
   if (check_time(db, &w, now, ttl)) return db->rc;
   return db->be->write(db, &w, fence, reason);

@@ -192,6 +192,14 @@ int lease__cancel_reason(const lease__facts *f);
 ** cancelled), or 0 for any ended state (status 0). */
 int lease__prune_state(int status);
 
+/* lease__prune_held: the time a job's lease must end after for prune to
+** leave the job alone as still held (not done, until past it): before;
+** for a before of +infinity (every ended job), the database's clock mark
+** (db->clock_mark, the highest now it has seen, as this write's clock
+** step read it: lease_prune sets db->clock_read), so that a lease running
+** past it is spared; with no mark, before. */
+double lease__prune_held(const lease_db *db, double before);
+
 /*
 ** What a backend reads about a queue's settings (lease_queues row), in
 ** claim_next's transaction, for lease__claim_room.  live is read only when
@@ -542,6 +550,9 @@ struct lease_db {
                                        takes besides its now (lease__clock_also), for
                                        its clock step to check; NAN when it has none */
   const char *clock_what;           /* the name of that time's argument ("run_at") */
+  int clock_read;                   /* 1: the write running reads the mark in its clock
+                                       step though it has no time to check (prune of
+                                       every ended job: lease__prune_held) */
   char *dup;                        /* the id lease_duplicate_id gives (NUL-terminated) */
   size_t dup_len, dup_cap;
   int has_dup;                      /* 1 when the call running or last run found a key
@@ -618,9 +629,10 @@ int lease__clock(lease_db *db, double mark, int *move);
 ** year 9999) is not; it never moves the mark.  lease__clock_due: 1 when the
 ** write running has a clock step: the database has a clock mark (version,
 ** the backend's schema version, past LEASE__STEP_CLOCK), the handle may
-** write, and the call brought a now, or such a time that the mark db last
-** read does not settle (there is none, or the time is off from it, so
-** that the step reads the mark again). */
+** write, and the call brought a now, or asked for the mark (db->clock_read),
+** or brought such a time that the mark db last read does not settle (there
+** is none, or the time is off from it, so that the step reads the mark
+** again). */
 #define LEASE__CLOCK_ALSO_FACTOR 500.0
 void lease__clock_also(lease_db *db, const char *what, double t);
 int lease__clock_due(const lease_db *db, int version);
@@ -721,7 +733,13 @@ int lease__check_new_job(lease_db *db, const char *prefix, const lease_new_job *
 ** lease__schedule_due: for s due at now (next_at <= now), the tick to
 ** enqueue (its latest tick <= now) and the next (the first tick > now).
 ** Both return 0, or -1 when s's cron does not parse or matches no time
-** within ten years.
+** within ten years; lease__schedule_due returns -2 when now is out of the
+** range s's ticks are read in (past the years a cron reads, or so far from
+** 0 that every's ticks around it are not distinct numbers).
+** lease__schedule_due_failed: record on db lease__schedule_due's failure e
+** (-1 or -2) for s at now: LEASE_MISUSE naming now for -2 (the caller's
+** now is at fault), LEASE_MISMATCH for -1 (the stored schedule is).
+** Returns the recorded code.
 ** lease__schedule_job_id: the job id of s's tick, "<name>@<tick>" (the
 ** name's bytes as they are, zero bytes included), into out (n bytes), as
 ** snprintf (the length it needs; at most n - 1 bytes and a terminating
@@ -729,6 +747,7 @@ int lease__check_new_job(lease_db *db, const char *prefix, const lease_new_job *
 */
 int lease__schedule_next(const lease_schedule_spec *s, double t, double *next);
 int lease__schedule_due(const lease_schedule_spec *s, double now, double *tick, double *next);
+int lease__schedule_due_failed(lease_db *db, const lease_schedule_spec *s, double now, int e);
 int lease__schedule_job_id(const lease_schedule_spec *s, double tick, char *out, size_t n);
 
 /* lease__reserve: make room for n bytes in db->buf.  LEASE_OK or LEASE_NOMEM. */

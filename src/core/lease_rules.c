@@ -85,6 +85,11 @@ int lease__prune_state(int status) {
 }
 
 /* See lease_int.h. */
+double lease__prune_held(const lease_db *db, double before) {
+  return before == INFINITY && !isnan(db->clock_mark) ? db->clock_mark : before;
+}
+
+/* See lease_int.h. */
 int lease__dep_reason(int found, int qstate) {
   return !found                          ? LEASE_MISSING
          : qstate == LEASE__Q_DISCARDED ? LEASE_DISCARDED

@@ -88,13 +88,14 @@ int lease__schedule_due(const lease_schedule_spec *s, double now, double *tick, 
   if (s->cron) {
     lease__cron c;
     char err[16];
+    int e;
     if (lease__cron_parse(s->cron, s->cron_len, &c, err, sizeof err)) return -1;
     /* next_at is a tick <= now: the search finds one at least that late */
     if (lease__cron_prev(&c, now, &latest) || latest < s->next_at) latest = s->next_at;
-    if (lease__cron_next(&c, now, next)) return -1;
+    if ((e = lease__cron_next(&c, now, next)) != 0) return e == -2 ? -2 : -1;
   } else {
     double k;
-    if (!every_fits(s->every, now)) return -1;
+    if (!every_fits(s->every, now)) return -2;
     k = floor(now / s->every);
     while (k * s->every > now) k--;
     while ((k + 1) * s->every <= now) k++;
@@ -104,6 +105,19 @@ int lease__schedule_due(const lease_schedule_spec *s, double now, double *tick, 
   }
   *tick = latest;
   return 0;
+}
+
+/* See lease_int.h. */
+int lease__schedule_due_failed(lease_db *db, const lease_schedule_spec *s, double now, int e) {
+  if (e == -2 && s->cron)
+    return lease__fail(db, LEASE_MISUSE, "now %.17g is outside the years 1 to 9989 that the cron of "
+                       "schedule %.*s reads", now, (int)s->name_len, s->name);
+  if (e == -2)
+    return lease__fail(db, LEASE_MISUSE, "now %.17g is out of range for schedule %.*s: its every "
+                       "(%.17g) gives it no distinct next tick", now, (int)s->name_len, s->name,
+                       s->every);
+  return lease__fail(db, LEASE_MISMATCH, "schedule %.*s: its stored cron or every gives no "
+                     "next tick", (int)s->name_len, s->name);
 }
 
 /* See lease_int.h.  The name is copied as bytes: a zero byte in it is
@@ -187,8 +201,11 @@ int lease_schedule(lease_db *db, const lease_schedule_spec *s, double now) {
   t.created_at = now;
   t.last_at = NAN;
   if (!t.cron && lease__schedule_next(&t, now, &t.next_at))
-    return lease__fail(db, LEASE_MISUSE,
-                       "every is too small for now: its ticks would not be distinct numbers");
+    return lease__fail(db, LEASE_MISUSE, "%s",
+                       fabs(now) > 9007199254740992.0
+                           ? "now is too far from 0 (past 2^53): the ticks of every around it "
+                             "would not be distinct numbers"
+                           : "every is too small for now: its ticks would not be distinct numbers");
   return db->be->schedule(db, &t);
 }
 

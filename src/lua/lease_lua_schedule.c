@@ -69,8 +69,13 @@ static void check_schedule(lua_State *L, const lb_callee *c, lb_args *a) {
         !isfinite(lua_tonumber(L, -2)))
       lb_fail(L, -2, LB_ARG(c, 4, "every"), "a positive number of seconds");
     s->every = lua_tonumber(L, -2);
-    if (!(fabs(a->now / s->every) <= 4503599627370496.0))
+    if (!(fabs(a->now / s->every) <= 4503599627370496.0)) {
+      /* past 2^53 no clock's now (seconds, ms, us) is meant: now is at fault */
+      if (!(fabs(a->now) <= 9007199254740992.0))
+        lb_error(L, LB_ARG(c, 3, NULL), "now is too far from 0 (past 2^53): the ticks of every "
+                 "around it would not be distinct numbers");
       lb_error(L, o, "every is too small for now: its ticks would not be distinct numbers");
+    }
   } else {
     char err[160];
     double next;

@@ -119,7 +119,12 @@ static void trim_copy(char *out, size_t cap, const char *msg) {
 /*
 ** Record on db the failure of a statement (res may be NULL: libpq could not
 ** even send it): the server's message and SQLSTATE when it answered,
-** libpq's message otherwise.  A connection found broken is LEASE_IOERR.
+** libpq's message otherwise.  A connection found broken is LEASE_IOERR:
+** one libpq calls bad, or one whose socket reads no more.  A server stopped
+** in immediate mode (or crashing) sends its backends' clients a warning and
+** closes, and libpq then fails the statement with no SQLSTATE while still
+** calling the connection good; PQconsumeInput fails on it (and libpq's
+** next use of it finds it bad, so the next call resets it: lpg_ready_conn).
 ** Returns the recorded code.
 */
 int lpg_fail(lease_db *db, const PGresult *res) {
@@ -136,7 +141,8 @@ int lpg_fail(lease_db *db, const PGresult *res) {
     return rc;
   }
   trim_copy(msg, sizeof msg, PQerrorMessage(LPG(db)->pg));
-  rc = PQstatus(LPG(db)->pg) == CONNECTION_OK ? LEASE_ERROR : LEASE_IOERR;
+  rc = PQstatus(LPG(db)->pg) == CONNECTION_OK && PQconsumeInput(LPG(db)->pg) ? LEASE_ERROR
+                                                                              : LEASE_IOERR;
   return lease__fail(db, rc, "PostgreSQL: %s", msg);
 }
 

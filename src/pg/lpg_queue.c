@@ -1454,6 +1454,7 @@ int lpg_q_prune(lease_db *db, double before, const char *queue, size_t queue_len
   p_f8(&p, before);
   p_bytes(&p, queue, queue_len);
   p_i4(&p, lease__prune_state(status));
+  p_f8(&p, lease__prune_held(db, before));
   if (!(res = qrun(db, LPG_ST_Q_PRUNE, &p))) {
     if (lpg_failed_with(db, "22012")) {   /* the floor's raise was skipped */
       lease__clear_error(db);

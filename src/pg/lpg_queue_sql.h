@@ -524,7 +524,7 @@
 /*
 ** prune: delete the jobs the queue ended before $1 (finished_at < $1), of
 ** queue $2 (NULL: all) and state $3 (0: any ended), never one still held
-** (not done, until > $1).  Each job's row is locked first, in id order as
+** (not done, until > $4: lease__prune_held).  Each job's row is locked first, in id order as
 ** complete_many locks them (so the two cannot deadlock), then its queue
 ** row read as it is (lease_queue_now); the references delete the queue
 ** rows and errors.  The fence floor (LPG_SQL_FLOOR, lpg_sql.h) is raised
@@ -540,7 +540,7 @@
   " AND ($3 = 0 OR " s ".state = $3)"
 #define LPG_Q_SQL_PRUNE                                                             \
   "WITH c AS (SELECT jobs.id FROM jobs WHERE jobs.id IN (SELECT q.id FROM lease_queue q" \
-  " WHERE " LPG_Q_SQL_ENDED("q") ") AND NOT (jobs.done = 0 AND jobs.until > $1)"    \
+  " WHERE " LPG_Q_SQL_ENDED("q") ") AND NOT (jobs.done = 0 AND jobs.until > $4)"    \
   " ORDER BY jobs.id FOR UPDATE),"                                                  \
   " d AS (DELETE FROM jobs USING c, LATERAL lease_queue_now(c.id) s"                \
   " WHERE jobs.id = c.id AND " LPG_Q_SQL_ENDED("s") " RETURNING jobs.id, jobs.fence)," \
@@ -883,7 +883,7 @@
 #define LPG_STMT_Q_AFTER_FAIL LPG_Q_SQL_AFTER_FAIL, 5, {T_BYTEA, T_INT8, T_INT4, T_FLOAT8, T_FLOAT8}
 #define LPG_STMT_Q_RETRY LPG_Q_SQL_RETRY, 2, {T_BYTEA, T_FLOAT8}
 #define LPG_STMT_Q_CANCEL LPG_Q_SQL_CANCEL, 2, {T_BYTEA, T_FLOAT8}
-#define LPG_STMT_Q_PRUNE LPG_Q_SQL_PRUNE, 3, {T_FLOAT8, T_BYTEA, T_INT4}
+#define LPG_STMT_Q_PRUNE LPG_Q_SQL_PRUNE, 4, {T_FLOAT8, T_BYTEA, T_INT4, T_FLOAT8}
 #define LPG_STMT_Q_SETTINGS LPG_Q_SQL_SETTINGS, 1, {T_BYTEA}
 #define LPG_STMT_Q_SETTINGS_LOCKED LPG_Q_SQL_SETTINGS_LOCKED, 1, {T_BYTEA}
 #define LPG_STMT_Q_COMPLETE_LOCKING                                                 \

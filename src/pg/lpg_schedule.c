@@ -232,7 +232,7 @@ int lpg_s_tick(lease_db *db, double now, int max, const char **ids, size_t *id_l
       const char **str[4] = {&rows[i].name, &rows[i].cron, &rows[i].queue, &rows[i].payload};
       size_t lens[4] = {rows[i].name_len, rows[i].cron_len, rows[i].queue_len,
                         rows[i].payload_len};
-      int c;
+      int c, e;
       for (c = 0; c < 4; c++) {
         if (!*str[c]) continue;
         memcpy(mem + at, *str[c], lens[c]);
@@ -242,9 +242,8 @@ int lpg_s_tick(lease_db *db, double now, int max, const char **ids, size_t *id_l
       }
       d[i].s = rows[i];
       d[i].added = 0;
-      if (lease__schedule_due(&d[i].s, now, &d[i].tick, &d[i].next))
-        rc = lease__fail(db, LEASE_MISMATCH, "schedule %.*s: its stored cron or every gives "
-                         "no next tick", (int)d[i].s.name_len, d[i].s.name);
+      if ((e = lease__schedule_due(&d[i].s, now, &d[i].tick, &d[i].next)) != 0)
+        rc = lease__schedule_due_failed(db, &d[i].s, now, e);
     }
     if (rc == LEASE_OK) {
       qsort(d, (size_t)n, sizeof *d, by_name);

@@ -1361,6 +1361,7 @@ static int prune_body(lease_db *db, void *ctx) {
   if (x->queue) lsq_bind_bytes(st, 2, x->queue, x->queue_len);
   else sqlite3_bind_null(st, 2);
   sqlite3_bind_int(st, 3, x->state);
+  sqlite3_bind_double(st, 4, lease__prune_held(db, x->before));
   while ((src = sqlite3_step(st)) == SQLITE_ROW) {
     const unsigned char *id = sqlite3_column_text(st, 0);
     n = id ? (size_t)sqlite3_column_bytes(st, 0) : 0;

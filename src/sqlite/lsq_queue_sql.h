@@ -428,7 +428,7 @@
 /*
 ** prune: the jobs the queue ended before ?1 (finished_at < ?1), of queue
 ** ?2 (NULL: all) and state ?3 (0: any ended), never one still held (not
-** done, until > ?1): their ids and the rowids of their jobs rows, each
+** done, until > ?4: lease__prune_held): their ids and the rowids of their jobs rows, each
 ** row then deleted by its rowid (LSQ_SQL_Q_PRUNE_ONE; the triggers remove
 ** its queue row and errors), and their fences, of which the highest
 ** deleted raises the fence floor (LSQ_SQL_Q_FLOOR_RAISE).  The jobs rows are read with their queue rows
@@ -443,7 +443,7 @@
   " FROM lease_queue AS q CROSS JOIN jobs AS j ON j.id = q.id"            \
   " WHERE q.state <> " LEASE__Q_OPEN_S " AND q.finished_at < ?1"          \
   " AND (?2 IS NULL OR q.queue = ?2) AND (?3 = 0 OR q.state = ?3)"        \
-  " AND NOT (j.done = 0 AND j.until > ?1)"
+  " AND NOT (j.done = 0 AND j.until > ?4)"
 #define LSQ_SQL_Q_PRUNE_ONE "DELETE FROM jobs WHERE rowid = ?1"
 
 /*

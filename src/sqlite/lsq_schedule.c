@@ -354,12 +354,13 @@ int lsq_s_tick(lease_db *db, double now, int max, const char **ids, size_t *id_l
     rc = lease__fail(db, LEASE_NOMEM, "out of memory");
     goto done;
   }
-  for (i = 0; i < r.n; i++)
-    if (lease__schedule_due(&r.s[i], now, &t.tick[i], &t.next[i])) {
-      rc = lease__fail(db, LEASE_MISMATCH, "schedule %.*s: its stored cron or every gives no "
-                       "next tick", (int)r.s[i].name_len, r.s[i].name);
+  for (i = 0; i < r.n; i++) {
+    int e = lease__schedule_due(&r.s[i], now, &t.tick[i], &t.next[i]);
+    if (e) {
+      rc = lease__schedule_due_failed(db, &r.s[i], now, e);
       goto done;
     }
+  }
   if ((rc = lsq_write_txn(db, tick_body, &t)) != LEASE_OK) goto done;
   for (i = 0; i < r.n; i++)
     if (t.added[i]) need += (size_t)lease__schedule_job_id(&r.s[i], t.tick[i], id, sizeof id) + 1;

@@ -517,11 +517,18 @@ static int wait_alone(lease_db *db, double end, int *signalled) {
 ** -shm's header, which no file change shows: so the LSQ_WAKE_SETTLE looks
 ** after a change signal again, 0.25, 0.5, 1, ... ms apart, and a waiter whose
 ** look came too early looks again soon.  Else the interval grows by half,
-** up to LSQ_WAKE_QUIET_MS.  Returns the stamp. */
-static uint64_t watch_files(lease_db *db, lsq_waiters *w) {
+** up to LSQ_WAKE_QUIET_MS.  Those are the watcher's timed looks (timed 1);
+** a waiter's look as it starts (timed 0) acts only on a change: each
+** waiter a settling look woke comes back, and were its look one of them,
+** a few waiters would use the settling looks up within a millisecond,
+** before a commit that waits for its sync becomes visible.  Returns the
+** stamp. */
+static uint64_t watch_files(lease_db *db, lsq_waiters *w, int timed) {
   uint64_t s = files_stamp(db);
   double quiet = check_every_ms > LSQ_WAKE_QUIET_MS ? check_every_ms : LSQ_WAKE_QUIET_MS;
-  double now = w->last_look_ms = now_ms();
+  double now;
+  if (!timed && s == w->stamp) return s;
+  now = w->last_look_ms = now_ms();
   if (s != w->stamp || w->settle > 0) {
     /* the first look after a change comes 0.25 ms later, or a gap later
     ** when the one before was as recent (the files keep changing); a
@@ -569,7 +576,7 @@ int lsq_wait_signal(lease_db *db, const char *queue, size_t queue_len, uint64_t 
   pthread_mutex_lock(&w->mu);
   {
     uint64_t before = w->signals;
-    if (watch_files(db, w) != c->files_stamp) *signalled = 1;   /* another process wrote */
+    if (watch_files(db, w, 0) != c->files_stamp) *signalled = 1;   /* another process wrote */
     /* a signal this read sent for writes the mark already saw is not one */
     if (before == mark) mark = w->signals;
     if (w->signals != mark) *signalled = 1;
@@ -583,13 +590,13 @@ int lsq_wait_signal(lease_db *db, const char *queue, size_t queue_len, uint64_t 
       /* a write before the watch sends no notice: a stamp moved since the
       ** last look is one; the settling looks keep their times */
       if (notify_watch(w) && files_stamp(db) != w->stamp) {
-        watch_files(db, w);
+        watch_files(db, w, 0);
         if (w->signals != mark) *signalled = 1;
         continue;
       }
     }
     if (watcher) {
-      if (watcher_sleep(w, now + every < end ? now + every : end)) watch_files(db, w);
+      if (watcher_sleep(w, now + every < end ? now + every : end)) watch_files(db, w, 1);
     } else {
       ts = at_ms(end);
       pthread_cond_timedwait(&w->cv, &w->mu, &ts);

@@ -143,6 +143,38 @@ describe("bad input", function()
     end)
   end
 
+  it("option tables with a metatable are refused, whichever call takes them, and nothing changes", function()
+    local db, p = populated()
+    local before = H.snapshot(p)
+    -- the idiom of defaults through __index: some calls would read them, others not
+    local function mt(t) return setmetatable(t or {}, { __index = { queue = "mail", concurrency = 2,
+      readonly = true, n = 5, every = 60 } }) end
+    for _, c in ipairs({
+      { "enqueue", function() return db:enqueue("new", mt()) end, "#2 to 'enqueue' (opts must be a plain table" },
+      { "enqueue_many", function() return db:enqueue_many({ mt({ id = "new" }) }) end,
+        "#1 to 'enqueue_many' (ids[1] must be a plain table" },
+      { "limit", function() return db:limit("mail", mt()) end, "#2 to 'limit' (limits must be a plain table" },
+      { "claim_next", function() return db:claim_next("w", 1, 10, mt()) end,
+        "#4 to 'claim_next' (opts must be a plain table" },
+      { "jobs", function() return db:jobs(mt()) end, "#1 to 'jobs' (filter must be a plain table" },
+      { "schedule", function() return db:schedule("s", 1e9, mt()) end,
+        "#3 to 'schedule' (opts must be a plain table" },
+      { "open", function() return lease.open(p, mt()) end, "#2 to 'lease.open' (options must be a plain table" },
+      { "open events", function() return lease.open(p, { events = mt() }) end,
+        "#2 to 'lease.open' (events must be a plain table" },
+      { "pool.run", function() return require("lease.pool").run(mt({ db = p, handler = function() end })) end,
+        "#1 to 'lease.pool.run' (options must be a plain table" },
+    }) do
+      local err = H.error_of(c[2])
+      assert.truthy(err:find("bad argument " .. c[3], 1, true), c[1] .. ": " .. err)
+    end
+    assert.are.same(before, H.snapshot(p))
+    -- a key that is no string is named, with its type
+    local err = H.error_of(lease.open, p, { [true] = 1 })
+    assert.truthy(err:find("(unknown option true (a boolean key))", 1, true), err)
+    db:close()
+  end)
+
   it("path arguments must be non-empty strings", function()
     for _, bad in ipairs({ "", 5 }) do
       local err = H.error_of(lease.open, bad)

@@ -250,6 +250,19 @@ describe("lease.pool", function()
     assert.is_nil(text:find("worker failed      worker 2", 1, true), text)
   end)
 
+  it("pool.format says that the counts leave out the workers cut off at shutdown", function()
+    local text = pool.format({ workers = 2, queue = "q", done = 5, handler_errors = 0, retried = 0,
+      discarded = 0, refused = 0, renew_refused = 0, renewed = 0, max_fence = 1, wall = 1, rate = 5,
+      discarded_ids = {}, errors = {}, failed = {}, interrupted = "TERM", shutdown = 1, unfinished = 1 })
+    assert.truthy(text:find("jobs done          5 (and those of the 1 workers cut off, which this summary "
+      .. "cannot count)", 1, true), text)
+    assert.truthy(text:find("1 workers still in a handler or hook were cut off", 1, true), text)
+    text = pool.format({ workers = 2, queue = "q", done = 5, handler_errors = 0, retried = 0,
+      discarded = 0, refused = 0, renew_refused = 0, renewed = 0, max_fence = 1, wall = 1, rate = 5,
+      discarded_ids = {}, errors = {}, failed = {}, unfinished = 0 })
+    assert.truthy(text:find("jobs done          5\n", 1, true), text)
+  end)
+
   it("pool.format puts a failure's lines under each other, and one line for workers failing alike", function()
     local text = pool.format({ workers = 4, queue = "q", done = 0, handler_errors = 0, retried = 0,
       discarded = 0, refused = 0, renew_refused = 0, renewed = 0, max_fence = 0, wall = 1, rate = 0,

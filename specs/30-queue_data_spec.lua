@@ -151,19 +151,23 @@ describe("claim_next over the queue", function()
     assert.are.same({ nil, "empty" }, { lease.claim_next(p, "w", 0, 10, { queue = "mail" }) })
   end)
 
-  it("hands out the payload and counts each claim as an attempt", function()
+  it("hands out the payload and counts each claim as an attempt, which a release gives back", function()
     db:enqueue("a", { payload = "P\0", max_attempts = 3 })
     local jobs = db:claim_next("w", 0, 10, { n = 1 })
     assert.are.same({ { id = "a", fence = 1, payload = "P\0", queue = "default", priority = 0,
       attempt = 1, max_attempts = 3 } }, jobs)
     assert.are.equal(1, db:state("a").attempt)
     db:release("a", "w", 1)
-    assert.are.equal(2, select(3, db:claim_next("w", 1, 10)).attempt)
-    assert.are.equal(2, db:state("a").attempt)
-    -- a claim by another client's raw SQL counts too (a trigger counts it)
+    assert.are.equal(0, db:state("a").attempt)
+    assert.are.equal(1, select(3, db:claim_next("w", 1, 10)).attempt)
+    assert.are.same({ 2, 1 }, { db:state("a").fence, db:state("a").attempt })
+    -- a claim by another client's raw SQL counts (the fence counts it), and
+    -- the contract's release by raw SQL gives nothing back
     db:release("a", "w", 2)
     H.sql(p, "UPDATE jobs SET owner = 'raw', until = 100, fence = fence + 1 WHERE id = 'a'")
-    assert.are.equal(3, db:state("a").attempt)
+    assert.are.equal(1, db:state("a").attempt)
+    H.sql(p, "UPDATE jobs SET owner = NULL, until = 0 WHERE id = 'a'")
+    assert.are.equal(2, select(3, db:claim_next("w", 1, 10)).attempt)
   end)
 
   it("records an expired lease as an error at the next claim, and discards when it used the last attempt", function()

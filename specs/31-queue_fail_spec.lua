@@ -138,6 +138,53 @@ describe("fail", function()
   end)
 end)
 
+describe("release and the attempts", function()
+  local db, p
+  before_each(function() db, p = H.fresh() end)
+  after_each(function() db:close() end)
+
+  it("gives the attempt back: released claims never use up max_attempts, and never count past it", function()
+    db:enqueue("job", { max_attempts = 2 })
+    for i = 1, 5 do
+      local id, f, j = db:claim_next("w" .. i, i, 30)
+      assert.are.same({ "job", i, 1, 2 }, { id, f, j.attempt, j.max_attempts })
+      assert.is_true(db:release(id, "w" .. i, f))
+      assert.are.same({ 0, "available" }, { db:state("job", i).attempt, db:state("job", i).status })
+    end
+    -- the budget holds for the attempts that end otherwise
+    local id, f = db:claim_next("w", 10, 30)
+    assert.are.equal("retryable", (db:fail(id, "w", f, 11, "x", { run_at = 11 })))
+    id, f = db:claim_next("w", 12, 30)
+    assert.are.same({ "discarded" }, { db:fail(id, "w", f, 13, "y") })
+    assert.are.same({ "discarded", 2 }, { db:state("job", 14).status, db:state("job", 14).attempt })
+  end)
+
+  it("gives back the attempt of a lease that expired, whose holder released it, and of no other holder", function()
+    db:enqueue("once", { max_attempts = 1 })
+    local f = db:claim("once", "A", 100, 5)
+    assert.are.same({ false, "expired" }, { db:fail("once", "A", f, 120, "x") })
+    -- release keeps the contract: no until is checked
+    assert.is_true(db:release("once", "A", f))
+    assert.are.equal(0, db:state("once", 120).attempt)
+    assert.are.equal(2, db:claim("once", "B", 121, 5))
+    -- a release refused gives nothing back
+    assert.are.same({ false, "not_owner" }, { db:release("once", "A", 2) })
+    assert.are.same({ 1, "B" }, { db:state("once", 122).attempt, db:state("once", 122).owner })
+  end)
+
+  it("never gives back an attempt not counted: a base another client raised to the fence stays", function()
+    db:enqueue("j", { max_attempts = 1 })
+    local f = db:claim("j", "A", 1, 100)
+    H.sql(p, "UPDATE lease_queue SET base_fence = 1 WHERE id = 'j'")   -- attempt 0 while held
+    assert.is_true(db:release("j", "A", f))
+    assert.are.equal("1\n", H.sql(p, "SELECT base_fence FROM lease_queue WHERE id = 'j'"))
+    -- the next claim counts, and its fail is the last attempt
+    local id, f2, job = db:claim_next("B", 2, 10)
+    assert.are.same({ "j", 2, 1 }, { id, f2, job.attempt })
+    assert.are.same({ "discarded" }, { db:fail("j", "B", f2, 3, "x") })
+  end)
+end)
+
 describe("lease.backoff", function()
   it("grows exponentially to the one-hour cap, with the jitter at every attempt", function()
     for attempt = 1, 60 do

@@ -218,6 +218,8 @@ describe("lease jobs, retry, cancel, prune", function()
       { { "prune", p, "--before", "x" }, "--before needs seconds since the epoch, a date (2026-12-01, 2026-12-01T10:00:00Z) or a duration (90s, 15m, 2h, 2d, 1w: that long ago), got 'x'" },
       { { "prune", p, "--before", "5", "--status", "running" }, "--status for prune needs completed, discarded or cancelled" },
       { { "pool", "--forever", "-j", "2", "--grace", "-1", "w.lua", p }, "--grace needs a finite number of seconds >= 0, got '-1'" },
+      { { "pool", "--poll", "0", "w.lua", p }, "--poll needs a finite number of seconds > 0, got '0'" },
+      { { "pool", "--poll", "inf", "w.lua", p }, "--poll needs a finite number of seconds > 0, got 'inf'" },
       { { "pool", "--batch", "0", "w.lua", p }, "--batch needs an integer >= 1, got '0'" },
       { { "pool", "--queue", "", "w.lua", p }, "--queue needs a non-empty name" },
     }) do
@@ -319,6 +321,7 @@ describe("arguments the engine refuses", function()
         "schedule needs a NAME of at most 200 bytes, got 201" },
       { { "schedule", p, "s", "--every", "1e-300" },
         "--every needs a finite number of seconds > 0, large enough to change the clock, got '1e-300'" },
+      { { "schedule", p, "s", "--every", "nan" }, "--every needs a finite number of seconds > 0, got 'nan'" },
       { { "jobs", "" }, "the database path is empty" },
       { { "enqueue", "", "x" }, "the database path is empty" },
     }) do

@@ -43,7 +43,8 @@ describe("claim_next(n) batches", function()
     assert.are.equal(1, db:claim("e", "keep", 0, 1000))
     local kept = db:state("e", 20)
     local batch = db:claim_next("w", 20, 10, 10)
-    assert.are.same({ { "a", 2, 2 }, { "b", 1, 1 }, { "c", 2, 2 }, { "d", 2, 2 }, { "f", 1, 1 } }, ifa(batch))
+    -- d's release gave its attempt back
+    assert.are.same({ { "a", 2, 2 }, { "b", 1, 1 }, { "c", 2, 2 }, { "d", 2, 1 }, { "f", 1, 1 } }, ifa(batch))
     -- each ended lease is recorded once, at its deadline, with its holder and fence
     for _, id in ipairs({ "a", "c" }) do
       local s = db:state(id, 20)

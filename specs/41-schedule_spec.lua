@@ -81,6 +81,30 @@ describe("db:schedule and db:schedules", function()
     db:close()
   end)
 
+  it("keeps the ticks of a schedule declared again as it is: one due meanwhile is not lost", function()
+    local db = H.fresh("sch")
+    -- declared at 02:00 for 03:00; the process restarts at 03:00:30 and
+    -- declares it again, then ticks
+    local two = T0 - T0 % 86400 + 86400 + 2 * 3600
+    assert.is_true(db:schedule("nightly", two, { cron = "0 3 * * *", payload = "p" }))
+    local before = db:schedules()[1]
+    assert.is_true(db:schedule("nightly", two + 3630, { cron = "0 3 * * *", payload = "p" }))
+    assert.are.same(before, db:schedules()[1])
+    assert.are.same({ "nightly@" .. (two + 3600) }, db:tick(two + 3631))
+    -- declared again after that tick: its last tick stays too
+    local ticked = db:schedules()[1]
+    assert.are.equal(two + 3600, ticked.last_at)
+    assert.is_true(db:schedule("nightly", two + 3700, { cron = "0 3 * * *", payload = "p" }))
+    assert.are.same(ticked, db:schedules()[1])
+    -- a changed option is a new schedule: its ticks count from the new now
+    assert.is_true(db:schedule("nightly", two + 3700, { cron = "0 3 * * *", payload = "q" }))
+    local changed = db:schedules()[1]
+    assert.are.same({ two + 3700, two + 86400 + 3600, "q" }, { changed.created_at, changed.next_at,
+      changed.payload })
+    assert.is_nil(changed.last_at)
+    db:close()
+  end)
+
   it("lists schedules in name order, more than a page of them", function()
     local db = H.fresh("sch")
     for i = 150, 1, -1 do db:schedule(string.format("s%03d", i), T0, { every = i }) end

@@ -143,6 +143,19 @@ describe("lease.testing.drain", function()
     assert.are.equal("ok", db:state("h1").result)
   end)
 
+  it("gives every hook error, not the first few the pool's summary keeps", function()
+    local db = H.fresh("testing-many-hooks")
+    finally(function() db:close() end)
+    local ids = {}
+    for i = 1, 15 do ids[i] = "m" .. i end
+    db:enqueue_many(ids)
+    local r = T.drain(db, { handler = function() return "ok" end,
+                            on_success = function(ev) error("hook of " .. ev.id) end }, { now = 0 })
+    assert.are.equal(15, #r.done)
+    assert.are.equal(15, #r.hook_errors)
+    assert.truthy(r.hook_errors[15]:find("^m15 on_success: .*hook of m15"), r.hook_errors[15])
+  end)
+
   it("refuses bad arguments, naming the function and argument, and claims nothing", function()
     local db = H.fresh("testing-bad")
     finally(function() db:close() end)
@@ -163,6 +176,8 @@ describe("lease.testing.drain", function()
       { { db, ok, { owner = "" } }, "bad argument #3 to 'lease.testing.drain' (owner must be a non-empty string)" },
       { { db, ok, { advance = 1 } }, "bad argument #3 to 'lease.testing.drain' (advance must be a boolean, got number)" },
       { { db, ok, { adavnce = true } }, "bad argument #3 to 'lease.testing.drain' (unknown option 'adavnce')" },
+      { { db, ok, setmetatable({}, { __index = { advance = true } }) },
+        "bad argument #3 to 'lease.testing.drain' (a plain table expected, without a metatable" },
     }) do
       local err = H.error_of(T.drain, c[1][1], c[1][2], c[1][3])
       assert.truthy(err:find(c[2], 1, true), err)
@@ -173,6 +188,9 @@ describe("lease.testing.drain", function()
       { { db, { status = 1 } }, "bad argument #2 to 'lease.testing.enqueued' (status must be a string, got number)" },
       { { db, { now = math.huge } }, "bad argument #2 to 'lease.testing.enqueued' (now must be a finite number)" },
       { { db, { state = "done" } }, "bad argument #2 to 'lease.testing.enqueued' (unknown option 'state')" },
+      -- a misspelt status would match nothing, and an assertion of none would pass
+      { { db, { status = "complete" } }, "bad argument #2 to 'lease.testing.enqueued' (status must be one of "
+        .. "available, scheduled, running, retryable, completed, discarded, cancelled, waiting, got 'complete')" },
     }) do
       local err = H.error_of(T.enqueued, c[1][1], c[1][2])
       assert.truthy(err:find(c[2], 1, true), err)

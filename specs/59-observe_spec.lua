@@ -263,8 +263,10 @@ describe("lease stats", function()
   it("refuses bad options, naming them", function()
     local p = history()
     for _, case in ipairs({
-      { { "stats", p, "--watch", "0", "--count", "1" }, "--watch needs a number of seconds > 0, got '0'" },
-      { { "stats", p, "--watch", "x" }, "--watch needs a finite number of seconds >= 0, got 'x'" },
+      { { "stats", p, "--watch", "0", "--count", "1" }, "--watch needs a finite number of seconds > 0, got '0'" },
+      -- the same words whatever is wrong with the value
+      { { "stats", p, "--watch", "x" }, "--watch needs a finite number of seconds > 0, got 'x'" },
+      { { "stats", p, "--watch", "nan" }, "--watch needs a finite number of seconds > 0, got 'nan'" },
       { { "stats", p, "--count", "2" }, "--count needs --watch" },
       { { "stats", p, "--watch", "1", "--count", "0" }, "--count needs an integer >= 1, got '0'" },
       { { "stats", p, "--now", "soon" }, "--now needs seconds since the epoch" },
@@ -355,15 +357,17 @@ describe("lease metrics", function()
     assert.are.equal(1, sample(s, "lease_jobs", { queue = "q", status = "completed" }))
     assert.are.equal(1, sample(s, "lease_jobs", { queue = "q", status = "discarded" }))
     assert.are.equal(0, sample(s, "lease_jobs", { queue = "q", status = "available" }))
-    assert.are.equal(1, sample(s, "lease_jobs", { queue = WEIRD, status = "available" }))
+    -- a backslash of the name reads back as two (observe.label)
+    local weird = WEIRD:gsub("\\", "\\\\")
+    assert.are.equal(1, sample(s, "lease_jobs", { queue = weird, status = "available" }))
     assert.are.equal(1, sample(s, "lease_queue_paused", { queue = "q" }))
-    assert.are.equal(0, sample(s, "lease_queue_paused", { queue = WEIRD }))
+    assert.are.equal(0, sample(s, "lease_queue_paused", { queue = weird }))
     assert.are.equal(1, sample(s, "lease_completions_total", { queue = "q" }))
     assert.are.equal(1, sample(s, "lease_refusals_total", { op = "complete", reason = "not_owner" }))
-    assert.are.equal(30, sample(s, "lease_oldest_available_age_seconds", { queue = WEIRD }))
+    assert.are.equal(30, sample(s, "lease_oldest_available_age_seconds", { queue = weird }))
     assert.is_nil(sample(s, "lease_oldest_available_age_seconds", { queue = "q" }))
     -- the escaped line as the format writes it
-    assert.truthy(out:find('\nlease_queue_paused{queue="we\\"ird\\\\q\\nx"} 0\n', 1, true), out)
+    assert.truthy(out:find('\nlease_queue_paused{queue="we\\"ird\\\\\\\\q\\nx"} 0\n', 1, true), out)
   end)
 
   it("writes a label value that is not UTF-8 as UTF-8, each stray byte as the text \\xNN", function()
@@ -371,9 +375,22 @@ describe("lease metrics", function()
     local db = lease.open(p)
     assert.are.equal(true, db:enqueue("a", { queue = "bad\255\1" }))
     assert.are.equal(true, db:enqueue("b", { queue = "caf\195\169\226\130" }))   -- a cut-off sequence
+    -- the name of four characters \xff and the byte 255: two series
+    assert.are.equal(true, db:enqueue("c", { queue = "\\xff" }))
+    assert.are.equal(true, db:enqueue("d", { queue = "\255" }))
     db:close()
     local status, out = run({ "metrics", p })
     assert.are.equal(0, status)
+    assert.truthy(out:find('\nlease_queue_paused{queue="\\\\\\\\xff"} 0\n', 1, true), out)
+    assert.truthy(out:find('\nlease_queue_paused{queue="\\\\xff"} 0\n', 1, true), out)
+    local seen = {}
+    for line in out:gmatch("[^\n]+") do
+      if not line:find("^#") then
+        local series = line:match("^(.*) [^ ]+$")
+        assert.is_nil(seen[series], "series twice: " .. series)
+        seen[series] = true
+      end
+    end
     assert.truthy(out:find('\nlease_queue_paused{queue="bad\\\\xff\1"} 0\n', 1, true), out)
     assert.truthy(out:find('\nlease_queue_paused{queue="caf\195\169\\\\xe2\\\\x82"} 0\n', 1, true), out)
     local u8 = rawget(_G, "utf8")   -- Lua 5.3 and later
@@ -466,6 +483,35 @@ describe("lease timeline", function()
     assert.are.same({ "j", "k", "&lt;&amp;&quot;&#39;&gt;\195\191\239\191\189id" }, ids)
     -- the time axis in UTC
     assert.truthy(doc:find("time %(UTC%) from %d%d%d%d%-%d%d%-%d%dT"))
+  end)
+
+  it("draws a time axis of a few ticks however wide the times are, or however far from 0", function()
+    -- a caller's clock in milliseconds beside the engine's enqueue in
+    -- seconds (a span of 1.7e12 s), and one job's events all at 1e17
+    -- (where t + 1 is t)
+    local wide, far = H.path("wide"), H.path("far")
+    local db = lease.open(wide, { events = true, clock_check = false })
+    assert.is_true(db:enqueue("ms"))
+    local now = lease.now() * 1000
+    assert.is_true(db:complete("ms", "w", db:claim("ms", "w", now, 30000), now + 5, "ok"))
+    db:close()
+    db = lease.open(far)
+    assert.is_true(db:enqueue("big"))
+    db:close()
+    db = lease.open(far, { events = true, clock_check = false })
+    assert.are.equal(1, db:claim("big", "w", 1e17, 1000))
+    db:close()
+    for _, p in ipairs({ wide, far }) do
+      local svg = H.dir() .. "/axis.svg"
+      local status, out = run({ "timeline", p, "-o", svg })
+      assert.are.equal(0, status, out)
+      local doc = H.read(svg)
+      local _, ticks = doc:gsub('<g class="tick">', "")
+      assert.is_true(ticks >= 1 and ticks <= 9, ticks .. " ticks")
+      assert.is_true(#doc < 20000, #doc .. " bytes")
+      assert.falsy(doc:lower():find("nan") or doc:lower():find("inf"), doc)
+      xmllint(svg)
+    end
   end)
 
   it("keeps one job, one queue, or the events since T; .html wraps the SVG", function()

@@ -157,6 +157,15 @@ describe("lease web", function()
     assert.is_nil(images:find("report-", 1, true))
     local bad = curl(srv, "/jobs?status=nope")
     assert.are.equal(400, bad)
+    -- an after that is no seq is the request's fault, named, with no source path
+    for _, a in ipairs({ "1e400", "99999999999999999999", "-1", "1.5", "x" }) do
+      local status, text = curl(srv, "/jobs?after=" .. a)
+      assert.are.equal(400, status, a)
+      assert.is_truthy(text:find("after is the seq of the page", 1, true), text)
+      assert.is_nil(text:find("web.lua", 1, true), text)
+    end
+    assert.are.equal(200, (curl(srv, "/jobs?after=0")))
+    assert.are.equal(200, (curl(srv, "/jobs?after=")))
   end)
 
   it("filters by a queue name holding a NUL byte, never dropping the filter", function()
@@ -249,6 +258,36 @@ describe("lease web", function()
   end)
 end)
 
+describe("lease web's loopback check", function()
+  it("knows a loopback address however it is spelt, and only those", function()
+    local web = require("lease.web")
+    for _, a in ipairs({ "127.0.0.1", "127.0.0.2", "127.255.255.254", "::1", "0:0:0:0:0:0:0:1", "0::1",
+                         "::0:1", "0000:0000::0001", "::ffff:127.0.0.1", "0:0:0:0:0:ffff:127.0.0.5",
+                         "::FFFF:127.0.0.1" }) do
+      assert.is_true(web.is_loopback(a), a)
+    end
+    for _, a in ipairs({ "0.0.0.0", "10.0.0.1", "128.0.0.1", "::", "::2", "1::1", "fe80::1", "::ffff:10.0.0.1",
+                         "::00001", "1:0:0:0:0:0:0:1", "0:0:0:0:0:0:0:0:1" }) do
+      assert.is_false(web.is_loopback(a), a)
+    end
+  end)
+
+  it("answers a server bound to another loopback address under that address, and refuses other names", function()
+    local p = H.path("web-127-2")
+    lease.open(p):close()
+    local srv = start(p, "--bind 127.0.0.2")
+    finally(function() stop(srv) end)
+    local function get(host)
+      local out = H.capture(string.format("curl -s -m 20 -o /dev/null -w '%%{http_code}' -H %s %s",
+        H.sh("Host: " .. host .. ":" .. srv.port), H.sh("http://127.0.0.2:" .. srv.port .. "/")))
+      return tonumber(out)
+    end
+    assert.are.equal(200, get("127.0.0.2"))
+    assert.are.equal(200, get("localhost"))
+    assert.are.equal(403, get("rebound.example"))
+  end)
+end)
+
 describe("lease web's job page", function()
   it("shows the first 64 KiB of a large payload and result, and their whole size", function()
     local p = H.path("web-big")
@@ -271,6 +310,26 @@ describe("lease web's job page", function()
     assert.are.equal(2, notes)
     assert.is_truthy(small:find('<pre class="payload">&lt;small&gt;</pre>', 1, true))
     assert.is_nil(small:find("The first", 1, true))
+  end)
+
+  it("shows a job's newest 2000 events, its end among them, and says how many it has", function()
+    local p = H.path("web-renews")
+    local db = lease.open(p, { events = true })
+    assert.are.equal(true, db:enqueue("busy"))
+    local f = db:claim("busy", "w", 1, 10)
+    for i = 1, 2100 do assert.are.equal(true, db:renew("busy", "w", f, 1 + i / 1000, 10)) end
+    assert.are.equal(true, db:complete("busy", "w", f, 4, "done"))
+    db:close()
+    local srv = start(p)
+    local code, body = curl(srv, "/job?id=busy")
+    stop(srv)
+    assert.are.equal(200, code)
+    assert.is_truthy(body:find("The newest 2000 of its 2103 events.", 1, true), body:sub(1, 2000))
+    local _, rows = body:gsub('<tr class="event">', "")
+    assert.are.equal(2000, rows)
+    assert.is_truthy(body:find("<td>complete</td>", 1, true))
+    assert.is_nil(body:find("<td>claim</td>", 1, true))   -- the oldest went
+    assert.is_nil(body:find("(still held)", 1, true))
   end)
 end)
 

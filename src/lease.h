@@ -584,7 +584,9 @@ LEASE_API int lease_complete_many(lease_db *db, const char *owner, size_t owner_
 
 /*
 ** lease_release: give the lease back (contract step 7) when owner and fence
-** match and done = 0: owner = NULL, until = 0, the fence is kept.
+** match and done = 0: owner = NULL, until = 0, the fence is kept.  In the
+** same transaction the job's attempt is given back: the claim it ends does
+** not count against max_attempts (attempts never go below 0).
 **   reason: LEASE_GRANTED, LEASE_MISSING, LEASE_DONE, LEASE_NOT_OWNER or
 **           LEASE_STALE_FENCE.
 ** Returns LEASE_OK, LEASE_MISUSE, LEASE_MISMATCH (a trigger another client

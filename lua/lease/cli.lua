@@ -495,7 +495,8 @@ end
 --- A number flag, checked.
 -- @tparam table flags the parsed flags
 -- @tparam string name the flag ("--priority")
--- @tparam string kind "integer", "time" (finite) or "seconds" (finite, >= 0)
+-- @tparam string kind "integer", "time" (finite), "seconds" (finite, >= 0) or
+-- "seconds > 0" (finite, > 0)
 -- @tparam[opt] integer min for an integer: the smallest allowed
 -- @tparam[opt] integer max for an integer: the largest allowed (then min is given too)
 -- @return the number, or nil when the flag was not given
@@ -512,9 +513,10 @@ local function number_flag(flags, name, kind, min, max)
     end
     return x
   end
-  if not x or x ~= x or x == math.huge or x == -math.huge or (kind == "seconds" and x < 0) then
+  local low = kind == "seconds" and not (x and x >= 0) or kind == "seconds > 0" and not (x and x > 0)
+  if not x or x ~= x or x == math.huge or x == -math.huge or low then
     usage(string.format("%s needs a finite number%s, got '%s'", name,
-      kind == "seconds" and " of seconds >= 0" or "", text))
+      (kind == "seconds" and " of seconds >= 0") or (kind == "seconds > 0" and " of seconds > 0") or "", text))
   end
   return x
 end
@@ -976,8 +978,8 @@ local function cmd_schedule(argv, out)
                  priority = number_flag(flags, "--priority", "integer", INT32_MIN, INT32_MAX),
                  max_attempts = number_flag(flags, "--max-attempts", "integer", 1, INT32_MAX) }
   if flags["--every"] then
-    opts.every = number_flag(flags, "--every", "seconds")
-    if not (opts.every > 0) or not (now + opts.every > now) then
+    opts.every = number_flag(flags, "--every", "seconds > 0")
+    if not (now + opts.every > now) then
       usage("--every needs a finite number of seconds > 0, large enough to change the clock, got '"
         .. flags["--every"] .. "'")
     end
@@ -1245,8 +1247,7 @@ local function cmd_stats(argv, out, err)
   local flags, pos = parse(argv, 2, { ["--json"] = false, ["--watch"] = true, ["--count"] = true,
                                      ["--now"] = true })
   if #pos ~= 1 then usage("stats takes one database path") end
-  local watch = number_flag(flags, "--watch", "seconds")
-  if watch and watch <= 0 then usage("--watch needs a number of seconds > 0, got '" .. flags["--watch"] .. "'") end
+  local watch = number_flag(flags, "--watch", "seconds > 0")
   local count = number_flag(flags, "--count", "integer", 1)
   if count and not watch then usage("--count needs --watch") end
   local fixed = flags["--now"] and now_from(flags)
@@ -1415,8 +1416,7 @@ local function cmd_pool(argv, out)
   end
   local batch = number_flag(flags, "--batch", "integer", 1)
   if batch and batch > 1000000 then usage("--batch needs an integer from 1 to 1000000") end
-  local poll = number_flag(flags, "--poll", "seconds")
-  if poll and not (poll > 0) then usage("--poll needs a finite number of seconds > 0, got '0'") end
+  local poll = number_flag(flags, "--poll", "seconds > 0")
   local queue = queue_flag(flags)
   local grace = number_flag(flags, "--grace", "seconds")
   local drain_wait = number_flag(flags, "--drain-wait", "seconds")

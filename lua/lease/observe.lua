@@ -192,12 +192,14 @@ function observe.text(st, fmt)
 end
 
 --- A label value for the Prometheus text format, which is UTF-8: each
--- byte that is not part of a valid UTF-8 sequence as the text \xNN, then
--- backslash, double quote and newline escaped (so that byte reads back as
--- the four characters \xNN).
+-- backslash as two, each byte that is not part of a valid UTF-8 sequence as
+-- the text \xNN (so that no two names give one value: the name \xff, four
+-- characters, reads back as \\xff, the byte 255 as \xff), then backslash,
+-- double quote and newline escaped as the format writes them.
 -- @tparam string s any bytes
 -- @treturn string valid UTF-8
 function observe.label(s)
+  s = s:gsub("\\", "\\\\")
   if s:find("[\128-\255]") then
     local out, i = {}, 1
     while i <= #s do
@@ -361,7 +363,9 @@ function observe.svg(events, fmt)
   local rows, t0, t1 = observe.leases(events)
   local function x(s) return observe.xml(s, fmt.safe) end
   t0, t1 = t0 or 0, t1 or 1
-  if t1 <= t0 then t1 = t0 + 1 end
+  -- at least a second wide, and wide enough to be a span at all where t0
+  -- is so large that t0 + 1 is t0 (a clock in microseconds, or a bogus now)
+  if not (t1 - t0 >= 1) then t1 = t0 + math.max(1, math.abs(t0) * 2 ^ -40) end
   local left, plot, top, rh = 200, 800, 50, 26
   local w, h = left + plot + 20, top + rh * #rows + 20
   local function px(t) return string.format("%.2f", left + (t - t0) / (t1 - t0) * plot) end
@@ -372,20 +376,25 @@ function observe.svg(events, fmt)
     "<title>lease timeline " .. x(fmt.time(t0)) .. " to " .. x(fmt.time(t1)) .. "</title>",
     '<rect width="100%" height="100%" fill="white"/>',
   }
-  local step = STEPS[#STEPS]
+  local step = nil
   for _, s in ipairs(STEPS) do
     if (t1 - t0) / s <= 8 then step = s; break end
   end
+  -- wider than 8 weeks (times in milliseconds or smaller units read as
+  -- seconds): the week times a power of ten, still at most 8 ticks
+  step = step or STEPS[#STEPS] * 10 ^ math.ceil(math.log((t1 - t0) / (8 * STEPS[#STEPS]), 10))
   out[#out + 1] = string.format('<text class="axis-title" x="%d" y="14">time (UTC) from %s</text>',
     left, x(fmt.time(t0)))
-  local tick = math.ceil(t0 / step) * step
-  while tick <= t1 do
+  local first = math.ceil(t0 / step) * step
+  for i = 0, math.floor((t1 - first) / step) do
+    local tick = first + i * step
     local iso = fmt.time(tick)
-    local label = step < 1 and iso:sub(12, 23) or (step < 86400 and iso:sub(12, 19) or iso:sub(1, 10))
+    -- a time past the calendar is the number itself, whole
+    local label = not iso:find("^%d%d%d%d%-") and iso
+      or (step < 1 and iso:sub(12, 23) or (step < 86400 and iso:sub(12, 19) or iso:sub(1, 10)))
     out[#out + 1] = string.format('<g class="tick"><line x1="%s" y1="%d" x2="%s" y2="%d" stroke="#ccc"/>'
       .. '<text x="%s" y="%d" text-anchor="middle">%s</text></g>', px(tick), top - 6, px(tick), h - 20,
       px(tick), top - 10, x(label))
-    tick = tick + step
   end
   local counts = { jobs = #rows, leases = 0, refused = 0 }
   for i, r in ipairs(rows) do

@@ -208,6 +208,9 @@ end
 -- @raise "bad argument #1 to 'lease.pool.run' (...)" naming the option
 local function check_options(o)
   if type(o) ~= "table" then bad("options must be a table, got " .. type(o)) end
+  if getmetatable(o) ~= nil then
+    bad("options must be a plain table, without a metatable (options are read from the table's own fields)")
+  end
   for k, v in pairs(o) do
     local want = KNOWN[k]
     if k == "attempts" then
@@ -411,7 +414,9 @@ local function hook(w, name, job, extra)
   if ok then return end
   bump(w, "hook_errors")
   local msgs = w.st.hook_messages
-  if #msgs < MAX_ERRORS then msgs[#msgs + 1] = tostring(job.id) .. " " .. name .. ": " .. error_text(err) end
+  if #msgs < (w.messages_kept or MAX_ERRORS) then
+    msgs[#msgs + 1] = tostring(job.id) .. " " .. name .. ": " .. error_text(err)
+  end
 end
 
 --- Record a write the engine refused, with its reason, and call the
@@ -1536,8 +1541,9 @@ end
 -- of the hooks that raised; hook_errors counts them), failed (messages of workers that died, e.g. on a database
 -- error, and of a count at the end that failed), interrupted (the signal's
 -- name, when one stopped the pool), unfinished (workers still running a
--- handler when the pool returned; their jobs were failed back and their
--- late writes are refused), counts (db:counts of the queue at the end;
+-- handler or a hook when the pool returned; their jobs were failed back and
+-- their late writes are refused; their counters are in no field of the
+-- summary, which the worker holds until it ends), counts (db:counts of the queue at the end;
 -- nil when that count failed), blocked (jobs left that no worker can take:
 -- another client stored values the engine cannot honour; nil with counts).
 -- @raise "bad argument #1 to 'lease.pool.run' (...)" for bad options,
@@ -1688,7 +1694,9 @@ function pool.format(s, show)
   local c = s.counts
   local lines = {
     string.format("workers            %d (queue %s)", s.workers, show(tostring(s.queue))),
-    string.format("jobs done          %d", s.done),
+    string.format("jobs done          %d%s", s.done, (s.unfinished or 0) > 0
+      and string.format(" (and those of the %d workers cut off, which this summary cannot count)",
+        s.unfinished) or ""),
     string.format("handler errors     %d (retried after backoff: %d, discarded: %d)%s",
       s.handler_errors, s.retried, s.discarded - (s.lease_expired or 0),
       (s.timed_out or 0) > 0 and string.format(", %d timed out", s.timed_out) or ""),
@@ -1713,7 +1721,7 @@ function pool.format(s, show)
   if s.interrupted then
     lines[#lines + 1] = string.format("shutdown           on SIG%s: %d jobs given back to the queue%s",
       s.interrupted, s.shutdown, s.unfinished > 0
-        and string.format(", %d handlers still running were cut off", s.unfinished) or "")
+        and string.format(", %d workers still in a handler or hook were cut off", s.unfinished) or "")
   end
   local reasons = {}
   for k, n in pairs(s.refusals or {}) do reasons[#reasons + 1] = string.format("%s %d", k, n) end

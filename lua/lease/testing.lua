@@ -25,6 +25,9 @@ local DRAIN_OPTS = { now = "number", advance = "boolean", queue = "string", owne
 -- enqueued's filters and their types.
 local ENQUEUED_OPTS = { queue = "string", id = "string", payload = "string", key = "string",
                         status = "string", now = "number" }
+-- The statuses a job's state may have.
+local STATUSES = { "available", "scheduled", "running", "retryable", "completed", "discarded",
+                   "cancelled", "waiting" }
 
 --- Raise a bad-argument error at the caller of a lease.testing function
 -- (level 3: argerror, the function, its caller; one more per helper between).
@@ -64,6 +67,9 @@ end
 local function check_opts(fname, n, o, known)
   if o == nil then return {} end
   if type(o) ~= "table" then argerror(fname, n, "table expected, got " .. type(o), 1) end
+  if getmetatable(o) ~= nil then
+    argerror(fname, n, "a plain table expected, without a metatable (options are read from the table's own fields)", 1)
+  end
   for k, v in pairs(o) do
     local want = known[k]
     if not want then argerror(fname, n, "unknown option '" .. tostring(k) .. "'", 1) end
@@ -145,7 +151,8 @@ end
 -- failed, the ids of handler errors stored as retryable (an id once per
 -- failure); discarded, the ids discarded after a handler error on their
 -- last attempt; refused, the ids whose complete or fail the engine refused;
--- hook_errors, "<id> <hook>: <message>" for each hook that raised; now,
+-- hook_errors, "<id> <hook>: <message>" for each hook that raised (all of
+-- them, where the pool's summary keeps a few); now,
 -- the clock at the end (seconds)
 -- @raise "bad argument #n to 'lease.testing.drain' (...)" for a bad
 -- argument, before anything is claimed; a database error
@@ -187,6 +194,7 @@ function testing.drain(db, handler, opts)
   local w = pool._new_worker(clocked(db, clock), cfg, opts.owner or "lease.testing",
     function() return clock.now end, {})
   w.hooks = wrapped
+  w.messages_kept = math.huge   -- every hook's error, not the pool's first few
   while true do
     local c, at = w.next, w.next_at
     w.next = nil
@@ -230,6 +238,14 @@ function testing.enqueued(db, filter)
   filter = check_opts("enqueued", 2, filter, ENQUEUED_OPTS)
   if filter.now ~= nil and not finite(filter.now) then
     argerror("enqueued", 2, "now must be a finite number")
+  end
+  if filter.status ~= nil then
+    local known = false
+    for _, s in ipairs(STATUSES) do known = known or s == filter.status end
+    if not known then
+      argerror("enqueued", 2, "status must be one of " .. table.concat(STATUSES, ", ") .. ", got '"
+        .. filter.status .. "'")
+    end
   end
   local now = filter.now or db:server_now()
   local function matches(st)

@@ -122,17 +122,17 @@ local function authorized(ctx, req)
     or web.token_equal(req.cookies[cookie_name(ctx)], ctx.token)
 end
 
---- Whether the Host header names this server on a loopback name (a page
--- asked for through another name is refused: a DNS-rebinding site
--- reaches the server under its own).  A server bound to another address
--- takes any Host.
+--- Whether the Host header names this server on a loopback name, or as
+-- the address it is bound to (a page asked for through another name is
+-- refused: a DNS-rebinding site reaches the server under its own).  A
+-- server bound to an address that is not a loopback one takes any Host.
 -- @tparam table ctx
 -- @tparam table req
 -- @treturn boolean
 local function host_allowed(ctx, req)
   if not ctx.loopback then return true end
   local host = (req.headers.host or ""):lower()
-  for _, name in ipairs({ "127.0.0.1", "localhost", "[::1]" }) do
+  for _, name in ipairs({ "127.0.0.1", "localhost", "[::1]", ctx.bind_host }) do
     if host == name .. ":" .. tostring(ctx.port) then return true end
   end
   return false
@@ -231,7 +231,11 @@ local function jobs_page(ctx, req)
     return 400, page(ctx, "bad status", "<p>No status " .. h(ctx, status) .. ": it is one of "
       .. table.concat(STATUSES, ", ") .. ".</p>")
   end
-  local after = tonumber(q.after or "0") or 0
+  local after = tonumber((q.after ~= nil and q.after ~= "") and q.after or "0")
+  if not (after and after >= 0 and after <= 2 ^ 53 and after == math.floor(after)) then
+    return 400, page(ctx, "bad after", "<p>after is the seq of the page's last job: an integer"
+      .. " from 0 to 2^53, not " .. h(ctx, q.after) .. ".</p>")
+  end
   return compat.using(ctx.open_ro(ctx.db), function(db)
     local rows = db:jobs({ queue = queue, status = status, now = ctx.now(), limit = PAGE, after = after,
                            results = false })
@@ -293,18 +297,43 @@ local function job_errors(ctx, j)
   return table.concat(out)
 end
 
+--- A job's newest events, at most MAX_EVENTS, in seq order, read a page
+-- at a time, and how many it has in all.
+-- @param db the handle
+-- @tparam string id the job
+-- @treturn table the events
+-- @treturn integer how many the ledger holds for the job
+local function newest_events(db, id)
+  local kept, total = {}, 0
+  local batch = db:events({ id = id, limit = MAX_EVENTS })
+  while #batch > 0 do
+    total = total + #batch
+    for _, e in ipairs(batch) do kept[#kept + 1] = e end
+    if #kept > MAX_EVENTS then   -- the oldest go
+      local newest = {}
+      for k = #kept - MAX_EVENTS + 1, #kept do newest[#newest + 1] = kept[k] end
+      kept = newest
+    end
+    if #batch < MAX_EVENTS then break end
+    batch = db:events({ id = id, since_seq = batch[#batch].seq, limit = MAX_EVENTS })
+  end
+  return kept, total
+end
+
 --- The job's events (db:events) and their timeline (lease.observe.svg).
 -- @tparam table ctx
 -- @param db a lease handle
 -- @tparam string id the job
 -- @treturn string HTML
 local function job_events(ctx, db, id)
-  local events = db:events({ id = id, limit = MAX_EVENTS })
+  local events, total = newest_events(db, id)
   if #events == 0 then
     return '<h3>Events</h3><p class="note">None recorded (the events ledger keeps them for handles '
       .. "opened with events = true).</p>\n"
   end
   local out = { "<h3>Timeline</h3>\n", (observe.svg(events, ctx.fmt):gsub("^<%?xml[^\n]*\n", "")),
+    total > #events and string.format('<p class="note">The newest %d of its %d events.</p>\n',
+      #events, total) or "",
     "<h3>Events</h3><table><tr><th>seq</th><th>at</th><th>op</th><th>outcome</th><th>owner</th>"
     .. "<th>fence</th></tr>" }
   for _, e in ipairs(events) do
@@ -443,6 +472,39 @@ function web.handle(ctx, req)
   return status, "text/html; charset=utf-8", body, headers
 end
 
+--- Whether an address literal is a loopback one, however it is spelt:
+-- IPv4 127.0.0.0/8, IPv6 ::1 (0:0:0:0:0:0:0:1, 0::1, ...), and IPv4 mapped
+-- into IPv6 (::ffff:127.0.0.1).
+-- @tparam string bind an IPv4 or IPv6 literal
+-- @treturn boolean
+function web.is_loopback(bind)
+  bind = bind:lower()
+  if bind:find("^[%d.]+$") then return bind:find("^127%.") ~= nil end
+  local mapped = bind:match("^::ffff:([%d.]+)$") or bind:match("^0:0:0:0:0:ffff:([%d.]+)$")
+  if mapped then return mapped:find("^127%.") ~= nil end
+  local function groups(s)
+    local t = {}
+    for g in s:gmatch("[^:]+") do t[#t + 1] = #g <= 4 and tonumber(g, 16) or -1 end
+    return t
+  end
+  local g
+  local left, right = bind:match("^([%x:]-)::([%x:]*)$")
+  if left then
+    local l, r = groups(left), groups(right)
+    if #l + #r > 7 then return false end
+    g = l
+    for _ = 1, 8 - #l - #r do g[#g + 1] = 0 end
+    for _, x in ipairs(r) do g[#g + 1] = x end
+  else
+    g = groups(bind)
+  end
+  if #g ~= 8 then return false end
+  for i = 1, 7 do
+    if g[i] ~= 0 then return false end
+  end
+  return g[8] == 1
+end
+
 --- Listen and serve until the process is stopped; SIGINT (Ctrl-C) stops
 -- it cleanly.
 -- @tparam table ctx as web.handle's, without port (set here)
@@ -462,8 +524,9 @@ function web.serve(ctx, bind, port, out)
   local listening, srv = pcall(httpd.listen, bind, port, function(req) return web.handle(ctx, req) end)
   if not listening then error(srv, 0) end
   ctx.port = srv:port()
-  ctx.loopback = bind:find("^127%.") ~= nil or bind == "::1"
+  ctx.loopback = web.is_loopback(bind)
   local host = bind:find(":") and ("[" .. bind .. "]") or bind
+  ctx.bind_host = host:lower()
   out:write(string.format("lease web: serving %s on http://%s:%d/ (one request at a time)\n", ctx.fmt.show(ctx.name),
     host, ctx.port))
   out:write(string.format("token %s: open http://%s:%d/?token=%s to pause, resume, retry and cancel\n",

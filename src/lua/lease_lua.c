@@ -138,6 +138,7 @@ static void check_events_option(lua_State *L, const lb_arg *a, lease_options *op
     return;
   }
   if (!lua_istable(L, t)) lb_error(L, a, "events must be a boolean or a table {keep=, max_age=}");
+  lb_check_plain(L, a, t, "events");
   opt->events_keep = LEASE_EVENTS_KEEP;
   lua_pushnil(L);
   while (lua_next(L, t)) {
@@ -167,6 +168,7 @@ static void check_options(lua_State *L, const lb_callee *c, int i, lease_options
   lease_options_default(opt);
   if (lua_isnoneornil(L, i)) return;
   if (!lua_istable(L, i)) lb_fail(L, i, a, "a table or nil");
+  lb_check_plain(L, a, i, "options");
   lua_pushnil(L);
   while (lua_next(L, i)) {
     const char *key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : NULL;
@@ -203,7 +205,11 @@ static void check_options(lua_State *L, const lb_callee *c, int i, lease_options
       if (lua_type(L, -1) != LUA_TBOOLEAN) lb_error(L, a, "clock_check must be a boolean");
       clock_check = lua_toboolean(L, -1);
     } else {
-      lb_error(L, a, lua_pushfstring(L, "unknown option '%s'", key ? key : luaL_typename(L, -2)));
+      /* a key that is no string is named as Lua writes it, with its type */
+      const char *type = luaL_typename(L, -2);
+      const char *shown = key ? key : luaL_tolstring(L, -2, NULL);
+      lb_error(L, a, key ? lua_pushfstring(L, "unknown option '%s'", shown)
+                         : lua_pushfstring(L, "unknown option %s (a %s key)", shown, type));
     }
     lua_pop(L, 1);
   }
@@ -429,10 +435,11 @@ concurrent enqueues of one key exactly one is inserted.
   (1 to 255 bytes, default "default"), priority = integer (smaller runs first,
   default 0), run_at = number (claim_next does not hand it out before; default
   at once), max_attempts = integer >= 1 (default 25), key = string (the
-  unique key, 1 to 1024 bytes; default none), after = {string,...} (the
-  jobs it waits for: it is "waiting" until every one is completed, and
-  cancelled when one is discarded or cancelled; docs/queue.md)}`; other
-  keys raise
+  unique key, 1 to 1024 bytes; default none), timeout = number (seconds
+  > 0: the pool stops a handler running longer; default none), after =
+  {string,...} (the jobs it waits for: it is "waiting" until every one is
+  completed, and cancelled when one is discarded or cancelled;
+  docs/queue.md)}`; other keys raise
 @treturn boolean true when inserted
 @treturn[2] boolean false
 @treturn[2] string `"exists"`; `"duplicate"` when the key is held; or
@@ -624,7 +631,8 @@ static const lb_op op_complete = {"complete", 1, 0, check_complete, run_complete
 
 /***
 Give a lease back (contract step 7) when owner and fence match and the job is
-not done: owner and until are cleared, the fence is kept.
+not done: owner and until are cleared, the fence is kept, and the job's attempt
+is given back (the claim it ends does not count against max_attempts).
 @function db:release
 @tparam string id the job
 @tparam string owner the holder

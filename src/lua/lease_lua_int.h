@@ -211,8 +211,15 @@ extern const lb_op lb_op_events;
 /* lease.backoff(attempt): the default backoff (lease_backoff). */
 int lb_backoff(lua_State *L);
 
-/* lb_check_keys: raise unless every key of the table at idx is one of
-** keys[0..n): "bad argument #p to 'f' (<name> has an unknown key 'k')". */
+/* lb_check_plain: raise unless the table at idx has no metatable: "bad
+** argument #p to 'f' (<name> must be a plain table, ...)".  Options are read
+** from a table's own fields (raw, so that their strings stay alive in it
+** through the call); a metatable's __index would be read by some calls and
+** not others, so none takes one.
+** lb_check_keys: raise unless every key of the table at idx is one of
+** keys[0..n): "bad argument #p to 'f' (<name> has an unknown key 'k')",
+** and unless it is a plain table (lb_check_plain). */
+void lb_check_plain(lua_State *L, const lb_arg *a, int idx, const char *name);
 void lb_check_keys(lua_State *L, const lb_arg *a, int idx, const char *const *keys, int n,
                    const char *name);
 

@@ -90,10 +90,12 @@ void lb_check_after_self(lua_State *L, const lb_arg *a, const lease_new_job *job
 }
 
 /* Raise unless every key of the table at idx is one of keys[0..n):
-** "bad argument #p to 'f' (<name> has an unknown key 'k')". */
+** "bad argument #p to 'f' (<name> has an unknown key 'k')", and unless it
+** is a plain table (lb_check_plain). */
 static void check_keys(lua_State *L, const lb_arg *a, int idx, const char *const *keys, int n,
                        const char *name) {
   idx = lua_absindex(L, idx);
+  lb_check_plain(L, a, idx, name);
   lua_pushnil(L);
   while (lua_next(L, idx)) {
     int i, ok = 0;
@@ -104,6 +106,14 @@ static void check_keys(lua_State *L, const lb_arg *a, int idx, const char *const
                                      luaL_tolstring(L, -2, NULL)));
     lua_pop(L, 1);
   }
+}
+
+/* See lease_lua_int.h. */
+void lb_check_plain(lua_State *L, const lb_arg *a, int idx, const char *name) {
+  if (!lua_getmetatable(L, idx)) return;
+  lua_pop(L, 1);
+  lb_error(L, a, lua_pushfstring(L, "%s must be a plain table, without a metatable (options are read "
+                                    "from the table's own fields)", name));
 }
 
 /* See lease_lua_int.h. */

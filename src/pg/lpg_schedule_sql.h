@@ -18,14 +18,25 @@
 #define LPG_S_SQL_COLUMNS                                                              \
   "name, every, cron, queue, payload, priority, max_attempts, created_at, next_at, last_at"
 
-/* Create or replace.  $1 name .. $9 next_at; last_at starts NULL. */
+/* Create or replace.  $1 name .. $9 next_at; last_at starts NULL.  A
+** schedule declared again as it is stored (the same every or cron and job
+** options) keeps its created_at, next_at and last_at: a process that
+** declares its schedules as it starts loses no tick. */
+#define LPG_S_SQL_SAME                                                                  \
+  "(lease_schedules.every, lease_schedules.cron, lease_schedules.queue,"              \
+  " lease_schedules.payload, lease_schedules.priority, lease_schedules.max_attempts)"  \
+  " IS NOT DISTINCT FROM (EXCLUDED.every, EXCLUDED.cron, EXCLUDED.queue,"              \
+  " EXCLUDED.payload, EXCLUDED.priority, EXCLUDED.max_attempts)"
+#define LPG_S_SQL_KEPT(col)                                                             \
+  " " col " = CASE WHEN " LPG_S_SQL_SAME " THEN lease_schedules." col " ELSE EXCLUDED." col " END"
 #define LPG_SQL_SCHEDULE_PUT                                                            \
   "INSERT INTO lease_schedules(name, every, cron, queue, payload, priority,"           \
   " max_attempts, created_at, next_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"    \
   " ON CONFLICT (name) DO UPDATE SET every = EXCLUDED.every, cron = EXCLUDED.cron,"    \
   " queue = EXCLUDED.queue, payload = EXCLUDED.payload,"                               \
   " priority = EXCLUDED.priority, max_attempts = EXCLUDED.max_attempts,"               \
-  " created_at = EXCLUDED.created_at, next_at = EXCLUDED.next_at, last_at = NULL"
+  LPG_S_SQL_KEPT("created_at") "," LPG_S_SQL_KEPT("next_at") ","                       \
+  " last_at = CASE WHEN " LPG_S_SQL_SAME " THEN lease_schedules.last_at END"
 
 /* Delete schedule $1, its row locked first (a delete another transaction
 ** committed meanwhile leaves nothing to lock): how many rows were locked,

@@ -333,12 +333,17 @@
   " ELSE false END"                                                                  \
   " FROM g ORDER BY g.k"
 
-/* Contract step 7.  $1 id, $2 owner, $3 fence; the fence is kept. */
+/* Contract step 7.  $1 id, $2 owner, $3 fence; the fence is kept.  A
+** release that stores gives its attempt back: the job's attempts (its
+** fence's growth since base_fence) drop by one, never below 0, so that
+** claims a release ended never use up max_attempts. */
 #define LPG_SQL_RELEASE                                                               \
   "WITH j AS (SELECT id, owner, done, until, fence FROM jobs WHERE id = $1 FOR UPDATE)," \
   " u AS (UPDATE jobs SET owner = NULL, until = 0 FROM j"                             \
   " WHERE jobs.id = $1 AND jobs.id = j.id AND j.done = 0 AND j.owner = $2"          \
-  " AND j.fence = $3 RETURNING 1)"                                                    \
+  " AND j.fence = $3 RETURNING 1),"                                                   \
+  " g AS (UPDATE lease_queue SET base_fence = base_fence + 1 WHERE id = $1"         \
+  " AND EXISTS (SELECT 1 FROM u) AND base_fence < (SELECT fence FROM j))"             \
   LPG_SQL_REPORT("(SELECT count(*) FROM u)", "j.owner IS DISTINCT FROM $2, j.fence <> $3", \
                  "false", "false", "0", "")
 

@@ -398,6 +398,14 @@
   " AND " LSQ_SQL_NOT_ENDED                                               \
   " AND " LSQ_SQL_BLOCKED " = 0"
 
+/* A release that stored gives its attempt back: the job's attempts (its
+** fence's growth since base_fence, LSQ_SQL_ATTEMPT) drop by one, never
+** below 0, so that claims a release ended never use up max_attempts.
+** ?1 id. */
+#define LSQ_SQL_Q_GIVE_BACK                                               \
+  "UPDATE lease_queue SET base_fence = base_fence + 1 WHERE id = ?1"      \
+  " AND base_fence < (SELECT " LSQ_SQL_FENCE_INT("fence") " FROM jobs WHERE id = ?1)"
+
 /* A job's attempts made and max_attempts.  ?1 id. */
 #define LSQ_SQL_Q_ATTEMPTS                                                \
   "SELECT " LSQ_SQL_ATTEMPT("j", "q") ", q.max_attempts"                  \
@@ -728,6 +736,7 @@
   XX(Q_CANDIDATES)                       \
   XX(Q_CLAIM_FREE)                       \
   XX(Q_ATTEMPTS)                         \
+  XX(Q_GIVE_BACK)                        \
   XX(Q_INFO)                             \
   XX(Q_REOPEN)                           \
   XX(Q_RESET)                            \

@@ -10,10 +10,26 @@
 #define LSQ_SQL_SCHEDULE_COLUMNS                                          \
   "name, every, cron, queue, payload, priority, max_attempts, created_at, next_at, last_at"
 
-/* Create or replace.  ?1 name .. ?9 next_at; last_at starts NULL. */
+/* Create or replace.  ?1 name .. ?9 next_at; last_at starts NULL.  A
+** schedule declared again as it is stored (the same every or cron and job
+** options) keeps its created_at, next_at and last_at: a process that
+** declares its schedules as it starts loses no tick. */
+#define LSQ_SQL_SCHEDULE_SAME                                             \
+  "lease_schedules.every IS excluded.every AND lease_schedules.cron IS excluded.cron" \
+  " AND lease_schedules.queue IS excluded.queue AND lease_schedules.payload IS excluded.payload" \
+  " AND lease_schedules.priority IS excluded.priority"                    \
+  " AND lease_schedules.max_attempts IS excluded.max_attempts"
+#define LSQ_SQL_SCHEDULE_KEPT(col)                                        \
+  " " col " = CASE WHEN " LSQ_SQL_SCHEDULE_SAME " THEN lease_schedules." col \
+  " ELSE excluded." col " END"
 #define LSQ_SQL_SCHEDULE_PUT                                              \
-  "INSERT OR REPLACE INTO lease_schedules(name, every, cron, queue, payload, priority,"  \
-  " max_attempts, created_at, next_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
+  "INSERT INTO lease_schedules(name, every, cron, queue, payload, priority,"  \
+  " max_attempts, created_at, next_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)" \
+  " ON CONFLICT (name) DO UPDATE SET every = excluded.every, cron = excluded.cron," \
+  " queue = excluded.queue, payload = excluded.payload, priority = excluded.priority," \
+  " max_attempts = excluded.max_attempts,"                                \
+  LSQ_SQL_SCHEDULE_KEPT("created_at") "," LSQ_SQL_SCHEDULE_KEPT("next_at") "," \
+  " last_at = CASE WHEN " LSQ_SQL_SCHEDULE_SAME " THEN lease_schedules.last_at END"
 
 #define LSQ_SQL_SCHEDULE_DELETE "DELETE FROM lease_schedules WHERE name = ?1"
 

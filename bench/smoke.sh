@@ -33,6 +33,14 @@ if [ -x "$build/lease" ]; then
   cat "$out/limit.log"
   [ "$status" -eq 0 ] || fail "bench/limit_claim.lua exited $status"
   limit_claim "$out/limit.log"
+  # where an idle waiter's time goes (bench/latency_parts.lua), five jobs
+  status=0
+  "$build/lease" bench/latency_parts.lua "$out/parts.db" 5 0.01 >"$out/parts.log" 2>&1 || status=$?
+  cat "$out/parts.log"
+  [ "$status" -eq 0 ] || fail "bench/latency_parts.lua exited $status"
+  for part in enqueue enqueued_to_woken woken_to_claimed server_now_busy server_now_idle; do
+    grep -q "^PART $part p50_ms=" "$out/parts.log" || fail "latency_parts.lua printed no $part line"
+  done
 else
   echo "bench_smoke: no $build/lease (the host is not built): bench/limit_claim.lua not run"
 fi

@@ -302,11 +302,17 @@ describe("retry, cancel, prune", function()
     assert.are.equal("held\nopen\n", H.sql(p, "SELECT " .. H.text("id") .. " FROM jobs ORDER BY id"))
     assert.are.equal("held\nopen\n", H.sql(p, "SELECT " .. H.text("id") .. " FROM lease_queue ORDER BY id"))
     assert.are.equal("0\n", H.sql(p, "SELECT count(*) FROM lease_errors"))
-    -- once its lease ended, the cancelled job goes too
+    -- a before past its lease is not enough while the database has seen no
+    -- now past it (its clock mark): the lease may still run
+    assert.are.equal(0, lease.prune(p, 2000))
+    assert.is_table(db:state("held"))
+    -- once a write's now is past it, the cancelled job goes too
+    assert.are.equal(1, db:claim("open", "w", 1500, 10))
     assert.are.equal(1, lease.prune(p, 2000))
+    assert.is_nil(db:state("held"))
   end)
 
-  it("prune of every ended job (before = math.huge) spares a lease that runs past the latest now", function()
+  it("prune of every ended job (before = math.huge, or a day ahead) spares a lease that runs past the latest now", function()
     local T = 1700000000
     db:enqueue_many({ "held", "ended", "done" })
     db:claim("held", "w", T, 100000)
@@ -315,8 +321,10 @@ describe("retry, cancel, prune", function()
     db:cancel("ended", T + 1)  -- cancelled while held until T + 10
     assert.is_true(db:complete("done", "w", db:claim("done", "w", T + 5000, 30), T + 5001, "r"))
     -- the latest now the database saw is T + 5001 (its mark moves in steps
-    -- of a ten-millionth, about 170 s here): "ended"'s lease is over
-    assert.are.equal(2, db:prune(math.huge))
+    -- of a ten-millionth, about 170 s here): "ended"'s lease is over, and a
+    -- before a day ahead spares "held" as math.huge does
+    assert.are.equal(2, db:prune(T + 86400 + 5001))
+    assert.are.equal(0, db:prune(math.huge))
     local row = db:state("held", T + 5001)
     assert.are.same({ "cancelled", "w", 1 }, { row.status, row.owner, row.fence })
     assert.is_nil(db:state("ended", T + 5001))

@@ -368,6 +368,20 @@ describe("bad input", function()
     db:close()
   end)
 
+  it("tick: a schedule another client stored with an every that is no positive number is mismatch, not now's fault", function()
+    local p = H.path("broken")
+    local db = lease.open(p)
+    db:schedule("e", T0, { every = 60 })
+    for _, every in ipairs({ "0", "-5" }) do
+      H.sql(p, "UPDATE lease_schedules SET every = " .. every .. " WHERE name = 'e'")
+      local err = H.error_of(db.tick, db, T0 + 120)
+      assert.truthy(err:find("lease.tick: schedule e: its stored cron or every gives no next tick [mismatch]",
+        1, true), err)
+    end
+    assert.are.same({}, job_ids(db))
+    db:close()
+  end)
+
   it("tick: a now out of the range a schedule's ticks are read in raises misuse naming now, and nothing changes", function()
     -- clock_check off: the mark would refuse these nows before the schedules see them
     local p = H.path("far")

@@ -261,18 +261,21 @@ end)
 describe("lease web's loopback check", function()
   it("knows a loopback address however it is spelt, and only those", function()
     local web = require("lease.web")
+    -- every spelling inet_pton(3), which binds the address, reads as one
     for _, a in ipairs({ "127.0.0.1", "127.0.0.2", "127.255.255.254", "::1", "0:0:0:0:0:0:0:1", "0::1",
-                         "::0:1", "0000:0000::0001", "::ffff:127.0.0.1", "0:0:0:0:0:ffff:127.0.0.5",
-                         "::FFFF:127.0.0.1" }) do
+                         "::0:1", "0000:0000::0001", "::0.0.0.1", "::ffff:127.0.0.1", "0:0:0:0:0:ffff:127.0.0.5",
+                         "::FFFF:127.0.0.1", "::ffff:7f00:1", "0:0:0:0:0:ffff:7f00:1", "0::ffff:127.0.0.1",
+                         "0000:0000:0000:0000:0000:ffff:127.0.0.1" }) do
       assert.is_true(web.is_loopback(a), a)
     end
     for _, a in ipairs({ "0.0.0.0", "10.0.0.1", "128.0.0.1", "::", "::2", "1::1", "fe80::1", "::ffff:10.0.0.1",
-                         "::00001", "1:0:0:0:0:0:0:1", "0:0:0:0:0:0:0:0:1" }) do
+                         "::00001", "1:0:0:0:0:0:0:1", "0:0:0:0:0:0:0:0:1", "::ffff:128.0.0.1",
+                         "::ffff:127.0.0.256", "::ffff:1.2.3.4:5", "1::2::3" }) do
       assert.is_false(web.is_loopback(a), a)
     end
   end)
 
-  it("answers a server bound to another loopback address under that address, and refuses other names", function()
+  it("answers a server bound to another loopback address under any loopback address, and refuses names", function()
     local p = H.path("web-127-2")
     lease.open(p):close()
     local srv = start(p, "--bind 127.0.0.2")
@@ -284,7 +287,9 @@ describe("lease web's loopback check", function()
     end
     assert.are.equal(200, get("127.0.0.2"))
     assert.are.equal(200, get("localhost"))
+    assert.are.equal(200, get("[::ffff:7f00:2]"))
     assert.are.equal(403, get("rebound.example"))
+    assert.are.equal(403, get("127.0.0.2.rebound.example"))
   end)
 end)
 

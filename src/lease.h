@@ -1109,8 +1109,9 @@ LEASE_API int lease_cancel(lease_db *db, const char *id, size_t id_len, double n
 /*
 ** lease_prune: delete the jobs the queue ended (completed, discarded,
 ** cancelled) that finished before `before` (finished_at < before), with
-** their data and errors; never one still held (not done and until >
-** before, as a job cancelled while held).  In the same transaction the
+** their data and errors; never one still held (not done and its until
+** past `before` or past the database's clock mark, the highest now it has
+** seen, as a job cancelled while held).  In the same transaction the
 ** fence floor (lease_meta, key 'fence_floor') is raised to the highest
 ** fence deleted, never lowered; every job enqueued after starts at it, so
 ** no fence handed out before is handed out again, not even for an id

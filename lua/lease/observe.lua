@@ -382,7 +382,7 @@ function observe.svg(events, fmt)
   end
   -- wider than 8 weeks (times in milliseconds or smaller units read as
   -- seconds): the week times a power of ten, still at most 8 ticks
-  step = step or STEPS[#STEPS] * 10 ^ math.ceil(math.log((t1 - t0) / (8 * STEPS[#STEPS]), 10))
+  step = step or STEPS[#STEPS] * 10 ^ math.ceil(math.log((t1 - t0) / (8 * STEPS[#STEPS])) / math.log(10))
   out[#out + 1] = string.format('<text class="axis-title" x="%d" y="14">time (UTC) from %s</text>',
     left, x(fmt.time(t0)))
   local first = math.ceil(t0 / step) * step

@@ -122,20 +122,21 @@ local function authorized(ctx, req)
     or web.token_equal(req.cookies[cookie_name(ctx)], ctx.token)
 end
 
---- Whether the Host header names this server on a loopback name, or as
--- the address it is bound to (a page asked for through another name is
--- refused: a DNS-rebinding site reaches the server under its own).  A
--- server bound to an address that is not a loopback one takes any Host.
+--- Whether the Host header names this server, with its port, as
+-- localhost or as a loopback address however spelt (a page asked for
+-- through another name is refused: a DNS-rebinding site reaches the server
+-- under its own name, never an address).  A server bound to an address
+-- that is not a loopback one takes any Host.
 -- @tparam table ctx
 -- @tparam table req
 -- @treturn boolean
 local function host_allowed(ctx, req)
   if not ctx.loopback then return true end
   local host = (req.headers.host or ""):lower()
-  for _, name in ipairs({ "127.0.0.1", "localhost", "[::1]", ctx.bind_host }) do
-    if host == name .. ":" .. tostring(ctx.port) then return true end
-  end
-  return false
+  local name, port = host:match("^%[([%x:.]+)%]:(%d+)$")
+  if not name then name, port = host:match("^([^:]+):(%d+)$") end
+  if port ~= tostring(ctx.port) then return false end
+  return name == "localhost" or web.is_loopback(name)
 end
 
 --- A whole page.
@@ -472,37 +473,58 @@ function web.handle(ctx, req)
   return status, "text/html; charset=utf-8", body, headers
 end
 
---- Whether an address literal is a loopback one, however it is spelt:
--- IPv4 127.0.0.0/8, IPv6 ::1 (0:0:0:0:0:0:0:1, 0::1, ...), and IPv4 mapped
--- into IPv6 (::ffff:127.0.0.1).
--- @tparam string bind an IPv4 or IPv6 literal
+--- The 16-bit groups of an IPv6 literal as inet_pton(3) reads it: hex
+-- groups of 1 to 4 digits, one "::" for a run of zeros, and a dotted IPv4
+-- tail standing for the last two groups.
+-- @tparam string a the literal, lower case
+-- @treturn ?table the 8 groups, or nil when a is no IPv6 literal
+local function ipv6_groups(a)
+  local v4 = a:match(":(%d+%.%d+%.%d+%.%d+)$")
+  if v4 then
+    local b = {}
+    for n in v4:gmatch("%d+") do
+      b[#b + 1] = tonumber(n)
+      if b[#b] > 255 then return nil end
+    end
+    a = a:sub(1, #a - #v4) .. string.format("%x:%x", b[1] * 256 + b[2], b[3] * 256 + b[4])
+  end
+  local function groups(s)
+    local t = {}
+    if s == "" then return t end
+    for g in (s .. ":"):gmatch("([^:]*):") do
+      if not g:find("^%x%x?%x?%x?$") then return nil end
+      t[#t + 1] = tonumber(g, 16)
+    end
+    return t
+  end
+  local left, right = a:match("^(.-)::(.*)$")
+  if not left then
+    local g = groups(a)
+    return g and #g == 8 and g or nil
+  end
+  local l, r = groups(left), groups(right)
+  if not l or not r or #l + #r > 7 then return nil end
+  for _ = 1, 8 - #l - #r do l[#l + 1] = 0 end
+  for _, x in ipairs(r) do l[#l + 1] = x end
+  return l
+end
+
+--- Whether an address literal is a loopback one, however it is spelt, as
+-- the server binds it (inet_pton): IPv4 127.0.0.0/8, IPv6 ::1, and IPv4
+-- 127.0.0.0/8 mapped into IPv6 (::ffff:127.0.0.1, ::ffff:7f00:1).
+-- @tparam string bind an address literal
 -- @treturn boolean
 function web.is_loopback(bind)
   bind = bind:lower()
-  if bind:find("^[%d.]+$") then return bind:find("^127%.") ~= nil end
-  local mapped = bind:match("^::ffff:([%d.]+)$") or bind:match("^0:0:0:0:0:ffff:([%d.]+)$")
-  if mapped then return mapped:find("^127%.") ~= nil end
-  local function groups(s)
-    local t = {}
-    for g in s:gmatch("[^:]+") do t[#t + 1] = #g <= 4 and tonumber(g, 16) or -1 end
-    return t
-  end
-  local g
-  local left, right = bind:match("^([%x:]-)::([%x:]*)$")
-  if left then
-    local l, r = groups(left), groups(right)
-    if #l + #r > 7 then return false end
-    g = l
-    for _ = 1, 8 - #l - #r do g[#g + 1] = 0 end
-    for _, x in ipairs(r) do g[#g + 1] = x end
-  else
-    g = groups(bind)
-  end
-  if #g ~= 8 then return false end
-  for i = 1, 7 do
+  local a = bind:match("^(%d+)%.%d+%.%d+%.%d+$")
+  if a then return tonumber(a) == 127 end
+  local g = ipv6_groups(bind)
+  if not g then return false end
+  for i = 1, 5 do
     if g[i] ~= 0 then return false end
   end
-  return g[8] == 1
+  if g[6] == 0xffff then return math.floor(g[7] / 256) == 127 end
+  return g[6] == 0 and g[7] == 0 and g[8] == 1
 end
 
 --- Listen and serve until the process is stopped; SIGINT (Ctrl-C) stops
@@ -526,7 +548,6 @@ function web.serve(ctx, bind, port, out)
   ctx.port = srv:port()
   ctx.loopback = web.is_loopback(bind)
   local host = bind:find(":") and ("[" .. bind .. "]") or bind
-  ctx.bind_host = host:lower()
   out:write(string.format("lease web: serving %s on http://%s:%d/ (one request at a time)\n", ctx.fmt.show(ctx.name),
     host, ctx.port))
   out:write(string.format("token %s: open http://%s:%d/?token=%s to pause, resume, retry and cancel\n",

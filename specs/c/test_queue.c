@@ -111,9 +111,14 @@ static void test_fail_retry_cancel_prune(void **state) {
   assert_int_equal(lease_complete(db, "a", LEASE_NTS, "w", LEASE_NTS, fence, 7, "r", LEASE_NTS,
                                   &reason), LEASE_OK);
   assert_int_equal(reason, LEASE_CANCELLED);
-  /* held until 15: prune leaves it; after, it goes */
+  /* held until 15: prune leaves it, also with a before past 15 while the
+  ** database has seen no now past it (its clock mark); after one, it goes */
   assert_int_equal(lease_prune(db, 10, NULL, 0, 0, &deleted), LEASE_OK);
   assert_int_equal(deleted, 0);
+  assert_int_equal(lease_prune(db, 16, NULL, 0, LEASE_STATUS_CANCELLED, &deleted), LEASE_OK);
+  assert_int_equal(deleted, 0);
+  enqueue(db, "z", 0, NAN);
+  assert_int_equal(lease_claim(db, "z", LEASE_NTS, "w", LEASE_NTS, 16, 10, &fence, &reason), LEASE_OK);
   assert_int_equal(lease_prune(db, 16, NULL, 0, LEASE_STATUS_CANCELLED, &deleted), LEASE_OK);
   assert_int_equal(deleted, 1);
 }

@@ -48,7 +48,9 @@
 **            only claim_next: not modelled.)
 **   release  LSQ_SQL_RELEASE / LPG_SQL_RELEASE: WHERE owner, fence match,
 **            done = 0 (neither until nor the queue's state is checked);
-**            SET owner = NULL, until = 0, fence kept.
+**            SET owner = NULL, until = 0, fence kept.  When it stored, the
+**            attempt is given back (LSQ_SQL_Q_GIVE_BACK, LPG_SQL_RELEASE's
+**            g): base = base + 1 while base < fence.
 **   cancel   cancel_body / LPG_Q_SQL_CANCEL: refused for a done, discarded
 **            or cancelled job; else state = 3.  owner, until and fence are
 **            kept: the holder's renew, complete and fail are then refused
@@ -256,6 +258,10 @@ inline release(j, w, f) {
      stored_write(j, w, f, 0);
      owner[j] = 0;
      until[j] = 0;
+     if
+     :: base[j] < fence[j] -> base[j] = base[j] + 1
+     :: else -> skip
+     fi;
      RELEASE_FENCE(j);
      wheld[K(w, j)] = 0
   :: else -> skip

@@ -3978,16 +3978,23 @@ return {
   {
     name = "prune-huge-deletes-held", step = "own", file = "src/core/lease_rules.c",
     fn = "lease__prune_held",
-    from = "  return before == INFINITY && !isnan(db->clock_mark) ? db->clock_mark : before;\n",
+    from = "  return isnan(db->clock_mark) || db->clock_mark > before ? before : db->clock_mark;\n",
     to = "  (void)db;\n  return before;\n",
     hint = "specs/31-queue_fail_spec.lua",
   },
   {
     name = "prune-huge-mark-stale", step = "own", file = "src/core/lease_queue.c",
     fn = "lease_prune",
-    from = "  db->clock_read = before == INFINITY;   /* the mark stands for now: lease__prune_held */\n",
+    from = "  db->clock_read = 1;   /* the mark stands for now: lease__prune_held */\n",
     to = "",
     hint = "specs/31-queue_fail_spec.lua",
+  },
+  {
+    name = "schedule-broken-every-blames-now", step = "own", file = "src/core/lease_schedule.c",
+    fn = "lease__schedule_due",
+    from = "    if (!(s->every > 0 && isfinite(s->every))) return -1;   /* another client stored it */\n",
+    to = "",
+    hint = "specs/41-schedule_spec.lua",
   },
   {
     name = "schedule-far-now-every-as-mismatch", step = "own", file = "src/core/lease_schedule.c",
@@ -6190,15 +6197,15 @@ return {
   {
     name = "web-loopback-one-spelling", step = "own", file = "lua/lease/web.lua",
     fn = "is_loopback",
-    from = "  return g[8] == 1\n",
-    to = "  return bind == \"::1\"\n",
+    from = "  if g[6] == 0xffff then return math.floor(g[7] / 256) == 127 end\n",
+    to = "",
     hint = "specs/61-web_spec.lua",
   },
   {
     name = "web-host-bound-address-refused", step = "own", file = "lua/lease/web.lua",
     fn = "host_allowed",
-    from = "  for _, name in ipairs({ \"127.0.0.1\", \"localhost\", \"[::1]\", ctx.bind_host }) do\n",
-    to = "  for _, name in ipairs({ \"127.0.0.1\", \"localhost\", \"[::1]\" }) do\n",
+    from = "  return name == \"localhost\" or web.is_loopback(name)\n",
+    to = "  return name == \"localhost\" or name == \"127.0.0.1\"\n",
     hint = "specs/61-web_spec.lua",
   },
   {
@@ -6218,8 +6225,8 @@ return {
   {
     name = "timeline-axis-step-too-fine", step = "own", file = "lua/lease/observe.lua",
     fn = "svg",
-    from = "  step = step or STEPS[#STEPS] * 10 ^ math.ceil(math.log((t1 - t0) / (8 * STEPS[#STEPS]), 10))\n",
-    to = "  step = step or STEPS[#STEPS] * 10 ^ math.floor(math.log((t1 - t0) / (8 * STEPS[#STEPS]), 10) - 1)\n",
+    from = "  step = step or STEPS[#STEPS] * 10 ^ math.ceil(math.log((t1 - t0) / (8 * STEPS[#STEPS])) / math.log(10))\n",
+    to = "  step = step or STEPS[#STEPS] * 10 ^ (math.ceil(math.log((t1 - t0) / (8 * STEPS[#STEPS])) / math.log(10)) - 2)\n",
     hint = "specs/59-observe_spec.lua",
   },
   {

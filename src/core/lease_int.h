@@ -193,11 +193,13 @@ int lease__cancel_reason(const lease__facts *f);
 int lease__prune_state(int status);
 
 /* lease__prune_held: the time a job's lease must end after for prune to
-** leave the job alone as still held (not done, until past it): before;
-** for a before of +infinity (every ended job), the database's clock mark
-** (db->clock_mark, the highest now it has seen, as this write's clock
-** step read it: lease_prune sets db->clock_read), so that a lease running
-** past it is spared; with no mark, before. */
+** leave the job alone as still held (not done, until past it): the earlier
+** of before and the database's clock mark (db->clock_mark, the highest now
+** it has seen, as this write's clock step read it: lease_prune sets
+** db->clock_read), so that a before ahead of the clock (a day ahead, or
+** math.huge for every ended job) spares a lease that runs on; with no mark,
+** before.  The mark moves in steps (LEASE__CLOCK_STEP), so a lease that
+** ended less than a step ago counts as held too. */
 double lease__prune_held(const lease_db *db, double before);
 
 /*
@@ -733,9 +735,10 @@ int lease__check_new_job(lease_db *db, const char *prefix, const lease_new_job *
 ** lease__schedule_due: for s due at now (next_at <= now), the tick to
 ** enqueue (its latest tick <= now) and the next (the first tick > now).
 ** Both return 0, or -1 when s's cron does not parse or matches no time
-** within ten years; lease__schedule_due returns -2 when now is out of the
-** range s's ticks are read in (past the years a cron reads, or so far from
-** 0 that every's ticks around it are not distinct numbers).
+** within ten years, or its every is no positive finite number;
+** lease__schedule_due returns -2 when now is out of the range s's ticks
+** are read in (past the years a cron reads, or so far from 0 for its every
+** that the ticks around it are not distinct numbers).
 ** lease__schedule_due_failed: record on db lease__schedule_due's failure e
 ** (-1 or -2) for s at now: LEASE_MISUSE naming now for -2 (the caller's
 ** now is at fault), LEASE_MISMATCH for -1 (the stored schedule is).

@@ -526,7 +526,7 @@ int lease_prune(lease_db *db, double before, const char *queue, size_t queue_len
   if (deleted) *deleted = 0;
   if (isnan(before)) return lease__fail(db, LEASE_MISUSE, "before must be a number");
   lease__clock_also(db, "before", before);
-  db->clock_read = before == INFINITY;   /* the mark stands for now: lease__prune_held */
+  db->clock_read = 1;   /* the mark stands for now: lease__prune_held */
   if (queue && check_queue(db, "queue", &queue, &queue_len)) return db->rc;
   if (status != 0 && status != LEASE_STATUS_COMPLETED && status != LEASE_STATUS_DISCARDED &&
       status != LEASE_STATUS_CANCELLED)

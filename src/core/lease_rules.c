@@ -86,7 +86,7 @@ int lease__prune_state(int status) {
 
 /* See lease_int.h. */
 double lease__prune_held(const lease_db *db, double before) {
-  return before == INFINITY && !isnan(db->clock_mark) ? db->clock_mark : before;
+  return isnan(db->clock_mark) || db->clock_mark > before ? before : db->clock_mark;
 }
 
 /* See lease_int.h. */

@@ -95,6 +95,7 @@ int lease__schedule_due(const lease_schedule_spec *s, double now, double *tick, 
     if ((e = lease__cron_next(&c, now, next)) != 0) return e == -2 ? -2 : -1;
   } else {
     double k;
+    if (!(s->every > 0 && isfinite(s->every))) return -1;   /* another client stored it */
     if (!every_fits(s->every, now)) return -2;
     k = floor(now / s->every);
     while (k * s->every > now) k--;

@@ -147,22 +147,30 @@ describe("bad input", function()
     local db, p = populated()
     local before = H.snapshot(p)
     -- the idiom of defaults through __index: some calls would read them, others not
+    -- (each call is not a tail call: LuaJIT keeps no caller for one, and the
+    -- argument numbers of a method call would count self)
     local function mt(t) return setmetatable(t or {}, { __index = { queue = "mail", concurrency = 2,
       readonly = true, n = 5, every = 60 } }) end
     for _, c in ipairs({
-      { "enqueue", function() return db:enqueue("new", mt()) end, "#2 to 'enqueue' (opts must be a plain table" },
-      { "enqueue_many", function() return db:enqueue_many({ mt({ id = "new" }) }) end,
+      { "enqueue", function() local r = db:enqueue("new", mt()); return r end,
+        "#2 to 'enqueue' (opts must be a plain table" },
+      { "enqueue_many", function() local r = db:enqueue_many({ mt({ id = "new" }) }); return r end,
         "#1 to 'enqueue_many' (ids[1] must be a plain table" },
-      { "limit", function() return db:limit("mail", mt()) end, "#2 to 'limit' (limits must be a plain table" },
-      { "claim_next", function() return db:claim_next("w", 1, 10, mt()) end,
+      { "limit", function() local r = db:limit("mail", mt()); return r end,
+        "#2 to 'limit' (limits must be a plain table" },
+      { "claim_next", function() local r = db:claim_next("w", 1, 10, mt()); return r end,
         "#4 to 'claim_next' (opts must be a plain table" },
-      { "jobs", function() return db:jobs(mt()) end, "#1 to 'jobs' (filter must be a plain table" },
-      { "schedule", function() return db:schedule("s", 1e9, mt()) end,
+      { "jobs", function() local r = db:jobs(mt()); return r end, "#1 to 'jobs' (filter must be a plain table" },
+      { "schedule", function() local r = db:schedule("s", 1e9, mt()); return r end,
         "#3 to 'schedule' (opts must be a plain table" },
-      { "open", function() return lease.open(p, mt()) end, "#2 to 'lease.open' (options must be a plain table" },
-      { "open events", function() return lease.open(p, { events = mt() }) end,
+      { "open", function() local r = lease.open(p, mt()); return r end,
+        "#2 to 'lease.open' (options must be a plain table" },
+      { "open events", function() local r = lease.open(p, { events = mt() }); return r end,
         "#2 to 'lease.open' (events must be a plain table" },
-      { "pool.run", function() return require("lease.pool").run(mt({ db = p, handler = function() end })) end,
+      { "pool.run", function()
+          local r = require("lease.pool").run(mt({ db = p, handler = function() end }))
+          return r
+        end,
         "#1 to 'lease.pool.run' (options must be a plain table" },
     }) do
       local err = H.error_of(c[2])

@@ -270,7 +270,9 @@ describe("lease web's loopback check", function()
     end
     for _, a in ipairs({ "0.0.0.0", "10.0.0.1", "128.0.0.1", "::", "::2", "1::1", "fe80::1", "::ffff:10.0.0.1",
                          "::00001", "1:0:0:0:0:0:0:1", "0:0:0:0:0:0:0:0:1", "::ffff:128.0.0.1",
-                         "::ffff:127.0.0.256", "::ffff:1.2.3.4:5", "1::2::3" }) do
+                         "::ffff:127.0.0.256", "::ffff:1.2.3.4:5", "1::2::3",
+                         -- what inet_pton refuses: leading zeros, an octet past 255, too few
+                         "127.0.0.01", "0127.0.0.1", "127.256.0.1", "127.0.0", "::ffff:127.0.0.01" }) do
       assert.is_false(web.is_loopback(a), a)
     end
   end)

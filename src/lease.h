@@ -1111,7 +1111,7 @@ LEASE_API int lease_cancel(lease_db *db, const char *id, size_t id_len, double n
 ** cancelled) that finished before `before` (finished_at < before), with
 ** their data and errors; never one still held (not done and its until
 ** past `before` or past the database's clock mark, the highest now it has
-** seen, as a job cancelled while held).  In the same transaction the
+** seen, when it has one, as a job cancelled while held).  In the same transaction the
 ** fence floor (lease_meta, key 'fence_floor') is raised to the highest
 ** fence deleted, never lowered; every job enqueued after starts at it, so
 ** no fence handed out before is handed out again, not even for an id
@@ -1261,7 +1261,8 @@ typedef struct lease_schedule_spec {
   int64_t priority;     /* default 0 */
   int64_t max_attempts; /* >= 1; default LEASE_MAX_ATTEMPTS_DEFAULT */
   /* Set by lease_schedules (ignored by lease_schedule): */
-  double created_at;    /* when lease_schedule created or replaced it */
+  double created_at;    /* when lease_schedule created it, or last replaced it with
+                           other fields (a declaration as it is keeps it) */
   double next_at;       /* its first tick not enqueued yet */
   double last_at;       /* the tick enqueued last; NaN when none */
 } lease_schedule_spec;
@@ -1274,7 +1275,10 @@ LEASE_API void lease_schedule_spec_default(lease_schedule_spec *s);
 /*
 ** lease_schedule: create the schedule s->name at now (seconds since the
 ** epoch), or replace the one of that name (its ticks then count from now;
-** jobs it enqueued stay).  Its first tick is the first one after now.
+** jobs it enqueued stay).  Its first tick is the first one after now.  A
+** declaration of the schedule as it is stored (the same every or cron and
+** job options) changes nothing: its created_at, next_at and last_at stay,
+** so a tick that came due before it is still enqueued by the next tick.
 **   s:   name, exactly one of every and cron, and the jobs' options.
 **   now: finite, seconds since the epoch.
 ** Returns LEASE_OK, LEASE_MISUSE (a bad field, a cron expression that does

@@ -473,19 +473,29 @@ function web.handle(ctx, req)
   return status, "text/html; charset=utf-8", body, headers
 end
 
+--- The four numbers of a dotted IPv4 literal as inet_pton(3) reads it:
+-- each 0 to 255, in decimal without a leading zero.
+-- @tparam string a the literal
+-- @treturn ?table the four numbers, or nil when a is none
+local function ipv4_octets(a)
+  local b = {}
+  for part in (a .. "."):gmatch("([^.]*)%.") do
+    if not (part == "0" or part:find("^[1-9]%d?%d?$")) or tonumber(part) > 255 then return nil end
+    b[#b + 1] = tonumber(part)
+  end
+  return #b == 4 and b or nil
+end
+
 --- The 16-bit groups of an IPv6 literal as inet_pton(3) reads it: hex
 -- groups of 1 to 4 digits, one "::" for a run of zeros, and a dotted IPv4
 -- tail standing for the last two groups.
 -- @tparam string a the literal, lower case
 -- @treturn ?table the 8 groups, or nil when a is no IPv6 literal
 local function ipv6_groups(a)
-  local v4 = a:match(":(%d+%.%d+%.%d+%.%d+)$")
-  if v4 then
-    local b = {}
-    for n in v4:gmatch("%d+") do
-      b[#b + 1] = tonumber(n)
-      if b[#b] > 255 then return nil end
-    end
+  local v4 = a:match(":([%d.]+)$")
+  if v4 and v4:find(".", 1, true) then
+    local b = ipv4_octets(v4)
+    if not b then return nil end
     a = a:sub(1, #a - #v4) .. string.format("%x:%x", b[1] * 256 + b[2], b[3] * 256 + b[4])
   end
   local function groups(s)
@@ -516,8 +526,10 @@ end
 -- @treturn boolean
 function web.is_loopback(bind)
   bind = bind:lower()
-  local a = bind:match("^(%d+)%.%d+%.%d+%.%d+$")
-  if a then return tonumber(a) == 127 end
+  if not bind:find(":", 1, true) then
+    local b = ipv4_octets(bind)
+    return b ~= nil and b[1] == 127
+  end
   local g = ipv6_groups(bind)
   if not g then return false end
   for i = 1, 5 do

@@ -195,11 +195,13 @@ int lease__prune_state(int status);
 /* lease__prune_held: the time a job's lease must end after for prune to
 ** leave the job alone as still held (not done, until past it): the earlier
 ** of before and the database's clock mark (db->clock_mark, the highest now
-** it has seen, as this write's clock step read it: lease_prune sets
-** db->clock_read), so that a before ahead of the clock (a day ahead, or
-** math.huge for every ended job) spares a lease that runs on; with no mark,
-** before.  The mark moves in steps (LEASE__CLOCK_STEP), so a lease that
-** ended less than a step ago counts as held too. */
+** it has seen, as this write's clock step read it, lease_prune setting
+** db->clock_read: on SQLite in the write's transaction, on PostgreSQL in a
+** statement just before, an older mark that spares more), so that a before
+** ahead of the clock (a day ahead, or math.huge for every ended job)
+** spares a lease that runs on; with no mark, before.  The mark moves in
+** steps (LEASE__CLOCK_STEP), so a lease that ended less than a step ago
+** counts as held too. */
 double lease__prune_held(const lease_db *db, double before);
 
 /*
@@ -553,8 +555,9 @@ struct lease_db {
                                        its clock step to check; NAN when it has none */
   const char *clock_what;           /* the name of that time's argument ("run_at") */
   int clock_read;                   /* 1: the write running reads the mark in its clock
-                                       step though it has no time to check (prune of
-                                       every ended job: lease__prune_held) */
+                                       step whatever times it takes (prune, which
+                                       bounds the held leases by it:
+                                       lease__prune_held) */
   char *dup;                        /* the id lease_duplicate_id gives (NUL-terminated) */
   size_t dup_len, dup_cap;
   int has_dup;                      /* 1 when the call running or last run found a key

@@ -687,9 +687,10 @@ returns at once when one is due, else sleeps until the earliest due time of
 the queue's jobs (a run_at, a retry's backoff, a lease that expires) or
 until a write wakes it: an enqueue, release, fail with a retry, retry,
 resume, limit or a tick that enqueued, on any handle on the database.  On
-SQLite a write of this process wakes it at once, another process's within
-10 to 100 ms (the size and time of its files); on PostgreSQL through
-LISTEN/NOTIFY.
+SQLite a write of this process wakes it at once, another process's on
+Linux once its commit is visible (an inotify watch of the files; without
+it, within 10 to 100 ms: the size and time of the files); on PostgreSQL
+through LISTEN/NOTIFY.
 Nothing is claimed: call db:claim_next after it.  Due times are compared
 with db:server_now(), so the jobs' times must be seconds since the epoch.
 A paused queue has no job due until it is resumed, and its db:resume

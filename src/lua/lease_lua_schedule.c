@@ -21,7 +21,9 @@ since the epoch, UTC.
 
 /***
 Create a schedule, or replace the one of that name (its ticks then count
-from `now`; the jobs it enqueued stay).  Its ticks are the times after
+from `now`; the jobs it enqueued stay); declared again as it is stored (the
+same every or cron and job options), it keeps its ticks, a due one among
+them.  Its ticks are the times after
 `now` that are multiples of `every` seconds (k * every for an integer k),
 or the minutes the cron expression matches in UTC: five fields
 `"minute hour day-of-month month day-of-week"` with `*`, lists (`1,15`),

@@ -13,9 +13,11 @@ local compat = require("lease.compat")
 
 local observe = {}
 
--- Statuses in the order they are shown.
-local STATUSES = { "available", "scheduled", "running", "retryable", "completed", "discarded",
-                   "cancelled", "waiting" }
+--- The statuses a job's state has (db:state, db:jobs' status filter,
+-- db:queues' counts), in the order they are shown.
+observe.STATUSES = { "available", "scheduled", "running", "retryable", "completed", "discarded",
+                     "cancelled", "waiting" }
+local STATUSES = observe.STATUSES
 -- The windows completions are counted over, in minutes.
 local WINDOWS = { 1, 5, 15 }
 

@@ -18,6 +18,7 @@
 local testing = {}
 
 local pool = require("lease.pool")
+local observe = require("lease.observe")
 
 -- drain's options and their types.
 local DRAIN_OPTS = { now = "number", advance = "boolean", queue = "string", owner = "string",
@@ -26,8 +27,7 @@ local DRAIN_OPTS = { now = "number", advance = "boolean", queue = "string", owne
 local ENQUEUED_OPTS = { queue = "string", id = "string", payload = "string", key = "string",
                         status = "string", now = "number" }
 -- The statuses a job's state may have.
-local STATUSES = { "available", "scheduled", "running", "retryable", "completed", "discarded",
-                   "cancelled", "waiting" }
+local STATUSES = observe.STATUSES
 
 --- Raise a bad-argument error at the caller of a lease.testing function
 -- (level 3: argerror, the function, its caller; one more per helper between).

@@ -20,8 +20,7 @@ local observe = require("lease.observe")
 local compat = require("lease.compat")
 
 -- The statuses shown, in order (db:queues' counts, db:jobs' status filter).
-local STATUSES = { "available", "scheduled", "running", "retryable", "completed", "discarded",
-                   "cancelled", "waiting" }
+local STATUSES = observe.STATUSES
 local IS_STATUS = {}
 for _, s in ipairs(STATUSES) do IS_STATUS[s] = true end
 -- Jobs listed on one page of /jobs.

@@ -2335,8 +2335,8 @@ return {
   {
     name = "release-attempt-kept", step = "7", file = "src/sqlite/lsq_ops.c",
     fn = "lsq_guarded_step",
-    from = "  if (changed && w->op == LEASE__RELEASE && (src = give_back(db, w)) != LEASE_OK) return src;\n",
-    to = "  if (changed && w->op == LEASE__RELEASE && 0 && (src = give_back(db, w)) != LEASE_OK) return src;\n",
+    from = "  if (changed && w->op == LEASE__RELEASE && (src = lsq_q_give_back(db, w)) != LEASE_OK) return src;\n",
+    to = "  if (changed && w->op == LEASE__RELEASE && 0 && (src = lsq_q_give_back(db, w)) != LEASE_OK) return src;\n",
     hint = "specs/31-queue_fail_spec.lua",
   },
   {

@@ -222,6 +222,10 @@ int lsq_q_expired(lease_db *db, const lease__write *w);
 ** after w->id whose other parents are all completed (lsq_queue.c). */
 int lsq_q_release(lease_db *db, const lease__write *w);
 
+/* lsq_q_give_back: inside release's transaction, once stored: the job's
+** attempt given back (LSQ_SQL_Q_GIVE_BACK).  LEASE_OK or the failure. */
+int lsq_q_give_back(lease_db *db, const lease__write *w);
+
 /* lsq_complete_each: inside a write transaction, complete each of the n
 ** items as lease_complete would (w: the owner and now; lsq_guarded_step
 ** for each), looking once whether any job waits for another

@@ -285,26 +285,13 @@ static int queue_row_left(lease_db *db, const lease__write *w) {
   return lease__skipped(db, "complete's queue row of", w->id, w->id_len);
 }
 
-/* After a release of w's job stored: its attempt given back
-** (LSQ_SQL_Q_GIVE_BACK). */
-static int give_back(lease_db *db, const lease__write *w) {
-  sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_GIVE_BACK);
-  int src;
-  if (!st) return db->rc;
-  lsq_bind_bytes(st, 1, w->id, w->id_len);
-  src = sqlite3_step(st);
-  if (src != SQLITE_DONE) return lsq_step_failed(db, st, src);
-  sqlite3_reset(st);
-  return LEASE_OK;
-}
-
 /*
 ** One guarded write inside an open transaction, the shared body of every
 ** write (contract steps 4-7): run w's guarded UPDATE, whose WHERE clause
 ** checks the contract at the moment it stores; when it changes nothing,
 ** why_refused in the same transaction; then the outcome's event in the
 ** ledger (lease__event_write).  *fence gets a claim's new fence.  A
-** release that stored gives its attempt back (give_back).  A
+** release that stored gives its attempt back (lsq_q_give_back).  A
 ** complete writes the job's queue row first (complete_queue_row) under
 ** the same guard; when its UPDATE of jobs then stores nothing, something
 ** in between (a trigger another client defined) changed the job: that is
@@ -346,7 +333,7 @@ int lsq_guarded_step(lease_db *db, const lease__write *w, int64_t *fence, int *r
   if (changed && w->op == LEASE__COMPLETE && !queued && (src = queue_row_left(db, w)) != LEASE_OK)
     return src;
   if (changed && w->op == LEASE__COMPLETE && (src = lsq_q_release(db, w)) != LEASE_OK) return src;
-  if (changed && w->op == LEASE__RELEASE && (src = give_back(db, w)) != LEASE_OK) return src;
+  if (changed && w->op == LEASE__RELEASE && (src = lsq_q_give_back(db, w)) != LEASE_OK) return src;
   if (!changed && (src = lsq_why_refused(db, w, reason)) != LEASE_OK) return src;
   return lease__event_write(db, write_event[w->op], w, fence && changed ? *fence : 0, *reason);
 }

@@ -215,6 +215,14 @@ int lsq_q_release(lease_db *db, const lease__write *w) {
 }
 
 /* See lsq.h. */
+int lsq_q_give_back(lease_db *db, const lease__write *w) {
+  sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_GIVE_BACK);
+  if (!st) return db->rc;
+  lsq_bind_bytes(st, 1, w->id, w->id_len);
+  return run_once(db, st);
+}
+
+/* See lsq.h. */
 int lsq_q_deps_none(lease_db *db, int *none) {
   sqlite3_stmt *st = lsq_stmt(db, LSQ_ST_Q_DEPS_ANY);
   int src;
